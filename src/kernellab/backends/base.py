@@ -1,0 +1,240 @@
+"""The backend interface, documented once here; backends do not repeat it.
+
+A backend owns one device. Public methods check their inputs and add context to errors; the
+``_hooks`` do the work. Work is recorded into the current *frame* and runs at :meth:`submit`,
+which waits for it to finish: that is the Scenario Runner's model (``mark_boundary`` ends a
+frame) and costs nothing when a whole scenario is one frame.
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Sequence
+
+import numpy as np
+
+from kernellab.errors import UsageError
+
+#: device kinds, best first: discrete GPU > integrated > virtual > CPU
+DEVICE_KINDS = ("discrete-gpu", "integrated-gpu", "virtual-gpu", "cpu", "other")
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    backend: str
+    index: int
+    name: str
+    kind: str
+    driver: str = ""
+    api_version: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def rank(self) -> int:
+        return DEVICE_KINDS.index(self.kind) if self.kind in DEVICE_KINDS else len(DEVICE_KINDS)
+
+
+def choose_device(devices: Sequence[DeviceInfo], wanted: str | None) -> DeviceInfo:
+    """``wanted`` is an index or a (case-insensitive) substring of the name; None = best kind."""
+    if not devices:
+        raise UsageError("no devices found")
+    if wanted is None or wanted == "":
+        return min(devices, key=lambda d: (d.rank, d.index))
+    if wanted.isdigit():
+        for d in devices:
+            if d.index == int(wanted):
+                return d
+        raise UsageError(f"--device {wanted}: no device with that index (have {', '.join(str(d.index) for d in devices)})")
+    matches = [d for d in devices if wanted.lower() in d.name.lower()]
+    if not matches:
+        names = "; ".join(f"{d.index}: {d.name}" for d in devices)
+        raise UsageError(f"--device {wanted!r}: no device name contains it (have {names})")
+    return min(matches, key=lambda d: (d.rank, d.index))
+
+
+@dataclass(frozen=True)
+class SpecConstant:
+    id: int
+    value: int | float | bool
+
+    @property
+    def kind(self) -> str:
+        """'bool', 'int' or 'float': decides the 4-byte encoding handed to the driver."""
+        if isinstance(self.value, bool):
+            return "bool"
+        return "float" if isinstance(self.value, float) else "int"
+
+    def encode(self) -> bytes:
+        if self.kind == "float":
+            return np.float32(self.value).tobytes()
+        if self.kind == "bool":
+            return np.uint32(1 if self.value else 0).tobytes()
+        v = int(self.value)
+        return (np.int32(v) if v < 0 else np.uint32(v & 0xFFFFFFFF)).tobytes()
+
+
+@dataclass(frozen=True)
+class BindingSlot:
+    """One descriptor a program expects: set, binding number, and the Vulkan descriptor type name
+    (``storage-buffer``, ``uniform-buffer``, ``storage-image``, ``sampled-image``, ``tensor``...)."""
+
+    set: int
+    id: int
+    descriptor: str = "storage-buffer"
+
+
+@dataclass(frozen=True)
+class ProgramSpec:
+    """Everything a backend needs to turn a compiled kernel into something dispatchable."""
+
+    uid: str
+    #: SPIR-V words as bytes for Vulkan; UTF-8 OpenCL C source for OpenCL
+    code: bytes
+    language: str  # "spirv" | "opencl-c"
+    entry: str = "main"
+    specialization: tuple[SpecConstant, ...] = ()
+    push_constants_size: int = 0
+    slots: tuple[BindingSlot, ...] = ()
+    build_options: str = ""
+
+
+class Buffer(abc.ABC):
+    """A device buffer of ``size`` bytes created by a backend."""
+
+    size: int
+    uid: str
+
+
+class Program(abc.ABC):
+    """A pipeline (Vulkan) or kernel (OpenCL) made from a :class:`ProgramSpec`."""
+
+    spec: ProgramSpec
+
+
+@dataclass
+class CommandTiming:
+    """GPU time of one recorded command, from timestamp queries (nanoseconds)."""
+
+    label: str
+    start_ns: float
+    end_ns: float
+
+    @property
+    def duration_ns(self) -> float:
+        return self.end_ns - self.start_ns
+
+
+@dataclass(frozen=True)
+class BackendOptions:
+    robust_buffer_access: bool = False
+    #: record timestamps around every command (for --profiling-dump-path)
+    timestamps: bool = False
+    #: file for a persistent pipeline cache (VkPipelineCache / program binaries); None = none
+    pipeline_cache_file: str | None = None
+
+
+class Backend(abc.ABC):
+    name: ClassVar[str]
+
+    def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions()):
+        self.device = device
+        self.options = options
+        self._closed = False
+
+    # --- discovery --------------------------------------------------------------------------
+    @classmethod
+    @abc.abstractmethod
+    def devices(cls) -> list[DeviceInfo]:
+        """Every device this backend can see; raises DeviceError naming what to install if none."""
+
+    # --- memory -----------------------------------------------------------------------------
+    def alloc_buffer(self, size: int, uid: str = "") -> Buffer:
+        if size < 1:
+            raise ValueError(f"buffer {uid!r}: size must be >= 1, got {size}")
+        return self._alloc_buffer(size, uid)
+
+    def write_buffer(self, buf: Buffer, data: Any, offset: int = 0) -> None:
+        """Copy bytes (any buffer-protocol object) into ``buf`` at ``offset``, before the frame runs."""
+        view = memoryview(data).cast("B")
+        if offset < 0 or offset + view.nbytes > buf.size:
+            raise ValueError(f"buffer {buf.uid!r}: write of {view.nbytes} bytes at {offset} exceeds its {buf.size} bytes")
+        self._write_buffer(buf, view, offset)
+
+    def read_buffer(self, buf: Buffer) -> np.ndarray:
+        """The buffer's bytes as a uint8 array; only valid until the next submit, write or close."""
+        return self._read_buffer(buf)
+
+    # --- programs and commands --------------------------------------------------------------
+    def create_program(self, spec: ProgramSpec) -> Program:
+        if spec.push_constants_size % 4:
+            raise ValueError(f"program {spec.uid!r}: push constants size must be a multiple of 4")
+        return self._create_program(spec)
+
+    def dispatch(self, program: Program, workgroups: Sequence[int], bindings: Mapping[tuple[int, int], Buffer],
+                 push_data: bytes = b"", label: str = "") -> None:
+        """Record a dispatch of ``workgroups`` (1-3 counts, padded with 1) into the current frame."""
+        groups = tuple(workgroups) + (1,) * (3 - len(workgroups))
+        if len(groups) != 3 or any(int(g) < 1 for g in groups):
+            raise ValueError(f"dispatch of {program.spec.uid!r}: workgroup counts must be 1-3 positive ints, got {list(workgroups)}")
+        if len(push_data) > program.spec.push_constants_size:
+            raise ValueError(f"dispatch of {program.spec.uid!r}: {len(push_data)} bytes of push data exceed "
+                             f"push_constants_size {program.spec.push_constants_size}")
+        self._dispatch(program, groups, bindings, push_data, label or program.spec.uid)
+
+    def barrier(self, buffers: Sequence[tuple[Buffer, int, int]] = (), memory: bool = True,
+                label: str = "barrier") -> None:
+        """Record a compute→compute dependency: a global memory barrier and/or buffer ranges
+        ``(buffer, offset, size)``."""
+        self._barrier(buffers, memory, label)
+
+    def submit(self) -> list[CommandTiming]:
+        """Run the recorded frame, wait for it, and return its command timings (if enabled)."""
+        return self._submit()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._close()
+
+    def __enter__(self) -> "Backend":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- hooks ------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def _alloc_buffer(self, size: int, uid: str) -> Buffer: ...
+
+    @abc.abstractmethod
+    def _write_buffer(self, buf: Buffer, data: memoryview, offset: int) -> None: ...
+
+    @abc.abstractmethod
+    def _read_buffer(self, buf: Buffer) -> np.ndarray: ...
+
+    @abc.abstractmethod
+    def _create_program(self, spec: ProgramSpec) -> Program: ...
+
+    @abc.abstractmethod
+    def _dispatch(self, program: Program, groups: tuple[int, int, int],
+                  bindings: Mapping[tuple[int, int], Buffer], push_data: bytes, label: str) -> None: ...
+
+    @abc.abstractmethod
+    def _barrier(self, buffers: Sequence[tuple[Buffer, int, int]], memory: bool, label: str) -> None: ...
+
+    @abc.abstractmethod
+    def _submit(self) -> list[CommandTiming]: ...
+
+    @abc.abstractmethod
+    def _close(self) -> None: ...
+
+
+def backend_class(name: str) -> type[Backend]:
+    """The backend class by name, imported lazily so a missing driver only matters when used."""
+    if name == "vulkan":
+        from kernellab.backends.vulkan import VulkanBackend
+        return VulkanBackend
+    if name == "opencl":
+        from kernellab.backends.opencl import OpenCLBackend  # type: ignore[import-not-found]
+        return OpenCLBackend
+    raise UsageError(f"unknown backend {name!r} (have: vulkan, opencl)")

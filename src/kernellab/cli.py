@@ -1,0 +1,64 @@
+"""The ``kernellab`` command line.
+
+Each subcommand lives in its own module under ``kernellab.commands`` exposing
+``register(subparsers)``; this module only wires them up and turns errors into exit statuses:
+0 success, 1 failure, 2 bad input (never a traceback for either).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from typing import Sequence
+
+from kernellab import __version__
+from kernellab.errors import KernellabError
+
+#: subcommand modules, in the order ``--help`` lists them
+COMMAND_MODULES = (
+    "run",
+    "validate",
+    "schema",
+    "devices",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 too; keep its message, drop the noise
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="kernellab", description="Run, inspect and check GPU compute kernels described in JSON.")
+    parser.add_argument("--version", action="version", version=f"kernellab {__version__}")
+    parser.add_argument("--log-level", default=None, choices=["debug", "info", "warning", "error", "critical"],
+                        type=str.lower, help="logging verbosity (default: warning)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"kernellab.commands.{name.replace('-', '_')}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # silences the Vulkan loader's warning
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = (getattr(args, "log_level", None) or os.environ.get("KERNELLAB_LOG_LEVEL") or "warning").upper()
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KernellabError as exc:
+        print(f"kernellab: error: {exc}" if exc.exit_status != 2 else str(exc), file=sys.stderr)
+        return exc.exit_status
+    except KeyboardInterrupt:
+        print("kernellab: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1

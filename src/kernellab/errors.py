@@ -1,0 +1,122 @@
+"""One exception hierarchy for kernellab.
+
+Every error the CLI reports is a :class:`KernellabError`; its ``exit_status`` is what the
+process exits with (2 for bad input, 1 for anything else) and its ``str()`` is what the user
+reads, so messages are complete sentences that name the file and the place in it.
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+
+class KernellabError(Exception):
+    """Base of every error kernellab raises on purpose."""
+
+    exit_status = 1
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One defect in an input file: the file, the place in it, and what is wrong.
+
+    ``where`` is a JSON pointer (``/resources/3/buffer/size``) for JSON inputs, or
+    ``line N`` / ``line N, column M`` for text inputs; empty when the whole file is at fault.
+    """
+
+    file: str
+    where: str
+    message: str
+    warning: bool = False
+
+    def __str__(self) -> str:
+        place = f"{self.file}: {self.where}: " if self.where else f"{self.file}: "
+        return f"{place}{'warning: ' if self.warning else ''}{self.message}"
+
+
+def json_pointer(parts: Iterable[str | int]) -> str:
+    """The RFC 6901 pointer for a path of keys and indices (``/`` for the root)."""
+    escaped = [str(p).replace("~", "~0").replace("/", "~1") for p in parts]
+    return "/" + "/".join(escaped) if escaped else "/"
+
+
+class InputError(KernellabError, ValueError):
+    """Bad input: one or more problems in a file the user gave. Exit status 2."""
+
+    exit_status = 2
+
+    def __init__(self, problems: Sequence[Problem] | str, file: str | Path | None = None):
+        if isinstance(problems, str):
+            problems = [Problem(str(file) if file is not None else "", "", problems)]
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @classmethod
+    def at(cls, file: str | Path, where: str | Sequence[str | int], message: str) -> "InputError":
+        if not isinstance(where, str):
+            where = json_pointer(where)
+        return cls([Problem(str(file), where, message)])
+
+
+class UsageError(KernellabError, ValueError):
+    """A wrong command line (bad flag value, missing argument). Exit status 2."""
+
+    exit_status = 2
+
+
+@dataclass
+class ToolFailure:
+    tool: str
+    argv: list[str]
+    returncode: int
+    log: str
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def repro(self) -> str:
+        prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in self.env.items())
+        return prefix + shlex.join(self.argv)
+
+
+class ToolError(KernellabError):
+    """An external tool (glslang, spirv-val, clspv, ...) failed or is missing."""
+
+    def __init__(self, message: str, failure: ToolFailure | None = None):
+        self.failure = failure
+        if failure is not None:
+            log = failure.log.strip()
+            message = f"{message}\n{log}\nrepro: {failure.repro}" if log else f"{message}\nrepro: {failure.repro}"
+        super().__init__(message)
+
+
+class CompileError(ToolError, InputError):
+    """A kernel did not compile or did not validate: the user's source is at fault. Exit status 2."""
+
+    exit_status = 2
+
+    def __init__(self, message: str, failure: ToolFailure | None = None):
+        ToolError.__init__(self, message, failure)
+        self.problems = [Problem("", "", str(self))]
+
+
+class MissingToolError(ToolError):
+    """A tool needed for a stage or a backend is not installed; the message names the package."""
+
+
+class DeviceError(KernellabError):
+    """No usable device, or a device-level failure (lost device, out of memory)."""
+
+
+class BackendError(KernellabError):
+    """A native API call failed; the message names the call and the symbolic result code."""
+
+    def __init__(self, call: str, code: str, detail: str = ""):
+        self.call = call
+        self.code = code
+        super().__init__(f"{call} failed: {code}" + (f" ({detail})" if detail else ""))
+
+
+class DeviceOutOfMemoryError(BackendError, MemoryError):
+    """The device could not allocate memory."""
