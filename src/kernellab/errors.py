@@ -32,7 +32,7 @@ class Problem:
     warning: bool = False
 
     def __str__(self) -> str:
-        place = f"{self.file}: {self.where}: " if self.where else f"{self.file}: "
+        place = "".join(f"{part}: " for part in (self.file, self.where) if part)
         return f"{place}{'warning: ' if self.warning else ''}{self.message}"
 
 
