@@ -73,7 +73,7 @@ class SpecConstant:
         return (np.int32(v) if v < 0 else np.uint32(v & 0xFFFFFFFF)).tobytes()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class BindingSlot:
     """One descriptor a program expects: set, binding number, and the Vulkan descriptor type name
     (``storage-buffer``, ``uniform-buffer``, ``storage-image``, ``sampled-image``, ``tensor``...)."""

@@ -248,14 +248,7 @@ class Compiler:
                 raise MissingToolError(f"stage {name!r} needs {', '.join(missing)}: "
                                        + "; ".join(tools.PROVIDERS.get(t, "install it") for t in missing))
             src = self.artifact(self._input_of(name, every))
-            key_input = src.key
-            if name == "spirv" and self.request.language == "glsl":
-                # includes and -D options change the result without changing the source file,
-                # so the key is taken over the preprocessed text
-                key_input = self.artifact("preprocessed").key
-            key = _digest(name, key_input, self.request.entry, self.request.build_options,
-                          self.request.target_env, stage.tool_version(),
-                          self.request.device if stage.device_specific else "")
+            key = self._key(name, stage, src) if self.cache else ""
             data = self.cache.get(key, stage.binary_ext) if self.cache else None
             if data is None:
                 data = stage.run(src, self.request)
@@ -270,6 +263,18 @@ class Compiler:
         if self.on_stage:
             self.on_stage(art)
         return art
+
+    def _key(self, name: str, stage: Stage, src: Artifact) -> str:
+        """The content key of a stage's output: input, options, tool versions, device."""
+        key_input = src.key or _digest(src.stage, src.data)
+        if name == "spirv" and self.request.language == "glsl":
+            # includes and -D options change the result without changing the source file,
+            # so the key is taken over the preprocessed text
+            pre = self.artifact("preprocessed")
+            key_input = pre.key or _digest(pre.stage, pre.data)
+        return _digest(name, key_input, self.request.entry, self.request.build_options,
+                       self.request.target_env, stage.tool_version(),
+                       self.request.device if stage.device_specific else "")
 
     def vulkan_module(self) -> Artifact:
         """The SPIR-V module a Vulkan device runs for this request."""

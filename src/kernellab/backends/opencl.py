@@ -1,0 +1,475 @@
+"""The OpenCL backend, through pyopencl: any ICD platform (pip PoCL always, Oclgrind for checks).
+
+Besides the :class:`~kernellab.backends.base.Backend` interface, :meth:`OpenCLBackend.launch`
+enqueues a kernel the way ``clEnqueueNDRangeKernel`` does (positional arguments, global size,
+global offset, local size or None); the kernel-instantiation runner and ``verify`` use it.
+
+``dispatch`` (the scenario path) maps its inputs onto OpenCL C arguments by position, the same
+way clspv lays them out for Vulkan, so one scenario runs on both backends:
+
+* binding ``(set 0, id N)`` is kernel argument ``N`` (a ``__global`` or ``__constant`` pointer);
+* the push-constant bytes are the kernel's by-value (scalar, vector, struct) arguments packed in
+  argument order as a C struct, each at its natural alignment (3-vectors take 4 elements);
+* the workgroup size is specialization constants 0, 1, 2 (default 1), else the kernel's
+  ``reqd_work_group_size``; ``__local`` pointer arguments take their element count from
+  specialization constants 3, 4, ... in argument order (default 1 element);
+* ``workgroups`` counts work-groups, so the global size is ``workgroups * local size``.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Sequence
+
+import numpy as np
+
+from kernellab.backends.base import (Backend, BackendOptions, Buffer, CommandTiming, DeviceInfo, Program,
+                                     ProgramSpec)
+from kernellab.errors import BackendError, CompileError, DeviceError, DeviceOutOfMemoryError, ToolFailure
+
+#: options every build gets: argument names and types are needed to bind arguments by position
+ALWAYS_BUILD_OPTIONS = "-cl-kernel-arg-info"
+
+#: extra options appended to every build in this process (the verify harness sets -cl-opt-disable)
+_forced_build_options: str = ""
+
+
+def force_build_options(options: str) -> None:
+    """Append ``options`` to every program built in this process (used by the Oclgrind harness)."""
+    global _forced_build_options
+    _forced_build_options = options
+
+
+def _cl() -> Any:
+    # pyopencl loads every ICD when first imported; keep that off the import path of kernellab
+    os.environ.setdefault("PYOPENCL_NO_CACHE", "1")
+    import pyopencl as cl
+    return cl
+
+
+def _status_name(cl: Any, code: int) -> str:
+    try:
+        return "CL_" + cl.status_code.to_string(code)
+    except Exception:  # an ICD may return a code pyopencl does not know
+        return f"CL error {code}"
+
+
+def _guarded(call: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run one pyopencl call; a failure becomes a BackendError naming the call and the CL code."""
+    cl = _cl()
+    try:
+        return fn(*args, **kwargs)
+    except cl.Error as exc:
+        code = getattr(exc, "code", None)
+        name = _status_name(cl, code) if isinstance(code, int) else "unknown"
+        what = getattr(exc, "what", None)
+        detail = str(what.what()) if what is not None and hasattr(what, "what") else str(exc)
+        if name in ("CL_MEM_OBJECT_ALLOCATION_FAILURE", "CL_OUT_OF_RESOURCES", "CL_OUT_OF_HOST_MEMORY"):
+            raise DeviceOutOfMemoryError(call, name, detail) from exc
+        raise BackendError(call, name, detail) from exc
+
+
+# --- kernel argument types -------------------------------------------------------------------
+
+_SCALAR_DTYPES = {
+    "char": "i1", "uchar": "u1", "short": "i2", "ushort": "u2", "int": "i4", "uint": "u4",
+    "long": "i8", "ulong": "u8", "half": "f2", "float": "f4", "double": "f8",
+    "bool": "u1", "size_t": "u8", "ptrdiff_t": "i8", "intptr_t": "i8", "uintptr_t": "u8",
+}
+_UNSIGNED_SPELLINGS = {"unsigned char": "uchar", "unsigned short": "ushort", "unsigned int": "uint",
+                       "unsigned long": "ulong", "unsigned": "uint", "signed char": "char"}
+_VECTOR = re.compile(r"^([a-z]+?)(2|3|4|8|16)$")
+
+
+@dataclass(frozen=True)
+class ArgType:
+    """An OpenCL C value type: element dtype (little-endian numpy code) and element count."""
+
+    name: str
+    dtype: str | None  # None for a struct/union/unknown type
+    count: int = 1
+
+    @property
+    def size(self) -> int | None:
+        if self.dtype is None:
+            return None
+        stored = 4 if self.count == 3 else self.count
+        return np.dtype(self.dtype).itemsize * stored
+
+    @property
+    def alignment(self) -> int:
+        size = self.size
+        return size if size else 4
+
+    @property
+    def is_float(self) -> bool:
+        return self.dtype is not None and self.dtype.startswith("f")
+
+
+def parse_type(name: str, typedefs: Mapping[str, str] | None = None) -> ArgType:
+    """The :class:`ArgType` for an OpenCL C type name (``float4``, ``uint``, a typedef, a struct)."""
+    text = " ".join(name.replace("const", " ").replace("volatile", " ").split())
+    for _ in range(8):  # typedef chains
+        if typedefs and text in typedefs:
+            text = " ".join(typedefs[text].split())
+        else:
+            break
+    text = _UNSIGNED_SPELLINGS.get(text, text)
+    if text in _SCALAR_DTYPES:
+        return ArgType(name, _SCALAR_DTYPES[text], 1)
+    m = _VECTOR.match(text)
+    if m and m.group(1) in _SCALAR_DTYPES and m.group(1) != "bool":
+        return ArgType(name, _SCALAR_DTYPES[m.group(1)], int(m.group(2)))
+    return ArgType(name, None, 1)
+
+
+_TYPEDEF = re.compile(r"\btypedef\s+([A-Za-z_][\w\s]*?)\s+([A-Za-z_]\w*)\s*;")
+
+
+def source_typedefs(source: str) -> dict[str, str]:
+    """``typedef float real;`` style aliases in a kernel source (so ``real`` decodes as float)."""
+    return {alias: target for target, alias in _TYPEDEF.findall(source)}
+
+
+@dataclass(frozen=True)
+class KernelArg:
+    """One parameter of a kernel, as the OpenCL runtime reports it."""
+
+    index: int
+    name: str
+    #: "global" | "local" | "constant" | "private" (private = passed by value)
+    address_space: str
+    type_name: str
+    access: str = "none"  # image access qualifier: read_only, write_only, read_write, none
+    #: the pointee type for pointers, the value type otherwise
+    type: ArgType = field(default_factory=lambda: ArgType("", None))
+
+    @property
+    def is_pointer(self) -> bool:
+        return self.type_name.endswith("*")
+
+    @property
+    def kind(self) -> str:
+        """"buffer", "local", "scalar", "image" or "sampler"."""
+        base = self.type_name.replace("const", "").strip()
+        if base == "sampler_t":
+            return "sampler"
+        if base.startswith("image") or "image" in base and base.endswith("_t"):
+            return "image"
+        if self.address_space == "local":
+            return "local"
+        if self.address_space in ("global", "constant") and self.is_pointer:
+            return "buffer"
+        return "scalar"
+
+
+# --- backend objects -------------------------------------------------------------------------
+
+class OpenCLBuffer(Buffer):
+    def __init__(self, mem: Any, size: int, uid: str):
+        self.mem = mem
+        self.size = size
+        self.uid = uid
+
+
+class OpenCLProgram(Program):
+    def __init__(self, spec: ProgramSpec, program: Any, kernel: Any, args: list[KernelArg],
+                 compile_work_group_size: tuple[int, int, int]):
+        self.spec = spec
+        self.program = program
+        self.kernel = kernel
+        self.args = args
+        self.compile_work_group_size = compile_work_group_size
+
+
+@dataclass(frozen=True)
+class LocalMemory:
+    """A ``__local`` pointer argument of ``size`` bytes."""
+
+    size: int
+
+
+@dataclass
+class _Recorded:
+    label: str
+    event: Any
+
+
+_DEVICE_CACHE: list[tuple[DeviceInfo, Any]] | None = None
+
+
+def _device_kind(cl: Any, platform: Any, device: Any) -> str:
+    if "oclgrind" in platform.name.lower():
+        # a simulator: never the default device, only chosen by name (verify does that)
+        return "other"
+    t = device.type
+    if t & cl.device_type.GPU:
+        return "integrated-gpu" if getattr(device, "host_unified_memory", False) else "discrete-gpu"
+    if t & cl.device_type.CPU:
+        return "cpu"
+    return "other"
+
+
+def _enumerate() -> list[tuple[DeviceInfo, Any]]:
+    global _DEVICE_CACHE
+    if _DEVICE_CACHE is None:
+        cl = _cl()
+        found: list[tuple[DeviceInfo, Any]] = []
+        try:
+            platforms = cl.get_platforms()
+        except cl.Error:  # no ICD at all: clGetPlatformIDs fails with PLATFORM_NOT_FOUND_KHR
+            platforms = []
+        for platform in platforms:
+            try:
+                devs = platform.get_devices()
+            except cl.Error:
+                continue
+            for dev in devs:
+                info = DeviceInfo(
+                    backend="opencl", index=len(found), name=f"{dev.name.strip()} ({platform.name.strip()})",
+                    kind=_device_kind(cl, platform, dev), driver=dev.driver_version.strip(),
+                    api_version=dev.version.strip(),
+                    details={"platform": platform.name.strip(), "vendor": dev.vendor.strip(),
+                             "max_work_group_size": int(dev.max_work_group_size),
+                             "global_mem_size": int(dev.global_mem_size),
+                             "local_mem_size": int(dev.local_mem_size),
+                             "little_endian": bool(dev.endian_little)})
+                found.append((info, dev))
+        _DEVICE_CACHE = found
+    return _DEVICE_CACHE
+
+
+class OpenCLBackend(Backend):
+    name: ClassVar[str] = "opencl"
+
+    def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions()):
+        super().__init__(device, options)
+        cl = _cl()
+        self._cl = cl
+        matches = [d for info, d in _enumerate() if info.index == device.index and info.name == device.name]
+        if not matches:
+            raise DeviceError(f"OpenCL device {device.index} ({device.name}) is no longer present")
+        self.cl_device = matches[0]
+        self.context = _guarded("clCreateContext", cl.Context, [self.cl_device])
+        props = cl.command_queue_properties.PROFILING_ENABLE if options.timestamps else 0
+        self.queue = _guarded("clCreateCommandQueue", cl.CommandQueue, self.context, self.cl_device,
+                              properties=props)
+        self._recorded: list[_Recorded] = []
+
+    @classmethod
+    def devices(cls) -> list[DeviceInfo]:
+        found = [info for info, _ in _enumerate()]
+        if not found:
+            raise DeviceError("no OpenCL device found: pip install pocl-binary-distribution "
+                              "(a CPU device) or install your GPU vendor's OpenCL driver")
+        return found
+
+    @classmethod
+    def open(cls, wanted: str | None = None, options: BackendOptions = BackendOptions()) -> "OpenCLBackend":
+        """The backend on the device ``wanted`` (index or name substring; None = best)."""
+        from kernellab.backends.base import choose_device
+        return cls(choose_device(cls.devices(), wanted), options)
+
+    @property
+    def is_oclgrind(self) -> bool:
+        return "oclgrind" in str(self.device.details.get("platform", "")).lower()
+
+    # --- memory ---------------------------------------------------------------------------
+    def _alloc_buffer(self, size: int, uid: str) -> OpenCLBuffer:
+        cl = self._cl
+        mem = _guarded(f"clCreateBuffer({uid or size})", cl.Buffer, self.context, cl.mem_flags.READ_WRITE, size)
+        return OpenCLBuffer(mem, size, uid)
+
+    def alloc_with_flags(self, size: int, flags: Sequence[str], uid: str = "") -> OpenCLBuffer:
+        """A buffer created with named ``cl_mem_flags`` (``CL_MEM_READ_ONLY``...); host-pointer
+        flags are dropped because the data is written separately."""
+        cl = self._cl
+        value = 0
+        for name in flags:
+            short = name.upper().removeprefix("CL_MEM_")
+            if short in ("USE_HOST_PTR", "COPY_HOST_PTR", "ALLOC_HOST_PTR"):
+                continue
+            value |= getattr(cl.mem_flags, short)
+        if not value & (cl.mem_flags.READ_ONLY | cl.mem_flags.WRITE_ONLY | cl.mem_flags.READ_WRITE):
+            value |= cl.mem_flags.READ_WRITE
+        if size < 1:
+            raise ValueError(f"buffer {uid!r}: size must be >= 1, got {size}")
+        mem = _guarded(f"clCreateBuffer({uid or size})", cl.Buffer, self.context, value, size)
+        return OpenCLBuffer(mem, size, uid)
+
+    def _write_buffer(self, buf: Buffer, data: memoryview, offset: int) -> None:
+        assert isinstance(buf, OpenCLBuffer)
+        host = np.frombuffer(data, dtype=np.uint8)
+        _guarded(f"clEnqueueWriteBuffer({buf.uid})", self._cl.enqueue_copy, self.queue, buf.mem, host,
+                 dst_offset=offset, is_blocking=True)
+
+    def _read_buffer(self, buf: Buffer) -> np.ndarray:
+        assert isinstance(buf, OpenCLBuffer)
+        out = np.empty(buf.size, dtype=np.uint8)
+        _guarded(f"clEnqueueReadBuffer({buf.uid})", self._cl.enqueue_copy, self.queue, out, buf.mem,
+                 is_blocking=True)
+        return out
+
+    # --- programs -------------------------------------------------------------------------
+    def build_options(self, spec: ProgramSpec) -> str:
+        return " ".join(o for o in (spec.build_options, ALWAYS_BUILD_OPTIONS, _forced_build_options) if o)
+
+    def _create_program(self, spec: ProgramSpec) -> OpenCLProgram:
+        cl = self._cl
+        if spec.language != "opencl-c":
+            raise CompileError(f"{spec.uid}: the OpenCL backend runs OpenCL C kernels, not {spec.language}")
+        source = spec.code.decode("utf-8", errors="replace")
+        options = self.build_options(spec)
+        program = cl.Program(self.context, source)
+        try:
+            program.build(options=options.split() if options else [], cache_dir=False)
+        except cl.Error as exc:
+            log = str(exc)
+            raise CompileError(
+                f"{spec.uid}: OpenCL C build failed on {self.device.name}",
+                ToolFailure("clBuildProgram", ["kernellab", "run", "--device", str(self.device.index)], 2, log),
+            ) from exc
+        names = [k.function_name for k in program.all_kernels()]
+        if spec.entry not in names:
+            raise CompileError(f"{spec.uid}: no kernel named {spec.entry!r} (the source defines: "
+                               f"{', '.join(names) or 'none'})")
+        kernel = _guarded(f"clCreateKernel({spec.entry})", cl.Kernel, program, spec.entry)
+        args = self._arg_info(kernel, source)
+        wg = tuple(int(x) for x in kernel.get_work_group_info(
+            cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, self.cl_device))
+        return OpenCLProgram(spec, program, kernel, args, (wg + (0, 0, 0))[:3])  # type: ignore[arg-type]
+
+    def _arg_info(self, kernel: Any, source: str) -> list[KernelArg]:
+        cl = self._cl
+        aq = {cl.kernel_arg_address_qualifier.GLOBAL: "global", cl.kernel_arg_address_qualifier.LOCAL: "local",
+              cl.kernel_arg_address_qualifier.CONSTANT: "constant",
+              cl.kernel_arg_address_qualifier.PRIVATE: "private"}
+        acc = {cl.kernel_arg_access_qualifier.READ_ONLY: "read_only",
+               cl.kernel_arg_access_qualifier.WRITE_ONLY: "write_only",
+               cl.kernel_arg_access_qualifier.READ_WRITE: "read_write",
+               cl.kernel_arg_access_qualifier.NONE: "none"}
+        typedefs = source_typedefs(source)
+        args = []
+        for i in range(kernel.num_args):
+            info = cl.kernel_arg_info
+            type_name = kernel.get_arg_info(i, info.TYPE_NAME).strip()
+            space = aq.get(kernel.get_arg_info(i, info.ADDRESS_QUALIFIER), "private")
+            value_type = type_name[:-1].strip() if type_name.endswith("*") else type_name
+            args.append(KernelArg(i, kernel.get_arg_info(i, info.NAME), space, type_name,
+                                  acc.get(kernel.get_arg_info(i, info.ACCESS_QUALIFIER), "none"),
+                                  parse_type(value_type, typedefs)))
+        return args
+
+    # --- launches -------------------------------------------------------------------------
+    def launch(self, program: Program, args: Sequence[Any], global_size: Sequence[int],
+               local_size: Sequence[int] | None = None, global_offset: Sequence[int] | None = None,
+               label: str = "") -> None:
+        """Enqueue ``program`` like clEnqueueNDRangeKernel: ``args[i]`` is an
+        :class:`OpenCLBuffer`, a :class:`LocalMemory`, bytes for a by-value argument, or an
+        image/sampler made by :meth:`make_image`/:meth:`make_sampler`."""
+        assert isinstance(program, OpenCLProgram)
+        cl = self._cl
+        kernel = program.kernel
+        if len(args) != kernel.num_args:
+            raise ValueError(f"kernel {program.spec.entry!r} takes {kernel.num_args} arguments, got {len(args)}")
+        for i, a in enumerate(args):
+            if isinstance(a, OpenCLBuffer):
+                value: Any = a.mem
+            elif isinstance(a, LocalMemory):
+                value = cl.LocalMemory(max(1, a.size))
+            elif isinstance(a, (bytes, bytearray, memoryview)):
+                value = np.frombuffer(bytes(a), dtype=np.uint8)
+            else:
+                value = a
+            _guarded(f"clSetKernelArg({program.spec.entry}, {i})", kernel.set_arg, i, value)
+        event = _guarded(f"clEnqueueNDRangeKernel({program.spec.entry})", cl.enqueue_nd_range_kernel,
+                         self.queue, kernel, tuple(int(g) for g in global_size),
+                         tuple(int(x) for x in local_size) if local_size else None,
+                         tuple(int(o) for o in global_offset) if global_offset else None)
+        self._recorded.append(_Recorded(label or program.spec.entry, event))
+
+    def make_sampler(self, normalized: bool = False, addressing: str = "CLAMP_TO_EDGE",
+                     filtering: str = "NEAREST") -> Any:
+        cl = self._cl
+        return _guarded("clCreateSampler", cl.Sampler, self.context, normalized,
+                        getattr(cl.addressing_mode, addressing), getattr(cl.filter_mode, filtering))
+
+    def make_image(self, dims: Sequence[int], data: np.ndarray, access: str) -> Any:
+        """A float RGBA image of ``dims`` (1-3 sizes) holding ``data`` (float32, 4 channels)."""
+        cl = self._cl
+        flags = {"read_only": cl.mem_flags.READ_ONLY, "write_only": cl.mem_flags.WRITE_ONLY}.get(
+            access, cl.mem_flags.READ_WRITE) | cl.mem_flags.COPY_HOST_PTR
+        fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT)
+        return _guarded("clCreateImage", cl.Image, self.context, flags, fmt, shape=tuple(int(d) for d in dims),
+                        hostbuf=np.ascontiguousarray(data, dtype=np.float32))
+
+    def read_image(self, image: Any, dims: Sequence[int]) -> np.ndarray:
+        out = np.empty(tuple(reversed([int(d) for d in dims])) + (4,), dtype=np.float32)
+        _guarded("clEnqueueReadImage", self._cl.enqueue_copy, self.queue, out, image,
+                 origin=(0,) * len(dims), region=tuple(int(d) for d in dims), is_blocking=True)
+        return out
+
+    def _dispatch(self, program: Program, groups: tuple[int, int, int],
+                  bindings: Mapping[tuple[int, int], Buffer], push_data: bytes, label: str) -> None:
+        assert isinstance(program, OpenCLProgram)
+        spec_values = {c.id: int(c.value) for c in program.spec.specialization}
+        if any(i in spec_values for i in (0, 1, 2)):
+            local = tuple(max(1, spec_values.get(i, 1)) for i in range(3))
+        elif any(program.compile_work_group_size):
+            local = tuple(max(1, x) for x in program.compile_work_group_size)
+        else:
+            local = (1, 1, 1)
+        args: list[Any] = []
+        offset = 0
+        local_spec_id = 3
+        for arg in program.args:
+            kind = arg.kind
+            if kind == "buffer":
+                buf = bindings.get((0, arg.index))
+                if buf is None:
+                    raise ValueError(f"dispatch of {program.spec.uid!r}: kernel argument {arg.index} "
+                                     f"({arg.name}) is a buffer but binding (set 0, id {arg.index}) is not bound")
+                args.append(buf)
+            elif kind == "local":
+                count = max(1, spec_values.get(local_spec_id, 1))
+                local_spec_id += 1
+                args.append(LocalMemory(count * (arg.type.size or 1)))
+            elif kind == "scalar":
+                size = arg.type.size
+                if size is None:
+                    raise ValueError(f"dispatch of {program.spec.uid!r}: argument {arg.index} ({arg.name}) has "
+                                     f"type {arg.type_name!r}, whose size is unknown for push-constant packing")
+                offset = -(-offset // arg.type.alignment) * arg.type.alignment
+                chunk = push_data[offset:offset + size]
+                if len(chunk) < size:
+                    raise ValueError(f"dispatch of {program.spec.uid!r}: argument {arg.index} ({arg.name}) needs "
+                                     f"push-constant bytes {offset}..{offset + size}, only {len(push_data)} given")
+                args.append(chunk)
+                offset += size
+            else:
+                raise ValueError(f"dispatch of {program.spec.uid!r}: argument {arg.index} ({arg.name}) is an "
+                                 f"{kind}; scenarios cannot bind {kind}s to OpenCL C kernels")
+        global_size = tuple(g * l for g, l in zip(groups, local))
+        self.launch(program, args, global_size, local, None, label)
+
+    def _barrier(self, buffers: Sequence[tuple[Buffer, int, int]], memory: bool, label: str) -> None:
+        # one in-order queue: every command already sees the effects of the ones before it
+        return None
+
+    def _submit(self) -> list[CommandTiming]:
+        _guarded("clFinish", self.queue.finish)
+        timings: list[CommandTiming] = []
+        if self.options.timestamps:
+            for rec in self._recorded:
+                timings.append(CommandTiming(rec.label, float(rec.event.profile.start),
+                                             float(rec.event.profile.end)))
+        self._recorded.clear()
+        return timings
+
+    def _close(self) -> None:
+        try:
+            self.queue.finish()
+        except Exception:  # closing after a device error must not hide that error
+            pass
+        self._recorded.clear()

@@ -1,0 +1,519 @@
+"""The Vulkan backend (through the ``vulkan`` cffi binding).
+
+Buffers live in host-visible, coherent memory that stays mapped for the buffer's life: on the
+CPU drivers and on unified-memory and ReBAR GPUs that memory is also device-local, so data moves
+with one copy (file -> mapping) and outputs are written straight from the mapping. A frame is
+one primary command buffer submitted with a fence; descriptor sets are cached per distinct set
+of buffers, so a chain of dispatches over the same buffers allocates nothing per dispatch.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from kernellab.backends.base import (Backend, BackendOptions, Buffer, CommandTiming, DeviceInfo, Program,
+                                     ProgramSpec)
+from kernellab.errors import BackendError, DeviceError, DeviceOutOfMemoryError, InputError
+
+log = logging.getLogger("kernellab.vulkan")
+
+INSTALL_HINT = ("install the Vulkan loader and a driver; on Debian/Ubuntu: "
+                "apt-get install libvulkan1 mesa-vulkan-drivers (lavapipe, Vulkan on the CPU)")
+
+_vk: Any = None
+
+
+def _load() -> Any:
+    """Import the binding lazily: without libvulkan it raises at import, which must become advice."""
+    global _vk
+    if _vk is None:
+        os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+        try:
+            import vulkan as vk  # noqa: PLC0415
+        except OSError as exc:
+            raise DeviceError(f"the Vulkan loader (libvulkan.so.1) was not found: {INSTALL_HINT}") from exc
+        except ImportError as exc:
+            raise DeviceError(f"the Python package 'vulkan' is missing: pip install vulkan ({exc})") from exc
+        _vk = vk
+    return _vk
+
+
+def _code_name(exc: BaseException) -> str:
+    """VkErrorOutOfDeviceMemory -> VK_ERROR_OUT_OF_DEVICE_MEMORY."""
+    name = type(exc).__name__
+    out = "".join("_" + c if c.isupper() else c.upper() for c in name).lstrip("_")
+    return out.replace("V_K_", "VK_")
+
+
+@contextlib.contextmanager
+def _checked(call: str) -> Iterator[None]:
+    """Every native call goes through here so a failure names the call and the result code."""
+    vk = _vk
+    try:
+        yield
+    except vk.VkError as exc:
+        code = _code_name(exc)
+        if "OUT_OF" in code and "MEMORY" in code:
+            raise DeviceOutOfMemoryError(call, code) from None
+        raise BackendError(call, code) from None
+    except vk.VkException as exc:  # non-error result codes surfaced as exceptions (VkNotReady...)
+        raise BackendError(call, _code_name(exc)) from None
+
+
+KIND_OF_TYPE = {0: "other", 1: "integrated-gpu", 2: "discrete-gpu", 3: "virtual-gpu", 4: "cpu"}
+
+
+def _version(v: int) -> str:
+    return f"{v >> 22}.{(v >> 12) & 0x3FF}.{v & 0xFFF}"
+
+
+class _Instance:
+    """One VkInstance per process, shared by discovery and every backend object."""
+
+    _shared: "_Instance | None" = None
+
+    def __init__(self, layers: Sequence[str] = (), extensions: Sequence[str] = ()):
+        vk = _load()
+        app = vk.VkApplicationInfo(pApplicationName="kernellab", applicationVersion=1, pEngineName="kernellab",
+                                   engineVersion=1, apiVersion=vk.VK_MAKE_VERSION(1, 3, 0))
+        info = vk.VkInstanceCreateInfo(pApplicationInfo=app, enabledLayerCount=len(layers),
+                                       ppEnabledLayerNames=list(layers) or None,
+                                       enabledExtensionCount=len(extensions),
+                                       ppEnabledExtensionNames=list(extensions) or None)
+        try:
+            self.handle = vk.vkCreateInstance(info, None)
+        except vk.VkErrorIncompatibleDriver:
+            raise DeviceError(f"no Vulkan driver found (VK_ERROR_INCOMPATIBLE_DRIVER): {INSTALL_HINT}") from None
+        except vk.VkError as exc:
+            raise DeviceError(f"vkCreateInstance failed: {_code_name(exc)}: {INSTALL_HINT}") from None
+        self.physical_devices = list(vk.vkEnumeratePhysicalDevices(self.handle))
+
+    @classmethod
+    def shared(cls) -> "_Instance":
+        if cls._shared is None:
+            cls._shared = _Instance()
+        return cls._shared
+
+
+@dataclass
+class VulkanBuffer(Buffer):
+    size: int
+    uid: str
+    handle: Any
+    memory: Any
+    mapping: Any  # ffi.buffer over the persistently mapped memory
+    array: np.ndarray = field(repr=False)  # uint8 view of the mapping
+
+
+@dataclass
+class VulkanProgram(Program):
+    spec: ProgramSpec
+    module: Any
+    set_layouts: list[Any]
+    layout: Any
+    pipeline: Any
+    #: set index -> (binding ids in order)
+    set_bindings: dict[int, tuple[int, ...]]
+
+
+class VulkanBackend(Backend):
+    name = "vulkan"
+
+    @classmethod
+    def devices(cls) -> list[DeviceInfo]:
+        vk = _load()
+        inst = _Instance.shared()
+        if not inst.physical_devices:
+            raise DeviceError(f"the Vulkan loader found no devices: {INSTALL_HINT}")
+        out = []
+        for i, pd in enumerate(inst.physical_devices):
+            p = vk.vkGetPhysicalDeviceProperties(pd)
+            exts = {e.extensionName for e in vk.vkEnumerateDeviceExtensionProperties(pd, None)}
+            out.append(DeviceInfo("vulkan", i, p.deviceName, KIND_OF_TYPE.get(p.deviceType, "other"),
+                                  driver=_version(p.driverVersion), api_version=_version(p.apiVersion),
+                                  details={"vendor_id": f"0x{p.vendorID:04x}", "device_id": f"0x{p.deviceID:04x}",
+                                           "timestamp_period_ns": p.limits.timestampPeriod,
+                                           "max_workgroup_size": list(p.limits.maxComputeWorkGroupSize),
+                                           "max_workgroup_count": list(p.limits.maxComputeWorkGroupCount),
+                                           "max_push_constants_size": p.limits.maxPushConstantsSize,
+                                           "extensions": sorted(exts)}))
+        return out
+
+    def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions()):
+        super().__init__(device, options)
+        vk = _load()
+        self.vk = vk
+        self.ffi = vk.ffi
+        self.lib = vk.lib
+        inst = _Instance.shared()
+        self.physical = inst.physical_devices[device.index]
+        props = vk.vkGetPhysicalDeviceProperties(self.physical)
+        self.limits = props.limits
+        families = vk.vkGetPhysicalDeviceQueueFamilyProperties(self.physical)
+        compute = [i for i, f in enumerate(families) if f.queueFlags & vk.VK_QUEUE_COMPUTE_BIT]
+        if not compute:
+            raise DeviceError(f"{device.name}: no queue family supports compute")
+        # prefer a compute family without graphics (async compute) only when it has timestamps
+        self.family = compute[0]
+        self.timestamp_bits = families[self.family].timestampValidBits
+        features = vk.VkPhysicalDeviceFeatures(robustBufferAccess=bool(options.robust_buffer_access))
+        if options.robust_buffer_access:
+            have = vk.vkGetPhysicalDeviceFeatures(self.physical)
+            if not have.robustBufferAccess:
+                raise DeviceError(f"{device.name} does not support robustBufferAccess")
+        qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.family, queueCount=1, pQueuePriorities=[1.0])
+        dinfo = vk.VkDeviceCreateInfo(queueCreateInfoCount=1, pQueueCreateInfos=[qinfo], pEnabledFeatures=features)
+        with _checked("vkCreateDevice"):
+            self.handle = vk.vkCreateDevice(self.physical, dinfo, None)
+        self.queue = vk.vkGetDeviceQueue(self.handle, self.family, 0)
+        self.memory_type = self._pick_memory_type()
+        with _checked("vkCreateCommandPool"):
+            self.command_pool = vk.vkCreateCommandPool(self.handle, vk.VkCommandPoolCreateInfo(
+                flags=vk.VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, queueFamilyIndex=self.family), None)
+            self.fence = vk.vkCreateFence(self.handle, vk.VkFenceCreateInfo(), None)
+        self.pipeline_cache = self._create_pipeline_cache()
+        self._buffers: list[VulkanBuffer] = []
+        self._programs: list[VulkanProgram] = []
+        self._layouts: dict[tuple, Any] = {}
+        self._descriptor_pools: list[Any] = []
+        self._pool_left = 0
+        self._sets: dict[tuple, Any] = {}
+        self._query_pools: list[Any] = []
+        self._cmd: Any = None
+        self._bound_pipeline: Any = None
+        self._labels: list[str] = []  # one per timestamp pair recorded this frame
+        self._queries_used = 0
+
+    # --- memory --------------------------------------------------------------------------------
+    def _pick_memory_type(self) -> int:
+        vk = self.vk
+        mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
+        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+        best, best_score = None, -1
+        for i in range(mp.memoryTypeCount):
+            flags = mp.memoryTypes[i].propertyFlags
+            if flags & want != want:
+                continue
+            score = (2 if flags & vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT else 0) + \
+                    (1 if flags & vk.VK_MEMORY_PROPERTY_HOST_CACHED_BIT else 0)
+            if score > best_score:
+                best, best_score = i, score
+        if best is None:
+            raise DeviceError(f"{self.device.name}: no host-visible coherent memory type")
+        return best
+
+    def _alloc_buffer(self, size: int, uid: str) -> VulkanBuffer:
+        vk = self.vk
+        usage = (vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
+                 vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
+        with _checked(f"vkCreateBuffer({uid}, {size} bytes)"):
+            handle = vk.vkCreateBuffer(self.handle, vk.VkBufferCreateInfo(
+                size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
+        req = vk.vkGetBufferMemoryRequirements(self.handle, handle)
+        if not req.memoryTypeBits & (1 << self.memory_type):
+            vk.vkDestroyBuffer(self.handle, handle, None)
+            raise DeviceError(f"{self.device.name}: buffers cannot live in host-visible memory")
+        try:
+            with _checked(f"vkAllocateMemory({uid}, {req.size} bytes)"):
+                memory = vk.vkAllocateMemory(self.handle, vk.VkMemoryAllocateInfo(
+                    allocationSize=req.size, memoryTypeIndex=self.memory_type), None)
+        except BackendError:
+            vk.vkDestroyBuffer(self.handle, handle, None)
+            raise
+        with _checked("vkBindBufferMemory"):
+            vk.vkBindBufferMemory(self.handle, handle, memory, 0)
+        with _checked("vkMapMemory"):
+            mapping = vk.vkMapMemory(self.handle, memory, 0, size, 0)
+        array = np.frombuffer(mapping, dtype=np.uint8, count=size)
+        buf = VulkanBuffer(size, uid, handle, memory, mapping, array)
+        self._buffers.append(buf)
+        return buf
+
+    def _write_buffer(self, buf: Buffer, data: memoryview, offset: int) -> None:
+        assert isinstance(buf, VulkanBuffer)
+        buf.array[offset:offset + data.nbytes] = np.frombuffer(data, dtype=np.uint8)
+
+    def _read_buffer(self, buf: Buffer) -> np.ndarray:
+        assert isinstance(buf, VulkanBuffer)
+        return buf.array
+
+    def buffer_view(self, buf: Buffer) -> np.ndarray:
+        """The mapped bytes, writable: files are read straight into it (no staging copy)."""
+        assert isinstance(buf, VulkanBuffer)
+        return buf.array
+
+    # --- programs ------------------------------------------------------------------------------
+    def _create_pipeline_cache(self) -> Any:
+        vk = self.vk
+        data = b""
+        path = self.options.pipeline_cache_file
+        if path:
+            with contextlib.suppress(OSError):
+                data = Path(path).read_bytes()
+        keep = self.ffi.from_buffer(data) if data else None
+        info = vk.VkPipelineCacheCreateInfo(initialDataSize=len(data), pInitialData=keep)
+        with _checked("vkCreatePipelineCache"):
+            return vk.vkCreatePipelineCache(self.handle, info, None)
+
+    def _save_pipeline_cache(self) -> None:
+        path = self.options.pipeline_cache_file
+        if not path:
+            return
+        size = self.ffi.new("size_t*")
+        if self.lib.vkGetPipelineCacheData(self.handle, self.pipeline_cache, size, self.ffi.NULL) != 0:
+            return
+        blob = self.ffi.new("char[]", size[0])
+        if self.lib.vkGetPipelineCacheData(self.handle, self.pipeline_cache, size, blob) != 0:
+            return
+        from kernellab.outputs import write_bytes
+        with contextlib.suppress(OSError):
+            write_bytes(path, self.ffi.buffer(blob, size[0]))
+
+    def _set_layout(self, bindings: tuple[tuple[int, str], ...]) -> Any:
+        if bindings in self._layouts:
+            return self._layouts[bindings]
+        vk = self.vk
+        types = {"storage-buffer": vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                 "uniform-buffer": vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER}
+        entries = []
+        for binding, kind in bindings:
+            if kind not in types:
+                raise InputError(f"descriptor type {kind!r} is not supported for buffers")
+            entries.append(vk.VkDescriptorSetLayoutBinding(binding=binding, descriptorType=types[kind],
+                                                           descriptorCount=1,
+                                                           stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT))
+        info = vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(entries), pBindings=entries or None)
+        with _checked("vkCreateDescriptorSetLayout"):
+            layout = vk.vkCreateDescriptorSetLayout(self.handle, info, None)
+        self._layouts[bindings] = layout
+        return layout
+
+    def _create_program(self, spec: ProgramSpec) -> VulkanProgram:
+        vk, ffi = self.vk, self.ffi
+        if spec.language != "spirv":
+            raise InputError(f"program {spec.uid!r}: the Vulkan backend runs SPIR-V, got {spec.language}")
+        with _checked(f"vkCreateShaderModule({spec.uid})"):
+            module = vk.vkCreateShaderModule(self.handle, vk.VkShaderModuleCreateInfo(
+                codeSize=len(spec.code), pCode=spec.code), None)
+        by_set: dict[int, list[tuple[int, str]]] = {}
+        for slot in spec.slots:
+            by_set.setdefault(slot.set, []).append((slot.id, slot.descriptor))
+        n_sets = max(by_set) + 1 if by_set else 0
+        set_layouts = [self._set_layout(tuple(sorted(by_set.get(s, [])))) for s in range(n_sets)]
+        ranges = [vk.VkPushConstantRange(stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT, offset=0,
+                                         size=spec.push_constants_size)] if spec.push_constants_size else []
+        with _checked(f"vkCreatePipelineLayout({spec.uid})"):
+            layout = vk.vkCreatePipelineLayout(self.handle, vk.VkPipelineLayoutCreateInfo(
+                setLayoutCount=n_sets, pSetLayouts=set_layouts or None,
+                pushConstantRangeCount=len(ranges), pPushConstantRanges=ranges or None), None)
+        spec_info = None
+        keep: list[Any] = []
+        if spec.specialization:
+            data = b"".join(c.encode() for c in spec.specialization)
+            entries = [vk.VkSpecializationMapEntry(constantID=c.id, offset=4 * i, size=4)
+                       for i, c in enumerate(spec.specialization)]
+            pdata = ffi.new("char[]", data)
+            keep += [pdata, entries]
+            spec_info = vk.VkSpecializationInfo(mapEntryCount=len(entries), pMapEntries=entries,
+                                                dataSize=len(data), pData=pdata)
+        stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module,
+                                                   pName=spec.entry, pSpecializationInfo=spec_info)
+        info = vk.VkComputePipelineCreateInfo(stage=stage, layout=layout, basePipelineIndex=-1)
+        with _checked(f"vkCreateComputePipelines({spec.uid}, entry {spec.entry!r})"):
+            pipeline = vk.vkCreateComputePipelines(self.handle, self.pipeline_cache, 1, [info], None)[0]
+        program = VulkanProgram(spec, module, set_layouts, layout, pipeline,
+                                {s: tuple(b for b, _ in sorted(by_set.get(s, []))) for s in range(n_sets)})
+        self._programs.append(program)
+        return program
+
+    # --- descriptor sets -----------------------------------------------------------------------
+    def _descriptor_set(self, program: VulkanProgram, set_index: int, buffers: tuple[VulkanBuffer, ...]) -> Any:
+        vk = self.vk
+        layout = program.set_layouts[set_index]
+        key = (id(layout), tuple(id(b) for b in buffers))
+        hit = self._sets.get(key)
+        if hit is not None:
+            return hit
+        if self._pool_left == 0:
+            n = 256
+            sizes = [vk.VkDescriptorPoolSize(type=t, descriptorCount=n * 8) for t in
+                     (vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER)]
+            with _checked("vkCreateDescriptorPool"):
+                self._descriptor_pools.append(vk.vkCreateDescriptorPool(self.handle, vk.VkDescriptorPoolCreateInfo(
+                    maxSets=n, poolSizeCount=len(sizes), pPoolSizes=sizes), None))
+            self._pool_left = n
+        with _checked("vkAllocateDescriptorSets"):
+            dset = vk.vkAllocateDescriptorSets(self.handle, vk.VkDescriptorSetAllocateInfo(
+                descriptorPool=self._descriptor_pools[-1], descriptorSetCount=1, pSetLayouts=[layout]))[0]
+        self._pool_left -= 1
+        kinds = dict((s.id, s.descriptor) for s in program.spec.slots if s.set == set_index)
+        writes = []
+        for binding, buf in zip(program.set_bindings[set_index], buffers):
+            dtype = vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER if kinds[binding] == "uniform-buffer" \
+                else vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+            info = vk.VkDescriptorBufferInfo(buffer=buf.handle, offset=0, range=buf.size)
+            writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
+                                                  descriptorType=dtype, pBufferInfo=[info]))
+        if writes:
+            vk.vkUpdateDescriptorSets(self.handle, len(writes), writes, 0, None)
+        self._sets[key] = dset
+        return dset
+
+    # --- recording -----------------------------------------------------------------------------
+    def _begin(self) -> Any:
+        if self._cmd is None:
+            vk = self.vk
+            with _checked("vkAllocateCommandBuffers"):
+                self._cmd = vk.vkAllocateCommandBuffers(self.handle, vk.VkCommandBufferAllocateInfo(
+                    commandPool=self.command_pool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
+            self._recording = False
+        if not self._recording:
+            vk = self.vk
+            with _checked("vkBeginCommandBuffer"):
+                vk.vkBeginCommandBuffer(self._cmd, vk.VkCommandBufferBeginInfo(
+                    flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT))
+            self._recording = True
+            self._bound_pipeline = None
+            self._labels = []
+            self._queries_used = 0
+        return self._cmd
+
+    _QUERIES_PER_POOL = 1024
+
+    def _timestamp(self, cmd: Any) -> None:
+        vk = self.vk
+        pool_index, slot = divmod(self._queries_used, self._QUERIES_PER_POOL)
+        if pool_index == len(self._query_pools):
+            with _checked("vkCreateQueryPool"):
+                self._query_pools.append(vk.vkCreateQueryPool(self.handle, vk.VkQueryPoolCreateInfo(
+                    queryType=vk.VK_QUERY_TYPE_TIMESTAMP, queryCount=self._QUERIES_PER_POOL), None))
+        if slot == 0:
+            vk.vkCmdResetQueryPool(cmd, self._query_pools[pool_index], 0, self._QUERIES_PER_POOL)
+        vk.vkCmdWriteTimestamp(cmd, vk.VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT if self._queries_used % 2
+                               else vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, self._query_pools[pool_index], slot)
+        self._queries_used += 1
+
+    @property
+    def _timing(self) -> bool:
+        return self.options.timestamps and self.timestamp_bits > 0
+
+    def _dispatch(self, program: Program, groups: tuple[int, int, int], bindings: Mapping[tuple[int, int], Buffer],
+                  push_data: bytes, label: str) -> None:
+        assert isinstance(program, VulkanProgram)
+        vk = self.vk
+        cmd = self._begin()
+        if self._timing:
+            self._timestamp(cmd)
+        if self._bound_pipeline is not program.pipeline:
+            vk.vkCmdBindPipeline(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, program.pipeline)
+            self._bound_pipeline = program.pipeline
+        sets = []
+        for s in range(len(program.set_layouts)):
+            bufs = []
+            for b in program.set_bindings[s]:
+                buf = bindings.get((s, b))
+                if buf is None:
+                    raise InputError(f"dispatch of {program.spec.uid!r}: nothing bound at set {s} binding {b}")
+                assert isinstance(buf, VulkanBuffer)
+                bufs.append(buf)
+            sets.append(self._descriptor_set(program, s, tuple(bufs)))
+        if sets:
+            vk.vkCmdBindDescriptorSets(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, program.layout, 0, len(sets), sets,
+                                       0, None)
+        if push_data:
+            pdata = self.ffi.new("char[]", push_data)
+            vk.vkCmdPushConstants(cmd, program.layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, len(push_data), pdata)
+        vk.vkCmdDispatch(cmd, *groups)
+        if self._timing:
+            self._timestamp(cmd)
+            self._labels.append(label)
+
+    def _barrier(self, buffers: Sequence[tuple[Buffer, int, int]], memory: bool, label: str) -> None:
+        vk = self.vk
+        cmd = self._begin()
+        access = vk.VK_ACCESS_SHADER_READ_BIT | vk.VK_ACCESS_SHADER_WRITE_BIT
+        mem = [vk.VkMemoryBarrier(srcAccessMask=access, dstAccessMask=access)] if memory else []
+        bufs = []
+        for buf, offset, size in buffers:
+            assert isinstance(buf, VulkanBuffer)
+            bufs.append(vk.VkBufferMemoryBarrier(srcAccessMask=access, dstAccessMask=access,
+                                                 srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                                                 dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                                                 buffer=buf.handle, offset=offset, size=size))
+        vk.vkCmdPipelineBarrier(cmd, vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                0, len(mem), mem or None, len(bufs), bufs or None, 0, None)
+
+    def _submit(self) -> list[CommandTiming]:
+        vk = self.vk
+        if self._cmd is None or not self._recording:
+            return []
+        cmd = self._cmd
+        # make the frame's shader writes visible to the host before it reads the mapping
+        vk.vkCmdPipelineBarrier(cmd, vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, vk.VK_PIPELINE_STAGE_HOST_BIT, 0,
+                                1, [vk.VkMemoryBarrier(srcAccessMask=vk.VK_ACCESS_SHADER_WRITE_BIT,
+                                                       dstAccessMask=vk.VK_ACCESS_HOST_READ_BIT)], 0, None, 0, None)
+        with _checked("vkEndCommandBuffer"):
+            vk.vkEndCommandBuffer(cmd)
+        self._recording = False
+        with _checked("vkQueueSubmit"):
+            vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cmd])], self.fence)
+        with _checked("vkWaitForFences"):
+            vk.vkWaitForFences(self.handle, 1, [self.fence], vk.VK_TRUE, 0xFFFFFFFFFFFFFFFF)
+            vk.vkResetFences(self.handle, 1, [self.fence])
+        timings = self._read_timestamps() if self._timing else []
+        with _checked("vkResetCommandBuffer"):
+            vk.vkResetCommandBuffer(cmd, 0)
+        return timings
+
+    def _read_timestamps(self) -> list[CommandTiming]:
+        vk, ffi = self.vk, self.ffi
+        values: list[int] = []
+        remaining = self._queries_used
+        for pool in self._query_pools:
+            n = min(remaining, self._QUERIES_PER_POOL)
+            if n <= 0:
+                break
+            out = ffi.new("uint64_t[]", n)
+            with _checked("vkGetQueryPoolResults"):
+                vk.vkGetQueryPoolResults(self.handle, pool, 0, n, n * 8, out, 8,
+                                         vk.VK_QUERY_RESULT_64_BIT | vk.VK_QUERY_RESULT_WAIT_BIT)
+            values.extend(out[i] for i in range(n))
+            remaining -= n
+        period = float(self.limits.timestampPeriod)
+        return [CommandTiming(label, values[2 * i] * period, values[2 * i + 1] * period)
+                for i, label in enumerate(self._labels)]
+
+    # --- teardown ------------------------------------------------------------------------------
+    def _close(self) -> None:
+        vk = self.vk
+        with contextlib.suppress(Exception):
+            vk.vkDeviceWaitIdle(self.handle)
+        self._save_pipeline_cache()
+        destroy: list[tuple[Callable[..., None], Any]] = []
+        for p in self._programs:
+            destroy += [(vk.vkDestroyPipeline, p.pipeline), (vk.vkDestroyPipelineLayout, p.layout),
+                        (vk.vkDestroyShaderModule, p.module)]
+        destroy += [(vk.vkDestroyDescriptorSetLayout, h) for h in self._layouts.values()]
+        destroy += [(vk.vkDestroyDescriptorPool, h) for h in self._descriptor_pools]
+        destroy += [(vk.vkDestroyQueryPool, h) for h in self._query_pools]
+        for fn, h in destroy:
+            fn(self.handle, h, None)
+        for b in self._buffers:
+            # numpy views must go before the mapping does
+            b.array = np.empty(0, np.uint8)
+            b.mapping = None
+            vk.vkUnmapMemory(self.handle, b.memory)
+            vk.vkDestroyBuffer(self.handle, b.handle, None)
+            vk.vkFreeMemory(self.handle, b.memory, None)
+        vk.vkDestroyPipelineCache(self.handle, self.pipeline_cache, None)
+        vk.vkDestroyFence(self.handle, self.fence, None)
+        vk.vkDestroyCommandPool(self.handle, self.command_pool, None)
+        vk.vkDestroyDevice(self.handle, None)
+        self._buffers.clear()
+        self._programs.clear()

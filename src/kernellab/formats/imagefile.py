@@ -1,0 +1,118 @@
+"""An image resource's ``src`` and ``dst`` files: DDS or ``.npy``, chosen by extension.
+
+Dimensions follow Arm's Scenario Runner: an image's ``dims`` are ``[1, width, height, 1]``
+(``dims[1]`` is the width, ``dims[2]`` the height); a ``.npy`` image is shaped
+``[1, height, width, channels]`` with the format's dtype; a DDS file's header carries width and
+height. Texel data is always rows of tightly packed texels, mip levels one after another.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from kernellab.errors import InputError, Problem
+from kernellab.formats import dds, npy_arm
+from kernellab.formats.vkformat import VkFormatInfo
+
+EXTENSIONS = (".dds", ".npy")
+
+
+@dataclass
+class ImageData:
+    """Texel data loaded for an image: packed mip levels ready for a staging buffer."""
+
+    data: bytes | memoryview
+    mip_levels: int
+    file_format: VkFormatInfo | None = None   # the format the file declares (DDS only)
+    warnings: tuple[Problem, ...] = ()
+
+
+def extent_from_dims(dims: Sequence[int]) -> tuple[int, int]:
+    """(width, height) of an image from its scenario ``dims`` (Arm: ``[1, W, H, 1]``)."""
+    if len(dims) < 3:
+        raise ValueError(f"image dims {list(dims)} need at least 3 entries [1, width, height, ...]")
+    return int(dims[1]), int(dims[2])
+
+
+def _ext(path: str | os.PathLike[str]) -> str:
+    return Path(path).suffix.lower()
+
+
+def check_extension(path: str | os.PathLike[str], file: str | os.PathLike[str], where: str | Sequence[str | int]) -> None:
+    """Raise an :class:`InputError` at ``file``/``where`` unless ``path`` ends in .dds or .npy."""
+    if _ext(path) not in EXTENSIONS:
+        raise InputError.at(file, where, f"image file {str(path)!r} must end in .dds or .npy")
+
+
+def load(path: str | os.PathLike[str], fmt: VkFormatInfo, width: int, height: int, mips: int = 1) -> ImageData:
+    """Read an image ``src`` and check it against the resource (Arm's checks, and the dtype).
+
+    A DDS file may hold fewer mip levels than the image (the rest are generated) or more (the
+    extra are ignored). Raises :class:`InputError` naming ``path``.
+    """
+    ext = _ext(path)
+    if ext == ".dds":
+        img = dds.read(path)
+        if (img.width, img.height) != (width, height):
+            raise InputError.at(path, "byte 12 (dwHeight/dwWidth)",
+                                f"DDS image is {img.width}x{img.height} (width x height) but the "
+                                f"image resource is {width}x{height}")
+        warnings: list[Problem] = []
+        if img.format.texel_size != fmt.texel_size:
+            raise InputError.at(path, "byte 128 (dxgiFormat)",
+                                f"DDS format {img.format.name} has {img.format.texel_size}-byte texels, "
+                                f"the image resource's {fmt.name} has {fmt.texel_size}")
+        if img.format.name != fmt.name:
+            warnings.append(Problem(str(path), "byte 128 (dxgiFormat)",
+                                    f"DDS format is {img.format.name}; its bytes are used as {fmt.name}",
+                                    warning=True))
+        levels = min(img.mip_levels, mips)
+        return ImageData(b"".join(np.ascontiguousarray(lv).data.cast("B") for lv in img.levels[:levels]),
+                         levels, img.format, tuple(warnings))
+    if ext == ".npy":
+        return ImageData(load_npy(path, fmt, width, height).data.cast("B"), 1)
+    raise InputError(f"image file must end in .dds or .npy", file=path)
+
+
+def load_npy(path: str | os.PathLike[str], fmt: VkFormatInfo, width: int, height: int) -> np.ndarray:
+    """A ``.npy`` image shaped ``[1, height, width, channels]``, returned as a contiguous array."""
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read .npy image: {exc}", file=path) from None
+    want = (1, height, width, fmt.channels)
+    if arr.shape != want:
+        raise InputError(f"image .npy is shaped {list(arr.shape)}; a {width}x{height} {fmt.name} "
+                         f"image needs [1, height, width, channels] = {list(want)}", file=path)
+    if not _dtype_ok(fmt, arr.dtype):
+        raise InputError(f"image .npy has dtype {arr.dtype.str}; {fmt.name} needs {fmt.npy_descr} "
+                         f"({fmt.dtype.name})", file=path)
+    return np.ascontiguousarray(arr)
+
+
+def _dtype_ok(fmt: VkFormatInfo, dtype: np.dtype) -> bool:
+    # Same width and the same family; signed/unsigned of one width are bit-identical raw data
+    # and Arm's runner accepts them, float versus integer is almost surely a mistake.
+    if dtype.itemsize != fmt.dtype.itemsize or dtype.byteorder == ">":
+        return False
+    return (dtype.kind == "f") == (fmt.dtype.kind == "f") or dtype.kind == "V"
+
+
+def save(path: str | os.PathLike[str], fmt: VkFormatInfo, width: int, height: int,
+         level0: bytes | memoryview | np.ndarray) -> None:
+    """Write an image ``dst`` (mip level 0, as Arm's runner does) as DDS or ``.npy`` by extension."""
+    ext = _ext(path)
+    if ext == ".dds":
+        dds.save(path, fmt, width, height, [level0])
+    elif ext == ".npy":
+        npy_arm.save(path, level0, (1, height, width, fmt.channels), image_npy_descr(fmt))
+    else:
+        raise ValueError(f"image dst {str(path)!r} must end in .dds or .npy")
+
+
+def image_npy_descr(fmt: VkFormatInfo) -> str:
+    return npy_arm.descr_of(fmt.dtype)

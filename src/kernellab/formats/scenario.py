@@ -1,0 +1,309 @@
+"""Reading, checking and writing Scenario Runner JSON files.
+
+``load_scenario`` turns a file into a :class:`kernellab.model.Scenario`, reporting every problem
+of the file at once, each with the file and the JSON pointer of the offending value. Unknown fields
+are warnings (errors with ``strict``). Relative ``src`` paths resolve against the scenario's
+folder and ``dst`` against the output folder.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import BaseModel, ValidationError
+
+from kernellab import model as m
+from kernellab.errors import InputError, Problem, json_pointer
+from kernellab.formats import npy
+from kernellab.formats.jsonfile import load_json, pydantic_problems
+
+log = logging.getLogger("kernellab.scenario")
+
+Loc = tuple[str | int, ...]
+
+
+class _Checker:
+    def __init__(self, file: Path, output_dir: Path | None, strict: bool, check_files: bool):
+        self.file = file
+        self.name = str(file)
+        self.base = file.resolve().parent
+        self.out = (output_dir or self.base).resolve()
+        self.strict = strict
+        self.check_files = check_files
+        self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []
+
+    def error(self, loc: Loc, message: str) -> None:
+        self.problems.append(Problem(self.name, json_pointer(loc), message))
+
+    def unknown(self, loc: Loc, message: str) -> None:
+        p = Problem(self.name, json_pointer(loc), message, warning=not self.strict)
+        (self.problems if self.strict else self.warnings).append(p)
+
+    # --- structure -----------------------------------------------------------------------------
+    def parse_items(self, items: Any, section: str, kinds: dict[str, type], aliases: dict[str, str]) -> list[tuple[Loc, Any]]:
+        out = []
+        if not isinstance(items, list):
+            self.error((section,), f"expected an array, got {m._show(items)}")
+            return out
+        for i, item in enumerate(items):
+            if not isinstance(item, dict) or len(item) != 1:
+                what = "an object" if not isinstance(item, dict) else f"an object with {len(item)} keys"
+                self.error((section, i), f"expected an object with exactly one key naming the "
+                                         f"{section[:-1]} type ({'|'.join(kinds)}), got {what}")
+                continue
+            (key, body), = item.items()
+            kind = aliases.get(key, key)
+            if kind not in kinds:
+                self.error((section, i), f"unknown {section[:-1]} type \"{key}\" "
+                                         f"(expected one of {'|'.join(kinds)})")
+                continue
+            loc = (section, i, key)
+            try:
+                obj = kinds[kind].model_validate(body)
+            except ValidationError as exc:
+                self.problems += pydantic_problems(self.name, loc, exc)
+                continue
+            self.warn_unknown(obj, loc)
+            out.append((loc, obj))
+        return out
+
+    def warn_unknown(self, obj: BaseModel, loc: Loc) -> None:
+        for key in obj.model_extra or {}:
+            self.unknown(loc + (key,), f"unknown field \"{key}\"")
+        for name in type(obj).model_fields:
+            value = getattr(obj, name)
+            if isinstance(value, BaseModel):
+                self.warn_unknown(value, loc + (name,))
+            elif isinstance(value, list):
+                for j, v in enumerate(value):
+                    if isinstance(v, BaseModel):
+                        self.warn_unknown(v, loc + (name, j))
+
+    # --- paths and files -----------------------------------------------------------------------
+    def resolve_src(self, loc: Loc, value: str) -> Path | None:
+        if not value:
+            return None
+        path = Path(value) if Path(value).is_absolute() else self.base / value
+        if self.check_files and not path.is_file():
+            self.error(loc, f"file not found: {path}" if not path.exists() else f"not a file: {path}")
+            return None
+        return path
+
+    def resolve_dst(self, value: str) -> Path | None:
+        if not value:
+            return None
+        return Path(value) if Path(value).is_absolute() else self.out / value
+
+    def npy_header(self, loc: Loc, path: Path | None) -> npy.NpyHeader | None:
+        if path is None or not self.check_files:
+            return None
+        try:
+            return npy.read_header(path)
+        except (ValueError, OSError) as exc:
+            self.error(loc, f"{path}: {exc}")
+            return None
+
+
+def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, strict: bool = False,
+                  check_files: bool = True) -> tuple[m.Scenario, list[Problem]]:
+    """Read and check a scenario; returns it with its warnings, or raises InputError with every problem."""
+    path = Path(path)
+    data = load_json(path)
+    ck = _Checker(path, Path(output_dir) if output_dir is not None else None, strict, check_files)
+    if not isinstance(data, dict):
+        raise InputError.at(path, "/", f"expected an object with \"resources\" and \"commands\", got {m._show(data)}")
+    for key in data:
+        if key not in ("resources", "commands"):
+            ck.unknown((key,), f"unknown field \"{key}\"")
+    for key in ("resources", "commands"):
+        if key not in data:
+            ck.error((), f"missing required field \"{key}\"")
+    resources = ck.parse_items(data.get("resources", []), "resources", m.RESOURCE_KINDS, {})
+    commands = ck.parse_items(data.get("commands", []), "commands", m.COMMAND_KINDS, m.COMMAND_ALIASES)
+    _check_resources(ck, resources)
+    _check_commands(ck, resources, commands)
+    if ck.problems:
+        raise InputError(ck.problems + ck.warnings)
+    scenario = m.Scenario([r for _, r in resources], [c for _, c in commands], path.resolve(), ck.out)
+    return scenario, ck.warnings
+
+
+def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]]) -> None:
+    first: dict[str, Loc] = {}
+    for loc, r in resources:
+        if r.uid in first:
+            ck.error(loc + ("uid",), f"duplicate uid \"{r.uid}\" (first defined at {json_pointer(first[r.uid] + ('uid',))})")
+        else:
+            first[r.uid] = loc
+        if isinstance(r, m.DataResource):
+            r._src_path = ck.resolve_src(loc + ("src",), r.src)
+            r._dst_path = ck.resolve_dst(r.dst)
+        elif isinstance(r, (m.RawData, m.Graph)):
+            r._src_path = ck.resolve_src(loc + ("src",), r.src)
+        elif isinstance(r, m.Shader):
+            r._src_path = ck.resolve_src(loc + ("src",), r.src)
+            incs = []
+            for j, d in enumerate(r.include_dirs):
+                p = Path(d) if Path(d).is_absolute() else ck.base / d
+                if ck.check_files and not p.is_dir():
+                    ck.error(loc + ("include_dirs", j), f"include directory not found: {p}")
+                incs.append(p)
+            r._include_paths = tuple(incs)
+        if isinstance(r, (m.Shader, m.Graph)) and r.push_constants_size % 4:
+            ck.error(loc + ("push_constants_size",),
+                     f"expected a multiple of 4, got {r.push_constants_size}")
+        if isinstance(r, m.Shader):
+            seen: dict[int, int] = {}
+            for j, sc in enumerate(r.specialization_constants):
+                if sc.id in seen:
+                    ck.error(loc + ("specialization_constants", j, "id"),
+                             f"duplicate specialization constant id {sc.id} (also at index {seen[sc.id]})")
+                seen[sc.id] = j
+        if isinstance(r, m.Buffer) and r._src_path is not None:
+            hdr = ck.npy_header(loc + ("src",), r._src_path)
+            if hdr is not None and hdr.nbytes != r.size:
+                ck.error(loc + ("src",), f"{r._src_path} holds {hdr.nbytes} bytes "
+                                         f"({hdr.dtype} {list(hdr.shape)}) but the buffer size is {r.size}")
+        if isinstance(r, m.RawData) and r._src_path is not None:
+            ck.npy_header(loc + ("src",), r._src_path)
+        if isinstance(r, m.Tensor) and r.format not in m.TENSOR_FORMATS and not r.format.startswith("VK_FORMAT_R"):
+            ck.error(loc + ("format",), f"unsupported tensor format \"{r.format}\" "
+                                        f"(expected one of {'|'.join(m.TENSOR_FORMATS)})")
+        if isinstance(r, m.Image) and r.custom_border_color is not None and r.border_color not in (
+                "INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT"):
+            ck.error(loc + ("custom_border_color",),
+                     "custom_border_color needs border_color INT_CUSTOM_EXT or FLOAT_CUSTOM_EXT")
+        if isinstance(r, m.Image) and r.border_color in ("INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT") \
+                and r.custom_border_color is None:
+            ck.error(loc + ("border_color",), f"border_color {r.border_color} needs custom_border_color")
+
+
+def _ref(ck: _Checker, by_uid: dict[str, tuple[Loc, m.Resource]], loc: Loc, uid: str,
+         kinds: tuple[type[m.Resource], ...], what: str) -> m.Resource | None:
+    hit = by_uid.get(uid)
+    if hit is None:
+        ck.error(loc, f"no resource with uid \"{uid}\" (expected a {what})")
+        return None
+    if not isinstance(hit[1], kinds):
+        ck.error(loc, f"\"{uid}\" is a {hit[1].kind}, expected a {what}")
+        return None
+    return hit[1]
+
+
+def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
+                    commands: list[tuple[Loc, m.Command]]) -> None:
+    by_uid: dict[str, tuple[Loc, m.Resource]] = {}
+    for loc, r in resources:
+        by_uid.setdefault(r.uid, (loc, r))
+    data_kinds = (m.Buffer, m.Image, m.Tensor)
+    for loc, r in resources:
+        if isinstance(r, m.BufferBarrier):
+            buf = _ref(ck, by_uid, loc + ("buffer_resource",), r.buffer_resource, (m.Buffer,), "buffer")
+            if isinstance(buf, m.Buffer) and r.offset + r.size > buf.size:
+                ck.error(loc + ("size",), f"offset {r.offset} + size {r.size} exceeds the {buf.size} bytes "
+                                          f"of buffer \"{buf.uid}\"")
+        elif isinstance(r, m.ImageBarrier):
+            _ref(ck, by_uid, loc + ("image_resource",), r.image_resource, (m.Image,), "image")
+        elif isinstance(r, m.TensorBarrier):
+            _ref(ck, by_uid, loc + ("tensor_resource",), r.tensor_resource, (m.Tensor,), "tensor")
+        elif isinstance(r, m.Tensor) and r.alias_target is not None and r.alias_target.resource_ref:
+            _ref(ck, by_uid, loc + ("alias_target", "resource_ref"), r.alias_target.resource_ref, (m.Image,), "image")
+        elif isinstance(r, m.Graph):
+            for j, sub in enumerate(r.shader_substitutions):
+                _ref(ck, by_uid, loc + ("shader_substitutions", j, "shader_ref"), sub.shader_ref, (m.Shader,), "shader")
+    barrier_kinds = {"image_barrier_refs": (m.ImageBarrier, "image_barrier"),
+                     "tensor_barrier_refs": (m.TensorBarrier, "tensor_barrier"),
+                     "memory_barrier_refs": (m.MemoryBarrier, "memory_barrier"),
+                     "buffer_barrier_refs": (m.BufferBarrier, "buffer_barrier")}
+    frame_ids: dict[int, Loc] = {}
+    for loc, c in commands:
+        if isinstance(c, (m.DispatchCompute, m.DispatchGraph)):
+            if isinstance(c, m.DispatchCompute):
+                shader = _ref(ck, by_uid, loc + ("shader_ref",), c.shader_ref, (m.Shader,), "shader")
+                if c.push_data_ref:
+                    raw = _ref(ck, by_uid, loc + ("push_data_ref",), c.push_data_ref, (m.RawData,), "raw_data")
+                    _check_push_size(ck, loc + ("push_data_ref",), raw, shader)
+            else:
+                _ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, (m.Graph,), "graph")
+                for j, pc in enumerate(c.push_constants):
+                    _ref(ck, by_uid, loc + ("push_constants", j, "push_data_ref"), pc.push_data_ref,
+                         (m.RawData,), "raw_data")
+            slots: dict[tuple[int, int], int] = {}
+            for j, b in enumerate(c.bindings):
+                _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, data_kinds,
+                     "buffer, image or tensor")
+                if (b.set, b.id) in slots:
+                    ck.error(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
+                                                    f"by bindings/{slots[(b.set, b.id)]}")
+                else:
+                    slots[(b.set, b.id)] = j
+        elif isinstance(c, m.DispatchBarrier):
+            for field, (cls, what) in barrier_kinds.items():
+                for j, uid in enumerate(getattr(c, field)):
+                    _ref(ck, by_uid, loc + (field, j), uid, (cls,), what)
+        elif isinstance(c, m.MarkBoundary):
+            for j, uid in enumerate(c.resources):
+                _ref(ck, by_uid, loc + ("resources", j), uid, data_kinds, "buffer, image or tensor")
+            if c.frame_id is not None:
+                frame_ids.setdefault(c.frame_id, loc)
+
+
+def _check_push_size(ck: _Checker, loc: Loc, raw: m.Resource | None, shader: m.Resource | None) -> None:
+    if not isinstance(raw, m.RawData) or not isinstance(shader, m.Shader) or raw.src_path is None:
+        return
+    try:
+        nbytes = npy.read_header(raw.src_path).nbytes
+    except (ValueError, OSError):
+        return  # already reported at the raw_data resource
+    if shader.push_constants_size == 0:
+        ck.error(loc, f"shader \"{shader.uid}\" declares push_constants_size 0, so it takes no push data")
+    elif nbytes > shader.push_constants_size:
+        ck.error(loc, f"raw_data \"{raw.uid}\" holds {nbytes} bytes, more than the "
+                      f"push_constants_size {shader.push_constants_size} of shader \"{shader.uid}\"")
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+def scenario_to_json(scenario: m.Scenario) -> dict[str, Any]:
+    """The JSON document for a scenario (fields at their defaults are left out)."""
+    def dump(obj: BaseModel) -> dict[str, Any]:
+        return obj.model_dump(mode="json", exclude_defaults=True, exclude_none=True)
+    return {"resources": [{r.kind: dump(r)} for r in scenario.resources],
+            "commands": [{c.kind: dump(c)} for c in scenario.commands]}
+
+
+def write_scenario(scenario: m.Scenario, path: str | Path) -> None:
+    from kernellab.outputs import write_text
+    write_text(path, json.dumps(scenario_to_json(scenario), indent=4) + "\n")
+
+
+# --- JSON Schema -----------------------------------------------------------------------------
+
+def json_schema() -> dict[str, Any]:
+    """A JSON Schema (draft 2020-12) for scenario files, for editors."""
+    from pydantic.json_schema import models_json_schema
+
+    kinds: list[tuple[str, type[BaseModel]]] = [*m.RESOURCE_KINDS.items(), *m.COMMAND_KINDS.items()]
+    _, top = models_json_schema([(cls, "validation") for _, cls in kinds], ref_template="#/$defs/{model}")
+    defs = top.get("$defs", {})
+
+    def wrap(items: Iterable[tuple[str, type[BaseModel]]]) -> list[dict[str, Any]]:
+        return [{"type": "object", "properties": {k: {"$ref": f"#/$defs/{cls.__name__}"}},
+                 "required": [k], "additionalProperties": False} for k, cls in items]
+
+    command_items = list(m.COMMAND_KINDS.items()) + [(a, m.COMMAND_KINDS[t]) for a, t in m.COMMAND_ALIASES.items()]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Scenario Runner scenario (kernellab)",
+        "type": "object",
+        "required": ["resources", "commands"],
+        "additionalProperties": False,
+        "properties": {
+            "resources": {"type": "array", "items": {"oneOf": wrap(m.RESOURCE_KINDS.items())}},
+            "commands": {"type": "array", "items": {"oneOf": wrap(command_items)}},
+        },
+        "$defs": defs,
+    }

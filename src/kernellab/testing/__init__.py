@@ -1,0 +1,1 @@
+"""Helpers shared by kernellab's tests and benchmarks (reference runners, comparisons)."""
