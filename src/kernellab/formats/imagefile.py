@@ -56,23 +56,29 @@ def load(path: str | os.PathLike[str], fmt: VkFormatInfo, width: int, height: in
     """
     ext = _ext(path)
     if ext == ".dds":
-        img = dds.read(path)
-        if (img.width, img.height) != (width, height):
+        try:
+            raw = Path(path).read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read DDS file: {exc.strerror}", file=path) from None
+        hdr = dds.parse_header(raw, path)
+        dds.parse(raw, path)  # checks the data size
+        if (hdr.width, hdr.height) != (width, height):
             raise InputError.at(path, "byte 12 (dwHeight/dwWidth)",
-                                f"DDS image is {img.width}x{img.height} (width x height) but the "
+                                f"DDS image is {hdr.width}x{hdr.height} (width x height) but the "
                                 f"image resource is {width}x{height}")
-        warnings: list[Problem] = []
-        if img.format.texel_size != fmt.texel_size:
+        if hdr.format.texel_size != fmt.texel_size:
             raise InputError.at(path, "byte 128 (dxgiFormat)",
-                                f"DDS format {img.format.name} has {img.format.texel_size}-byte texels, "
+                                f"DDS format {hdr.format.name} has {hdr.format.texel_size}-byte texels, "
                                 f"the image resource's {fmt.name} has {fmt.texel_size}")
-        if img.format.name != fmt.name:
+        warnings: list[Problem] = []
+        if hdr.format.name != fmt.name:
             warnings.append(Problem(str(path), "byte 128 (dxgiFormat)",
-                                    f"DDS format is {img.format.name}; its bytes are used as {fmt.name}",
+                                    f"DDS format is {hdr.format.name}; its bytes are used as {fmt.name}",
                                     warning=True))
-        levels = min(img.mip_levels, mips)
-        return ImageData(b"".join(np.ascontiguousarray(lv).data.cast("B") for lv in img.levels[:levels]),
-                         levels, img.format, tuple(warnings))
+        levels = min(hdr.mip_levels, mips)
+        size = dds.chain_size(hdr.format, width, height, levels)
+        data = memoryview(raw)[hdr.data_offset:hdr.data_offset + size]
+        return ImageData(data, levels, hdr.format, tuple(warnings))
     if ext == ".npy":
         return ImageData(load_npy(path, fmt, width, height).data.cast("B"), 1)
     raise InputError(f"image file must end in .dds or .npy", file=path)
