@@ -1,0 +1,282 @@
+"""Running kernel-instantiation files (GPUVerify JSON) on an OpenCL device.
+
+Each instantiation is one ``clEnqueueNDRangeKernel``: the kernel is built with the file's
+``compiler_flags``, every argument is made from its record (hex scalars decoded with the file's
+endianness and the parameter's type, arrays from their ``.bin`` files, ``__local`` arrays of
+``size`` bytes), and the launch uses the file's sizes and offset. Arguments the file leaves
+unconstrained are filled deterministically from the seed and reported.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from kernellab.backends.base import BackendOptions, ProgramSpec
+from kernellab.backends.opencl import KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram
+from kernellab.errors import CompileError, InputError, Problem
+from kernellab.formats import gpuverify
+from kernellab.formats.gpuverify import (ArrayArgument, ImageArgument, KernelInstantiation, SamplerArgument,
+                                         ScalarArgument)
+from kernellab.outputs import OutputSet
+
+Report = Callable[[str], None]
+
+
+def _stderr(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+@dataclass
+class PreparedLaunch:
+    """One instantiation made concrete on a backend: the program, the argument values, and which
+    buffers are outputs."""
+
+    inst: KernelInstantiation
+    program: OpenCLProgram
+    args: list[Any]
+    #: argument index -> device buffer, for every global/constant array (written as arg<N>.bin)
+    arrays: dict[int, OpenCLBuffer] = field(default_factory=dict)
+    #: argument index -> element type code for byte-order conversion (None = bytes)
+    array_dtypes: dict[int, str | None] = field(default_factory=dict)
+    #: one sentence per argument filled from the seed
+    filled: list[str] = field(default_factory=list)
+
+    def launch(self, backend: OpenCLBackend) -> None:
+        i = self.inst
+        backend.launch(self.program, self.args, i.global_size, i.local_size, i.global_offset,
+                       label=f"{i.entry_point}#{i.index}")
+
+
+def _problem(inst: KernelInstantiation, parts: Sequence[str | int], message: str) -> Problem:
+    return Problem(str(inst.file), inst.pointer(*parts), message)
+
+
+def _rng(seed: int, inst: KernelInstantiation, arg: int) -> np.random.Generator:
+    return np.random.default_rng([seed, inst.index, arg])
+
+
+def seeded_values(dtype: str | None, count: int, rng: np.random.Generator) -> bytes:
+    """``count`` elements of ``dtype`` from ``rng``: floats in [0, 1), integers in [0, 128), so a
+    filled size or index stays small and a filled float stays finite."""
+    if dtype is None:
+        return rng.integers(0, 256, size=count, dtype=np.uint8).tobytes()
+    dt = np.dtype("<" + dtype)
+    if dt.kind == "f":
+        return rng.random(count).astype(dt).tobytes()
+    return rng.integers(0, 128, size=count).astype(dt).tobytes()
+
+
+def _to_device_order(data: bytes, dtype: str | None, byteorder: str) -> bytes:
+    """Data in the capture's byte order -> the device's (little-endian) order, per element."""
+    if byteorder == "little" or dtype is None or np.dtype(dtype).itemsize == 1:
+        return data
+    n = np.dtype(dtype).itemsize
+    usable = len(data) - len(data) % n
+    swapped = np.frombuffer(data[:usable], dtype=">" + dtype).astype("<" + dtype).tobytes()
+    return swapped + data[usable:]
+
+
+def _from_device_order(data: bytes, dtype: str | None, byteorder: str) -> bytes:
+    if byteorder == "little" or dtype is None or np.dtype(dtype).itemsize == 1:
+        return data
+    n = np.dtype(dtype).itemsize
+    usable = len(data) - len(data) % n
+    swapped = np.frombuffer(data[:usable], dtype="<" + dtype).astype(">" + dtype).tobytes()
+    return swapped + data[usable:]
+
+
+def build(backend: OpenCLBackend, inst: KernelInstantiation) -> OpenCLProgram:
+    """Build the instantiation's kernel; a compile error or a missing entry point is bad input
+    pointing at ``kernel_file``/``entry_point``."""
+    try:
+        source = inst.kernel_path.read_bytes()
+    except OSError as exc:
+        raise InputError([_problem(inst, ["kernel_file"], f"cannot read {inst.kernel_path}: {exc.strerror}")]) from exc
+    spec = ProgramSpec(uid=f"{inst.kernel_file}:{inst.entry_point}", code=source, language="opencl-c",
+                       entry=inst.entry_point, build_options=inst.compiler_flags or "")
+    try:
+        return backend.create_program(spec)  # type: ignore[return-value]
+    except CompileError as exc:
+        text = str(exc)
+        where = ["entry_point"] if "no kernel named" in text else ["kernel_file"]
+        err = InputError([_problem(inst, where, text)])
+        raise err from exc
+
+
+def _scalar_bytes(inst: KernelInstantiation, n: int, arg: KernelArg, rec: ScalarArgument,
+                  seed: int, filled: list[str], problems: list[Problem]) -> bytes | None:
+    size = arg.type.size
+    if rec.value is None:
+        if size is None:
+            problems.append(_problem(inst, ["kernel_arguments", n],
+                                     f"argument {n} ({arg.type_name} {arg.name}) has no value and its size is "
+                                     "unknown, so it cannot be filled; give a value"))
+            return None
+        data = seeded_values(arg.type.dtype, 4 if arg.type.count == 3 else arg.type.count, _rng(seed, inst, n))
+        filled.append(f"{inst.file}: {inst.pointer('kernel_arguments', n)}: argument {n} ({arg.type_name} "
+                      f"{arg.name}) is unconstrained; filled from seed {seed} with "
+                      f"{gpuverify.hex_value(data, 'little')}")
+        return data
+    digits = rec.value[2:].lstrip("0")
+    if size is None:  # a struct or a typedef we cannot resolve: the hex string gives the width
+        size = max(1, (len(rec.value) - 2 + 1) // 2)
+    try:
+        raw = gpuverify.hex_bytes(rec.value, size, inst.byteorder)
+    except OverflowError:
+        problems.append(_problem(inst, ["kernel_arguments", n, "value"],
+                                 f"{rec.value} needs {(len(digits) + 1) // 2} bytes but parameter {n} "
+                                 f"({arg.type_name} {arg.name}) has {size}"))
+        return None
+    return _to_device_order(raw, arg.type.dtype, inst.byteorder)
+
+
+def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLProgram, seed: int = 0
+            ) -> PreparedLaunch:
+    """Make every argument of ``inst`` on ``backend``; all mismatches with the kernel's parameters
+    are reported together as bad input."""
+    problems: list[Problem] = []
+    filled: list[str] = []
+    params = program.args
+    records = inst.kernel_arguments
+    if records is None:
+        records = [None] * len(params)  # type: ignore[list-item]
+        filled.append(f"{inst.file}: {inst.pointer()}: no kernel_arguments; every argument is unconstrained")
+    elif len(records) != len(params):
+        sig = ", ".join(f"{a.type_name} {a.name}" for a in params)
+        raise InputError([_problem(inst, ["kernel_arguments"],
+                                   f"has {len(records)} entries but kernel {inst.entry_point}({sig}) "
+                                   f"takes {len(params)} arguments")])
+    launch = PreparedLaunch(inst, program, [])
+    for n, (arg, rec) in enumerate(zip(params, records)):
+        kind = arg.kind
+        if rec is None:  # whole list unconstrained: make a record of the parameter's kind
+            rec = {"scalar": ScalarArgument(), "buffer": ArrayArgument(), "local": ArrayArgument(address_space="local"),
+                   "image": ImageArgument(), "sampler": SamplerArgument()}[kind]
+        want = {"scalar": "scalar", "buffer": "array", "local": "array", "image": "image", "sampler": "sampler"}[kind]
+        if rec.type != want:
+            problems.append(_problem(inst, ["kernel_arguments", n, "type"],
+                                     f'is "{rec.type}" but parameter {n} of {inst.entry_point} is '
+                                     f'"{arg.type_name} {arg.name}" (expected "{want}")'))
+            launch.args.append(None)
+            continue
+        if isinstance(rec, ScalarArgument):
+            launch.args.append(_scalar_bytes(inst, n, arg, rec, seed, filled, problems))
+        elif isinstance(rec, ArrayArgument):
+            declared = "local" if kind == "local" else arg.address_space
+            if rec.address_space is not None and rec.address_space != declared:
+                problems.append(_problem(inst, ["kernel_arguments", n, "address_space"],
+                                         f'is "{rec.address_space}" but parameter {n} ({arg.type_name} {arg.name}) '
+                                         f'is declared __{declared}'))
+                launch.args.append(None)
+                continue
+            elem = arg.type.size or 1
+            # one element per work-item (offset included), so an unconstrained launch stays in bounds
+            reach = [g + o for g, o in zip(inst.global_size, inst.global_offset or (0,) * len(inst.global_size))]
+            default_items = int(np.prod(inst.local_size if kind == "local" and inst.local_size else reach))
+            if kind == "local":
+                size = rec.size
+                if size is None:
+                    size = default_items * elem
+                    filled.append(f"{inst.file}: {inst.pointer('kernel_arguments', n)}: __local argument {n} "
+                                  f"({arg.name}) has no size; using {size} bytes (one element per work-item)")
+                launch.args.append(LocalMemory(size))
+                continue
+            data = rec.data_path.read_bytes() if rec.data_path is not None else None
+            size = rec.size if rec.size is not None else (len(data) if data else default_items * elem)
+            if data is None:
+                unit = np.dtype(arg.type.dtype).itemsize if arg.type.dtype else 1
+                count = -(-size // unit)
+                data = seeded_values(arg.type.dtype, count, _rng(seed, inst, n))[:size]
+                filled.append(f"{inst.file}: {inst.pointer('kernel_arguments', n)}: array argument {n} "
+                              f"({arg.type_name} {arg.name}) has no data; filled {size} bytes from seed {seed}")
+            elif len(data) < size:
+                data = data + bytes(size - len(data))
+            buf = backend.alloc_with_flags(size, rec.flags or (), uid=f"arg{n}")
+            backend.write_buffer(buf, _to_device_order(data, arg.type.dtype, inst.byteorder))
+            launch.args.append(buf)
+            launch.arrays[n] = buf
+            launch.array_dtypes[n] = arg.type.dtype
+        elif isinstance(rec, SamplerArgument):
+            launch.args.append(backend.make_sampler())
+            filled.append(f"{inst.file}: {inst.pointer('kernel_arguments', n)}: sampler argument {n} ({arg.name}) "
+                          "uses unnormalized coordinates, clamp-to-edge, nearest filtering")
+        else:
+            base = arg.type_name.replace("const", "").strip()
+            dims = {"image1d_t": 1, "image2d_t": 2, "image3d_t": 3}.get(base)
+            if dims is None or dims > len(inst.global_size):
+                problems.append(_problem(inst, ["kernel_arguments", n],
+                                         f"image argument {n} ({arg.type_name} {arg.name}): the file gives no image "
+                                         "description and its shape cannot be taken from the launch "
+                                         "(supported: image1d_t/image2d_t/image3d_t with at least as many "
+                                         "global_size dimensions)"))
+                launch.args.append(None)
+                continue
+            shape = inst.global_size[:dims]
+            texels = int(np.prod(shape)) * 4
+            values = np.frombuffer(seeded_values("f4", texels, _rng(seed, inst, n)), dtype=np.float32)
+            launch.args.append(backend.make_image(shape, values.reshape(tuple(reversed(shape)) + (4,)), arg.access))
+            filled.append(f"{inst.file}: {inst.pointer('kernel_arguments', n)}: image argument {n} ({arg.name}) is "
+                          f"an RGBA float image of {'x'.join(map(str, shape))} texels (the global size) filled "
+                          f"from seed {seed}")
+    if problems:
+        raise InputError(problems)
+    launch.filled = filled
+    return launch
+
+
+def output_dir_for(output_dir: Path, index: int) -> Path:
+    """``DIR`` for instantiation 0, ``DIR/<i>`` for instantiation i > 0."""
+    return output_dir if index == 0 else output_dir / str(index)
+
+
+def select(insts: list[KernelInstantiation], index: int | None, file: Path) -> list[KernelInstantiation]:
+    if index is None:
+        return insts
+    if not 0 <= index < len(insts):
+        raise InputError([Problem(str(file), "/", f"--index {index}: the file holds {len(insts)} "
+                                  f"instantiation{'s' if len(insts) != 1 else ''} (0..{len(insts) - 1})")])
+    return [insts[index]]
+
+
+def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index: int | None = None, seed: int = 0,
+                       device: str | None = None, report: Report | None = None,
+                       backend: OpenCLBackend | None = None) -> int:
+    """Run the instantiations of a kernel-instantiation file and write every global/constant
+    array argument's final bytes to ``DIR/arg<N>.bin`` (``DIR/<i>/arg<N>.bin`` for i > 0).
+
+    ``index`` picks one instantiation (None = all, in order), ``seed`` fills unconstrained
+    arguments, ``device`` picks the OpenCL device (index or name substring). Returns 0; bad input
+    raises :class:`InputError` (exit 2) before anything is written.
+    """
+    report = report or _stderr
+    path = Path(path)
+    insts, warnings = gpuverify.load(path)
+    for w in warnings:
+        report(str(w))
+    chosen = select(insts, index, path)
+    own = backend is None
+    be = backend or OpenCLBackend.open(device, BackendOptions())
+    try:
+        with OutputSet() as outs:
+            for inst in chosen:
+                program = build(be, inst)
+                launch = prepare(be, inst, program, seed)
+                for line in launch.filled:
+                    report(line)
+                launch.launch(be)
+                be.submit()
+                if output_dir is not None:
+                    dest = output_dir_for(Path(output_dir), inst.index)
+                    for n, buf in launch.arrays.items():
+                        data = be.read_buffer(buf).tobytes()
+                        outs.bytes(dest / f"arg{n}.bin",
+                                   _from_device_order(data, launch.array_dtypes.get(n), inst.byteorder))
+            outs.commit()
+    finally:
+        if own:
+            be.close()
+    return 0
