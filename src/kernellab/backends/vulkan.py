@@ -154,7 +154,9 @@ class VulkanBackend(Backend):
         inst = _Instance.shared()
         self.physical = inst.physical_devices[device.index]
         props = vk.vkGetPhysicalDeviceProperties(self.physical)
-        self.limits = props.limits
+        # copy scalars out now: the cffi struct is freed with `props`, and views into it would dangle
+        self.timestamp_period = float(props.limits.timestampPeriod)
+        self.max_push_constants_size = int(props.limits.maxPushConstantsSize)
         families = vk.vkGetPhysicalDeviceQueueFamilyProperties(self.physical)
         compute = [i for i, f in enumerate(families) if f.queueFlags & vk.VK_QUEUE_COMPUTE_BIT]
         if not compute:
@@ -485,7 +487,7 @@ class VulkanBackend(Backend):
                                          vk.VK_QUERY_RESULT_64_BIT | vk.VK_QUERY_RESULT_WAIT_BIT)
             values.extend(out[i] for i in range(n))
             remaining -= n
-        period = float(self.limits.timestampPeriod)
+        period = self.timestamp_period
         return [CommandTiming(label, values[2 * i] * period, values[2 * i + 1] * period)
                 for i, label in enumerate(self._labels)]
 

@@ -15,6 +15,8 @@ from kernellab.outputs import write_bytes
 class ArtifactCache:
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
+        #: keys looked up and not found (for --fail-on-pipeline-cache-miss)
+        self.misses: list[str] = []
 
     def _path(self, key: str, ext: str) -> Path:
         return self.root / "artifacts" / key[:2] / f"{key}.{ext}"
@@ -23,6 +25,7 @@ class ArtifactCache:
         try:
             return self._path(key, ext).read_bytes()
         except OSError:
+            self.misses.append(f"{key}.{ext}")
             return None
 
     def put(self, key: str, ext: str, data: bytes) -> None:

@@ -19,7 +19,7 @@ from kernellab.backends.base import (Backend, BackendOptions, BindingSlot, Buffe
                                      ProgramSpec, SpecConstant, backend_class, choose_device)
 from kernellab.compile.cache import ArtifactCache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages
-from kernellab.errors import InputError, KernellabError
+from kernellab.errors import InputError, KernellabError, UsageError
 from kernellab.formats import npy
 from kernellab.outputs import OutputSet
 
@@ -39,6 +39,7 @@ class RunOptions:
     #: content-addressed artifact + pipeline cache (``--pipeline-caching``); None = no cache
     cache_dir: Path | None = None
     robust_buffer_access: bool = False
+    fail_on_cache_miss: bool = False
     timestamps: bool = False
     #: called after each repeat with (done, total) for a progress bar
     progress: Callable[[int, int], None] | None = None
@@ -130,6 +131,12 @@ class Executor:
 
     def create_programs(self, backend: Backend) -> None:
         cache = ArtifactCache(self.options.cache_dir) if self.options.cache_dir is not None else None
+        pipeline_cache = backend.options.pipeline_cache_file
+        if self.options.fail_on_cache_miss:
+            if cache is None:
+                raise UsageError("--fail-on-pipeline-cache-miss needs --pipeline-caching")
+            if pipeline_cache and not Path(pipeline_cache).is_file():
+                raise KernellabError(f"pipeline cache miss: no pipeline cache for this device at {pipeline_cache}")
         target_env = _target_env(backend.device.api_version)
         modules: dict[str, bytes] = {}
         for c in self.scenario.commands:
@@ -151,6 +158,9 @@ class Executor:
                                    push_constants_size=shader.push_constants_size, slots=slots,
                                    build_options=shader.build_options)
                 self.programs[key] = backend.create_program(spec)
+        if self.options.fail_on_cache_miss and cache is not None and cache.misses:
+            raise KernellabError(f"pipeline cache miss: {len(cache.misses)} compiled artifacts were not in "
+                                 f"{self.options.cache_dir} (first: {cache.misses[0]})")
 
     def _slots(self, c: m.DispatchCompute) -> tuple[BindingSlot, ...]:
         return tuple(sorted(BindingSlot(b.set, b.id, "storage-buffer") for b in c.bindings

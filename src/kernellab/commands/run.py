@@ -1,0 +1,125 @@
+"""``kernellab run``: execute a workload file (flags compatible with Arm's scenario-runner)."""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from kernellab import config
+from kernellab.errors import UsageError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("run", help="run a scenario (or other workload file) and write its outputs",
+                       description="Run a workload file. Flags follow Arm's scenario-runner, so scripts can "
+                                   "switch by changing the program name.")
+    p.add_argument("file", nargs="?", type=Path, help="the workload file (same as --scenario)")
+    p.add_argument("--scenario", type=Path, help="scenario JSON file to run")
+    p.add_argument("--format", choices=["scenario", "kernel-instantiation", "pyschedcl"],
+                   help="input format (default: detected from the file's content)")
+    p.add_argument("--output", type=Path, help="folder for relative dst paths (default: the file's folder)")
+    p.add_argument("--device", help="device index or name substring (see `kernellab devices`)")
+    p.add_argument("--dry-run", action="store_true", help="build everything, execute nothing")
+    p.add_argument("--repeat", type=int, default=1, help="run the commands N times (default 1)")
+    p.add_argument("--strict", action="store_true", help="treat unknown fields as errors")
+    p.add_argument("--log-level", type=str.lower, choices=["debug", "info", "warning", "error", "critical"],
+                   help="logging verbosity")
+    p.add_argument("--profiling-dump-path", type=Path, help="write each command's GPU time (JSON)")
+    p.add_argument("--perf-counters-dump-path", type=Path, help="write host-side phase timings (JSON)")
+    p.add_argument("--pipeline-caching", action="store_true", help="reuse compiled SPIR-V and pipeline caches")
+    p.add_argument("--cache-path", type=Path, help="cache folder for --pipeline-caching")
+    p.add_argument("--clear-pipeline-cache", action="store_true", help="empty the cache folder first")
+    p.add_argument("--fail-on-pipeline-cache-miss", action="store_true",
+                   help="fail when --pipeline-caching finds something not yet cached")
+    p.add_argument("--enable-robustness-features", action="store_true", help="enable robust buffer access")
+    p.add_argument("--capture-frames", type=Path, metavar="DIR",
+                   help="save the resources each mark_boundary lists as <uid>.frame<N>.npy in DIR")
+    p.add_argument("--dump-stages", type=Path, metavar="DIR",
+                   help="write every compilation stage of every kernel as <uid>.<stage>.<ext>")
+    p.set_defaults(func=run)
+
+
+def detect_format(path: Path) -> str:
+    from kernellab.formats.detect import detect
+    return detect(path)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.file and args.scenario and args.file != args.scenario:
+        raise UsageError("give the file once: either as an argument or with --scenario")
+    path = args.scenario or args.file
+    if path is None:
+        raise UsageError("no workload file: kernellab run S.json (or --scenario S.json)")
+    if args.repeat < 1:
+        raise UsageError(f"--repeat must be >= 1, got {args.repeat}")
+    fmt = args.format or detect_format(path)
+    if fmt != "scenario":
+        from kernellab.formats.detect import runner_for
+        return runner_for(fmt)(path, args)
+    return run_scenario(path, args)
+
+
+def run_scenario(path: Path, args: argparse.Namespace) -> int:
+    from kernellab.formats.scenario import load_scenario
+    from kernellab.runtime.executor import RunOptions, execute
+
+    t0 = time.perf_counter()
+    scenario, warnings = load_scenario(path, args.output, strict=args.strict)
+    for w in warnings:
+        print(w, file=sys.stderr)
+    parse_ms = (time.perf_counter() - t0) * 1e3
+
+    cache_dir = None
+    if args.pipeline_caching or args.cache_path:
+        cache_dir = args.cache_path or config.get().cache_dir
+        if args.clear_pipeline_cache and cache_dir.exists():
+            shutil.rmtree(cache_dir)
+    options = RunOptions(device=args.device, dry_run=args.dry_run, repeat=args.repeat,
+                         capture_frames=args.capture_frames, dump_stages=args.dump_stages, cache_dir=cache_dir,
+                         robust_buffer_access=args.enable_robustness_features,
+                         timestamps=args.profiling_dump_path is not None,
+                         fail_on_cache_miss=args.fail_on_pipeline_cache_miss)
+    progress = None
+    if args.repeat > 1:
+        from rich.progress import Progress
+        progress = Progress(transient=True, console=_stderr_console())
+        task = progress.add_task("running", total=args.repeat)
+        options.progress = lambda done, total: progress.update(task, completed=done)
+    if progress is not None:
+        with progress:
+            report = execute(scenario, options)
+    else:
+        report = execute(scenario, options)
+    report.phases_ms = {"parse": parse_ms, **report.phases_ms}
+
+    from kernellab.outputs import write_text
+    if args.perf_counters_dump_path:
+        write_text(args.perf_counters_dump_path, json.dumps({
+            "device": report.device,
+            "phases_ms": {k: round(v, 3) for k, v in report.phases_ms.items()},
+            "total_ms": round(sum(report.phases_ms.values()), 3)}, indent=2) + "\n")
+    if args.profiling_dump_path:
+        write_text(args.profiling_dump_path, json.dumps(profiling_json(report), indent=2) + "\n")
+    return 0
+
+
+def profiling_json(report: Any) -> dict[str, Any]:
+    repeats = []
+    for timings in report.timings:
+        commands = []
+        for t in timings:
+            index, kind, *rest = t.label.split(":", 2)
+            commands.append({"index": int(index), "command": kind, "resource": rest[0] if rest else "",
+                             "gpu_time_ns": round(t.duration_ns, 1)})
+        repeats.append({"commands": commands, "total_ns": round(sum(c["gpu_time_ns"] for c in commands), 1)})
+    return {"device": report.device, "repeats": repeats,
+            "total_ns": round(sum(r["total_ns"] for r in repeats), 1)}
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+    return Console(stderr=True)
