@@ -30,12 +30,12 @@ fi
 if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv || { echo "setup: python3 -m venv failed; on Debian: apt-get install python3-venv" >&2; exit 1; }
 fi
-extras="ml"
-[ "${1:-}" = test ] && extras="ml,test"
-stamp=".venv/.kernellab-installed-$extras"
+target="."
+[ "${1:-}" = test ] && target=".[ml,test]"
+stamp=".venv/.kernellab-installed-${1:-main}"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    echo "setup: installing kernellab[$extras] into .venv" >&2
+    echo "setup: installing kernellab ($target) into .venv" >&2
     .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[$extras]"
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e "$target"
     touch "$stamp"
 fi
