@@ -26,7 +26,7 @@ import numpy as np
 
 from kernellab.backends.base import (Backend, BackendOptions, Buffer, CommandTiming, DeviceInfo, Program,
                                      ProgramSpec)
-from kernellab.errors import BackendError, CompileError, DeviceError, DeviceOutOfMemoryError, ToolFailure
+from kernellab.errors import BackendError, CompileError, DeviceError, DeviceOutOfMemoryError
 
 #: options every build gets: argument names and types are needed to bind arguments by position
 ALWAYS_BUILD_OPTIONS = "-cl-kernel-arg-info"
@@ -68,6 +68,19 @@ def _guarded(call: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         if name in ("CL_MEM_OBJECT_ALLOCATION_FAILURE", "CL_OUT_OF_RESOURCES", "CL_OUT_OF_HOST_MEMORY"):
             raise DeviceOutOfMemoryError(call, name, detail) from exc
         raise BackendError(call, name, detail) from exc
+
+
+_TEMP_SOURCE = re.compile(r"\S*(?:tempfile_|input\.cl|<source>|\.cl_)\w*(?:\.cl)?(?=:\d)")
+
+
+def _build_log(text: str, uid: str) -> str:
+    """The compiler's messages from a pyopencl build error, with the driver's temp file names
+    replaced by the kernel's own name so ``file:line:col`` points at the user's file."""
+    m = re.search(r"Build on <[^>]*>:\n", text)
+    log = text[m.end():] if m else text
+    log = log.split("\n(options:")[0].strip() or text
+    name = uid.split(":")[0] or "kernel"
+    return _TEMP_SOURCE.sub(name, log)
 
 
 # --- kernel argument types -------------------------------------------------------------------
@@ -325,11 +338,8 @@ class OpenCLBackend(Backend):
         try:
             program.build(options=options.split() if options else [], cache_dir=False)
         except cl.Error as exc:
-            log = str(exc)
-            raise CompileError(
-                f"{spec.uid}: OpenCL C build failed on {self.device.name}",
-                ToolFailure("clBuildProgram", ["kernellab", "run", "--device", str(self.device.index)], 2, log),
-            ) from exc
+            raise CompileError(f"{spec.uid}: OpenCL C build failed on {self.device.name} "
+                               f"(options: {options or 'none'})\n{_build_log(str(exc), spec.uid)}") from exc
         names = [k.function_name for k in program.all_kernels()]
         if spec.entry not in names:
             raise CompileError(f"{spec.uid}: no kernel named {spec.entry!r} (the source defines: "
