@@ -1,0 +1,579 @@
+"""One OpenCL kernel split across two devices (or two queues of one device), from a PySchedCL spec.
+
+Partition P (0..10) splits dimension 0 of the NDRange: work-items ``[0, s)`` run on the GPU-class
+device and ``[s, G0)`` on the CPU-class device, where ``s`` is P/10 of ``G0`` rounded to a multiple
+of the local size (PySchedCL's order: the GPU takes the first share). Buffers follow the spec:
+
+* ``break: 1`` buffers are split with the NDRange: a part sees only its rows (``size / G0``
+  elements per work-item of dimension 0). On one context the parts get sub-buffers of one buffer
+  (no copies) when the split is aligned for the device, else a private buffer filled by a
+  device-side copy; on two contexts each part gets a buffer of its rows only.
+* ``break: 0`` buffers are given whole to both parts; what the parts write to them is merged
+  element by element (a part's changes win over the initial contents; two parts writing different
+  values to one element is an error).
+
+Two split modes: ``subbuffer`` (default, PySchedCL's model: each part's work-item ids start at 0
+and ``partition_round(dataset, size_percent)`` is its element count) and ``offset`` (each part is
+launched with a global work offset over whole-size buffers, so ``get_global_id`` is absolute).
+
+Every command is profiled; :class:`PartTiming` carries the events' device times.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from kernellab.backends.base import DeviceInfo
+from kernellab.errors import CompileError, DeviceError, InputError, KernellabError, Problem, ToolFailure, UsageError
+from kernellab.formats.pyschedcl import ElementType, ResolvedBuffer, ResolvedKernel
+
+log = logging.getLogger("kernellab.partition")
+
+SPLIT_MODES = ("subbuffer", "offset")
+_GPU_KINDS = ("discrete-gpu", "integrated-gpu", "virtual-gpu")
+
+
+def _opencl() -> tuple[Any, Any, Any]:
+    """pyopencl, the OpenCL backend's device list and its guarded-call helper (shared so that
+    device indices and error messages are the same as ``kernellab devices`` shows)."""
+    from kernellab.backends import opencl as backend
+
+    cl = backend._cl()
+    return cl, backend._enumerate, backend._guarded
+
+
+# --- devices ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    info: DeviceInfo
+    device: Any  # pyopencl.Device
+
+    @property
+    def label(self) -> str:
+        return f"{self.info.index}: {self.info.name}"
+
+
+def _pick(found: Sequence[tuple[DeviceInfo, Any]], wanted: str, role: str) -> Target:
+    w = wanted.strip()
+    if w.isdigit():
+        for info, dev in found:
+            if info.index == int(w):
+                return Target(info, dev)
+        raise UsageError(f"--devices: no OpenCL device with index {w} for the {role} part "
+                         f"(have {', '.join(str(i.index) for i, _ in found)})")
+    low = w.lower()
+    if low in ("cpu", "gpu"):
+        kinds = ("cpu",) if low == "cpu" else _GPU_KINDS
+        matches = [(i, d) for i, d in found if i.kind in kinds]
+        if not matches:
+            have = "; ".join(f"{i.index}: {i.name} ({i.kind})" for i, _ in found)
+            raise UsageError(f"--devices: no OpenCL device of kind {low.upper()} (have {have})")
+    else:
+        matches = [(i, d) for i, d in found
+                   if low in f"{i.name} {i.details.get('platform', '')} {i.api_version}".lower()]
+        if not matches:
+            have = "; ".join(f"{i.index}: {i.name}" for i, _ in found)
+            raise UsageError(f"--devices: no OpenCL device name contains {w!r} (have {have})")
+    info, dev = min(matches, key=lambda m: (m[0].rank, m[0].index))
+    return Target(info, dev)
+
+
+def choose_targets(devices: str | Sequence[str] | None = None) -> tuple[Target, Target]:
+    """(CPU-class target, GPU-class target). ``devices`` is ``"CPU,GPU"``-style: two selectors
+    (a kind ``cpu``/``gpu``, an index, or a name substring), CPU-class part first; one selector
+    means both parts on that device. By default the best CPU device and the best GPU if there is
+    one, else the CPU device twice (two queues). Simulators (Oclgrind) are used only when named."""
+    _, enumerate_devices, _ = _opencl()
+    found = enumerate_devices()
+    if not found:
+        raise DeviceError("no OpenCL device found: pip install pocl-binary-distribution (a CPU device) "
+                          "or install your GPU vendor's OpenCL driver")
+    if devices:
+        parts = [p for p in (devices.split(",") if isinstance(devices, str) else devices) if p.strip()]
+        if not 1 <= len(parts) <= 2:
+            raise UsageError(f"--devices: expected CPU_DEVICE,GPU_DEVICE (one or two selectors), got {devices!r}")
+        cpu = _pick(found, parts[0], "CPU-class")
+        gpu = _pick(found, parts[-1], "GPU-class")
+        return cpu, gpu
+    usable = [(i, d) for i, d in found if i.kind != "other"] or list(found)
+    cpus = [(i, d) for i, d in usable if i.kind == "cpu"]
+    gpus = [(i, d) for i, d in usable if i.kind in _GPU_KINDS]
+    first = min(cpus or usable, key=lambda m: (m[0].rank, m[0].index))
+    second = min(gpus, key=lambda m: (m[0].rank, m[0].index)) if gpus else first
+    return Target(*first), Target(*second)
+
+
+# --- sessions: contexts, queues, programs ----------------------------------------------------
+
+
+@dataclass
+class Lane:
+    """Where one part runs: a device, its context and its own queue."""
+
+    role: str  # "gpu" | "cpu"
+    target: Target
+    context: Any
+    queue: Any
+    #: sub-buffer origins must be multiples of this many bytes on this device
+    align: int
+
+
+class Session:
+    """Contexts and queues for the two parts, and built programs, reused across runs.
+
+    One device: one context, two queues. Two devices of one platform: one context holding both.
+    Devices of different platforms: a context each (buffers then cannot be shared)."""
+
+    def __init__(self, cpu: Target, gpu: Target, profiling: bool = True):
+        cl, _, guarded = _opencl()
+        self._cl = cl
+        self._guarded = guarded
+        props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
+        same_platform = cpu.device.platform.int_ptr == gpu.device.platform.int_ptr
+        if cpu.device.int_ptr == gpu.device.int_ptr:
+            contexts = [guarded("clCreateContext", cl.Context, [cpu.device])] * 2
+        elif same_platform:
+            contexts = [guarded("clCreateContext", cl.Context, [cpu.device, gpu.device])] * 2
+        else:
+            contexts = [guarded("clCreateContext", cl.Context, [gpu.device]),
+                        guarded("clCreateContext", cl.Context, [cpu.device])]
+        self.lanes = {
+            "gpu": Lane("gpu", gpu, contexts[0], guarded("clCreateCommandQueue", cl.CommandQueue, contexts[0],
+                                                         gpu.device, properties=props), gpu.device.mem_base_addr_align // 8),
+            "cpu": Lane("cpu", cpu, contexts[1], guarded("clCreateCommandQueue", cl.CommandQueue, contexts[1],
+                                                         cpu.device, properties=props), cpu.device.mem_base_addr_align // 8),
+        }
+        self.shared_context = contexts[0] is contexts[1]
+        self._programs: dict[tuple[int, str, str], Any] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def description(self) -> str:
+        g, c = self.lanes["gpu"].target, self.lanes["cpu"].target
+        if g.device.int_ptr == c.device.int_ptr:
+            return f"{g.label} (two queues)"
+        return f"GPU-class {g.label}; CPU-class {c.label}"
+
+    def program(self, context: Any, kernel: ResolvedKernel) -> Any:
+        """The built program for ``kernel`` in ``context`` (cached by source and options)."""
+        try:
+            source = kernel.spec.src.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError([Problem(kernel.spec.file, "/src", f"cannot read {kernel.spec.src}: {exc.strerror or exc}")]) from None
+        options = " ".join(o for o in (kernel.build_options, "-cl-kernel-arg-info") if o)
+        key = (id(context), source, options)
+        with self._lock:
+            prog = self._programs.get(key)
+            if prog is None:
+                cl = self._cl
+                prog = cl.Program(context, source)
+                try:
+                    prog.build(options=options.split(), cache_dir=False)
+                except cl.Error as exc:
+                    raise CompileError(f"{kernel.spec.src}: OpenCL C build failed",
+                                       ToolFailure("clBuildProgram", ["kernellab", "run", kernel.spec.file], 2, str(exc))) from exc
+                names = [k.function_name for k in prog.all_kernels()]
+                if kernel.spec.name not in names:
+                    raise InputError([Problem(kernel.spec.file, "/name", f"{kernel.spec.src.name} defines no kernel named "
+                                              f"{kernel.spec.name!r} (it defines: {', '.join(names) or 'none'})")])
+                _check_signature(cl, cl.Kernel(prog, kernel.spec.name), kernel)
+                self._programs[key] = prog
+        return prog
+
+    def kernel(self, context: Any, kernel: ResolvedKernel) -> Any:
+        # a fresh cl.Kernel per launch: argument state is per object, and launches may overlap
+        return self._cl.Kernel(self.program(context, kernel), kernel.spec.name)
+
+    def close(self) -> None:
+        for lane in self.lanes.values():
+            try:
+                lane.queue.finish()
+            except Exception:  # closing after a device error must not hide that error
+                pass
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _check_signature(cl: Any, k: Any, kernel: ResolvedKernel) -> None:
+    """The spec's argument kinds against the kernel's own (argument info from the compiler)."""
+    spec = kernel.spec
+    problems: list[Problem] = []
+    if k.num_args != spec.arg_count:
+        problems.append(Problem(spec.file, "/", f"kernel {spec.name!r} takes {k.num_args} arguments but the spec "
+                                                f"describes {spec.arg_count}"))
+    aq = cl.kernel_arg_address_qualifier
+    for i in range(min(k.num_args, spec.arg_count)):
+        try:
+            space = k.get_arg_info(i, cl.kernel_arg_info.ADDRESS_QUALIFIER)
+            tname = k.get_arg_info(i, cl.kernel_arg_info.TYPE_NAME).strip()
+            name = k.get_arg_info(i, cl.kernel_arg_info.NAME)
+        except cl.Error:
+            return  # argument info unavailable on this platform: nothing to check against
+        pointer = tname.endswith("*")
+        buf = spec.buffer(i)
+        if buf is not None and not (pointer and space in (aq.GLOBAL, aq.CONSTANT)):
+            problems.append(Problem(spec.file, buf.where, f"argument {i} ({tname} {name}) of {spec.name} is not a "
+                                                          "__global pointer, but the spec describes it as a buffer"))
+        elif buf is not None:
+            base = tname[:-1].replace("const", "").strip()
+            if base and base != buf.type.name and base.replace("unsigned ", "u") != buf.type.name:
+                log.warning("%s: %s: buffer type %s but the kernel's argument %d is %s", spec.file, buf.where,
+                            buf.type.name, i, tname)
+        for a in spec.var_args:
+            if a.pos == i and (pointer or space != aq.PRIVATE):
+                problems.append(Problem(spec.file, a.where, f"argument {i} ({tname} {name}) of {spec.name} is not "
+                                                            "passed by value, but the spec describes it as a varArgument"))
+        for a in spec.local_args:
+            if a.pos == i and space != aq.LOCAL:
+                problems.append(Problem(spec.file, a.where, f"argument {i} ({tname} {name}) of {spec.name} is not "
+                                                            "a __local pointer, but the spec describes it as a localArgument"))
+    if problems:
+        raise InputError(problems)
+
+
+# --- running ---------------------------------------------------------------------------------
+
+
+@dataclass
+class PartTiming:
+    role: str
+    device: str
+    start: int  # first work-item of dimension 0
+    count: int  # work-items of dimension 0
+    #: device times of the part's commands, ns: (label, start, end)
+    events: list[tuple[str, int, int]] = field(default_factory=list)
+
+    @property
+    def kernel_ns(self) -> int:
+        return sum(e - s for label, s, e in self.events if label == "kernel")
+
+    @property
+    def span_ns(self) -> int:
+        if not self.events:
+            return 0
+        return max(e for _, _, e in self.events) - min(s for _, s, _ in self.events)
+
+
+@dataclass
+class RunResult:
+    outputs: dict[int, np.ndarray]  # pos -> flat host array
+    parts: list[PartTiming]
+    wall_s: float
+    partition: int
+    split: int
+
+    @property
+    def device_ns(self) -> int:
+        """Makespan by profiling events: the parts run concurrently, so the longest part."""
+        return max((p.span_ns for p in self.parts), default=0)
+
+    @property
+    def kernel_ns(self) -> int:
+        return max((p.kernel_ns for p in self.parts), default=0)
+
+
+def host_array(buf: ResolvedBuffer) -> np.ndarray:
+    return np.zeros(buf.count * buf.spec.type.width, dtype=buf.spec.type.dtype)
+
+
+def fill_inputs(kernel: ResolvedKernel, seed: int = 0, files: Mapping[int, str | Path] | None = None) -> dict[int, np.ndarray]:
+    """Host data for every buffer: input and io buffers from ``files`` (pos -> .npy) or from the
+    seed (one stream per position, so a buffer's data does not depend on the others), output
+    buffers zero."""
+    files = dict(files or {})
+    known = {b.pos for b in kernel.buffers}
+    for pos in files:
+        if pos not in known:
+            raise UsageError(f"--input {pos}=...: argument {pos} of {kernel.spec.name} is not a buffer "
+                             f"(buffers: {', '.join(map(str, sorted(known)))})")
+    host: dict[int, np.ndarray] = {}
+    for b in kernel.buffers:
+        et = b.spec.type
+        n = b.count * et.width
+        if b.pos in files:
+            host[b.pos] = load_input(files[b.pos], b, kernel.spec.name)
+        elif b.spec.read_by_kernel:
+            rng = np.random.default_rng([seed, b.pos])
+            if et.dtype.kind == "f":
+                host[b.pos] = rng.random(n, dtype=np.float64).astype(et.dtype)
+            else:
+                hi = min(256, int(np.iinfo(et.dtype).max) + 1)
+                host[b.pos] = rng.integers(0, hi, n).astype(et.dtype)
+        else:
+            host[b.pos] = host_array(b)
+    return host
+
+
+def load_input(path: str | Path, buf: ResolvedBuffer, kernel_name: str) -> np.ndarray:
+    path = Path(path)
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read it as .npy: {exc}", path) from None
+    et = buf.spec.type
+    want = buf.count * et.width
+    if arr.size != want:
+        raise InputError(f"argument {buf.pos} of {kernel_name} needs {buf.count} {et.name} elements "
+                         f"({want} values) but the file holds {arr.size}", path)
+    if arr.dtype != et.dtype:
+        if not np.can_cast(arr.dtype, et.dtype, casting="same_kind"):
+            raise InputError(f"argument {buf.pos} of {kernel_name} is {et.name} but the file holds {arr.dtype}", path)
+        arr = arr.astype(et.dtype)
+    return np.ascontiguousarray(arr.reshape(-1))
+
+
+def output_array(buf: ResolvedBuffer, flat: np.ndarray) -> np.ndarray:
+    """A flat host array in the shape the spec's element type gives it (``float4`` -> (n, 4))."""
+    return flat.reshape(buf.spec.type.shape(buf.count))
+
+
+@dataclass
+class _Part:
+    role: str
+    lane: Lane
+    start: int
+    count: int
+    args: list[Any] = field(default_factory=list)
+    events: list[tuple[str, Any]] = field(default_factory=list)
+    #: (pos, device buffer, byte offset into the host array, nbytes, full-size copy?) to read back
+    reads: list[tuple[int, Any, int, int]] = field(default_factory=list)
+    #: break:0 written buffers read whole, merged after the run
+    merges: list[tuple[int, Any]] = field(default_factory=list)
+    #: private copies of sub-regions to copy back into a shared parent after the kernel
+    copy_back: list[tuple[Any, Any, int, int]] = field(default_factory=list)
+    keep: list[Any] = field(default_factory=list)
+
+
+def plan_parts(kernel: ResolvedKernel, partition: int) -> list[tuple[str, int, int]]:
+    """[(role, first work-item, count)] for dimension 0; empty parts are left out."""
+    total = kernel.global_size[0]
+    s = kernel.split_point(partition)
+    return [(role, a, b - a) for role, a, b in (("gpu", 0, s), ("cpu", s, total)) if b > a]
+
+
+def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndarray], partition: int | None = None,
+            split: str = "subbuffer") -> RunResult:
+    """Run ``kernel`` split by ``partition`` on the session's lanes; returns outputs and timings."""
+    if split not in SPLIT_MODES:
+        raise UsageError(f"split mode must be one of {', '.join(SPLIT_MODES)}, got {split!r}")
+    cl = session._cl
+    guarded = session._guarded
+    p = kernel.partition if partition is None else partition
+    if not 0 <= p <= 10:
+        raise UsageError(f"--partition must be in 0..10, got {p}")
+    g0 = kernel.global_size[0]
+    t0 = time.perf_counter()
+    parts = [_Part(role, session.lanes[role], start, count) for role, start, count in plan_parts(kernel, p)]
+    mf = cl.mem_flags
+    results: dict[int, np.ndarray] = {b.pos: (np.array(host[b.pos], copy=True) if b.spec.written_by_kernel else host[b.pos])
+                                      for b in kernel.buffers}
+    shared = session.shared_context and len(parts) > 1
+    parents: dict[int, Any] = {}
+    first_queue = parts[0].lane.queue
+    setup_events: list[Any] = []
+
+    def nbytes_rows(b: ResolvedBuffer, rows: int) -> int:
+        return rows * b.elements_per_item(g0) * b.spec.type.itemsize
+
+    # one context for all parts: one whole buffer per argument, written once
+    if shared or len(parts) == 1:
+        ctx = parts[0].lane.context
+        for b in kernel.buffers:
+            mem = guarded(f"clCreateBuffer(arg {b.pos}, {b.nbytes} bytes)", cl.Buffer, ctx, mf.READ_WRITE, b.nbytes)
+            parents[b.pos] = mem
+            data = host[b.pos]
+            ev = guarded(f"clEnqueueWriteBuffer(arg {b.pos})", cl.enqueue_copy, first_queue, mem, data, is_blocking=False)
+            setup_events.append(ev)
+            parts[0].events.append(("write", ev))
+    for part in parts:
+        lane = part.lane
+        ctx = lane.context
+        for pos in range(kernel.spec.arg_count):
+            buf = next((b for b in kernel.buffers if b.pos == pos), None)
+            if buf is None:
+                continue
+            whole = split == "offset" or not buf.spec.breakable
+            start_b = nbytes_rows(buf, part.start) if buf.spec.breakable else 0
+            size_b = nbytes_rows(buf, part.count) if buf.spec.breakable else buf.nbytes
+            if pos in parents:
+                parent = parents[pos]
+                if whole or (start_b == 0 and size_b == buf.nbytes):
+                    part.args.append(parent)
+                elif start_b % lane.align == 0:
+                    sub = guarded(f"clCreateSubBuffer(arg {pos})", parent.get_sub_region, start_b, size_b)
+                    part.keep.append(sub)
+                    part.args.append(sub)
+                else:
+                    # the split is not aligned for a sub-buffer here: a private buffer, copied on device
+                    mem = guarded(f"clCreateBuffer(arg {pos} part)", cl.Buffer, ctx, mf.READ_WRITE, size_b)
+                    ev = guarded("clEnqueueCopyBuffer", cl.enqueue_copy, lane.queue, mem, parent, byte_count=size_b,
+                                 src_offset=start_b, dst_offset=0, wait_for=setup_events or None)
+                    part.events.append(("copy", ev))
+                    part.args.append(mem)
+                    if buf.spec.written_by_kernel:
+                        part.copy_back.append((parent, mem, start_b, size_b))
+                continue
+            # this part has a context of its own: its own buffers, written from the host
+            data = host[pos]
+            flat = data.view(np.uint8).reshape(-1)
+            alloc = buf.nbytes if whole else size_b
+            mem = guarded(f"clCreateBuffer(arg {pos}, {alloc} bytes)", cl.Buffer, ctx, mf.READ_WRITE, alloc)
+            part.args.append(mem)
+            if split == "offset" and buf.spec.breakable:
+                region = flat[start_b:start_b + size_b]
+                ev = guarded(f"clEnqueueWriteBuffer(arg {pos})", cl.enqueue_copy, lane.queue, mem, region,
+                             dst_offset=start_b, is_blocking=False)
+                part.keep.append(region)
+                part.events.append(("write", ev))
+                if buf.spec.written_by_kernel:
+                    part.reads.append((pos, mem, start_b, size_b))
+            elif buf.spec.breakable:
+                region = flat[start_b:start_b + size_b]
+                ev = guarded(f"clEnqueueWriteBuffer(arg {pos})", cl.enqueue_copy, lane.queue, mem, region, is_blocking=False)
+                part.keep.append(region)
+                part.events.append(("write", ev))
+                if buf.spec.written_by_kernel:
+                    part.reads.append((pos, mem, start_b, size_b))
+            else:
+                ev = guarded(f"clEnqueueWriteBuffer(arg {pos})", cl.enqueue_copy, lane.queue, mem, data, is_blocking=False)
+                part.events.append(("write", ev))
+                if buf.spec.written_by_kernel:
+                    part.merges.append((pos, mem))
+    # scalar and local arguments, then the launches
+    for part in parts:
+        lane = part.lane
+        k = session.kernel(lane.context, kernel)
+        values = kernel.arg_values(part.start, part.count)
+        buffers = iter(part.args)
+        for pos in range(kernel.spec.arg_count):
+            if pos in values:
+                value: Any = values[pos]
+            elif pos in kernel.local_bytes:
+                value = cl.LocalMemory(kernel.local_bytes[pos])
+            else:
+                value = next(buffers)
+            guarded(f"clSetKernelArg({kernel.spec.name}, {pos})", k.set_arg, pos, value)
+        gsize = (part.count,) + tuple(kernel.global_size[1:])
+        offset = (part.start,) + (0,) * (len(gsize) - 1) if split == "offset" and part.start else None
+        waits = [ev for label, ev in part.events] + (setup_events if lane.queue is not first_queue else [])
+        ev = guarded(f"clEnqueueNDRangeKernel({kernel.spec.name}, {part.role} part)", cl.enqueue_nd_range_kernel,
+                     lane.queue, k, gsize, kernel.local_size, offset, wait_for=waits or None)
+        part.events.append(("kernel", ev))
+        part.keep.append(k)
+        for parent, mem, start_b, size_b in part.copy_back:
+            cev = guarded("clEnqueueCopyBuffer", cl.enqueue_copy, lane.queue, parent, mem, byte_count=size_b,
+                          src_offset=0, dst_offset=start_b, wait_for=[ev])
+            part.events.append(("copy", cev))
+        for pos, mem, start_b, size_b in part.reads:
+            target = results[pos].view(np.uint8).reshape(-1)[start_b:start_b + size_b]
+            src_off = start_b if split == "offset" else 0
+            rev = guarded(f"clEnqueueReadBuffer(arg {pos})", cl.enqueue_copy, lane.queue, target, mem,
+                          src_offset=src_off, is_blocking=False, wait_for=[ev])
+            part.events.append(("read", rev))
+        merged = []
+        for pos, mem in part.merges:
+            out = np.empty_like(host[pos])
+            rev = guarded(f"clEnqueueReadBuffer(arg {pos})", cl.enqueue_copy, lane.queue, out, mem,
+                          is_blocking=False, wait_for=[ev])
+            part.events.append(("read", rev))
+            merged.append((pos, out))
+        part.merges = merged  # type: ignore[assignment]
+        lane.queue.flush()
+    for part in parts:
+        guarded("clFinish", part.lane.queue.finish)
+    # the whole written buffers of a shared context, read once after both parts are done
+    for pos, parent in parents.items():
+        buf = next(b for b in kernel.buffers if b.pos == pos)
+        if buf.spec.written_by_kernel:
+            rev = guarded(f"clEnqueueReadBuffer(arg {pos})", cl.enqueue_copy, first_queue, results[pos], parent,
+                          is_blocking=True)
+            parts[0].events.append(("read", rev))
+    for pos in {pos for part in parts for pos, _ in part.merges}:
+        _merge(kernel, pos, host[pos], [(part.role, out) for part in parts for q, out in part.merges if q == pos],
+               results[pos])
+    wall = time.perf_counter() - t0
+    timings = []
+    for part in parts:
+        evs = []
+        for label, ev in part.events:
+            try:
+                evs.append((label, int(ev.profile.start), int(ev.profile.end)))
+            except cl.Error:  # a queue without profiling
+                pass
+        timings.append(PartTiming(part.role, part.lane.target.info.name, part.start, part.count, evs))
+    return RunResult(results, timings, wall, p, kernel.split_point(p))
+
+
+def _merge(kernel: ResolvedKernel, pos: int, initial: np.ndarray, copies: list[tuple[str, np.ndarray]],
+           out: np.ndarray) -> None:
+    """Combine the parts' copies of a whole (``break: 0``) written buffer."""
+    width = kernel.spec.buffer(pos).type.width  # type: ignore[union-attr]
+    init = initial.reshape(-1, width) if width > 1 else initial
+    result = init.copy()
+    owner = np.full(init.shape[0], -1)
+    for i, (role, copy) in enumerate(copies):
+        c = copy.reshape(-1, width) if width > 1 else copy
+        changed = (c.view(np.uint8).reshape(c.shape[0], -1) != init.view(np.uint8).reshape(init.shape[0], -1)).any(axis=1)
+        clash = changed & (owner >= 0)
+        if clash.any():
+            differs = (c[clash] != result[clash]).reshape(int(clash.sum()), -1).any(axis=1)
+            if differs.any():
+                where = int(np.flatnonzero(clash)[np.flatnonzero(differs)[0]])
+                raise KernellabError(f"{kernel.spec.file}: argument {pos} has break: 0, and both parts wrote different "
+                                     f"values to element {where}; give it break: 1 or run it unpartitioned")
+        result[changed] = c[changed]
+        owner[changed] = i
+    out[...] = result.reshape(out.shape)
+
+
+# --- the ``kernellab run SPEC.json`` entry point ---------------------------------------------
+
+
+def write_outputs(kernel: ResolvedKernel, outputs: Mapping[int, np.ndarray], output_dir: str | Path,
+                  prefix: str = "arg") -> list[Path]:
+    """``DIR/arg<pos>.npy`` for every output and io buffer, with the spec's element type; all files
+    appear together or none do."""
+    from kernellab.outputs import OutputSet
+
+    out_dir = Path(output_dir)
+    with OutputSet() as outs:
+        for b in kernel.buffers:
+            if b.spec.written_by_kernel:
+                outs.npy(out_dir / f"{prefix}{b.pos}.npy", output_array(b, outputs[b.pos]))
+        return outs.commit()
+
+
+def run_spec(path: str | Path, output_dir: str | Path | None, *, variables: Mapping[str, Any] | None = None,
+             partition: int | None = None, devices: str | Sequence[str] | None = None, seed: int = 0,
+             inputs: Mapping[int, str | Path] | None = None, split: str = "subbuffer", quiet: bool = False) -> int:
+    """Run a PySchedCL kernel spec: ``kernellab run SPEC.json --set dataset=N [--partition P]
+    [--devices CPU,GPU] [--seed S] [--input POS=FILE.npy] --output DIR``. Returns the exit status."""
+    import sys
+
+    from kernellab.formats.pyschedcl import load_spec
+
+    spec = load_spec(path)
+    kernel = spec.resolve(variables or {}, partition)
+    cpu, gpu = choose_targets(devices)
+    host = fill_inputs(kernel, seed, inputs)
+    with Session(cpu, gpu) as session:
+        result = execute(session, kernel, host, kernel.partition, split)
+        written = write_outputs(kernel, result.outputs, output_dir) if output_dir is not None else []
+        if not quiet:
+            parts = ", ".join(f"{t.role} part {t.count} work-items on {t.device} ({t.kernel_ns / 1e3:.1f} us)"
+                              for t in result.parts)
+            print(f"{spec.name}: NDRange {list(kernel.global_size)}, partition {result.partition}: {parts}; "
+                  f"{len(written)} output file{'s' if len(written) != 1 else ''} in {output_dir}", file=sys.stderr)
+    return 0
