@@ -42,8 +42,9 @@ def _int_check(lo: int | None, hi: int | None):
 
 def Int(lo: int | None = None, hi: int | None = None, default: Any = ..., description: str = "") -> Any:
     """An integer field with bounds; ``Int(1)`` is a positive integer."""
+    bounds = {k: v for k, v in (("minimum", lo), ("maximum", hi)) if v is not None}
     return Annotated[int, BeforeValidator(_int_check(lo, hi)),
-                     Field(default, ge=lo, le=hi, description=description or None)]
+                     Field(default, description=description or None, json_schema_extra=bounds or None)]
 
 
 def _str_check(nonempty: bool):
