@@ -306,3 +306,7 @@ def dump_stages(compiler: Compiler, directory: Path, uid: str) -> list[Path]:
             write_text(directory / f"{uid}.{art.stage}.{stage.text_ext}", art.text(stages))
         written.append(path)
     return written
+
+
+# other languages register their stage tables on import (kept last: they import this module)
+from kernellab.compile import opencl_stages  # noqa: E402,F401

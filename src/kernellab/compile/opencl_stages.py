@@ -1,0 +1,268 @@
+"""The OpenCL C stage pipeline.
+
+``opencl-c`` → ``preprocessed`` (clang -E) → ``llvm-ir`` (clang, SPIR target) → ``spirv-kernel``
+(llvm-spirv: Kernel-capability SPIR-V for OpenCL runtimes) → ``spirv-vulkan`` (clspv: Shader
+SPIR-V that Vulkan runs) → ``device-binary`` (the OpenCL program binary of the chosen device,
+built through pyopencl) → ``device-llvm-ir`` (the LLVM bitcode that PoCL's and Oclgrind's
+binaries embed).
+
+clang, llvm-spirv and llvm-dis are optional: stages that need a missing one are left out of the
+list. clspv comes from a ``clspv`` program when one is installed, else from pip's ``pyclspv``.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import shlex
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernellab import tools
+from kernellab.compile.pipeline import (SPIRV_OUTPUTS, Artifact, CompileRequest, Stage, register_stages,
+                                        spirv_to_text, validate_spirv)
+from kernellab.errors import CompileError, DeviceError, InputError, MissingToolError
+
+#: OpenCL C version the front ends compile for unless the build options say otherwise
+DEFAULT_CL_STD = "-cl-std=CL1.2"
+BITCODE_MAGIC = b"BC\xc0\xde"
+
+
+def _has_module(name: str) -> bool:
+    return importlib.util.find_spec(name) is not None
+
+
+def _module_version(dist: str) -> str:
+    try:
+        return f"{dist} {importlib.metadata.version(dist)}"
+    except importlib.metadata.PackageNotFoundError:
+        return f"{dist} unknown"
+
+
+def _clang_args(req: CompileRequest, builtins: bool) -> list[str]:
+    """The user's build options as clang sees them, with an OpenCL C standard and include dirs.
+
+    ``builtins`` adds clang's declarations of the OpenCL builtins (get_global_id...): needed to
+    compile, but left out of the preprocessed text, which would otherwise hold all of them.
+    """
+    opts = req.options
+    args = ["-x", "cl"] + (["-Xclang", "-finclude-default-header"] if builtins else [])
+    if not any(o.startswith("-cl-std=") for o in opts):
+        args.append(DEFAULT_CL_STD)
+    args += [f"-I{d}" for d in req.include_dirs]
+    args.append(f"-I{req.source.parent}")
+    return args + opts
+
+
+def _llvm_to_text(data: bytes) -> str:
+    dis = tools.require("llvm-dis", "the text form of LLVM IR")
+    return dis.run(["-o", "-", "-"], input=data, what="disassembling LLVM bitcode").stdout.decode()
+
+
+def _hexdump(data: bytes) -> str:
+    """A device binary's text form: offset, 16 bytes in hex, and their printable characters."""
+    lines = []
+    for off in range(0, len(data), 16):
+        chunk = data[off:off + 16]
+        hexes = " ".join(chunk[i:i + 2].hex() for i in range(0, len(chunk), 2))
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        lines.append(f"{off:08x}: {hexes:<39}  {text}")
+    return "\n".join(lines) + "\n"
+
+
+# --- stage functions ------------------------------------------------------------------------------
+
+def _preprocess(src: Artifact, req: CompileRequest) -> bytes:
+    clang = tools.require("clang", "preprocessing OpenCL C")
+    return clang.run(["-E", *_clang_args(req, builtins=False), str(req.source)], what=f"preprocessing {req.source}",
+                     error=CompileError).stdout
+
+
+def _llvm_ir(src: Artifact, req: CompileRequest) -> bytes:
+    clang = tools.require("clang", "compiling OpenCL C to LLVM IR")
+    with tempfile.TemporaryDirectory(prefix="kernellab-clang-") as tmp:
+        out = Path(tmp) / "kernel.bc"
+        # SPIR's target triple gives the portable IR llvm-spirv expects; -O0 keeps it readable
+        opt = [] if any(o.startswith("-O") or o == "-cl-opt-disable" for o in req.options) else ["-O0"]
+        args = ["-c", "-emit-llvm", "-target", "spir64", *opt, *_clang_args(req, builtins=True)]
+        args = [a for a in args if a != "-cl-opt-disable"]
+        clang.run([*args, str(req.source), "-o", str(out)], what=f"compiling {req.source} to LLVM IR",
+                  error=CompileError)
+        return out.read_bytes()
+
+
+def _spirv_kernel(src: Artifact, req: CompileRequest) -> bytes:
+    llvm_spirv = tools.require("llvm-spirv", "translating LLVM IR to SPIR-V")
+    with tempfile.TemporaryDirectory(prefix="kernellab-llvm-spirv-") as tmp:
+        inp, out = Path(tmp) / "kernel.bc", Path(tmp) / "kernel.spv"
+        inp.write_bytes(src.data)
+        llvm_spirv.run([str(inp), "-o", str(out)], what=f"translating {req.source} to SPIR-V", error=CompileError)
+        data = out.read_bytes()
+    # OpenCL-flavoured SPIR-V (Kernel capability): valid for OpenCL runtimes, not for Vulkan
+    validate_spirv(data, CompileRequest(req.source, req.language, target_env="opencl1.2"))
+    return data
+
+
+def clspv_source(source: str, options: list[str]) -> str:
+    """The source as clspv compiles it: ``-D``/``-U`` build options become leading directives.
+
+    pyclspv takes no options, so macro definitions are written into the text; a ``#line``
+    directive keeps diagnostics and debug lines pointing at the user's own line numbers.
+    """
+    lines: list[str] = []
+    k = 0
+    while k < len(options):
+        o = options[k]
+        if o in ("-D", "-U") and k + 1 < len(options):
+            o = o + options[k + 1]
+            k += 1
+        if o.startswith("-D") and len(o) > 2:
+            name, _, value = o[2:].partition("=")
+            lines.append(f"#define {name} {value if _ else '1'}")
+        elif o.startswith("-U") and len(o) > 2:
+            lines.append(f"#undef {o[2:]}")
+        k += 1
+    if not lines:
+        return source
+    return "\n".join(lines) + "\n#line 1\n" + source
+
+
+def _clspv(src: Artifact, req: CompileRequest) -> bytes:
+    binary = tools.find("clspv")
+    if binary is not None:
+        with tempfile.TemporaryDirectory(prefix="kernellab-clspv-") as tmp:
+            out = Path(tmp) / "kernel.spv"
+            binary.run([*req.options, *[f"-I{d}" for d in req.include_dirs], str(req.source), "-o", str(out)],
+                       what=f"compiling {req.source} with clspv", error=CompileError)
+            return out.read_bytes()
+    if not _has_module("pyclspv"):
+        raise MissingToolError(f"stage 'spirv-vulkan' needs clspv: {tools.PROVIDERS['clspv']}")
+    child = tools.Tool("python (pyclspv)", Path(sys.executable))
+    text = clspv_source(src.data.decode("utf-8", errors="replace"), req.options)
+    proc = child.run(["-m", "kernellab.compile.clspv_child"], input=text.encode(),
+                     what=f"compiling {req.source} with clspv (pyclspv)", error=CompileError)
+    return proc.stdout
+
+
+def _opencl_device(wanted: str):  # -> pyopencl.Device
+    """The OpenCL device named by ``wanted`` (a substring of its or its platform's name), else the
+    first device that is not the Oclgrind simulator (PoCL's CPU device on a pip install)."""
+    import pyopencl as cl
+
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error as exc:
+        raise DeviceError(f"no OpenCL platform: {exc}") from exc
+    devices = [(p, d) for p in platforms for d in p.get_devices()]
+    if not devices:
+        raise DeviceError("no OpenCL device found (pip install pocl-binary-distribution)")
+    if wanted:
+        low = wanted.lower()
+        for p, d in devices:
+            if low in d.name.lower() or low in p.name.lower():
+                return d
+        names = "; ".join(f"{p.name}: {d.name}" for p, d in devices)
+        raise DeviceError(f"no OpenCL device matches {wanted!r} (have {names})")
+    for p, d in devices:
+        if "oclgrind" not in p.name.lower():
+            return d
+    return devices[0][1]
+
+
+def _device_binary(src: Artifact, req: CompileRequest) -> bytes:
+    if not _has_module("pyopencl"):
+        raise MissingToolError("stage 'device-binary' needs pyopencl: pip install pyopencl")
+    import os
+
+    import pyopencl as cl
+
+    os.environ.setdefault("PYOPENCL_NO_CACHE", "1")
+    device = _opencl_device(req.device)
+    ctx = cl.Context([device])
+    program = cl.Program(ctx, src.data.decode("utf-8", errors="replace"))
+    options = [*req.options, *[f"-I{d}" for d in req.include_dirs], f"-I{req.source.parent}"]
+    try:
+        program.build(options=options)
+    except cl.RuntimeError as exc:
+        repro = shlex.join(["kernellab", "snapshot", str(req.source), "--stage", "device-binary",
+                            "--device", device.name, "--options", req.build_options])
+        raise CompileError(f"{req.source}: building for {device.name} failed with options {options}\n{exc}\n"
+                           f"repro: {repro}") from exc
+    binaries = program.get_info(cl.program_info.BINARIES)
+    return bytes(binaries[0])
+
+
+def embedded_bitcode(binary: bytes, file: str = "") -> bytes:
+    """The LLVM bitcode inside a device binary: the binary itself (Oclgrind) or PoCL's
+    ``program.bc`` entry (PoCL's format: a ``poclbin`` header, then length-prefixed name and
+    content records)."""
+    if binary.startswith(BITCODE_MAGIC):
+        return binary
+    if binary.startswith(b"poclbin\0"):
+        name = b"/program.bc"
+        at = binary.find(name)
+        if at >= 4 and int.from_bytes(binary[at - 4:at], "little") == len(name):
+            size = int.from_bytes(binary[at + len(name):at + len(name) + 4], "little")
+            start = at + len(name) + 4
+            data = binary[start:start + size]
+            if data.startswith(BITCODE_MAGIC) and len(data) == size:
+                return data
+    raise InputError("this device's program binary embeds no LLVM bitcode (known: PoCL, Oclgrind), "
+                     "so it has no device-llvm-ir stage", file=file)
+
+
+def _device_llvm_ir(src: Artifact, req: CompileRequest) -> bytes:
+    return embedded_bitcode(src.data, str(req.source))
+
+
+# --- stages that depend on something other than a program ------------------------------------------
+
+@dataclass(frozen=True)
+class ClspvStage(Stage):
+    """clspv from a ``clspv`` program or from the ``pyclspv`` module."""
+
+    def available(self) -> bool:
+        return tools.find("clspv") is not None or _has_module("pyclspv")
+
+    def tool_version(self) -> str:
+        binary = tools.find("clspv")
+        return binary.version if binary is not None else _module_version("pyclspv")
+
+
+@dataclass(frozen=True)
+class OpenCLDeviceStage(Stage):
+    """Built by the OpenCL runtime through pyopencl; llvm-dis for the text of the IR stage."""
+
+    def available(self) -> bool:
+        return _has_module("pyopencl") and all(tools.find(t) is not None for t in self.tools)
+
+    def tool_version(self) -> str:
+        return ";".join([_module_version("pyopencl"), *(tools.require(t).version for t in self.tools)])
+
+
+OPENCL_STAGES: tuple[Stage, ...] = (
+    Stage("opencl-c", None, "cl", "cl", description="the OpenCL C source"),
+    Stage("preprocessed", _preprocess, "cl", "cl", tools=("clang",),
+          description="OpenCL C after the preprocessor (clang -E)"),
+    Stage("llvm-ir", _llvm_ir, "bc", "ll", _llvm_to_text, tools=("clang", "llvm-dis"), after="opencl-c",
+          description="LLVM IR for the SPIR target from clang (binary: bitcode; text: .ll)"),
+    Stage("spirv-kernel", _spirv_kernel, "spv", "spvasm", spirv_to_text, tools=("clang", "llvm-dis", "llvm-spirv"),
+          description="OpenCL SPIR-V (Kernel capability) from llvm-spirv, validated for opencl1.2"),
+    ClspvStage("spirv-vulkan", _clspv, "spv", "spvasm", spirv_to_text, tools=("clspv",), after="opencl-c",
+               description="Vulkan SPIR-V (Shader capability) from clspv, validated with spirv-val"),
+    OpenCLDeviceStage("device-binary", _device_binary, "bin", "hex.txt", _hexdump, device_specific=True,
+                      after="opencl-c", description="the OpenCL program binary the device's compiler made"),
+    OpenCLDeviceStage("device-llvm-ir", _device_llvm_ir, "bc", "ll", _llvm_to_text, tools=("llvm-dis",),
+                      device_specific=True, after="device-binary",
+                      description="the LLVM bitcode embedded in the device binary (PoCL, Oclgrind)"),
+)
+
+
+def register() -> None:
+    register_stages("opencl-c", OPENCL_STAGES, vulkan_module_stage="spirv-vulkan")
+    SPIRV_OUTPUTS.add("spirv-vulkan")
+
+
+register()
+
