@@ -34,6 +34,8 @@ class _Checker:
         self.check_files = check_files
         self.problems: list[Problem] = []
         self.warnings: list[Problem] = []
+        #: uids of resources that failed to parse: references to them are not reported again
+        self.broken_uids: set[str] = set()
 
     def error(self, loc: Loc, message: str) -> None:
         self.problems.append(Problem(self.name, json_pointer(loc), message))
@@ -65,6 +67,8 @@ class _Checker:
                 obj = kinds[kind].model_validate(body)
             except ValidationError as exc:
                 self.problems += pydantic_problems(self.name, loc, exc)
+                if isinstance(body, dict) and isinstance(body.get("uid"), str):
+                    self.broken_uids.add(body["uid"])
                 continue
             self.warn_unknown(obj, loc)
             out.append((loc, obj))
@@ -184,6 +188,8 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]]) -> N
 def _ref(ck: _Checker, by_uid: dict[str, tuple[Loc, m.Resource]], loc: Loc, uid: str,
          kinds: tuple[type[m.Resource], ...], what: str) -> m.Resource | None:
     hit = by_uid.get(uid)
+    if hit is None and uid in ck.broken_uids:
+        return None
     if hit is None:
         ck.error(loc, f"no resource with uid \"{uid}\" (expected a {what})")
         return None
