@@ -577,3 +577,50 @@ def run_spec(path: str | Path, output_dir: str | Path | None, *, variables: Mapp
             print(f"{spec.name}: NDRange {list(kernel.global_size)}, partition {result.partition}: {parts}; "
                   f"{len(written)} output file{'s' if len(written) != 1 else ''} in {output_dir}", file=sys.stderr)
     return 0
+
+
+def add_spec_arguments(parser: Any, *, runner: bool = True) -> None:
+    """The flags a PySchedCL spec needs, for ``run`` (and ``import``/``partition-sweep``):
+    ``--set NAME=VALUE`` (repeatable), ``--partition P``, ``--devices CPU,GPU``, ``--seed``,
+    ``--input POS=FILE.npy`` (repeatable), ``--split subbuffer|offset``."""
+    have = {a for action in parser._actions for a in action.option_strings}
+
+    def add(flag: str, **kw: Any) -> None:
+        if flag not in have:
+            parser.add_argument(flag, **kw)
+
+    add("--set", action="append", default=None, metavar="NAME=VALUE",
+        help="a variable of a kernel spec's expressions, e.g. --set dataset=4096 (repeatable)")
+    add("--partition", type=int, default=None, metavar="P",
+        help="kernel spec: P/10 of the NDRange on the GPU-class device, the rest on the CPU-class one (0..10)")
+    add("--devices", default=None, metavar="CPU,GPU",
+        help="kernel spec: the CPU-class and GPU-class OpenCL devices (kind cpu/gpu, index or name substring)")
+    if runner:
+        add("--seed", type=int, default=0, help="seed of the generated input data (default 0)")
+        add("--input", action="append", default=None, metavar="POS=FILE.npy",
+            help="kernel spec: data for the buffer argument POS (repeatable)")
+        add("--split", choices=SPLIT_MODES, default="subbuffer",
+            help="kernel spec: give each part sub-buffers with ids from 0 (default) or a global work offset")
+
+
+def parse_inputs(items: Sequence[str] | None) -> dict[int, Path]:
+    out: dict[int, Path] = {}
+    for item in items or ():
+        pos, sep, file = item.partition("=")
+        if not sep or not pos.strip().isdigit() or not file:
+            raise UsageError(f"--input {item!r}: expected POS=FILE.npy, e.g. --input 0=a.npy")
+        out[int(pos)] = Path(file)
+    return out
+
+
+def run_from_cli(path: Path, args: Any) -> int:
+    """``kernellab run SPEC.json`` once the run command has detected a PySchedCL spec."""
+    from kernellab.formats.pyschedcl import parse_assignments
+
+    output = getattr(args, "output", None)
+    if output is None:
+        output = Path(path).parent
+    return run_spec(path, output, variables=parse_assignments(getattr(args, "set", None)),
+                    partition=getattr(args, "partition", None), devices=getattr(args, "devices", None),
+                    seed=getattr(args, "seed", 0) or 0, inputs=parse_inputs(getattr(args, "input", None)),
+                    split=getattr(args, "split", None) or "subbuffer")
