@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "validate",
     "schema",
     "devices",
+    "verify",
 )
 
 
