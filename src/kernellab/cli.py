@@ -23,6 +23,8 @@ COMMAND_MODULES = (
     "schema",
     "devices",
     "verify",
+    "snapshot",
+    "listing",
 )
 
 

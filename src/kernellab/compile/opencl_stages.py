@@ -138,9 +138,8 @@ def _clspv(src: Artifact, req: CompileRequest) -> bytes:
             return out.read_bytes()
     if not _has_module("pyclspv"):
         raise MissingToolError(f"stage 'spirv-vulkan' needs clspv: {tools.PROVIDERS['clspv']}")
-    child = tools.Tool("python (pyclspv)", Path(sys.executable))
-    text = clspv_source(src.data.decode("utf-8", errors="replace"), req.options)
-    proc = child.run(["-m", "kernellab.compile.clspv_child"], input=text.encode(),
+    child = tools.Tool("clspv (pyclspv)", Path(sys.executable))
+    proc = child.run(["-m", "kernellab.compile.clspv_child", str(req.source), *req.options],
                      what=f"compiling {req.source} with clspv (pyclspv)", error=CompileError)
     return proc.stdout
 

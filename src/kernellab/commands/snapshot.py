@@ -1,0 +1,75 @@
+"""``kernellab snapshot``: list a kernel's compilation stages, or capture one as text or binary."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "snapshot", help="list a kernel's compilation stages or capture one",
+        description="List the compilation stages of a kernel in pipeline order (--list), or capture one "
+                    "stage's result as text or binary (--stage NAME). Stages whose tool is missing are "
+                    "left out of the list; asking for one says which package provides it.")
+    p.add_argument("source", metavar="SRC",
+                   help="kernel source: .comp/.glsl, .spv, .cl, or a scenario/kernel-instantiation .json")
+    p.add_argument("--kernel", metavar="UID", help="the shader/kernel of a scenario or kernel-instantiation file")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--list", action="store_true", help="list the available stages in pipeline order")
+    what.add_argument("--stage", metavar="NAME", help="capture this stage")
+    p.add_argument("--format", choices=["default", "text", "binary"], default="default",
+                   help="text (disassembly, IR, source) or binary (SPIR-V, bitcode, device binary); "
+                        "default: text for source stages, binary for the others")
+    p.add_argument("--options", default=None, metavar="OPTS", help="build options (default: the file's)")
+    p.add_argument("--target-env", default="vulkan1.2", help="SPIR-V environment to compile and validate for")
+    p.add_argument("--device", default="", metavar="NAME",
+                   help="OpenCL device for device-specific stages (substring of its name; default: the first "
+                        "non-simulator device)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the artifact cache")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the snapshot here instead of standard output")
+    p.set_defaults(func=snapshot)
+
+
+def snapshot(args: argparse.Namespace) -> int:
+    from kernellab import config
+    from kernellab.compile.cache import ArtifactCache
+    from kernellab.compile.pipeline import all_stages
+    from kernellab.compile.snapshot import (Device, Program, SnapshotFormat, list_snapshot_stages,
+                                            missing_stages, request_snapshot)
+    from kernellab.compile.sources import request_for
+    from kernellab.errors import MissingToolError
+
+    req = request_for(args.source, args.kernel, build_options=args.options, target_env=args.target_env,
+                      device=args.device)
+    cache = None if args.no_cache else ArtifactCache(config.get().cache_dir)
+    # device-independent stages are built for Vulkan, so asking for one never builds a device binary
+    vulkan, opencl = Device(args.device, "vulkan"), Device(args.device, "opencl")
+    program = Program(req, [vulkan, opencl] if req.language == "opencl-c" else [vulkan], cache)
+    if args.list:
+        device = opencl if req.language == "opencl-c" else vulkan
+        stages = all_stages(req.language)
+        for name in list_snapshot_stages(program, device):
+            print(f"{name:<16} {stages[name].description}")
+        for name, need in missing_stages(program).items():
+            print(f"(left out: {name}, needs {need})", file=sys.stderr)
+        return 0
+
+    stage = all_stages(req.language).get(args.stage)
+    device = opencl if stage is not None and stage.device_specific else vulkan
+    missing = missing_stages(program).get(args.stage)
+    if missing:
+        raise MissingToolError(f"stage {args.stage!r} is not available: it needs {missing}")
+    got: list[bytes] = []
+    request_snapshot(program, device, args.stage, SnapshotFormat[args.format.upper()],
+                     lambda size, data, info, sink: sink.append(data), got)
+    program.build(device)
+    data = got[0]
+    if args.output:
+        from kernellab.outputs import write_bytes
+
+        write_bytes(args.output, data)
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    return 0

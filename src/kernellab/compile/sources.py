@@ -1,0 +1,85 @@
+"""From what the user names on a command line (a shader file, or a workload file and a kernel
+uid) to a :class:`CompileRequest`."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernellab.compile.pipeline import CompileRequest
+from kernellab.errors import InputError, UsageError
+
+#: file extension -> source language
+EXTENSIONS = {".comp": "glsl", ".glsl": "glsl", ".spv": "spirv", ".cl": "opencl-c", ".ocl": "opencl-c"}
+_LANGUAGE_OF_SHADER_TYPE = {"GLSL": "glsl", "SPIR-V": "spirv", "OpenCL-C": "opencl-c"}
+
+
+def language_of(path: Path) -> str:
+    lang = EXTENSIONS.get(path.suffix.lower())
+    if lang:
+        return lang
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        raise InputError(f"cannot read kernel source: {exc.strerror}", file=path) from exc
+    if head in (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03"):
+        return "spirv"
+    raise UsageError(f"{path}: cannot tell the kernel language from the extension "
+                     f"(known: {', '.join(sorted(EXTENSIONS))}; or a scenario/kernel-instantiation .json with --kernel)")
+
+
+def request_for(path: str | Path, kernel: str | None = None, *, build_options: str | None = None,
+                entry: str | None = None, target_env: str = "vulkan1.2", device: str = "") -> CompileRequest:
+    """The compile request for a kernel source file or for one kernel (``--kernel UID``) of a
+    scenario or kernel-instantiation file."""
+    path = Path(path).resolve()
+    if not path.exists():
+        raise InputError("no such file", file=path)
+    if path.suffix.lower() == ".json":
+        return _from_workload(path, kernel, build_options, entry, target_env, device)
+    if kernel is not None:
+        raise UsageError("--kernel selects a kernel of a scenario or kernel-instantiation .json file")
+    return CompileRequest(path, language_of(path), entry=entry or "main", build_options=build_options or "",
+                          target_env=target_env, device=device)
+
+
+def _from_workload(path: Path, kernel: str | None, build_options: str | None, entry: str | None,
+                   target_env: str, device: str) -> CompileRequest:
+    from kernellab.formats.detect import detect
+
+    fmt = detect(path)
+    if fmt == "scenario":
+        from kernellab.formats.scenario import load_scenario
+        from kernellab import model as m
+
+        scenario, _ = load_scenario(path, check_files=False)
+        shaders = [r for r in scenario.resources if isinstance(r, m.Shader)]
+        chosen = _choose(path, kernel, {s.uid: s for s in shaders}, "shader")
+        return CompileRequest(chosen.src_path, _LANGUAGE_OF_SHADER_TYPE[chosen.type], entry=entry or chosen.entry,
+                              build_options=chosen.build_options if build_options is None else build_options,
+                              include_dirs=chosen.include_paths, target_env=target_env, device=device)
+    if fmt == "kernel-instantiation":
+        from kernellab.formats import gpuverify
+
+        insts, problems = gpuverify.load(path)
+        by_name: dict[str, object] = {}
+        for i, inst in enumerate(insts):
+            by_name.setdefault(inst.entry_point, inst)
+            by_name.setdefault(str(i), inst)
+        chosen = _choose(path, kernel, by_name, "kernel instantiation")
+        return CompileRequest(chosen.kernel_path, "opencl-c", entry=entry or chosen.entry_point,
+                              build_options=(chosen.compiler_flags or "") if build_options is None else build_options,
+                              target_env=target_env, device=device)
+    raise UsageError(f"{path}: a {fmt} file has no kernel source to compile here; name the .cl file instead")
+
+
+def _choose(path: Path, kernel: str | None, by_uid: dict, what: str):  # type: ignore[no-untyped-def]
+    if not by_uid:
+        raise InputError(f"no {what} in this file", file=path)
+    if kernel is None:
+        uniq = {id(v): k for k, v in by_uid.items()}
+        if len(uniq) == 1:
+            return next(iter(by_uid.values()))
+        raise UsageError(f"{path} has several kernels: choose one with --kernel ({', '.join(by_uid)})")
+    if kernel not in by_uid:
+        raise UsageError(f"--kernel {kernel}: no {what} with that uid in {path} (have {', '.join(by_uid)})")
+    return by_uid[kernel]

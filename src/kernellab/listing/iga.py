@@ -1,0 +1,209 @@
+"""Reading listings in the IGA JSON format (IGA's ``-Xprint-json`` or kernellab's own output).
+
+Validation reports every problem of the file at once, each with its JSON pointer; fields the
+(partial, volatile) format may add later are accepted and left alone.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from kernellab.errors import InputError, Problem, json_pointer
+
+OPERAND_KINDS = ("RD", "RI", "IM", "LB", "DA", "AD")
+
+
+class _Checker:
+    def __init__(self, file: str):
+        self.file = file
+        self.problems: list[Problem] = []
+
+    def add(self, path: list[str | int], message: str) -> None:
+        self.problems.append(Problem(self.file, json_pointer(path), message))
+
+    def typed(self, obj: dict, key: str, types: type | tuple[type, ...], path: list[str | int],
+              required: bool = False, what: str = "") -> Any:
+        if key not in obj:
+            if required:
+                self.add(path, f"missing required field {key!r}")
+            return None
+        v = obj[key]
+        bad = isinstance(v, bool) and bool not in (types if isinstance(types, tuple) else (types,))
+        if bad or not isinstance(v, types):
+            self.add([*path, key], f"{key!r} must be {what or _type_name(types)}, not {_json_type(v)}")
+            return None
+        return v
+
+    def int_list(self, obj: dict, key: str, path: list[str | int]) -> list[int]:
+        v = obj.get(key)
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            self.add([*path, key], f"{key!r} must be a list of integers, not {_json_type(v)}")
+            return []
+        out = []
+        for k, x in enumerate(v):
+            if isinstance(x, bool) or not isinstance(x, int):
+                self.add([*path, key, k], f"must be an integer, not {_json_type(x)}")
+            else:
+                out.append(x)
+        return out
+
+
+def _type_name(types: type | tuple[type, ...]) -> str:
+    ts = types if isinstance(types, tuple) else (types,)
+    names = {str: "a string", int: "an integer", list: "a list", dict: "an object", bool: "true or false",
+             float: "a number"}
+    return " or ".join(names.get(t, t.__name__) for t in ts)
+
+
+def _json_type(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    return {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "an object"}.get(
+        type(v), type(v).__name__)
+
+
+def validate_listing(doc: Any, file: str, base: list[str | int] | None = None) -> list[Problem]:
+    """Every problem of one listing object (``base`` is its JSON path inside the file)."""
+    c = _Checker(file)
+    base = base or []
+    if not isinstance(doc, dict):
+        c.add(base, f"a listing must be an object with 'version', 'platform' and 'elems', not {_json_type(doc)}")
+        return c.problems
+    c.typed(doc, "version", str, base, required=True)
+    c.typed(doc, "platform", str, base, required=True)
+    elems = c.typed(doc, "elems", list, base, required=True)
+    if elems is None:
+        return c.problems
+    label_ids: set[int] = set()
+    inst_ids: set[int] = set()
+    refs: list[tuple[list[str | int], str, int]] = []  # (path, "label"|"inst", id)
+    symbols: set[str] = set()
+    for n, el in enumerate(elems):
+        path = [*base, "elems", n]
+        if not isinstance(el, dict):
+            c.add(path, f"a listing element must be an object, not {_json_type(el)}")
+            continue
+        kind = el.get("kind")
+        if kind not in ("L", "I"):
+            c.add([*path, "kind"], f"'kind' must be \"L\" (label) or \"I\" (instruction), not {json.dumps(kind)}")
+            continue
+        ident = c.typed(el, "id", int, path, required=True)
+        c.typed(el, "pc", int, path)
+        if kind == "L":
+            if ident is not None:
+                if ident in label_ids:
+                    c.add([*path, "id"], f"label id {ident} is used by an earlier label")
+                label_ids.add(ident)
+            sym = c.typed(el, "symbol", str, path, required=True)
+            if sym is not None:
+                symbols.add(sym)
+            for key in ("preds", "succs"):
+                for k, x in enumerate(c.int_list(el, key, path)):
+                    refs.append(([*path, key, k], "label", x))
+            continue
+        if ident is not None:
+            if ident in inst_ids:
+                c.add([*path, "id"], f"instruction id {ident} is used by an earlier instruction")
+            inst_ids.add(ident)
+        c.typed(el, "op", str, path, required=True)
+        for key in ("es", "eo"):
+            c.typed(el, key, int, path)
+        c.typed(el, "wren", bool, path)
+        c.typed(el, "comment", str, path)
+        c.typed(el, "opts", list, path)
+        lt = c.typed(el, "liveTotals", dict, path)
+        if lt is not None:
+            for rf, v in lt.items():
+                if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                    c.add([*path, "liveTotals", rf], f"a live total must be a non-negative integer, not {json.dumps(v)}")
+        pred = c.typed(el, "pred", dict, path)
+        if pred is not None:
+            c.typed(pred, "inv", bool, [*path, "pred"])
+            c.typed(pred, "func", str, [*path, "pred"])
+            for k, x in enumerate(c.int_list(pred, "defs", [*path, "pred"])):
+                refs.append(([*path, "pred", "defs", k], "inst", x))
+        for key in ("freg",):
+            reg = c.typed(el, key, dict, path)
+            if reg is not None:
+                _check_reg(c, reg, [*path, key])
+        dst = c.typed(el, "dst", dict, path)
+        if dst is not None:
+            _check_operand(c, dst, [*path, "dst"], refs)
+        srcs = c.typed(el, "srcs", list, path)
+        for k, s in enumerate(srcs or []):
+            if not isinstance(s, dict):
+                c.add([*path, "srcs", k], f"an operand must be an object, not {_json_type(s)}")
+            else:
+                _check_operand(c, s, [*path, "srcs", k], refs)
+    for path, what, x in refs:
+        if what == "label" and x not in label_ids:
+            c.add(path, f"no label has id {x}")
+        elif what == "inst" and x not in inst_ids:
+            c.add(path, f"no instruction has id {x}")
+    return c.problems
+
+
+def _check_reg(c: _Checker, reg: dict, path: list[str | int]) -> None:
+    c.typed(reg, "rn", str, path, required=True)
+    c.typed(reg, "r", int, path, required=True)
+    c.typed(reg, "sr", int, path)
+
+
+def _check_operand(c: _Checker, op: dict, path: list[str | int], refs: list) -> None:
+    kind = op.get("kind")
+    if kind not in OPERAND_KINDS:
+        c.add([*path, "kind"], f"operand 'kind' must be one of {', '.join(OPERAND_KINDS)}, not {json.dumps(kind)}")
+        return
+    c.typed(op, "type", str, path)
+    if kind == "RD":
+        reg = c.typed(op, "reg", dict, path, required=True)
+        if reg is not None:
+            _check_reg(c, reg, [*path, "reg"])
+    elif kind == "RI":
+        areg = c.typed(op, "areg", dict, path, required=True)
+        if areg is not None:
+            _check_reg(c, areg, [*path, "areg"])
+        c.typed(op, "aoff", int, path)
+    elif kind == "IM":
+        c.typed(op, "value", str, path, required=True, what="a string (IGA writes immediates as strings)")
+    elif kind == "LB":
+        c.typed(op, "target", str, path, required=True)
+    elif kind == "DA":
+        reg = c.typed(op, "reg", dict, path, required=True)
+        if reg is not None:
+            _check_reg(c, reg, [*path, "reg"])
+        c.typed(op, "len", int, path)
+    for key in ("defs", "uses"):
+        if op.get(key) is None:
+            continue  # null: dataflow analysis was off
+        for k, x in enumerate(c.int_list(op, key, path)):
+            refs.append(([*path, key, k], "inst", x))
+
+
+def load_listings(path: str | Path) -> list[dict[str, Any]]:
+    """The listing(s) in ``path``: one listing object, or a list of them (one per function)."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read listing: {exc.strerror}", file=file) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start}): a listing is JSON", file=file) from exc
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError.at(file, f"line {exc.lineno}, column {exc.colno}", f"not valid JSON: {exc.msg}") from exc
+    docs = doc if isinstance(doc, list) else [doc]
+    problems: list[Problem] = []
+    for n, d in enumerate(docs):
+        problems += validate_listing(d, file, [n] if isinstance(doc, list) else [])
+    if isinstance(doc, list) and not doc:
+        problems.append(Problem(file, "/", "an empty list: expected a listing object or a list of listings"))
+    if problems:
+        raise InputError(problems)
+    return docs
