@@ -904,3 +904,89 @@ def parse_assignments(items: Sequence[str] | None) -> dict[str, int | float]:
         k, v = parse_assignment(item)
         out[k] = v
     return out
+
+
+# --- conversion to a scenario ----------------------------------------------------------------
+
+
+def default_local_size(global_size: Sequence[int], limit: int = 64) -> tuple[int, ...]:
+    """A workgroup size for a spec without ``localWorkSize``: the largest divisor of dimension 0
+    up to ``limit``, 1 in the other dimensions (a scenario's dispatch counts whole workgroups)."""
+    first = max(d for d in range(1, min(limit, global_size[0]) + 1) if global_size[0] % d == 0)
+    return (first,) + (1,) * (len(global_size) - 1)
+
+
+def push_constant_bytes(kernel: ResolvedKernel) -> bytes:
+    """The by-value arguments packed in argument order, each at its natural alignment, as the
+    OpenCL backend unpacks a scenario's push constants; padded to a multiple of 4 bytes."""
+    values = kernel.arg_values(0, kernel.global_size[0])
+    out = bytearray()
+    for pos in sorted(values):
+        data = values[pos].tobytes()
+        align = len(data)
+        out += b"\0" * ((-len(out)) % align)
+        out += data
+    out += b"\0" * ((-len(out)) % 4)
+    return bytes(out)
+
+
+def import_spec(path: str | Path, output_dir: str | Path, *, variables: Mapping[str, Any] | None = None,
+                seed: int = 0, inputs: Mapping[int, str | Path] | None = None, name: str = "scenario.json") -> Path:
+    """``kernellab import SPEC.json --set dataset=N -o DIR``: write ``DIR/scenario.json`` (an
+    OpenCL-C shader, one buffer per buffer argument with its input data as ``arg<pos>.npy``,
+    the scalars as push constants, one dispatch) plus the kernel source. Running the scenario on
+    one OpenCL device computes what ``kernellab run SPEC.json`` computes; a buffer's ``dst`` is
+    ``arg<pos>.out.npy`` (raw bytes, as Arm's runner writes buffers)."""
+    from kernellab import model as m
+    from kernellab.formats.scenario import write_scenario
+    from kernellab.outputs import OutputSet
+    from kernellab.runtime.partition import fill_inputs
+
+    spec = load_spec(path)
+    kernel = spec.resolve(variables or {}, 10)
+    out = Path(output_dir)
+    host = fill_inputs(kernel, seed, inputs)
+    local = kernel.local_size or default_local_size(kernel.global_size)
+    try:
+        source = spec.src.read_bytes()
+    except OSError as exc:
+        raise InputError([Problem(spec.file, "/src", f"cannot read {spec.src}: {exc.strerror or exc}")]) from None
+    src_name = spec.src.name
+    access = {"input": "readonly", "output": "writeonly", "io": "readwrite"}
+    resources: list[Any] = []
+    push = push_constant_bytes(kernel)
+    spec_consts = [m.SpecializationConstant(id=i, value=int(v)) for i, v in enumerate(local)]
+    for n, pos in enumerate(sorted(kernel.local_bytes)):
+        arg = next(a for a in spec.local_args if a.pos == pos)
+        spec_consts.append(m.SpecializationConstant(id=3 + n, value=kernel.local_bytes[pos] // arg.type.itemsize))
+    resources.append(m.Shader(uid=spec.name, src=src_name, entry=spec.name, type="OpenCL-C",
+                              build_options=kernel.build_options, push_constants_size=len(push),
+                              specialization_constants=spec_consts))
+    bindings = []
+    for b in kernel.buffers:
+        uid = f"arg{b.pos}"
+        fields: dict[str, Any] = {"uid": uid, "size": b.nbytes, "shader_access": access[b.spec.kind]}
+        if b.spec.read_by_kernel:
+            fields["src"] = f"arg{b.pos}.npy"
+        if b.spec.written_by_kernel:
+            fields["dst"] = f"arg{b.pos}.out.npy"
+        resources.append(m.Buffer(**fields))
+        bindings.append(m.Binding(set=0, id=b.pos, resource_ref=uid))
+    if push:
+        resources.append(m.RawData(uid="push_constants", src="push_constants.npy"))
+    rangeND = [g // l for g, l in zip(kernel.global_size, local)]
+    command = m.DispatchCompute(shader_ref=spec.name, push_data_ref="push_constants" if push else "",
+                                rangeND=rangeND, bindings=bindings)
+    scenario = m.Scenario(resources, [command])
+    with OutputSet() as files:
+        files.bytes(out / src_name, source)
+        for b in kernel.buffers:
+            if b.spec.read_by_kernel:
+                from kernellab.runtime.partition import output_array
+                files.npy(out / f"arg{b.pos}.npy", output_array(b, host[b.pos]))
+        if push:
+            files.npy(out / "push_constants.npy", np.frombuffer(push, dtype=np.uint8))
+        files.commit()
+    target = out / name
+    write_scenario(scenario, target)
+    return target
