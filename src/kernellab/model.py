@@ -72,16 +72,20 @@ def Bool(default: Any = ..., description: str = "") -> Any:
     return Annotated[bool, BeforeValidator(_bool_check), Field(default, description=description or None)]
 
 
-def _enum_check(values: tuple[str, ...]):
+def _enum_check(values: tuple[str, ...], aliases: dict[str, str]):
     def check(v: Any) -> Any:
+        if isinstance(v, str) and v in aliases:
+            return aliases[v]
         if v not in values or not isinstance(v, str):
             raise _fail(f"expected one of {'|'.join(values)}, got {_show(v)}")
         return v
     return check
 
 
-def Enum(*values: str, default: Any = ..., description: str = "") -> Any:
-    return Annotated[Literal[values], BeforeValidator(_enum_check(values)),  # type: ignore[valid-type]
+def Enum(*values: str, default: Any = ..., description: str = "", aliases: dict[str, str] | None = None) -> Any:
+    """A string from ``values``; ``aliases`` are other accepted spellings, normalized on reading."""
+    accepted = values + tuple(aliases or ())
+    return Annotated[Literal[accepted], BeforeValidator(_enum_check(values, aliases or {})),  # type: ignore[valid-type]
                      Field(default, description=description or None)]
 
 
@@ -131,8 +135,13 @@ class Node(BaseModel):
 
 ACCESS = ("ACCESS_MEMORY_WRITE", "ACCESS_MEMORY_READ", "ACCESS_GRAPH_WRITE", "ACCESS_GRAPH_READ",
           "ACCESS_COMPUTE_SHADER_WRITE", "ACCESS_COMPUTE_SHADER_READ")
-STAGES = ("GRAPH", "COMPUTE", "ALL")
+STAGES = ("GRAPH", "COMPUTE", "GRAPHICS", "ALL")
 LAYOUTS = ("IMAGE_LAYOUT_TENSOR_ALIASING", "IMAGE_LAYOUT_GENERAL", "IMAGE_LAYOUT_UNDEFINED")
+# Arm's runner (0.11) reads these enums in lower case without their prefix ("compute_shader_write",
+# "compute", "general"); its own test files are written that way, so both spellings are accepted.
+ACCESS_ALIASES = {a.removeprefix("ACCESS_").lower(): a for a in ACCESS}
+STAGE_ALIASES = {s.lower(): s for s in STAGES}
+LAYOUT_ALIASES = {lay.removeprefix("IMAGE_LAYOUT_").lower(): lay for lay in LAYOUTS}
 SHADER_TYPES = ("GLSL", "SPIR-V", "OpenCL-C")
 #: tensor formats of the spec, with the NumPy dtype of their .npy files
 TENSOR_FORMATS = {
@@ -208,7 +217,7 @@ class Tensor(DataResource):
 class Image(DataResource):
     kind: ClassVar[str] = "image"
     format: VkFormat
-    dims: List(Int(1), min_len=1, max_len=3)
+    dims: List(Int(1), min_len=2, max_len=4, description="[1, width, height, 1] as Arm writes it, or [width, height]")
     shader_access: Enum("readonly", "writeonly", "readwrite", "image_read")
     mips: Int(1, default=1)
     min_filter: Enum("NEAREST", "LINEAR", default=None)
@@ -242,6 +251,7 @@ class Shader(Resource):
     src: Str(nonempty=True, description="shader source file (GLSL, SPIR-V binary or OpenCL C)")
     entry: Str(default="main", nonempty=True)
     type: Enum(*SHADER_TYPES)
+    stage: Enum("compute", default="compute", description="pipeline stage; kernellab runs compute shaders")
     build_options: Str(default="")
     include_dirs: List(Str(), default=[])
     push_constants_size: Int(0, default=0, description="bytes of push constants; a multiple of 4")
@@ -282,10 +292,10 @@ class Graph(Resource):
 
 
 class BarrierBase(Resource):
-    src_access: Enum(*ACCESS)
-    dst_access: Enum(*ACCESS)
-    src_stage: List(Enum(*STAGES), min_len=1)
-    dst_stage: List(Enum(*STAGES), min_len=1)
+    src_access: Enum(*ACCESS, aliases=ACCESS_ALIASES)
+    dst_access: Enum(*ACCESS, aliases=ACCESS_ALIASES)
+    src_stage: List(Enum(*STAGES, aliases=STAGE_ALIASES), min_len=1)
+    dst_stage: List(Enum(*STAGES, aliases=STAGE_ALIASES), min_len=1)
 
 
 class MemoryBarrier(BarrierBase):
@@ -308,8 +318,8 @@ class SubresourceRange(Node):
 
 class ImageBarrier(BarrierBase):
     kind: ClassVar[str] = "image_barrier"
-    old_layout: Enum(*LAYOUTS)
-    new_layout: Enum(*LAYOUTS)
+    old_layout: Enum(*LAYOUTS, aliases=LAYOUT_ALIASES)
+    new_layout: Enum(*LAYOUTS, aliases=LAYOUT_ALIASES)
     image_resource: Str(nonempty=True)
     subresource_range: SubresourceRange = Field(default_factory=SubresourceRange)
 

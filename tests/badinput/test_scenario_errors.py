@@ -147,7 +147,7 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
      "/resources/5/memory_barrier/src_stage", "expected an array of at least 1 entries, got 0"),
     ("barrier-bad-stage", _add_resource({"memory_barrier": {**MEM_BARRIER["memory_barrier"],
                                                             "dst_stage": ["VERTEX"]}}),
-     "/resources/5/memory_barrier/dst_stage/0", 'expected one of GRAPH|COMPUTE|ALL, got "VERTEX"'),
+     "/resources/5/memory_barrier/dst_stage/0", 'expected one of GRAPH|COMPUTE|GRAPHICS|ALL, got "VERTEX"'),
     ("image-barrier-layout", _add_resource({"image_barrier": {
         "uid": "ib", "image_resource": "a", "old_layout": "GENERAL", "new_layout": "IMAGE_LAYOUT_GENERAL",
         "src_access": "ACCESS_MEMORY_WRITE", "dst_access": "ACCESS_MEMORY_READ", "src_stage": ["ALL"],
