@@ -1,0 +1,125 @@
+"""The grammar-driven SPIR-V decoder against spirv-dis, on every shader in the test suite."""
+from __future__ import annotations
+
+import struct
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from kernellab import tools
+from kernellab.compile.pipeline import CompileRequest, Compiler
+from kernellab.errors import InputError
+from kernellab.listing import grammar
+from kernellab.listing.disasm import disassemble, format_float, hex_float
+from kernellab.listing.spirv import decode
+
+ROOT = Path(__file__).resolve().parents[2]
+SHADERS = Path(__file__).parent / "shaders"
+GLSL_FILES = sorted({*ROOT.glob("tests/**/*.comp"), *ROOT.glob("examples/**/*.comp")})
+CL_FILES = sorted({*ROOT.glob("tests/**/*.cl"), *ROOT.glob("examples/**/*.cl")})
+
+
+def spirv_dis(data: bytes) -> str:
+    dis = tools.require("spirv-dis")
+    return dis.run(["--raw-id", "--no-header", "--no-indent", "--no-color", "-"], input=data,
+                   what="spirv-dis").stdout.decode()
+
+
+def glslang(path: Path, *flags: str) -> bytes:
+    g = tools.require("glslangValidator")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.spv"
+        g.run(["-V", "--target-env", "vulkan1.2", *flags, "-o", str(out), str(path)], what=f"compiling {path}")
+        return out.read_bytes()
+
+
+def assert_same_as_spirv_dis(data: bytes) -> None:
+    module = decode(data)
+    mine = disassemble(module).splitlines()
+    ref = spirv_dis(data).splitlines()
+    assert len(mine) == len(ref)
+    for inst, a, b in zip(module.instructions, mine, ref):
+        if a != b and inst.opname == "OpExtInst":
+            # the headers' grammar may be newer than spirv-dis's: it then prints the number
+            a = a.replace(f" {inst.ext_op} ", f" {inst.operands[1].raw} ", 1)
+        assert a == b
+
+
+def test_the_suite_has_shaders_to_check():
+    assert len(GLSL_FILES) >= 4 and CL_FILES
+
+
+@pytest.mark.parametrize("flags", [(), ("-g",), ("-gVS",)], ids=["plain", "debug-lines", "nonsemantic-debuginfo"])
+@pytest.mark.parametrize("path", GLSL_FILES, ids=lambda p: p.name)
+def test_glsl_shaders_decode_like_spirv_dis(path: Path, flags: tuple[str, ...]):
+    assert_same_as_spirv_dis(glslang(path, *flags))
+
+
+@pytest.mark.parametrize("path", GLSL_FILES, ids=lambda p: p.name)
+def test_optimized_shaders_decode_like_spirv_dis(path: Path, tmp_path: Path):
+    art = Compiler(CompileRequest(path, "glsl")).artifact("spirv-opt")
+    assert_same_as_spirv_dis(art.data)
+
+
+@pytest.mark.parametrize("stage", ["spirv-vulkan", "spirv-kernel"])
+@pytest.mark.parametrize("path", CL_FILES, ids=lambda p: p.name)
+def test_opencl_kernels_decode_like_spirv_dis(path: Path, stage: str):
+    compiler = Compiler(CompileRequest(path, "opencl-c"))
+    if stage not in compiler.stages:
+        pytest.skip(f"{stage} needs clang and llvm-spirv (apt-get install clang-14 llvm-14 llvm-spirv-14)")
+    assert_same_as_spirv_dis(compiler.artifact(stage).data)
+
+
+def test_big_endian_modules_decode_too():
+    data = glslang(SHADERS / "loop_branch.comp")
+    swapped = b"".join(data[i:i + 4][::-1] for i in range(0, len(data), 4))
+    assert disassemble(decode(swapped)) == disassemble(decode(data))
+
+
+def test_literals_spanning_two_words_and_signed_constants():
+    text = disassemble(decode(glslang(SHADERS / "types64.comp")))
+    assert "OpConstant %" in text
+    assert " -9000000000\n" in text  # a signed 64-bit constant
+    assert " 1250999896491\n" in text  # 0x123456789ab
+    assert " 1e-300\n" in text  # a double
+
+
+def test_float_formatting_matches_spirv_tools():
+    f32 = struct.unpack("<f", struct.pack("<f", 3.14159))[0]  # as the decoder reads it
+    assert format_float(f32, 32) == "3.14159012"
+    assert format_float(1000.0, 32) == "1000"
+    assert format_float(0.5, 64) == "0.5"
+    assert hex_float(1.5) == "0x1.8p+0"
+    assert hex_float(float("inf")) == "0x1p+128"
+
+
+def test_bad_magic_is_reported_with_the_file_and_word():
+    with pytest.raises(InputError) as err:
+        decode(b"\x00" * 20, "k.spv")
+    assert "k.spv: word 0: not a SPIR-V module: magic number 0x00000000" in str(err.value)
+
+
+def test_truncated_instruction_names_its_word_offset():
+    data = bytearray(glslang(SHADERS / "loop_branch.comp"))
+    data[22:24] = (0xFFFF).to_bytes(2, "little")  # the first instruction claims 65535 words
+    with pytest.raises(InputError) as err:
+        decode(bytes(data), "k.spv")
+    assert "runs past the end of the module" in str(err.value)
+    assert "k.spv: word 5: instruction word count 65535" in str(err.value)
+
+
+def test_length_not_a_multiple_of_four():
+    with pytest.raises(InputError, match="not a SPIR-V module"):
+        decode(b"\x03\x02\x23\x07" * 5 + b"\x00", "k.spv")
+
+
+def test_grammar_comes_from_the_headers_json():
+    core = grammar.core()
+    # spot checks against the JSON itself, not a hand-typed table
+    assert core.instructions[61].opname == "OpLoad"
+    assert core.operand_kinds["StorageClass"].enumerants[12].name == "StorageBuffer"
+    glsl = grammar.extended("GLSL.std.450")
+    assert glsl is not None and glsl.instructions[31].opname == "Sqrt"
+    assert grammar.extended("NonSemantic.ClspvReflection.5") is not None
+    assert grammar.extended("NoSuchSet.1") is None
