@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "verify",
     "snapshot",
     "listing",
+    "partition-sweep",
 )
 
 

@@ -624,3 +624,70 @@ def run_from_cli(path: Path, args: Any) -> int:
                     partition=getattr(args, "partition", None), devices=getattr(args, "devices", None),
                     seed=getattr(args, "seed", 0) or 0, inputs=parse_inputs(getattr(args, "input", None)),
                     split=getattr(args, "split", None) or "subbuffer")
+
+
+# --- the partition sweep ---------------------------------------------------------------------
+
+
+@dataclass
+class SweepPoint:
+    partition: int
+    split: int
+    #: per repeat: makespan by profiling events (ns), the parts' kernel times (ns), host wall (s)
+    makespans_ns: list[int] = field(default_factory=list)
+    kernels_ns: list[dict[str, int]] = field(default_factory=list)
+    walls_s: list[float] = field(default_factory=list)
+    #: outputs identical to those of the first partition swept
+    consistent: bool = True
+
+    @staticmethod
+    def _median(values: Sequence[float]) -> float:
+        s = sorted(values)
+        n = len(s)
+        return float(s[n // 2]) if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
+
+    @property
+    def makespan_ns(self) -> float:
+        return self._median(self.makespans_ns)
+
+    @property
+    def wall_s(self) -> float:
+        return self._median(self.walls_s)
+
+    def kernel_ns(self, role: str) -> float:
+        return self._median([k.get(role, 0) for k in self.kernels_ns])
+
+    def as_json(self) -> dict[str, Any]:
+        return {"partition": self.partition, "split": self.split, "makespan_ns": self.makespan_ns,
+                "gpu_kernel_ns": self.kernel_ns("gpu"), "cpu_kernel_ns": self.kernel_ns("cpu"),
+                "wall_s": self.wall_s, "makespans_ns": self.makespans_ns, "consistent": self.consistent}
+
+
+def sweep(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndarray],
+          partitions: Sequence[int] = tuple(range(11)), warmup: int = 1, repeats: int = 5,
+          split: str = "subbuffer", progress: Any = None) -> list[SweepPoint]:
+    """Time each partition: ``warmup`` untimed runs, then ``repeats`` timed ones (medians)."""
+    if repeats < 1 or warmup < 0:
+        raise UsageError("--repeats must be >= 1 and --warmup >= 0")
+    points = []
+    reference: dict[int, np.ndarray] | None = None
+    for p in partitions:
+        point = SweepPoint(p, kernel.split_point(p))
+        for i in range(warmup + repeats):
+            result = execute(session, kernel, host, p, split)
+            if reference is None:
+                reference = result.outputs
+            elif i == 0:
+                point.consistent = all(np.array_equal(reference[k], v) for k, v in result.outputs.items())
+            if i >= warmup:
+                point.makespans_ns.append(result.device_ns)
+                point.kernels_ns.append({t.role: t.kernel_ns for t in result.parts})
+                point.walls_s.append(result.wall_s)
+            if progress is not None:
+                progress()
+        points.append(point)
+    return points
+
+
+def best_partition(points: Sequence[SweepPoint]) -> SweepPoint:
+    return min(points, key=lambda pt: (pt.makespan_ns, pt.partition))
