@@ -1,0 +1,330 @@
+"""VGF graph files (Arm's ML SDK) decoded into a typed summary.
+
+A VGF holds a *model sequence* of *segments*, each running one *module* (a SPIR-V data graph, or
+a compute shader, which may be a placeholder without code that a scenario substitutes), a
+*model resource table* (every tensor or image the segments touch: category, VkFormat, shape,
+strides, descriptor type), the *constants* (weights) and the sequence's named inputs and outputs
+with the bindings a ``dispatch_graph`` must supply.
+
+Decoding uses Arm's own decoder through its Python binding ``vgfpy`` (pip
+``ai-ml-sdk-vgf-library``, in ``kernellab[ml]``), so the file is read exactly as Arm's runner
+reads it; this module turns the decoder's handles into plain dataclasses.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernellab.errors import InputError, MissingToolError
+from kernellab.formats import vkformat
+
+VGF_PACKAGE = "ai-ml-sdk-vgf-library"
+
+
+def _vgfpy() -> Any:
+    try:
+        import vgfpy
+    except ImportError:
+        raise MissingToolError(f"reading VGF graph files needs Arm's VGF library: pip install {VGF_PACKAGE} "
+                               "(or pip install 'kernellab[ml]')") from None
+    return vgfpy
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One entry of the model resource table."""
+
+    index: int
+    category: str                       # input, output, intermediate, constant
+    format: str                         # VkFormat name (VkFormat(<n>) if kernellab does not know it)
+    format_value: int
+    shape: tuple[int, ...]              # -1 for a dimension left open
+    strides: tuple[int, ...]            # empty: packed
+    descriptor_type: str | None         # VK_DESCRIPTOR_TYPE_TENSOR_ARM, ...; None for constants
+    alias_group: int | None = None
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A binding slot: descriptor ``binding`` number and the resource it holds."""
+
+    binding: int
+    resource: int
+
+
+@dataclass(frozen=True)
+class DescriptorSet:
+    set: int
+    bindings: tuple[Binding, ...]
+
+
+@dataclass(frozen=True)
+class PushConstantRange:
+    stage_flags: int
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Module:
+    index: int
+    name: str
+    entry_point: str
+    kind: str                           # graph or compute
+    code: str | None                    # spirv, glsl or hlsl when the module carries code
+
+    @property
+    def placeholder(self) -> bool:
+        """A compute module without code: a scenario must substitute a shader for it."""
+        return self.code is None
+
+
+@dataclass(frozen=True)
+class Segment:
+    index: int
+    name: str
+    kind: str                           # graph or compute
+    module: int
+    descriptor_sets: tuple[DescriptorSet, ...]
+    inputs: tuple[Binding, ...]
+    outputs: tuple[Binding, ...]
+    dispatch_shape: tuple[int, int, int]
+    push_constant_ranges: tuple[PushConstantRange, ...]
+    constants: tuple[int, ...]          # indexes into VgfFile.constants
+    constant_bindings: tuple[tuple[int, int], ...]   # (graph constant id, constant index)
+
+
+@dataclass(frozen=True)
+class Constant:
+    index: int
+    resource: int
+    size: int                           # bytes
+    sparsity_dimension: int | None
+
+
+@dataclass(frozen=True)
+class Port:
+    """A named input or output of the model sequence (what ``dispatch_graph`` binds)."""
+
+    name: str
+    binding: int
+    resource: Resource
+
+
+@dataclass
+class VgfFile:
+    path: str
+    version: tuple[int, int, int]
+    vulkan_headers_version: int
+    modules: list[Module]
+    segments: list[Segment]
+    resources: list[Resource]
+    constants: list[Constant]
+    inputs: list[Port]
+    outputs: list[Port]
+    _data: bytes = field(repr=False, default=b"")
+    _sections: dict[str, tuple[int, int]] = field(repr=False, default_factory=dict)
+
+    def placeholders(self) -> list[Module]:
+        return [m for m in self.modules if m.placeholder]
+
+    def module(self, name: str) -> Module | None:
+        return next((m for m in self.modules if m.name == name), None)
+
+    def module_spirv(self, index: int) -> bytes | None:
+        """The SPIR-V words of module ``index`` as bytes, or None if it has none."""
+        dec = self._decoder("module")
+        code = dec.getSPIRVModuleCode(index) if dec.hasSPIRVCode(index) else None
+        return bytes(code) if code is not None else None
+
+    def module_source(self, index: int) -> str | None:
+        """GLSL or HLSL source of module ``index``, if it carries source."""
+        dec = self._decoder("module")
+        if dec.isGLSL(index) and dec.hasGLSLCode(index):
+            return str(dec.getGLSLModuleCode(index))
+        if dec.isHLSL(index) and dec.hasHLSLCode(index):
+            return str(dec.getHLSLModuleCode(index))
+        return None
+
+    def constant_data(self, index: int) -> bytes:
+        data = self._decoder("constant").getConstant(index)
+        return bytes(data) if data is not None else b""
+
+    def _decoder(self, section: str) -> Any:
+        vgf = _vgfpy()
+        offset, size = self._sections[section]
+        view = memoryview(self._data)[offset:]
+        make = {"module": vgf.CreateModuleTableDecoder, "constant": vgf.CreateConstantDecoder}[section]
+        return make(view, size)
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready description (for ``kernellab`` listings and error messages)."""
+        from dataclasses import asdict
+
+        return {
+            "version": ".".join(map(str, self.version)),
+            "modules": [dict(asdict(m), placeholder=m.placeholder) for m in self.modules],
+            "segments": [asdict(s) for s in self.segments],
+            "resources": [asdict(r) for r in self.resources],
+            "constants": [asdict(c) for c in self.constants],
+            "inputs": [{"name": p.name, "binding": p.binding, "resource": p.resource.index} for p in self.inputs],
+            "outputs": [{"name": p.name, "binding": p.binding, "resource": p.resource.index} for p in self.outputs],
+        }
+
+
+@functools.lru_cache(maxsize=1)
+def _descriptor_type_names() -> dict[int, str]:
+    import vulkan
+
+    names = {getattr(vulkan, n): n for n in dir(vulkan)
+             if n.startswith("VK_DESCRIPTOR_TYPE_") and not n.endswith(("_RANGE", "_ENUM", "_RANGE_SIZE"))
+             and "__" not in n}
+    try:
+        from kernellab.backends import vulkan_arm
+
+        names[vulkan_arm.const("VK_DESCRIPTOR_TYPE_TENSOR_ARM")] = "VK_DESCRIPTOR_TYPE_TENSOR_ARM"
+    except Exception:  # noqa: BLE001 - without the registry package the number is still shown
+        pass
+    return names
+
+
+def descriptor_type_name(value: int | None) -> str | None:
+    if value is None:
+        return None
+    return _descriptor_type_names().get(value, f"VkDescriptorType({value})")
+
+
+def format_name(value: int) -> str:
+    fmt = vkformat.by_value(value)
+    return fmt.name if fmt is not None else f"VkFormat({value})"
+
+
+def _ints(view: Any) -> tuple[int, ...]:
+    return tuple(int(x) for x in view) if view is not None else ()
+
+
+def read(path: str | os.PathLike[str]) -> VgfFile:
+    """Decode the VGF file at ``path``; :class:`InputError` naming the file if it is not one."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read VGF file: {exc.strerror}", file=path) from None
+    return parse(data, path)
+
+
+def parse(data: bytes, path: str | os.PathLike[str] = "<vgf>") -> VgfFile:
+    vgf = _vgfpy()
+    name = str(path)
+
+    def bad(where: str, message: str) -> InputError:
+        return InputError.at(name, where, message)
+
+    if len(data) < vgf.HeaderSize():
+        raise bad("byte 0 (header)", f"not a VGF file: {len(data)} bytes is shorter than a VGF header")
+    header = vgf.CreateHeaderDecoder(data, vgf.HeaderSize(), len(data))
+    if header is None or not header.IsValid():
+        raise bad("byte 0 (header)", "not a VGF file (bad magic or header)")
+    if not header.CheckVersion():
+        v = header.GetVersion()
+        raise bad("byte 8 (version)", f"VGF format version {v.major}.{v.minor}.{v.patch} is not supported by "
+                  f"the installed {VGF_PACKAGE}; upgrade it or regenerate the file")
+    sections = {
+        "module": (header.GetModuleTableOffset(), header.GetModuleTableSize()),
+        "sequence": (header.GetModelSequenceTableOffset(), header.GetModelSequenceTableSize()),
+        "resource": (header.GetModelResourceTableOffset(), header.GetModelResourceTableSize()),
+        "constant": (header.GetConstantsOffset(), header.GetConstantsSize()),
+    }
+    for sec, (off, size) in sections.items():
+        if off + size > len(data):
+            raise bad(f"byte {off} ({sec} section)", f"the {sec} section runs past the end of the file")
+    view = memoryview(data)
+    modules_dec = vgf.CreateModuleTableDecoder(view[sections["module"][0]:], sections["module"][1])
+    seq = vgf.CreateModelSequenceTableDecoder(view[sections["sequence"][0]:], sections["sequence"][1])
+    mrt = vgf.CreateModelResourceTableDecoder(view[sections["resource"][0]:], sections["resource"][1])
+    consts = vgf.CreateConstantDecoder(view[sections["constant"][0]:], sections["constant"][1])
+    for sec, dec in (("module", modules_dec), ("sequence", seq), ("resource", mrt), ("constant", consts)):
+        if dec is None:
+            raise bad(f"byte {sections[sec][0]} ({sec} section)", f"the {sec} section is damaged")
+
+    kinds = {vgf.ModuleType.Graph: "graph", vgf.ModuleType.Compute: "compute"}
+    categories = {vgf.ResourceCategory.Input: "input", vgf.ResourceCategory.Output: "output",
+                  vgf.ResourceCategory.Intermediate: "intermediate", vgf.ResourceCategory.Constant: "constant"}
+
+    resources = []
+    for i in range(mrt.size()):
+        fmt = int(mrt.getVkFormat(i))
+        resources.append(Resource(
+            index=i, category=categories[mrt.getCategory(i)], format=format_name(fmt), format_value=fmt,
+            shape=_ints(mrt.getTensorShape(i)), strides=_ints(mrt.getTensorStride(i)),
+            descriptor_type=descriptor_type_name(mrt.getDescriptorType(i)), alias_group=mrt.getAliasGroupId(i)))
+
+    modules = []
+    for i in range(modules_dec.size()):
+        if modules_dec.isSPIRV(i):
+            code = "spirv" if modules_dec.hasSPIRVCode(i) else None
+        elif modules_dec.isGLSL(i):
+            code = "glsl" if modules_dec.hasGLSLCode(i) else None
+        elif modules_dec.isHLSL(i):
+            code = "hlsl" if modules_dec.hasHLSLCode(i) else None
+        else:
+            code = None
+        modules.append(Module(i, str(modules_dec.getModuleName(i)), str(modules_dec.getModuleEntryPoint(i)),
+                              kinds[modules_dec.getModuleType(i)], code))
+
+    def slots(handle: Any) -> tuple[Binding, ...]:
+        return tuple(Binding(int(seq.getBindingSlotBinding(handle, k)), int(seq.getBindingSlotMrtIndex(handle, k)))
+                     for k in range(seq.getBindingsSize(handle)))
+
+    segments = []
+    for s in range(seq.modelSequenceTableSize()):
+        sets = tuple(DescriptorSet(int(seq.getSegmentDescriptorSetIndex(s, d)),
+                                   slots(seq.getDescriptorBindingSlotsHandle(s, d)))
+                     for d in range(seq.getSegmentDescriptorSetInfosSize(s)))
+        pc = seq.getSegmentPushConstRange(s)
+        ranges = tuple(PushConstantRange(int(seq.getPushConstRangeStageFlags(pc, k)),
+                                         int(seq.getPushConstRangeOffset(pc, k)), int(seq.getPushConstRangeSize(pc, k)))
+                       for k in range(seq.getPushConstRangesSize(pc)))
+        shape = _ints(seq.getSegmentDispatchShape(s)) or (0, 0, 0)
+        segments.append(Segment(
+            index=s, name=str(seq.getSegmentName(s)), kind=kinds[seq.getSegmentType(s)],
+            module=int(seq.getSegmentModuleIndex(s)), descriptor_sets=sets,
+            inputs=slots(seq.getSegmentInputBindingSlotsHandle(s)),
+            outputs=slots(seq.getSegmentOutputBindingSlotsHandle(s)),
+            dispatch_shape=(shape + (1, 1, 1))[:3],  # type: ignore[arg-type]
+            push_constant_ranges=ranges, constants=_ints(seq.getSegmentConstantIndexes(s)),
+            constant_bindings=tuple(_constant_binding(b) for b in seq.getSegmentConstantBindings(s))))
+
+    constants = []
+    for c in range(consts.size()):
+        data_c = consts.getConstant(c)
+        sparse = consts.getConstantSparsityDimension(c) if consts.isSparseConstant(c) else None
+        constants.append(Constant(c, int(consts.getConstantMrtIndex(c)),
+                                  memoryview(data_c).nbytes if data_c is not None else 0,
+                                  int(sparse) if sparse is not None else None))
+
+    def ports(slot_handle: Any, names_handle: Any) -> list[Port]:
+        out = []
+        for k, b in enumerate(slots(slot_handle)):
+            pname = seq.getName(names_handle, k) if k < seq.getNamesSize(names_handle) else f"#{k}"
+            if not 0 <= b.resource < len(resources):
+                raise bad("model sequence", f"port {pname!r} names resource {b.resource}, "
+                          f"but the resource table has {len(resources)}")
+            out.append(Port(str(pname), b.binding, resources[b.resource]))
+        return out
+
+    v = header.GetVersion()
+    return VgfFile(
+        path=name, version=(int(v.major), int(v.minor), int(v.patch)),
+        vulkan_headers_version=int(header.GetEncoderVulkanHeadersVersion()),
+        modules=modules, segments=segments, resources=resources, constants=constants,
+        inputs=ports(seq.getModelSequenceInputBindingSlotsHandle(), seq.getModelSequenceInputNamesHandle()),
+        outputs=ports(seq.getModelSequenceOutputBindingSlotsHandle(), seq.getModelSequenceOutputNamesHandle()),
+        _data=bytes(data), _sections=sections)
+
+
+def _constant_binding(b: Any) -> tuple[int, int]:
+    """(graph constant id, constant table index) of a ``vgfpy.GraphConstantBinding``."""
+    return int(b.graphConstantId), int(b.constantIndex)
