@@ -90,7 +90,9 @@ class _Names:
         if op == "OpTypeRuntimeArray":
             return f"_runtimearr_{self.type(t.args[0])}"
         if op == "OpTypeArray":
-            return f"_arr_{self.type(t.args[0])}_{self.constant(t.args[1])}"
+            length = self.m.defs.get(t.args[1])
+            ltype = self.type(length.type) + "_" if length is not None and length.type is not None else ""
+            return f"_arr_{self.type(t.args[0])}_{ltype}{self.constant(t.args[1])}"
         if tid in m.names and m.names[tid]:
             return m.names[tid]
         if op == "OpTypeStruct":
@@ -226,7 +228,26 @@ def source_texts(module: Module) -> dict[str, list[str]]:
                 texts.setdefault(module.strings[ids[1]], [module.strings[ids[2]]])
         elif inst.opname == "OpFunction":
             break
-    return {name: "".join(parts).splitlines() for name, parts in texts.items()}
+    return {name: _numbered_lines("".join(parts)) for name, parts in texts.items()}
+
+
+def _numbered_lines(text: str) -> list[str]:
+    """Source lines by line number (index 0 = line 1), honouring ``#line N`` directives: glslang
+    embeds the source behind a few ``// OpModuleProcessed`` lines and a ``#line 1``."""
+    out: list[str] = []
+    number = 1
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#line"):
+            parts = stripped.split()
+            if len(parts) >= 2 and parts[1].isdigit():
+                number = int(parts[1])
+                continue
+        while len(out) < number:
+            out.append("")
+        out[number - 1] = line
+        number += 1
+    return out
 
 
 def entry_point_names(module: Module) -> dict[int, str]:
