@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+"""Issue 2 benchmark: ``kernellab run`` against Arm's ``scenario-runner`` on four scenarios.
+
+    python benchmarks/bench_scenarios.py [--repeats 5] [--only tiny,chain] [--json out.json]
+                                         [--profile DIR] [--workdir DIR] [--shader-type SPIR-V|GLSL]
+
+Generates the scenarios (shaders compiled to SPIR-V ahead, inputs as .npy), then runs each with
+both runners, interleaved, several times, each run a fresh process pinned to lavapipe. Reports
+the median wall time and the median peak RSS of the child process (``os.wait4``), the ratios
+kernellab/Arm, and whether the issue's targets hold:
+
+- ``tiny``  c = a + b over 64 floats                         (start-up cost)     wall <= 1.5x Arm
+- ``big``   c = a + b over 2^24 floats, three 64 MiB buffers  (data movement)     wall <= 1.0x Arm,
+                                                               kernellab peak RSS <= 192 MiB + 150 MiB
+- ``chain`` 1000 dependent dispatches incrementing 2^16 floats (per-dispatch cost) wall <= 1.0x Arm
+- ``fma``   2^18 invocations x 2000 multiply-adds             (kernel-bound)      wall <= 1.0x Arm
+
+Every run's output is checked: both runners' ``dst`` payloads must equal each other and NumPy's.
+``--profile DIR`` additionally runs kernellab once per scenario under cProfile and prints where
+the time goes.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import pstats
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from kernellab import tools
+from kernellab.testing.arm_runner import ArmRunner, lavapipe_icd, require_arm_runner
+
+MIB = 1 << 20
+
+ADD_GLSL = """#version 450
+layout(local_size_x = 256) in;
+layout(set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(set = 0, binding = 1) readonly buffer B { float b[]; };
+layout(set = 0, binding = 2) writeonly buffer C { float c[]; };
+layout(push_constant) uniform Size { uint n; };
+void main() {
+    // rows of gl_NumWorkGroups.x workgroups: 2^24 elements need more than 65535 workgroups
+    uint i = gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 256u + gl_GlobalInvocationID.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+"""
+
+INCREMENT_GLSL = """#version 450
+layout(local_size_x = 256) in;
+layout(set = 0, binding = 0) buffer X { float x[]; };
+void main() { x[gl_GlobalInvocationID.x] += 1.0; }
+"""
+
+FMA_GLSL = """#version 450
+layout(local_size_x = 256) in;
+layout(set = 0, binding = 0) readonly buffer X { float x[]; };
+layout(set = 0, binding = 1) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform Params { float mul; float add; uint steps; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    float v = x[i];
+    for (uint k = 0u; k < steps; ++k) v = fma(v, mul, add);
+    y[i] = v;
+}
+"""
+
+
+@dataclass
+class Scenario:
+    name: str
+    folder: Path
+    outputs: dict[str, np.ndarray]  # dst file -> expected content (typed)
+    atol: float = 0.0
+    wall_target: float = 1.0
+    data_bytes: int = 0
+
+
+def _spirv_or_glsl(folder: Path, name: str, source: str, shader_type: str) -> dict:
+    src = folder / f"{name}.comp"
+    src.write_text(source)
+    if shader_type == "GLSL":
+        return {"uid": name, "src": src.name, "type": "GLSL"}
+    spv = folder / f"{name}.spv"
+    tools.require("glslangValidator", "the benchmark's shaders").run(
+        ["-V", "--target-env", "vulkan1.1", "-S", "comp", "-o", str(spv), str(src)], what=f"compile {src.name}")
+    return {"uid": name, "src": spv.name, "type": "SPIR-V"}
+
+
+def _write(folder: Path, resources: list[dict], commands: list[dict]) -> None:
+    (folder / "scenario.json").write_text(json.dumps({"resources": resources, "commands": commands}, indent=1))
+
+
+def _add_scenario(root: Path, name: str, n: int, shader_type: str, target: float) -> Scenario:
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(n, dtype=np.float32)
+    b = rng.standard_normal(n, dtype=np.float32)
+    np.save(folder / "a.npy", a)
+    np.save(folder / "b.npy", b)
+    np.save(folder / "n.npy", np.array([n], np.uint32))
+    groups = -(-n // 256)
+    range_nd = [groups] if groups <= 65535 else [256, -(-groups // 256)]
+    sh = _spirv_or_glsl(folder, "add", ADD_GLSL, shader_type)
+    sh["push_constants_size"] = 4
+    _write(folder, [
+        {"shader": sh},
+        {"raw_data": {"uid": "n", "src": "n.npy"}},
+        {"buffer": {"uid": "a", "size": 4 * n, "shader_access": "readonly", "src": "a.npy"}},
+        {"buffer": {"uid": "b", "size": 4 * n, "shader_access": "readonly", "src": "b.npy"}},
+        {"buffer": {"uid": "c", "size": 4 * n, "shader_access": "writeonly", "dst": "c.npy"}},
+    ], [{"dispatch_compute": {"shader_ref": "add", "push_data_ref": "n", "rangeND": range_nd, "bindings": [
+        {"set": 0, "id": 0, "resource_ref": "a"}, {"set": 0, "id": 1, "resource_ref": "b"},
+        {"set": 0, "id": 2, "resource_ref": "c"}]}}])
+    return Scenario(name, folder, {"c.npy": a + b}, wall_target=target, data_bytes=12 * n)
+
+
+def _chain_scenario(root: Path, shader_type: str) -> Scenario:
+    folder = root / "chain"
+    folder.mkdir(parents=True, exist_ok=True)
+    n, steps = 1 << 16, 1000
+    x = np.random.default_rng(3).standard_normal(n, dtype=np.float32)
+    np.save(folder / "x.npy", x)
+    sh = _spirv_or_glsl(folder, "increment", INCREMENT_GLSL, shader_type)
+    step = {"dispatch_compute": {"shader_ref": "increment", "rangeND": [n // 256],
+                                 "bindings": [{"set": 0, "id": 0, "resource_ref": "x"}]}}
+    _write(folder, [{"shader": sh},
+                    {"buffer": {"uid": "x", "size": 4 * n, "shader_access": "readwrite", "src": "x.npy",
+                                "dst": "x_out.npy"}}],
+           [step] * steps)
+    expected = x.copy()
+    for _ in range(steps):  # float32 rounding step by step, as on the device
+        expected += np.float32(1)
+    return Scenario("chain", folder, {"x_out.npy": expected}, data_bytes=4 * n)
+
+
+def _fma_scenario(root: Path, shader_type: str) -> Scenario:
+    folder = root / "fma"
+    folder.mkdir(parents=True, exist_ok=True)
+    n, steps = 1 << 18, 2000
+    x = np.random.default_rng(4).uniform(-1, 1, n).astype(np.float32)
+    np.save(folder / "x.npy", x)
+    mul, add = np.float32(0.999), np.float32(0.001)
+    params = np.frombuffer(np.array([mul, add], np.float32).tobytes() + np.array([steps], np.uint32).tobytes(),
+                           np.int8)
+    np.save(folder / "params.npy", params)
+    sh = _spirv_or_glsl(folder, "fma", FMA_GLSL, shader_type)
+    sh["push_constants_size"] = 12
+    _write(folder, [{"shader": sh}, {"raw_data": {"uid": "params", "src": "params.npy"}},
+                    {"buffer": {"uid": "x", "size": 4 * n, "shader_access": "readonly", "src": "x.npy"}},
+                    {"buffer": {"uid": "y", "size": 4 * n, "shader_access": "writeonly", "dst": "y.npy"}}],
+           [{"dispatch_compute": {"shader_ref": "fma", "push_data_ref": "params", "rangeND": [n // 256],
+                                  "bindings": [{"set": 0, "id": 0, "resource_ref": "x"},
+                                               {"set": 0, "id": 1, "resource_ref": "y"}]}}])
+    # Closed form of v <- v*m + a repeated: v*m^k + a*(1-m^k)/(1-m); float rounding -> tolerance.
+    mk = np.float64(mul) ** steps
+    expected = (x.astype(np.float64) * mk + np.float64(add) * (1 - mk) / (1 - np.float64(mul))).astype(np.float32)
+    return Scenario("fma", folder, {"y.npy": expected}, atol=1e-3, data_bytes=8 * n)
+
+
+BUILDERS: dict[str, Callable[[Path, str], Scenario]] = {
+    "tiny": lambda root, st: _add_scenario(root, "tiny", 64, st, target=1.5),
+    "big": lambda root, st: _add_scenario(root, "big", 1 << 24, st, target=1.0),
+    "chain": _chain_scenario,
+    "fma": _fma_scenario,
+}
+
+
+@dataclass
+class Sample:
+    wall: float
+    rss_kib: int
+
+
+@dataclass
+class Measured:
+    samples: dict[str, list[Sample]] = field(default_factory=lambda: {"arm": [], "kernellab": []})
+
+    def median_wall(self, runner: str) -> float:
+        return statistics.median(s.wall for s in self.samples[runner])
+
+    def median_rss_mib(self, runner: str) -> float:
+        return statistics.median(s.rss_kib for s in self.samples[runner]) / 1024
+
+
+def _run_child(argv: list[str], env: dict[str, str], log: Path) -> Sample:
+    """Run one process; wall time around fork..reap, peak RSS from the kernel's rusage."""
+    with open(log, "wb") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{argv[0]} failed (exit {proc.returncode}); log: {log}\n{log.read_text()[-3000:]}")
+    return Sample(wall, usage.ru_maxrss)
+
+
+def _payload(path: Path) -> bytes:
+    arr = np.load(path)
+    if arr.dtype != np.int8 or arr.ndim != 1:
+        raise SystemExit(f"{path}: expected a 1-D int8 .npy, got {arr.dtype} {arr.shape}")
+    return arr.tobytes()
+
+
+def _check_outputs(sc: Scenario, arm_dir: Path, kl_dir: Path) -> str:
+    notes = []
+    for name, expected in sc.outputs.items():
+        arm, kl = _payload(arm_dir / name), _payload(kl_dir / name)
+        for runner, data in (("Arm", arm), ("kernellab", kl)):
+            got = np.frombuffer(data, expected.dtype)
+            if sc.atol:
+                ok = np.allclose(got, expected, atol=sc.atol)
+            else:
+                ok = np.array_equal(got, expected)
+            if not ok:
+                raise SystemExit(f"{sc.name}: {runner}'s {name} differs from NumPy's")
+        if arm != kl:
+            raise SystemExit(f"{sc.name}: {name} payloads differ between Arm and kernellab")
+        if (arm_dir / name).read_bytes() != (kl_dir / name).read_bytes():
+            notes.append(f"{name}: same data, different .npy header")
+    return "; ".join(notes)
+
+
+def _kernellab_argv(scenario: Path, output: Path, extra: list[str] = ()) -> list[str]:
+    return [sys.executable, "-m", "kernellab", "run", "--scenario", str(scenario), "--output", str(output), *extra]
+
+
+def _profile(sc: Scenario, out_dir: Path, env: dict[str, str]) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stats_file = out_dir / f"{sc.name}.prof"
+    argv = [sys.executable, "-m", "cProfile", "-o", str(stats_file), "-m", "kernellab", "run", "--scenario",
+            str(sc.folder / "scenario.json"), "--output", str(out_dir / f"{sc.name}-out")]
+    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+    print(f"\n--- cProfile of kernellab run on {sc.name} ({stats_file}): kernellab's own functions by cumulative time")
+    stats = pstats.Stats(str(stats_file)).sort_stats("cumulative")
+    stats.print_stats(r"kernellab[/\\](?!.*<module>)", 25)
+    print(f"--- {sc.name}: module imports (start-up) by cumulative time")
+    stats.print_stats(r"\(<module>\)", 15)
+
+
+def machine_description() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5, help="runs per runner and scenario (median taken)")
+    parser.add_argument("--only", default=",".join(BUILDERS), help="comma-separated subset of " + ",".join(BUILDERS))
+    parser.add_argument("--workdir", type=Path, help="where to generate scenarios (default: a temp folder)")
+    parser.add_argument("--shader-type", choices=["SPIR-V", "GLSL"], default="SPIR-V")
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument("--profile", type=Path, help="cProfile kernellab once per scenario, stats into this folder")
+    args = parser.parse_args(argv)
+
+    names = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = set(names) - set(BUILDERS)
+    if unknown:
+        parser.error(f"unknown scenarios: {sorted(unknown)}")
+
+    icd = lavapipe_icd()
+    if icd is None:
+        raise SystemExit("lavapipe not found: apt-get install mesa-vulkan-drivers libvulkan1")
+    arm: ArmRunner = require_arm_runner()
+    arm_env = arm.environment(icd=icd)
+    kl_env = {**os.environ, "VK_ICD_FILENAMES": str(icd), "VK_DRIVER_FILES": str(icd),
+              "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR") or "/tmp"}
+
+    tmp = None
+    if args.workdir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="kernellab-bench-")
+        root = Path(tmp.name)
+    else:
+        root = args.workdir
+        root.mkdir(parents=True, exist_ok=True)
+
+    print(f"machine: {machine_description()}")
+    print(f"date:    {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(f"driver:  lavapipe ({icd}); Arm scenario-runner {arm.version}; shaders as {args.shader_type}; "
+          f"{args.repeats} runs each, interleaved, median")
+    results: dict[str, dict] = {}
+    try:
+        for name in names:
+            sc = BUILDERS[name](root, args.shader_type)
+            scenario = sc.folder / "scenario.json"
+            measured = Measured()
+            for i in range(args.repeats):
+                for runner in ("arm", "kernellab"):
+                    out = sc.folder / f"out-{runner}"
+                    log = sc.folder / f"{runner}-{i}.log"
+                    if runner == "arm":
+                        sample = _run_child(arm.command(scenario, output=out), arm_env, log)
+                    else:
+                        sample = _run_child(_kernellab_argv(scenario, out), kl_env, log)
+                    measured.samples[runner].append(sample)
+                if i == 0:
+                    note = _check_outputs(sc, sc.folder / "out-arm", sc.folder / "out-kernellab")
+            results[name] = _report(sc, measured, note)
+            if args.profile:
+                _profile(sc, args.profile, kl_env)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+    failed = [f"{n}: {why}" for n, r in results.items() for why in r["misses"]]
+    print("\ntargets: " + ("all met" if not failed else "MISSED -- " + "; ".join(failed)))
+    if args.json:
+        args.json.write_text(json.dumps({"machine": machine_description(),
+                                         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                         "arm_version": arm.version, "shader_type": args.shader_type,
+                                         "repeats": args.repeats, "scenarios": results}, indent=2))
+    return 0
+
+
+def _report(sc: Scenario, m: Measured, note: str) -> dict:
+    arm_wall, kl_wall = m.median_wall("arm"), m.median_wall("kernellab")
+    arm_rss, kl_rss = m.median_rss_mib("arm"), m.median_rss_mib("kernellab")
+    wall_ratio, rss_ratio = kl_wall / arm_wall, kl_rss / arm_rss
+    misses = []
+    if wall_ratio > sc.wall_target:
+        misses.append(f"wall {wall_ratio:.2f}x Arm > {sc.wall_target:.1f}x")
+    rss_budget = None
+    if sc.name == "big":
+        rss_budget = 1.5 * sc.data_bytes / MIB + 150
+        if kl_rss > rss_budget:
+            misses.append(f"peak RSS {kl_rss:.0f} MiB > {rss_budget:.0f} MiB")
+    print(f"\n{sc.name:6s} {'':10s} {'wall s':>8s} {'min s':>8s} {'peak RSS MiB':>13s}")
+    for runner, label in (("arm", "Arm"), ("kernellab", "kernellab")):
+        walls = [s.wall for s in m.samples[runner]]
+        print(f"{'':6s} {label:10s} {statistics.median(walls):8.3f} {min(walls):8.3f} {m.median_rss_mib(runner):13.1f}")
+    budget = f", RSS budget {rss_budget:.0f} MiB" if rss_budget else ""
+    print(f"{'':6s} {'ratio':10s} {wall_ratio:7.2f}x {'':8s} {rss_ratio:12.2f}x   target wall <= {sc.wall_target:.1f}x"
+          f"{budget}: {'met' if not misses else 'MISSED'}")
+    if note:
+        print(f"{'':6s} note: {note}")
+    return {"arm": {"wall_s": arm_wall, "peak_rss_mib": arm_rss, "walls": [s.wall for s in m.samples["arm"]]},
+            "kernellab": {"wall_s": kl_wall, "peak_rss_mib": kl_rss,
+                          "walls": [s.wall for s in m.samples["kernellab"]]},
+            "wall_ratio": wall_ratio, "rss_ratio": rss_ratio, "wall_target": sc.wall_target,
+            "rss_budget_mib": rss_budget, "misses": misses, "note": note}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
