@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "snapshot",
     "listing",
     "partition-sweep",
+    "schedule",
 )
 
 

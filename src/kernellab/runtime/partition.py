@@ -288,10 +288,11 @@ def host_array(buf: ResolvedBuffer) -> np.ndarray:
     return np.zeros(buf.count * buf.spec.type.width, dtype=buf.spec.type.dtype)
 
 
-def fill_inputs(kernel: ResolvedKernel, seed: int = 0, files: Mapping[int, str | Path] | None = None) -> dict[int, np.ndarray]:
+def fill_inputs(kernel: ResolvedKernel, seed: int = 0, files: Mapping[int, str | Path] | None = None,
+                stream: int | None = None) -> dict[int, np.ndarray]:
     """Host data for every buffer: input and io buffers from ``files`` (pos -> .npy) or from the
     seed (one stream per position, so a buffer's data does not depend on the others), output
-    buffers zero."""
+    buffers zero. ``stream`` separates the data of several kernels run with one seed."""
     files = dict(files or {})
     known = {b.pos for b in kernel.buffers}
     for pos in files:
@@ -305,7 +306,7 @@ def fill_inputs(kernel: ResolvedKernel, seed: int = 0, files: Mapping[int, str |
         if b.pos in files:
             host[b.pos] = load_input(files[b.pos], b, kernel.spec.name)
         elif b.spec.read_by_kernel:
-            rng = np.random.default_rng([seed, b.pos])
+            rng = np.random.default_rng([seed, b.pos] if stream is None else [seed, b.pos, stream])
             if et.dtype.kind == "f":
                 host[b.pos] = rng.random(n, dtype=np.float64).astype(et.dtype)
             else:

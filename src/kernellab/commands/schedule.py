@@ -1,0 +1,99 @@
+"""``kernellab schedule FILE``: run a task set or a DAG of kernel specs on the available devices."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    from kernellab.runtime.partition import SPLIT_MODES
+
+    p = sub.add_parser("schedule", help="run a task set or DAG of PySchedCL kernel specs (HEFT-like policy)",
+                       description="Run the kernels of a task file (SPEC.json PARTITION DATASET per line) or of a "
+                                   "PySchedCL .graph DAG on the GPU-class and CPU-class OpenCL devices, each where it "
+                                   "finishes earliest after its predecessors.")
+    p.add_argument("file", type=Path, help="a task file or a .graph file")
+    p.add_argument("--devices", metavar="CPU,GPU", help="CPU-class and GPU-class OpenCL devices "
+                                                         "(kind cpu/gpu, index or name substring)")
+    p.add_argument("--timings", type=Path, action="append", default=[], metavar="SWEEP.json",
+                   help="partition-sweep --json files giving measured costs (repeatable)")
+    p.add_argument("--free", action="store_true",
+                   help="ignore the tasks' own partitions: the policy picks a device for every task")
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated input data")
+    p.add_argument("--split", choices=SPLIT_MODES, default="subbuffer", help="how split tasks' parts see their share")
+    p.add_argument("--output", "-o", type=Path, metavar="DIR",
+                   help="write each task's outputs as DIR/task<ID>/arg<pos>.npy")
+    p.add_argument("--trace", type=Path, metavar="FILE.json", help="write what ran where and when")
+    p.add_argument("--gantt", type=Path, metavar="FILE.png", help="draw the run as a Gantt chart")
+    p.set_defaults(func=run)
+
+
+def plot_gantt(trace: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from kernellab.outputs import atomic_open
+
+    lanes = ["gpu", "cpu"]
+    labels = [f"GPU-class\n{trace['lanes']['gpu']}", f"CPU-class\n{trace['lanes']['cpu']}"]
+    colors = plt.get_cmap("tab10")
+    fig, ax = plt.subplots(figsize=(9, 2.8))
+    for n, task in enumerate(trace["tasks"]):
+        for lane in task["lanes"]:
+            y = lanes.index(lane)
+            width = max(task["end_s"] - task["start_s"], 1e-6) * 1e3
+            ax.barh(y, width, left=task["start_s"] * 1e3, height=0.6, color=colors(n % 10), edgecolor="black")
+            ax.text(task["start_s"] * 1e3 + width / 2, y, f"{task['id']}:{task['kernel']}"
+                    + (f" P={task['partition']}" if task["placement"] == "split" else ""),
+                    ha="center", va="center", fontsize=7, clip_on=True)
+    ax.set_yticks(range(len(lanes)))
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("time since start (ms, host clock)")
+    ax.set_title(f"{Path(trace['file']).name}: makespan {trace['makespan_s'] * 1e3:.2f} ms")
+    fig.tight_layout()
+    with atomic_open(path) as fh:
+        fig.savefig(fh, format="png", dpi=100)
+    plt.close(fig)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kernellab.outputs import OutputSet, write_text
+    from kernellab.runtime.partition import Session, choose_targets, output_array
+    from kernellab.runtime.schedule import Timings, execute_plan, load_workload, plan, resolve_graph, trace_document
+
+    graph = load_workload(args.file)
+    kernels = resolve_graph(graph)
+    timings = Timings.load(args.timings)
+    the_plan = plan(graph, kernels, timings, free=args.free)
+    cpu, gpu = choose_targets(args.devices)
+    with Session(cpu, gpu) as session:
+        result = execute_plan(session, graph, the_plan, seed=args.seed, split=args.split)
+        trace = trace_document(graph, session, result)
+    out = sys.stdout
+    print(f"{Path(graph.file).name}: {len(graph.tasks)} task{'s' if len(graph.tasks) != 1 else ''}, "
+          f"{len(graph.edges)} edge{'s' if len(graph.edges) != 1 else ''}; lanes: GPU-class {trace['lanes']['gpu']}, "
+          f"CPU-class {trace['lanes']['cpu']}", file=out)
+    print(f"{'task':>5} {'kernel':<24} {'where':<6} {'P':>3} {'start ms':>9} {'end ms':>9} {'kernel ms':>10}", file=out)
+    for t in trace["tasks"]:
+        print(f"{t['id']:>5} {t['kernel'][:24]:<24} {t['placement']:<6} {t['partition']:>3} {t['start_s'] * 1e3:>9.2f} "
+              f"{t['end_s'] * 1e3:>9.2f} {max(t['kernel_ns'].values(), default=0) / 1e6:>10.3f}", file=out)
+    print(f"makespan {trace['makespan_s'] * 1e3:.2f} ms (planned {trace['planned_makespan_s'] * 1e3:.3f} ms in "
+          f"{'measured' if timings.table else 'estimated'} units)", file=out)
+    if args.output:
+        with OutputSet() as outs:
+            for tid, kernel in kernels.items():
+                for b in kernel.buffers:
+                    if b.spec.written_by_kernel:
+                        outs.npy(args.output / f"task{tid}" / f"arg{b.pos}.npy", output_array(b, result.outputs[tid][b.pos]))
+            outs.commit()
+    if args.trace:
+        write_text(args.trace, json.dumps(trace, indent=2) + "\n")
+    if args.gantt:
+        plot_gantt(trace, args.gantt)
+    return 0

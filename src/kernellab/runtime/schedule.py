@@ -1,0 +1,290 @@
+"""Running a task set or a DAG of kernel specs on the two lanes (GPU-class, CPU-class).
+
+Planning is HEFT-like list scheduling: tasks are ranked by their upward rank (mean cost plus the
+costliest path to an exit task), and each in turn goes where it would finish earliest, after its
+predecessors and once its lane is free. A task's cost on a lane comes from ``partition-sweep``
+JSON files when one matches the kernel and its NDRange (P=0 is the CPU-class time, P=10 the
+GPU-class time, P its split time), else it is estimated as proportional to its work-items (both
+lanes equal, so the plan balances work by size). A task with a partition of its own (task files
+always give one) keeps it: P=0 runs on the CPU-class lane, P=10 on the GPU-class lane and 1..9
+split across both; ``free=True`` lets the policy choose the lane of every task instead.
+
+Execution follows the plan with one thread per lane; a task starts when its predecessors are
+done, and data moves along the DAG's edges through host memory. The trace records, per task, the
+planned and the measured start and end and the kernel time from profiling events.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from kernellab.errors import InputError, KernellabError, Problem
+from kernellab.formats.pyschedcl import ResolvedKernel, TaskGraph
+from kernellab.runtime.partition import RunResult, Session, execute, fill_inputs
+
+LANES = ("gpu", "cpu")
+
+
+@dataclass
+class Timings:
+    """Measured costs from sweep documents, by (kernel name, global size): {P: seconds}."""
+
+    table: dict[tuple[str, tuple[int, ...]], dict[int, float]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, paths: Sequence[str | Path]) -> "Timings":
+        t = cls()
+        for path in paths:
+            try:
+                doc = json.loads(Path(path).read_text(encoding="utf-8"))
+            except OSError as exc:
+                raise InputError(f"cannot read the timings: {exc.strerror or exc}", path) from None
+            except json.JSONDecodeError as exc:
+                raise InputError([Problem(str(path), f"line {exc.lineno}, column {exc.colno}",
+                                          f"not valid JSON: {exc.msg}")]) from None
+            if not isinstance(doc, dict) or doc.get("kind") != "kernellab.partition-sweep":
+                raise InputError("not a partition-sweep document (write one with kernellab partition-sweep --json)", path)
+            try:
+                key = (str(doc["kernel"]), tuple(int(g) for g in doc["global_size"]))
+                points = {int(pt["partition"]): float(pt["makespan_ns"]) / 1e9 for pt in doc["points"]}
+            except (KeyError, TypeError, ValueError) as exc:
+                raise InputError(f"a partition-sweep document lacks {exc}", path) from None
+            t.table.setdefault(key, {}).update(points)
+        return t
+
+    def cost(self, kernel: ResolvedKernel, partition: int) -> float | None:
+        return self.table.get((kernel.spec.name, kernel.global_size), {}).get(partition)
+
+
+@dataclass
+class PlannedTask:
+    id: str
+    kernel: ResolvedKernel
+    placement: str  # "gpu" | "cpu" | "split"
+    partition: int
+    start: float
+    finish: float
+    source: str  # where the cost came from: "sweep" or "work-items"
+
+    @property
+    def lanes(self) -> tuple[str, ...]:
+        return LANES if self.placement == "split" else (self.placement,)
+
+
+@dataclass
+class Plan:
+    tasks: dict[str, PlannedTask]
+    #: per lane, task ids in the order the lane runs them (a split task is on both)
+    order: dict[str, list[str]]
+
+    @property
+    def makespan(self) -> float:
+        return max((t.finish for t in self.tasks.values()), default=0.0)
+
+
+def resolve_graph(graph: TaskGraph) -> dict[str, ResolvedKernel]:
+    """Every task's spec for its own variables; an edge must join buffers of equal size."""
+    kernels: dict[str, ResolvedKernel] = {}
+    problems: list[Problem] = []
+    for tid, task in graph.tasks.items():
+        try:
+            kernels[tid] = task.spec.resolve(task.variables, task.partition)
+        except InputError as exc:
+            problems.extend(exc.problems)
+            problems.append(Problem(graph.file, task.where, f"task {tid} ({task.spec.name}): its spec does not resolve "
+                                                            f"with {task.variables} (see above)"))
+    for e in graph.edges:
+        if e.src in kernels and e.dst in kernels:
+            sb = next(b for b in kernels[e.src].buffers if b.pos == e.src_pos)
+            db = next(b for b in kernels[e.dst].buffers if b.pos == e.dst_pos)
+            if sb.count != db.count:
+                problems.append(Problem(graph.file, e.where, f"task {e.src} argument {e.src_pos} has {sb.count} elements "
+                                                             f"but task {e.dst} argument {e.dst_pos} has {db.count}"))
+    if problems:
+        raise InputError(problems)
+    return kernels
+
+
+def plan(graph: TaskGraph, kernels: Mapping[str, ResolvedKernel], timings: Timings | None = None,
+         free: bool = False) -> Plan:
+    """HEFT-like list scheduling (upward rank, earliest finish time, no insertion)."""
+    timings = timings or Timings()
+
+    def options(tid: str) -> list[tuple[str, int]]:
+        p = graph.tasks[tid].partition
+        if p is None or free:
+            return [("gpu", 10), ("cpu", 0)]
+        return [("gpu", 10)] if p == 10 else [("cpu", 0)] if p == 0 else [("split", p)]
+
+    def cost(tid: str, partition: int) -> tuple[float, str]:
+        k = kernels[tid]
+        measured = timings.cost(k, partition)
+        if measured is not None:
+            return measured, "sweep"
+        items = 1
+        for g in k.global_size:
+            items *= g
+        # unmeasured: work-items as the unit (1 ns each); a split shares them between both lanes
+        share = max(partition, 10 - partition) / 10 if 0 < partition < 10 else 1.0
+        return items * share * 1e-9, "work-items"
+
+    succ: dict[str, list[str]] = {t: [] for t in graph.tasks}
+    for e in graph.edges:
+        if e.dst not in succ[e.src]:
+            succ[e.src].append(e.dst)
+    rank: dict[str, float] = {}
+    for tid in reversed(graph.topological_order()):
+        mean = sum(cost(tid, p)[0] for _, p in options(tid)) / len(options(tid))
+        rank[tid] = mean + max((rank[s] for s in succ[tid]), default=0.0)
+    position = {t: i for i, t in enumerate(graph.topological_order())}
+    # by rank, ties in file order; a predecessor always has a higher rank (costs are positive)
+    order = sorted(graph.tasks, key=lambda t: (-rank[t], position[t]))
+    free_at = {lane: 0.0 for lane in LANES}
+    planned: dict[str, PlannedTask] = {}
+    lanes_order: dict[str, list[str]] = {lane: [] for lane in LANES}
+    for tid in order:
+        ready = max((planned[p].finish for p in graph.predecessors(tid)), default=0.0)
+        best: PlannedTask | None = None
+        for placement, p in options(tid):
+            c, source = cost(tid, p)
+            lanes = LANES if placement == "split" else (placement,)
+            start = max([ready] + [free_at[lane] for lane in lanes])
+            cand = PlannedTask(tid, kernels[tid], placement, p, start, start + c, source)
+            if best is None or cand.finish < best.finish - 1e-15:
+                best = cand
+        assert best is not None
+        planned[tid] = best
+        for lane in best.lanes:
+            free_at[lane] = best.finish
+            lanes_order[lane].append(tid)
+    return Plan(planned, lanes_order)
+
+
+@dataclass
+class TaskRun:
+    id: str
+    lanes: tuple[str, ...]
+    start_s: float
+    end_s: float
+    result: RunResult
+
+
+@dataclass
+class ScheduleResult:
+    plan: Plan
+    runs: dict[str, TaskRun]
+    outputs: dict[str, dict[int, np.ndarray]]
+    wall_s: float
+
+
+def execute_plan(session: Session, graph: TaskGraph, the_plan: Plan, seed: int = 0,
+                 split: str = "subbuffer") -> ScheduleResult:
+    """Run the plan: one thread per lane, each task once its predecessors are done."""
+    kernels = {t: pt.kernel for t, pt in the_plan.tasks.items()}
+    index = {t: i for i, t in enumerate(graph.tasks)}
+    incoming: dict[str, list[Any]] = {t: [] for t in graph.tasks}
+    for e in graph.edges:
+        incoming[e.dst].append(e)
+    done = {t: threading.Event() for t in graph.tasks}
+    lane_ready = {t: threading.Event() for t in graph.tasks}  # the CPU-class lane reached a split task
+    outputs: dict[str, dict[int, np.ndarray]] = {}
+    runs: dict[str, TaskRun] = {}
+    failures: list[BaseException] = []
+    t0 = time.perf_counter()
+
+    def run_task(tid: str) -> None:
+        k = kernels[tid]
+        host = fill_inputs(k, seed, stream=index[tid])
+        for e in incoming[tid]:
+            host[e.dst_pos] = outputs[e.src][e.src_pos]
+        pt = the_plan.tasks[tid]
+        start = time.perf_counter() - t0
+        result = execute(session, k, host, pt.partition, split)
+        end = time.perf_counter() - t0
+        outputs[tid] = result.outputs
+        runs[tid] = TaskRun(tid, pt.lanes, start, end, result)
+
+    def lane_worker(lane: str) -> None:
+        for tid in the_plan.order[lane]:
+            if failures:
+                return
+            for pred in graph.predecessors(tid):
+                while not done[pred].wait(0.05):
+                    if failures:
+                        return
+            pt = the_plan.tasks[tid]
+            try:
+                if pt.placement == "split":
+                    if lane == "cpu":
+                        lane_ready[tid].set()  # the split task may now take this lane's queue too
+                        while not done[tid].wait(0.05):
+                            if failures:
+                                return
+                        continue
+                    while not lane_ready[tid].wait(0.05):
+                        if failures:
+                            return
+                run_task(tid)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                failures.append(exc)
+                return
+            done[tid].set()
+
+    threads = [threading.Thread(target=lane_worker, args=(lane,), name=f"kernellab-{lane}-lane") for lane in LANES]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if failures:
+        exc = failures[0]
+        if isinstance(exc, KernellabError):
+            raise exc
+        raise KernellabError(f"a scheduled task failed: {exc!r}") from exc
+    return ScheduleResult(the_plan, runs, outputs, time.perf_counter() - t0)
+
+
+def trace_document(graph: TaskGraph, session: Session, result: ScheduleResult) -> dict[str, Any]:
+    """What ran where and when (seconds from the start of the run), as JSON."""
+    tasks = []
+    for tid in sorted(result.runs, key=lambda t: (result.runs[t].start_s, t)):
+        run = result.runs[tid]
+        pt = result.plan.tasks[tid]
+        tasks.append({
+            "id": tid, "kernel": pt.kernel.spec.name, "spec": pt.kernel.spec.file,
+            "placement": pt.placement, "partition": pt.partition,
+            "lanes": list(pt.lanes),
+            "devices": sorted({session.lanes[lane].target.info.name for lane in pt.lanes}),
+            "depends": graph.predecessors(tid),
+            "global_size": list(pt.kernel.global_size),
+            "planned_start_s": pt.start, "planned_end_s": pt.finish, "cost_source": pt.source,
+            "start_s": run.start_s, "end_s": run.end_s,
+            "kernel_ns": {t.role: t.kernel_ns for t in run.result.parts},
+            "device_ns": run.result.device_ns,
+        })
+    return {"kind": "kernellab.schedule-trace", "file": graph.file, "policy": "heft-eft",
+            "lanes": {lane: session.lanes[lane].target.info.name for lane in LANES},
+            "edges": [{"src": e.src, "src_pos": e.src_pos, "dst": e.dst, "dst_pos": e.dst_pos} for e in graph.edges],
+            "makespan_s": max((r.end_s for r in result.runs.values()), default=0.0),
+            "planned_makespan_s": result.plan.makespan, "tasks": tasks}
+
+
+def load_workload(path: str | Path) -> TaskGraph:
+    """A ``.graph`` DAG (task lines, ``---``, edges) or a task set (``SPEC P DATASET`` lines),
+    told apart by content: a DAG has a ``---`` line."""
+    from kernellab.formats.pyschedcl import load_graph, load_task_file
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read it: {exc.strerror or exc}", path) from None
+    if any(line.strip() == "---" for line in text.splitlines()) or path.suffix == ".graph":
+        return load_graph(path)
+    return load_task_file(path)
+
