@@ -131,18 +131,32 @@ def instruction_text(inst: dict[str, Any], spirv: bool, ambiguous: frozenset[str
         op += f".{inst['subop']}" if not spirv else f" {inst.get('set', '')}.{inst['subop']}".replace(" .", " ")
     parts: list[str] = []
     if not spirv:
-        pred = inst.get("pred")
+        pred, wren = inst.get("pred"), inst.get("wren")
+        freg = _reg(inst.get("freg") or {}, False) if inst.get("freg") else "f0.0"
         if pred is not None:
-            freg = inst.get("freg") or {}
-            parts.append(f"({'~' if pred.get('inv') else ''}{_reg(freg, False)}{pred.get('func', '')})")
+            flag = f"{'~' if pred.get('inv') else ''}{freg}{pred.get('func', '')}"
+            parts.append(f"(W&{flag})" if wren else f"({flag})")
+        elif wren:
+            parts.append("(W)")
         es = inst.get("es")
         opname = op
         if es is not None:
             opname += f" ({es}|M{inst.get('eo', 0)})"
         parts.append(opname)
+        fm = inst.get("fm")
+        if fm:
+            parts.append(f"({fm.get('cond', '')}){freg}")
         if inst.get("dst"):
             parts.append(operand_text(inst["dst"], False))
         parts.extend(operand_text(s, False) for s in inst.get("srcs") or [])
+        opts = [str(o) for o in inst.get("opts") or []]
+        if inst.get("regDist"):
+            opts.append(str(inst["regDist"]))
+        sbid = inst.get("sbid")
+        if isinstance(sbid, dict) and "id" in sbid:
+            opts.append(f"${sbid['id']}{sbid.get('func', '')}")
+        if opts:
+            parts.append("{" + ",".join(opts) + "}")
         return " ".join(parts)
     dst = inst.get("dst")
     if dst:
