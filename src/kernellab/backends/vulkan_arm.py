@@ -409,6 +409,26 @@ class ArmDevice:
     def destroy_tensor(self, tensor: Any) -> None:
         self.vkDestroyTensorARM(self.device, tensor, ffi().NULL)
 
+    def create_tensor_view(self, tensor: Any, fmt: int) -> Any:
+        info = new("VkTensorViewCreateInfoARM", tensor=tensor, format=fmt)
+        out = ffi().new("VkTensorViewARM*")
+        self.vkCreateTensorViewARM(self.device, info, ffi().NULL, out)
+        return out[0]
+
+    def destroy_tensor_view(self, view: Any) -> None:
+        self.vkDestroyTensorViewARM(self.device, view, ffi().NULL)
+
+
+def tensor_descriptor_write(views: Sequence[Any]) -> tuple[Any, list[Any]]:
+    """The ``pNext`` of a ``VkWriteDescriptorSet`` of type ``VK_DESCRIPTOR_TYPE_TENSOR_ARM``.
+
+    Returns (a ``vulkan`` ``void*`` for ``pNext``, cdata to keep alive until the update is done);
+    the write's ``descriptorCount`` must equal ``len(views)``.
+    """
+    arr = ffi().new("VkTensorViewARM[]", list(views))
+    info = new("VkWriteDescriptorSetTensorARM", tensorViewCount=len(views), pTensorViews=arr)
+    return to_vulkan(info), [arr, info]
+
 
 # --------------------------------------------------------------------------------------------
 # the emulation layer
