@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "schema",
     "devices",
     "verify",
+    "capture",
     "snapshot",
     "listing",
     "partition-sweep",

@@ -1,0 +1,363 @@
+"""Capture every kernel launch a pyopencl program makes, as a kernel-instantiation file.
+
+``with kernellab.capture(DIR):`` around pyopencl code (or ``kernellab capture -o DIR -- python
+prog.py ...``) records, for each ``clEnqueueNDRangeKernel``: the kernel source (and a
+preprocessed ``.pre.cl`` copy when a C preprocessor is installed), the sizes and offset, every
+argument (buffer contents *at launch* as ``.bin``, ``__local`` sizes, scalars as hex), and
+``host_api_calls`` naming the Python call sites of program creation, build, kernel creation,
+argument setting and the enqueue. ``kernellab run DIR/capture.json`` replays it.
+
+pyopencl is hooked at the points every launch passes through: ``Program`` creation and build,
+``Program.<kernel>``/``all_kernels``, ``Kernel.set_arg``/``set_args``/``__call__`` and
+``enqueue_nd_range_kernel``. Kernels made with ``cl.Kernel(prg, name)`` directly are captured
+too, without a ``clCreateKernel`` call site.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shlex
+import sys
+import threading
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from kernellab import tools
+from kernellab.outputs import write_bytes, write_text
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+CAPTURE_FILE = "capture.json"
+
+
+def _call_site(api: str) -> dict[str, Any] | None:
+    """The first frame outside pyopencl, numpy and kernellab: where the user's program called ``api``."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        fname = frame.f_code.co_filename
+        if not (fname.startswith(_HERE) or "/pyopencl/" in fname or "/numpy/" in fname or fname.startswith("<")):
+            return {"function_name": api, "compilation_unit": os.path.abspath(fname), "line_number": frame.f_lineno}
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+@dataclass
+class _ProgramRecord:
+    source: str
+    options: str = ""
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class _KernelRecord:
+    args: dict[int, Any] = field(default_factory=dict)
+    calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class Capture:
+    """An active capture: hooks installed into pyopencl, launches written under ``directory``."""
+
+    def __init__(self, directory: str | os.PathLike[str]):
+        self.directory = Path(directory)
+        self.launches: list[dict[str, Any]] = []
+        self._programs: dict[int, _ProgramRecord] = {}
+        self._kernels: dict[int, _KernelRecord] = {}
+        self._sources: dict[str, str] = {}  # source digest -> kernel file name
+        self._saved: list[tuple[Any, str, Any]] = []
+        self._lock = threading.RLock()
+        self.notes: list[str] = []
+
+    # --- hooks ----------------------------------------------------------------------------
+    def install(self) -> None:
+        import pyopencl as cl
+        import pyopencl._cl as _cl
+        cap = self
+
+        def patch(owner: Any, name: str, make: Any) -> None:
+            original = getattr(owner, name)
+            self._saved.append((owner, name, original))
+            setattr(owner, name, make(original))
+
+        def program_init(orig: Any) -> Any:
+            def __init__(prg: Any, *args: Any, **kwargs: Any) -> None:
+                orig(prg, *args, **kwargs)
+                src = getattr(prg, "_source", None)
+                site = _call_site("clCreateProgramWithSource")
+                prg._kernellab_record = _ProgramRecord(src or "", calls=[site] if site else [])
+            return __init__
+
+        def program_build(orig: Any) -> Any:
+            def build(prg: Any, options: Any = None, *args: Any, **kwargs: Any) -> Any:
+                site = _call_site("clBuildProgram")
+                # argument types are needed to write each argument; the flag changes no code
+                opts = [] if options is None else ([options] if isinstance(options, str) else list(options))
+                result = orig(prg, [*opts, "-cl-kernel-arg-info"], *args, **kwargs)
+                rec = getattr(prg, "_kernellab_record", None)
+                if rec is not None and rec.source:
+                    rec.options = " ".join(opts)
+                    if site:
+                        rec.calls.append(site)
+                    with cap._lock:
+                        cap._programs[result.int_ptr] = rec
+                return result
+            return build
+
+        def program_getattr(orig: Any) -> Any:
+            def __getattr__(prg: Any, attr: str) -> Any:
+                knl = orig(prg, attr)
+                site = _call_site("clCreateKernel")
+                if site:
+                    cap._kernel(knl).calls["clCreateKernel"] = site
+                return knl
+            return __getattr__
+
+        def all_kernels(orig: Any) -> Any:
+            def all_kernels(prg: Any) -> Any:
+                knls = orig(prg)
+                site = _call_site("clCreateKernelsInProgram")
+                for k in knls:
+                    if site:
+                        cap._kernel(k).calls["clCreateKernel"] = site
+                return knls
+            return all_kernels
+
+        def set_arg(orig: Any) -> Any:
+            def set_arg(knl: Any, index: int, value: Any) -> Any:
+                rec = cap._kernel(knl)
+                rec.args[index] = value
+                site = _call_site("clSetKernelArg")
+                if site:
+                    rec.calls["clSetKernelArg"] = site
+                return orig(knl, index, value)
+            return set_arg
+
+        def set_args(orig: Any) -> Any:
+            def set_args(knl: Any, *values: Any) -> Any:
+                rec = cap._kernel(knl)
+                rec.args.update(enumerate(values))
+                site = _call_site("clSetKernelArg")
+                if site:
+                    rec.calls["clSetKernelArg"] = site
+                return orig(knl, *values)
+            return set_args
+
+        def kernel_call(orig: Any) -> Any:
+            def __call__(knl: Any, queue: Any, global_size: Any, local_size: Any, *values: Any, **kw: Any) -> Any:
+                rec = cap._kernel(knl)
+                rec.args.update(enumerate(values))
+                site = _call_site("clSetKernelArg")
+                if site:
+                    rec.calls["clSetKernelArg"] = site
+                return orig(knl, queue, global_size, local_size, *values, **kw)
+            return __call__
+
+        def enqueue(orig: Any) -> Any:
+            # pyopencl's own parameter names, so keyword calls keep working
+            def enqueue_nd_range_kernel(queue: Any, kernel: Any, global_work_size: Any, local_work_size: Any,
+                                        global_work_offset: Any = None, wait_for: Any = None,
+                                        g_times_l: bool = False, allow_empty_ndrange: bool = False) -> Any:
+                site = _call_site("clEnqueueNDRangeKernel")
+                try:
+                    cap._record_launch(queue, kernel, global_work_size, local_work_size, global_work_offset,
+                                       g_times_l, site)
+                except Exception as exc:  # a capture problem must not break the user's program
+                    cap.notes.append(f"launch of {getattr(kernel, 'function_name', '?')} not captured: {exc}")
+                return orig(queue, kernel, global_work_size, local_work_size, global_work_offset, wait_for,
+                            g_times_l, allow_empty_ndrange)
+            return enqueue_nd_range_kernel
+
+        patch(cl.Program, "__init__", program_init)
+        patch(cl.Program, "build", program_build)
+        patch(cl.Program, "__getattr__", program_getattr)
+        patch(cl.Program, "all_kernels", all_kernels)
+        patch(_cl.Kernel, "set_arg", set_arg)
+        patch(_cl.Kernel, "set_args", set_args)
+        patch(_cl.Kernel, "__call__", kernel_call)
+        patch(_cl, "enqueue_nd_range_kernel", enqueue)
+        self._saved.append((cl, "enqueue_nd_range_kernel", cl.enqueue_nd_range_kernel))
+        cl.enqueue_nd_range_kernel = _cl.enqueue_nd_range_kernel
+
+    def uninstall(self) -> None:
+        for owner, name, original in reversed(self._saved):
+            setattr(owner, name, original)
+        self._saved.clear()
+
+    def _kernel(self, knl: Any) -> _KernelRecord:
+        with self._lock:
+            return self._kernels.setdefault(knl.int_ptr, _KernelRecord())
+
+    # --- recording ------------------------------------------------------------------------
+    def _kernel_file(self, source: str) -> str:
+        digest = hashlib.sha256(source.encode()).hexdigest()
+        if digest not in self._sources:
+            name = f"kernel{len(self._sources)}.cl"
+            self._sources[digest] = name
+            write_text(self.directory / name, source)
+        return self._sources[digest]
+
+    def _record_launch(self, queue: Any, kernel: Any, global_size: Any, local_size: Any, global_offset: Any,
+                       g_times_l: bool, site: dict[str, Any] | None) -> None:
+        import pyopencl as cl
+        with self._lock:
+            n = len(self.launches)
+            prog = self._programs.get(kernel.program.int_ptr)
+            if prog is None:
+                raise RuntimeError("its program was built before the capture started or from a binary")
+            krec = self._kernel(kernel)
+            device = queue.device
+            byteorder = "little" if device.endian_little else "big"
+            gsize = [int(x) for x in global_size]
+            lsize = [int(x) for x in local_size] if local_size is not None else None
+            if g_times_l and lsize:
+                gsize = [g * l for g, l in zip(gsize, lsize)]
+            args = []
+            for i in range(kernel.num_args):
+                if i not in krec.args:
+                    raise RuntimeError(f"argument {i} was never set")
+                args.append(self._argument(queue, kernel, i, krec.args[i], byteorder, n))
+            inst: dict[str, Any] = {"language": "OpenCL", "endianness": byteorder,
+                                    "kernel_file": self._kernel_file(prog.source)}
+            if lsize is not None:
+                inst["local_size"] = lsize
+            inst["global_size"] = gsize
+            if global_offset is not None:
+                inst["global_offset"] = [int(x) for x in global_offset]
+            inst["compiler_flags"] = prog.options
+            inst["entry_point"] = kernel.function_name
+            inst["kernel_arguments"] = args
+            calls = list(prog.calls)
+            calls += [krec.calls[k] for k in ("clCreateKernel", "clSetKernelArg") if k in krec.calls]
+            if site:
+                calls.append(site)
+            inst["host_api_calls"] = calls
+            self.launches.append(inst)
+            self._preprocess(inst["kernel_file"], prog.options)
+
+    def _argument(self, queue: Any, kernel: Any, i: int, value: Any, byteorder: str, launch: int) -> dict[str, Any]:
+        import pyopencl as cl
+        from kernellab.backends.opencl import parse_type, source_typedefs
+        space = {cl.kernel_arg_address_qualifier.GLOBAL: "global", cl.kernel_arg_address_qualifier.LOCAL: "local",
+                 cl.kernel_arg_address_qualifier.CONSTANT: "constant"}.get(
+            kernel.get_arg_info(i, cl.kernel_arg_info.ADDRESS_QUALIFIER), "private")
+        type_name = kernel.get_arg_info(i, cl.kernel_arg_info.TYPE_NAME).strip()
+        if isinstance(value, cl.LocalMemory):
+            return {"type": "array", "size": int(value.size), "address_space": "local"}
+        if isinstance(value, cl.Sampler):
+            return {"type": "sampler"}
+        if isinstance(value, cl.Image):
+            return {"type": "image"}
+        if isinstance(value, cl.MemoryObjectHolder):
+            size = int(value.size)
+            data = np.empty(size, dtype=np.uint8)
+            cl.enqueue_copy(queue, data, value, is_blocking=True)
+            name = f"launch{launch}_arg{i}.bin"
+            write_bytes(self.directory / name, data)
+            flags = _flag_names(int(value.flags))
+            return {"type": "array", "size": size, "address_space": space if space != "private" else "global",
+                    "flags": flags, "data": name}
+        if value is None:
+            return {"type": "array", "address_space": space if space != "private" else "global"}
+        if hasattr(value, "base_data") and hasattr(value, "offset"):  # a pyopencl.array.Array
+            raise RuntimeError(f"argument {i} is a pyopencl Array; pass its .data")
+        # a by-value argument: numpy scalars and arrays carry their bytes; Python numbers take the
+        # parameter's declared type
+        if isinstance(value, (np.generic, np.ndarray)):
+            raw = np.ascontiguousarray(value).tobytes()
+        elif isinstance(value, (bytes, bytearray, memoryview)):
+            raw = bytes(value)
+        else:
+            prg = self._programs.get(kernel.program.int_ptr)
+            t = parse_type(type_name, source_typedefs(prg.source if prg else ""))
+            if t.dtype is None:
+                raise RuntimeError(f"argument {i} ({type_name}) is a Python {type(value).__name__}; "
+                                   "its bytes are unknown")
+            raw = np.array(value, dtype="<" + t.dtype).tobytes()
+        from kernellab.formats.gpuverify import hex_value
+        # the device receives these bytes as they are: the hex is the number they hold in its byte order
+        return {"type": "scalar", "value": hex_value(raw, byteorder)}
+
+    def _preprocess(self, kernel_file: str, options: str) -> None:
+        """Write ``kernelN.pre.cl``: the source after the preprocessor, with the build's -D/-I/-U."""
+        src = self.directory / kernel_file
+        pre = src.with_name(src.stem + ".pre.cl")
+        if pre.exists():
+            return
+        flags = []
+        words = shlex.split(options)
+        for j, w in enumerate(words):
+            if w in ("-D", "-I", "-U") and j + 1 < len(words):
+                flags += [w, words[j + 1]]
+            elif w[:2] in ("-D", "-I", "-U") and len(w) > 2:
+                flags.append(w)
+        tool = tools.find("clang") or tools.find("clang-14")
+        if tool is not None:
+            argv = ["-E", "-P", "-x", "cl", "-cl-std=CL1.2", "-cl-no-stdinc", *flags, str(src)]
+        else:
+            tool = tools.find("cpp")
+            argv = ["-P", "-undef", "-x", "c", *flags, str(src)]
+        if tool is None:
+            self.notes.append(f"{pre.name} not written: no C preprocessor (clang or cpp) found")
+            return
+        try:
+            proc = tool.run(argv, what=f"preprocessing {src.name}")
+        except Exception as exc:
+            self.notes.append(f"{pre.name} not written: {exc}")
+            return
+        write_bytes(pre, proc.stdout)
+
+    def write(self) -> Path:
+        path = self.directory / CAPTURE_FILE
+        self.directory.mkdir(parents=True, exist_ok=True)
+        write_text(path, json.dumps(self.launches, indent=2) + "\n")
+        return path
+
+
+def _flag_names(value: int) -> list[str]:
+    import pyopencl as cl
+    names = []
+    for name in ("READ_WRITE", "WRITE_ONLY", "READ_ONLY", "USE_HOST_PTR", "ALLOC_HOST_PTR", "COPY_HOST_PTR",
+                 "HOST_WRITE_ONLY", "HOST_READ_ONLY", "HOST_NO_ACCESS"):
+        bit = getattr(cl.mem_flags, name, 0)
+        if bit and value & bit:
+            names.append("CL_MEM_" + name)
+    return names
+
+
+_active: Capture | None = None
+
+
+@contextlib.contextmanager
+def capture(directory: str | os.PathLike[str]) -> Iterator[Capture]:
+    """Record every pyopencl kernel launch inside the block into ``directory/capture.json``.
+
+    The file is written when the block ends (also when it raises). Captures do not nest.
+    """
+    global _active
+    if _active is not None:
+        raise RuntimeError("a kernellab capture is already active")
+    cap = Capture(directory)
+    cap.directory.mkdir(parents=True, exist_ok=True)
+    cap.install()
+    _active = cap
+    try:
+        yield cap
+    finally:
+        cap.uninstall()
+        _active = None
+        cap.write()
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``kernellab.capture`` be both this module and the context manager:
+    ``with kernellab.capture(DIR):`` works however the name was reached."""
+
+    def __call__(self, directory: str | os.PathLike[str]) -> contextlib.AbstractContextManager[Capture]:
+        return capture(directory)
+
+
+sys.modules[__name__].__class__ = _CallableModule
