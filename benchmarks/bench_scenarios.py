@@ -193,17 +193,50 @@ class Measured:
         return statistics.median(s.rss_kib for s in self.samples[runner]) / 1024
 
 
-def _run_child(argv: list[str], env: dict[str, str], log: Path) -> Sample:
-    """Run one process; wall time around fork..reap, peak RSS from the kernel's rusage."""
-    with open(log, "wb") as out:
+# Peak RSS comes from wait4's rusage. Linux carries the RSS a child had *before* exec into that
+# figure, and a forked child starts with its parent's resident pages, so children are forked by a
+# small helper process (a few MiB), never by this script, which holds the benchmark's arrays.
+SPAWNER = r"""
+import json, os, sys, time
+for line in sys.stdin:
+    job = json.loads(line)
+    with open(job["log"], "wb") as log:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            try:
+                os.execve(job["argv"][0], job["argv"], job["env"])
+            finally:
+                os._exit(127)
+        _, status, usage = os.wait4(pid, 0)
         wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{argv[0]} failed (exit {proc.returncode}); log: {log}\n{log.read_text()[-3000:]}")
-    return Sample(wall, usage.ru_maxrss)
+    print(json.dumps({"status": os.waitstatus_to_exitcode(status), "wall": wall, "maxrss_kib": usage.ru_maxrss}),
+          flush=True)
+"""
+
+
+class Spawner:
+    """A small long-lived process that runs each child and reports its wall time and peak RSS."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-S", "-c", SPAWNER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, env={"PATH": os.environ.get("PATH", "")})
+
+    def run(self, argv: list[str], env: dict[str, str], log: Path) -> Sample:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps({"argv": argv, "env": env, "log": str(log)}) + "\n")
+        self.proc.stdin.flush()
+        reply = json.loads(self.proc.stdout.readline())
+        if reply["status"] != 0:
+            raise SystemExit(f"{argv[0]} failed (exit {reply['status']}); log: {log}\n{log.read_text()[-3000:]}")
+        return Sample(reply["wall"], reply["maxrss_kib"])
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=30)
 
 
 def _payload(path: Path) -> bytes:
@@ -284,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     kl_env = {**os.environ, "VK_ICD_FILENAMES": str(icd), "VK_DRIVER_FILES": str(icd),
               "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR") or "/tmp"}
 
+    spawner = Spawner()
     tmp = None
     if args.workdir is None:
         tmp = tempfile.TemporaryDirectory(prefix="kernellab-bench-")
@@ -307,9 +341,9 @@ def main(argv: list[str] | None = None) -> int:
                     out = sc.folder / f"out-{runner}"
                     log = sc.folder / f"{runner}-{i}.log"
                     if runner == "arm":
-                        sample = _run_child(arm.command(scenario, output=out), arm_env, log)
+                        sample = spawner.run(arm.command(scenario, output=out), arm_env, log)
                     else:
-                        sample = _run_child(_kernellab_argv(scenario, out), kl_env, log)
+                        sample = spawner.run(_kernellab_argv(scenario, out), kl_env, log)
                     measured.samples[runner].append(sample)
                 if i == 0:
                     note = _check_outputs(sc, sc.folder / "out-arm", sc.folder / "out-kernellab")
@@ -317,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.profile:
                 _profile(sc, args.profile, kl_env)
     finally:
+        spawner.close()
         if tmp is not None:
             tmp.cleanup()
 
