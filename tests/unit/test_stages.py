@@ -1,0 +1,90 @@
+"""The OpenCL C stage pipeline pieces that need no device, and dumping every stage."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernellab import tools
+from kernellab.compile.cache import ArtifactCache
+from kernellab.compile.opencl_stages import _hexdump, clspv_source, embedded_bitcode
+from kernellab.compile.pipeline import CompileRequest, Compiler, all_stages, dump_stages
+from kernellab.errors import InputError
+
+SHADERS = Path(__file__).parent / "shaders"
+HAS_CLANG = all(tools.find(t) is not None for t in ("clang", "llvm-spirv", "llvm-dis"))
+
+
+def test_opencl_stage_table_in_issue_order():
+    assert list(all_stages("opencl-c")) == ["opencl-c", "preprocessed", "llvm-ir", "spirv-kernel", "spirv-vulkan",
+                                            "device-binary", "device-llvm-ir"]
+
+
+def test_clspv_source_turns_defines_into_directives_and_keeps_line_numbers():
+    src = "kernel void k() {}\n"
+    assert clspv_source(src, []) == src
+    text = clspv_source(src, ["-DWG=32", "-D", "FAST", "-UOLD", "-cl-fast-relaxed-math"])
+    assert text == "#define WG 32\n#define FAST 1\n#undef OLD\n#line 1\nkernel void k() {}\n"
+
+
+def _poclbin(entries: list[tuple[bytes, bytes]]) -> bytes:
+    out = bytearray(b"poclbin\0" + bytes(64))
+    for name, data in entries:
+        out += len(name).to_bytes(4, "little") + name + len(data).to_bytes(4, "little") + data
+    return bytes(out)
+
+
+def test_bitcode_is_found_in_pocl_and_oclgrind_binaries():
+    bc = b"BC\xc0\xde" + bytes(range(40))
+    assert embedded_bitcode(bc) == bc  # Oclgrind: the binary is the bitcode
+    pocl = _poclbin([(b"/program.bc", bc), (b"/k/0-0-0/k.so", b"\x7fELF" + bytes(20))])
+    assert embedded_bitcode(pocl) == bc
+    with pytest.raises(InputError, match="embeds no LLVM bitcode"):
+        embedded_bitcode(b"\x7fELF....", "k.cl")
+    with pytest.raises(InputError, match="embeds no LLVM bitcode"):
+        embedded_bitcode(_poclbin([(b"/program.bc", bc[:-1] + b"")])[:-5])  # truncated entry
+
+
+def test_device_binary_text_form_is_a_hexdump():
+    text = _hexdump(b"poclbin\0" + bytes(range(10)))
+    assert text.splitlines()[0] == "00000000: 706f 636c 6269 6e00 0001 0203 0405 0607  poclbin........."
+    assert text.splitlines()[1].startswith("00000010: 0809")
+
+
+def test_build_options_change_the_clspv_artifact_and_its_key(tmp_path: Path):
+    cache = ArtifactCache(tmp_path)
+    a = Compiler(CompileRequest(SHADERS / "reduce.cl", "opencl-c", build_options="-DWG=32"), cache)
+    b = Compiler(CompileRequest(SHADERS / "reduce.cl", "opencl-c", build_options="-DWG=16"), cache)
+    art_a, art_b = a.artifact("spirv-vulkan"), b.artifact("spirv-vulkan")
+    assert art_a.key != art_b.key and art_a.data != art_b.data
+    again = Compiler(CompileRequest(SHADERS / "reduce.cl", "opencl-c", build_options="-DWG=32"), cache)
+    assert again.artifact("spirv-vulkan") == art_a  # served from the cache
+
+
+def test_opencl_kernel_runs_on_vulkan_from_the_clspv_stage():
+    c = Compiler(CompileRequest(SHADERS / "reduce.cl", "opencl-c"))
+    assert c.vulkan_module().stage == "spirv-vulkan"
+
+
+def test_dump_stages_of_a_glsl_kernel(tmp_path: Path):
+    c = Compiler(CompileRequest(SHADERS / "loop_branch.comp", "glsl"))
+    dump_stages(c, tmp_path, "k")
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["k.glsl.comp", "k.preprocessed.comp", "k.spirv-opt.spv", "k.spirv-opt.spvasm",
+                     "k.spirv.spv", "k.spirv.spvasm"]
+    assert "OpEntryPoint" in (tmp_path / "k.spirv.spvasm").read_text()
+
+
+@pytest.mark.skipif(not HAS_CLANG, reason="needs clang-14, llvm-14 and llvm-spirv-14 (scripts/setup.sh installs them)")
+def test_clang_stages_text_and_binary_forms():
+    c = Compiler(CompileRequest(SHADERS / "reduce.cl", "opencl-c", build_options="-DWG=16"))
+    stages = c.stages
+    ir = c.artifact("llvm-ir")
+    assert ir.data.startswith(b"BC\xc0\xde")
+    text = stages["llvm-ir"].to_text(ir.data)
+    assert "define" in text and "spir64" in text and "[16 x float]" in text
+    kernel = c.artifact("spirv-kernel")
+    assert kernel.data[:4] == b"\x03\x02\x23\x07"
+    assert "OpCapability Kernel" in stages["spirv-kernel"].to_text(kernel.data)
+    pre = c.artifact("preprocessed").data.decode()
+    assert "scratch[16]" in pre
