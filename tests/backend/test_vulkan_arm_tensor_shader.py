@@ -23,20 +23,17 @@ os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 SHADER = Path(__file__).parent / "shaders" / "tensor_scale.comp"
 
 
-def arm_glslc() -> Path:
-    import scenario_runner
-
-    path = Path(scenario_runner.__file__).parent / "binaries" / "bin" / "glslc"
-    assert path.is_file(), "Arm's glslc is missing: pip install ai-ml-sdk-scenario-runner"
-    return path
-
-
 def compile_tensor_shader(tmp_path: Path) -> bytes:
+    assert va.uses_tensors(SHADER.read_text())
     out = tmp_path / "tensor_scale.spv"
-    subprocess.run([str(arm_glslc()), "--input", str(SHADER), "--output", str(out)], check=True,
-                   capture_output=True)
+    va.arm_glslc().run(["--input", SHADER, "--output", out], what="compiling the tensor shader")
     tools.require("spirv-val").run(["--target-env", "vulkan1.3", out], what="validating the tensor shader")
     return out.read_bytes()
+
+
+def test_uses_tensors():
+    assert va.uses_tensors("#version 450\n  #extension GL_ARM_tensors : require\n")
+    assert not va.uses_tensors("#version 450\n// GL_ARM_tensors mentioned in a comment\n")
 
 
 def test_pip_glslang_does_not_know_gl_arm_tensors(tmp_path):

