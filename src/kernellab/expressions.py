@@ -286,6 +286,12 @@ def _binop(op: str, a: Any, b: Any, col: int) -> Value:
     return _check_int(r, col)
 
 
+_INT_LIMIT = 1 << MAX_INT_BITS
+#: int-only fast paths (the general :func:`_binop` handles zero divisors, floats and limits)
+_FAST_INT_OPS: dict[str, Callable[[int, int], int]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "//": lambda a, b: a // b, "%": lambda a, b: a % b,
+}
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}
 _CMPOPS: dict[type, tuple[str, Callable[[Any, Any], bool]]] = {
     ast.Lt: ("<", lambda a, b: a < b), ast.LtE: ("<=", lambda a, b: a <= b),
@@ -318,12 +324,12 @@ class _Builder:
         ``10**10**10`` before anything runs."""
         if depth > MAX_DEPTH:
             raise _Refused(self.col(node), f"nested more than {MAX_DEPTH} levels deep")
-        col = self.col(node)
+        col = node.col_offset + 1 if hasattr(node, "col_offset") else 0
         fn, const = self._build(node, depth, col)
-        if const:
+        if const and not isinstance(node, ast.Constant):
             value = fn({})
             return (lambda _v, value=value: value), True
-        return fn, False
+        return fn, const
 
     def _build(self, node: ast.AST, depth: int, col: int) -> tuple[Callable[[Mapping[str, Any]], Value], bool]:
         if isinstance(node, ast.Constant):
@@ -344,6 +350,8 @@ class _Builder:
             def var(v: Mapping[str, Any], name: str = name, col: int = col) -> Value:
                 try:
                     value = v[name]
+                    if type(value) is int:
+                        return value
                 except KeyError:
                     known = ", ".join(sorted(v)) or "none"
                     raise _Refused(col, f"unknown variable {name!r} (known: {known}; set one with --set {name}=N)") from None
@@ -357,10 +365,19 @@ class _Builder:
                 raise _Refused(col, f"the operator {type(node.op).__name__} is not allowed (use + - * / // % **)")
             left, lc = self.build(node.left, depth + 1)
             right, rc = self.build(node.right, depth + 1)
-            opcol = col
-
-            def binop(v: Mapping[str, Any]) -> Value:
-                return _binop(op, left(v), right(v), opcol)
+            fast = _FAST_INT_OPS.get(op)
+            if fast is None:
+                def binop(v: Mapping[str, Any]) -> Value:
+                    return _binop(op, left(v), right(v), col)
+            else:
+                def binop(v: Mapping[str, Any]) -> Value:
+                    a = left(v)
+                    b = right(v)
+                    if type(a) is int and type(b) is int and (b or op in "+-*"):
+                        r = fast(a, b)
+                        if -_INT_LIMIT < r < _INT_LIMIT:
+                            return r
+                    return _binop(op, a, b, col)
             return binop, lc and rc
         if isinstance(node, ast.UnaryOp):
             if not isinstance(node.op, (ast.UAdd, ast.USub)):

@@ -333,7 +333,7 @@ class Binding(Node):
     set: Int(0)
     id: Int(0)
     resource_ref: Str(nonempty=True)
-    lod: Int(0, default=0)
+    lod: Int(0, default=None, description="mip level to bind; absent: the whole chain (sampled) or level 0 (storage)")
     descriptor_type: Enum("VK_DESCRIPTOR_TYPE_AUTO", "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
                           default="VK_DESCRIPTOR_TYPE_AUTO")
 

@@ -10,61 +10,19 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from kernellab.backends.base import (Backend, BackendOptions, Buffer, CommandTiming, DeviceInfo, Program,
-                                     ProgramSpec)
-from kernellab.errors import BackendError, DeviceError, DeviceOutOfMemoryError, InputError
+from kernellab.backends.base import (Backend, BackendOptions, Buffer, CommandTiming, DeviceInfo, ImageBinding,
+                                     Program, ProgramSpec)
+from kernellab.backends.vulkan_image import VulkanImage, VulkanImageSupport
+from kernellab.backends.vkcore import INSTALL_HINT, checked as _checked, code_name as _code_name, load as _load
+from kernellab.errors import BackendError, DeviceError, InputError
 
 log = logging.getLogger("kernellab.vulkan")
-
-INSTALL_HINT = ("install the Vulkan loader and a driver; on Debian/Ubuntu: "
-                "apt-get install libvulkan1 mesa-vulkan-drivers (lavapipe, Vulkan on the CPU)")
-
-_vk: Any = None
-
-
-def _load() -> Any:
-    """Import the binding lazily: without libvulkan it raises at import, which must become advice."""
-    global _vk
-    if _vk is None:
-        os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
-        try:
-            import vulkan as vk  # noqa: PLC0415
-        except OSError as exc:
-            raise DeviceError(f"the Vulkan loader (libvulkan.so.1) was not found: {INSTALL_HINT}") from exc
-        except ImportError as exc:
-            raise DeviceError(f"the Python package 'vulkan' is missing: pip install vulkan ({exc})") from exc
-        _vk = vk
-    return _vk
-
-
-def _code_name(exc: BaseException) -> str:
-    """VkErrorOutOfDeviceMemory -> VK_ERROR_OUT_OF_DEVICE_MEMORY."""
-    name = type(exc).__name__
-    out = "".join("_" + c if c.isupper() else c.upper() for c in name).lstrip("_")
-    return out.replace("V_K_", "VK_")
-
-
-@contextlib.contextmanager
-def _checked(call: str) -> Iterator[None]:
-    """Every native call goes through here so a failure names the call and the result code."""
-    vk = _vk
-    try:
-        yield
-    except vk.VkError as exc:
-        code = _code_name(exc)
-        if "OUT_OF" in code and "MEMORY" in code:
-            raise DeviceOutOfMemoryError(call, code) from None
-        raise BackendError(call, code) from None
-    except vk.VkException as exc:  # non-error result codes surfaced as exceptions (VkNotReady...)
-        raise BackendError(call, _code_name(exc)) from None
-
 
 KIND_OF_TYPE = {0: "other", 1: "integrated-gpu", 2: "discrete-gpu", 3: "virtual-gpu", 4: "cpu"}
 
@@ -122,7 +80,11 @@ class VulkanProgram(Program):
     set_bindings: dict[int, tuple[int, ...]]
 
 
-class VulkanBackend(Backend):
+#: descriptor kinds a program slot may have -> VkDescriptorType values
+DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3, "combined-image-sampler": 1}
+
+
+class VulkanBackend(VulkanImageSupport, Backend):
     name = "vulkan"
 
     @classmethod
@@ -170,7 +132,15 @@ class VulkanBackend(Backend):
             if not have.robustBufferAccess:
                 raise DeviceError(f"{device.name} does not support robustBufferAccess")
         qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.family, queueCount=1, pQueuePriorities=[1.0])
-        dinfo = vk.VkDeviceCreateInfo(queueCreateInfoCount=1, pQueueCreateInfos=[qinfo], pEnabledFeatures=features)
+        extensions = []
+        chain = None
+        self.custom_border_color = "VK_EXT_custom_border_color" in device.details.get("extensions", ())
+        if self.custom_border_color:
+            extensions.append("VK_EXT_custom_border_color")
+            chain = vk.VkPhysicalDeviceCustomBorderColorFeaturesEXT(customBorderColors=True)
+        dinfo = vk.VkDeviceCreateInfo(pNext=chain, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo],
+                                      pEnabledFeatures=features, enabledExtensionCount=len(extensions),
+                                      ppEnabledExtensionNames=extensions or None)
         with _checked("vkCreateDevice"):
             self.handle = vk.vkCreateDevice(self.physical, dinfo, None)
         self.queue = vk.vkGetDeviceQueue(self.handle, self.family, 0)
@@ -181,6 +151,7 @@ class VulkanBackend(Backend):
             self.fence = vk.vkCreateFence(self.handle, vk.VkFenceCreateInfo(), None)
         self.pipeline_cache = self._create_pipeline_cache()
         self._buffers: list[VulkanBuffer] = []
+        self._images: list[VulkanImage] = []
         self._programs: list[VulkanProgram] = []
         self._layouts: dict[tuple, Any] = {}
         self._descriptor_pools: list[Any] = []
@@ -211,6 +182,26 @@ class VulkanBackend(Backend):
         return best
 
     def _alloc_buffer(self, size: int, uid: str) -> VulkanBuffer:
+        buf = self._make_buffer(size, uid)
+        self._buffers.append(buf)
+        return buf
+
+    def _staging(self, size: int) -> VulkanBuffer:
+        return self._make_buffer(size, "staging")
+
+    def _free_staging(self, buf: VulkanBuffer) -> None:
+        self._free_buffer(buf)
+
+    def _free_buffer(self, b: VulkanBuffer) -> None:
+        vk = self.vk
+        # numpy views must go before the mapping does
+        b.array = np.empty(0, np.uint8)
+        b.mapping = None
+        vk.vkUnmapMemory(self.handle, b.memory)
+        vk.vkDestroyBuffer(self.handle, b.handle, None)
+        vk.vkFreeMemory(self.handle, b.memory, None)
+
+    def _make_buffer(self, size: int, uid: str) -> VulkanBuffer:
         vk = self.vk
         usage = (vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
                  vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
@@ -233,9 +224,7 @@ class VulkanBackend(Backend):
         with _checked("vkMapMemory"):
             mapping = vk.vkMapMemory(self.handle, memory, 0, size, 0)
         array = np.frombuffer(mapping, dtype=np.uint8, count=size)
-        buf = VulkanBuffer(size, uid, handle, memory, mapping, array)
-        self._buffers.append(buf)
-        return buf
+        return VulkanBuffer(size, uid, handle, memory, mapping, array)
 
     def _write_buffer(self, buf: Buffer, data: memoryview, offset: int) -> None:
         assert isinstance(buf, VulkanBuffer)
@@ -281,13 +270,11 @@ class VulkanBackend(Backend):
         if bindings in self._layouts:
             return self._layouts[bindings]
         vk = self.vk
-        types = {"storage-buffer": vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                 "uniform-buffer": vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER}
         entries = []
         for binding, kind in bindings:
-            if kind not in types:
-                raise InputError(f"descriptor type {kind!r} is not supported for buffers")
-            entries.append(vk.VkDescriptorSetLayoutBinding(binding=binding, descriptorType=types[kind],
+            if kind not in DESCRIPTOR_TYPES:
+                raise InputError(f"descriptor type {kind!r} is not supported by the Vulkan backend")
+            entries.append(vk.VkDescriptorSetLayoutBinding(binding=binding, descriptorType=DESCRIPTOR_TYPES[kind],
                                                            descriptorCount=1,
                                                            stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT))
         info = vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(entries), pBindings=entries or None)
@@ -335,17 +322,18 @@ class VulkanBackend(Backend):
         return program
 
     # --- descriptor sets -----------------------------------------------------------------------
-    def _descriptor_set(self, program: VulkanProgram, set_index: int, buffers: tuple[VulkanBuffer, ...]) -> Any:
+    def _descriptor_set(self, program: VulkanProgram, set_index: int,
+                        resources: tuple[VulkanBuffer | ImageBinding, ...]) -> Any:
         vk = self.vk
         layout = program.set_layouts[set_index]
-        key = (id(layout), tuple(id(b) for b in buffers))
+        key = (id(layout), tuple((id(r), None) if isinstance(r, VulkanBuffer) else
+                                 (id(r.image), r.lod, r.image.layout) for r in resources))  # type: ignore[attr-defined]
         hit = self._sets.get(key)
         if hit is not None:
             return hit
         if self._pool_left == 0:
             n = 256
-            sizes = [vk.VkDescriptorPoolSize(type=t, descriptorCount=n * 8) for t in
-                     (vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER)]
+            sizes = [vk.VkDescriptorPoolSize(type=t, descriptorCount=n * 8) for t in DESCRIPTOR_TYPES.values()]
             with _checked("vkCreateDescriptorPool"):
                 self._descriptor_pools.append(vk.vkCreateDescriptorPool(self.handle, vk.VkDescriptorPoolCreateInfo(
                     maxSets=n, poolSizeCount=len(sizes), pPoolSizes=sizes), None))
@@ -356,12 +344,20 @@ class VulkanBackend(Backend):
         self._pool_left -= 1
         kinds = dict((s.id, s.descriptor) for s in program.spec.slots if s.set == set_index)
         writes = []
-        for binding, buf in zip(program.set_bindings[set_index], buffers):
-            dtype = vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER if kinds[binding] == "uniform-buffer" \
-                else vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-            info = vk.VkDescriptorBufferInfo(buffer=buf.handle, offset=0, range=buf.size)
-            writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
-                                                  descriptorType=dtype, pBufferInfo=[info]))
+        for binding, res in zip(program.set_bindings[set_index], resources):
+            dtype = DESCRIPTOR_TYPES[kinds[binding]]
+            if isinstance(res, VulkanBuffer):
+                info = vk.VkDescriptorBufferInfo(buffer=res.handle, offset=0, range=res.size)
+                writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
+                                                      descriptorType=dtype, pBufferInfo=[info]))
+            else:
+                image = res.image
+                assert isinstance(image, VulkanImage)
+                sampler = image.sampler if kinds[binding] == "combined-image-sampler" else None
+                info = vk.VkDescriptorImageInfo(sampler=sampler, imageView=self.image_view(image, res.lod),
+                                                imageLayout=image.layout)
+                writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
+                                                      descriptorType=dtype, pImageInfo=[info]))
         if writes:
             vk.vkUpdateDescriptorSets(self.handle, len(writes), writes, 0, None)
         self._sets[key] = dset
@@ -405,7 +401,8 @@ class VulkanBackend(Backend):
     def _timing(self) -> bool:
         return self.options.timestamps and self.timestamp_bits > 0
 
-    def _dispatch(self, program: Program, groups: tuple[int, int, int], bindings: Mapping[tuple[int, int], Buffer],
+    def _dispatch(self, program: Program, groups: tuple[int, int, int],
+                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding],
                   push_data: bytes, label: str) -> None:
         assert isinstance(program, VulkanProgram)
         vk = self.vk
@@ -417,14 +414,14 @@ class VulkanBackend(Backend):
             self._bound_pipeline = program.pipeline
         sets = []
         for s in range(len(program.set_layouts)):
-            bufs = []
+            bound: list[VulkanBuffer | ImageBinding] = []
             for b in program.set_bindings[s]:
-                buf = bindings.get((s, b))
-                if buf is None:
+                res = bindings.get((s, b))
+                if res is None:
                     raise InputError(f"dispatch of {program.spec.uid!r}: nothing bound at set {s} binding {b}")
-                assert isinstance(buf, VulkanBuffer)
-                bufs.append(buf)
-            sets.append(self._descriptor_set(program, s, tuple(bufs)))
+                assert isinstance(res, (VulkanBuffer, ImageBinding))
+                bound.append(res)
+            sets.append(self._descriptor_set(program, s, tuple(bound)))
         if sets:
             vk.vkCmdBindDescriptorSets(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, program.layout, 0, len(sets), sets,
                                        0, None)
@@ -507,12 +504,8 @@ class VulkanBackend(Backend):
         for fn, h in destroy:
             fn(self.handle, h, None)
         for b in self._buffers:
-            # numpy views must go before the mapping does
-            b.array = np.empty(0, np.uint8)
-            b.mapping = None
-            vk.vkUnmapMemory(self.handle, b.memory)
-            vk.vkDestroyBuffer(self.handle, b.handle, None)
-            vk.vkFreeMemory(self.handle, b.memory, None)
+            self._free_buffer(b)
+        self._destroy_images()
         vk.vkDestroyPipelineCache(self.handle, self.pipeline_cache, None)
         vk.vkDestroyFence(self.handle, self.fence, None)
         vk.vkDestroyCommandPool(self.handle, self.command_pool, None)

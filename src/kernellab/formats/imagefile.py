@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import IO, Sequence
 
 import numpy as np
 
@@ -81,7 +81,7 @@ def load(path: str | os.PathLike[str], fmt: VkFormatInfo, width: int, height: in
         return ImageData(data, levels, hdr.format, tuple(warnings))
     if ext == ".npy":
         return ImageData(load_npy(path, fmt, width, height).data.cast("B"), 1)
-    raise InputError(f"image file must end in .dds or .npy", file=path)
+    raise InputError("image file must end in .dds or .npy", file=path)
 
 
 def load_npy(path: str | os.PathLike[str], fmt: VkFormatInfo, width: int, height: int) -> np.ndarray:
@@ -111,13 +111,23 @@ def _dtype_ok(fmt: VkFormatInfo, dtype: np.dtype) -> bool:
 def save(path: str | os.PathLike[str], fmt: VkFormatInfo, width: int, height: int,
          level0: bytes | memoryview | np.ndarray) -> None:
     """Write an image ``dst`` (mip level 0, as Arm's runner does) as DDS or ``.npy`` by extension."""
-    ext = _ext(path)
-    if ext == ".dds":
-        dds.save(path, fmt, width, height, [level0])
-    elif ext == ".npy":
-        npy_arm.save(path, level0, (1, height, width, fmt.channels), image_npy_descr(fmt))
-    else:
+    from kernellab.outputs import atomic_open
+
+    if _ext(path) not in EXTENSIONS:
         raise ValueError(f"image dst {str(path)!r} must end in .dds or .npy")
+    with atomic_open(path) as fh:
+        write(fh, _ext(path), fmt, width, height, level0)
+
+
+def write(fh: IO[bytes], ext: str, fmt: VkFormatInfo, width: int, height: int,
+          level0: bytes | memoryview | np.ndarray) -> None:
+    """Write mip level 0 to an open file as DDS (``ext`` ".dds") or Arm-style ``.npy``."""
+    if ext.lower() == ".dds":
+        dds.write(fh, fmt, width, height, [level0])
+    elif ext.lower() == ".npy":
+        npy_arm.write(fh, level0, (1, height, width, fmt.channels), image_npy_descr(fmt))
+    else:
+        raise ValueError(f"image file type {ext!r}: expected .dds or .npy")
 
 
 def image_npy_descr(fmt: VkFormatInfo) -> str:

@@ -15,12 +15,13 @@ from typing import Any, Callable
 import numpy as np
 
 from kernellab import model as m
-from kernellab.backends.base import (Backend, BackendOptions, BindingSlot, Buffer, CommandTiming, Program,
-                                     ProgramSpec, SpecConstant, backend_class, choose_device)
+from kernellab.backends.base import (Backend, BackendOptions, BindingSlot, Buffer, CommandTiming, Image,
+                                     ImageBinding, ImageSpec, Program, ProgramSpec, SamplerSpec, SpecConstant,
+                                     backend_class, choose_device)
 from kernellab.compile.cache import ArtifactCache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages
 from kernellab.errors import InputError, KernellabError, UsageError
-from kernellab.formats import npy
+from kernellab.formats import imagefile, npy, vkformat
 from kernellab.outputs import OutputSet
 
 log = logging.getLogger("kernellab.run")
@@ -71,15 +72,16 @@ class Executor:
         self.options = options
         self.report = RunReport()
         self.buffers: dict[str, Buffer] = {}
+        self.images: dict[str, Image] = {}
         self.programs: dict[tuple[str, tuple[BindingSlot, ...]], Program] = {}
         self.push_data: dict[str, bytes] = {}
         self.backend: Backend | None = None
 
     # --- setup ---------------------------------------------------------------------------------
     def _unsupported(self) -> None:
-        """Images, tensors and graphs parse and validate, but this runner executes buffers only."""
+        """Tensors and graphs parse and validate, but this runner executes buffers and images only."""
         for r in self.scenario.resources:
-            if isinstance(r, (m.Image, m.Tensor, m.Graph)):
+            if isinstance(r, (m.Tensor, m.Graph)):
                 raise InputError.at(self.scenario.file or "", "/resources",
                                     f"{r.kind} \"{r.uid}\": {r.kind}s are validated but not yet executed by "
                                     f"kernellab's runner; run `kernellab validate` to check the file")
@@ -104,8 +106,36 @@ class Executor:
                 self.buffers[r.uid] = buf
                 if r.src_path is not None:
                     self._fill(backend, buf, r.src_path)
+            elif isinstance(r, m.Image):
+                self.images[r.uid] = self._load_image(backend, r)
             elif isinstance(r, m.RawData) and r.src_path is not None:
                 self.push_data[r.uid] = bytes(npy.load_bytes(r.src_path))
+
+    def _load_image(self, backend: Backend, r: m.Image) -> Image:
+        fmt = vkformat.lookup(r.format)
+        if fmt is None:
+            raise InputError.at(self.scenario.file or "", "/resources", f"image \"{r.uid}\": unknown format {r.format}")
+        width, height = image_extent(r)
+        sampler = SamplerSpec(min_filter=r.min_filter or "NEAREST", mag_filter=r.mag_filter or "NEAREST",
+                              mip_filter=r.mip_filter or "NEAREST", address_mode=r.border_address_mode or "CLAMP_EDGE",
+                              border_color=r.border_color or "FLOAT_TRANSPARENT_BLACK",
+                              custom_border_color=tuple(r.custom_border_color) if r.custom_border_color else None)
+        # Arm's runner: readonly images are sampled, writeonly/image_read are storage, readwrite both
+        spec = ImageSpec(uid=r.uid, format=r.format, width=width, height=height, mips=r.mips,
+                         sampled=r.shader_access in ("readonly", "readwrite"),
+                         storage=r.shader_access in ("writeonly", "readwrite", "image_read") or self._bound_as_storage(r.uid),
+                         tiling=r.tiling, sampler=sampler)
+        image = backend.alloc_image(spec)
+        if r.src_path is not None:
+            data = imagefile.load(r.src_path, fmt, width, height, r.mips)
+            for w in data.warnings:
+                log.warning("%s", w)
+            backend.write_image(image, data.data, data.mip_levels)
+        return image
+
+    def _bound_as_storage(self, uid: str) -> bool:
+        return any(b.resource_ref == uid and b.descriptor_type == "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE"
+                   for c in self.scenario.commands if isinstance(c, m.DispatchCompute) for b in c.bindings)
 
     @staticmethod
     def _fill(backend: Backend, buf: Buffer, path: Path) -> None:
@@ -163,8 +193,28 @@ class Executor:
                                  f"{self.options.cache_dir} (first: {cache.misses[0]})")
 
     def _slots(self, c: m.DispatchCompute) -> tuple[BindingSlot, ...]:
-        return tuple(sorted(BindingSlot(b.set, b.id, "storage-buffer") for b in c.bindings
-                            if isinstance(self.scenario.by_uid[b.resource_ref], m.Buffer)))
+        slots = []
+        for b in c.bindings:
+            r = self.scenario.by_uid[b.resource_ref]
+            if isinstance(r, m.Buffer):
+                slots.append(BindingSlot(b.set, b.id, "storage-buffer"))
+            elif isinstance(r, m.Image):
+                sampled = r.shader_access in ("readonly", "readwrite") and \
+                    b.descriptor_type != "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE"
+                slots.append(BindingSlot(b.set, b.id, "combined-image-sampler" if sampled else "storage-image"))
+        return tuple(sorted(slots))
+
+    def _bound(self, c: m.DispatchCompute) -> dict[tuple[int, int], Buffer | ImageBinding]:
+        bound: dict[tuple[int, int], Buffer | ImageBinding] = {}
+        slots = {(s.set, s.id): s.descriptor for s in self._slots(c)}
+        for b in c.bindings:
+            if b.resource_ref in self.buffers:
+                bound[(b.set, b.id)] = self.buffers[b.resource_ref]
+            elif b.resource_ref in self.images:
+                # a storage descriptor sees one level: the lod asked for, else level 0
+                lod = b.lod if b.lod is not None or slots[(b.set, b.id)] != "storage-image" else 0
+                bound[(b.set, b.id)] = ImageBinding(self.images[b.resource_ref], lod)
+        return bound
 
     # --- run -----------------------------------------------------------------------------------
     def run_commands(self, backend: Backend, outputs: OutputSet, capture: bool) -> list[CommandTiming]:
@@ -175,9 +225,7 @@ class Executor:
                 shader = self.scenario.by_uid[c.shader_ref]
                 assert isinstance(shader, m.Shader)
                 program = self.programs[(shader.uid, self._slots(c))]
-                bound = {(b.set, b.id): self.buffers[b.resource_ref] for b in c.bindings
-                         if b.resource_ref in self.buffers}
-                backend.dispatch(program, c.workgroups, bound, self.push_data.get(c.push_data_ref, b""),
+                backend.dispatch(program, c.workgroups, self._bound(c), self.push_data.get(c.push_data_ref, b""),
                                  label=f"{index}:dispatch_compute:{shader.uid}")
                 if c.implicit_barrier:
                     backend.barrier(memory=True, label=f"{index}:implicit_barrier")
@@ -187,14 +235,21 @@ class Executor:
                     bb = self.scenario.by_uid[uid]
                     assert isinstance(bb, m.BufferBarrier)
                     ranges.append((self.buffers[bb.buffer_resource], bb.offset, bb.size))
-                backend.barrier(ranges, memory=bool(c.memory_barrier_refs), label=f"{index}:dispatch_barrier")
+                if ranges or c.memory_barrier_refs:
+                    backend.barrier(ranges, memory=bool(c.memory_barrier_refs), label=f"{index}:dispatch_barrier")
+                for uid in c.image_barrier_refs:
+                    ib = self.scenario.by_uid[uid]
+                    assert isinstance(ib, m.ImageBarrier)
+                    rng = ib.subresource_range
+                    backend.image_barrier(self.images[ib.image_resource], ib.old_layout.removeprefix("IMAGE_LAYOUT_"),
+                                          ib.new_layout.removeprefix("IMAGE_LAYOUT_"), rng.base_mip_level,
+                                          rng.level_count, rng.base_array_layer, rng.layer_count)
             elif isinstance(c, m.MarkBoundary):
                 timings += backend.submit()
                 if capture and self.options.capture_frames is not None:
                     n = c.frame_id if c.frame_id is not None else frame
                     for uid in c.resources:
-                        outputs.npy(self.options.capture_frames / f"{uid}.frame{n}.npy",
-                                    backend.read_buffer(self.buffers[uid]).view(np.int8))
+                        self._save(backend, outputs, uid, self.options.capture_frames / f"{uid}.frame{n}.npy")
                 frame += 1
             elif isinstance(c, m.DispatchGraph):
                 raise InputError.at(self.scenario.file or "", f"/commands/{index}",
@@ -204,9 +259,24 @@ class Executor:
 
     def save_outputs(self, backend: Backend, outputs: OutputSet) -> None:
         for r in self.scenario.resources:
-            if isinstance(r, m.Buffer) and r.dst_path is not None:
-                # Arm's runner writes a buffer as a 1-D int8 array of its raw bytes
-                outputs.npy(r.dst_path, backend.read_buffer(self.buffers[r.uid]).view(np.int8))
+            if isinstance(r, (m.Buffer, m.Image)) and r.dst_path is not None:
+                self._save(backend, outputs, r.uid, r.dst_path)
+
+    def _save(self, backend: Backend, outputs: OutputSet, uid: str, path: Path) -> None:
+        """Write a resource as Arm's runner does: a buffer as a 1-D int8 array of its raw bytes,
+        an image's level 0 as DDS or [1, H, W, C] .npy by the file's extension."""
+        if uid in self.buffers:
+            outputs.npy(path, backend.read_buffer(self.buffers[uid]).view(np.int8))
+            return
+        image = self.images[uid]
+        r = self.scenario.by_uid[uid]
+        assert isinstance(r, m.Image)
+        fmt = vkformat.lookup(r.format)
+        assert fmt is not None
+        suffix = path.suffix.lower() if path.suffix.lower() in (".dds", ".npy") else ".npy"
+        with outputs.open(path) as fh:
+            imagefile.write(fh, suffix, fmt, image.spec.width, image.spec.height,
+                            memoryview(backend.read_image(image, 0)))
 
     def run(self) -> RunReport:
         self._unsupported()
@@ -235,6 +305,13 @@ class Executor:
             self.report.outputs = outputs.commit()
             self.report.add_phase("save", t)
         return self.report
+
+
+def image_extent(r: m.Image) -> tuple[int, int]:
+    """(width, height): Arm writes image dims as [1, width, height, 1]; [width, height] is also read."""
+    if len(r.dims) >= 3:
+        return imagefile.extent_from_dims(r.dims)
+    return r.dims[0], r.dims[1]
 
 
 def execute(scenario: m.Scenario, options: RunOptions) -> RunReport:

@@ -1,0 +1,323 @@
+"""Images for the Vulkan backend: creation, samplers, views per mip level, uploads with mip
+generation, read-back, and layout transitions.
+
+Images live in ``VK_IMAGE_LAYOUT_GENERAL`` between commands (as in Arm's runner), so storage and
+sampled access need no transitions; scenario image barriers may move them to another layout, and
+descriptors use the layout an image has when the dispatch is recorded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from kernellab.backends.base import Image, ImageSpec, UnsupportedError
+from kernellab.backends.vkcore import checked
+from kernellab.formats import vkformat
+
+#: scenario layout names -> VkImageLayout values (TENSOR_ALIASING is VK_ARM_tensors')
+LAYOUTS = {"UNDEFINED": 0, "GENERAL": 1, "TENSOR_ALIASING": 1000460000}
+
+
+@dataclass
+class VulkanImage(Image):
+    spec: ImageSpec
+    handle: Any
+    memory: Any
+    vk_format: int
+    texel_size: int
+    integer: bool
+    sampler: Any = None
+    #: None -> the view of every mip level; N -> the view of level N
+    views: dict[int | None, Any] = field(default_factory=dict)
+    layout: int = 0
+
+    def extent(self, level: int) -> tuple[int, int]:
+        return max(self.spec.width >> level, 1), max(self.spec.height >> level, 1)
+
+    def level_size(self, level: int) -> int:
+        w, h = self.extent(level)
+        return w * h * self.texel_size
+
+
+class VulkanImageSupport:
+    """Mixed into VulkanBackend; relies on its ``vk``, ``ffi``, ``handle``, ``physical``, ``queue``,
+    ``command_pool``, ``_begin()`` and ``_staging()``."""
+
+    vk: Any
+    ffi: Any
+    handle: Any
+    physical: Any
+    queue: Any
+    command_pool: Any
+    custom_border_color: bool
+    _images: list[VulkanImage]
+    _begin: Callable[[], Any]
+    _staging: Callable[[int], Any]
+
+    # --- creation ------------------------------------------------------------------------------
+    def _alloc_image(self, spec: ImageSpec) -> VulkanImage:
+        vk = self.vk
+        info = vkformat.lookup(spec.format)
+        if info is None:
+            raise UnsupportedError(f"image {spec.uid!r}: unknown format {spec.format}")
+        usage = vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
+        features = 0x4000 | 0x8000  # TRANSFER_SRC|DST (core 1.1; the binding lacks the names)
+        if spec.sampled:
+            usage |= vk.VK_IMAGE_USAGE_SAMPLED_BIT
+            features |= vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT
+        if spec.storage:
+            usage |= vk.VK_IMAGE_USAGE_STORAGE_BIT
+            features |= vk.VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT
+        if spec.mips > 1:
+            features |= vk.VK_FORMAT_FEATURE_BLIT_SRC_BIT | vk.VK_FORMAT_FEATURE_BLIT_DST_BIT
+        props = vk.vkGetPhysicalDeviceFormatProperties(self.physical, info.value)
+        linear_ok = props.linearTilingFeatures & features == features
+        optimal_ok = props.optimalTilingFeatures & features == features
+        if spec.tiling == "LINEAR" and not linear_ok or spec.tiling == "OPTIMAL" and not optimal_ok:
+            raise UnsupportedError(f"image {spec.uid!r}: {spec.format} with {spec.tiling} tiling does not support "
+                                   f"this use (sampled={spec.sampled}, storage={spec.storage}, mips={spec.mips}) "
+                                   f"on this device")
+        if spec.tiling is None and not (linear_ok or optimal_ok):
+            raise UnsupportedError(f"image {spec.uid!r}: {spec.format} does not support this use "
+                                   f"(sampled={spec.sampled}, storage={spec.storage}, mips={spec.mips}) on this device")
+        tiling = vk.VK_IMAGE_TILING_LINEAR if spec.tiling == "LINEAR" or (spec.tiling is None and not optimal_ok) \
+            else vk.VK_IMAGE_TILING_OPTIMAL
+        create = vk.VkImageCreateInfo(imageType=vk.VK_IMAGE_TYPE_2D, format=info.value,
+                                      extent=vk.VkExtent3D(width=spec.width, height=spec.height, depth=1),
+                                      mipLevels=spec.mips, arrayLayers=1, samples=vk.VK_SAMPLE_COUNT_1_BIT,
+                                      tiling=tiling, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
+                                      initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED)
+        with checked(f"vkCreateImage({spec.uid}, {spec.format} {spec.width}x{spec.height})"):
+            handle = vk.vkCreateImage(self.handle, create, None)
+        req = vk.vkGetImageMemoryRequirements(self.handle, handle)
+        mtype = self._image_memory_type(req.memoryTypeBits)
+        with checked(f"vkAllocateMemory({spec.uid}, {req.size} bytes)"):
+            memory = vk.vkAllocateMemory(self.handle, vk.VkMemoryAllocateInfo(allocationSize=req.size,
+                                                                             memoryTypeIndex=mtype), None)
+        with checked("vkBindImageMemory"):
+            vk.vkBindImageMemory(self.handle, handle, memory, 0)
+        image = VulkanImage(spec, handle, memory, info.value, info.texel_size, info.is_integer)
+        self._images.append(image)
+        if spec.sampled:
+            image.sampler = self._create_sampler(image)
+        # every image starts defined (zeros) and in GENERAL, like a buffer starts zeroed
+        self._one_shot(lambda cmd: self._clear(cmd, image))
+        return image
+
+    def _image_memory_type(self, bits: int) -> int:
+        vk = self.vk
+        mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
+        candidates = [i for i in range(mp.memoryTypeCount) if bits & (1 << i)]
+        local = [i for i in candidates if mp.memoryTypes[i].propertyFlags & vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT]
+        return (local or candidates)[0]
+
+    def _create_sampler(self, image: VulkanImage) -> Any:
+        vk = self.vk
+        s = image.spec.sampler
+        filters = {"NEAREST": vk.VK_FILTER_NEAREST, "LINEAR": vk.VK_FILTER_LINEAR}
+        mip_modes = {"NEAREST": vk.VK_SAMPLER_MIPMAP_MODE_NEAREST, "LINEAR": vk.VK_SAMPLER_MIPMAP_MODE_LINEAR}
+        modes = {"CLAMP_EDGE": vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE,
+                 "CLAMP_BORDER": vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_BORDER,
+                 "REPEAT": vk.VK_SAMPLER_ADDRESS_MODE_REPEAT,
+                 "MIRRORED_REPEAT": vk.VK_SAMPLER_ADDRESS_MODE_MIRRORED_REPEAT}
+        colors = {"FLOAT_TRANSPARENT_BLACK": 0, "INT_TRANSPARENT_BLACK": 1, "FLOAT_OPAQUE_BLACK": 2,
+                  "INT_OPAQUE_BLACK": 3, "FLOAT_OPAQUE_WHITE": 4, "INT_OPAQUE_WHITE": 5,
+                  "FLOAT_CUSTOM_EXT": 1000287003, "INT_CUSTOM_EXT": 1000287004}
+        next_struct = None
+        if s.border_color.endswith("CUSTOM_EXT"):
+            if not self.custom_border_color:
+                raise UnsupportedError(f"image {image.spec.uid!r}: custom border colors need "
+                                       f"VK_EXT_custom_border_color, which this device lacks")
+            key = "float32" if s.border_color.startswith("FLOAT") else "int32"
+            value = self.ffi.new("VkClearColorValue*", {key: list(s.custom_border_color or (0, 0, 0, 0))})[0]
+            next_struct = vk.VkSamplerCustomBorderColorCreateInfoEXT(customBorderColor=value, format=image.vk_format)
+        mode = modes[s.address_mode]
+        info = vk.VkSamplerCreateInfo(pNext=next_struct, magFilter=filters[s.mag_filter], minFilter=filters[s.min_filter],
+                                      mipmapMode=mip_modes[s.mip_filter], addressModeU=mode, addressModeV=mode,
+                                      addressModeW=mode, maxAnisotropy=1.0, compareOp=vk.VK_COMPARE_OP_NEVER,
+                                      minLod=0.0, maxLod=float(image.spec.mips - 1), borderColor=colors[s.border_color])
+        with checked(f"vkCreateSampler({image.spec.uid})"):
+            return vk.vkCreateSampler(self.handle, info, None)
+
+    def image_view(self, image: VulkanImage, lod: int | None) -> Any:
+        """The view a descriptor uses: one level, or (lod None) every level."""
+        if lod is not None and not 0 <= lod < image.spec.mips:
+            raise UnsupportedError(f"image {image.spec.uid!r}: lod {lod} but it has {image.spec.mips} mip levels")
+        if lod not in image.views:
+            vk = self.vk
+            base, count = (0, image.spec.mips) if lod is None else (lod, 1)
+            info = vk.VkImageViewCreateInfo(image=image.handle, viewType=vk.VK_IMAGE_VIEW_TYPE_2D,
+                                            format=image.vk_format, components=vk.VkComponentMapping(),
+                                            subresourceRange=self._range(base, count))
+            with checked(f"vkCreateImageView({image.spec.uid}, lod {lod})"):
+                image.views[lod] = vk.vkCreateImageView(self.handle, info, None)
+        return image.views[lod]
+
+    # --- transfers -----------------------------------------------------------------------------
+    def _range(self, base_mip: int = 0, levels: int = 1, base_layer: int = 0, layers: int = 1) -> Any:
+        vk = self.vk
+        return vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, baseMipLevel=base_mip,
+                                          levelCount=levels, baseArrayLayer=base_layer, layerCount=layers)
+
+    def _layers(self, level: int) -> Any:
+        vk = self.vk
+        return vk.VkImageSubresourceLayers(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=level,
+                                           baseArrayLayer=0, layerCount=1)
+
+    def _transition(self, cmd: Any, image: VulkanImage, old: int, new: int, src_access: int, dst_access: int,
+                    src_stage: int, dst_stage: int, base_mip: int = 0, levels: int | None = None) -> None:
+        vk = self.vk
+        barrier = vk.VkImageMemoryBarrier(srcAccessMask=src_access, dstAccessMask=dst_access, oldLayout=old,
+                                          newLayout=new, srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                                          dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED, image=image.handle,
+                                          subresourceRange=self._range(base_mip, levels or image.spec.mips))
+        vk.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 0, None, 0, None, 1, [barrier])
+
+    def _clear(self, cmd: Any, image: VulkanImage) -> None:
+        vk = self.vk
+        self._transition(cmd, image, vk.VK_IMAGE_LAYOUT_UNDEFINED, vk.VK_IMAGE_LAYOUT_GENERAL, 0,
+                         vk.VK_ACCESS_TRANSFER_WRITE_BIT, vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                         vk.VK_PIPELINE_STAGE_TRANSFER_BIT)
+        zero = self.ffi.new("VkClearColorValue*")
+        vk.vkCmdClearColorImage(cmd, image.handle, vk.VK_IMAGE_LAYOUT_GENERAL, zero, 1,
+                                [self._range(0, image.spec.mips)])
+        self._after_transfer(cmd, image)
+        image.layout = vk.VK_IMAGE_LAYOUT_GENERAL
+
+    def _after_transfer(self, cmd: Any, image: VulkanImage) -> None:
+        vk = self.vk
+        self._transition(cmd, image, vk.VK_IMAGE_LAYOUT_GENERAL, vk.VK_IMAGE_LAYOUT_GENERAL,
+                         vk.VK_ACCESS_TRANSFER_WRITE_BIT,
+                         vk.VK_ACCESS_SHADER_READ_BIT | vk.VK_ACCESS_SHADER_WRITE_BIT | vk.VK_ACCESS_TRANSFER_READ_BIT,
+                         vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | vk.VK_PIPELINE_STAGE_TRANSFER_BIT)
+
+    def _write_image(self, image: Image, data: memoryview, levels: int) -> None:
+        assert isinstance(image, VulkanImage)
+        vk = self.vk
+        sizes = [image.level_size(i) for i in range(levels)]
+        if data.nbytes != sum(sizes):
+            raise ValueError(f"image {image.spec.uid!r}: {data.nbytes} bytes given for {levels} mip levels "
+                             f"of {sum(sizes)} bytes")
+        staging = self._staging(data.nbytes)
+        staging.array[:] = np.frombuffer(data, np.uint8)
+
+        def record(cmd: Any) -> None:
+            general, dst = vk.VK_IMAGE_LAYOUT_GENERAL, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL
+            self._transition(cmd, image, image.layout, dst, vk.VK_ACCESS_SHADER_READ_BIT | vk.VK_ACCESS_SHADER_WRITE_BIT,
+                             vk.VK_ACCESS_TRANSFER_WRITE_BIT, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                             vk.VK_PIPELINE_STAGE_TRANSFER_BIT)
+            regions, offset = [], 0
+            for level, size in enumerate(sizes):
+                w, h = image.extent(level)
+                regions.append(vk.VkBufferImageCopy(bufferOffset=offset, imageSubresource=self._layers(level),
+                                                    imageOffset=vk.VkOffset3D(x=0, y=0, z=0),
+                                                    imageExtent=vk.VkExtent3D(width=w, height=h, depth=1)))
+                offset += size
+            vk.vkCmdCopyBufferToImage(cmd, staging.handle, image.handle, dst, len(regions), regions)
+            for level in range(levels, image.spec.mips):
+                self._downsample(cmd, image, level)
+            self._transition(cmd, image, dst, general, vk.VK_ACCESS_TRANSFER_WRITE_BIT,
+                             vk.VK_ACCESS_SHADER_READ_BIT | vk.VK_ACCESS_SHADER_WRITE_BIT,
+                             vk.VK_PIPELINE_STAGE_TRANSFER_BIT, vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT)
+            image.layout = general
+
+        try:
+            self._one_shot(record)
+        finally:
+            self._free_staging(staging)
+
+    def _downsample(self, cmd: Any, image: VulkanImage, level: int) -> None:
+        """Fill mip ``level`` from ``level - 1`` with a blit (linear for float/normalized formats)."""
+        vk = self.vk
+        self._transition(cmd, image, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                         vk.VK_ACCESS_TRANSFER_WRITE_BIT, vk.VK_ACCESS_TRANSFER_READ_BIT,
+                         vk.VK_PIPELINE_STAGE_TRANSFER_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT, level - 1, 1)
+        (sw, sh), (dw, dh) = image.extent(level - 1), image.extent(level)
+        blit = vk.VkImageBlit(srcSubresource=self._layers(level - 1),
+                              srcOffsets=[vk.VkOffset3D(x=0, y=0, z=0), vk.VkOffset3D(x=sw, y=sh, z=1)],
+                              dstSubresource=self._layers(level),
+                              dstOffsets=[vk.VkOffset3D(x=0, y=0, z=0), vk.VkOffset3D(x=dw, y=dh, z=1)])
+        vk.vkCmdBlitImage(cmd, image.handle, vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, image.handle,
+                          vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, [blit],
+                          vk.VK_FILTER_NEAREST if image.integer else vk.VK_FILTER_LINEAR)
+        self._transition(cmd, image, vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                         vk.VK_ACCESS_TRANSFER_READ_BIT, vk.VK_ACCESS_TRANSFER_WRITE_BIT,
+                         vk.VK_PIPELINE_STAGE_TRANSFER_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT, level - 1, 1)
+
+    def _read_image(self, image: Image, level: int) -> np.ndarray:
+        assert isinstance(image, VulkanImage)
+        vk = self.vk
+        w, h = image.extent(level)
+        staging = self._staging(image.level_size(level))
+
+        def record(cmd: Any) -> None:
+            layout = image.layout if image.layout == vk.VK_IMAGE_LAYOUT_GENERAL else vk.VK_IMAGE_LAYOUT_GENERAL
+            self._transition(cmd, image, image.layout, layout,
+                             vk.VK_ACCESS_SHADER_WRITE_BIT | vk.VK_ACCESS_TRANSFER_WRITE_BIT,
+                             vk.VK_ACCESS_TRANSFER_READ_BIT, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                             vk.VK_PIPELINE_STAGE_TRANSFER_BIT)
+            region = vk.VkBufferImageCopy(bufferOffset=0, imageSubresource=self._layers(level),
+                                          imageOffset=vk.VkOffset3D(x=0, y=0, z=0),
+                                          imageExtent=vk.VkExtent3D(width=w, height=h, depth=1))
+            vk.vkCmdCopyImageToBuffer(cmd, image.handle, layout, staging.handle, 1, [region])
+            vk.vkCmdPipelineBarrier(cmd, vk.VK_PIPELINE_STAGE_TRANSFER_BIT, vk.VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                                    [vk.VkMemoryBarrier(srcAccessMask=vk.VK_ACCESS_TRANSFER_WRITE_BIT,
+                                                        dstAccessMask=vk.VK_ACCESS_HOST_READ_BIT)], 0, None, 0, None)
+            image.layout = layout
+
+        try:
+            self._one_shot(record)
+            return staging.array.copy()
+        finally:
+            self._free_staging(staging)
+
+    def _image_barrier(self, image: Image, old_layout: str, new_layout: str, base_mip: int, level_count: int,
+                       base_layer: int, layer_count: int) -> None:
+        assert isinstance(image, VulkanImage)
+        vk = self.vk
+        cmd = self._begin()
+        access = vk.VK_ACCESS_SHADER_READ_BIT | vk.VK_ACCESS_SHADER_WRITE_BIT
+        barrier = vk.VkImageMemoryBarrier(srcAccessMask=access, dstAccessMask=access, oldLayout=LAYOUTS[old_layout],
+                                          newLayout=LAYOUTS[new_layout], srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                                          dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED, image=image.handle,
+                                          subresourceRange=self._range(base_mip, level_count, base_layer, layer_count))
+        vk.vkCmdPipelineBarrier(cmd, vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                0, 0, None, 0, None, 1, [barrier])
+        image.layout = LAYOUTS[new_layout]
+
+    # --- helpers -------------------------------------------------------------------------------
+    def _one_shot(self, record: Callable[[Any], None]) -> None:
+        """Record and run a command buffer now, outside the current frame, and wait for it."""
+        vk = self.vk
+        with checked("vkAllocateCommandBuffers"):
+            cmd = vk.vkAllocateCommandBuffers(self.handle, vk.VkCommandBufferAllocateInfo(
+                commandPool=self.command_pool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
+        fence = None
+        try:
+            vk.vkBeginCommandBuffer(cmd, vk.VkCommandBufferBeginInfo(flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT))
+            record(cmd)
+            vk.vkEndCommandBuffer(cmd)
+            with checked("vkCreateFence"):
+                fence = vk.vkCreateFence(self.handle, vk.VkFenceCreateInfo(), None)
+            with checked("vkQueueSubmit"):
+                vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cmd])], fence)
+            with checked("vkWaitForFences"):
+                vk.vkWaitForFences(self.handle, 1, [fence], vk.VK_TRUE, 0xFFFFFFFFFFFFFFFF)
+        finally:
+            if fence is not None:
+                vk.vkDestroyFence(self.handle, fence, None)
+            vk.vkFreeCommandBuffers(self.handle, self.command_pool, 1, [cmd])
+
+    def _destroy_images(self) -> None:
+        vk = self.vk
+        for image in self._images:
+            for view in image.views.values():
+                vk.vkDestroyImageView(self.handle, view, None)
+            if image.sampler is not None:
+                vk.vkDestroySampler(self.handle, image.sampler, None)
+            vk.vkDestroyImage(self.handle, image.handle, None)
+            vk.vkFreeMemory(self.handle, image.memory, None)
+        self._images.clear()
