@@ -7,9 +7,9 @@ memory, descriptor sets at the data-graph bind point, the dispatch, and the chec
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -85,7 +85,6 @@ def test_conv_graph_runs_on_lavapipe(conv_vgf):
     dev = vk.vkCreateDevice(pd, vk.VkDeviceCreateInfo(pNext=va.chain(*feats), pQueueCreateInfos=[qinfo],
                                                       ppEnabledExtensionNames=list(va.EXTENSIONS)), None)
     arm = va.ArmDevice(dev)
-    f = va.ffi()
     keep: list = []
     try:
         props = vk.vkGetPhysicalDeviceMemoryProperties(pd)
@@ -128,67 +127,17 @@ def test_conv_graph_runs_on_lavapipe(conv_vgf):
         layout = vk.vkCreatePipelineLayout(dev, vk.VkPipelineLayoutCreateInfo(pSetLayouts=set_layouts), None)
         shader = vk.vkCreateShaderModule(dev, vk.VkShaderModuleCreateInfo(codeSize=len(spirv), pCode=spirv), None)
 
-        # resource infos: each binding with its tensor description
-        descs = []
-        infos = f.new("VkDataGraphPipelineResourceInfoARM[]", len(bound))
-        for i, ((s, b), (res, *_rest)) in enumerate(bound.items()):
-            dims = f.new("int64_t[]", list(res.shape))
-            d = va.new("VkTensorDescriptionARM", tiling=linear, format=res.format_value,
-                       dimensionCount=len(res.shape), pDimensions=dims, usage=usage)
-            descs += [dims, d]
-            infos[i].sType = va.const("VK_STRUCTURE_TYPE_DATA_GRAPH_PIPELINE_RESOURCE_INFO_ARM")
-            infos[i].pNext = d
-            infos[i].descriptorSet = s
-            infos[i].binding = b
-        # graph constants (the weights) from the VGF
-        constants = f.new("VkDataGraphPipelineConstantARM[]", len(seg.constant_bindings))
-        for i, (graph_id, const_index) in enumerate(seg.constant_bindings):
+        resources = [va.GraphTensor(s, b, res.format_value, res.shape, tiling=linear)
+                     for (s, b), (res, *_rest) in bound.items()]
+        constants = []
+        for graph_id, const_index in seg.constant_bindings:
             c = g.constants[const_index]
             res = g.resources[c.resource]
-            data = f.new("uint8_t[]", g.constant_data(const_index))
-            dims = f.new("int64_t[]", list(res.shape))
-            d = va.new("VkTensorDescriptionARM", tiling=linear, format=res.format_value,
-                       dimensionCount=len(res.shape), pDimensions=dims, usage=usage)
-            descs += [data, dims, d]
-            constants[i].sType = va.const("VK_STRUCTURE_TYPE_DATA_GRAPH_PIPELINE_CONSTANT_ARM")
-            constants[i].pNext = d
-            constants[i].id = graph_id
-            constants[i].pConstantData = data
-        name = f.new("char[]", module_info.entry_point.encode())
-        module_ci = va.new("VkDataGraphPipelineShaderModuleCreateInfoARM", module=va.to_arm(shader, "VkShaderModule"),
-                           pName=name, constantCount=len(seg.constant_bindings), pConstants=constants)
-        create = va.new("VkDataGraphPipelineCreateInfoARM", pNext=module_ci, layout=va.to_arm(layout, "VkPipelineLayout"),
-                        resourceInfoCount=len(bound), pResourceInfos=infos)
-        pipeline_out = f.new("VkPipeline*")
-        arm.vkCreateDataGraphPipelinesARM(arm.device, f.NULL, f.NULL, 1, create, f.NULL, pipeline_out)
-        pipeline = pipeline_out[0]
-
-        session_out = f.new("VkDataGraphPipelineSessionARM*")
-        arm.vkCreateDataGraphPipelineSessionARM(arm.device, va.new("VkDataGraphPipelineSessionCreateInfoARM",
-                                                                    dataGraphPipeline=pipeline), f.NULL, session_out)
-        session = session_out[0]
-        req_info = va.new("VkDataGraphPipelineSessionBindPointRequirementsInfoARM", session=session)
-        count = f.new("uint32_t*")
-        arm.vkGetDataGraphPipelineSessionBindPointRequirementsARM(arm.device, req_info, count, f.NULL)
-        reqs = f.new("VkDataGraphPipelineSessionBindPointRequirementARM[]", count[0])
-        for i in range(count[0]):
-            reqs[i].sType = va.const("VK_STRUCTURE_TYPE_DATA_GRAPH_PIPELINE_SESSION_BIND_POINT_REQUIREMENT_ARM")
-        arm.vkGetDataGraphPipelineSessionBindPointRequirementsARM(arm.device, req_info, count, reqs)
-        session_memories = []
-        for i in range(count[0]):
-            r = reqs[i]
-            assert r.bindPointType == va.const("VK_DATA_GRAPH_PIPELINE_SESSION_BIND_POINT_TYPE_MEMORY_ARM")
-            for obj in range(r.numObjects):
-                mreq = va.new("VkMemoryRequirements2")
-                arm.vkGetDataGraphPipelineSessionMemoryRequirementsARM(arm.device, va.new(
-                    "VkDataGraphPipelineSessionMemoryRequirementsInfoARM", session=session, bindPoint=r.bindPoint,
-                    objectIndex=obj), mreq)
-                size = max(int(mreq.memoryRequirements.size), 1)
-                mem = memory_for(size, int(mreq.memoryRequirements.memoryTypeBits))
-                session_memories.append(mem)
-                arm.vkBindDataGraphPipelineSessionMemoryARM(arm.device, 1, va.new(
-                    "VkBindDataGraphPipelineSessionMemoryInfoARM", session=session, bindPoint=r.bindPoint,
-                    objectIndex=obj, memory=va.to_arm(mem, "VkDeviceMemory"), memoryOffset=0))
+            constants.append(va.GraphConstant(graph_id, res.format_value, res.shape, g.constant_data(const_index),
+                                              c.sparsity_dimension))
+        pipeline, k = arm.create_data_graph_pipeline(layout, shader, module_info.entry_point, resources, constants)
+        keep += k
+        session, session_memories = arm.create_session(pipeline, memory_for)
 
         pool = vk.vkCreateDescriptorPool(dev, vk.VkDescriptorPoolCreateInfo(
             maxSets=len(set_layouts), pPoolSizes=[vk.VkDescriptorPoolSize(type=tensor_type, descriptorCount=len(bound))]),
@@ -210,7 +159,7 @@ def test_conv_graph_runs_on_lavapipe(conv_vgf):
         vk.vkBeginCommandBuffer(cmd, vk.VkCommandBufferBeginInfo())
         vk.vkCmdBindPipeline(cmd, bind_point, va.to_vulkan(pipeline, "VkPipeline"))
         vk.vkCmdBindDescriptorSets(cmd, bind_point, layout, 0, len(sets), sets, 0, None)
-        arm.vkCmdDispatchDataGraphARM(va.to_arm(cmd, "VkCommandBuffer"), session, f.NULL)
+        arm.cmd_dispatch_data_graph(cmd, session)
         vk.vkEndCommandBuffer(cmd)
         queue = vk.vkGetDeviceQueue(dev, family, 0)
         vk.vkQueueSubmit(queue, 1, [vk.VkSubmitInfo(pCommandBuffers=[cmd])], None)
@@ -225,7 +174,7 @@ def test_conv_graph_runs_on_lavapipe(conv_vgf):
 
         vk.vkDestroyCommandPool(dev, cpool, None)
         vk.vkDestroyDescriptorPool(dev, pool, None)
-        arm.vkDestroyDataGraphPipelineSessionARM(arm.device, session, f.NULL)
+        arm.destroy_session(session)
         for mem in session_memories:
             vk.vkFreeMemory(dev, mem, None)
         vk.vkDestroyPipeline(dev, va.to_vulkan(pipeline, "VkPipeline"), None)

@@ -117,6 +117,12 @@ def test_tensor_shader_runs_on_lavapipe(tmp_path):
         vk.vkCmdBindPipeline(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline)
         vk.vkCmdBindDescriptorSets(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, [dset], 0, None)
         vk.vkCmdDispatch(cmd, (n + 3) // 4, 1, 1)
+        # the shader's tensor writes made visible to the host through a tensor memory barrier
+        pnext, k = va.tensor_dependency_info([(tensors[1], vk.VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                                               vk.VK_ACCESS_2_SHADER_WRITE_BIT, vk.VK_PIPELINE_STAGE_2_HOST_BIT,
+                                               vk.VK_ACCESS_2_HOST_READ_BIT)])
+        keep += k
+        vk.vkCmdPipelineBarrier2(cmd, vk.VkDependencyInfo(pNext=pnext))
         vk.vkEndCommandBuffer(cmd)
         queue = vk.vkGetDeviceQueue(dev, 0, 0)
         vk.vkQueueSubmit(queue, 1, [vk.VkSubmitInfo(pCommandBuffers=[cmd])], None)
