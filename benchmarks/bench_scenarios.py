@@ -302,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shader-type", choices=["SPIR-V", "GLSL"], default="SPIR-V")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     parser.add_argument("--profile", type=Path, help="cProfile kernellab once per scenario, stats into this folder")
+    parser.add_argument("--markdown", action="store_true", help="also print the figures as a BENCHMARKS.md table")
     args = parser.parse_args(argv)
 
     names = [n.strip() for n in args.only.split(",") if n.strip()]
@@ -357,12 +358,27 @@ def main(argv: list[str] | None = None) -> int:
 
     failed = [f"{n}: {why}" for n, r in results.items() for why in r["misses"]]
     print("\ntargets: " + ("all met" if not failed else "MISSED -- " + "; ".join(failed)))
+    if args.markdown:
+        print("\n" + markdown_table(results))
     if args.json:
         args.json.write_text(json.dumps({"machine": machine_description(),
                                          "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                                          "arm_version": arm.version, "shader_type": args.shader_type,
                                          "repeats": args.repeats, "scenarios": results}, indent=2))
     return 0
+
+
+def markdown_table(results: dict[str, dict]) -> str:
+    rows = ["| scenario | Arm wall s | kernellab wall s | wall ratio | target | Arm peak RSS MiB "
+            "| kernellab peak RSS MiB | RSS ratio | verdict |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for name, r in results.items():
+        budget = f" (budget {r['rss_budget_mib']:.0f})" if r["rss_budget_mib"] else ""
+        verdict = "met" if not r["misses"] else "**missed**: " + "; ".join(r["misses"])
+        rows.append(f"| {name} | {r['arm']['wall_s']:.3f} | {r['kernellab']['wall_s']:.3f} | {r['wall_ratio']:.2f}x "
+                    f"| <= {r['wall_target']:.1f}x | {r['arm']['peak_rss_mib']:.1f} "
+                    f"| {r['kernellab']['peak_rss_mib']:.1f}{budget} | {r['rss_ratio']:.2f}x | {verdict} |")
+    return "\n".join(rows)
 
 
 def _report(sc: Scenario, m: Measured, note: str) -> dict:
