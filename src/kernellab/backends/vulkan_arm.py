@@ -24,7 +24,7 @@ Emulation layer
     which the loader resolves with ``dlopen``'s search path, fixed at process start; so
     :func:`prepare_layers` writes copies with absolute library paths under kernellab's cache, and
     :func:`layers_visible` puts that folder in ``VK_ADD_LAYER_PATH`` (and ``VK_LAYER_PATH`` for
-    loaders older than 1.3.234) in ``os.environ`` just around instance creation: the loader reads
+    older loaders that lack the former) in ``os.environ`` just around instance creation: the loader reads
     these variables on every layer scan, so setting them after ``import vulkan`` works.
 """
 from __future__ import annotations
