@@ -38,20 +38,31 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _named_command(argv: Sequence[str] | None) -> str | None:
+    """The subcommand the command line names, if its first word is one (cheap, before parsing)."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    first = next((w for w in words if not w.startswith("-")), None)
+    return first if first in COMMAND_MODULES else None
+
+
+def build_parser(argv: Sequence[str] | None = None, *, only_named: bool = False) -> argparse.ArgumentParser:
+    """The full parser; with ``only_named``, only the subcommand ``argv`` names is imported, so a
+    quick command does not pay for every other command's imports (numpy, Vulkan, OpenCL)."""
+    named = _named_command(argv) if only_named else None
     parser = _Parser(prog="kernellab", description="Run, inspect and check GPU compute kernels described in JSON.")
     parser.add_argument("--version", action="version", version=f"kernellab {__version__}")
     parser.add_argument("--log-level", default=None, choices=["debug", "info", "warning", "error", "critical"],
                         type=str.lower, help="logging verbosity (default: warning)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
-        importlib.import_module(f"kernellab.commands.{name.replace('-', '_')}").register(sub)
+        if named is None or name == named:
+            importlib.import_module(f"kernellab.commands.{name.replace('-', '_')}").register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # silences the Vulkan loader's warning
-    parser = build_parser()
+    parser = build_parser(argv, only_named=True)
     args = parser.parse_args(argv)
     level = (getattr(args, "log_level", None) or os.environ.get("KERNELLAB_LOG_LEVEL") or "warning").upper()
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
