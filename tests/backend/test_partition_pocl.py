@@ -206,3 +206,22 @@ def test_run_spec_writes_typed_outputs(tmp_path):
     b = fill_inputs(kernel, seed=1)[1]
     assert np.array_equal(c, a + b)
     assert sorted(p.name for p in out.iterdir()) == ["arg2.npy"]
+
+
+def test_run_from_cli_namespace(tmp_path):
+    """What ``kernellab run SPEC.json`` hands over once it has detected a kernel spec."""
+    import argparse
+
+    from kernellab.runtime.partition import add_spec_arguments, run_from_cli
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--output", type=Path)
+    add_spec_arguments(parser)
+    path = vecadd_spec(tmp_path)
+    b = np.full(48, 2.0, dtype=np.float32)
+    np.save(tmp_path / "b.npy", b)
+    args = parser.parse_args(["--set", "dataset=48", "--partition", "4", "--devices", "cpu", "--seed", "9",
+                              "--input", f"1={tmp_path / 'b.npy'}", "--output", str(tmp_path / "o")])
+    assert run_from_cli(path, args) == 0
+    a = fill_inputs(load_spec(path).resolve({"dataset": 48}), seed=9)[0]
+    assert np.array_equal(np.load(tmp_path / "o" / "arg2.npy"), a + b)

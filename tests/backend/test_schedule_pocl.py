@@ -106,3 +106,31 @@ def test_task_file_runs_every_line(tmp_path, capsys):
         k = spec.resolve({"dataset": n})
         host = fill_inputs(k, 2, stream=int(tid))
         assert np.array_equal(np.load(tmp_path / "o" / f"task{tid}" / "arg2.npy"), host[0] + host[1])
+
+
+def test_expanded_json_dag_matches_graph_file(tmp_path):
+    """PySchedCL's expanded DAG (a JSON list with id/depends/from) runs like the .graph file."""
+    g = make_dag(tmp_path, partitions=(10, 0, 10))
+    add = json.loads((tmp_path / "VectorAdd.json").read_text())
+    scale = json.loads((tmp_path / "scale.json").read_text())
+
+    def task(spec, tid, partition, variables, feeds):
+        t = json.loads(json.dumps(spec))
+        t.update(id=tid, partition=partition, symbolicVariables=variables,
+                 depends=sorted({k for k, _, _ in feeds}))
+        for src_kernel, src_pos, dst_pos in feeds:
+            for b in t["inputBuffers"]:
+                if b["pos"] == dst_pos:
+                    b["from"] = {"kernel": str(src_kernel), "pos": src_pos}
+        return t
+
+    dag = [task(add, 0, 10, {"dataset": 256}, []),
+           task(scale, 1, 0, {"dataset": 256, "k": 3}, [(0, 2, 0)]),
+           task(add, 2, 10, {"dataset": 256}, [(0, 2, 0), (1, 1, 1)])]
+    j = tmp_path / "dag.json"
+    j.write_text(json.dumps(dag))
+    assert main(["schedule", str(j), "--seed", "5", "-o", str(tmp_path / "from_json")]) == 0
+    assert main(["schedule", str(g), "--seed", "5", "-o", str(tmp_path / "from_graph")]) == 0
+    for tid, pos in (("0", 2), ("1", 1), ("2", 2)):
+        assert np.array_equal(np.load(tmp_path / "from_json" / f"task{tid}" / f"arg{pos}.npy"),
+                              np.load(tmp_path / "from_graph" / f"task{tid}" / f"arg{pos}.npy"))

@@ -240,3 +240,26 @@ def test_graph_cycle_and_type_mismatch(tmp_path):
     with pytest.raises(InputError) as info:
         load_graph(g)
     assert "cycle" in str(info.value)
+
+
+def test_expanded_json_dag_problems(tmp_path):
+    from kernellab.formats.pyschedcl import load_dag_json
+
+    spec_file(tmp_path)
+    good = json.loads((tmp_path / "spec.json").read_text())
+    bad_from = json.loads(json.dumps(good))
+    bad_from["inputBuffers"][0]["from"] = {"kernel": "7", "pos": 2}
+    bad_from["inputBuffers"][1]["from"] = "task 0"
+    bad_from["id"] = 1
+    bad_from["depends"] = 0
+    p = tmp_path / "dag.json"
+    p.write_text(json.dumps([dict(good, id=0), bad_from, dict(good, id=0), 5, dict(good, id=3, workDimension=9)]))
+    with pytest.raises(InputError) as info:
+        load_dag_json(p)
+    found = problems(info.value)
+    assert "task '7' is not defined" in found["/1/inputBuffers/0/from"]
+    assert '{"kernel": ID, "pos": P}' in found["/1/inputBuffers/1/from"]
+    assert "expected a list of task ids" in found["/1/depends"]
+    assert "used twice" in found["/2/id"]
+    assert "expected a kernel spec object" in found["/3"]
+    assert "1..3" in found["/4/workDimension"]

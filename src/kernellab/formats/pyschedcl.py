@@ -651,7 +651,8 @@ class Task:
 
 @dataclass(frozen=True)
 class Edge:
-    """An output buffer of one task feeds an input buffer of another."""
+    """An output buffer of one task feeds an input buffer of another; positions of -1 mean an
+    ordering only (PySchedCL's ``depends`` without a buffer)."""
 
     src: str
     src_pos: int
@@ -839,11 +840,19 @@ def load_graph(path: str | Path) -> TaskGraph:
             edges.append(Edge(m.group(1), int(m.group(2)), m.group(3), int(m.group(4)), where))
         else:
             c.add(where, "text after the closing '---'")
+    return _finish_graph(c, file, tasks, edges, set(declared), "the graph file defines no tasks")
+
+
+def _finish_graph(c: _Collector, file: str, tasks: dict[str, Task], edges: list[Edge], declared: set[str],
+                  empty: str) -> TaskGraph:
+    """Check the edges against the tasks' buffers and for cycles; raise every problem found."""
     for e in edges:
         for tid in (e.src, e.dst):
             if tid not in declared:
-                c.add(e.where, f"task {tid!r} is not defined in the task lines")
-        if e.src not in tasks or e.dst not in tasks:
+                c.add(e.where, f"task {tid!r} is not defined" + (" in the task lines" if e.src_pos >= 0 else ""))
+        if e.src == e.dst:
+            c.add(e.where, "an edge from a task to itself")
+        if e.src not in tasks or e.dst not in tasks or e.src_pos < 0:
             continue
         sb = tasks[e.src].spec.buffer(e.src_pos)
         db = tasks[e.dst].spec.buffer(e.dst_pos)
@@ -854,10 +863,10 @@ def load_graph(path: str | Path) -> TaskGraph:
         if sb is not None and db is not None and sb.type != db.type:
             c.add(e.where, f"type mismatch: task {e.src} argument {e.src_pos} is {sb.type.name}, "
                            f"task {e.dst} argument {e.dst_pos} is {db.type.name}")
-        if e.src == e.dst:
-            c.add(e.where, "an edge from a task to itself")
     seen: dict[tuple[str, int], Edge] = {}
     for e in edges:
+        if e.dst_pos < 0:
+            continue
         key = (e.dst, e.dst_pos)
         if key in seen:
             c.add(e.where, f"argument {e.dst_pos} of task {e.dst} already receives data from {seen[key].where}")
@@ -869,9 +878,71 @@ def load_graph(path: str | Path) -> TaskGraph:
             stuck = [t for t in tasks if t not in order]
             c.add("", f"the edges form a cycle through task{'s' if len(stuck) > 1 else ''} {', '.join(stuck)}")
     if not tasks and not c.problems:
-        c.add("", "the graph file defines no tasks")
+        c.add("", empty)
     c.raise_if_any()
     return graph
+
+
+def load_dag_json(path: str | Path, data: Any = None) -> TaskGraph:
+    """PySchedCL's expanded DAG: a JSON list of specs, each with an ``id``, its own
+    ``partition`` and ``symbolicVariables``, ``depends`` (task ids), and ``"from": {"kernel": ID,
+    "pos": P}`` on the input buffers another task's output feeds."""
+    path = Path(path)
+    file = str(path)
+    if data is None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise InputError(f"cannot read the DAG: {exc.strerror or exc}", file) from None
+        except json.JSONDecodeError as exc:
+            raise InputError([Problem(file, f"line {exc.lineno}, column {exc.colno}", f"not valid JSON: {exc.msg}")]) from None
+    c = _Collector(file)
+    if not isinstance(data, list):
+        c.add("", f"a DAG must be a JSON list of kernel specs, got {type(data).__name__}")
+        c.raise_if_any()
+    tasks: dict[str, Task] = {}
+    edges: list[Edge] = []
+    declared: set[str] = set()
+    for i, item in enumerate(data):
+        ptr = json_pointer([i])
+        if not isinstance(item, dict):
+            c.add([i], f"expected a kernel spec object, got {type(item).__name__}")
+            continue
+        tid = str(item.get("id", i))
+        if tid in declared:
+            c.add([i, "id"], f"task id {tid!r} is used twice")
+            continue
+        declared.add(tid)
+        try:
+            spec = spec_from_data(item, file, path.parent, [i])
+        except InputError as exc:
+            c.problems.extend(exc.problems)
+            continue
+        tasks[tid] = Task(tid, spec, spec.partition, {}, ptr)
+        fed: set[str] = set()
+        for key, _ in BUFFER_KINDS:
+            for j, b in enumerate(item.get(key) or []):
+                src = b.get("from") if isinstance(b, dict) else None
+                if src is None:
+                    continue
+                where = json_pointer([i, key, j, "from"])
+                if not isinstance(src, dict) or "kernel" not in src or "pos" not in src:
+                    c.add(where, 'expected {"kernel": ID, "pos": P}')
+                    continue
+                try:
+                    edges.append(Edge(str(src["kernel"]), int(src["pos"]), tid, int(b["pos"]), where))
+                    fed.add(str(src["kernel"]))
+                except (TypeError, ValueError, KeyError):
+                    c.add(where, f"expected integer positions, got {json.dumps(src)}")
+        deps = item.get("depends", [])
+        deps = [] if deps is None else deps
+        if not isinstance(deps, list):
+            c.add([i, "depends"], "expected a list of task ids")
+            deps = []
+        for d in deps:
+            if str(d) not in fed:
+                edges.append(Edge(str(d), -1, tid, -1, json_pointer([i, "depends"])))
+    return _finish_graph(c, file, tasks, edges, declared, "the DAG lists no kernels")
 
 
 def parse_assignment(text: str) -> tuple[str, int | float]:

@@ -100,7 +100,7 @@ def resolve_graph(graph: TaskGraph) -> dict[str, ResolvedKernel]:
             problems.append(Problem(graph.file, task.where, f"task {tid} ({task.spec.name}): its spec does not resolve "
                                                             f"with {task.variables} (see above)"))
     for e in graph.edges:
-        if e.src in kernels and e.dst in kernels:
+        if e.src in kernels and e.dst in kernels and e.src_pos >= 0:
             sb = next(b for b in kernels[e.src].buffers if b.pos == e.src_pos)
             db = next(b for b in kernels[e.dst].buffers if b.pos == e.dst_pos)
             if sb.count != db.count:
@@ -190,7 +190,8 @@ def execute_plan(session: Session, graph: TaskGraph, the_plan: Plan, seed: int =
     index = {t: i for i, t in enumerate(graph.tasks)}
     incoming: dict[str, list[Any]] = {t: [] for t in graph.tasks}
     for e in graph.edges:
-        incoming[e.dst].append(e)
+        if e.dst_pos >= 0:  # not an ordering-only dependency
+            incoming[e.dst].append(e)
     done = {t: threading.Event() for t in graph.tasks}
     lane_ready = {t: threading.Event() for t in graph.tasks}  # the CPU-class lane reached a split task
     outputs: dict[str, dict[int, np.ndarray]] = {}
@@ -269,21 +270,30 @@ def trace_document(graph: TaskGraph, session: Session, result: ScheduleResult) -
         })
     return {"kind": "kernellab.schedule-trace", "file": graph.file, "policy": "heft-eft",
             "lanes": {lane: session.lanes[lane].target.info.name for lane in LANES},
-            "edges": [{"src": e.src, "src_pos": e.src_pos, "dst": e.dst, "dst_pos": e.dst_pos} for e in graph.edges],
+            "edges": [{"src": e.src, "dst": e.dst, **({"src_pos": e.src_pos, "dst_pos": e.dst_pos} if e.src_pos >= 0 else {})}
+                      for e in graph.edges],
             "makespan_s": max((r.end_s for r in result.runs.values()), default=0.0),
             "planned_makespan_s": result.plan.makespan, "tasks": tasks}
 
 
 def load_workload(path: str | Path) -> TaskGraph:
-    """A ``.graph`` DAG (task lines, ``---``, edges) or a task set (``SPEC P DATASET`` lines),
-    told apart by content: a DAG has a ``---`` line."""
-    from kernellab.formats.pyschedcl import load_graph, load_task_file
+    """A ``.graph`` DAG (task lines, ``---``, edges), PySchedCL's expanded JSON DAG (a list of
+    specs with ``id``/``depends``/``from``) or a task set (``SPEC P DATASET`` lines), told apart by
+    content: a JSON list is an expanded DAG, a ``---`` line makes a ``.graph``."""
+    from kernellab.formats.pyschedcl import load_dag_json, load_graph, load_task_file
 
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read it: {exc.strerror or exc}", path) from None
+    if text.lstrip().startswith("["):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError([Problem(str(path), f"line {exc.lineno}, column {exc.colno}",
+                                      f"not valid JSON: {exc.msg}")]) from None
+        return load_dag_json(path, data)
     if any(line.strip() == "---" for line in text.splitlines()) or path.suffix == ".graph":
         return load_graph(path)
     return load_task_file(path)
