@@ -8,6 +8,8 @@ unconstrained are filled deterministically from the seed and reported.
 """
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +44,8 @@ class PreparedLaunch:
     arrays: dict[int, OpenCLBuffer] = field(default_factory=dict)
     #: argument index -> element type code for byte-order conversion (None = bytes)
     array_dtypes: dict[int, str | None] = field(default_factory=dict)
+    #: arrays the kernel cannot write (__constant, CL_MEM_READ_ONLY): their bytes as uploaded
+    unchanged: dict[int, Any] = field(default_factory=dict)
     #: one sentence per argument filled from the seed
     filled: list[str] = field(default_factory=list)
 
@@ -77,7 +81,7 @@ def _to_device_order(data: bytes, dtype: str | None, byteorder: str) -> bytes:
     n = np.dtype(dtype).itemsize
     usable = len(data) - len(data) % n
     swapped = np.frombuffer(data[:usable], dtype=">" + dtype).astype("<" + dtype).tobytes()
-    return swapped + data[usable:]
+    return swapped + bytes(data[usable:])
 
 
 def _from_device_order(data: bytes, dtype: str | None, byteorder: str) -> bytes:
@@ -185,8 +189,12 @@ def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLPr
                                   f"({arg.name}) has no size; using {size} bytes (one element per work-item)")
                 launch.args.append(LocalMemory(size))
                 continue
-            data = rec.data_path.read_bytes() if rec.data_path is not None else None
-            size = rec.size if rec.size is not None else (len(data) if data else default_items * elem)
+            data: Any = None
+            if rec.data_path is not None:
+                # mapped, not read: the driver copies straight from the page cache
+                data = np.memmap(rec.data_path, dtype=np.uint8, mode="r") if rec.data_path.stat().st_size else b""
+            size = rec.size if rec.size is not None else (len(data) if data is not None and len(data) else
+                                                          default_items * elem)
             if data is None:
                 unit = np.dtype(arg.type.dtype).itemsize if arg.type.dtype else 1
                 count = -(-size // unit)
@@ -194,12 +202,17 @@ def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLPr
                 filled.append(f"{inst.file}: {inst.pointer('kernel_arguments', n)}: array argument {n} "
                               f"({arg.type_name} {arg.name}) has no data; filled {size} bytes from seed {seed}")
             elif len(data) < size:
-                data = data + bytes(size - len(data))
+                data = bytes(data) + bytes(size - len(data))
             buf = backend.alloc_with_flags(size, rec.flags or (), uid=f"arg{n}")
-            backend.write_buffer(buf, _to_device_order(data, arg.type.dtype, inst.byteorder))
+            data = _to_device_order(data, arg.type.dtype, inst.byteorder)
+            backend.write_buffer(buf, data)
             launch.args.append(buf)
             launch.arrays[n] = buf
             launch.array_dtypes[n] = arg.type.dtype
+            if arg.address_space == "constant" or "CL_MEM_READ_ONLY" in (rec.flags or ()):
+                # the kernel cannot change it: its final bytes are its initial bytes, no read-back needed
+                as_file = isinstance(data, np.memmap) and rec.data_path is not None and len(data) == size
+                launch.unchanged[n] = rec.data_path if as_file else data
         elif isinstance(rec, SamplerArgument):
             launch.args.append(backend.make_sampler())
             filled.append(f"{inst.file}: {inst.pointer('kernel_arguments', n)}: sampler argument {n} ({arg.name}) "
@@ -226,6 +239,23 @@ def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLPr
         raise InputError(problems)
     launch.filled = filled
     return launch
+
+
+def _copy_file(src: Path, fh: Any) -> None:
+    """Copy a whole file into an open file in the kernel (no trip through Python's memory)."""
+    with open(src, "rb") as inp:
+        remaining = os.fstat(inp.fileno()).st_size
+        try:
+            while remaining > 0:
+                done = os.copy_file_range(inp.fileno(), fh.fileno(), remaining)
+                if done == 0:
+                    break
+                remaining -= done
+        except (AttributeError, OSError):  # no copy_file_range here (or across filesystems)
+            fh.seek(0)
+            fh.truncate()
+            inp.seek(0)
+            shutil.copyfileobj(inp, fh, 1 << 22)
 
 
 def output_dir_for(output_dir: Path, index: int) -> Path:
@@ -272,7 +302,12 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
                 if output_dir is not None:
                     dest = output_dir_for(Path(output_dir), inst.index)
                     for n, buf in launch.arrays.items():
-                        data = be.read_buffer(buf).tobytes()
+                        same = launch.unchanged.get(n)
+                        if isinstance(same, Path):
+                            with outs.open(dest / f"arg{n}.bin") as fh:
+                                _copy_file(same, fh)
+                            continue
+                        data = same if same is not None else be.read_buffer(buf)
                         outs.bytes(dest / f"arg{n}.bin",
                                    _from_device_order(data, launch.array_dtypes.get(n), inst.byteorder))
             outs.commit()

@@ -1,0 +1,157 @@
+"""Issue 3 benchmark: kernellab's OpenCL paths against plain pyopencl, side by side in one run.
+
+1. Replay: a 2^22-element vector add captured from a pyopencl script, replayed with
+   ``kernellab run capture.json --output OUT``, against running the original script; both on the
+   same PoCL device, whole-process wall time (start-up, build, transfers, outputs written).
+2. Verify: ``kernellab verify`` on a 64x64 tiled matrix multiply against the same launch on
+   Oclgrind through pyopencl directly (same OCLGRIND_* checks, -cl-opt-disable).
+
+Usage: python benchmarks/bench_opencl.py [--repeat 5]  (prints a Markdown table)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+VADD_SCRIPT = """\
+import sys
+import numpy as np
+import pyopencl as cl
+platform = [p for p in cl.get_platforms() if "Portable" in p.name][0]
+ctx = cl.Context(platform.get_devices())
+queue = cl.CommandQueue(ctx)
+prg = cl.Program(ctx, '''
+__kernel void vadd(__global const float *a, __global const float *b, __global float *c) {
+  int i = get_global_id(0);
+  c[i] = a[i] + b[i];
+}''').build()
+n = 1 << 22
+rng = np.random.default_rng(0)
+a = rng.random(n, dtype=np.float32)
+b = rng.random(n, dtype=np.float32)
+mf = cl.mem_flags
+ab = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+bb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)
+cb = cl.Buffer(ctx, mf.WRITE_ONLY, a.nbytes)
+prg.vadd(queue, (n,), (256,), ab, bb, cb)
+c = np.empty_like(a)
+cl.enqueue_copy(queue, c, cb)
+np.save(sys.argv[1], c)
+"""
+
+MATMUL_KERNEL = """\
+#define TILE 16
+__kernel void matmul(__global const float *A, __global const float *B, __global float *C, int n) {
+  __local float As[TILE][TILE];
+  __local float Bs[TILE][TILE];
+  int row = get_global_id(1), col = get_global_id(0);
+  int ly = get_local_id(1), lx = get_local_id(0);
+  float acc = 0.0f;
+  for (int t = 0; t < n / TILE; ++t) {
+    As[ly][lx] = A[row * n + t * TILE + lx];
+    Bs[ly][lx] = B[(t * TILE + ly) * n + col];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < TILE; ++k)
+      acc += As[ly][k] * Bs[k][lx];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  C[row * n + col] = acc;
+}
+"""
+
+OCLGRIND_DIRECT = """\
+import os, sys
+os.environ.update({"OCLGRIND_DATA_RACES": "1", "OCLGRIND_UNINITIALIZED": "1", "OCLGRIND_CHECK_API": "1",
+                   "OCLGRIND_MAX_ERRORS": "10000", "PYOPENCL_NO_CACHE": "1"})
+import numpy as np
+import pyopencl as cl
+platform = [p for p in cl.get_platforms() if "Oclgrind" in p.name][0]
+ctx = cl.Context(platform.get_devices())
+queue = cl.CommandQueue(ctx)
+prg = cl.Program(ctx, open(sys.argv[1]).read()).build(options=["-cl-opt-disable"])
+n = 64
+rng = np.random.default_rng(0)
+a = rng.random(n * n, dtype=np.float32)
+b = rng.random(n * n, dtype=np.float32)
+mf = cl.mem_flags
+ab = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=a)
+bb = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=b)
+cb = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(n * n, np.float32))
+prg.matmul(queue, (n, n), (16, 16), ab, bb, cb, np.int32(n))
+queue.finish()
+"""
+
+
+def timed(argv: list[str], cwd: Path) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True)
+    elapsed = time.perf_counter() - t0
+    if proc.returncode not in (0,):
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr.decode()[-3000:]}")
+    return elapsed
+
+
+def kernellab_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "kernellab", *args]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kernellab-bench-opencl-") as tmp:
+        work = Path(tmp)
+        (work / "vadd.py").write_text(VADD_SCRIPT)
+        subprocess.run(kernellab_argv("capture", "-o", "cap", "--", "python", "vadd.py", "warm.npy"),
+                       cwd=work, check=True, capture_output=True)
+        # warm the OS page cache and PoCL's kernel cache for both sides before timing
+        timed([sys.executable, "vadd.py", "c.npy"], work)
+        timed(kernellab_argv("run", "cap/capture.json", "--output", "out"), work)
+        orig, replay = [], []
+        for _ in range(args.repeat):
+            orig.append(timed([sys.executable, "vadd.py", "c.npy"], work))
+            replay.append(timed(kernellab_argv("run", "cap/capture.json", "--output", "out"), work))
+        import numpy as np
+        same = np.array_equal(np.load(work / "c.npy").view(np.uint8), np.fromfile(work / "out" / "arg2.bin", np.uint8))
+        rows.append(("replay 2^22 vector add (PoCL)", "pyopencl script", statistics.median(orig),
+                     "kernellab run capture.json", statistics.median(replay), same))
+
+        (work / "matmul.cl").write_text(MATMUL_KERNEL)
+        (work / "direct.py").write_text(OCLGRIND_DIRECT)
+        rng = np.random.default_rng(0)
+        rng.random(64 * 64, dtype=np.float32).tofile(work / "A.bin")
+        rng.random(64 * 64, dtype=np.float32).tofile(work / "B.bin")
+        (work / "matmul.json").write_text(json.dumps([{
+            "language": "OpenCL", "kernel_file": "matmul.cl", "global_size": [64, 64], "local_size": [16, 16],
+            "entry_point": "matmul", "kernel_arguments": [
+                {"type": "array", "size": 16384, "data": "A.bin"}, {"type": "array", "size": 16384, "data": "B.bin"},
+                {"type": "array", "size": 16384}, {"type": "scalar", "value": "0x40"}]}]))
+        direct, verify = [], []
+        for _ in range(args.repeat):
+            direct.append(timed([sys.executable, "direct.py", "matmul.cl"], work))
+            verify.append(timed(kernellab_argv("verify", "matmul.json"), work))
+        rows.append(("verify 64x64 tiled matmul (Oclgrind)", "pyopencl on Oclgrind", statistics.median(direct),
+                     "kernellab verify", statistics.median(verify), True))
+
+    cpu = platform.processor() or platform.machine()
+    print(f"machine: {platform.node()} {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; median of {args.repeat} runs, wall time per process")
+    print()
+    print("| task | peer | peer s | kernellab | kernellab s | ratio | same result |")
+    print("|---|---|---|---|---|---|---|")
+    for task, peer, pt, ours, ot, same in rows:
+        print(f"| {task} | {peer} | {pt:.3f} | {ours} | {ot:.3f} | {ot / pt:.2f}x | {'yes' if same else 'NO'} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
