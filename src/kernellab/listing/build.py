@@ -331,9 +331,11 @@ def _listing(module: Module, fn: _Function, names: _Names, platform: str, texts:
     elems: list[dict[str, Any]] = []
     label_name = {lid: names.value(lid) for lid in label_index}
 
+    emitter = _Emitter(m, names, label_name, local_def, uses_of, fn, texts, opts)
+
     def emit(inst: Instruction) -> None:
         n = inst_index[id(inst)]
-        elems.append(_instruction(m, inst, n, names, label_name, local_def, uses_of, live[n], fn, texts, opts))
+        elems.append(emitter.instruction(inst, n, live[n]))
 
     emit(fn.header)
     for p in fn.params:
@@ -424,84 +426,107 @@ def _live_totals(fn: _Function, ordered: list[Instruction], inst_index: dict[int
     return totals
 
 
-def _instruction(m: Module, inst: Instruction, n: int, names: _Names, label_name: dict[int, str],
-                 local_def: dict[int, int], uses_of: dict[int, list[int]], live: int, fn: _Function,
-                 texts: dict[str, list[str]], opts: ListingOptions) -> dict[str, Any]:
-    el: dict[str, Any] = {"kind": "I", "id": n}
-    if opts.pcs:
-        el["pc"] = inst.offset
-    el["op"] = inst.opname
-    operands = inst.operands
-    if inst.opname == "OpExtInst":
-        el["subop"] = inst.ext_op
-        el["set"] = inst.ext_set
-        operands = operands[2:]  # the set's id and the instruction number are in subop/set
-    if inst.result is not None:
-        # a function's own id is module-scope (calls name it); everything else here is local
-        rn = GLOBAL_FILE if inst.opname == "OpFunction" else LOCAL_FILE
-        dst: dict[str, Any] = {"kind": "RD", "reg": {"rn": rn, "r": inst.result, "sr": 0}}
-        if inst.type is not None:
-            dst["type"] = names.type(inst.type)
-        sym = m.names.get(inst.result)
-        if sym:
-            dst["symbol"] = sym
-        if opts.defs:
-            dst["uses"] = uses_of.get(inst.result, [])
-        el["dst"] = dst
-    el["srcs"] = [_operand(m, o, inst, names, label_name, local_def, opts) for o in operands]
-    el["liveTotals"] = {LOCAL_FILE: live}
-    loc = fn.lines.get(id(inst))
-    if loc is not None:
-        file, line = loc
-        text = texts.get(file)
-        comment = f"{file}:{line}"
-        if text and 0 < line <= len(text):
-            comment += ": " + text[line - 1].strip()
-        el["comment"] = comment
-    return el
+class _Emitter:
+    """Listing elements for one function's instructions. Operand objects for the same <id> are
+    identical at every use, so each is built once and shared (the listing is data to serialize)."""
 
+    def __init__(self, m: Module, names: _Names, label_name: dict[int, str], local_def: dict[int, int],
+                 uses_of: dict[int, list[int]], fn: _Function, texts: dict[str, list[str]], opts: ListingOptions):
+        self.m, self.names, self.label_name, self.local_def = m, names, label_name, local_def
+        self.uses_of, self.fn, self.texts, self.opts = uses_of, fn, texts, opts
+        self.by_id: dict[int, dict[str, Any]] = {}
+        self.comments: dict[tuple[str, int], str] = {}
 
-def _operand(m: Module, o: Operand, inst: Instruction, names: _Names, label_name: dict[int, str],
-             local_def: dict[int, int], opts: ListingOptions) -> dict[str, Any]:
-    if o.role != "id":
+    def instruction(self, inst: Instruction, n: int, live: int) -> dict[str, Any]:
+        m, opts = self.m, self.opts
+        el: dict[str, Any] = {"kind": "I", "id": n}
+        if opts.pcs:
+            el["pc"] = inst.offset
+        el["op"] = inst.opname
+        operands = inst.operands
+        if inst.opname == "OpExtInst":
+            el["subop"] = inst.ext_op
+            el["set"] = inst.ext_set
+            operands = operands[2:]  # the set's id and the instruction number are in subop/set
+        if inst.result is not None:
+            # a function's own id is module-scope (calls name it); everything else here is local
+            rn = GLOBAL_FILE if inst.opname == "OpFunction" else LOCAL_FILE
+            dst: dict[str, Any] = {"kind": "RD", "reg": {"rn": rn, "r": inst.result, "sr": 0}}
+            if inst.type is not None:
+                dst["type"] = self.names.type(inst.type)
+            sym = m.names.get(inst.result)
+            if sym:
+                dst["symbol"] = sym
+            if opts.defs:
+                dst["uses"] = self.uses_of.get(inst.result, [])
+            el["dst"] = dst
+        by_id = self.by_id
+        srcs = []
+        for o in operands:
+            if o.role == "id":
+                d = by_id.get(o.value)  # type: ignore[call-overload]
+                if d is None:
+                    d = by_id[o.value] = self._id_operand(int(o.value))  # type: ignore[index]
+                srcs.append(d)
+            else:
+                srcs.append(self._literal(o, inst))
+        el["srcs"] = srcs
+        el["liveTotals"] = {LOCAL_FILE: live}
+        loc = self.fn.lines.get(id(inst))
+        if loc is not None:
+            comment = self.comments.get(loc)
+            if comment is None:
+                file, line = loc
+                text = self.texts.get(file)
+                comment = f"{file}:{line}"
+                if text and 0 < line <= len(text):
+                    comment += ": " + text[line - 1].strip()
+                self.comments[loc] = comment
+            el["comment"] = comment
+        return el
+
+    def _literal(self, o: Operand, inst: Instruction) -> dict[str, Any]:
         if o.role == "literal":
-            out: dict[str, Any] = {"kind": "IM", "value": format_literal(o, opts.hex_floats)}
+            out: dict[str, Any] = {"kind": "IM", "value": format_literal(o, self.opts.hex_floats)}
             if o.kind == "LiteralContextDependentNumber" and inst.type is not None:
-                out["type"] = names.type(inst.type)
+                out["type"] = self.names.type(inst.type)
             return out
         if o.role == "string":
             return {"kind": "IM", "value": str(o.value), "type": "string"}
         return {"kind": "IM", "value": str(o.value), "type": o.kind}
-    v = int(o.value)
-    if v in label_name:
-        return {"kind": "LB", "target": label_name[v]}
-    if v in local_def:
-        out = {"kind": "RD", "reg": {"rn": LOCAL_FILE, "r": v, "sr": 0}, "type": names.type(m.type_of.get(v))}
+
+    def _id_operand(self, v: int) -> dict[str, Any]:
+        m, names = self.m, self.names
+        if v in self.label_name:
+            return {"kind": "LB", "target": self.label_name[v]}
+        out: dict[str, Any]
+        if v in self.local_def:
+            out = {"kind": "RD", "reg": {"rn": LOCAL_FILE, "r": v, "sr": 0}, "type": names.type(m.type_of.get(v))}
+            sym = m.names.get(v)
+            if sym:
+                out["symbol"] = sym
+            if self.opts.defs:
+                out["defs"] = [self.local_def[v]]
+            return out
+        d = m.defs.get(v)
+        op = d.opname if d is not None else ""
+        if op in _CONSTANT_OPS:
+            out = {"kind": "IM", "value": names.constant(v), "type": names.type(d.type)}  # type: ignore[union-attr]
+            sym = m.names.get(v)
+            if sym:
+                out["symbol"] = sym
+            return out
+        if op == "OpFunction":
+            return {"kind": "LB", "target": function_name(m, v, names.entries)}
+        if op.startswith("OpType"):
+            return {"kind": "IM", "value": names.type(v), "type": "type"}
+        # a module-scope variable (or any other module-level id): defined outside this function
+        out = {"kind": "RD", "reg": {"rn": GLOBAL_FILE, "r": v, "sr": 0}}
+        if d is not None and d.type is not None:
+            out["type"] = names.type(d.type)
         sym = m.names.get(v)
         if sym:
             out["symbol"] = sym
-        if opts.defs:
-            out["defs"] = [local_def[v]]
+        if self.opts.defs:
+            out["defs"] = []
         return out
-    d = m.defs.get(v)
-    op = d.opname if d is not None else ""
-    if op in _CONSTANT_OPS:
-        out = {"kind": "IM", "value": names.constant(v), "type": names.type(d.type)}  # type: ignore[union-attr]
-        sym = m.names.get(v)
-        if sym:
-            out["symbol"] = sym
-        return out
-    if op == "OpFunction":
-        return {"kind": "LB", "target": function_name(m, v, names.entries)}
-    if op.startswith("OpType"):
-        return {"kind": "IM", "value": names.type(v), "type": "type"}
-    # a module-scope variable (or any other module-level id): defined outside this function
-    out = {"kind": "RD", "reg": {"rn": GLOBAL_FILE, "r": v, "sr": 0}}
-    if d is not None and d.type is not None:
-        out["type"] = names.type(d.type)
-    sym = m.names.get(v)
-    if sym:
-        out["symbol"] = sym
-    if opts.defs:
-        out["defs"] = []
-    return out

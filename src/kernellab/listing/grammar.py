@@ -58,8 +58,21 @@ class OperandKind:
     kind: str
     category: str  # Id, Literal, Composite, ValueEnum, BitEnum
     bases: tuple[str, ...] = ()
-    #: value -> the canonical (first listed) enumerant
-    enumerants: dict[int, Enumerant] = field(default_factory=dict)
+    raw_enumerants: list[dict] = field(default_factory=list, repr=False)
+    _enumerants: dict[int, Enumerant] | None = field(default=None, repr=False)
+
+    @property
+    def enumerants(self) -> dict[int, Enumerant]:
+        """value -> the canonical (first listed) enumerant; built on first use (most kinds never are)."""
+        if self._enumerants is None:
+            table: dict[int, Enumerant] = {}
+            for e in self.raw_enumerants:
+                value = _value(e["value"])
+                # aliases share a value; the first listed is the canonical name (as spirv-dis prints it)
+                if value not in table:
+                    table[value] = Enumerant(e["enumerant"], value, _operands(e.get("parameters", [])))
+            self._enumerants = table
+        return self._enumerants
 
 
 @dataclass(frozen=True)
@@ -68,6 +81,27 @@ class InstructionSpec:
     opcode: int
     operands: tuple[OperandSpec, ...]
     opclass: str = ""
+
+    @functools.cached_property
+    def id_layout(self) -> tuple[bool, bool, int, bool] | None:
+        """(has type, has result, fixed <id> operands, then any number of <id>s) when the operands
+        start with <id>s and whatever follows them is optional; the decoder then takes instructions
+        that end after those <id>s without the general operand machinery. None otherwise."""
+        ops = list(self.operands)
+        has_type = bool(ops) and ops[0].kind == "IdResultType"
+        if has_type:
+            ops.pop(0)
+        has_result = bool(ops) and ops[0].kind == "IdResult"
+        if has_result:
+            ops.pop(0)
+        fixed = 0
+        while fixed < len(ops) and not ops[fixed].quantifier and ops[fixed].kind in _REF_KINDS:
+            fixed += 1
+        rest = ops[fixed:]
+        star = len(rest) == 1 and rest[0].quantifier == "*" and rest[0].kind == "IdRef"
+        if not star and any(not o.quantifier for o in rest):
+            return None
+        return has_type, has_result, fixed, star
 
     @property
     def has_result(self) -> bool:
@@ -88,6 +122,9 @@ class InstructionSet:
     version: str = ""
 
 
+_REF_KINDS = frozenset({"IdRef", "IdMemorySemantics", "IdScope"})
+
+
 def _operands(raw: list[dict]) -> tuple[OperandSpec, ...]:
     return tuple(OperandSpec(o["kind"], o.get("quantifier", ""), o.get("name", "").strip("'")) for o in raw)
 
@@ -99,12 +136,7 @@ def _value(v: int | str) -> int:
 def _operand_kinds(raw: list[dict]) -> dict[str, OperandKind]:
     kinds: dict[str, OperandKind] = {}
     for k in raw:
-        kind = OperandKind(k["kind"], k["category"], tuple(k.get("bases", ())))
-        for e in k.get("enumerants", ()):
-            value = _value(e["value"])
-            # aliases share a value; the first listed is the canonical name (as spirv-dis prints it)
-            kind.enumerants.setdefault(value, Enumerant(e["enumerant"], value, _operands(e.get("parameters", []))))
-        kinds[kind.kind] = kind
+        kinds[k["kind"]] = OperandKind(k["kind"], k["category"], tuple(k.get("bases", ())), k.get("enumerants", []))
     return kinds
 
 

@@ -187,6 +187,19 @@ class Decoder:
         return m
 
     def _instruction(self, words: tuple[int, ...], pos: int, count: int, spec: InstructionSpec) -> Instruction:
+        layout = spec.id_layout
+        if layout is not None:
+            has_type, has_result, fixed, star = layout
+            k, end = pos + 1, pos + count
+            need = k + has_type + has_result + fixed
+            # anything past the fixed <id>s is optional: decode fast only when nothing is there
+            if need <= end and (star or need == end):
+                rtype = words[k] if has_type else None
+                k += has_type
+                result = words[k] if has_result else None
+                k += has_result
+                return Instruction(spec.opcode, spec.opname, pos, result, rtype,
+                                   [Operand("IdRef", "id", w) for w in words[k:end]])
         r = _Reader(words, pos + 1, pos + count, self.file, pos, spec.opname)
         inst = Instruction(spec.opcode, spec.opname, pos, None, None, [])
         self._operands(r, inst, spec.operands, self.core)
