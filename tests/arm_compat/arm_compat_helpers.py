@@ -133,7 +133,7 @@ class Case:
                               timeout=KERNELLAB_TIMEOUT)
 
     def run_both(self, expect: Mapping[str, Expect | np.ndarray] | None = None, *, scenario: str = "scenario.json",
-                 args: Sequence[str] = (), kernellab_args: Sequence[str] = (),
+                 args: Sequence[str] = (), arm_args: Sequence[str] = (), kernellab_args: Sequence[str] = (),
                  no_outputs: bool = False) -> RunResult:
         """Run both runners into ``arm/`` and ``kernellab/``; check NumPy, then byte-identity.
 
@@ -144,7 +144,7 @@ class Case:
         path = self.root / scenario
         arm_out, kl_out = self.root / "arm", self.root / "kernellab"
 
-        arm = self.run_arm(path, arm_out, args)
+        arm = self.run_arm(path, arm_out, [*args, *arm_args])
         assert arm.returncode == 0, f"Arm's runner failed (exit {arm.returncode}):\n{arm.stdout}\n{arm.stderr}"
         arm_files = _files(arm_out)
         for name, want in expect.items():

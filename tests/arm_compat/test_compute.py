@@ -213,3 +213,17 @@ def test_unchanged_files_with_default_output_folder(case: Case, rng: np.random.G
     Expect(expected).check("Arm", arm_copy / "total.npy")
     Expect(expected).check("kernellab", kl_copy / "total.npy")
     assert (kl_copy / "total.npy").read_bytes() == (arm_copy / "total.npy").read_bytes()
+
+
+@pytest.mark.parametrize("run", [1, 2])
+def test_pipeline_caching_keeps_outputs(case: Case, rng: np.random.Generator, tmp_path: Path, run: int) -> None:
+    # run 2 starts with the cache the first run of the same scenario left behind
+    expected = _sum_case(case, rng, "float", "SPIR-V")
+    arm_cache, kl_cache = tmp_path / "arm_cache", tmp_path / "kernellab_cache"
+    arm_cache.mkdir()  # Arm refuses a cache folder that does not exist
+    kl_cache.mkdir()
+    for _ in range(run):
+        case.run_both({"total.npy": expected}, args=["--pipeline-caching", "--log-level", "error"],
+                               arm_args=["--cache-path", str(arm_cache)],
+                               kernellab_args=["--cache-path", str(kl_cache)])
+    assert any(arm_cache.iterdir()) and any(kl_cache.iterdir())
