@@ -197,11 +197,17 @@ def execute_plan(session: Session, graph: TaskGraph, the_plan: Plan, seed: int =
     outputs: dict[str, dict[int, np.ndarray]] = {}
     runs: dict[str, TaskRun] = {}
     failures: list[BaseException] = []
+    # build every program first, so the trace shows execution and not the OpenCL C compiler
+    for tid, pt in the_plan.tasks.items():
+        for lane in pt.lanes:
+            session.program(session.lanes[lane].context, pt.kernel)
+    # and generate the seeded inputs, so the trace shows the devices' work, not numpy's
+    generated = {tid: fill_inputs(kernels[tid], seed, stream=index[tid]) for tid in graph.tasks}
     t0 = time.perf_counter()
 
     def run_task(tid: str) -> None:
         k = kernels[tid]
-        host = fill_inputs(k, seed, stream=index[tid])
+        host = generated.pop(tid)
         for e in incoming[tid]:
             host[e.dst_pos] = outputs[e.src][e.src_pos]
         pt = the_plan.tasks[tid]
