@@ -227,3 +227,53 @@ def test_pipeline_caching_keeps_outputs(case: Case, rng: np.random.Generator, tm
                                arm_args=["--cache-path", str(arm_cache)],
                                kernellab_args=["--cache-path", str(kl_cache)])
     assert any(arm_cache.iterdir()) and any(kl_cache.iterdir())
+
+
+SPARSE_GLSL = """#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 3) readonly buffer Src { float src[]; };
+layout(set = 2, binding = 0) writeonly buffer Dst { float dst[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    dst[i] = src[i] * 2.0;
+}
+"""
+
+
+def test_sparse_sets_and_bindings(case: Case, rng: np.random.Generator) -> None:
+    # Set 1 is unused and binding numbers start at 3: the layout needs an empty set in between.
+    data = case.save("src.npy", rng.uniform(-100, 100, N).astype(np.float32))
+    case.glsl_to_spirv(SPARSE_GLSL, "sparse.spv")
+    case.scenario([shader("double", "sparse.spv"), buffer("src", 40, "readonly", src="src.npy"),
+                   buffer("dst", 40, "writeonly", dst="dst.npy")],
+                  [dispatch("double", [N], [(0, 3, "src"), (2, 0, "dst")])])
+    case.run_both({"dst.npy": data * np.float32(2)})
+
+
+def test_binding_the_shader_does_not_use(case: Case, rng: np.random.Generator) -> None:
+    # A scenario may bind more than the shader declares (set 1, binding 5 here).
+    data = case.save("src.npy", rng.uniform(-100, 100, N).astype(np.float32))
+    case.glsl_to_spirv(SPARSE_GLSL, "sparse.spv")
+    case.scenario([shader("double", "sparse.spv"), buffer("src", 40, "readonly", src="src.npy"),
+                   buffer("dst", 40, "writeonly", dst="dst.npy"), buffer("spare", 8)],
+                  [dispatch("double", [N], [(0, 3, "src"), (2, 0, "dst"), (1, 5, "spare")])])
+    case.run_both({"dst.npy": data * np.float32(2)})
+
+
+COPY_GLSL = """#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) readonly buffer Src { float src[]; };
+layout(set = 0, binding = 1) writeonly buffer Dst { float dst[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    dst[i] = src[i] + 0.5;
+}
+"""
+
+
+def test_one_buffer_in_two_bindings(case: Case, rng: np.random.Generator) -> None:
+    data = case.save("values.npy", rng.uniform(-100, 100, N).astype(np.float32))
+    case.glsl_to_spirv(COPY_GLSL, "copy.spv")
+    case.scenario([shader("shift", "copy.spv"), buffer("values", 40, src="values.npy", dst="values_out.npy")],
+                  [dispatch("shift", [N], [(0, 0, "values"), (0, 1, "values")])])
+    case.run_both({"values_out.npy": data + np.float32(0.5)})
