@@ -10,7 +10,7 @@ from kernellab.errors import BackendError, MissingToolError
 from kernellab.formats import vkformat
 
 vk = pytest.importorskip("vulkan")
-from kernellab.backends import vulkan_arm as va  # noqa: E402
+from kernellab.backends import vulkan_arm as va
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
@@ -118,7 +118,7 @@ def test_failures_name_the_call_and_result(ml_device):
     _, _, dev, _ = ml_device
     arm = va.ArmDevice(dev)
     with pytest.raises(BackendError, match=r"vkGetDeviceProcAddr\(vkNoSuchFunctionARM\)"):
-        arm.vkNoSuchFunctionARM
+        arm.vkNoSuchFunctionARM()
     with pytest.raises(BackendError, match="vkCreateTensorARM failed: VK_ERROR_INITIALIZATION_FAILED"):
         va.check("vkCreateTensorARM", vk.VK_ERROR_INITIALIZATION_FAILED)
     with pytest.raises(MemoryError):

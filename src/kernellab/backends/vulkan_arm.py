@@ -32,13 +32,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import itertools
 import json
 import os
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from kernellab import config
 from kernellab.errors import BackendError, DeviceOutOfMemoryError, MissingToolError
@@ -308,7 +310,7 @@ def chain(*structs: Any) -> Any:
 
     The caller keeps ``structs`` alive as long as the head is in use.
     """
-    for a, b in zip(structs, structs[1:]):
+    for a, b in itertools.pairwise(structs):
         a.pNext = ffi().cast("void*", address(b))
     return to_vulkan(structs[0]) if structs else _vk().ffi.NULL
 
@@ -601,7 +603,7 @@ def arm_glslc() -> Any:
 
     spec = importlib.util.find_spec("scenario_runner")
     if spec is not None and spec.submodule_search_locations:
-        path = Path(list(spec.submodule_search_locations)[0]) / "binaries" / "bin" / "glslc"
+        path = Path(next(iter(spec.submodule_search_locations))) / "binaries" / "bin" / "glslc"
         if path.is_file() and os.access(path, os.X_OK):
             return tools.Tool("glslc", path)
     raise MissingToolError(f"GLSL with GL_ARM_tensors needs a glslang that knows the extension: "
@@ -629,7 +631,7 @@ def _deploy_dir() -> Path:
         raise MissingToolError(
             f"VK_ARM_tensors/VK_ARM_data_graph are not offered by this Vulkan driver and Arm's ML "
             f"emulation layer is not installed: pip install {LAYER_PACKAGE} (or pip install 'kernellab[ml]')")
-    deploy = Path(list(spec.submodule_search_locations)[0]) / "deploy"
+    deploy = Path(next(iter(spec.submodule_search_locations))) / "deploy"
     if not (deploy / "share" / "vulkan" / "explicit_layer.d").is_dir():
         raise MissingToolError(f"Arm's ML emulation layer at {deploy} has no layer manifests: "
                                f"reinstall it with pip install --force-reinstall {LAYER_PACKAGE}")
