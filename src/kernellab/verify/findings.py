@@ -246,7 +246,9 @@ def classify(msg: Message) -> Finding | None:
     if kind == "data-race":
         entities = [_entity(_field(lines, "First entity:") or ""), _entity(_field(lines, "Second entity:") or "")]
     elif kind in ("barrier-divergence", "async-copy-divergence"):
-        entities = [_entity(_field(lines, "Work-item:") or "") or _entity(_field(lines, "Work-group:") or "")]
+        group_id = re.search(r"\((\d+),(\d+),(\d+)\)", _field(lines, "Work-group:") or "")
+        entities = [_entity(_field(lines, "Work-item:") or "")
+                    or ({"group": [int(x) for x in group_id.groups()]} if group_id else None)]
     else:
         entities = [_entity(_field(lines, "Entity:") or "")]
     accesses = []
