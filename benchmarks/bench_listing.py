@@ -58,18 +58,18 @@ void main() {{
 
 
 def make_module(instructions: int, directory: Path) -> tuple[Path, int]:
-    """Compile shaders of growing size until the module has at least ``instructions`` instructions."""
+    """Compile shaders, resizing, until the module has ``instructions`` instructions (within 3%)."""
     glslang = tools.require("glslangValidator")
-    statements = max(10, instructions // 12)
-    while True:
-        src = directory / "bench.comp"
-        out = directory / "bench.spv"
+    statements = max(10, instructions // 16)
+    src, out = directory / "bench.comp", directory / "bench.spv"
+    for _ in range(8):
         src.write_text(shader(statements))
         glslang.run(["-V", "--target-env", "vulkan1.2", "-o", str(out), str(src)], what="compiling the benchmark shader")
         count = len(decode(out.read_bytes()).instructions)
-        if count >= instructions:
-            return out, count
-        statements = int(statements * instructions / count) + 1
+        if instructions <= count <= instructions * 1.03:
+            break
+        statements = max(10, round(statements * instructions / count) + (1 if count < instructions else 0))
+    return out, count
 
 
 def timed(argv: list[str], runs: int, env: dict[str, str] | None = None) -> list[float]:
