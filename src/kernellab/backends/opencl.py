@@ -411,8 +411,8 @@ class OpenCLBackend(Backend):
         flags = {"read_only": cl.mem_flags.READ_ONLY, "write_only": cl.mem_flags.WRITE_ONLY}.get(
             access, cl.mem_flags.READ_WRITE) | cl.mem_flags.COPY_HOST_PTR
         fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT)
-        return _guarded("clCreateImage", cl.Image, self.context, flags, fmt, shape=tuple(int(d) for d in dims),
-                        hostbuf=np.ascontiguousarray(data, dtype=np.float32))
+        return _guarded("clCreateImage", cl.create_image, self.context, flags, fmt,
+                        shape=tuple(int(d) for d in dims), hostbuf=np.ascontiguousarray(data, dtype=np.float32))
 
     def read_image(self, image: Any, dims: Sequence[int]) -> np.ndarray:
         out = np.empty(tuple(reversed([int(d) for d in dims])) + (4,), dtype=np.float32)

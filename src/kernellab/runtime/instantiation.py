@@ -90,7 +90,7 @@ def _from_device_order(data: bytes, dtype: str | None, byteorder: str) -> bytes:
     n = np.dtype(dtype).itemsize
     usable = len(data) - len(data) % n
     swapped = np.frombuffer(data[:usable], dtype="<" + dtype).astype(">" + dtype).tobytes()
-    return swapped + data[usable:]
+    return swapped + bytes(data[usable:])
 
 
 def build(backend: OpenCLBackend, inst: KernelInstantiation) -> OpenCLProgram:

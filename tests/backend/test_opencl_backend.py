@@ -1,0 +1,177 @@
+"""The OpenCL backend on PoCL, and kernel-instantiation runs through it."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kernellab.backends.base import ProgramSpec, SpecConstant, backend_class, choose_device
+from kernellab.backends.opencl import LocalMemory, OpenCLBackend
+from kernellab.runtime.instantiation import run_instantiations
+
+
+@pytest.fixture(scope="module")
+def pocl() -> OpenCLBackend:
+    backend = OpenCLBackend.open("Portable")
+    yield backend
+    backend.close()
+
+
+def test_devices_and_default_choice() -> None:
+    devices = backend_class("opencl").devices()
+    names = [d.name for d in devices]
+    assert any("Portable Computing Language" in n for n in names)
+    assert any("Oclgrind" in n for n in names)
+    # the simulator is never the default device
+    assert "Oclgrind" not in choose_device(devices, None).name
+    assert all(d.backend == "opencl" and d.details["platform"] for d in devices)
+
+
+SCALE = b"""
+__kernel void scale(__global float *out, __global const float *in, __local float *tile, float s, uint n) {
+  uint i = get_global_id(0);
+  tile[get_local_id(0)] = in[i];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (i < n) out[i] = tile[(get_local_id(0) + 1) % get_local_size(0)] * s;
+}
+"""
+
+
+def test_dispatch_maps_bindings_push_constants_and_spec_constants(pocl: OpenCLBackend) -> None:
+    spec = ProgramSpec("scale", SCALE, "opencl-c", "scale", push_constants_size=8,
+                       specialization=(SpecConstant(0, 4), SpecConstant(3, 4)))
+    prog = pocl.create_program(spec)
+    out, inp = pocl.alloc_buffer(64, "out"), pocl.alloc_buffer(64, "in")
+    pocl.write_buffer(inp, np.arange(16, dtype=np.float32))
+    pocl.write_buffer(out, np.full(16, -1, np.float32))
+    push = np.float32(2).tobytes() + np.uint32(12).tobytes()
+    pocl.dispatch(prog, [4], {(0, 0): out, (0, 1): inp}, push)
+    pocl.submit()
+    got = pocl.read_buffer(out).view(np.float32)
+    src = np.arange(16, dtype=np.float32).reshape(4, 4)
+    expected = (np.roll(src, -1, axis=1) * 2).ravel()
+    expected[12:] = -1  # i >= n
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_dispatch_reports_unbound_argument(pocl: OpenCLBackend) -> None:
+    prog = pocl.create_program(ProgramSpec("scale2", SCALE, "opencl-c", "scale", push_constants_size=8))
+    buf = pocl.alloc_buffer(64)
+    with pytest.raises(ValueError, match=r"argument 1 \(in\) is a buffer but binding \(set 0, id 1\) is not bound"):
+        pocl.dispatch(prog, [1], {(0, 0): buf}, bytes(8))
+
+
+def test_launch_with_global_offset(pocl: OpenCLBackend) -> None:
+    prog = pocl.create_program(ProgramSpec("ids", b"__kernel void ids(__global int *o) "
+                                                  b"{ o[get_global_id(0)] = get_global_id(0) * 10; }",
+                                           "opencl-c", "ids"))
+    buf = pocl.alloc_buffer(32)
+    pocl.write_buffer(buf, np.zeros(8, np.int32))
+    pocl.launch(prog, [buf], [4], None, [2])
+    pocl.submit()
+    assert pocl.read_buffer(buf).view(np.int32).tolist() == [0, 0, 20, 30, 40, 50, 0, 0]
+
+
+def test_local_memory_argument(pocl: OpenCLBackend) -> None:
+    prog = pocl.create_program(ProgramSpec("scale3", SCALE, "opencl-c", "scale"))
+    out, inp = pocl.alloc_buffer(32), pocl.alloc_buffer(32)
+    pocl.write_buffer(inp, np.arange(8, dtype=np.float32))
+    pocl.launch(prog, [out, inp, LocalMemory(16), np.float32(1).tobytes(), np.uint32(8).tobytes()], [8], [4])
+    pocl.submit()
+    assert pocl.read_buffer(out).view(np.float32).tolist() == [1, 2, 3, 0, 5, 6, 7, 4]
+
+
+def test_build_error_is_bad_input(pocl: OpenCLBackend) -> None:
+    from kernellab.errors import CompileError
+    with pytest.raises(CompileError) as info:
+        pocl.create_program(ProgramSpec("bad.cl:k", b"__kernel void k(__global int *a) { a[0] = ; }",
+                                        "opencl-c", "k"))
+    assert info.value.exit_status == 2
+    assert "bad.cl:1:" in str(info.value) and "OpenCL C build failed" in str(info.value)
+
+
+# --- kernel-instantiation runs ---------------------------------------------------------------
+
+WRITE = "__kernel void w(__global uint *o, uint v, float f) { o[get_global_id(0)] = v + (uint)f; }\n"
+
+
+def _file(tmp_path: Path, insts: list[dict]) -> Path:
+    (tmp_path / "w.cl").write_text(WRITE)
+    path = tmp_path / "k.json"
+    path.write_text(json.dumps(insts))
+    return path
+
+
+def _inst(**over: object) -> dict:
+    base = {"language": "OpenCL", "kernel_file": "w.cl", "global_size": [4], "entry_point": "w",
+            "kernel_arguments": [{"type": "array", "size": 16, "address_space": "global"},
+                                 {"type": "scalar", "value": "0x10"}, {"type": "scalar", "value": "0x3F800000"}]}
+    base.update(over)
+    return base
+
+
+def test_endianness_decodes_scalars(tmp_path: Path) -> None:
+    big = _inst(endianness="big")
+    big["kernel_arguments"][1]["value"] = "0x10"  # the number 16 on a big-endian device is still 16
+    big["kernel_arguments"][2]["value"] = "0x40000000"  # 2.0f
+    (tmp_path / "zero.bin").write_bytes(bytes(16))
+    big["kernel_arguments"][0]["data"] = "zero.bin"
+    out = tmp_path / "out"
+    run_instantiations(_file(tmp_path, [big]), out, device="Portable", report=lambda s: None)
+    # outputs are written in the file's byte order, like its data files
+    assert np.fromfile(out / "arg0.bin", ">u4").tolist() == [18, 18, 18, 18]
+
+
+def test_multi_instantiation_layout_and_index(tmp_path: Path) -> None:
+    second = _inst(global_size=[2], global_offset=[2])
+    second["kernel_arguments"][1]["value"] = "0x7"
+    path = _file(tmp_path, [_inst(), second])
+    out = tmp_path / "out"
+    run_instantiations(path, out, device="Portable", report=lambda s: None)
+    assert np.fromfile(out / "arg0.bin", np.uint32).tolist() == [17, 17, 17, 17]
+    assert np.fromfile(out / "1" / "arg0.bin", np.uint32)[2:].tolist() == [8, 8]
+    only = tmp_path / "only"
+    run_instantiations(path, only, index=1, device="Portable", report=lambda s: None)
+    assert sorted(p.relative_to(only).as_posix() for p in only.rglob("*.bin")) == ["1/arg0.bin"]
+
+
+def test_unconstrained_arguments_are_seeded_and_reported(tmp_path: Path) -> None:
+    inst = _inst()
+    inst["kernel_arguments"][1] = {"type": "scalar"}
+    path = _file(tmp_path, [inst])
+    notes: list[str] = []
+    runs = []
+    for seed, name in ((0, "a"), (0, "b"), (1, "c")):
+        run_instantiations(path, tmp_path / name, seed=seed, device="Portable", report=notes.append)
+        runs.append((tmp_path / name / "arg0.bin").read_bytes())
+    assert runs[0] == runs[1] and runs[0] != runs[2]
+    assert any("/0/kernel_arguments/1: argument 1 (uint v) is unconstrained; filled from seed 0" in n for n in notes)
+
+
+def test_short_data_is_zero_padded(tmp_path: Path) -> None:
+    (tmp_path / "c.cl").write_text("__kernel void c(__global int *a) { a[get_global_id(0)] += 1; }\n")
+    (tmp_path / "short.bin").write_bytes(np.array([5, 6], np.int32).tobytes())
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "c.cl", "global_size": [4], "entry_point": "c",
+                                 "kernel_arguments": [{"type": "array", "size": 16, "data": "short.bin"}]}]))
+    run_instantiations(path, tmp_path / "o", device="Portable", report=lambda s: None)
+    assert np.fromfile(tmp_path / "o" / "arg0.bin", np.int32).tolist() == [6, 7, 1, 1]
+
+
+def test_image_and_sampler_arguments(tmp_path: Path) -> None:
+    (tmp_path / "i.cl").write_text(
+        "__kernel void i(read_only image2d_t im, sampler_t s, __global float *o) {\n"
+        "  int x = get_global_id(0), y = get_global_id(1);\n"
+        "  o[y * get_global_size(0) + x] = read_imagef(im, s, (int2)(x, y)).x;\n}\n")
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "i.cl", "global_size": [4, 2],
+                                 "entry_point": "i", "kernel_arguments": [{"type": "image"}, {"type": "sampler"},
+                                                                          {"type": "array", "size": 32}]}]))
+    notes: list[str] = []
+    run_instantiations(path, tmp_path / "o", device="Portable", report=notes.append)
+    got = np.fromfile(tmp_path / "o" / "arg2.bin", np.float32)
+    assert got.shape == (8,) and np.all((got >= 0) & (got < 1)) and len(set(got.tolist())) > 1
+    assert any("RGBA float image of 4x2 texels" in n for n in notes)
+    assert any("sampler argument 1" in n for n in notes)
