@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Sequence
 
 from kernellab import config, tools
-from kernellab.errors import MissingToolError, ToolError
+from kernellab.errors import MissingToolError
 from kernellab.outputs import write_text
 
 RUNNER_PACKAGE = "ai-ml-sdk-scenario-runner"
@@ -204,5 +204,5 @@ def require_arm_runner(cache_dir: Path | None = None) -> ArmRunner:
     return runner
 
 
-__all__ = ["ArmRunner", "ArmTool", "ToolError", "find_arm_runner", "require_arm_runner", "lavapipe_icd",
+__all__ = ["ArmRunner", "ArmTool", "find_arm_runner", "require_arm_runner", "lavapipe_icd",
            "prepare_layer_dirs", "LAYER_ORDER", "RUNNER_PACKAGE", "LAYER_PACKAGE"]
