@@ -53,6 +53,10 @@ def test_spirv_file_skips_the_glsl_stages(tmp_path: Path):
     spv.write_bytes(recorder.calls[0][1])
     q = Program(CompileRequest(spv, "spirv"))
     assert list_snapshot_stages(q, VULKAN) == ["spirv", "spirv-opt"]
+    rec = Recorder()
+    request_snapshot(q, VULKAN, "spirv-opt", SnapshotFormat.TEXT, rec)
+    assert q.build().data == spv.read_bytes()  # the module as given is what Vulkan runs
+    assert "OpEntryPoint GLCompute" in rec.calls[0][1].decode()
 
 
 @pytest.mark.skipif(not HAS_CLANG, reason="needs clang-14, llvm-14 and llvm-spirv-14 (scripts/setup.sh installs them)")
