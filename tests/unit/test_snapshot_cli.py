@@ -1,6 +1,7 @@
 """``kernellab snapshot`` on shader files, scenarios and kernel-instantiation files."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 from kernellab import tools
 from kernellab.cli import main
 
+HAS_CLSPV = tools.find("clspv") is not None or importlib.util.find_spec("pyclspv") is not None
 SHADERS = Path(__file__).parent / "shaders"
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,6 +89,7 @@ def test_compile_error_carries_the_log_and_a_repro(tmp_path: Path, capsys):
     assert "undefined_thing" in err and "repro: " in err
 
 
+@pytest.mark.skipif(not HAS_CLSPV, reason="needs clspv: pip install pyclspv (wheels for CPython 3.11 on Linux x86-64)")
 def test_clspv_error_has_a_runnable_repro(tmp_path: Path, capsys):
     bad = tmp_path / "bad.cl"
     bad.write_text("__kernel void k(__global float* a) { a[0] = missing; }\n")

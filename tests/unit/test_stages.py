@@ -1,6 +1,7 @@
 """The OpenCL C stage pipeline pieces that need no device, and dumping every stage."""
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from kernellab.compile.opencl_stages import _hexdump, clspv_source, embedded_bit
 from kernellab.compile.pipeline import CompileRequest, Compiler, all_stages, dump_stages
 from kernellab.errors import InputError
 
+HAS_CLSPV = tools.find("clspv") is not None or importlib.util.find_spec("pyclspv") is not None
 SHADERS = Path(__file__).parent / "shaders"
 HAS_CLANG = all(tools.find(t) is not None for t in ("clang", "llvm-spirv", "llvm-dis"))
 
@@ -51,6 +53,7 @@ def test_device_binary_text_form_is_a_hexdump():
     assert text.splitlines()[1].startswith("00000010: 0809")
 
 
+@pytest.mark.skipif(not HAS_CLSPV, reason="needs clspv: pip install pyclspv (wheels for CPython 3.11 on Linux x86-64)")
 def test_build_options_change_the_clspv_artifact_and_its_key(tmp_path: Path):
     cache = ArtifactCache(tmp_path)
     a = Compiler(CompileRequest(SHADERS / "reduce.cl", "opencl-c", build_options="-DWG=32"), cache)
@@ -61,6 +64,7 @@ def test_build_options_change_the_clspv_artifact_and_its_key(tmp_path: Path):
     assert again.artifact("spirv-vulkan") == art_a  # served from the cache
 
 
+@pytest.mark.skipif(not HAS_CLSPV, reason="needs clspv: pip install pyclspv (wheels for CPython 3.11 on Linux x86-64)")
 def test_opencl_kernel_runs_on_vulkan_from_the_clspv_stage():
     c = Compiler(CompileRequest(SHADERS / "reduce.cl", "opencl-c"))
     assert c.vulkan_module().stage == "spirv-vulkan"
