@@ -59,8 +59,22 @@ def test_dispatch_maps_bindings_push_constants_and_spec_constants(pocl: OpenCLBa
 def test_dispatch_reports_unbound_argument(pocl: OpenCLBackend) -> None:
     prog = pocl.create_program(ProgramSpec("scale2", SCALE, "opencl-c", "scale", push_constants_size=8))
     buf = pocl.alloc_buffer(64)
-    with pytest.raises(ValueError, match=r"argument 1 \(in\) is a buffer but binding \(set 0, id 1\) is not bound"):
+    with pytest.raises(ValueError, match=r"argument 1 \(in\) is buffer argument 1, but binding \(set 0, id 1\) "
+                                         r"is not bound"):
         pocl.dispatch(prog, [1], {(0, 0): buf}, bytes(8))
+
+
+def test_bindings_count_buffer_arguments_only(pocl: OpenCLBackend) -> None:
+    # clspv's numbering: k(float s, global a, int n, global b) binds a at 0 and b at 1
+    src = (b"__kernel void k(float s, __global float *a, int n, __global const float *b) "
+           b"{ int i = get_global_id(0); if (i < n) a[i] = b[i] * s; }")
+    prog = pocl.create_program(ProgramSpec("k", src, "opencl-c", "k", push_constants_size=8))
+    a, b = pocl.alloc_buffer(16), pocl.alloc_buffer(16)
+    pocl.write_buffer(a, np.zeros(4, np.float32))
+    pocl.write_buffer(b, np.arange(4, dtype=np.float32))
+    pocl.dispatch(prog, [4], {(0, 0): a, (0, 1): b}, np.float32(3).tobytes() + np.int32(3).tobytes())
+    pocl.submit()
+    assert pocl.read_buffer(a).view(np.float32).tolist() == [0, 3, 6, 0]
 
 
 def test_launch_with_global_offset(pocl: OpenCLBackend) -> None:

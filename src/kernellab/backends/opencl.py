@@ -7,7 +7,8 @@ global offset, local size or None); the kernel-instantiation runner and ``verify
 ``dispatch`` (the scenario path) maps its inputs onto OpenCL C arguments by position, the same
 way clspv lays them out for Vulkan, so one scenario runs on both backends:
 
-* binding ``(set 0, id N)`` is kernel argument ``N`` (a ``__global`` or ``__constant`` pointer);
+* binding ``(set 0, id B)`` is the B-th ``__global``/``__constant`` pointer argument, counting
+  only those, in parameter order (``k(float s, global a, global b)``: ``a`` is binding 0);
 * the push-constant bytes are the kernel's by-value (scalar, vector, struct) arguments packed in
   argument order as a C struct, each at its natural alignment (3-vectors take 4 elements);
 * the workgroup size is specialization constants 0, 1, 2 (default 1), else the kernel's
@@ -433,14 +434,17 @@ class OpenCLBackend(Backend):
         args: list[Any] = []
         offset = 0
         local_spec_id = 3
+        binding = 0
         for arg in program.args:
             kind = arg.kind
             if kind == "buffer":
-                buf = bindings.get((0, arg.index))
+                buf = bindings.get((0, binding))
                 if buf is None:
                     raise ValueError(f"dispatch of {program.spec.uid!r}: kernel argument {arg.index} "
-                                     f"({arg.name}) is a buffer but binding (set 0, id {arg.index}) is not bound")
+                                     f"({arg.name}) is buffer argument {binding}, but binding "
+                                     f"(set 0, id {binding}) is not bound")
                 args.append(buf)
+                binding += 1
             elif kind == "local":
                 count = max(1, spec_values.get(local_spec_id, 1))
                 local_spec_id += 1
