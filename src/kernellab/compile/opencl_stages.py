@@ -173,11 +173,8 @@ def _opencl_device(wanted: str):  # -> pyopencl.Device
 def _device_binary(src: Artifact, req: CompileRequest) -> bytes:
     if not _has_module("pyopencl"):
         raise MissingToolError("stage 'device-binary' needs pyopencl: pip install pyopencl")
-    import os
-
     import pyopencl as cl
 
-    os.environ.setdefault("PYOPENCL_NO_CACHE", "1")
     device = _opencl_device(req.device)
     ctx = cl.Context([device])
     program = cl.Program(ctx, src.data.decode("utf-8", errors="replace"))

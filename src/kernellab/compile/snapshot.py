@@ -20,8 +20,7 @@ from typing import Any, Callable, Sequence
 
 from kernellab import tools
 from kernellab.compile.cache import ArtifactCache
-from kernellab.compile.pipeline import (VULKAN_MODULE_STAGE, Artifact, Compiler, CompileRequest, Stage, _utf8,
-                                        all_stages)
+from kernellab.compile.pipeline import VULKAN_MODULE_STAGE, Artifact, Compiler, CompileRequest, Stage, all_stages
 from kernellab.errors import KernellabError
 
 
@@ -175,8 +174,9 @@ class Program:
 
 
 def default_format(stage: Stage) -> SnapshotFormat:
-    """Source-like stages default to text; SPIR-V, bitcode and device binaries to binary."""
-    return SnapshotFormat.TEXT if stage.to_text is _utf8 else SnapshotFormat.BINARY
+    """Source-like stages (one form for both) default to text; SPIR-V, bitcode and device binaries
+    to binary."""
+    return SnapshotFormat.TEXT if stage.binary_ext == stage.text_ext else SnapshotFormat.BINARY
 
 
 def snapshot_bytes(stage: Stage, art: Artifact, fmt: SnapshotFormat) -> bytes:
