@@ -294,8 +294,9 @@ class Graph(Resource):
 class BarrierBase(Resource):
     src_access: Enum(*ACCESS, aliases=ACCESS_ALIASES)
     dst_access: Enum(*ACCESS, aliases=ACCESS_ALIASES)
-    src_stage: List(Enum(*STAGES, aliases=STAGE_ALIASES), min_len=1)
-    dst_stage: List(Enum(*STAGES, aliases=STAGE_ALIASES), min_len=1)
+    # optional in Arm's runner, where they default to ALL
+    src_stage: List(Enum(*STAGES, aliases=STAGE_ALIASES), default=["ALL"], min_len=1)
+    dst_stage: List(Enum(*STAGES, aliases=STAGE_ALIASES), default=["ALL"], min_len=1)
 
 
 class MemoryBarrier(BarrierBase):

@@ -205,6 +205,13 @@ class Backend(abc.ABC):
             raise ValueError(f"buffer {buf.uid!r}: write of {view.nbytes} bytes at {offset} exceeds its {buf.size} bytes")
         self._write_buffer(buf, view, offset)
 
+    def clear_buffer(self, buf: Buffer) -> None:
+        """Set every byte of ``buf`` to zero."""
+        self._clear_buffer(buf)
+
+    def _clear_buffer(self, buf: Buffer) -> None:
+        self._write_buffer(buf, memoryview(bytes(buf.size)), 0)
+
     def read_buffer(self, buf: Buffer) -> np.ndarray:
         """The buffer's bytes as a uint8 array; only valid until the next submit, write or close."""
         return self._read_buffer(buf)

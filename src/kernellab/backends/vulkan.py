@@ -230,6 +230,10 @@ class VulkanBackend(VulkanImageSupport, Backend):
         assert isinstance(buf, VulkanBuffer)
         buf.array[offset:offset + data.nbytes] = np.frombuffer(data, dtype=np.uint8)
 
+    def _clear_buffer(self, buf: Buffer) -> None:
+        assert isinstance(buf, VulkanBuffer)
+        buf.array.fill(0)
+
     def _read_buffer(self, buf: Buffer) -> np.ndarray:
         assert isinstance(buf, VulkanBuffer)
         return buf.array

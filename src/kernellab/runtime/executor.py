@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 
 from kernellab import model as m
 from kernellab.backends.base import (Backend, BackendOptions, BindingSlot, Buffer, CommandTiming, Image,
@@ -21,7 +20,7 @@ from kernellab.backends.base import (Backend, BackendOptions, BindingSlot, Buffe
 from kernellab.compile.cache import ArtifactCache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages
 from kernellab.errors import InputError, KernellabError, UsageError
-from kernellab.formats import imagefile, npy, vkformat
+from kernellab.formats import imagefile, npy, npy_arm, vkformat
 from kernellab.outputs import OutputSet
 
 log = logging.getLogger("kernellab.run")
@@ -106,6 +105,9 @@ class Executor:
                 self.buffers[r.uid] = buf
                 if r.src_path is not None:
                     self._fill(backend, buf, r.src_path)
+                else:
+                    # device memory is not born zeroed; Arm's runner starts such buffers at zero
+                    backend.clear_buffer(buf)
             elif isinstance(r, m.Image):
                 self.images[r.uid] = self._load_image(backend, r)
             elif isinstance(r, m.RawData) and r.src_path is not None:
@@ -266,7 +268,9 @@ class Executor:
         """Write a resource as Arm's runner does: a buffer as a 1-D int8 array of its raw bytes,
         an image's level 0 as DDS or [1, H, W, C] .npy by the file's extension."""
         if uid in self.buffers:
-            outputs.npy(path, backend.read_buffer(self.buffers[uid]).view(np.int8))
+            data = backend.read_buffer(self.buffers[uid])
+            with outputs.open(path) as fh:
+                npy_arm.write(fh, data, *npy_arm.buffer_bytes(data))
             return
         image = self.images[uid]
         r = self.scenario.by_uid[uid]
