@@ -81,3 +81,8 @@ def test_missing_src_file_is_refused(case: Case) -> None:
     case.scenario([buffer("gone", 16, "readonly", src="gone.npy"), buffer("out", 16, dst="out.npy")],
                   [mark_boundary(["gone"])])
     _refused_by_both(case)
+
+
+def test_boundary_naming_an_unknown_resource_is_refused(case: Case) -> None:
+    case.scenario([buffer("out", 16, dst="out.npy")], [mark_boundary(["nowhere"])])
+    _refused_by_both(case)

@@ -113,3 +113,16 @@ def test_one_shader_two_push_data(case: Case, rng: np.random.Generator) -> None:
         [dispatch("add_offsets", [N], [(0, 0, "src"), (0, 1, "mid")], push_data_ref="first"),
          dispatch("add_offsets", [N], [(0, 0, "mid"), (0, 1, "dst")], push_data_ref="second")])
     case.run_both({"mid.npy": data + first, "dst.npy": (data + first) + second})
+
+
+def test_push_constant_range_without_push_data(case: Case) -> None:
+    # A layout with a push-constant range but no push_data_ref: nothing is pushed, and a
+    # shader that does not read them runs normally.
+    case.glsl_to_spirv("""#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) writeonly buffer Dst { int dst[]; };
+void main() { dst[gl_GlobalInvocationID.x] = int(gl_GlobalInvocationID.x) * 7; }
+""", "plain.spv")
+    case.scenario([shader("plain", "plain.spv", push_constants_size=8), buffer("dst", 40, "writeonly", dst="dst.npy")],
+                  [dispatch("plain", [N], [(0, 0, "dst")])])
+    case.run_both({"dst.npy": (np.arange(N) * 7).astype(np.int32)})

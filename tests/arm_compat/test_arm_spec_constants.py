@@ -100,3 +100,14 @@ def test_constant_bits_follow_the_json_literal(case: Case) -> None:
                   [dispatch("bits", [1], [(0, 0, "out")])])
     expected = np.concatenate([np.array([42], np.int32), np.array([3.0], np.float32).view(np.int32)])
     case.run_both({"out.npy": expected})
+
+
+def test_constant_id_the_shader_does_not_declare(case: Case) -> None:
+    # Arm passes every entry to Vulkan, which ignores ids the module lacks.
+    text = ONE_CONSTANT_GLSL.replace("TYPE", "int").replace("DEFAULT", "7")
+    case.glsl_to_spirv(text, "constant.spv")
+    case.scenario([shader("constant", "constant.spv", specialization_constants=[{"id": 0, "value": 5},
+                                                                               {"id": 9, "value": 3}]),
+                   buffer("result", 4, "writeonly", dst="result.npy")],
+                  [dispatch("constant", [1], [(0, 0, "result")])])
+    case.run_both({"result.npy": np.array([5], np.int32)})
