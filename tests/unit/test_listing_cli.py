@@ -160,3 +160,12 @@ def test_dot_of_a_spirv_listing_escapes_record_syntax():
     lst["elems"][4]["srcs"] = [{"kind": "IM", "value": "{1, 2} | <x>", "type": "v2int"}]
     text = render.render_dot([lst])
     assert "\\{1, 2\\} \\| \\<x\\>" in text
+
+
+def test_listing_a_scenario_kernel_at_the_optimized_stage(capsys):
+    scenario = Path(__file__).resolve().parents[2] / "examples" / "vector_add" / "scenario.json"
+    assert main(["listing", str(scenario), "--kernel", "add", "--stage", "spirv-opt", "--format", "dot"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("digraph cfg {") and 'label="main";' in out
+    assert main(["listing", str(scenario), "--kernel", "add", "--stage", "glsl"]) == 2
+    assert "--stage glsl: not a SPIR-V stage (SPIR-V stages here: spirv, spirv-opt)" in capsys.readouterr().err
