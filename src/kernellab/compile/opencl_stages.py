@@ -86,7 +86,6 @@ def _llvm_ir(src: Artifact, req: CompileRequest) -> bytes:
         # SPIR's target triple gives the portable IR llvm-spirv expects; -O0 keeps it readable
         opt = [] if any(o.startswith("-O") or o == "-cl-opt-disable" for o in req.options) else ["-O0"]
         args = ["-c", "-emit-llvm", "-target", "spir64", *opt, *_clang_args(req, builtins=True)]
-        args = [a for a in args if a != "-cl-opt-disable"]
         clang.run([*args, str(req.source), "-o", str(out)], what=f"compiling {req.source} to LLVM IR",
                   error=CompileError)
         return out.read_bytes()
