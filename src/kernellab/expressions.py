@@ -1,10 +1,11 @@
 """Safe symbolic expressions: ``"[dataset, dataset/4]"``, ``"partition_round(dataset, size_percent)"``.
 
 Kernel specs carry sizes and arguments as strings that their original tool handed to Python's
-``eval`` -- which runs whatever a spec file contains. Here a string is parsed by :mod:`ast` into
-Python's syntax tree, every node is checked against a short whitelist, and the survivors are
-turned into a small tree of our own (:class:`Expr`) that is evaluated by closures. Nothing from
-the string ever reaches ``eval``, attribute lookup or an import.
+``eval`` -- which runs whatever a spec file contains. Here a string is split into tokens and
+parsed by a small recursive-descent parser of our own (Python's precedence and associativity,
+checked against Python on random expressions in the tests) straight into closures; anything
+outside the grammar below is refused while parsing, at the offending token. Nothing from the
+string ever reaches ``eval``, attribute lookup or an import.
 
 Allowed: int and float literals, variable names, ``+ - * / // % **``, unary ``+``/``-``,
 parentheses, list literals, comparison chains (``<  <= > >= == !=``, giving 0 or 1), and calls of
@@ -19,9 +20,9 @@ before the power is taken).
 """
 from __future__ import annotations
 
-import ast
 import functools
 import math
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence, Union
@@ -292,160 +293,308 @@ _FAST_INT_OPS: dict[str, Callable[[int, int], int]] = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
     "//": lambda a, b: a // b, "%": lambda a, b: a % b,
 }
-_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}
-_CMPOPS: dict[type, tuple[str, Callable[[Any, Any], bool]]] = {
-    ast.Lt: ("<", lambda a, b: a < b), ast.LtE: ("<=", lambda a, b: a <= b),
-    ast.Gt: (">", lambda a, b: a > b), ast.GtE: (">=", lambda a, b: a >= b),
-    ast.Eq: ("==", lambda a, b: a == b), ast.NotEq: ("!=", lambda a, b: a != b),
+# --- the parser: tokens -> closures -------------------------------------------------------------
+
+_TOKEN = re.compile(r"""\s*(?:
+    (?P<name>[^\W\d]\w*(?!['"]))
+  | (?P<number>0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+
+              |(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][-+]?\d[\d_]*)?[jJ]?)
+  | (?P<op>\*\*=?|//=?|<<=?|>>=?|<=|>=|==|!=|:=|->|[-+*/%()\[\],<>.{}:;=~&|^@!`$?\\])
+  | (?P<string>[rRbBuUfF]{0,2}(?:'|"))
+  | (?P<other>\S))""", re.VERBOSE | re.DOTALL)
+
+_INT_PREFIXES = ("0x", "0X", "0o", "0O", "0b", "0B")
+_BINARY_POWER = {"+": 10, "-": 10, "*": 20, "/": 20, "//": 20, "%": 20, "**": 31}
+_COMPARISONS = {"<", "<=", ">", ">=", "==", "!="}
+_UNARY_POWER = 25  # binds tighter than * /, looser than ** (-2**2 == -4, as in Python)
+#: what refused tokens are called in messages
+_REFUSED_OPS = {
+    ".": "attribute access (a.b)", "{": "a dict or set literal", "}": "a dict or set literal",
+    ":": "a slice or dict entry", ":=": "an assignment expression", "=": "assignment or a keyword argument",
+    "<<": "the operator <<", ">>": "the operator >>", "&": "the operator &", "|": "the operator |",
+    "^": "the operator ^", "~": "the operator ~", "@": "the operator @", ";": "a statement separator",
 }
-#: what each refused node type is called in messages
-_NODE_WORDS = {
-    ast.Attribute: "attribute access (a.b)", ast.Subscript: "subscripting (a[i])", ast.Lambda: "lambda",
-    ast.Dict: "a dict literal", ast.Set: "a set literal", ast.Tuple: "a tuple", ast.ListComp: "a comprehension",
-    ast.SetComp: "a comprehension", ast.DictComp: "a comprehension", ast.GeneratorExp: "a generator expression",
-    ast.IfExp: "a conditional expression", ast.BoolOp: "and/or", ast.JoinedStr: "an f-string",
-    ast.Starred: "a starred argument", ast.NamedExpr: "an assignment expression", ast.Await: "await",
-    ast.Yield: "yield", ast.YieldFrom: "yield",
+_KEYWORDS = {
+    "lambda": "lambda", "and": "and/or", "or": "and/or", "not": "not", "if": "a conditional expression",
+    "else": "a conditional expression", "for": "a comprehension", "in": "the operator in", "is": "the operator is",
+    "await": "await", "yield": "yield", "import": "import", "from": "import", "async": "async", "del": "del",
+    "global": "global", "nonlocal": "nonlocal", "class": "class", "def": "def", "return": "return",
+    "with": "with", "as": "as", "assert": "assert", "pass": "pass", "raise": "raise", "try": "try",
+    "while": "while", "break": "break", "continue": "continue", "except": "except", "finally": "finally",
+    "elif": "elif",
 }
+_CONSTANT_NAMES = {"True", "False", "None", "Ellipsis", "NotImplemented"}
+
+Fn = Callable[[Mapping[str, Any]], Value]
 
 
-class _Builder:
-    """Turns a checked :mod:`ast` tree into closures; records the variable names it reads."""
+class _Parser:
+    """Recursive descent with precedence climbing over Python's expression grammar subset."""
 
     def __init__(self, text: str):
         self.text = text
         self.names: set[str] = set()
+        tokens: list[tuple[str, str, int]] = []
+        for m in _TOKEN.finditer(text):
+            kind = m.lastgroup
+            tokens.append((kind, m.group(kind), m.start(kind) + 1))  # type: ignore[arg-type]
+        tokens.append(("end", "", len(text) + 1))
+        self.tokens = tokens
+        self.i = 0
 
-    def col(self, node: ast.AST) -> int:
-        return getattr(node, "col_offset", -1) + 1
+    def peek(self) -> tuple[str, str, int]:
+        return self.tokens[self.i]  # the methods below inline this: it is the parser's hot path
 
-    def build(self, node: ast.AST, depth: int = 0) -> tuple[Callable[[Mapping[str, Any]], Value], bool]:
-        """(closure, is_constant); constant sub-trees are computed now, which is what refuses
-        ``10**10**10`` before anything runs."""
+    def take(self) -> tuple[str, str, int]:
+        tok = self.tokens[self.i]
+        self.i += 1
+        return tok
+
+    def expect(self, value: str, opener: tuple[str, str, int]) -> None:
+        kind, val, col = self.take()
+        if val != value or kind != "op":
+            if kind == "end":
+                raise _Refused(opener[2], f"syntax error: {opener[1]!r} is never closed")
+            self.refuse_token(kind, val, col, f"expected {value!r}")
+
+    def refuse_token(self, kind: str, val: str, col: int, syntax: str) -> None:
+        if kind == "string":
+            raise _Refused(col, "a string is not allowed; only numbers")
+        if kind == "op" and val in _REFUSED_OPS:
+            raise _Refused(col, f"{_REFUSED_OPS[val]} is not allowed")
+        if kind == "name" and val in _KEYWORDS:
+            raise _Refused(col, f"{_KEYWORDS[val]} is not allowed")
+        if kind == "end":
+            raise _Refused(col, f"syntax error: the expression ends too early ({syntax})")
+        raise _Refused(col, f"syntax error: unexpected {val!r} ({syntax})")
+
+    # expression := arith (comparison arith)*
+    def expression(self, depth: int) -> tuple[Fn, bool]:
         if depth > MAX_DEPTH:
-            raise _Refused(self.col(node), f"nested more than {MAX_DEPTH} levels deep")
-        col = node.col_offset + 1 if hasattr(node, "col_offset") else 0
-        fn, const = self._build(node, depth, col)
-        if const and not isinstance(node, ast.Constant):
+            raise _Refused(self.tokens[self.i][2], f"nested more than {MAX_DEPTH} levels deep")
+        first = self.tokens[self.i][2]
+        left = self.arith(0, depth)
+        if not (self.tokens[self.i][0] == "op" and self.tokens[self.i][1] in _COMPARISONS):
+            return left
+        parts = [left]
+        ops: list[Callable[[Any, Any], bool]] = []
+        while self.tokens[self.i][0] == "op" and self.tokens[self.i][1] in _COMPARISONS:
+            ops.append(_CMP_FUNCS[self.take()[1]])
+            parts.append(self.arith(0, depth))
+        fns = [p[0] for p in parts]
+        col = first
+
+        def compare(v: Mapping[str, Any]) -> Value:
+            left = _number(fns[0](v), col, "a compared value")
+            for op_fn, right_fn in zip(ops, fns[1:]):
+                right = _number(right_fn(v), col, "a compared value")
+                if not op_fn(left, right):
+                    return 0
+                left = right
+            return 1
+        return self.fold(compare, all(p[1] for p in parts))
+
+    def fold(self, fn: Fn, const: bool) -> tuple[Fn, bool]:
+        """Constant sub-trees are computed now: that is what refuses ``10**10**10`` at parse time."""
+        if const:
             value = fn({})
             return (lambda _v, value=value: value), True
-        return fn, const
+        return fn, False
 
-    def _build(self, node: ast.AST, depth: int, col: int) -> tuple[Callable[[Mapping[str, Any]], Value], bool]:
-        if isinstance(node, ast.Constant):
-            v = node.value
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                kind = "a string" if isinstance(v, (str, bytes)) else f"the constant {v!r}"
-                raise _Refused(col, f"{kind} is not allowed; only numbers")
-            _check_int(v, col)
-            return (lambda _v, v=v: v), True
-        if isinstance(node, ast.Name):
-            name = node.id
-            if name.startswith("__"):
-                raise _Refused(col, f"the name {name!r} is not allowed")
-            if name in _registry:
-                raise _Refused(col, f"{name!r} is a function; call it with arguments")
-            self.names.add(name)
-
-            def var(v: Mapping[str, Any], name: str = name, col: int = col) -> Value:
-                try:
-                    value = v[name]
-                    if type(value) is int:
-                        return value
-                except KeyError:
-                    known = ", ".join(sorted(v)) or "none"
-                    raise _Refused(col, f"unknown variable {name!r} (known: {known}; set one with --set {name}=N)") from None
-                if isinstance(value, list):
-                    return value
-                return _number(value, col, f"variable {name!r}")
-            return var, False
-        if isinstance(node, ast.BinOp):
-            op = _BINOPS.get(type(node.op))
-            if op is None:
-                raise _Refused(col, f"the operator {type(node.op).__name__} is not allowed (use + - * / // % **)")
-            left, lc = self.build(node.left, depth + 1)
-            right, rc = self.build(node.right, depth + 1)
-            fast = _FAST_INT_OPS.get(op)
-            if fast is None:
-                def binop(v: Mapping[str, Any]) -> Value:
-                    return _binop(op, left(v), right(v), col)
-            else:
-                def binop(v: Mapping[str, Any]) -> Value:
-                    a = left(v)
-                    b = right(v)
-                    if type(a) is int and type(b) is int and (b or op in "+-*"):
-                        r = fast(a, b)
-                        if -_INT_LIMIT < r < _INT_LIMIT:
-                            return r
-                    return _binop(op, a, b, col)
-            return binop, lc and rc
-        if isinstance(node, ast.UnaryOp):
-            if not isinstance(node.op, (ast.UAdd, ast.USub)):
-                raise _Refused(col, f"the operator {type(node.op).__name__} is not allowed (only unary + and -)")
-            operand, oc = self.build(node.operand, depth + 1)
-            neg = isinstance(node.op, ast.USub)
+    def arith(self, min_power: int, depth: int) -> tuple[Fn, bool]:
+        if depth > MAX_DEPTH:
+            raise _Refused(self.tokens[self.i][2], f"nested more than {MAX_DEPTH} levels deep")
+        kind, val, col = self.tokens[self.i]
+        if kind == "op" and val in ("-", "+"):
+            self.take()
+            operand, oc = self.arith(_UNARY_POWER, depth + 1)
+            neg = val == "-"
 
             def unary(v: Mapping[str, Any]) -> Value:
-                x = _number(operand(v), col, "the operand of unary -" if neg else "the operand of unary +")
+                x = operand(v)
+                if type(x) is int:
+                    return -x if neg else x
+                x = _number(x, col, f"the operand of unary {val}")
                 return -x if neg else x
-            return unary, oc
-        if isinstance(node, ast.Compare):
-            parts = [self.build(node.left, depth + 1)]
-            ops = []
-            for op_node, comp in zip(node.ops, node.comparators):
-                entry = _CMPOPS.get(type(op_node))
-                if entry is None:
-                    raise _Refused(col, f"the comparison {type(op_node).__name__} is not allowed")
-                ops.append(entry[1])
-                parts.append(self.build(comp, depth + 1))
-            fns = [p[0] for p in parts]
+            left = self.fold(unary, oc)
+        else:
+            left = self.primary(depth)
+        start = col
+        while True:
+            kind, val, col = self.tokens[self.i]
+            power = _BINARY_POWER.get(val) if kind == "op" else None
+            if power is None:
+                if kind == "op" and val in _REFUSED_OPS or kind in ("string", "number") or (
+                        kind == "name" and val in _KEYWORDS):
+                    self.refuse_token(kind, val, col, "expected an operator")
+                if kind == "name":
+                    raise _Refused(col, f"syntax error: unexpected {val!r} (expected an operator)")
+                return left
+            if power < min_power:
+                return left
+            self.take()
+            # ** is right-associative: its right side may hold another ** (and a unary minus)
+            right = self.arith(power - 1 if val == "**" else power + 1, depth + 1)
+            left = self.fold(_binary(val, left[0], right[0], start), left[1] and right[1])
 
-            def compare(v: Mapping[str, Any]) -> Value:
-                left = _number(fns[0](v), col, "a compared value")
-                for op_fn, right_fn in zip(ops, fns[1:]):
-                    right = _number(right_fn(v), col, "a compared value")
-                    if not op_fn(left, right):
-                        return 0
-                    left = right
-                return 1
-            return compare, all(p[1] for p in parts)
-        if isinstance(node, ast.List):
-            items = [self.build(e, depth + 1) for e in node.elts]
-            fns = [i[0] for i in items]
-            return (lambda v: [f(v) for f in fns]), all(i[1] for i in items)
-        if isinstance(node, ast.Call):
-            if not isinstance(node.func, ast.Name):
-                what = _NODE_WORDS.get(type(node.func), "a computed function")
-                raise _Refused(self.col(node.func), f"only named functions can be called ({what} is not allowed)")
-            name = node.func.id
-            func = _registry.get(name)
-            if func is None:
-                raise _Refused(col, f"call of {name!r} is not allowed (allowed functions: {', '.join(registered())})")
-            if node.keywords:
-                raise _Refused(self.col(node.keywords[0].value) if node.keywords[0].value else col,
-                               f"{name}() takes positional arguments only")
-            lo, hi = func.arity
-            n = len(node.args)
-            if n < lo or (hi is not None and n > hi):
-                want = str(lo) if lo == hi else (f"{lo} to {hi}" if hi is not None else f"at least {lo}")
-                raise _Refused(col, f"{name}() takes {want} argument{'s' if want != '1' else ''}, got {n}")
-            args = [self.build(a, depth + 1) for a in node.args]
-            fns = [a[0] for a in args]
-            # registered functions are user code: never constant-folded, they may have effects
-            const = all(a[1] for a in args) and name in _BUILTINS and _registry[name] is _BUILTINS[name]
+    def primary(self, depth: int) -> tuple[Fn, bool]:
+        kind, val, col = self.take()
+        if kind == "number":
+            node = self.number(val, col)
+        elif kind == "name":
+            if val in _KEYWORDS:
+                raise _Refused(col, f"{_KEYWORDS[val]} is not allowed")
+            if val in _CONSTANT_NAMES:
+                raise _Refused(col, f"the constant {val} is not allowed; only numbers")
+            if self.tokens[self.i][1] == "(" and self.tokens[self.i][0] == "op":
+                node = self.call(val, col, depth)
+            else:
+                node = self.variable(val, col)
+        elif kind == "op" and val == "(":
+            if self.tokens[self.i][1] == ")":
+                raise _Refused(col, "a tuple is not allowed")
+            node = self.expression(depth + 1)
+            if self.tokens[self.i][1] == ",":
+                raise _Refused(col, "a tuple is not allowed")
+            if self.tokens[self.i][0] == "name" and self.tokens[self.i][1] == "for":
+                raise _Refused(col, "a generator expression is not allowed")
+            self.expect(")", (kind, val, col))
+        elif kind == "op" and val == "[":
+            node = self.list_literal(col, depth)
+        else:
+            self.refuse_token(kind, val, col, "expected a number, a name, '(' or '['")
+            raise AssertionError  # unreachable: refuse_token raises
+        # what may follow a value and is refused: calls of values, subscripts, attributes
+        kind, val, col = self.tokens[self.i]
+        if kind == "op" and val == "(":
+            raise _Refused(col, "only named functions can be called")
+        if kind == "op" and val == "[":
+            raise _Refused(col, "subscripting (a[i]) is not allowed")
+        if kind == "op" and val == ".":
+            raise _Refused(col, "attribute access (a.b) is not allowed")
+        return node
 
-            def call(v: Mapping[str, Any]) -> Value:
-                values = [f(v) for f in fns]
-                try:
-                    result = func.func(*values)
-                except _Refused:
-                    raise
-                except (ValueError, TypeError, ArithmeticError) as exc:
-                    raise _Refused(col, f"{name}() failed: {exc}") from None
-                return _result(result, col, name)
-            return call, const
-        word = _NODE_WORDS.get(type(node)) or f"a {type(node).__name__} expression"
-        raise _Refused(col, f"{word} is not allowed")
+    def number(self, text: str, col: int) -> tuple[Fn, bool]:
+        if text[-1] in "jJ":
+            raise _Refused(col, f"the constant {text} is not allowed; only real numbers")
+        nxt = self.tokens[self.i]
+        if nxt[0] in ("name", "number") and nxt[2] == col + len(text):
+            raise _Refused(col, f"syntax error: invalid number {text + nxt[1]!r}")
+        try:
+            if text.isdigit() and (text[0] != "0" or len(text) == 1):
+                value: int | float = int(text)
+            elif text[:2] in _INT_PREFIXES or not ("." in text or "e" in text or "E" in text):
+                value = int(text, 0)
+            else:
+                value = float(text.replace("_", "")) if "__" not in text and not text.endswith("_") else float("x")
+        except ValueError:
+            raise _Refused(col, f"syntax error: invalid number {text!r}") from None
+        if type(value) is not int or not -_INT_LIMIT < value < _INT_LIMIT:
+            _check_int(value, col)
+        return (lambda _v, value=value: value), True
+
+    def variable(self, name: str, col: int) -> tuple[Fn, bool]:
+        if name.startswith("__"):
+            raise _Refused(col, f"the name {name!r} is not allowed")
+        if name in _registry:
+            raise _Refused(col, f"{name!r} is a function; call it with arguments")
+        self.names.add(name)
+
+        def var(v: Mapping[str, Any], name: str = name, col: int = col) -> Value:
+            try:
+                value = v[name]
+                if type(value) is int:
+                    return value
+            except KeyError:
+                known = ", ".join(sorted(v)) or "none"
+                raise _Refused(col, f"unknown variable {name!r} (known: {known}; set one with --set {name}=N)") from None
+            if isinstance(value, list):
+                return value
+            return _number(value, col, f"variable {name!r}")
+        return var, False
+
+    def list_literal(self, col: int, depth: int) -> tuple[Fn, bool]:
+        items: list[tuple[Fn, bool]] = []
+        while not (self.tokens[self.i][0] == "op" and self.tokens[self.i][1] == "]"):
+            items.append(self.expression(depth + 1))
+            kind, val, c = self.tokens[self.i]
+            if kind == "name" and val == "for":
+                raise _Refused(col, "a comprehension is not allowed")
+            if kind == "op" and val == ",":
+                self.take()
+            elif not (kind == "op" and val == "]"):
+                if kind == "end":
+                    raise _Refused(col, "syntax error: '[' is never closed")
+                self.refuse_token(kind, val, c, "expected ',' or ']'")
+        self.take()
+        fns = [i[0] for i in items]
+        return self.fold(lambda v: [f(v) for f in fns], all(i[1] for i in items))
+
+    def call(self, name: str, col: int, depth: int) -> tuple[Fn, bool]:
+        opener = self.take()
+        func = _registry.get(name)
+        if func is None:
+            raise _Refused(col, f"call of {name!r} is not allowed (allowed functions: {', '.join(registered())})")
+        args: list[tuple[Fn, bool]] = []
+        while not (self.tokens[self.i][0] == "op" and self.tokens[self.i][1] == ")"):
+            kind, val, c = self.tokens[self.i]
+            if kind == "op" and val in ("*", "**"):
+                raise _Refused(c, f"{name}() takes positional arguments only (no *args or **kwargs)")
+            if kind == "name" and self.tokens[self.i + 1][1] == "=" and self.tokens[self.i + 1][0] == "op":
+                raise _Refused(c, f"{name}() takes positional arguments only")
+            args.append(self.expression(depth + 1))
+            kind, val, c = self.tokens[self.i]
+            if kind == "op" and val == ",":
+                self.take()
+            elif not (kind == "op" and val == ")"):
+                if kind == "end":
+                    raise _Refused(opener[2], f"syntax error: {name}( is never closed")
+                self.refuse_token(kind, val, c, "expected ',' or ')'")
+        self.take()
+        lo, hi = func.arity
+        n = len(args)
+        if n < lo or (hi is not None and n > hi):
+            want = str(lo) if lo == hi else (f"{lo} to {hi}" if hi is not None else f"at least {lo}")
+            raise _Refused(col, f"{name}() takes {want} argument{'s' if want != '1' else ''}, got {n}")
+        fns = [a[0] for a in args]
+
+        def call(v: Mapping[str, Any]) -> Value:
+            values = [f(v) for f in fns]
+            try:
+                result = func.func(*values)
+            except _Refused:
+                raise
+            except (ValueError, TypeError, ArithmeticError) as exc:
+                raise _Refused(col, f"{name}() failed: {exc}") from None
+            return _result(result, col, name)
+        # registered functions are user code: never computed at parse time, they may have effects
+        builtin = name in _BUILTINS and _registry[name] is _BUILTINS[name]
+        return self.fold(call, builtin and all(a[1] for a in args))
+
+
+_CMP_FUNCS: dict[str, Callable[[Any, Any], bool]] = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+}
+
+
+def _binary(op: str, left: Fn, right: Fn, col: int) -> Fn:
+    fast = _FAST_INT_OPS.get(op)
+    if fast is None:
+        def binop(v: Mapping[str, Any]) -> Value:
+            return _binop(op, left(v), right(v), col)
+        return binop
+    needs_divisor = op in ("//", "%")
+
+    def fast_binop(v: Mapping[str, Any]) -> Value:
+        a = left(v)
+        b = right(v)
+        if type(a) is int and type(b) is int and (b or not needs_divisor):
+            r = fast(a, b)
+            if -_INT_LIMIT < r < _INT_LIMIT:
+                return r
+        return _binop(op, a, b, col)
+    return fast_binop
 
 
 def _result(value: Any, col: int, name: str) -> Value:
@@ -473,29 +622,21 @@ def _compile_text(text: str) -> Expr:
         raise ExpressionError(text[:60] + "...", 0, f"longer than {MAX_LENGTH} characters")
     if not text.strip():
         raise ExpressionError(text, 0, "empty expression")
+    parser = _Parser(text)
     try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError as exc:
-        col = exc.offset or 0
-        raise ExpressionError(text, col, f"syntax error: {exc.msg}") from None
-    except (RecursionError, MemoryError, ValueError) as exc:
-        raise ExpressionError(text, 0, f"cannot be parsed: {type(exc).__name__}") from None
-    builder = _Builder(text)
-    lead = len(text) - len(text.lstrip())
-    try:
-        fn, const = builder.build(tree.body)
+        fn, const = parser.expression(0)
+        kind, val, col = parser.tokens[parser.i]
+        if kind != "end":
+            if kind == "op" and val in (")", "]"):
+                raise _Refused(col, f"syntax error: unmatched {val!r}")
+            if kind == "op" and val == ",":
+                raise _Refused(col, "a tuple is not allowed")
+            parser.refuse_token(kind, val, col, "expected the end of the expression")
     except _Refused as exc:
-        raise ExpressionError(text, exc.column + lead if exc.column > 0 else 0, exc.reason) from None
+        raise ExpressionError(text, exc.column, exc.reason) from None
     except RecursionError:
         raise ExpressionError(text, 0, "nested too deeply") from None
-    if lead:
-        def run(v: Mapping[str, Any], fn: Callable[[Mapping[str, Any]], Value] = fn) -> Value:
-            try:
-                return fn(v)
-            except _Refused as exc:
-                raise _Refused(exc.column + lead, exc.reason) from None
-        fn = run
-    return Expr(text, frozenset(builder.names), fn, const)
+    return Expr(text, frozenset(parser.names), fn, const)
 
 
 def parse(text: str) -> Expr:
