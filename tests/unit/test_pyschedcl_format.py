@@ -133,3 +133,15 @@ def test_size_percent_is_exact(tmp_path):
     k = load_spec(write(tmp_path, FULL)).resolve({"m1": 40, "n1": 8, "p1": 6, "TS": 2})
     assert int(k.arg_values(0, 28)[6]) == 28 and int(k.arg_values(28, 12)[6]) == 12
     assert Fraction(100 * 12, 40) == 30
+
+
+def test_validate_spec(tmp_path):
+    from kernellab.errors import InputError
+    from kernellab.formats.pyschedcl import validate_spec
+
+    path = write(tmp_path, FULL)
+    assert "sizes not checked: set --set TS=N, --set m1=N" in validate_spec(path)
+    assert "NDRange [40, 8], workgroup [4, 4]" in validate_spec(path, {"m1": 40, "n1": 8, "p1": 6, "TS": 2})
+    with pytest.raises(InputError) as info:
+        validate_spec(path, {"m1": 41, "n1": 8, "p1": 6, "TS": 2})
+    assert info.value.problems[0].where == "/localWorkSize"

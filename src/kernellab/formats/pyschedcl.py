@@ -1061,3 +1061,19 @@ def import_spec(path: str | Path, output_dir: str | Path, *, variables: Mapping[
     target = out / name
     write_scenario(scenario, target)
     return target
+
+
+def validate_spec(path: str | Path, variables: Mapping[str, Any] | None = None) -> str:
+    """Check a spec without a device (``kernellab validate SPEC.json [--set ...]``): every field,
+    and, when the variables it uses are all given (or it uses none), every size and argument.
+    Returns a one-line summary; raises :class:`InputError` with all problems."""
+    spec = load_spec(path)
+    variables = dict(variables or {})
+    needed = sorted(spec.variables_used() - set(variables) - set(spec.defaults))
+    summary = (f"{path}: valid kernel spec {spec.name!r} ({spec.arg_count} arguments, "
+               f"{len(spec.buffers)} buffers, workDimension {spec.work_dimension})")
+    if needed:
+        return summary + f"; sizes not checked: set {', '.join(f'--set {n}=N' for n in needed)}"
+    kernel = spec.resolve(variables)
+    return summary + f"; NDRange {list(kernel.global_size)}" + (
+        f", workgroup {list(kernel.local_size)}" if kernel.local_size else "")
