@@ -757,6 +757,63 @@ def data_graph_queue_family(physical_device: Any) -> int | None:
     return None
 
 
+@dataclass
+class DeviceFeatures:
+    """Features for ``vkCreateDevice``: ``VkDeviceCreateInfo(pNext=f.pnext, pEnabledFeatures=f.enabled)``.
+
+    ``keep`` holds the structs the chain points to; keep it until the device exists.
+    """
+
+    pnext: Any
+    enabled: Any
+    keep: list[Any]
+
+
+def device_features(physical_device: Any, *, tensors: bool = True, data_graph: bool = True) -> DeviceFeatures:
+    """The feature chain Arm's runner enables for tensors and graphs, limited to what the device has.
+
+    The emulation layer lowers tensors to buffers, so tensor shaders of 8- and 16-bit types need
+    ``storageBuffer8BitAccess``/``shaderInt8`` and the 16-bit storage features, and 64-bit
+    tensors ``shaderInt64``; pipeline creation fails (``VK_ERROR_UNKNOWN``) without them. Also
+    enabled: Vulkan 1.3 ``synchronization2`` (tensor barriers), ``maintenance4``,
+    ``pipelineCreationCacheControl``; Vulkan 1.2 ``vulkanMemoryModel``, ``hostQueryReset``.
+    """
+    vk = _vk()
+    vf = vk.ffi
+
+    def query() -> tuple[Any, Any, Any, Any]:
+        f13 = vf.new("VkPhysicalDeviceVulkan13Features*", {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES})
+        f12 = vf.new("VkPhysicalDeviceVulkan12Features*", {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                                             "pNext": f13})
+        f11 = vf.new("VkPhysicalDeviceVulkan11Features*", {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                                             "pNext": f12})
+        f2 = vf.new("VkPhysicalDeviceFeatures2*", {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, "pNext": f11})
+        vk.lib.vkGetPhysicalDeviceFeatures2(physical_device, f2)
+        return f2, f11, f12, f13
+
+    have2, have11, have12, have13 = query()
+    f13 = vf.new("VkPhysicalDeviceVulkan13Features*", {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES})
+    f12 = vf.new("VkPhysicalDeviceVulkan12Features*", {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                                         "pNext": f13})
+    f11 = vf.new("VkPhysicalDeviceVulkan11Features*", {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                                         "pNext": f12})
+    for name in ("synchronization2", "maintenance4", "pipelineCreationCacheControl"):
+        setattr(f13, name, getattr(have13, name))
+    for name in ("storageBuffer8BitAccess", "uniformAndStorageBuffer8BitAccess", "shaderInt8", "shaderFloat16",
+                 "vulkanMemoryModel", "vulkanMemoryModelDeviceScope", "hostQueryReset"):
+        setattr(f12, name, getattr(have12, name))
+    for name in ("storageBuffer16BitAccess", "uniformAndStorageBuffer16BitAccess", "storagePushConstant16"):
+        setattr(f11, name, getattr(have11, name))
+    enabled = vf.new("VkPhysicalDeviceFeatures*")
+    enabled.shaderInt16 = have2.features.shaderInt16
+    enabled.shaderInt64 = have2.features.shaderInt64
+    arm = ml_features(tensors=tensors, data_graph=data_graph)
+    if arm:
+        f13.pNext = vf.cast("void*", address(arm[0]))
+        chain(*arm)
+    return DeviceFeatures(vf.cast("void*", f11), enabled, [f11, f12, f13, enabled, *arm])
+
+
 def ml_features(tensors: bool = True, data_graph: bool = True) -> list[Any]:
     """Feature structs to chain into ``VkDeviceCreateInfo.pNext`` (see :func:`chain`)."""
     out = []
