@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 vk = pytest.importorskip("vulkan")
-from kernellab.backends import vulkan_arm as va  # noqa: E402
+from kernellab.backends import vulkan_arm as va
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
