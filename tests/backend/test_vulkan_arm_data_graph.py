@@ -19,7 +19,7 @@ from kernellab.formats import vgf
 
 vk = pytest.importorskip("vulkan")
 pytest.importorskip("vgfpy", reason="pip ai-ml-sdk-vgf-library (kernellab[ml]) decodes VGF files")
-from kernellab.backends import vulkan_arm as va  # noqa: E402
+from kernellab.backends import vulkan_arm as va
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import io
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest

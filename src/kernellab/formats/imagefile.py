@@ -8,9 +8,10 @@ height. Texel data is always rows of tightly packed texels, mip levels one after
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Sequence
+from typing import IO
 
 import numpy as np
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -247,7 +248,8 @@ def derive_from_registry() -> list[dict[str, Any]]:
     (alpha of sRGB formats is UNORM) and one width of 8/16/32/64 bits, the ARM tensor formats,
     and ``B10G11R11_UFLOAT_PACK32`` (a DDS format Arm's runner supports).
     """
-    from vulkan_object import get_vulkan_object  # optional dependency: only to regenerate
+    # an optional dependency, needed only to regenerate the table
+    from vulkan_object import get_vulkan_object
 
     vk = get_vulkan_object()
     values = {f.name: f.value for f in vk.enums["VkFormat"].fields}
