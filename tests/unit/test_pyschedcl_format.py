@@ -121,10 +121,12 @@ def test_task_file_and_graph(tmp_path):
     assert g.tasks["0"].partition == 3 and g.tasks["0"].variables == {"dataset": 512, "m1": 4, "n1": 4}
     assert g.tasks["1"].spec.file.endswith("info/other.json") and g.tasks["0"].where == "line 3"
     d = tmp_path / "dag.graph"
-    d.write_text('7 gemm.json {"m1":4,"n1":4,"p1":2,"TS":1,"partition":0,"localWorkSize":4}\n'
+    d.write_text('7 gemm.json {"m1":4,"n1":4,"p1":2,"TS":1,"partition":0,"localWorkSize":2}\n'
                  '9 other.json {"m1":4,"n1":4,"p1":2,"TS":1}\n---\n7 2 -> 9 0\n7 3 -> 9 3\n---\n')
     dag = load_graph(d)
     assert list(dag.tasks) == ["7", "9"] and dag.tasks["7"].partition == 0 and dag.tasks["9"].partition is None
+    assert dag.tasks["7"].spec.resolve(dag.tasks["7"].variables).local_size == (2, 2)  # the graph override
+    assert dag.tasks["9"].spec.resolve(dag.tasks["9"].variables).local_size == (4, 4)  # the spec's own "4"
     assert [(e.src, e.src_pos, e.dst, e.dst_pos) for e in dag.edges] == [("7", 2, "9", 0), ("7", 3, "9", 3)]
     assert dag.predecessors("9") == ["7"] and dag.topological_order() == ["7", "9"]
 

@@ -806,6 +806,7 @@ def load_graph(path: str | Path) -> TaskGraph:
             declared[tid] = where
             variables: dict[str, Any] = {}
             part: int | None = None
+            local_override: int | None = None
             if len(toks) == 3:
                 try:
                     obj = json.loads(toks[2])
@@ -826,11 +827,18 @@ def load_graph(path: str | Path) -> TaskGraph:
                     elif k in ("size_percent", "offset_percent"):
                         c.add(where, f"{k} is set by kernellab itself")
                     elif k == "localWorkSize":
-                        pass  # PySchedCL's override of the spec's local size; the spec's own is used
+                        if not isinstance(v, int) or v < 1:
+                            c.add(where, f"localWorkSize must be a positive integer, got {v}")
+                        else:
+                            local_override = v  # PySchedCL: the same size in every dimension
                     else:
                         variables[k] = v
             spec = _load_task_spec(c, spec_name, path.parent, where, cache)
             if spec is not None:
+                if local_override is not None:
+                    import dataclasses
+
+                    spec = dataclasses.replace(spec, local_work_size=Sym(local_override, None, "/localWorkSize"))
                 tasks[tid] = Task(tid, spec, part, variables, where)
         elif section == 1:
             m = _EDGE.match(line)
