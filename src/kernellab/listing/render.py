@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -168,6 +169,17 @@ def instruction_text(inst: dict[str, Any], spirv: bool, ambiguous: frozenset[str
     return " ".join(parts)
 
 
+_FILE_LINE = re.compile(r"^(.*?):(\d+)(:|$)")
+
+
+def short_comment(comment: str) -> str:
+    """A comment with its source path cut to the file name (``/a/b/k.comp:12: x`` -> ``k.comp:12: x``)."""
+    m = _FILE_LINE.match(comment)
+    if m and "/" in m.group(1):
+        return m.group(1).rsplit("/", 1)[1] + comment[len(m.group(1)):]
+    return comment
+
+
 def _live(inst: dict[str, Any]) -> str:
     lt = inst.get("liveTotals") or {}
     return " ".join(f"{k}={v}" for k, v in lt.items())
@@ -202,7 +214,7 @@ def render_text(listing: dict[str, Any]) -> str:
                 extra.append(f"live {live}")
             comment = inst.get("comment")
             if comment and comment != last_comment:
-                extra.append(str(comment))
+                extra.append(short_comment(str(comment)))
             last_comment = comment if comment else last_comment
             if extra:
                 text = f"{text:<72} // " + "  ".join(extra)
@@ -329,6 +341,7 @@ def render_html(listings: list[dict[str, Any]], title: str = "kernellab listing"
         out.append(f"<div class='graphs'><div><h3>Control flow</h3>{_cfg_svg(listing)}</div>"
                    f"<div><h3>Live totals</h3>{_live_svg(listing)}</div></div>")
         out.append("<h3>Instructions</h3><table class='lst'>")
+        last_comment = None
         for b in blocks(listing):
             if b.label is not None:
                 lab = b.label
@@ -338,10 +351,13 @@ def render_html(listings: list[dict[str, Any]], title: str = "kernellab listing"
                 out.append(f"<tr class='lbl' id='L{lab.get('id')}'><td>{lab.get('pc', '')}</td>"
                            f"<td colspan='4'>L{lab.get('id')} {html.escape(b.name)}  {html.escape(edges)}</td></tr>")
             for inst in b.instructions:
+                comment = inst.get("comment")
+                shown = short_comment(str(comment)) if comment and comment != last_comment else ""
+                last_comment = comment if comment else last_comment
                 out.append(f"<tr><td>{inst.get('pc', '')}</td><td>{inst.get('id', '')}</td>"
                            f"<td>{html.escape(instruction_text(inst, spirv, amb))}</td>"
                            f"<td class='live'>{html.escape(_live(inst))}</td>"
-                           f"<td class='cmt'>{html.escape(str(inst.get('comment', '')))}</td></tr>")
+                           f"<td class='cmt'>{html.escape(shown)}</td></tr>")
         out.append("</table>")
     out.append("</body></html>\n")
     return "".join(out)
