@@ -92,3 +92,22 @@ def test_clang_stages_text_and_binary_forms():
     assert "OpCapability Kernel" in stages["spirv-kernel"].to_text(kernel.data)
     pre = c.artifact("preprocessed").data.decode()
     assert "scratch[16]" in pre
+
+
+def test_sources_pick_the_language_and_refuse_what_they_cannot_tell(tmp_path: Path):
+    from kernellab.compile.sources import request_for
+    from kernellab.errors import UsageError
+
+    assert request_for(SHADERS / "reduce.cl").language == "opencl-c"
+    assert request_for(SHADERS / "loop_branch.comp").language == "glsl"
+    blob = tmp_path / "module.bin"
+    blob.write_bytes(b"\x03\x02\x23\x07" + bytes(16))
+    assert request_for(blob).language == "spirv"  # by its magic number
+    text = tmp_path / "kernel.txt"
+    text.write_text("hello")
+    with pytest.raises(UsageError, match="cannot tell the kernel language from the extension"):
+        request_for(text)
+    with pytest.raises(UsageError, match="--kernel selects a kernel of a scenario or kernel-instantiation"):
+        request_for(SHADERS / "reduce.cl", "reduce")
+    with pytest.raises(InputError, match="no such file"):
+        request_for(tmp_path / "missing.comp")
