@@ -24,6 +24,8 @@ COMMAND_MODULES = (
     "devices",
     "verify",
     "capture",
+    "import",
+    "export",
     "snapshot",
     "listing",
     "partition-sweep",
@@ -56,7 +58,8 @@ def build_parser(argv: Sequence[str] | None = None, *, only_named: bool = False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         if named is None or name == named:
-            importlib.import_module(f"kernellab.commands.{name.replace('-', '_')}").register(sub)
+            module = "import_" if name == "import" else name.replace('-', '_')  # `import` is a keyword
+            importlib.import_module(f"kernellab.commands.{module}").register(sub)
     return parser
 
 
