@@ -168,3 +168,21 @@ def test_decode_model_converter_conv_with_placeholder(tmp_path):
     weights = np.frombuffer(g.constant_data(0), np.float32)
     assert weights.shape == (18,) and weights[0] == 1.0 and weights[9] == 0.5
     assert g.resources[g.constants[0].resource].shape == (2, 3, 3, 1)
+
+
+def test_ports_and_binding_checks():
+    data, _, _ = encoded_vgf()
+    g = vgf.parse(data, "g.vgf")
+    inp, out = g.port(0), g.port(1)
+    assert inp.name == "image_in" and out.name == "image_out" and g.port(9) is None
+    # input: a [1, 8, 8, 3] R32_SFLOAT tensor
+    assert g.binding_problem(inp, "tensor", [1, 8, 8, 3], "VK_FORMAT_R32_SFLOAT") is None
+    assert g.binding_problem(inp, "tensor", [1, 8, 8, 4], "VK_FORMAT_R32_SFLOAT") == (
+        "VGF input 'image_in' (binding 0) has shape [1, 8, 8, 3], the tensor has dims [1, 8, 8, 4]")
+    assert g.binding_problem(inp, "tensor", [1, 8, 8, 3], "VK_FORMAT_R16_SFLOAT") == (
+        "VGF input 'image_in' (binding 0) has format VK_FORMAT_R32_SFLOAT, the tensor has VK_FORMAT_R16_SFLOAT")
+    assert "is a tensor, not a buffer" in g.binding_problem(inp, "buffer", [], "", size=4)
+    # output: a storage image [1, 8, 8, 4] (NHWC) of R8_SINT -> scenario dims [1, W, H, 1]
+    assert g.binding_problem(out, "image", [1, 8, 8, 1], "VK_FORMAT_R8_SINT") is None
+    assert "needs dims [1, 8, 8, 1], not [1, 4, 8, 1]" in g.binding_problem(out, "image", [1, 4, 8, 1], "VK_FORMAT_R8_SINT")
+    assert vgf.image_dims((6, 10, 4)) == (1, 10, 6, 1)

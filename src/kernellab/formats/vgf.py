@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from kernellab.errors import InputError, MissingToolError
 from kernellab.formats import vkformat
 
@@ -160,6 +162,48 @@ class VgfFile:
         make = {"module": vgf.CreateModuleTableDecoder, "constant": vgf.CreateConstantDecoder}[section]
         return make(view, size)
 
+    def port(self, binding: int) -> Port | None:
+        """The sequence input or output a ``dispatch_graph`` binding with this ``id`` supplies.
+
+        Arm's runner matches a binding's ``id`` (not its ``set``) against the binding numbers
+        of the model sequence's inputs, then outputs; bindings matching neither are ignored.
+        """
+        return next((p for p in (*self.inputs, *self.outputs) if p.binding == binding), None)
+
+    def binding_problem(self, port: Port, kind: str, shape: tuple[int, ...] | list[int], fmt: str,
+                        size: int | None = None) -> str | None:
+        """Why a scenario resource cannot fill ``port``, or None if it can (Arm's checks).
+
+        ``kind`` is ``tensor``, ``image`` or ``buffer``; ``shape`` is a tensor's ``dims`` (``[]``
+        for rank 0) or an image's ``dims`` (``[1, W, H, 1]``); ``fmt`` a VkFormat name; ``size``
+        a buffer's byte size.
+        """
+        res = port.resource
+        where = f"VGF {'output' if port in self.outputs else 'input'} {port.name!r} (binding {port.binding})"
+        dtype = res.descriptor_type or ""
+        if dtype.endswith(("_STORAGE_BUFFER", "_UNIFORM_BUFFER")):
+            if kind != "buffer":
+                return f"{where} is a buffer, not a {kind}"
+            fmt_info = vkformat.by_value(res.format_value)
+            want = int(np.prod(res.shape, dtype=np.int64)) * (fmt_info.element_size if fmt_info else 1)
+            return None if size == want else f"{where} expects a buffer of {want} bytes, not {size}"
+        if dtype == "VK_DESCRIPTOR_TYPE_TENSOR_ARM":
+            if kind != "tensor":
+                return f"{where} is a tensor, not a{'n' if kind == 'image' else ''} {kind}"
+            if tuple(shape) != res.shape:
+                return f"{where} has shape {list(res.shape)}, the tensor has dims {list(shape)}"
+        elif dtype.endswith(("_STORAGE_IMAGE", "_COMBINED_IMAGE_SAMPLER")):
+            if kind != "image":
+                return f"{where} is an image, not a {kind}"
+            want_dims = image_dims(res.shape)
+            if tuple(shape) != want_dims:
+                return f"{where} has shape {list(res.shape)}, so the image needs dims {list(want_dims)}, not {list(shape)}"
+        else:
+            return f"{where} has descriptor type {dtype or 'none'}, which a scenario resource cannot fill"
+        if fmt != res.format:
+            return f"{where} has format {res.format}, the {kind} has {fmt}"
+        return None
+
     def summary(self) -> dict[str, Any]:
         """A JSON-ready description (for ``kernellab`` listings and error messages)."""
         from dataclasses import asdict
@@ -173,6 +217,12 @@ class VgfFile:
             "inputs": [{"name": p.name, "binding": p.binding, "resource": p.resource.index} for p in self.inputs],
             "outputs": [{"name": p.name, "binding": p.binding, "resource": p.resource.index} for p in self.outputs],
         }
+
+
+def image_dims(vgf_shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """Scenario image ``dims`` ``[1, W, H, 1]`` for a VGF image shape (HWC or NHWC), as Arm's runner maps it."""
+    h_index = 0 if len(vgf_shape) == 3 else 1
+    return (1, int(vgf_shape[h_index + 1]), int(vgf_shape[h_index]), 1)
 
 
 @functools.lru_cache(maxsize=1)
