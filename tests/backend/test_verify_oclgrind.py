@@ -204,3 +204,45 @@ def test_cli_verified_exit_zero(tmp_path: Path, capsys: pytest.CaptureFixture[st
     path = write(tmp_path, "reduce", REDUCE, REDUCE_ARGS, [256], [64], "reduce")
     assert _cli(path, as_json=False) == 0
     assert "verified" in capsys.readouterr().out
+
+
+def _scenario(tmp_path: Path, source: str) -> Path:
+    import numpy as np
+    (tmp_path / "k.cl").write_text(source)
+    np.save(tmp_path / "in.npy", np.arange(64, dtype=np.float32))
+    np.save(tmp_path / "push.npy", np.frombuffer(np.float32(2).tobytes() + np.uint32(64).tobytes(), np.uint8))
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({
+        "resources": [
+            {"shader": {"uid": "k", "src": "k.cl", "type": "OpenCL-C", "entry": "scale", "push_constants_size": 8,
+                        "specialization_constants": [{"id": 0, "value": 16}, {"id": 3, "value": 16}]}},
+            {"buffer": {"uid": "out", "size": 256, "shader_access": "writeonly"}},
+            {"buffer": {"uid": "in", "size": 256, "shader_access": "readonly", "src": "in.npy"}},
+            {"raw_data": {"uid": "push", "src": "push.npy"}}],
+        "commands": [{"dispatch_compute": {"shader_ref": "k", "push_data_ref": "push", "rangeND": [4],
+                                           "bindings": [{"set": 0, "id": 0, "resource_ref": "out"},
+                                                        {"set": 0, "id": 1, "resource_ref": "in"}]}}]}))
+    return path
+
+
+SCENARIO_KERNEL = """\
+__kernel void scale(float s, __global float *out, __local float *tile, __global const float *in, uint n) {
+  uint i = get_global_id(0);
+  tile[get_local_id(0)] = in[i];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (i < n) out[i] = tile[(get_local_id(0) + 1) % get_local_size(0)] * s;
+}
+"""
+
+
+def test_scenario_clean_and_racy(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    clean = verify(_scenario(tmp_path / "a", SCENARIO_KERNEL), fmt="scenario")
+    assert clean.verdict == "verified"
+    racy_src = SCENARIO_KERNEL.replace("  barrier(CLK_LOCAL_MEM_FENCE);\n", "")
+    racy = verify(_scenario(tmp_path / "b", racy_src), fmt="scenario")
+    race = next(f for f in racy.findings if f.kind == "data-race")
+    # findings point at the scenario's own kernel file and dispatch command
+    assert race.location["file"] == str((tmp_path / "b" / "k.cl").resolve())
+    assert "scenario command /commands/0" in race.detail

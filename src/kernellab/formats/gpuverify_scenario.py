@@ -180,6 +180,15 @@ def import_instantiations(path: str | Path, output_dir: str | Path, *, index: in
     return scenario_path
 
 
+def dispatch_pointers(path: str | Path) -> list[str]:
+    """JSON pointers of a scenario's dispatch_compute commands, in order: instantiation i of an
+    exported file came from ``dispatch_pointers(S)[i]``."""
+    data = gpuverify.read_json(path)
+    cmds = data.get("commands", []) if isinstance(data, dict) else []
+    return [json_pointer(["commands", n]) for n, c in enumerate(cmds)
+            if isinstance(c, dict) and "dispatch_compute" in c]
+
+
 @dataclass
 class _Dispatch:
     index: int
@@ -190,8 +199,11 @@ class _Dispatch:
 def export_scenario(path: str | Path, output_dir: str | Path, *, device: str | None = None,
                     report: Report | None = None) -> Path:
     """Write ``output_dir/instantiations.json``: one instantiation per OpenCL C dispatch of the
-    scenario, with each bound buffer's contents at that dispatch (the scenario is run on an
-    OpenCL device up to each dispatch to know them)."""
+    scenario, with each bound buffer's contents at that dispatch (the dispatches before the last
+    are run on an OpenCL device to know them).
+
+    Returns the file; ``export_scenario.last_commands`` is not kept: the i-th instantiation is the
+    i-th ``dispatch_compute`` of the scenario (see :func:`dispatch_pointers`)."""
     from kernellab import model as m
     from kernellab.backends.base import ProgramSpec, SpecConstant
     from kernellab.formats import npy
@@ -296,10 +308,10 @@ def export_scenario(path: str | Path, output_dir: str | Path, *, device: str | N
                 if shader.build_options:
                     inst["compiler_flags"] = shader.build_options
                 insts.append(inst)
-                # run it so the next dispatch sees this one's results
-                backend.dispatch(program, d.command.workgroups,
-                                 {(b.set, b.id): buffers[b.resource_ref] for b in d.command.bindings}, push)
-                backend.submit()
+                if k + 1 < len(dispatches):  # run it so the next dispatch sees its results (the last need not run)
+                    backend.dispatch(program, d.command.workgroups,
+                                     {(b.set, b.id): buffers[b.resource_ref] for b in d.command.bindings}, push)
+                    backend.submit()
             result = out / "instantiations.json"
             with outs.open(result) as fh:
                 fh.write((json.dumps(insts, indent=2) + "\n").encode())

@@ -66,7 +66,6 @@ def _run_instantiations(path: str, index: int | None, seed: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m kernellab.verify.harness")
     p.add_argument("file")
-    p.add_argument("--format", default="kernel-instantiation")
     p.add_argument("--index", type=int)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
@@ -75,11 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     from kernellab.errors import InputError, KernellabError
     opencl.force_build_options("-cl-opt-disable")
     try:
-        if args.format == "kernel-instantiation":
-            _run_instantiations(args.file, args.index, args.seed)
-        else:
-            from kernellab.verify.scenario_launch import run_scenario_on_oclgrind
-            run_scenario_on_oclgrind(args.file, mark)
+        _run_instantiations(args.file, args.index, args.seed)
     except InputError as exc:
         mark("input-error", problems=[{"file": p.file, "where": p.where, "message": p.message}
                                       for p in exc.problems])

@@ -41,8 +41,8 @@ def _python() -> tools.Tool:
     return tools.Tool("python", Path(sys.executable))
 
 
-def harness_argv(path: Path, fmt: str, index: int | None, seed: int) -> list[str]:
-    args = ["-m", "kernellab.verify.harness", str(path), "--format", fmt, "--seed", str(seed)]
+def harness_argv(path: Path, index: int | None, seed: int) -> list[str]:
+    args = ["-m", "kernellab.verify.harness", str(path), "--seed", str(seed)]
     if index is not None:
         args += ["--index", str(index)]
     return args
@@ -56,7 +56,9 @@ def verify(path: str | Path, *, fmt: str = "kernel-instantiation", index: int | 
     repro command.
     """
     path = Path(path)
-    proc = _python().run(harness_argv(path, fmt, index, seed), what=f"verifying {path} on Oclgrind",
+    if fmt == "scenario":
+        return _verify_scenario(path, index=index, seed=seed, timeout=timeout)
+    proc = _python().run(harness_argv(path, index, seed), what=f"verifying {path} on Oclgrind",
                          timeout=timeout)
     text = proc.stderr.decode(errors="replace")
     messages, events = fnd.parse_stream(text)
@@ -76,3 +78,30 @@ def verify(path: str | Path, *, fmt: str = "kernel-instantiation", index: int | 
                     (l["kernel"] for l in launches if l["index"] == e["index"]), None), e["index"]))
     truncated = "suppressing further errors" in text
     return VerifyResult(path, fnd.group(found), launches, truncated, len(messages))
+
+
+def _verify_scenario(path: Path, *, index: int | None, seed: int, timeout: float | None) -> VerifyResult:
+    """A scenario's OpenCL C dispatches are exported as kernel instantiations (each with its
+    buffers' contents at that dispatch) and those are checked; findings point back at the
+    scenario's kernel files and dispatch commands."""
+    import tempfile
+    from kernellab.formats import gpuverify_scenario as conv
+    from kernellab.formats.scenario import load_scenario
+    scenario, _ = load_scenario(path)
+    sources = {f"{r.uid}.cl": str(r.src_path) for r in scenario.resources if getattr(r, "kind", "") == "shader"}
+    pointers = conv.dispatch_pointers(path)
+    with tempfile.TemporaryDirectory(prefix="kernellab-verify-") as tmp:
+        exported = conv.export_scenario(path, tmp, device="Portable")
+        result = verify(exported, index=index, seed=seed, timeout=timeout)
+        for f in result.findings:
+            for a in f.accesses:
+                if a.location and a.location.get("file"):
+                    a.location["file"] = sources.get(Path(a.location["file"]).name, a.location["file"])
+            if f.instantiation is not None and f.instantiation < len(pointers):
+                f.detail = (f.detail + "; " if f.detail else "") + f"scenario command {pointers[f.instantiation]}"
+        for launch in result.launches:
+            launch["kernel_file"] = sources.get(Path(str(launch.get("kernel_file", ""))).name,
+                                                launch.get("kernel_file"))
+            launch["filled"] = []
+    result.file = path
+    return result
