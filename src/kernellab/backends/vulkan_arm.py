@@ -176,7 +176,8 @@ def generate_cdef(extensions: Sequence[str] = DECLARED_EXTENSIONS) -> tuple[str,
         for en in ext.enums:
             need(en.name)
         for cmd in ext.commands:
-            need(cmd.returnType) if cmd.returnType != "void" else None
+            if cmd.returnType != "void":
+                need(cmd.returnType)
             for p in cmd.params:
                 need(p.type)
             decls.append(_strip_api(cmd.cFunctionPointer))
