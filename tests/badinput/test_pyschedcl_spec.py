@@ -153,11 +153,20 @@ def test_resolve_shapes(tmp_path):
 
 
 def test_resolve_buffer_sizes(tmp_path):
-    found = resolve_bad(tmp_path, outputBuffers=[{"break": 1, "pos": 2, "size": "dataset + 1", "type": "float"}],
-                        inputBuffers=[{"break": 1, "pos": 0, "size": "dataset", "type": "float"},
-                                      {"break": 0, "pos": 1, "size": "dataset - 64", "type": "float"}])
-    assert "multiple of globalWorkSize[0] = 64" in found["/outputBuffers/0/size"]
+    found = resolve_bad(tmp_path, inputBuffers=[{"break": 1, "pos": 0, "size": "dataset", "type": "float"},
+                                                {"break": 0, "pos": 1, "size": "dataset - 64", "type": "float"}])
     assert "at least 1 element" in found["/inputBuffers/1/size"]
+
+
+def test_split_needs_whole_rows(tmp_path):
+    # an NDRange padded past the data is fine unsplit, but cannot be split by rows
+    path = spec_file(tmp_path, outputBuffers=[{"break": 1, "pos": 2, "size": "dataset + 1", "type": "float"}])
+    kernel = load_spec(path).resolve({"dataset": 64})
+    with pytest.raises(InputError) as info:
+        kernel.check_splittable()
+    found = problems(info.value)
+    assert "65 elements (dataset + 1) must be a multiple of globalWorkSize[0] = 64" in found["/outputBuffers/0/size"]
+    assert "partition 0 or 10" in found["/outputBuffers/0/size"]
 
 
 def test_resolve_argument_values(tmp_path):

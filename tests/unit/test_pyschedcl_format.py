@@ -147,3 +147,18 @@ def test_validate_spec(tmp_path):
     with pytest.raises(InputError) as info:
         validate_spec(path, {"m1": 41, "n1": 8, "p1": 6, "TS": 2})
     assert info.value.problems[0].where == "/localWorkSize"
+
+
+def test_source_in_sibling_kernel_src(tmp_path):
+    """PySchedCL's layout: specs in info/, kernels in kernel_src/."""
+    (tmp_path / "info").mkdir()
+    (tmp_path / "kernel_src").mkdir()
+    (tmp_path / "kernel_src" / "gemm.cl").write_text("// kernel")
+    p = tmp_path / "info" / "gemm.json"
+    p.write_text(json.dumps(FULL))
+    assert load_spec(p).src == tmp_path / "kernel_src" / "gemm.cl"
+    (tmp_path / "kernel_src" / "gemm.cl").unlink()
+    from kernellab.errors import InputError
+    with pytest.raises(InputError) as info:
+        load_spec(p)
+    assert info.value.problems[0].where == "/src" and "kernel_src" in info.value.problems[0].message

@@ -223,6 +223,18 @@ class ResolvedKernel:
         """The split of the first dimension must fall on a multiple of this many work-items."""
         return self.local_size[0] if self.local_size else 1
 
+    def check_splittable(self) -> None:
+        """A split needs every ``break: 1`` buffer to hold a whole number of elements per work-item
+        of dimension 0 (an unsplit run does not)."""
+        g0 = self.global_size[0]
+        problems = [Problem(self.spec.file, b.spec.size.where,
+                            f"a buffer with break: 1 is split with dimension 0 of the NDRange, so its {b.count} elements "
+                            f"({b.spec.size.text}) must be a multiple of globalWorkSize[0] = {g0}; run it with "
+                            "partition 0 or 10, or give it break: 0")
+                    for b in self.buffers if b.spec.breakable and b.count % g0]
+        if problems:
+            raise InputError(problems)
+
     def split_point(self, partition: int | None = None) -> int:
         """Work-items of dimension 0 that go to the GPU-class part for partition P (0..10):
         P/10 of them, rounded to the nearest multiple of the local size."""
@@ -400,8 +412,15 @@ def spec_from_data(data: Any, file: str, base_dir: Path, root: Sequence[str | in
         c.add([*root, "src"], f"expected the path of the OpenCL C file, got {json.dumps(src)}")
     else:
         src_path = (base_dir / src) if not Path(src).is_absolute() else Path(src)
+        if not src_path.is_file() and not Path(src).is_absolute():
+            # PySchedCL keeps specs in info/ and their kernels in a sibling kernel_src/
+            alt = base_dir.parent / "kernel_src" / src
+            if alt.is_file():
+                src_path = alt
         if not src_path.is_file():
-            c.add([*root, "src"], f"kernel source {src!r} not found (looked for {src_path})")
+            c.add([*root, "src"], f"kernel source {src!r} not found (looked for {src_path}"
+                                  + (f" and {base_dir.parent / 'kernel_src' / src}" if not Path(src).is_absolute() else "")
+                                  + ")")
 
     wd = _int_field(c, data, "workDimension", root, lo=1, hi=3)
     partition = _int_field(c, data, "partition", root, lo=0, hi=10, required=False)
@@ -590,10 +609,6 @@ def _resolve(spec: KernelSpec, variables: dict[str, Any], partition: int | None)
             continue
         if n < 1:
             c.add(b.size.where, f"a buffer needs at least 1 element, got {n} ({b.size.text})")
-            continue
-        if b.breakable and gws and n % gws[0]:
-            c.add(b.size.where, f"a buffer with break: 1 is split with dimension 0 of the NDRange, so its {n} elements "
-                                f"({b.size.text}) must be a multiple of globalWorkSize[0] = {gws[0]}")
             continue
         buffers.append(ResolvedBuffer(b, n))
     local_bytes = {}

@@ -377,6 +377,8 @@ def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndar
     g0 = kernel.global_size[0]
     t0 = time.perf_counter()
     parts = [_Part(role, session.lanes[role], start, count) for role, start, count in plan_parts(kernel, p)]
+    if len(parts) > 1:
+        kernel.check_splittable()
     mf = cl.mem_flags
     results: dict[int, np.ndarray] = {b.pos: (np.array(host[b.pos], copy=True) if b.spec.written_by_kernel else host[b.pos])
                                       for b in kernel.buffers}
