@@ -216,12 +216,19 @@ def test_run_from_cli_namespace(tmp_path):
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--output", type=Path)
+    parser.add_argument("--profiling-dump-path", type=Path)
     add_spec_arguments(parser)
     path = vecadd_spec(tmp_path)
     b = np.full(48, 2.0, dtype=np.float32)
     np.save(tmp_path / "b.npy", b)
     args = parser.parse_args(["--set", "dataset=48", "--partition", "4", "--devices", "cpu", "--seed", "9",
-                              "--input", f"1={tmp_path / 'b.npy'}", "--output", str(tmp_path / "o")])
+                              "--input", f"1={tmp_path / 'b.npy'}", "--output", str(tmp_path / "o"),
+                              "--profiling-dump-path", str(tmp_path / "profile.json")])
     assert run_from_cli(path, args) == 0
+    profile = json.loads((tmp_path / "profile.json").read_text())
+    assert profile["partition"] == 4 and [p["role"] for p in profile["parts"]] == ["gpu", "cpu"]
+    assert sum(p["items"] for p in profile["parts"]) == 48
+    assert all(c["end_ns"] >= c["start_ns"] for p in profile["parts"] for c in p["commands"])
+    assert "kernel" in {c["command"] for c in profile["parts"][1]["commands"]}
     a = fill_inputs(load_spec(path).resolve({"dataset": 48}), seed=9)[0]
     assert np.array_equal(np.load(tmp_path / "o" / "arg2.npy"), a + b)

@@ -560,9 +560,11 @@ def write_outputs(kernel: ResolvedKernel, outputs: Mapping[int, np.ndarray], out
 
 def run_spec(path: str | Path, output_dir: str | Path | None, *, variables: Mapping[str, Any] | None = None,
              partition: int | None = None, devices: str | Sequence[str] | None = None, seed: int = 0,
-             inputs: Mapping[int, str | Path] | None = None, split: str = "subbuffer", quiet: bool = False) -> int:
+             inputs: Mapping[int, str | Path] | None = None, split: str = "subbuffer", quiet: bool = False,
+             profiling_path: str | Path | None = None) -> int:
     """Run a PySchedCL kernel spec: ``kernellab run SPEC.json --set dataset=N [--partition P]
-    [--devices CPU,GPU] [--seed S] [--input POS=FILE.npy] --output DIR``. Returns the exit status."""
+    [--devices CPU,GPU] [--seed S] [--input POS=FILE.npy] --output DIR``. Returns the exit status.
+    ``profiling_path`` receives every command's device times as JSON (``--profiling-dump-path``)."""
     import sys
 
     from kernellab.formats.pyschedcl import load_spec
@@ -574,12 +576,29 @@ def run_spec(path: str | Path, output_dir: str | Path | None, *, variables: Mapp
     with Session(cpu, gpu) as session:
         result = execute(session, kernel, host, kernel.partition, split)
         written = write_outputs(kernel, result.outputs, output_dir) if output_dir is not None else []
+        if profiling_path is not None:
+            import json
+
+            from kernellab.outputs import write_text
+
+            write_text(profiling_path, json.dumps(profile_document(kernel, session, result), indent=2) + "\n")
         if not quiet:
             parts = ", ".join(f"{t.role} part {t.count} work-items on {t.device} ({t.kernel_ns / 1e3:.1f} us)"
                               for t in result.parts)
             print(f"{spec.name}: NDRange {list(kernel.global_size)}, partition {result.partition}: {parts}; "
                   f"{len(written)} output file{'s' if len(written) != 1 else ''} in {output_dir}", file=sys.stderr)
     return 0
+
+
+def profile_document(kernel: ResolvedKernel, session: Session, result: RunResult) -> dict[str, Any]:
+    """A partitioned run's timings: each part's commands with their device times (ns)."""
+    return {"kind": "kernellab.partition-profile", "kernel": kernel.spec.name, "spec": kernel.spec.file,
+            "global_size": list(kernel.global_size), "partition": result.partition, "split": result.split,
+            "wall_s": result.wall_s, "makespan_ns": result.device_ns,
+            "parts": [{"role": t.role, "device": t.device, "first_item": t.start, "items": t.count,
+                       "kernel_ns": t.kernel_ns,
+                       "commands": [{"command": label, "start_ns": a, "end_ns": b} for label, a, b in t.events]}
+                      for t in result.parts]}
 
 
 def add_spec_arguments(parser: Any, *, runner: bool = True) -> None:
@@ -626,7 +645,8 @@ def run_from_cli(path: Path, args: Any) -> int:
     return run_spec(path, output, variables=parse_assignments(getattr(args, "set", None)),
                     partition=getattr(args, "partition", None), devices=getattr(args, "devices", None),
                     seed=getattr(args, "seed", 0) or 0, inputs=parse_inputs(getattr(args, "input", None)),
-                    split=getattr(args, "split", None) or "subbuffer")
+                    split=getattr(args, "split", None) or "subbuffer",
+                    profiling_path=getattr(args, "profiling_dump_path", None))
 
 
 # --- the partition sweep ---------------------------------------------------------------------
