@@ -124,3 +124,23 @@ def test_failures_name_the_call_and_result(ml_device):
     with pytest.raises(MemoryError):
         va.check("vkBindTensorMemoryARM", vk.VK_ERROR_OUT_OF_DEVICE_MEMORY)
     va.check("vkCreateTensorARM", vk.VK_SUCCESS)
+
+
+def test_device_features_chain_order(ml_device):
+    _, pd, _, _ = ml_device
+    border = vk.VkPhysicalDeviceCustomBorderColorFeaturesEXT(customBorderColors=True)
+    feats = va.device_features(pd, then=border, robust_buffer_access=True)
+    stypes = []
+    node = vk.ffi.cast("VkBaseOutStructure*", feats.pnext)
+    while node != vk.ffi.NULL:
+        stypes.append(int(node.sType))
+        node = node.pNext
+    assert stypes == [vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                      vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                      vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+                      va.const("VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TENSOR_FEATURES_ARM"),
+                      va.const("VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DATA_GRAPH_FEATURES_ARM"),
+                      vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_CUSTOM_BORDER_COLOR_FEATURES_EXT]
+    assert feats.enabled.robustBufferAccess == 1 and feats.enabled.shaderInt64 == 1
+    f12 = vk.ffi.cast("VkPhysicalDeviceVulkan12Features*", vk.ffi.cast("VkBaseOutStructure*", feats.pnext).pNext)
+    assert f12.storageBuffer8BitAccess == 1 and f12.shaderInt8 == 1   # lavapipe has both

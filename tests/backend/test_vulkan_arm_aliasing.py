@@ -44,10 +44,13 @@ def test_tensor_writes_land_in_the_aliased_image(tmp_path: Path):
     pd = next(p for p in vk.vkEnumeratePhysicalDevices(inst)
               if "llvmpipe" in vk.vkGetPhysicalDeviceProperties(p).deviceName)
     qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=0, queueCount=1, pQueuePriorities=[1.0])
-    feats = va.device_features(pd)
+    # the custom-border-color struct stands for whatever features the backend adds after ours
+    border = vk.VkPhysicalDeviceCustomBorderColorFeaturesEXT(customBorderColors=True)
+    feats = va.device_features(pd, then=border)
     dev = vk.vkCreateDevice(pd, vk.VkDeviceCreateInfo(pNext=feats.pnext, pEnabledFeatures=feats.enabled,
                                                       pQueueCreateInfos=[qinfo],
-                                                      ppEnabledExtensionNames=list(va.EXTENSIONS)), None)
+                                                      ppEnabledExtensionNames=[*va.EXTENSIONS,
+                                                                               "VK_EXT_custom_border_color"]), None)
     arm = va.ArmDevice(dev)
     keep: list = []
     try:

@@ -770,7 +770,8 @@ class DeviceFeatures:
     keep: list[Any]
 
 
-def device_features(physical_device: Any, *, tensors: bool = True, data_graph: bool = True) -> DeviceFeatures:
+def device_features(physical_device: Any, *, tensors: bool = True, data_graph: bool = True,
+                    robust_buffer_access: bool = False, then: Any = None) -> DeviceFeatures:
     """The feature chain Arm's runner enables for tensors and graphs, limited to what the device has.
 
     The emulation layer lowers tensors to buffers, so tensor shaders of 8- and 16-bit types need
@@ -778,6 +779,8 @@ def device_features(physical_device: Any, *, tensors: bool = True, data_graph: b
     tensors ``shaderInt64``; pipeline creation fails (``VK_ERROR_UNKNOWN``) without them. Also
     enabled: Vulkan 1.3 ``synchronization2`` (tensor barriers), ``maintenance4``,
     ``pipelineCreationCacheControl``; Vulkan 1.2 ``vulkanMemoryModel``, ``hostQueryReset``.
+    ``then`` is a ``vulkan``-package struct (say ``VkPhysicalDeviceCustomBorderColorFeaturesEXT``)
+    linked at the end of the chain; ``robust_buffer_access`` sets that core feature too.
     """
     vk = _vk()
     vf = vk.ffi
@@ -808,11 +811,17 @@ def device_features(physical_device: Any, *, tensors: bool = True, data_graph: b
     enabled = vf.new("VkPhysicalDeviceFeatures*")
     enabled.shaderInt16 = have2.features.shaderInt16
     enabled.shaderInt64 = have2.features.shaderInt64
+    enabled.robustBufferAccess = bool(robust_buffer_access)
     arm = ml_features(tensors=tensors, data_graph=data_graph)
+    tail = vf.addressof(then) if then is not None and vf.typeof(then).kind == "struct" else then
     if arm:
         f13.pNext = vf.cast("void*", address(arm[0]))
         chain(*arm)
-    return DeviceFeatures(vf.cast("void*", f11), enabled, [f11, f12, f13, enabled, *arm])
+        if tail is not None:
+            arm[-1].pNext = ffi().cast("void*", address(tail))
+    elif tail is not None:
+        f13.pNext = vf.cast("void*", tail)
+    return DeviceFeatures(vf.cast("void*", f11), enabled, [f11, f12, f13, enabled, *arm, then])
 
 
 def ml_features(tensors: bool = True, data_graph: bool = True) -> list[Any]:
