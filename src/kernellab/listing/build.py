@@ -189,11 +189,12 @@ def _debug_line(module: Module, inst: Instruction) -> tuple[str, int] | None:
         return None
     source = module.defs.get(ids[1])
     line_const = module.defs.get(ids[2])
-    if source is None or line_const is None or not line_const.operands:
-        return None
+    if source is None or source.ext_op != "DebugSource" or line_const is None \
+            or line_const.opname != "OpConstant" or not isinstance(line_const.operands[0].value, int):
+        return None  # not what the debug-info grammar says: no line rather than a wrong one
     src_ids = [int(o.value) for o in source.operands if o.role == "id"]
     file = module.strings.get(src_ids[1], "") if len(src_ids) > 1 else ""
-    return (file, int(line_const.operands[0].value))
+    return (file, line_const.operands[0].value)
 
 
 def _functions(module: Module) -> list[_Function]:

@@ -337,10 +337,12 @@ class Decoder:
             m.capabilities.append(str(ops[0].value))
         elif op.startswith("OpType") and inst.result is not None:
             t = TypeInfo(op)
-            if op == "OpTypeInt":
-                t.width, t.signed = int(ops[0].value), bool(ops[1].value)
-            elif op == "OpTypeFloat":
+            if op in ("OpTypeInt", "OpTypeFloat"):
                 t.width = int(ops[0].value)
+                if op == "OpTypeInt":
+                    t.signed = bool(ops[1].value)
+                if not 1 <= t.width <= 128:
+                    raise self.fail(f"word {inst.offset}", f"{op} has width {t.width}: not a number type")
             elif op == "OpTypePointer":
                 t.storage = str(ops[0].value)
                 t.args = (int(ops[1].value),)
