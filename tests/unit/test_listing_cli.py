@@ -169,3 +169,38 @@ def test_listing_a_scenario_kernel_at_the_optimized_stage(capsys):
     assert out.startswith("digraph cfg {") and 'label="main";' in out
     assert main(["listing", str(scenario), "--kernel", "add", "--stage", "glsl"]) == 2
     assert "--stage glsl: not a SPIR-V stage (SPIR-V stages here: spirv, spirv-opt)" in capsys.readouterr().err
+
+
+def test_mangled_listings_are_rejected_or_render():
+    """Fields of the spec's example replaced by values of the wrong type (seeded): the validator
+    reports them, and whatever it accepts, every renderer handles."""
+    import random
+
+    from kernellab.listing.iga import validate_listing
+
+    doc = example()
+
+    def paths(o: object, p: tuple = ()):
+        yield p
+        items = o.items() if isinstance(o, dict) else enumerate(o) if isinstance(o, list) else ()
+        for k, v in items:
+            yield from paths(v, (*p, k))
+
+    all_paths = [p for p in paths(doc) if p]
+    values = [None, 1, -3, "x", [], {}, [1, "a"], {"a": 1}, True, 2.5]
+    rng = random.Random(4)
+    rejected = 0
+    for _ in range(1500):
+        d = copy.deepcopy(doc)
+        p = rng.choice(all_paths)
+        target = d
+        for k in p[:-1]:
+            target = target[k]
+        target[p[-1]] = copy.deepcopy(rng.choice(values))
+        if validate_listing(d, "f.json"):
+            rejected += 1
+            continue
+        render.render_text(d)
+        render.render_dot([d])
+        render.render_html([d])
+    assert 0 < rejected < 1500

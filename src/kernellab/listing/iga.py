@@ -121,6 +121,12 @@ def validate_listing(doc: Any, file: str, base: list[str | int] | None = None) -
             for rf, v in lt.items():
                 if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                     c.add([*path, "liveTotals", rf], f"a live total must be a non-negative integer, not {json.dumps(v)}")
+        fm = c.typed(el, "fm", dict, path)
+        if fm is not None:
+            c.typed(fm, "cond", str, [*path, "fm"])
+        c.typed(el, "regDist", str, path)
+        if el.get("sbid") is not None:
+            c.typed(el, "sbid", dict, path, what="an object or null")
         pred = c.typed(el, "pred", dict, path)
         if pred is not None:
             c.typed(pred, "inv", bool, [*path, "pred"])
@@ -160,6 +166,11 @@ def _check_operand(c: _Checker, op: dict, path: list[str | int], refs: list) -> 
         c.add([*path, "kind"], f"operand 'kind' must be one of {', '.join(OPERAND_KINDS)}, not {json.dumps(kind)}")
         return
     c.typed(op, "type", str, path)
+    c.typed(op, "mods", str, path)
+    rgn = c.typed(op, "rgn", dict, path)
+    if rgn is not None:
+        for key in ("h", "v", "w"):
+            c.typed(rgn, key, int, [*path, "rgn"])
     if kind == "RD":
         reg = c.typed(op, "reg", dict, path, required=True)
         if reg is not None:
@@ -178,6 +189,15 @@ def _check_operand(c: _Checker, op: dict, path: list[str | int], refs: list) -> 
         if reg is not None:
             _check_reg(c, reg, [*path, "reg"])
         c.typed(op, "len", int, path)
+    elif kind == "AD":
+        for key in ("areg", "addr", "surf"):
+            sub = c.typed(op, key, dict, path)
+            if sub is not None and key == "areg":
+                _check_reg(c, sub, [*path, key])
+            if sub is not None and key == "addr" and sub.get("reg") is not None:
+                reg = c.typed(sub, "reg", dict, [*path, key])
+                if reg is not None:
+                    _check_reg(c, reg, [*path, key, "reg"])
     for key in ("defs", "uses"):
         if op.get(key) is None:
             continue  # null: dataflow analysis was off
