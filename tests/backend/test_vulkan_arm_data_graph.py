@@ -23,7 +23,7 @@ from kernellab.formats import vgf, vkformat
 
 vk = pytest.importorskip("vulkan")
 pytest.importorskip("vgfpy", reason="pip ai-ml-sdk-vgf-library (kernellab[ml]) decodes VGF files")
-from kernellab.backends import vulkan_arm as va  # noqa: E402
+from kernellab.backends import vulkan_arm as va
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
