@@ -191,14 +191,20 @@ class _Refused(Exception):
         self.reason = reason
 
 
-@dataclass(frozen=True)
 class Expr:
-    """A parsed expression: call :meth:`evaluate` with the variables it names."""
+    """A parsed expression: call :meth:`evaluate` with the variables it names (``names``);
+    ``constant`` when it names none."""
 
-    text: str
-    names: frozenset[str]
-    _run: Callable[[Mapping[str, Any]], Value]
-    constant: bool
+    __slots__ = ("text", "names", "_run", "constant")
+
+    def __init__(self, text: str, names: frozenset[str], run: Callable[[Mapping[str, Any]], Value], constant: bool):
+        self.text = text
+        self.names = names
+        self._run = run
+        self.constant = constant
+
+    def __repr__(self) -> str:
+        return f"Expr({self.text!r})"
 
     def evaluate(self, variables: Mapping[str, Any] | None = None) -> Value:
         try:
