@@ -110,3 +110,57 @@ def test_tensor_dst_npy_matches(arm, tmp_path, name, glsl_type):
     buf = io.BytesIO()
     npy_arm.write(buf, want, (2, 3), fmt.npy_descr)
     assert (out / "t_out.npy").read_bytes() == buf.getvalue()
+
+
+ADD_TOSA = """
+module {
+  func.func @main(%arg0: tensor<1x4xf32>, %arg1: tensor<1x4xf32>) -> tensor<1x4xf32> {
+    %0 = "tosa.const"() <{values = dense<[[1.0, 2.0, 3.0, 4.0]]> : tensor<1x4xf32>}> : () -> tensor<1x4xf32>
+    %1 = tosa.add %arg0, %0 : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    %2 = tosa.add %1, %arg1 : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    return %2 : tensor<1x4xf32>
+  }
+}
+"""
+
+
+def test_graph_command_names_of_arm_0_11(arm, tmp_path):
+    """What Arm's runner 0.11 accepts, for kernellab's aliases (docs/ml-extensions.md):
+    ``dispatch_graph`` and ``dispatch_vgf`` run a VGF ``graph`` resource; ``dispatch_data_graph``
+    and ``dispatch_spirv_graph`` run a graph SPIR-V module from a ``shader`` resource."""
+    import shutil
+    import subprocess
+    import sys
+
+    from kernellab.formats import vgf
+
+    (tmp_path / "add.mlir").write_text(ADD_TOSA)
+    exe = shutil.which("model-converter") or str(Path(sys.executable).parent / "model-converter")
+    subprocess.run([exe, "-i", str(tmp_path / "add.mlir"), "-o", str(tmp_path / "add.vgf")], check=True,
+                   capture_output=True)
+    g = vgf.read(tmp_path / "add.vgf")
+    (tmp_path / "graph.spv").write_bytes(g.module_spirv(0))
+    a, b = np.arange(4, dtype=np.float32).reshape(1, 4), np.full((1, 4), 0.5, np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    want = io.BytesIO()
+    npy_arm.write(want, a + np.array([1, 2, 3, 4], np.float32) + b, (1, 4), "<f4")
+
+    def tensors(dst: str) -> list:
+        t = {"format": "VK_FORMAT_R32_SFLOAT", "dims": [1, 4]}
+        return [{"tensor": {"uid": "a", **t, "shader_access": "readonly", "src": "a.npy"}},
+                {"tensor": {"uid": "b", **t, "shader_access": "readonly", "src": "b.npy"}},
+                {"tensor": {"uid": "o", **t, "shader_access": "writeonly", "dst": dst}}]
+
+    bindings = [{"set": 0, "id": i, "resource_ref": r} for i, r in enumerate("abo")]
+    graph = {"graph": {"uid": "g", "src": "add.vgf"}}
+    shader = {"shader": {"uid": "g", "src": "graph.spv", "type": "SPIR-V", "entry": g.modules[0].entry_point}}
+    for command, resource in [("dispatch_graph", graph), ("dispatch_vgf", graph),
+                              ("dispatch_data_graph", shader), ("dispatch_spirv_graph", shader)]:
+        folder = tmp_path / command
+        folder.mkdir()
+        for f in ("add.vgf", "graph.spv", "a.npy", "b.npy"):
+            shutil.copy(tmp_path / f, folder / f)
+        out = run_arm(arm, folder, [resource, *tensors("o.npy")],
+                      [{command: {"graph_ref": "g", "bindings": bindings}}])
+        assert (out / "o.npy").read_bytes() == want.getvalue(), command
