@@ -92,8 +92,9 @@ def run(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     kernel = spec.resolve(parse_assignments(args.set))
     cpu, gpu = choose_targets(args.devices)
-    host = fill_inputs(kernel, args.seed)
     with Session(cpu, gpu) as session:
+        session.check_fits(kernel)
+        host = fill_inputs(kernel, args.seed)
         points = sweep(session, kernel, host, partitions, args.warmup, args.repeats, args.split)
         best = best_partition(points)
         out = sys.stdout

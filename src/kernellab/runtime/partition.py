@@ -188,6 +188,44 @@ class Session:
                 self._programs[key] = prog
         return prog
 
+    def check_fits(self, kernel: ResolvedKernel) -> None:
+        """Refuse, before allocating anything, buffers, local memory or workgroups larger than a
+        device of this session allows (each problem names its place in the spec)."""
+        problems: list[Problem] = []
+        spec = kernel.spec
+        seen = set()
+        for lane in self.lanes.values():
+            dev = lane.target.device
+            if dev.int_ptr in seen:
+                continue
+            seen.add(dev.int_ptr)
+            name = lane.target.info.name
+            for b in kernel.buffers:
+                if b.nbytes > dev.max_mem_alloc_size:
+                    problems.append(Problem(spec.file, b.spec.size.where,
+                                            f"{b.count} {b.spec.type.name} elements ({b.nbytes} bytes) exceed the largest "
+                                            f"buffer {name} allows ({dev.max_mem_alloc_size} bytes)"))
+            total = sum(b.nbytes for b in kernel.buffers)
+            if total > dev.global_mem_size:
+                problems.append(Problem(spec.file, "/", f"the buffers need {total} bytes, more than the "
+                                                        f"{dev.global_mem_size} bytes of {name}"))
+            local = sum(kernel.local_bytes.values())
+            if local > dev.local_mem_size:
+                where = next(a.where for a in spec.local_args)
+                problems.append(Problem(spec.file, where, f"the local arguments need {local} bytes, more than the "
+                                                          f"{dev.local_mem_size} bytes of local memory of {name}"))
+            if kernel.local_size:
+                items = 1
+                for n in kernel.local_size:
+                    items *= n
+                if items > dev.max_work_group_size:
+                    where = kernel.spec.local_work_size.where if kernel.spec.local_work_size else "/localWorkSize"
+                    problems.append(Problem(spec.file, where, f"a workgroup of {items} work-items "
+                                                              f"({'x'.join(map(str, kernel.local_size))}) is larger than "
+                                                              f"the {dev.max_work_group_size} {name} allows"))
+        if problems:
+            raise InputError(problems)
+
     def kernel(self, context: Any, kernel: ResolvedKernel) -> Any:
         # a fresh cl.Kernel per launch: argument state is per object, and launches may overlap
         return self._cl.Kernel(self.program(context, kernel), kernel.spec.name)
@@ -376,6 +414,7 @@ def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndar
         raise UsageError(f"--partition must be in 0..10, got {p}")
     g0 = kernel.global_size[0]
     t0 = time.perf_counter()
+    session.check_fits(kernel)
     parts = [_Part(role, session.lanes[role], start, count) for role, start, count in plan_parts(kernel, p)]
     if len(parts) > 1:
         kernel.check_splittable()
@@ -572,8 +611,9 @@ def run_spec(path: str | Path, output_dir: str | Path | None, *, variables: Mapp
     spec = load_spec(path)
     kernel = spec.resolve(variables or {}, partition)
     cpu, gpu = choose_targets(devices)
-    host = fill_inputs(kernel, seed, inputs)
     with Session(cpu, gpu) as session:
+        session.check_fits(kernel)  # before the host data is made: a huge size fails here, cheaply
+        host = fill_inputs(kernel, seed, inputs)
         result = execute(session, kernel, host, kernel.partition, split)
         written = write_outputs(kernel, result.outputs, output_dir) if output_dir is not None else []
         if profiling_path is not None:

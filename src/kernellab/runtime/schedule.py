@@ -199,6 +199,7 @@ def execute_plan(session: Session, graph: TaskGraph, the_plan: Plan, seed: int =
     failures: list[BaseException] = []
     # build every program first, so the trace shows execution and not the OpenCL C compiler
     for tid, pt in the_plan.tasks.items():
+        session.check_fits(pt.kernel)
         for lane in pt.lanes:
             session.program(session.lanes[lane].context, pt.kernel)
     # and generate the seeded inputs, so the trace shows the devices' work, not numpy's
