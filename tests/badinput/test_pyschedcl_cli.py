@@ -73,10 +73,10 @@ def test_schedule_bad_timings(tmp_path, capsys):
 
 
 def test_sizes_beyond_the_device_refused_before_allocating(tmp_path, capsys):
-    path = spec_file(tmp_path, localWorkSize="[4096]", varArguments=[{"pos": 3, "type": "int", "value": "1"}])
+    path = spec_file(tmp_path, localWorkSize="[2**20]", varArguments=[{"pos": 3, "type": "int", "value": "1"}])
     (tmp_path / "k.cl").write_text("__kernel void VectorAdd(__global const float* a, __global const float* b, "
                                    "__global float* c, int n) {}")
     rc, err = run(["partition-sweep", str(path), "--set", "dataset=2**50", "--repeats", "1"], capsys)
     assert rc == 2
     assert f"{path}: /inputBuffers/0/size: 1125899906842624 float elements" in err and "exceed the largest" in err
-    assert f"{path}: /localWorkSize: a workgroup of 4096 work-items" in err
+    assert f"{path}: /localWorkSize: a workgroup of 1048576 work-items" in err
