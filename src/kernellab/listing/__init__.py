@@ -7,10 +7,21 @@ HTML; IGA's own listings are read and rendered the same way. See ``docs/listing.
 """
 from __future__ import annotations
 
-from kernellab.listing.build import ListingOptions, build_listings
-from kernellab.listing.iga import load_listings, validate_listing
-from kernellab.listing.render import render_dot, render_html, render_text, summary
-from kernellab.listing.spirv import decode
+import importlib
+from typing import Any
 
-__all__ = ["ListingOptions", "build_listings", "decode", "load_listings", "validate_listing", "render_text",
-           "render_dot", "render_html", "summary"]
+#: public name -> the module that defines it (imported on first use: the CLI loads only what it needs)
+_EXPORTS = {
+    "ListingOptions": "build", "build_listings": "build",
+    "decode": "spirv",
+    "load_listings": "iga", "validate_listing": "iga",
+    "render_text": "render", "render_dot": "render", "render_html": "render", "summary": "render",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kernellab.listing' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"kernellab.listing.{module}"), name)

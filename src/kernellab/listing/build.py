@@ -531,3 +531,4 @@ class _Emitter:
         if self.opts.defs:
             out["defs"] = []
         return out
+
