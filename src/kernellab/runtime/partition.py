@@ -311,6 +311,8 @@ class RunResult:
     wall_s: float
     partition: int
     split: int
+    #: buffer positions handed to the parts as sub-buffers (the others as whole buffers or copies)
+    subbuffers: frozenset[int] = frozenset()
 
     @property
     def device_ns(self) -> int:
@@ -439,6 +441,10 @@ def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndar
             ev = guarded(f"clEnqueueWriteBuffer(arg {b.pos})", cl.enqueue_copy, first_queue, mem, data, is_blocking=False)
             setup_events.append(ev)
             parts[0].events.append(("write", ev))
+    # OpenCL leaves a buffer used concurrently with its own sub-buffers undefined, so a buffer is
+    # split into sub-buffers for every part (each part's rows aligned for its device) or for none
+    subbuffers = {b.pos for b in kernel.buffers
+                  if all(nbytes_rows(b, part.start) % part.lane.align == 0 for part in parts)}
     for part in parts:
         lane = part.lane
         ctx = lane.context
@@ -453,12 +459,12 @@ def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndar
                 parent = parents[pos]
                 if whole or (start_b == 0 and size_b == buf.nbytes):
                     part.args.append(parent)
-                elif start_b % lane.align == 0:
+                elif pos in subbuffers:
                     sub = guarded(f"clCreateSubBuffer(arg {pos})", parent.get_sub_region, start_b, size_b)
                     part.keep.append(sub)
                     part.args.append(sub)
                 else:
-                    # the split is not aligned for a sub-buffer here: a private buffer, copied on device
+                    # the split is not aligned for sub-buffers: private buffers, copied on the device
                     mem = guarded(f"clCreateBuffer(arg {pos} part)", cl.Buffer, ctx, mf.READ_WRITE, size_b)
                     ev = guarded("clEnqueueCopyBuffer", cl.enqueue_copy, lane.queue, mem, parent, byte_count=size_b,
                                  src_offset=start_b, dst_offset=0, wait_for=setup_events or None)
@@ -555,7 +561,9 @@ def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndar
             except cl.Error:  # a queue without profiling
                 pass
         timings.append(PartTiming(part.role, part.lane.target.info.name, part.start, part.count, evs))
-    return RunResult(results, timings, wall, p, kernel.split_point(p))
+    used = frozenset(pos for pos in subbuffers if pos in parents and len(parts) > 1 and split == "subbuffer"
+                     and any(b.pos == pos and b.spec.breakable for b in kernel.buffers))
+    return RunResult(results, timings, wall, p, kernel.split_point(p), used)
 
 
 def _merge(kernel: ResolvedKernel, pos: int, initial: np.ndarray, copies: list[tuple[str, np.ndarray]],
