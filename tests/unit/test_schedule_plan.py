@@ -23,11 +23,11 @@ def setup(tmp: Path, text: str, name: str = "dag.graph") -> Path:
     return p
 
 
-def sweep_doc(tmp: Path, n: int, cpu_s: float, gpu_s: float) -> Path:
+def sweep_doc(tmp: Path, n: int, cpu_s: float, gpu_s: float, splits: dict | None = None) -> Path:
     p = tmp / f"sweep{n}.json"
-    p.write_text(json.dumps({"kind": "kernellab.partition-sweep", "kernel": "k", "global_size": [n],
-                             "points": [{"partition": 0, "makespan_ns": cpu_s * 1e9},
-                                        {"partition": 10, "makespan_ns": gpu_s * 1e9}]}))
+    points = [{"partition": 0, "makespan_ns": cpu_s * 1e9}, {"partition": 10, "makespan_ns": gpu_s * 1e9}]
+    points += [{"partition": q, "makespan_ns": c * 1e9} for q, c in (splits or {}).items()]
+    p.write_text(json.dumps({"kind": "kernellab.partition-sweep", "kernel": "k", "global_size": [n], "points": points}))
     return p
 
 
@@ -95,3 +95,13 @@ def test_workload_detection_and_bad_timings(tmp_path):
     with pytest.raises(InputError) as info:
         Timings.load([bad])
     assert info.value.problems[0].where.startswith("line 1")
+
+
+def test_free_task_may_take_the_best_measured_split(tmp_path):
+    g = load_graph(setup(tmp_path, '0 k.json {"dataset": 64}\n---\n'))
+    t = Timings.load([sweep_doc(tmp_path, 64, cpu_s=0.004, gpu_s=0.003, splits={4: 0.0025, 6: 0.0015, 7: 0.002})])
+    p = plan(g, resolve_graph(g), t)
+    assert (p.tasks["0"].placement, p.tasks["0"].partition) == ("split", 6)
+    assert p.order == {"gpu": ["0"], "cpu": ["0"]}
+    t = Timings.load([sweep_doc(tmp_path, 64, cpu_s=0.004, gpu_s=0.001, splits={6: 0.0015})])
+    assert plan(g, resolve_graph(g), t).tasks["0"].placement == "gpu"

@@ -7,7 +7,8 @@ JSON files when one matches the kernel and its NDRange (P=0 is the CPU-class tim
 GPU-class time, P its split time), else it is estimated as proportional to its work-items (both
 lanes equal, so the plan balances work by size). A task with a partition of its own (task files
 always give one) keeps it: P=0 runs on the CPU-class lane, P=10 on the GPU-class lane and 1..9
-split across both; ``free=True`` lets the policy choose the lane of every task instead.
+split across both; ``free=True`` lets the policy choose for every task: either lane, or the best
+measured split when a sweep measured splits.
 
 Execution follows the plan with one thread per lane; a task starts when its predecessors are
 done, and data moves along the DAG's edges through host memory. The trace records, per task, the
@@ -60,6 +61,11 @@ class Timings:
 
     def cost(self, kernel: ResolvedKernel, partition: int) -> float | None:
         return self.table.get((kernel.spec.name, kernel.global_size), {}).get(partition)
+
+    def partitions(self, kernel: ResolvedKernel) -> dict[int, float]:
+        """The measured split partitions (1..9) of ``kernel`` at its NDRange, with their costs."""
+        points = self.table.get((kernel.spec.name, kernel.global_size), {})
+        return {p: c for p, c in points.items() if 0 < p < 10}
 
 
 @dataclass
@@ -119,7 +125,12 @@ def plan(graph: TaskGraph, kernels: Mapping[str, ResolvedKernel], timings: Timin
     def options(tid: str) -> list[tuple[str, int]]:
         p = graph.tasks[tid].partition
         if p is None or free:
-            return [("gpu", 10), ("cpu", 0)]
+            found = [("gpu", 10), ("cpu", 0)]
+            # a sweep that measured splits offers the best of them too (it takes both lanes)
+            splits = timings.partitions(kernels[tid])
+            if splits:
+                found.append(("split", min(splits, key=lambda q: (splits[q], q))))
+            return found
         return [("gpu", 10)] if p == 10 else [("cpu", 0)] if p == 0 else [("split", p)]
 
     def cost(tid: str, partition: int) -> tuple[float, str]:
