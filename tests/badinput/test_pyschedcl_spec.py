@@ -150,6 +150,10 @@ def test_resolve_shapes(tmp_path):
     assert "whole number" in found["/globalWorkSize"]
     found = resolve_bad(tmp_path, globalWorkSize="[0]")
     assert ">= 1" in found["/globalWorkSize"]
+    found = resolve_bad(tmp_path, globalWorkSize=[10 ** 30], inputBuffers=[
+        {"break": 0, "pos": 0, "size": 10 ** 30, "type": "float"}, {"break": 0, "pos": 1, "size": 1, "type": "float"}])
+    assert "below 2**63" in found["/globalWorkSize"]
+    assert "beyond any device" in found["/inputBuffers/0/size"]
 
 
 def test_resolve_buffer_sizes(tmp_path):

@@ -562,6 +562,9 @@ def _dims(value: Any, n: int, sym: Sym, c: _Collector, what: str) -> tuple[int, 
         if iv < 1:
             c.add(sym.where, f"{what} entries must be >= 1, got {iv} ({sym.text} = {value})")
             return None
+        if iv >= 2 ** 63:
+            c.add(sym.where, f"{what} entries must be below 2**63 (an OpenCL size_t), got {iv}")
+            return None
         out.append(iv)
     return tuple(out)
 
@@ -609,6 +612,9 @@ def _resolve(spec: KernelSpec, variables: dict[str, Any], partition: int | None)
             continue
         if n < 1:
             c.add(b.size.where, f"a buffer needs at least 1 element, got {n} ({b.size.text})")
+            continue
+        if n * b.type.itemsize >= 2 ** 63:
+            c.add(b.size.where, f"{n} elements ({b.size.text}) is beyond any device")
             continue
         buffers.append(ResolvedBuffer(b, n))
     local_bytes = {}
