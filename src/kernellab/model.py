@@ -129,8 +129,9 @@ def _scalar_check(v: Any) -> Any:
 class Node(BaseModel):
     """Base of every JSON object in a scenario: unknown fields are kept (and warned about)."""
 
+    # defer_build: validators are built on first use, so a run pays only for the kinds its file has
     model_config = ConfigDict(extra="allow", strict=True, json_schema_extra={"additionalProperties": False},
-                              populate_by_name=True)
+                              populate_by_name=True, defer_build=True)
 
 
 ACCESS = ("ACCESS_MEMORY_WRITE", "ACCESS_MEMORY_READ", "ACCESS_GRAPH_WRITE", "ACCESS_GRAPH_READ",
