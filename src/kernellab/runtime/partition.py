@@ -31,7 +31,7 @@ import numpy as np
 
 from kernellab.backends.base import DeviceInfo
 from kernellab.errors import CompileError, DeviceError, InputError, KernellabError, Problem, ToolFailure, UsageError
-from kernellab.formats.pyschedcl import ElementType, ResolvedBuffer, ResolvedKernel
+from kernellab.formats.pyschedcl import ResolvedBuffer, ResolvedKernel
 
 log = logging.getLogger("kernellab.partition")
 
