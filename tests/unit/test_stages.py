@@ -111,3 +111,31 @@ def test_sources_pick_the_language_and_refuse_what_they_cannot_tell(tmp_path: Pa
         request_for(SHADERS / "reduce.cl", "reduce")
     with pytest.raises(InputError, match="no such file"):
         request_for(tmp_path / "missing.comp")
+
+
+@pytest.mark.skipif(not HAS_CLANG, reason="needs clang-14, llvm-14 and llvm-spirv-14 (scripts/setup.sh installs them)")
+def test_a_changed_header_makes_a_new_llvm_ir_artifact(tmp_path: Path):
+    (tmp_path / "k.cl").write_text('#include "scale.h"\nkernel void k(global float* a) { a[0] *= SCALE; }\n')
+    header = tmp_path / "scale.h"
+    cache = ArtifactCache(tmp_path / "cache")
+    header.write_text("#define SCALE 2.0f\n")
+    first = Compiler(CompileRequest(tmp_path / "k.cl", "opencl-c"), cache).artifact("llvm-ir")
+    header.write_text("#define SCALE 3.0f\n")
+    second = Compiler(CompileRequest(tmp_path / "k.cl", "opencl-c"), cache).artifact("llvm-ir")
+    assert first.key != second.key
+    text = Compiler(CompileRequest(tmp_path / "k.cl", "opencl-c")).stages["llvm-ir"].to_text(second.data)
+    assert "3.000000e+00" in text
+
+
+def test_a_changed_include_makes_a_new_glsl_spirv_artifact(tmp_path: Path):
+    (tmp_path / "k.comp").write_text('#version 450\n#extension GL_GOOGLE_include_directive : require\n'
+                                      '#include "scale.h"\nlayout(local_size_x = 1) in;\n'
+                                      'layout(set = 0, binding = 0) buffer B { float x[]; } b;\n'
+                                      'void main() { b.x[0] *= SCALE; }\n')
+    header = tmp_path / "scale.h"
+    cache = ArtifactCache(tmp_path / "cache")
+    keys = []
+    for value in ("2.0", "3.0", "2.0"):
+        header.write_text(f"#define SCALE {value}\n")
+        keys.append(Compiler(CompileRequest(tmp_path / "k.comp", "glsl"), cache).artifact("spirv").key)
+    assert keys[0] != keys[1] and keys[0] == keys[2]

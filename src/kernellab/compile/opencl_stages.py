@@ -80,6 +80,8 @@ def _preprocess(src: Artifact, req: CompileRequest) -> bytes:
 
 
 def _llvm_ir(src: Artifact, req: CompileRequest) -> bytes:
+    # ``src`` is the preprocessed text: it keys the artifact (so a changed header is a new
+    # artifact); clang compiles the user's own file, so the repro command is one they can run
     clang = tools.require("clang", "compiling OpenCL C to LLVM IR")
     with tempfile.TemporaryDirectory(prefix="kernellab-clang-") as tmp:
         out = Path(tmp) / "kernel.bc"
@@ -242,8 +244,8 @@ class OpenCLDeviceStage(Stage):
 OPENCL_STAGES: tuple[Stage, ...] = (
     Stage("opencl-c", None, "cl", "cl", description="the OpenCL C source"),
     Stage("preprocessed", _preprocess, "cl", "cl", tools=("clang",),
-          description="OpenCL C after the preprocessor (clang -E)"),
-    Stage("llvm-ir", _llvm_ir, "bc", "ll", _llvm_to_text, tools=("clang", "llvm-dis"), after="opencl-c",
+          description="OpenCL C after the preprocessor (clang -E)", content_keyed=True),
+    Stage("llvm-ir", _llvm_ir, "bc", "ll", _llvm_to_text, tools=("clang", "llvm-dis"), after="preprocessed",
           description="LLVM IR for the SPIR target from clang (binary: bitcode; text: .ll)"),
     Stage("spirv-kernel", _spirv_kernel, "spv", "spvasm", spirv_to_text, tools=("clang", "llvm-dis", "llvm-spirv"),
           description="OpenCL SPIR-V (Kernel capability) from llvm-spirv, validated for opencl1.2"),

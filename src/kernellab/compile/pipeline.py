@@ -79,6 +79,10 @@ class Stage:
     #: the stage the input comes from (None = the previous stage in the mapping)
     after: str | None = None
     description: str = ""
+    #: the output depends on files the compiler opens (includes), which no key can list up front:
+    #: the stage runs every time and its artifact is keyed by its content, so later stages'
+    #: keys change when an included file does (preprocessing is cheap)
+    content_keyed: bool = False
 
     def available(self) -> bool:
         return all(tools.find(t) is not None for t in self.tools)
@@ -157,7 +161,7 @@ def _spirv_source(src: Artifact, req: CompileRequest) -> bytes:
 GLSL_STAGES: tuple[Stage, ...] = (
     Stage("glsl", None, "comp", "comp", description="the GLSL compute shader source"),
     Stage("preprocessed", _glsl_preprocess, "comp", "comp", tools=("glslangValidator",),
-          description="GLSL after the preprocessor (glslangValidator -E)"),
+          description="GLSL after the preprocessor (glslangValidator -E)", content_keyed=True),
     Stage("spirv", _glsl_to_spirv, "spv", "spvasm", spirv_to_text, tools=("glslangValidator",), after="glsl",
           description="SPIR-V from glslang, validated with spirv-val"),
     Stage("spirv-opt", _spirv_opt, "spv", "spvasm", spirv_to_text, tools=("spirv-opt",),
@@ -248,15 +252,19 @@ class Compiler:
                 raise MissingToolError(f"stage {name!r} needs {', '.join(missing)}: "
                                        + "; ".join(tools.PROVIDERS.get(t, "install it") for t in missing))
             src = self.artifact(self._input_of(name, every))
-            key = self._key(name, stage, src) if self.cache else ""
-            data = self.cache.get(key, stage.binary_ext) if self.cache else None
-            if data is None:
+            if stage.content_keyed:
                 data = stage.run(src, self.request)
-                if name in SPIRV_OUTPUTS:
-                    validate_spirv(data, self.request)
-                if self.cache:
-                    self.cache.put(key, stage.binary_ext, data)
-            art = Artifact(name, data, key)
+                art = Artifact(name, data, _digest(name, data))
+            else:
+                key = self._key(name, stage, src) if self.cache else ""
+                data = self.cache.get(key, stage.binary_ext) if self.cache else None
+                if data is None:
+                    data = stage.run(src, self.request)
+                    if name in SPIRV_OUTPUTS:
+                        validate_spirv(data, self.request)
+                    if self.cache:
+                        self.cache.put(key, stage.binary_ext, data)
+                art = Artifact(name, data, key)
         if art.stage in SPIRV_OUTPUTS and stage.run is None:
             validate_spirv(art.data, self.request)
         self._done[name] = art
