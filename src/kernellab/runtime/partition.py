@@ -708,8 +708,10 @@ class SweepPoint:
     makespans_ns: list[int] = field(default_factory=list)
     kernels_ns: list[dict[str, int]] = field(default_factory=list)
     walls_s: list[float] = field(default_factory=list)
-    #: outputs identical to those of the first partition swept
+    #: outputs equal to those of the first partition swept (floats within 1e-5 relative: two
+    #: different devices may round differently); ``identical`` when bit for bit
     consistent: bool = True
+    identical: bool = True
 
     @staticmethod
     def _median(values: Sequence[float]) -> float:
@@ -731,7 +733,8 @@ class SweepPoint:
     def as_json(self) -> dict[str, Any]:
         return {"partition": self.partition, "split": self.split, "makespan_ns": self.makespan_ns,
                 "gpu_kernel_ns": self.kernel_ns("gpu"), "cpu_kernel_ns": self.kernel_ns("cpu"),
-                "wall_s": self.wall_s, "makespans_ns": self.makespans_ns, "consistent": self.consistent}
+                "wall_s": self.wall_s, "makespans_ns": self.makespans_ns, "consistent": self.consistent,
+                "identical": self.identical}
 
 
 def sweep(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndarray],
@@ -749,7 +752,10 @@ def sweep(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndarra
             if reference is None:
                 reference = result.outputs
             elif i == 0:
-                point.consistent = all(np.array_equal(reference[k], v) for k, v in result.outputs.items())
+                point.identical = all(np.array_equal(reference[k], v) for k, v in result.outputs.items())
+                point.consistent = point.identical or all(
+                    np.allclose(reference[k], v, rtol=1e-5, atol=1e-6, equal_nan=True) if v.dtype.kind == "f"
+                    else np.array_equal(reference[k], v) for k, v in result.outputs.items())
             if i >= warmup:
                 point.makespans_ns.append(result.device_ns)
                 point.kernels_ns.append({t.role: t.kernel_ns for t in result.parts})
