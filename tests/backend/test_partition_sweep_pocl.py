@@ -23,7 +23,7 @@ def test_sweep_table_plot_json_and_schedule_timings(tmp_path, capsys):
     sweep = json.loads(doc.read_text())
     assert sweep["kind"] == "kernellab.partition-sweep" and sweep["kernel"] == "VectorAdd"
     assert sweep["global_size"] == [4096] and len(sweep["points"]) == 4
-    assert all(pt["consistent"] and pt["makespan_ns"] > 0 and len(pt["makespans_ns"]) == 2 for pt in sweep["points"])
+    assert all(pt["consistent"] and pt["identical"] and pt["makespan_ns"] > 0 and len(pt["makespans_ns"]) == 2 for pt in sweep["points"])
     assert sweep["best_partition"] == min(sweep["points"], key=lambda p: (p["makespan_ns"], p["partition"]))["partition"]
 
     task = tmp_path / "set.task"
