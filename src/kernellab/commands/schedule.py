@@ -43,14 +43,16 @@ def plot_gantt(trace: dict[str, Any], path: Path) -> None:
     labels = [f"GPU-class\n{trace['lanes']['gpu']}", f"CPU-class\n{trace['lanes']['cpu']}"]
     colors = plt.get_cmap("tab10")
     fig, ax = plt.subplots(figsize=(9, 2.8))
+    span = max([t["end_s"] for t in trace["tasks"]] + [1e-9]) * 1e3
     for n, task in enumerate(trace["tasks"]):
         for lane in task["lanes"]:
             y = lanes.index(lane)
             width = max(task["end_s"] - task["start_s"], 1e-6) * 1e3
             ax.barh(y, width, left=task["start_s"] * 1e3, height=0.6, color=colors(n % 10), edgecolor="black")
-            ax.text(task["start_s"] * 1e3 + width / 2, y, f"{task['id']}:{task['kernel']}"
-                    + (f" P={task['partition']}" if task["placement"] == "split" else ""),
-                    ha="center", va="center", fontsize=7, clip_on=True)
+            label = f"{task['id']}:{task['kernel']}" + (f" P={task['partition']}" if task["placement"] == "split" else "")
+            if width < span * 0.12:  # a narrow bar gets its id only; the trace has the rest
+                label = task["id"] if width >= span * 0.02 else ""
+            ax.text(task["start_s"] * 1e3 + width / 2, y, label, ha="center", va="center", fontsize=7, clip_on=True)
     ax.set_yticks(range(len(lanes)))
     ax.set_yticklabels(labels, fontsize=8)
     ax.invert_yaxis()
