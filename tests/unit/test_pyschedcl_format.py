@@ -162,3 +162,18 @@ def test_source_in_sibling_kernel_src(tmp_path):
     with pytest.raises(InputError) as info:
         load_spec(p)
     assert info.value.problems[0].where == "/src" and "kernel_src" in info.value.problems[0].message
+
+
+def test_json_schema_describes_the_fields():
+    import re
+
+    from kernellab.formats.pyschedcl import json_schema
+
+    schema = json_schema()
+    assert json.loads(json.dumps(schema)) == schema
+    assert set(FULL) - {"depends", "task"} <= set(schema["properties"])
+    pattern = re.compile(schema["properties"]["inputBuffers"]["items"]["properties"]["type"]["pattern"])
+    for ok in ("float", "uint", "float4", "unsigned int", "uchar16"):
+        assert pattern.match(ok), ok
+    for bad in ("float3", "size_t", "vec4"):
+        assert not pattern.match(bad), bad
