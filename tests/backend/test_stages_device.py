@@ -45,3 +45,24 @@ def test_cli_device_stage(tmp_path: Path, capsys):
     assert "define" in out.read_text()
     assert main(["snapshot", str(KERNEL), "--stage", "device-binary", "--device", "no-such-device"]) == 1
     assert "no OpenCL device matches 'no-such-device'" in capsys.readouterr().err
+
+
+def test_dump_skips_device_stages_of_another_backends_device(tmp_path: Path):
+    """A Vulkan run names its Vulkan device: the OpenCL device stages are not that run's to dump."""
+    from kernellab.compile.pipeline import Compiler, dump_stages
+
+    compiler = Compiler(CompileRequest(KERNEL, "opencl-c", device="llvmpipe (LLVM 15.0.6, 256 bits)"))
+    dump_stages(compiler, tmp_path, "k")
+    names = {p.name for p in tmp_path.iterdir()}
+    assert "k.spirv-vulkan.spv" in names and "k.opencl-c.cl" in names
+    assert not any("device" in n for n in names)
+
+
+def test_dump_includes_device_stages_for_an_opencl_device(tmp_path: Path):
+    from kernellab.compile.pipeline import Compiler, dump_stages
+
+    dump_stages(Compiler(CompileRequest(KERNEL, "opencl-c", device="pthread")), tmp_path, "k")
+    names = {p.name for p in tmp_path.iterdir()}
+    assert {"k.device-binary.bin", "k.device-binary.hex.txt"} <= names
+    if HAS_LLVM_DIS:
+        assert {"k.device-llvm-ir.bc", "k.device-llvm-ir.ll"} <= names

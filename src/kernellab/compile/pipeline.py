@@ -301,10 +301,21 @@ def dump_stages(compiler: Compiler, directory: Path, uid: str) -> list[Path]:
     """Write every available stage of a kernel as ``<uid>.<stage>.<ext>`` (text form where one exists)."""
     from kernellab.outputs import write_bytes, write_text
 
+    import logging
+
+    from kernellab.errors import DeviceError
+
     written = []
     stages = compiler.stages
-    for art in compiler.run_all():
-        stage = stages[art.stage]
+    for name, stage in stages.items():
+        try:
+            art = compiler.artifact(name)
+        except DeviceError as exc:
+            if not stage.device_specific:
+                raise
+            # e.g. an OpenCL device's binary while the run is on a Vulkan device: not this run's
+            logging.getLogger("kernellab.compile").warning("%s: stage %s not dumped: %s", uid, name, exc)
+            continue
         if stage.to_text is _utf8:
             path = directory / f"{uid}.{art.stage}.{stage.text_ext}"
             write_bytes(path, art.data)
