@@ -282,39 +282,60 @@ class Capture:
         return {"type": "scalar", "value": hex_value(raw, byteorder)}
 
     def _preprocess(self, kernel_file: str, options: str) -> None:
-        """Write ``kernelN.pre.cl``: the source after the preprocessor, with the build's -D/-I/-U."""
+        """Write ``kernelN.pre.cl``: the source after the preprocessor, with the build's -D/-I/-U
+        (clang -E when installed, else the pure-Python pcpp that pip installs with kernellab)."""
         src = self.directory / kernel_file
         pre = src.with_name(src.stem + ".pre.cl")
         if pre.exists():
             return
-        flags = []
+        flags: list[tuple[str, str]] = []
         words = shlex.split(options)
         for j, w in enumerate(words):
             if w in ("-D", "-I", "-U") and j + 1 < len(words):
-                flags += [w, words[j + 1]]
+                flags.append((w, words[j + 1]))
             elif w[:2] in ("-D", "-I", "-U") and len(w) > 2:
-                flags.append(w)
+                flags.append((w[:2], w[2:]))
         tool = tools.find("clang") or tools.find("clang-14")
-        if tool is not None:
-            argv = ["-E", "-P", "-x", "cl", "-cl-std=CL1.2", "-cl-no-stdinc", *flags, str(src)]
-        else:
-            tool = tools.find("cpp")
-            argv = ["-P", "-undef", "-x", "c", *flags, str(src)]
-        if tool is None:
-            self.notes.append(f"{pre.name} not written: no C preprocessor (clang or cpp) found")
-            return
         try:
-            proc = tool.run(argv, what=f"preprocessing {src.name}")
-        except Exception as exc:
+            if tool is not None:
+                argv = ["-E", "-P", "-x", "cl", "-cl-std=CL1.2", "-cl-no-stdinc",
+                        *[f"{f}{v}" for f, v in flags], str(src)]
+                text = tool.run(argv, what=f"preprocessing {src.name}").stdout
+            else:
+                text = _pcpp(src, flags).encode()
+        except Exception as exc:  # the capture itself stays valid without its .pre.cl
             self.notes.append(f"{pre.name} not written: {exc}")
             return
-        write_bytes(pre, proc.stdout)
+        write_bytes(pre, text)
 
     def write(self) -> Path:
         path = self.directory / CAPTURE_FILE
         self.directory.mkdir(parents=True, exist_ok=True)
         write_text(path, json.dumps(self.launches, indent=2) + "\n")
         return path
+
+
+def _pcpp(src: Path, flags: list[tuple[str, str]]) -> str:
+    import io
+
+    from pcpp import Preprocessor  # type: ignore[import-untyped]
+    p = Preprocessor()
+    p.line_directive = None
+    for flag, value in flags:
+        if flag == "-D":
+            name, _, val = value.partition("=")
+            p.define(f"{name} {val or '1'}")
+        elif flag == "-U":
+            p.undef(value)
+        else:
+            p.add_path(value)
+    p.add_path(str(src.parent))
+    p.parse(src.read_text(), str(src))
+    out = io.StringIO()
+    p.write(out)
+    if p.return_code:
+        raise RuntimeError(f"pcpp reported {p.return_code} error(s) preprocessing {src.name}")
+    return out.getvalue()
 
 
 def _flag_names(value: int) -> list[str]:

@@ -171,3 +171,13 @@ def test_context_manager_api(tmp_path: Path) -> None:
     doc = json.loads((tmp_path / "cap" / "capture.json").read_text())
     assert [d["entry_point"] for d in doc] == ["twice"]
     assert (tmp_path / "cap" / doc[0]["kernel_arguments"][0]["data"]).read_bytes() == data.tobytes()
+
+
+def test_preprocessed_copy_without_clang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # no clang on the machine: the pure-Python preprocessor writes the .pre.cl
+    from kernellab import tools
+    monkeypatch.setattr(tools, "find", lambda name: None)
+    capture_json, _ = run_capture(tmp_path, SEVERAL_WITH_LOCAL)
+    kernel = capture_json.parent / json.loads(capture_json.read_text())[0]["kernel_file"]
+    pre = kernel.with_name(kernel.stem + ".pre.cl").read_text()
+    assert "FACTOR" not in pre and "a * x[i] * 2 + y[i]" in pre
