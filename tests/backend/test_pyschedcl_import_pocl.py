@@ -18,7 +18,7 @@ from kernellab.formats.scenario import load_scenario
 from kernellab import model as m
 from kernellab.runtime.partition import run_spec
 
-from test_partition_pocl import MATMUL, SCALE4, vecadd_spec, write_spec
+from test_partition_pocl import MATMUL, MATVEC, SCALE4, vecadd_spec, write_spec
 
 
 def run_scenario_on_opencl(path: Path) -> dict[str, np.ndarray]:
@@ -86,3 +86,22 @@ def test_import_2d_and_local_arguments(tmp_path):
     out = run_scenario_on_opencl(scenario)
     run_spec(path, tmp_path / "ran4", variables={"dataset": 24}, partition=6, quiet=True)
     assert np.array_equal(out["arg0"].view(np.int32).reshape(24, 4), np.load(tmp_path / "ran4" / "arg0.npy"))
+
+
+def test_import_binds_buffers_in_parameter_order(tmp_path):
+    """Scalars between buffers: binding B is the B-th buffer argument, not argument B."""
+    spec = {"workDimension": 1, "globalWorkSize": "[dataset]",
+            "inputBuffers": [{"break": 1, "pos": 0, "size": "dataset*cols", "type": "float"},
+                             {"break": 0, "pos": 1, "size": "cols", "type": "float"}],
+            "outputBuffers": [{"break": 1, "pos": 4, "size": "dataset", "type": "float"}],
+            "varArguments": [{"pos": 2, "type": "uint", "value": "cols"},
+                             {"pos": 3, "type": "uint", "value": "partition_round(dataset, size_percent)"}]}
+    path = write_spec(tmp_path, "matvec", MATVEC.replace("__global float* y, uint n, uint rows",
+                                                          "uint n, uint rows, __global float* y"), spec)
+    variables = {"dataset": 30, "cols": 7}
+    scenario = import_spec(path, tmp_path / "imp", variables=variables)
+    bindings = json.loads(scenario.read_text())["commands"][0]["dispatch_compute"]["bindings"]
+    assert [(b["id"], b["resource_ref"]) for b in bindings] == [(0, "arg0"), (1, "arg1"), (2, "arg4")]
+    out = run_scenario_on_opencl(scenario)
+    run_spec(path, tmp_path / "ran", variables=variables, partition=5, quiet=True)
+    assert np.array_equal(out["arg4"].view(np.float32), np.load(tmp_path / "ran" / "arg4.npy"))

@@ -1034,7 +1034,8 @@ def import_spec(path: str | Path, output_dir: str | Path, *, variables: Mapping[
                 seed: int = 0, inputs: Mapping[int, str | Path] | None = None, name: str = "scenario.json") -> Path:
     """``kernellab import SPEC.json --set dataset=N -o DIR``: write ``DIR/scenario.json`` (an
     OpenCL-C shader, one buffer per buffer argument with its input data as ``arg<pos>.npy``,
-    the scalars as push constants, one dispatch) plus the kernel source. Running the scenario on
+    bound at set 0 in parameter order, the scalars as push constants, the workgroup size and
+    local argument sizes as specialization constants, one dispatch) plus the kernel source. Running the scenario on
     one OpenCL device computes what ``kernellab run SPEC.json`` computes; a buffer's ``dst`` is
     ``arg<pos>.out.npy`` (raw bytes, as Arm's runner writes buffers)."""
     from kernellab import model as m
@@ -1063,7 +1064,9 @@ def import_spec(path: str | Path, output_dir: str | Path, *, variables: Mapping[
                               build_options=kernel.build_options, push_constants_size=len(push),
                               specialization_constants=spec_consts))
     bindings = []
-    for b in kernel.buffers:
+    # binding B is the B-th buffer argument in parameter order (clspv's layout, which the OpenCL
+    # backend follows too), not the argument's position
+    for binding, b in enumerate(sorted(kernel.buffers, key=lambda r: r.pos)):
         uid = f"arg{b.pos}"
         fields: dict[str, Any] = {"uid": uid, "size": b.nbytes, "shader_access": access[b.spec.kind]}
         if b.spec.read_by_kernel:
@@ -1071,7 +1074,7 @@ def import_spec(path: str | Path, output_dir: str | Path, *, variables: Mapping[
         if b.spec.written_by_kernel:
             fields["dst"] = f"arg{b.pos}.out.npy"
         resources.append(m.Buffer(**fields))
-        bindings.append(m.Binding(set=0, id=b.pos, resource_ref=uid))
+        bindings.append(m.Binding(set=0, id=binding, resource_ref=uid))
     if push:
         resources.append(m.RawData(uid="push_constants", src="push_constants.npy"))
     rangeND = [g // l for g, l in zip(kernel.global_size, local)]
