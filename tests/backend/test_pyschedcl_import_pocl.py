@@ -105,3 +105,16 @@ def test_import_binds_buffers_in_parameter_order(tmp_path):
     out = run_scenario_on_opencl(scenario)
     run_spec(path, tmp_path / "ran", variables=variables, partition=5, quiet=True)
     assert np.array_equal(out["arg4"].view(np.float32), np.load(tmp_path / "ran" / "arg4.npy"))
+
+
+def test_kernellab_run_of_the_imported_scenario(tmp_path):
+    """The whole path a user takes: import, then ``kernellab run scenario.json``."""
+    from kernellab.cli import main
+
+    path = vecadd_spec(tmp_path)
+    scenario = import_spec(path, tmp_path / "imported", variables={"dataset": 160}, seed=11)
+    assert main(["run", str(scenario)]) == 0
+    out = np.load(tmp_path / "imported" / "arg2.out.npy")
+    assert out.dtype == np.int8 and out.shape == (640,)  # Arm's runner writes buffers as raw bytes
+    run_spec(path, tmp_path / "ran", variables={"dataset": 160}, seed=11, partition=7, quiet=True)
+    assert np.array_equal(out.view(np.float32), np.load(tmp_path / "ran" / "arg2.npy"))
