@@ -202,7 +202,6 @@ class Capture:
 
     def _record_launch(self, queue: Any, kernel: Any, global_size: Any, local_size: Any, global_offset: Any,
                        g_times_l: bool, site: dict[str, Any] | None) -> None:
-        import pyopencl as cl
         with self._lock:
             n = len(self.launches)
             prog = self._programs.get(kernel.program.int_ptr)

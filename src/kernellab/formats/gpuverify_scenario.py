@@ -11,7 +11,6 @@ the push constants packed in order, the work-group size is specialization consta
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -21,7 +20,7 @@ import numpy as np
 from kernellab.backends.opencl import KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram
 from kernellab.errors import InputError, Problem, json_pointer
 from kernellab.formats import gpuverify
-from kernellab.outputs import OutputSet, write_text
+from kernellab.outputs import OutputSet
 
 Report = Callable[[str], None]
 

@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 MARK = "@@kernellab"
@@ -40,7 +41,7 @@ def _run_instantiations(path: str, index: int | None, seed: int) -> None:
     from kernellab.runtime.instantiation import build, prepare, select
 
     insts, _ = gpuverify.load(path)
-    chosen = select(insts, index, gpuverify.Path(path))
+    chosen = select(insts, index, Path(path))
     backend = OpenCLBackend.open("Oclgrind")
     try:
         for inst in chosen:
