@@ -388,12 +388,13 @@ class _Part:
     count: int
     args: list[Any] = field(default_factory=list)
     events: list[tuple[str, Any]] = field(default_factory=list)
-    #: (pos, device buffer, byte offset into the host array, nbytes, full-size copy?) to read back
+    #: (pos, device buffer, byte offset into the host array, nbytes) to read back
     reads: list[tuple[int, Any, int, int]] = field(default_factory=list)
-    #: break:0 written buffers read whole, merged after the run
+    #: break:0 written buffers of a context of its own: (pos, device buffer), then (pos, host copy)
     merges: list[tuple[int, Any]] = field(default_factory=list)
     #: private copies of sub-regions to copy back into a shared parent after the kernel
     copy_back: list[tuple[Any, Any, int, int]] = field(default_factory=list)
+    #: objects that must outlive the enqueued commands (host slices, sub-buffers, kernels)
     keep: list[Any] = field(default_factory=list)
 
 
