@@ -99,7 +99,8 @@ def _spirv_kernel(src: Artifact, req: CompileRequest) -> bytes:
         inp, out = Path(tmp) / "kernel.bc", Path(tmp) / "kernel.spv"
         inp.write_bytes(src.data)
         # SPIR-V 1.0 is what OpenCL 1.2 runtimes (and the validator's opencl1.2 rules) accept
-        llvm_spirv.run(["--spirv-max-version=1.0", str(inp), "-o", str(out)], what=f"translating {req.source} to SPIR-V", error=CompileError)
+        llvm_spirv.run(["--spirv-max-version=1.0", str(inp), "-o", str(out)],
+                       what=f"translating {req.source} to SPIR-V", error=CompileError)
         data = out.read_bytes()
     # OpenCL-flavoured SPIR-V (Kernel capability): valid for OpenCL runtimes, not for Vulkan
     validate_spirv(data, CompileRequest(req.source, req.language, target_env="opencl1.2"))

@@ -24,7 +24,8 @@ def language_of(path: Path) -> str:
     if head in (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03"):
         return "spirv"
     raise UsageError(f"{path}: cannot tell the kernel language from the extension "
-                     f"(known: {', '.join(sorted(EXTENSIONS))}; or a scenario/kernel-instantiation .json with --kernel)")
+                     f"(known: {', '.join(sorted(EXTENSIONS))}; "
+                     "or a scenario/kernel-instantiation .json with --kernel)")
 
 
 def request_for(path: str | Path, kernel: str | None = None, *, build_options: str | None = None,

@@ -120,7 +120,8 @@ def validate_listing(doc: Any, file: str, base: list[str | int] | None = None) -
         if lt is not None:
             for rf, v in lt.items():
                 if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                    c.add([*path, "liveTotals", rf], f"a live total must be a non-negative integer, not {json.dumps(v)}")
+                    c.add([*path, "liveTotals", rf],
+                          f"a live total must be a non-negative integer, not {json.dumps(v)}")
         fm = c.typed(el, "fm", dict, path)
         if fm is not None:
             c.typed(fm, "cond", str, [*path, "fm"])

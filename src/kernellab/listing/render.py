@@ -102,7 +102,8 @@ def operand_text(op: dict[str, Any], spirv: bool, ambiguous: frozenset[str] = fr
     prefix = ("-" if "n" in mods else "") + ("(abs)" if "a" in mods else "")
     typ = f":{op['type']}" if op.get("type") and not spirv else ""
     if kind == "RD":
-        return prefix + _reg(op.get("reg"), spirv, op.get("symbol"), ambiguous) + ("" if spirv else _rgn(op.get("rgn"))) + typ
+        reg = _reg(op.get("reg"), spirv, op.get("symbol"), ambiguous)
+        return prefix + reg + ("" if spirv else _rgn(op.get("rgn"))) + typ
     if kind == "RI":
         areg = op.get("areg") or {}
         return f"{prefix}r[{areg.get('rn', 'a')}{areg.get('r', 0)}.{areg.get('sr', 0)},{op.get('aoff', 0)}]" \
@@ -279,10 +280,12 @@ def _live_svg(listing: dict[str, Any]) -> str:
     parts = [f'<svg width="{w}" height="{h + 2 * pad}" viewBox="0 0 {w} {h + 2 * pad}">',
              f'<rect x="{pad}" y="{pad}" width="{w - 2 * pad}" height="{h}" fill="none" stroke="#999"/>',
              f'<text x="2" y="{pad + 4}">{peak}</text><text x="2" y="{pad + h}">0</text>',
-             f'<text x="{pad}" y="{h + 2 * pad - 6}">instruction 0 .. {len(insts) - 1}: live totals per register file</text>']
+             f'<text x="{pad}" y="{h + 2 * pad - 6}">instruction 0 .. {len(insts) - 1}: '
+             'live totals per register file</text>']
     n = max(len(insts) - 1, 1)
     for k, rf in enumerate(files):
-        pts = " ".join(f"{pad + (w - 2 * pad) * i / n:.1f},{pad + h - h * (inst.get('liveTotals') or {}).get(rf, 0) / peak:.1f}"
+        pts = " ".join(f"{pad + (w - 2 * pad) * i / n:.1f},"
+                       f"{pad + h - h * (inst.get('liveTotals') or {}).get(rf, 0) / peak:.1f}"
                        for i, inst in enumerate(insts))
         color = colors[k % len(colors)]
         parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{pts}"/>')
