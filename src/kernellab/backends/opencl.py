@@ -487,3 +487,19 @@ class OpenCLBackend(Backend):
         except Exception:  # closing after a device error must not hide that error
             pass
         self._recorded.clear()
+
+
+def scenario_program_spec(shader: Any, uid: str, slots: tuple = (), where: tuple[str, str] = ("", "")) -> ProgramSpec:
+    """The :class:`ProgramSpec` for a scenario shader run on this backend: OpenCL C source as is
+    (``build_options`` to the compiler, ``include_dirs`` as ``-I``). Other shader types cannot
+    run here; ``where`` is (file, JSON pointer) of the shader for that error."""
+    from kernellab.backends.base import SpecConstant
+    from kernellab.errors import InputError
+    if shader.type != "OpenCL-C":
+        raise InputError.at(where[0], where[1] or "/resources",
+                            f"shader \"{shader.uid}\" is {shader.type}; the OpenCL backend runs OpenCL-C shaders "
+                            "only (run on Vulkan for GLSL and SPIR-V)")
+    options = " ".join([shader.build_options, *(f"-I{p}" for p in getattr(shader, "include_paths", ()))]).strip()
+    return ProgramSpec(uid=uid, code=shader.src_path.read_bytes(), language="opencl-c", entry=shader.entry,
+                       specialization=tuple(SpecConstant(s.id, s.value) for s in shader.specialization_constants),
+                       push_constants_size=shader.push_constants_size, slots=tuple(slots), build_options=options)
