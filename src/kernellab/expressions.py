@@ -302,11 +302,11 @@ _FAST_INT_OPS: dict[str, Callable[[int, int], int]] = {
 # --- the parser: tokens -> closures -------------------------------------------------------------
 
 _TOKEN = re.compile(r"""\s*(?:
-    (?P<name>[^\W\d]\w*(?!['"]))
+    (?P<string>[rRbBuUfF]{0,2}['"])
+  | (?P<name>[^\W\d]\w*)
   | (?P<number>0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+
               |(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][-+]?\d[\d_]*)?[jJ]?)
   | (?P<op>\*\*=?|//=?|<<=?|>>=?|<=|>=|==|!=|:=|->|[-+*/%()\[\],<>.{}:;=~&|^@!`$?\\])
-  | (?P<string>[rRbBuUfF]{0,2}(?:'|"))
   | (?P<other>\S))""", re.VERBOSE | re.DOTALL)
 
 _INT_PREFIXES = ("0x", "0X", "0o", "0O", "0b", "0B")

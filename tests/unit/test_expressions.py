@@ -38,6 +38,9 @@ from kernellab.expressions import ExpressionError
     ("m1*p1", {"m1": 3, "p1": 5}, 15),
     ("1e3", {}, 1000.0),
     ("  dataset  ", {"dataset": 2}, 2),
+    ("fr + rb", {"fr": 1, "rb": 2}, 3),  # string prefixes are names unless a quote follows
+    ("0x10 + 0b11 + 0o7 + 1_000", {}, 1042),
+    (".5 + 1.", {}, 1.5),
 ])
 def test_valid(text, variables, expected):
     assert ex.evaluate(text, variables) == expected
@@ -69,6 +72,7 @@ def test_names_are_recorded():
     ("lambda: 1", 1, "lambda is not allowed"),
     ("'abc'", 1, "a string is not allowed"),
     ("f'{x}'", 1, "a string is not allowed"),
+    ("dataset'", 8, "a string is not allowed"),
     ("[x for x in y]", 4, "a comprehension"),
     ("(x for x in y)", 4, "a comprehension"),
     ("1 if x else 2", 3, "a conditional expression"),
