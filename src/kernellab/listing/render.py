@@ -307,9 +307,10 @@ def _cfg_svg(listing: dict[str, Any]) -> str:
              '<path d="M0,0 L8,4 L0,8 z" fill="#555"/></marker></defs>']
     for k, b in enumerate(bl):
         y = 10 + row * k
-        parts.append(f'<rect x="{mid}" y="{y}" width="{bw}" height="{row - 8}" rx="3" fill="#eef" stroke="#88a"/>')
         label = html.escape(f"L{b.label['id']} {b.name}  ({len(b.instructions)})")  # type: ignore[index]
-        parts.append(f'<text x="{mid + 6}" y="{y + 13}">{label}</text>')
+        # each block links to its rows in the listing table
+        parts.append(f'<a href="#L{b.label["id"]}"><rect x="{mid}" y="{y}" width="{bw}" height="{row - 8}" '  # type: ignore[index]
+                     f'rx="3" fill="#eef" stroke="#88a"/><text x="{mid + 6}" y="{y + 13}">{label}</text></a>')
     for k, b in enumerate(bl):
         for s in b.label.get("succs") or []:  # type: ignore[union-attr]
             t = pos.get(int(s))
