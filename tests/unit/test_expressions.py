@@ -39,7 +39,7 @@ from kernellab.expressions import ExpressionError
     ("1e3", {}, 1000.0),
     ("  dataset  ", {"dataset": 2}, 2),
     ("fr + rb", {"fr": 1, "rb": 2}, 3),  # string prefixes are names unless a quote follows
-    ("0x10 + 0b11 + 0o7 + 1_000", {}, 1042),
+    ("0x10 + 0b11 + 0o7 + 1_000", {}, 1026),
     (".5 + 1.", {}, 1.5),
 ])
 def test_valid(text, variables, expected):
