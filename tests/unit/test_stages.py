@@ -139,3 +139,28 @@ def test_a_changed_include_makes_a_new_glsl_spirv_artifact(tmp_path: Path):
         header.write_text(f"#define SCALE {value}\n")
         keys.append(Compiler(CompileRequest(tmp_path / "k.comp", "glsl"), cache).artifact("spirv").key)
     assert keys[0] != keys[1] and keys[0] == keys[2]
+
+
+def test_spirv_assembly_is_a_source_language(tmp_path: Path, capsys):
+    from kernellab.cli import main
+
+    src = tmp_path / "k.spvasm"
+    src.write_text("""
+               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main"
+               OpExecutionMode %main LocalSize 1 1 1
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+               OpReturn
+               OpFunctionEnd
+""")
+    assert list(Compiler(CompileRequest(src, "spirv-asm")).stages) == ["spirv-asm", "spirv", "spirv-opt"]
+    assert main(["listing", str(src), "--format", "text"]) == 0
+    assert "OpReturn" in capsys.readouterr().out
+    src.write_text("OpCapability Shader\n%x = OpNoSuchThing\n")
+    assert main(["snapshot", str(src), "--stage", "spirv"]) == 2
+    err = capsys.readouterr().err
+    assert "assembling" in err and "OpNoSuchThing" in err and "repro: " in err

@@ -328,4 +328,4 @@ def dump_stages(compiler: Compiler, directory: Path, uid: str) -> list[Path]:
 
 
 # other languages register their stage tables on import (kept last: they import this module)
-from kernellab.compile import opencl_stages  # noqa: E402,F401
+from kernellab.compile import opencl_stages, spirv_asm_stages  # noqa: E402,F401

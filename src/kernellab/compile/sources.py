@@ -8,7 +8,8 @@ from kernellab.compile.pipeline import CompileRequest
 from kernellab.errors import InputError, UsageError
 
 #: file extension -> source language
-EXTENSIONS = {".comp": "glsl", ".glsl": "glsl", ".spv": "spirv", ".cl": "opencl-c", ".ocl": "opencl-c"}
+EXTENSIONS = {".comp": "glsl", ".glsl": "glsl", ".spv": "spirv", ".spvasm": "spirv-asm", ".cl": "opencl-c",
+              ".ocl": "opencl-c"}
 _LANGUAGE_OF_SHADER_TYPE = {"GLSL": "glsl", "SPIR-V": "spirv", "OpenCL-C": "opencl-c"}
 
 
