@@ -138,23 +138,49 @@ class Capture:
 
         def set_args(orig: Any) -> Any:
             def set_args(knl: Any, *values: Any) -> Any:
-                rec = cap._kernel(knl)
-                rec.args.update(enumerate(values))
                 site = _call_site("clSetKernelArg")
                 if site:
-                    rec.calls["clSetKernelArg"] = site
+                    cap._kernel(knl).calls["clSetKernelArg"] = site
                 return orig(knl, *values)
             return set_args
 
         def kernel_call(orig: Any) -> Any:
-            def __call__(knl: Any, queue: Any, global_size: Any, local_size: Any, *values: Any, **kw: Any) -> Any:
-                rec = cap._kernel(knl)
-                rec.args.update(enumerate(values))
+            def __call__(knl: Any, *args: Any, **kw: Any) -> Any:
                 site = _call_site("clSetKernelArg")
                 if site:
-                    rec.calls["clSetKernelArg"] = site
-                return orig(knl, queue, global_size, local_size, *values, **kw)
+                    cap._kernel(knl).calls["clSetKernelArg"] = site
+                return orig(knl, *args, **kw)
             return __call__
+
+        # pyopencl's generated argument setters end in these three: they see every argument
+        # with its OpenCL index, whatever Python objects (Arrays, offsets, packed scalars) the
+        # caller passed
+        def set_arg_multi(orig: Any) -> Any:
+            def _set_arg_multi(knl: Any, pairs: Any) -> Any:
+                rec = cap._kernel(knl)
+                for j in range(0, len(pairs), 2):
+                    rec.args[int(pairs[j])] = pairs[j + 1]
+                return orig(knl, pairs)
+            return _set_arg_multi
+
+        def set_arg_buf_multi(orig: Any) -> Any:
+            def _set_arg_buf_multi(knl: Any, pairs: Any) -> Any:
+                rec = cap._kernel(knl)
+                for j in range(0, len(pairs), 2):
+                    rec.args[int(pairs[j])] = bytes(pairs[j + 1])
+                return orig(knl, pairs)
+            return _set_arg_buf_multi
+
+        def set_arg_buf_pack_multi(orig: Any) -> Any:
+            def _set_arg_buf_pack_multi(knl: Any, triples: Any) -> Any:
+                import struct
+                rec = cap._kernel(knl)
+                for j in range(0, len(triples), 3):
+                    char = triples[j + 1]
+                    char = char.decode() if isinstance(char, bytes) else str(char)
+                    rec.args[int(triples[j])] = struct.pack(char, triples[j + 2])
+                return orig(knl, triples)
+            return _set_arg_buf_pack_multi
 
         def enqueue(orig: Any) -> Any:
             # pyopencl's own parameter names, so keyword calls keep working
@@ -178,6 +204,9 @@ class Capture:
         patch(_cl.Kernel, "set_arg", set_arg)
         patch(_cl.Kernel, "set_args", set_args)
         patch(_cl.Kernel, "__call__", kernel_call)
+        patch(_cl.Kernel, "_set_arg_multi", set_arg_multi)
+        patch(_cl.Kernel, "_set_arg_buf_multi", set_arg_buf_multi)
+        patch(_cl.Kernel, "_set_arg_buf_pack_multi", set_arg_buf_pack_multi)
         patch(_cl, "enqueue_nd_range_kernel", enqueue)
         self._saved.append((cl, "enqueue_nd_range_kernel", cl.enqueue_nd_range_kernel))
         cl.enqueue_nd_range_kernel = _cl.enqueue_nd_range_kernel
@@ -244,6 +273,10 @@ class Capture:
                  cl.kernel_arg_address_qualifier.CONSTANT: "constant"}.get(
             kernel.get_arg_info(i, cl.kernel_arg_info.ADDRESS_QUALIFIER), "private")
         type_name = kernel.get_arg_info(i, cl.kernel_arg_info.TYPE_NAME).strip()
+        if hasattr(value, "base_data") and hasattr(value, "offset"):
+            # a pyopencl Array: the kernel gets its whole base buffer (pyopencl passes any offset
+            # as a separate argument)
+            value = value.base_data
         if isinstance(value, cl.LocalMemory):
             return {"type": "array", "size": int(value.size), "address_space": "local"}
         if isinstance(value, cl.Sampler):
@@ -261,8 +294,6 @@ class Capture:
                     "flags": flags, "data": name}
         if value is None:
             return {"type": "array", "address_space": space if space != "private" else "global"}
-        if hasattr(value, "base_data") and hasattr(value, "offset"):  # a pyopencl.array.Array
-            raise RuntimeError(f"argument {i} is a pyopencl Array; pass its .data")
         # a by-value argument: numpy scalars and arrays carry their bytes; Python numbers take the
         # parameter's declared type
         if isinstance(value, (np.generic, np.ndarray)):

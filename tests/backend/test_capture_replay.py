@@ -181,3 +181,20 @@ def test_preprocessed_copy_without_clang(tmp_path: Path, monkeypatch: pytest.Mon
     kernel = capture_json.parent / json.loads(capture_json.read_text())[0]["kernel_file"]
     pre = kernel.with_name(kernel.stem + ".pre.cl").read_text()
     assert "FACTOR" not in pre and "a * x[i] * 2 + y[i]" in pre
+
+
+def test_pyopencl_array_expressions(tmp_path: Path) -> None:
+    # pyopencl.array arithmetic: generated kernels, Array arguments expanded to buffer + offset
+    import pyopencl as cl
+    import pyopencl.array as cla
+    platform = [p for p in cl.get_platforms() if "Portable" in p.name][0]
+    ctx = cl.Context(platform.get_devices())
+    queue = cl.CommandQueue(ctx)
+    with kernellab.capture(tmp_path / "cap") as cap:
+        a = cla.to_device(queue, np.arange(1000, dtype=np.float32))
+        b = cla.to_device(queue, np.ones(1000, dtype=np.float32))
+        result = (a + 2 * b).get()
+    assert cap.notes == [] and len(cap.launches) == 2
+    run_instantiations(tmp_path / "cap" / "capture.json", tmp_path / "out", device="Portable", report=lambda s: None)
+    replayed = np.frombuffer((tmp_path / "out" / "1" / "arg0.bin").read_bytes(), np.float32)
+    np.testing.assert_array_equal(replayed, result)
