@@ -19,6 +19,15 @@ HAS_CLSPV = tools.find("clspv") is not None or importlib.util.find_spec("pyclspv
 SHADERS = Path(__file__).parent / "shaders"
 
 
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path):
+    """Commands cache artifacts; tests keep theirs out of the user's cache."""
+    from kernellab import config
+
+    with config.override(cache_dir=tmp_path / "cache"):
+        yield
+
+
 def example() -> dict:
     return json.loads(EXAMPLE.read_text())
 

@@ -17,6 +17,15 @@ SHADERS = Path(__file__).parent / "shaders"
 HAS_CLANG = all(tools.find(t) is not None for t in ("clang", "llvm-spirv", "llvm-dis"))
 
 
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path):
+    """Commands cache artifacts; tests keep theirs out of the user's cache."""
+    from kernellab import config
+
+    with config.override(cache_dir=tmp_path / "cache"):
+        yield
+
+
 def test_opencl_stage_table_in_issue_order():
     assert list(all_stages("opencl-c")) == ["opencl-c", "preprocessed", "llvm-ir", "spirv-kernel", "spirv-vulkan",
                                             "device-binary", "device-llvm-ir"]
