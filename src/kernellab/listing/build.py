@@ -20,7 +20,6 @@ _CONSTANT_OPS = frozenset({
     "OpSpecConstant", "OpSpecConstantTrue", "OpSpecConstantFalse", "OpSpecConstantComposite",
     "OpSpecConstantOp", "OpConstantSampler", "OpUndef",
 })
-_LINE_OPS = frozenset({"OpLine", "OpNoLine"})
 
 
 @dataclass(frozen=True)
