@@ -233,3 +233,10 @@ def test_invalid_value_when_stages_cannot_be_queried():
 def test_errors_are_kernellab_errors():
     assert issubclass(InvalidArgValue, (SnapshotError, ValueError))
     assert InvalidArgValue.exit_status == 2
+
+
+def test_devices_from_a_backends_device_info():
+    from kernellab.backends.base import DeviceInfo
+
+    info = DeviceInfo("opencl", 0, "pthread-AMD EPYC", "cpu")
+    assert Device.from_info(info) == Device("pthread-AMD EPYC", "opencl")

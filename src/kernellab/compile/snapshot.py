@@ -69,6 +69,11 @@ class Device:
     name: str = ""
     backend: str = "vulkan"
 
+    @classmethod
+    def from_info(cls, info: Any) -> "Device":
+        """The device a backend enumerated (``kernellab.backends.base.DeviceInfo``)."""
+        return cls(str(info.name), str(info.backend))
+
 
 #: a program's device when none is given: Vulkan (whose stages do not depend on the device) for
 #: GLSL and SPIR-V, the default OpenCL device for OpenCL C
