@@ -16,8 +16,16 @@ from kernellab.listing.spirv import decode
 
 ROOT = Path(__file__).resolve().parents[2]
 SHADERS = Path(__file__).parent / "shaders"
-GLSL_FILES = sorted({*ROOT.glob("tests/**/*.comp"), *ROOT.glob("examples/**/*.comp")})
-CL_FILES = sorted({*ROOT.glob("tests/**/*.cl"), *ROOT.glob("examples/**/*.cl")})
+
+
+def _suite_files(pattern: str) -> list[Path]:
+    """The suite's kernels, less the deliberately broken ones of the bad-input tests."""
+    found = {*ROOT.glob(f"tests/**/{pattern}"), *ROOT.glob(f"examples/**/{pattern}")}
+    return sorted(p for p in found if "badinput" not in p.relative_to(ROOT).parts)
+
+
+GLSL_FILES = _suite_files("*.comp")
+CL_FILES = _suite_files("*.cl")
 
 
 def spirv_dis(data: bytes) -> str:
