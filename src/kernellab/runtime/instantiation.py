@@ -310,7 +310,10 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
                         data = same if same is not None else be.read_buffer(buf)
                         outs.bytes(dest / f"arg{n}.bin",
                                    _from_device_order(data, launch.array_dtypes.get(n), inst.byteorder))
-            outs.commit()
+            written = outs.commit()
+        where = f"; {len(written)} output file{'s' if len(written) != 1 else ''} in {output_dir}" \
+            if output_dir is not None else ""
+        report(f"{path}: ran {len(chosen)} launch{'es' if len(chosen) != 1 else ''} on {be.device.name}{where}")
     finally:
         if own:
             be.close()
