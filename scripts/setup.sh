@@ -7,7 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for pkg in libvulkan1 mesa-vulkan-drivers binutils; do
+pkgs=(libvulkan1 mesa-vulkan-drivers binutils)
+# the test suite also exercises the OpenCL C stages that clang and llvm-spirv provide
+[ "${1:-}" = test ] && pkgs+=(clang-14 llvm-14 llvm-spirv-14)
+for pkg in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -35,7 +38,12 @@ target="."
 stamp=".venv/.kernellab-installed-${1:-main}"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     echo "setup: installing kernellab ($target) into .venv" >&2
-    .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e "$target"
+    # some machines' pip config names local indexes that may be absent: keep that noise out
+    pip_install() {
+        .venv/bin/python -m pip install -q --disable-pip-version-check "$@" 2>&1 \
+            | { grep -v "^WARNING: Location '" || true; } >&2
+    }
+    pip_install --upgrade pip || { echo "setup: upgrading pip failed" >&2; exit 1; }
+    pip_install -e "$target" || { echo "setup: pip install -e '$target' failed" >&2; exit 1; }
     touch "$stamp"
 fi
