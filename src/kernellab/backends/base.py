@@ -127,6 +127,8 @@ class ImageSpec:
     storage: bool = False
     tiling: str | None = None  # "LINEAR" | "OPTIMAL" | None (the backend picks)
     sampler: SamplerSpec = SamplerSpec()
+    #: a tensor shares its memory (VK_ARM_tensors image aliasing)
+    tensor_aliasing: bool = False
 
 
 class Image(abc.ABC):
@@ -176,6 +178,9 @@ class BackendOptions:
     timestamps: bool = False
     #: file for a persistent pipeline cache (VkPipelineCache / program binaries); None = none
     pipeline_cache_file: str | None = None
+    #: the workload has tensors or graphs: open the device with VK_ARM_tensors/VK_ARM_data_graph
+    #: (through Arm's ML emulation layer when the driver lacks them)
+    ml: bool = False
 
 
 class Backend(abc.ABC):
