@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from kernellab.backends.base import UnsupportedError
+from kernellab.backends.base import ImageSpec, UnsupportedError
 from kernellab.backends.vkcore import checked
 from kernellab.errors import DeviceError
 from kernellab.formats import vkformat
@@ -63,6 +63,24 @@ class TensorSpec:
     tiling: str | None = None          # "LINEAR" | "OPTIMAL"; None = LINEAR
     strides: tuple[int, ...] | None = None
     image_aliasing: bool = False
+    #: uid of the image (in the same memory group) whose texels this tensor views; a LINEAR
+    #: tensor takes the image's row pitch as its strides
+    alias_image: str | None = None
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    uid: str
+    size: int
+
+
+class AlignmentError(UnsupportedError):
+    """A memory-group offset the device cannot bind a resource at."""
+
+    def __init__(self, index: int, offset: int, alignment: int, uid: str):
+        self.index, self.offset, self.alignment, self.uid = index, offset, alignment, uid
+        super().__init__(f"offset {offset} is not a multiple of the {alignment}-byte alignment this device "
+                         f"requires for \"{uid}\"")
 
 
 @dataclass
@@ -277,6 +295,89 @@ class VulkanTensorSupport:
         mem.mapping = None
         self.vk.vkUnmapMemory(self.handle, mem.handle)
         self.vk.vkFreeMemory(self.handle, mem.handle, None)
+
+    # --- memory shared by several resources -----------------------------------------------------
+    def alloc_group(self, members: Sequence[tuple[BufferSpec | ImageSpec | TensorSpec, int]]) -> list[Any]:
+        """Create resources bound into one allocation at their byte offsets (a ``memory_group``).
+
+        Images are created first, so a tensor viewing one (``alias_image``) can take its row pitch;
+        the allocation is host-visible, zeroed, and as large as the furthest member end. Raises
+        :class:`AlignmentError` (with the member's index) when the device cannot bind at an offset.
+        """
+        images: dict[str, tuple[Any, Any]] = {}
+        unbound: list[tuple[str, Any, int, int, int]] = [None] * len(members)  # type: ignore[list-item]
+        order = sorted(range(len(members)), key=lambda i: not isinstance(members[i][0], ImageSpec))
+        extra_offset = [0] * len(members)
+        try:
+            for i in order:
+                spec, offset = members[i]
+                if isinstance(spec, ImageSpec):
+                    handle, req, info = self._create_image_unbound(spec)  # type: ignore[attr-defined]
+                    images[spec.uid] = (handle, info)
+                    unbound[i] = ("image", (handle, info), int(req.size), int(req.alignment), int(req.memoryTypeBits))
+                elif isinstance(spec, TensorSpec):
+                    if spec.alias_image is not None and spec.alias_image in images and spec.tiling != "OPTIMAL":
+                        strides, base = self._alias_strides(spec, images[spec.alias_image])
+                        spec = TensorSpec(spec.uid, spec.format, spec.dims, "LINEAR", strides, True, spec.alias_image)
+                        extra_offset[i] = base
+                    t = self.create_tensor(spec)
+                    unbound[i] = ("tensor", t, t.size, t.alignment, t.memory_type_bits)
+                else:
+                    handle, req = self._create_buffer_handle(spec.size, spec.uid)  # type: ignore[attr-defined]
+                    unbound[i] = ("buffer", handle, int(req.size), int(req.alignment), int(req.memoryTypeBits))
+            bits = -1
+            end = 1
+            for i, (kind, obj, size, align, type_bits) in enumerate(unbound):
+                offset = members[i][1] + extra_offset[i]
+                if offset % align:
+                    uid = members[i][0].uid
+                    raise AlignmentError(i, members[i][1], align, uid)
+                bits &= type_bits
+                end = max(end, offset + size)
+            if bits == 0:
+                raise UnsupportedError("the resources of a memory group have no memory type in common: "
+                                       + ", ".join(m[0].uid for m in members))
+        except BaseException:
+            for entry in unbound:
+                if entry is None:
+                    continue
+                kind, obj = entry[0], entry[1]
+                if kind == "tensor":
+                    self._free_tensor(obj)
+                elif kind == "image":
+                    self.vk.vkDestroyImage(self.handle, obj[0], None)
+                else:
+                    self.vk.vkDestroyBuffer(self.handle, obj, None)
+            raise
+        memory = self.host_memory(end, bits, "memory group " + "+".join(m[0].uid for m in members))
+        memory.array.fill(0)
+        out: list[Any] = []
+        for i, (kind, obj, size, _, _) in enumerate(unbound):
+            spec, offset = members[i]
+            if kind == "tensor":
+                self.bind_tensor(obj, memory, offset + extra_offset[i])
+                out.append(obj)
+            elif kind == "image":
+                out.append(self._finish_image(spec, obj[0], obj[1], memory, offset))  # type: ignore[attr-defined]
+            else:
+                out.append(self._bind_buffer(obj, memory, offset, spec))  # type: ignore[attr-defined]
+        return out
+
+    def _alias_strides(self, spec: TensorSpec, image: tuple[Any, Any]) -> tuple[tuple[int, ...], int]:
+        """Strides of a LINEAR tensor viewing a LINEAR image, as Arm's runner sets them, and the
+        byte offset of the image's texels in its memory."""
+        vk = self.vk
+        handle, info = image
+        layout = vk.vkGetImageSubresourceLayout(self.handle, handle, vk.VkImageSubresource(
+            aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, arrayLayer=0))
+        fmt = vkformat.lookup(spec.format)
+        assert fmt is not None
+        element = fmt.texel_size
+        channels = int(spec.dims[-1])
+        strides = [int(layout.rowPitch), element * channels, element]
+        if len(spec.dims) == 4:
+            strides.insert(0, int(layout.depthPitch) or int(layout.size))
+        return tuple(strides[-len(spec.dims):]), int(layout.offset)
 
     # --- commands ------------------------------------------------------------------------------
     def tensor_barrier(self, barriers: Sequence[tuple[VulkanTensor, Sequence[str], str, Sequence[str], str]]) -> None:

@@ -1,0 +1,184 @@
+"""Checks of a scenario's tensors, shared memory and graphs, run by :mod:`kernellab.formats.scenario`.
+
+Each problem names the JSON pointer of the value at fault:
+
+- a tensor's format must be a tensor format; its ``src`` ``.npy`` shaped by ``dims`` with the
+  format's dtype;
+- a tensor viewing an image (``alias_target``, or a ``memory_group`` member at the image's
+  offset) needs dims ``[H, W, C]`` or ``[1, H, W, C]`` of the image, elements the size of the
+  image's components, and an image of one mip level;
+- a ``memory_group`` offset must be a multiple of the member's element (texel) size; the
+  device's own alignment is checked when the group is created;
+- a ``dispatch_graph``'s bindings must match the VGF's inputs and outputs (shape, format),
+  ``shader_substitutions`` must name placeholder modules of the VGF and shader resources.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from kernellab import model as m
+from kernellab.errors import InputError
+from kernellab.formats import npy, vkformat
+
+Loc = tuple[str | int, ...]
+
+
+def check_resources(ck: Any, resources: list[tuple[Loc, m.Resource]]) -> None:
+    by_uid = {r.uid: (loc, r) for loc, r in reversed(resources)}
+    for loc, r in resources:
+        if isinstance(r, m.Image) and len(r.dims) == 4 and (r.dims[0] != 1 or r.dims[3] != 1):
+            ck.error(loc + ("dims",), f"image dims are [1, width, height, 1]; got {list(r.dims)}")
+        if not isinstance(r, m.Tensor):
+            continue
+        fmt = vkformat.lookup(r.format)
+        if fmt is None or not fmt.tensor:
+            ck.error(loc + ("format",), f"unsupported tensor format \"{r.format}\" "
+                                        f"(expected one of {'|'.join(vkformat.TENSOR_FORMAT_NAMES)})")
+            continue
+        _check_tensor_src(ck, loc, r, fmt)
+        if r.memory_group is not None and r.memory_group.offset % fmt.texel_size:
+            ck.error(loc + ("memory_group", "offset"), f"offset {r.memory_group.offset} is not a multiple of the "
+                                                       f"{fmt.texel_size}-byte elements of {r.format}")
+        target, where = _viewed_image(r, by_uid, loc)
+        if target is not None:
+            _check_view(ck, loc, where, r, fmt, target)
+    groups: dict[str, list[tuple[Loc, m.DataResource]]] = {}
+    for loc, r in resources:
+        if isinstance(r, m.DataResource) and r.memory_group is not None:
+            groups.setdefault(r.memory_group.id, []).append((loc, r))
+    for gid, members in groups.items():
+        tensors = [r for _, r in members if isinstance(r, m.Tensor)]
+        for loc, r in members:
+            if isinstance(r, m.Image):
+                fmt = vkformat.lookup(r.format)
+                if fmt is not None and r.memory_group is not None and r.memory_group.offset % fmt.texel_size:
+                    ck.error(loc + ("memory_group", "offset"), f"offset {r.memory_group.offset} is not a multiple "
+                                                               f"of the {fmt.texel_size}-byte texels of {r.format}")
+                if tensors and r.mips > 1:
+                    ck.error(loc + ("mips",), f"image \"{r.uid}\" shares memory_group \"{gid}\" with tensor "
+                                              f"\"{tensors[0].uid}\"; only an image with one mip level can be aliased")
+
+
+def _check_tensor_src(ck: Any, loc: Loc, r: m.Tensor, fmt: vkformat.VkFormatInfo) -> None:
+    if r.src_path is None or not ck.check_files:
+        return
+    try:
+        hdr = npy.read_header(r.src_path)
+    except (ValueError, OSError) as exc:
+        ck.error(loc + ("src",), f"{r.src_path}: {exc}")
+        return
+    want = tuple(r.dims)
+    if tuple(hdr.shape) != want:
+        ck.error(loc + ("src",), f"{r.src_path}: tensor .npy is shaped {list(hdr.shape)}, the tensor's dims are {list(want)}")
+    elif not fmt.npy_dtype_ok(np.dtype(hdr.dtype)):
+        ck.error(loc + ("src",), f"{r.src_path}: tensor .npy has dtype {np.dtype(hdr.dtype).str}; "
+                                 f"{fmt.name} needs {fmt.npy_descr}")
+
+
+def _viewed_image(r: m.Tensor, by_uid: dict[str, tuple[Loc, m.Resource]], loc: Loc) -> tuple[m.Image | None, Loc]:
+    if r.alias_target is not None and r.alias_target.resource_ref:
+        hit = by_uid.get(r.alias_target.resource_ref)
+        image = hit[1] if hit is not None and isinstance(hit[1], m.Image) else None
+        return image, loc + ("alias_target", "resource_ref")
+    if r.memory_group is not None:
+        for _, other in by_uid.values():
+            if isinstance(other, m.Image) and other.memory_group is not None \
+                    and other.memory_group.id == r.memory_group.id and other.memory_group.offset == r.memory_group.offset:
+                return other, loc + ("memory_group",)
+    return None, loc
+
+
+def _check_view(ck: Any, loc: Loc, where: Loc, r: m.Tensor, fmt: vkformat.VkFormatInfo, image: m.Image) -> None:
+    if image.mips > 1 and where[-1] == "resource_ref":
+        ck.error(where, f"image \"{image.uid}\" has {image.mips} mip levels; only an image with one level can be aliased")
+    ifmt = vkformat.lookup(image.format)
+    if ifmt is None:
+        return
+    w, h = (image.dims[1], image.dims[2]) if len(image.dims) >= 3 else (image.dims[0], image.dims[1])
+    want = [h, w, ifmt.channels]
+    if list(r.dims) not in (want, [1, *want]):
+        ck.error(loc + ("dims",), f"a tensor aliasing image \"{image.uid}\" ({image.format}, {w}x{h}) needs dims "
+                                  f"{want} or {[1, *want]}, got {list(r.dims)}")
+    component = ifmt.texel_size // max(ifmt.channels, 1)
+    if fmt.texel_size != component:
+        ck.error(loc + ("format",), f"{r.format} has {fmt.texel_size}-byte elements, but the components of image "
+                                    f"\"{image.uid}\" ({image.format}) are {component} byte{'s' if component > 1 else ''}")
+
+
+def check_graph(ck: Any, loc: Loc, r: m.Graph, ref: Callable[..., Any], by_uid: dict[str, Any]) -> Any:
+    """Check a graph resource against its VGF; returns the decoded VGF (or None)."""
+    if r.src_path is None or not ck.check_files:
+        return None
+    try:
+        from kernellab.formats import vgf
+
+        g = vgf.read(r.src_path)
+    except InputError as exc:
+        for p in exc.problems:
+            ck.error(loc + ("src",), f"{p.file}: {p.where + ': ' if p.where else ''}{p.message}")
+        return None
+    placeholders = [mod.name for mod in g.placeholders()]
+    for j, sub in enumerate(r.shader_substitutions):
+        if sub.target not in placeholders:
+            ck.error(loc + ("shader_substitutions", j, "target"), _no_placeholder(r.uid, sub.target, placeholders))
+    names = [mod.name for mod in g.modules]
+    for j, scm in enumerate(r.specialization_constants_map):
+        if scm.shader_target not in names:
+            ck.error(loc + ("specialization_constants_map", j, "shader_target"),
+                     f"graph \"{r.uid}\" has no module \"{scm.shader_target}\" (modules: {', '.join(names)})")
+    return g
+
+
+def _no_placeholder(uid: str, target: str, placeholders: list[str]) -> str:
+    have = ", ".join(placeholders) if placeholders else "none"
+    return f"graph \"{uid}\" has no placeholder module \"{target}\" (placeholders: {have})"
+
+
+def check_dispatch_graph(ck: Any, loc: Loc, c: m.DispatchGraph, g: Any, graph: m.Graph,
+                         by_uid: dict[str, tuple[Loc, m.Resource]], ref: Callable[..., Any]) -> None:
+    for j, sub in enumerate(c.shader_substitutions):
+        ref(ck, by_uid, loc + ("shader_substitutions", j, "shader_ref"), sub.shader_ref, (m.Shader,), "shader")
+    if g is None:
+        return
+    placeholders = [mod.name for mod in g.placeholders()]
+    for j, sub in enumerate(c.shader_substitutions):
+        if sub.target not in placeholders:
+            ck.error(loc + ("shader_substitutions", j, "target"), _no_placeholder(graph.uid, sub.target, placeholders))
+    names = [mod.name for mod in g.modules]
+    for j, pc in enumerate(c.push_constants):
+        if pc.shader_target not in names:
+            ck.error(loc + ("push_constants", j, "shader_target"),
+                     f"graph \"{graph.uid}\" has no module \"{pc.shader_target}\" (modules: {', '.join(names)})")
+    substituted = {s.target for s in (*graph.shader_substitutions, *c.shader_substitutions)}
+    missing = [p for p in placeholders if p not in substituted]
+    if missing:
+        ck.error(loc, f"graph \"{graph.uid}\" has placeholder module{'s' if len(missing) > 1 else ''} "
+                      f"{', '.join(missing)} without a shader_substitutions entry")
+    bound = set()
+    for j, b in enumerate(c.bindings):
+        port = g.port(b.id)
+        hit = by_uid.get(b.resource_ref)
+        if port is None or hit is None:
+            continue
+        bound.add(port.binding)
+        res = hit[1]
+        if isinstance(res, m.Tensor):
+            problem = g.binding_problem(port, "tensor", list(res.dims), res.format)
+        elif isinstance(res, m.Image):
+            problem = g.binding_problem(port, "image", list(res.dims), res.format)
+        elif isinstance(res, m.Buffer):
+            problem = g.binding_problem(port, "buffer", [], "", res.size)
+        else:
+            continue
+        if problem:
+            ck.error(loc + ("bindings", j, "resource_ref"), problem)
+        elif not isinstance(res, m.Tensor):
+            ck.error(loc + ("bindings", j, "resource_ref"),
+                     f"\"{res.uid}\" is a {res.kind}: kernellab's runner binds only tensors to graphs")
+    for port in (*g.inputs, *g.outputs):
+        if port.binding not in bound:
+            kind = "input" if port in g.inputs else "output"
+            ck.error(loc + ("bindings",), f"VGF {kind} {port.name!r} (binding {port.binding}) of graph "
+                                          f"\"{graph.uid}\" is not bound (add a binding with \"id\": {port.binding})")

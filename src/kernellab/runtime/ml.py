@@ -1,0 +1,139 @@
+"""The executor's part for tensors, shared memory and graphs (issue 5), kept out of the
+buffer-only path: ``kernellab run`` on a scenario without tensors or graphs never imports the
+ARM declarations, the VGF library or the emulation layer.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from kernellab import model as m
+from kernellab.errors import InputError
+from kernellab.formats import npy, npy_arm, tensorfile, vkformat
+from kernellab.outputs import OutputSet
+from kernellab.runtime import aliasing
+
+log = logging.getLogger("kernellab.run")
+
+
+def uses_ml(scenario: m.Scenario) -> bool:
+    """Whether the scenario needs VK_ARM_tensors / VK_ARM_data_graph."""
+    return any(isinstance(r, (m.Tensor, m.Graph)) for r in scenario.resources)
+
+
+class MlResources:
+    """Tensors, memory groups and prepared graphs of one run."""
+
+    def __init__(self, scenario: m.Scenario):
+        self.scenario = scenario
+        self.file = str(scenario.file or "")
+        self.tensors: dict[str, Any] = {}
+        #: uid -> buffer/image/tensor object created inside a shared allocation
+        self.grouped: dict[str, Any] = {}
+        self.graphs: dict[int, Any] = {}
+        self.aliased_images = aliasing.aliased_images(scenario)
+
+    # --- resources -----------------------------------------------------------------------------
+    def tensor_spec(self, r: m.Tensor, alias_image: str | None = None) -> Any:
+        from kernellab.backends.vulkan_tensor import TensorSpec
+
+        return TensorSpec(r.uid, r.format, tuple(r.dims), r.tiling, None, alias_image is not None, alias_image)
+
+    def alloc_groups(self, backend: Any, image_spec: Callable[[m.Image], Any]) -> None:
+        """Create every resource that shares memory (memory_group, alias_target), before the rest."""
+        from kernellab.backends.vulkan_tensor import AlignmentError, BufferSpec
+
+        for group in aliasing.plan(self.scenario):
+            specs = []
+            for mb in group.members:
+                r = mb.resource
+                if isinstance(r, m.Buffer):
+                    specs.append((BufferSpec(r.uid, r.size), mb.offset))
+                elif isinstance(r, m.Image):
+                    specs.append((image_spec(r), mb.offset))
+                else:
+                    assert isinstance(r, m.Tensor)
+                    target = aliasing.alias_target_of(r, self.scenario)
+                    specs.append((self.tensor_spec(r, target.uid if target is not None else None), mb.offset))
+            try:
+                objects = backend.alloc_group(specs)
+            except AlignmentError as exc:
+                raise InputError.at(self.file, group.members[exc.index].where, str(exc)) from None
+            for mb, obj in zip(group.members, objects):
+                self.grouped[mb.resource.uid] = obj
+                if isinstance(mb.resource, m.Tensor):
+                    self.tensors[mb.resource.uid] = obj
+
+    def load_tensor(self, backend: Any, r: m.Tensor) -> Any:
+        tensor = self.tensors.get(r.uid)
+        if tensor is None:
+            tensor = backend.alloc_tensor(self.tensor_spec(r))
+            self.tensors[r.uid] = tensor
+        if r.src_path is not None:
+            self._fill(backend, tensor, r)
+        return tensor
+
+    def _fill(self, backend: Any, tensor: Any, r: m.Tensor) -> None:
+        fmt = vkformat.lookup(r.format)
+        assert fmt is not None
+        target = backend.tensor_view_array(tensor)
+        path = r.src_path
+        assert path is not None
+        hdr = npy.read_header(path)
+        want = tuple(r.dims)
+        if target is not None and not hdr.fortran_order and tuple(hdr.shape) == want \
+                and fmt.npy_dtype_ok(np.dtype(hdr.dtype)) and hdr.nbytes == target.nbytes:
+            # straight from the file into the mapped tensor memory: no intermediate copy
+            with open(path, "rb") as fh:
+                fh.seek(hdr.data_offset)
+                got = fh.readinto(memoryview(target))
+            if got != hdr.nbytes:
+                raise InputError(f"truncated .npy file: expected {hdr.nbytes} data bytes, read {got}", file=path)
+            return
+        backend.write_tensor(tensor, tensorfile.load(path, fmt, r.dims))
+
+    def save_tensor(self, backend: Any, outputs: OutputSet, r: m.Tensor, path: Path) -> None:
+        """Write a tensor as Arm's runner does: shaped by dims, the format's descr."""
+        fmt = vkformat.lookup(r.format)
+        assert fmt is not None
+        tensor = self.tensors[r.uid]
+        data = backend.tensor_view_array(tensor)
+        if data is None:
+            data = backend.read_tensor(tensor)
+        with outputs.open(path) as fh:
+            npy_arm.write(fh, data, tuple(r.dims), fmt.npy_descr)
+
+    # --- commands ------------------------------------------------------------------------------
+    def tensor_barriers(self, backend: Any, refs: list[str]) -> None:
+        items = []
+        for uid in refs:
+            tb = self.scenario.by_uid[uid]
+            assert isinstance(tb, m.TensorBarrier)
+            items.append((self.tensors[tb.tensor_resource], tb.src_stage, tb.src_access, tb.dst_stage, tb.dst_access))
+        backend.tensor_barrier(items)
+
+    def prepare_graphs(self, backend: Any, push_data: dict[str, bytes],
+                       shader_spirv: Callable[[m.Shader], bytes]) -> None:
+        from kernellab.runtime.graph import prepare_graph
+
+        for index, c in enumerate(self.scenario.commands):
+            if isinstance(c, m.DispatchGraph):
+                self.graphs[index] = prepare_graph(backend, self.scenario, index, c, self.tensors, push_data,
+                                                   shader_spirv)
+
+    def run_graph(self, backend: Any, index: int) -> None:
+        from kernellab.runtime.graph import run_graph
+
+        run_graph(backend, self.graphs[index])
+
+
+def tensor_shader_spirv(shader: m.Shader, target_env: str) -> bytes | None:
+    """SPIR-V for a GLSL shader that uses GL_ARM_tensors (Arm's glslc), or None for any other shader."""
+    from kernellab.compile.tensor_glsl import compile_tensor_glsl, needs_arm_glslc
+
+    if shader.type != "GLSL" or shader.src_path is None or not needs_arm_glslc(shader.src_path):
+        return None
+    return compile_tensor_glsl(shader.src_path, shader.build_options, shader.include_paths, target_env)
