@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arm_compat_helpers import Case
+from arm_compat.arm_compat_helpers import Case
 from kernellab.testing.arm_runner import ArmRunner, lavapipe_icd, require_arm_runner
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arm_compat_helpers import Case, buffer, dispatch, shader
+from arm_compat.arm_compat_helpers import Case, buffer, dispatch, shader
 
 SIZE = 256
 

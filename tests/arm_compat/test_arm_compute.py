@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arm_compat_helpers import Case, Expect, buffer, dispatch, shader
+from arm_compat.arm_compat_helpers import Case, Expect, buffer, dispatch, shader
 
 N = 10
 

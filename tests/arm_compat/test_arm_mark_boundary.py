@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arm_compat_helpers import Case, as_typed, buffer, dispatch, mark_boundary, shader
+from arm_compat.arm_compat_helpers import Case, as_typed, buffer, dispatch, mark_boundary, shader
 
 N = 10
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arm_compat_helpers import Case, buffer, dispatch, mark_boundary, shader
+from arm_compat.arm_compat_helpers import Case, buffer, dispatch, mark_boundary, shader
 
 
 @pytest.mark.parametrize("size", [1, 4, 9, 10, 99, 100, 4096, 65537, 1_000_000])

@@ -9,7 +9,7 @@ import struct
 
 import numpy as np
 
-from arm_compat_helpers import Case, Expect, buffer, dispatch, raw_data, shader
+from arm_compat.arm_compat_helpers import Case, Expect, buffer, dispatch, raw_data, shader
 
 N = 10
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arm_compat_helpers import Case, buffer, mark_boundary
+from arm_compat.arm_compat_helpers import Case, buffer, mark_boundary
 from kernellab.errors import ToolError
 from kernellab.testing.arm_runner import GRAPH_LAYER, LAYER_ORDER, TENSOR_LAYER, ArmRunner, prepare_layer_dirs
 

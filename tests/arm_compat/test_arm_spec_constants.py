@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arm_compat_helpers import Case, buffer, dispatch, mark_boundary, shader
+from arm_compat.arm_compat_helpers import Case, buffer, dispatch, mark_boundary, shader
 
 ONE_CONSTANT_GLSL = """#version 450
 layout(local_size_x = 1) in;

@@ -1,0 +1,1 @@
+"""Byte-for-byte comparison of `kernellab run` with Arm's Scenario Runner (see docs/arm-compat.md)."""
