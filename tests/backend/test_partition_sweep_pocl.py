@@ -5,7 +5,7 @@ import json
 
 from kernellab.cli import main
 
-from test_partition_pocl import vecadd_spec
+from test_pyschedcl_helpers import vecadd_spec
 
 
 def test_sweep_table_plot_json_and_schedule_timings(tmp_path, capsys):

@@ -18,7 +18,7 @@ from kernellab.formats.scenario import load_scenario
 from kernellab import model as m
 from kernellab.runtime.partition import run_spec
 
-from test_partition_pocl import MATMUL, MATVEC, SCALE4, vecadd_spec, write_spec
+from test_pyschedcl_helpers import MATMUL, MATVEC, SCALE4, vecadd_spec, write_spec
 
 
 def run_scenario_on_opencl(path: Path) -> dict[str, np.ndarray]:

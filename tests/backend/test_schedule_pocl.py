@@ -11,7 +11,7 @@ from kernellab.formats.pyschedcl import load_graph, load_spec
 from kernellab.runtime.partition import Session, choose_targets, execute, fill_inputs
 from kernellab.runtime.schedule import execute_plan, plan, resolve_graph
 
-from test_partition_pocl import vecadd_spec, write_spec
+from test_pyschedcl_helpers import vecadd_spec, write_spec
 
 SCALE = """
 __kernel void scale(__global const float* x, __global float* y, float k, int n) {

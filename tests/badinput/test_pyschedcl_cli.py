@@ -5,7 +5,7 @@ import json
 
 from kernellab.cli import main
 
-from test_pyschedcl_spec import spec_file
+from test_pyschedcl_helpers import spec_file
 
 
 def run(argv, capsys):

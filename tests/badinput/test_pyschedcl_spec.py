@@ -9,32 +9,7 @@ import pytest
 from kernellab.errors import InputError, UsageError
 from kernellab.formats.pyschedcl import load_graph, load_spec, load_task_file, parse_assignment
 
-GOOD = {
-    "name": "VectorAdd", "src": "k.cl", "workDimension": 1, "partition": 10, "globalWorkSize": "[dataset]",
-    "inputBuffers": [{"break": 1, "pos": 0, "size": "dataset", "type": "float"},
-                     {"break": 1, "pos": 1, "size": "dataset", "type": "float"}],
-    "outputBuffers": [{"break": 1, "pos": 2, "size": "dataset", "type": "float"}],
-    "varArguments": [{"pos": 3, "type": "int", "value": "partition_round(dataset, size_percent)"}],
-}
-
-
-def spec_file(tmp: Path, **changes) -> Path:
-    (tmp / "k.cl").write_text("__kernel void VectorAdd() {}")
-    data = {**GOOD, **changes}
-    for k, v in list(data.items()):
-        if v is None:
-            del data[k]
-    p = tmp / "spec.json"
-    p.write_text(json.dumps(data))
-    return p
-
-
-def problems(exc: InputError) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for p in exc.problems:
-        found[p.where] = f"{found[p.where]}\n{p.message}" if p.where in found else p.message
-    return found
-
+from test_pyschedcl_helpers import GOOD, problems, spec_file
 
 def load_bad(tmp: Path, **changes) -> dict[str, str]:
     path = spec_file(tmp, **changes)
