@@ -23,18 +23,18 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scenarios import Measured, Spawner, _kernellab_argv, machine_description  # noqa: E402
+from bench_scenarios import Measured, Spawner, _kernellab_argv, machine_description
 
-from kernellab import tools  # noqa: E402
-from kernellab.formats import dds, vkformat  # noqa: E402
-from kernellab.testing.arm_runner import ArmRunner, lavapipe_icd, require_arm_runner  # noqa: E402
+from kernellab import tools
+from kernellab.formats import dds, vkformat
+from kernellab.testing.arm_runner import ArmRunner, lavapipe_icd, require_arm_runner
 
 BLUR_GLSL = """#version 450
 layout(local_size_x = 16, local_size_y = 16) in;

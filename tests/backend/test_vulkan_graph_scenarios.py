@@ -11,9 +11,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from helpers.scenarios import write
-from helpers.vgf_models import IN_SHAPE, OUT_SHAPE, POST_SHADER, build_conv_vgf, conv_reference
+from helpers.vgf_models import (
+    IN_SHAPE,
+    OUT_SHAPE,
+    POST_SHADER,
+    build_conv_vgf,
+    conv_reference,
+)
+
 from kernellab.cli import main
 
 pytest.importorskip("vgfpy", reason="pip ai-ml-sdk-vgf-library (kernellab[ml]) decodes VGF files")

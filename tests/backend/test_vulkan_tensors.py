@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from helpers.scenarios import write
+
 from kernellab.cli import main
 from kernellab.formats import vkformat
 
@@ -40,11 +40,11 @@ void main() {
 
 #: format -> (GLSL element type, expression, NumPy reference)
 CASES = {
-    "VK_FORMAT_R32_SINT": ("int32_t", "x + y", lambda a, b: a + b),
-    "VK_FORMAT_R8_SINT": ("int8_t", "x - y", lambda a, b: (a - b).astype(np.int8)),
-    "VK_FORMAT_R16_SFLOAT": ("float16_t", "x * y", lambda a, b: a * b),
-    "VK_FORMAT_R64_SINT": ("int64_t", "x * y + x", lambda a, b: a * b + a),
-    "VK_FORMAT_R32_SFLOAT": ("float", "x - y * 0.5", lambda a, b: a - b * np.float32(0.5)),
+    "VK_FORMAT_R32_SINT": ("int32_t", "x+y", lambda a, b: a + b),
+    "VK_FORMAT_R8_SINT": ("int8_t", "x-y", lambda a, b: (a - b).astype(np.int8)),
+    "VK_FORMAT_R16_SFLOAT": ("float16_t", "x*y", lambda a, b: a * b),
+    "VK_FORMAT_R64_SINT": ("int64_t", "x*y+x", lambda a, b: a * b + a),
+    "VK_FORMAT_R32_SFLOAT": ("float", "x-y*0.5", lambda a, b: a - b * np.float32(0.5)),
 }
 
 
@@ -210,16 +210,16 @@ def test_image_aliasing_a_tensor_sees_its_data(tmp_path: Path) -> None:
 
 
 def test_memory_group_buffers_share_bytes(tmp_path: Path) -> None:
-    data = np.arange(64, dtype=np.uint8)
+    data = np.arange(128, dtype=np.uint8)
     np.save(tmp_path / "a.npy", data)
     doc = {"resources": [
-        {"buffer": {"uid": "a", "size": 64, "shader_access": "readwrite", "src": "a.npy",
+        {"buffer": {"uid": "a", "size": 128, "shader_access": "readwrite", "src": "a.npy",
                     "memory_group": {"id": "g", "offset": 0}}},
         {"buffer": {"uid": "b", "size": 16, "shader_access": "readwrite", "dst": "b.npy",
-                    "memory_group": {"id": "g", "offset": 32}}}],
+                    "memory_group": {"id": "g", "offset": 64}}}],
         "commands": []}
     assert run("run", write(tmp_path / "s.json", doc)) == 0
-    np.testing.assert_array_equal(np.load(tmp_path / "b.npy").view(np.uint8), data[32:48])
+    np.testing.assert_array_equal(np.load(tmp_path / "b.npy").view(np.uint8), data[64:80])
 
 
 def test_memory_group_tensor_and_buffer(tmp_path: Path) -> None:

@@ -6,13 +6,14 @@ the device's own alignment, which ``kernellab run`` checks when it creates the s
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
-
 from helpers.scenarios import kernellab, write
+
 from kernellab.errors import InputError
 from kernellab.formats.scenario import load_scenario
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import shlex
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from kernellab.errors import CompileError, InputError
 
@@ -35,7 +35,8 @@ def compile_tensor_glsl(source: Path, build_options: str = "", include_dirs: Seq
         out = Path(tmp) / "shader.spv"
         args: list[str | Path] = ["--input", source, "--output", out, "--stage", "compute"]
         if build_options.strip():
-            args += ["--build-opts", " ".join(shlex.split(build_options))]
+            # its argument parser takes a value starting with "-" for an option: a leading space avoids that
+            args += ["--build-opts", " " + " ".join(shlex.split(build_options))]
         for d in include_dirs:
             args += ["--include", d]
         glslc.run(args, what=f"compiling {source}", error=CompileError)

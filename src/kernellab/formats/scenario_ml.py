@@ -14,7 +14,8 @@ Each problem names the JSON pointer of the value at fault:
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -10,9 +10,9 @@ module name equals their ``shader_target``.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kernellab import model as m
 from kernellab.backends.base import SpecConstant
@@ -28,11 +28,10 @@ class PreparedGraph:
 
 def substitution_for(graph: m.Graph, command: m.DispatchGraph, module_name: str) -> m.ShaderSubstitution | None:
     """The substitution for a placeholder module: the command's own (Arm 0.11) first, then the graph's."""
-    extra = (command.model_extra or {}).get("shader_substitutions") or []
-    for sub in extra:
-        if isinstance(sub, dict) and sub.get("target") == module_name and isinstance(sub.get("shader_ref"), str):
-            return m.ShaderSubstitution(shader_ref=sub["shader_ref"], target=module_name)
-    return next((s for s in graph.shader_substitutions if s.target == module_name), None)
+    for sub in (*command.shader_substitutions, *graph.shader_substitutions):
+        if sub.target == module_name:
+            return sub
+    return None
 
 
 def prepare_graph(backend: Any, scenario: m.Scenario, index: int, command: m.DispatchGraph,
@@ -131,4 +130,4 @@ def run_graph(backend: Any, prepared: PreparedGraph) -> None:
         backend.dispatch_graph_segment(program, push, program.spec.label)
 
 
-__all__ = ["PreparedGraph", "prepare_graph", "run_graph", "substitution_for", "Path"]
+__all__ = ["PreparedGraph", "prepare_graph", "run_graph", "substitution_for"]

@@ -5,8 +5,9 @@ ARM declarations, the VGF library or the emulation layer.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -70,7 +71,8 @@ class MlResources:
     def load_tensor(self, backend: Any, r: m.Tensor) -> Any:
         tensor = self.tensors.get(r.uid)
         if tensor is None:
-            tensor = backend.alloc_tensor(self.tensor_spec(r))
+            # a src fills every element: no need to zero the memory first
+            tensor = backend.alloc_tensor(self.tensor_spec(r), zero=r.src_path is None)
             self.tensors[r.uid] = tensor
         if r.src_path is not None:
             self._fill(backend, tensor, r)

@@ -1,0 +1,469 @@
+"""Tensors (VK_ARM_tensors) and graph segments (VK_ARM_data_graph) for the Vulkan backend: the
+methods VulkanBackend mixes in. Their data types live in :mod:`kernellab.backends.vulkan_tensor`
+and :mod:`kernellab.backends.vulkan_graph`, imported when first used, so a buffer-only run does
+not pay for them (nor for the ARM declarations in :mod:`kernellab.backends.vulkan_arm`).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kernellab.backends.base import ImageSpec, UnsupportedError
+from kernellab.backends.vkcore import checked
+from kernellab.errors import DeviceError
+
+if TYPE_CHECKING:
+    from kernellab.backends.vulkan_graph import GraphSegmentProgram, GraphSegmentSpec
+    from kernellab.backends.vulkan_tensor import (
+        BufferSpec,
+        DeviceMemory,
+        TensorSpec,
+        VulkanTensor,
+    )
+
+
+class VulkanTensorSupport:
+    """Mixed into VulkanBackend; relies on its ``vk``, ``ffi``, ``handle``, ``physical``,
+    ``_begin()`` and ``_one_shot()``, and on ``tensors_enabled`` (the device was created with
+    VK_ARM_tensors)."""
+
+    vk: Any
+    ffi: Any
+    handle: Any
+    physical: Any
+    tensors_enabled: bool
+    _begin: Callable[[], Any]
+    _one_shot: Callable[[Callable[[Any], None]], None]
+
+    # --- plumbing ------------------------------------------------------------------------------
+    @property
+    def arm(self) -> Any:
+        dev = getattr(self, "_arm_device", None)
+        if dev is None:
+            if not getattr(self, "tensors_enabled", False):
+                raise UnsupportedError("tensors and graphs need a device opened with VK_ARM_tensors "
+                                       "(BackendOptions(ml=True))")
+            from kernellab.backends import vulkan_arm as va
+
+            dev = va.ArmDevice(self.handle)
+            self._arm_device = dev
+        return dev
+
+    def _tensor_state(self) -> tuple[list[VulkanTensor], list[DeviceMemory]]:
+        if not hasattr(self, "_tensors"):
+            self._tensors: list[VulkanTensor] = []
+            self._shared_memories: list[DeviceMemory] = []
+        return self._tensors, self._shared_memories
+
+    def host_memory(self, size: int, type_bits: int, what: str) -> DeviceMemory:
+        """Host-visible coherent memory of a type in ``type_bits``, mapped (device-local preferred)."""
+        from kernellab.backends.vulkan_tensor import DeviceMemory
+
+        vk = self.vk
+        mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
+        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+        candidates = [i for i in range(mp.memoryTypeCount)
+                      if type_bits & (1 << i) and mp.memoryTypes[i].propertyFlags & want == want]
+        if not candidates:
+            raise DeviceError(f"{what}: no host-visible coherent memory type fits (memoryTypeBits {type_bits:#x})")
+        local = [i for i in candidates if mp.memoryTypes[i].propertyFlags & vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT]
+        index = (local or candidates)[0]
+        with checked(f"vkAllocateMemory({what}, {size} bytes)"):
+            handle = vk.vkAllocateMemory(self.handle, vk.VkMemoryAllocateInfo(allocationSize=size,
+                                                                              memoryTypeIndex=index), None)
+        with checked("vkMapMemory"):
+            mapping = vk.vkMapMemory(self.handle, handle, 0, size, 0)
+        mem = DeviceMemory(handle, size, mapping, np.frombuffer(mapping, np.uint8, count=size))
+        self._tensor_state()[1].append(mem)
+        return mem
+
+    # --- tensors -------------------------------------------------------------------------------
+    def create_tensor(self, spec: TensorSpec) -> VulkanTensor:
+        """A tensor object without memory (bind it with :meth:`bind_tensor`)."""
+        from kernellab.backends import vulkan_arm as va
+        from kernellab.backends.vulkan_tensor import VulkanTensor
+        from kernellab.formats import vkformat
+
+        fmt = vkformat.lookup(spec.format)
+        if fmt is None or fmt.channels != 1:
+            raise UnsupportedError(f"tensor {spec.uid!r}: {spec.format} is not a tensor format")
+        usage = (va.const("VK_TENSOR_USAGE_SHADER_BIT_ARM") | va.const("VK_TENSOR_USAGE_TRANSFER_SRC_BIT_ARM")
+                 | va.const("VK_TENSOR_USAGE_TRANSFER_DST_BIT_ARM") | va.const("VK_TENSOR_USAGE_DATA_GRAPH_BIT_ARM"))
+        if spec.image_aliasing:
+            usage |= va.const("VK_TENSOR_USAGE_IMAGE_ALIASING_BIT_ARM")
+        tiling = va.const("VK_TENSOR_TILING_OPTIMAL_ARM" if spec.tiling == "OPTIMAL" else "VK_TENSOR_TILING_LINEAR_ARM")
+        handle, keep = self.arm.create_tensor(fmt.value, list(spec.dims) or [1], usage, tiling=tiling,
+                                              strides=list(spec.strides) if spec.strides else None)
+        size, align, bits = self.arm.tensor_memory_requirements(handle)
+        tensor = VulkanTensor(spec, handle, fmt, size, align, bits, keep)
+        self._tensor_state()[0].append(tensor)
+        return tensor
+
+    def bind_tensor(self, tensor: VulkanTensor, memory: DeviceMemory, offset: int = 0) -> None:
+        if offset % tensor.alignment:
+            raise UnsupportedError(f"tensor {tensor.spec.uid!r}: memory offset {offset} is not a multiple of "
+                                   f"its required alignment {tensor.alignment}")
+        self.arm.bind_tensor_memory(tensor.handle, memory.handle, offset)
+        tensor.memory, tensor.offset = memory, offset
+        tensor.view = self.arm.create_tensor_view(tensor.handle, tensor.fmt.value)
+
+    def alloc_tensor(self, spec: TensorSpec, zero: bool = True) -> VulkanTensor:
+        """A tensor in memory of its own, zero-filled (Arm's runner starts tensors at zero) unless
+        ``zero`` is False (the caller writes every element next)."""
+        tensor = self.create_tensor(spec)
+        memory = self.host_memory(max(tensor.size, 1), tensor.memory_type_bits, f"tensor {spec.uid}")
+        if zero or not tensor.linear:
+            memory.array.fill(0)
+        self.bind_tensor(tensor, memory, 0)
+        tensor.owns_memory = True
+        return tensor
+
+    def write_tensor(self, tensor: VulkanTensor, data: np.ndarray) -> None:
+        """Set the tensor's elements from an array of its dims (any dtype of the element's size)."""
+        want = tuple(int(d) for d in tensor.spec.dims)
+        values = np.ascontiguousarray(data).reshape(want)
+        dtype = np.dtype(tensor.fmt.dtype)
+        if values.dtype.itemsize != dtype.itemsize:
+            raise ValueError(f"tensor {tensor.spec.uid!r}: {values.dtype} data for {tensor.spec.format}")
+        values = values.view(dtype) if values.dtype != dtype else values
+        if tensor.linear:
+            tensor.elements()[...] = values
+            return
+        staging = self._staging_tensor(tensor)
+        try:
+            staging.elements()[...] = values
+            self._one_shot(lambda cmd: self._copy_tensor(cmd, staging, tensor))
+        finally:
+            self._free_tensor(staging)
+
+    def read_tensor(self, tensor: VulkanTensor) -> np.ndarray:
+        """The elements as a contiguous array shaped by dims (a copy)."""
+        if tensor.linear:
+            return np.ascontiguousarray(tensor.elements()).copy()
+        staging = self._staging_tensor(tensor)
+        try:
+            self._one_shot(lambda cmd: self._copy_tensor(cmd, tensor, staging))
+            return np.ascontiguousarray(staging.elements()).copy()
+        finally:
+            self._free_tensor(staging)
+
+    def tensor_view_array(self, tensor: VulkanTensor) -> np.ndarray | None:
+        """The mapped elements of a packed LINEAR tensor as flat bytes (files read straight into it)."""
+        if not tensor.linear or tensor.spec.strides or tensor.memory is None:
+            return None
+        n = int(np.prod(tensor.spec.dims, dtype=np.int64)) * tensor.fmt.texel_size
+        return tensor.memory.array[tensor.offset:tensor.offset + n]
+
+    def _staging_tensor(self, tensor: VulkanTensor) -> VulkanTensor:
+        from kernellab.backends.vulkan_tensor import TensorSpec
+
+        spec = TensorSpec(f"{tensor.spec.uid}/staging", tensor.spec.format, tensor.spec.dims, "LINEAR")
+        return self.alloc_tensor(spec)
+
+    def _copy_tensor(self, cmd: Any, src: VulkanTensor, dst: VulkanTensor) -> None:
+        from kernellab.backends import vulkan_arm as va
+
+        info = va.new("VkCopyTensorInfoARM", srcTensor=src.handle, dstTensor=dst.handle, regionCount=0)
+        self.arm.vkCmdCopyTensorARM(va.to_arm(cmd, "VkCommandBuffer"), info)
+        vk = self.vk
+        vk.vkCmdPipelineBarrier(cmd, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0,
+                                1, [vk.VkMemoryBarrier(srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
+                                                       dstAccessMask=vk.VK_ACCESS_MEMORY_READ_BIT
+                                                       | vk.VK_ACCESS_MEMORY_WRITE_BIT
+                                                       | vk.VK_ACCESS_HOST_READ_BIT)], 0, None, 0, None)
+
+    def _free_tensor(self, tensor: VulkanTensor) -> None:
+        tensors, memories = self._tensor_state()
+        if tensor.view is not None:
+            self.arm.destroy_tensor_view(tensor.view)
+        self.arm.destroy_tensor(tensor.handle)
+        if tensor.owns_memory and tensor.memory is not None:
+            self._free_memory(tensor.memory)
+            memories.remove(tensor.memory)
+        tensors.remove(tensor)
+
+    def _free_memory(self, mem: DeviceMemory) -> None:
+        mem.array = np.empty(0, np.uint8)
+        mem.mapping = None
+        self.vk.vkUnmapMemory(self.handle, mem.handle)
+        self.vk.vkFreeMemory(self.handle, mem.handle, None)
+
+    # --- memory shared by several resources -----------------------------------------------------
+    def alloc_group(self, members: Sequence[tuple[BufferSpec | ImageSpec | TensorSpec, int]]) -> list[Any]:
+        """Create resources bound into one allocation at their byte offsets (a ``memory_group``).
+
+        Images are created first, so a tensor viewing one (``alias_image``) can take its row pitch;
+        the allocation is host-visible, zeroed, and as large as the furthest member end. Raises
+        :class:`AlignmentError` (with the member's index) when the device cannot bind at an offset.
+        """
+        from kernellab.backends.vulkan_tensor import AlignmentError, TensorSpec
+
+        images: dict[str, tuple[Any, Any]] = {}
+        unbound: list[tuple[str, Any, int, int, int]] = [None] * len(members)  # type: ignore[list-item]
+        order = sorted(range(len(members)), key=lambda i: not isinstance(members[i][0], ImageSpec))
+        extra_offset = [0] * len(members)
+        try:
+            for i in order:
+                spec, offset = members[i]
+                if isinstance(spec, ImageSpec):
+                    handle, req, info = self._create_image_unbound(spec)  # type: ignore[attr-defined]
+                    images[spec.uid] = (handle, info)
+                    unbound[i] = ("image", (handle, info), int(req.size), int(req.alignment), int(req.memoryTypeBits))
+                elif isinstance(spec, TensorSpec):
+                    if spec.alias_image is not None and spec.alias_image in images and spec.tiling != "OPTIMAL":
+                        strides, base = self._alias_strides(spec, images[spec.alias_image])
+                        spec = TensorSpec(spec.uid, spec.format, spec.dims, "LINEAR", strides, True, spec.alias_image)
+                        extra_offset[i] = base
+                    t = self.create_tensor(spec)
+                    unbound[i] = ("tensor", t, t.size, t.alignment, t.memory_type_bits)
+                else:
+                    handle, req = self._create_buffer_handle(spec.size, spec.uid)  # type: ignore[attr-defined]
+                    unbound[i] = ("buffer", handle, int(req.size), int(req.alignment), int(req.memoryTypeBits))
+            bits = -1
+            end = 1
+            for i, (kind, obj, size, align, type_bits) in enumerate(unbound):
+                offset = members[i][1] + extra_offset[i]
+                if offset % align:
+                    uid = members[i][0].uid
+                    raise AlignmentError(i, members[i][1], align, uid)
+                bits &= type_bits
+                end = max(end, offset + size)
+            if bits == 0:
+                raise UnsupportedError("the resources of a memory group have no memory type in common: "
+                                       + ", ".join(m[0].uid for m in members))
+        except BaseException:
+            for entry in unbound:
+                if entry is None:
+                    continue
+                kind, obj = entry[0], entry[1]
+                if kind == "tensor":
+                    self._free_tensor(obj)
+                elif kind == "image":
+                    self.vk.vkDestroyImage(self.handle, obj[0], None)
+                else:
+                    self.vk.vkDestroyBuffer(self.handle, obj, None)
+            raise
+        memory = self.host_memory(end, bits, "memory group " + "+".join(m[0].uid for m in members))
+        memory.array.fill(0)
+        out: list[Any] = []
+        for i, (kind, obj, size, _, _) in enumerate(unbound):
+            spec, offset = members[i]
+            if kind == "tensor":
+                self.bind_tensor(obj, memory, offset + extra_offset[i])
+                out.append(obj)
+            elif kind == "image":
+                out.append(self._finish_image(spec, obj[0], obj[1], memory, offset))  # type: ignore[attr-defined]
+            else:
+                out.append(self._bind_buffer(obj, memory, offset, spec))  # type: ignore[attr-defined]
+        return out
+
+    def _alias_strides(self, spec: TensorSpec, image: tuple[Any, Any]) -> tuple[tuple[int, ...], int]:
+        """Strides of a LINEAR tensor viewing a LINEAR image, as Arm's runner sets them, and the
+        byte offset of the image's texels in its memory."""
+        from kernellab.formats import vkformat
+
+        vk = self.vk
+        handle, _ = image
+        layout = vk.vkGetImageSubresourceLayout(self.handle, handle, vk.VkImageSubresource(
+            aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, arrayLayer=0))
+        fmt = vkformat.lookup(spec.format)
+        assert fmt is not None
+        element = fmt.texel_size
+        channels = int(spec.dims[-1])
+        strides = [int(layout.rowPitch), element * channels, element]
+        if len(spec.dims) == 4:
+            strides.insert(0, int(layout.depthPitch) or int(layout.size))
+        return tuple(strides[-len(spec.dims):]), int(layout.offset)
+
+    # --- commands ------------------------------------------------------------------------------
+    def tensor_barrier(self, barriers: Sequence[tuple[VulkanTensor, Sequence[str], str, Sequence[str], str]]) -> None:
+        """Record tensor memory barriers: (tensor, src stages, src access, dst stages, dst access),
+        in the scenario's names (``COMPUTE``, ``ACCESS_COMPUTE_SHADER_WRITE``...)."""
+        from kernellab.backends import vulkan_arm as va
+        from kernellab.backends.vulkan_tensor import access_mask, stage_mask
+
+        items = [(t.handle, stage_mask(ss), access_mask([sa]), stage_mask(ds), access_mask([da]))
+                 for t, ss, sa, ds, da in barriers]
+        if not items:
+            return
+        cmd = self._begin()
+        pnext, keep = va.tensor_dependency_info(items)
+        self.vk.vkCmdPipelineBarrier2(cmd, self.vk.VkDependencyInfo(pNext=pnext))
+        del keep
+
+    def tensor_descriptor_write(self, dset: Any, binding: int, tensor: VulkanTensor) -> tuple[Any, list[Any]]:
+        """A ``VkWriteDescriptorSet`` of one tensor, and cdata to keep until the update is done."""
+        from kernellab.backends import vulkan_arm as va
+
+        pnext, keep = va.tensor_descriptor_write([tensor.view])
+        write = self.vk.VkWriteDescriptorSet(pNext=pnext, dstSet=dset, dstBinding=binding, descriptorCount=1,
+                                             descriptorType=va.const("VK_DESCRIPTOR_TYPE_TENSOR_ARM"))
+        return write, keep
+
+    def _destroy_tensors(self) -> None:
+        if not hasattr(self, "_tensors"):
+            return
+        tensors, memories = self._tensor_state()
+        for t in list(tensors):
+            if t.view is not None:
+                self.arm.destroy_tensor_view(t.view)
+            self.arm.destroy_tensor(t.handle)
+        tensors.clear()
+        for mem in memories:
+            self._free_memory(mem)
+        memories.clear()
+
+
+class VulkanGraphSupport:
+    """Mixed into VulkanBackend after :class:`VulkanTensorSupport`."""
+
+    vk: Any
+    ffi: Any
+    handle: Any
+    pipeline_cache: Any
+    arm: Any
+    _begin: Callable[[], Any]
+    _timing: bool
+    _timestamp: Callable[[Any], None]
+    _labels: list[str]
+
+    def create_graph_segment(self, spec: GraphSegmentSpec, tensors: dict[tuple[int, int], VulkanTensor]
+                             ) -> GraphSegmentProgram:
+        from kernellab.backends import vulkan_arm as va
+        from kernellab.backends.vulkan_graph import GraphSegmentProgram
+
+        vk = self.vk
+        tensor_type = va.const("VK_DESCRIPTOR_TYPE_TENSOR_ARM")
+        by_set: dict[int, list[int]] = {}
+        for s, b in spec.slots:
+            by_set.setdefault(s, []).append(b)
+        n_sets = max(by_set) + 1 if by_set else 0
+        programs: list[GraphSegmentProgram] = self.__dict__.setdefault("_graph_programs", [])
+        set_layouts = []
+        for s in range(n_sets):
+            entries = [vk.VkDescriptorSetLayoutBinding(binding=b, descriptorType=tensor_type, descriptorCount=1,
+                                                       stageFlags=vk.VK_SHADER_STAGE_ALL)
+                       for b in sorted(by_set.get(s, []))]
+            with checked(f"vkCreateDescriptorSetLayout({spec.label})"):
+                set_layouts.append(vk.vkCreateDescriptorSetLayout(self.handle, vk.VkDescriptorSetLayoutCreateInfo(
+                    bindingCount=len(entries), pBindings=entries or None), None))
+        ranges = [vk.VkPushConstantRange(stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT, offset=0,
+                                         size=spec.push_constants_size)] if spec.push_constants_size else []
+        with checked(f"vkCreatePipelineLayout({spec.label})"):
+            layout = vk.vkCreatePipelineLayout(self.handle, vk.VkPipelineLayoutCreateInfo(
+                setLayoutCount=n_sets, pSetLayouts=set_layouts or None, pushConstantRangeCount=len(ranges),
+                pPushConstantRanges=ranges or None), None)
+        with checked(f"vkCreateShaderModule({spec.label})"):
+            module = vk.vkCreateShaderModule(self.handle, vk.VkShaderModuleCreateInfo(
+                codeSize=len(spec.code), pCode=spec.code), None)
+        pool_size = vk.VkDescriptorPoolSize(type=tensor_type, descriptorCount=max(len(spec.slots), 1))
+        with checked("vkCreateDescriptorPool"):
+            pool = vk.vkCreateDescriptorPool(self.handle, vk.VkDescriptorPoolCreateInfo(
+                maxSets=max(n_sets, 1), poolSizeCount=1, pPoolSizes=[pool_size]), None)
+        program = GraphSegmentProgram(spec, None, layout, set_layouts, [], pool, module)
+        programs.append(program)
+        if spec.kind == "graph":
+            resources = []
+            for s, b in spec.slots:
+                t = tensors[(s, b)]
+                resources.append(va.GraphTensor(s, b, t.fmt.value, list(t.spec.dims) or [1],
+                                                tiling=va.const("VK_TENSOR_TILING_OPTIMAL_ARM" if not t.linear
+                                                                else "VK_TENSOR_TILING_LINEAR_ARM"),
+                                                strides=list(t.spec.strides) if t.spec.strides else None))
+            constants = [va.GraphConstant(c.id, c.format_value, list(c.shape), c.data, c.sparsity_dimension)
+                         for c in spec.constants]
+            pipe, keep = self.arm.create_data_graph_pipeline(layout, module, spec.entry, resources, constants)
+            program.keep += keep
+            program.pipeline = va.to_vulkan(pipe, "VkPipeline")
+            memories: list[Any] = []
+
+            def allocate(size: int, bits: int) -> Any:
+                mem = self.host_memory(size, bits, f"graph session {spec.label}")  # type: ignore[attr-defined]
+                memories.append(mem)
+                return mem.handle
+
+            program.session, _ = self.arm.create_session(pipe, allocate)
+            program.session_memories = memories
+        else:
+            keep: list[Any] = []
+            spec_info = None
+            if spec.specialization:
+                data = b"".join(c.encode() for c in spec.specialization)
+                entries_ = [vk.VkSpecializationMapEntry(constantID=c.id, offset=4 * i, size=4)
+                            for i, c in enumerate(spec.specialization)]
+                pdata = self.ffi.new("char[]", data)
+                keep += [pdata, entries_]
+                spec_info = vk.VkSpecializationInfo(mapEntryCount=len(entries_), pMapEntries=entries_,
+                                                    dataSize=len(data), pData=pdata)
+            # bound to a name first: a nested temporary would free its pName before the call
+            stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module,
+                                                       pName=spec.entry, pSpecializationInfo=spec_info)
+            info = vk.VkComputePipelineCreateInfo(stage=stage, layout=layout, basePipelineIndex=-1)
+            with checked(f"vkCreateComputePipelines({spec.label}, entry {spec.entry!r})"):
+                program.pipeline = vk.vkCreateComputePipelines(self.handle, self.pipeline_cache, 1, [info], None)[0]
+        if n_sets:
+            with checked("vkAllocateDescriptorSets"):
+                program.sets = list(vk.vkAllocateDescriptorSets(self.handle, vk.VkDescriptorSetAllocateInfo(
+                    descriptorPool=pool, descriptorSetCount=n_sets, pSetLayouts=set_layouts)))
+            writes, keep_w = [], []
+            for s, b in spec.slots:
+                w, k = self.tensor_descriptor_write(program.sets[s], b, tensors[(s, b)])  # type: ignore[attr-defined]
+                writes.append(w)
+                keep_w += k
+            vk.vkUpdateDescriptorSets(self.handle, len(writes), writes, 0, None)
+            del keep_w
+        return program
+
+    def dispatch_graph_segment(self, program: GraphSegmentProgram, push_data: bytes = b"", label: str = "") -> None:
+        """Record one segment into the current frame, then a barrier so the next segment sees its writes."""
+        from kernellab.backends import vulkan_arm as va
+
+        vk = self.vk
+        cmd = self._begin()
+        if self._timing:
+            self._timestamp(cmd)
+        graph = program.spec.kind == "graph"
+        bind_point = va.const("VK_PIPELINE_BIND_POINT_DATA_GRAPH_ARM") if graph else vk.VK_PIPELINE_BIND_POINT_COMPUTE
+        vk.vkCmdBindPipeline(cmd, bind_point, program.pipeline)
+        self._bound_pipeline = None  # the compute binding cache no longer holds
+        if program.sets:
+            vk.vkCmdBindDescriptorSets(cmd, bind_point, program.layout, 0, len(program.sets), program.sets, 0, None)
+        if graph:
+            self.arm.cmd_dispatch_data_graph(cmd, program.session)
+        else:
+            if push_data:
+                if len(push_data) > program.spec.push_constants_size:
+                    raise UnsupportedError(f"{program.spec.label}: {len(push_data)} bytes of push constants, the "
+                                           f"segment declares {program.spec.push_constants_size}")
+                pdata = self.ffi.new("char[]", push_data)
+                vk.vkCmdPushConstants(cmd, program.layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, len(push_data), pdata)
+            vk.vkCmdDispatch(cmd, *program.spec.dispatch_shape)
+        self.memory_barrier2(cmd)
+        if self._timing:
+            self._timestamp(cmd)
+            self._labels.append(label or program.spec.label)
+
+    def memory_barrier2(self, cmd: Any) -> None:
+        """A full memory dependency between whatever came before and after (graph and compute)."""
+        vk = self.vk
+        barrier = vk.VkMemoryBarrier2(srcStageMask=vk.VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                      srcAccessMask=vk.VK_ACCESS_2_MEMORY_WRITE_BIT,
+                                      dstStageMask=vk.VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                      dstAccessMask=vk.VK_ACCESS_2_MEMORY_READ_BIT | vk.VK_ACCESS_2_MEMORY_WRITE_BIT)
+        vk.vkCmdPipelineBarrier2(cmd, vk.VkDependencyInfo(memoryBarrierCount=1, pMemoryBarriers=[barrier]))
+
+    def _destroy_graph_programs(self) -> None:
+        vk = self.vk
+        for p in self.__dict__.get("_graph_programs", []):
+            if p.session is not None:
+                self.arm.destroy_session(p.session)
+            if p.pipeline is not None:
+                vk.vkDestroyPipeline(self.handle, p.pipeline, None)
+            vk.vkDestroyPipelineLayout(self.handle, p.layout, None)
+            for sl in p.set_layouts:
+                vk.vkDestroyDescriptorSetLayout(self.handle, sl, None)
+            vk.vkDestroyDescriptorPool(self.handle, p.pool, None)
+            vk.vkDestroyShaderModule(self.handle, p.module, None)
+        self.__dict__.pop("_graph_programs", None)
