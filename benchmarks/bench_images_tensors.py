@@ -10,7 +10,8 @@
                   GL_ARM_tensors shader                                            target: wall <= 1.0x Arm
 
 Both run on lavapipe, each run a fresh process, the two runners interleaved, median of the runs
-(wall time and the child's peak RSS, through the issue-2 benchmark's spawner). Shaders are
+(wall time and the child's peak RSS, through the issue-2 benchmark's spawner); kernellab runs
+from cached bytecode (PYTHONDONTWRITEBYTECODE is dropped from its environment). Shaders are
 compiled to SPIR-V ahead (the tensor shader with Arm's glslc), so neither runner compiles GLSL.
 The outputs of the first round are checked: both runners' files must be byte-identical and
 match NumPy (the blur within one unit of rounding).
@@ -172,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     arm_env = arm.environment(icd=icd)
     kl_env = {**os.environ, "VK_ICD_FILENAMES": str(icd), "VK_DRIVER_FILES": str(icd),
               "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR") or "/tmp"}
+    # an installed kernellab runs from cached bytecode; with PYTHONDONTWRITEBYTECODE set (as in
+    # some sandboxes) every run would compile every module again
+    kl_env.pop("PYTHONDONTWRITEBYTECODE", None)
     tmp = None
     if args.workdir is None:
         tmp = tempfile.TemporaryDirectory(prefix="kernellab-bench5-")
