@@ -367,6 +367,8 @@ class DispatchGraph(Command):
     kind: ClassVar[str] = "dispatch_graph"
     graph_ref: Str(nonempty=True)
     push_constants: List(PushConstantMap, default=[])
+    # Arm's runner 0.11 reads the substitutions here; the spec puts them on the graph resource
+    shader_substitutions: List(ShaderSubstitution, default=[])
     bindings: List(Binding, default=[])
     implicit_barrier: Bool(default=True)
 
@@ -391,7 +393,12 @@ COMMAND_KINDS: dict[str, type[Command]] = {c.kind: c for c in (
     DispatchCompute, DispatchGraph, DispatchBarrier, MarkBoundary)}
 #: newer command names (Arm ML SDK 0.11) accepted as aliases
 COMMAND_ALIASES = {"pipeline_barrier": "dispatch_barrier", "frame_boundary": "mark_boundary",
-                   "dispatch_data_graph": "dispatch_graph"}
+                   "dispatch_vgf": "dispatch_graph"}
+#: command names of Arm's runner that kernellab knows but does not run, with the reason
+REJECTED_COMMANDS = {
+    name: (f"{name} runs a SPIR-V graph module (Arm's dispatch_spirv_graph), which kernellab's runner does not "
+           f"execute; convert the graph to a VGF file and use dispatch_graph (or dispatch_vgf) with a graph resource")
+    for name in ("dispatch_data_graph", "dispatch_spirv_graph")}
 
 
 class Scenario:

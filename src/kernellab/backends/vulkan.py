@@ -12,15 +12,19 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from kernellab.backends.base import (Backend, BackendOptions, Buffer, CommandTiming, DeviceInfo, ImageBinding,
                                      Program, ProgramSpec)
 from kernellab.backends.vulkan_image import VulkanImage, VulkanImageSupport
+from kernellab.backends.vulkan_ml import VulkanGraphSupport, VulkanTensorSupport
 from kernellab.backends.vkcore import INSTALL_HINT, checked as _checked, code_name as _code_name, load as _load
 from kernellab.errors import BackendError, DeviceError, InputError
+
+if TYPE_CHECKING:
+    from kernellab.backends.vulkan_tensor import BufferSpec, DeviceMemory
 
 log = logging.getLogger("kernellab.vulkan")
 
@@ -58,6 +62,21 @@ class _Instance:
             cls._shared = _Instance()
         return cls._shared
 
+    _with_ml: "_Instance | None" = None
+
+    @classmethod
+    def with_ml_layers(cls) -> "_Instance":
+        """The instance with Arm's ML emulation layers (VK_ARM_tensors, VK_ARM_data_graph) enabled."""
+        if cls._with_ml is None:
+            from kernellab.backends import vulkan_arm as va
+
+            vk = _load()
+            obj = cls.__new__(cls)
+            obj.handle, _ = va.create_instance()
+            obj.physical_devices = list(vk.vkEnumeratePhysicalDevices(obj.handle))
+            cls._with_ml = obj
+        return cls._with_ml
+
 
 @dataclass
 class VulkanBuffer(Buffer):
@@ -67,6 +86,8 @@ class VulkanBuffer(Buffer):
     memory: Any
     mapping: Any  # ffi.buffer over the persistently mapped memory
     array: np.ndarray = field(repr=False)  # uint8 view of the mapping
+    #: False when the buffer lives in memory shared with other resources (a memory group)
+    owns_memory: bool = True
 
 
 @dataclass
@@ -81,10 +102,11 @@ class VulkanProgram(Program):
 
 
 #: descriptor kinds a program slot may have -> VkDescriptorType values
-DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3, "combined-image-sampler": 1}
+DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3, "combined-image-sampler": 1,
+                    "tensor": 1000460000}  # VK_DESCRIPTOR_TYPE_TENSOR_ARM
 
 
-class VulkanBackend(VulkanImageSupport, Backend):
+class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport, Backend):
     name = "vulkan"
 
     @classmethod
@@ -115,6 +137,14 @@ class VulkanBackend(VulkanImageSupport, Backend):
         self.lib = vk.lib
         inst = _Instance.shared()
         self.physical = inst.physical_devices[device.index]
+        ml_extensions = ("VK_ARM_tensors", "VK_ARM_data_graph")
+        self.tensors_enabled = options.ml
+        if options.ml and not set(ml_extensions) <= set(device.details.get("extensions", ())):
+            # the driver lacks them: the same device seen through Arm's emulation layers
+            inst = _Instance.with_ml_layers()
+            named = [pd for pd in inst.physical_devices
+                     if vk.vkGetPhysicalDeviceProperties(pd).deviceName == device.name]
+            self.physical = named[0] if named else inst.physical_devices[device.index]
         props = vk.vkGetPhysicalDeviceProperties(self.physical)
         # copy scalars out now: the cffi struct is freed with `props`, and views into it would dangle
         self.timestamp_period = float(props.limits.timestampPeriod)
@@ -125,6 +155,12 @@ class VulkanBackend(VulkanImageSupport, Backend):
             raise DeviceError(f"{device.name}: no queue family supports compute")
         # prefer a compute family without graphics (async compute) only when it has timestamps
         self.family = compute[0]
+        if options.ml:
+            from kernellab.backends import vulkan_arm as va
+
+            graph_family = va.data_graph_queue_family(self.physical)
+            if graph_family is not None and graph_family in compute:
+                self.family = graph_family
         self.timestamp_bits = families[self.family].timestampValidBits
         features = vk.VkPhysicalDeviceFeatures(robustBufferAccess=bool(options.robust_buffer_access))
         if options.robust_buffer_access:
@@ -138,11 +174,20 @@ class VulkanBackend(VulkanImageSupport, Backend):
         if self.custom_border_color:
             extensions.append("VK_EXT_custom_border_color")
             chain = vk.VkPhysicalDeviceCustomBorderColorFeaturesEXT(customBorderColors=True)
+        keep_features = None
+        if options.ml:
+            from kernellab.backends import vulkan_arm as va
+
+            keep_features = va.device_features(self.physical, then=chain,
+                                               robust_buffer_access=options.robust_buffer_access)
+            extensions = [*va.EXTENSIONS, *extensions]
+            chain, features = keep_features.pnext, keep_features.enabled
         dinfo = vk.VkDeviceCreateInfo(pNext=chain, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo],
                                       pEnabledFeatures=features, enabledExtensionCount=len(extensions),
                                       ppEnabledExtensionNames=extensions or None)
         with _checked("vkCreateDevice"):
             self.handle = vk.vkCreateDevice(self.physical, dinfo, None)
+        del keep_features
         self.queue = vk.vkGetDeviceQueue(self.handle, self.family, 0)
         self.memory_type = self._pick_memory_type()
         with _checked("vkCreateCommandPool"):
@@ -197,18 +242,33 @@ class VulkanBackend(VulkanImageSupport, Backend):
         # numpy views must go before the mapping does
         b.array = np.empty(0, np.uint8)
         b.mapping = None
-        vk.vkUnmapMemory(self.handle, b.memory)
+        if b.owns_memory:
+            vk.vkUnmapMemory(self.handle, b.memory)
         vk.vkDestroyBuffer(self.handle, b.handle, None)
-        vk.vkFreeMemory(self.handle, b.memory, None)
+        if b.owns_memory:
+            vk.vkFreeMemory(self.handle, b.memory, None)
 
-    def _make_buffer(self, size: int, uid: str) -> VulkanBuffer:
+    def _create_buffer_handle(self, size: int, uid: str) -> tuple[Any, Any]:
         vk = self.vk
         usage = (vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
                  vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
         with _checked(f"vkCreateBuffer({uid}, {size} bytes)"):
             handle = vk.vkCreateBuffer(self.handle, vk.VkBufferCreateInfo(
                 size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
-        req = vk.vkGetBufferMemoryRequirements(self.handle, handle)
+        return handle, vk.vkGetBufferMemoryRequirements(self.handle, handle)
+
+    def _bind_buffer(self, handle: Any, memory: DeviceMemory, offset: int, spec: BufferSpec) -> VulkanBuffer:
+        """A buffer bound into shared memory at ``offset``; its bytes are a view of the group's mapping."""
+        with _checked("vkBindBufferMemory"):
+            self.vk.vkBindBufferMemory(self.handle, handle, memory.handle, offset)
+        buf = VulkanBuffer(spec.size, spec.uid, handle, memory.handle, memory.mapping,
+                           memory.array[offset:offset + spec.size], owns_memory=False)
+        self._buffers.append(buf)
+        return buf
+
+    def _make_buffer(self, size: int, uid: str) -> VulkanBuffer:
+        vk = self.vk
+        handle, req = self._create_buffer_handle(size, uid)
         if not req.memoryTypeBits & (1 << self.memory_type):
             vk.vkDestroyBuffer(self.handle, handle, None)
             raise DeviceError(f"{self.device.name}: buffers cannot live in host-visible memory")
@@ -330,14 +390,15 @@ class VulkanBackend(VulkanImageSupport, Backend):
                         resources: tuple[VulkanBuffer | ImageBinding, ...]) -> Any:
         vk = self.vk
         layout = program.set_layouts[set_index]
-        key = (id(layout), tuple((id(r), None) if isinstance(r, VulkanBuffer) else
+        key = (id(layout), tuple((id(r), None) if not isinstance(r, ImageBinding) else
                                  (id(r.image), r.lod, r.image.layout) for r in resources))  # type: ignore[attr-defined]
         hit = self._sets.get(key)
         if hit is not None:
             return hit
         if self._pool_left == 0:
             n = 256
-            sizes = [vk.VkDescriptorPoolSize(type=t, descriptorCount=n * 8) for t in DESCRIPTOR_TYPES.values()]
+            sizes = [vk.VkDescriptorPoolSize(type=t, descriptorCount=n * 8) for k, t in DESCRIPTOR_TYPES.items()
+                     if k != "tensor" or self.tensors_enabled]
             with _checked("vkCreateDescriptorPool"):
                 self._descriptor_pools.append(vk.vkCreateDescriptorPool(self.handle, vk.VkDescriptorPoolCreateInfo(
                     maxSets=n, poolSizeCount=len(sizes), pPoolSizes=sizes), None))
@@ -348,9 +409,14 @@ class VulkanBackend(VulkanImageSupport, Backend):
         self._pool_left -= 1
         kinds = dict((s.id, s.descriptor) for s in program.spec.slots if s.set == set_index)
         writes = []
+        keep: list[Any] = []
         for binding, res in zip(program.set_bindings[set_index], resources):
             dtype = DESCRIPTOR_TYPES[kinds[binding]]
-            if isinstance(res, VulkanBuffer):
+            if not isinstance(res, (VulkanBuffer, ImageBinding)):  # a tensor
+                write, k = self.tensor_descriptor_write(dset, binding, res)
+                writes.append(write)
+                keep += k
+            elif isinstance(res, VulkanBuffer):
                 info = vk.VkDescriptorBufferInfo(buffer=res.handle, offset=0, range=res.size)
                 writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
                                                       descriptorType=dtype, pBufferInfo=[info]))
@@ -364,6 +430,7 @@ class VulkanBackend(VulkanImageSupport, Backend):
                                                       descriptorType=dtype, pImageInfo=[info]))
         if writes:
             vk.vkUpdateDescriptorSets(self.handle, len(writes), writes, 0, None)
+        del keep
         self._sets[key] = dset
         return dset
 
@@ -423,8 +490,7 @@ class VulkanBackend(VulkanImageSupport, Backend):
                 res = bindings.get((s, b))
                 if res is None:
                     raise InputError(f"dispatch of {program.spec.uid!r}: nothing bound at set {s} binding {b}")
-                assert isinstance(res, (VulkanBuffer, ImageBinding))
-                bound.append(res)
+                bound.append(res)  # type: ignore[arg-type]
             sets.append(self._descriptor_set(program, s, tuple(bound)))
         if sets:
             vk.vkCmdBindDescriptorSets(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, program.layout, 0, len(sets), sets,
@@ -440,6 +506,8 @@ class VulkanBackend(VulkanImageSupport, Backend):
     def _barrier(self, buffers: Sequence[tuple[Buffer, int, int]], memory: bool, label: str) -> None:
         vk = self.vk
         cmd = self._begin()
+        # with graphs in the frame, the dependency spans the data-graph stage too
+        stage = vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT if self.tensors_enabled else vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT
         access = vk.VK_ACCESS_SHADER_READ_BIT | vk.VK_ACCESS_SHADER_WRITE_BIT
         mem = [vk.VkMemoryBarrier(srcAccessMask=access, dstAccessMask=access)] if memory else []
         bufs = []
@@ -449,17 +517,16 @@ class VulkanBackend(VulkanImageSupport, Backend):
                                                  srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
                                                  dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
                                                  buffer=buf.handle, offset=offset, size=size))
-        vk.vkCmdPipelineBarrier(cmd, vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                0, len(mem), mem or None, len(bufs), bufs or None, 0, None)
+        vk.vkCmdPipelineBarrier(cmd, stage, stage, 0, len(mem), mem or None, len(bufs), bufs or None, 0, None)
 
     def _submit(self) -> list[CommandTiming]:
         vk = self.vk
         if self._cmd is None or not self._recording:
             return []
         cmd = self._cmd
-        # make the frame's shader writes visible to the host before it reads the mapping
-        vk.vkCmdPipelineBarrier(cmd, vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, vk.VK_PIPELINE_STAGE_HOST_BIT, 0,
-                                1, [vk.VkMemoryBarrier(srcAccessMask=vk.VK_ACCESS_SHADER_WRITE_BIT,
+        # make the frame's writes (shaders, graphs) visible to the host before it reads the mapping
+        vk.vkCmdPipelineBarrier(cmd, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, vk.VK_PIPELINE_STAGE_HOST_BIT, 0,
+                                1, [vk.VkMemoryBarrier(srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
                                                        dstAccessMask=vk.VK_ACCESS_HOST_READ_BIT)], 0, None, 0, None)
         with _checked("vkEndCommandBuffer"):
             vk.vkEndCommandBuffer(cmd)
@@ -507,9 +574,11 @@ class VulkanBackend(VulkanImageSupport, Backend):
         destroy += [(vk.vkDestroyQueryPool, h) for h in self._query_pools]
         for fn, h in destroy:
             fn(self.handle, h, None)
+        self._destroy_graph_programs()
         for b in self._buffers:
             self._free_buffer(b)
         self._destroy_images()
+        self._destroy_tensors()
         vk.vkDestroyPipelineCache(self.handle, self.pipeline_cache, None)
         vk.vkDestroyFence(self.handle, self.fence, None)
         vk.vkDestroyCommandPool(self.handle, self.command_pool, None)

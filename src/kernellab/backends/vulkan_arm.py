@@ -250,6 +250,45 @@ def ffi() -> Any:
     return f
 
 
+#: the C types this module names, resolved in one parse by :func:`ctype` ("T[]" for arrays)
+_STRUCTS = ("VkTensorCreateInfoARM", "VkTensorDescriptionARM", "VkTensorMemoryRequirementsInfoARM",
+            "VkMemoryRequirements2", "VkBindTensorMemoryInfoARM", "VkTensorViewCreateInfoARM",
+            "VkCopyTensorInfoARM", "VkTensorDependencyInfoARM", "VkWriteDescriptorSetTensorARM",
+            "VkPhysicalDeviceTensorFeaturesARM", "VkPhysicalDeviceDataGraphFeaturesARM",
+            "VkDataGraphPipelineConstantTensorSemiStructuredSparsityInfoARM",
+            "VkDataGraphPipelineShaderModuleCreateInfoARM", "VkDataGraphPipelineCreateInfoARM",
+            "VkDataGraphPipelineSessionCreateInfoARM", "VkDataGraphPipelineSessionBindPointRequirementsInfoARM",
+            "VkDataGraphPipelineSessionMemoryRequirementsInfoARM", "VkBindDataGraphPipelineSessionMemoryInfoARM")
+_FUNCTIONS = ("vkCreateTensorARM", "vkDestroyTensorARM", "vkCreateTensorViewARM", "vkDestroyTensorViewARM",
+              "vkGetTensorMemoryRequirementsARM", "vkBindTensorMemoryARM", "vkCmdCopyTensorARM",
+              "vkCreateDataGraphPipelinesARM", "vkCreateDataGraphPipelineSessionARM",
+              "vkGetDataGraphPipelineSessionBindPointRequirementsARM",
+              "vkGetDataGraphPipelineSessionMemoryRequirementsARM", "vkBindDataGraphPipelineSessionMemoryARM",
+              "vkDestroyDataGraphPipelineSessionARM", "vkCmdDispatchDataGraphARM")
+_TYPE_NAMES = (*_STRUCTS, *(f"{n}*" for n in _STRUCTS), *(f"PFN_{n}" for n in _FUNCTIONS),
+               "VkTensorARM*", "VkTensorViewARM*", "VkPipeline*", "VkDataGraphPipelineSessionARM*", "uint32_t*",
+               "uintptr_t", "void*", "VkTensorARM", "VkDevice", "VkDeviceMemory", "VkCommandBuffer", "VkShaderModule",
+               "VkPipelineLayout", "VkPipeline", "int64_t[]", "uint8_t[]", "char[]", "VkTensorViewARM[]",
+               "VkTensorMemoryBarrierARM[]", "VkDataGraphPipelineResourceInfoARM[]", "VkDataGraphPipelineConstantARM[]",
+               "VkDataGraphPipelineSessionBindPointRequirementARM[]")
+
+
+@functools.lru_cache(maxsize=1)
+def _ctypes() -> dict[str, Any]:
+    # cffi parses every distinct type string on its own, re-reading every declared typedef name
+    # each time (~8 ms apiece here); one function type naming them all is parsed once
+    f = ffi()
+    forms = [f"{n[:-2]}(*)[]" if n.endswith("[]") else n for n in _TYPE_NAMES]
+    fn = f.typeof("void(*)(" + ", ".join(forms) + ")")
+    return {n: (t.item if n.endswith("[]") else t) for n, t in zip(_TYPE_NAMES, fn.args)}
+
+
+def ctype(name: str) -> Any:
+    """The cffi type ``name`` of our FFI (``"VkTensorARM*"``, ``"VkTensorMemoryBarrierARM[]"``...)."""
+    hit = _ctypes().get(name)
+    return hit if hit is not None else ffi().typeof(name)
+
+
 def const(name: str) -> int:
     """The value of an enum field or flag bit the declarations use (``VK_FORMAT_R8_BOOL_ARM``)."""
     try:
@@ -260,10 +299,8 @@ def const(name: str) -> int:
 
 def new(type_name: str, **fields: Any) -> Any:
     """A zeroed ``type_name`` struct with ``fields`` set; ``sType`` is filled in from the registry."""
-    f = ffi()
-    obj = f.new(f"{type_name}*")
-    ctype = f.typeof(type_name)
-    names = {name for name, _ in ctype.fields}
+    obj = ffi().new(ctype(f"{type_name}*"))
+    names = {name for name, _ in ctype(type_name).fields}
     if "sType" in names and "sType" not in fields:
         obj.sType = const(_stype_name(type_name))
     for k, v in fields.items():
@@ -293,12 +330,12 @@ def address(cdata: Any) -> int:
     vk = _vk()
     if isinstance(cdata, vk.ffi.CData):
         return int(vk.ffi.cast("uintptr_t", cdata))
-    return int(ffi().cast("uintptr_t", cdata))
+    return int(ffi().cast(ctype("uintptr_t"), cdata))
 
 
 def to_arm(cdata: Any, type_name: str) -> Any:
     """A ``vulkan``-package handle or pointer as our FFI's ``type_name``."""
-    return ffi().cast(type_name, address(cdata))
+    return ffi().cast(ctype(type_name), address(cdata))
 
 
 def to_vulkan(cdata: Any, type_name: str = "void*") -> Any:
@@ -312,7 +349,7 @@ def chain(*structs: Any) -> Any:
     The caller keeps ``structs`` alive as long as the head is in use.
     """
     for a, b in itertools.pairwise(structs):
-        a.pNext = ffi().cast("void*", address(b))
+        a.pNext = ffi().cast(ctype("void*"), address(b))
     return to_vulkan(structs[0]) if structs else _vk().ffi.NULL
 
 
@@ -363,7 +400,7 @@ class ArmDevice:
             if ptr == vk.ffi.NULL:
                 raise BackendError(f"vkGetDeviceProcAddr({name})", "NULL",
                                    "the device does not expose this function; is its extension enabled?")
-            fn = ffi().cast(f"PFN_{name}", address(ptr))
+            fn = ffi().cast(ctype(f"PFN_{name}"), address(ptr))
             self._fns[name] = fn
         return fn
 
@@ -390,7 +427,7 @@ class ArmDevice:
         f = ffi()
         desc, keep = tensor_description(fmt, dims, usage, tiling=tiling, strides=strides)
         info = new("VkTensorCreateInfoARM", pDescription=desc, sharingMode=0)
-        out = f.new("VkTensorARM*")
+        out = f.new(ctype("VkTensorARM*"))
         self.vkCreateTensorARM(self.device, info, f.NULL, out)
         return out[0], [*keep, info]
 
@@ -413,7 +450,7 @@ class ArmDevice:
 
     def create_tensor_view(self, tensor: Any, fmt: int) -> Any:
         info = new("VkTensorViewCreateInfoARM", tensor=tensor, format=fmt)
-        out = ffi().new("VkTensorViewARM*")
+        out = ffi().new(ctype("VkTensorViewARM*"))
         self.vkCreateTensorViewARM(self.device, info, ffi().NULL, out)
         return out[0]
 
@@ -433,7 +470,7 @@ class ArmDevice:
         """
         f = ffi()
         keep: list[Any] = []
-        infos = f.new("VkDataGraphPipelineResourceInfoARM[]", max(len(resources), 1))
+        infos = f.new(ctype("VkDataGraphPipelineResourceInfoARM[]"), max(len(resources), 1))
         for i, r in enumerate(resources):
             desc, k = tensor_description(r.format, r.shape, const("VK_TENSOR_USAGE_DATA_GRAPH_BIT_ARM"),
                                          tiling=r.tiling, strides=r.strides)
@@ -442,7 +479,7 @@ class ArmDevice:
             infos[i].pNext = desc
             infos[i].descriptorSet = r.set
             infos[i].binding = r.binding
-        consts = f.new("VkDataGraphPipelineConstantARM[]", max(len(constants), 1))
+        consts = f.new(ctype("VkDataGraphPipelineConstantARM[]"), max(len(constants), 1))
         for i, c in enumerate(constants):
             desc, k = tensor_description(c.format, c.shape, const("VK_TENSOR_USAGE_DATA_GRAPH_BIT_ARM"),
                                          tiling=const("VK_TENSOR_TILING_LINEAR_ARM"))
@@ -453,18 +490,18 @@ class ArmDevice:
                              dimension=c.sparsity_dimension, zeroCount=2, groupSize=4)
                 desc.pNext = sparse
                 keep.append(sparse)
-            data = f.new("uint8_t[]", bytes(c.data))
+            data = f.new(ctype("uint8_t[]"), bytes(c.data))
             keep += [data]
             consts[i].sType = const("VK_STRUCTURE_TYPE_DATA_GRAPH_PIPELINE_CONSTANT_ARM")
             consts[i].pNext = desc
             consts[i].id = c.id
             consts[i].pConstantData = data
-        name = f.new("char[]", entry_point.encode())
+        name = f.new(ctype("char[]"), entry_point.encode())
         module_info = new("VkDataGraphPipelineShaderModuleCreateInfoARM", module=to_arm(shader_module, "VkShaderModule"),
                           pName=name, constantCount=len(constants), pConstants=consts)
         create = new("VkDataGraphPipelineCreateInfoARM", pNext=module_info, layout=to_arm(layout, "VkPipelineLayout"),
                      resourceInfoCount=len(resources), pResourceInfos=infos)
-        out = f.new("VkPipeline*")
+        out = f.new(ctype("VkPipeline*"))
         self.vkCreateDataGraphPipelinesARM(self.device, f.NULL, f.NULL, 1, create, f.NULL, out)
         return out[0], keep + [infos, consts, name, module_info, create]
 
@@ -475,14 +512,14 @@ class ArmDevice:
         returns the session and the memories (free them after destroying the session).
         """
         f = ffi()
-        out = f.new("VkDataGraphPipelineSessionARM*")
+        out = f.new(ctype("VkDataGraphPipelineSessionARM*"))
         self.vkCreateDataGraphPipelineSessionARM(
             self.device, new("VkDataGraphPipelineSessionCreateInfoARM", dataGraphPipeline=pipeline), f.NULL, out)
         session = out[0]
         info = new("VkDataGraphPipelineSessionBindPointRequirementsInfoARM", session=session)
-        count = f.new("uint32_t*")
+        count = f.new(ctype("uint32_t*"))
         self.vkGetDataGraphPipelineSessionBindPointRequirementsARM(self.device, info, count, f.NULL)
-        reqs = f.new("VkDataGraphPipelineSessionBindPointRequirementARM[]", max(count[0], 1))
+        reqs = f.new(ctype("VkDataGraphPipelineSessionBindPointRequirementARM[]"), max(count[0], 1))
         for i in range(count[0]):
             reqs[i].sType = const("VK_STRUCTURE_TYPE_DATA_GRAPH_PIPELINE_SESSION_BIND_POINT_REQUIREMENT_ARM")
         self.vkGetDataGraphPipelineSessionBindPointRequirementsARM(self.device, info, count, reqs)
@@ -539,8 +576,8 @@ def tensor_description(fmt: int, dims: Sequence[int], usage: int, *, tiling: int
                        strides: Sequence[int] | None = None) -> tuple[Any, list[Any]]:
     """A ``VkTensorDescriptionARM`` (and the arrays it points to, to keep alive)."""
     f = ffi()
-    c_dims = f.new("int64_t[]", [int(d) for d in dims])
-    c_strides = f.new("int64_t[]", [int(s) for s in strides]) if strides else f.NULL
+    c_dims = f.new(ctype("int64_t[]"), [int(d) for d in dims])
+    c_strides = f.new(ctype("int64_t[]"), [int(s) for s in strides]) if strides else f.NULL
     desc = new("VkTensorDescriptionARM", tiling=const("VK_TENSOR_TILING_OPTIMAL_ARM") if tiling is None else tiling,
                format=fmt, dimensionCount=len(dims), pDimensions=c_dims, pStrides=c_strides, usage=usage)
     return desc, [c_dims, c_strides, desc]
@@ -554,7 +591,7 @@ def tensor_dependency_info(barriers: Sequence[tuple[Any, int, int, int, int]]) -
     ``vulkan`` ``void*`` and cdata to keep alive until ``vkCmdPipelineBarrier2`` is recorded.
     """
     f = ffi()
-    arr = f.new("VkTensorMemoryBarrierARM[]", max(len(barriers), 1))
+    arr = f.new(ctype("VkTensorMemoryBarrierARM[]"), max(len(barriers), 1))
     ignored = 0xFFFFFFFF  # VK_QUEUE_FAMILY_IGNORED
     for i, (tensor, src_stage, src_access, dst_stage, dst_access) in enumerate(barriers):
         arr[i].sType = const("VK_STRUCTURE_TYPE_TENSOR_MEMORY_BARRIER_ARM")
@@ -572,7 +609,7 @@ def tensor_descriptor_write(views: Sequence[Any]) -> tuple[Any, list[Any]]:
     Returns (a ``vulkan`` ``void*`` for ``pNext``, cdata to keep alive until the update is done);
     the write's ``descriptorCount`` must equal ``len(views)``.
     """
-    arr = ffi().new("VkTensorViewARM[]", list(views))
+    arr = ffi().new(ctype("VkTensorViewARM[]"), list(views))
     info = new("VkWriteDescriptorSetTensorARM", tensorViewCount=len(views), pTensorViews=arr)
     return to_vulkan(info), [arr, info]
 
@@ -818,7 +855,7 @@ def device_features(physical_device: Any, *, tensors: bool = True, data_graph: b
         f13.pNext = vf.cast("void*", address(arm[0]))
         chain(*arm)
         if tail is not None:
-            arm[-1].pNext = ffi().cast("void*", address(tail))
+            arm[-1].pNext = ffi().cast(ctype("void*"), address(tail))
     elif tail is not None:
         f13.pNext = vf.cast("void*", tail)
     return DeviceFeatures(vf.cast("void*", f11), enabled, [f11, f12, f13, enabled, *arm, then])

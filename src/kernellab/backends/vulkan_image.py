@@ -18,6 +18,8 @@ from kernellab.formats import vkformat
 
 #: scenario layout names -> VkImageLayout values (TENSOR_ALIASING is VK_ARM_tensors')
 LAYOUTS = {"UNDEFINED": 0, "GENERAL": 1, "TENSOR_ALIASING": 1000460000}
+#: VK_IMAGE_USAGE_TENSOR_ALIASING_BIT_ARM (the binding lacks VK_ARM_tensors' names)
+TENSOR_ALIASING_USAGE = 0x800000
 
 
 @dataclass
@@ -32,6 +34,8 @@ class VulkanImage(Image):
     #: None -> the view of every mip level; N -> the view of level N
     views: dict[int | None, Any] = field(default_factory=dict)
     layout: int = 0
+    #: False when the image lives in memory shared with other resources (a memory group)
+    owns_memory: bool = True
 
     def extent(self, level: int) -> tuple[int, int]:
         return max(self.spec.width >> level, 1), max(self.spec.height >> level, 1)
@@ -58,6 +62,16 @@ class VulkanImageSupport:
 
     # --- creation ------------------------------------------------------------------------------
     def _alloc_image(self, spec: ImageSpec) -> VulkanImage:
+        handle, req, info = self._create_image_unbound(spec)
+        vk = self.vk
+        mtype = self._image_memory_type(req.memoryTypeBits)
+        with checked(f"vkAllocateMemory({spec.uid}, {req.size} bytes)"):
+            memory = vk.vkAllocateMemory(self.handle, vk.VkMemoryAllocateInfo(allocationSize=req.size,
+                                                                             memoryTypeIndex=mtype), None)
+        return self._finish_image(spec, handle, info, memory, 0)
+
+    def _create_image_unbound(self, spec: ImageSpec) -> tuple[Any, Any, Any]:
+        """The VkImage without memory, its memory requirements, and its format's facts."""
         vk = self.vk
         info = vkformat.lookup(spec.format)
         if info is None:
@@ -72,6 +86,8 @@ class VulkanImageSupport:
             features |= vk.VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT
         if spec.mips > 1:
             features |= vk.VK_FORMAT_FEATURE_BLIT_SRC_BIT | vk.VK_FORMAT_FEATURE_BLIT_DST_BIT
+        if spec.tensor_aliasing:
+            usage |= TENSOR_ALIASING_USAGE
         props = vk.vkGetPhysicalDeviceFormatProperties(self.physical, info.value)
         linear_ok = props.linearTilingFeatures & features == features
         optimal_ok = props.optimalTilingFeatures & features == features
@@ -82,8 +98,9 @@ class VulkanImageSupport:
         if spec.tiling is None and not (linear_ok or optimal_ok):
             raise UnsupportedError(f"image {spec.uid!r}: {spec.format} does not support this use "
                                    f"(sampled={spec.sampled}, storage={spec.storage}, mips={spec.mips}) on this device")
-        tiling = vk.VK_IMAGE_TILING_LINEAR if spec.tiling == "LINEAR" or (spec.tiling is None and not optimal_ok) \
-            else vk.VK_IMAGE_TILING_OPTIMAL
+        # an aliased image of unstated tiling is LINEAR, so a tensor can follow its row pitch
+        linear = spec.tiling == "LINEAR" or spec.tiling is None and (not optimal_ok or spec.tensor_aliasing and linear_ok)
+        tiling = vk.VK_IMAGE_TILING_LINEAR if linear else vk.VK_IMAGE_TILING_OPTIMAL
         create = vk.VkImageCreateInfo(imageType=vk.VK_IMAGE_TYPE_2D, format=info.value,
                                       extent=vk.VkExtent3D(width=spec.width, height=spec.height, depth=1),
                                       mipLevels=spec.mips, arrayLayers=1, samples=vk.VK_SAMPLE_COUNT_1_BIT,
@@ -91,14 +108,18 @@ class VulkanImageSupport:
                                       initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED)
         with checked(f"vkCreateImage({spec.uid}, {spec.format} {spec.width}x{spec.height})"):
             handle = vk.vkCreateImage(self.handle, create, None)
-        req = vk.vkGetImageMemoryRequirements(self.handle, handle)
-        mtype = self._image_memory_type(req.memoryTypeBits)
-        with checked(f"vkAllocateMemory({spec.uid}, {req.size} bytes)"):
-            memory = vk.vkAllocateMemory(self.handle, vk.VkMemoryAllocateInfo(allocationSize=req.size,
-                                                                             memoryTypeIndex=mtype), None)
+        return handle, vk.vkGetImageMemoryRequirements(self.handle, handle), info
+
+    def _finish_image(self, spec: ImageSpec, handle: Any, info: Any, memory: Any, offset: int) -> VulkanImage:
+        """Bind ``memory`` (a VkDeviceMemory of the image's own, or a shared DeviceMemory) and set the image up."""
+        vk = self.vk
+        from kernellab.backends.vulkan_tensor import DeviceMemory
+
+        owns = not isinstance(memory, DeviceMemory)
         with checked("vkBindImageMemory"):
-            vk.vkBindImageMemory(self.handle, handle, memory, 0)
-        image = VulkanImage(spec, handle, memory, info.value, info.texel_size, info.is_integer)
+            vk.vkBindImageMemory(self.handle, handle, memory if owns else memory.handle, offset)
+        image = VulkanImage(spec, handle, memory if owns else memory.handle, info.value, info.texel_size,
+                            info.is_integer, owns_memory=owns)
         self._images.append(image)
         if spec.sampled:
             image.sampler = self._create_sampler(image)
@@ -319,5 +340,6 @@ class VulkanImageSupport:
             if image.sampler is not None:
                 vk.vkDestroySampler(self.handle, image.sampler, None)
             vk.vkDestroyImage(self.handle, image.handle, None)
-            vk.vkFreeMemory(self.handle, image.memory, None)
+            if image.owns_memory:
+                vk.vkFreeMemory(self.handle, image.memory, None)
         self._images.clear()

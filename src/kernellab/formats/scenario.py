@@ -58,6 +58,9 @@ class _Checker:
                 continue
             (key, body), = item.items()
             kind = aliases.get(key, key)
+            if section == "commands" and key in m.REJECTED_COMMANDS:
+                self.error((section, i), m.REJECTED_COMMANDS[key])
+                continue
             if kind not in kinds:
                 self.error((section, i), f"unknown {section[:-1]} type \"{key}\" "
                                          f"(expected one of {'|'.join(kinds)})")
@@ -173,9 +176,6 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]]) -> N
                                          f"({hdr.dtype} {list(hdr.shape)}) but the buffer size is {r.size}")
         if isinstance(r, m.RawData) and r._src_path is not None:
             ck.npy_header(loc + ("src",), r._src_path)
-        if isinstance(r, m.Tensor) and r.format not in m.TENSOR_FORMATS and not r.format.startswith("VK_FORMAT_R"):
-            ck.error(loc + ("format",), f"unsupported tensor format \"{r.format}\" "
-                                        f"(expected one of {'|'.join(m.TENSOR_FORMATS)})")
         if isinstance(r, m.Image) and r.custom_border_color is not None and r.border_color not in (
                 "INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT"):
             ck.error(loc + ("custom_border_color",),
@@ -183,6 +183,11 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]]) -> N
         if isinstance(r, m.Image) and r.border_color in ("INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT") \
                 and r.custom_border_color is None:
             ck.error(loc + ("border_color",), f"border_color {r.border_color} needs custom_border_color")
+    if any(isinstance(r, (m.Tensor, m.Graph)) or isinstance(r, m.DataResource) and r.memory_group is not None
+           for _, r in resources):
+        from kernellab.formats import scenario_ml
+
+        scenario_ml.check_resources(ck, resources)
 
 
 def _ref(ck: _Checker, by_uid: dict[str, tuple[Loc, m.Resource]], loc: Loc, uid: str,
@@ -205,6 +210,7 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
     for loc, r in resources:
         by_uid.setdefault(r.uid, (loc, r))
     data_kinds = (m.Buffer, m.Image, m.Tensor)
+    vgfs: dict[str, object] = {}
     for loc, r in resources:
         if isinstance(r, m.BufferBarrier):
             buf = _ref(ck, by_uid, loc + ("buffer_resource",), r.buffer_resource, (m.Buffer,), "buffer")
@@ -220,6 +226,9 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
         elif isinstance(r, m.Graph):
             for j, sub in enumerate(r.shader_substitutions):
                 _ref(ck, by_uid, loc + ("shader_substitutions", j, "shader_ref"), sub.shader_ref, (m.Shader,), "shader")
+            from kernellab.formats import scenario_ml
+
+            vgfs[r.uid] = scenario_ml.check_graph(ck, loc, r, _ref, by_uid)
     barrier_kinds = {"image_barrier_refs": (m.ImageBarrier, "image_barrier"),
                      "tensor_barrier_refs": (m.TensorBarrier, "tensor_barrier"),
                      "memory_barrier_refs": (m.MemoryBarrier, "memory_barrier"),
@@ -233,10 +242,14 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
                     raw = _ref(ck, by_uid, loc + ("push_data_ref",), c.push_data_ref, (m.RawData,), "raw_data")
                     _check_push_size(ck, loc + ("push_data_ref",), raw, shader)
             else:
-                _ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, (m.Graph,), "graph")
+                graph = _ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, (m.Graph,), "graph")
                 for j, pc in enumerate(c.push_constants):
                     _ref(ck, by_uid, loc + ("push_constants", j, "push_data_ref"), pc.push_data_ref,
                          (m.RawData,), "raw_data")
+                if isinstance(graph, m.Graph):
+                    from kernellab.formats import scenario_ml
+
+                    scenario_ml.check_dispatch_graph(ck, loc, c, vgfs.get(graph.uid), graph, by_uid, _ref)
             slots: dict[tuple[int, int], int] = {}
             for j, b in enumerate(c.bindings):
                 _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, data_kinds,

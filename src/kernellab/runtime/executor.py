@@ -75,16 +75,15 @@ class Executor:
         self.programs: dict[tuple[str, tuple[BindingSlot, ...]], Program] = {}
         self.push_data: dict[str, bytes] = {}
         self.backend: Backend | None = None
+        #: tensors, memory groups and graphs; None when the scenario has none (nothing ML is imported)
+        self.ml: Any = None
+        if any(isinstance(r, (m.Tensor, m.Graph)) for r in scenario.resources) or \
+                any(isinstance(r, m.DataResource) and r.memory_group is not None for r in scenario.resources):
+            from kernellab.runtime.ml import MlResources
+
+            self.ml = MlResources(scenario)
 
     # --- setup ---------------------------------------------------------------------------------
-    def _unsupported(self) -> None:
-        """Tensors and graphs parse and validate, but this runner executes buffers and images only."""
-        for r in self.scenario.resources:
-            if isinstance(r, (m.Tensor, m.Graph)):
-                raise InputError.at(self.scenario.file or "", "/resources",
-                                    f"{r.kind} \"{r.uid}\": {r.kind}s are validated but not yet executed by "
-                                    f"kernellab's runner; run `kernellab validate` to check the file")
-
     def open_backend(self) -> Backend:
         cls = backend_class(self.options.backend)
         device = choose_device(cls.devices(), self.options.device)
@@ -94,40 +93,54 @@ class Executor:
             import hashlib
             ident = hashlib.sha256(f"{device.name}|{device.driver}|{device.api_version}".encode()).hexdigest()[:16]
             pipeline_cache = str(ArtifactCache(self.options.cache_dir).pipeline_cache_file(ident))
+        ml = any(isinstance(r, (m.Tensor, m.Graph)) for r in self.scenario.resources)
         opts = BackendOptions(robust_buffer_access=self.options.robust_buffer_access,
-                              timestamps=self.options.timestamps, pipeline_cache_file=pipeline_cache)
+                              timestamps=self.options.timestamps, pipeline_cache_file=pipeline_cache, ml=ml)
         return cls(device, opts)
 
     def load_resources(self, backend: Backend) -> None:
+        grouped: dict[str, Any] = {}
+        if self.ml is not None:
+            # resources sharing memory are created together, before the others; their sources
+            # are still written in resource order, so where they overlap the later one wins
+            self.ml.alloc_groups(backend, self._image_spec)
+            grouped = self.ml.grouped
         for r in self.scenario.resources:
             if isinstance(r, m.Buffer):
-                buf = backend.alloc_buffer(r.size, r.uid)
+                buf = grouped.get(r.uid) or backend.alloc_buffer(r.size, r.uid)
                 self.buffers[r.uid] = buf
                 if r.src_path is not None:
                     self._fill(backend, buf, r.src_path)
-                else:
+                elif r.uid not in grouped:
                     # device memory is not born zeroed; Arm's runner starts such buffers at zero
                     backend.clear_buffer(buf)
             elif isinstance(r, m.Image):
-                self.images[r.uid] = self._load_image(backend, r)
+                self.images[r.uid] = self._load_image(backend, r, grouped.get(r.uid))
+            elif isinstance(r, m.Tensor):
+                self.ml.load_tensor(backend, r)
             elif isinstance(r, m.RawData) and r.src_path is not None:
                 self.push_data[r.uid] = bytes(npy.load_bytes(r.src_path))
 
-    def _load_image(self, backend: Backend, r: m.Image) -> Image:
-        fmt = vkformat.lookup(r.format)
-        if fmt is None:
-            raise InputError.at(self.scenario.file or "", "/resources", f"image \"{r.uid}\": unknown format {r.format}")
+    def _image_spec(self, r: m.Image) -> ImageSpec:
         width, height = image_extent(r)
         sampler = SamplerSpec(min_filter=r.min_filter or "NEAREST", mag_filter=r.mag_filter or "NEAREST",
                               mip_filter=r.mip_filter or "NEAREST", address_mode=r.border_address_mode or "CLAMP_EDGE",
                               border_color=r.border_color or "FLOAT_TRANSPARENT_BLACK",
                               custom_border_color=tuple(r.custom_border_color) if r.custom_border_color else None)
         # Arm's runner: readonly images are sampled, writeonly/image_read are storage, readwrite both
-        spec = ImageSpec(uid=r.uid, format=r.format, width=width, height=height, mips=r.mips,
+        return ImageSpec(uid=r.uid, format=r.format, width=width, height=height, mips=r.mips,
                          sampled=r.shader_access in ("readonly", "readwrite"),
                          storage=r.shader_access in ("writeonly", "readwrite", "image_read") or self._bound_as_storage(r.uid),
-                         tiling=r.tiling, sampler=sampler)
-        image = backend.alloc_image(spec)
+                         tiling=r.tiling, sampler=sampler,
+                         tensor_aliasing=self.ml is not None and r.uid in self.ml.aliased_images)
+
+    def _load_image(self, backend: Backend, r: m.Image, image: Image | None = None) -> Image:
+        fmt = vkformat.lookup(r.format)
+        if fmt is None:
+            raise InputError.at(self.scenario.file or "", "/resources", f"image \"{r.uid}\": unknown format {r.format}")
+        width, height = image_extent(r)
+        if image is None:
+            image = backend.alloc_image(self._image_spec(r))
         if r.src_path is not None:
             data = imagefile.load(r.src_path, fmt, width, height, r.mips)
             for w in data.warnings:
@@ -171,16 +184,28 @@ class Executor:
                 raise KernellabError(f"pipeline cache miss: no pipeline cache for this device at {pipeline_cache}")
         target_env = _target_env(backend.device.api_version)
         modules: dict[str, bytes] = {}
+
+        def spirv(shader: m.Shader) -> bytes:
+            if shader.uid not in modules:
+                code = None
+                if self.ml is not None:
+                    from kernellab.runtime.ml import tensor_shader_spirv
+
+                    code = tensor_shader_spirv(shader, target_env)
+                if code is None:
+                    compiler = self._compiler(shader, target_env, cache)
+                    code = compiler.vulkan_module().data
+                    if self.options.dump_stages is not None:
+                        dump_stages(compiler, self.options.dump_stages, shader.uid)
+                modules[shader.uid] = code
+            return modules[shader.uid]
+
         for c in self.scenario.commands:
             if not isinstance(c, m.DispatchCompute):
                 continue
             shader = self.scenario.by_uid[c.shader_ref]
             assert isinstance(shader, m.Shader)
-            if shader.uid not in modules:
-                compiler = self._compiler(shader, target_env, cache)
-                modules[shader.uid] = compiler.vulkan_module().data
-                if self.options.dump_stages is not None:
-                    dump_stages(compiler, self.options.dump_stages, shader.uid)
+            spirv(shader)
             slots = self._slots(c)
             key = (shader.uid, slots)
             if key not in self.programs:
@@ -190,6 +215,8 @@ class Executor:
                                    push_constants_size=shader.push_constants_size, slots=slots,
                                    build_options=shader.build_options)
                 self.programs[key] = backend.create_program(spec)
+        if self.ml is not None:
+            self.ml.prepare_graphs(backend, self.push_data, spirv)
         if self.options.fail_on_cache_miss and cache is not None and cache.misses:
             raise KernellabError(f"pipeline cache miss: {len(cache.misses)} compiled artifacts were not in "
                                  f"{self.options.cache_dir} (first: {cache.misses[0]})")
@@ -204,6 +231,8 @@ class Executor:
                 sampled = r.shader_access in ("readonly", "readwrite") and \
                     b.descriptor_type != "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE"
                 slots.append(BindingSlot(b.set, b.id, "combined-image-sampler" if sampled else "storage-image"))
+            elif isinstance(r, m.Tensor):
+                slots.append(BindingSlot(b.set, b.id, "tensor"))
         return tuple(sorted(slots))
 
     def _bound(self, c: m.DispatchCompute) -> dict[tuple[int, int], Buffer | ImageBinding]:
@@ -216,6 +245,8 @@ class Executor:
                 # a storage descriptor sees one level: the lod asked for, else level 0
                 lod = b.lod if b.lod is not None or slots[(b.set, b.id)] != "storage-image" else 0
                 bound[(b.set, b.id)] = ImageBinding(self.images[b.resource_ref], lod)
+            elif self.ml is not None and b.resource_ref in self.ml.tensors:
+                bound[(b.set, b.id)] = self.ml.tensors[b.resource_ref]
         return bound
 
     # --- run -----------------------------------------------------------------------------------
@@ -239,6 +270,8 @@ class Executor:
                     ranges.append((self.buffers[bb.buffer_resource], bb.offset, bb.size))
                 if ranges or c.memory_barrier_refs:
                     backend.barrier(ranges, memory=bool(c.memory_barrier_refs), label=f"{index}:dispatch_barrier")
+                if c.tensor_barrier_refs:
+                    self.ml.tensor_barriers(backend, c.tensor_barrier_refs)
                 for uid in c.image_barrier_refs:
                     ib = self.scenario.by_uid[uid]
                     assert isinstance(ib, m.ImageBarrier)
@@ -254,14 +287,15 @@ class Executor:
                         self._save(backend, outputs, uid, self.options.capture_frames / f"{uid}.frame{n}.npy")
                 frame += 1
             elif isinstance(c, m.DispatchGraph):
-                raise InputError.at(self.scenario.file or "", f"/commands/{index}",
-                                    "dispatch_graph is validated but not yet executed by kernellab's runner")
+                self.ml.run_graph(backend, index)
+                if c.implicit_barrier:
+                    backend.barrier(memory=True, label=f"{index}:implicit_barrier")
         timings += backend.submit()
         return timings
 
     def save_outputs(self, backend: Backend, outputs: OutputSet) -> None:
         for r in self.scenario.resources:
-            if isinstance(r, (m.Buffer, m.Image)) and r.dst_path is not None:
+            if isinstance(r, (m.Buffer, m.Image, m.Tensor)) and r.dst_path is not None:
                 self._save(backend, outputs, r.uid, r.dst_path)
 
     def _save(self, backend: Backend, outputs: OutputSet, uid: str, path: Path) -> None:
@@ -271,6 +305,11 @@ class Executor:
             data = backend.read_buffer(self.buffers[uid])
             with outputs.open(path) as fh:
                 npy_arm.write(fh, data, *npy_arm.buffer_bytes(data))
+            return
+        if self.ml is not None and uid in self.ml.tensors:
+            r = self.scenario.by_uid[uid]
+            assert isinstance(r, m.Tensor)
+            self.ml.save_tensor(backend, outputs, r, path)
             return
         image = self.images[uid]
         r = self.scenario.by_uid[uid]
@@ -283,7 +322,6 @@ class Executor:
                             memoryview(backend.read_image(image, 0)))
 
     def run(self) -> RunReport:
-        self._unsupported()
         opts = self.options
         with ExitStack() as stack:
             t = time.perf_counter()
