@@ -23,6 +23,12 @@ def register(sub: Any) -> None:
                    help="input format (default: detected from the file's content)")
     p.add_argument("--output", type=Path, help="folder for relative dst paths (default: the file's folder)")
     p.add_argument("--device", help="device index or name substring (see `kernellab devices`)")
+    # issue 3: OpenCL C scenarios on OpenCL devices; launches of kernel-instantiation files
+    p.add_argument("--backend", choices=["vulkan", "opencl"], default="vulkan",
+                   help="scenarios: run on Vulkan (default) or OpenCL devices (OpenCL-C shaders only)")
+    p.add_argument("--index", type=int, help="kernel-instantiation files: run only instantiation N (default: all)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="kernel-instantiation files: seed for arguments the file leaves unconstrained (default 0)")
     p.add_argument("--dry-run", action="store_true", help="build everything, execute nothing")
     p.add_argument("--repeat", type=int, default=1, help="run the commands N times (default 1)")
     p.add_argument("--strict", action="store_true", help="treat unknown fields as errors")
@@ -78,7 +84,7 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
         cache_dir = args.cache_path or config.get().cache_dir
         if args.clear_pipeline_cache and cache_dir.exists():
             shutil.rmtree(cache_dir)
-    options = RunOptions(device=args.device, dry_run=args.dry_run, repeat=args.repeat,
+    options = RunOptions(device=args.device, backend=args.backend, dry_run=args.dry_run, repeat=args.repeat,
                          capture_frames=args.capture_frames, dump_stages=args.dump_stages, cache_dir=cache_dir,
                          robust_buffer_access=args.enable_robustness_features,
                          timestamps=args.profiling_dump_path is not None,

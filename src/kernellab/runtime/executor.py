@@ -205,6 +205,14 @@ class Executor:
                 continue
             shader = self.scenario.by_uid[c.shader_ref]
             assert isinstance(shader, m.Shader)
+            if backend.name == "opencl":  # issue 3: OpenCL C goes to the driver as source, no SPIR-V
+                from kernellab.backends.opencl import scenario_program_spec
+                key = (shader.uid, self._slots(c))
+                if key not in self.programs:
+                    where = (str(self.scenario.file or ""), f"/resources/{self.scenario.resources.index(shader)}")
+                    self.programs[key] = backend.create_program(scenario_program_spec(shader, shader.uid, key[1],
+                                                                                      where))
+                continue
             spirv(shader)
             slots = self._slots(c)
             key = (shader.uid, slots)
