@@ -189,3 +189,14 @@ def test_image_and_sampler_arguments(tmp_path: Path) -> None:
     assert got.shape == (8,) and np.all((got >= 0) & (got < 1)) and len(set(got.tolist())) > 1
     assert any("RGBA float image of 4x2 texels" in n for n in notes)
     assert any("sampler argument 1" in n for n in notes)
+
+
+def test_cli_index_and_seed(tmp_path: Path) -> None:
+    from kernellab.cli import main
+    inst = _inst()
+    inst["kernel_arguments"][1] = {"type": "scalar"}
+    path = _file(tmp_path, [_inst(), inst])
+    assert main(["run", str(path), "--index", "1", "--seed", "4", "--output", str(tmp_path / "a")]) == 0
+    run_instantiations(path, tmp_path / "b", index=1, seed=4, device="Portable", report=lambda s: None)
+    assert (tmp_path / "a" / "1" / "arg0.bin").read_bytes() == (tmp_path / "b" / "1" / "arg0.bin").read_bytes()
+    assert not (tmp_path / "a" / "arg0.bin").exists()

@@ -76,3 +76,11 @@ def test_glsl_shader_on_opencl_backend_is_bad_input(tmp_path: Path) -> None:
         execute(scenario, RunOptions(backend="opencl"))
     assert "OpenCL backend runs OpenCL-C shaders only" in str(info.value)
     assert info.value.problems[0].where == "/resources/0"
+
+
+def test_cli_backend_flag(tmp_path: Path) -> None:
+    from kernellab.cli import main
+    path = write_scenario(tmp_path)
+    assert main(["run", str(path), "--backend", "opencl", "--device", "Portable", "--output", str(tmp_path / "a")]) == 0
+    assert main(["run", str(path), "--output", str(tmp_path / "b")]) == 0
+    assert np.load(tmp_path / "a" / "out.npy").tobytes() == np.load(tmp_path / "b" / "out.npy").tobytes()
