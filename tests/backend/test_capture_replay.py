@@ -198,3 +198,39 @@ def test_pyopencl_array_expressions(tmp_path: Path) -> None:
     run_instantiations(tmp_path / "cap" / "capture.json", tmp_path / "out", device="Portable", report=lambda s: None)
     replayed = np.frombuffer((tmp_path / "out" / "1" / "arg0.bin").read_bytes(), np.float32)
     np.testing.assert_array_equal(replayed, result)
+
+
+def test_module_program_and_exit_status(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    pkg = tmp_path / "capmod"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "main.py").write_text(PRELUDE + """\
+prg = cl.Program(ctx, "__kernel void seven(__global int *a) { a[get_global_id(0)] = 7; }").build()
+buf = cl.Buffer(ctx, mf.READ_WRITE, 64)
+prg.seven(queue, (16,), None, buf)
+queue.finish()
+raise SystemExit(int(sys.argv[1]))
+""")
+    monkeypatch.chdir(tmp_path)
+    status = capture_cmd.run(argparse.Namespace(output=tmp_path / "cap", program=["--", "python", "-m",
+                                                                                   "capmod.main", "3"]))
+    assert status == 3  # the program's own exit status
+    [launch] = json.loads((tmp_path / "cap" / "capture.json").read_text())
+    assert launch["entry_point"] == "seven"
+    assert launch["host_api_calls"][-1]["compilation_unit"] == str(pkg / "main.py")
+
+
+def test_failing_program_still_writes_capture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prog = tmp_path / "fails.py"
+    prog.write_text(PRELUDE + """\
+prg = cl.Program(ctx, "__kernel void one(__global int *a) { a[0] = 1; }").build()
+buf = cl.Buffer(ctx, mf.READ_WRITE, 4)
+prg.one(queue, (1,), None, buf)
+raise ValueError("the program's own bug")
+""")
+    status = capture_cmd.run(argparse.Namespace(output=tmp_path / "cap", program=[str(prog)]))
+    assert status == 1
+    err = capsys.readouterr().err
+    assert "ValueError: the program's own bug" in err and "1 launch written" in err
+    assert len(json.loads((tmp_path / "cap" / "capture.json").read_text())) == 1

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import runpy
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +49,12 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = argv
-    if kind == "path":
-        sys.path.insert(0, str(Path(target).resolve().parent))
+    # as `python prog.py` / `python -m mod` would: the script's folder, or the current one, first
+    sys.path.insert(0, str(Path(target).resolve().parent) if kind == "path" else os.getcwd())
+    if kind == "module" and importlib.util.find_spec(target.split(".")[0]) is None:
+        sys.path[:] = saved_path
+        sys.argv = saved_argv
+        raise UsageError(f"-m {target}: no module named {target.split('.')[0]!r}")
     with capture(args.output) as cap:
         try:
             if kind == "path":
@@ -58,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
         except SystemExit as exc:
             code = exc.code
             status = code if isinstance(code, int) else (0 if code is None else 1)
+        except Exception:  # the program's own failure: its traceback, as Python would print it
+            traceback.print_exc()
+            status = 1
         finally:
             sys.argv, sys.path[:] = saved_argv, saved_path
     for note in cap.notes:
