@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from kernellab.backends.base import ProgramSpec, SpecConstant
 from kernellab.backends.opencl import OpenCLBackend
@@ -107,13 +108,15 @@ def test_import_binds_buffers_in_parameter_order(tmp_path):
     assert np.array_equal(out["arg4"].view(np.float32), np.load(tmp_path / "ran" / "arg4.npy"))
 
 
-def test_kernellab_run_of_the_imported_scenario(tmp_path):
+@pytest.mark.parametrize("backend", [[], ["--backend", "opencl", "--device", "Portable Computing Language"]],
+                         ids=["default", "opencl-pocl"])
+def test_kernellab_run_of_the_imported_scenario(tmp_path, backend):
     """The whole path a user takes: import, then ``kernellab run scenario.json``."""
     from kernellab.cli import main
 
     path = vecadd_spec(tmp_path)
     scenario = import_spec(path, tmp_path / "imported", variables={"dataset": 160}, seed=11)
-    assert main(["run", str(scenario)]) == 0
+    assert main(["run", str(scenario), *backend]) == 0
     out = np.load(tmp_path / "imported" / "arg2.out.npy")
     assert out.dtype == np.int8 and out.shape == (640,)  # Arm's runner writes buffers as raw bytes
     run_spec(path, tmp_path / "ran", variables={"dataset": 160}, seed=11, partition=7, quiet=True)
