@@ -246,3 +246,12 @@ def test_scenario_clean_and_racy(tmp_path: Path) -> None:
     # findings point at the scenario's own kernel file and dispatch command
     assert race.location["file"] == str((tmp_path / "b" / "k.cl").resolve())
     assert "scenario command /commands/0" in race.detail
+
+
+def test_user_oclgrind_settings_do_not_hide_defects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # OCLGRIND_LOG would send the diagnostics to a file, OCLGRIND_QUICK skip work-groups
+    monkeypatch.setenv("OCLGRIND_LOG", str(tmp_path / "elsewhere.log"))
+    monkeypatch.setenv("OCLGRIND_QUICK", "1")
+    result = verify(write(tmp_path, "oob", *PLANTED["out-of-bounds"][:4]))
+    assert any(f.kind == "out-of-bounds" for f in result.findings)
+    assert not (tmp_path / "elsewhere.log").exists()

@@ -28,6 +28,9 @@ OCLGRIND_ENV = {
 }
 
 
+KEEP_ENV = {"OCLGRIND_NUM_THREADS", "OCLGRIND_PCH_DIR", "OCLGRIND_DISABLE_PCH"}
+
+
 def mark(event: str, **data: Any) -> None:
     sys.stderr.flush()
     sys.stderr.write(f"{MARK} {event} {json.dumps(data)}\n")
@@ -70,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--index", type=int)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
+    # a user's own OCLGRIND_* settings could send the log elsewhere (OCLGRIND_LOG) or skip
+    # work-groups (OCLGRIND_QUICK); only the thread count and header locations are kept
+    for key in [k for k in os.environ if k.startswith("OCLGRIND_") and k not in KEEP_ENV]:
+        del os.environ[key]
     os.environ.update(OCLGRIND_ENV)
     from kernellab.backends import opencl
     from kernellab.errors import InputError, KernellabError
