@@ -48,8 +48,10 @@ from kernellab.outputs import write_text
 
 #: the device extensions kernellab enables for tensors and graphs
 EXTENSIONS = ("VK_ARM_tensors", "VK_ARM_data_graph")
-#: declared from the registry: those two plus the data-graph extensions Arm's emulation layer offers
-DECLARED_EXTENSIONS = (*EXTENSIONS, "VK_ARM_data_graph_instruction_set_tosa", "VK_ARM_data_graph_optical_flow")
+#: declared from the registry: only those two (and what they reach): cffi parses the declarations
+#: in every process that uses them, and the other data-graph extensions (TOSA instruction set,
+#: optical flow) would double that cost for types no scenario uses
+DECLARED_EXTENSIONS = EXTENSIONS
 LAYER_PACKAGE = "ai-ml-emulation-layer-for-vulkan"
 REGISTRY_PACKAGE = "vulkan-object"
 GRAPH_LAYER = "VK_LAYER_ML_Graph_Emulation"
