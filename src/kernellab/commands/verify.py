@@ -26,9 +26,13 @@ def register(sub: Any) -> None:
 
 
 def detect(path: Path) -> str:
-    from kernellab.formats import gpuverify
-    data = gpuverify.read_json(path)
-    return "kernel-instantiation" if gpuverify.looks_like(data) else "scenario"
+    """A JSON array is a kernel-instantiation file, an object a scenario (the child checks the rest)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        from kernellab.formats import gpuverify
+        data = gpuverify.read_json(path)  # raises the error with the line and column
+    return "scenario" if isinstance(data, dict) else "kernel-instantiation"
 
 
 def run(args: argparse.Namespace) -> int:
