@@ -255,3 +255,28 @@ def test_user_oclgrind_settings_do_not_hide_defects(tmp_path: Path, monkeypatch:
     result = verify(write(tmp_path, "oob", *PLANTED["out-of-bounds"][:4]))
     assert any(f.kind == "out-of-bounds" for f in result.findings)
     assert not (tmp_path / "elsewhere.log").exists()
+
+
+def test_verify_a_capture_points_at_the_host_call(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from kernellab.commands import capture as capture_cmd
+    prog = tmp_path / "racy.py"
+    prog.write_text(
+        "import numpy as np, pyopencl as cl\n"
+        "platform = [p for p in cl.get_platforms() if 'Portable' in p.name][0]\n"
+        "ctx = cl.Context(platform.get_devices()); q = cl.CommandQueue(ctx)\n"
+        "prg = cl.Program(ctx, '''__kernel void shift(__global int *a, __local int *t) {\n"
+        "  int l = get_local_id(0); t[l] = a[get_global_id(0)];\n"
+        "  a[get_global_id(0)] = t[(l + 1) % get_local_size(0)]; }''').build()\n"
+        "a = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,\n"
+        "              hostbuf=np.arange(32, dtype=np.int32))\n"
+        "prg.shift(q, (32,), (8,), a, cl.LocalMemory(32))\n"
+        "q.finish()\n")
+    assert capture_cmd.run(argparse.Namespace(output=tmp_path / "cap", program=[str(prog)])) == 0
+    capsys.readouterr()
+    path = tmp_path / "cap" / "capture.json"
+    result = verify(path)
+    race = next(f for f in result.findings if f.kind == "data-race")
+    assert race.address_space == "local" and race.race["scope"] == "intra-group"
+    assert result.to_json()["launches"][0]["enqueued_at"] == f"{prog}:9"
+    assert _cli(path, as_json=False) == 1
+    assert f"launch enqueued at {prog}:9" in capsys.readouterr().out

@@ -53,8 +53,10 @@ def _run_instantiations(path: str, index: int | None, seed: int) -> None:
             # Oclgrind numbers global buffers 1, 2, ... in creation order: arrays then images
             allocated = [n for n, a in enumerate(launch.args)
                          if n in launch.arrays or program.args[n].kind == "image"]
+            enqueued = [f"{h.compilation_unit}:{h.line_number}" for h in inst.host_api_calls or ()
+                        if h.function_name == "clEnqueueNDRangeKernel"]
             mark("begin", index=inst.index, kernel=inst.entry_point, kernel_file=str(inst.kernel_path),
-                 buffers=allocated, filled=launch.filled)
+                 buffers=allocated, filled=launch.filled, enqueued_at=enqueued[-1] if enqueued else None)
             try:
                 launch.launch(backend)
                 backend.submit()

@@ -33,8 +33,10 @@ def _title(f: Finding) -> str:
     return " ".join(parts) + times
 
 
-def render_finding(f: Finding) -> str:
+def render_finding(f: Finding, enqueued_at: str | None = None) -> str:
     lines = [_title(f)]
+    if enqueued_at:
+        lines.append(f"  launch enqueued at {enqueued_at}")
     if f.accesses and any(a.location for a in f.accesses):
         for n, a in enumerate(f.accesses):
             if a.location is None:
@@ -66,8 +68,9 @@ def render(result: VerifyResult) -> str:
     counts: dict[str, int] = {}
     for f in result.findings:
         counts[f.kind] = counts.get(f.kind, 0) + 1
+    enqueued = {l.get("index"): l.get("enqueued_at") for l in result.launches}
     for f in result.findings:
-        out.append(render_finding(f))
+        out.append(render_finding(f, enqueued.get(f.instantiation)))
         out.append("")
     summary = ", ".join(f"{n} {k}" for k, n in counts.items())
     out.append(f"{result.file}: {len(result.findings)} defect{'s' if len(result.findings) != 1 else ''} "

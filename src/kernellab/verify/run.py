@@ -31,7 +31,8 @@ class VerifyResult:
     def to_json(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "file": str(self.file),
                 "launches": [{"instantiation": l.get("index"), "kernel": l.get("kernel"),
-                              "filled": l.get("filled", [])} for l in self.launches],
+                              "enqueued_at": l.get("enqueued_at"), "filled": l.get("filled", [])}
+                             for l in self.launches],
                 "findings": [f.to_json() for f in self.findings],
                 "reports": self.raw_messages, "truncated": self.truncated}
 
