@@ -93,7 +93,7 @@ def _verify_scenario(path: Path, *, index: int | None, seed: int, timeout: float
     sources = {f"{r.uid}.cl": str(r.src_path) for r in scenario.resources if getattr(r, "kind", "") == "shader"}
     pointers = conv.dispatch_pointers(path)
     with tempfile.TemporaryDirectory(prefix="kernellab-verify-") as tmp:
-        exported = conv.export_scenario(path, tmp, device="Portable")
+        exported = conv.export_scenario(path, tmp)
         result = verify(exported, index=index, seed=seed, timeout=timeout)
         for f in result.findings:
             for a in f.accesses:
