@@ -506,9 +506,13 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
     def _barrier(self, buffers: Sequence[tuple[Buffer, int, int]], memory: bool, label: str) -> None:
         vk = self.vk
         cmd = self._begin()
-        # with graphs in the frame, the dependency spans the data-graph stage too
-        stage = vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT if self.tensors_enabled else vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT
-        access = vk.VK_ACCESS_SHADER_READ_BIT | vk.VK_ACCESS_SHADER_WRITE_BIT
+        # with graphs in the frame, the dependency spans the data-graph stage and its accesses too
+        if self.tensors_enabled:
+            stage = vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
+            access = vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT
+        else:
+            stage = vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT
+            access = vk.VK_ACCESS_SHADER_READ_BIT | vk.VK_ACCESS_SHADER_WRITE_BIT
         mem = [vk.VkMemoryBarrier(srcAccessMask=access, dstAccessMask=access)] if memory else []
         bufs = []
         for buf, offset, size in buffers:
