@@ -233,3 +233,16 @@ def test_image_without_shape(tmp_path: Path) -> None:
         run_instantiations(path, None, device="Portable", report=lambda s: None)
     [p] = info.value.problems
     assert p.where == "/0/kernel_arguments/0" and "image3d_t" in p.message and "no image description" in p.message
+
+
+def test_validate_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from kernellab.cli import main
+    good = write_case(tmp_path, [GOOD])
+    assert main(["validate", str(good)]) == 0
+    assert "valid kernel-instantiation file (1 instantiation)" in capsys.readouterr().out
+    bad = write_case(tmp_path, mutate(set_at([0, "global_size", 0], 0)))
+    assert main(["validate", str(bad)]) == 2
+    assert f"{bad.resolve()}: /0/global_size/0: must be > 0" in capsys.readouterr().err
+    extra = write_case(tmp_path, mutate(set_at([0, "kernel_name"], "x")))
+    assert main(["validate", "--strict", str(extra)]) == 2
+    assert "/0/kernel_name: unknown field" in capsys.readouterr().err
