@@ -169,7 +169,7 @@ class KernelArg:
         base = self.type_name.replace("const", "").strip()
         if base == "sampler_t":
             return "sampler"
-        if base.startswith("image") or "image" in base and base.endswith("_t"):
+        if base.startswith("image") and base.endswith("_t"):  # image2d_t, image1d_buffer_t, ...
             return "image"
         if self.address_space == "local":
             return "local"
