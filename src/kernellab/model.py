@@ -373,6 +373,17 @@ class DispatchGraph(Command):
     implicit_barrier: Bool(default=True)
 
 
+class DispatchDataGraph(Command):
+    """Arm 0.11's ``dispatch_data_graph`` (also ``dispatch_spirv_graph``): a graph SPIR-V module
+    from a ``shader`` resource, its tensors bound at (set, id)."""
+
+    kind: ClassVar[str] = "dispatch_data_graph"
+    graph_ref: Str(nonempty=True, description="a shader resource holding a SPIR-V graph module")
+    bindings: List(Binding, default=[])
+    graph_constants: List(Str(), default=[], description="graph_constant resources (not run by kernellab)")
+    implicit_barrier: Bool(default=True)
+
+
 class DispatchBarrier(Command):
     kind: ClassVar[str] = "dispatch_barrier"
     image_barrier_refs: List(Str(), default=[])
@@ -390,15 +401,12 @@ class MarkBoundary(Command):
 RESOURCE_KINDS: dict[str, type[Resource]] = {c.kind: c for c in (
     Image, Tensor, Buffer, RawData, Graph, Shader, MemoryBarrier, BufferBarrier, ImageBarrier, TensorBarrier)}
 COMMAND_KINDS: dict[str, type[Command]] = {c.kind: c for c in (
-    DispatchCompute, DispatchGraph, DispatchBarrier, MarkBoundary)}
+    DispatchCompute, DispatchGraph, DispatchDataGraph, DispatchBarrier, MarkBoundary)}
 #: newer command names (Arm ML SDK 0.11) accepted as aliases
 COMMAND_ALIASES = {"pipeline_barrier": "dispatch_barrier", "frame_boundary": "mark_boundary",
-                   "dispatch_vgf": "dispatch_graph"}
+                   "dispatch_vgf": "dispatch_graph", "dispatch_spirv_graph": "dispatch_data_graph"}
 #: command names of Arm's runner that kernellab knows but does not run, with the reason
-REJECTED_COMMANDS = {
-    name: (f"{name} runs a SPIR-V graph module (Arm's dispatch_spirv_graph), which kernellab's runner does not "
-           f"execute; convert the graph to a VGF file and use dispatch_graph (or dispatch_vgf) with a graph resource")
-    for name in ("dispatch_data_graph", "dispatch_spirv_graph")}
+REJECTED_COMMANDS: dict[str, str] = {}
 
 
 class Scenario:

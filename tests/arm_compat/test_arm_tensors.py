@@ -134,3 +134,13 @@ def test_graph_with_substituted_shader_matches_arm(tmp_path: Path, arm_runner: A
             "push_constants": [{"push_data_ref": "push", "shader_target": placeholder.name}]}}])
     _run_both(tmp_path, arm_runner, icd, ["y.npy"])
     np.testing.assert_allclose(np.load(tmp_path / "kernellab" / "y.npy"), conv_reference(x) * 3 + 0.5, atol=1e-5)
+
+
+def test_spirv_graph_module_matches_arm(tmp_path: Path, arm_runner: ArmRunner, icd: Path) -> None:
+    pytest.importorskip("vgfpy")
+    from helpers.vgf_models import data_graph_scenario
+
+    doc, want = data_graph_scenario(tmp_path, "dispatch_data_graph")
+    (tmp_path / "scenario.json").write_text(json.dumps(doc))
+    _run_both(tmp_path, arm_runner, icd, ["o.npy"])
+    np.testing.assert_array_equal(np.load(tmp_path / "kernellab" / "o.npy"), want)

@@ -82,3 +82,13 @@ def test_conv_then_substituted_shader_with_constants(tmp_path: Path, command: st
         "commands": [{command: dispatch}]}
     assert run("run", write(tmp_path / "s.json", doc)) == 0
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), conv_reference(X) * 3 + 0.5, rtol=1e-6, atol=1e-5)
+
+
+@pytest.mark.parametrize("command", ["dispatch_data_graph", "dispatch_spirv_graph"])
+def test_spirv_graph_module(tmp_path: Path, command: str) -> None:
+    """Arm 0.11's dispatch_data_graph: a SPIR-V graph module from a shader resource, tensors at (set, id)."""
+    from helpers.vgf_models import data_graph_scenario
+
+    doc, want = data_graph_scenario(tmp_path, command)
+    assert run("run", write(tmp_path / "s.json", doc)) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "o.npy"), want)

@@ -77,8 +77,21 @@ CASES: list[tuple[str, Callable[[Doc, Path], None], str, str]] = [
                                          d["resources"][0]["tensor"].update(memory_group={"id": "m"})),
      "/resources/1/image/mips",
      'image "img" shares memory_group "m" with tensor "t"; only an image with one mip level can be aliased'),
-    ("dispatch-data-graph", lambda d, t: d["commands"].append({"dispatch_data_graph": {"graph_ref": "x"}}),
-     "/commands/0", 'dispatch_data_graph runs a SPIR-V graph module (Arm\'s dispatch_spirv_graph)'),
+    ("data-graph-not-shader", lambda d, t: d["commands"].append({"dispatch_data_graph": {"graph_ref": "t"}}),
+     "/commands/0/dispatch_data_graph/graph_ref", '"t" is a tensor, expected a shader'),
+    ("data-graph-glsl", lambda d, t: (d["resources"].append({"shader": {"uid": "s", "src": "t.npy", "type": "GLSL"}}),
+                                      d["commands"].append({"dispatch_spirv_graph": {"graph_ref": "s"}})),
+     "/commands/0/dispatch_spirv_graph/graph_ref",
+     'shader "s" is GLSL; dispatch_spirv_graph runs a SPIR-V graph module (type SPIR-V)'),
+    ("data-graph-binds-image", lambda d, t: (
+        d["resources"].append({"shader": {"uid": "s", "src": "t.npy", "type": "SPIR-V"}}),
+        d["commands"].append({"dispatch_data_graph": {"graph_ref": "s", "bindings": [
+            {"set": 0, "id": 0, "resource_ref": "img"}]}})),
+     "/commands/0/dispatch_data_graph/bindings/0/resource_ref", '"img" is a image, expected a tensor'),
+    ("data-graph-constants", lambda d, t: (
+        d["resources"].append({"shader": {"uid": "s", "src": "t.npy", "type": "SPIR-V"}}),
+        d["commands"].append({"dispatch_data_graph": {"graph_ref": "s", "graph_constants": ["w"]}})),
+     "/commands/0/dispatch_data_graph/graph_constants", "graph_constants are not run by kernellab's runner"),
 ]
 
 

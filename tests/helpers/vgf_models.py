@@ -84,3 +84,48 @@ def build_conv_vgf(folder: Path, name: str = "conv", with_placeholder: bool = Fa
     subprocess.run([exe, "-i", str(folder / f"{name}.mlir"), "-o", str(folder / f"{name}.vgf")], check=True,
                    capture_output=True)
     return folder / f"{name}.vgf"
+
+
+#: out = a + [1, 2, 3, 4] + b: a graph whose constant the converter keeps inside the SPIR-V module
+ADD_TOSA = """
+module {
+  func.func @main(%arg0: tensor<1x4xf32>, %arg1: tensor<1x4xf32>) -> tensor<1x4xf32> {
+    %0 = "tosa.const"() <{values = dense<[[1.0, 2.0, 3.0, 4.0]]> : tensor<1x4xf32>}> : () -> tensor<1x4xf32>
+    %1 = tosa.add %arg0, %0 : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    %2 = tosa.add %1, %arg1 : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    return %2 : tensor<1x4xf32>
+  }
+}
+"""
+
+
+def build_add_graph_module(folder: Path) -> tuple[Path, str]:
+    """The add graph's SPIR-V graph module as ``folder/graph.spv`` and its entry point."""
+    from kernellab.formats import vgf
+
+    (folder / "add.mlir").write_text(ADD_TOSA)
+    exe = shutil.which("model-converter") or str(Path(sys.executable).parent / "model-converter")
+    subprocess.run([exe, "-i", str(folder / "add.mlir"), "-o", str(folder / "add.vgf")], check=True,
+                   capture_output=True)
+    g = vgf.read(folder / "add.vgf")
+    code = g.module_spirv(0)
+    assert code is not None
+    (folder / "graph.spv").write_bytes(code)
+    return folder / "graph.spv", g.modules[0].entry_point
+
+
+def data_graph_scenario(folder: Path, command: str = "dispatch_data_graph") -> tuple[dict, np.ndarray]:
+    """A scenario running the add graph module with ``command``; returns it and the expected output."""
+    _, entry = build_add_graph_module(folder)
+    a, b = np.arange(4, dtype=np.float32).reshape(1, 4) - 1.5, np.full((1, 4), 0.25, np.float32)
+    np.save(folder / "a.npy", a)
+    np.save(folder / "b.npy", b)
+    t = {"format": "VK_FORMAT_R32_SFLOAT", "dims": [1, 4]}
+    doc = {"resources": [
+        {"shader": {"uid": "g", "src": "graph.spv", "type": "SPIR-V", "entry": entry}},
+        {"tensor": {"uid": "a", **t, "shader_access": "readonly", "src": "a.npy"}},
+        {"tensor": {"uid": "b", **t, "shader_access": "readonly", "src": "b.npy"}},
+        {"tensor": {"uid": "o", **t, "shader_access": "writeonly", "dst": "o.npy"}}],
+        "commands": [{command: {"graph_ref": "g", "bindings": [
+            {"set": 0, "id": i, "resource_ref": r} for i, r in enumerate("abo")]}}]}
+    return doc, a + np.array([1, 2, 3, 4], np.float32) + b

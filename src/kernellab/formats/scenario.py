@@ -259,6 +259,21 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
                                                     f"by bindings/{slots[(b.set, b.id)]}")
                 else:
                     slots[(b.set, b.id)] = j
+        elif isinstance(c, m.DispatchDataGraph):
+            shader = _ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, (m.Shader,), "shader")
+            if isinstance(shader, m.Shader) and shader.type != "SPIR-V":
+                ck.error(loc + ("graph_ref",), f"shader \"{shader.uid}\" is {shader.type}; {loc[-1]} runs a "
+                                               f"SPIR-V graph module (type SPIR-V)")
+            slots = {}
+            for j, b in enumerate(c.bindings):
+                _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, (m.Tensor,), "tensor")
+                if (b.set, b.id) in slots:
+                    ck.error(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
+                                                    f"by bindings/{slots[(b.set, b.id)]}")
+                slots.setdefault((b.set, b.id), j)
+            if c.graph_constants:
+                ck.error(loc + ("graph_constants",), "graph_constants are not run by kernellab's runner; keep the "
+                                                     "constants in the module (or use a VGF graph and dispatch_graph)")
         elif isinstance(c, m.DispatchBarrier):
             for field, (cls, what) in barrier_kinds.items():
                 for j, uid in enumerate(getattr(c, field)):

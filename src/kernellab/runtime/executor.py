@@ -294,7 +294,7 @@ class Executor:
                     for uid in c.resources:
                         self._save(backend, outputs, uid, self.options.capture_frames / f"{uid}.frame{n}.npy")
                 frame += 1
-            elif isinstance(c, m.DispatchGraph):
+            elif isinstance(c, (m.DispatchGraph, m.DispatchDataGraph)):
                 self.ml.run_graph(backend, index)
                 if c.implicit_barrier:
                     backend.barrier(memory=True, label=f"{index}:implicit_barrier")

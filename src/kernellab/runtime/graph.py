@@ -125,9 +125,27 @@ def prepare_graph(backend: Any, scenario: m.Scenario, index: int, command: m.Dis
     return prepared
 
 
+def prepare_data_graph(backend: Any, scenario: m.Scenario, index: int, command: m.DispatchDataGraph,
+                       tensors: dict[str, Any]) -> PreparedGraph:
+    """A ``dispatch_data_graph``: one data-graph pipeline of a SPIR-V graph module, its tensors
+    bound where the bindings say (constants must be inside the module)."""
+    from kernellab.backends.vulkan_graph import GraphSegmentSpec
+
+    shader = scenario.by_uid[command.graph_ref]
+    assert isinstance(shader, m.Shader) and shader.src_path is not None
+    code = shader.src_path.read_bytes()
+    if len(code) < 20 or len(code) % 4 or code[:4] not in (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03"):
+        raise InputError("not a SPIR-V binary (bad magic number or length)", file=shader.src_path)
+    slots = tuple((b.set, b.id) for b in command.bindings)
+    spec = GraphSegmentSpec(label=f"{index}:dispatch_data_graph:{shader.uid}", kind="graph", code=code,
+                            entry=shader.entry, slots=slots)
+    program = backend.create_graph_segment(spec, {(b.set, b.id): tensors[b.resource_ref] for b in command.bindings})
+    return PreparedGraph([(program, b"")])
+
+
 def run_graph(backend: Any, prepared: PreparedGraph) -> None:
     for program, push in prepared.segments:
         backend.dispatch_graph_segment(program, push, program.spec.label)
 
 
-__all__ = ["PreparedGraph", "prepare_graph", "run_graph", "substitution_for"]
+__all__ = ["PreparedGraph", "prepare_data_graph", "prepare_graph", "run_graph", "substitution_for"]

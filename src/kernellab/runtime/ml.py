@@ -119,12 +119,14 @@ class MlResources:
 
     def prepare_graphs(self, backend: Any, push_data: dict[str, bytes],
                        shader_spirv: Callable[[m.Shader], bytes]) -> None:
-        from kernellab.runtime.graph import prepare_graph
+        from kernellab.runtime.graph import prepare_data_graph, prepare_graph
 
         for index, c in enumerate(self.scenario.commands):
             if isinstance(c, m.DispatchGraph):
                 self.graphs[index] = prepare_graph(backend, self.scenario, index, c, self.tensors, push_data,
                                                    shader_spirv)
+            elif isinstance(c, m.DispatchDataGraph):
+                self.graphs[index] = prepare_data_graph(backend, self.scenario, index, c, self.tensors)
 
     def run_graph(self, backend: Any, index: int) -> None:
         from kernellab.runtime.graph import run_graph
