@@ -7,6 +7,8 @@ and scenarios both runners must refuse leave no output behind.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -86,3 +88,22 @@ def test_missing_src_file_is_refused(case: Case) -> None:
 def test_boundary_naming_an_unknown_resource_is_refused(case: Case) -> None:
     case.scenario([buffer("out", 16, dst="out.npy")], [mark_boundary(["nowhere"])])
     _refused_by_both(case)
+
+
+def test_absolute_dst_ignores_output_folder(case: Case, rng: np.random.Generator, tmp_path: Path) -> None:
+    # One absolute dst for both runners: run them one after the other and compare the file.
+    data = case.save("data.npy", rng.integers(-128, 127, 24, dtype=np.int8, endpoint=True))
+    target = tmp_path / "elsewhere" / "copy.npy"
+    target.parent.mkdir()
+    scenario = case.scenario([buffer("data", 24, "readonly", src="data.npy", dst=str(target))],
+                             [mark_boundary(["data"])])
+    arm = case.run_arm(scenario, case.root / "arm")
+    assert arm.returncode == 0, arm.stdout + arm.stderr
+    arm_bytes = target.read_bytes()
+    target.unlink()
+    kl = case.run_kernellab(scenario, case.root / "kernellab")
+    assert kl.returncode == 0, kl.stdout + kl.stderr
+    assert target.read_bytes() == arm_bytes
+    assert np.load(target).tobytes() == data.tobytes()
+    out = case.root / "kernellab"
+    assert not out.exists() or not any(out.iterdir()), "nothing belongs in --output when dst is absolute"
