@@ -200,3 +200,36 @@ def test_cli_index_and_seed(tmp_path: Path) -> None:
     run_instantiations(path, tmp_path / "b", index=1, seed=4, device="Portable", report=lambda s: None)
     assert (tmp_path / "a" / "1" / "arg0.bin").read_bytes() == (tmp_path / "b" / "1" / "arg0.bin").read_bytes()
     assert not (tmp_path / "a" / "arg0.bin").exists()
+
+
+STRUCT = ("typedef struct { int a; float b; } pair;\n"
+          "__kernel void k(__global float *o, pair p) { o[get_global_id(0)] = p.a + p.b; }\n")
+
+
+def test_struct_argument_sized_by_the_compiler(tmp_path: Path) -> None:
+    (tmp_path / "s.cl").write_text(STRUCT)
+    path = tmp_path / "s.json"
+    # the hex is the number the struct's 8 bytes hold (little-endian): a = 2, b = 1.0f
+    path.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "s.cl", "global_size": [2], "entry_point": "k",
+                                 "kernel_arguments": [{"type": "array", "size": 8},
+                                                      {"type": "scalar", "value": "0x3F80000000000002"}]},
+                                {"language": "OpenCL", "kernel_file": "s.cl", "global_size": [2], "entry_point": "k",
+                                 "kernel_arguments": [{"type": "array", "size": 8},
+                                                      {"type": "scalar", "value": "0x2"}]}]))
+    run_instantiations(path, tmp_path / "o", device="Portable", report=lambda s: None)
+    assert np.fromfile(tmp_path / "o" / "arg0.bin", np.float32).tolist() == [3.0, 3.0]
+    # a shorter hex is the same number: zero-extended to the struct's size (a = 2, b = 0)
+    assert np.fromfile(tmp_path / "o" / "1" / "arg0.bin", np.float32).tolist() == [2.0, 2.0]
+
+
+def test_struct_value_too_wide(tmp_path: Path) -> None:
+    from kernellab.errors import InputError
+    (tmp_path / "s.cl").write_text(STRUCT)
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "s.cl", "global_size": [2], "entry_point": "k",
+                                 "kernel_arguments": [{"type": "array", "size": 8},
+                                                      {"type": "scalar", "value": "0x1" + "0" * 16}]}]))
+    with pytest.raises(InputError) as info:
+        run_instantiations(path, None, device="Portable", report=lambda s: None)
+    [p] = info.value.problems
+    assert p.where == "/0/kernel_arguments/1/value" and "needs 9 bytes but parameter 1 (pair p) has 8" in p.message

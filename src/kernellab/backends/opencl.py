@@ -351,6 +351,29 @@ class OpenCLBackend(Backend):
             cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, self.cl_device))
         return OpenCLProgram(spec, program, kernel, args, (wg + (0, 0, 0))[:3])  # type: ignore[arg-type]
 
+    def type_sizes(self, program: OpenCLProgram, type_names: Sequence[str]) -> dict[str, int]:
+        """``sizeof`` of by-value parameter types kernellab cannot size itself (structs, typedefs
+        of structs), asked of the compiler: the program is rebuilt with one more kernel that
+        writes ``sizeof(T)`` for each, and run on one work-item."""
+        names = list(dict.fromkeys(type_names))
+        if not names:
+            return {}
+        cl = self._cl
+        probe = "\n__kernel void kernellab_sizeof_probe(__global ulong *out) {\n" + "".join(
+            f"  out[{i}] = sizeof({t});\n" for i, t in enumerate(names)) + "}\n"
+        source = program.spec.code.decode("utf-8", errors="replace") + probe
+        options = self.build_options(program.spec)
+        prg = _guarded("clBuildProgram(sizeof probe)", lambda: cl.Program(self.context, source).build(
+            options=options.split() if options else [], cache_dir=False))
+        out = np.zeros(len(names), dtype=np.uint64)
+        buf = _guarded("clCreateBuffer(sizeof probe)", cl.Buffer, self.context,
+                       cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
+        kernel = cl.Kernel(prg, "kernellab_sizeof_probe")
+        kernel.set_arg(0, buf)
+        _guarded("clEnqueueNDRangeKernel(sizeof probe)", cl.enqueue_nd_range_kernel, self.queue, kernel, (1,), None)
+        _guarded("clEnqueueReadBuffer(sizeof probe)", cl.enqueue_copy, self.queue, out, buf, is_blocking=True)
+        return {t: int(n) for t, n in zip(names, out)}
+
     def _arg_info(self, kernel: Any, source: str) -> list[KernelArg]:
         cl = self._cl
         aq = {cl.kernel_arg_address_qualifier.GLOBAL: "global", cl.kernel_arg_address_qualifier.LOCAL: "local",

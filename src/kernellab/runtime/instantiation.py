@@ -9,6 +9,7 @@ unconstrained are filled deterministically from the seed and reported.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ import numpy as np
 
 from kernellab.backends.base import BackendOptions, ProgramSpec
 from kernellab.backends.opencl import KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram
-from kernellab.errors import CompileError, InputError, Problem
+from kernellab.errors import BackendError, CompileError, InputError, Problem
 from kernellab.formats import gpuverify
 from kernellab.formats.gpuverify import (ArrayArgument, ImageArgument, KernelInstantiation, SamplerArgument,
                                          ScalarArgument)
@@ -51,8 +52,20 @@ class PreparedLaunch:
 
     def launch(self, backend: OpenCLBackend) -> None:
         i = self.inst
-        backend.launch(self.program, self.args, i.global_size, i.local_size, i.global_offset,
-                       label=f"{i.entry_point}#{i.index}")
+        try:
+            backend.launch(self.program, self.args, i.global_size, i.local_size, i.global_offset,
+                           label=f"{i.entry_point}#{i.index}")
+        except BackendError as exc:
+            m = re.match(r"clSetKernelArg\(\w+, (\d+)\)", exc.call)
+            if m and exc.code == "CL_INVALID_ARG_SIZE":
+                n = int(m.group(1))
+                arg = self.program.args[n]
+                raise InputError([_problem(i, ["kernel_arguments", n, "value"],
+                                           f"the driver rejected this value's size for parameter {n} "
+                                           f"({arg.type_name} {arg.name}): kernellab cannot know the size of "
+                                           "this type, so write the value with all its bytes (two hex digits "
+                                           "per byte, leading zeros kept)")]) from exc
+            raise
 
 
 def _problem(inst: KernelInstantiation, parts: Sequence[str | int], message: str) -> Problem:
@@ -112,15 +125,16 @@ def build(backend: OpenCLBackend, inst: KernelInstantiation) -> OpenCLProgram:
 
 
 def _scalar_bytes(inst: KernelInstantiation, n: int, arg: KernelArg, rec: ScalarArgument,
-                  seed: int, filled: list[str], problems: list[Problem]) -> bytes | None:
-    size = arg.type.size
+                  seed: int, filled: list[str], problems: list[Problem], size: int | None = None) -> bytes | None:
+    size = arg.type.size or size
     if rec.value is None:
         if size is None:
             problems.append(_problem(inst, ["kernel_arguments", n],
                                      f"argument {n} ({arg.type_name} {arg.name}) has no value and its size is "
                                      "unknown, so it cannot be filled; give a value"))
             return None
-        data = seeded_values(arg.type.dtype, 4 if arg.type.count == 3 else arg.type.count, _rng(seed, inst, n))
+        count = (4 if arg.type.count == 3 else arg.type.count) if arg.type.dtype else size
+        data = seeded_values(arg.type.dtype, count, _rng(seed, inst, n))
         filled.append(f"{inst.file}: {inst.pointer('kernel_arguments', n)}: argument {n} ({arg.type_name} "
                       f"{arg.name}) is unconstrained; filled from seed {seed} with "
                       f"{gpuverify.hex_value(data, 'little')}")
@@ -155,6 +169,9 @@ def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLPr
                                    f"has {len(records)} entries but kernel {inst.entry_point}({sig}) "
                                    f"takes {len(params)} arguments")])
     launch = PreparedLaunch(inst, program, [])
+    # structs and other by-value types numpy cannot size: the compiler says how big they are
+    sizes = backend.type_sizes(program, [a.type_name for a in params
+                                         if a.kind == "scalar" and a.type.size is None])
     for n, (arg, rec) in enumerate(zip(params, records)):
         kind = arg.kind
         if rec is None:  # whole list unconstrained: make a record of the parameter's kind
@@ -168,7 +185,7 @@ def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLPr
             launch.args.append(None)
             continue
         if isinstance(rec, ScalarArgument):
-            launch.args.append(_scalar_bytes(inst, n, arg, rec, seed, filled, problems))
+            launch.args.append(_scalar_bytes(inst, n, arg, rec, seed, filled, problems, sizes.get(arg.type_name)))
         elif isinstance(rec, ArrayArgument):
             declared = "local" if kind == "local" else arg.address_space
             if rec.address_space is not None and rec.address_space != declared:
