@@ -7,6 +7,7 @@ chained dispatches, build options, robustness features, --repeat), with our own 
 """
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -277,3 +278,18 @@ def test_one_buffer_in_two_bindings(case: Case, rng: np.random.Generator) -> Non
     case.scenario([shader("shift", "copy.spv"), buffer("values", 40, src="values.npy", dst="values_out.npy")],
                   [dispatch("shift", [N], [(0, 0, "values"), (0, 1, "values")])])
     case.run_both({"values_out.npy": data + np.float32(0.5)})
+
+
+def test_profiling_and_perf_counter_dumps(case: Case, rng: np.random.Generator, tmp_path: Path) -> None:
+    # Both runners take the flags and write JSON; the contents are each runner's own.
+    expected = _sum_case(case, rng, "float", "SPIR-V")
+    dumps = {runner: (tmp_path / f"{runner}_profile.json", tmp_path / f"{runner}_perf.json")
+             for runner in ("arm", "kernellab")}
+    case.run_both({"total.npy": expected}, args=["--repeat", "2"],
+                  arm_args=["--profiling-dump-path", str(dumps["arm"][0]),
+                            "--perf-counters-dump-path", str(dumps["arm"][1])],
+                  kernellab_args=["--profiling-dump-path", str(dumps["kernellab"][0]),
+                                  "--perf-counters-dump-path", str(dumps["kernellab"][1])])
+    for runner, paths in dumps.items():
+        for path in paths:
+            assert isinstance(json.loads(path.read_text()), dict), f"{runner}: {path.name}"
