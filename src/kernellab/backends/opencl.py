@@ -351,28 +351,30 @@ class OpenCLBackend(Backend):
             cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, self.cl_device))
         return OpenCLProgram(spec, program, kernel, args, (wg + (0, 0, 0))[:3])  # type: ignore[arg-type]
 
-    def type_sizes(self, program: OpenCLProgram, type_names: Sequence[str]) -> dict[str, int]:
-        """``sizeof`` of by-value parameter types kernellab cannot size itself (structs, typedefs
-        of structs), asked of the compiler: the program is rebuilt with one more kernel that
-        writes ``sizeof(T)`` for each, and run on one work-item."""
+    def type_layout(self, program: OpenCLProgram, type_names: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """``(sizeof, alignof)`` of by-value parameter types kernellab cannot size itself (structs,
+        typedefs of structs), asked of the compiler: the program is rebuilt with one more kernel
+        that writes both for each type, and run on one work-item."""
         names = list(dict.fromkeys(type_names))
         if not names:
             return {}
         cl = self._cl
         probe = "\n__kernel void kernellab_sizeof_probe(__global ulong *out) {\n" + "".join(
-            f"  out[{i}] = sizeof({t});\n" for i, t in enumerate(names)) + "}\n"
+            f"  out[{2 * i}] = sizeof({t}); out[{2 * i + 1}] = __alignof__({t});\n"
+            for i, t in enumerate(names)) + "}\n"
         source = program.spec.code.decode("utf-8", errors="replace") + probe
         options = self.build_options(program.spec)
         prg = _guarded("clBuildProgram(sizeof probe)", lambda: cl.Program(self.context, source).build(
             options=options.split() if options else [], cache_dir=False))
-        out = np.zeros(len(names), dtype=np.uint64)
+        out = np.zeros(2 * len(names), dtype=np.uint64)
         buf = _guarded("clCreateBuffer(sizeof probe)", cl.Buffer, self.context,
                        cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
         kernel = cl.Kernel(prg, "kernellab_sizeof_probe")
         kernel.set_arg(0, buf)
         _guarded("clEnqueueNDRangeKernel(sizeof probe)", cl.enqueue_nd_range_kernel, self.queue, kernel, (1,), None)
         _guarded("clEnqueueReadBuffer(sizeof probe)", cl.enqueue_copy, self.queue, out, buf, is_blocking=True)
-        return {t: int(n) for t, n in zip(names, out)}
+        buf.release()
+        return {t: (int(out[2 * i]), int(out[2 * i + 1])) for i, t in enumerate(names)}
 
     def _arg_info(self, kernel: Any, source: str) -> list[KernelArg]:
         cl = self._cl
@@ -473,11 +475,10 @@ class OpenCLBackend(Backend):
                 local_spec_id += 1
                 args.append(LocalMemory(count * (arg.type.size or 1)))
             elif kind == "scalar":
-                size = arg.type.size
-                if size is None:
-                    raise ValueError(f"dispatch of {program.spec.uid!r}: argument {arg.index} ({arg.name}) has "
-                                     f"type {arg.type_name!r}, whose size is unknown for push-constant packing")
-                offset = -(-offset // arg.type.alignment) * arg.type.alignment
+                size, alignment = arg.type.size, arg.type.alignment
+                if size is None:  # a struct: the compiler knows its layout
+                    size, alignment = self.type_layout(program, [arg.type_name])[arg.type_name]
+                offset = -(-offset // alignment) * alignment
                 chunk = push_data[offset:offset + size]
                 if len(chunk) < size:
                     raise ValueError(f"dispatch of {program.spec.uid!r}: argument {arg.index} ({arg.name}) needs "

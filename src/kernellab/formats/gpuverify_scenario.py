@@ -29,29 +29,39 @@ def _align(offset: int, alignment: int) -> int:
     return -(-offset // alignment) * alignment
 
 
-def pack_push_constants(args: list[KernelArg], values: dict[int, bytes]) -> bytes:
+Layout = dict[str, tuple[int, int]]  # type name -> (sizeof, alignof), for structs
+
+
+def _size_align(a: KernelArg, layout: Layout | None) -> tuple[int, int]:
+    if a.type.size is not None:
+        return a.type.size, a.type.alignment
+    if layout and a.type_name in layout:
+        return layout[a.type_name]
+    raise InputError(f"argument {a.index} ({a.type_name} {a.name}): its size is unknown")
+
+
+def pack_push_constants(args: list[KernelArg], values: dict[int, bytes], layout: Layout | None = None) -> bytes:
     """By-value arguments packed as a C struct (natural alignment), padded to a multiple of 4."""
     out = bytearray()
     for a in args:
         if a.kind != "scalar":
             continue
         data = values[a.index]
-        out += bytes(_align(len(out), a.type.alignment) - len(out))
+        _, alignment = _size_align(a, layout) if a.type.size is None and layout else (len(data), a.type.alignment)
+        out += bytes(_align(len(out), alignment) - len(out))
         out += data
     out += bytes(_align(len(out), 4) - len(out))
     return bytes(out)
 
 
-def unpack_push_constants(args: list[KernelArg], data: bytes) -> dict[int, bytes]:
+def unpack_push_constants(args: list[KernelArg], data: bytes, layout: Layout | None = None) -> dict[int, bytes]:
     values: dict[int, bytes] = {}
     offset = 0
     for a in args:
         if a.kind != "scalar":
             continue
-        size = a.type.size
-        if size is None:
-            raise ValueError(f"argument {a.index} ({a.type_name} {a.name}): size unknown")
-        offset = _align(offset, a.type.alignment)
+        size, alignment = _size_align(a, layout)
+        offset = _align(offset, alignment)
         values[a.index] = bytes(data[offset:offset + size]).ljust(size, b"\0")
         offset += size
     return values
@@ -149,7 +159,8 @@ def import_instantiations(path: str | Path, output_dir: str | Path, *, index: in
                         raise InputError([Problem(str(path), inst.pointer("kernel_arguments", arg.index),
                                                   f"{kind} arguments have no scenario equivalent; this launch "
                                                   "cannot be imported")])
-                push = pack_push_constants(program.args, scalars)
+                push = pack_push_constants(program.args, scalars, backend.type_layout(
+                    program, [a.type_name for a in program.args if a.kind == "scalar" and a.type.size is None]))
                 shader: dict[str, Any] = {"uid": f"kernel{i}", "src": kernels[src], "type": "OpenCL-C",
                                           "entry": inst.entry_point}
                 if inst.compiler_flags:
@@ -270,7 +281,8 @@ def export_scenario(path: str | Path, output_dir: str | Path, *, device: str | N
                 dims = max(len(d.command.rangeND), 1 + max((i for i in range(3) if local[i] > 1), default=0))
                 bound = {(b.set, b.id): b.resource_ref for b in d.command.bindings}
                 push = push_data.get(d.command.push_data_ref, b"")
-                scalars = unpack_push_constants(program.args, push)
+                scalars = unpack_push_constants(program.args, push, backend.type_layout(
+                    program, [a.type_name for a in program.args if a.kind == "scalar" and a.type.size is None]))
                 args: list[dict[str, Any]] = []
                 binding = 0
                 local_id = 3

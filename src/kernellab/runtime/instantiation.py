@@ -170,8 +170,9 @@ def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLPr
                                    f"takes {len(params)} arguments")])
     launch = PreparedLaunch(inst, program, [])
     # structs and other by-value types numpy cannot size: the compiler says how big they are
-    sizes = backend.type_sizes(program, [a.type_name for a in params
-                                         if a.kind == "scalar" and a.type.size is None])
+    layout = backend.type_layout(program, [a.type_name for a in params
+                                           if a.kind == "scalar" and a.type.size is None])
+    sizes = {name: size for name, (size, _) in layout.items()}
     for n, (arg, rec) in enumerate(zip(params, records)):
         kind = arg.kind
         if rec is None:  # whole list unconstrained: make a record of the parameter's kind
