@@ -84,3 +84,22 @@ def test_cli_backend_flag(tmp_path: Path) -> None:
     assert main(["run", str(path), "--backend", "opencl", "--device", "Portable", "--output", str(tmp_path / "a")]) == 0
     assert main(["run", str(path), "--output", str(tmp_path / "b")]) == 0
     assert np.load(tmp_path / "a" / "out.npy").tobytes() == np.load(tmp_path / "b" / "out.npy").tobytes()
+
+
+def test_struct_argument_on_both_backends(tmp_path: Path) -> None:
+    from kernellab.formats.gpuverify_scenario import import_instantiations
+    (tmp_path / "s.cl").write_text("typedef struct { int a; float b; } pair;\n"
+                                   "__kernel void k(__global float *o, pair p, int c) "
+                                   "{ o[get_global_id(0)] = p.a + p.b + c; }\n")
+    k = tmp_path / "k.json"
+    k.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "s.cl", "global_size": [4], "local_size": [4],
+                              "entry_point": "k", "kernel_arguments": [
+                                  {"type": "array", "size": 16}, {"type": "scalar", "value": "0x3F80000000000002"},
+                                  {"type": "scalar", "value": "0x10"}]}]))
+    scenario = import_instantiations(k, tmp_path / "imp")
+    results = []
+    for backend in ("opencl", "vulkan"):
+        s, _ = load_scenario(scenario)
+        execute(s, RunOptions(backend=backend))
+        results.append(np.load(tmp_path / "imp" / "arg0.npy").view(np.float32).tolist())
+    assert results == [[19.0] * 4, [19.0] * 4]
