@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers.scenarios import write
+from helpers.scenarios import kernellab, write
 
 from kernellab.cli import main
 from kernellab.formats import vkformat
@@ -239,3 +239,13 @@ void main() { v[gl_GlobalInvocationID.x] = int(gl_GlobalInvocationID.x) * 3 - 5;
                                            "bindings": [{"set": 0, "id": 0, "resource_ref": "buf"}]}}]}
     assert run("run", write(tmp_path / "s.json", doc)) == 0
     np.testing.assert_array_equal(np.load(tmp_path / "t.npy"), (np.arange(n, dtype=np.int32) * 3 - 5).reshape(n // 8, 8))
+
+
+def test_other_backends_refuse_tensors(tmp_path: Path) -> None:
+    np.save(tmp_path / "t.npy", np.zeros(4, np.int32))
+    doc = {"resources": [{"tensor": {"uid": "t", "dims": [4], "format": "VK_FORMAT_R32_SINT",
+                                     "shader_access": "readonly", "src": "t.npy"}}], "commands": []}
+    proc = kernellab("run", write(tmp_path / "s.json", doc), "--backend", "opencl")
+    assert proc.returncode == 1
+    assert "the opencl backend does not run tensors: use --backend vulkan" in proc.stderr
+    assert "Traceback" not in proc.stderr

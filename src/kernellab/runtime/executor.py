@@ -101,6 +101,7 @@ class Executor:
     def load_resources(self, backend: Backend) -> None:
         grouped: dict[str, Any] = {}
         if self.ml is not None:
+            self.ml.check_backend(backend)
             # resources sharing memory are created together, before the others; their sources
             # are still written in resource order, so where they overlap the later one wins
             self.ml.alloc_groups(backend, self._image_spec)

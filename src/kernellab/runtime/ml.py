@@ -37,6 +37,17 @@ class MlResources:
         self.graphs: dict[int, Any] = {}
         self.aliased_images = aliasing.aliased_images(scenario)
 
+    def check_backend(self, backend: Any) -> None:
+        """Tensors, graphs and shared memory are the Vulkan backend's (VK_ARM_tensors, VK_ARM_data_graph)."""
+        if not hasattr(backend, "alloc_group"):
+            from kernellab.backends.base import UnsupportedError
+
+            kinds = sorted({r.kind for r in self.scenario.resources if isinstance(r, (m.Tensor, m.Graph))}
+                           | ({"memory_group"} if any(isinstance(r, m.DataResource) and r.memory_group is not None
+                                                      for r in self.scenario.resources) else set()))
+            raise UnsupportedError(f"the {backend.name} backend does not run {', '.join(k + 's' for k in kinds)}: "
+                                   f"use --backend vulkan")
+
     # --- resources -----------------------------------------------------------------------------
     def tensor_spec(self, r: m.Tensor, alias_image: str | None = None) -> Any:
         from kernellab.backends.vulkan_tensor import TensorSpec
