@@ -30,8 +30,8 @@ def detect(path: Path) -> str:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        from kernellab.formats import gpuverify
-        data = gpuverify.read_json(path)  # raises the error with the line and column
+        from kernellab.formats.jsonfile import load_json
+        data = load_json(path)  # raises the error with the line and column
     return "scenario" if isinstance(data, dict) else "kernel-instantiation"
 
 

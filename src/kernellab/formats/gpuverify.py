@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence, Union
 
 from kernellab.errors import InputError, Problem, json_pointer
+from kernellab.formats.jsonfile import load_json
 
 #: cl_mem_flags names a capture may record (with or without the CL_MEM_ prefix)
 MEM_FLAGS = ("READ_WRITE", "WRITE_ONLY", "READ_ONLY", "USE_HOST_PTR", "ALLOC_HOST_PTR", "COPY_HOST_PTR",
@@ -344,27 +345,9 @@ def parse(data: Any, file: str | Path) -> tuple[list[KernelInstantiation], list[
     return [r for r in result if r is not None], c.warnings
 
 
-def read_json(path: str | Path) -> Any:
-    """Parse a JSON file; a syntax error names the line and column."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("file not found", file=path) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", file=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=path) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError([Problem(str(path), f"line {exc.lineno}, column {exc.colno}",
-                                  f"invalid JSON: {exc.msg}")]) from None
-
-
 def load(path: str | Path) -> tuple[list[KernelInstantiation], list[Problem]]:
     """Read and check a kernel-instantiation file: (instantiations, warnings)."""
-    return parse(read_json(path), path)
+    return parse(load_json(path), path)
 
 
 # --- writing ---------------------------------------------------------------------------------

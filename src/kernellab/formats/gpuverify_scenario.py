@@ -20,6 +20,7 @@ import numpy as np
 from kernellab.backends.opencl import KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram
 from kernellab.errors import InputError, Problem, json_pointer
 from kernellab.formats import gpuverify
+from kernellab.formats.jsonfile import load_json
 from kernellab.outputs import OutputSet
 
 Report = Callable[[str], None]
@@ -193,7 +194,7 @@ def import_instantiations(path: str | Path, output_dir: str | Path, *, index: in
 def dispatch_pointers(path: str | Path) -> list[str]:
     """JSON pointers of a scenario's dispatch_compute commands, in order: instantiation i of an
     exported file came from ``dispatch_pointers(S)[i]``."""
-    data = gpuverify.read_json(path)
+    data = load_json(path)
     cmds = data.get("commands", []) if isinstance(data, dict) else []
     return [json_pointer(["commands", n]) for n, c in enumerate(cmds)
             if isinstance(c, dict) and "dispatch_compute" in c]
