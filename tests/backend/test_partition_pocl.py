@@ -133,6 +133,14 @@ def test_two_devices_pocl_and_oclgrind(tmp_path):
         kernel, host, results = run_all(session, vpath, {"dataset": 64}, partitions=(3, 7))
         for p, r in results.items():
             assert np.array_equal(r.outputs[2], host[0] + host[1]), f"P={p}"
+        # offset mode: whole-size buffers, each part's rows written and read back at their offset
+        spec = json.loads(vpath.read_text())
+        spec["varArguments"][0]["value"] = "dataset"  # ids are absolute: the bound is the whole size
+        vpath.write_text(json.dumps(spec))
+        kernel, host, results = run_all(session, vpath, {"dataset": 48}, split="offset", partitions=(2, 5))
+        for p, r in results.items():
+            assert np.array_equal(r.outputs[2], host[0] + host[1]), f"P={p}"
+            assert len(r.parts) == 2
 
 
 def test_run_spec_writes_typed_outputs(tmp_path):
