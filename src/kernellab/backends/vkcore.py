@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from kernellab.errors import BackendError, DeviceError, DeviceOutOfMemoryError
 
@@ -51,3 +51,15 @@ def checked(call: str) -> Iterator[None]:
         raise BackendError(call, code_name(exc)) from None
 
 
+def specialization_info(constants: "Sequence[Any]") -> tuple[Any, list[Any]]:
+    """A VkSpecializationInfo for SpecConstants (4 bytes each, in order), or None; plus the cffi
+    objects that must outlive the pipeline-creation call (the binding keeps no references)."""
+    vk = _vk
+    if not constants:
+        return None, []
+    data = b"".join(c.encode() for c in constants)
+    entries = [vk.VkSpecializationMapEntry(constantID=c.id, offset=4 * i, size=4) for i, c in enumerate(constants)]
+    pdata = vk.ffi.new("char[]", data)
+    # dataSize given explicitly: the binding would otherwise count elements, not bytes
+    info = vk.VkSpecializationInfo(mapEntryCount=len(entries), pMapEntries=entries, dataSize=len(data), pData=pdata)
+    return info, [pdata, entries]

@@ -21,6 +21,7 @@ from kernellab.backends.base import (Backend, BackendOptions, Buffer, CommandTim
 from kernellab.backends.vulkan_image import VulkanImage, VulkanImageSupport
 from kernellab.backends.vulkan_ml import VulkanGraphSupport, VulkanTensorSupport
 from kernellab.backends.vkcore import INSTALL_HINT, checked as _checked, code_name as _code_name, load as _load
+from kernellab.backends.vkcore import specialization_info
 from kernellab.errors import BackendError, DeviceError, InputError
 
 if TYPE_CHECKING:
@@ -348,7 +349,7 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         return layout
 
     def _create_program(self, spec: ProgramSpec) -> VulkanProgram:
-        vk, ffi = self.vk, self.ffi
+        vk = self.vk
         if spec.language != "spirv":
             raise InputError(f"program {spec.uid!r}: the Vulkan backend runs SPIR-V, got {spec.language}")
         with _checked(f"vkCreateShaderModule({spec.uid})"):
@@ -365,16 +366,7 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
             layout = vk.vkCreatePipelineLayout(self.handle, vk.VkPipelineLayoutCreateInfo(
                 setLayoutCount=n_sets, pSetLayouts=set_layouts or None,
                 pushConstantRangeCount=len(ranges), pPushConstantRanges=ranges or None), None)
-        spec_info = None
-        keep: list[Any] = []
-        if spec.specialization:
-            data = b"".join(c.encode() for c in spec.specialization)
-            entries = [vk.VkSpecializationMapEntry(constantID=c.id, offset=4 * i, size=4)
-                       for i, c in enumerate(spec.specialization)]
-            pdata = ffi.new("char[]", data)
-            keep += [pdata, entries]
-            spec_info = vk.VkSpecializationInfo(mapEntryCount=len(entries), pMapEntries=entries,
-                                                dataSize=len(data), pData=pdata)
+        spec_info, keep = specialization_info(spec.specialization)
         stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module,
                                                    pName=spec.entry, pSpecializationInfo=spec_info)
         info = vk.VkComputePipelineCreateInfo(stage=stage, layout=layout, basePipelineIndex=-1)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kernellab.backends.base import ImageSpec, UnsupportedError
-from kernellab.backends.vkcore import checked
+from kernellab.backends.vkcore import checked, specialization_info
 from kernellab.errors import DeviceError
 
 if TYPE_CHECKING:
@@ -387,16 +387,7 @@ class VulkanGraphSupport:
             program.session, _ = self.arm.create_session(pipe, allocate)
             program.session_memories = memories
         else:
-            keep: list[Any] = []
-            spec_info = None
-            if spec.specialization:
-                data = b"".join(c.encode() for c in spec.specialization)
-                entries_ = [vk.VkSpecializationMapEntry(constantID=c.id, offset=4 * i, size=4)
-                            for i, c in enumerate(spec.specialization)]
-                pdata = self.ffi.new("char[]", data)
-                keep += [pdata, entries_]
-                spec_info = vk.VkSpecializationInfo(mapEntryCount=len(entries_), pMapEntries=entries_,
-                                                    dataSize=len(data), pData=pdata)
+            spec_info, keep = specialization_info(spec.specialization)
             # bound to a name first: a nested temporary would free its pName before the call
             stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module,
                                                        pName=spec.entry, pSpecializationInfo=spec_info)
