@@ -27,7 +27,7 @@ import numpy as np
 from kernellab import tools
 from kernellab.testing.arm_runner import ArmRunner
 
-KERNELLAB_TIMEOUT = 300
+RUN_TIMEOUT = 300
 
 
 def raw_bytes(npy: Path) -> bytes:
@@ -123,14 +123,14 @@ class Case:
     def run_arm(self, scenario: Path, output: Path | None, args: Sequence[str] = ()) -> subprocess.CompletedProcess:
         argv = self.arm_runner.command(scenario, output=output, args=args)
         return subprocess.run(argv, env=self.arm_runner.environment(icd=self.icd), capture_output=True, text=True,
-                              timeout=KERNELLAB_TIMEOUT)
+                              timeout=RUN_TIMEOUT)
 
     def run_kernellab(self, scenario: Path, output: Path | None, args: Sequence[str] = ()) -> subprocess.CompletedProcess:
         argv = [sys.executable, "-m", "kernellab", "run", "--scenario", str(scenario)]
         if output is not None:
             argv += ["--output", str(output)]
         return subprocess.run([*argv, *args], env=self.env(), capture_output=True, text=True,
-                              timeout=KERNELLAB_TIMEOUT)
+                              timeout=RUN_TIMEOUT)
 
     def run_both(self, expect: Mapping[str, Expect | np.ndarray] | None = None, *, scenario: str = "scenario.json",
                  args: Sequence[str] = (), arm_args: Sequence[str] = (), kernellab_args: Sequence[str] = (),
@@ -138,7 +138,8 @@ class Case:
         """Run both runners into ``arm/`` and ``kernellab/``; check NumPy, then byte-identity.
 
         ``expect`` maps a ``dst`` path (relative to ``--output``) to its expected content;
-        every other file a runner writes is still compared byte for byte.
+        every other file a runner writes is still compared byte for byte. ``args`` go to both
+        runners, ``arm_args`` / ``kernellab_args`` to one (e.g. each its own cache folder).
         """
         expect = {k: (v if isinstance(v, Expect) else Expect(v)) for k, v in (expect or {}).items()}
         path = self.root / scenario
