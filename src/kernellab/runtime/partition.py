@@ -425,6 +425,7 @@ def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndar
     results: dict[int, np.ndarray] = {b.pos: (np.array(host[b.pos], copy=True) if b.spec.written_by_kernel else host[b.pos])
                                       for b in kernel.buffers}
     shared = session.shared_context and len(parts) > 1
+    zeroed = {b.pos for b in kernel.buffers if b.spec.kind == "output" and not host[b.pos].any()}
     parents: dict[int, Any] = {}
     first_queue = parts[0].lane.queue
     setup_events: list[Any] = []
@@ -439,9 +440,16 @@ def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndar
             mem = guarded(f"clCreateBuffer(arg {b.pos}, {b.nbytes} bytes)", cl.Buffer, ctx, mf.READ_WRITE, b.nbytes)
             parents[b.pos] = mem
             data = host[b.pos]
-            ev = guarded(f"clEnqueueWriteBuffer(arg {b.pos})", cl.enqueue_copy, first_queue, mem, data, is_blocking=False)
+            if b.pos in zeroed:  # an output starting from zeros: filled on the device, nothing to copy
+                ev = guarded(f"clEnqueueFillBuffer(arg {b.pos})", cl.enqueue_fill_buffer, first_queue, mem,
+                             np.zeros(1, np.uint8), 0, b.nbytes)
+                label = "fill"
+            else:
+                ev = guarded(f"clEnqueueWriteBuffer(arg {b.pos})", cl.enqueue_copy, first_queue, mem, data,
+                             is_blocking=False)
+                label = "write"
             setup_events.append(ev)
-            parts[0].events.append(("write", ev))
+            parts[0].events.append((label, ev))
     # OpenCL leaves a buffer used concurrently with its own sub-buffers undefined, so a buffer is
     # split into sub-buffers for every part (each part's rows aligned for its device) or for none
     subbuffers = {b.pos for b in kernel.buffers
@@ -486,6 +494,12 @@ def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndar
                              dst_offset=start_b, is_blocking=False)
                 part.keep.append(region)
                 part.events.append(("write", ev))
+                if buf.spec.written_by_kernel:
+                    part.reads.append((pos, mem, start_b, size_b))
+            elif buf.spec.breakable and pos in zeroed:
+                ev = guarded(f"clEnqueueFillBuffer(arg {pos})", cl.enqueue_fill_buffer, lane.queue, mem,
+                             np.zeros(1, np.uint8), 0, size_b)
+                part.events.append(("fill", ev))
                 if buf.spec.written_by_kernel:
                     part.reads.append((pos, mem, start_b, size_b))
             elif buf.spec.breakable:
