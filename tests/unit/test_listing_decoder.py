@@ -1,6 +1,8 @@
 """The grammar-driven SPIR-V decoder against spirv-dis, on every shader in the test suite."""
 from __future__ import annotations
 
+import json
+import shlex
 import struct
 import tempfile
 from pathlib import Path
@@ -28,6 +30,20 @@ GLSL_FILES = _suite_files("*.comp")
 CL_FILES = _suite_files("*.cl")
 
 
+def build_options(path: Path) -> str:
+    """The build_options a scenario beside the shader compiles it with (some need their -D)."""
+    for scenario in path.parent.glob("*.json"):
+        try:
+            resources = json.loads(scenario.read_text()).get("resources", [])
+        except (ValueError, AttributeError):
+            continue
+        for item in resources:
+            shader = item.get("shader") if isinstance(item, dict) else None
+            if isinstance(shader, dict) and (path.parent / str(shader.get("src", ""))).resolve() == path.resolve():
+                return str(shader.get("build_options", ""))
+    return ""
+
+
 def spirv_dis(data: bytes) -> str:
     dis = tools.require("spirv-dis")
     return dis.run(["--raw-id", "--no-header", "--no-indent", "--no-color", "-"], input=data,
@@ -48,7 +64,8 @@ def glslang(path: Path, *flags: str) -> bytes:
             arm_glslc().run(["--input", str(path), "--output", str(out)], what=f"compiling {path}")
         else:
             g = tools.require("glslangValidator")
-            g.run(["-V", "--target-env", "vulkan1.2", *flags, "-o", str(out), str(path)], what=f"compiling {path}")
+            g.run(["-V", "--target-env", "vulkan1.2", *shlex.split(build_options(path)), *flags, "-o", str(out),
+                   str(path)], what=f"compiling {path}")
         return out.read_bytes()
 
 
@@ -80,7 +97,7 @@ def test_glsl_shaders_decode_like_spirv_dis(path: Path, flags: tuple[str, ...]):
 def test_optimized_shaders_decode_like_spirv_dis(path: Path, tmp_path: Path):
     if uses_tensors(path):
         pytest.skip("spirv-opt of tensor shaders is the Arm toolchain's business; the plain variant covers it")
-    art = Compiler(CompileRequest(path, "glsl")).artifact("spirv-opt")
+    art = Compiler(CompileRequest(path, "glsl", build_options=build_options(path))).artifact("spirv-opt")
     assert_same_as_spirv_dis(art.data)
 
 
