@@ -1,4 +1,5 @@
-"""``kernellab import K.json -o DIR``: a kernel-instantiation file as an equivalent scenario."""
+"""``kernellab import FILE -o DIR``: a kernel-instantiation file or a PySchedCL kernel spec as an
+equivalent scenario."""
 from __future__ import annotations
 
 import argparse
@@ -8,19 +9,28 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("import", help="convert a kernel-instantiation file (GPUVerify JSON) into a scenario",
+    p = sub.add_parser("import", help="convert a kernel-instantiation file (GPUVerify JSON) or a PySchedCL "
+                                      "kernel spec into a scenario",
                        description="Write DIR/scenario.json with an OpenCL C shader, buffers (.npy) and a "
                                    "dispatch per instantiation; `kernellab run DIR/scenario.json` then gives the "
                                    "outputs `kernellab run K.json` gives.")
-    p.add_argument("file", type=Path, help="kernel-instantiation JSON")
+    p.add_argument("file", type=Path, help="kernel-instantiation JSON or PySchedCL kernel spec")
     p.add_argument("-o", "--output", type=Path, required=True, help="folder for scenario.json and its files")
     p.add_argument("--index", type=int, help="import only instantiation N (default: all)")
     p.add_argument("--seed", type=int, default=0, help="seed for unconstrained arguments (default 0)")
     p.add_argument("--device", help="OpenCL device used to read the kernel's parameters (default: the best)")
+    p.add_argument("--set", action="append", default=None, metavar="NAME=VALUE",
+                   help="kernel specs: a variable of the spec's expressions, e.g. --set dataset=4096 (repeatable)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from kernellab.formats.detect import detect
+
+    if detect(args.file) == "pyschedcl":
+        from kernellab.formats.pyschedcl import import_spec, parse_assignments
+        print(import_spec(args.file, args.output, variables=parse_assignments(args.set), seed=args.seed))
+        return 0
     from kernellab.formats.gpuverify_scenario import import_instantiations
     path = import_instantiations(args.file, args.output, index=args.index, seed=args.seed, device=args.device,
                                  report=lambda s: print(s, file=sys.stderr))

@@ -46,6 +46,9 @@ def register(sub: Any) -> None:
                    help="save the resources each mark_boundary lists as <uid>.frame<N>.npy in DIR")
     p.add_argument("--dump-stages", type=Path, metavar="DIR",
                    help="write every compilation stage of every kernel as <uid>.<stage>.<ext>")
+    # kernel specs (PySchedCL): --set, --partition, --devices, --input, --split
+    from kernellab.commands.spec_args import add_spec_arguments
+    add_spec_arguments(p)
     p.set_defaults(func=run)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    from kernellab.runtime.partition import SPLIT_MODES
+    from kernellab.commands.spec_args import SPLIT_MODES
 
     p = sub.add_parser("schedule", help="run a task set or DAG of PySchedCL kernel specs (HEFT-like policy)",
                        description="Run the kernels of a task file (SPEC.json PARTITION DATASET per line) or of a "

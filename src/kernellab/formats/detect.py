@@ -13,8 +13,8 @@ def detect(path: Path) -> str:
     data = load_json(path)
     if isinstance(data, dict) and ("resources" in data or "commands" in data):
         return "scenario"
-    if isinstance(data, dict) and {"kernel_file", "global_size"} & set(data) or (
-            isinstance(data, list) and data and isinstance(data[0], dict) and "kernel_file" in data[0]):
+    # a kernel-instantiation file is a JSON array; its reader explains what is wrong inside one
+    if isinstance(data, list) or isinstance(data, dict) and {"kernel_file", "global_size"} & set(data):
         return "kernel-instantiation"
     if isinstance(data, dict) and {"globalWorkSize", "inputBuffers", "outputBuffers", "ioBuffers"} & set(data):
         return "pyschedcl"

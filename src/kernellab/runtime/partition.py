@@ -31,11 +31,11 @@ import numpy as np
 
 from kernellab.backends.base import DeviceInfo
 from kernellab.errors import CompileError, DeviceError, InputError, KernellabError, Problem, ToolFailure, UsageError
+from kernellab.commands.spec_args import SPLIT_MODES, add_spec_arguments  # noqa: F401  (re-exported)
 from kernellab.formats.pyschedcl import ResolvedBuffer, ResolvedKernel
 
 log = logging.getLogger("kernellab.partition")
 
-SPLIT_MODES = ("subbuffer", "offset")
 _GPU_KINDS = ("discrete-gpu", "integrated-gpu", "virtual-gpu")
 
 
@@ -662,30 +662,6 @@ def profile_document(kernel: ResolvedKernel, session: Session, result: RunResult
                        "kernel_ns": t.kernel_ns,
                        "commands": [{"command": label, "start_ns": a, "end_ns": b} for label, a, b in t.events]}
                       for t in result.parts]}
-
-
-def add_spec_arguments(parser: Any, *, runner: bool = True) -> None:
-    """The flags a PySchedCL spec needs, for ``run`` (and ``import``/``partition-sweep``):
-    ``--set NAME=VALUE`` (repeatable), ``--partition P``, ``--devices CPU,GPU``, ``--seed``,
-    ``--input POS=FILE.npy`` (repeatable), ``--split subbuffer|offset``."""
-    have = {a for action in parser._actions for a in action.option_strings}
-
-    def add(flag: str, **kw: Any) -> None:
-        if flag not in have:
-            parser.add_argument(flag, **kw)
-
-    add("--set", action="append", default=None, metavar="NAME=VALUE",
-        help="a variable of a kernel spec's expressions, e.g. --set dataset=4096 (repeatable)")
-    add("--partition", type=int, default=None, metavar="P",
-        help="kernel spec: P/10 of the NDRange on the GPU-class device, the rest on the CPU-class one (0..10)")
-    add("--devices", default=None, metavar="CPU,GPU",
-        help="kernel spec: the CPU-class and GPU-class OpenCL devices (kind cpu/gpu, index or name substring)")
-    if runner:
-        add("--seed", type=int, default=0, help="seed of the generated input data (default 0)")
-        add("--input", action="append", default=None, metavar="POS=FILE.npy",
-            help="kernel spec: data for the buffer argument POS (repeatable)")
-        add("--split", choices=SPLIT_MODES, default="subbuffer",
-            help="kernel spec: give each part sub-buffers with ids from 0 (default) or a global work offset")
 
 
 def parse_inputs(items: Sequence[str] | None) -> dict[int, Path]:
