@@ -9,16 +9,13 @@ substituted shader.
 """
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers.vgf_models import POST_ATTRS, build_conv_vgf, conv_reference  # noqa: F401
 from kernellab.formats import vgf, vkformat
 
 vk = pytest.importorskip("vulkan")
@@ -27,16 +24,6 @@ from kernellab.backends import vulkan_arm as va
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
-WEIGHTS = np.array([[[1, 0, 0], [0, 1, 0], [0, 0, 1]], [[0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.5, 0.5, 0.5]]],
-                   np.float32).reshape(2, 3, 3, 1)
-BIAS = np.array([0.25, -1.0], np.float32)
-POST_ATTRS = {
-    "entry_point": "main", "workgroup_sizes": [1, 1, 1],
-    "input_0_vkformat": "VK_FORMAT_R32_SFLOAT", "input_0_vkdescriptortype": "VK_DESCRIPTOR_TYPE_TENSOR_ARM",
-    "input_0_binding": 0, "input_0_descriptorset": 0,
-    "output_0_vkformat": "VK_FORMAT_R32_SFLOAT", "output_0_vkdescriptortype": "VK_DESCRIPTOR_TYPE_TENSOR_ARM",
-    "output_0_binding": 1, "output_0_descriptorset": 0,
-}
 # what the scenario substitutes for the placeholder: out = in * 2 + 1 over the [1, 3, 2, 2] tensor
 POST_SHADER = """#version 450
 #extension GL_ARM_tensors : require
@@ -55,47 +42,8 @@ void main() {
 """
 
 
-def conv_tosa(with_placeholder: bool) -> str:
-    def dense(a: np.ndarray) -> str:
-        return np.array2string(a, separator=", ", floatmode="fixed", threshold=10_000).replace("\n", "")
-    post = ""
-    result = "%0"
-    if with_placeholder:
-        post = (f'    %1 = tosa.custom %0 {{domain_name = "com.arm.VulkanCustomShader", operator_name = "post", '
-                f'implementation_attrs = {json.dumps(json.dumps(POST_ATTRS))}}} '
-                f': (tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32>\n')
-        result = "%1"
-    return f"""
-module {{
-  func.func @main(%arg0: tensor<1x5x4x1xf32>) -> tensor<1x3x2x2xf32> {{
-    %w = "tosa.const"() <{{values = dense<{dense(WEIGHTS)}> : tensor<2x3x3x1xf32>}}> : () -> tensor<2x3x3x1xf32>
-    %b = "tosa.const"() <{{values = dense<{dense(BIAS)}> : tensor<2xf32>}}> : () -> tensor<2xf32>
-    %zp = "tosa.const"() <{{values = dense<0.0> : tensor<1xf32>}}> : () -> tensor<1xf32>
-    %0 = tosa.conv2d %arg0, %w, %b, %zp, %zp {{acc_type = f32, dilation = array<i64: 1, 1>,
-           pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>}}
-         : (tensor<1x5x4x1xf32>, tensor<2x3x3x1xf32>, tensor<2xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x3x2x2xf32>
-{post}    return {result} : tensor<1x3x2x2xf32>
-  }}
-}}
-"""
-
-
-def conv_reference(x: np.ndarray) -> np.ndarray:
-    n, h, w, _ = x.shape
-    out = np.zeros((n, h - 2, w - 2, 2), np.float32)
-    for oc in range(2):
-        for y in range(h - 2):
-            for xx in range(w - 2):
-                out[0, y, xx, oc] = np.sum(x[0, y:y + 3, xx:xx + 3, :] * WEIGHTS[oc]) + BIAS[oc]
-    return out
-
-
 def build_vgf(folder: Path, name: str, with_placeholder: bool) -> vgf.VgfFile:
-    (folder / f"{name}.mlir").write_text(conv_tosa(with_placeholder))
-    exe = shutil.which("model-converter") or str(Path(sys.executable).parent / "model-converter")
-    subprocess.run([exe, "-i", str(folder / f"{name}.mlir"), "-o", str(folder / f"{name}.vgf")], check=True,
-                   capture_output=True)
-    return vgf.read(folder / f"{name}.vgf")
+    return vgf.read(build_conv_vgf(folder, name, with_placeholder))
 
 
 def run_vgf(g: vgf.VgfFile, inputs: dict[str, np.ndarray], substitutions: dict[str, bytes]) -> dict[str, np.ndarray]:
