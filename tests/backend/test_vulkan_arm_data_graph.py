@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers.vgf_models import POST_ATTRS, build_conv_vgf, conv_reference  # noqa: F401
+from helpers.vgf_models import build_conv_vgf, conv_reference
 from kernellab.formats import vgf, vkformat
 
 vk = pytest.importorskip("vulkan")
