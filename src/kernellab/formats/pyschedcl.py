@@ -600,18 +600,25 @@ def _resolve(spec: KernelSpec, variables: dict[str, Any], partition: int | None)
             for i, (g, l) in enumerate(zip(gws, lws)):
                 if g % l:
                     c.add(spec.local_work_size.where, f"globalWorkSize[{i}] = {g} is not a multiple of localWorkSize[{i}] = {l}")
+    def count(size: Any, what: str, too_few: str) -> int | None:
+        """A size expression's value as an element count >= 1, or None (problem recorded)."""
+        v = ev(size)
+        if v is None:
+            return None
+        try:
+            n = expressions.as_int(v, size.text, what)
+        except ExpressionError as exc:
+            c.problems.append(exc.problem(c.file, size.where))
+            return None
+        if n < 1:
+            c.add(size.where, too_few.format(n=n, text=size.text))
+            return None
+        return n
+
     buffers = []
     for b in spec.buffers:
-        v = ev(b.size)
-        if v is None:
-            continue
-        try:
-            n = expressions.as_int(v, b.size.text, "a buffer size")
-        except ExpressionError as exc:
-            c.problems.append(exc.problem(c.file, b.size.where))
-            continue
-        if n < 1:
-            c.add(b.size.where, f"a buffer needs at least 1 element, got {n} ({b.size.text})")
+        n = count(b.size, "a buffer size", "a buffer needs at least 1 element, got {n} ({text})")
+        if n is None:
             continue
         if n * b.type.itemsize >= 2 ** 63:
             c.add(b.size.where, f"{n} elements ({b.size.text}) is beyond any device")
@@ -619,18 +626,9 @@ def _resolve(spec: KernelSpec, variables: dict[str, Any], partition: int | None)
         buffers.append(ResolvedBuffer(b, n))
     local_bytes = {}
     for a in spec.local_args:
-        v = ev(a.size)
-        if v is None:
-            continue
-        try:
-            n = expressions.as_int(v, a.size.text, "a local argument size")
-        except ExpressionError as exc:
-            c.problems.append(exc.problem(c.file, a.size.where))
-            continue
-        if n < 1:
-            c.add(a.size.where, f"a local argument needs at least 1 element, got {n}")
-            continue
-        local_bytes[a.pos] = n * a.type.itemsize
+        n = count(a.size, "a local argument size", "a local argument needs at least 1 element, got {n}")
+        if n is not None:
+            local_bytes[a.pos] = n * a.type.itemsize
     options = []
     for k, s in spec.macros.items():
         v = ev(s)

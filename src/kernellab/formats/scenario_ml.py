@@ -125,21 +125,26 @@ def check_graph(ck: Any, loc: Loc, r: m.Graph, ref: Callable[..., Any], by_uid: 
         ck.warnings.append(Problem(ck.name, json_pointer(loc + ("src",)), f"not checked against the VGF: {exc}",
                                    warning=True))
         return None
-    placeholders = [mod.name for mod in g.placeholders()]
-    for j, sub in enumerate(r.shader_substitutions):
-        if sub.target not in placeholders:
-            ck.error(loc + ("shader_substitutions", j, "target"), _no_placeholder(r.uid, sub.target, placeholders))
-    names = [mod.name for mod in g.modules]
-    for j, scm in enumerate(r.specialization_constants_map):
-        if scm.shader_target not in names:
-            ck.error(loc + ("specialization_constants_map", j, "shader_target"),
-                     f"graph \"{r.uid}\" has no module \"{scm.shader_target}\" (modules: {', '.join(names)})")
+    _check_targets(ck, loc, r.uid, g, r.shader_substitutions, r.specialization_constants_map,
+                   "specialization_constants_map")
     return g
 
 
-def _no_placeholder(uid: str, target: str, placeholders: list[str]) -> str:
-    have = ", ".join(placeholders) if placeholders else "none"
-    return f"graph \"{uid}\" has no placeholder module \"{target}\" (placeholders: {have})"
+def _check_targets(ck: Any, loc: Loc, uid: str, g: Any, substitutions: Any, targeted: Any, field: str) -> list[str]:
+    """Substitutions must name placeholder modules of the VGF, and ``field``'s entries (constant
+    maps, push constants) modules of it; returns the placeholder names."""
+    placeholders = [mod.name for mod in g.placeholders()]
+    for j, sub in enumerate(substitutions):
+        if sub.target not in placeholders:
+            have = ", ".join(placeholders) if placeholders else "none"
+            ck.error(loc + ("shader_substitutions", j, "target"),
+                     f"graph \"{uid}\" has no placeholder module \"{sub.target}\" (placeholders: {have})")
+    names = [mod.name for mod in g.modules]
+    for j, entry in enumerate(targeted):
+        if entry.shader_target not in names:
+            ck.error(loc + (field, j, "shader_target"),
+                     f"graph \"{uid}\" has no module \"{entry.shader_target}\" (modules: {', '.join(names)})")
+    return placeholders
 
 
 def check_dispatch_graph(ck: Any, loc: Loc, c: m.DispatchGraph, g: Any, graph: m.Graph,
@@ -148,15 +153,7 @@ def check_dispatch_graph(ck: Any, loc: Loc, c: m.DispatchGraph, g: Any, graph: m
         ref(ck, by_uid, loc + ("shader_substitutions", j, "shader_ref"), sub.shader_ref, (m.Shader,), "shader")
     if g is None:
         return
-    placeholders = [mod.name for mod in g.placeholders()]
-    for j, sub in enumerate(c.shader_substitutions):
-        if sub.target not in placeholders:
-            ck.error(loc + ("shader_substitutions", j, "target"), _no_placeholder(graph.uid, sub.target, placeholders))
-    names = [mod.name for mod in g.modules]
-    for j, pc in enumerate(c.push_constants):
-        if pc.shader_target not in names:
-            ck.error(loc + ("push_constants", j, "shader_target"),
-                     f"graph \"{graph.uid}\" has no module \"{pc.shader_target}\" (modules: {', '.join(names)})")
+    placeholders = _check_targets(ck, loc, graph.uid, g, c.shader_substitutions, c.push_constants, "push_constants")
     substituted = {s.target for s in (*graph.shader_substitutions, *c.shader_substitutions)}
     missing = [p for p in placeholders if p not in substituted]
     if missing:
