@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,11 +29,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scenarios import Measured, Spawner, _kernellab_argv, machine_description
+from bench_scenarios import Measured, Spawner, _kernellab_argv, machine_description, runner_environments, work_folder
 
 from kernellab import tools
 from kernellab.formats import dds, vkformat
-from kernellab.testing.arm_runner import ArmRunner, lavapipe_icd, require_arm_runner
 
 BLUR_GLSL = """#version 450
 layout(local_size_x = 16, local_size_y = 16) in;
@@ -166,23 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     names = [n.strip() for n in args.only.split(",") if n.strip()]
     if set(names) - set(BUILDERS):
         parser.error(f"unknown cases: {sorted(set(names) - set(BUILDERS))}")
-    icd = lavapipe_icd()
-    if icd is None:
-        raise SystemExit("lavapipe not found: apt-get install mesa-vulkan-drivers libvulkan1")
-    arm: ArmRunner = require_arm_runner()
-    arm_env = arm.environment(icd=icd)
-    kl_env = {**os.environ, "VK_ICD_FILENAMES": str(icd), "VK_DRIVER_FILES": str(icd),
-              "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR") or "/tmp"}
-    # an installed kernellab runs from cached bytecode; with PYTHONDONTWRITEBYTECODE set (as in
-    # some sandboxes) every run would compile every module again
-    kl_env.pop("PYTHONDONTWRITEBYTECODE", None)
-    tmp = None
-    if args.workdir is None:
-        tmp = tempfile.TemporaryDirectory(prefix="kernellab-bench5-")
-        root = Path(tmp.name)
-    else:
-        root = args.workdir
-        root.mkdir(parents=True, exist_ok=True)
+    icd, arm, arm_env, kl_env = runner_environments(keep_bytecode=True)
+    tmp, root = work_folder(args.workdir, "kernellab-bench5-")
     print(f"machine: {machine_description()}")
     print(f"date:    {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print(f"driver:  lavapipe ({icd}); Arm scenario-runner {arm.version}; {args.repeats} runs each, interleaved, median")

@@ -294,6 +294,30 @@ def machine_description() -> str:
     return f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
+def runner_environments(keep_bytecode: bool = False) -> tuple[Path, ArmRunner, dict, dict]:
+    """Lavapipe's ICD, Arm's runner with its environment, and kernellab's environment, both pinned
+    to lavapipe. ``keep_bytecode`` drops PYTHONDONTWRITEBYTECODE for kernellab: an installed
+    kernellab runs from cached bytecode, and with it set every run compiles every module again."""
+    icd = lavapipe_icd()
+    if icd is None:
+        raise SystemExit("lavapipe not found: apt-get install mesa-vulkan-drivers libvulkan1")
+    arm = require_arm_runner()
+    kl_env = {**os.environ, "VK_ICD_FILENAMES": str(icd), "VK_DRIVER_FILES": str(icd),
+              "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR") or "/tmp"}
+    if keep_bytecode:
+        kl_env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return icd, arm, arm.environment(icd=icd), kl_env
+
+
+def work_folder(workdir: Path | None, prefix: str) -> tuple[tempfile.TemporaryDirectory | None, Path]:
+    """The folder scenarios are generated in: ``workdir``, or a temp folder (returned to clean up)."""
+    if workdir is None:
+        tmp = tempfile.TemporaryDirectory(prefix=prefix)
+        return tmp, Path(tmp.name)
+    workdir.mkdir(parents=True, exist_ok=True)
+    return None, workdir
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5, help="runs per runner and scenario (median taken)")
@@ -310,22 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown scenarios: {sorted(unknown)}")
 
-    icd = lavapipe_icd()
-    if icd is None:
-        raise SystemExit("lavapipe not found: apt-get install mesa-vulkan-drivers libvulkan1")
-    arm: ArmRunner = require_arm_runner()
-    arm_env = arm.environment(icd=icd)
-    kl_env = {**os.environ, "VK_ICD_FILENAMES": str(icd), "VK_DRIVER_FILES": str(icd),
-              "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR") or "/tmp"}
-
+    icd, arm, arm_env, kl_env = runner_environments()
     spawner = Spawner()
-    tmp = None
-    if args.workdir is None:
-        tmp = tempfile.TemporaryDirectory(prefix="kernellab-bench-")
-        root = Path(tmp.name)
-    else:
-        root = args.workdir
-        root.mkdir(parents=True, exist_ok=True)
+    tmp, root = work_folder(args.workdir, "kernellab-bench-")
 
     print(f"machine: {machine_description()}")
     print(f"date:    {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
