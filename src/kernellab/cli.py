@@ -14,7 +14,8 @@ import sys
 from typing import Sequence
 
 from kernellab import __version__
-from kernellab.errors import KernellabError
+from kernellab.errors import FileSystemError, KernellabError
+from kernellab.outputs import discard_all, install_signal_cleanup
 
 #: subcommand modules, in the order ``--help`` lists them
 COMMAND_MODULES = (
@@ -72,13 +73,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    install_signal_cleanup()
     try:
         return int(args.func(args) or 0)
     except KernellabError as exc:
         print(f"kernellab: error: {exc}" if exc.exit_status != 2 else str(exc), file=sys.stderr)
         return exc.exit_status
     except KeyboardInterrupt:
+        discard_all()
         print("kernellab: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 1
+    except OSError as exc:  # the machine's fault (read-only, full, vanished), not the workload's
+        discard_all()
+        print(f"kernellab: error: {FileSystemError.from_os(exc, exc.filename or '?')}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback on the terminal
+        discard_all()
+        where = _write_traceback()
+        print(f"kernellab: internal error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
+        print(f"kernellab: the full traceback is in {where}; please attach it to a bug report",
+              file=sys.stderr)
+        return 1
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    line = text[0] if text else ""
+    return (line[:300] + "...") if len(line) > 300 else line
+
+
+def _write_traceback() -> str:
+    """Write the current exception's traceback to a private file; its path, or why it could not."""
+    import tempfile
+    import traceback
+
+    try:
+        fd, path = tempfile.mkstemp(prefix="kernellab-crash-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
+            fh.write(f"kernellab {__version__}, argv: {sys.argv!r}\n")
+            traceback.print_exc(file=fh)
+    except OSError as exc:
+        return f"(nowhere: {exc.strerror})"
+    return path

@@ -120,3 +120,13 @@ class BackendError(KernellabError):
 
 class DeviceOutOfMemoryError(BackendError, MemoryError):
     """The device could not allocate memory."""
+
+
+class FileSystemError(KernellabError):
+    """A file or folder cannot be read or written (read-only, full, vanished): one line naming the
+    path, exit status 1 — the workload is fine, the machine is not."""
+
+    @classmethod
+    def from_os(cls, exc: OSError, path: object) -> "FileSystemError":
+        reason = exc.strerror or type(exc).__name__
+        return cls(f"{path}: {reason}")
