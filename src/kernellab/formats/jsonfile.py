@@ -2,29 +2,96 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from kernellab.errors import InputError, Problem
 
 
-def load_json(path: str | Path) -> Any:
+#: what a JSON input may be: workloads are small; a larger file is a mistake or an attack
+MAX_JSON_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_INT_DIGITS = 40
+
+
+class _LongNumber(ValueError):
+    def __init__(self, digits: str) -> None:
+        super().__init__(digits)
+        self.digits = digits
+
+
+def _parse_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise _LongNumber(digits)
+    return int(digits)
+
+
+def _line_of(text: str, needle: str) -> str:
+    at = text.find(needle)
+    return f"line {text.count(chr(10), 0, at) + 1}" if at >= 0 else ""
+
+
+def _depth(value: Any) -> int:
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        node, depth = todo.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, depth)
+            if depth > MAX_DEPTH:
+                break
+            todo.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+def read_text_input(path: str | Path, what: str, limit: int) -> str:
+    """A regular file's UTF-8 text, at most ``limit`` bytes (never /dev/zero, a FIFO or a folder)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise InputError(f"not a regular file, expected {what}", file=path)
+            if st.st_size > limit:
+                raise InputError(f"{st.st_size} bytes: {what} may have at most {limit}", file=path)
+            data = fh.read(limit + 1)
     except FileNotFoundError:
         raise InputError("file not found", file=path) from None
     except IsADirectoryError:
-        raise InputError("is a directory, expected a JSON file", file=path) from None
+        raise InputError(f"is a directory, expected {what}", file=path) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InputError(f"cannot read: {reason}", file=_printable(path)) from None
+    if len(data) > limit:
+        raise InputError(f"{what} may have at most {limit} bytes", file=path)
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", file=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=path) from None
+
+
+def _printable(path: Path) -> str:
+    return str(path).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def load_json(path: str | Path) -> Any:
+    path = Path(path)
+    text = read_text_input(path, "a JSON file", MAX_JSON_BYTES)
     try:
-        return json.loads(text)
+        value = json.loads(text, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         raise InputError([Problem(str(path), f"line {exc.lineno}, column {exc.colno}",
                                   f"invalid JSON: {exc.msg}")]) from None
+    except _LongNumber as exc:
+        raise InputError([Problem(str(path), _line_of(text, exc.digits),
+                                  f"an integer of {len(exc.digits)} digits; at most {MAX_INT_DIGITS} are "
+                                  "accepted")]) from None
+    except RecursionError:
+        raise InputError(f"nested more than {MAX_DEPTH} levels deep", file=path) from None
+    if _depth(value) > MAX_DEPTH:
+        raise InputError(f"nested more than {MAX_DEPTH} levels deep", file=path)
+    return value
 
 
 def pydantic_problems(file: str, prefix: tuple[str | int, ...], error: Any) -> list[Problem]:

@@ -1,8 +1,12 @@
 """The .npy files scenarios use: header inspection without loading, and raw-byte loading."""
 from __future__ import annotations
 
+import math
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+from tokenize import TokenError
 
 import numpy as np
 
@@ -18,23 +22,31 @@ class NpyHeader:
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        return math.prod(self.shape) * self.dtype.itemsize  # Python ints: a hostile shape cannot wrap
 
 
 def read_header(path: str | Path) -> NpyHeader:
     """Parse only the header of a .npy file; raises ValueError with a readable reason."""
     with open(path, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a regular file, expected a NumPy .npy file")
         try:
             version = np.lib.format.read_magic(fh)
             if version == (1, 0):
                 shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
             else:
                 shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
-        except ValueError as exc:
-            raise ValueError(f"not a NumPy .npy file ({exc})") from None
+        # numpy parses the header with Python's tokenizer: a broken one raises any of these
+        except (ValueError, SyntaxError, TokenError, TypeError, MemoryError, RecursionError) as exc:
+            raise ValueError(f"not a NumPy .npy file ({type(exc).__name__}: {str(exc)[:120]})") from None
         if dtype.hasobject:
             raise ValueError("a .npy file of Python objects cannot be used as data")
-        return NpyHeader(tuple(shape), dtype, fortran, fh.tell())
+        header = NpyHeader(tuple(shape), dtype, fortran, fh.tell())
+        if header.data_offset + header.nbytes > st.st_size:
+            raise ValueError(f"the header announces {header.nbytes} bytes of data, the file holds "
+                             f"{max(0, st.st_size - header.data_offset)}")
+        return header
 
 
 def load_bytes(path: str | Path) -> np.ndarray:
