@@ -27,6 +27,13 @@ def _fail(message: str) -> PydanticCustomError:
     return PydanticCustomError("kernellab", "{message}", {"message": message})
 
 
+#: the widths of the Vulkan/OpenCL struct fields a value ends up in: a number past them is refused
+#: here, with its JSON path, instead of overflowing in a driver struct
+U32 = 2**32 - 1
+I64 = 2**63 - 1
+U64 = 2**64 - 1
+
+
 def _int_check(lo: int | None, hi: int | None):
     bounds = (f" >= {lo}" if lo is not None else "") + (f" and <= {hi}" if hi is not None and lo is not None
                                                          else f" <= {hi}" if hi is not None else "")
@@ -123,6 +130,9 @@ Number = Annotated[Union[int, float], BeforeValidator(_number_check)]
 def _scalar_check(v: Any) -> Any:
     if not isinstance(v, (int, float, bool)):
         raise _fail(f"expected an integer, a float or a boolean, got {_show(v)}")
+    if isinstance(v, int) and not isinstance(v, bool) and not -(2**31) <= v <= U32:
+        # a specialization constant is 32 bits wide: int32 or uint32
+        raise _fail(f"expected a 32-bit integer (>= -2147483648 and <= 4294967295), got {_show(v)}")
     return v
 
 
@@ -168,7 +178,7 @@ class MemoryGroup(Node):
     """Arm 0.11's aliasing form: resources with the same ``id`` share one allocation."""
 
     id: Str(nonempty=True)
-    offset: Int(0, default=0)
+    offset: Int(0, U64, default=0)
 
 
 class Resource(Node):
@@ -196,7 +206,7 @@ class DataResource(Resource):
 
 class Buffer(DataResource):
     kind: ClassVar[str] = "buffer"
-    size: Int(1, description="total size of the buffer in bytes")
+    size: Int(1, U64, description="total size of the buffer in bytes")
     shader_access: Enum("readonly", "writeonly", "readwrite")
 
 
@@ -208,7 +218,7 @@ class AliasTarget(Node):
 
 class Tensor(DataResource):
     kind: ClassVar[str] = "tensor"
-    dims: List(Int(1), min_len=1)
+    dims: List(Int(1, I64), min_len=1)
     format: VkFormat
     shader_access: Enum("readonly", "writeonly", "readwrite")
     alias_target: AliasTarget | None = None
@@ -218,9 +228,9 @@ class Tensor(DataResource):
 class Image(DataResource):
     kind: ClassVar[str] = "image"
     format: VkFormat
-    dims: List(Int(1), min_len=2, max_len=4, description="[1, width, height, 1] as Arm writes it, or [width, height]")
+    dims: List(Int(1, U32), min_len=2, max_len=4, description="[1, width, height, 1] as Arm writes it, or [width, height]")
     shader_access: Enum("readonly", "writeonly", "readwrite", "image_read")
-    mips: Int(1, default=1)
+    mips: Int(1, U32, default=1)
     min_filter: Enum("NEAREST", "LINEAR", default=None)
     mag_filter: Enum("NEAREST", "LINEAR", default=None)
     mip_filter: Enum("NEAREST", "LINEAR", default=None)
@@ -243,7 +253,7 @@ class RawData(Resource):
 
 
 class SpecializationConstant(Node):
-    id: Int(0)
+    id: Int(0, U32)
     value: Annotated[Union[bool, int, float], BeforeValidator(_scalar_check)]
 
 
@@ -255,7 +265,7 @@ class Shader(Resource):
     stage: Enum("compute", default="compute", description="pipeline stage; kernellab runs compute shaders")
     build_options: Str(default="")
     include_dirs: List(Str(), default=[])
-    push_constants_size: Int(0, default=0, description="bytes of push constants; a multiple of 4")
+    push_constants_size: Int(0, U32, default=0, description="bytes of push constants; a multiple of 4")
     specialization_constants: List(SpecializationConstant, default=[])
     _src_path: Path | None = PrivateAttr(default=None)
     _include_paths: tuple[Path, ...] = PrivateAttr(default=())
@@ -284,7 +294,7 @@ class Graph(Resource):
     src: Str(nonempty=True, description="VGF file")
     specialization_constants_map: List(SpecializationConstantMap, default=[])
     shader_substitutions: List(ShaderSubstitution, default=[])
-    push_constants_size: Int(0, default=0)
+    push_constants_size: Int(0, U32, default=0)
     _src_path: Path | None = PrivateAttr(default=None)
 
     @property
@@ -307,15 +317,15 @@ class MemoryBarrier(BarrierBase):
 class BufferBarrier(BarrierBase):
     kind: ClassVar[str] = "buffer_barrier"
     buffer_resource: Str(nonempty=True)
-    size: Int(1)
-    offset: Int(0, default=0)
+    size: Int(1, U64)
+    offset: Int(0, U64, default=0)
 
 
 class SubresourceRange(Node):
-    base_mip_level: Int(0, default=0)
-    level_count: Int(1, default=1)
-    base_array_layer: Int(0, default=0)
-    layer_count: Int(1, default=1)
+    base_mip_level: Int(0, U32, default=0)
+    level_count: Int(1, U32, default=1)
+    base_array_layer: Int(0, U32, default=0)
+    layer_count: Int(1, U32, default=1)
 
 
 class ImageBarrier(BarrierBase):
@@ -332,10 +342,10 @@ class TensorBarrier(BarrierBase):
 
 
 class Binding(Node):
-    set: Int(0)
-    id: Int(0)
+    set: Int(0, U32)
+    id: Int(0, U32)
     resource_ref: Str(nonempty=True)
-    lod: Int(0, default=None, description="mip level to bind; absent: the whole chain (sampled) or level 0 (storage)")
+    lod: Int(0, U32, default=None, description="mip level to bind; absent: the whole chain (sampled) or level 0 (storage)")
     descriptor_type: Enum("VK_DESCRIPTOR_TYPE_AUTO", "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
                           default="VK_DESCRIPTOR_TYPE_AUTO")
 
@@ -348,7 +358,7 @@ class DispatchCompute(Command):
     kind: ClassVar[str] = "dispatch_compute"
     shader_ref: Str(nonempty=True)
     push_data_ref: Str(default="")
-    rangeND: List(Int(1), min_len=1, max_len=3, description="workgroup counts per dimension")
+    rangeND: List(Int(1, U32), min_len=1, max_len=3, description="workgroup counts per dimension")
     bindings: List(Binding, default=[])
     implicit_barrier: Bool(default=True)
 
@@ -395,7 +405,7 @@ class DispatchBarrier(Command):
 class MarkBoundary(Command):
     kind: ClassVar[str] = "mark_boundary"
     resources: List(Str(), default=[])
-    frame_id: Int(0, default=None)
+    frame_id: Int(0, U64, default=None)
 
 
 RESOURCE_KINDS: dict[str, type[Resource]] = {c.kind: c for c in (

@@ -56,6 +56,8 @@ def read_text_input(path: str | Path, what: str, limit: int) -> str:
             if st.st_size > limit:
                 raise InputError(f"{st.st_size} bytes: {what} may have at most {limit}", file=path)
             data = fh.read(limit + 1)
+    except InputError:
+        raise
     except FileNotFoundError:
         raise InputError("file not found", file=path) from None
     except IsADirectoryError:
