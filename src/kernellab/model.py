@@ -35,14 +35,21 @@ U64 = 2**64 - 1
 
 
 def _int_check(lo: int | None, hi: int | None):
-    bounds = (f" >= {lo}" if lo is not None else "") + (f" and <= {hi}" if hi is not None and lo is not None
-                                                         else f" <= {hi}" if hi is not None else "")
+    # a bound that is only the width of the struct field is named when a value passes it, not in
+    # every message about a wrong type or a small value
+    width = hi in (U32, I64, U64)
+
+    def bounds(with_hi: bool) -> str:
+        hi_shown = hi if with_hi or not width else None
+        return (f" >= {lo}" if lo is not None else "") + (
+            f" and <= {hi_shown}" if hi_shown is not None and lo is not None
+            else f" <= {hi_shown}" if hi_shown is not None else "")
 
     def check(v: Any) -> Any:
-        if isinstance(v, bool) or not isinstance(v, int) or (lo is not None and v < lo) or (hi is not None and v > hi):
-            if isinstance(v, float) and v.is_integer() and not isinstance(v, bool):
-                pass  # 4.0 is not an integer in JSON terms for us either: keep the message uniform
-            raise _fail(f"expected an integer{bounds}, got {_show(v)}")
+        if isinstance(v, bool) or not isinstance(v, int) or (lo is not None and v < lo):
+            raise _fail(f"expected an integer{bounds(False)}, got {_show(v)}")
+        if hi is not None and v > hi:
+            raise _fail(f"expected an integer{bounds(True)}, got {_show(v)}")
         return v
     return check
 

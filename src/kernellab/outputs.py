@@ -57,7 +57,7 @@ def _pid_alive(pid: int) -> bool:
 
 def sweep_stale(folder: Path) -> list[Path]:
     """Remove the staged files that a killed kernellab process left in ``folder``."""
-    removed = []
+    removed: list[Path] = []
     try:
         names = os.listdir(folder)
     except OSError:
@@ -190,7 +190,7 @@ class OutputSet:
         """Rename every staged file into place, after checking that each still may be replaced."""
         for _, path in self._staged:
             check_replaceable(path)
-        done = []
+        done: list[Path] = []
         for tmp, path in self._staged:
             try:
                 os.replace(tmp, path)
