@@ -16,19 +16,24 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import shlex
+import struct
 import sys
 import threading
 import types
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 from kernellab import tools
+from kernellab.backends.opencl import parse_type, source_typedefs
+from kernellab.formats.gpuverify import hex_value
 from kernellab.outputs import write_bytes, write_text
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -74,140 +79,25 @@ class Capture:
 
     # --- hooks ----------------------------------------------------------------------------
     def install(self) -> None:
+        # pyopencl is optional for kernellab: only a capture imports it
         import pyopencl as cl
         import pyopencl._cl as _cl
-        cap = self
 
-        def patch(owner: Any, name: str, make: Any) -> None:
+        for owner, name, make in ((cl.Program, "__init__", _program_init),
+                                  (cl.Program, "build", _program_build),
+                                  (cl.Program, "__getattr__", _program_getattr),
+                                  (cl.Program, "all_kernels", _all_kernels),
+                                  (_cl.Kernel, "set_arg", _set_arg),
+                                  (_cl.Kernel, "set_args", _set_args),
+                                  (_cl.Kernel, "__call__", _kernel_call),
+                                  (_cl.Kernel, "_set_arg_multi", _set_arg_multi),
+                                  (_cl.Kernel, "_set_arg_buf_multi", _set_arg_buf_multi),
+                                  (_cl.Kernel, "_set_arg_buf_pack_multi", _set_arg_buf_pack_multi),
+                                  (_cl, "enqueue_nd_range_kernel", _enqueue)):
             original = getattr(owner, name)
             self._saved.append((owner, name, original))
-            setattr(owner, name, make(original))
-
-        def program_init(orig: Any) -> Any:
-            def __init__(prg: Any, *args: Any, **kwargs: Any) -> None:
-                orig(prg, *args, **kwargs)
-                src = getattr(prg, "_source", None)
-                site = _call_site("clCreateProgramWithSource")
-                prg._kernellab_record = _ProgramRecord(src or "", calls=[site] if site else [])
-            return __init__
-
-        def program_build(orig: Any) -> Any:
-            def build(prg: Any, options: Any = None, *args: Any, **kwargs: Any) -> Any:
-                site = _call_site("clBuildProgram")
-                # argument types are needed to write each argument; the flag changes no code
-                opts = [] if options is None else ([options] if isinstance(options, str) else list(options))
-                result = orig(prg, [*opts, "-cl-kernel-arg-info"], *args, **kwargs)
-                rec = getattr(prg, "_kernellab_record", None)
-                if rec is not None and rec.source:
-                    rec.options = " ".join(opts)
-                    if site:
-                        rec.calls.append(site)
-                    with cap._lock:
-                        cap._programs[result.int_ptr] = rec
-                return result
-            return build
-
-        def program_getattr(orig: Any) -> Any:
-            def __getattr__(prg: Any, attr: str) -> Any:
-                knl = orig(prg, attr)
-                site = _call_site("clCreateKernel")
-                if site:
-                    cap._kernel(knl).calls["clCreateKernel"] = site
-                return knl
-            return __getattr__
-
-        def all_kernels(orig: Any) -> Any:
-            def all_kernels(prg: Any) -> Any:
-                knls = orig(prg)
-                site = _call_site("clCreateKernelsInProgram")
-                for k in knls:
-                    if site:
-                        cap._kernel(k).calls["clCreateKernel"] = site
-                return knls
-            return all_kernels
-
-        def set_arg(orig: Any) -> Any:
-            def set_arg(knl: Any, index: int, value: Any) -> Any:
-                rec = cap._kernel(knl)
-                rec.args[index] = value
-                site = _call_site("clSetKernelArg")
-                if site:
-                    rec.calls["clSetKernelArg"] = site
-                return orig(knl, index, value)
-            return set_arg
-
-        def set_args(orig: Any) -> Any:
-            def set_args(knl: Any, *values: Any) -> Any:
-                site = _call_site("clSetKernelArg")
-                if site:
-                    cap._kernel(knl).calls["clSetKernelArg"] = site
-                return orig(knl, *values)
-            return set_args
-
-        def kernel_call(orig: Any) -> Any:
-            def __call__(knl: Any, *args: Any, **kw: Any) -> Any:
-                site = _call_site("clSetKernelArg")
-                if site:
-                    cap._kernel(knl).calls["clSetKernelArg"] = site
-                return orig(knl, *args, **kw)
-            return __call__
-
-        # pyopencl's generated argument setters end in these three: they see every argument
-        # with its OpenCL index, whatever Python objects (Arrays, offsets, packed scalars) the
-        # caller passed
-        def set_arg_multi(orig: Any) -> Any:
-            def _set_arg_multi(knl: Any, pairs: Any) -> Any:
-                rec = cap._kernel(knl)
-                for j in range(0, len(pairs), 2):
-                    rec.args[int(pairs[j])] = pairs[j + 1]
-                return orig(knl, pairs)
-            return _set_arg_multi
-
-        def set_arg_buf_multi(orig: Any) -> Any:
-            def _set_arg_buf_multi(knl: Any, pairs: Any) -> Any:
-                rec = cap._kernel(knl)
-                for j in range(0, len(pairs), 2):
-                    rec.args[int(pairs[j])] = bytes(pairs[j + 1])
-                return orig(knl, pairs)
-            return _set_arg_buf_multi
-
-        def set_arg_buf_pack_multi(orig: Any) -> Any:
-            def _set_arg_buf_pack_multi(knl: Any, triples: Any) -> Any:
-                import struct
-                rec = cap._kernel(knl)
-                for j in range(0, len(triples), 3):
-                    char = triples[j + 1]
-                    char = char.decode() if isinstance(char, bytes) else str(char)
-                    rec.args[int(triples[j])] = struct.pack(char, triples[j + 2])
-                return orig(knl, triples)
-            return _set_arg_buf_pack_multi
-
-        def enqueue(orig: Any) -> Any:
-            # pyopencl's own parameter names, so keyword calls keep working
-            def enqueue_nd_range_kernel(queue: Any, kernel: Any, global_work_size: Any, local_work_size: Any,
-                                        global_work_offset: Any = None, wait_for: Any = None,
-                                        g_times_l: bool = False, allow_empty_ndrange: bool = False) -> Any:
-                site = _call_site("clEnqueueNDRangeKernel")
-                try:
-                    cap._record_launch(queue, kernel, global_work_size, local_work_size, global_work_offset,
-                                       g_times_l, site)
-                except Exception as exc:  # a capture problem must not break the user's program
-                    cap.notes.append(f"launch of {getattr(kernel, 'function_name', '?')} not captured: {exc}")
-                return orig(queue, kernel, global_work_size, local_work_size, global_work_offset, wait_for,
-                            g_times_l, allow_empty_ndrange)
-            return enqueue_nd_range_kernel
-
-        patch(cl.Program, "__init__", program_init)
-        patch(cl.Program, "build", program_build)
-        patch(cl.Program, "__getattr__", program_getattr)
-        patch(cl.Program, "all_kernels", all_kernels)
-        patch(_cl.Kernel, "set_arg", set_arg)
-        patch(_cl.Kernel, "set_args", set_args)
-        patch(_cl.Kernel, "__call__", kernel_call)
-        patch(_cl.Kernel, "_set_arg_multi", set_arg_multi)
-        patch(_cl.Kernel, "_set_arg_buf_multi", set_arg_buf_multi)
-        patch(_cl.Kernel, "_set_arg_buf_pack_multi", set_arg_buf_pack_multi)
-        patch(_cl, "enqueue_nd_range_kernel", enqueue)
+            setattr(owner, name, make(self, original))
+        # pyopencl re-exports the enqueue function: calls through its public name are seen too
         self._saved.append((cl, "enqueue_nd_range_kernel", cl.enqueue_nd_range_kernel))
         cl.enqueue_nd_range_kernel = _cl.enqueue_nd_range_kernel
 
@@ -268,7 +158,6 @@ class Capture:
 
     def _argument(self, queue: Any, kernel: Any, i: int, value: Any, byteorder: str, launch: int) -> dict[str, Any]:
         import pyopencl as cl
-        from kernellab.backends.opencl import parse_type, source_typedefs
         space = {cl.kernel_arg_address_qualifier.GLOBAL: "global", cl.kernel_arg_address_qualifier.LOCAL: "local",
                  cl.kernel_arg_address_qualifier.CONSTANT: "constant"}.get(
             kernel.get_arg_info(i, cl.kernel_arg_info.ADDRESS_QUALIFIER), "private")
@@ -286,9 +175,10 @@ class Capture:
         if isinstance(value, cl.MemoryObjectHolder):
             size = int(value.size)
             data = np.empty(size, dtype=np.uint8)
-            cl.enqueue_copy(queue, data, value, is_blocking=True)
+            # a MemoryObjectHolder is what pyopencl's stubs call Buffer or Image
+            cl.enqueue_copy(queue, data, value, is_blocking=True)  # type: ignore[call-overload]
             name = f"launch{launch}_arg{i}.bin"
-            write_bytes(self.directory / name, data)
+            write_bytes(self.directory / name, data.tobytes())
             flags = _flag_names(int(value.flags))
             return {"type": "array", "size": size, "address_space": space if space != "private" else "global",
                     "flags": flags, "data": name}
@@ -307,7 +197,6 @@ class Capture:
                 raise RuntimeError(f"argument {i} ({type_name}) is a Python {type(value).__name__}; "
                                    "its bytes are unknown")
             raw = np.array(value, dtype="<" + t.dtype).tobytes()
-        from kernellab.formats.gpuverify import hex_value
         # the device receives these bytes as they are: the hex is the number they hold in its byte order
         return {"type": "scalar", "value": hex_value(raw, byteorder)}
 
@@ -325,7 +214,7 @@ class Capture:
                 flags.append((w, words[j + 1]))
             elif w[:2] in ("-D", "-I", "-U") and len(w) > 2:
                 flags.append((w[:2], w[2:]))
-        tool = tools.find("clang") or tools.find("clang-14")
+        tool = tools.find("clang")  # also clang-14 and the like (tools.LLVM_VERSIONED)
         try:
             if tool is not None:
                 argv = ["-E", "-P", "-x", "cl", "-cl-std=CL1.2", "-cl-no-stdinc",
@@ -345,9 +234,134 @@ class Capture:
         return path
 
 
-def _pcpp(src: Path, flags: list[tuple[str, str]]) -> str:
-    import io
+# --- the wrappers install() puts around pyopencl's functions ----------------------------------
+# Each takes the capture and the original function and returns the replacement; the wrappers
+# are called by pyopencl's callers, so _call_site finds the user's frame past them.
 
+def _program_init(cap: Capture, orig: Any) -> Any:
+    def __init__(prg: Any, *args: Any, **kwargs: Any) -> None:
+        orig(prg, *args, **kwargs)
+        src = getattr(prg, "_source", None)
+        site = _call_site("clCreateProgramWithSource")
+        prg._kernellab_record = _ProgramRecord(src or "", calls=[site] if site else [])
+    return __init__
+
+
+def _program_build(cap: Capture, orig: Any) -> Any:
+    def build(prg: Any, options: Any = None, *args: Any, **kwargs: Any) -> Any:
+        site = _call_site("clBuildProgram")
+        # argument types are needed to write each argument; the flag changes no code
+        opts = [] if options is None else ([options] if isinstance(options, str) else list(options))
+        result = orig(prg, [*opts, "-cl-kernel-arg-info"], *args, **kwargs)
+        rec = getattr(prg, "_kernellab_record", None)
+        if rec is not None and rec.source:
+            rec.options = " ".join(opts)
+            if site:
+                rec.calls.append(site)
+            with cap._lock:
+                cap._programs[result.int_ptr] = rec
+        return result
+    return build
+
+
+def _program_getattr(cap: Capture, orig: Any) -> Any:
+    def __getattr__(prg: Any, attr: str) -> Any:
+        knl = orig(prg, attr)
+        site = _call_site("clCreateKernel")
+        if site:
+            cap._kernel(knl).calls["clCreateKernel"] = site
+        return knl
+    return __getattr__
+
+
+def _all_kernels(cap: Capture, orig: Any) -> Any:
+    def all_kernels(prg: Any) -> Any:
+        knls = orig(prg)
+        site = _call_site("clCreateKernelsInProgram")
+        for k in knls:
+            if site:
+                cap._kernel(k).calls["clCreateKernel"] = site
+        return knls
+    return all_kernels
+
+
+def _set_arg(cap: Capture, orig: Any) -> Any:
+    def set_arg(knl: Any, index: int, value: Any) -> Any:
+        rec = cap._kernel(knl)
+        rec.args[index] = value
+        site = _call_site("clSetKernelArg")
+        if site:
+            rec.calls["clSetKernelArg"] = site
+        return orig(knl, index, value)
+    return set_arg
+
+
+def _set_args(cap: Capture, orig: Any) -> Any:
+    def set_args(knl: Any, *values: Any) -> Any:
+        site = _call_site("clSetKernelArg")
+        if site:
+            cap._kernel(knl).calls["clSetKernelArg"] = site
+        return orig(knl, *values)
+    return set_args
+
+
+def _kernel_call(cap: Capture, orig: Any) -> Any:
+    def __call__(knl: Any, *args: Any, **kw: Any) -> Any:
+        site = _call_site("clSetKernelArg")
+        if site:
+            cap._kernel(knl).calls["clSetKernelArg"] = site
+        return orig(knl, *args, **kw)
+    return __call__
+
+
+# pyopencl's generated argument setters end in these three: they see every argument with its
+# OpenCL index, whatever Python objects (Arrays, offsets, packed scalars) the caller passed
+
+def _set_arg_pairs(value_of: Callable[[Any], Any]) -> Callable[[Capture, Any], Any]:
+    """The wrapper of a setter taking (index, value) pairs; ``value_of`` is what is recorded."""
+    def make(cap: Capture, orig: Any) -> Any:
+        def set_arg_pairs(knl: Any, pairs: Any) -> Any:
+            rec = cap._kernel(knl)
+            for j in range(0, len(pairs), 2):
+                rec.args[int(pairs[j])] = value_of(pairs[j + 1])
+            return orig(knl, pairs)
+        return set_arg_pairs
+    return make
+
+
+_set_arg_multi = _set_arg_pairs(lambda value: value)
+_set_arg_buf_multi = _set_arg_pairs(bytes)
+
+
+def _set_arg_buf_pack_multi(cap: Capture, orig: Any) -> Any:
+    def _set_arg_buf_pack_multi(knl: Any, triples: Any) -> Any:
+        rec = cap._kernel(knl)
+        for j in range(0, len(triples), 3):
+            char = triples[j + 1]
+            char = char.decode() if isinstance(char, bytes) else str(char)
+            rec.args[int(triples[j])] = struct.pack(char, triples[j + 2])
+        return orig(knl, triples)
+    return _set_arg_buf_pack_multi
+
+
+def _enqueue(cap: Capture, orig: Any) -> Any:
+    # pyopencl's own parameter names, so keyword calls keep working
+    def enqueue_nd_range_kernel(queue: Any, kernel: Any, global_work_size: Any, local_work_size: Any,
+                                global_work_offset: Any = None, wait_for: Any = None,
+                                g_times_l: bool = False, allow_empty_ndrange: bool = False) -> Any:
+        site = _call_site("clEnqueueNDRangeKernel")
+        try:
+            cap._record_launch(queue, kernel, global_work_size, local_work_size, global_work_offset,
+                               g_times_l, site)
+        except Exception as exc:  # a capture problem must not break the user's program
+            cap.notes.append(f"launch of {getattr(kernel, 'function_name', '?')} not captured: {exc}")
+        return orig(queue, kernel, global_work_size, local_work_size, global_work_offset, wait_for,
+                    g_times_l, allow_empty_ndrange)
+    return enqueue_nd_range_kernel
+
+
+def _pcpp(src: Path, flags: list[tuple[str, str]]) -> str:
+    # the pure-Python preprocessor is the fallback when no clang is installed
     from pcpp import Preprocessor  # type: ignore[import-untyped]
     p = Preprocessor()
     p.line_directive = None

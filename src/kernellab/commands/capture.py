@@ -42,7 +42,9 @@ def _split(program: list[str]) -> tuple[str, str, list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # pyopencl and numpy come with the capture module: loaded only when the command runs
     from kernellab.capture import capture
+
     kind, target, argv = _split(args.program)
     if kind == "path" and not Path(target).is_file():
         raise UsageError(f"{target}: no such program")

@@ -2,9 +2,15 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
+from pathlib import Path
 from typing import Any
+
+from kernellab import config
+from kernellab.errors import InputError, UsageError
+from kernellab.outputs import write_text
 
 
 def register(sub: Any) -> None:
@@ -33,8 +39,6 @@ def register(sub: Any) -> None:
 
 
 def listing(args: argparse.Namespace) -> int:
-    import gc
-
     # a short-lived command that allocates ~10^5 small objects: collection passes only cost time
     gc.disable()
     try:
@@ -44,8 +48,6 @@ def listing(args: argparse.Namespace) -> int:
 
 
 def _listing(args: argparse.Namespace) -> int:
-    from kernellab.errors import UsageError
-
     if (args.input is None) == (args.source is None):
         raise UsageError("give either SRC or --input FILE.json")
     if args.input is not None:
@@ -81,8 +83,6 @@ def _listing(args: argparse.Namespace) -> int:
 
 def _write(args: argparse.Namespace, text: str) -> int:
     if args.output:
-        from kernellab.outputs import write_text
-
         write_text(args.output, text)
     else:
         sys.stdout.write(text)
@@ -90,9 +90,8 @@ def _write(args: argparse.Namespace, text: str) -> int:
 
 
 def _compile_and_list(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from pathlib import Path
-
-    from kernellab.errors import UsageError
+    # the decoder and the compiler are imported only when the command runs (the CLI builds every
+    # parser for --help; --input needs neither)
     from kernellab.listing.build import ListingOptions, build_listings
     from kernellab.listing.spirv import decode
 
@@ -103,22 +102,22 @@ def _compile_and_list(args: argparse.Namespace) -> list[dict[str, Any]]:
         try:
             data = path.read_bytes()
         except OSError as exc:
-            from kernellab.errors import InputError
             raise InputError(f"cannot read SPIR-V: {exc.strerror}", file=path) from exc
         return build_listings(decode(data, path), opts)
-    from kernellab import config
     from kernellab.compile.cache import ArtifactCache
-    from kernellab.compile.pipeline import VULKAN_MODULE_STAGE, Compiler
+    from kernellab.compile.languages import VULKAN_MODULE_STAGE, all_stages
+    from kernellab.compile.pipeline import Compiler
     from kernellab.compile.sources import request_for
 
     req = request_for(path, args.kernel, build_options=args.options, target_env=args.target_env)
     compiler = Compiler(req, ArtifactCache(config.get().cache_dir))
     stage = args.stage or VULKAN_MODULE_STAGE.get(req.language, "spirv")
     every = compiler.stages
-    if stage in every and every[stage].binary_ext != "spv":
-        spirv = [n for n, s in every.items() if s.binary_ext == "spv"]
+    if stage in every and not every[stage].is_spirv:
+        spirv = [n for n, s in every.items() if s.is_spirv]
         raise UsageError(f"--stage {stage}: not a SPIR-V stage (SPIR-V stages here: {', '.join(spirv)})")
     art = compiler.artifact(stage)
-    env = "opencl1.2" if stage == "spirv-kernel" else req.target_env
+    # validated for the environment its stage was (OpenCL's for llvm-spirv's Kernel SPIR-V)
+    env = all_stages(req.language)[stage].spirv_env or req.target_env
     opts = ListingOptions(defs=opts.defs, pcs=opts.pcs, hex_floats=opts.hex_floats, target_env=env)
     return build_listings(decode(art.data, f"{req.source} [{stage}]"), opts)

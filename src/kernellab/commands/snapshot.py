@@ -5,6 +5,10 @@ import argparse
 import sys
 from typing import Any
 
+from kernellab import config
+from kernellab.errors import MissingToolError
+from kernellab.outputs import write_bytes
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
@@ -32,13 +36,12 @@ def register(sub: Any) -> None:
 
 
 def snapshot(args: argparse.Namespace) -> int:
-    from kernellab import config
+    # the compiler is imported only when the command runs (the CLI builds every parser for --help)
     from kernellab.compile.cache import ArtifactCache
-    from kernellab.compile.pipeline import all_stages
-    from kernellab.compile.snapshot import (Device, Program, SnapshotFormat, list_snapshot_stages,
-                                            missing_stages, request_snapshot)
+    from kernellab.compile.languages import all_stages
+    from kernellab.compile.snapshot import (Device, Program, SnapshotFormat, list_snapshot_stages, missing_stages,
+                                            request_snapshot)
     from kernellab.compile.sources import request_for
-    from kernellab.errors import MissingToolError
 
     req = request_for(args.source, args.kernel, build_options=args.options, target_env=args.target_env,
                       device=args.device)
@@ -66,8 +69,6 @@ def snapshot(args: argparse.Namespace) -> int:
     program.build(device)
     data = got[0]
     if args.output:
-        from kernellab.outputs import write_bytes
-
         write_bytes(args.output, data)
     else:
         sys.stdout.buffer.write(data)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import sys
 
+from kernellab.compile.opencl_stages import clspv_source
+
 
 def main(argv: list[str]) -> int:
+    # pip's pyclspv is optional: only this child process, run when it is installed, needs it
     import pyclspv  # type: ignore[import-not-found]
-
-    from kernellab.compile.opencl_stages import clspv_source
 
     if not argv:
         print("usage: python -m kernellab.compile.clspv_child SRC [-o OUT] [BUILD OPTIONS...]", file=sys.stderr)

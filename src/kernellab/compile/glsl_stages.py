@@ -1,0 +1,49 @@
+"""GLSL compute shaders: ``glsl`` → ``preprocessed`` (glslangValidator -E) → ``spirv``
+(glslangValidator -V, from the source) → ``spirv-opt``."""
+from __future__ import annotations
+
+from kernellab import tools
+from kernellab.compile.spirv_stages import SPIRV_OPT
+from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage
+from kernellab.errors import CompileError
+
+
+def _glslang_common(req: CompileRequest) -> list[str]:
+    args: list[str] = []
+    for d in req.include_dirs:
+        args.append(f"-I{d}")
+    args += req.options
+    return args
+
+
+def _glsl_preprocess(src: Artifact, req: CompileRequest) -> bytes:
+    glslang = tools.require("glslangValidator", "compiling GLSL")
+    proc = glslang.run(["-E", "-S", "comp", *_glslang_common(req), str(req.source)],
+                       what=f"preprocessing {req.source}", error=CompileError)
+    return proc.stdout
+
+
+def _glslang_target(env: str) -> str:
+    return env if env.startswith("vulkan") else "vulkan1.2"
+
+
+def _glsl_to_spirv(src: Artifact, req: CompileRequest) -> bytes:
+    # glslang compiles the user's own file (so includes resolve and the repro command is one they
+    # can run); the preprocessed text keys the artifact
+    glslang = tools.require("glslangValidator", "compiling GLSL")
+    args = ["-V", "-S", "comp", "--target-env", _glslang_target(req.target_env), *_glslang_common(req)]
+    if req.entry != "main":
+        # GLSL's entry function is always main(); `entry` names the SPIR-V entry point
+        args += ["-e", req.entry, "--source-entrypoint", "main"]
+    return glslang.transform([*args, "-o", tools.OUTPUT, str(req.source)], output_name="out.spv",
+                             what=f"compiling {req.source}", error=CompileError)
+
+
+LANGUAGE = Language("glsl", (
+    Stage("glsl", None, "comp", "comp", description="the GLSL compute shader source"),
+    Stage("preprocessed", _glsl_preprocess, "comp", "comp", tools=("glslangValidator",),
+          description="GLSL after the preprocessor (glslangValidator -E)", content_keyed=True),
+    Stage("spirv", _glsl_to_spirv, "spv", "spvasm", Output.SPIRV, tools=("glslangValidator",), after="glsl",
+          keyed_by="preprocessed", description="SPIR-V from glslang, validated with spirv-val"),
+    SPIRV_OPT,
+), vulkan_module="spirv")

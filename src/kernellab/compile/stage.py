@@ -1,0 +1,147 @@
+"""The records compilation is made of: a request, a stage, a stage's artifact, a source language.
+
+Each language module (``glsl_stages``, ``spirv_stages``, ``spirv_asm_stages``, ``opencl_stages``,
+``tensor_glsl``) builds its :class:`Language` from these; ``compile.languages`` puts them in one
+table and ``compile.pipeline`` runs them.
+"""
+from __future__ import annotations
+
+import enum
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernellab import tools
+from kernellab.errors import CompileError, InputError, MissingToolError
+
+#: the first word of a SPIR-V module, in either byte order
+SPIRV_MAGIC = (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03")
+
+
+@dataclass(frozen=True)
+class CompileRequest:
+    """What to compile and how. Paths are absolute by the time a request is made."""
+
+    source: Path
+    language: str  # a key of compile.languages.LANGUAGES: "glsl" | "spirv" | "opencl-c" | ...
+    entry: str = "main"
+    build_options: str = ""
+    include_dirs: tuple[Path, ...] = ()
+    #: SPIR-V environment to validate against (``vulkan1.0`` .. ``vulkan1.3``, ``opencl1.2``...)
+    target_env: str = "vulkan1.2"
+    #: identity of the device for device-specific stages (part of their cache key)
+    device: str = ""
+
+    @property
+    def options(self) -> list[str]:
+        return shlex.split(self.build_options)
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """The output of one stage: its binary form (bytes) and where it came from."""
+
+    stage: str
+    data: bytes
+    #: content key: hash of everything this artifact depends on
+    key: str
+
+    def text(self, stages: dict[str, Stage]) -> str:
+        return stages[self.stage].to_text(self.data)
+
+
+class Output(enum.Enum):
+    """What a stage makes, which decides its text form and whether spirv-val checks it."""
+
+    #: source-like text: the bytes are the text, one form for both
+    TEXT = "text"
+    #: a SPIR-V module: validated with spirv-val; its text form is its disassembly
+    SPIRV = "spirv"
+    #: another binary (LLVM bitcode, a device binary): its stage's ``disassemble`` gives the text
+    BINARY = "binary"
+
+
+def spirv_to_text(data: bytes) -> str:
+    """SPIR-V's text form is its disassembly."""
+    dis = tools.require("spirv-dis", "the text form of SPIR-V")
+    return dis.run(["--no-color", "-"], input=data, what="disassembling SPIR-V").stdout.decode()
+
+
+def validate_spirv(data: bytes, req: CompileRequest, target_env: str = "") -> None:
+    """Every module is checked with spirv-val before a driver sees it (for ``target_env``, by
+    default the request's)."""
+    env = target_env or req.target_env
+    val = tools.require("spirv-val", "validating SPIR-V")
+    val.transform(["--target-env", env, tools.INPUT], input=data, input_name="module.spv",
+                  what=f"{req.source}: SPIR-V is not valid for {env}", error=CompileError)
+
+
+def check_spirv_binary(data: bytes, file: Path) -> bytes:
+    """``data`` if it can be a SPIR-V module (magic number, whole words), else an InputError."""
+    if len(data) < 20 or len(data) % 4 or data[:4] not in SPIRV_MAGIC:
+        raise InputError("not a SPIR-V binary (bad magic number or length)", file=file)
+    return data
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    #: (input artifact, request) -> output bytes; None for the source stage
+    run: Callable[[Artifact, CompileRequest], bytes] | None
+    binary_ext: str
+    text_ext: str
+    output: Output = Output.TEXT
+    #: the text form of a BINARY output
+    disassemble: Callable[[bytes], str] | None = None
+    #: external programs the stage needs; a stage whose tool is missing is left out of the list
+    tools: tuple[str, ...] = ()
+    #: whether the stage's output depends on the device (then the device is part of its key)
+    device_specific: bool = False
+    #: the stage the input comes from (None = the previous stage in the mapping)
+    after: str | None = None
+    #: the stage whose artifact stands for the input in the cache key: a compiler that reads the
+    #: user's file itself (includes, -D options) is keyed by the preprocessed text
+    keyed_by: str | None = None
+    description: str = ""
+    #: the output depends on files the compiler opens (includes), which no key can list up front:
+    #: the stage runs every time and its artifact is keyed by its content, so later stages'
+    #: keys change when an included file does (preprocessing is cheap)
+    content_keyed: bool = False
+    #: the SPIR-V environment a SPIRV output is validated for when it is not the request's
+    #: (llvm-spirv's Kernel-capability SPIR-V is OpenCL's, whatever Vulkan the request targets)
+    spirv_env: str = ""
+
+    @property
+    def is_spirv(self) -> bool:
+        return self.output is Output.SPIRV
+
+    def to_text(self, data: bytes) -> str:
+        if self.output is Output.SPIRV:
+            return spirv_to_text(data)
+        if self.output is Output.BINARY and self.disassemble is not None:
+            return self.disassemble(data)
+        return data.decode("utf-8", errors="replace")
+
+    def available(self) -> bool:
+        return all(tools.find(t) is not None for t in self.tools)
+
+    def check_available(self) -> None:
+        """Raise MissingToolError naming what to install when the stage cannot run here."""
+        if not self.available():
+            missing = [t for t in self.tools if tools.find(t) is None]
+            raise MissingToolError(f"stage {self.name!r} needs {', '.join(missing)}: "
+                                   + "; ".join(tools.PROVIDERS.get(t, "install it") for t in missing))
+
+    def tool_version(self) -> str:
+        return ";".join(tools.require(t).version for t in self.tools)
+
+
+@dataclass(frozen=True)
+class Language:
+    """A source language: its stages in pipeline order, the first being the source itself."""
+
+    name: str
+    stages: tuple[Stage, ...]
+    #: the stage whose SPIR-V a Vulkan device runs; None when the language cannot run on Vulkan
+    vulkan_module: str | None = None
