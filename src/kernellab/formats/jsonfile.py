@@ -79,12 +79,16 @@ def _printable(path: Path) -> str:
 
 def load_json(path: str | Path) -> Any:
     path = Path(path)
-    text = read_text_input(path, "a JSON file", MAX_JSON_BYTES)
+    return decode_json(read_text_input(path, "a JSON file", MAX_JSON_BYTES), path)
+
+
+def decode_json(text: str, path: str | Path, invalid: str = "invalid JSON") -> Any:
+    """Parse JSON text with the readers' caps (depth, integer length); errors name the line."""
     try:
         value = json.loads(text, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         raise InputError([Problem(str(path), f"line {exc.lineno}, column {exc.colno}",
-                                  f"invalid JSON: {exc.msg}")]) from None
+                                  f"{invalid}: {exc.msg}")]) from None
     except _LongNumber as exc:
         raise InputError([Problem(str(path), _line_of(text, exc.digits),
                                   f"an integer of {len(exc.digits)} digits; at most {MAX_INT_DIGITS} are "

@@ -9,19 +9,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kernellab.errors import InputError, Problem, json_pointer
+from kernellab.errors import InputError, Problem, Problems
+from kernellab.formats.jsonfile import MAX_JSON_BYTES, decode_json, read_text_input
 
 OPERAND_KINDS = ("RD", "RI", "IM", "LB", "DA", "AD")
 
 
-class _Checker:
-    def __init__(self, file: str):
-        self.file = file
-        self.problems: list[Problem] = []
-
-    def add(self, path: list[str | int], message: str) -> None:
-        self.problems.append(Problem(self.file, json_pointer(path), message))
-
+class _Checker(Problems):
     def typed(self, obj: dict, key: str, types: type | tuple[type, ...], path: list[str | int],
               required: bool = False, what: str = "") -> Any:
         if key not in obj:
@@ -209,16 +203,8 @@ def _check_operand(c: _Checker, op: dict, path: list[str | int], refs: list) -> 
 def load_listings(path: str | Path) -> list[dict[str, Any]]:
     """The listing(s) in ``path``: one listing object, or a list of them (one per function)."""
     file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read listing: {exc.strerror}", file=file) from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start}): a listing is JSON", file=file) from exc
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError.at(file, f"line {exc.lineno}, column {exc.colno}", f"not valid JSON: {exc.msg}") from exc
+    text = read_text_input(path, "a listing (JSON)", MAX_JSON_BYTES)
+    doc = decode_json(text, file, invalid="not valid JSON")
     docs = doc if isinstance(doc, list) else [doc]
     problems: list[Problem] = []
     for n, d in enumerate(docs):
