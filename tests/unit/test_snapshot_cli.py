@@ -97,3 +97,18 @@ def test_clspv_error_has_a_runnable_repro(tmp_path: Path, capsys):
     err = capsys.readouterr().err
     assert "use of undeclared identifier 'missing'" in err
     assert f"-m kernellab.compile.clspv_child {bad}" in err
+
+
+def test_binary_is_not_written_to_a_terminal(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from kernellab.cli import main
+
+    shader = tmp_path / "k.comp"
+    shader.write_text("#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(["snapshot", str(shader), "--stage", "spirv", "--no-cache"]) == 2
+    assert "stage 'spirv' is binary: not writing it to a terminal" in capsys.readouterr().err
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
+    assert main(["snapshot", str(shader), "--stage", "spirv", "--format", "text", "--no-cache"]) == 0
+    assert "OpEntryPoint GLCompute" in capsys.readouterr().out

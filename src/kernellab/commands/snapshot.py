@@ -6,7 +6,7 @@ import sys
 from typing import Any
 
 from kernellab import config
-from kernellab.errors import MissingToolError
+from kernellab.errors import MissingToolError, UsageError
 from kernellab.outputs import write_bytes
 
 
@@ -71,6 +71,19 @@ def snapshot(args: argparse.Namespace) -> int:
     if args.output:
         write_bytes(args.output, data)
     else:
+        if _is_binary(data) and sys.stdout.isatty():
+            raise UsageError(f"stage {args.stage!r} is binary: not writing it to a terminal; use -o FILE, "
+                             "a pipe, or --format text")
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     return 0
+
+
+def _is_binary(data: bytes) -> bool:
+    if b"\x00" in data[:4096]:
+        return True
+    try:
+        data[:4096].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < 4092  # a character cut at the 4096-byte mark is still text
+    return False
