@@ -22,6 +22,7 @@ import os
 import shlex
 import struct
 import sys
+import warnings
 import threading
 import types
 from collections.abc import Callable, Iterator
@@ -49,6 +50,21 @@ def _call_site(api: str) -> dict[str, Any] | None:
             return {"function_name": api, "compilation_unit": os.path.abspath(fname), "line_number": frame.f_lineno}
         frame = frame.f_back  # type: ignore[assignment]
     return None
+
+
+def _attributed(api: str, call: Callable[[], Any]) -> Any:
+    """Run ``call`` and re-issue its warnings at the user's line: pyopencl counts its stack levels
+    without our wrapper in between, so a compiler warning would otherwise point into kernellab."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call()
+    site = _call_site(api) if caught else None
+    for w in caught:
+        if site and (w.filename.startswith(_HERE) or "/pyopencl/" in w.filename):
+            warnings.warn_explicit(w.message, w.category, site["compilation_unit"], site["line_number"])
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return result
 
 
 @dataclass
@@ -252,7 +268,7 @@ def _program_build(cap: Capture, orig: Any) -> Any:
         site = _call_site("clBuildProgram")
         # argument types are needed to write each argument; the flag changes no code
         opts = [] if options is None else ([options] if isinstance(options, str) else list(options))
-        result = orig(prg, [*opts, "-cl-kernel-arg-info"], *args, **kwargs)
+        result = _attributed("clBuildProgram", lambda: orig(prg, [*opts, "-cl-kernel-arg-info"], *args, **kwargs))
         rec = getattr(prg, "_kernellab_record", None)
         if rec is not None and rec.source:
             rec.options = " ".join(opts)
@@ -310,7 +326,7 @@ def _kernel_call(cap: Capture, orig: Any) -> Any:
         site = _call_site("clSetKernelArg")
         if site:
             cap._kernel(knl).calls["clSetKernelArg"] = site
-        return orig(knl, *args, **kw)
+        return _attributed("clEnqueueNDRangeKernel", lambda: orig(knl, *args, **kw))
     return __call__
 
 
@@ -355,8 +371,9 @@ def _enqueue(cap: Capture, orig: Any) -> Any:
                                g_times_l, site)
         except Exception as exc:  # a capture problem must not break the user's program
             cap.notes.append(f"launch of {getattr(kernel, 'function_name', '?')} not captured: {exc}")
-        return orig(queue, kernel, global_work_size, local_work_size, global_work_offset, wait_for,
-                    g_times_l, allow_empty_ndrange)
+        return _attributed("clEnqueueNDRangeKernel", lambda: orig(
+            queue, kernel, global_work_size, local_work_size, global_work_offset, wait_for, g_times_l,
+            allow_empty_ndrange))
     return enqueue_nd_range_kernel
 
 

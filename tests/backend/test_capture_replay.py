@@ -234,3 +234,29 @@ raise ValueError("the program's own bug")
     err = capsys.readouterr().err
     assert "ValueError: the program's own bug" in err and "1 launch written" in err
     assert len(json.loads((tmp_path / "cap" / "capture.json").read_text())) == 1
+
+
+WARNING_BUILD = PRELUDE + """\
+import warnings
+warnings.simplefilter("always")
+prg = cl.Program(ctx, '''
+#warning "a warning the user's kernel asked for"
+__kernel void k(__global float *a) { a[get_global_id(0)] = 1.0f; }''')
+prg = prg.build()  # the user's build line
+""" + EPILOGUE
+
+
+def test_pyopencl_warnings_point_at_the_users_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    prog = tmp_path / "prog.py"
+    prog.write_text(WARNING_BUILD)
+    done = subprocess.run([sys.executable, "-m", "kernellab", "capture", "-o", str(tmp_path / "cap"), "--",
+                           sys.executable, str(prog), str(tmp_path / "out.npz")], capture_output=True, text=True,
+                          env={**__import__("os").environ, "PYOPENCL_NO_CACHE": "1"})
+    assert done.returncode == 0, done.stderr
+    line = WARNING_BUILD.splitlines().index("prg = prg.build()  # the user's build line") + 1
+    warned = [w for w in done.stderr.splitlines() if "Warning" in w]
+    assert warned, done.stderr
+    assert all(w.startswith(f"{prog}:{line}: ") for w in warned), warned
