@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernellab.backends.base import ProgramSpec, SpecConstant, backend_class, choose_device
+from kernellab.backends.base import ProgramSpec, SpecConstant, choose_device
+from kernellab.backends.registry import backend_class
 from kernellab.backends.opencl import LocalMemory, OpenCLBackend
 from kernellab.runtime.instantiation import run_instantiations
 

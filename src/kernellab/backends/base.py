@@ -8,52 +8,19 @@ frame) and costs nothing when a whole scenario is one frame.
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from kernellab.errors import KernellabError, UsageError
+from kernellab.errors import KernellabError
+# the device record and the --device rule are the native layer's (compile/ selects devices too)
+from kernellab.native.devices import DEVICE_KINDS, DeviceInfo, choose_device  # noqa: F401
+
 
 class UnsupportedError(KernellabError):
     """The backend or device cannot do what the workload asks (images on OpenCL, a format...)."""
-
-
-#: device kinds, best first: discrete GPU > integrated > virtual > CPU
-DEVICE_KINDS = ("discrete-gpu", "integrated-gpu", "virtual-gpu", "cpu", "other")
-
-
-@dataclass(frozen=True)
-class DeviceInfo:
-    backend: str
-    index: int
-    name: str
-    kind: str
-    driver: str = ""
-    api_version: str = ""
-    details: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def rank(self) -> int:
-        return DEVICE_KINDS.index(self.kind) if self.kind in DEVICE_KINDS else len(DEVICE_KINDS)
-
-
-def choose_device(devices: Sequence[DeviceInfo], wanted: str | None) -> DeviceInfo:
-    """``wanted`` is an index or a (case-insensitive) substring of the name; None = best kind."""
-    if not devices:
-        raise UsageError("no devices found")
-    if wanted is None or wanted == "":
-        return min(devices, key=lambda d: (d.rank, d.index))
-    if wanted.isdigit():
-        for d in devices:
-            if d.index == int(wanted):
-                return d
-        raise UsageError(f"--device {wanted}: no device with that index (have {', '.join(str(d.index) for d in devices)})")
-    matches = [d for d in devices if wanted.lower() in d.name.lower()]
-    if not matches:
-        names = "; ".join(f"{d.index}: {d.name}" for d in devices)
-        raise UsageError(f"--device {wanted!r}: no device name contains it (have {names})")
-    return min(matches, key=lambda d: (d.rank, d.index))
 
 
 @dataclass(frozen=True)
@@ -171,6 +138,35 @@ class CommandTiming:
         return self.end_ns - self.start_ns
 
 
+#: a program form: the source text as is, handed to the driver (OpenCL C to clBuildProgram)
+SOURCE = "source"
+#: a program form: the SPIR-V module the language's compile pipeline makes for Vulkan
+VULKAN_MODULE = "vulkan-module"
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can run, declared as data: callers ask this, never the backend's name."""
+
+    #: the backend's name in messages ("OpenCL")
+    title: str
+    #: source language -> the form :meth:`Backend.create_program` takes it in (:data:`SOURCE`,
+    #: :data:`VULKAN_MODULE`); a language not listed cannot run on this backend
+    languages: Mapping[str, str]
+    #: where to run the languages this backend does not take (for the error message)
+    elsewhere: str = ""
+    images: bool = False
+    #: VK_ARM_tensors tensors, VK_ARM_data_graph graphs, resources sharing one allocation
+    tensors: bool = False
+    graphs: bool = False
+    memory_groups: bool = False
+    #: :meth:`Backend.buffer_view` gives the mapped device bytes (files are read straight into them)
+    mapped_buffers: bool = False
+
+    def program_form(self, language: str) -> str | None:
+        return self.languages.get(language)
+
+
 @dataclass(frozen=True)
 class BackendOptions:
     robust_buffer_access: bool = False
@@ -185,6 +181,7 @@ class BackendOptions:
 
 class Backend(abc.ABC):
     name: ClassVar[str]
+    capabilities: ClassVar[Capabilities]
 
     def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions()):
         self.device = device
@@ -221,6 +218,10 @@ class Backend(abc.ABC):
         """The buffer's bytes as a uint8 array; only valid until the next submit, write or close."""
         return self._read_buffer(buf)
 
+    def buffer_view(self, buf: Buffer) -> np.ndarray:
+        """The buffer's device bytes, writable in place (``capabilities.mapped_buffers`` only)."""
+        raise UnsupportedError(f"the {self.name} backend does not map buffers")
+
     # --- programs and commands --------------------------------------------------------------
     def create_program(self, spec: ProgramSpec) -> Program:
         if spec.push_constants_size % 4:
@@ -228,7 +229,7 @@ class Backend(abc.ABC):
         return self._create_program(spec)
 
     def dispatch(self, program: Program, workgroups: Sequence[int],
-                 bindings: Mapping[tuple[int, int], "Buffer | ImageBinding"],
+                 bindings: Mapping[tuple[int, int], Buffer | ImageBinding],
                  push_data: bytes = b"", label: str = "") -> None:
         """Record a dispatch of ``workgroups`` (1-3 counts, padded with 1) into the current frame."""
         groups = tuple(workgroups) + (1,) * (3 - len(workgroups))
@@ -298,7 +299,7 @@ class Backend(abc.ABC):
             self._closed = True
             self._close()
 
-    def __enter__(self) -> "Backend":
+    def __enter__(self) -> Backend:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -319,7 +320,7 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def _dispatch(self, program: Program, groups: tuple[int, int, int],
-                  bindings: Mapping[tuple[int, int], "Buffer | ImageBinding"], push_data: bytes,
+                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes,
                   label: str) -> None: ...
 
     @abc.abstractmethod
@@ -331,13 +332,3 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def _close(self) -> None: ...
 
-
-def backend_class(name: str) -> type[Backend]:
-    """The backend class by name, imported lazily so a missing driver only matters when used."""
-    if name == "vulkan":
-        from kernellab.backends.vulkan import VulkanBackend
-        return VulkanBackend
-    if name == "opencl":
-        from kernellab.backends.opencl import OpenCLBackend  # type: ignore[import-not-found]
-        return OpenCLBackend
-    raise UsageError(f"unknown backend {name!r} (have: vulkan, opencl)")

@@ -18,16 +18,18 @@ way clspv lays them out for Vulkan, so one scenario runs on both backends:
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from kernellab.backends.base import (Backend, BackendOptions, Buffer, CommandTiming, DeviceInfo, Program,
-                                     ProgramSpec)
-from kernellab.errors import BackendError, CompileError, DeviceError, DeviceOutOfMemoryError
+from kernellab.backends import opencl_abi
+from kernellab.backends.base import (SOURCE, Backend, BackendOptions, Buffer, Capabilities, CommandTiming, DeviceInfo,
+                                     ImageBinding, Program, ProgramSpec, choose_device)
+from kernellab.errors import CompileError, DeviceError
+from kernellab.native import cl as ncl
 
 #: options every build gets: argument names and types are needed to bind arguments by position
 ALWAYS_BUILD_OPTIONS = "-cl-kernel-arg-info"
@@ -40,35 +42,6 @@ def force_build_options(options: str) -> None:
     """Append ``options`` to every program built in this process (used by the Oclgrind harness)."""
     global _forced_build_options
     _forced_build_options = options
-
-
-def _cl() -> Any:
-    # pyopencl loads every ICD when first imported; keep that off the import path of kernellab
-    os.environ.setdefault("PYOPENCL_NO_CACHE", "1")
-    import pyopencl as cl
-    return cl
-
-
-def _status_name(cl: Any, code: int) -> str:
-    try:
-        return "CL_" + cl.status_code.to_string(code)
-    except Exception:  # an ICD may return a code pyopencl does not know
-        return f"CL error {code}"
-
-
-def _guarded(call: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """Run one pyopencl call; a failure becomes a BackendError naming the call and the CL code."""
-    cl = _cl()
-    try:
-        return fn(*args, **kwargs)
-    except cl.Error as exc:
-        code = getattr(exc, "code", None)
-        name = _status_name(cl, code) if isinstance(code, int) else "unknown"
-        what = getattr(exc, "what", None)
-        detail = str(what.what()) if what is not None and hasattr(what, "what") else str(exc)
-        if name in ("CL_MEM_OBJECT_ALLOCATION_FAILURE", "CL_OUT_OF_RESOURCES", "CL_OUT_OF_HOST_MEMORY"):
-            raise DeviceOutOfMemoryError(call, name, detail) from exc
-        raise BackendError(call, name, detail) from exc
 
 
 _TEMP_SOURCE = re.compile(r"\S*(?:tempfile_|input\.cl|<source>|\.cl_)\w*(?:\.cl)?(?=:\d)")
@@ -210,79 +183,38 @@ class _Recorded:
     event: Any
 
 
-_DEVICE_CACHE: list[tuple[DeviceInfo, Any]] | None = None
-
-
-def _device_kind(cl: Any, platform: Any, device: Any) -> str:
-    if "oclgrind" in platform.name.lower():
-        # a simulator: never the default device, only chosen by name (verify does that)
-        return "other"
-    t = device.type
-    if t & cl.device_type.GPU:
-        return "integrated-gpu" if getattr(device, "host_unified_memory", False) else "discrete-gpu"
-    if t & cl.device_type.CPU:
-        return "cpu"
-    return "other"
-
-
-def _enumerate() -> list[tuple[DeviceInfo, Any]]:
-    global _DEVICE_CACHE
-    if _DEVICE_CACHE is None:
-        cl = _cl()
-        found: list[tuple[DeviceInfo, Any]] = []
-        try:
-            platforms = cl.get_platforms()
-        except cl.Error:  # no ICD at all: clGetPlatformIDs fails with PLATFORM_NOT_FOUND_KHR
-            platforms = []
-        for platform in platforms:
-            try:
-                devs = platform.get_devices()
-            except cl.Error:
-                continue
-            for dev in devs:
-                info = DeviceInfo(
-                    backend="opencl", index=len(found), name=f"{dev.name.strip()} ({platform.name.strip()})",
-                    kind=_device_kind(cl, platform, dev), driver=dev.driver_version.strip(),
-                    api_version=dev.version.strip(),
-                    details={"platform": platform.name.strip(), "vendor": dev.vendor.strip(),
-                             "max_work_group_size": int(dev.max_work_group_size),
-                             "global_mem_size": int(dev.global_mem_size),
-                             "local_mem_size": int(dev.local_mem_size),
-                             "little_endian": bool(dev.endian_little)})
-                found.append((info, dev))
-        _DEVICE_CACHE = found
-    return _DEVICE_CACHE
-
-
 class OpenCLBackend(Backend):
     name: ClassVar[str] = "opencl"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        title="OpenCL", languages={"opencl-c": SOURCE}, elsewhere="run on Vulkan for GLSL and SPIR-V")
 
     def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions()):
         super().__init__(device, options)
-        cl = _cl()
+        cl = ncl.load()
         self._cl = cl
-        matches = [d for info, d in _enumerate() if info.index == device.index and info.name == device.name]
+        matches = [d for info, d in ncl.devices() if info.index == device.index and info.name == device.name]
         if not matches:
             raise DeviceError(f"OpenCL device {device.index} ({device.name}) is no longer present")
         self.cl_device = matches[0]
-        self.context = _guarded("clCreateContext", cl.Context, [self.cl_device])
+        self.context = ncl.guarded("clCreateContext", cl.Context, [self.cl_device])
         props = cl.command_queue_properties.PROFILING_ENABLE if options.timestamps else 0
-        self.queue = _guarded("clCreateCommandQueue", cl.CommandQueue, self.context, self.cl_device,
+        self.queue = ncl.guarded("clCreateCommandQueue", cl.CommandQueue, self.context, self.cl_device,
                               properties=props)
         self._recorded: list[_Recorded] = []
+        #: memory objects (buffers, images) this backend created, released at close
+        self._mems: list[Any] = []
 
     @classmethod
     def devices(cls) -> list[DeviceInfo]:
-        found = [info for info, _ in _enumerate()]
+        found = [info for info, _ in ncl.devices()]
         if not found:
             raise DeviceError("no OpenCL device found: pip install pocl-binary-distribution "
                               "(a CPU device) or install your GPU vendor's OpenCL driver")
         return found
 
     @classmethod
-    def open(cls, wanted: str | None = None, options: BackendOptions = BackendOptions()) -> "OpenCLBackend":
+    def open(cls, wanted: str | None = None, options: BackendOptions = BackendOptions()) -> OpenCLBackend:
         """The backend on the device ``wanted`` (index or name substring; None = best)."""
-        from kernellab.backends.base import choose_device
         return cls(choose_device(cls.devices(), wanted), options)
 
     @property
@@ -292,7 +224,8 @@ class OpenCLBackend(Backend):
     # --- memory ---------------------------------------------------------------------------
     def _alloc_buffer(self, size: int, uid: str) -> OpenCLBuffer:
         cl = self._cl
-        mem = _guarded(f"clCreateBuffer({uid or size})", cl.Buffer, self.context, cl.mem_flags.READ_WRITE, size)
+        mem = ncl.guarded(f"clCreateBuffer({uid or size})", cl.Buffer, self.context, cl.mem_flags.READ_WRITE, size)
+        self._mems.append(mem)
         return OpenCLBuffer(mem, size, uid)
 
     def alloc_with_flags(self, size: int, flags: Sequence[str], uid: str = "") -> OpenCLBuffer:
@@ -309,19 +242,20 @@ class OpenCLBackend(Backend):
             value |= cl.mem_flags.READ_WRITE
         if size < 1:
             raise ValueError(f"buffer {uid!r}: size must be >= 1, got {size}")
-        mem = _guarded(f"clCreateBuffer({uid or size})", cl.Buffer, self.context, value, size)
+        mem = ncl.guarded(f"clCreateBuffer({uid or size})", cl.Buffer, self.context, value, size)
+        self._mems.append(mem)
         return OpenCLBuffer(mem, size, uid)
 
     def _write_buffer(self, buf: Buffer, data: memoryview, offset: int) -> None:
         assert isinstance(buf, OpenCLBuffer)
         host = np.frombuffer(data, dtype=np.uint8)
-        _guarded(f"clEnqueueWriteBuffer({buf.uid})", self._cl.enqueue_copy, self.queue, buf.mem, host,
+        ncl.guarded(f"clEnqueueWriteBuffer({buf.uid})", self._cl.enqueue_copy, self.queue, buf.mem, host,
                  dst_offset=offset, is_blocking=True)
 
     def _read_buffer(self, buf: Buffer) -> np.ndarray:
         assert isinstance(buf, OpenCLBuffer)
         out = np.empty(buf.size, dtype=np.uint8)
-        _guarded(f"clEnqueueReadBuffer({buf.uid})", self._cl.enqueue_copy, self.queue, out, buf.mem,
+        ncl.guarded(f"clEnqueueReadBuffer({buf.uid})", self._cl.enqueue_copy, self.queue, out, buf.mem,
                  is_blocking=True)
         return out
 
@@ -335,19 +269,20 @@ class OpenCLBackend(Backend):
             raise CompileError(f"{spec.uid}: the OpenCL backend runs OpenCL C kernels, not {spec.language}")
         source = spec.code.decode("utf-8", errors="replace")
         options = self.build_options(spec)
-        program = cl.Program(self.context, source)
+        program = ncl.guarded("clCreateProgramWithSource", cl.Program, self.context, source)
         try:
-            program.build(options=options.split() if options else [], cache_dir=False)
-        except cl.Error as exc:
+            ncl.build(program, options.split() if options else [], cache_dir=False)
+        except ncl.BuildFailure as exc:
             raise CompileError(f"{spec.uid}: OpenCL C build failed on {self.device.name} "
-                               f"(options: {options or 'none'})\n{_build_log(str(exc), spec.uid)}") from exc
-        names = [k.function_name for k in program.all_kernels()]
+                               f"(options: {options or 'none'})\n{_build_log(exc.log, spec.uid)}") from exc.__cause__
+        names = [k.function_name for k in ncl.guarded("clCreateKernelsInProgram", program.all_kernels)]
         if spec.entry not in names:
             raise CompileError(f"{spec.uid}: no kernel named {spec.entry!r} (the source defines: "
                                f"{', '.join(names) or 'none'})")
-        kernel = _guarded(f"clCreateKernel({spec.entry})", cl.Kernel, program, spec.entry)
+        kernel = ncl.guarded(f"clCreateKernel({spec.entry})", cl.Kernel, program, spec.entry)
         args = self._arg_info(kernel, source)
-        wg = tuple(int(x) for x in kernel.get_work_group_info(
+        wg = tuple(int(x) for x in ncl.guarded(
+            f"clGetKernelWorkGroupInfo({spec.entry})", kernel.get_work_group_info,
             cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, self.cl_device))
         return OpenCLProgram(spec, program, kernel, args, (wg + (0, 0, 0))[:3])  # type: ignore[arg-type]
 
@@ -364,16 +299,16 @@ class OpenCLBackend(Backend):
             for i, t in enumerate(names)) + "}\n"
         source = program.spec.code.decode("utf-8", errors="replace") + probe
         options = self.build_options(program.spec)
-        prg = _guarded("clBuildProgram(sizeof probe)", lambda: cl.Program(self.context, source).build(
+        prg = ncl.guarded("clBuildProgram(sizeof probe)", lambda: cl.Program(self.context, source).build(
             options=options.split() if options else [], cache_dir=False))
         out = np.zeros(2 * len(names), dtype=np.uint64)
-        buf = _guarded("clCreateBuffer(sizeof probe)", cl.Buffer, self.context,
+        buf = ncl.guarded("clCreateBuffer(sizeof probe)", cl.Buffer, self.context,
                        cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
-        kernel = cl.Kernel(prg, "kernellab_sizeof_probe")
-        kernel.set_arg(0, buf)
-        _guarded("clEnqueueNDRangeKernel(sizeof probe)", cl.enqueue_nd_range_kernel, self.queue, kernel, (1,), None)
-        _guarded("clEnqueueReadBuffer(sizeof probe)", cl.enqueue_copy, self.queue, out, buf, is_blocking=True)
-        buf.release()
+        kernel = ncl.guarded("clCreateKernel(sizeof probe)", cl.Kernel, prg, "kernellab_sizeof_probe")
+        ncl.guarded("clSetKernelArg(sizeof probe, 0)", kernel.set_arg, 0, buf)
+        ncl.guarded("clEnqueueNDRangeKernel(sizeof probe)", cl.enqueue_nd_range_kernel, self.queue, kernel, (1,), None)
+        ncl.guarded("clEnqueueReadBuffer(sizeof probe)", cl.enqueue_copy, self.queue, out, buf, is_blocking=True)
+        ncl.release("clReleaseMemObject(sizeof probe)", buf.release)
         return {t: (int(out[2 * i]), int(out[2 * i + 1])) for i, t in enumerate(names)}
 
     def _arg_info(self, kernel: Any, source: str) -> list[KernelArg]:
@@ -386,14 +321,18 @@ class OpenCLBackend(Backend):
                cl.kernel_arg_access_qualifier.READ_WRITE: "read_write",
                cl.kernel_arg_access_qualifier.NONE: "none"}
         typedefs = source_typedefs(source)
+        info = cl.kernel_arg_info
+
+        def arg_info(i: int, what: int) -> Any:
+            return ncl.guarded(f"clGetKernelArgInfo({i})", kernel.get_arg_info, i, what)
+
         args = []
         for i in range(kernel.num_args):
-            info = cl.kernel_arg_info
-            type_name = kernel.get_arg_info(i, info.TYPE_NAME).strip()
-            space = aq.get(kernel.get_arg_info(i, info.ADDRESS_QUALIFIER), "private")
+            type_name = arg_info(i, info.TYPE_NAME).strip()
+            space = aq.get(arg_info(i, info.ADDRESS_QUALIFIER), "private")
             value_type = type_name[:-1].strip() if type_name.endswith("*") else type_name
-            args.append(KernelArg(i, kernel.get_arg_info(i, info.NAME), space, type_name,
-                                  acc.get(kernel.get_arg_info(i, info.ACCESS_QUALIFIER), "none"),
+            args.append(KernelArg(i, arg_info(i, info.NAME), space, type_name,
+                                  acc.get(arg_info(i, info.ACCESS_QUALIFIER), "none"),
                                   parse_type(value_type, typedefs)))
         return args
 
@@ -418,8 +357,8 @@ class OpenCLBackend(Backend):
                 value = np.frombuffer(bytes(a), dtype=np.uint8)
             else:
                 value = a
-            _guarded(f"clSetKernelArg({program.spec.entry}, {i})", kernel.set_arg, i, value)
-        event = _guarded(f"clEnqueueNDRangeKernel({program.spec.entry})", cl.enqueue_nd_range_kernel,
+            ncl.guarded(f"clSetKernelArg({program.spec.entry}, {i})", kernel.set_arg, i, value)
+        event = ncl.guarded(f"clEnqueueNDRangeKernel({program.spec.entry})", cl.enqueue_nd_range_kernel,
                          self.queue, kernel, tuple(int(g) for g in global_size),
                          tuple(int(x) for x in local_size) if local_size else None,
                          tuple(int(o) for o in global_offset) if global_offset else None)
@@ -428,7 +367,7 @@ class OpenCLBackend(Backend):
     def make_sampler(self, normalized: bool = False, addressing: str = "CLAMP_TO_EDGE",
                      filtering: str = "NEAREST") -> Any:
         cl = self._cl
-        return _guarded("clCreateSampler", cl.Sampler, self.context, normalized,
+        return ncl.guarded("clCreateSampler", cl.Sampler, self.context, normalized,
                         getattr(cl.addressing_mode, addressing), getattr(cl.filter_mode, filtering))
 
     def make_image(self, dims: Sequence[int], data: np.ndarray, access: str) -> Any:
@@ -437,54 +376,47 @@ class OpenCLBackend(Backend):
         flags = {"read_only": cl.mem_flags.READ_ONLY, "write_only": cl.mem_flags.WRITE_ONLY}.get(
             access, cl.mem_flags.READ_WRITE) | cl.mem_flags.COPY_HOST_PTR
         fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT)
-        return _guarded("clCreateImage", cl.create_image, self.context, flags, fmt,
-                        shape=tuple(int(d) for d in dims), hostbuf=np.ascontiguousarray(data, dtype=np.float32))
+        image = ncl.guarded("clCreateImage", cl.create_image, self.context, flags, fmt,
+                         shape=tuple(int(d) for d in dims), hostbuf=np.ascontiguousarray(data, dtype=np.float32))
+        self._mems.append(image)
+        return image
 
-    def read_image(self, image: Any, dims: Sequence[int]) -> np.ndarray:
+    def read_launch_image(self, image: Any, dims: Sequence[int]) -> np.ndarray:
+        """The texels of an image made by :meth:`make_image` (float32 RGBA, rows of ``dims[0]``)."""
         out = np.empty(tuple(reversed([int(d) for d in dims])) + (4,), dtype=np.float32)
-        _guarded("clEnqueueReadImage", self._cl.enqueue_copy, self.queue, out, image,
+        ncl.guarded("clEnqueueReadImage", self._cl.enqueue_copy, self.queue, out, image,
                  origin=(0,) * len(dims), region=tuple(int(d) for d in dims), is_blocking=True)
         return out
 
     def _dispatch(self, program: Program, groups: tuple[int, int, int],
-                  bindings: Mapping[tuple[int, int], Buffer], push_data: bytes, label: str) -> None:
+                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str) -> None:
         assert isinstance(program, OpenCLProgram)
         spec_values = {c.id: int(c.value) for c in program.spec.specialization}
-        if any(i in spec_values for i in (0, 1, 2)):
-            local = tuple(max(1, spec_values.get(i, 1)) for i in range(3))
-        elif any(program.compile_work_group_size):
-            local = tuple(max(1, x) for x in program.compile_work_group_size)
-        else:
-            local = (1, 1, 1)
+        local = opencl_abi.local_size(spec_values, program.compile_work_group_size)
+        # structs: the compiler knows their layout (asked only when the kernel takes one)
+        slots = opencl_abi.value_slots(program.args, self.type_layout(program, opencl_abi.unsized_types(program.args)))
+        counts = opencl_abi.local_counts(program.args, spec_values)
+        binding_of = opencl_abi.buffer_bindings(program.args)
         args: list[Any] = []
-        offset = 0
-        local_spec_id = 3
-        binding = 0
         for arg in program.args:
             kind = arg.kind
             if kind == "buffer":
+                binding = binding_of[arg.index]
                 buf = bindings.get((0, binding))
                 if buf is None:
                     raise ValueError(f"dispatch of {program.spec.uid!r}: kernel argument {arg.index} "
                                      f"({arg.name}) is buffer argument {binding}, but binding "
                                      f"(set 0, id {binding}) is not bound")
                 args.append(buf)
-                binding += 1
             elif kind == "local":
-                count = max(1, spec_values.get(local_spec_id, 1))
-                local_spec_id += 1
-                args.append(LocalMemory(count * (arg.type.size or 1)))
+                args.append(LocalMemory(counts[arg.index] * opencl_abi.local_element_size(arg)))
             elif kind == "scalar":
-                size, alignment = arg.type.size, arg.type.alignment
-                if size is None:  # a struct: the compiler knows its layout
-                    size, alignment = self.type_layout(program, [arg.type_name])[arg.type_name]
-                offset = -(-offset // alignment) * alignment
+                offset, size = slots[arg.index]
                 chunk = push_data[offset:offset + size]
                 if len(chunk) < size:
                     raise ValueError(f"dispatch of {program.spec.uid!r}: argument {arg.index} ({arg.name}) needs "
                                      f"push-constant bytes {offset}..{offset + size}, only {len(push_data)} given")
                 args.append(chunk)
-                offset += size
             else:
                 raise ValueError(f"dispatch of {program.spec.uid!r}: argument {arg.index} ({arg.name}) is an "
                                  f"{kind}; scenarios cannot bind {kind}s to OpenCL C kernels")
@@ -496,7 +428,7 @@ class OpenCLBackend(Backend):
         return None
 
     def _submit(self) -> list[CommandTiming]:
-        _guarded("clFinish", self.queue.finish)
+        ncl.guarded("clFinish", self.queue.finish)
         timings: list[CommandTiming] = []
         if self.options.timestamps:
             for rec in self._recorded:
@@ -506,24 +438,10 @@ class OpenCLBackend(Backend):
         return timings
 
     def _close(self) -> None:
-        try:
-            self.queue.finish()
-        except Exception:  # closing after a device error must not hide that error
-            pass
+        # closing after a device error must not hide that error: a failed finish is logged
+        ncl.release("clFinish", self.queue.finish)
         self._recorded.clear()
+        for mem in self._mems:
+            ncl.release("clReleaseMemObject", mem.release)
+        self._mems.clear()
 
-
-def scenario_program_spec(shader: Any, uid: str, slots: tuple = (), where: tuple[str, str] = ("", "")) -> ProgramSpec:
-    """The :class:`ProgramSpec` for a scenario shader run on this backend: OpenCL C source as is
-    (``build_options`` to the compiler, ``include_dirs`` as ``-I``). Other shader types cannot
-    run here; ``where`` is (file, JSON pointer) of the shader for that error."""
-    from kernellab.backends.base import SpecConstant
-    from kernellab.errors import InputError
-    if shader.type != "OpenCL-C":
-        raise InputError.at(where[0], where[1] or "/resources",
-                            f"shader \"{shader.uid}\" is {shader.type}; the OpenCL backend runs OpenCL-C shaders "
-                            "only (run on Vulkan for GLSL and SPIR-V)")
-    options = " ".join([shader.build_options, *(f"-I{p}" for p in getattr(shader, "include_paths", ()))]).strip()
-    return ProgramSpec(uid=uid, code=shader.src_path.read_bytes(), language="opencl-c", entry=shader.entry,
-                       specialization=tuple(SpecConstant(s.id, s.value) for s in shader.specialization_constants),
-                       push_constants_size=shader.push_constants_size, slots=tuple(slots), build_options=options)

@@ -12,17 +12,22 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from kernellab.backends.base import (Backend, BackendOptions, Buffer, CommandTiming, DeviceInfo, ImageBinding,
-                                     Program, ProgramSpec)
+from kernellab.backends.base import (VULKAN_MODULE, Backend, BackendOptions, Buffer, Capabilities, CommandTiming,
+                                     DeviceInfo, ImageBinding, Program, ProgramSpec)
+from kernellab.backends.vkcore import specialization_info
 from kernellab.backends.vulkan_image import VulkanImage, VulkanImageSupport
 from kernellab.backends.vulkan_ml import VulkanGraphSupport, VulkanTensorSupport
-from kernellab.backends.vkcore import INSTALL_HINT, checked as _checked, code_name as _code_name, load as _load
-from kernellab.backends.vkcore import specialization_info
 from kernellab.errors import BackendError, DeviceError, InputError
+from kernellab.native import vk as nvk
+from kernellab.native.vk import INSTALL_HINT
+from kernellab.native.failure import cleanup_failed
+from kernellab.native.vk import checked as _checked
+from kernellab.outputs import write_bytes
 
 if TYPE_CHECKING:
     from kernellab.backends.vulkan_tensor import BufferSpec, DeviceMemory
@@ -39,10 +44,10 @@ def _version(v: int) -> str:
 class _Instance:
     """One VkInstance per process, shared by discovery and every backend object."""
 
-    _shared: "_Instance | None" = None
+    _shared: _Instance | None = None
 
     def __init__(self, layers: Sequence[str] = (), extensions: Sequence[str] = ()):
-        vk = _load()
+        vk = nvk.load()
         app = vk.VkApplicationInfo(pApplicationName="kernellab", applicationVersion=1, pEngineName="kernellab",
                                    engineVersion=1, apiVersion=vk.VK_MAKE_VERSION(1, 3, 0))
         info = vk.VkInstanceCreateInfo(pApplicationInfo=app, enabledLayerCount=len(layers),
@@ -54,26 +59,26 @@ class _Instance:
         except vk.VkErrorIncompatibleDriver:
             raise DeviceError(f"no Vulkan driver found (VK_ERROR_INCOMPATIBLE_DRIVER): {INSTALL_HINT}") from None
         except vk.VkError as exc:
-            raise DeviceError(f"vkCreateInstance failed: {_code_name(exc)}: {INSTALL_HINT}") from None
+            raise DeviceError(f"vkCreateInstance failed: {nvk.code_name(exc)}: {INSTALL_HINT}") from None
         self.physical_devices = list(vk.vkEnumeratePhysicalDevices(self.handle))
 
     @classmethod
-    def shared(cls) -> "_Instance":
+    def shared(cls) -> _Instance:
         if cls._shared is None:
             cls._shared = _Instance()
         return cls._shared
 
-    _with_ml: "_Instance | None" = None
+    _with_ml: _Instance | None = None
 
     @classmethod
-    def with_ml_layers(cls) -> "_Instance":
+    def with_ml_layers(cls) -> _Instance:
         """The instance with Arm's ML emulation layers (VK_ARM_tensors, VK_ARM_data_graph) enabled."""
         if cls._with_ml is None:
-            from kernellab.backends import vulkan_arm as va
+            from kernellab.backends.vulkan_arm_layers import create_instance
 
-            vk = _load()
+            vk = nvk.load()
             obj = cls.__new__(cls)
-            obj.handle, _ = va.create_instance()
+            obj.handle, _ = create_instance()
             obj.physical_devices = list(vk.vkEnumeratePhysicalDevices(obj.handle))
             cls._with_ml = obj
         return cls._with_ml
@@ -109,10 +114,13 @@ DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3
 
 class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport, Backend):
     name = "vulkan"
+    capabilities = Capabilities(
+        title="Vulkan", languages={"glsl": VULKAN_MODULE, "spirv": VULKAN_MODULE, "opencl-c": VULKAN_MODULE},
+        images=True, tensors=True, graphs=True, memory_groups=True, mapped_buffers=True)
 
     @classmethod
     def devices(cls) -> list[DeviceInfo]:
-        vk = _load()
+        vk = nvk.load()
         inst = _Instance.shared()
         if not inst.physical_devices:
             raise DeviceError(f"the Vulkan loader found no devices: {INSTALL_HINT}")
@@ -132,63 +140,20 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
 
     def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions()):
         super().__init__(device, options)
-        vk = _load()
+        # every vk* call through this view is checked; one view per backend (tests count its calls)
+        vk = nvk.Api()
         self.vk = vk
         self.ffi = vk.ffi
         self.lib = vk.lib
-        inst = _Instance.shared()
-        self.physical = inst.physical_devices[device.index]
-        ml_extensions = ("VK_ARM_tensors", "VK_ARM_data_graph")
         self.tensors_enabled = options.ml
-        if options.ml and not set(ml_extensions) <= set(device.details.get("extensions", ())):
-            # the driver lacks them: the same device seen through Arm's emulation layers
-            inst = _Instance.with_ml_layers()
-            named = [pd for pd in inst.physical_devices
-                     if vk.vkGetPhysicalDeviceProperties(pd).deviceName == device.name]
-            self.physical = named[0] if named else inst.physical_devices[device.index]
+        self.physical = self._physical_device()
         props = vk.vkGetPhysicalDeviceProperties(self.physical)
         # copy scalars out now: the cffi struct is freed with `props`, and views into it would dangle
         self.timestamp_period = float(props.limits.timestampPeriod)
         self.max_push_constants_size = int(props.limits.maxPushConstantsSize)
-        families = vk.vkGetPhysicalDeviceQueueFamilyProperties(self.physical)
-        compute = [i for i, f in enumerate(families) if f.queueFlags & vk.VK_QUEUE_COMPUTE_BIT]
-        if not compute:
-            raise DeviceError(f"{device.name}: no queue family supports compute")
-        # prefer a compute family without graphics (async compute) only when it has timestamps
-        self.family = compute[0]
-        if options.ml:
-            from kernellab.backends import vulkan_arm as va
-
-            graph_family = va.data_graph_queue_family(self.physical)
-            if graph_family is not None and graph_family in compute:
-                self.family = graph_family
-        self.timestamp_bits = families[self.family].timestampValidBits
-        features = vk.VkPhysicalDeviceFeatures(robustBufferAccess=bool(options.robust_buffer_access))
-        if options.robust_buffer_access:
-            have = vk.vkGetPhysicalDeviceFeatures(self.physical)
-            if not have.robustBufferAccess:
-                raise DeviceError(f"{device.name} does not support robustBufferAccess")
-        qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.family, queueCount=1, pQueuePriorities=[1.0])
-        extensions = []
-        chain = None
+        self.family, self.timestamp_bits = self._queue_family()
         self.custom_border_color = "VK_EXT_custom_border_color" in device.details.get("extensions", ())
-        if self.custom_border_color:
-            extensions.append("VK_EXT_custom_border_color")
-            chain = vk.VkPhysicalDeviceCustomBorderColorFeaturesEXT(customBorderColors=True)
-        keep_features = None
-        if options.ml:
-            from kernellab.backends import vulkan_arm as va
-
-            keep_features = va.device_features(self.physical, then=chain,
-                                               robust_buffer_access=options.robust_buffer_access)
-            extensions = [*va.EXTENSIONS, *extensions]
-            chain, features = keep_features.pnext, keep_features.enabled
-        dinfo = vk.VkDeviceCreateInfo(pNext=chain, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo],
-                                      pEnabledFeatures=features, enabledExtensionCount=len(extensions),
-                                      ppEnabledExtensionNames=extensions or None)
-        with _checked("vkCreateDevice"):
-            self.handle = vk.vkCreateDevice(self.physical, dinfo, None)
-        del keep_features
+        self.handle = self._create_device()
         self.queue = vk.vkGetDeviceQueue(self.handle, self.family, 0)
         self.memory_type = self._pick_memory_type()
         with _checked("vkCreateCommandPool"):
@@ -208,6 +173,69 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         self._bound_pipeline: Any = None
         self._labels: list[str] = []  # one per timestamp pair recorded this frame
         self._queries_used = 0
+
+    # --- opening the device --------------------------------------------------------------------
+    def _physical_device(self) -> Any:
+        inst = _Instance.shared()
+        physical = inst.physical_devices[self.device.index]
+        if not self.options.ml:
+            return physical
+        from kernellab.backends.vulkan_arm_decls import EXTENSIONS as ML_EXTENSIONS
+
+        if not set(ML_EXTENSIONS) <= set(self.device.details.get("extensions", ())):
+            # the driver lacks them: the same device seen through Arm's emulation layers
+            inst = _Instance.with_ml_layers()
+            named = [pd for pd in inst.physical_devices
+                     if self.vk.vkGetPhysicalDeviceProperties(pd).deviceName == self.device.name]
+            physical = named[0] if named else inst.physical_devices[self.device.index]
+        return physical
+
+    def _queue_family(self) -> tuple[int, int]:
+        """(queue family index, its timestamp valid bits): the first compute family, or with ML
+        the data-graph family when it computes too."""
+        vk = self.vk
+        families = vk.vkGetPhysicalDeviceQueueFamilyProperties(self.physical)
+        compute = [i for i, f in enumerate(families) if f.queueFlags & vk.VK_QUEUE_COMPUTE_BIT]
+        if not compute:
+            raise DeviceError(f"{self.device.name}: no queue family supports compute")
+        family = compute[0]
+        if self.options.ml:
+            from kernellab.backends.vulkan_arm_features import data_graph_queue_family
+
+            graph_family = data_graph_queue_family(self.physical)
+            if graph_family is not None and graph_family in compute:
+                family = graph_family
+        return family, families[family].timestampValidBits
+
+    def _create_device(self) -> Any:
+        vk, options = self.vk, self.options
+        features = vk.VkPhysicalDeviceFeatures(robustBufferAccess=bool(options.robust_buffer_access))
+        if options.robust_buffer_access:
+            have = vk.vkGetPhysicalDeviceFeatures(self.physical)
+            if not have.robustBufferAccess:
+                raise DeviceError(f"{self.device.name} does not support robustBufferAccess")
+        qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.family, queueCount=1, pQueuePriorities=[1.0])
+        extensions = []
+        chain = None
+        if self.custom_border_color:
+            extensions.append("VK_EXT_custom_border_color")
+            chain = vk.VkPhysicalDeviceCustomBorderColorFeaturesEXT(customBorderColors=True)
+        keep_features = None
+        if options.ml:
+            from kernellab.backends.vulkan_arm_decls import EXTENSIONS as ML_EXTENSIONS
+            from kernellab.backends.vulkan_arm_features import device_features
+
+            keep_features = device_features(self.physical, then=chain,
+                                            robust_buffer_access=options.robust_buffer_access)
+            extensions = [*ML_EXTENSIONS, *extensions]
+            chain, features = keep_features.pnext, keep_features.enabled
+        dinfo = vk.VkDeviceCreateInfo(pNext=chain, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo],
+                                      pEnabledFeatures=features, enabledExtensionCount=len(extensions),
+                                      ppEnabledExtensionNames=extensions or None)
+        with _checked("vkCreateDevice"):
+            handle = vk.vkCreateDevice(self.physical, dinfo, None)
+        del keep_features  # the feature chain must live until the device exists, no longer
+        return handle
 
     # --- memory --------------------------------------------------------------------------------
     def _pick_memory_type(self) -> int:
@@ -244,10 +272,10 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         b.array = np.empty(0, np.uint8)
         b.mapping = None
         if b.owns_memory:
-            vk.vkUnmapMemory(self.handle, b.memory)
-        vk.vkDestroyBuffer(self.handle, b.handle, None)
+            nvk.release("vkUnmapMemory", vk.vkUnmapMemory, self.handle, b.memory)
+        nvk.release(f"vkDestroyBuffer({b.uid})", vk.vkDestroyBuffer, self.handle, b.handle, None)
         if b.owns_memory:
-            vk.vkFreeMemory(self.handle, b.memory, None)
+            nvk.release(f"vkFreeMemory({b.uid})", vk.vkFreeMemory, self.handle, b.memory, None)
 
     def _create_buffer_handle(self, size: int, uid: str) -> tuple[Any, Any]:
         vk = self.vk
@@ -271,14 +299,14 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         vk = self.vk
         handle, req = self._create_buffer_handle(size, uid)
         if not req.memoryTypeBits & (1 << self.memory_type):
-            vk.vkDestroyBuffer(self.handle, handle, None)
+            nvk.release("vkDestroyBuffer", vk.vkDestroyBuffer, self.handle, handle, None)
             raise DeviceError(f"{self.device.name}: buffers cannot live in host-visible memory")
         try:
             with _checked(f"vkAllocateMemory({uid}, {req.size} bytes)"):
                 memory = vk.vkAllocateMemory(self.handle, vk.VkMemoryAllocateInfo(
                     allocationSize=req.size, memoryTypeIndex=self.memory_type), None)
         except BackendError:
-            vk.vkDestroyBuffer(self.handle, handle, None)
+            nvk.release("vkDestroyBuffer", vk.vkDestroyBuffer, self.handle, handle, None)
             raise
         with _checked("vkBindBufferMemory"):
             vk.vkBindBufferMemory(self.handle, handle, memory, 0)
@@ -321,15 +349,19 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         path = self.options.pipeline_cache_file
         if not path:
             return
+        # the raw call: the binding's wrapper cannot be asked for the size first
         size = self.ffi.new("size_t*")
-        if self.lib.vkGetPipelineCacheData(self.handle, self.pipeline_cache, size, self.ffi.NULL) != 0:
+        result = self.lib.vkGetPipelineCacheData(self.handle, self.pipeline_cache, size, self.ffi.NULL)
+        if result == 0:
+            blob = self.ffi.new("char[]", size[0])
+            result = self.lib.vkGetPipelineCacheData(self.handle, self.pipeline_cache, size, blob)
+        if result != 0:  # the cache is an optimisation: a run that cannot save it still succeeded
+            cleanup_failed("vkGetPipelineCacheData", nvk.result_name(result))
             return
-        blob = self.ffi.new("char[]", size[0])
-        if self.lib.vkGetPipelineCacheData(self.handle, self.pipeline_cache, size, blob) != 0:
-            return
-        from kernellab.outputs import write_bytes
-        with contextlib.suppress(OSError):
+        try:
             write_bytes(path, self.ffi.buffer(blob, size[0]))
+        except OSError as exc:
+            cleanup_failed(f"writing the pipeline cache {path}", exc.strerror or type(exc).__name__)
 
     def _set_layout(self, bindings: tuple[tuple[int, str], ...]) -> Any:
         if bindings in self._layouts:
@@ -555,29 +587,32 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         return [CommandTiming(label, values[2 * i] * period, values[2 * i + 1] * period)
                 for i, label in enumerate(self._labels)]
 
-    # --- teardown ------------------------------------------------------------------------------
+    # --- teardown ---------------------------------------------------------------------------
     def _close(self) -> None:
         vk = self.vk
-        with contextlib.suppress(Exception):
-            vk.vkDeviceWaitIdle(self.handle)
+        # a lost device fails here; what follows still releases every handle (and logs failures)
+        nvk.release("vkDeviceWaitIdle", vk.vkDeviceWaitIdle, self.handle)
         self._save_pipeline_cache()
-        destroy: list[tuple[Callable[..., None], Any]] = []
+        destroy: list[tuple[str, Any]] = []
         for p in self._programs:
-            destroy += [(vk.vkDestroyPipeline, p.pipeline), (vk.vkDestroyPipelineLayout, p.layout),
-                        (vk.vkDestroyShaderModule, p.module)]
-        destroy += [(vk.vkDestroyDescriptorSetLayout, h) for h in self._layouts.values()]
-        destroy += [(vk.vkDestroyDescriptorPool, h) for h in self._descriptor_pools]
-        destroy += [(vk.vkDestroyQueryPool, h) for h in self._query_pools]
-        for fn, h in destroy:
-            fn(self.handle, h, None)
+            destroy += [("vkDestroyPipeline", p.pipeline), ("vkDestroyPipelineLayout", p.layout),
+                        ("vkDestroyShaderModule", p.module)]
+        destroy += [("vkDestroyDescriptorSetLayout", h) for h in self._layouts.values()]
+        destroy += [("vkDestroyDescriptorPool", h) for h in self._descriptor_pools]
+        destroy += [("vkDestroyQueryPool", h) for h in self._query_pools]
+        for name, h in destroy:
+            nvk.release(name, getattr(vk, name), self.handle, h, None)
         self._destroy_graph_programs()
         for b in self._buffers:
             self._free_buffer(b)
         self._destroy_images()
         self._destroy_tensors()
-        vk.vkDestroyPipelineCache(self.handle, self.pipeline_cache, None)
-        vk.vkDestroyFence(self.handle, self.fence, None)
-        vk.vkDestroyCommandPool(self.handle, self.command_pool, None)
-        vk.vkDestroyDevice(self.handle, None)
+        nvk.release("vkDestroyPipelineCache", vk.vkDestroyPipelineCache, self.handle, self.pipeline_cache, None)
+        nvk.release("vkDestroyFence", vk.vkDestroyFence, self.handle, self.fence, None)
+        nvk.release("vkDestroyCommandPool", vk.vkDestroyCommandPool, self.handle, self.command_pool, None)
+        nvk.release("vkDestroyDevice", vk.vkDestroyDevice, self.handle, None)
         self._buffers.clear()
         self._programs.clear()
+        self._layouts.clear()
+        self._descriptor_pools.clear()
+        self._query_pools.clear()

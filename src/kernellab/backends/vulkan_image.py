@@ -8,13 +8,14 @@ descriptors use the layout an image has when the dispatch is recorded.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
 from kernellab.backends.base import Image, ImageSpec, UnsupportedError
-from kernellab.backends.vkcore import checked
-from kernellab.formats import vkformat
+from kernellab.native.vk import checked, release
+from kernellab.vkregistry import vkformat
 
 #: scenario layout names -> VkImageLayout values (TENSOR_ALIASING is VK_ARM_tensors')
 LAYOUTS = {"UNDEFINED": 0, "GENERAL": 1, "TENSOR_ALIASING": 1000460000}
@@ -329,17 +330,18 @@ class VulkanImageSupport:
                 vk.vkWaitForFences(self.handle, 1, [fence], vk.VK_TRUE, 0xFFFFFFFFFFFFFFFF)
         finally:
             if fence is not None:
-                vk.vkDestroyFence(self.handle, fence, None)
-            vk.vkFreeCommandBuffers(self.handle, self.command_pool, 1, [cmd])
+                release("vkDestroyFence", vk.vkDestroyFence, self.handle, fence, None)
+            release("vkFreeCommandBuffers", vk.vkFreeCommandBuffers, self.handle, self.command_pool, 1, [cmd])
 
     def _destroy_images(self) -> None:
         vk = self.vk
         for image in self._images:
+            uid = image.spec.uid
             for view in image.views.values():
-                vk.vkDestroyImageView(self.handle, view, None)
+                release(f"vkDestroyImageView({uid})", vk.vkDestroyImageView, self.handle, view, None)
             if image.sampler is not None:
-                vk.vkDestroySampler(self.handle, image.sampler, None)
-            vk.vkDestroyImage(self.handle, image.handle, None)
+                release(f"vkDestroySampler({uid})", vk.vkDestroySampler, self.handle, image.sampler, None)
+            release(f"vkDestroyImage({uid})", vk.vkDestroyImage, self.handle, image.handle, None)
             if image.owns_memory:
-                vk.vkFreeMemory(self.handle, image.memory, None)
+                release(f"vkFreeMemory({uid})", vk.vkFreeMemory, self.handle, image.memory, None)
         self._images.clear()

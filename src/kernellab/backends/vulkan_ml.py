@@ -6,12 +6,14 @@ not pay for them (nor for the ARM declarations in :mod:`kernellab.backends.vulka
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kernellab.backends.base import ImageSpec, UnsupportedError
-from kernellab.backends.vkcore import checked, specialization_info
+from kernellab.backends.vkcore import specialization_info
+from kernellab.native.vk import checked, release
 from kernellab.errors import DeviceError
 
 if TYPE_CHECKING:
@@ -22,6 +24,19 @@ if TYPE_CHECKING:
         TensorSpec,
         VulkanTensor,
     )
+
+
+@dataclass
+class _Unbound:
+    """A memory-group member created but not yet bound: its object and memory requirements."""
+
+    kind: str  # "buffer" | "image" | "tensor"
+    obj: Any
+    size: int
+    alignment: int
+    type_bits: int
+    #: where the member's bytes start past its offset (a tensor viewing an image's texels)
+    extra_offset: int = 0
 
 
 class VulkanTensorSupport:
@@ -84,7 +99,7 @@ class VulkanTensorSupport:
         """A tensor object without memory (bind it with :meth:`bind_tensor`)."""
         from kernellab.backends import vulkan_arm as va
         from kernellab.backends.vulkan_tensor import VulkanTensor
-        from kernellab.formats import vkformat
+        from kernellab.vkregistry import vkformat
 
         fmt = vkformat.lookup(spec.format)
         if fmt is None or fmt.channels != 1:
@@ -176,19 +191,23 @@ class VulkanTensorSupport:
 
     def _free_tensor(self, tensor: VulkanTensor) -> None:
         tensors, memories = self._tensor_state()
-        if tensor.view is not None:
-            self.arm.destroy_tensor_view(tensor.view)
-        self.arm.destroy_tensor(tensor.handle)
+        self._destroy_tensor_handles(tensor)
         if tensor.owns_memory and tensor.memory is not None:
             self._free_memory(tensor.memory)
             memories.remove(tensor.memory)
         tensors.remove(tensor)
 
+    def _destroy_tensor_handles(self, tensor: VulkanTensor) -> None:
+        uid = tensor.spec.uid
+        if tensor.view is not None:
+            release(f"vkDestroyTensorViewARM({uid})", self.arm.destroy_tensor_view, tensor.view)
+        release(f"vkDestroyTensorARM({uid})", self.arm.destroy_tensor, tensor.handle)
+
     def _free_memory(self, mem: DeviceMemory) -> None:
         mem.array = np.empty(0, np.uint8)
         mem.mapping = None
-        self.vk.vkUnmapMemory(self.handle, mem.handle)
-        self.vk.vkFreeMemory(self.handle, mem.handle, None)
+        release("vkUnmapMemory", self.vk.vkUnmapMemory, self.handle, mem.handle)
+        release("vkFreeMemory", self.vk.vkFreeMemory, self.handle, mem.handle, None)
 
     # --- memory shared by several resources -----------------------------------------------------
     def alloc_group(self, members: Sequence[tuple[BufferSpec | ImageSpec | TensorSpec, int]]) -> list[Any]:
@@ -198,71 +217,79 @@ class VulkanTensorSupport:
         the allocation is host-visible, zeroed, and as large as the furthest member end. Raises
         :class:`AlignmentError` (with the member's index) when the device cannot bind at an offset.
         """
-        from kernellab.backends.vulkan_tensor import AlignmentError, TensorSpec
+        from kernellab.backends.vulkan_tensor import AlignmentError
 
-        images: dict[str, tuple[Any, Any]] = {}
-        unbound: list[tuple[str, Any, int, int, int]] = [None] * len(members)  # type: ignore[list-item]
-        order = sorted(range(len(members)), key=lambda i: not isinstance(members[i][0], ImageSpec))
-        extra_offset = [0] * len(members)
+        unbound: list[_Unbound | None] = [None] * len(members)
         try:
-            for i in order:
-                spec, offset = members[i]
-                if isinstance(spec, ImageSpec):
-                    handle, req, info = self._create_image_unbound(spec)  # type: ignore[attr-defined]
-                    images[spec.uid] = (handle, info)
-                    unbound[i] = ("image", (handle, info), int(req.size), int(req.alignment), int(req.memoryTypeBits))
-                elif isinstance(spec, TensorSpec):
-                    if spec.alias_image is not None and spec.alias_image in images and spec.tiling != "OPTIMAL":
-                        strides, base = self._alias_strides(spec, images[spec.alias_image])
-                        spec = TensorSpec(spec.uid, spec.format, spec.dims, "LINEAR", strides, True, spec.alias_image)
-                        extra_offset[i] = base
-                    t = self.create_tensor(spec)
-                    unbound[i] = ("tensor", t, t.size, t.alignment, t.memory_type_bits)
-                else:
-                    handle, req = self._create_buffer_handle(spec.size, spec.uid)  # type: ignore[attr-defined]
-                    unbound[i] = ("buffer", handle, int(req.size), int(req.alignment), int(req.memoryTypeBits))
+            self._create_unbound(members, unbound)
             bits = -1
             end = 1
-            for i, (kind, obj, size, align, type_bits) in enumerate(unbound):
-                offset = members[i][1] + extra_offset[i]
-                if offset % align:
-                    uid = members[i][0].uid
-                    raise AlignmentError(i, members[i][1], align, uid)
-                bits &= type_bits
-                end = max(end, offset + size)
+            for i, u in enumerate(unbound):
+                assert u is not None
+                offset = members[i][1] + u.extra_offset
+                if offset % u.alignment:
+                    raise AlignmentError(i, members[i][1], u.alignment, members[i][0].uid)
+                bits &= u.type_bits
+                end = max(end, offset + u.size)
             if bits == 0:
                 raise UnsupportedError("the resources of a memory group have no memory type in common: "
                                        + ", ".join(m[0].uid for m in members))
         except BaseException:
-            for entry in unbound:
-                if entry is None:
-                    continue
-                kind, obj = entry[0], entry[1]
-                if kind == "tensor":
-                    self._free_tensor(obj)
-                elif kind == "image":
-                    self.vk.vkDestroyImage(self.handle, obj[0], None)
-                else:
-                    self.vk.vkDestroyBuffer(self.handle, obj, None)
+            for u in unbound:
+                if u is not None:
+                    self._destroy_unbound(u)
             raise
         memory = self.host_memory(end, bits, "memory group " + "+".join(m[0].uid for m in members))
         memory.array.fill(0)
         out: list[Any] = []
-        for i, (kind, obj, size, _, _) in enumerate(unbound):
-            spec, offset = members[i]
-            if kind == "tensor":
-                self.bind_tensor(obj, memory, offset + extra_offset[i])
-                out.append(obj)
-            elif kind == "image":
-                out.append(self._finish_image(spec, obj[0], obj[1], memory, offset))  # type: ignore[attr-defined]
+        for (spec, offset), u in zip(members, unbound):
+            assert u is not None
+            if u.kind == "tensor":
+                self.bind_tensor(u.obj, memory, offset + u.extra_offset)
+                out.append(u.obj)
+            elif u.kind == "image":
+                out.append(self._finish_image(spec, u.obj[0], u.obj[1], memory, offset))  # type: ignore[attr-defined]
             else:
-                out.append(self._bind_buffer(obj, memory, offset, spec))  # type: ignore[attr-defined]
+                out.append(self._bind_buffer(u.obj, memory, offset, spec))  # type: ignore[attr-defined]
         return out
+
+    def _create_unbound(self, members: Sequence[tuple[BufferSpec | ImageSpec | TensorSpec, int]],
+                        unbound: list[_Unbound | None]) -> None:
+        """Fill ``unbound`` (by member index) with the members' objects, images first; what is
+        created is in the list even when a later member fails, so the caller can destroy it."""
+        from kernellab.backends.vulkan_tensor import TensorSpec
+
+        images: dict[str, tuple[Any, Any]] = {}
+        for i in sorted(range(len(members)), key=lambda i: not isinstance(members[i][0], ImageSpec)):
+            spec = members[i][0]
+            if isinstance(spec, ImageSpec):
+                handle, req, info = self._create_image_unbound(spec)  # type: ignore[attr-defined]
+                images[spec.uid] = (handle, info)
+                unbound[i] = _Unbound("image", (handle, info), int(req.size), int(req.alignment),
+                                      int(req.memoryTypeBits))
+            elif isinstance(spec, TensorSpec):
+                extra = 0
+                if spec.alias_image is not None and spec.alias_image in images and spec.tiling != "OPTIMAL":
+                    strides, extra = self._alias_strides(spec, images[spec.alias_image])
+                    spec = TensorSpec(spec.uid, spec.format, spec.dims, "LINEAR", strides, True, spec.alias_image)
+                t = self.create_tensor(spec)
+                unbound[i] = _Unbound("tensor", t, t.size, t.alignment, t.memory_type_bits, extra)
+            else:
+                handle, req = self._create_buffer_handle(spec.size, spec.uid)  # type: ignore[attr-defined]
+                unbound[i] = _Unbound("buffer", handle, int(req.size), int(req.alignment), int(req.memoryTypeBits))
+
+    def _destroy_unbound(self, u: _Unbound) -> None:
+        if u.kind == "tensor":
+            self._free_tensor(u.obj)
+        elif u.kind == "image":
+            release("vkDestroyImage", self.vk.vkDestroyImage, self.handle, u.obj[0], None)
+        else:
+            release("vkDestroyBuffer", self.vk.vkDestroyBuffer, self.handle, u.obj, None)
 
     def _alias_strides(self, spec: TensorSpec, image: tuple[Any, Any]) -> tuple[tuple[int, ...], int]:
         """Strides of a LINEAR tensor viewing a LINEAR image, as Arm's runner sets them, and the
         byte offset of the image's texels in its memory."""
-        from kernellab.formats import vkformat
+        from kernellab.vkregistry import vkformat
 
         vk = self.vk
         handle, _ = image
@@ -307,9 +334,7 @@ class VulkanTensorSupport:
             return
         tensors, memories = self._tensor_state()
         for t in list(tensors):
-            if t.view is not None:
-                self.arm.destroy_tensor_view(t.view)
-            self.arm.destroy_tensor(t.handle)
+            self._destroy_tensor_handles(t)
         tensors.clear()
         for mem in memories:
             self._free_memory(mem)
@@ -325,7 +350,10 @@ class VulkanGraphSupport:
     pipeline_cache: Any
     arm: Any
     _begin: Callable[[], Any]
-    _timing: bool
+
+    @property
+    def _timing(self) -> bool:  # VulkanBackend's: whether commands are timed
+        raise NotImplementedError
     _timestamp: Callable[[Any], None]
     _labels: list[str]
 
@@ -448,13 +476,15 @@ class VulkanGraphSupport:
     def _destroy_graph_programs(self) -> None:
         vk = self.vk
         for p in self.__dict__.get("_graph_programs", []):
+            label = p.spec.label
             if p.session is not None:
-                self.arm.destroy_session(p.session)
+                release(f"vkDestroyDataGraphPipelineSessionARM({label})", self.arm.destroy_session, p.session)
             if p.pipeline is not None:
-                vk.vkDestroyPipeline(self.handle, p.pipeline, None)
-            vk.vkDestroyPipelineLayout(self.handle, p.layout, None)
+                release(f"vkDestroyPipeline({label})", vk.vkDestroyPipeline, self.handle, p.pipeline, None)
+            release(f"vkDestroyPipelineLayout({label})", vk.vkDestroyPipelineLayout, self.handle, p.layout, None)
             for sl in p.set_layouts:
-                vk.vkDestroyDescriptorSetLayout(self.handle, sl, None)
-            vk.vkDestroyDescriptorPool(self.handle, p.pool, None)
-            vk.vkDestroyShaderModule(self.handle, p.module, None)
+                release(f"vkDestroyDescriptorSetLayout({label})", vk.vkDestroyDescriptorSetLayout, self.handle, sl,
+                        None)
+            release(f"vkDestroyDescriptorPool({label})", vk.vkDestroyDescriptorPool, self.handle, p.pool, None)
+            release(f"vkDestroyShaderModule({label})", vk.vkDestroyShaderModule, self.handle, p.module, None)
         self.__dict__.pop("_graph_programs", None)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from kernellab.backends.base import UnsupportedError
-from kernellab.formats import vkformat
+from kernellab.vkregistry import vkformat
 
 #: scenario access names -> VK_ACCESS_2_* (values; the data-graph bits come from the registry)
 ACCESS_BITS = {

@@ -5,7 +5,8 @@ import argparse
 import json
 from typing import Any
 
-from kernellab.backends.base import backend_class, choose_device
+from kernellab.backends.base import choose_device
+from kernellab.backends.registry import backend_class, names as backend_names
 from kernellab.errors import KernellabError
 
 
@@ -13,14 +14,14 @@ def register(sub: Any) -> None:
     p = sub.add_parser("devices", help="list the devices kernellab can run on",
                        description="List Vulkan and OpenCL devices; '*' marks the one chosen by default "
                                    "(discrete GPU > integrated > virtual > CPU).")
-    p.add_argument("--backend", choices=["vulkan", "opencl"], action="append",
+    p.add_argument("--backend", choices=backend_names(), action="append",
                    help="only this backend (may be repeated)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=devices)
 
 
 def devices(args: argparse.Namespace) -> int:
-    names = args.backend or ["vulkan", "opencl"]
+    names = args.backend or backend_names()
     result: dict[str, Any] = {}
     failures = 0
     for name in names:

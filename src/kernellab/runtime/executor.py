@@ -10,22 +10,26 @@ import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 
 from kernellab import model as m
-from kernellab.backends.base import (Backend, BackendOptions, BindingSlot, Buffer, CommandTiming, Image,
+from kernellab.backends.base import (SOURCE, Backend, BackendOptions, BindingSlot, Buffer, CommandTiming, Image,
                                      ImageBinding, ImageSpec, Program, ProgramSpec, SamplerSpec, SpecConstant,
-                                     backend_class, choose_device)
+                                     choose_device)
+from kernellab.backends.registry import backend_class
 from kernellab.compile.cache import ArtifactCache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages
 from kernellab.errors import InputError, KernellabError, UsageError
-from kernellab.formats import imagefile, npy, npy_arm, vkformat
+from kernellab.formats import imagefile, npy, npy_arm
 from kernellab.outputs import OutputSet
+from kernellab.vkregistry import vkformat
 
 log = logging.getLogger("kernellab.run")
 
 LANGUAGE_OF_TYPE = {"GLSL": "glsl", "SPIR-V": "spirv", "OpenCL-C": "opencl-c"}
+TYPE_OF_LANGUAGE = {language: kind for kind, language in LANGUAGE_OF_TYPE.items()}
 
 
 @dataclass
@@ -131,7 +135,8 @@ class Executor:
         # Arm's runner: readonly images are sampled, writeonly/image_read are storage, readwrite both
         return ImageSpec(uid=r.uid, format=r.format, width=width, height=height, mips=r.mips,
                          sampled=r.shader_access in ("readonly", "readwrite"),
-                         storage=r.shader_access in ("writeonly", "readwrite", "image_read") or self._bound_as_storage(r.uid),
+                         storage=r.shader_access in ("writeonly", "readwrite", "image_read")
+                         or self._bound_as_storage(r.uid),
                          tiling=r.tiling, sampler=sampler,
                          tensor_aliasing=self.ml is not None and r.uid in self.ml.aliased_images)
 
@@ -156,10 +161,9 @@ class Executor:
     @staticmethod
     def _fill(backend: Backend, buf: Buffer, path: Path) -> None:
         hdr = npy.read_header(path)
-        view = getattr(backend, "buffer_view", None)
-        if view is not None and not hdr.fortran_order:
+        if backend.capabilities.mapped_buffers and not hdr.fortran_order:
             # read the file straight into the mapped device memory: no intermediate copy
-            target = memoryview(view(buf))[:hdr.nbytes]
+            target = memoryview(backend.buffer_view(buf))[:hdr.nbytes]
             with open(path, "rb") as fh:
                 fh.seek(hdr.data_offset)
                 got = fh.readinto(target)
@@ -170,9 +174,12 @@ class Executor:
 
     def _compiler(self, shader: m.Shader, target_env: str, cache: ArtifactCache | None) -> Compiler:
         assert shader.src_path is not None
+        # the file's build_options pass the compile layer's allow-list; a refusal names this place
+        file, index = self.scenario.file or shader.src_path, self.scenario.resources.index(shader)
         req = CompileRequest(source=shader.src_path, language=LANGUAGE_OF_TYPE[shader.type], entry=shader.entry,
                              build_options=shader.build_options, include_dirs=shader.include_paths,
-                             target_env=target_env, device=self.report.device)
+                             target_env=target_env, device=self.report.device, roots=(Path(file).parent,),
+                             options_place=(str(file), f"/resources/{index}/shader/build_options"))
         return Compiler(req, cache)
 
     def create_programs(self, backend: Backend) -> None:
@@ -183,52 +190,45 @@ class Executor:
                 raise UsageError("--fail-on-pipeline-cache-miss needs --pipeline-caching")
             if pipeline_cache and not Path(pipeline_cache).is_file():
                 raise KernellabError(f"pipeline cache miss: no pipeline cache for this device at {pipeline_cache}")
-        target_env = _target_env(backend.device.api_version)
-        modules: dict[str, bytes] = {}
-
-        def spirv(shader: m.Shader) -> bytes:
-            if shader.uid not in modules:
-                code = None
-                if self.ml is not None:
-                    from kernellab.runtime.ml import tensor_shader_spirv
-
-                    code = tensor_shader_spirv(shader, target_env)
-                if code is None:
-                    compiler = self._compiler(shader, target_env, cache)
-                    code = compiler.vulkan_module().data
-                    if self.options.dump_stages is not None:
-                        dump_stages(compiler, self.options.dump_stages, shader.uid)
-                modules[shader.uid] = code
-            return modules[shader.uid]
-
+        modules = _VulkanModules(self, _target_env(backend.device.api_version), cache)
         for c in self.scenario.commands:
             if not isinstance(c, m.DispatchCompute):
                 continue
             shader = self.scenario.by_uid[c.shader_ref]
             assert isinstance(shader, m.Shader)
-            if backend.name == "opencl":  # issue 3: OpenCL C goes to the driver as source, no SPIR-V
-                from kernellab.backends.opencl import scenario_program_spec
-                key = (shader.uid, self._slots(c))
-                if key not in self.programs:
-                    where = (str(self.scenario.file or ""), f"/resources/{self.scenario.resources.index(shader)}")
-                    self.programs[key] = backend.create_program(scenario_program_spec(shader, shader.uid, key[1],
-                                                                                      where))
-                continue
-            spirv(shader)
-            slots = self._slots(c)
-            key = (shader.uid, slots)
+            key = (shader.uid, self._slots(c))
             if key not in self.programs:
-                spec = ProgramSpec(uid=shader.uid, code=modules[shader.uid], language="spirv", entry=shader.entry,
-                                   specialization=tuple(SpecConstant(s.id, s.value)
-                                                        for s in shader.specialization_constants),
-                                   push_constants_size=shader.push_constants_size, slots=slots,
-                                   build_options=shader.build_options)
-                self.programs[key] = backend.create_program(spec)
+                self.programs[key] = backend.create_program(self._program_spec(backend, shader, key[1], modules))
         if self.ml is not None:
-            self.ml.prepare_graphs(backend, self.push_data, spirv)
+            self.ml.prepare_graphs(backend, self.push_data, modules.spirv)
         if self.options.fail_on_cache_miss and cache is not None and cache.misses:
             raise KernellabError(f"pipeline cache miss: {len(cache.misses)} compiled artifacts were not in "
                                  f"{self.options.cache_dir} (first: {cache.misses[0]})")
+
+    def _program_spec(self, backend: Backend, shader: m.Shader, slots: tuple[BindingSlot, ...],
+                      modules: _VulkanModules) -> ProgramSpec:
+        """The program for ``shader`` in the form the backend declares it takes: the source as is
+        (OpenCL C to an OpenCL driver, issue 3) or the Vulkan SPIR-V module compiled from it."""
+        language = LANGUAGE_OF_TYPE[shader.type]
+        form = backend.capabilities.program_form(language)
+        specialization = tuple(SpecConstant(s.id, s.value) for s in shader.specialization_constants)
+        if form is None:
+            caps = backend.capabilities
+            taken = " and ".join(TYPE_OF_LANGUAGE.get(lang, lang) for lang in caps.languages)
+            where = f"/resources/{self.scenario.resources.index(shader)}"
+            raise InputError.at(str(self.scenario.file or ""), where,
+                                f"shader \"{shader.uid}\" is {shader.type}; the {caps.title} backend runs {taken} "
+                                f"shaders only ({caps.elsewhere})")
+        if form == SOURCE:
+            assert shader.src_path is not None
+            self._compiler(shader, "", None).request.check_file_options()  # the driver gets them: same allow-list
+            options = " ".join([shader.build_options, *(f"-I{p}" for p in shader.include_paths)]).strip()
+            return ProgramSpec(uid=shader.uid, code=shader.src_path.read_bytes(), language=language, entry=shader.entry,
+                               specialization=specialization, push_constants_size=shader.push_constants_size,
+                               slots=slots, build_options=options)
+        return ProgramSpec(uid=shader.uid, code=modules.spirv(shader), language="spirv", entry=shader.entry,
+                           specialization=specialization, push_constants_size=shader.push_constants_size,
+                           slots=slots, build_options=shader.build_options)
 
     def _slots(self, c: m.DispatchCompute) -> tuple[BindingSlot, ...]:
         slots = []
@@ -356,6 +356,32 @@ class Executor:
             self.report.outputs = outputs.commit()
             self.report.add_phase("save", t)
         return self.report
+
+
+class _VulkanModules:
+    """The SPIR-V module of each shader, compiled once per run (GL_ARM_tensors GLSL by Arm's glslc)."""
+
+    def __init__(self, executor: Executor, target_env: str, cache: ArtifactCache | None):
+        self.executor = executor
+        self.target_env = target_env
+        self.cache = cache
+        self.modules: dict[str, bytes] = {}
+
+    def spirv(self, shader: m.Shader) -> bytes:
+        if shader.uid not in self.modules:
+            ex = self.executor
+            code = None
+            if ex.ml is not None:
+                from kernellab.runtime.ml import tensor_shader_spirv
+
+                code = tensor_shader_spirv(shader, self.target_env)
+            if code is None:
+                compiler = ex._compiler(shader, self.target_env, self.cache)
+                code = compiler.vulkan_module().data
+                if ex.options.dump_stages is not None:
+                    dump_stages(compiler, ex.options.dump_stages, shader.uid)
+            self.modules[shader.uid] = code
+        return self.modules[shader.uid]
 
 
 def image_extent(r: m.Image) -> tuple[int, int]:

@@ -38,91 +38,121 @@ def prepare_graph(backend: Any, scenario: m.Scenario, index: int, command: m.Dis
                   tensors: dict[str, Any], push_data: dict[str, bytes],
                   shader_spirv: Callable[[m.Shader], bytes]) -> PreparedGraph:
     """Pipelines for one ``dispatch_graph`` (``index`` is its place in ``commands``, for errors)."""
-    from kernellab.backends.vulkan_graph import GraphConstantSpec, GraphSegmentSpec
-    from kernellab.backends.vulkan_tensor import TensorSpec
-    from kernellab.formats import vgf
-
-    file = str(scenario.file or "")
-    where = f"/commands/{index}/dispatch_graph"
-    graph = scenario.by_uid[command.graph_ref]
-    assert isinstance(graph, m.Graph) and graph.src_path is not None
-    g = vgf.read(graph.src_path)
-
-    # model resource table index -> the tensor that fills it
-    bound: dict[int, Any] = {}
-    for j, b in enumerate(command.bindings):
-        port = g.port(b.id)
-        if port is None:
-            continue  # Arm's runner ignores bindings that match no input or output
-        if b.resource_ref not in tensors:
-            raise InputError.at(file, f"{where}/bindings/{j}/resource_ref",
-                                f"\"{b.resource_ref}\" fills VGF port {port.name!r}: kernellab's runner binds "
-                                f"only tensors to graphs")
-        bound[port.resource.index] = tensors[b.resource_ref]
-    for port in (*g.inputs, *g.outputs):
-        if port.resource.index not in bound:
-            kind = "input" if port in g.inputs else "output"
-            raise InputError.at(file, f"{where}/bindings",
-                                f"VGF {kind} {port.name!r} (binding {port.binding}) of graph \"{graph.uid}\" "
-                                f"is not bound (add a binding with \"id\": {port.binding})")
-
-    def tensor_for(mrt: int) -> Any:
-        if mrt not in bound:
-            res = g.resources[mrt]
-            if any(d < 0 for d in res.shape):
-                raise InputError.at(file, where, f"graph \"{graph.uid}\": intermediate resource {mrt} has an open "
-                                                 f"shape {list(res.shape)}")
-            bound[mrt] = backend.alloc_tensor(TensorSpec(f"{graph.uid}/resource{mrt}", res.format,
-                                                         tuple(res.shape), "LINEAR"))
-        return bound[mrt]
-
+    builder = _GraphBuilder(backend, scenario, index, command)
+    builder.bind_ports(tensors)
     prepared = PreparedGraph()
-    for seg in g.segments:
-        module = g.modules[seg.module]
-        label = f"{index}:dispatch_graph:{graph.uid}:{module.name}"
-        specialization: list[SpecConstant] = []
-        push_size = 0
+    for seg in builder.vgf.segments:
+        prepared.segments.append(builder.segment(seg, push_data, shader_spirv))
+    return prepared
+
+
+class _GraphBuilder:
+    """One ``dispatch_graph``'s VGF, the tensors bound to its resources, and its segments' pipelines."""
+
+    def __init__(self, backend: Any, scenario: m.Scenario, index: int, command: m.DispatchGraph):
+        from kernellab.formats import vgf
+
+        self.backend = backend
+        self.scenario = scenario
+        self.index = index
+        self.command = command
+        self.file = str(scenario.file or "")
+        self.where = f"/commands/{index}/dispatch_graph"
+        graph = scenario.by_uid[command.graph_ref]
+        assert isinstance(graph, m.Graph) and graph.src_path is not None
+        self.graph = graph
+        self.vgf = vgf.read(graph.src_path)
+        #: model resource table index -> the tensor that fills it
+        self.bound: dict[int, Any] = {}
+
+    def bind_ports(self, tensors: dict[str, Any]) -> None:
+        """The scenario's tensors on the VGF's input and output ports (every port must get one)."""
+        g = self.vgf
+        for j, b in enumerate(self.command.bindings):
+            port = g.port(b.id)
+            if port is None:
+                continue  # Arm's runner ignores bindings that match no input or output
+            if b.resource_ref not in tensors:
+                raise InputError.at(self.file, f"{self.where}/bindings/{j}/resource_ref",
+                                    f"\"{b.resource_ref}\" fills VGF port {port.name!r}: kernellab's runner binds "
+                                    f"only tensors to graphs")
+            self.bound[port.resource.index] = tensors[b.resource_ref]
+        for port in (*g.inputs, *g.outputs):
+            if port.resource.index not in self.bound:
+                kind = "input" if port in g.inputs else "output"
+                raise InputError.at(self.file, f"{self.where}/bindings",
+                                    f"VGF {kind} {port.name!r} (binding {port.binding}) of graph \"{self.graph.uid}\" "
+                                    f"is not bound (add a binding with \"id\": {port.binding})")
+
+    def tensor_for(self, mrt: int) -> Any:
+        """The tensor of a model resource: a bound one, or an intermediate the runner creates."""
+        from kernellab.backends.vulkan_tensor import TensorSpec
+
+        if mrt not in self.bound:
+            res = self.vgf.resources[mrt]
+            if any(d < 0 for d in res.shape):
+                raise InputError.at(self.file, self.where, f"graph \"{self.graph.uid}\": intermediate resource {mrt} "
+                                                           f"has an open shape {list(res.shape)}")
+            self.bound[mrt] = self.backend.alloc_tensor(TensorSpec(f"{self.graph.uid}/resource{mrt}", res.format,
+                                                                   tuple(res.shape), "LINEAR"))
+        return self.bound[mrt]
+
+    def _code(self, seg: Any, module: Any, shader_spirv: Callable[[m.Shader], bytes]
+              ) -> tuple[bytes, str, list[SpecConstant], int]:
+        """(SPIR-V, entry point, specialization, push constants size) of a segment's module: the
+        module's own, or for a placeholder the shader its substitution names."""
+        graph = self.graph
         if module.placeholder:
-            sub = substitution_for(graph, command, module.name)
+            sub = substitution_for(graph, self.command, module.name)
             if sub is None:
-                raise InputError.at(file, f"/resources/{scenario.resources.index(graph)}/graph/shader_substitutions",
+                raise InputError.at(self.file,
+                                    f"/resources/{self.scenario.resources.index(graph)}/graph/shader_substitutions",
                                     f"graph \"{graph.uid}\": module {module.name!r} is a placeholder; add a "
                                     f"shader_substitutions entry with \"target\": \"{module.name}\"")
-            shader = scenario.by_uid[sub.shader_ref]
+            shader = self.scenario.by_uid[sub.shader_ref]
             assert isinstance(shader, m.Shader)
-            code, entry = shader_spirv(shader), shader.entry
-            specialization += [SpecConstant(s.id, s.value) for s in shader.specialization_constants]
-            push_size = shader.push_constants_size
-        else:
-            spirv = g.module_spirv(seg.module)
-            if spirv is None:
-                raise InputError.at(file, where, f"graph \"{graph.uid}\": module {module.name!r} carries "
-                                                 f"{module.code} source, which kernellab's runner does not compile")
-            code, entry = spirv, module.entry_point
+            return (shader_spirv(shader), shader.entry,
+                    [SpecConstant(s.id, s.value) for s in shader.specialization_constants], shader.push_constants_size)
+        spirv = self.vgf.module_spirv(seg.module)
+        if spirv is None:
+            raise InputError.at(self.file, self.where,
+                                f"graph \"{graph.uid}\": module {module.name!r} carries {module.code} source, "
+                                f"which kernellab's runner does not compile")
+        return spirv, module.entry_point, [], 0
+
+    def segment(self, seg: Any, push_data: dict[str, bytes],
+                shader_spirv: Callable[[m.Shader], bytes]) -> tuple[Any, bytes]:
+        """One segment's pipeline, and the push data it is dispatched with."""
+        from kernellab.backends.vulkan_graph import GraphConstantSpec, GraphSegmentSpec
+
+        g, graph = self.vgf, self.graph
+        module = g.modules[seg.module]
+        code, entry, specialization, push_size = self._code(seg, module, shader_spirv)
         for scm in graph.specialization_constants_map:
             if scm.shader_target == module.name:
                 specialization += [SpecConstant(s.id, s.value) for s in scm.specialization_constants]
         push = b""
-        for pc in command.push_constants:
+        for pc in self.command.push_constants:
             if pc.shader_target == module.name:
                 push = push_data.get(pc.push_data_ref, b"")
         push_size = max([push_size, graph.push_constants_size if push else 0, len(push),
                          *(r.offset + r.size for r in seg.push_constant_ranges)])
         push_size = (push_size + 3) // 4 * 4
         slots = tuple((ds.set, b.binding) for ds in seg.descriptor_sets for b in ds.bindings)
-        seg_tensors = {(ds.set, b.binding): tensor_for(b.resource) for ds in seg.descriptor_sets for b in ds.bindings}
+        seg_tensors = {(ds.set, b.binding): self.tensor_for(b.resource)
+                       for ds in seg.descriptor_sets for b in ds.bindings}
         constants = []
         for graph_id, ci in seg.constant_bindings:
             c = g.constants[ci]
             res = g.resources[c.resource]
             constants.append(GraphConstantSpec(graph_id, res.format_value, tuple(res.shape), g.constant_data(ci),
                                                c.sparsity_dimension))
-        spec = GraphSegmentSpec(label=label, kind=seg.kind, code=code, entry=entry, slots=slots,
-                                constants=tuple(constants), dispatch_shape=seg.dispatch_shape,
+        spec = GraphSegmentSpec(label=f"{self.index}:dispatch_graph:{graph.uid}:{module.name}", kind=seg.kind,
+                                code=code, entry=entry, slots=slots, constants=tuple(constants),
+                                dispatch_shape=seg.dispatch_shape,
                                 push_constants_size=push_size if seg.kind == "compute" else 0,
                                 specialization=tuple(specialization))
-        prepared.segments.append((backend.create_graph_segment(spec, seg_tensors), push))
-    return prepared
+        return self.backend.create_graph_segment(spec, seg_tensors), push
 
 
 def prepare_data_graph(backend: Any, scenario: m.Scenario, index: int, command: m.DispatchDataGraph,

@@ -12,10 +12,12 @@ from typing import Any
 import numpy as np
 
 from kernellab import model as m
+from kernellab.backends.base import UnsupportedError
 from kernellab.errors import InputError
-from kernellab.formats import npy, npy_arm, tensorfile, vkformat
+from kernellab.formats import npy, npy_arm, tensorfile
 from kernellab.outputs import OutputSet
 from kernellab.runtime import aliasing
+from kernellab.vkregistry import vkformat
 
 log = logging.getLogger("kernellab.run")
 
@@ -39,12 +41,12 @@ class MlResources:
 
     def check_backend(self, backend: Any) -> None:
         """Tensors, graphs and shared memory are the Vulkan backend's (VK_ARM_tensors, VK_ARM_data_graph)."""
-        if not hasattr(backend, "alloc_group"):
-            from kernellab.backends.base import UnsupportedError
-
-            kinds = sorted({r.kind for r in self.scenario.resources if isinstance(r, (m.Tensor, m.Graph))}
-                           | ({"memory_group"} if any(isinstance(r, m.DataResource) and r.memory_group is not None
-                                                      for r in self.scenario.resources) else set()))
+        kinds = sorted({r.kind for r in self.scenario.resources if isinstance(r, (m.Tensor, m.Graph))}
+                       | ({"memory_group"} if any(isinstance(r, m.DataResource) and r.memory_group is not None
+                                                  for r in self.scenario.resources) else set()))
+        caps = backend.capabilities
+        able = {"tensor": caps.tensors, "graph": caps.graphs, "memory_group": caps.memory_groups}
+        if not all(able.get(k, False) for k in kinds):
             raise UnsupportedError(f"the {backend.name} backend does not run {', '.join(k + 's' for k in kinds)}: "
                                    f"use --backend vulkan")
 
@@ -147,7 +149,8 @@ class MlResources:
 
 def tensor_shader_spirv(shader: m.Shader, target_env: str) -> bytes | None:
     """SPIR-V for a GLSL shader that uses GL_ARM_tensors (Arm's glslc), or None for any other shader."""
-    from kernellab.compile.tensor_glsl import compile_tensor_glsl, needs_arm_glslc
+    from kernellab.compile.pipeline import compile_tensor_glsl
+    from kernellab.compile.tensor_glsl import needs_arm_glslc
 
     if shader.type != "GLSL" or shader.src_path is None or not needs_arm_glslc(shader.src_path):
         return None

@@ -1,0 +1,53 @@
+"""Every backend, registered by name in one place and imported only when first used.
+
+An entry names the class as ``module:Class`` text, so listing the backends (the CLI's
+``--backend`` choices) imports none of them, and a missing driver matters only to the backend
+that needs it. ``listed`` entries are the ones offered to users; the null backend is registered
+for tests (the executor's unit tests, the contract test) but not offered on the command line.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kernellab.errors import UsageError
+
+if TYPE_CHECKING:
+    from kernellab.backends.base import Backend
+
+
+@dataclass(frozen=True)
+class Registered:
+    name: str
+    #: "module:Class", imported on first use
+    target: str
+    #: offered on the command line (``--backend``, ``kernellab devices``)
+    listed: bool = True
+
+
+REGISTRY: dict[str, Registered] = {r.name: r for r in (
+    Registered("vulkan", "kernellab.backends.vulkan:VulkanBackend"),
+    Registered("opencl", "kernellab.backends.opencl:OpenCLBackend"),
+    Registered("null", "kernellab.backends.null:NullBackend", listed=False),
+)}
+
+_loaded: dict[str, type[Backend]] = {}
+
+
+def names(*, listed_only: bool = True) -> list[str]:
+    """Backend names in registration order (by default only those offered to users)."""
+    return [r.name for r in REGISTRY.values() if r.listed or not listed_only]
+
+
+def backend_class(name: str) -> type[Backend]:
+    """The backend class by name, imported lazily so a missing driver only matters when used."""
+    cls = _loaded.get(name)
+    if cls is None:
+        entry = REGISTRY.get(name)
+        if entry is None:
+            raise UsageError(f"unknown backend {name!r} (have: {', '.join(names())})")
+        module, _, attr = entry.target.partition(":")
+        cls = getattr(importlib.import_module(module), attr)
+        _loaded[name] = cls
+    return cls

@@ -1,0 +1,137 @@
+"""The OpenCL boundary: loading pyopencl, the status-name table, and the one place a failed
+call becomes a :class:`~kernellab.errors.BackendError` (pyopencl's guarded-call / clean-up split).
+
+:func:`guarded` runs one call and turns ``pyopencl.Error`` into a kernellab error naming the call
+and the ``CL_`` status; :func:`build` does it for program builds, keeping the compiler's log;
+:func:`release` is the clean-up path, where a failure is logged and the remaining releases run.
+The device list (:func:`devices`) is enumerated here, once per process, for every user: the
+backend, the partition runner and the device-binary compile stage see the same indices.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+from collections.abc import Callable
+
+from kernellab.errors import BackendError
+from kernellab.native.devices import DeviceInfo
+from kernellab.native.failure import cleanup_failed, failure
+
+
+def load() -> Any:
+    # pyopencl loads every ICD when first imported; keep that off the import path of kernellab
+    os.environ.setdefault("PYOPENCL_NO_CACHE", "1")
+    import pyopencl as cl
+    return cl
+
+
+@functools.lru_cache(maxsize=1)
+def status_names() -> dict[int, str]:
+    """``cl_int`` status -> ``CL_`` name, built once from pyopencl's table."""
+    codes = load().status_code
+    return {getattr(codes, n): "CL_" + n for n in dir(codes)
+            if not n.startswith("_") and isinstance(getattr(codes, n), int)}
+
+
+def status_name(code: int) -> str:
+    return status_names().get(code, f"CL error {code}")  # an ICD may return a code pyopencl does not know
+
+
+def _detail(exc: BaseException) -> str:
+    what = getattr(exc, "what", None)
+    return str(what.what()) if what is not None and hasattr(what, "what") else str(exc)
+
+
+def error(call: str, exc: BaseException) -> BackendError:
+    """The kernellab error for a ``pyopencl.Error`` raised by ``call``."""
+    code = getattr(exc, "code", None)
+    name = status_name(code) if isinstance(code, int) else "unknown"
+    return failure(call, name, _detail(exc))
+
+
+def guarded(call: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run one pyopencl call; a failure becomes an error naming the call and the CL status."""
+    cl = load()
+    try:
+        return fn(*args, **kwargs)
+    except cl.Error as exc:
+        raise error(call, exc) from exc
+
+
+class BuildFailure(BackendError):
+    """``clBuildProgram`` failed; ``log`` is pyopencl's text (the compiler's messages in it)."""
+
+    def __init__(self, code: str, log: str):
+        self.log = log
+        super().__init__("clBuildProgram", code)
+
+
+def build(program: Any, options: list[str], **kwargs: Any) -> Any:
+    """Build ``program``; raises :class:`BuildFailure` carrying the log (callers word the error)."""
+    cl = load()
+    try:
+        return program.build(options=options, **kwargs)
+    except cl.Error as exc:
+        code = getattr(exc, "code", None)
+        raise BuildFailure(status_name(code) if isinstance(code, int) else "unknown", str(exc)) from exc
+
+
+def release(call: str, fn: Callable[..., Any], *args: Any) -> None:
+    """Run one clean-up call; a failure is logged (call and status), not raised."""
+    cl = load()
+    try:
+        fn(*args)
+    except cl.Error as exc:
+        cleanup_failed(call, error(call, exc).code)
+
+
+def platform_devices() -> list[tuple[Any, Any]]:
+    """(platform, device) of every device of every platform; no ICD at all is an empty list."""
+    cl = load()
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:  # clGetPlatformIDs fails with PLATFORM_NOT_FOUND_KHR when no ICD is installed
+        return []
+    found = []
+    for platform in platforms:
+        try:
+            found += [(platform, d) for d in platform.get_devices()]
+        except cl.Error:  # a platform without devices (DEVICE_NOT_FOUND): skip it
+            continue
+    return found
+
+
+def _device_kind(cl: Any, platform: Any, device: Any) -> str:
+    if "oclgrind" in platform.name.lower():
+        # a simulator: never the default device, only chosen by name (verify does that)
+        return "other"
+    t = device.type
+    if t & cl.device_type.GPU:
+        return "integrated-gpu" if getattr(device, "host_unified_memory", False) else "discrete-gpu"
+    if t & cl.device_type.CPU:
+        return "cpu"
+    return "other"
+
+
+@functools.lru_cache(maxsize=1)
+def _enumerated() -> tuple[tuple[DeviceInfo, Any], ...]:
+    cl = load()
+    found: list[tuple[DeviceInfo, Any]] = []
+    for platform, dev in platform_devices():
+        info = DeviceInfo(
+            backend="opencl", index=len(found), name=f"{dev.name.strip()} ({platform.name.strip()})",
+            kind=_device_kind(cl, platform, dev), driver=dev.driver_version.strip(),
+            api_version=dev.version.strip(),
+            details={"platform": platform.name.strip(), "vendor": dev.vendor.strip(),
+                     "max_work_group_size": int(dev.max_work_group_size),
+                     "global_mem_size": int(dev.global_mem_size),
+                     "local_mem_size": int(dev.local_mem_size),
+                     "little_endian": bool(dev.endian_little)})
+        found.append((info, dev))
+    return tuple(found)
+
+
+def devices() -> list[tuple[DeviceInfo, Any]]:
+    """Every OpenCL device as (its record, the pyopencl device), enumerated once per process."""
+    return list(_enumerated())

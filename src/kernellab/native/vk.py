@@ -1,0 +1,132 @@
+"""The Vulkan boundary: loading the ``vulkan`` binding (advice when the loader is missing), the
+result-name table, and the one place a failed call becomes a :class:`~kernellab.errors.BackendError`.
+
+Calls go through :class:`Api`, a view of the binding whose ``vk*`` functions are wrapped: a
+failing result (the binding raises ``VkError``/``VkException``) becomes an error naming the
+function and the symbolic code, so no call can miss its check. :func:`checked` gives a block a
+more telling call name (``vkAllocateMemory(weights, 4096 bytes)``); :func:`check` does the same
+for a raw ``VkResult`` (extension functions called through kernellab's own FFI); :func:`release`
+is the clean-up path: a failure is logged, and the remaining releases still run.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from typing import Any
+from collections.abc import Callable, Iterator
+
+from kernellab.errors import BackendError, DeviceError
+from kernellab.native.failure import cleanup_failed, failure
+
+INSTALL_HINT = ("install the Vulkan loader and a driver; on Debian/Ubuntu: "
+                "apt-get install libvulkan1 mesa-vulkan-drivers (lavapipe, Vulkan on the CPU)")
+
+#: result codes that are not errors (the binding raises them as ``VkException`` all the same)
+_STATUS_NAMES = ("VK_SUCCESS", "VK_NOT_READY", "VK_TIMEOUT", "VK_INCOMPLETE", "VK_EVENT_SET", "VK_EVENT_RESET")
+
+_vk: Any = None
+
+
+def load() -> Any:
+    """Import the binding lazily: without libvulkan it raises at import, which must become advice."""
+    global _vk
+    if _vk is None:
+        os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+        try:
+            import vulkan as vk  # noqa: PLC0415
+        except OSError as exc:
+            raise DeviceError(f"the Vulkan loader (libvulkan.so.1) was not found: {INSTALL_HINT}") from exc
+        except ImportError as exc:
+            raise DeviceError(f"the Python package 'vulkan' is missing: pip install vulkan ({exc})") from exc
+        _vk = vk
+    return _vk
+
+
+@functools.lru_cache(maxsize=1)
+def result_names() -> dict[int, str]:
+    """``VkResult`` value -> symbolic name, built once from the binding's constants (for aliases,
+    the first name in sorted order: the core name before its ``_KHR`` spelling)."""
+    vk = load()
+    table: dict[int, str] = {}
+    for name in sorted(dir(vk)):
+        if name.startswith("VK_ERROR") or name in _STATUS_NAMES:
+            value = getattr(vk, name)
+            if isinstance(value, int):
+                table.setdefault(value, name)
+    return table
+
+
+@functools.lru_cache(maxsize=1)
+def _code_of_exception() -> dict[type, int]:
+    return {cls: code for code, cls in load().exception_codes.items()}
+
+
+def result_name(code: int) -> str:
+    return result_names().get(code, f"VkResult({code})")
+
+
+def code_name(exc: BaseException) -> str:
+    """The symbolic result of an exception the binding raised (VkErrorOutOfDeviceMemory ->
+    VK_ERROR_OUT_OF_DEVICE_MEMORY)."""
+    code = _code_of_exception().get(type(exc))
+    if code is not None and code in result_names():
+        return result_names()[code]
+    name = type(exc).__name__  # a class the table lacks: spell its name the registry's way
+    return "".join("_" + c if c.isupper() else c.upper() for c in name).lstrip("_").replace("V_K_", "VK_")
+
+
+def check(call: str, code: int) -> None:
+    """Raise the error for a raw ``VkResult`` unless it succeeded."""
+    if code < 0:
+        raise failure(call, result_name(code))
+
+
+@contextlib.contextmanager
+def checked(call: str) -> Iterator[None]:
+    """Name the calls of the block ``call`` in the error they raise."""
+    vk = load()
+    try:
+        yield
+    except BackendError as exc:  # raised by an Api function: keep the code, tell which call it was
+        raise failure(call, exc.code) from None
+    except (vk.VkError, vk.VkException) as exc:  # errors, and the other results the binding raises
+        raise failure(call, code_name(exc)) from None
+
+
+def release(call: str, fn: Callable[..., Any], *args: Any) -> None:
+    """Run one clean-up call; a failure is logged (call and code), not raised."""
+    try:
+        fn(*args)
+    except BackendError as exc:
+        cleanup_failed(call, exc.code)
+    except Exception as exc:  # noqa: BLE001 - clean-up goes on whatever one release did
+        vk = _vk
+        code = code_name(exc) if vk is not None and isinstance(exc, (vk.VkError, vk.VkException)) else repr(exc)
+        cleanup_failed(call, code)
+
+
+class Api:
+    """The binding with every ``vk*`` function checked; every other name (structs, constants,
+    ``ffi``, ``lib``) is the binding's own. One per backend, so a test can count the calls."""
+
+    def __init__(self, module: Any = None):
+        self._module = module if module is not None else load()
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._module, name)
+        if name.startswith("vk") and callable(value):
+            value = _wrapped(name, value, (self._module.VkError, self._module.VkException))
+        setattr(self, name, value)  # resolved once per name
+        return value
+
+
+def _wrapped(name: str, fn: Callable[..., Any], native: tuple[type[BaseException], ...]) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except native as exc:
+            raise failure(name, code_name(exc)) from None
+
+    call.__name__ = call.__qualname__ = name
+    return call

@@ -1,0 +1,31 @@
+"""The tables this package derives from the Vulkan registry: where each lives and how it is written."""
+from __future__ import annotations
+
+import json
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any
+
+#: the pip package that carries ``vk.xml`` (needed only to regenerate a table)
+REGISTRY_PACKAGE = "vulkan-object"
+
+
+def data_path(name: str) -> Path:
+    """The committed table ``kernellab/data/<name>``."""
+    return Path(str(resources.files("kernellab") / "data" / name))
+
+
+def read(name: str, key: str) -> Any:
+    return json.loads(data_path(name).read_text())[key]
+
+
+def registry_version() -> str:
+    return metadata.version(REGISTRY_PACKAGE)
+
+
+def write(path: Path, module: str, key: str, content: Any) -> Path:
+    """Write a regenerated table, saying which registry it came from and how to regenerate it."""
+    doc = {"source": f"{REGISTRY_PACKAGE} {registry_version()} (vk.xml); regenerate with python -m {module}",
+           key: content}
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    return path
