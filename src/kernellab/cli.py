@@ -31,6 +31,8 @@ COMMAND_MODULES = (
     "listing",
     "partition-sweep",
     "schedule",
+    "test",
+    "bless",
 )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kernellab import config
+from kernellab.backends.registry import names as backend_names
 from kernellab.errors import UsageError
 
 
@@ -24,7 +25,7 @@ def register(sub: Any) -> None:
     p.add_argument("--output", type=Path, help="folder for relative dst paths (default: the file's folder)")
     p.add_argument("--device", help="device index or name substring (see `kernellab devices`)")
     # issue 3: OpenCL C scenarios on OpenCL devices; launches of kernel-instantiation files
-    p.add_argument("--backend", choices=["vulkan", "opencl"], default="vulkan",
+    p.add_argument("--backend", choices=backend_names(), default="vulkan",
                    help="scenarios: run on Vulkan (default) or OpenCL devices (OpenCL-C shaders only)")
     p.add_argument("--index", type=int, help="kernel-instantiation files: run only instantiation N (default: all)")
     p.add_argument("--seed", type=int, default=0,
@@ -41,11 +42,20 @@ def register(sub: Any) -> None:
     p.add_argument("--clear-pipeline-cache", action="store_true", help="empty the cache folder first")
     p.add_argument("--fail-on-pipeline-cache-miss", action="store_true",
                    help="fail when --pipeline-caching finds something not yet cached")
+    p.add_argument("--no-cache", action="store_true",
+                   help="compile every kernel afresh: neither read nor write the compiled-artifact cache")
     p.add_argument("--enable-robustness-features", action="store_true", help="enable robust buffer access")
     p.add_argument("--capture-frames", type=Path, metavar="DIR",
                    help="save the resources each mark_boundary lists as <uid>.frame<N>.npy in DIR")
     p.add_argument("--dump-stages", type=Path, metavar="DIR",
                    help="write every compilation stage of every kernel as <uid>.<stage>.<ext>")
+    # issue 13: expected outputs and timelines
+    p.add_argument("--check", action="store_true",
+                   help="compare the outputs with the expectations sidecar (NAME.expect.json); exit 1 on a mismatch")
+    p.add_argument("--expectations", type=Path, metavar="FILE",
+                   help="the sidecar for --check (default: beside the file)")
+    p.add_argument("--trace", type=Path, metavar="F.json",
+                   help="write a Chrome trace-event timeline (host phases; GPU time per command)")
     # kernel specs (PySchedCL): --set, --partition, --devices, --input, --split
     from kernellab.commands.spec_args import add_spec_arguments
     add_spec_arguments(p)
@@ -66,10 +76,16 @@ def run(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         raise UsageError(f"--repeat must be >= 1, got {args.repeat}")
     fmt = args.format or detect_format(path)
-    if fmt != "scenario":
-        from kernellab.formats.detect import runner_for
-        return runner_for(fmt)(path, args)
-    return run_scenario(path, args)
+    with config.override(compile_cache=not getattr(args, "no_cache", False)):
+        if fmt != "scenario":
+            from kernellab.runtime.runners import runner_for
+            status = runner_for(fmt)(path, args)
+        else:
+            status = run_scenario(path, args)
+    if getattr(args, "check", False) and status == 0 and not args.dry_run:
+        from kernellab.suite.checking import check_written_outputs
+        status = check_written_outputs(path, args.output, fmt, args.expectations)
+    return status
 
 
 def run_scenario(path: Path, args: argparse.Namespace) -> int:
@@ -90,7 +106,7 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
     options = RunOptions(device=args.device, backend=args.backend, dry_run=args.dry_run, repeat=args.repeat,
                          capture_frames=args.capture_frames, dump_stages=args.dump_stages, cache_dir=cache_dir,
                          robust_buffer_access=args.enable_robustness_features,
-                         timestamps=args.profiling_dump_path is not None,
+                         timestamps=args.profiling_dump_path is not None or getattr(args, "trace", None) is not None,
                          fail_on_cache_miss=args.fail_on_pipeline_cache_miss)
     progress = None
     if args.repeat > 1:
@@ -113,6 +129,9 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
             "total_ms": round(sum(report.phases_ms.values()), 3)}, indent=2) + "\n")
     if args.profiling_dump_path:
         write_text(args.profiling_dump_path, json.dumps(profiling_json(report), indent=2) + "\n")
+    if getattr(args, "trace", None) is not None:
+        from kernellab.suite.trace import run_report_events, write_trace
+        write_trace(args.trace, run_report_events(str(path), report))
     return 0
 
 

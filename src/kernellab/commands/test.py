@@ -1,0 +1,126 @@
+"""``kernellab test PATH...``: run every workload with expectations under the paths, in parallel."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from kernellab.backends.registry import names as backend_names
+from kernellab.errors import UsageError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("test", help="run the workloads with expectations under PATHs and compare their outputs",
+                       description="Find workloads with an expectations sidecar (NAME.expect.json) under the paths, "
+                                   "run them in a pool of workers each holding one device session, compare the "
+                                   "outputs, and report. Exit 0 when nothing unexpected failed, 1 otherwise, "
+                                   "2 on bad input. See docs/suites.md.")
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="folders, workload files or sidecars")
+    p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                   help="worker processes (default: the core count)")
+    p.add_argument("--device", help="device index or name substring (see `kernellab devices`)")
+    p.add_argument("--backend", choices=backend_names(), default="vulkan")
+    p.add_argument("--timeout", type=float, default=120.0,
+                   help="seconds one workload may take before its worker is killed (default 120; 0 = none)")
+    p.add_argument("--shard", metavar="I/N", help="run only shard I of N (1 <= I <= N), chosen by a hash of each id")
+    p.add_argument("--baseline", type=Path, metavar="FILE", help="expected failures, one ID,STATUS per line")
+    p.add_argument("--write-baseline", type=Path, metavar="FILE", help="write this run's failures as a baseline")
+    p.add_argument("--no-rerun", action="store_true", help="do not re-run unexpected failures once")
+    p.add_argument("--json", action="store_true", help="print one JSON object per workload on standard output")
+    p.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML for CI")
+    p.add_argument("--trace", type=Path, metavar="F.json", help="write a Chrome trace-event timeline")
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local worker processes (default) or a Ray cluster")
+    p.add_argument("--address", help="--executor ray: the cluster to join (default: start a local Ray instance)")
+    p.add_argument("--batch-size", type=int, default=8, help="--executor ray: workloads per task (default 8)")
+    p.add_argument("--list", action="store_true", help="list the workloads (after --shard) and exit")
+    p.add_argument("--progress", choices=["auto", "on", "off"], default="auto",
+                   help="progress bar on standard error (auto: when it is a terminal)")
+    p.set_defaults(func=test)
+
+
+def _executor(args: argparse.Namespace) -> Any:
+    from kernellab.suite.worker import WorkerConfig
+
+    config = WorkerConfig(device=args.device, backend=args.backend, timestamps=args.trace is not None)
+    timeout = args.timeout if args.timeout and args.timeout > 0 else None
+    if args.executor == "ray":
+        from kernellab.suite.ray_executor import RayExecutor
+        return RayExecutor(config, address=args.address, jobs=args.jobs, batch_size=args.batch_size, timeout=timeout)
+    from kernellab.suite.pool import LocalExecutor
+    return LocalExecutor(config, args.jobs, timeout)
+
+
+def test(args: argparse.Namespace) -> int:
+    from kernellab.suite.baseline import load_baseline
+    from kernellab.suite.discovery import parse_shard
+
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
+    if args.batch_size < 1:
+        raise UsageError(f"--batch-size must be >= 1, got {args.batch_size}")
+    if args.address and args.executor != "ray":
+        raise UsageError("--address goes with --executor ray")
+    shard_spec = parse_shard(args.shard) if args.shard else None
+    baseline = load_baseline(args.baseline) if args.baseline else {}
+    executor = None if args.list else _executor(args)
+    if executor is not None and hasattr(executor, "start"):
+        executor.start()  # workers open their devices while the suite is found
+    try:
+        return _test(args, executor, baseline, shard_spec)
+    finally:
+        if executor is not None and hasattr(executor, "close"):
+            executor.close()
+
+
+def _test(args: argparse.Namespace, executor: Any, baseline: dict[str, str], shard_spec: tuple[int, int] | None) -> int:
+    from kernellab.suite.discovery import discover, shard
+
+    items = discover(args.paths)
+    if shard_spec:
+        items = shard(items, *shard_spec)
+    if args.list:
+        for item in items:
+            print(item.id)
+        return 0
+    if not items:
+        print("kernellab test: no workloads with expectations found", file=sys.stderr)
+        return 0 if shard_spec else 1
+
+    from kernellab.suite.reports import json_lines, junit_xml, summary, trace_events
+    from kernellab.suite.runner import run_suite
+
+    show = args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())
+    if show:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        progress = Progress(TextColumn("testing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[bad]}"),
+                            TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+        task = progress.add_task("test", total=len(items), bad="")
+        bad = [0]
+
+        def on_result(r: Any) -> None:
+            bad[0] += r.status != "pass"
+            progress.update(task, advance=1, bad=f"{bad[0]} failing" if bad[0] else "")
+        with progress:
+            outcome = run_suite(items, executor, baseline, on_result, rerun_failures=not args.no_rerun)
+    else:
+        outcome = run_suite(items, executor, baseline, rerun_failures=not args.no_rerun)
+
+    from kernellab.outputs import write_text
+    from kernellab.suite.baseline import baseline_text
+    if args.json:
+        json_lines(outcome, sys.stdout)
+    if args.junit:
+        write_text(args.junit, junit_xml(outcome))
+    if args.trace:
+        from kernellab.suite.trace import write_trace
+        write_trace(args.trace, trace_events(outcome), metadata_args={"executor": executor.name})
+    if args.write_baseline:
+        write_text(args.write_baseline, baseline_text(
+            (r.id, r.title) for r in outcome.results if r.outcome in ("fail", "expected-fail")))
+    summary(outcome, sys.stderr, executor=executor.name, jobs=args.jobs if args.executor == "local" else None)
+    return 0 if outcome.ok else 1

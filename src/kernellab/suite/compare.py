@@ -1,0 +1,222 @@
+"""Comparing an output with its reference under a :class:`~kernellab.suite.expectations.Tolerance`.
+
+The output's bytes are read as the reference's dtype and shape (a buffer comes back as raw
+bytes, so the reference says what they mean). The result says how many elements failed and
+shows the first few with index, expected and actual value and the tolerance that applied.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from collections.abc import Mapping
+
+import numpy as np
+
+from kernellab.errors import InputError
+from kernellab.suite.expectations import Expectations, OutputExpectation, Tolerance
+
+#: mismatching elements shown per output
+SHOWN = 5
+
+
+@dataclass(frozen=True)
+class ElementMismatch:
+    index: tuple[int, ...]
+    expected: Any
+    actual: Any
+    #: the allowed difference at this element ("exact", "0.0015", "2 ulps"...)
+    allowed: str
+
+
+@dataclass
+class OutputResult:
+    name: str
+    ok: bool
+    tolerance: Tolerance
+    compared: int = 0
+    failed: int = 0
+    first: list[ElementMismatch] = field(default_factory=list)
+    #: a problem with the whole output (size, missing output, RMSE over its bound)
+    problem: str = ""
+    rmse: float | None = None
+
+    def report(self) -> str:
+        if self.ok:
+            return f"{self.name}: ok ({self.compared} elements, {self.tolerance.describe()})"
+        lines = []
+        if self.problem:
+            lines.append(f"{self.name}: {self.problem}")
+        if self.failed:
+            lines.append(f"{self.name}: {self.failed} of {self.compared} elements differ "
+                         f"({self.tolerance.describe()})")
+            for m in self.first:
+                idx = m.index[0] if len(m.index) == 1 else m.index
+                lines.append(f"  [{idx}] expected {m.expected!r}, actual {m.actual!r} (allowed: {m.allowed})")
+            if self.failed > len(self.first):
+                lines.append(f"  ... and {self.failed - len(self.first)} more")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"output": self.name, "ok": self.ok, "compared": self.compared, "failed": self.failed,
+                "tolerance": self.tolerance.describe(), "problem": self.problem, "rmse": self.rmse,
+                "first": [{"index": list(m.index), "expected": _plain(m.expected), "actual": _plain(m.actual),
+                           "allowed": m.allowed} for m in self.first]}
+
+
+@dataclass
+class CheckResult:
+    """Every output of one workload against its expectations."""
+
+    outputs: list[OutputResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(o.ok for o in self.outputs)
+
+    def report(self) -> str:
+        return "\n".join(o.report() for o in self.outputs if not o.ok)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (np.generic,)):
+        v = v.item()
+    if isinstance(v, float) and not np.isfinite(v):
+        return str(v)
+    return v
+
+
+def as_reference_type(actual: np.ndarray, reference: np.ndarray) -> np.ndarray | str:
+    """The output's bytes viewed as the reference's dtype and shape, or why they cannot be."""
+    raw = np.ascontiguousarray(actual).reshape(-1).view(np.uint8)
+    if raw.nbytes != reference.nbytes:
+        return (f"size differs: the output has {raw.nbytes} bytes, the reference {reference.nbytes} "
+                f"({reference.dtype} {list(reference.shape)})")
+    return raw.view(reference.dtype).reshape(reference.shape)
+
+
+def _ordered(bits: np.ndarray) -> np.ndarray:
+    """Float bit patterns mapped to integers that count representable values (for ULPs)."""
+    signed = bits.astype(np.int64)
+    width = bits.dtype.itemsize * 8
+    sign_bit = np.int64(1) << np.int64(width - 1)
+    return np.where(signed & sign_bit, -(signed & (sign_bit - 1)), signed & (sign_bit - 1))
+
+
+def ulp_distance(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    uint = {2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize]
+    if a.dtype.itemsize == 8:
+        # int64 arithmetic would overflow for opposite signs far apart; float128 is not portable
+        oa = _ordered(a.view(uint)).astype(object)
+        oe = _ordered(e.view(uint)).astype(object)
+        return np.abs(oa - oe).astype(np.float64)
+    return np.abs(_ordered(a.view(uint)) - _ordered(e.view(uint))).astype(np.float64)
+
+
+def compare_arrays(name: str, actual: np.ndarray, reference: np.ndarray, tol: Tolerance,
+                   where: str = "", sidecar: str | Path = "") -> OutputResult:
+    view = as_reference_type(actual, reference)
+    result = OutputResult(name, False, tol, compared=int(reference.size))
+    if isinstance(view, str):
+        result.problem = view
+        return result
+    is_float = reference.dtype.kind in "fc"
+    if tol.ulps is not None and reference.dtype.kind != "f":
+        raise InputError.at(sidecar, f"{where}/ulps", f"ulps apply to floating-point outputs; the reference "
+                                                      f"is {reference.dtype}")
+    a = view.reshape(-1)
+    e = reference.reshape(-1)
+    bad = np.zeros(a.shape, dtype=bool)
+    allowed: np.ndarray | None = None
+    checked = np.ones(a.shape, dtype=bool)
+    if is_float:
+        a_nan, e_nan = np.isnan(a), np.isnan(e)
+        if tol.nan == "ignore":
+            checked = ~e_nan
+        elif tol.nan == "never":
+            bad |= a_nan
+        bad |= checked & (a_nan != e_nan)
+        both = ~(a_nan | e_nan)
+    else:
+        both = np.ones(a.shape, dtype=bool)
+    if tol.elementwise:
+        if tol.exact:
+            ok = a == e
+        else:
+            ok = np.zeros(a.shape, dtype=bool)
+            if tol.atol is not None:
+                wide = np.complex128 if a.dtype.kind == "c" else np.float64
+                wide_a, wide_e = a.astype(wide), e.astype(wide)
+                with np.errstate(invalid="ignore", over="ignore"):
+                    diff = np.abs(wide_a - wide_e)
+                    allowed = tol.atol + (tol.rtol or 0.0) * np.abs(wide_e)
+                    ok |= (diff <= allowed) | (wide_a == wide_e)  # equal infinities have a NaN difference
+            if tol.ulps is not None:
+                ok |= ulp_distance(a, e) <= tol.ulps
+        bad |= checked & both & ~ok
+    result.failed = int(np.count_nonzero(bad))
+    if result.failed:
+        for flat in np.flatnonzero(bad)[:SHOWN]:
+            index = tuple(int(i) for i in np.unravel_index(int(flat), reference.shape)) if reference.ndim else ()
+            result.first.append(ElementMismatch(index, e[flat].item(), a[flat].item(), _allowed(tol, allowed, flat)))
+    if tol.rmse is not None:
+        mask = checked & both
+        if np.any(mask):
+            d = a[mask].astype(np.float64) - e[mask].astype(np.float64)
+            result.rmse = float(np.sqrt(np.mean(np.abs(d) ** 2)))
+        else:
+            result.rmse = 0.0
+        if not result.rmse <= tol.rmse:
+            result.problem = f"RMSE {result.rmse:.6g} exceeds rmse={tol.rmse:g}"
+    result.ok = result.failed == 0 and not result.problem
+    return result
+
+
+def _allowed(tol: Tolerance, allowed: np.ndarray | None, flat: int) -> str:
+    if tol.exact or (tol.atol is None and tol.ulps is None):
+        return "exact" if tol.exact or tol.nan == "equal" else f"nan={tol.nan}"
+    parts = []
+    if allowed is not None:
+        parts.append(f"|diff| <= {float(allowed[flat]):.6g}")
+    if tol.ulps is not None:
+        parts.append(f"{tol.ulps} ulps")
+    return " or ".join(parts)
+
+
+_REFERENCES: dict[tuple[str, int, int], np.ndarray] = {}
+
+
+def load_reference(e: OutputExpectation, sidecar: Path) -> np.ndarray:
+    """The reference array (memoized per file version: a suite re-reads nothing it already has)."""
+    try:
+        st = e.reference.stat()
+    except OSError:
+        raise InputError.at(sidecar, f"{e.where}/reference", f"reference file {e.reference} not found "
+                                                            f"(write it with `kernellab bless`)") from None
+    key = (str(e.reference), st.st_mtime_ns, st.st_size)
+    ref = _REFERENCES.get(key)
+    if ref is None:
+        try:
+            ref = np.load(e.reference, allow_pickle=False)
+        except (ValueError, OSError) as exc:
+            raise InputError.at(sidecar, f"{e.where}/reference", f"{e.reference}: not a .npy file ({exc})") from None
+        if e.dtype is not None and ref.dtype.name != e.dtype:
+            raise InputError.at(sidecar, f"{e.where}/dtype", f"dtype {e.dtype} but the reference "
+                                                             f"{e.reference.name} holds {ref.dtype}")
+        if len(_REFERENCES) > 4096:
+            _REFERENCES.clear()
+        _REFERENCES[key] = ref
+    return ref
+
+
+def check_outputs(expectations: Expectations, actual: Mapping[str, np.ndarray | None]) -> CheckResult:
+    """Compare every expected output; an output the run did not produce fails."""
+    result = CheckResult()
+    for name, e in expectations.outputs.items():
+        ref = load_reference(e, expectations.sidecar)
+        got = actual.get(name)
+        if got is None:
+            result.outputs.append(OutputResult(name, False, e.tolerance, problem="the run produced no such output"))
+            continue
+        result.outputs.append(compare_arrays(name, got, ref, e.tolerance, e.where, expectations.sidecar))
+    return result

@@ -1,0 +1,286 @@
+"""Expectations sidecars: the outputs a workload must produce, beside the file Arm reads.
+
+``add.json`` is expected to produce what ``add.expect.json`` lists (the workload file itself is
+never changed, so Arm's runner still reads it)::
+
+    {
+      "outputs": {
+        "c":   {"reference": "add.c.npy", "rtol": 1e-5, "atol": 1e-6},
+        "img": {"reference": "add.img.npy", "ulps": 2, "nan": "ignore"}
+      }
+    }
+
+Each key names an output: a resource uid with a ``dst`` for scenarios, else the path of a file
+the run writes (relative to the output folder). ``reference`` is a ``.npy`` file (relative to
+the sidecar) whose dtype and shape say how the output's bytes are read. With no tolerance the
+comparison is exact; ``atol``/``rtol`` pass an element when ``|a - e| <= atol + rtol * |e|``,
+``ulps`` when the two floats are at most that many representable values apart (an element
+passes when it meets any of the element-wise criteria given); ``rmse`` bounds the root mean
+square error of the whole array (checked in addition). ``nan``: ``equal`` (default, a NaN
+matches only a NaN), ``ignore`` (where the reference is NaN anything goes) or ``never`` (any NaN
+in the output fails). ``defaults`` gives tolerances shared by every output.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+from collections.abc import Mapping
+
+from kernellab.errors import InputError, Problem, json_pointer
+
+SIDECAR_SUFFIX = ".expect.json"
+NAN_MODES = ("equal", "ignore", "never")
+TOLERANCE_FIELDS = ("atol", "rtol", "ulps", "rmse", "nan")
+OUTPUT_FIELDS = ("reference", "dtype", *TOLERANCE_FIELDS)
+TOP_FIELDS = ("$schema", "workload", "outputs", "defaults", "description")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How close an output must be to its reference; all None = exact."""
+
+    atol: float | None = None
+    rtol: float | None = None
+    ulps: int | None = None
+    rmse: float | None = None
+    nan: str = "equal"
+
+    @property
+    def exact(self) -> bool:
+        return self.atol is None and self.rtol is None and self.ulps is None and self.rmse is None
+
+    @property
+    def elementwise(self) -> bool:
+        return self.atol is not None or self.rtol is not None or self.ulps is not None or self.exact
+
+    def describe(self) -> str:
+        parts = [f"{k}={getattr(self, k):g}" for k in ("atol", "rtol", "ulps", "rmse") if getattr(self, k) is not None]
+        if self.nan != "equal":
+            parts.append(f"nan={self.nan}")
+        return ", ".join(parts) if parts else "exact"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: getattr(self, k) for k in ("atol", "rtol", "ulps", "rmse")
+                               if getattr(self, k) is not None}
+        if self.nan != "equal":
+            out["nan"] = self.nan
+        return out
+
+
+@dataclass(frozen=True)
+class OutputExpectation:
+    name: str
+    reference: Path
+    tolerance: Tolerance = Tolerance()
+    #: NumPy dtype name the output is read as (must agree with the reference's)
+    dtype: str | None = None
+    #: JSON pointer of this entry in the sidecar, for messages
+    where: str = ""
+
+
+@dataclass
+class Expectations:
+    """A parsed sidecar: which workload, and what each of its outputs must be."""
+
+    sidecar: Path
+    workload: Path
+    outputs: dict[str, OutputExpectation] = field(default_factory=dict)
+    description: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        base = self.sidecar.parent
+        data: dict[str, Any] = {}
+        if self.description:
+            data["description"] = self.description
+        if self.workload != default_workload(self.sidecar):
+            data["workload"] = _relative(self.workload, base)
+        data["outputs"] = {}
+        for name, e in self.outputs.items():
+            entry: dict[str, Any] = {"reference": _relative(e.reference, base)}
+            if e.dtype:
+                entry["dtype"] = e.dtype
+            entry.update(e.tolerance.to_json())
+            data["outputs"][name] = entry
+        return data
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return path.resolve().relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def sidecar_for(workload: str | Path) -> Path:
+    """``add.json`` -> ``add.expect.json`` (same folder)."""
+    workload = Path(workload)
+    stem = workload.name[:-5] if workload.name.endswith(".json") else workload.name
+    return workload.with_name(stem + SIDECAR_SUFFIX)
+
+
+def default_workload(sidecar: str | Path) -> Path:
+    sidecar = Path(sidecar)
+    return sidecar.with_name(sidecar.name[: -len(SIDECAR_SUFFIX)] + ".json")
+
+
+def is_sidecar(path: str | Path) -> bool:
+    return Path(path).name.endswith(SIDECAR_SUFFIX)
+
+
+def _number(problems: list[Problem], file: str, loc: tuple[str | int, ...], value: Any, *,
+            integer: bool = False) -> Any:
+    ok = not isinstance(value, bool) and isinstance(value, (int if integer else (int, float)))
+    if not ok or not math.isfinite(value) or value < 0:
+        kind = "an integer" if integer else "a number"
+        problems.append(Problem(file, json_pointer(loc), f"expected {kind} >= 0, got {json.dumps(value)}"))
+        return None
+    return int(value) if integer else float(value)
+
+
+def _tolerance(problems: list[Problem], file: str, loc: tuple[str | int, ...], data: Mapping[str, Any],
+               base: Tolerance) -> Tolerance:
+    t = base
+    for key in ("atol", "rtol", "rmse"):
+        if key in data:
+            t = replace(t, **{key: _number(problems, file, loc + (key,), data[key])})
+    if "ulps" in data:
+        t = replace(t, ulps=_number(problems, file, loc + ("ulps",), data["ulps"], integer=True))
+    if "nan" in data:
+        if data["nan"] not in NAN_MODES:
+            problems.append(Problem(file, json_pointer(loc + ("nan",)),
+                                    f"expected one of {'|'.join(NAN_MODES)}, got {json.dumps(data['nan'])}"))
+        else:
+            t = replace(t, nan=data["nan"])
+    return t
+
+
+def _unknown(problems: list[Problem], file: str, loc: tuple[str | int, ...], data: Mapping[str, Any],
+             known: tuple[str, ...]) -> None:
+    for key in data:
+        if key not in known:
+            problems.append(Problem(file, json_pointer(loc + (key,)),
+                                    f"unknown field \"{key}\" (known: {', '.join(known)})"))
+
+
+def parse_expectations(data: Any, sidecar: Path) -> Expectations:
+    """Check a sidecar's JSON; every problem is reported at once with its JSON pointer."""
+    file = str(sidecar)
+    problems: list[Problem] = []
+    if not isinstance(data, dict):
+        raise InputError.at(sidecar, "/", "expected an object with \"outputs\"")
+    _unknown(problems, file, (), data, TOP_FIELDS)
+    workload = default_workload(sidecar)
+    if "workload" in data:
+        if not isinstance(data["workload"], str) or not data["workload"]:
+            problems.append(Problem(file, "/workload", "expected a non-empty string (the workload file)"))
+        else:
+            workload = sidecar.parent / data["workload"]
+    defaults = Tolerance()
+    if "defaults" in data:
+        if not isinstance(data["defaults"], dict):
+            problems.append(Problem(file, "/defaults", "expected an object of tolerances"))
+        else:
+            _unknown(problems, file, ("defaults",), data["defaults"], TOLERANCE_FIELDS)
+            defaults = _tolerance(problems, file, ("defaults",), data["defaults"], defaults)
+    outputs: dict[str, OutputExpectation] = {}
+    raw = data.get("outputs")
+    if not isinstance(raw, dict) or not raw:
+        problems.append(Problem(file, "/outputs" if "outputs" in data else "/",
+                                "expected \"outputs\": an object with at least one output"
+                                if "outputs" in data else "missing required field \"outputs\""))
+        raw = {}
+    for name, entry in raw.items():
+        loc: tuple[str | int, ...] = ("outputs", name)
+        if not isinstance(entry, dict):
+            problems.append(Problem(file, json_pointer(loc), "expected an object with \"reference\""))
+            continue
+        _unknown(problems, file, loc, entry, OUTPUT_FIELDS)
+        ref = entry.get("reference")
+        if not isinstance(ref, str) or not ref:
+            problems.append(Problem(file, json_pointer(loc + ("reference",)) if "reference" in entry
+                                    else json_pointer(loc), "expected \"reference\": a .npy file"))
+            continue
+        dtype = entry.get("dtype")
+        if dtype is not None:
+            dtype = _dtype_name(problems, file, loc + ("dtype",), dtype)
+        tol = _tolerance(problems, file, loc, entry, defaults)
+        if tol.atol is None and tol.rtol is not None:
+            tol = replace(tol, atol=0.0)
+        if tol.rtol is None and tol.atol is not None:
+            tol = replace(tol, rtol=0.0)
+        outputs[name] = OutputExpectation(name, sidecar.parent / ref, tol, dtype, json_pointer(loc))
+    if problems:
+        raise InputError(problems)
+    desc = data.get("description", "")
+    return Expectations(sidecar, workload, outputs, desc if isinstance(desc, str) else "")
+
+
+def _dtype_name(problems: list[Problem], file: str, loc: tuple[str | int, ...], value: Any) -> str | None:
+    import numpy as np
+
+    try:
+        if not isinstance(value, str):
+            raise TypeError
+        return np.dtype(value).name
+    except TypeError:
+        problems.append(Problem(file, json_pointer(loc), f"expected a NumPy dtype name such as \"float32\", "
+                                                         f"got {json.dumps(value)}"))
+        return None
+
+
+def load_expectations(sidecar: str | Path) -> Expectations:
+    from kernellab.formats.jsonfile import load_json
+
+    sidecar = Path(sidecar)
+    return parse_expectations(load_json(sidecar), sidecar)
+
+
+def find_expectations(workload: str | Path, sidecar: str | Path | None = None) -> Expectations:
+    """The expectations of ``workload``: the sidecar given, else the one beside it."""
+    path = Path(sidecar) if sidecar is not None else sidecar_for(workload)
+    if not path.is_file():
+        raise InputError(f"no expectations: {path} does not exist (write it with `kernellab bless {workload}`)",
+                         file=path)
+    return load_expectations(path)
+
+
+def json_schema() -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of sidecar files, for editors."""
+    tolerances: dict[str, Any] = {
+        "atol": {"type": "number", "minimum": 0, "description": "absolute tolerance: |a - e| <= atol + rtol*|e|"},
+        "rtol": {"type": "number", "minimum": 0, "description": "relative tolerance: |a - e| <= atol + rtol*|e|"},
+        "ulps": {"type": "integer", "minimum": 0,
+                 "description": "floats: at most this many units in the last place apart"},
+        "rmse": {"type": "number", "minimum": 0,
+                 "description": "bound on the root mean square error of the whole output"},
+        "nan": {"enum": list(NAN_MODES), "default": "equal",
+                "description": "equal: a NaN matches only a NaN; ignore: skip where the reference is NaN; "
+                               "never: any NaN in the output fails"},
+    }
+    output = {"type": "object", "additionalProperties": False, "required": ["reference"],
+              "properties": {"reference": {"type": "string", "minLength": 1,
+                                           "description": ".npy file (relative to this file); its dtype and shape "
+                                                          "say how the output's bytes are read"},
+                             "dtype": {"type": "string", "description": "NumPy dtype the output is read as"},
+                             **tolerances}}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "kernellab expectations sidecar",
+        "description": "Expected outputs of the workload beside it (NAME.expect.json for NAME.json).",
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["outputs"],
+        "properties": {
+            "$schema": {"type": "string"},
+            "description": {"type": "string"},
+            "workload": {"type": "string", "minLength": 1,
+                         "description": "the workload file, relative to this file (default: NAME.json)"},
+            "defaults": {"type": "object", "additionalProperties": False, "properties": tolerances},
+            "outputs": {"type": "object", "minProperties": 1, "additionalProperties": output,
+                        "description": "per output (a resource uid, or a file the run writes): "
+                                       "reference and comparison"},
+        },
+    }

@@ -1,0 +1,46 @@
+"""The result of one workload in a suite, and the outcome once the baseline is applied."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: statuses of one attempt, as baselines and JUnit spell them
+STATUS_TITLE = {"pass": "Pass", "fail": "Fail", "crash": "Crash", "timeout": "Timeout", "error": "Error"}
+#: outcomes that fail the suite
+FAILING_OUTCOMES = ("fail", "unexpected-pass")
+
+
+@dataclass
+class TestResult:
+    __test__ = False  # not a pytest test class, despite its name
+
+    id: str
+    #: pass | fail (outputs differ) | error (the run raised) | crash (the worker died) | timeout
+    status: str
+    duration_s: float = 0.0
+    message: str = ""
+    device: str = ""
+    worker: str = ""
+    #: host phases (name, start, end) in seconds since the epoch, for --trace
+    phases: list[tuple[str, float, float]] = field(default_factory=list)
+    #: per submit, (label, start_ns, end_ns) on the device clock
+    gpu: list[list[tuple[str, float, float]]] = field(default_factory=list)
+    attempts: int = 1
+    #: after the baseline and the re-run: pass | fail | flaky | expected-fail | unexpected-pass
+    outcome: str = ""
+
+    @property
+    def title(self) -> str:
+        return STATUS_TITLE[self.status]
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("phases")
+        data.pop("gpu")
+        data["duration_s"] = round(self.duration_s, 6)
+        data["phases_ms"] = {name: round((end - start) * 1e3, 3) for name, start, end in self.phases}
+        return data
+
+    def identity(self) -> tuple[str, str, str]:
+        """What two executors must agree on (timings and worker names aside)."""
+        return self.id, self.status, self.message

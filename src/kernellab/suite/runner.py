@@ -1,0 +1,79 @@
+"""A suite run: items through an executor, unexpected failures re-run once, the baseline applied.
+
+Outcomes: ``pass``; ``flaky`` (failed, then passed on the re-run); ``expected-fail`` (failed and
+listed in the baseline); ``unexpected-pass`` (listed in the baseline but passed); ``fail``.
+Only ``fail`` and ``unexpected-pass`` fail the suite.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from collections.abc import Callable
+
+from kernellab.suite.discovery import SuiteItem
+from kernellab.suite.results import FAILING_OUTCOMES, TestResult
+
+
+class Executor(Protocol):
+    name: str
+
+    def run(self, items: list[SuiteItem], on_result: Callable[[TestResult], None],
+            rerun: bool = False) -> list[TestResult]: ...
+
+
+@dataclass
+class SuiteOutcome:
+    results: list[TestResult] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def failed(self) -> list[TestResult]:
+        return [r for r in self.results if r.outcome in FAILING_OUTCOMES]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.results:
+            out[r.outcome] = out.get(r.outcome, 0) + 1
+        return out
+
+
+def classify(first: TestResult, rerun: TestResult | None, baseline: dict[str, str]) -> TestResult:
+    listed = first.id in baseline
+    if first.status == "pass":
+        first.outcome = "unexpected-pass" if listed else "pass"
+        if listed:
+            first.message = f"listed in the baseline as {baseline[first.id]}, but passed: update the baseline"
+        return first
+    if listed:
+        first.outcome = "expected-fail"
+        return first
+    if rerun is not None and rerun.status == "pass":
+        rerun.outcome = "flaky"
+        rerun.attempts = 2
+        rerun.message = f"failed once ({first.title}: {first.message.splitlines()[0] if first.message else ''}), " \
+                        f"then passed"
+        return rerun
+    final = rerun or first
+    final.outcome = "fail"
+    final.attempts = 2 if rerun is not None else 1
+    return final
+
+
+def run_suite(items: list[SuiteItem], executor: Any, baseline: dict[str, str] | None = None,
+              on_result: Callable[[TestResult], None] = lambda r: None, rerun_failures: bool = True) -> SuiteOutcome:
+    import time
+
+    baseline = baseline or {}
+    start = time.perf_counter()
+    first = {r.id: r for r in executor.run(items, on_result)}
+    retry = [i for i in items if first[i.id].status != "pass" and i.id not in baseline]
+    again: dict[str, TestResult] = {}
+    if retry and rerun_failures:
+        again = {r.id: r for r in executor.run(retry, lambda r: None, rerun=True)}
+    outcome = SuiteOutcome(wall_s=time.perf_counter() - start)
+    outcome.results = [classify(first[i.id], again.get(i.id), baseline) for i in items]
+    return outcome

@@ -1,0 +1,95 @@
+"""Running suite items on a session: the one function every executor (local pool, Ray, the
+pytest plugin) calls, so their results are identical."""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernellab.suite.discovery import SuiteItem
+from kernellab.suite.results import TestResult
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    device: str | None = None
+    backend: str = "vulkan"
+    #: record GPU timestamps (for --trace)
+    timestamps: bool = False
+
+
+def _fault_hook(item: SuiteItem) -> None:
+    """Testing aid: ``KERNELLAB_FAULT_ABORT=SUBSTRING`` aborts the worker process (as a driver
+    abort would) on workloads whose id contains it; with ``KERNELLAB_FAULT_ONCE_DIR`` only on
+    the first attempt of each (a marker file is left there)."""
+    needle = os.environ.get("KERNELLAB_FAULT_ABORT")
+    if not needle or needle not in item.id:
+        return
+    once = os.environ.get("KERNELLAB_FAULT_ONCE_DIR")
+    if once:
+        marker = Path(once) / (item.id.replace("/", "_") + ".aborted")
+        if marker.exists():
+            return
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text("aborted once\n")
+    os.abort()
+
+
+def run_item(session: Any, item: SuiteItem, worker: str = "") -> TestResult:
+    """Run one workload and compare its outputs; never raises for the workload's own faults."""
+    from kernellab.errors import KernellabError
+    from kernellab.suite.compare import check_outputs
+    from kernellab.suite.expectations import load_expectations
+
+    epoch = time.time() - time.perf_counter()
+    start = time.perf_counter()
+    result = TestResult(item.id, "pass", worker=worker, device=session.device)
+    try:
+        _fault_hook(item)
+        expectations = load_expectations(item.sidecar)
+        run = session.run_workload(item.workload, outputs=list(expectations.outputs))
+        check = check_outputs(expectations, run.outputs)
+        compare_end = time.perf_counter()
+        result.phases = [(p.name, p.start + epoch, p.end + epoch) for p in run.phases]
+        result.phases.append(("compare", result.phases[-1][2] if result.phases else start + epoch, compare_end + epoch))
+        result.gpu = [[(t.label, t.start_ns, t.end_ns) for t in submit] for submit in run.gpu_timings]
+        if not check.ok:
+            result.status = "fail"
+            result.message = check.report()
+    except KernellabError as exc:
+        result.status = "error"
+        result.message = str(exc)
+    except Exception as exc:  # a bug or a driver error surfacing as a Python exception: this test's
+        result.status = "error"
+        result.message = f"{type(exc).__name__}: {exc}"
+    result.duration_s = time.perf_counter() - start
+    return result
+
+
+def worker_main(conn: Any, config: WorkerConfig, name: str) -> None:
+    """A pool worker: one session, items in, results out, until told to stop (None). The device
+    is opened before the first item arrives, while the parent is still finding the suite."""
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    from kernellab.session import Session
+
+    session = None
+    failure = ""
+    try:
+        session = Session(config.device, backend=config.backend, timestamps=config.timestamps)
+    except Exception as exc:
+        failure = f"cannot open the device: {exc}"
+    while True:
+        try:
+            item = conn.recv()
+        except (EOFError, KeyboardInterrupt):
+            break
+        if item is None:
+            break
+        if session is None:
+            conn.send(TestResult(item.id, "error", message=failure, worker=name))
+            continue
+        conn.send(run_item(session, item, name))
+    if session is not None:
+        session.close()

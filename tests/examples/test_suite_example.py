@@ -1,0 +1,63 @@
+"""examples/suite: `kernellab test` passes it, and the pytest plugin collects and checks it."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from helpers.scenarios import kernellab
+
+SUITE = Path(__file__).parents[2] / "examples" / "suite"
+ENV = {**os.environ, "XDG_RUNTIME_DIR": "/tmp"}
+
+
+def pytest_run(*args: object, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd, env=ENV, timeout=600)
+
+
+def test_kernellab_test_passes_the_example_suite() -> None:
+    proc = kernellab("test", SUITE, "--jobs", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "OK: 3 workloads" in proc.stderr
+
+
+def test_pytest_plugin_collects_and_checks_the_suite(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITE, suite)
+    proc = pytest_run(suite, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 passed" in proc.stdout
+    assert "PASSED suite/vector_add/add.expect.json::add.json" in proc.stdout
+    # a wrong reference fails that workload, with the mismatch report as the message
+    ref = suite / "vector_add" / "add.expected" / "c.npy"
+    c = np.load(ref)
+    c[5] += 1
+    np.save(ref, c)
+    proc = pytest_run(suite, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "1 failed, 2 passed" in proc.stdout
+    assert "c: 1 of 256 elements differ (exact)" in proc.stdout
+    assert f"[5] expected {float(c[5])!r}" in proc.stdout
+
+
+def test_plugin_parametrizes_devices_and_gives_a_session(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITE, suite)
+    (tmp_path / "test_handwritten.py").write_text('''
+import numpy as np
+
+def test_add(kernellab_session, kernellab_device):
+    out = kernellab_session.run("suite/vector_add/add.json", inputs={"a": np.ones(256, np.float32)})
+    assert np.array_equal(out["c"].view(np.float32), 1 + np.load("suite/vector_add/b.npy"))
+    assert kernellab_device == kernellab_session.device
+''')
+    proc = pytest_run(".", "--kernellab-device", "0", "--kernellab-device", "llvmpipe", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "8 passed" in proc.stdout
+    assert "add.json[0]" in proc.stdout and "add.json[llvmpipe]" in proc.stdout
+    assert "test_add[0]" in proc.stdout and "test_add[llvmpipe]" in proc.stdout
