@@ -33,8 +33,8 @@ _OPENCL_CL = frozenset({
     "-cl-no-subgroup-ifp", "-cl-strict-aliasing"})
 _OPENCL_STD = re.compile(r"^-cl-std=(CL1\.0|CL1\.1|CL1\.2|CL2\.0|CL3\.0|CLC\+\+|CLC\+\+1\.0|CLC\+\+2021)$")
 
-LANGUAGE_FAMILIES = {"glsl": "glsl", "GLSL": "glsl", "tensor-glsl": "glsl", "opencl-c": "opencl", "OpenCL-C": "opencl",
-                     "OpenCL": "opencl"}
+LANGUAGE_FAMILIES = {"glsl": "glsl", "GLSL": "glsl", "tensor-glsl": "glsl", "glsl-tensors": "glsl",
+                     "opencl-c": "opencl", "OpenCL-C": "opencl", "OpenCL": "opencl"}
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,8 @@ def _one(family: str | None, word: str, value: str | None, base: Path,
         if word == "--target-env" and value in _GLSL_TARGET_ENVS:
             return 2, None
         if word.startswith("--target-env="):
-            return 1, None if word.split("=", 1)[1] in _GLSL_TARGET_ENVS else Refusal(word, "unknown target environment")
+            known = word.split("=", 1)[1] in _GLSL_TARGET_ENVS
+            return 1, None if known else Refusal(word, "unknown target environment")
     else:
         if word in _OPENCL_FLAGS or word in _OPENCL_CL or _OPENCL_STD.match(word):
             return 1, None

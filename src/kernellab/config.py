@@ -8,7 +8,7 @@ import contextlib
 import os
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 
 def _default_cache_dir() -> Path:
@@ -26,15 +26,19 @@ class Config:
     log_level: str
     #: when set, the Vulkan backend enables the Khronos validation layer if installed
     vulkan_validation: bool
+    #: whether compiled artifacts are kept in ``cache_dir`` by default (off: KERNELLAB_NO_CACHE=1
+    #: or ``kernellab run --no-cache``)
+    compile_cache: bool = True
 
     @classmethod
-    def from_environ(cls) -> "Config":
+    def from_environ(cls) -> Config:
         env = os.environ
         return cls(
             cache_dir=Path(env["KERNELLAB_CACHE_DIR"]) if env.get("KERNELLAB_CACHE_DIR") else _default_cache_dir(),
             tool_path=tuple(p for p in env.get("KERNELLAB_TOOL_PATH", "").split(os.pathsep) if p),
             log_level=env.get("KERNELLAB_LOG_LEVEL", "WARNING").upper(),
             vulkan_validation=env.get("KERNELLAB_VULKAN_VALIDATION", "") not in ("", "0"),
+            compile_cache=env.get("KERNELLAB_NO_CACHE", "") in ("", "0"),
         )
 
 

@@ -5,12 +5,14 @@ missing program is reported with the package that provides it.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
+import json
 import logging
 import os
 import re
-import shutil
+import site
 import subprocess
 import sys
 import sysconfig
@@ -18,7 +20,6 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
 
 from kernellab import config
 from kernellab.errors import MissingToolError, ToolError, ToolFailure
@@ -49,9 +50,13 @@ LLVM_VERSIONED = frozenset({"clang", "llvm-spirv", "llvm-dis", "llvm-as", "llvm-
 def _prefix_dirs() -> list[Path]:
     """Directories where pip packages put programs: cmeel's prefix and the venv's scripts."""
     dirs: list[Path] = []
-    for key in ("purelib", "platlib"):
-        site = Path(sysconfig.get_paths()[key])
-        dirs.append(site / "cmeel.prefix" / "bin")
+    sites = [Path(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")]
+    if site.ENABLE_USER_SITE:
+        sites.append(Path(site.getusersitepackages()))
+    for folder in sites:
+        if folder / "cmeel.prefix" / "bin" not in dirs:
+            dirs.append(folder / "cmeel.prefix" / "bin")
+    # the venv's scripts: programs of pip packages (cmeel's wrappers there are a fallback only)
     dirs.append(Path(sys.executable).parent)
     return dirs
 
@@ -67,7 +72,7 @@ class TempFile:
 INPUT = TempFile("input")
 OUTPUT = TempFile("output")
 
-Arg = Union[str, os.PathLike[str], TempFile]
+Arg = str | os.PathLike[str] | TempFile
 
 
 @dataclass(frozen=True)
@@ -135,40 +140,189 @@ class Tool:
                             ToolFailure(self.name, self._argv(argv), 0, text, self.env)) from None
 
     @functools.cached_property
+    def version_text(self) -> str:
+        """The program's ``--version`` output, asked once per installed binary (see :func:`_versions`)."""
+        return _versions().text(self)
+
+    @property
     def version(self) -> str:
-        """First line of ``--version`` output; part of every cache key that uses the tool."""
-        for flag in ("--version", "-version"):
+        """The line of the version text that names the version; part of every cache key that
+        uses the tool (LLVM's first line is just ``LLVM (http://llvm.org/):``)."""
+        lines = [line.strip() for line in self.version_text.splitlines() if line.strip()]
+        named = [line for line in lines if re.search(r"\d+\.\d+", line)]
+        return (named or lines or ["unknown"])[0]
+
+
+    @property
+    def identity(self) -> str:
+        """The program's path and version: what a cache key that depends on it records."""
+        return f"{self.path}={self.version}"
+
+
+def _ask_version(tool: Tool) -> str:
+    for flag in ("--version", "-version"):
+        try:
+            proc = subprocess.run([str(tool.path), flag], capture_output=True,
+                                  env={**os.environ, **tool.env}, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        text = (proc.stdout or proc.stderr).decode(errors="replace").strip()
+        if proc.returncode == 0 and text:
+            return text
+    return "unknown"
+
+
+class _VersionStore:
+    """Tools' version texts, kept in the cache folder so a run spawns no ``--version``.
+
+    An entry is keyed by the binary's path, size, change time and inode: replacing or upgrading
+    a tool gives a new key, so a stale version is never used.
+    """
+
+    def __init__(self, file: Path):
+        self.file = file
+        self._entries: dict[str, str] | None = None
+
+    def _load(self) -> dict[str, str]:
+        if self._entries is None:
             try:
-                proc = subprocess.run([str(self.path), flag], capture_output=True,
-                                      env={**os.environ, **self.env}, timeout=30)
-            except (OSError, subprocess.TimeoutExpired):
-                continue
-            text = (proc.stdout or proc.stderr).decode(errors="replace").strip()
-            if proc.returncode == 0 and text:
-                return text.splitlines()[0]
-        return "unknown"
+                loaded = json.loads(self.file.read_text(encoding="utf-8"))
+                self._entries = {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
+            except (OSError, ValueError):
+                self._entries = {}
+        return self._entries
+
+    @staticmethod
+    def key(tool: Tool) -> str | None:
+        try:
+            real = tool.path.resolve()
+            st = real.stat()
+        except OSError:
+            return None
+        return f"{real}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
+
+    def text(self, tool: Tool) -> str:
+        key = self.key(tool)
+        entries = self._load()
+        if key is not None and key in entries:
+            return entries[key]
+        text = _ask_version(tool)
+        if key is not None and text != "unknown":
+            entries[key] = text
+            self._save(entries)
+        return text
+
+    def _save(self, entries: dict[str, str]) -> None:
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tool-versions.", dir=self.file.parent)
+        except OSError:
+            return  # a store that cannot be written only costs a --version call next time
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(entries, fh, indent=1, sort_keys=True)
+            os.replace(tmp, self.file)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+_version_stores: dict[Path, _VersionStore] = {}
+
+
+def _versions() -> _VersionStore:
+    file = config.get().cache_dir / "tool-versions.json"
+    store = _version_stores.get(file)
+    if store is None:
+        store = _version_stores[file] = _VersionStore(file)
+    return store
+
+
+def _executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def _search_dirs() -> list[tuple[str, list[Path]]]:
+    """Where programs are looked for, in order: the user's override, the programs installed with
+    kernellab (pip prefixes), then PATH."""
+    path = [Path(d) for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if d]
+    return [("KERNELLAB_TOOL_PATH", [Path(d) for d in config.get().tool_path]),
+            ("pip", _prefix_dirs()),
+            ("PATH", path)]
+
+
+_found: dict[tuple[str, tuple[str, ...], str], Tool | None] = {}
 
 
 def find(name: str) -> Tool | None:
-    """The program ``name``, from KERNELLAB_TOOL_PATH, PATH, then pip prefixes; None if absent."""
-    for d in config.get().tool_path:
-        p = Path(d) / name
-        if p.is_file() and os.access(p, os.X_OK):
-            return Tool(name, p)
-    found = shutil.which(name)
-    if found:
-        return Tool(name, Path(found))
-    for prefix in _prefix_dirs():
-        p = prefix / name
-        if p.is_file() and os.access(p, os.X_OK):
-            return Tool(name, p)
+    """The program ``name``: from KERNELLAB_TOOL_PATH, then the pip prefixes kernellab was
+    installed with, then PATH (LLVM tools also as ``name-<N>``, newest first); None if absent.
+
+    The pip prefixes come before PATH because the tools installed with kernellab are the ones it
+    was tested with: a distribution's older glslang or SPIRV-Tools on PATH (Debian 12's reject
+    the tensor capability) must not replace them. KERNELLAB_TOOL_PATH still overrides both.
+    """
+    memo_key = (name, config.get().tool_path, os.environ.get("PATH", ""))
+    if memo_key in _found:
+        return _found[memo_key]
+    tool = _find_uncached(name)
+    _found[memo_key] = tool
+    return tool
+
+
+def _find_uncached(name: str) -> Tool | None:
+    for where, dirs in _search_dirs():
+        for d in dirs:
+            if _executable(d / name):
+                log.debug("%s: %s (from %s)", name, d / name, where)
+                return Tool(name, d / name)
     if name in LLVM_VERSIONED:
         # Debian installs LLVM tools with a version suffix only (clang-14, llvm-spirv-14)
-        for version in range(30, 9, -1):
-            found = shutil.which(f"{name}-{version}")
-            if found:
-                return Tool(name, Path(found))
+        versioned = llvm_versions(name)
+        if versioned:
+            return versioned[max(versioned)]
     return None
+
+
+_LLVM_SUFFIX = re.compile(r"-(\d+)$")
+_LLVM_DIR = re.compile(r"/llvm-(\d+)/")
+_LLVM_VERSION_TEXT = re.compile(r"(?:LLVM|clang) version (\d+)\.")
+
+
+def llvm_versions(name: str) -> dict[int, Tool]:
+    """Every LLVM ``name`` installed, by major version: ``name-<N>`` on the search path and the
+    plain ``name`` (whose version comes from where it links to, or from ``--version``)."""
+    versioned: dict[int, Tool] = {}
+    plain: dict[int, Tool] = {}
+    for _, dirs in _search_dirs():
+        for d in dirs:
+            try:
+                entries = [e for e in os.listdir(d) if e.startswith(name + "-")]
+            except OSError:
+                entries = []
+            for entry in entries:
+                m = _LLVM_SUFFIX.search(entry)
+                if m and entry == f"{name}-{m.group(1)}" and _executable(d / entry):
+                    versioned.setdefault(int(m.group(1)), Tool(name, d / entry))
+            if _executable(d / name):
+                major = llvm_major(Tool(name, d / name))
+                if major is not None:
+                    plain.setdefault(major, Tool(name, d / name))
+    # a distribution's name-<N> is that LLVM's own; a plain name only fills the versions it lacks
+    return {**plain, **versioned}
+
+
+def llvm_major(tool: Tool) -> int | None:
+    """The LLVM major version of an LLVM program: from its name (``llvm-dis-15``), from the
+    folder it lives in or links to (Debian's ``/usr/lib/llvm-15/bin``), else from ``--version``."""
+    m = _LLVM_SUFFIX.search(tool.path.name)
+    if m:
+        return int(m.group(1))
+    m = _LLVM_DIR.search(str(tool.path.resolve()))
+    if m:
+        return int(m.group(1))
+    m = _LLVM_VERSION_TEXT.search(tool.version_text)
+    return int(m.group(1)) if m else None
 
 
 def require(name: str, purpose: str = "") -> Tool:
@@ -179,6 +333,24 @@ def require(name: str, purpose: str = "") -> Tool:
         why = f" (needed for {purpose})" if purpose else ""
         raise MissingToolError(f"{name} not found{why}: {hint}")
     return tool
+
+
+def require_llvm(name: str, at_least: int | None, purpose: str = "") -> Tool:
+    """An LLVM program that reads what LLVM ``at_least`` wrote (LLVM reads its own and older
+    versions' bitcode, never newer): that version's own ``name-<N>`` if installed, else the
+    nearest newer one. A program on KERNELLAB_TOOL_PATH is the user's choice and is taken as is.
+    Raises :class:`MissingToolError` naming the Debian package that has a matching one."""
+    if at_least is None or any(_executable(Path(d) / name) for d in config.get().tool_path):
+        return require(name, purpose)
+    versions = llvm_versions(name)
+    usable = sorted(v for v in versions if v >= at_least)
+    if usable:
+        return versions[usable[0]]
+    have = ", ".join(f"{name} {v}" for v in sorted(versions)) or f"no {name}"
+    why = f" ({purpose})" if purpose else ""
+    raise MissingToolError(f"this bitcode was written by LLVM {at_least}, which {have} cannot read{why}: "
+                           f"Debian: apt-get install llvm-{at_least} (gives {name}-{at_least}), or put an "
+                           f"{name} of LLVM {at_least} or newer on KERNELLAB_TOOL_PATH")
 
 
 def arm_glslc() -> Tool:

@@ -9,9 +9,9 @@ import pytest
 from kernellab import tools
 from kernellab.compile import languages
 from kernellab.compile.languages import LANGUAGES, VULKAN_MODULE_STAGE, all_stages
-from kernellab.compile.pipeline import Compiler
+from kernellab.compile.pipeline import Compiler, compile_tensor_glsl
 from kernellab.compile.stage import CompileRequest, Output
-from kernellab.compile.tensor_glsl import compile_tensor_glsl, uses_tensors
+from kernellab.compile.tensor_glsl import uses_tensors
 from kernellab.errors import InputError, MissingToolError
 
 COMPILE = Path(languages.__file__).parent

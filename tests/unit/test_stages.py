@@ -18,11 +18,12 @@ HAS_CLANG = all(tools.find(t) is not None for t in ("clang", "llvm-spirv", "llvm
 
 
 @pytest.fixture(autouse=True)
-def _private_cache(tmp_path: Path):
-    """Commands cache artifacts; tests keep theirs out of the user's cache."""
+def _private_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Commands cache artifacts; tests keep theirs out of the user's cache (and out of tmp_path,
+    where the tests dump stages)."""
     from kernellab import config
 
-    with config.override(cache_dir=tmp_path / "cache"):
+    with config.override(cache_dir=tmp_path_factory.mktemp("cache")):
         yield
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kernellab import config
 from kernellab.outputs import write_bytes
 
 
@@ -37,3 +38,10 @@ class ArtifactCache:
     def pipeline_cache_file(self, device_key: str) -> Path:
         """Where the VkPipelineCache blob for one device lives."""
         return self.root / "pipeline-cache" / f"{device_key}.bin"
+
+
+def default_cache() -> ArtifactCache | None:
+    """The user's cache (``$KERNELLAB_CACHE_DIR``, default ``$XDG_CACHE_HOME/kernellab``), or
+    None when caching is off (``KERNELLAB_NO_CACHE=1``, ``kernellab run --no-cache``)."""
+    settings = config.get()
+    return ArtifactCache(settings.cache_dir) if settings.compile_cache else None

@@ -2,14 +2,30 @@
 (glslangValidator -V, from the source) → ``spirv-opt``."""
 from __future__ import annotations
 
+import re
+
 from kernellab import tools
 from kernellab.compile.spirv_stages import SPIRV_OPT
 from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage
 from kernellab.errors import CompileError
 
 
-def _glslang_common(req: CompileRequest) -> list[str]:
-    args: list[str] = []
+#: the GLSL version Arm's Scenario Runner compiles a shader without a ``#version`` line as (its
+#: glslang is called with a default version of 460, desktop profile: a version-less shader that
+#: calls GLSL 4.60's anyInvocation() runs there, and its glslc writes ``OpSource GLSL 460``)
+ARM_DEFAULT_VERSION = "460"
+
+_VERSION_LINE = re.compile(rb"^[ \t]*#[ \t]*version\b", re.MULTILINE)
+
+
+def has_version_line(source: bytes) -> bool:
+    return _VERSION_LINE.search(source) is not None
+
+
+def _glslang_common(src: Artifact, req: CompileRequest) -> list[str]:
+    # glslang's own default for a version-less shader is ES 100, which has no compute shaders;
+    # --glsl-version only when the file has no #version, so a file's own version always wins
+    args: list[str] = [] if has_version_line(src.data) else ["--glsl-version", ARM_DEFAULT_VERSION]
     for d in req.include_dirs:
         args.append(f"-I{d}")
     args += req.options
@@ -18,7 +34,7 @@ def _glslang_common(req: CompileRequest) -> list[str]:
 
 def _glsl_preprocess(src: Artifact, req: CompileRequest) -> bytes:
     glslang = tools.require("glslangValidator", "compiling GLSL")
-    proc = glslang.run(["-E", "-S", "comp", *_glslang_common(req), str(req.source)],
+    proc = glslang.run(["-E", "-S", "comp", *_glslang_common(src, req), str(req.source)],
                        what=f"preprocessing {req.source}", error=CompileError)
     return proc.stdout
 
@@ -31,7 +47,7 @@ def _glsl_to_spirv(src: Artifact, req: CompileRequest) -> bytes:
     # glslang compiles the user's own file (so includes resolve and the repro command is one they
     # can run); the preprocessed text keys the artifact
     glslang = tools.require("glslangValidator", "compiling GLSL")
-    args = ["-V", "-S", "comp", "--target-env", _glslang_target(req.target_env), *_glslang_common(req)]
+    args = ["-V", "-S", "comp", "--target-env", _glslang_target(req.target_env), *_glslang_common(src, req)]
     if req.entry != "main":
         # GLSL's entry function is always main(); `entry` names the SPIR-V entry point
         args += ["-e", req.entry, "--source-entrypoint", "main"]

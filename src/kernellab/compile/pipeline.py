@@ -10,11 +10,14 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernellab.compile.cache import ArtifactCache
+from kernellab import tools
+from kernellab.compile import tensor_glsl
+from kernellab.compile.cache import ArtifactCache, default_cache
+from kernellab.compile.includes import option_include_dirs, sources_digest
 from kernellab.compile.languages import LANGUAGES, VULKAN_MODULE_STAGE, all_stages, stages_for
 from kernellab.compile.stage import (Artifact, CompileRequest, Output, Stage, check_spirv_binary, spirv_to_text,
                                      validate_spirv)
@@ -23,7 +26,7 @@ from kernellab.outputs import write_bytes, write_text
 
 # the names callers import from here, wherever they are defined
 __all__ = ["LANGUAGES", "VULKAN_MODULE_STAGE", "Artifact", "CompileRequest", "Compiler", "Stage", "all_stages",
-           "dump_stages", "spirv_to_text", "stages_for", "validate_spirv"]
+           "compile_tensor_glsl", "dump_stages", "spirv_to_text", "stages_for", "validate_spirv"]
 
 log = logging.getLogger("kernellab.compile")
 
@@ -53,6 +56,13 @@ class Compiler:
     #: called with each artifact as its stage completes (the snapshot mechanism hooks in here)
     on_stage: Callable[[Artifact], None] | None = None
     _done: dict[str, Artifact] = field(default_factory=dict)
+    _sources_key: str | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        if self.cache is None:
+            # compiled artifacts are kept by content by default (the user's cache folder), so a
+            # repeated run spawns no compiler; KERNELLAB_NO_CACHE / --no-cache turn that off
+            self.cache = default_cache()
 
     @property
     def stages(self) -> OrderedDict[str, Stage]:
@@ -84,8 +94,21 @@ class Compiler:
         data = _read_source(self.request)
         if stage.is_spirv:
             data = check_spirv_binary(data, self.request.source)
-            validate_spirv(data, self.request, stage.spirv_env)
+            self._validate(data, stage)
         return Artifact(stage.name, data, _digest(stage.name, data))
+
+    def _validate(self, data: bytes, stage: Stage) -> None:
+        """spirv-val on a module given as the source, once per module content (a pass is cached)."""
+        env = stage.spirv_env or self.request.target_env
+        key = ""
+        if self.cache:
+            val = tools.find("spirv-val")
+            key = _digest("spirv-val", data, env, val.identity if val else "")
+            if self.cache.get(key, "valid") is not None:
+                return
+        validate_spirv(data, self.request, stage.spirv_env)
+        if self.cache:
+            self.cache.put(key, "valid", b"")
 
     def _made(self, stage: Stage, every: OrderedDict[str, Stage]) -> Artifact:
         """The artifact of a stage that runs a tool: made, or found in the cache."""
@@ -107,13 +130,29 @@ class Compiler:
         return Artifact(stage.name, data, key)
 
     def _key(self, name: str, stage: Stage, src: Artifact) -> str:
-        """The content key of a stage's output: input, options, tool versions, device."""
-        if stage.keyed_by:
+        """The content key of a stage's output: input, options, tool versions, device.
+
+        A stage made from the source file reads that file and what it includes: it is keyed by
+        their contents (no process runs to key it); when the includes cannot be followed
+        without preprocessing, by ``keyed_by``'s artifact (the preprocessed text)."""
+        key_input = ""
+        if all_stages(self.request.language)[src.stage].run is None:
+            key_input = self._sources_digest(src) or ""
+        if not key_input and stage.keyed_by:
             src = self.artifact(stage.keyed_by)
-        key_input = src.key or _digest(src.stage, src.data)
+        key_input = key_input or src.key or _digest(src.stage, src.data)
         return _digest(name, key_input, self.request.entry, self.request.build_options,
                        self.request.target_env, stage.tool_version(),
                        self.request.device if stage.device_specific else "")
+
+    def _sources_digest(self, src: Artifact) -> str | None:
+        if self._sources_key is None:
+            req = self.request
+            dirs = [*req.include_dirs, *option_include_dirs(req.options)]
+            if req.language == "opencl-c":
+                dirs.append(req.source.parent)  # the stages add it (-I of the source's folder)
+            self._sources_key = sources_digest(req.source, dirs, src.data) or ""
+        return self._sources_key or None
 
     def vulkan_module(self) -> Artifact:
         """The SPIR-V module a Vulkan device runs for this request."""
@@ -125,6 +164,15 @@ class Compiler:
     def run_all(self) -> list[Artifact]:
         """Every available stage's artifact, in pipeline order."""
         return [self.artifact(n) for n in self.stages]
+
+
+def compile_tensor_glsl(source: Path, build_options: str = "", include_dirs: Sequence[Path] = (),
+                        target_env: str = "vulkan1.3") -> bytes:
+    """SPIR-V for a GL_ARM_tensors compute shader, from Arm's glslc through the stage table (so it
+    is validated and cached as every module is); raises CompileError with the compiler's log."""
+    req = CompileRequest(source, tensor_glsl.LANGUAGE.name, build_options=build_options,
+                         include_dirs=tuple(include_dirs), target_env=target_env)
+    return Compiler(req).vulkan_module().data
 
 
 def dump_stages(compiler: Compiler, directory: Path, uid: str) -> list[Path]:

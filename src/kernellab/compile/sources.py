@@ -40,8 +40,9 @@ def request_for(path: str | Path, kernel: str | None = None, *, build_options: s
         return _from_workload(path, kernel, build_options, entry, target_env, device)
     if kernel is not None:
         raise UsageError("--kernel selects a kernel of a scenario or kernel-instantiation .json file")
+    # a kernel named directly has no file-given options: only the user's --options
     return CompileRequest(path, language_of(path), entry=entry or "main", build_options=build_options or "",
-                          target_env=target_env, device=device)
+                          target_env=target_env, device=device, options_from="user")
 
 
 def _from_workload(path: Path, kernel: str | None, build_options: str | None, entry: str | None,
@@ -59,7 +60,10 @@ def _from_workload(path: Path, kernel: str | None, build_options: str | None, en
         chosen = _choose(path, kernel, {s.uid: s for s in shaders}, "shader")
         return CompileRequest(chosen.src_path, _LANGUAGE_OF_SHADER_TYPE[chosen.type], entry=entry or chosen.entry,
                               build_options=chosen.build_options if build_options is None else build_options,
-                              include_dirs=chosen.include_paths, target_env=target_env, device=device)
+                              include_dirs=chosen.include_paths, target_env=target_env, device=device,
+                              options_from=_options_from(build_options), roots=(path.parent,),
+                              options_place=(str(path), f"/resources/{scenario.resources.index(chosen)}/shader"
+                                                        "/build_options"))
     if fmt == "kernel-instantiation":
         from kernellab.formats import gpuverify
 
@@ -71,8 +75,14 @@ def _from_workload(path: Path, kernel: str | None, build_options: str | None, en
         chosen = _choose(path, kernel, by_name, "kernel instantiation")
         return CompileRequest(chosen.kernel_path, "opencl-c", entry=entry or chosen.entry_point,
                               build_options=(chosen.compiler_flags or "") if build_options is None else build_options,
-                              target_env=target_env, device=device)
+                              target_env=target_env, device=device, options_from=_options_from(build_options),
+                              roots=(path.parent,), options_place=(str(path), f"/{insts.index(chosen)}/compiler_flags"))
     raise UsageError(f"{path}: a {fmt} file has no kernel source to compile here; name the .cl file instead")
+
+
+def _options_from(command_line_options: str | None) -> str:
+    """``--options`` on kernellab's command line replace the file's and are the user's own."""
+    return "file" if command_line_options is None else "user"
 
 
 def _choose(path: Path, kernel: str | None, by_uid: dict, what: str):  # type: ignore[no-untyped-def]

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab import tools
-from kernellab.errors import CompileError, InputError, MissingToolError
+from kernellab import compiler_options, tools
+from kernellab.errors import CompileError, InputError, MissingToolError, Problem
 
 #: the first word of a SPIR-V module, in either byte order
 SPIRV_MAGIC = (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03")
@@ -32,10 +32,36 @@ class CompileRequest:
     target_env: str = "vulkan1.2"
     #: identity of the device for device-specific stages (part of their cache key)
     device: str = ""
+    #: where ``build_options`` came from: ``"file"`` (a workload file: they pass the language's
+    #: allow-list before any tool sees them) or ``"user"`` (kernellab's own ``--options``: the
+    #: user's choice, taken as given)
+    options_from: str = "file"
+    #: folders a file's ``-I`` options and ``#include``s may reach (the workload's folder and
+    #: those given with ``--allow-outside``); empty: the source's folder and ``include_dirs``
+    roots: tuple[Path, ...] = ()
+    #: where a file gave the options, for the error that refuses one: (file, JSON pointer)
+    options_place: tuple[str, str] | None = None
 
     @property
     def options(self) -> list[str]:
+        """The build options as argument words; options from a file are checked first (an
+        InputError naming the option when one is not allowed), wherever they become argv."""
+        if self.options_from != "user":
+            self.check_file_options()
         return shlex.split(self.build_options)
+
+    def check_file_options(self) -> None:
+        """Refuse (exit 2, the option named) file-given options outside the language's allow-list,
+        and ``#include``s that leave the allowed folders: the options are data, not command lines."""
+        family = compiler_options.LANGUAGE_FAMILIES.get(self.language)
+        if family is None:
+            return  # SPIR-V and binaries: no tool takes options from the request
+        roots = self.roots or compiler_options.allowed_roots(self.source.parent, self.include_dirs)
+        refusals = compiler_options.check(self.language, self.build_options, roots[0], roots)
+        refusals += compiler_options.check_includes(self.source, [*self.include_dirs, self.source.parent], roots)
+        if refusals:
+            file, where = self.options_place or (str(self.source), "build options")
+            raise InputError([Problem(file, where, str(r)) for r in refusals])
 
 
 @dataclass(frozen=True)
@@ -134,7 +160,8 @@ class Stage:
                                    + "; ".join(tools.PROVIDERS.get(t, "install it") for t in missing))
 
     def tool_version(self) -> str:
-        return ";".join(tools.require(t).version for t in self.tools)
+        """Which programs make this stage: each one's path and version (part of the cache key)."""
+        return ";".join(tools.require(t).identity for t in self.tools)
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,11 @@ Stages: ``glsl`` → ``spirv`` (Arm's glslc).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import tools
-from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage, validate_spirv
+from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage
 from kernellab.errors import CompileError, InputError, MissingToolError
 
 _TENSOR_EXTENSION = re.compile(r"^\s*#\s*extension\s+GL_ARM_tensors\b", re.MULTILINE)
@@ -59,7 +58,7 @@ class ArmGlslcStage(Stage):
         tools.arm_glslc()  # raises naming the package
 
     def tool_version(self) -> str:
-        return tools.arm_glslc().version
+        return tools.arm_glslc().identity
 
 
 LANGUAGE = Language("glsl-tensors", (
@@ -68,12 +67,3 @@ LANGUAGE = Language("glsl-tensors", (
                   description="SPIR-V from Arm's glslc, validated with spirv-val"),
 ), vulkan_module="spirv")
 
-
-def compile_tensor_glsl(source: Path, build_options: str = "", include_dirs: Sequence[Path] = (),
-                        target_env: str = "vulkan1.3") -> bytes:
-    """SPIR-V for a GL_ARM_tensors compute shader (raises CompileError with the compiler's log)."""
-    req = CompileRequest(source, LANGUAGE.name, build_options=build_options, include_dirs=tuple(include_dirs),
-                         target_env=target_env)
-    data = _arm_glslc_spirv(None, req)
-    validate_spirv(data, req)
-    return data

@@ -1,0 +1,121 @@
+"""Compiled artifacts are kept by content by default, keyed by the source and what it includes
+(issue 11): a cached kernel starts no process, an edited header is a new key."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.fake_tools import counting_wrappers, spawned
+
+from kernellab import config, tools
+from kernellab.compile.cache import default_cache
+from kernellab.compile.includes import sources_digest
+from kernellab.compile.pipeline import CompileRequest, Compiler
+
+SHADER = """#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.h"
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) buffer B { float x[]; } b;
+void main() { b.x[0] = SCALE; }
+"""
+
+
+@pytest.fixture()
+def counted(tmp_path: Path) -> Path:
+    log = tmp_path / "spawned.log"
+    wrappers = counting_wrappers(tmp_path / "bin", log, ("glslangValidator", "spirv-val"))
+    with config.override(cache_dir=tmp_path / "cache", tool_path=(str(wrappers),), compile_cache=True):
+        yield log
+
+
+def write_shader(folder: Path, scale: str) -> Path:
+    (folder / "inc").mkdir(exist_ok=True)
+    (folder / "inc" / "common.h").write_text(f"#define SCALE {scale}\n")
+    (folder / "s.comp").write_text(SHADER)
+    return folder / "s.comp"
+
+
+def test_a_cached_kernel_starts_no_process(tmp_path: Path, counted: Path) -> None:
+    shader = write_shader(tmp_path, "2.0")
+    request = CompileRequest(shader, "glsl", include_dirs=(tmp_path / "inc",))
+    first = Compiler(request).vulkan_module()
+    assert any(" -V " in line for line in spawned(counted))
+    again = Compiler(request).vulkan_module()
+    assert again == first and spawned(counted) == []  # no compiler, validator, preprocessor or --version
+
+
+def test_an_edited_header_is_a_new_key(tmp_path: Path, counted: Path) -> None:
+    shader = write_shader(tmp_path, "2.0")
+    request = CompileRequest(shader, "glsl", include_dirs=(tmp_path / "inc",))
+    first = Compiler(request).vulkan_module()
+    (tmp_path / "inc" / "common.h").write_text("#define SCALE 3.0\n")
+    second = Compiler(request).vulkan_module()
+    assert second.key != first.key and second.data != first.data
+    assert sum(" -V " in line for line in spawned(counted)) == 2
+
+
+@pytest.mark.skipif(tools.find("clang") is None or tools.find("llvm-dis") is None,
+                    reason="needs clang and llvm-dis (Debian clang-14 llvm-14)")
+def test_an_include_named_by_a_macro_is_keyed_by_the_preprocessed_text(tmp_path: Path) -> None:
+    (tmp_path / "k.h").write_text("#define V 1\n")
+    (tmp_path / "k.cl").write_text('#define HEADER "k.h"\n#include HEADER\n'
+                                   "kernel void k(global int* a) { a[0] = V; }\n")
+    assert sources_digest(tmp_path / "k.cl", [tmp_path]) is None
+    log = tmp_path / "spawned.log"
+    wrappers = counting_wrappers(tmp_path / "bin", log, ("clang",))
+    with config.override(cache_dir=tmp_path / "cache", tool_path=(str(wrappers),)):
+        request = CompileRequest(tmp_path / "k.cl", "opencl-c")
+        first = Compiler(request).artifact("llvm-ir")
+        spawned(log)
+        assert Compiler(request).artifact("llvm-ir") == first
+        assert [line.split()[1] for line in spawned(log)] == ["-E"]  # preprocessed to find the key; not compiled
+        (tmp_path / "k.h").write_text("#define V 2\n")
+        assert Compiler(request).artifact("llvm-ir").key != first.key
+
+
+def test_sources_digest_follows_includes(tmp_path: Path) -> None:
+    shader = write_shader(tmp_path, "2.0")
+    before = sources_digest(shader, [tmp_path / "inc"])
+    assert before is not None and before == sources_digest(shader, [tmp_path / "inc"])
+    (tmp_path / "inc" / "common.h").write_text("#define SCALE 2.5\n")
+    assert sources_digest(shader, [tmp_path / "inc"]) != before
+    # a header found nowhere (a compiler's own) counts by its name only
+    (tmp_path / "k.cl").write_text("#include <opencl-c-base.h>\nkernel void k() {}\n")
+    assert sources_digest(tmp_path / "k.cl", []) is not None
+
+
+@pytest.mark.skipif(tools.find("clang") is None or tools.find("llvm-dis") is None,
+                    reason="needs clang and llvm-dis (Debian clang-14 llvm-14)")
+def test_opencl_ir_is_keyed_by_its_headers_without_preprocessing(tmp_path: Path) -> None:
+    (tmp_path / "k.h").write_text("#define V 1\n")
+    (tmp_path / "k.cl").write_text('#include "k.h"\nkernel void k(global int* a) { a[0] = V; }\n')
+    log = tmp_path / "spawned.log"
+    wrappers = counting_wrappers(tmp_path / "bin", log, ("clang",))
+    with config.override(cache_dir=tmp_path / "cache", tool_path=(str(wrappers),)):
+        first = Compiler(CompileRequest(tmp_path / "k.cl", "opencl-c")).artifact("llvm-ir")
+        assert [line.split()[1] for line in spawned(log) if "--version" not in line] == ["-c"]  # no clang -E
+        assert Compiler(CompileRequest(tmp_path / "k.cl", "opencl-c")).artifact("llvm-ir") == first
+        assert spawned(log) == []
+        (tmp_path / "k.h").write_text("#define V 2\n")
+        assert Compiler(CompileRequest(tmp_path / "k.cl", "opencl-c")).artifact("llvm-ir").key != first.key
+
+
+def test_caching_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with config.override(cache_dir=tmp_path):
+        assert default_cache() is not None
+    monkeypatch.setenv("KERNELLAB_NO_CACHE", "1")
+    assert config.Config.from_environ().compile_cache is False
+    with config.override(compile_cache=False):
+        assert default_cache() is None and Compiler(CompileRequest(tmp_path / "s.comp", "glsl")).cache is None
+
+
+def test_a_spirv_source_is_validated_once_per_content(tmp_path: Path, counted: Path) -> None:
+    shader = write_shader(tmp_path, "2.0")
+    spv = tmp_path / "s.spv"
+    spv.write_bytes(Compiler(CompileRequest(shader, "glsl", include_dirs=(tmp_path / "inc",))).vulkan_module().data)
+    spawned(counted)
+    assert Compiler(CompileRequest(spv, "spirv")).vulkan_module().data == spv.read_bytes()
+    assert [line for line in spawned(counted) if "--version" not in line][0].startswith("spirv-val --target-env")
+    Compiler(CompileRequest(spv, "spirv")).vulkan_module()
+    assert spawned(counted) == []
