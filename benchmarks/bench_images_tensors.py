@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scenarios import Measured, Spawner, _kernellab_argv, machine_description, runner_environments, work_folder
 
 from kernellab import tools
-from kernellab.formats import dds, vkformat
+from kernellab.formats import dds
+from kernellab.vkregistry import vkformat
 
 BLUR_GLSL = """#version 450
 layout(local_size_x = 16, local_size_y = 16) in;

@@ -39,8 +39,9 @@ SPEC = {"name": "VectorAdd", "src": "VectorAdd.cl", "workDimension": 1, "globalW
 
 
 def bench_partition(elements: int, repeats: int) -> dict:
-    from kernellab.formats.pyschedcl import load_spec
-    from kernellab.runtime.partition import Session, choose_targets, execute, fill_inputs
+    from kernellab.formats.pyschedcl.spec import load_spec
+    from kernellab.runtime.host_data import fill_inputs
+    from kernellab.runtime.partition import Session, choose_targets, execute
 
     tmp = tempfile.mkdtemp(prefix="kernellab-bench-")
     (Path(tmp) / "VectorAdd.cl").write_text(VECADD)

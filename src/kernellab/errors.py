@@ -60,6 +60,36 @@ class InputError(KernellabError, ValueError):
         return cls([Problem(str(file), where, message)])
 
 
+class Problems:
+    """The problems found while reading one file, collected so that all are reported at once.
+
+    Every reader checks a whole file before it gives up: it adds each defect with its place
+    (a JSON pointer given as a path of keys and indices, or a ready ``where`` string such as
+    ``line 3``; :meth:`add`), warns about what it tolerates (:meth:`warn`), and raises them all
+    together (:meth:`raise_if_any`). Readers with helpers of their own (typed fields, sizes) subclass it.
+    """
+
+    def __init__(self, file: str | Path):
+        self.file = str(file)
+        self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []
+
+    def add(self, where: str | Iterable[str | int], message: str) -> None:
+        self.problems.append(Problem(self.file, where if isinstance(where, str) else json_pointer(where), message))
+
+    def warn(self, where: str | Iterable[str | int], message: str) -> None:
+        self.warnings.append(Problem(self.file, where if isinstance(where, str) else json_pointer(where), message,
+                                     warning=True))
+
+    def extend(self, problems: Iterable[Problem]) -> None:
+        self.problems.extend(problems)
+
+    def raise_if_any(self, *, with_warnings: bool = False) -> None:
+        """An :class:`InputError` with every problem (and, if asked, the warnings after them)."""
+        if self.problems:
+            raise InputError(self.problems + (self.warnings if with_warnings else []))
+
+
 class UsageError(KernellabError, ValueError):
     """A wrong command line (bad flag value, missing argument). Exit status 2."""
 

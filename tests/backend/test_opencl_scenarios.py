@@ -87,7 +87,7 @@ def test_cli_backend_flag(tmp_path: Path) -> None:
 
 
 def test_struct_argument_on_both_backends(tmp_path: Path) -> None:
-    from kernellab.formats.gpuverify_scenario import import_instantiations
+    from kernellab.convert.gpuverify_scenario import import_instantiations
     (tmp_path / "s.cl").write_text("typedef struct { int a; float b; } pair;\n"
                                    "__kernel void k(__global float *o, pair p, int c) "
                                    "{ o[get_global_id(0)] = p.a + p.b + c; }\n")

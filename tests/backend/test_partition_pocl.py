@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernellab.formats.pyschedcl import load_spec
-from kernellab.runtime.partition import Session, choose_targets, execute, fill_inputs, run_spec
+from kernellab.formats.pyschedcl.spec import load_spec
+from kernellab.runtime.host_data import fill_inputs
+from kernellab.runtime.partition import Session, choose_targets, execute, run_spec
 
 from test_pyschedcl_helpers import MATMUL, MATVEC, SCALE4, TRANSPOSE, vecadd_spec, write_spec
 
@@ -162,7 +163,8 @@ def test_run_from_cli_namespace(tmp_path):
     """What ``kernellab run SPEC.json`` hands over once it has detected a kernel spec."""
     import argparse
 
-    from kernellab.runtime.partition import add_spec_arguments, run_from_cli
+    from kernellab.commands.spec_args import add_spec_arguments
+    from kernellab.runtime.partition import run_from_cli
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--output", type=Path)

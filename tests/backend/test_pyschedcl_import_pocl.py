@@ -14,7 +14,7 @@ import pytest
 from kernellab.backends.base import ProgramSpec, SpecConstant
 from kernellab.backends.opencl import OpenCLBackend
 from kernellab.formats import npy
-from kernellab.formats.pyschedcl import import_spec
+from kernellab.convert.pyschedcl_scenario import import_spec
 from kernellab.formats.scenario import load_scenario
 from kernellab import model as m
 from kernellab.runtime.partition import run_spec

@@ -7,8 +7,10 @@ from pathlib import Path
 import numpy as np
 
 from kernellab.cli import main
-from kernellab.formats.pyschedcl import load_graph, load_spec
-from kernellab.runtime.partition import Session, choose_targets, execute, fill_inputs
+from kernellab.formats.pyschedcl.graph import load_graph
+from kernellab.formats.pyschedcl.spec import load_spec
+from kernellab.runtime.host_data import fill_inputs
+from kernellab.runtime.partition import Session, choose_targets, execute
 from kernellab.runtime.schedule import execute_plan, plan, resolve_graph
 
 from test_pyschedcl_helpers import vecadd_spec, write_spec

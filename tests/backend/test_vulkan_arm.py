@@ -7,7 +7,7 @@ import os
 import pytest
 
 from kernellab.errors import BackendError, MissingToolError
-from kernellab.formats import vkformat
+from kernellab.vkregistry import vkformat
 
 vk = pytest.importorskip("vulkan")
 from kernellab.backends import vulkan_arm as va

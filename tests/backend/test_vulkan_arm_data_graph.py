@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from helpers.vgf_models import build_conv_vgf, conv_reference
-from kernellab.formats import vgf, vkformat
+from kernellab.formats import vgf
+from kernellab.vkregistry import vkformat
 
 vk = pytest.importorskip("vulkan")
 pytest.importorskip("vgfpy", reason="pip ai-ml-sdk-vgf-library (kernellab[ml]) decodes VGF files")

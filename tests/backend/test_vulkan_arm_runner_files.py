@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from kernellab import tools
-from kernellab.formats import dds, imagefile, npy_arm, vkformat
+from kernellab.formats import dds, imagefile, npy_arm
 from kernellab.testing.arm_runner import lavapipe_icd, require_arm_runner
+from kernellab.vkregistry import vkformat
 
 va = pytest.importorskip("kernellab.backends.vulkan_arm")
 

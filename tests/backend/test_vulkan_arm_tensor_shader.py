@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from kernellab import tools
-from kernellab.formats import vkformat
+from kernellab.vkregistry import vkformat
 
 vk = pytest.importorskip("vulkan")
 from kernellab.backends import vulkan_arm as va

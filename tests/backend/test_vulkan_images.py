@@ -184,7 +184,7 @@ def test_lod_binding_selects_a_mip_level_as_storage_image(tmp_path: Path) -> Non
 
 
 def test_dds_source_with_mip_chain(tmp_path: Path) -> None:
-    from kernellab.formats.vkformat import lookup
+    from kernellab.vkregistry.vkformat import lookup
     fmt = lookup("VK_FORMAT_R32_SFLOAT")
     assert fmt is not None
     l0 = np.arange(16, dtype=np.float32).reshape(4, 4)

@@ -13,7 +13,7 @@ import pytest
 from helpers.scenarios import kernellab, write
 
 from kernellab.cli import main
-from kernellab.formats import vkformat
+from kernellab.vkregistry import vkformat
 
 pytest.importorskip("vulkan")
 

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from kernellab.errors import InputError, UsageError
-from kernellab.formats.pyschedcl import load_graph, load_spec, load_task_file, parse_assignment
+from kernellab.formats.pyschedcl.graph import load_graph, load_task_file
+from kernellab.formats.pyschedcl.kernel import parse_assignment
+from kernellab.formats.pyschedcl.spec import load_spec
 
 from test_pyschedcl_helpers import GOOD, problems, spec_file
 
@@ -231,7 +233,7 @@ def test_graph_cycle_and_type_mismatch(tmp_path):
 
 
 def test_expanded_json_dag_problems(tmp_path):
-    from kernellab.formats.pyschedcl import load_dag_json
+    from kernellab.formats.pyschedcl.graph import load_dag_json
 
     spec_file(tmp_path)
     good = json.loads((tmp_path / "spec.json").read_text())

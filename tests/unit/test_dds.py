@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from kernellab.errors import InputError
-from kernellab.formats import dds, npy_arm, vkformat
+from kernellab.formats import dds, npy_arm
+from kernellab.vkregistry import vkformat
 
 IMAGE_FORMATS = vkformat.image_formats()
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from kernellab.errors import InputError
-from kernellab.formats import dds, imagefile, npy_arm, vkformat
+from kernellab.formats import dds, imagefile, npy_arm
+from kernellab.vkregistry import vkformat
 
 RGBA8 = vkformat.lookup("VK_FORMAT_R8G8B8A8_UNORM")
 R32F = vkformat.lookup("VK_FORMAT_R32_SFLOAT")

@@ -8,8 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernellab.formats.pyschedcl import (default_local_size, load_graph, load_spec, load_task_file, looks_like_spec,
-                                         parse_assignments, parse_type, push_constant_bytes)
+from kernellab.backends.opencl_abi import default_local_size
+from kernellab.convert.pyschedcl_scenario import push_constant_bytes
+from kernellab.formats.pyschedcl.elements import parse_type
+from kernellab.formats.pyschedcl.graph import load_graph, load_task_file
+from kernellab.formats.pyschedcl.kernel import parse_assignments
+from kernellab.formats.pyschedcl.spec import load_spec, looks_like_spec
 
 FULL = {
     "name": "gemm", "src": "gemm.cl", "workDimension": 2, "partition": 7, "id": "k1",
@@ -139,7 +143,7 @@ def test_size_percent_is_exact(tmp_path):
 
 def test_validate_spec(tmp_path):
     from kernellab.errors import InputError
-    from kernellab.formats.pyschedcl import validate_spec
+    from kernellab.formats.pyschedcl.spec import validate_spec
 
     path = write(tmp_path, FULL)
     assert "sizes not checked: set --set TS=N, --set m1=N" in validate_spec(path)
@@ -167,7 +171,7 @@ def test_source_in_sibling_kernel_src(tmp_path):
 def test_json_schema_describes_the_fields():
     import re
 
-    from kernellab.formats.pyschedcl import json_schema
+    from kernellab.formats.pyschedcl.schema import json_schema
 
     schema = json_schema()
     assert json.loads(json.dumps(schema)) == schema

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kernellab.errors import InputError
-from kernellab.formats.pyschedcl import load_graph, load_task_file
+from kernellab.formats.pyschedcl.graph import load_graph, load_task_file
 from kernellab.runtime.schedule import Timings, load_workload, plan, resolve_graph
 
 SPEC = {"name": "k", "src": "k.cl", "workDimension": 1, "globalWorkSize": "[dataset]",

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from kernellab.errors import InputError
-from kernellab.formats import vkformat
+from kernellab.vkregistry import vkformat
 
 
 def test_table_matches_registry():

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from kernellab.errors import InputError
-from kernellab.formats import tensorfile, vkformat
+from kernellab.formats import tensorfile
+from kernellab.vkregistry import vkformat
 
 
 @pytest.mark.parametrize("fmt", vkformat.tensor_formats(), ids=lambda f: f.name)

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernellab.formats import texels, vkformat
+from kernellab.formats import texels
+from kernellab.vkregistry import vkformat
 
 
 def fmt(name):

@@ -27,7 +27,8 @@ import numpy as np
 
 from kernellab.backends import opencl_abi
 from kernellab.backends.base import (SOURCE, Backend, BackendOptions, Buffer, Capabilities, CommandTiming, DeviceInfo,
-                                     ImageBinding, Program, ProgramSpec, choose_device)
+                                     ImageBinding, KernelInterface, Limits, LocalArgument, Program, ProgramSpec,
+                                     UnknownEntryError, choose_device)
 from kernellab.errors import CompileError, DeviceError
 from kernellab.native import cl as ncl
 
@@ -203,6 +204,35 @@ class OpenCLBackend(Backend):
         self._recorded: list[_Recorded] = []
         #: memory objects (buffers, images) this backend created, released at close
         self._mems: list[Any] = []
+        #: programs built by program_interface, by (source, options), taken by create_program
+        self._built: dict[tuple[bytes, str], tuple[Any, list[str]]] = {}
+        self._limits = self._read_limits()
+
+    _LIMIT_NAMES = {"max_workgroup_size": "CL_DEVICE_MAX_WORK_ITEM_SIZES",
+                    "max_workgroup_invocations": "CL_DEVICE_MAX_WORK_GROUP_SIZE",
+                    "max_storage_buffer_range": "CL_DEVICE_MAX_MEM_ALLOC_SIZE",
+                    "max_allocation_size": "CL_DEVICE_MAX_MEM_ALLOC_SIZE",
+                    "max_push_constants_size": "CL_DEVICE_MAX_PARAMETER_SIZE",
+                    "memory_heap_size": "CL_DEVICE_GLOBAL_MEM_SIZE"}
+
+    def _read_limits(self) -> Limits:
+        info = self._cl.device_info
+        dev = self.cl_device
+
+        def ask(what: str) -> Any:
+            return ncl.guarded(f"clGetDeviceInfo({what})", dev.get_info, getattr(info, what))
+
+        sizes = [int(x) for x in ask("MAX_WORK_ITEM_SIZES")][:3]
+        return Limits(max_workgroup_size=tuple(sizes + [1] * (3 - len(sizes))),  # type: ignore[arg-type]
+                      max_workgroup_invocations=int(ask("MAX_WORK_GROUP_SIZE")),
+                      max_storage_buffer_range=int(ask("MAX_MEM_ALLOC_SIZE")),
+                      max_allocation_size=int(ask("MAX_MEM_ALLOC_SIZE")),
+                      max_push_constants_size=int(ask("MAX_PARAMETER_SIZE")),
+                      memory_heap_size=int(ask("GLOBAL_MEM_SIZE")), names=self._LIMIT_NAMES)
+
+    @property
+    def limits(self) -> Limits:
+        return self._limits
 
     @classmethod
     def devices(cls) -> list[DeviceInfo]:
@@ -263,12 +293,16 @@ class OpenCLBackend(Backend):
     def build_options(self, spec: ProgramSpec) -> str:
         return " ".join(o for o in (spec.build_options, ALWAYS_BUILD_OPTIONS, _forced_build_options) if o)
 
-    def _create_program(self, spec: ProgramSpec) -> OpenCLProgram:
+    def _build(self, spec: ProgramSpec) -> tuple[Any, list[str]]:
+        """The built program of ``spec`` and the kernel names it defines (built once per source and options)."""
         cl = self._cl
         if spec.language != "opencl-c":
             raise CompileError(f"{spec.uid}: the OpenCL backend runs OpenCL C kernels, not {spec.language}")
-        source = spec.code.decode("utf-8", errors="replace")
         options = self.build_options(spec)
+        key = (spec.code, options)
+        if key in self._built:
+            return self._built[key]
+        source = spec.code.decode("utf-8", errors="replace")
         program = ncl.guarded("clCreateProgramWithSource", cl.Program, self.context, source)
         try:
             ncl.build(program, options.split() if options else [], cache_dir=False)
@@ -276,6 +310,37 @@ class OpenCLBackend(Backend):
             raise CompileError(f"{spec.uid}: OpenCL C build failed on {self.device.name} "
                                f"(options: {options or 'none'})\n{_build_log(exc.log, spec.uid)}") from exc.__cause__
         names = [k.function_name for k in ncl.guarded("clCreateKernelsInProgram", program.all_kernels)]
+        self._built[key] = (program, names)
+        return program, names
+
+    def program_interface(self, spec: ProgramSpec) -> KernelInterface:
+        """The kernel's parameters as a scenario sees them (the clspv mapping, see the module's doc):
+        buffer parameters are storage buffers at (set 0, id B), by-value ones the push-constant
+        bytes, specialization ids 0-2 the work-group size and 3, 4, ... the ``__local`` lengths."""
+        from kernellab.listing.reflect import Descriptor, Interface
+
+        program, names = self._build(spec)
+        if spec.entry not in names:
+            raise UnknownEntryError(spec.entry, names)
+        kernel = ncl.guarded(f"clCreateKernel({spec.entry})", self._cl.Kernel, program, spec.entry)
+        args = self._arg_info(kernel, spec.code.decode("utf-8", errors="replace"))
+        descriptors = {(0, b): Descriptor(0, b, "STORAGE_BUFFER", args[i].name)
+                       for i, b in opencl_abi.buffer_bindings(args).items()}
+        push = 0
+        if not opencl_abi.unsized_types(args):  # a struct's size needs the compiler: not checked here
+            slots = opencl_abi.value_slots(args)
+            push = opencl_abi.align_up(max((o + n for o, n in slots.values()), default=0),
+                                       opencl_abi.PUSH_CONSTANT_UNIT)
+        local_args = [a for a in args if a.kind == "local"]
+        locals_ = tuple(LocalArgument(a.index, a.name, opencl_abi.FIRST_LOCAL_ARGUMENT_SPEC_ID + n)
+                        for n, a in enumerate(local_args))
+        spec_ids = frozenset(opencl_abi.LOCAL_SIZE_SPEC_IDS) | {a.spec_id for a in locals_}
+        return KernelInterface(Interface(spec.entry, descriptors, push, spec_ids), locals_)
+
+    def _create_program(self, spec: ProgramSpec) -> OpenCLProgram:
+        cl = self._cl
+        program, names = self._build(spec)
+        source = spec.code.decode("utf-8", errors="replace")
         if spec.entry not in names:
             raise CompileError(f"{spec.uid}: no kernel named {spec.entry!r} (the source defines: "
                                f"{', '.join(names) or 'none'})")
@@ -441,6 +506,7 @@ class OpenCLBackend(Backend):
         # closing after a device error must not hide that error: a failed finish is logged
         ncl.release("clFinish", self.queue.finish)
         self._recorded.clear()
+        self._built.clear()
         for mem in self._mems:
             ncl.release("clReleaseMemObject", mem.release)
         self._mems.clear()

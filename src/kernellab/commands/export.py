@@ -19,7 +19,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernellab.formats.gpuverify_scenario import export_scenario
+    from kernellab.convert.gpuverify_scenario import export_scenario
     path = export_scenario(args.file, args.output, device=args.device, report=lambda s: print(s, file=sys.stderr))
     print(path)
     return 0

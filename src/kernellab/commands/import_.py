@@ -28,10 +28,11 @@ def run(args: argparse.Namespace) -> int:
     from kernellab.formats.detect import detect
 
     if detect(args.file) == "pyschedcl":
-        from kernellab.formats.pyschedcl import import_spec, parse_assignments
+        from kernellab.convert.pyschedcl_scenario import import_spec
+        from kernellab.formats.pyschedcl.kernel import parse_assignments
         print(import_spec(args.file, args.output, variables=parse_assignments(args.set), seed=args.seed))
         return 0
-    from kernellab.formats.gpuverify_scenario import import_instantiations
+    from kernellab.convert.gpuverify_scenario import import_instantiations
     path = import_instantiations(args.file, args.output, index=args.index, seed=args.seed, device=args.device,
                                  report=lambda s: print(s, file=sys.stderr))
     print(path)

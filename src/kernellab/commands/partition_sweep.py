@@ -84,9 +84,11 @@ def plot_sweep(points: Sequence[Any], best: Any, title: str, path: Path) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernellab.formats.pyschedcl import load_spec, parse_assignments
+    from kernellab.formats.pyschedcl.kernel import parse_assignments
+    from kernellab.formats.pyschedcl.spec import load_spec
     from kernellab.outputs import write_text
-    from kernellab.runtime.partition import Session, best_partition, choose_targets, fill_inputs, sweep
+    from kernellab.runtime.host_data import fill_inputs
+    from kernellab.runtime.partition import Session, best_partition, choose_targets, sweep
 
     partitions = parse_partitions(args.partitions)
     spec = load_spec(args.spec)

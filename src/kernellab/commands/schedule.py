@@ -66,7 +66,8 @@ def plot_gantt(trace: dict[str, Any], path: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kernellab.outputs import OutputSet, write_text
-    from kernellab.runtime.partition import Session, choose_targets, output_array
+    from kernellab.runtime.host_data import output_array
+    from kernellab.runtime.partition import Session, choose_targets
     from kernellab.runtime.schedule import Timings, execute_plan, load_workload, plan, resolve_graph, trace_document
 
     graph = load_workload(args.file)

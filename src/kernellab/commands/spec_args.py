@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-#: how a split kernel's parts see their share of the NDRange
-SPLIT_MODES = ("subbuffer", "offset")
+from kernellab.runtime.split_modes import SPLIT_MODES
 
 
 def add_spec_arguments(parser: Any, *, runner: bool = True) -> None:

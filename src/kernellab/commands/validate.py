@@ -29,7 +29,8 @@ def validate(args: argparse.Namespace) -> int:
         _validate_instantiations(args)
         return 0
     if fmt == "pyschedcl":
-        from kernellab.formats.pyschedcl import parse_assignments, validate_spec
+        from kernellab.formats.pyschedcl.kernel import parse_assignments
+        from kernellab.formats.pyschedcl.spec import validate_spec
         print(validate_spec(args.file, parse_assignments(args.set)))
         return 0
 

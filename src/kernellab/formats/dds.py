@@ -25,9 +25,9 @@ from typing import IO
 import numpy as np
 
 from kernellab.errors import InputError
-from kernellab.formats import vkformat
-from kernellab.formats.vkformat import DXGI_NAMES, VkFormatInfo
 from kernellab.outputs import atomic_open
+from kernellab.vkregistry import vkformat
+from kernellab.vkregistry.vkformat import DXGI_NAMES, VkFormatInfo
 
 MAGIC = 0x20534444             # "DDS "
 FOURCC_DX10 = 0x30315844       # "DX10"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence, Union
 
-from kernellab.errors import InputError, Problem, json_pointer
+from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.formats.jsonfile import load_json
 
 #: cl_mem_flags names a capture may record (with or without the CL_MEM_ prefix)
@@ -107,26 +107,17 @@ def looks_like(data: Any) -> bool:
                               for d in objs)
 
 
-class _Checker:
-    def __init__(self, file: Path):
-        self.file = file
-        self.problems: list[Problem] = []
-        self.warnings: list[Problem] = []
-
-    def bad(self, parts: Sequence[str | int], message: str) -> None:
-        self.problems.append(Problem(str(self.file), json_pointer(list(parts)), message))
-
-    def warn(self, parts: Sequence[str | int], message: str) -> None:
-        self.warnings.append(Problem(str(self.file), json_pointer(list(parts)), message, warning=True))
+class _Checker(Problems):
+    non_uniform = False  # see load()
 
     def string(self, obj: dict, key: str, at: list[str | int], required: bool = False) -> str | None:
         if key not in obj:
             if required:
-                self.bad(at, f'"{key}" is required')
+                self.add(at, f'"{key}" is required')
             return None
         v = obj[key]
         if not isinstance(v, str):
-            self.bad([*at, key], f"must be a string, got {_describe(v)}")
+            self.add([*at, key], f"must be a string, got {_describe(v)}")
             return None
         return v
 
@@ -134,22 +125,22 @@ class _Checker:
               ) -> tuple[int, ...] | None:
         if key not in obj:
             if required:
-                self.bad(at, f'"{key}" is required')
+                self.add(at, f'"{key}" is required')
             return None
         v = obj[key]
         if not isinstance(v, list):
-            self.bad([*at, key], f"must be an array of 1 to 3 numbers, got {_describe(v)}")
+            self.add([*at, key], f"must be an array of 1 to 3 numbers, got {_describe(v)}")
             return None
         if not 1 <= len(v) <= 3:
-            self.bad([*at, key], f"must have 1 to 3 entries (one per dimension), got {len(v)}")
+            self.add([*at, key], f"must have 1 to 3 entries (one per dimension), got {len(v)}")
             return None
         ok = True
         for i, x in enumerate(v):
             if not _is_int(x):
-                self.bad([*at, key, i], f"must be an integer, got {_describe(x)}")
+                self.add([*at, key, i], f"must be an integer, got {_describe(x)}")
                 ok = False
             elif x < minimum:
-                self.bad([*at, key, i], f"must be {'>= 0' if minimum == 0 else '> 0'}, got {x}")
+                self.add([*at, key, i], f"must be {'>= 0' if minimum == 0 else '> 0'}, got {x}")
                 ok = False
         return tuple(int(x) for x in v) if ok else None
 
@@ -174,14 +165,14 @@ def _describe(v: Any) -> str:
 
 def _argument(c: _Checker, v: Any, at: list[str | int], base: Path) -> KernelArgument | None:
     if not isinstance(v, dict):
-        c.bad(at, f"a kernel argument must be an object, got {_describe(v)}")
+        c.add(at, f"a kernel argument must be an object, got {_describe(v)}")
         return None
     if "type" not in v:
-        c.bad(at, '"type" is required (one of "scalar", "array", "image", "sampler")')
+        c.add(at, '"type" is required (one of "scalar", "array", "image", "sampler")')
         return None
     kind = v["type"]
     if kind not in ("scalar", "array", "image", "sampler"):
-        c.bad([*at, "type"], f'must be "scalar", "array", "image" or "sampler", got {_describe(kind)}')
+        c.add([*at, "type"], f'must be "scalar", "array", "image" or "sampler", got {_describe(kind)}')
         return None
     allowed = {"scalar": {"type", "value"}, "array": {"type", "size", "address_space", "flags", "data"},
                "image": {"type"}, "sampler": {"type"}}[kind]
@@ -192,55 +183,55 @@ def _argument(c: _Checker, v: Any, at: list[str | int], base: Path) -> KernelArg
         value = v.get("value")
         if "value" in v:
             if not isinstance(value, str):
-                c.bad([*at, "value"], f'must be a hexadecimal string such as "0xA208", got {_describe(value)}')
+                c.add([*at, "value"], f'must be a hexadecimal string such as "0xA208", got {_describe(value)}')
                 value = None
             elif not _HEX.match(value):
-                c.bad([*at, "value"], f'must be a hexadecimal string starting with 0x (e.g. "0xA208"), got {value!r}')
+                c.add([*at, "value"], f'must be a hexadecimal string starting with 0x (e.g. "0xA208"), got {value!r}')
                 value = None
         return ScalarArgument(value)
     if kind == "array":
         size = v.get("size")
         if "size" in v and (not _is_int(size) or size <= 0):
-            c.bad([*at, "size"], f"must be a number of bytes > 0, got {_describe(size)}")
+            c.add([*at, "size"], f"must be a number of bytes > 0, got {_describe(size)}")
             size = None
         space = v.get("address_space")
         if "address_space" in v and space not in ADDRESS_SPACES:
-            c.bad([*at, "address_space"], f'must be "global", "local" or "constant", got {_describe(space)}')
+            c.add([*at, "address_space"], f'must be "global", "local" or "constant", got {_describe(space)}')
             space = None
         flags = None
         if "flags" in v:
             raw = v["flags"]
             if not isinstance(raw, list):
-                c.bad([*at, "flags"], f"must be an array of cl_mem_flags names, got {_describe(raw)}")
+                c.add([*at, "flags"], f"must be an array of cl_mem_flags names, got {_describe(raw)}")
             else:
                 good = []
                 for i, f in enumerate(raw):
                     name = f.upper().removeprefix("CL_MEM_") if isinstance(f, str) else None
                     if name not in MEM_FLAGS:
-                        c.bad([*at, "flags", i], f"unknown cl_mem_flags name {_describe(f)} (have: "
+                        c.add([*at, "flags", i], f"unknown cl_mem_flags name {_describe(f)} (have: "
                               + ", ".join("CL_MEM_" + m for m in MEM_FLAGS) + ")")
                     else:
                         good.append("CL_MEM_" + name)
                 exclusive = {"CL_MEM_READ_WRITE", "CL_MEM_READ_ONLY", "CL_MEM_WRITE_ONLY"} & set(good)
                 if len(exclusive) > 1:
-                    c.bad([*at, "flags"], f"{' and '.join(sorted(exclusive))} cannot be combined")
+                    c.add([*at, "flags"], f"{' and '.join(sorted(exclusive))} cannot be combined")
                 flags = tuple(good)
         data = v.get("data")
         data_path = None
         if "data" in v:
             if not isinstance(data, str) or not data:
-                c.bad([*at, "data"], f"must be the name of a binary file, got {_describe(data)}")
+                c.add([*at, "data"], f"must be the name of a binary file, got {_describe(data)}")
                 data = None
             elif space == "local":
-                c.bad([*at, "data"], "a local array cannot have data: __local memory starts undefined")
+                c.add([*at, "data"], "a local array cannot have data: __local memory starts undefined")
                 data = None
             else:
                 data_path = (base / data).resolve()
                 if not data_path.is_file():
-                    c.bad([*at, "data"], f"data file {data!r} not found (looked at {data_path})")
+                    c.add([*at, "data"], f"data file {data!r} not found (looked at {data_path})")
                     data_path = None
                 elif _is_int(size) and size > 0 and data_path.stat().st_size > size:
-                    c.bad([*at, "data"], f"data file {data!r} has {data_path.stat().st_size} bytes, more than "
+                    c.add([*at, "data"], f"data file {data!r} has {data_path.stat().st_size} bytes, more than "
                           f"the array's size of {size} bytes")
         return ArrayArgument(size, space, flags, data, data_path)
     return ImageArgument() if kind == "image" else SamplerArgument()
@@ -248,15 +239,15 @@ def _argument(c: _Checker, v: Any, at: list[str | int], base: Path) -> KernelArg
 
 def _host_call(c: _Checker, v: Any, at: list[str | int]) -> HostApiCall | None:
     if not isinstance(v, dict):
-        c.bad(at, f"a host API call must be an object, got {_describe(v)}")
+        c.add(at, f"a host API call must be an object, got {_describe(v)}")
         return None
     name = c.string(v, "function_name", at, required=True)
     unit = c.string(v, "compilation_unit", at, required=True)
     line = v.get("line_number")
     if "line_number" not in v:
-        c.bad(at, '"line_number" is required')
+        c.add(at, '"line_number" is required')
     elif not _is_int(line) or line <= 0:
-        c.bad([*at, "line_number"], f"must be a line number > 0, got {_describe(line)}")
+        c.add([*at, "line_number"], f"must be a line number > 0, got {_describe(line)}")
         line = None
     for key in v:
         if key not in ("function_name", "compilation_unit", "line_number"):
@@ -269,7 +260,7 @@ def _host_call(c: _Checker, v: Any, at: list[str | int]) -> HostApiCall | None:
 def _instantiation(c: _Checker, v: Any, i: int, file: Path) -> KernelInstantiation | None:
     at: list[str | int] = [i]
     if not isinstance(v, dict):
-        c.bad(at, f"a kernel instantiation must be an object, got {_describe(v)}")
+        c.add(at, f"a kernel instantiation must be an object, got {_describe(v)}")
         return None
     before = len(c.problems)
     for key in v:
@@ -277,47 +268,52 @@ def _instantiation(c: _Checker, v: Any, i: int, file: Path) -> KernelInstantiati
             c.warn([*at, key], "unknown field (ignored)")
     language = c.string(v, "language", at, required=True)
     if language is not None and language != "OpenCL":
-        c.bad([*at, "language"], f'must be "OpenCL", got {language!r}')
+        c.add([*at, "language"], f'must be "OpenCL", got {language!r}')
     endianness = c.string(v, "endianness", at)
     if endianness is not None and endianness not in ("big", "little"):
-        c.bad([*at, "endianness"], f'must be "big" or "little", got {endianness!r}')
+        c.add([*at, "endianness"], f'must be "big" or "little", got {endianness!r}')
     kernel_file = c.string(v, "kernel_file", at, required=True)
     if kernel_file is not None:
         if not kernel_file:
-            c.bad([*at, "kernel_file"], "must name an OpenCL C source file, got an empty string")
+            c.add([*at, "kernel_file"], "must name an OpenCL C source file, got an empty string")
         else:
-            path = (file.parent / kernel_file).resolve()
-            if not path.is_file():
-                c.bad([*at, "kernel_file"], f"kernel file {kernel_file!r} not found (looked at {path})")
+            try:
+                path = (file.parent / kernel_file).resolve()
+                found = path.is_file()
+            except (OSError, ValueError) as exc:  # a NUL byte, a name too long for the system
+                c.add([*at, "kernel_file"], f"kernel file {kernel_file!r} is not a usable file name ({exc})")
+            else:
+                if not found:
+                    c.add([*at, "kernel_file"], f"kernel file {kernel_file!r} not found (looked at {path})")
     global_size = c.sizes(v, "global_size", at, 1, required=True)
     local_size = c.sizes(v, "local_size", at, 1)
     global_offset = c.sizes(v, "global_offset", at, 0)
     if global_size is not None:
         for key, other in (("local_size", local_size), ("global_offset", global_offset)):
             if other is not None and len(other) != len(global_size):
-                c.bad([*at, key], f"has {len(other)} entries but global_size has {len(global_size)}: "
+                c.add([*at, key], f"has {len(other)} entries but global_size has {len(global_size)}: "
                       "one per dimension")
         if local_size is not None and len(local_size) == len(global_size):
             for d, (g, l) in enumerate(zip(global_size, local_size)):
-                if g % l:
-                    c.bad([*at, "local_size", d], f"{l} does not divide global_size[{d}] = {g} "
+                if g % l and not c.non_uniform:
+                    c.add([*at, "local_size", d], f"{l} does not divide global_size[{d}] = {g} "
                           "(clEnqueueNDRangeKernel needs whole work-groups)")
     flags = c.string(v, "compiler_flags", at)
     entry = c.string(v, "entry_point", at, required=True)
     if entry is not None and not _IDENT.match(entry):
-        c.bad([*at, "entry_point"], f"must be a kernel name (an identifier), got {entry!r}")
+        c.add([*at, "entry_point"], f"must be a kernel name (an identifier), got {entry!r}")
     arguments = None
     if "kernel_arguments" in v:
         raw = v["kernel_arguments"]
         if not isinstance(raw, list):
-            c.bad([*at, "kernel_arguments"], f"must be an array of kernel arguments, got {_describe(raw)}")
+            c.add([*at, "kernel_arguments"], f"must be an array of kernel arguments, got {_describe(raw)}")
         else:
             arguments = [_argument(c, a, [*at, "kernel_arguments", n], file.parent) for n, a in enumerate(raw)]
     calls = None
     if "host_api_calls" in v:
         raw = v["host_api_calls"]
         if not isinstance(raw, list):
-            c.bad([*at, "host_api_calls"], f"must be an array of host API calls, got {_describe(raw)}")
+            c.add([*at, "host_api_calls"], f"must be an array of host API calls, got {_describe(raw)}")
         else:
             calls = [_host_call(c, h, [*at, "host_api_calls", n]) for n, h in enumerate(raw)]
     if len(c.problems) > before or kernel_file is None or global_size is None or entry is None:
@@ -329,25 +325,27 @@ def _instantiation(c: _Checker, v: Any, i: int, file: Path) -> KernelInstantiati
         host_api_calls=[h for h in calls if h is not None] if calls is not None else None)
 
 
-def parse(data: Any, file: str | Path) -> tuple[list[KernelInstantiation], list[Problem]]:
+def parse(data: Any, file: str | Path, *, non_uniform: bool = False
+          ) -> tuple[list[KernelInstantiation], list[Problem]]:
     """Check parsed JSON; returns the instantiations and warnings, or raises InputError with every problem."""
     file = Path(file).resolve() if not isinstance(file, Path) else file.resolve()
     c = _Checker(file)
+    c.non_uniform = non_uniform
     if not isinstance(data, list):
-        c.bad([], f"a kernel-instantiation file must be a JSON array of kernel instantiations, got {_describe(data)}")
+        c.add([], f"a kernel-instantiation file must be a JSON array of kernel instantiations, got {_describe(data)}")
         raise InputError(c.problems)
     if not data:
-        c.bad([], "the array holds no kernel instantiations")
+        c.add([], "the array holds no kernel instantiations")
         raise InputError(c.problems)
     result = [_instantiation(c, v, i, file) for i, v in enumerate(data)]
-    if c.problems:
-        raise InputError(c.problems)
+    c.raise_if_any()
     return [r for r in result if r is not None], c.warnings
 
 
-def load(path: str | Path) -> tuple[list[KernelInstantiation], list[Problem]]:
-    """Read and check a kernel-instantiation file: (instantiations, warnings)."""
-    return parse(load_json(path), path)
+def load(path: str | Path, *, non_uniform: bool = False) -> tuple[list[KernelInstantiation], list[Problem]]:
+    """Read and check a kernel-instantiation file: (instantiations, warnings). ``non_uniform``:
+    the device runs work-groups that do not divide the global size (OpenCL >= 2.0, Oclgrind)."""
+    return parse(load_json(path), path, non_uniform=non_uniform)
 
 
 # --- writing ---------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import numpy as np
 
 from kernellab.errors import InputError, Problem
 from kernellab.formats import dds, npy_arm
-from kernellab.formats.vkformat import VkFormatInfo
+from kernellab.vkregistry.vkformat import VkFormatInfo
 
 EXTENSIONS = (".dds", ".npy")
 

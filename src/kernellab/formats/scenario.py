@@ -15,8 +15,8 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ValidationError
 
 from kernellab import model as m
-from kernellab.errors import InputError, Problem, json_pointer
-from kernellab.formats import npy
+from kernellab.errors import InputError, Problem, Problems, json_pointer
+from kernellab.formats import npy, scenario_ml
 from kernellab.formats.jsonfile import load_json, pydantic_problems
 
 log = logging.getLogger("kernellab.scenario")
@@ -24,52 +24,46 @@ log = logging.getLogger("kernellab.scenario")
 Loc = tuple[str | int, ...]
 
 
-class _Checker:
+class _Checker(Problems):
     def __init__(self, file: Path, output_dir: Path | None, strict: bool, check_files: bool):
-        self.file = file
-        self.name = str(file)
+        super().__init__(file)
         self.base = file.resolve().parent
         self.out = (output_dir or self.base).resolve()
         self.strict = strict
         self.check_files = check_files
-        self.problems: list[Problem] = []
-        self.warnings: list[Problem] = []
         #: uids of resources that failed to parse: references to them are not reported again
         self.broken_uids: set[str] = set()
 
-    def error(self, loc: Loc, message: str) -> None:
-        self.problems.append(Problem(self.name, json_pointer(loc), message))
-
     def unknown(self, loc: Loc, message: str) -> None:
-        p = Problem(self.name, json_pointer(loc), message, warning=not self.strict)
-        (self.problems if self.strict else self.warnings).append(p)
+        """An unknown field: a warning, or an error in strict mode."""
+        (self.add if self.strict else self.warn)(loc, message)
 
     # --- structure -----------------------------------------------------------------------------
     def parse_items(self, items: Any, section: str, kinds: dict[str, type], aliases: dict[str, str]) -> list[tuple[Loc, Any]]:
         out = []
         if not isinstance(items, list):
-            self.error((section,), f"expected an array, got {m._show(items)}")
+            self.add((section,), f"expected an array, got {m._show(items)}")
             return out
         for i, item in enumerate(items):
             if not isinstance(item, dict) or len(item) != 1:
                 what = "an object" if not isinstance(item, dict) else f"an object with {len(item)} keys"
-                self.error((section, i), f"expected an object with exactly one key naming the "
+                self.add((section, i), f"expected an object with exactly one key naming the "
                                          f"{section[:-1]} type ({'|'.join(kinds)}), got {what}")
                 continue
             (key, body), = item.items()
             kind = aliases.get(key, key)
             if section == "commands" and key in m.REJECTED_COMMANDS:
-                self.error((section, i), m.REJECTED_COMMANDS[key])
+                self.add((section, i), m.REJECTED_COMMANDS[key])
                 continue
             if kind not in kinds:
-                self.error((section, i), f"unknown {section[:-1]} type \"{key}\" "
+                self.add((section, i), f"unknown {section[:-1]} type \"{key}\" "
                                          f"(expected one of {'|'.join(kinds)})")
                 continue
             loc = (section, i, key)
             try:
                 obj = kinds[kind].model_validate(body)
             except ValidationError as exc:
-                self.problems += pydantic_problems(self.name, loc, exc)
+                self.extend(pydantic_problems(self.file, loc, exc))
                 if isinstance(body, dict) and isinstance(body.get("uid"), str):
                     self.broken_uids.add(body["uid"])
                 continue
@@ -95,7 +89,7 @@ class _Checker:
             return None
         path = Path(value) if Path(value).is_absolute() else self.base / value
         if self.check_files and not path.is_file():
-            self.error(loc, f"file not found: {path}" if not path.exists() else f"not a file: {path}")
+            self.add(loc, f"file not found: {path}" if not path.exists() else f"not a file: {path}")
             return None
         return path
 
@@ -110,7 +104,7 @@ class _Checker:
         try:
             return npy.read_header(path)
         except (ValueError, OSError) as exc:
-            self.error(loc, f"{path}: {exc}")
+            self.add(loc, f"{path}: {exc}")
             return None
 
 
@@ -127,13 +121,12 @@ def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, str
             ck.unknown((key,), f"unknown field \"{key}\"")
     for key in ("resources", "commands"):
         if key not in data:
-            ck.error((), f"missing required field \"{key}\"")
+            ck.add((), f"missing required field \"{key}\"")
     resources = ck.parse_items(data.get("resources", []), "resources", m.RESOURCE_KINDS, {})
     commands = ck.parse_items(data.get("commands", []), "commands", m.COMMAND_KINDS, m.COMMAND_ALIASES)
     _check_resources(ck, resources)
     _check_commands(ck, resources, commands)
-    if ck.problems:
-        raise InputError(ck.problems + ck.warnings)
+    ck.raise_if_any(with_warnings=True)
     scenario = m.Scenario([r for _, r in resources], [c for _, c in commands], path.resolve(), ck.out)
     return scenario, ck.warnings
 
@@ -142,7 +135,7 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]]) -> N
     first: dict[str, Loc] = {}
     for loc, r in resources:
         if r.uid in first:
-            ck.error(loc + ("uid",), f"duplicate uid \"{r.uid}\" (first defined at {json_pointer(first[r.uid] + ('uid',))})")
+            ck.add(loc + ("uid",), f"duplicate uid \"{r.uid}\" (first defined at {json_pointer(first[r.uid] + ('uid',))})")
         else:
             first[r.uid] = loc
         if isinstance(r, m.DataResource):
@@ -156,37 +149,35 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]]) -> N
             for j, d in enumerate(r.include_dirs):
                 p = Path(d) if Path(d).is_absolute() else ck.base / d
                 if ck.check_files and not p.is_dir():
-                    ck.error(loc + ("include_dirs", j), f"include directory not found: {p}")
+                    ck.add(loc + ("include_dirs", j), f"include directory not found: {p}")
                 incs.append(p)
             r._include_paths = tuple(incs)
         if isinstance(r, (m.Shader, m.Graph)) and r.push_constants_size % 4:
-            ck.error(loc + ("push_constants_size",),
+            ck.add(loc + ("push_constants_size",),
                      f"expected a multiple of 4, got {r.push_constants_size}")
         if isinstance(r, m.Shader):
             seen: dict[int, int] = {}
             for j, sc in enumerate(r.specialization_constants):
                 if sc.id in seen:
-                    ck.error(loc + ("specialization_constants", j, "id"),
+                    ck.add(loc + ("specialization_constants", j, "id"),
                              f"duplicate specialization constant id {sc.id} (also at index {seen[sc.id]})")
                 seen[sc.id] = j
         if isinstance(r, m.Buffer) and r._src_path is not None:
             hdr = ck.npy_header(loc + ("src",), r._src_path)
             if hdr is not None and hdr.nbytes != r.size:
-                ck.error(loc + ("src",), f"{r._src_path} holds {hdr.nbytes} bytes "
+                ck.add(loc + ("src",), f"{r._src_path} holds {hdr.nbytes} bytes "
                                          f"({hdr.dtype} {list(hdr.shape)}) but the buffer size is {r.size}")
         if isinstance(r, m.RawData) and r._src_path is not None:
             ck.npy_header(loc + ("src",), r._src_path)
         if isinstance(r, m.Image) and r.custom_border_color is not None and r.border_color not in (
                 "INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT"):
-            ck.error(loc + ("custom_border_color",),
+            ck.add(loc + ("custom_border_color",),
                      "custom_border_color needs border_color INT_CUSTOM_EXT or FLOAT_CUSTOM_EXT")
         if isinstance(r, m.Image) and r.border_color in ("INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT") \
                 and r.custom_border_color is None:
-            ck.error(loc + ("border_color",), f"border_color {r.border_color} needs custom_border_color")
+            ck.add(loc + ("border_color",), f"border_color {r.border_color} needs custom_border_color")
     if any(isinstance(r, (m.Tensor, m.Graph)) or isinstance(r, m.DataResource) and r.memory_group is not None
            for _, r in resources):
-        from kernellab.formats import scenario_ml
-
         scenario_ml.check_resources(ck, resources)
 
 
@@ -196,10 +187,10 @@ def _ref(ck: _Checker, by_uid: dict[str, tuple[Loc, m.Resource]], loc: Loc, uid:
     if hit is None and uid in ck.broken_uids:
         return None
     if hit is None:
-        ck.error(loc, f"no resource with uid \"{uid}\" (expected a {what})")
+        ck.add(loc, f"no resource with uid \"{uid}\" (expected a {what})")
         return None
     if not isinstance(hit[1], kinds):
-        ck.error(loc, f"\"{uid}\" is a {hit[1].kind}, expected a {what}")
+        ck.add(loc, f"\"{uid}\" is a {hit[1].kind}, expected a {what}")
         return None
     return hit[1]
 
@@ -215,7 +206,7 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
         if isinstance(r, m.BufferBarrier):
             buf = _ref(ck, by_uid, loc + ("buffer_resource",), r.buffer_resource, (m.Buffer,), "buffer")
             if isinstance(buf, m.Buffer) and r.offset + r.size > buf.size:
-                ck.error(loc + ("size",), f"offset {r.offset} + size {r.size} exceeds the {buf.size} bytes "
+                ck.add(loc + ("size",), f"offset {r.offset} + size {r.size} exceeds the {buf.size} bytes "
                                           f"of buffer \"{buf.uid}\"")
         elif isinstance(r, m.ImageBarrier):
             _ref(ck, by_uid, loc + ("image_resource",), r.image_resource, (m.Image,), "image")
@@ -226,8 +217,6 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
         elif isinstance(r, m.Graph):
             for j, sub in enumerate(r.shader_substitutions):
                 _ref(ck, by_uid, loc + ("shader_substitutions", j, "shader_ref"), sub.shader_ref, (m.Shader,), "shader")
-            from kernellab.formats import scenario_ml
-
             vgfs[r.uid] = scenario_ml.check_graph(ck, loc, r, _ref, by_uid)
     barrier_kinds = {"image_barrier_refs": (m.ImageBarrier, "image_barrier"),
                      "tensor_barrier_refs": (m.TensorBarrier, "tensor_barrier"),
@@ -247,32 +236,30 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
                     _ref(ck, by_uid, loc + ("push_constants", j, "push_data_ref"), pc.push_data_ref,
                          (m.RawData,), "raw_data")
                 if isinstance(graph, m.Graph):
-                    from kernellab.formats import scenario_ml
-
                     scenario_ml.check_dispatch_graph(ck, loc, c, vgfs.get(graph.uid), graph, by_uid, _ref)
             slots: dict[tuple[int, int], int] = {}
             for j, b in enumerate(c.bindings):
                 _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, data_kinds,
                      "buffer, image or tensor")
                 if (b.set, b.id) in slots:
-                    ck.error(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
+                    ck.add(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
                                                     f"by bindings/{slots[(b.set, b.id)]}")
                 else:
                     slots[(b.set, b.id)] = j
         elif isinstance(c, m.DispatchDataGraph):
             shader = _ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, (m.Shader,), "shader")
             if isinstance(shader, m.Shader) and shader.type != "SPIR-V":
-                ck.error(loc + ("graph_ref",), f"shader \"{shader.uid}\" is {shader.type}; {loc[-1]} runs a "
+                ck.add(loc + ("graph_ref",), f"shader \"{shader.uid}\" is {shader.type}; {loc[-1]} runs a "
                                                f"SPIR-V graph module (type SPIR-V)")
             slots = {}
             for j, b in enumerate(c.bindings):
                 _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, (m.Tensor,), "tensor")
                 if (b.set, b.id) in slots:
-                    ck.error(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
+                    ck.add(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
                                                     f"by bindings/{slots[(b.set, b.id)]}")
                 slots.setdefault((b.set, b.id), j)
             if c.graph_constants:
-                ck.error(loc + ("graph_constants",), "graph_constants are not run by kernellab's runner; keep the "
+                ck.add(loc + ("graph_constants",), "graph_constants are not run by kernellab's runner; keep the "
                                                      "constants in the module (or use a VGF graph and dispatch_graph)")
         elif isinstance(c, m.DispatchBarrier):
             for field, (cls, what) in barrier_kinds.items():
@@ -293,9 +280,9 @@ def _check_push_size(ck: _Checker, loc: Loc, raw: m.Resource | None, shader: m.R
     except (ValueError, OSError):
         return  # already reported at the raw_data resource
     if shader.push_constants_size == 0:
-        ck.error(loc, f"shader \"{shader.uid}\" declares push_constants_size 0, so it takes no push data")
+        ck.add(loc, f"shader \"{shader.uid}\" declares push_constants_size 0, so it takes no push data")
     elif nbytes > shader.push_constants_size:
-        ck.error(loc, f"raw_data \"{raw.uid}\" holds {nbytes} bytes, more than the "
+        ck.add(loc, f"raw_data \"{raw.uid}\" holds {nbytes} bytes, more than the "
                       f"push_constants_size {shader.push_constants_size} of shader \"{shader.uid}\"")
 
 

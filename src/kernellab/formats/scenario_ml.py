@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from kernellab import model as m
-from kernellab.errors import InputError, MissingToolError, Problem, json_pointer
-from kernellab.formats import npy, vkformat
+from kernellab.errors import InputError, MissingToolError
+from kernellab.formats import npy
+from kernellab.vkregistry import vkformat
 
 Loc = tuple[str | int, ...]
 
@@ -30,17 +31,17 @@ def check_resources(ck: Any, resources: list[tuple[Loc, m.Resource]]) -> None:
     by_uid = {r.uid: (loc, r) for loc, r in reversed(resources)}
     for loc, r in resources:
         if isinstance(r, m.Image) and len(r.dims) == 4 and (r.dims[0] != 1 or r.dims[3] != 1):
-            ck.error(loc + ("dims",), f"image dims are [1, width, height, 1]; got {list(r.dims)}")
+            ck.add(loc + ("dims",), f"image dims are [1, width, height, 1]; got {list(r.dims)}")
         if not isinstance(r, m.Tensor):
             continue
         fmt = vkformat.lookup(r.format)
         if fmt is None or not fmt.tensor:
-            ck.error(loc + ("format",), f"unsupported tensor format \"{r.format}\" "
+            ck.add(loc + ("format",), f"unsupported tensor format \"{r.format}\" "
                                         f"(expected one of {'|'.join(vkformat.TENSOR_FORMAT_NAMES)})")
             continue
         _check_tensor_src(ck, loc, r, fmt)
         if r.memory_group is not None and r.memory_group.offset % fmt.texel_size:
-            ck.error(loc + ("memory_group", "offset"), f"offset {r.memory_group.offset} is not a multiple of the "
+            ck.add(loc + ("memory_group", "offset"), f"offset {r.memory_group.offset} is not a multiple of the "
                                                        f"{fmt.texel_size}-byte elements of {r.format}")
         target, where = _viewed_image(r, by_uid, loc)
         if target is not None:
@@ -55,10 +56,10 @@ def check_resources(ck: Any, resources: list[tuple[Loc, m.Resource]]) -> None:
             if isinstance(r, m.Image):
                 fmt = vkformat.lookup(r.format)
                 if fmt is not None and r.memory_group is not None and r.memory_group.offset % fmt.texel_size:
-                    ck.error(loc + ("memory_group", "offset"), f"offset {r.memory_group.offset} is not a multiple "
+                    ck.add(loc + ("memory_group", "offset"), f"offset {r.memory_group.offset} is not a multiple "
                                                                f"of the {fmt.texel_size}-byte texels of {r.format}")
                 if tensors and r.mips > 1:
-                    ck.error(loc + ("mips",), f"image \"{r.uid}\" shares memory_group \"{gid}\" with tensor "
+                    ck.add(loc + ("mips",), f"image \"{r.uid}\" shares memory_group \"{gid}\" with tensor "
                                               f"\"{tensors[0].uid}\"; only an image with one mip level can be aliased")
 
 
@@ -68,13 +69,13 @@ def _check_tensor_src(ck: Any, loc: Loc, r: m.Tensor, fmt: vkformat.VkFormatInfo
     try:
         hdr = npy.read_header(r.src_path)
     except (ValueError, OSError) as exc:
-        ck.error(loc + ("src",), f"{r.src_path}: {exc}")
+        ck.add(loc + ("src",), f"{r.src_path}: {exc}")
         return
     want = tuple(r.dims)
     if tuple(hdr.shape) != want:
-        ck.error(loc + ("src",), f"{r.src_path}: tensor .npy is shaped {list(hdr.shape)}, the tensor's dims are {list(want)}")
+        ck.add(loc + ("src",), f"{r.src_path}: tensor .npy is shaped {list(hdr.shape)}, the tensor's dims are {list(want)}")
     elif not fmt.npy_dtype_ok(np.dtype(hdr.dtype)):
-        ck.error(loc + ("src",), f"{r.src_path}: tensor .npy has dtype {np.dtype(hdr.dtype).str}; "
+        ck.add(loc + ("src",), f"{r.src_path}: tensor .npy has dtype {np.dtype(hdr.dtype).str}; "
                                  f"{fmt.name} needs {fmt.npy_descr}")
 
 
@@ -93,18 +94,18 @@ def _viewed_image(r: m.Tensor, by_uid: dict[str, tuple[Loc, m.Resource]], loc: L
 
 def _check_view(ck: Any, loc: Loc, where: Loc, r: m.Tensor, fmt: vkformat.VkFormatInfo, image: m.Image) -> None:
     if image.mips > 1 and where[-1] == "resource_ref":
-        ck.error(where, f"image \"{image.uid}\" has {image.mips} mip levels; only an image with one level can be aliased")
+        ck.add(where, f"image \"{image.uid}\" has {image.mips} mip levels; only an image with one level can be aliased")
     ifmt = vkformat.lookup(image.format)
     if ifmt is None:
         return
     w, h = (image.dims[1], image.dims[2]) if len(image.dims) >= 3 else (image.dims[0], image.dims[1])
     want = [h, w, ifmt.channels]
     if list(r.dims) not in (want, [1, *want]):
-        ck.error(loc + ("dims",), f"a tensor aliasing image \"{image.uid}\" ({image.format}, {w}x{h}) needs dims "
+        ck.add(loc + ("dims",), f"a tensor aliasing image \"{image.uid}\" ({image.format}, {w}x{h}) needs dims "
                                   f"{want} or {[1, *want]}, got {list(r.dims)}")
     component = ifmt.texel_size // max(ifmt.channels, 1)
     if fmt.texel_size != component:
-        ck.error(loc + ("format",), f"{r.format} has {fmt.texel_size}-byte elements, but the components of image "
+        ck.add(loc + ("format",), f"{r.format} has {fmt.texel_size}-byte elements, but the components of image "
                                     f"\"{image.uid}\" ({image.format}) are {component} byte{'s' if component > 1 else ''}")
 
 
@@ -118,12 +119,11 @@ def check_graph(ck: Any, loc: Loc, r: m.Graph, ref: Callable[..., Any], by_uid: 
         g = vgf.read(r.src_path)
     except InputError as exc:
         for p in exc.problems:
-            ck.error(loc + ("src",), f"{p.file}: {p.where + ': ' if p.where else ''}{p.message}")
+            ck.add(loc + ("src",), f"{p.file}: {p.where + ': ' if p.where else ''}{p.message}")
         return None
     except MissingToolError as exc:
         # without Arm's VGF library the file cannot be read here; running it will say so too
-        ck.warnings.append(Problem(ck.name, json_pointer(loc + ("src",)), f"not checked against the VGF: {exc}",
-                                   warning=True))
+        ck.warn(loc + ("src",), f"not checked against the VGF: {exc}")
         return None
     _check_targets(ck, loc, r.uid, g, r.shader_substitutions, r.specialization_constants_map,
                    "specialization_constants_map")
@@ -137,12 +137,12 @@ def _check_targets(ck: Any, loc: Loc, uid: str, g: Any, substitutions: Any, targ
     for j, sub in enumerate(substitutions):
         if sub.target not in placeholders:
             have = ", ".join(placeholders) if placeholders else "none"
-            ck.error(loc + ("shader_substitutions", j, "target"),
+            ck.add(loc + ("shader_substitutions", j, "target"),
                      f"graph \"{uid}\" has no placeholder module \"{sub.target}\" (placeholders: {have})")
     names = [mod.name for mod in g.modules]
     for j, entry in enumerate(targeted):
         if entry.shader_target not in names:
-            ck.error(loc + (field, j, "shader_target"),
+            ck.add(loc + (field, j, "shader_target"),
                      f"graph \"{uid}\" has no module \"{entry.shader_target}\" (modules: {', '.join(names)})")
     return placeholders
 
@@ -157,7 +157,7 @@ def check_dispatch_graph(ck: Any, loc: Loc, c: m.DispatchGraph, g: Any, graph: m
     substituted = {s.target for s in (*graph.shader_substitutions, *c.shader_substitutions)}
     missing = [p for p in placeholders if p not in substituted]
     if missing:
-        ck.error(loc, f"graph \"{graph.uid}\" has placeholder module{'s' if len(missing) > 1 else ''} "
+        ck.add(loc, f"graph \"{graph.uid}\" has placeholder module{'s' if len(missing) > 1 else ''} "
                       f"{', '.join(missing)} without a shader_substitutions entry")
     bound = set()
     for j, b in enumerate(c.bindings):
@@ -176,12 +176,12 @@ def check_dispatch_graph(ck: Any, loc: Loc, c: m.DispatchGraph, g: Any, graph: m
         else:
             continue
         if problem:
-            ck.error(loc + ("bindings", j, "resource_ref"), problem)
+            ck.add(loc + ("bindings", j, "resource_ref"), problem)
         elif not isinstance(res, m.Tensor):
-            ck.error(loc + ("bindings", j, "resource_ref"),
+            ck.add(loc + ("bindings", j, "resource_ref"),
                      f"\"{res.uid}\" is a {res.kind}: kernellab's runner binds only tensors to graphs")
     for port in (*g.inputs, *g.outputs):
         if port.binding not in bound:
             kind = "input" if port in g.inputs else "output"
-            ck.error(loc + ("bindings",), f"VGF {kind} {port.name!r} (binding {port.binding}) of graph "
+            ck.add(loc + ("bindings",), f"VGF {kind} {port.name!r} (binding {port.binding}) of graph "
                                           f"\"{graph.uid}\" is not bound (add a binding with \"id\": {port.binding})")

@@ -14,7 +14,7 @@ import numpy as np
 
 from kernellab.errors import InputError
 from kernellab.formats import npy_arm
-from kernellab.formats.vkformat import VkFormatInfo
+from kernellab.vkregistry.vkformat import VkFormatInfo
 
 
 def element_count(dims: Sequence[int]) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernellab.formats.vkformat import VkFormatInfo
+from kernellab.vkregistry.vkformat import VkFormatInfo
 
 
 def _srgb_to_linear(c: np.ndarray) -> np.ndarray:

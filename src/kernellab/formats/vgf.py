@@ -12,16 +12,15 @@ reads it; this module turns the decoder's handles into plain dataclasses.
 """
 from __future__ import annotations
 
-import functools
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kernellab.errors import InputError, MissingToolError
-from kernellab.formats import vkformat
+from kernellab.vkregistry import enums, vkformat
 
 VGF_PACKAGE = "ai-ml-sdk-vgf-library"
 
@@ -206,8 +205,6 @@ class VgfFile:
 
     def summary(self) -> dict[str, Any]:
         """A JSON-ready description (for ``kernellab`` listings and error messages)."""
-        from dataclasses import asdict
-
         return {
             "version": ".".join(map(str, self.version)),
             "modules": [dict(asdict(m), placeholder=m.placeholder) for m in self.modules],
@@ -225,26 +222,10 @@ def image_dims(vgf_shape: tuple[int, ...]) -> tuple[int, int, int, int]:
     return (1, int(vgf_shape[h_index + 1]), int(vgf_shape[h_index]), 1)
 
 
-@functools.lru_cache(maxsize=1)
-def _descriptor_type_names() -> dict[int, str]:
-    import vulkan
-
-    names = {getattr(vulkan, n): n for n in dir(vulkan)
-             if n.startswith("VK_DESCRIPTOR_TYPE_") and not n.endswith(("_RANGE", "_ENUM", "_RANGE_SIZE"))
-             and "__" not in n}
-    try:
-        from kernellab.backends import vulkan_arm
-
-        names[vulkan_arm.const("VK_DESCRIPTOR_TYPE_TENSOR_ARM")] = "VK_DESCRIPTOR_TYPE_TENSOR_ARM"
-    except (ImportError, MissingToolError, KeyError):
-        pass  # without the registry package the number is shown instead of the name
-    return names
-
-
 def descriptor_type_name(value: int | None) -> str | None:
     if value is None:
         return None
-    return _descriptor_type_names().get(value, f"VkDescriptorType({value})")
+    return enums.names("VkDescriptorType").get(value, f"VkDescriptorType({value})")
 
 
 def format_name(value: int) -> str:
@@ -268,19 +249,36 @@ def read(path: str | os.PathLike[str]) -> VgfFile:
 def parse(data: bytes, path: str | os.PathLike[str] = "<vgf>") -> VgfFile:
     vgf = _vgfpy()
     name = str(path)
+    header, sections, decoders = _decoders(vgf, data, name)
+    modules_dec, seq, mrt, consts = (decoders[sec] for sec in ("module", "sequence", "resource", "constant"))
+    resources = _resources(vgf, mrt)
+    v = header.GetVersion()
+    return VgfFile(
+        path=name, version=(int(v.major), int(v.minor), int(v.patch)),
+        vulkan_headers_version=int(header.GetEncoderVulkanHeadersVersion()),
+        modules=_modules(vgf, modules_dec), segments=_segments(vgf, seq), resources=resources,
+        constants=_constants(consts),
+        inputs=_ports(seq, seq.getModelSequenceInputBindingSlotsHandle(), seq.getModelSequenceInputNamesHandle(),
+                      resources, name),
+        outputs=_ports(seq, seq.getModelSequenceOutputBindingSlotsHandle(), seq.getModelSequenceOutputNamesHandle(),
+                       resources, name),
+        _data=bytes(data), _sections=sections)
 
-    def bad(where: str, message: str) -> InputError:
-        return InputError.at(name, where, message)
 
+def _decoders(vgf: Any, data: bytes, name: str) -> tuple[Any, dict[str, tuple[int, int]], dict[str, Any]]:
+    """The header, each section's (offset, size) and each section's decoder, or an
+    :class:`InputError` at the first damaged part."""
     if len(data) < vgf.HeaderSize():
-        raise bad("byte 0 (header)", f"not a VGF file: {len(data)} bytes is shorter than a VGF header")
+        raise InputError.at(name, "byte 0 (header)",
+                            f"not a VGF file: {len(data)} bytes is shorter than a VGF header")
     header = vgf.CreateHeaderDecoder(data, vgf.HeaderSize(), len(data))
     if header is None or not header.IsValid():
-        raise bad("byte 0 (header)", "not a VGF file (bad magic or header)")
+        raise InputError.at(name, "byte 0 (header)", "not a VGF file (bad magic or header)")
     if not header.CheckVersion():
         v = header.GetVersion()
-        raise bad("byte 8 (version)", f"VGF format version {v.major}.{v.minor}.{v.patch} is not supported by "
-                  f"the installed {VGF_PACKAGE}; upgrade it or regenerate the file")
+        raise InputError.at(name, "byte 8 (version)",
+                            f"VGF format version {v.major}.{v.minor}.{v.patch} is not supported by "
+                            f"the installed {VGF_PACKAGE}; upgrade it or regenerate the file")
     sections = {
         "module": (header.GetModuleTableOffset(), header.GetModuleTableSize()),
         "sequence": (header.GetModelSequenceTableOffset(), header.GetModelSequenceTableSize()),
@@ -289,20 +287,24 @@ def parse(data: bytes, path: str | os.PathLike[str] = "<vgf>") -> VgfFile:
     }
     for sec, (off, size) in sections.items():
         if off + size > len(data):
-            raise bad(f"byte {off} ({sec} section)", f"the {sec} section runs past the end of the file")
+            raise InputError.at(name, f"byte {off} ({sec} section)", f"the {sec} section runs past the end of the file")
     view = memoryview(data)
-    modules_dec = vgf.CreateModuleTableDecoder(view[sections["module"][0]:], sections["module"][1])
-    seq = vgf.CreateModelSequenceTableDecoder(view[sections["sequence"][0]:], sections["sequence"][1])
-    mrt = vgf.CreateModelResourceTableDecoder(view[sections["resource"][0]:], sections["resource"][1])
-    consts = vgf.CreateConstantDecoder(view[sections["constant"][0]:], sections["constant"][1])
-    for sec, dec in (("module", modules_dec), ("sequence", seq), ("resource", mrt), ("constant", consts)):
+    make = {"module": vgf.CreateModuleTableDecoder, "sequence": vgf.CreateModelSequenceTableDecoder,
+            "resource": vgf.CreateModelResourceTableDecoder, "constant": vgf.CreateConstantDecoder}
+    decoders = {sec: make[sec](view[off:], size) for sec, (off, size) in sections.items()}
+    for sec, dec in decoders.items():
         if dec is None:
-            raise bad(f"byte {sections[sec][0]} ({sec} section)", f"the {sec} section is damaged")
+            raise InputError.at(name, f"byte {sections[sec][0]} ({sec} section)", f"the {sec} section is damaged")
+    return header, sections, decoders
 
-    kinds = {vgf.ModuleType.Graph: "graph", vgf.ModuleType.Compute: "compute"}
+
+def _module_kinds(vgf: Any) -> dict[Any, str]:
+    return {vgf.ModuleType.Graph: "graph", vgf.ModuleType.Compute: "compute"}
+
+
+def _resources(vgf: Any, mrt: Any) -> list[Resource]:
     categories = {vgf.ResourceCategory.Input: "input", vgf.ResourceCategory.Output: "output",
                   vgf.ResourceCategory.Intermediate: "intermediate", vgf.ResourceCategory.Constant: "constant"}
-
     resources = []
     for i in range(mrt.size()):
         fmt = int(mrt.getVkFormat(i))
@@ -310,7 +312,11 @@ def parse(data: bytes, path: str | os.PathLike[str] = "<vgf>") -> VgfFile:
             index=i, category=categories[mrt.getCategory(i)], format=format_name(fmt), format_value=fmt,
             shape=_ints(mrt.getTensorShape(i)), strides=_ints(mrt.getTensorStride(i)),
             descriptor_type=descriptor_type_name(mrt.getDescriptorType(i)), alias_group=mrt.getAliasGroupId(i)))
+    return resources
 
+
+def _modules(vgf: Any, modules_dec: Any) -> list[Module]:
+    kinds = _module_kinds(vgf)
     modules = []
     for i in range(modules_dec.size()):
         if modules_dec.isSPIRV(i):
@@ -323,15 +329,20 @@ def parse(data: bytes, path: str | os.PathLike[str] = "<vgf>") -> VgfFile:
             code = None
         modules.append(Module(i, str(modules_dec.getModuleName(i)), str(modules_dec.getModuleEntryPoint(i)),
                               kinds[modules_dec.getModuleType(i)], code))
+    return modules
 
-    def slots(handle: Any) -> tuple[Binding, ...]:
-        return tuple(Binding(int(seq.getBindingSlotBinding(handle, k)), int(seq.getBindingSlotMrtIndex(handle, k)))
-                     for k in range(seq.getBindingsSize(handle)))
 
+def _slots(seq: Any, handle: Any) -> tuple[Binding, ...]:
+    return tuple(Binding(int(seq.getBindingSlotBinding(handle, k)), int(seq.getBindingSlotMrtIndex(handle, k)))
+                 for k in range(seq.getBindingsSize(handle)))
+
+
+def _segments(vgf: Any, seq: Any) -> list[Segment]:
+    kinds = _module_kinds(vgf)
     segments = []
     for s in range(seq.modelSequenceTableSize()):
         sets = tuple(DescriptorSet(int(seq.getSegmentDescriptorSetIndex(s, d)),
-                                   slots(seq.getDescriptorBindingSlotsHandle(s, d)))
+                                   _slots(seq, seq.getDescriptorBindingSlotsHandle(s, d)))
                      for d in range(seq.getSegmentDescriptorSetInfosSize(s)))
         pc = seq.getSegmentPushConstRange(s)
         ranges = tuple(PushConstantRange(int(seq.getPushConstRangeStageFlags(pc, k)),
@@ -341,12 +352,15 @@ def parse(data: bytes, path: str | os.PathLike[str] = "<vgf>") -> VgfFile:
         segments.append(Segment(
             index=s, name=str(seq.getSegmentName(s)), kind=kinds[seq.getSegmentType(s)],
             module=int(seq.getSegmentModuleIndex(s)), descriptor_sets=sets,
-            inputs=slots(seq.getSegmentInputBindingSlotsHandle(s)),
-            outputs=slots(seq.getSegmentOutputBindingSlotsHandle(s)),
+            inputs=_slots(seq, seq.getSegmentInputBindingSlotsHandle(s)),
+            outputs=_slots(seq, seq.getSegmentOutputBindingSlotsHandle(s)),
             dispatch_shape=(shape + (1, 1, 1))[:3],  # type: ignore[arg-type]
             push_constant_ranges=ranges, constants=_ints(seq.getSegmentConstantIndexes(s)),
             constant_bindings=tuple(_constant_binding(b) for b in seq.getSegmentConstantBindings(s))))
+    return segments
 
+
+def _constants(consts: Any) -> list[Constant]:
     constants = []
     for c in range(consts.size()):
         data_c = consts.getConstant(c)
@@ -354,25 +368,18 @@ def parse(data: bytes, path: str | os.PathLike[str] = "<vgf>") -> VgfFile:
         constants.append(Constant(c, int(consts.getConstantMrtIndex(c)),
                                   memoryview(data_c).nbytes if data_c is not None else 0,
                                   int(sparse) if sparse is not None else None))
+    return constants
 
-    def ports(slot_handle: Any, names_handle: Any) -> list[Port]:
-        out = []
-        for k, b in enumerate(slots(slot_handle)):
-            pname = seq.getName(names_handle, k) if k < seq.getNamesSize(names_handle) else f"#{k}"
-            if not 0 <= b.resource < len(resources):
-                raise bad("model sequence", f"port {pname!r} names resource {b.resource}, "
-                          f"but the resource table has {len(resources)}")
-            out.append(Port(str(pname), b.binding, resources[b.resource]))
-        return out
 
-    v = header.GetVersion()
-    return VgfFile(
-        path=name, version=(int(v.major), int(v.minor), int(v.patch)),
-        vulkan_headers_version=int(header.GetEncoderVulkanHeadersVersion()),
-        modules=modules, segments=segments, resources=resources, constants=constants,
-        inputs=ports(seq.getModelSequenceInputBindingSlotsHandle(), seq.getModelSequenceInputNamesHandle()),
-        outputs=ports(seq.getModelSequenceOutputBindingSlotsHandle(), seq.getModelSequenceOutputNamesHandle()),
-        _data=bytes(data), _sections=sections)
+def _ports(seq: Any, slot_handle: Any, names_handle: Any, resources: list[Resource], name: str) -> list[Port]:
+    out = []
+    for k, b in enumerate(_slots(seq, slot_handle)):
+        pname = seq.getName(names_handle, k) if k < seq.getNamesSize(names_handle) else f"#{k}"
+        if not 0 <= b.resource < len(resources):
+            raise InputError.at(name, "model sequence", f"port {pname!r} names resource {b.resource}, "
+                                f"but the resource table has {len(resources)}")
+        out.append(Port(str(pname), b.binding, resources[b.resource]))
+    return out
 
 
 def _constant_binding(b: Any) -> tuple[int, int]:

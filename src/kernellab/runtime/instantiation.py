@@ -12,18 +12,20 @@ import os
 import re
 import shutil
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
+from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import BackendOptions, ProgramSpec
 from kernellab.backends.opencl import KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram
 from kernellab.errors import BackendError, CompileError, InputError, Problem
 from kernellab.formats import gpuverify
-from kernellab.formats.gpuverify import (ArrayArgument, ImageArgument, KernelInstantiation, SamplerArgument,
-                                         ScalarArgument)
+from kernellab.formats.gpuverify import (ArrayArgument, ImageArgument, KernelArgument, KernelInstantiation,
+                                         SamplerArgument, ScalarArgument)
 from kernellab.outputs import OutputSet
 
 Report = Callable[[str], None]
@@ -124,45 +126,16 @@ def build(backend: OpenCLBackend, inst: KernelInstantiation) -> OpenCLProgram:
         raise err from exc
 
 
-def _scalar_bytes(inst: KernelInstantiation, n: int, arg: KernelArg, rec: ScalarArgument,
-                  seed: int, filled: list[str], problems: list[Problem], size: int | None = None) -> bytes | None:
-    size = arg.type.size or size
-    if rec.value is None:
-        if size is None:
-            problems.append(_problem(inst, ["kernel_arguments", n],
-                                     f"argument {n} ({arg.type_name} {arg.name}) has no value and its size is "
-                                     "unknown, so it cannot be filled; give a value"))
-            return None
-        count = (4 if arg.type.count == 3 else arg.type.count) if arg.type.dtype else size
-        data = seeded_values(arg.type.dtype, count, _rng(seed, inst, n))
-        filled.append(f"{inst.file}: {inst.pointer('kernel_arguments', n)}: argument {n} ({arg.type_name} "
-                      f"{arg.name}) is unconstrained; filled from seed {seed} with "
-                      f"{gpuverify.hex_value(data, 'little')}")
-        return data
-    digits = rec.value[2:].lstrip("0")
-    if size is None:  # a struct or a typedef we cannot resolve: the hex string gives the width
-        size = max(1, (len(rec.value) - 2 + 1) // 2)
-    try:
-        raw = gpuverify.hex_bytes(rec.value, size, inst.byteorder)
-    except OverflowError:
-        problems.append(_problem(inst, ["kernel_arguments", n, "value"],
-                                 f"{rec.value} needs {(len(digits) + 1) // 2} bytes but parameter {n} "
-                                 f"({arg.type_name} {arg.name}) has {size}"))
-        return None
-    return _to_device_order(raw, arg.type.dtype, inst.byteorder)
-
-
 def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLProgram, seed: int = 0
             ) -> PreparedLaunch:
     """Make every argument of ``inst`` on ``backend``; all mismatches with the kernel's parameters
     are reported together as bad input."""
-    problems: list[Problem] = []
-    filled: list[str] = []
     params = program.args
     records = inst.kernel_arguments
+    maker = _ArgumentMaker(backend, inst, seed)
     if records is None:
         records = [None] * len(params)  # type: ignore[list-item]
-        filled.append(f"{inst.file}: {inst.pointer()}: no kernel_arguments; every argument is unconstrained")
+        maker.filled.append(f"{inst.file}: {inst.pointer()}: no kernel_arguments; every argument is unconstrained")
     elif len(records) != len(params):
         sig = ", ".join(f"{a.type_name} {a.name}" for a in params)
         raise InputError([_problem(inst, ["kernel_arguments"],
@@ -170,93 +143,148 @@ def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLPr
                                    f"takes {len(params)} arguments")])
     launch = PreparedLaunch(inst, program, [])
     # structs and other by-value types numpy cannot size: the compiler says how big they are
-    layout = backend.type_layout(program, [a.type_name for a in params
-                                           if a.kind == "scalar" and a.type.size is None])
-    sizes = {name: size for name, (size, _) in layout.items()}
+    sizes = {name: size for name, (size, _) in backend.type_layout(program, abi.unsized_types(params)).items()}
     for n, (arg, rec) in enumerate(zip(params, records)):
-        kind = arg.kind
         if rec is None:  # whole list unconstrained: make a record of the parameter's kind
-            rec = {"scalar": ScalarArgument(), "buffer": ArrayArgument(), "local": ArrayArgument(address_space="local"),
-                   "image": ImageArgument(), "sampler": SamplerArgument()}[kind]
-        want = {"scalar": "scalar", "buffer": "array", "local": "array", "image": "image", "sampler": "sampler"}[kind]
-        if rec.type != want:
-            problems.append(_problem(inst, ["kernel_arguments", n, "type"],
-                                     f'is "{rec.type}" but parameter {n} of {inst.entry_point} is '
-                                     f'"{arg.type_name} {arg.name}" (expected "{want}")'))
-            launch.args.append(None)
-            continue
-        if isinstance(rec, ScalarArgument):
-            launch.args.append(_scalar_bytes(inst, n, arg, rec, seed, filled, problems, sizes.get(arg.type_name)))
-        elif isinstance(rec, ArrayArgument):
-            declared = "local" if kind == "local" else arg.address_space
-            if rec.address_space is not None and rec.address_space != declared:
-                problems.append(_problem(inst, ["kernel_arguments", n, "address_space"],
-                                         f'is "{rec.address_space}" but parameter {n} ({arg.type_name} {arg.name}) '
-                                         f'is declared __{declared}'))
-                launch.args.append(None)
-                continue
-            elem = arg.type.size or 1
-            # one element per work-item (offset included), so an unconstrained launch stays in bounds
-            reach = [g + o for g, o in zip(inst.global_size, inst.global_offset or (0,) * len(inst.global_size))]
-            default_items = int(np.prod(inst.local_size if kind == "local" and inst.local_size else reach))
-            if kind == "local":
-                size = rec.size
-                if size is None:
-                    size = default_items * elem
-                    filled.append(f"{inst.file}: {inst.pointer('kernel_arguments', n)}: __local argument {n} "
-                                  f"({arg.name}) has no size; using {size} bytes (one element per work-item)")
-                launch.args.append(LocalMemory(size))
-                continue
-            data: Any = None
-            if rec.data_path is not None:
-                # mapped, not read: the driver copies straight from the page cache
-                data = np.memmap(rec.data_path, dtype=np.uint8, mode="r") if rec.data_path.stat().st_size else b""
-            size = rec.size if rec.size is not None else (len(data) if data is not None and len(data) else
-                                                          default_items * elem)
-            if data is None:
-                unit = np.dtype(arg.type.dtype).itemsize if arg.type.dtype else 1
-                count = -(-size // unit)
-                data = seeded_values(arg.type.dtype, count, _rng(seed, inst, n))[:size]
-                filled.append(f"{inst.file}: {inst.pointer('kernel_arguments', n)}: array argument {n} "
-                              f"({arg.type_name} {arg.name}) has no data; filled {size} bytes from seed {seed}")
-            elif len(data) < size:
-                data = bytes(data) + bytes(size - len(data))
-            buf = backend.alloc_with_flags(size, rec.flags or (), uid=f"arg{n}")
-            data = _to_device_order(data, arg.type.dtype, inst.byteorder)
-            backend.write_buffer(buf, data)
-            launch.args.append(buf)
-            launch.arrays[n] = buf
-            launch.array_dtypes[n] = arg.type.dtype
-            if arg.address_space == "constant" or "CL_MEM_READ_ONLY" in (rec.flags or ()):
-                # the kernel cannot change it: its final bytes are its initial bytes, no read-back needed
-                as_file = isinstance(data, np.memmap) and rec.data_path is not None and len(data) == size
-                launch.unchanged[n] = rec.data_path if as_file else data
-        elif isinstance(rec, SamplerArgument):
-            launch.args.append(backend.make_sampler())
-            filled.append(f"{inst.file}: {inst.pointer('kernel_arguments', n)}: sampler argument {n} ({arg.name}) "
-                          "uses unnormalized coordinates, clamp-to-edge, nearest filtering")
-        else:
-            base = arg.type_name.replace("const", "").strip()
-            dims = {"image1d_t": 1, "image2d_t": 2, "image3d_t": 3}.get(base)
-            if dims is None or dims > len(inst.global_size):
-                problems.append(_problem(inst, ["kernel_arguments", n],
-                                         f"image argument {n} ({arg.type_name} {arg.name}): the file gives no image "
-                                         "description and its shape cannot be taken from the launch "
-                                         "(supported: image1d_t/image2d_t/image3d_t with at least as many "
-                                         "global_size dimensions)"))
-                launch.args.append(None)
-                continue
-            shape = inst.global_size[:dims]
-            texels = int(np.prod(shape)) * 4
-            values = np.frombuffer(seeded_values("f4", texels, _rng(seed, inst, n)), dtype=np.float32)
-            launch.args.append(backend.make_image(shape, values.reshape(tuple(reversed(shape)) + (4,)), arg.access))
-            filled.append(f"{inst.file}: {inst.pointer('kernel_arguments', n)}: image argument {n} ({arg.name}) is "
-                          f"an RGBA float image of {'x'.join(map(str, shape))} texels (the global size) filled "
-                          f"from seed {seed}")
-    if problems:
-        raise InputError(problems)
-    launch.filled = filled
+            rec = _UNCONSTRAINED[arg.kind]()
+        launch.args.append(maker.argument(launch, n, arg, rec, sizes.get(arg.type_name)))
+    if maker.problems:
+        raise InputError(maker.problems)
+    launch.filled = maker.filled
     return launch
+
+
+#: a record for each parameter kind when the file gives none, and the record type each kind needs
+_UNCONSTRAINED: dict[str, Callable[[], KernelArgument]] = {
+    "scalar": ScalarArgument, "buffer": ArrayArgument, "local": lambda: ArrayArgument(address_space="local"),
+    "image": ImageArgument, "sampler": SamplerArgument}
+_RECORD_TYPE = {"scalar": "scalar", "buffer": "array", "local": "array", "image": "image", "sampler": "sampler"}
+
+
+@dataclass
+class _ArgumentMaker:
+    """Makes the argument values of one instantiation, noting what it fills from the seed and
+    every problem."""
+
+    backend: OpenCLBackend
+    inst: KernelInstantiation
+    seed: int
+    filled: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    def _fill_note(self, n: int, text: str) -> None:
+        self.filled.append(f"{self.inst.file}: {self.inst.pointer('kernel_arguments', n)}: {text}")
+
+    def argument(self, launch: PreparedLaunch, n: int, arg: KernelArg, rec: KernelArgument,
+                 size: int | None) -> Any:
+        """The value of parameter ``n`` (None when it is refused: the problem is noted)."""
+        inst = self.inst
+        want = _RECORD_TYPE[arg.kind]
+        if rec.type != want:
+            self.problems.append(_problem(inst, ["kernel_arguments", n, "type"],
+                                          f'is "{rec.type}" but parameter {n} of {inst.entry_point} is '
+                                          f'"{arg.type_name} {arg.name}" (expected "{want}")'))
+            return None
+        if isinstance(rec, ScalarArgument):
+            return self.scalar(n, arg, rec, size)
+        if isinstance(rec, ArrayArgument):
+            declared = "local" if arg.kind == "local" else arg.address_space
+            if rec.address_space is not None and rec.address_space != declared:
+                self.problems.append(_problem(inst, ["kernel_arguments", n, "address_space"],
+                                              f'is "{rec.address_space}" but parameter {n} ({arg.type_name} '
+                                              f'{arg.name}) is declared __{declared}'))
+                return None
+            return self.local(n, arg, rec) if arg.kind == "local" else self.array(launch, n, arg, rec)
+        if isinstance(rec, SamplerArgument):
+            self._fill_note(n, f"sampler argument {n} ({arg.name}) uses unnormalized coordinates, "
+                               "clamp-to-edge, nearest filtering")
+            return self.backend.make_sampler()
+        return self.image(n, arg)
+
+    def scalar(self, n: int, arg: KernelArg, rec: ScalarArgument, size: int | None) -> bytes | None:
+        inst, seed = self.inst, self.seed
+        size = arg.type.size or size
+        if rec.value is None:
+            if size is None:
+                self.problems.append(_problem(inst, ["kernel_arguments", n],
+                                              f"argument {n} ({arg.type_name} {arg.name}) has no value and its "
+                                              "size is unknown, so it cannot be filled; give a value"))
+                return None
+            count = (4 if arg.type.count == 3 else arg.type.count) if arg.type.dtype else size
+            data = seeded_values(arg.type.dtype, count, _rng(seed, inst, n))
+            self._fill_note(n, f"argument {n} ({arg.type_name} {arg.name}) is unconstrained; filled from seed "
+                               f"{seed} with {gpuverify.hex_value(data, 'little')}")
+            return data
+        digits = rec.value[2:].lstrip("0")
+        if size is None:  # a struct or a typedef we cannot resolve: the hex string gives the width
+            size = max(1, (len(rec.value) - 2 + 1) // 2)
+        try:
+            raw = gpuverify.hex_bytes(rec.value, size, inst.byteorder)
+        except OverflowError:
+            self.problems.append(_problem(inst, ["kernel_arguments", n, "value"],
+                                          f"{rec.value} needs {(len(digits) + 1) // 2} bytes but parameter {n} "
+                                          f"({arg.type_name} {arg.name}) has {size}"))
+            return None
+        return _to_device_order(raw, arg.type.dtype, inst.byteorder)
+
+    def _default_items(self, local: bool) -> int:
+        # one element per work-item (offset included), so an unconstrained launch stays in bounds
+        inst = self.inst
+        reach = [g + o for g, o in zip(inst.global_size, inst.global_offset or (0,) * len(inst.global_size))]
+        return int(np.prod(inst.local_size if local and inst.local_size else reach))
+
+    def local(self, n: int, arg: KernelArg, rec: ArrayArgument) -> LocalMemory:
+        size = rec.size
+        if size is None:
+            size = self._default_items(True) * abi.local_element_size(arg)
+            self._fill_note(n, f"__local argument {n} ({arg.name}) has no size; using {size} bytes "
+                               "(one element per work-item)")
+        return LocalMemory(size)
+
+    def array(self, launch: PreparedLaunch, n: int, arg: KernelArg, rec: ArrayArgument) -> OpenCLBuffer:
+        inst = self.inst
+        data: Any = None
+        if rec.data_path is not None:
+            # mapped, not read: the driver copies straight from the page cache
+            data = np.memmap(rec.data_path, dtype=np.uint8, mode="r") if rec.data_path.stat().st_size else b""
+        elem = arg.type.size or 1
+        size = rec.size if rec.size is not None else (len(data) if data is not None and len(data) else
+                                                      self._default_items(False) * elem)
+        if data is None:
+            unit = np.dtype(arg.type.dtype).itemsize if arg.type.dtype else 1
+            data = seeded_values(arg.type.dtype, -(-size // unit), _rng(self.seed, inst, n))[:size]
+            self._fill_note(n, f"array argument {n} ({arg.type_name} {arg.name}) has no data; filled {size} "
+                               f"bytes from seed {self.seed}")
+        elif len(data) < size:
+            data = bytes(data) + bytes(size - len(data))
+        buf = self.backend.alloc_with_flags(size, rec.flags or (), uid=f"arg{n}")
+        data = _to_device_order(data, arg.type.dtype, inst.byteorder)
+        self.backend.write_buffer(buf, data)
+        launch.arrays[n] = buf
+        launch.array_dtypes[n] = arg.type.dtype
+        if arg.address_space == "constant" or "CL_MEM_READ_ONLY" in (rec.flags or ()):
+            # the kernel cannot change it: its final bytes are its initial bytes, no read-back needed
+            as_file = isinstance(data, np.memmap) and rec.data_path is not None and len(data) == size
+            launch.unchanged[n] = rec.data_path if as_file else data
+        return buf
+
+    def image(self, n: int, arg: KernelArg) -> Any:
+        inst = self.inst
+        base = arg.type_name.replace("const", "").strip()
+        dims = {"image1d_t": 1, "image2d_t": 2, "image3d_t": 3}.get(base)
+        if dims is None or dims > len(inst.global_size):
+            self.problems.append(_problem(inst, ["kernel_arguments", n],
+                                          f"image argument {n} ({arg.type_name} {arg.name}): the file gives no "
+                                          "image description and its shape cannot be taken from the launch "
+                                          "(supported: image1d_t/image2d_t/image3d_t with at least as many "
+                                          "global_size dimensions)"))
+            return None
+        shape = inst.global_size[:dims]
+        texels = int(np.prod(shape)) * 4
+        values = np.frombuffer(seeded_values("f4", texels, _rng(self.seed, inst, n)), dtype=np.float32)
+        self._fill_note(n, f"image argument {n} ({arg.name}) is an RGBA float image of "
+                           f"{'x'.join(map(str, shape))} texels (the global size) filled from seed {self.seed}")
+        return self.backend.make_image(shape, values.reshape(tuple(reversed(shape)) + (4,)), arg.access)
 
 
 def _copy_file(src: Path, fh: Any) -> None:

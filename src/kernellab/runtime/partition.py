@@ -20,32 +20,38 @@ Every command is profiled; :class:`PartTiming` carries the events' device times.
 """
 from __future__ import annotations
 
+import json
 import logging
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from kernellab.backends.base import DeviceInfo
-from kernellab.errors import CompileError, DeviceError, InputError, KernellabError, Problem, ToolFailure, UsageError
-from kernellab.commands.spec_args import SPLIT_MODES, add_spec_arguments  # noqa: F401  (re-exported)
-from kernellab.formats.pyschedcl import ResolvedBuffer, ResolvedKernel
+from kernellab.native import cl as ncl
+from kernellab.native.devices import GPU_KINDS, select, selector_kind
+from kernellab.errors import (BackendError, CompileError, DeviceError, InputError, KernellabError, Problem, ToolFailure,
+                              UsageError)
+from kernellab.formats.pyschedcl.kernel import ResolvedBuffer, ResolvedKernel, parse_assignments
+from kernellab.formats.pyschedcl.spec import load_spec
+from kernellab.outputs import write_text
+from kernellab.runtime.host_data import fill_inputs, write_outputs
+from kernellab.runtime.split_modes import SPLIT_MODES
 
 log = logging.getLogger("kernellab.partition")
 
-_GPU_KINDS = ("discrete-gpu", "integrated-gpu", "virtual-gpu")
+_GPU_KINDS = GPU_KINDS
 
 
 def _opencl() -> tuple[Any, Any, Any]:
     """pyopencl, the OpenCL backend's device list and its guarded-call helper (shared so that
     device indices and error messages are the same as ``kernellab devices`` shows)."""
-    from kernellab.backends import opencl as backend
-
-    cl = backend._cl()
-    return cl, backend._enumerate, backend._guarded
+    return ncl.load(), ncl.devices, ncl.guarded
 
 
 # --- devices ---------------------------------------------------------------------------------
@@ -63,27 +69,18 @@ class Target:
 
 def _pick(found: Sequence[tuple[DeviceInfo, Any]], wanted: str, role: str) -> Target:
     w = wanted.strip()
-    if w.isdigit():
-        for info, dev in found:
-            if info.index == int(w):
-                return Target(info, dev)
+    matches = select([info for info, _ in found], w)
+    if matches:
+        return Target(matches[0], next(d for i, d in found if i is matches[0]))
+    kind = selector_kind(w)
+    if kind == "index":
         raise UsageError(f"--devices: no OpenCL device with index {w} for the {role} part "
                          f"(have {', '.join(str(i.index) for i, _ in found)})")
-    low = w.lower()
-    if low in ("cpu", "gpu"):
-        kinds = ("cpu",) if low == "cpu" else _GPU_KINDS
-        matches = [(i, d) for i, d in found if i.kind in kinds]
-        if not matches:
-            have = "; ".join(f"{i.index}: {i.name} ({i.kind})" for i, _ in found)
-            raise UsageError(f"--devices: no OpenCL device of kind {low.upper()} (have {have})")
-    else:
-        matches = [(i, d) for i, d in found
-                   if low in f"{i.name} {i.details.get('platform', '')} {i.api_version}".lower()]
-        if not matches:
-            have = "; ".join(f"{i.index}: {i.name}" for i, _ in found)
-            raise UsageError(f"--devices: no OpenCL device name contains {w!r} (have {have})")
-    info, dev = min(matches, key=lambda m: (m[0].rank, m[0].index))
-    return Target(info, dev)
+    if kind == "kind":
+        have = "; ".join(f"{i.index}: {i.name} ({i.kind})" for i, _ in found)
+        raise UsageError(f"--devices: no OpenCL device of kind {w.upper()} (have {have})")
+    have = "; ".join(f"{i.index}: {i.name}" for i, _ in found)
+    raise UsageError(f"--devices: no OpenCL device name contains {w!r} (have {have})")
 
 
 def choose_targets(devices: str | Sequence[str] | None = None) -> tuple[Target, Target]:
@@ -176,10 +173,10 @@ class Session:
                 cl = self._cl
                 prog = cl.Program(context, source)
                 try:
-                    prog.build(options=options.split(), cache_dir=False)
-                except cl.Error as exc:
+                    ncl.build(prog, options.split(), cache_dir=False)
+                except ncl.BuildFailure as exc:
                     raise CompileError(f"{kernel.spec.src}: OpenCL C build failed",
-                                       ToolFailure("clBuildProgram", ["kernellab", "run", kernel.spec.file], 2, str(exc))) from exc
+                                       ToolFailure("clBuildProgram", ["kernellab", "run", kernel.spec.file], 2, exc.log)) from exc.__cause__
                 names = [k.function_name for k in prog.all_kernels()]
                 if kernel.spec.name not in names:
                     raise InputError([Problem(kernel.spec.file, "/name", f"{kernel.spec.src.name} defines no kernel named "
@@ -237,7 +234,7 @@ class Session:
             except Exception:  # closing after a device error must not hide that error
                 pass
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -254,10 +251,10 @@ def _check_signature(cl: Any, k: Any, kernel: ResolvedKernel) -> None:
     aq = cl.kernel_arg_address_qualifier
     for i in range(min(k.num_args, spec.arg_count)):
         try:
-            space = k.get_arg_info(i, cl.kernel_arg_info.ADDRESS_QUALIFIER)
-            tname = k.get_arg_info(i, cl.kernel_arg_info.TYPE_NAME).strip()
-            name = k.get_arg_info(i, cl.kernel_arg_info.NAME)
-        except cl.Error:
+            space = ncl.guarded("clGetKernelArgInfo", k.get_arg_info, i, cl.kernel_arg_info.ADDRESS_QUALIFIER)
+            tname = ncl.guarded("clGetKernelArgInfo", k.get_arg_info, i, cl.kernel_arg_info.TYPE_NAME).strip()
+            name = ncl.guarded("clGetKernelArgInfo", k.get_arg_info, i, cl.kernel_arg_info.NAME)
+        except BackendError:
             return  # argument info unavailable on this platform: nothing to check against
         pointer = tname.endswith("*")
         buf = spec.buffer(i)
@@ -324,62 +321,6 @@ class RunResult:
         return max((p.kernel_ns for p in self.parts), default=0)
 
 
-def host_array(buf: ResolvedBuffer) -> np.ndarray:
-    return np.zeros(buf.count * buf.spec.type.width, dtype=buf.spec.type.dtype)
-
-
-def fill_inputs(kernel: ResolvedKernel, seed: int = 0, files: Mapping[int, str | Path] | None = None,
-                stream: int | None = None) -> dict[int, np.ndarray]:
-    """Host data for every buffer: input and io buffers from ``files`` (pos -> .npy) or from the
-    seed (one stream per position, so a buffer's data does not depend on the others), output
-    buffers zero. ``stream`` separates the data of several kernels run with one seed."""
-    files = dict(files or {})
-    known = {b.pos for b in kernel.buffers}
-    for pos in files:
-        if pos not in known:
-            raise UsageError(f"--input {pos}=...: argument {pos} of {kernel.spec.name} is not a buffer "
-                             f"(buffers: {', '.join(map(str, sorted(known)))})")
-    host: dict[int, np.ndarray] = {}
-    for b in kernel.buffers:
-        et = b.spec.type
-        n = b.count * et.width
-        if b.pos in files:
-            host[b.pos] = load_input(files[b.pos], b, kernel.spec.name)
-        elif b.spec.read_by_kernel:
-            rng = np.random.default_rng([seed, b.pos] if stream is None else [seed, b.pos, stream])
-            if et.dtype.kind == "f":
-                host[b.pos] = rng.random(n, dtype=np.float64).astype(et.dtype)
-            else:
-                hi = min(256, int(np.iinfo(et.dtype).max) + 1)
-                host[b.pos] = rng.integers(0, hi, n).astype(et.dtype)
-        else:
-            host[b.pos] = host_array(b)
-    return host
-
-
-def load_input(path: str | Path, buf: ResolvedBuffer, kernel_name: str) -> np.ndarray:
-    path = Path(path)
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read it as .npy: {exc}", path) from None
-    et = buf.spec.type
-    want = buf.count * et.width
-    if arr.size != want:
-        raise InputError(f"argument {buf.pos} of {kernel_name} needs {buf.count} {et.name} elements "
-                         f"({want} values) but the file holds {arr.size}", path)
-    if arr.dtype != et.dtype:
-        if not np.can_cast(arr.dtype, et.dtype, casting="same_kind"):
-            raise InputError(f"argument {buf.pos} of {kernel_name} is {et.name} but the file holds {arr.dtype}", path)
-        arr = arr.astype(et.dtype)
-    return np.ascontiguousarray(arr.reshape(-1))
-
-
-def output_array(buf: ResolvedBuffer, flat: np.ndarray) -> np.ndarray:
-    """A flat host array in the shape the spec's element type gives it (``float4`` -> (n, 4))."""
-    return flat.reshape(buf.spec.type.shape(buf.count))
-
-
 @dataclass
 class _Part:
     role: str
@@ -410,114 +351,141 @@ def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndar
     """Run ``kernel`` split by ``partition`` on the session's lanes; returns outputs and timings."""
     if split not in SPLIT_MODES:
         raise UsageError(f"split mode must be one of {', '.join(SPLIT_MODES)}, got {split!r}")
-    cl = session._cl
-    guarded = session._guarded
     p = kernel.partition if partition is None else partition
     if not 0 <= p <= 10:
         raise UsageError(f"--partition must be in 0..10, got {p}")
-    g0 = kernel.global_size[0]
     t0 = time.perf_counter()
     session.check_fits(kernel)
     parts = [_Part(role, session.lanes[role], start, count) for role, start, count in plan_parts(kernel, p)]
     if len(parts) > 1:
         kernel.check_splittable()
-    mf = cl.mem_flags
-    results: dict[int, np.ndarray] = {b.pos: (np.array(host[b.pos], copy=True) if b.spec.written_by_kernel else host[b.pos])
-                                      for b in kernel.buffers}
-    shared = session.shared_context and len(parts) > 1
-    zeroed = {b.pos for b in kernel.buffers if b.spec.kind == "output" and not host[b.pos].any()}
-    parents: dict[int, Any] = {}
-    first_queue = parts[0].lane.queue
-    setup_events: list[Any] = []
-
-    def nbytes_rows(b: ResolvedBuffer, rows: int) -> int:
-        return rows * b.elements_per_item(g0) * b.spec.type.itemsize
-
+    run = _Run(session, kernel, host, split, parts)
     # one context for all parts: one whole buffer per argument, written once
-    if shared or len(parts) == 1:
-        ctx = parts[0].lane.context
-        for b in kernel.buffers:
-            mem = guarded(f"clCreateBuffer(arg {b.pos}, {b.nbytes} bytes)", cl.Buffer, ctx, mf.READ_WRITE, b.nbytes)
-            parents[b.pos] = mem
-            data = host[b.pos]
-            if b.pos in zeroed:  # an output starting from zeros: filled on the device, nothing to copy
-                ev = guarded(f"clEnqueueFillBuffer(arg {b.pos})", cl.enqueue_fill_buffer, first_queue, mem,
+    if run.shared or len(parts) == 1:
+        run.upload_whole_buffers()
+    for part in parts:
+        run.bind_buffers(part)
+    # scalar and local arguments, then the launches
+    for part in parts:
+        run.launch(part)
+    run.finish()
+    wall = time.perf_counter() - t0
+    used = frozenset(pos for pos in run.subbuffers if pos in run.parents and len(parts) > 1 and split == "subbuffer"
+                     and any(b.pos == pos and b.spec.breakable for b in kernel.buffers))
+    return RunResult(run.results, [_timing(part) for part in parts], wall, p, kernel.split_point(p), used)
+
+
+class _Run:
+    """The device buffers and commands of one partitioned run, built part by part."""
+
+    def __init__(self, session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndarray], split: str,
+                 parts: list[_Part]):
+        self.session, self.kernel, self.host, self.split, self.parts = session, kernel, host, split, parts
+        self.cl = session._cl
+        self.guarded = session._guarded
+        self.results: dict[int, np.ndarray] = {
+            b.pos: (np.array(host[b.pos], copy=True) if b.spec.written_by_kernel else host[b.pos])
+            for b in kernel.buffers}
+        self.shared = session.shared_context and len(parts) > 1
+        self.zeroed = {b.pos for b in kernel.buffers if b.spec.kind == "output" and not host[b.pos].any()}
+        self.parents: dict[int, Any] = {}
+        self.first_queue = parts[0].lane.queue
+        self.setup_events: list[Any] = []
+        # OpenCL leaves a buffer used concurrently with its own sub-buffers undefined, so a buffer is
+        # split into sub-buffers for every part (each part's rows aligned for its device) or for none
+        self.subbuffers = {b.pos for b in kernel.buffers
+                           if all(self.nbytes_rows(b, part.start) % part.lane.align == 0 for part in parts)}
+
+    def nbytes_rows(self, b: ResolvedBuffer, rows: int) -> int:
+        return rows * b.elements_per_item(self.kernel.global_size[0]) * b.spec.type.itemsize
+
+    def upload_whole_buffers(self) -> None:
+        cl, guarded = self.cl, self.guarded
+        ctx = self.parts[0].lane.context
+        for b in self.kernel.buffers:
+            mem = guarded(f"clCreateBuffer(arg {b.pos}, {b.nbytes} bytes)", cl.Buffer, ctx, cl.mem_flags.READ_WRITE,
+                          b.nbytes)
+            self.parents[b.pos] = mem
+            if b.pos in self.zeroed:  # an output starting from zeros: filled on the device, nothing to copy
+                ev = guarded(f"clEnqueueFillBuffer(arg {b.pos})", cl.enqueue_fill_buffer, self.first_queue, mem,
                              np.zeros(1, np.uint8), 0, b.nbytes)
                 label = "fill"
             else:
-                ev = guarded(f"clEnqueueWriteBuffer(arg {b.pos})", cl.enqueue_copy, first_queue, mem, data,
-                             is_blocking=False)
+                ev = guarded(f"clEnqueueWriteBuffer(arg {b.pos})", cl.enqueue_copy, self.first_queue, mem,
+                             self.host[b.pos], is_blocking=False)
                 label = "write"
-            setup_events.append(ev)
-            parts[0].events.append((label, ev))
-    # OpenCL leaves a buffer used concurrently with its own sub-buffers undefined, so a buffer is
-    # split into sub-buffers for every part (each part's rows aligned for its device) or for none
-    subbuffers = {b.pos for b in kernel.buffers
-                  if all(nbytes_rows(b, part.start) % part.lane.align == 0 for part in parts)}
-    for part in parts:
-        lane = part.lane
-        ctx = lane.context
-        for pos in range(kernel.spec.arg_count):
-            buf = next((b for b in kernel.buffers if b.pos == pos), None)
+            self.setup_events.append(ev)
+            self.parts[0].events.append((label, ev))
+
+    def bind_buffers(self, part: _Part) -> None:
+        """The part's buffer arguments, in position order: views of the shared whole buffers, or
+        buffers of its own context written from the host."""
+        for pos in range(self.kernel.spec.arg_count):
+            buf = next((b for b in self.kernel.buffers if b.pos == pos), None)
             if buf is None:
                 continue
-            whole = split == "offset" or not buf.spec.breakable
-            start_b = nbytes_rows(buf, part.start) if buf.spec.breakable else 0
-            size_b = nbytes_rows(buf, part.count) if buf.spec.breakable else buf.nbytes
-            if pos in parents:
-                parent = parents[pos]
-                if whole or (start_b == 0 and size_b == buf.nbytes):
-                    part.args.append(parent)
-                elif pos in subbuffers:
-                    sub = guarded(f"clCreateSubBuffer(arg {pos})", parent.get_sub_region, start_b, size_b)
-                    part.keep.append(sub)
-                    part.args.append(sub)
-                else:
-                    # the split is not aligned for sub-buffers: private buffers, copied on the device
-                    mem = guarded(f"clCreateBuffer(arg {pos} part)", cl.Buffer, ctx, mf.READ_WRITE, size_b)
-                    ev = guarded("clEnqueueCopyBuffer", cl.enqueue_copy, lane.queue, mem, parent, byte_count=size_b,
-                                 src_offset=start_b, dst_offset=0, wait_for=setup_events or None)
-                    part.events.append(("copy", ev))
-                    part.args.append(mem)
-                    if buf.spec.written_by_kernel:
-                        part.copy_back.append((parent, mem, start_b, size_b))
-                continue
-            # this part has a context of its own: its own buffers, written from the host
-            data = host[pos]
-            flat = data.view(np.uint8).reshape(-1)
-            alloc = buf.nbytes if whole else size_b
-            mem = guarded(f"clCreateBuffer(arg {pos}, {alloc} bytes)", cl.Buffer, ctx, mf.READ_WRITE, alloc)
-            part.args.append(mem)
-            if split == "offset" and buf.spec.breakable:
-                region = flat[start_b:start_b + size_b]
-                ev = guarded(f"clEnqueueWriteBuffer(arg {pos})", cl.enqueue_copy, lane.queue, mem, region,
-                             dst_offset=start_b, is_blocking=False)
-                part.keep.append(region)
-                part.events.append(("write", ev))
-                if buf.spec.written_by_kernel:
-                    part.reads.append((pos, mem, start_b, size_b))
-            elif buf.spec.breakable and pos in zeroed:
-                ev = guarded(f"clEnqueueFillBuffer(arg {pos})", cl.enqueue_fill_buffer, lane.queue, mem,
-                             np.zeros(1, np.uint8), 0, size_b)
-                part.events.append(("fill", ev))
-                if buf.spec.written_by_kernel:
-                    part.reads.append((pos, mem, start_b, size_b))
-            elif buf.spec.breakable:
-                region = flat[start_b:start_b + size_b]
-                ev = guarded(f"clEnqueueWriteBuffer(arg {pos})", cl.enqueue_copy, lane.queue, mem, region, is_blocking=False)
-                part.keep.append(region)
-                part.events.append(("write", ev))
-                if buf.spec.written_by_kernel:
-                    part.reads.append((pos, mem, start_b, size_b))
+            start_b = self.nbytes_rows(buf, part.start) if buf.spec.breakable else 0
+            size_b = self.nbytes_rows(buf, part.count) if buf.spec.breakable else buf.nbytes
+            if pos in self.parents:
+                self._bind_shared(part, buf, start_b, size_b)
             else:
-                ev = guarded(f"clEnqueueWriteBuffer(arg {pos})", cl.enqueue_copy, lane.queue, mem, data, is_blocking=False)
-                part.events.append(("write", ev))
-                if buf.spec.written_by_kernel:
-                    part.merges.append((pos, mem))
-    # scalar and local arguments, then the launches
-    for part in parts:
-        lane = part.lane
-        k = session.kernel(lane.context, kernel)
+                self._bind_private(part, buf, start_b, size_b)
+
+    def _bind_shared(self, part: _Part, buf: ResolvedBuffer, start_b: int, size_b: int) -> None:
+        cl, guarded, pos = self.cl, self.guarded, buf.pos
+        whole = self.split == "offset" or not buf.spec.breakable
+        parent = self.parents[pos]
+        if whole or (start_b == 0 and size_b == buf.nbytes):
+            part.args.append(parent)
+        elif pos in self.subbuffers:
+            sub = guarded(f"clCreateSubBuffer(arg {pos})", parent.get_sub_region, start_b, size_b)
+            part.keep.append(sub)
+            part.args.append(sub)
+        else:
+            # the split is not aligned for sub-buffers: private buffers, copied on the device
+            mem = guarded(f"clCreateBuffer(arg {pos} part)", cl.Buffer, part.lane.context, cl.mem_flags.READ_WRITE,
+                          size_b)
+            ev = guarded("clEnqueueCopyBuffer", cl.enqueue_copy, part.lane.queue, mem, parent, byte_count=size_b,
+                         src_offset=start_b, dst_offset=0, wait_for=self.setup_events or None)
+            part.events.append(("copy", ev))
+            part.args.append(mem)
+            if buf.spec.written_by_kernel:
+                part.copy_back.append((parent, mem, start_b, size_b))
+
+    def _bind_private(self, part: _Part, buf: ResolvedBuffer, start_b: int, size_b: int) -> None:
+        """This part has a context of its own: its own buffer, written from the host."""
+        cl, guarded, pos, queue = self.cl, self.guarded, buf.pos, part.lane.queue
+        data = self.host[pos]
+        flat = data.view(np.uint8).reshape(-1)
+        whole = self.split == "offset" or not buf.spec.breakable
+        alloc = buf.nbytes if whole else size_b
+        mem = guarded(f"clCreateBuffer(arg {pos}, {alloc} bytes)", cl.Buffer, part.lane.context,
+                      cl.mem_flags.READ_WRITE, alloc)
+        part.args.append(mem)
+        if buf.spec.breakable and (self.split == "offset" or pos not in self.zeroed):
+            region = flat[start_b:start_b + size_b]
+            offset = {"dst_offset": start_b} if self.split == "offset" else {}
+            ev = guarded(f"clEnqueueWriteBuffer(arg {pos})", cl.enqueue_copy, queue, mem, region, **offset,
+                         is_blocking=False)
+            part.keep.append(region)
+            part.events.append(("write", ev))
+        elif buf.spec.breakable:
+            ev = guarded(f"clEnqueueFillBuffer(arg {pos})", cl.enqueue_fill_buffer, queue, mem,
+                         np.zeros(1, np.uint8), 0, size_b)
+            part.events.append(("fill", ev))
+        else:
+            ev = guarded(f"clEnqueueWriteBuffer(arg {pos})", cl.enqueue_copy, queue, mem, data, is_blocking=False)
+            part.events.append(("write", ev))
+            if buf.spec.written_by_kernel:
+                part.merges.append((pos, mem))
+            return
+        if buf.spec.written_by_kernel:
+            part.reads.append((pos, mem, start_b, size_b))
+
+    def launch(self, part: _Part) -> None:
+        """Set the part's arguments, enqueue its kernel and the commands that bring its results back."""
+        cl, guarded, kernel, lane = self.cl, self.guarded, self.kernel, part.lane
+        k = self.session.kernel(lane.context, kernel)
         values = kernel.arg_values(part.start, part.count)
         buffers = iter(part.args)
         for pos in range(kernel.spec.arg_count):
@@ -529,8 +497,8 @@ def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndar
                 value = next(buffers)
             guarded(f"clSetKernelArg({kernel.spec.name}, {pos})", k.set_arg, pos, value)
         gsize = (part.count,) + tuple(kernel.global_size[1:])
-        offset = (part.start,) + (0,) * (len(gsize) - 1) if split == "offset" and part.start else None
-        waits = [ev for label, ev in part.events] + (setup_events if lane.queue is not first_queue else [])
+        offset = (part.start,) + (0,) * (len(gsize) - 1) if self.split == "offset" and part.start else None
+        waits = [ev for label, ev in part.events] + (self.setup_events if lane.queue is not self.first_queue else [])
         ev = guarded(f"clEnqueueNDRangeKernel({kernel.spec.name}, {part.role} part)", cl.enqueue_nd_range_kernel,
                      lane.queue, k, gsize, kernel.local_size, offset, wait_for=waits or None)
         part.events.append(("kernel", ev))
@@ -540,45 +508,48 @@ def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndar
                           src_offset=0, dst_offset=start_b, wait_for=[ev])
             part.events.append(("copy", cev))
         for pos, mem, start_b, size_b in part.reads:
-            target = results[pos].view(np.uint8).reshape(-1)[start_b:start_b + size_b]
-            src_off = start_b if split == "offset" else 0
+            target = self.results[pos].view(np.uint8).reshape(-1)[start_b:start_b + size_b]
+            src_off = start_b if self.split == "offset" else 0
             rev = guarded(f"clEnqueueReadBuffer(arg {pos})", cl.enqueue_copy, lane.queue, target, mem,
                           src_offset=src_off, is_blocking=False, wait_for=[ev])
             part.events.append(("read", rev))
         merged = []
         for pos, mem in part.merges:
-            out = np.empty_like(host[pos])
+            out = np.empty_like(self.host[pos])
             rev = guarded(f"clEnqueueReadBuffer(arg {pos})", cl.enqueue_copy, lane.queue, out, mem,
                           is_blocking=False, wait_for=[ev])
             part.events.append(("read", rev))
             merged.append((pos, out))
         part.merges = merged  # type: ignore[assignment]
         lane.queue.flush()
-    for part in parts:
-        guarded("clFinish", part.lane.queue.finish)
-    # the whole written buffers of a shared context, read once after both parts are done
-    for pos, parent in parents.items():
-        buf = next(b for b in kernel.buffers if b.pos == pos)
-        if buf.spec.written_by_kernel:
-            rev = guarded(f"clEnqueueReadBuffer(arg {pos})", cl.enqueue_copy, first_queue, results[pos], parent,
-                          is_blocking=True)
-            parts[0].events.append(("read", rev))
-    for pos in {pos for part in parts for pos, _ in part.merges}:
-        _merge(kernel, pos, host[pos], [(part.role, out) for part in parts for q, out in part.merges if q == pos],
-               results[pos])
-    wall = time.perf_counter() - t0
-    timings = []
-    for part in parts:
-        evs = []
-        for label, ev in part.events:
-            try:
-                evs.append((label, int(ev.profile.start), int(ev.profile.end)))
-            except cl.Error:  # a queue without profiling
-                pass
-        timings.append(PartTiming(part.role, part.lane.target.info.name, part.start, part.count, evs))
-    used = frozenset(pos for pos in subbuffers if pos in parents and len(parts) > 1 and split == "subbuffer"
-                     and any(b.pos == pos and b.spec.breakable for b in kernel.buffers))
-    return RunResult(results, timings, wall, p, kernel.split_point(p), used)
+
+    def finish(self) -> None:
+        """Wait for every part, read back the shared whole buffers and merge the parts' copies."""
+        cl, guarded, kernel = self.cl, self.guarded, self.kernel
+        for part in self.parts:
+            guarded("clFinish", part.lane.queue.finish)
+        # the whole written buffers of a shared context, read once after both parts are done
+        for pos, parent in self.parents.items():
+            buf = next(b for b in kernel.buffers if b.pos == pos)
+            if buf.spec.written_by_kernel:
+                rev = guarded(f"clEnqueueReadBuffer(arg {pos})", cl.enqueue_copy, self.first_queue, self.results[pos],
+                              parent, is_blocking=True)
+                self.parts[0].events.append(("read", rev))
+        for pos in {pos for part in self.parts for pos, _ in part.merges}:
+            _merge(kernel, pos, self.host[pos],
+                   [(part.role, out) for part in self.parts for q, out in part.merges if q == pos], self.results[pos])
+
+
+def _timing(part: _Part) -> PartTiming:
+    """The device times of a part's commands (none from a queue without profiling)."""
+    evs = []
+    for label, ev in part.events:
+        try:
+            evs.append((label, int(ncl.guarded("clGetEventProfilingInfo", getattr, ev.profile, "start")),
+                        int(ncl.guarded("clGetEventProfilingInfo", getattr, ev.profile, "end"))))
+        except BackendError:  # a queue without profiling
+            pass
+    return PartTiming(part.role, part.lane.target.info.name, part.start, part.count, evs)
 
 
 def _merge(kernel: ResolvedKernel, pos: int, initial: np.ndarray, copies: list[tuple[str, np.ndarray]],
@@ -588,7 +559,7 @@ def _merge(kernel: ResolvedKernel, pos: int, initial: np.ndarray, copies: list[t
     init = initial.reshape(-1, width) if width > 1 else initial
     result = init.copy()
     owner = np.full(init.shape[0], -1)
-    for i, (role, copy) in enumerate(copies):
+    for i, (_role, copy) in enumerate(copies):
         c = copy.reshape(-1, width) if width > 1 else copy
         changed = (c.view(np.uint8).reshape(c.shape[0], -1) != init.view(np.uint8).reshape(init.shape[0], -1)).any(axis=1)
         clash = changed & (owner >= 0)
@@ -606,20 +577,6 @@ def _merge(kernel: ResolvedKernel, pos: int, initial: np.ndarray, copies: list[t
 # --- the ``kernellab run SPEC.json`` entry point ---------------------------------------------
 
 
-def write_outputs(kernel: ResolvedKernel, outputs: Mapping[int, np.ndarray], output_dir: str | Path,
-                  prefix: str = "arg") -> list[Path]:
-    """``DIR/arg<pos>.npy`` for every output and io buffer, with the spec's element type; all files
-    appear together or none do."""
-    from kernellab.outputs import OutputSet
-
-    out_dir = Path(output_dir)
-    with OutputSet() as outs:
-        for b in kernel.buffers:
-            if b.spec.written_by_kernel:
-                outs.npy(out_dir / f"{prefix}{b.pos}.npy", output_array(b, outputs[b.pos]))
-        return outs.commit()
-
-
 def run_spec(path: str | Path, output_dir: str | Path | None, *, variables: Mapping[str, Any] | None = None,
              partition: int | None = None, devices: str | Sequence[str] | None = None, seed: int = 0,
              inputs: Mapping[int, str | Path] | None = None, split: str = "subbuffer", quiet: bool = False,
@@ -627,10 +584,6 @@ def run_spec(path: str | Path, output_dir: str | Path | None, *, variables: Mapp
     """Run a PySchedCL kernel spec: ``kernellab run SPEC.json --set dataset=N [--partition P]
     [--devices CPU,GPU] [--seed S] [--input POS=FILE.npy] --output DIR``. Returns the exit status.
     ``profiling_path`` receives every command's device times as JSON (``--profiling-dump-path``)."""
-    import sys
-
-    from kernellab.formats.pyschedcl import load_spec
-
     spec = load_spec(path)
     kernel = spec.resolve(variables or {}, partition)
     cpu, gpu = choose_targets(devices)
@@ -640,10 +593,6 @@ def run_spec(path: str | Path, output_dir: str | Path | None, *, variables: Mapp
         result = execute(session, kernel, host, kernel.partition, split)
         written = write_outputs(kernel, result.outputs, output_dir) if output_dir is not None else []
         if profiling_path is not None:
-            import json
-
-            from kernellab.outputs import write_text
-
             write_text(profiling_path, json.dumps(profile_document(kernel, session, result), indent=2) + "\n")
         if not quiet:
             parts = ", ".join(f"{t.role} part {t.count} work-items on {t.device} ({t.kernel_ns / 1e3:.1f} us)"
@@ -676,8 +625,6 @@ def parse_inputs(items: Sequence[str] | None) -> dict[int, Path]:
 
 def run_from_cli(path: Path, args: Any) -> int:
     """``kernellab run SPEC.json`` once the run command has detected a PySchedCL spec."""
-    from kernellab.formats.pyschedcl import parse_assignments
-
     output = getattr(args, "output", None)
     if output is None:
         output = Path(path).parent

@@ -26,8 +26,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from kernellab.errors import InputError, KernellabError, Problem
-from kernellab.formats.pyschedcl import ResolvedKernel, TaskGraph
-from kernellab.runtime.partition import RunResult, Session, execute, fill_inputs
+from kernellab.formats.pyschedcl.graph import TaskGraph, load_dag_json, load_graph, load_task_file
+from kernellab.formats.pyschedcl.kernel import ResolvedKernel
+from kernellab.runtime.host_data import fill_inputs
+from kernellab.runtime.partition import RunResult, Session, execute
 
 LANES = ("gpu", "cpu")
 
@@ -298,8 +300,6 @@ def load_workload(path: str | Path) -> TaskGraph:
     """A ``.graph`` DAG (task lines, ``---``, edges), PySchedCL's expanded JSON DAG (a list of
     specs with ``id``/``depends``/``from``) or a task set (``SPEC P DATASET`` lines), told apart by
     content: a JSON list is an expanded DAG, a ``---`` line makes a ``.graph``."""
-    from kernellab.formats.pyschedcl import load_dag_json, load_graph, load_task_file
-
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")

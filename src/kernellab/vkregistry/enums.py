@@ -34,7 +34,7 @@ def value(enum: str, name: str) -> int:
     return _table()[enum][name]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def names(enum: str) -> dict[int, str]:
     """``{value: field name}`` of ``enum``."""
     return {v: k for k, v in _table()[enum].items()}

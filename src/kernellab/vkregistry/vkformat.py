@@ -211,7 +211,8 @@ def require(name: object, file: str | Path, where: str | Sequence[str | int], *,
     fmt = lookup(name)
     if fmt is None:
         hint = _closest(name, (f.name for f in (tensor_formats() if tensor else all_formats())))
-        raise InputError.at(file, where, f"unknown or unsupported VkFormat {name!r}" + (f" (did you mean {hint}?)" if hint else ""))
+        raise InputError.at(file, where, f"unknown or unsupported VkFormat {name!r}"
+                            + (f" (did you mean {hint}?)" if hint else ""))
     if tensor and not fmt.tensor:
         raise InputError.at(file, where, f"{name} is not a tensor format; tensors use one of: "
                             + ", ".join(TENSOR_FORMAT_NAMES))

@@ -1,0 +1,157 @@
+"""How OpenCL C kernel arguments are laid out when a scenario carries them (the clspv mapping).
+
+Pure Python and NumPy, no driver: the OpenCL backend, the converters between scenarios and other
+workload formats, and the kernel-instantiation runner share it, so they cannot drift apart.
+
+* binding ``(set 0, id B)`` is the B-th ``__global``/``__constant`` pointer argument, counting
+  only those, in parameter order;
+* by-value arguments (scalars, vectors, structs) are the push-constant bytes, packed in argument
+  order as a C struct, each at its natural alignment, padded to a multiple of 4 bytes; a struct's
+  size and alignment come from the compiler (a :data:`Layout`);
+* the work-group size is specialization constants 0, 1, 2, else the kernel's
+  ``reqd_work_group_size``; ``__local`` pointer arguments take their element counts from
+  specialization constants 3, 4, ... in argument order;
+* a work-group size left to the runtime becomes :func:`default_local_size`, since a scenario
+  dispatch counts whole work-groups.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
+
+from kernellab.errors import InputError
+
+#: by-value type name -> (sizeof, alignof), asked of the compiler for types kernellab cannot size
+Layout = Mapping[str, tuple[int, int]]
+
+#: specialization constants holding the work-group size, and the first one holding a
+#: ``__local`` argument's element count
+LOCAL_SIZE_SPEC_IDS = (0, 1, 2)
+FIRST_LOCAL_ARGUMENT_SPEC_ID = 3
+
+#: push constants are a whole number of 32-bit words
+PUSH_CONSTANT_UNIT = 4
+
+
+class ValueType(Protocol):
+    @property
+    def size(self) -> int | None: ...
+
+    @property
+    def alignment(self) -> int: ...
+
+
+class Argument(Protocol):
+    """A kernel parameter as the OpenCL runtime reports it (``backends.opencl.KernelArg``)."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def type_name(self) -> str: ...
+
+    @property
+    def type(self) -> ValueType: ...
+
+    @property
+    def kind(self) -> str: ...
+
+
+def align_up(offset: int, alignment: int) -> int:
+    return -(-offset // alignment) * alignment
+
+
+def unsized_types(args: Iterable[Argument]) -> list[str]:
+    """Type names of the by-value parameters whose size only the compiler knows (structs)."""
+    return [a.type_name for a in args if a.kind == "scalar" and a.type.size is None]
+
+
+def value_size(arg: Argument, layout: Layout | None = None) -> tuple[int, int]:
+    """(size, alignment) of a by-value parameter; :class:`InputError` if nobody knows its size."""
+    if arg.type.size is not None:
+        return arg.type.size, arg.type.alignment
+    if layout and arg.type_name in layout:
+        return layout[arg.type_name]
+    raise InputError(f"argument {arg.index} ({arg.type_name} {arg.name}): its size is unknown")
+
+
+def value_slots(args: Iterable[Argument], layout: Layout | None = None) -> dict[int, tuple[int, int]]:
+    """Parameter index -> (offset, size) of each by-value parameter in the push-constant bytes."""
+    slots: dict[int, tuple[int, int]] = {}
+    offset = 0
+    for a in args:
+        if a.kind != "scalar":
+            continue
+        size, alignment = value_size(a, layout)
+        offset = align_up(offset, alignment)
+        slots[a.index] = (offset, size)
+        offset += size
+    return slots
+
+
+def pack_values(values: Iterable[tuple[bytes, int]]) -> bytes:
+    """``(bytes, alignment)`` pairs in argument order, packed as a C struct and padded to whole words."""
+    out = bytearray()
+    for data, alignment in values:
+        out += bytes(align_up(len(out), alignment) - len(out))
+        out += data
+    out += bytes(align_up(len(out), PUSH_CONSTANT_UNIT) - len(out))
+    return bytes(out)
+
+
+def pack_push_constants(args: Sequence[Argument], values: Mapping[int, bytes], layout: Layout | None = None) -> bytes:
+    """By-value arguments (``values`` by parameter index) packed as a C struct (natural
+    alignment), padded to a multiple of 4."""
+    def alignment(a: Argument) -> int:
+        return value_size(a, layout)[1] if a.type.size is None and layout else a.type.alignment
+
+    return pack_values((values[a.index], alignment(a)) for a in args if a.kind == "scalar")
+
+
+def unpack_push_constants(args: Sequence[Argument], data: bytes, layout: Layout | None = None) -> dict[int, bytes]:
+    """The bytes of each by-value argument, by parameter index; missing bytes read as zeros."""
+    return {index: bytes(data[offset:offset + size]).ljust(size, b"\0")
+            for index, (offset, size) in value_slots(args, layout).items()}
+
+
+def buffer_bindings(args: Iterable[Argument]) -> dict[int, int]:
+    """Parameter index -> binding id (set 0) of each buffer parameter."""
+    return {a.index: n for n, a in enumerate(a for a in args if a.kind == "buffer")}
+
+
+def local_size(spec_values: Mapping[int, int], compile_work_group_size: Sequence[int]) -> tuple[int, int, int]:
+    """A dispatch's work-group size: specialization constants 0-2 if any is set (1 for those
+    not set), else the kernel's ``reqd_work_group_size``, else 1x1x1."""
+    if any(i in spec_values for i in LOCAL_SIZE_SPEC_IDS):
+        x, y, z = (max(1, int(spec_values.get(i, 1))) for i in LOCAL_SIZE_SPEC_IDS)
+    elif any(compile_work_group_size):
+        x, y, z = (max(1, int(n)) for n in compile_work_group_size)
+    else:
+        x, y, z = 1, 1, 1
+    return x, y, z
+
+
+def local_element_size(arg: Argument) -> int:
+    """Bytes of one element of a ``__local`` pointer parameter (1 when the type is unknown)."""
+    return arg.type.size or 1
+
+
+def local_counts(args: Iterable[Argument], spec_values: Mapping[int, int]) -> dict[int, int]:
+    """Parameter index -> element count of each ``__local`` parameter (default 1 element)."""
+    locals_ = [a for a in args if a.kind == "local"]
+    return {a.index: max(1, int(spec_values.get(FIRST_LOCAL_ARGUMENT_SPEC_ID + n, 1))) for n, a in enumerate(locals_)}
+
+
+def local_count(nbytes: int, element_size: int) -> int:
+    """Elements of ``element_size`` bytes that hold ``nbytes`` (the specialization constant)."""
+    return -(-nbytes // element_size)
+
+
+def default_local_size(global_size: Sequence[int], limit: int = 64) -> tuple[int, ...]:
+    """A work-group size for a launch that left it to the runtime: the largest divisor of
+    dimension 0 up to ``limit``, 1 in the other dimensions (a scenario must name one)."""
+    first = max(d for d in range(1, min(limit, global_size[0]) + 1) if global_size[0] % d == 0)
+    return (first,) + (1,) * (len(global_size) - 1)

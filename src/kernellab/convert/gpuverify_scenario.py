@@ -1,0 +1,329 @@
+"""Converting between kernel-instantiation files and scenarios.
+
+:func:`import_instantiations` turns each instantiation into an OpenCL C shader, buffers (``.npy``,
+the exact bytes ``kernellab run`` would upload, unconstrained arguments filled from the same seed)
+and a ``dispatch_compute``; :func:`export_scenario` goes the other way for a scenario's OpenCL C
+dispatches. Both follow the argument mapping of :mod:`kernellab.backends.opencl_abi` (the clspv
+layout): buffer pointers are bindings (set 0) numbered among themselves, by-value arguments are
+the push constants packed in order, the work-group size is specialization constants 0-2 and
+``__local`` pointers take their element counts from specialization constants 3, 4, ...
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kernellab import model as m
+from kernellab.backends import opencl_abi as abi
+from kernellab.backends.base import ProgramSpec, SpecConstant
+from kernellab.backends.opencl import KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram
+from kernellab.errors import InputError, Problem, json_pointer
+from kernellab.formats import gpuverify, npy
+from kernellab.formats.gpuverify import KernelInstantiation
+from kernellab.formats.jsonfile import load_json
+from kernellab.formats.scenario import load_scenario
+from kernellab.outputs import OutputSet
+from kernellab.runtime.instantiation import PreparedLaunch, build, prepare, select
+
+Report = Callable[[str], None]
+
+
+def _access(flags: tuple[str, ...] | None, space: str) -> str:
+    flags = flags or ()
+    if space == "constant" or "CL_MEM_READ_ONLY" in flags:
+        return "readonly"
+    if "CL_MEM_WRITE_ONLY" in flags:
+        return "writeonly"
+    return "readwrite"
+
+
+def _write_npy(outs: OutputSet, path: Path, array: np.ndarray) -> None:
+    with outs.open(path) as fh:
+        np.lib.format.write_array(fh, array, allow_pickle=False)
+
+
+# --- kernel instantiations -> scenario -------------------------------------------------------
+
+
+def import_instantiations(path: str | Path, output_dir: str | Path, *, index: int | None = None, seed: int = 0,
+                          device: str | None = None, report: Report | None = None) -> Path:
+    """Write ``output_dir/scenario.json`` equivalent to the kernel-instantiation file ``path``.
+
+    Each instantiation i gets its own buffers ``i<i>_arg<N>.npy`` and shader ``kernel<i>``; its
+    buffers' ``dst`` are ``arg<N>.npy`` (``<i>/arg<N>.npy`` for i > 0), mirroring ``kernellab run``.
+    """
+    report = report or (lambda s: None)
+    path, out = Path(path), Path(output_dir)
+    insts, warnings = gpuverify.load(path)
+    for w in warnings:
+        report(str(w))
+    chosen = select(insts, index, path)
+    problems = [Problem(str(path), inst.pointer("global_offset"),
+                        "a scenario dispatch has no global offset; this launch cannot be imported")
+                for inst in chosen if inst.global_offset and any(inst.global_offset)]
+    if problems:
+        raise InputError(problems)
+    shaders: list[dict[str, Any]] = []
+    resources: list[dict[str, Any]] = []
+    commands: list[dict[str, Any]] = []
+    backend = OpenCLBackend.open(device)
+    try:
+        with OutputSet() as outs:
+            kernels: dict[Path, str] = {}
+            for inst in chosen:
+                program = build(backend, inst)
+                launch = prepare(backend, inst, program, seed)
+                for line in launch.filled:
+                    report(line)
+                src = inst.kernel_path
+                if src not in kernels:
+                    kernels[src] = f"kernel{len(kernels)}_{src.name}"
+                    with outs.open(out / kernels[src]) as fh:
+                        fh.write(src.read_bytes())
+                shader, used, command = _import_launch(backend, launch, kernels[src], outs, out, path)
+                shaders.append(shader)
+                resources += used
+                commands.append(command)
+                for buf in launch.arrays.values():
+                    buf.mem.release()
+            scenario_path = out / "scenario.json"
+            with outs.open(scenario_path) as fh:
+                fh.write((json.dumps({"resources": shaders + resources, "commands": commands}, indent=2)
+                          + "\n").encode())
+            outs.commit()
+    finally:
+        backend.close()
+    return scenario_path
+
+
+def _import_launch(backend: OpenCLBackend, launch: PreparedLaunch, kernel_file: str, outs: OutputSet,
+                   out: Path, path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """One prepared launch as (shader resource, its buffer and push-data resources, its dispatch)."""
+    inst, program = launch.inst, launch.program
+    i = inst.index
+    local = inst.local_size or abi.default_local_size(inst.global_size)
+    specs = [{"id": d, "value": int(v)} for d, v in enumerate(local)]
+    resources: list[dict[str, Any]] = []
+    bindings: list[dict[str, Any]] = []
+    scalars: dict[int, bytes] = {}
+    binding_of = abi.buffer_bindings(program.args)
+    local_id = abi.FIRST_LOCAL_ARGUMENT_SPEC_ID
+    for arg, value in zip(program.args, launch.args):
+        kind = arg.kind
+        if kind == "buffer":
+            assert isinstance(value, OpenCLBuffer)
+            resources.append(_import_buffer(backend, inst, arg, value, outs, out))
+            bindings.append({"set": 0, "id": binding_of[arg.index], "resource_ref": f"i{i}_arg{arg.index}"})
+        elif kind == "local":
+            assert isinstance(value, LocalMemory)
+            specs.append({"id": local_id, "value": abi.local_count(value.size, abi.local_element_size(arg))})
+            local_id += 1
+        elif kind == "scalar":
+            scalars[arg.index] = bytes(value)
+        else:
+            raise InputError([Problem(str(path), inst.pointer("kernel_arguments", arg.index),
+                                      f"{kind} arguments have no scenario equivalent; this launch "
+                                      "cannot be imported")])
+    push = abi.pack_push_constants(program.args, scalars,
+                                   backend.type_layout(program, abi.unsized_types(program.args)))
+    shader: dict[str, Any] = {"uid": f"kernel{i}", "src": kernel_file, "type": "OpenCL-C", "entry": inst.entry_point}
+    if inst.compiler_flags:
+        shader["build_options"] = inst.compiler_flags
+    if push:
+        shader["push_constants_size"] = len(push)
+    shader["specialization_constants"] = specs
+    dispatch: dict[str, Any] = {"shader_ref": f"kernel{i}",
+                                "rangeND": [g // n for g, n in zip(inst.global_size, local)],
+                                "bindings": bindings}
+    if push:
+        _write_npy(outs, out / f"i{i}_push.npy", np.frombuffer(push, np.uint8))
+        resources.append({"raw_data": {"uid": f"i{i}_push", "src": f"i{i}_push.npy"}})
+        dispatch["push_data_ref"] = f"i{i}_push"
+    return {"shader": shader}, resources, {"dispatch_compute": dispatch}
+
+
+def _import_buffer(backend: OpenCLBackend, inst: KernelInstantiation, arg: KernelArg, value: OpenCLBuffer,
+                   outs: OutputSet, out: Path) -> dict[str, Any]:
+    """A buffer argument's uploaded bytes as ``i<i>_arg<N>.npy`` and its buffer resource."""
+    i = inst.index
+    uid = f"i{i}_arg{arg.index}"
+    rec = inst.kernel_arguments[arg.index] if inst.kernel_arguments else None
+    flags = rec.flags if isinstance(rec, gpuverify.ArrayArgument) else None
+    _write_npy(outs, out / f"{uid}.npy", backend.read_buffer(value))
+    dst = f"arg{arg.index}.npy" if i == 0 else f"{i}/arg{arg.index}.npy"
+    return {"buffer": {"uid": uid, "size": value.size, "shader_access": _access(flags, arg.address_space),
+                       "src": f"{uid}.npy", "dst": dst}}
+
+
+# --- scenario -> kernel instantiations -------------------------------------------------------
+
+
+def dispatch_pointers(path: str | Path) -> list[str]:
+    """JSON pointers of a scenario's dispatch_compute commands, in order: instantiation i of an
+    exported file came from ``dispatch_pointers(S)[i]``."""
+    data = load_json(path)
+    cmds = data.get("commands", []) if isinstance(data, dict) else []
+    return [json_pointer(["commands", n]) for n, c in enumerate(cmds)
+            if isinstance(c, dict) and "dispatch_compute" in c]
+
+
+@dataclass
+class _Dispatch:
+    index: int
+    command: Any
+    shader: Any
+
+
+def _exportable_dispatches(scenario: m.Scenario, path: Path) -> list[_Dispatch]:
+    """The scenario's dispatches, or every reason it cannot be exported as bad input."""
+    dispatches = []
+    problems = []
+    for n, c in enumerate(scenario.commands):
+        if isinstance(c, m.DispatchCompute):
+            shader = scenario.by_uid[c.shader_ref]
+            if shader.type != "OpenCL-C":
+                problems.append(Problem(str(path), json_pointer(["commands", n]),
+                                        f"dispatch of {shader.type} shader \"{shader.uid}\": only OpenCL C "
+                                        "dispatches can be exported as kernel instantiations"))
+            dispatches.append(_Dispatch(n, c, shader))
+        elif isinstance(c, m.DispatchGraph):
+            problems.append(Problem(str(path), json_pointer(["commands", n]),
+                                    "dispatch_graph has no kernel-instantiation equivalent"))
+    if not dispatches:
+        problems.append(Problem(str(path), "/commands", "the scenario has no dispatch_compute to export"))
+    for r in scenario.resources:
+        if isinstance(r, (m.Image, m.Tensor)):
+            problems.append(Problem(str(path), "/resources", f"{r.kind} \"{r.uid}\": only buffers can be exported"))
+    if problems:
+        raise InputError(problems)
+    return dispatches
+
+
+def export_scenario(path: str | Path, output_dir: str | Path, *, device: str | None = None,
+                    report: Report | None = None) -> Path:
+    """Write ``output_dir/instantiations.json``: one instantiation per OpenCL C dispatch of the
+    scenario, with each bound buffer's contents at that dispatch (the dispatches before the last
+    are run on an OpenCL device to know them).
+
+    Returns the file; ``export_scenario.last_commands`` is not kept: the i-th instantiation is the
+    i-th ``dispatch_compute`` of the scenario (see :func:`dispatch_pointers`)."""
+    report = report or (lambda s: None)
+    path, out = Path(path), Path(output_dir)
+    scenario, warnings = load_scenario(path)
+    for w in warnings:
+        report(str(w))
+    dispatches = _exportable_dispatches(scenario, path)
+    backend = OpenCLBackend.open(device)
+    try:
+        exporter = _Exporter(backend, scenario, path, out)
+        with OutputSet() as outs:
+            insts = []
+            for k, d in enumerate(dispatches):
+                insts.append(exporter.instantiation(k, d, outs))
+                if k + 1 < len(dispatches):  # run it so the next dispatch sees its results (the last need not run)
+                    exporter.run(d)
+            result = out / "instantiations.json"
+            with outs.open(result) as fh:
+                fh.write((json.dumps(insts, indent=2) + "\n").encode())
+            outs.commit()
+    finally:
+        backend.close()
+    return result
+
+
+class _Exporter:
+    """A scenario's buffers and programs on an OpenCL device, written out dispatch by dispatch."""
+
+    def __init__(self, backend: OpenCLBackend, scenario: m.Scenario, path: Path, out: Path):
+        self.backend, self.scenario, self.path, self.out = backend, scenario, path, out
+        self.buffers: dict[str, OpenCLBuffer] = {}
+        for r in scenario.resources:
+            if isinstance(r, m.Buffer):
+                self.buffers[r.uid] = backend.alloc_buffer(r.size, r.uid)
+                data = npy.load_bytes(r.src_path) if r.src_path is not None else np.zeros(r.size, np.uint8)
+                backend.write_buffer(self.buffers[r.uid], np.asarray(data)[:r.size])
+        self.push_data = {r.uid: bytes(npy.load_bytes(r.src_path)) for r in scenario.resources
+                          if isinstance(r, m.RawData) and r.src_path is not None}
+        self.programs: dict[str, OpenCLProgram] = {}
+        self.kernel_files: dict[str, str] = {}
+
+    def program(self, shader: Any, outs: OutputSet) -> OpenCLProgram:
+        """The shader's program, built once; its source is written beside the instantiations."""
+        if shader.uid not in self.programs:
+            spec = ProgramSpec(uid=f"{shader.src}:{shader.entry}", code=shader.src_path.read_bytes(),
+                               language="opencl-c", entry=shader.entry, build_options=shader.build_options,
+                               push_constants_size=shader.push_constants_size,
+                               specialization=tuple(SpecConstant(s.id, s.value)
+                                                    for s in shader.specialization_constants))
+            self.programs[shader.uid] = self.backend.create_program(spec)  # type: ignore[assignment]
+            self.kernel_files[shader.uid] = f"{shader.uid}.cl"
+            with outs.open(self.out / self.kernel_files[shader.uid]) as fh:
+                fh.write(shader.src_path.read_bytes())
+        return self.programs[shader.uid]
+
+    def instantiation(self, k: int, d: _Dispatch, outs: OutputSet) -> dict[str, Any]:
+        """Dispatch ``d`` (the k-th) as an instantiation, its buffers as they are now."""
+        shader = d.shader
+        program = self.program(shader, outs)
+        specs = {s.id: int(s.value) for s in shader.specialization_constants}
+        local = abi.local_size(specs, program.compile_work_group_size)
+        groups = list(d.command.workgroups)
+        dims = max(len(d.command.rangeND), 1 + max((i for i in range(3) if local[i] > 1), default=0))
+        inst: dict[str, Any] = {"language": "OpenCL", "endianness": "little",
+                                "kernel_file": self.kernel_files[shader.uid],
+                                "local_size": list(local[:dims]),
+                                "global_size": [g * n for g, n in zip(groups[:dims], local[:dims])],
+                                "entry_point": shader.entry,
+                                "kernel_arguments": self.arguments(k, d, program, specs, outs)}
+        if shader.build_options:
+            inst["compiler_flags"] = shader.build_options
+        return inst
+
+    def arguments(self, k: int, d: _Dispatch, program: OpenCLProgram, specs: dict[int, int],
+                  outs: OutputSet) -> list[dict[str, Any]]:
+        bound = {(b.set, b.id): b.resource_ref for b in d.command.bindings}
+        scalars = abi.unpack_push_constants(program.args, self.push_data.get(d.command.push_data_ref, b""),
+                                            self.backend.type_layout(program, abi.unsized_types(program.args)))
+        binding_of = abi.buffer_bindings(program.args)
+        counts = abi.local_counts(program.args, specs)
+        args: list[dict[str, Any]] = []
+        for a in program.args:
+            if a.kind == "buffer":
+                binding = binding_of[a.index]
+                args.append(self.buffer_argument(k, d, a, bound.get((0, binding)), binding, outs))
+            elif a.kind == "local":
+                args.append({"type": "array", "size": counts[a.index] * abi.local_element_size(a),
+                             "address_space": "local"})
+            elif a.kind == "scalar":
+                args.append({"type": "scalar", "value": gpuverify.hex_value(scalars[a.index], "little")})
+            else:
+                raise InputError([Problem(str(self.path), json_pointer(["commands", d.index]),
+                                          f"kernel argument {a.index} ({a.name}) is an {a.kind}; not exportable")])
+        return args
+
+    def buffer_argument(self, k: int, d: _Dispatch, a: KernelArg, uid: str | None, binding: int,
+                        outs: OutputSet) -> dict[str, Any]:
+        """A bound buffer's current bytes as ``d<k>_arg<N>.bin`` and its array argument."""
+        if uid is None:
+            raise InputError([Problem(str(self.path), json_pointer(["commands", d.index]),
+                                      f"kernel argument {a.index} ({a.name}) is buffer argument "
+                                      f"{binding} but binding (set 0, id {binding}) is not bound")])
+        res = self.scenario.by_uid[uid]
+        name = f"d{k}_arg{a.index}.bin"
+        with outs.open(self.out / name) as fh:
+            fh.write(self.backend.read_buffer(self.buffers[uid]).tobytes())
+        flag = {"readonly": "CL_MEM_READ_ONLY", "writeonly": "CL_MEM_WRITE_ONLY"}.get(
+            res.shader_access, "CL_MEM_READ_WRITE")
+        return {"type": "array", "size": res.size, "address_space": a.address_space, "flags": [flag], "data": name}
+
+    def run(self, d: _Dispatch) -> None:
+        program = self.programs[d.shader.uid]
+        self.backend.dispatch(program, d.command.workgroups,
+                              {(b.set, b.id): self.buffers[b.resource_ref] for b in d.command.bindings},
+                              self.push_data.get(d.command.push_data_ref, b""))
+        self.backend.submit()

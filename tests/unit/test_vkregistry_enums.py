@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import pytest
+
+from kernellab.vkregistry import enums
+
+
+def test_table_matches_registry():
+    pytest.importorskip("vulkan_object", reason="pip vulkan-object (kernellab[ml]) is needed to re-derive the table")
+    committed = {enum: enums.values(enum) for enum in enums.ENUMS}
+    assert committed == enums.derive_from_registry(), \
+        "src/kernellab/data/vkenums.json is stale: run python -m kernellab.vkregistry.enums"
+
+
+def test_descriptor_types_match_vulkan_binding():
+    vk = pytest.importorskip("vulkan")
+    # the core types only: the binding's extension values lag the registry (its MUTABLE_EXT is stale)
+    core = {n: v for n, v in enums.values("VkDescriptorType").items() if v < 1_000_000_000}
+    assert len(core) == 11
+    assert all(getattr(vk, n) == v for n, v in core.items())
+
+
+def test_value_and_name():
+    tensor = enums.value("VkDescriptorType", "VK_DESCRIPTOR_TYPE_TENSOR_ARM")
+    assert tensor == 1000460000
+    assert enums.names("VkDescriptorType")[tensor] == "VK_DESCRIPTOR_TYPE_TENSOR_ARM"
+    # a promoted value maps back to the registry's own name, not to an alias
+    assert enums.names("VkDescriptorType")[1000138000] == "VK_DESCRIPTOR_TYPE_INLINE_UNIFORM_BLOCK"
