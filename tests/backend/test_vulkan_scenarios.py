@@ -55,7 +55,7 @@ def test_output_folder_and_absolute_dst(tmp_path: Path) -> None:
     path, doc = vector_add(tmp_path)
     doc["resources"][3]["buffer"]["dst"] = str(tmp_path / "abs" / "b_out.npy")
     write(path, doc)
-    assert run("run", path, "--output", tmp_path / "o") == 0
+    assert run("run", path, "--output", tmp_path / "o", "--allow-absolute-dst") == 0
     assert (tmp_path / "o" / "c.npy").is_file() and not (tmp_path / "c.npy").exists()
     np.testing.assert_array_equal(raw(tmp_path / "abs" / "b_out.npy").view(np.float32), np.full(100, 2.0, np.float32))
 

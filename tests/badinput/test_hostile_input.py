@@ -95,3 +95,42 @@ def test_an_npy_file_shorter_than_its_header_says(tmp_path: Path, capsys: pytest
     (tmp_path / "a.npy").write_bytes((tmp_path / "a.npy").read_bytes()[:-40])
     status, err = validate(capsys, path)
     assert status == 2 and "the header announces 400 bytes of data, the file holds 360" in err
+
+
+def _dst(tmp_path: Path, value: str) -> Path:
+    path, doc = vector_add(tmp_path)
+    doc["resources"][4]["buffer"]["dst"] = value
+    return write(path, doc)
+
+
+@pytest.mark.parametrize("dst, message", [
+    ("../../x.npy", "dst '../../x.npy' resolves to"),
+    ("..", "dst '..' resolves to"),
+    ("/tmp/x.npy", "absolute dst '/tmp/x.npy': outputs are written inside the output folder; run with "
+                   "--allow-absolute-dst"),
+    ("sub", "dst 'sub' is a folder"),
+    ("link/x.npy", "dst 'link/x.npy' resolves to"),
+])
+def test_dst_stays_inside_the_output_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str], dst: str,
+                                            message: str) -> None:
+    (tmp_path / "out" / "sub").mkdir(parents=True)
+    (tmp_path / "out" / "link").symlink_to(tmp_path)
+    path = _dst(tmp_path, dst)
+    status, err = validate(capsys, path, "--output", tmp_path / "out")
+    assert status == 2 and f"{path}: /resources/4/buffer/dst: {message}" in err, err
+    assert main(["run", str(path), "--output", str(tmp_path / "out")]) == 2
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["link", "sub"]
+
+
+def test_an_absolute_dst_with_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _dst(tmp_path, str(tmp_path / "elsewhere.npy"))
+    status, _ = validate(capsys, path, "--allow-absolute-dst")
+    assert status == 0
+
+
+def test_two_resources_with_one_dst(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, doc = vector_add(tmp_path)
+    doc["resources"][3]["buffer"]["dst"] = "c.npy"
+    write(path, doc)
+    status, err = validate(capsys, path)
+    assert status == 2 and "/resources/4/buffer/dst: dst 'c.npy' is also the dst at /resources/3/buffer/dst" in err

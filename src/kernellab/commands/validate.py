@@ -15,6 +15,8 @@ def register(sub: Any) -> None:
     p.add_argument("file", type=Path)
     p.add_argument("--output", type=Path, help="folder that relative dst paths resolve against")
     p.add_argument("--strict", action="store_true", help="treat unknown fields as errors")
+    p.add_argument("--allow-absolute-dst", action="store_true",
+                   help="accept absolute dst paths (written where they point, as Arm's runner does)")
     p.add_argument("--set", action="append", default=None, metavar="NAME=VALUE",
                    help="kernel specs: a variable of the spec's expressions, so sizes can be checked too")
     p.set_defaults(func=validate)
@@ -34,7 +36,8 @@ def validate(args: argparse.Namespace) -> int:
         print(validate_spec(args.file, parse_assignments(args.set)))
         return 0
 
-    scenario, warnings = load_scenario(args.file, args.output, strict=args.strict)
+    scenario, warnings = load_scenario(args.file, args.output, strict=args.strict,
+                                       allow_absolute_dst=args.allow_absolute_dst)
     for w in warnings:
         print(w, file=sys.stderr)
     print(f"{args.file}: valid scenario ({len(scenario.resources)} resources, {len(scenario.commands)} commands"

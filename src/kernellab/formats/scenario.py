@@ -18,6 +18,7 @@ from kernellab import model as m
 from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.formats import npy, scenario_ml
 from kernellab.formats.jsonfile import load_json, pydantic_problems
+from kernellab.outputs import escapes
 
 log = logging.getLogger("kernellab.scenario")
 
@@ -25,10 +26,14 @@ Loc = tuple[str | int, ...]
 
 
 class _Checker(Problems):
-    def __init__(self, file: Path, output_dir: Path | None, strict: bool, check_files: bool):
+    def __init__(self, file: Path, output_dir: Path | None, strict: bool, check_files: bool,
+                 allow_absolute_dst: bool = False):
         super().__init__(file)
         self.base = file.resolve().parent
         self.out = (output_dir or self.base).resolve()
+        self.allow_absolute_dst = allow_absolute_dst
+        #: resolved dst path -> where it was first given
+        self.dsts: dict[Path, Loc] = {}
         self.strict = strict
         self.check_files = check_files
         #: uids of resources that failed to parse: references to them are not reported again
@@ -93,10 +98,40 @@ class _Checker(Problems):
             return None
         return path
 
-    def resolve_dst(self, value: str) -> Path | None:
+    def resolve_dst(self, loc: Loc, value: str) -> Path | None:
+        """Where ``dst`` lands: inside the output folder (after ``..`` and symlinks), or an absolute
+        path when the user allowed it; never a folder, never the dst of another resource."""
         if not value:
             return None
-        return Path(value) if Path(value).is_absolute() else self.out / value
+        if "\x00" in value:
+            self.add(loc, "a path cannot hold a NUL character")
+            return None
+        if Path(value).is_absolute():
+            if not self.allow_absolute_dst:
+                self.add(loc, f"absolute dst {value!r}: outputs are written inside the output folder; run with "
+                              "--allow-absolute-dst to write it there (as Arm's runner does)")
+                return None
+            path = Path(value)
+        else:
+            path = self.out / value
+            try:
+                outside = escapes(path, self.out)
+            except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop
+                self.add(loc, f"cannot use dst {value!r}: {exc}")
+                return None
+            if outside:
+                self.add(loc, f"dst {value!r} resolves to {path.resolve()}, outside the output folder {self.out}")
+                return None
+        if path.is_dir():
+            self.add(loc, f"dst {value!r} is a folder: {path}")
+            return None
+        key = path.resolve()
+        if key in self.dsts:
+            self.add(loc, f"dst {value!r} is also the dst at {json_pointer(self.dsts[key])}: one run cannot write "
+                          "one file twice")
+            return None
+        self.dsts[key] = loc
+        return path
 
     def npy_header(self, loc: Loc, path: Path | None) -> npy.NpyHeader | None:
         if path is None or not self.check_files:
@@ -109,11 +144,12 @@ class _Checker(Problems):
 
 
 def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, strict: bool = False,
-                  check_files: bool = True) -> tuple[m.Scenario, list[Problem]]:
+                  check_files: bool = True, allow_absolute_dst: bool = False) -> tuple[m.Scenario, list[Problem]]:
     """Read and check a scenario; returns it with its warnings, or raises InputError with every problem."""
     path = Path(path)
     data = load_json(path)
-    ck = _Checker(path, Path(output_dir) if output_dir is not None else None, strict, check_files)
+    ck = _Checker(path, Path(output_dir) if output_dir is not None else None, strict, check_files,
+                  allow_absolute_dst)
     if not isinstance(data, dict):
         raise InputError.at(path, "/", f"expected an object with \"resources\" and \"commands\", got {m._show(data)}")
     for key in data:
@@ -140,7 +176,7 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]]) -> N
             first[r.uid] = loc
         if isinstance(r, m.DataResource):
             r._src_path = ck.resolve_src(loc + ("src",), r.src)
-            r._dst_path = ck.resolve_dst(r.dst)
+            r._dst_path = ck.resolve_dst(loc + ("dst",), r.dst)
         elif isinstance(r, (m.RawData, m.Graph)):
             r._src_path = ck.resolve_src(loc + ("src",), r.src)
         elif isinstance(r, m.Shader):
