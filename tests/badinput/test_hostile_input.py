@@ -134,3 +134,22 @@ def test_two_resources_with_one_dst(tmp_path: Path, capsys: pytest.CaptureFixtur
     write(path, doc)
     status, err = validate(capsys, path)
     assert status == 2 and "/resources/4/buffer/dst: dst 'c.npy' is also the dst at /resources/3/buffer/dst" in err
+
+
+def test_include_dirs_stay_inside_the_workload(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, doc = vector_add(tmp_path)
+    doc["resources"][0]["shader"]["include_dirs"] = ["/usr/include"]
+    write(path, doc)
+    status, err = validate(capsys, path)
+    assert status == 2 and "/resources/0/shader/include_dirs/0: include directory /usr/include is outside the " \
+                           "scenario's folder" in err
+    assert validate(capsys, path, "--allow-outside", "/usr")[0] == 0
+
+
+@pytest.mark.parametrize("value", ["x" * 5000, "a\u0000b.npy", "x\ud800.npy"])
+def test_unusable_file_names_are_input_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str) -> None:
+    path, doc = vector_add(tmp_path)
+    doc["resources"][2]["buffer"]["src"] = value
+    path.write_bytes(json.dumps(doc).encode("utf-8", "surrogatepass"))
+    status, err = validate(capsys, path)
+    assert status == 2 and "/resources/2/buffer/src: " in err and "is not a usable file name" in err

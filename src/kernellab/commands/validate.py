@@ -15,6 +15,9 @@ def register(sub: Any) -> None:
     p.add_argument("file", type=Path)
     p.add_argument("--output", type=Path, help="folder that relative dst paths resolve against")
     p.add_argument("--strict", action="store_true", help="treat unknown fields as errors")
+    p.add_argument("--allow-outside", action="append", type=Path, default=[], metavar="PATH",
+                   help="let include folders and #include targets lie in PATH too (default: only the workload's "
+                        "folder)")
     p.add_argument("--allow-absolute-dst", action="store_true",
                    help="accept absolute dst paths (written where they point, as Arm's runner does)")
     p.add_argument("--set", action="append", default=None, metavar="NAME=VALUE",
@@ -37,7 +40,7 @@ def validate(args: argparse.Namespace) -> int:
         return 0
 
     scenario, warnings = load_scenario(args.file, args.output, strict=args.strict,
-                                       allow_absolute_dst=args.allow_absolute_dst)
+                                       allow_absolute_dst=args.allow_absolute_dst, allow_outside=args.allow_outside)
     for w in warnings:
         print(w, file=sys.stderr)
     print(f"{args.file}: valid scenario ({len(scenario.resources)} resources, {len(scenario.commands)} commands"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence, Union
 
 from kernellab.errors import InputError, Problem, Problems, json_pointer
+from kernellab.formats.paths import path_problem
 from kernellab.formats.jsonfile import load_json
 
 #: cl_mem_flags names a capture may record (with or without the CL_MEM_ prefix)
@@ -225,6 +226,9 @@ def _argument(c: _Checker, v: Any, at: list[str | int], base: Path) -> KernelArg
             elif space == "local":
                 c.add([*at, "data"], "a local array cannot have data: __local memory starts undefined")
                 data = None
+            elif (why := path_problem(data)) is not None:
+                c.add([*at, "data"], why)
+                data = None
             else:
                 data_path = (base / data).resolve()
                 if not data_path.is_file():
@@ -276,6 +280,8 @@ def _instantiation(c: _Checker, v: Any, i: int, file: Path) -> KernelInstantiati
     if kernel_file is not None:
         if not kernel_file:
             c.add([*at, "kernel_file"], "must name an OpenCL C source file, got an empty string")
+        elif (why := path_problem(kernel_file)) is not None:
+            c.add([*at, "kernel_file"], why)
         else:
             try:
                 path = (file.parent / kernel_file).resolve()

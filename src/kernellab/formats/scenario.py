@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -17,6 +18,8 @@ from pydantic import BaseModel, ValidationError
 from kernellab import model as m
 from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.formats import npy, scenario_ml
+from kernellab.compiler_options import allowed_roots, inside
+from kernellab.formats.paths import path_problem
 from kernellab.formats.jsonfile import load_json, pydantic_problems
 from kernellab.outputs import escapes
 
@@ -27,11 +30,12 @@ Loc = tuple[str | int, ...]
 
 class _Checker(Problems):
     def __init__(self, file: Path, output_dir: Path | None, strict: bool, check_files: bool,
-                 allow_absolute_dst: bool = False):
+                 allow_absolute_dst: bool = False, allow_outside: Sequence[Path] = ()):
         super().__init__(file)
         self.base = file.resolve().parent
         self.out = (output_dir or self.base).resolve()
         self.allow_absolute_dst = allow_absolute_dst
+        self.roots = allowed_roots(self.base, allow_outside)
         #: resolved dst path -> where it was first given
         self.dsts: dict[Path, Loc] = {}
         self.strict = strict
@@ -92,6 +96,9 @@ class _Checker(Problems):
     def resolve_src(self, loc: Loc, value: str) -> Path | None:
         if not value:
             return None
+        if (why := path_problem(value)) is not None:
+            self.add(loc, why)
+            return None
         path = Path(value) if Path(value).is_absolute() else self.base / value
         if self.check_files and not path.is_file():
             self.add(loc, f"file not found: {path}" if not path.exists() else f"not a file: {path}")
@@ -103,8 +110,8 @@ class _Checker(Problems):
         path when the user allowed it; never a folder, never the dst of another resource."""
         if not value:
             return None
-        if "\x00" in value:
-            self.add(loc, "a path cannot hold a NUL character")
+        if (why := path_problem(value)) is not None:
+            self.add(loc, why)
             return None
         if Path(value).is_absolute():
             if not self.allow_absolute_dst:
@@ -144,12 +151,13 @@ class _Checker(Problems):
 
 
 def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, strict: bool = False,
-                  check_files: bool = True, allow_absolute_dst: bool = False) -> tuple[m.Scenario, list[Problem]]:
+                  check_files: bool = True, allow_absolute_dst: bool = False,
+                  allow_outside: Sequence[Path] = ()) -> tuple[m.Scenario, list[Problem]]:
     """Read and check a scenario; returns it with its warnings, or raises InputError with every problem."""
     path = Path(path)
     data = load_json(path)
     ck = _Checker(path, Path(output_dir) if output_dir is not None else None, strict, check_files,
-                  allow_absolute_dst)
+                  allow_absolute_dst, allow_outside)
     if not isinstance(data, dict):
         raise InputError.at(path, "/", f"expected an object with \"resources\" and \"commands\", got {m._show(data)}")
     for key in data:
@@ -183,7 +191,14 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]]) -> N
             r._src_path = ck.resolve_src(loc + ("src",), r.src)
             incs = []
             for j, d in enumerate(r.include_dirs):
+                if (why := path_problem(d)) is not None:
+                    ck.add(loc + ("include_dirs", j), why)
+                    continue
                 p = Path(d) if Path(d).is_absolute() else ck.base / d
+                if not inside(p, ck.roots):
+                    ck.add(loc + ("include_dirs", j), f"include directory {p} is outside the scenario's folder "
+                                                      f"{ck.base} (allow it with --allow-outside)")
+                    continue
                 if ck.check_files and not p.is_dir():
                     ck.add(loc + ("include_dirs", j), f"include directory not found: {p}")
                 incs.append(p)

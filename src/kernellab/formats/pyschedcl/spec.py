@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kernellab import expressions
+from kernellab.formats.paths import path_problem
 from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.expressions import ExpressionError
 from kernellab.formats.pyschedcl.elements import ElementType, parse_type
@@ -163,6 +164,9 @@ class _SpecReader(Problems):
             return base_dir
         if not isinstance(src, str) or not src:
             self.add([*root, "src"], f"expected the path of the OpenCL C file, got {json.dumps(src)}")
+            return base_dir
+        if (why := path_problem(src)) is not None:
+            self.add([*root, "src"], why)
             return base_dir
         src_path = (base_dir / src) if not Path(src).is_absolute() else Path(src)
         if not src_path.is_file() and not Path(src).is_absolute():
