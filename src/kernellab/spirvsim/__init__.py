@@ -1,0 +1,16 @@
+"""A SPIR-V compute-shader checker: a lockstep interpreter of the compute subset of SPIR-V with
+shadow memory, finding data races (within and across workgroups), barrier divergence,
+out-of-bounds accesses and (opt-in) uninitialized reads of workgroup memory.
+
+:func:`check_dispatch` checks one dispatch; the method and its limits are in docs/verify.md.
+"""
+from __future__ import annotations
+
+from kernellab.spirvsim.dispatch import Binding, DispatchResult, Footprint, check_dispatch
+from kernellab.spirvsim.findings import DEFECT_KINDS, KINDS, Finding, verdict
+from kernellab.spirvsim.glsl import glsl_to_spirv
+from kernellab.spirvsim.hazards import dispatch_hazards
+from kernellab.spirvsim.module import Unsupported
+
+__all__ = ["Binding", "DispatchResult", "Footprint", "check_dispatch", "DEFECT_KINDS", "KINDS", "Finding",
+           "verdict", "glsl_to_spirv", "dispatch_hazards", "Unsupported"]

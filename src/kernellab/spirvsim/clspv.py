@@ -1,0 +1,167 @@
+"""OpenCL C kernels compiled for Vulkan by clspv: from a kernel launch (global and local size,
+arguments by ordinal) to what :func:`~kernellab.spirvsim.check_dispatch` binds.
+
+clspv describes the interface in ``NonSemantic.ClspvReflection`` instructions: which descriptor
+or push-constant bytes carry each argument, the specialization constants of the workgroup size
+and of ``__local`` pointer arguments' lengths, and the push constants for built-ins (global
+offset, sizes). Anything else the reflection asks for (images, samplers, pointer push constants)
+is refused by name.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+from collections.abc import Sequence
+
+from kernellab.errors import InputError
+from kernellab.spirvsim.dispatch import Binding
+from kernellab.spirvsim.module import MAGIC, Unsupported, extinst_name, words_of
+
+#: reflection instructions that describe an argument
+_ARGUMENTS = {"ArgumentStorageBuffer", "ArgumentUniform", "ArgumentWorkgroup", "ArgumentPodPushConstant",
+              "ArgumentPodStorageBuffer", "ArgumentPodUniform"}
+#: module-wide push constants clspv adds for built-ins, and what they hold (per dimension)
+_BUILTIN_PUSH = {"PushConstantGlobalOffset", "PushConstantEnqueuedLocalSize", "PushConstantGlobalSize",
+                 "PushConstantRegionOffset", "PushConstantNumWorkgroups", "PushConstantRegionGroupOffset"}
+#: reflection instructions that change nothing the checker needs
+_IGNORED = {"Kernel", "ArgumentInfo", "SpecConstantWorkDim", "PropertyRequiredWorkgroupSize",
+            "SpecConstantGlobalOffset", "PrintfInfo", "PrintfBufferStorageBuffer", "PrintfBufferPointerPushConstant",
+            "NormalizedSamplerMaskPushConstant", "WorkgroupVariableSize"}
+
+
+@dataclass
+class Argument:
+    ordinal: int
+    kind: str  # one of _ARGUMENTS
+    set: int = 0
+    binding: int = 0
+    offset: int = 0  # POD: byte offset in the push constants / buffer
+    size: int = 0  # POD: bytes
+    spec_id: int = -1  # workgroup: the spec constant holding the element count
+    elem_size: int = 0  # workgroup: bytes per element
+
+
+@dataclass
+class Kernel:
+    name: str
+    arguments: dict[int, Argument] = field(default_factory=dict)
+    workgroup_size_ids: tuple[int, int, int] | None = None
+    builtin_push: list[tuple[str, int, int]] = field(default_factory=list)  # (what, offset, size)
+
+
+def reflection(spirv: bytes | Sequence[int]) -> dict[str, Kernel]:
+    """The kernels clspv's reflection describes, by name."""
+    words = words_of(spirv)
+    if len(words) < 5 or words[0] != MAGIC:
+        raise InputError("not a SPIR-V module (bad magic number)")
+    strings: dict[int, str] = {}
+    consts: dict[int, int] = {}
+    sets: dict[int, str] = {}
+    kernels_by_id: dict[int, Kernel] = {}
+    module_push: list[tuple[str, int, int]] = []
+    wg_ids: tuple[int, int, int] | None = None
+    pos = 5
+    while pos < len(words):
+        count, opcode = words[pos] >> 16, words[pos] & 0xFFFF
+        w = words[pos + 1:pos + count]
+        if opcode == 7:  # OpString
+            raw = b"".join(struct.pack("<I", x) for x in w[1:])
+            strings[w[0]] = raw.split(b"\0", 1)[0].decode()
+        elif opcode == 43:  # OpConstant (32-bit)
+            consts[w[1]] = w[2]
+        elif opcode == 11:  # OpExtInstImport
+            raw = b"".join(struct.pack("<I", x) for x in w[1:])
+            sets[w[0]] = raw.split(b"\0", 1)[0].decode()
+        elif opcode == 12 and sets.get(w[2], "").startswith("NonSemantic.ClspvReflection"):
+            name = extinst_name(sets[w[2]], w[3])
+            ops = [consts.get(x, x) for x in w[4:]]
+            if name == "Kernel":
+                kernels_by_id[w[1]] = Kernel(strings.get(w[5], ""))
+            elif name in _ARGUMENTS:
+                k = kernels_by_id[w[4]]
+                ordinal = ops[1]
+                if name == "ArgumentWorkgroup":
+                    arg = Argument(ordinal, name, spec_id=ops[2], elem_size=ops[3])
+                elif name == "ArgumentPodPushConstant":
+                    arg = Argument(ordinal, name, offset=ops[2], size=ops[3])
+                elif name in ("ArgumentPodStorageBuffer", "ArgumentPodUniform"):
+                    arg = Argument(ordinal, name, set=ops[2], binding=ops[3], offset=ops[4], size=ops[5])
+                else:
+                    arg = Argument(ordinal, name, set=ops[2], binding=ops[3])
+                k.arguments[ordinal] = arg
+            elif name == "SpecConstantWorkgroupSize":
+                wg_ids = (ops[0], ops[1], ops[2])
+            elif name in _BUILTIN_PUSH:
+                module_push.append((name, ops[0], ops[1]))
+            elif name not in _IGNORED:
+                raise Unsupported(f"clspv reflection {name} (an image, sampler or pointer argument, or another "
+                                  "interface) is not supported by the SPIR-V checker")
+        pos += max(count, 1)
+    out = {}
+    for k in kernels_by_id.values():
+        k.workgroup_size_ids = wg_ids
+        k.builtin_push = module_push
+        out[k.name] = k
+    return out
+
+
+@dataclass
+class Launch:
+    """What check_dispatch needs for one OpenCL launch."""
+
+    workgroups: tuple[int, int, int]
+    bindings: dict[tuple[int, int], Binding]
+    push_constants: bytes
+    spec_constants: dict[int, int]
+    #: argument ordinal -> buffer uid, for reading results back
+    buffers: dict[int, str]
+
+
+def launch(kernel: Kernel, global_size: Sequence[int], local_size: Sequence[int], arguments: Sequence[Any]) -> Launch:
+    """Bind an OpenCL launch. ``arguments`` by ordinal: a :class:`Binding` for a ``__global`` or
+    ``__constant`` buffer, an ``int`` byte size for a ``__local`` buffer, ``bytes`` for a scalar
+    (its value's bytes, little-endian)."""
+    gs = tuple(global_size) + (1,) * (3 - len(global_size))
+    ls = tuple(local_size) + (1,) * (3 - len(local_size))
+    if any(g % max(1, n) for g, n in zip(gs, ls)):
+        raise Unsupported(f"global size {tuple(global_size)} is not a multiple of local size {tuple(local_size)}: "
+                          "non-uniform workgroups are not supported by the SPIR-V checker")
+    groups = (gs[0] // ls[0], gs[1] // ls[1], gs[2] // ls[2])
+    spec: dict[int, int] = {}
+    if kernel.workgroup_size_ids is not None:
+        spec.update(zip(kernel.workgroup_size_ids, ls))
+    push = bytearray()
+    bindings: dict[tuple[int, int], Binding] = {}
+    buffers: dict[int, str] = {}
+    pod_buffers: dict[tuple[int, int], bytearray] = {}
+
+    def put(buf: bytearray, offset: int, data: bytes) -> None:
+        if len(buf) < offset + len(data):
+            buf.extend(bytes(offset + len(data) - len(buf)))
+        buf[offset:offset + len(data)] = data
+
+    for what, offset, size in kernel.builtin_push:
+        values = {"PushConstantGlobalOffset": (0, 0, 0), "PushConstantRegionOffset": (0, 0, 0),
+                  "PushConstantRegionGroupOffset": (0, 0, 0), "PushConstantEnqueuedLocalSize": ls,
+                  "PushConstantGlobalSize": gs, "PushConstantNumWorkgroups": groups}[what]
+        put(push, offset, struct.pack("<3I", *values)[:size])
+    for ordinal, arg in sorted(kernel.arguments.items()):
+        if ordinal >= len(arguments):
+            raise InputError(f"kernel {kernel.name}: no value for argument {ordinal}")
+        value = arguments[ordinal]
+        if arg.kind in ("ArgumentStorageBuffer", "ArgumentUniform"):
+            if not isinstance(value, Binding):
+                raise InputError(f"kernel {kernel.name}: argument {ordinal} is a buffer")
+            bindings[(arg.set, arg.binding)] = value
+            buffers[ordinal] = value.uid
+        elif arg.kind == "ArgumentWorkgroup":
+            spec[arg.spec_id] = int(value) // arg.elem_size
+        elif arg.kind == "ArgumentPodPushConstant":
+            put(push, arg.offset, bytes(value)[:arg.size].ljust(arg.size, b"\0"))
+        else:
+            put(pod_buffers.setdefault((arg.set, arg.binding), bytearray()), arg.offset,
+                bytes(value)[:arg.size].ljust(arg.size, b"\0"))
+    for key, data in pod_buffers.items():
+        bindings[key] = Binding(f"pod arguments (set {key[0]}, binding {key[1]})", bytes(data))
+    return Launch(groups, bindings, bytes(push), spec, buffers)

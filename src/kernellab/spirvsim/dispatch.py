@@ -1,0 +1,306 @@
+"""Checking one ``vkCmdDispatch``: the entry point of the SPIR-V checker.
+
+:func:`check_dispatch` takes what a dispatch binds — the compiled SPIR-V words and entry point,
+the workgroup counts, specialization constants, push-constant bytes and the descriptors
+(set, binding) -> :class:`Binding` — runs every invocation in the interpreter, batch of
+workgroups by batch, and returns the findings, the buffers' contents afterwards and which bytes
+of each buffer the dispatch read and wrote (what a check of hazards between dispatches needs).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from collections.abc import Collection, Mapping, Sequence
+
+import numpy as np
+
+from kernellab.errors import InputError
+from kernellab.spirvsim.findings import Finding, Recorder, verdict
+from kernellab.spirvsim.machine import Machine, eval_spec_op, flatten, refuse_unsupported
+from kernellab.spirvsim.memory import GLOBAL, GROUP, LANE, Region
+from kernellab.spirvsim.module import SUPPORTED_BUILTINS, Module, enum_name, load
+from kernellab.spirvsim.shadow import Shadow
+from kernellab.spirvsim.types import Type
+
+#: invocations run together in one batch (whole workgroups); bounds the NumPy arrays' length
+DEFAULT_BATCH_INVOCATIONS = 16384
+#: instructions one batch may execute before the run is stopped as endless (per lane batch)
+DEFAULT_MAX_STEPS = 2_000_000
+#: the documented limit of invocations x instructions for one dispatch (about a minute of checking)
+DEFAULT_MAX_WORK = 4_000_000_000
+#: the documented limit on shadow memory for the writable buffers of one dispatch
+MAX_SHADOW_BYTES = 1 << 30
+
+
+@dataclass
+class Binding:
+    """A buffer bound to a descriptor: the resource's uid, its bytes and the bound range."""
+
+    uid: str
+    data: bytes | bytearray | np.ndarray
+    offset: int = 0
+    range: int | None = None  # None: to the end of the buffer (VK_WHOLE_SIZE)
+
+
+@dataclass
+class Footprint:
+    """Bytes of a buffer's bound range the dispatch read and wrote (offsets from the range start)."""
+
+    uid: str
+    offset: int
+    read: np.ndarray
+    written: np.ndarray
+
+
+@dataclass
+class DispatchResult:
+    findings: list[Finding]
+    #: uid -> the whole buffer after the dispatch
+    buffers: dict[str, bytes]
+    footprints: dict[str, Footprint]
+    invocations: int
+    seconds: float
+    local_size: tuple[int, int, int]
+    verdict: str = "verified"
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, workgroups: Sequence[int], *,
+                   bindings: Mapping[tuple[int, int], Binding] | None = None, push_constants: bytes = b"",
+                   spec_constants: Mapping[int, int | float | bool] | None = None, checks: Collection[str] = (),
+                   file: str = "<spirv>", batch_invocations: int = DEFAULT_BATCH_INVOCATIONS,
+                   max_steps: int = DEFAULT_MAX_STEPS, max_work: int = DEFAULT_MAX_WORK) -> DispatchResult:
+    """Run one dispatch of ``entry_point`` with shadow memory and report its defects.
+
+    ``workgroups`` is (x, y, z) counts; ``checks`` holds the ``--check`` kinds (``uninitialized``
+    turns on the uninitialized-read tracker and makes its findings defects; ``all`` all kinds).
+    Raises :class:`~kernellab.spirvsim.module.Unsupported` for a shader outside the supported
+    subset and :class:`InputError` for a missing binding or a dispatch past the limits.
+    """
+    started = time.perf_counter()
+    wg = tuple(int(x) for x in workgroups) + (1,) * (3 - len(workgroups))
+    if len(wg) != 3 or min(wg) < 1:
+        raise InputError(f"workgroup counts must be three positive numbers, not {tuple(workgroups)}")
+    module = load(spirv, entry_point, file=file, spec_constants=spec_constants, eval_spec_op=eval_spec_op)
+    refuse_unsupported(module)
+    ls = module.local_size
+    gs = ls[0] * ls[1] * ls[2]
+    ngroups = wg[0] * wg[1] * wg[2]
+    geometry = _Geometry(ls, wg)
+    recorder = Recorder(lambda i: _where(module, i), geometry.who)
+    uninitialized = bool({"uninitialized", "uninitialized-read", "all"} & set(checks))
+
+    buffers, owners = _bind_buffers(module, dict(bindings or {}), gs)
+    shadow_bytes = sum(r.shadow.nbytes for r in owners.values() if r.shadow is not None)
+    if shadow_bytes > MAX_SHADOW_BYTES:
+        raise InputError(f"the writable buffers need {shadow_bytes >> 20} MiB of shadow memory, past the checker's "
+                         f"limit of {MAX_SHADOW_BYTES >> 20} MiB (see docs/verify.md)")
+    per_batch = max(1, batch_invocations // gs)
+    steps = work = 0
+    for first in range(0, ngroups, per_batch):
+        count = min(per_batch, ngroups - first)
+        regions = dict(buffers)
+        regions.update(_batch_regions(module, count, gs, first, geometry, push_constants))
+        mach = Machine(module, regions, count * gs, gs, first, recorder, uninitialized=uninitialized,
+                       max_steps=max_steps)
+        mach.run_entry()
+        steps += mach.steps
+        work += mach.steps * count * gs
+        if work > max_work and first + count < ngroups:
+            raise InputError(f"the dispatch of {ngroups * gs} invocations needs more than {max_work} invocation-"
+                             f"instructions (the checker's limit; {first + count} of {ngroups} workgroups ran): "
+                             "check it with fewer workgroups (see docs/verify.md)")
+    findings = recorder.findings()
+    out: dict[str, bytes] = {}
+    footprints: dict[str, Footprint] = {}
+    for (uid, offset, _), region in owners.items():
+        original = bytes(_bytes_of(dict(bindings or {}), uid))
+        new = bytearray(original)
+        new[offset:offset + region.size] = region.data[:region.size].tobytes()
+        out[uid] = bytes(new)
+        if region.read is not None and region.written is not None:
+            footprints[uid] = Footprint(uid, offset, region.read[:region.size].copy(),
+                                        region.written[:region.size].copy())
+    return DispatchResult(findings, out, footprints, ngroups * gs, time.perf_counter() - started, ls,
+                          verdict(findings, checks), {"block_instructions": steps})
+
+
+class _Geometry:
+    def __init__(self, local: tuple[int, int, int], groups: tuple[int, int, int]):
+        self.local, self.groups = local, groups
+        self.gs = local[0] * local[1] * local[2]
+
+    def ids(self, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(global, local, workgroup) ids, each (n, 3), of global invocation numbers."""
+        g, i = lanes // self.gs, lanes % self.gs
+        lx, ly, _ = self.local
+        wx, wy, _ = self.groups
+        local = np.stack([i % lx, (i // lx) % ly, i // (lx * ly)], axis=1)
+        group = np.stack([g % wx, (g // wx) % wy, g // (wx * wy)], axis=1)
+        return group * np.asarray(self.local) + local, local, group
+
+    def who(self, lane: int) -> dict[str, list[int]]:
+        glob, loc, grp = self.ids(np.asarray([lane]))
+        return {"global": glob[0].tolist(), "local": loc[0].tolist(), "workgroup": grp[0].tolist()}
+
+
+def _where(module: Module, index: int) -> dict[str, Any]:
+    inst = module.insts[index]
+    out: dict[str, Any] = {"instruction": inst.op, "word": inst.offset}
+    if inst.line is not None:
+        out["location"] = {"file": inst.line[0], "line": inst.line[1]}
+        text = module.source_text(inst.line)
+        if text is not None:
+            out["source_line"] = text
+    return out
+
+
+def _bytes_of(bindings: dict[tuple[int, int], Binding], uid: str) -> bytes:
+    for b in bindings.values():
+        if b.uid == uid:
+            return b.data.tobytes() if isinstance(b.data, np.ndarray) else bytes(b.data)
+    return b""
+
+
+def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding], gs: int
+                  ) -> tuple[dict[int, Region], dict[tuple[str, int, int], Region]]:
+    regions: dict[int, Region] = {}
+    owners: dict[tuple[str, int, int], Region] = {}
+    for vid, var in module.variables.items():
+        ptr_t = module.types[var.words[0]]
+        storage = ptr_t.storage
+        if storage not in ("StorageBuffer", "Uniform"):
+            continue
+        if not _used(module, vid):
+            continue
+        ds, bd = module.decorated(vid, "DescriptorSet"), module.decorated(vid, "Binding")
+        if ds is None or bd is None:
+            raise module.fail(var, f"buffer variable %{vid} has no DescriptorSet/Binding decoration")
+        key = (ds[0], bd[0])
+        b = bindings.get(key)
+        if b is None:
+            raise InputError(f"the shader uses descriptor set {key[0]} binding {key[1]} but the dispatch binds "
+                             "nothing there")
+        data = b.data.tobytes() if isinstance(b.data, np.ndarray) else bytes(b.data)
+        size = (len(data) - b.offset) if b.range is None else b.range
+        if b.offset < 0 or size < 0 or b.offset + size > len(data):
+            raise InputError(f"binding {key}: range {b.offset}+{size} lies outside buffer {b.uid} of {len(data)} bytes")
+        pointee = ptr_t.elem
+        assert pointee is not None
+        if pointee.kind != "struct":
+            raise module.fail(var, "a buffer variable whose type is not a block")
+        block = module.decorated(pointee.id, "Block") is not None
+        writable = storage == "StorageBuffer" or not block  # Uniform + BufferBlock is a storage buffer
+        if writable and all(any(n == "NonWritable" for n, _ in module.member_decorations.get((pointee.id, k), ()))
+                            for k in range(len(pointee.members))):
+            writable = False
+        if module.decorated(vid, "NonWritable") is not None:
+            writable = False
+        okey = (b.uid, b.offset, size)
+        region = owners.get(okey)
+        if region is None:
+            if any(k[0] == b.uid for k in owners):
+                raise InputError(f"buffer {b.uid} is bound twice with different ranges; overlapping bindings of "
+                                 "one buffer are not supported by the SPIR-V checker")
+            label = "StorageBuffer" if writable or storage == "StorageBuffer" else "Uniform"
+            region = Region.make(b.uid, label, GLOBAL, 1, size, data[b.offset:b.offset + size], writable=writable)
+            region.read = np.zeros(region.data.size, bool)
+            region.written = np.zeros(region.data.size, bool)
+            owners[okey] = region
+        if writable and region.shadow is None:
+            region.writable = True
+            region.granule = _granule(module, storage)
+            region.shadow = Shadow(region.data.size // region.granule, gs, across_groups=True)
+        regions[vid] = region
+    return regions, owners
+
+
+def _used(module: Module, vid: int) -> bool:
+    """Whether any function instruction names the variable (glslang declares unused ones too)."""
+    cache = getattr(module, "_used_ids", None)
+    if cache is None:
+        cache = set()
+        for fn in module.functions.values():
+            for b in fn.blocks.values():
+                for inst in b.insts:
+                    cache.update(inst.words)
+        module._used_ids = cache  # type: ignore[attr-defined]
+    return vid in cache
+
+
+def _granule(module: Module, storage: str) -> int:
+    """The shadow unit of a storage class: its smallest accessed scalar. Scalars sit at offsets
+    that are multiples of their size (Vulkan's layout rules; our natural layout), so every access
+    covers whole units."""
+    sizes = [s.nbytes for t in module.types.values() if t.kind == "pointer" and t.storage == storage and t.elem
+             for _, s in t.elem.leaves]
+    return min(sizes, default=1)
+
+
+def _constant_bytes(t: Type, value: Any) -> bytes:
+    """A constant's bytes in the layout of ``t``."""
+    out = bytearray(t.size)
+    for (off, st), v in zip(t.leaves, flatten(value)):
+        dt = np.dtype(np.uint32) if st.kind == "bool" else st.dtype
+        raw = np.asarray(v).astype(dt).tobytes()
+        out[off:off + len(raw)] = raw
+    return bytes(out)
+
+
+def _batch_regions(module: Module, count: int, gs: int, first: int, geometry: _Geometry,
+                   push_constants: bytes) -> dict[int, Region]:
+    regions: dict[int, Region] = {}
+    lanes = count * gs
+    glob, loc, grp = geometry.ids(first * gs + np.arange(lanes, dtype=np.int64))
+    builtins = {
+        "GlobalInvocationId": glob, "LocalInvocationId": loc, "WorkgroupId": grp,
+        "NumWorkgroups": np.broadcast_to(np.asarray(geometry.groups), (lanes, 3)),
+        "LocalInvocationIndex": (np.arange(lanes) % gs)[:, None],
+        "WorkgroupSize": np.broadcast_to(np.asarray(geometry.local), (lanes, 3)),
+    }
+    for vid, var in module.variables.items():
+        ptr_t = module.types[var.words[0]]
+        t = ptr_t.elem
+        assert t is not None
+        storage = ptr_t.storage
+        name = module.names.get(vid) or f"%{vid}"
+        if storage == "Workgroup":
+            if t.size == 0:
+                continue
+            r = Region.make(name, storage, GROUP, count, t.size)
+            r.granule = _granule(module, storage)
+            r.shadow = Shadow(r.data.size // r.granule, gs, across_groups=False)
+            r.init = np.zeros(r.data.size, bool)
+            if len(var.words) > 3:  # zero-initialized workgroup memory (VK_KHR_zero_initialize_workgroup_memory)
+                init = _constant_bytes(t, module.constants[var.words[3]])
+                r.data.reshape(count, r.rowsize)[:, :len(init)] = np.frombuffer(init, np.uint8)
+                r.init[:] = True
+            regions[vid] = r
+        elif storage == "PushConstant":
+            regions[vid] = Region.make("push constants", storage, GLOBAL, 1, len(push_constants), push_constants,
+                                       writable=False)
+        elif storage == "Private":
+            r = Region.make(name, storage, LANE, lanes, t.size)
+            if len(var.words) > 3:
+                init = _constant_bytes(t, module.constants[var.words[3]])
+                r.data.reshape(lanes, r.rowsize)[:, :len(init)] = np.frombuffer(init, np.uint8)
+            regions[vid] = r
+        elif storage == "Input":
+            bi = module.decorated(vid, "BuiltIn")
+            bname = enum_name("BuiltIn", bi[0]) if bi else "(not a built-in)"
+            if bname not in SUPPORTED_BUILTINS:
+                if _used(module, vid):
+                    raise module.fail(var, f"input variable {name} ({bname}) is not supported by the SPIR-V checker")
+                continue
+            values = np.ascontiguousarray(builtins[bname], dtype=np.uint32)
+            if t.kind != "vector" and t.kind != "int":
+                raise module.fail(var, f"built-in {bname} of an unexpected type")
+            if t.kind == "int":
+                values = np.ascontiguousarray(values[:, :1])
+            r = Region.make(name, storage, LANE, lanes, t.size, writable=False)
+            r.data.reshape(lanes, r.rowsize)[:, :t.size] = values.view(np.uint8).reshape(lanes, -1)
+            regions[vid] = r
+        elif storage not in ("StorageBuffer", "Uniform"):
+            raise module.fail(var, f"variables in storage class {storage} are not supported")
+    return regions

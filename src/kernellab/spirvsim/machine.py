@@ -1,0 +1,855 @@
+"""The lockstep interpreter: runs a batch of workgroups, one NumPy lane per invocation.
+
+Control flow: each lane waits at a block; the scheduler always runs the waiting block that comes
+first in structured order (see :func:`module._order_blocks`) with the mask of the lanes waiting
+there. Lanes that leave a construct early therefore wait at its merge block and reconverge there,
+as structured control flow defines; a barrier executed with only part of a workgroup's lanes is
+barrier divergence.
+
+Values: SSA results are lane arrays (0-d when uniform) or tuples of them for composites; a
+result written under a partial mask keeps the other lanes' earlier values (a lane that left a
+loop keeps the value of its last iteration).
+"""
+from __future__ import annotations
+
+from typing import Any
+from collections.abc import Callable
+
+import numpy as np
+
+from kernellab.errors import InputError
+from kernellab.spirvsim import ops
+from kernellab.spirvsim.findings import Recorder
+from kernellab.spirvsim.memory import GLOBAL, GROUP, LANE, Ptr, Region
+from kernellab.spirvsim.module import (Block, Function, Inst, Module, Unsupported, core_grammar, extinst_name,
+                                       zero_value)
+from kernellab.spirvsim.shadow import ATOMIC_READ, ATOMIC_WRITE, CLASS_NAMES, EPOCHS, READ, WRITE
+from kernellab.spirvsim.types import Type
+
+DONE = np.iinfo(np.int32).max
+
+#: memory-semantics bits
+SEM_ORDERING = 0x2 | 0x4 | 0x8 | 0x10
+SEM_UNIFORM = 0x40
+SEM_WORKGROUP = 0x100
+SCOPE_SUBGROUP = 3
+
+_SCALAR_TYPES: dict[np.dtype, Type] = {}
+
+
+def scalar_type(dtype: np.dtype) -> Type:
+    """A Type for a lane array's dtype (values carry their scalar type in their dtype)."""
+    t = _SCALAR_TYPES.get(dtype)
+    if t is None:
+        if dtype == np.bool_:
+            t = Type(0, "bool")
+        elif dtype.kind in "ui":
+            t = Type(0, "int", width=dtype.itemsize * 8)
+        else:
+            t = Type(0, "float", width=dtype.itemsize * 8)
+        _SCALAR_TYPES[dtype] = t
+    return t
+
+
+def scalar_of(t: Type) -> Type:
+    """A scalar type, or a vector's component type."""
+    return t.elem if t.kind == "vector" and t.elem is not None else t
+
+
+def cw(f: Callable[..., Any], *vals: Any) -> Any:
+    """Apply ``f`` component by component."""
+    if isinstance(vals[0], tuple):
+        return tuple(cw(f, *comp) for comp in zip(*vals))
+    return f(*vals)
+
+
+def merge(m: np.ndarray, new: Any, old: Any) -> Any:
+    if isinstance(new, tuple):
+        return tuple(merge(m, a, b) for a, b in zip(new, old))
+    if isinstance(new, Ptr):
+        if not isinstance(old, Ptr):
+            raise Unsupported("a value that is a pointer in some invocations and not in others")
+        idx = None if new.index is None or old.index is None else np.where(m, new.index, old.index)
+        bad = None
+        if new.bad is not None or old.bad is not None:
+            bad = np.where(m, new.bad if new.bad is not None else False, old.bad if old.bad is not None else False)
+        choice = None
+        if new.choice is not None or old.choice is not None or new.region is not old.region:
+            (rn, wn), (ro, wo) = new.regions(), old.regions()
+            union = list(rn) + [r for r in ro if all(r is not x for x in rn)]
+            remap = np.asarray([next(i for i, x in enumerate(union) if x is r) for r in ro])
+            choice = (tuple(union), np.where(m, wn, remap[wo]))
+        return Ptr(new.region, new.type, np.where(m, new.off, old.off), idx, bad, choice)
+    return np.where(m, new, old)
+
+
+def flatten(v: Any) -> list[np.ndarray]:
+    if isinstance(v, tuple):
+        return [x for c in v for x in flatten(c)]
+    return [v]
+
+
+def rebuild(t: Type, leaves: list[np.ndarray], pos: int = 0) -> tuple[Any, int]:
+    if t.scalar:
+        return leaves[pos], pos + 1
+    parts = []
+    subs = t.members if t.kind == "struct" else (t.elem,) * t.count  # type: ignore[operator]
+    for s in subs:
+        v, pos = rebuild(s, leaves, pos)  # type: ignore[arg-type]
+        parts.append(v)
+    return tuple(parts), pos
+
+
+class Machine:
+    """Runs the entry point for one batch of workgroups."""
+
+    def __init__(self, module: Module, globals_: dict[int, Region], lanes: int, group_size: int,
+                 first_group: int, recorder: Recorder, *, uninitialized: bool, max_steps: int):
+        self.m = module
+        self.L = lanes
+        self.gs = group_size
+        self.G = lanes // group_size
+        self.lane_group = np.repeat(np.arange(self.G), group_size)
+        self.lane_global = first_group * group_size + np.arange(lanes, dtype=np.int64)
+        self.group_global = first_group + np.arange(self.G, dtype=np.int64)
+        self.epoch_wg = np.zeros(self.G, np.int64)
+        self.epoch_buf = np.zeros(self.G, np.int64)
+        self.pending_wg = np.zeros(self.G, bool)
+        self.pending_buf = np.zeros(self.G, bool)
+        self.rec = recorder
+        self.check_uninit = uninitialized
+        self.max_steps = max_steps
+        self.steps = 0
+        self.values: dict[int, Any] = dict(module.constants)
+        for vid, region in globals_.items():
+            self.values[vid] = Ptr(region, module.types[module.type_of[vid]].elem, np.zeros((), np.int64))  # type: ignore[arg-type]
+        self.fn_regions: dict[int, Region] = {}
+        self.all_lanes = np.arange(lanes)
+
+    # ---- running ---------------------------------------------------------------------------
+
+    def run_entry(self) -> None:
+        fn = self.m.functions[self.m.entry_function]
+        self.call(fn, [], np.ones(self.L, bool))
+
+    def call(self, fn: Function, args: list[Any], mask: np.ndarray) -> Any:
+        full = bool(mask.all())
+        for p, a in zip(fn.params, args):
+            self.set(p, a, mask, full)
+        for var in fn.variables:
+            self._function_variable(var, mask, full)
+        pc = np.full(self.L, DONE, np.int32)
+        pc[mask] = 0
+        pred = np.full(self.L, -1, np.int64)
+        ret: Any = None
+        ordered = fn.ordered
+        order = {b.label: b.order for b in ordered}
+        while True:
+            b = int(pc.min())
+            if b == DONE:
+                return ret
+            m = pc == b
+            ret = self.block(ordered[b], m, pc, pred, order, ret)
+
+    def _function_variable(self, var: Inst, mask: np.ndarray, full: bool) -> None:
+        vid = var.words[1]
+        t = self.m.types[var.words[0]].elem
+        assert t is not None
+        if t.kind in ("pointer", "void", "function") or (t.size == 0 and not t.leaves):
+            raise self.m.fail(var, f"a Function variable of type {t.kind} (pointers held in memory) is not supported")
+        region = self.fn_regions.get(vid)
+        if region is None:
+            region = Region.make(self.m.names.get(vid, f"%{vid}"), "Function", LANE, self.L, t.size)
+            self.fn_regions[vid] = region
+        ptr = Ptr(region, t, np.zeros((), np.int64))
+        self.values[vid] = ptr
+        if len(var.words) > 3:
+            self.store(ptr, self.values[var.words[3]], mask, var)
+
+    def block(self, block: Block, m: np.ndarray, pc: np.ndarray, pred: np.ndarray, order: dict[int, int],
+              ret: Any) -> Any:
+        full = bool(m.all())
+        insts = block.insts
+        self.steps += len(insts)
+        if self.steps > self.max_steps:
+            raise InputError(f"the dispatch ran more than {self.max_steps} instructions per lane batch "
+                             "(an endless loop, or past the checker's limit; see docs/verify.md)")
+        k = 0
+        phis = []
+        while insts[k].op == "OpPhi":
+            inst = insts[k]
+            w = inst.words
+            v: Any = None
+            for j in range(2, len(w), 2):
+                val = self.values.get(w[j])
+                if val is None:  # defined on a back edge no lane has taken yet
+                    continue
+                v = val if v is None else merge(pred == w[j + 1], val, v)
+            phis.append((w[1], v))
+            k += 1
+        for rid, v in phis:
+            self.set(rid, v, m, full)
+        for inst in insts[k:-1]:
+            h = HANDLERS.get(inst.op)
+            if h is None:
+                raise self.m.fail(inst, f"{inst.op} is not supported by the SPIR-V checker")
+            h(self, inst, m, full)
+        term = insts[-1]
+        w = term.words
+        op = term.op
+        if op == "OpBranch":
+            pc[m] = order[w[0]]
+        elif op == "OpBranchConditional":
+            c = np.broadcast_to(self.values[w[0]], (self.L,))
+            pc[m & c] = order[w[1]]
+            pc[m & ~c] = order[w[2]]
+        elif op == "OpSwitch":
+            sel = np.broadcast_to(self.values[w[0]], (self.L,))
+            left = m.copy()
+            width = sel.dtype.itemsize * 8
+            step = 2 if width <= 32 else 3
+            j = 2
+            while j < len(w):
+                lit = w[j] if step == 2 else w[j] | (w[j + 1] << 32)
+                target = w[j + step - 1]
+                hit = left & (sel == np.asarray(lit).astype(sel.dtype))
+                pc[hit] = order[target]
+                left &= ~hit
+                j += step
+            pc[left] = order[w[1]]
+        elif op == "OpReturn":
+            pc[m] = DONE
+        elif op == "OpReturnValue":
+            v = self.values[w[0]]
+            ret = v if ret is None else merge(m, v, ret)
+            pc[m] = DONE
+        elif op == "OpUnreachable":
+            raise self.m.fail(term, "an invocation reached OpUnreachable (undefined behaviour)")
+        else:
+            raise self.m.fail(term, f"{op} is not supported by the SPIR-V checker (not a compute instruction)")
+        pred[m] = block.label
+        return ret
+
+    def set(self, rid: int, v: Any, m: np.ndarray, full: bool) -> None:
+        if full or rid not in self.values:
+            self.values[rid] = v
+        else:
+            self.values[rid] = merge(m, v, self.values[rid])
+
+    # ---- memory ------------------------------------------------------------------------------
+
+    def _lanes(self, m: np.ndarray, full: bool) -> np.ndarray:
+        return self.all_lanes if full else np.nonzero(m)[0]
+
+    def _row(self, region: Region, lanes: np.ndarray) -> np.ndarray | int:
+        if region.per == GLOBAL:
+            return 0
+        if region.per == GROUP:
+            return self.lane_group[lanes]
+        return lanes
+
+    def _keys(self, region: Region, lanes: np.ndarray) -> np.ndarray:
+        g = self.lane_group[lanes]
+        epoch = self.epoch_wg if region.per == GROUP else self.epoch_buf
+        return self.group_global[g] * EPOCHS + epoch[g]
+
+    def _prepare(self, ptr: Ptr, m: np.ndarray, full: bool, rel: int, nbytes: int, inst: Inst, access: str
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Active lanes that may access ``nbytes`` at ``rel`` past the pointer, their byte addresses
+        and element indices; out-of-bounds lanes are reported and left out."""
+        lanes = self._lanes(m, full)
+        off = np.broadcast_to(ptr.off, (self.L,))[lanes] + rel
+        region = ptr.region
+        bad = (off < 0) | (off + nbytes > region.size)
+        if ptr.bad is not None:
+            bad |= np.broadcast_to(ptr.bad, (self.L,))[lanes]
+        index = None if ptr.index is None else np.broadcast_to(ptr.index, (self.L,))[lanes]
+        if bad.any():
+            self.rec.out_of_bounds(region.name, region.label, inst.index, access, self.lane_global[lanes[bad]],
+                                   None if index is None else index[bad], off[bad], region.size)
+            ok = ~bad
+            lanes, off = lanes[ok], off[ok]
+            index = None if index is None else index[ok]
+        addr = self._row(region, lanes) * region.rowsize + off
+        return lanes, np.asarray(addr, np.int64), index
+
+    def _track(self, region: Region, lanes: np.ndarray, addr: np.ndarray, nbytes: int, cls: int, inst: Inst,
+               index: np.ndarray | None, written: np.ndarray | None = None) -> None:
+        if region.shadow is None and region.init is None and region.read is None:
+            return
+        span = addr[:, None] + np.arange(nbytes)
+        if region.shadow is not None and lanes.size:
+            g = region.granule
+            if g > 1 and (addr % g).any():
+                raise self.m.fail(inst, f"an access to {region.name} not aligned to {g} bytes")
+            units = (addr // g)[:, None] + np.arange(max(1, nbytes // g)) if g > 1 else span
+            same, value_key = (None, None) if written is None else _same_value(region, addr, written)
+            hits = region.shadow.access(units, self.lane_global[lanes], self._keys(region, lanes), cls, inst.index,
+                                        same, value_key)
+            if hits is not None:
+                h = hits.hit
+                self.rec.race(region.name, region.label, inst.index, CLASS_NAMES[cls], self.lane_global[lanes[h]],
+                              None if index is None else index[h], hits.partner[h], hits.partner_inst[h],
+                              [CLASS_NAMES[c] for c in hits.partner_class[h]], hits.across[h])
+        if region.init is not None:
+            if cls in (WRITE, ATOMIC_WRITE):
+                region.init[span] = True
+            elif self.check_uninit:
+                uninit = ~region.init[span].all(axis=1)
+                if uninit.any():
+                    self.rec.uninitialized(region.name, inst.index, self.lane_global[lanes[uninit]],
+                                           None if index is None else index[uninit])
+        if region.read is not None:
+            if cls in (WRITE, ATOMIC_WRITE):
+                region.written[span] = True  # type: ignore[index]
+            if cls != WRITE:
+                region.read[span] = True
+
+    def _gather(self, region: Region, addr: np.ndarray, st: Type) -> np.ndarray:
+        w = st.nbytes
+        dt = np.dtype(np.uint32) if st.kind == "bool" else st.dtype
+        if addr.size and not (addr % w).any():
+            v = region.data.view(dt)[addr // w]
+        else:
+            v = region.data[addr[:, None] + np.arange(w)].view(dt).reshape(-1)
+        return v != 0 if st.kind == "bool" else v
+
+    def _scatter(self, region: Region, addr: np.ndarray, st: Type, v: np.ndarray) -> None:
+        w = st.nbytes
+        dt = np.dtype(np.uint32) if st.kind == "bool" else st.dtype
+        v = np.asarray(v).astype(dt, copy=False)
+        if not (addr % w).any():
+            region.data.view(dt)[addr // w] = v
+        else:
+            raw = np.ascontiguousarray(np.broadcast_to(v, addr.shape)).view(np.uint8).reshape(-1, w)
+            region.data[addr[:, None] + np.arange(w)] = raw
+
+    def _each_variable(self, ptr: Ptr, m: np.ndarray) -> list[tuple[Ptr, np.ndarray]]:
+        """A per-lane choice of variables as one pointer per variable and the lanes choosing it."""
+        assert ptr.choice is not None
+        regions, which = ptr.choice
+        out = []
+        for k, region in enumerate(regions):
+            mk = m & (np.broadcast_to(which, (self.L,)) == k)
+            if mk.any():
+                out.append((Ptr(region, ptr.type, ptr.off, ptr.index, ptr.bad), mk))
+        return out
+
+    def load(self, ptr: Ptr, m: np.ndarray, full: bool, inst: Inst, cls: int = READ) -> Any:
+        if ptr.choice is not None:
+            result: Any = None
+            for one, mk in self._each_variable(ptr, m):
+                v = self.load(one, mk, False, inst, cls)
+                result = v if result is None else merge(mk, v, result)
+            return result if result is not None else zero_value(ptr.type)
+        t = ptr.type
+        leaves = []
+        for rel, st in t.leaves:
+            lanes, addr, index = self._prepare(ptr, m, full, rel, st.nbytes, inst, "read")
+            self._track(ptr.region, lanes, addr, st.nbytes, cls, inst, index)
+            v = self._gather(ptr.region, addr, st)
+            if lanes.size == self.L:
+                leaves.append(v)
+            else:
+                out = np.zeros(self.L, v.dtype)
+                out[lanes] = v
+                leaves.append(out)
+        if not t.leaves:
+            raise self.m.fail(inst, "load of a runtime array as a whole")
+        return rebuild(t, leaves)[0]
+
+    def store(self, ptr: Ptr, value: Any, m: np.ndarray, inst: Inst, full: bool | None = None,
+              cls: int = WRITE) -> None:
+        full = bool(m.all()) if full is None else full
+        if ptr.choice is not None:
+            for one, mk in self._each_variable(ptr, m):
+                self.store(one, value, mk, inst, False, cls)
+            return
+        region = ptr.region
+        if not region.writable:
+            raise self.m.fail(inst, f"store to read-only {region.label} {region.name}")
+        for (rel, st), v in zip(ptr.type.leaves, flatten(value)):
+            lanes, addr, index = self._prepare(ptr, m, full, rel, st.nbytes, inst, "write")
+            v = np.asarray(v)
+            if v.ndim:
+                v = v[lanes]
+            written = None
+            if region.shadow is not None and cls == WRITE:
+                dt = np.dtype(np.uint32) if st.kind == "bool" else st.dtype
+                written = np.ascontiguousarray(np.broadcast_to(v.astype(dt, copy=False), addr.shape)
+                                               ).view(np.uint8).reshape(-1, st.nbytes)
+            self._track(region, lanes, addr, st.nbytes, cls, inst, index, written)
+            self._scatter(region, addr, st, v)
+
+    def access_chain(self, inst: Inst, m: np.ndarray, full: bool, element: bool) -> None:
+        w = inst.words
+        base: Ptr = self.values[w[2]]
+        t = base.type
+        off = base.off
+        index, bad = base.index, base.bad
+        ids = list(w[3:])
+        if element:
+            ptr_type = self.m.types.get(self.m.type_of.get(w[2], -1))
+            stride = ptr_type.stride if ptr_type is not None else 0
+            if not stride and base.region.storage in ("Workgroup", "Function", "Private"):
+                stride = t.size  # no explicit layout: elements follow each other as in an array
+            if not stride:
+                raise self.m.fail(inst, "OpPtrAccessChain on a pointer type without ArrayStride")
+            e = self._index(self.values[ids.pop(0)])
+            off = off + e * stride
+            index = e if index is None else index + e
+        # the element index a finding names: the flattened index of the outermost (nest of) arrays
+        in_array, index_done = False, index is not None
+        for i in ids:
+            v = self.values[i]
+            if t.kind == "struct":
+                k = int(v)
+                off = off + t.offsets[k]
+                t = t.members[k]
+                index_done = index_done or in_array
+                in_array = False
+                continue
+            e = self._index(v)
+            if t.kind == "vector":
+                step, count = t.elem.nbytes, t.count  # type: ignore[union-attr]
+            elif t.kind in ("array", "runtime_array"):
+                step, count = t.stride, t.count
+            else:
+                raise self.m.fail(inst, f"access chain into a {t.kind}")
+            off = off + e * step
+            if t.kind != "runtime_array":
+                out = (e < 0) | (e >= count)
+                if np.any(out):
+                    bad = out if bad is None else (bad | out)
+            if t.kind != "vector" and not index_done:
+                index = e if not in_array or index is None else index * count + e
+                in_array = True
+            t = t.elem  # type: ignore[assignment]
+        self.set(w[1], Ptr(base.region, t, np.asarray(off, np.int64), None if index is None else np.asarray(index),
+                           bad, base.choice), m, full)
+
+    @staticmethod
+    def _index(v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v)
+        if v.dtype.kind == "u":
+            # values are held unsigned whatever their type's signedness: read the top bit as a sign,
+            # so int -1 is index -1 (an unsigned index that large is out of bounds either way)
+            return v.astype(v.dtype.str.replace("u", "i")).astype(np.int64)
+        return v.astype(np.int64)
+
+    # ---- barriers ----------------------------------------------------------------------------
+
+    def control_barrier(self, inst: Inst, m: np.ndarray, full: bool) -> None:
+        w = inst.words
+        scope = self.values[w[0]]
+        if np.ndim(scope) or int(scope) == SCOPE_SUBGROUP:
+            raise self.m.fail(inst, "OpControlBarrier with a Subgroup or non-constant execution scope is not supported")
+        counts = np.bincount(self.lane_group[m], minlength=self.G)
+        partial = (counts > 0) & (counts < self.gs)
+        sem_value = self.values[w[2]]
+        if np.ndim(sem_value):
+            # semantics that are not a constant (clspv compiles OpenCL's barrier(flags) so): the
+            # invocations of a workgroup must agree on them, as OpenCL requires; a barrier whose
+            # flags differ within a workgroup is barrier divergence, and orders only what all ask
+            lanes_sem = np.asarray(sem_value, np.int64)[m]
+            groups = self.lane_group[m]
+            lo = np.full(self.G, np.iinfo(np.int64).max)
+            hi = np.full(self.G, -1)
+            np.minimum.at(lo, groups, lanes_sem)
+            np.maximum.at(hi, groups, lanes_sem)
+            partial |= (counts > 0) & (lo != hi)
+            common = np.full(self.G, -1, np.int64)
+            np.bitwise_and.at(common, groups, lanes_sem)
+            self._barrier_done(inst, m, counts, partial, common)
+            return
+        self._barrier_done(inst, m, counts, partial, np.full(self.G, int(sem_value), np.int64))
+
+    def _barrier_done(self, inst: Inst, m: np.ndarray, counts: np.ndarray, partial: np.ndarray,
+                      sem: np.ndarray) -> None:
+        if partial.any():
+            arrived, missing = [], []
+            for g in np.nonzero(partial)[0][:3]:
+                lanes = np.arange(g * self.gs, (g + 1) * self.gs)
+                arrived.append(int(self.lane_global[lanes[m[lanes]][0]]))
+                others = lanes[~m[lanes]] if (~m[lanes]).any() else lanes[m[lanes]][1:]
+                missing.append(int(self.lane_global[others[0]]) if others.size else arrived[-1])
+            self.rec.divergence(inst.index, arrived, missing, int(partial.sum()))
+        done = (counts == self.gs) & ~partial
+        ordering = (sem & SEM_ORDERING) != 0
+        self.epoch_wg[done & (self.pending_wg | (ordering & ((sem & SEM_WORKGROUP) != 0)))] += 1
+        self.epoch_buf[done & (self.pending_buf | (ordering & ((sem & SEM_UNIFORM) != 0)))] += 1
+        self.pending_wg[done] = False
+        self.pending_buf[done] = False
+
+    def memory_barrier(self, inst: Inst, m: np.ndarray, full: bool) -> None:
+        value = self.values[inst.words[1]]
+        if np.ndim(value):
+            raise self.m.fail(inst, "OpMemoryBarrier with non-constant semantics is not supported")
+        sem = int(value)
+        if not sem & SEM_ORDERING:
+            return
+        counts = np.bincount(self.lane_group[m], minlength=self.G)
+        done = counts == self.gs
+        if sem & SEM_WORKGROUP:
+            self.pending_wg |= done
+        if sem & SEM_UNIFORM:
+            self.pending_buf |= done
+
+    # ---- atomics -----------------------------------------------------------------------------
+
+    def atomic(self, inst: Inst, m: np.ndarray, full: bool) -> None:
+        op, w = inst.op, inst.words
+        if op == "OpAtomicStore":
+            ptr: Ptr = self.values[w[0]]
+            self.store(ptr, self.values[w[3]], m, inst, full, cls=ATOMIC_WRITE)
+            return
+        ptr = self.values[w[2]]
+        if op == "OpAtomicLoad":
+            self.set(w[1], self.load(ptr, m, full, inst, cls=ATOMIC_READ), m, full)
+            return
+        if ptr.choice is not None:
+            for one, mk in self._each_variable(ptr, m):
+                self._atomic_update(one, inst, mk, False)
+            return
+        self._atomic_update(ptr, inst, m, full)
+
+    def _atomic_update(self, ptr: Ptr, inst: Inst, m: np.ndarray, full: bool) -> None:
+        op, w = inst.op, inst.words
+        st = ptr.type
+        rt = self.m.types[w[0]]
+        if not st.scalar or rt.kind != st.kind or rt.width != st.width:
+            raise self.m.fail(inst, f"{op} whose result type ({rt.describe()}) is not its pointer's pointee "
+                                    f"({st.describe()}): invalid SPIR-V, not checked")
+        region = ptr.region
+        lanes, addr, index = self._prepare(ptr, m, full, 0, st.nbytes, inst, "atomic write")
+        self._track(region, lanes, addr, st.nbytes, ATOMIC_WRITE, inst, index)
+        args = [np.broadcast_to(self.values[x], (self.L,))[lanes] for x in w[5 + (op == "OpAtomicCompareExchange"):]]
+        f = ATOMIC_OPS.get(op)
+        if f is None:
+            raise self.m.fail(inst, f"{op} is not supported by the SPIR-V checker")
+        result = np.zeros(lanes.size, st.dtype)
+        # lanes updating the same address are applied one after another: round r updates, for
+        # every address, the r-th lane (in lane order) that targets it
+        order = np.argsort(addr, kind="stable")
+        sorted_addr = addr[order]
+        starts = np.r_[True, sorted_addr[1:] != sorted_addr[:-1]] if addr.size else np.zeros(0, bool)
+        run_start = np.maximum.accumulate(np.where(starts, np.arange(addr.size), 0)) if addr.size else starts
+        rank = np.empty(addr.size, np.int64)
+        rank[order] = np.arange(addr.size) - run_start
+        for r in range(int(rank.max()) + 1 if addr.size else 0):
+            idx = np.nonzero(rank == r)[0]
+            old = self._gather(region, addr[idx], st)
+            new = f(old, [x[idx] for x in args], st)
+            self._scatter(region, addr[idx], st, new)
+            result[idx] = old
+        out = np.zeros(self.L, st.dtype)
+        out[lanes] = result
+        self.set(w[1], out, m, full)
+
+
+def _same_value(region: Region, addr: np.ndarray, written: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per write: whether it stores the bytes memory already holds, and a key equal for writes of
+    equal bytes. A write-write race of equal values is benign: GPUVerify and Oclgrind (by
+    default) do not report it, nor do we."""
+    before = region.data[addr[:, None] + np.arange(written.shape[1])]
+    padded = np.zeros((written.shape[0], 8), np.uint8)
+    padded[:, :written.shape[1]] = written
+    return np.asarray((written == before).all(axis=1)), padded.view(np.uint64).reshape(-1)
+
+
+def _s(v: np.ndarray, st: Type) -> np.ndarray:
+    return v.astype(st.sdtype)
+
+
+ATOMIC_OPS: dict[str, Callable[[np.ndarray, list[np.ndarray], Type], np.ndarray]] = {
+    "OpAtomicExchange": lambda o, a, t: a[0],
+    "OpAtomicCompareExchange": lambda o, a, t: np.where(o == a[1], a[0], o),
+    "OpAtomicIIncrement": lambda o, a, t: o + np.ones((), t.dtype),
+    "OpAtomicIDecrement": lambda o, a, t: o - np.ones((), t.dtype),
+    "OpAtomicIAdd": lambda o, a, t: o + a[0],
+    "OpAtomicISub": lambda o, a, t: o - a[0],
+    "OpAtomicSMin": lambda o, a, t: np.minimum(_s(o, t), _s(a[0], t)).astype(t.dtype),
+    "OpAtomicSMax": lambda o, a, t: np.maximum(_s(o, t), _s(a[0], t)).astype(t.dtype),
+    "OpAtomicUMin": lambda o, a, t: np.minimum(o, a[0]),
+    "OpAtomicUMax": lambda o, a, t: np.maximum(o, a[0]),
+    "OpAtomicAnd": lambda o, a, t: o & a[0],
+    "OpAtomicOr": lambda o, a, t: o | a[0],
+    "OpAtomicXor": lambda o, a, t: o ^ a[0],
+    "OpAtomicFAddEXT": lambda o, a, t: (o + a[0]).astype(t.dtype),
+    "OpAtomicFMinEXT": lambda o, a, t: np.minimum(o, a[0]),
+    "OpAtomicFMaxEXT": lambda o, a, t: np.maximum(o, a[0]),
+}
+
+
+# ---- pure instructions (also used for OpSpecConstantOp) ---------------------------------------
+
+def pure(module: Module, op: str, rt: Type, args: list[Any], inst: Inst) -> Any:
+    """Evaluate an instruction with no side effects from its operand values."""
+    if op in ops.BINARY:
+        f2 = ops.BINARY[op]
+        ot = scalar_type(np.asarray(flatten(args[0])[0]).dtype)
+        rs = scalar_of(rt)
+        return cw(lambda a, b: f2(a, b, rs, ot), args[0], args[1])
+    if op in ops.UNARY:
+        f1 = ops.UNARY[op]
+        ot = scalar_type(np.asarray(flatten(args[0])[0]).dtype)
+        rs = scalar_of(rt)
+        return cw(lambda a: f1(a, rs, ot), args[0])
+    if op in ops.TERNARY_BITFIELD:
+        rs = scalar_of(rt)
+        if isinstance(args[0], tuple):
+            return tuple(ops.bitfield(op, [args[0][i], args[1][i] if op == "OpBitFieldInsert" else args[1],
+                                           *args[2:]], rs) for i in range(len(args[0])))
+        return ops.bitfield(op, args, rs)  # type: ignore[arg-type]
+    if op == "OpSelect":
+        c = args[0]
+        if isinstance(args[1], Ptr):
+            return merge(np.asarray(c), args[1], args[2])
+        if isinstance(args[1], tuple) and not isinstance(c, tuple):
+            return tuple(np.where(c, a, b) for a, b in zip(args[1], args[2]))
+        return cw(lambda cc, a, b: np.where(cc, a, b), c, args[1], args[2])
+    if op == "OpCompositeConstruct":
+        if rt.kind == "vector":
+            return tuple(x for a in args for x in (a if isinstance(a, tuple) else (a,)))
+        return tuple(args)
+    if op == "OpCompositeExtract":
+        v = args[0]
+        for k in inst.words[3:]:
+            v = v[k]
+        return v
+    if op == "OpCompositeInsert":
+        return _insert(args[1], list(inst.words[4:]), args[0])
+    if op == "OpVectorShuffle":
+        both = tuple(args[0]) + tuple(args[1])
+        return tuple(both[k] if k != 0xFFFFFFFF else np.zeros((), rt.elem.dtype) for k in inst.words[4:])  # type: ignore[union-attr]
+    if op == "OpVectorExtractDynamic":
+        idx = np.asarray(args[1])
+        out = np.asarray(args[0][0])
+        for i, c in enumerate(args[0]):
+            out = np.where(idx == i, c, out)
+        return out
+    if op == "OpVectorInsertDynamic":
+        idx = np.asarray(args[2])
+        return tuple(np.where(idx == i, args[1], c) for i, c in enumerate(args[0]))
+    if op == "OpVectorTimesScalar":
+        return tuple((c * args[1]).astype(rt.elem.dtype) for c in args[0])  # type: ignore[union-attr]
+    if op == "OpDot":
+        return ops.dot(args[0], args[1], rt)
+    if op == "OpAny":
+        out = np.asarray(False)
+        for c in args[0]:
+            out = out | c
+        return out
+    if op == "OpAll":
+        out = np.asarray(True)
+        for c in args[0]:
+            out = out & c
+        return out
+    if op == "OpBitcast":
+        src = scalar_type(np.asarray(flatten(args[0])[0]).dtype)
+        src_t = Type(0, "vector", elem=src, count=len(args[0])) if isinstance(args[0], tuple) else src
+        return ops.bitcast(args[0], src_t, rt)
+    if op in EXTENDED:
+        rs = scalar_of(rt.members[0])
+        return cw(lambda a, b: EXTENDED[op](np.asarray(a), np.asarray(b), rs), args[0], args[1]) \
+            if not isinstance(args[0], tuple) else tuple(
+                zip(*[EXTENDED[op](np.asarray(a), np.asarray(b), rs) for a, b in zip(args[0], args[1])]))
+    if op in ("OpCopyObject", "OpCopyLogical"):
+        return args[0]
+    if op == "OpUndef":
+        return zero_value(rt)
+    raise module.fail(inst, f"{op} is not supported by the SPIR-V checker")
+
+
+def _wide(a: np.ndarray, b: np.ndarray, t: Type, signed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The low and high halves of a full-width product (Python integers: exact for 64 bits)."""
+    bits = t.width
+    if bits <= 32:
+        wide = np.int64 if signed else np.uint64
+        p = np.asarray(a.astype(t.sdtype) if signed else a).astype(wide) * np.asarray(
+            b.astype(t.sdtype) if signed else b).astype(wide)
+        p = p.astype(np.uint64)
+        return (p & np.uint64((1 << bits) - 1)).astype(t.dtype), (p >> np.uint64(bits)).astype(t.dtype)
+    mask = (1 << bits) - 1
+    av = np.atleast_1d(a.astype(t.sdtype) if signed else a).astype(object)
+    bv = np.atleast_1d(b.astype(t.sdtype) if signed else b).astype(object)
+    av, bv = np.broadcast_arrays(av, bv)
+    prod = [int(x) * int(y) for x, y in zip(av.ravel(), bv.ravel())]
+    lo = np.array([p & mask for p in prod], dtype=np.uint64).astype(t.dtype).reshape(av.shape)
+    hi = np.array([(p >> bits) & mask for p in prod], dtype=np.uint64).astype(t.dtype).reshape(av.shape)
+    return (lo, hi) if np.ndim(a) or np.ndim(b) else (lo.reshape(()), hi.reshape(()))
+
+
+def _carry(a: np.ndarray, b: np.ndarray, t: Type, sub: bool) -> tuple[np.ndarray, np.ndarray]:
+    a, b = a.astype(t.dtype), b.astype(t.dtype)
+    if sub:
+        return (a - b).astype(t.dtype), (a < b).astype(t.dtype)
+    s = (a + b).astype(t.dtype)
+    return s, (s < a).astype(t.dtype)
+
+
+#: instructions returning a struct of two results: (low, high) or (result, carry/borrow)
+EXTENDED: dict[str, Callable[[np.ndarray, np.ndarray, Type], tuple[np.ndarray, np.ndarray]]] = {
+    "OpUMulExtended": lambda a, b, t: _wide(a, b, t, False),
+    "OpSMulExtended": lambda a, b, t: _wide(a, b, t, True),
+    "OpIAddCarry": lambda a, b, t: _carry(a, b, t, False),
+    "OpISubBorrow": lambda a, b, t: _carry(a, b, t, True),
+}
+
+
+def _insert(v: Any, path: list[int], obj: Any) -> Any:
+    if not path:
+        return obj
+    k = path[0]
+    parts = list(v)
+    parts[k] = _insert(parts[k], path[1:], obj)
+    return tuple(parts)
+
+
+#: operand positions (in words after result type and id) that are <id>s, for pure instructions
+_LITERAL_TAIL = {"OpCompositeExtract": 1, "OpCompositeInsert": 2, "OpVectorShuffle": 2}
+
+PURE_OPS = (set(ops.BINARY) | set(ops.UNARY) | ops.TERNARY_BITFIELD | {
+    "OpSelect", "OpCompositeConstruct", "OpCompositeExtract", "OpCompositeInsert", "OpVectorShuffle",
+    "OpVectorExtractDynamic", "OpVectorInsertDynamic", "OpVectorTimesScalar", "OpDot", "OpAny", "OpAll",
+    "OpBitcast", "OpCopyLogical", "OpUndef"} | set(EXTENDED))
+
+
+def _pure_handler(mach: Machine, inst: Inst, m: np.ndarray, full: bool) -> None:
+    w = inst.words
+    n_ids = _LITERAL_TAIL.get(inst.op)
+    ids = w[2:2 + n_ids] if n_ids is not None else w[2:]
+    args = [mach.values[x] for x in ids]
+    mach.set(w[1], pure(mach.m, inst.op, mach.m.types[w[0]], args, inst), m, full)
+
+
+def eval_spec_op(module: Module, inst: Inst) -> Any:
+    """Evaluate OpSpecConstantOp with the interpreter's own instruction semantics."""
+    w = inst.words
+    spec = core_grammar().instructions.get(w[2])
+    if spec is None or spec.opname not in PURE_OPS:
+        raise module.fail(inst, f"OpSpecConstantOp {spec.opname if spec else w[2]} is not supported")
+    inner = Inst(spec.opname, (w[0], w[1], *w[3:]), inst.offset)
+    n_ids = _LITERAL_TAIL.get(spec.opname)
+    ids = inner.words[2:2 + n_ids] if n_ids is not None else inner.words[2:]
+    return pure(module, spec.opname, module.types[w[0]], [module.constants[x] for x in ids], inner)
+
+
+def _load(mach: Machine, inst: Inst, m: np.ndarray, full: bool) -> None:
+    w = inst.words
+    mach.set(w[1], mach.load(mach.values[w[2]], m, full, inst), m, full)
+
+
+def _store(mach: Machine, inst: Inst, m: np.ndarray, full: bool) -> None:
+    w = inst.words
+    mach.store(mach.values[w[0]], mach.values[w[1]], m, inst, full)
+
+
+def _copy_memory(mach: Machine, inst: Inst, m: np.ndarray, full: bool) -> None:
+    w = inst.words
+    src, dst = mach.values[w[1]], mach.values[w[0]]
+    mach.store(dst, mach.load(src, m, full, inst), m, inst, full)
+
+
+def _array_length(mach: Machine, inst: Inst, m: np.ndarray, full: bool) -> None:
+    w = inst.words
+    ptr: Ptr = mach.values[w[2]]
+    if ptr.choice is not None:
+        raise mach.m.fail(inst, "OpArrayLength of a pointer chosen among variables is not supported")
+    k = w[3]
+    member = ptr.type.members[k]
+    length = max(0, (ptr.region.size - ptr.type.offsets[k]) // member.stride)
+    mach.set(w[1], np.asarray(length, np.uint32), m, full)
+
+
+def _ext_inst(mach: Machine, inst: Inst, m: np.ndarray, full: bool) -> None:
+    w = inst.words
+    set_name = mach.m.ext_sets.get(w[2], "")
+    if set_name.startswith("NonSemantic."):
+        return
+    name = extinst_name(set_name, w[3])
+    rt = mach.m.types[w[0]]
+    args = [mach.values[x] for x in w[4:]]
+    if name in ops.GLSL_COMPONENTWISE:
+        rs = scalar_of(rt)
+        ot = scalar_type(np.asarray(flatten(args[0])[0]).dtype)
+        if name in ("FMix", "SmoothStep", "Step") and isinstance(args[0], tuple) is not isinstance(args[-1], tuple):
+            raise mach.m.fail(inst, f"GLSL.std.450 {name} with mixed scalar and vector operands")
+        v = cw(lambda *a: ops.glsl_componentwise(name, list(a), rs, ot), *args)
+    elif name in ops.GLSL_GEOMETRIC:
+        v = ops.glsl_geometric(name, args, rt)
+    elif name in ("Modf", "Frexp"):
+        # the struct-returning forms' semantics, with the second member stored through the pointer
+        ptr: Ptr = args[1]
+        pair_t = Type(0, "struct", members=(rt, ptr.type))
+        v, second = ops.glsl_geometric(name + "Struct", [args[0]], pair_t)
+        mach.store(ptr, second, m, inst, full)
+    else:
+        raise mach.m.fail(inst, f"GLSL.std.450 {name} is not supported by the SPIR-V checker")
+    mach.set(w[1], v, m, full)
+
+
+def _function_call(mach: Machine, inst: Inst, m: np.ndarray, full: bool) -> None:
+    w = inst.words
+    fn = mach.m.functions[w[2]]
+    ret = mach.call(fn, [mach.values[x] for x in w[3:]], m)
+    if mach.m.types[w[0]].kind != "void":
+        mach.set(w[1], ret, m, full)
+
+
+def _nothing(mach: Machine, inst: Inst, m: np.ndarray, full: bool) -> None:
+    return None
+
+
+def _access(element: bool) -> Callable[[Machine, Inst, np.ndarray, bool], None]:
+    return lambda mach, inst, m, full: mach.access_chain(inst, m, full, element)
+
+
+TERMINATORS = frozenset({"OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpReturnValue",
+                         "OpUnreachable"})
+
+
+def refuse_unsupported(module: Module) -> None:
+    """Refuse the module before running it if any instruction of any function is outside the
+    subset, executed or not, so that a verdict never depends on which paths a launch takes."""
+    for fn in module.functions.values():
+        for block in fn.blocks.values():
+            for inst in block.insts:
+                op = inst.op
+                if op == "OpPhi" or op in TERMINATORS and inst is block.insts[-1]:
+                    continue
+                if op not in HANDLERS:
+                    raise module.fail(inst, f"{op} is not supported by the SPIR-V checker")
+                if op == "OpExtInst":
+                    set_name = module.ext_sets.get(inst.words[2], "")
+                    if set_name.startswith("NonSemantic."):
+                        continue
+                    name = extinst_name(set_name, inst.words[3])
+                    if name not in ops.GLSL_COMPONENTWISE | ops.GLSL_GEOMETRIC | {"Modf", "Frexp"}:
+                        raise module.fail(inst, f"GLSL.std.450 {name} is not supported by the SPIR-V checker")
+                elif op == "OpControlBarrier" and np.ndim(module.constants.get(inst.words[0], 2)) == 0 and \
+                        int(module.constants.get(inst.words[0], 2)) == SCOPE_SUBGROUP:
+                    raise module.fail(inst, "OpControlBarrier with Subgroup execution scope is not supported")
+
+
+HANDLERS: dict[str, Callable[[Machine, Inst, np.ndarray, bool], None]] = {
+    **{op: _pure_handler for op in PURE_OPS},
+    "OpCopyObject": _pure_handler,
+    "OpLoad": _load,
+    "OpStore": _store,
+    "OpCopyMemory": _copy_memory,
+    "OpAccessChain": _access(False),
+    "OpInBoundsAccessChain": _access(False),
+    "OpPtrAccessChain": _access(True),
+    "OpArrayLength": _array_length,
+    "OpExtInst": _ext_inst,
+    "OpFunctionCall": _function_call,
+    "OpControlBarrier": Machine.control_barrier,
+    "OpMemoryBarrier": Machine.memory_barrier,
+    "OpSelectionMerge": _nothing,
+    "OpLoopMerge": _nothing,
+    "OpNop": _nothing,
+    **{op: Machine.atomic for op in ATOMIC_OPS},
+    "OpAtomicLoad": Machine.atomic,
+    "OpAtomicStore": Machine.atomic,
+}

@@ -1,0 +1,69 @@
+"""Memory the interpreter addresses: regions of bytes and pointers into them.
+
+A region is one variable's storage: a bound buffer range (one row for the whole dispatch),
+workgroup memory (one row per workgroup of the batch) or function/private/input memory (one row
+per invocation). A pointer holds, per lane, a byte offset inside its region's row, the element
+index of its last array step (for findings) and whether an access-chain index left a sized array.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernellab.spirvsim.shadow import Shadow
+from kernellab.spirvsim.types import Type
+
+#: row of a lane: the same for all (buffers), per workgroup, per invocation
+GLOBAL, GROUP, LANE = "global", "group", "lane"
+
+
+@dataclass(eq=False)
+class Region:
+    name: str  # the resource uid or the variable's name
+    storage: str  # SPIR-V storage class
+    per: str  # GLOBAL, GROUP or LANE
+    rows: int
+    size: int  # accessible bytes per row (a buffer's bound range)
+    data: np.ndarray  # uint8 (rows * rowsize,), rowsize a multiple of 8
+    rowsize: int
+    writable: bool = True
+    shadow: Shadow | None = None
+    #: bytes per shadow unit: the smallest scalar the module accesses in this storage class
+    granule: int = 1
+    #: bytes written so far (workgroup memory, for the uninitialized-read check)
+    init: np.ndarray | None = None
+    #: bytes read / written by the dispatch (storage buffers, for hazards between dispatches)
+    read: np.ndarray | None = None
+    written: np.ndarray | None = None
+
+    @property
+    def label(self) -> str:
+        return {"StorageBuffer": "storage-buffer", "Uniform": "uniform-buffer", "PushConstant": "push-constant",
+                "Workgroup": "workgroup", "Function": "function", "Private": "private", "Input": "input"}.get(
+                    self.storage, self.storage)
+
+    @classmethod
+    def make(cls, name: str, storage: str, per: str, rows: int, size: int,
+             content: bytes | np.ndarray | None = None, **kw: object) -> Region:
+        rowsize = max(8, (size + 7) // 8 * 8)
+        data = np.zeros(rows * rowsize, np.uint8)
+        if content is not None:
+            raw = np.frombuffer(bytes(content), np.uint8) if not isinstance(content, np.ndarray) else content
+            data[:min(len(raw), rowsize)] = raw[:rowsize]
+        return cls(name, storage, per, rows, size, data, rowsize, **kw)  # type: ignore[arg-type]
+
+
+@dataclass(slots=True)
+class Ptr:
+    region: Region
+    type: Type  # the pointee
+    off: np.ndarray  # int64, 0-d or one per lane
+    index: np.ndarray | None = None
+    bad: np.ndarray | None = None  # bool per lane: an index outside a sized array
+    #: a pointer chosen per lane among variables (OpPhi/OpSelect with VariablePointers): the
+    #: variables and each lane's choice; ``region`` is then the first of them
+    choice: tuple[tuple[Region, ...], np.ndarray] | None = None
+
+    def regions(self) -> tuple[tuple[Region, ...], np.ndarray]:
+        return self.choice if self.choice is not None else ((self.region,), np.zeros((), np.int64))

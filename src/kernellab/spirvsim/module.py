@@ -1,0 +1,497 @@
+"""A SPIR-V module read into what the interpreter needs: types with layouts, constants (with the
+launch's specialization applied), global variables, decorations, functions split into blocks in
+structured order, and the source line of every instruction.
+
+Anything outside the supported compute subset is refused here or when the instruction is
+prepared for execution, always naming the instruction (:class:`Unsupported`).
+"""
+from __future__ import annotations
+
+import functools
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from kernellab.errors import InputError, Problem
+from kernellab.listing import grammar
+from kernellab.spirvsim.types import Type, finish_layout
+
+MAGIC = 0x07230203
+
+#: capabilities whose instructions the interpreter implements (or that change nothing it models)
+SUPPORTED_CAPABILITIES = frozenset({
+    "Shader", "Matrix", "Int8", "Int16", "Int64", "Float16", "Float64", "Int64Atomics",
+    "StorageBuffer8BitAccess", "UniformAndStorageBuffer8BitAccess", "StoragePushConstant8",
+    "StorageBuffer16BitAccess", "UniformAndStorageBuffer16BitAccess", "StoragePushConstant16",
+    "StorageUniformBufferBlock16", "StorageUniform16", "VulkanMemoryModel", "VulkanMemoryModelDeviceScope",
+    "AtomicFloat32AddEXT", "AtomicFloat64AddEXT", "AtomicFloat32MinMaxEXT", "AtomicFloat64MinMaxEXT",
+    "DenormPreserve", "DenormFlushToZero", "SignedZeroInfNanPreserve", "RoundingModeRTE", "RoundingModeRTZ",
+    # pointers chosen by OpPhi/OpSelect are modelled when they point into one variable; a choice
+    # between variables, pointers held in memory and pointer comparisons are refused where met
+    "VariablePointers", "VariablePointersStorageBuffer",
+})
+
+#: storage classes of variables the interpreter models
+SUPPORTED_STORAGE = frozenset({"StorageBuffer", "Uniform", "PushConstant", "Workgroup", "Function",
+                               "Private", "Input"})
+
+#: built-in inputs of a compute shader the interpreter provides
+SUPPORTED_BUILTINS = frozenset({"GlobalInvocationId", "LocalInvocationId", "WorkgroupId", "NumWorkgroups",
+                                "LocalInvocationIndex", "WorkgroupSize"})
+
+
+class Unsupported(InputError):
+    """The shader uses something the interpreter does not model; it is refused, not checked."""
+
+
+@functools.lru_cache(maxsize=1)
+def core_grammar() -> grammar.InstructionSet:
+    return grammar.core()
+
+
+@functools.cache
+def enum_name(kind: str, value: int) -> str:
+    e = core_grammar().operand_kinds[kind].enumerants.get(value)
+    return e.name if e else f"{kind}({value})"
+
+
+@functools.cache
+def extinst_name(set_name: str, number: int) -> str:
+    g = grammar.extended(set_name)
+    spec = g.instructions.get(number) if g else None
+    return spec.opname if spec else f"{set_name}#{number}"
+
+
+@dataclass(slots=True)
+class Inst:
+    """One instruction: its name, operand words (after the opcode word) and where it is."""
+
+    op: str
+    words: tuple[int, ...]
+    offset: int  # word offset in the module, for messages
+    index: int = 0  # position in Module.insts
+    line: tuple[str, int] | None = None  # (source file, line) from OpLine or DebugLine
+    typed: bool = False  # has a result type and a result id
+
+    def string(self, start: int) -> tuple[str, int]:
+        """The literal string starting at operand word ``start`` and the index after it."""
+        raw = b""
+        i = start
+        while i < len(self.words):
+            w = self.words[i]
+            raw += struct.pack("<I", w)
+            i += 1
+            if (w >> 24) == 0:
+                break
+        return raw.split(b"\0", 1)[0].decode("utf-8", errors="replace"), i
+
+
+@dataclass
+class Block:
+    label: int
+    insts: list[Inst]  # phis first, terminator last
+    order: int = 0  # position in structured order (the scheduler runs the lowest first)
+
+
+@dataclass
+class Function:
+    id: int
+    result_type: int
+    params: list[int]
+    blocks: dict[int, Block]
+    entry: int
+    #: blocks in structured order (index = Block.order)
+    ordered: list[Block] = field(default_factory=list)
+    variables: list[Inst] = field(default_factory=list)
+
+
+@dataclass
+class Module:
+    file: str
+    insts: list[Inst]
+    types: dict[int, Type]
+    type_of: dict[int, int]
+    constants: dict[int, Any]  # id -> NumPy 0-d array or tuple of them
+    names: dict[int, str]
+    decorations: dict[int, list[tuple[str, tuple[int, ...]]]]
+    member_decorations: dict[tuple[int, int], list[tuple[str, tuple[int, ...]]]]
+    variables: dict[int, Inst]  # global OpVariables
+    functions: dict[int, Function]
+    ext_sets: dict[int, str]
+    entry_function: int
+    entry_name: str
+    interface: list[int]
+    local_size: tuple[int, int, int]
+    sources: dict[str, list[str]]  # file -> source lines (from OpSource / DebugSource)
+
+    def fail(self, inst: Inst | None, message: str) -> Unsupported:
+        where = f"word {inst.offset}" if inst is not None else ""
+        return Unsupported([Problem(self.file, where, message)])
+
+    def decorated(self, id_: int, name: str) -> tuple[int, ...] | None:
+        for n, args in self.decorations.get(id_, ()):
+            if n == name:
+                return args
+        return None
+
+    def source_text(self, line: tuple[str, int] | None) -> str | None:
+        if line is None:
+            return None
+        text = self.sources.get(line[0])
+        if text and 0 < line[1] <= len(text):
+            return text[line[1] - 1].strip()
+        return None
+
+
+def words_of(spirv: bytes | Sequence[int] | np.ndarray) -> tuple[int, ...]:
+    if isinstance(spirv, (bytes, bytearray, memoryview)):
+        data = bytes(spirv)
+        if len(data) % 4:
+            raise InputError("SPIR-V binary length is not a multiple of 4")
+        words = struct.unpack(f"<{len(data) // 4}I", data)
+        if words and words[0] != MAGIC and struct.unpack(f">{len(data) // 4}I", data)[0] == MAGIC:
+            words = struct.unpack(f">{len(data) // 4}I", data)
+        return words
+    return tuple(int(w) for w in spirv)
+
+
+def _scalar_value(t: Type, words: Sequence[int]) -> np.ndarray:
+    raw = 0
+    for i, w in enumerate(words):
+        raw |= w << (32 * i)
+    if t.kind == "bool":
+        return np.asarray(bool(raw))
+    nbytes = t.width // 8
+    raw &= (1 << t.width) - 1
+    return np.frombuffer(raw.to_bytes(8, "little")[:nbytes], dtype=t.dtype).reshape(())
+
+
+def _zero(t: Type) -> Any:
+    if t.scalar:
+        return np.zeros((), t.dtype)
+    if t.kind == "vector" or t.kind == "array":
+        assert t.elem is not None
+        return tuple(_zero(t.elem) for _ in range(t.count))
+    if t.kind == "struct":
+        return tuple(_zero(m) for m in t.members)
+    raise InputError(f"no value of type {t.kind}")
+
+
+zero_value = _zero
+
+
+def load(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, *, file: str = "<spirv>",
+         spec_constants: Mapping[int, int | float | bool] | None = None,
+         eval_spec_op: Any = None) -> Module:
+    """Read a module for running ``entry_point`` (a GLCompute entry point).
+
+    ``spec_constants`` maps SpecId to the value the launch gives it; ``eval_spec_op(module, inst)``
+    evaluates an ``OpSpecConstantOp`` (the interpreter's own instruction semantics).
+    """
+    words = words_of(spirv)
+    if len(words) < 5 or words[0] != MAGIC:
+        raise InputError.at(file, "word 0", "not a SPIR-V module (bad magic number)")
+    core = core_grammar()
+    insts: list[Inst] = []
+    pos = 5
+    while pos < len(words):
+        count, opcode = words[pos] >> 16, words[pos] & 0xFFFF
+        if count == 0 or pos + count > len(words):
+            raise InputError.at(file, f"word {pos}", "truncated instruction")
+        spec = core.instructions.get(opcode)
+        op = spec.opname if spec else f"Op#{opcode}"
+        typed = bool(spec and spec.has_type and spec.has_result)
+        insts.append(Inst(op, tuple(words[pos + 1:pos + count]), pos, len(insts), None, typed))
+        pos += count
+    return _Reader(insts, file, dict(spec_constants or {}), eval_spec_op).read(entry_point)
+
+
+class _Reader:
+    def __init__(self, insts: list[Inst], file: str, spec: dict[int, Any], eval_spec_op: Any):
+        self.insts, self.file, self.spec, self.eval_spec_op = insts, file, spec, eval_spec_op
+        self.m = Module(file, insts, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, "", [], (1, 1, 1), {})
+
+    def fail(self, inst: Inst | None, message: str) -> Unsupported:
+        return self.m.fail(inst, message)
+
+    def read(self, entry_point: str) -> Module:
+        m = self.m
+        strings: dict[int, str] = {}
+        modes: list[Inst] = []
+        entry: Inst | None = None
+        i = 0
+        current_line: tuple[str, int] | None = None
+        fn: Function | None = None
+        block: list[Inst] | None = None
+        label = 0
+        for inst in self.insts:
+            op, w = inst.op, inst.words
+            if op == "OpCapability":
+                name = enum_name("Capability", w[0])
+                if name not in SUPPORTED_CAPABILITIES:
+                    raise self.fail(inst, f"OpCapability {name} is not supported by the SPIR-V checker")
+            elif op == "OpExtInstImport":
+                name, _ = inst.string(1)
+                if name != "GLSL.std.450" and not name.startswith("NonSemantic."):
+                    raise self.fail(inst, f"OpExtInstImport \"{name}\": only GLSL.std.450 and non-semantic "
+                                          "instruction sets are supported")
+                m.ext_sets[w[0]] = name
+            elif op == "OpEntryPoint":
+                name, after = inst.string(2)
+                if name == entry_point and enum_name("ExecutionModel", w[0]) == "GLCompute":
+                    entry = inst
+                    m.entry_function, m.entry_name, m.interface = w[1], name, list(w[after:])
+            elif op in ("OpExecutionMode", "OpExecutionModeId"):
+                modes.append(inst)
+            elif op == "OpString":
+                strings[w[0]] = inst.string(1)[0]
+            elif op == "OpSource":
+                if len(w) >= 4:
+                    self._add_source(strings.get(w[2], ""), inst.string(3)[0])
+            elif op == "OpSourceContinued":
+                pass  # continuation text is rare from glslang; lines past it show no text
+            elif op == "OpName":
+                m.names[w[0]] = inst.string(1)[0]
+            elif op == "OpDecorate" or op == "OpDecorateId":
+                m.decorations.setdefault(w[0], []).append((enum_name("Decoration", w[1]), w[2:]))
+            elif op == "OpMemberDecorate":
+                m.member_decorations.setdefault((w[0], w[1]), []).append((enum_name("Decoration", w[2]), w[3:]))
+            elif op == "OpLine":
+                current_line = (strings.get(w[0], ""), w[1])
+            elif op == "OpNoLine":
+                current_line = None
+            elif op.startswith("OpType"):
+                self._type(inst)
+            elif op.startswith("OpConstant") or op.startswith("OpSpecConstant") or op == "OpUndef" and fn is None:
+                self._constant(inst)
+            elif op == "OpVariable" and fn is None:
+                m.type_of[w[1]] = w[0]
+                m.variables[w[1]] = inst
+            elif op == "OpFunction":
+                fn = Function(w[1], w[0], [], {}, 0)
+                m.type_of[w[1]] = w[0]
+            elif op == "OpFunctionParameter":
+                assert fn is not None
+                fn.params.append(w[1])
+                m.type_of[w[1]] = w[0]
+            elif op == "OpLabel":
+                assert fn is not None
+                label, block, current_line = w[0], [], None
+                if not fn.blocks:
+                    fn.entry = label
+            elif op == "OpFunctionEnd":
+                assert fn is not None
+                m.functions[fn.id] = fn
+                fn = None
+            elif op == "OpExtInst" and m.ext_sets.get(w[2], "").startswith("NonSemantic."):
+                line = self._nonsemantic(inst, strings)
+                if line is not None:
+                    current_line = line
+            elif op in ("OpMemoryModel", "OpExtension", "OpModuleProcessed", "OpSelectionMerge", "OpLoopMerge",
+                        "OpNop") and block is None:
+                pass
+            elif fn is not None and block is not None:
+                inst.line = current_line
+                if op == "OpVariable":
+                    fn.variables.append(inst)
+                    m.type_of[w[1]] = w[0]
+                    continue
+                block.append(inst)
+                if inst.typed:
+                    m.type_of[w[1]] = w[0]
+                if op in ("OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpReturnValue", "OpKill",
+                          "OpUnreachable", "OpTerminateInvocation"):
+                    fn.blocks[label] = Block(label, block)
+                    block, current_line = None, None
+            elif op in ("OpMemoryModel", "OpExtension", "OpModuleProcessed", "OpNop", "OpMemberName",
+                        "OpSourceExtension", "OpDecorateString", "OpMemberDecorateString"):
+                pass
+            else:
+                raise self.fail(inst, f"{op} is not supported by the SPIR-V checker")
+            i += 1
+        if entry is None:
+            raise InputError.at(self.file, "", f"no GLCompute entry point named {entry_point!r}")
+        self._modes(modes)
+        for f in m.functions.values():
+            _order_blocks(f)
+        return m
+
+    def _add_source(self, file: str, text: str) -> None:
+        if text:
+            self.m.sources[file] = text.split("\n")
+
+    def _nonsemantic(self, inst: Inst, strings: dict[int, str]) -> tuple[str, int] | None:
+        w = inst.words
+        name = extinst_name(self.m.ext_sets[w[2]], w[3])
+        if name == "DebugSource":
+            file = strings.get(w[4], "")
+            if len(w) > 5:
+                self._add_source(file, strings.get(w[5], ""))
+            self.debug_sources = getattr(self, "debug_sources", {})
+            self.debug_sources[w[1]] = file
+        elif name == "DebugLine":
+            file = getattr(self, "debug_sources", {}).get(w[4], "")
+            line = self.m.constants.get(w[5])
+            return (file, int(line)) if line is not None else None
+        elif name == "DebugNoLine":
+            return None
+        return None
+
+    def _type(self, inst: Inst) -> None:
+        m, w, op = self.m, inst.words, inst.op
+        tid = w[0]
+        name = m.names.get(tid, "")
+        if op == "OpTypeVoid":
+            t = Type(tid, "void")
+        elif op == "OpTypeBool":
+            t = Type(tid, "bool")
+        elif op == "OpTypeInt":
+            t = Type(tid, "int", width=w[1], signed=bool(w[2]))
+        elif op == "OpTypeFloat":
+            if len(w) > 2:
+                raise self.fail(inst, "OpTypeFloat with a floating-point encoding is not supported")
+            t = Type(tid, "float", width=w[1])
+        elif op == "OpTypeVector":
+            t = Type(tid, "vector", elem=m.types[w[1]], count=w[2])
+        elif op == "OpTypeArray":
+            length = m.constants.get(w[2])
+            if length is None or isinstance(length, tuple):
+                raise self.fail(inst, "OpTypeArray whose length is not a constant")
+            stride = (m.decorated(tid, "ArrayStride") or (0,))[0]
+            t = Type(tid, "array", elem=m.types[w[1]], count=int(length), stride=stride)
+        elif op == "OpTypeRuntimeArray":
+            stride = (m.decorated(tid, "ArrayStride") or (0,))[0]
+            t = Type(tid, "runtime_array", elem=m.types[w[1]], stride=stride)
+        elif op == "OpTypeStruct":
+            members = tuple(m.types[x] for x in w[1:])
+            offsets: list[int | None] = []
+            for k in range(len(members)):
+                off = next((a[0] for n, a in m.member_decorations.get((tid, k), ()) if n == "Offset"), None)
+                offsets.append(off)
+            if any(o is None for o in offsets) and any(o is not None for o in offsets):
+                raise self.fail(inst, "OpTypeStruct with Offset decorations on only some members")
+            t = Type(tid, "struct", members=members,
+                     offsets=tuple(o for o in offsets if o is not None))
+        elif op == "OpTypePointer":
+            storage = enum_name("StorageClass", w[1])
+            if storage not in SUPPORTED_STORAGE:
+                raise self.fail(inst, f"OpTypePointer to storage class {storage} is not supported")
+            t = Type(tid, "pointer", storage=storage, elem=m.types.get(w[2]))
+            if t.elem is None:
+                raise self.fail(inst, "OpTypePointer to a forward-declared type is not supported")
+            ptr_stride = m.decorated(tid, "ArrayStride")
+            t.stride = ptr_stride[0] if ptr_stride else 0
+        elif op == "OpTypeFunction":
+            t = Type(tid, "function")
+        else:
+            raise self.fail(inst, f"{op} is not supported by the SPIR-V checker")
+        t.name = name
+        if t.kind not in ("void", "pointer", "function"):
+            finish_layout(t)
+        m.types[tid] = t
+
+    def _constant(self, inst: Inst) -> None:
+        m, w, op = self.m, inst.words, inst.op
+        t = m.types[w[0]]
+        rid = w[1]
+        m.type_of[rid] = w[0]
+        spec_id = m.decorated(rid, "SpecId")
+        if op in ("OpConstant", "OpSpecConstant"):
+            if op == "OpSpecConstant" and spec_id is not None and spec_id[0] in self.spec:
+                v = np.asarray(self.spec[spec_id[0]])
+                if t.kind == "int":
+                    v = np.asarray(int(v) & ((1 << t.width) - 1)).astype(t.dtype)
+                else:
+                    v = v.astype(t.dtype)
+                m.constants[rid] = v.reshape(())
+            else:
+                m.constants[rid] = _scalar_value(t, w[2:])
+        elif op in ("OpConstantTrue", "OpConstantFalse", "OpSpecConstantTrue", "OpSpecConstantFalse"):
+            value = op.endswith("True")
+            if op.startswith("OpSpec") and spec_id is not None and spec_id[0] in self.spec:
+                value = bool(self.spec[spec_id[0]])
+            m.constants[rid] = np.asarray(value)
+        elif op in ("OpConstantComposite", "OpSpecConstantComposite"):
+            m.constants[rid] = tuple(m.constants[x] for x in w[2:])
+        elif op == "OpConstantNull" or op == "OpUndef":
+            m.constants[rid] = _zero(t)
+        elif op == "OpSpecConstantOp":
+            if self.eval_spec_op is None:
+                raise self.fail(inst, "OpSpecConstantOp cannot be evaluated here")
+            m.constants[rid] = self.eval_spec_op(m, inst)
+        else:
+            raise self.fail(inst, f"{op} is not supported by the SPIR-V checker")
+
+    def _modes(self, modes: list[Inst]) -> None:
+        m = self.m
+        size: tuple[int, int, int] | None = None
+        for inst in modes:
+            w = inst.words
+            if w[0] != m.entry_function:
+                continue
+            mode = enum_name("ExecutionMode", w[1])
+            if mode == "LocalSize":
+                size = (w[2], w[3], w[4])
+            elif mode == "LocalSizeId":
+                size = tuple(int(m.constants[x]) for x in w[2:5])  # type: ignore[assignment]
+            else:
+                raise self.fail(inst, f"OpExecutionMode {mode} is not supported by the SPIR-V checker")
+        for cid, value in m.constants.items():
+            builtin = m.decorated(cid, "BuiltIn")
+            if builtin is not None and enum_name("BuiltIn", builtin[0]) == "WorkgroupSize":
+                size = tuple(int(x) for x in value)  # type: ignore[assignment]
+        if size is None:
+            raise InputError.at(self.file, "", f"entry point {m.entry_name!r} declares no workgroup size")
+        m.local_size = size
+
+
+def _order_blocks(fn: Function) -> None:
+    """Number the blocks so that every construct's blocks come before its merge block and a
+    loop's body before its continue target: a depth-first reverse post-order that visits a
+    header's merge block first and its continue target next (they then come last).
+
+    The lockstep scheduler always runs the waiting block with the lowest number, so lanes that
+    left a construct early wait at its merge block until the others arrive: reconvergence at
+    the points structured control flow names.
+    """
+    succ: dict[int, list[int]] = {}
+    for b in fn.blocks.values():
+        term = b.insts[-1]
+        w = term.words
+        targets: list[int] = []
+        if term.op == "OpBranch":
+            targets = [w[0]]
+        elif term.op == "OpBranchConditional":
+            targets = [w[1], w[2]]
+        elif term.op == "OpSwitch":
+            targets = [w[1]] + [w[k] for k in range(3, len(w), 2)]
+        first: list[int] = []
+        for inst in b.insts[:-1]:
+            if inst.op == "OpLoopMerge":
+                first = [inst.words[0], inst.words[1]]
+            elif inst.op == "OpSelectionMerge":
+                first = [inst.words[0]]
+        succ[b.label] = first + [t for t in reversed(targets) if t not in first]
+    post: list[int] = []
+    seen: set[int] = set()
+    stack: list[tuple[int, int]] = [(fn.entry, 0)]
+    seen.add(fn.entry)
+    while stack:
+        node, k = stack[-1]
+        nexts = succ.get(node, [])
+        if k < len(nexts):
+            stack[-1] = (node, k + 1)
+            n = nexts[k]
+            if n not in seen and n in fn.blocks:
+                seen.add(n)
+                stack.append((n, 0))
+        else:
+            stack.pop()
+            post.append(node)
+    order = list(reversed(post))
+    fn.ordered = [fn.blocks[x] for x in order]
+    for i, b in enumerate(fn.ordered):
+        b.order = i

@@ -1,0 +1,193 @@
+"""Shadow memory: per unit of memory, who accessed it since the last barrier that orders it, to
+find races. A unit is a byte, or the smallest scalar the module accesses in that storage class
+(every access then covers whole units: see ``dispatch._granule``).
+
+Every access is one of four classes: plain read, plain write, atomic read, atomic write (atomic
+read-modify-writes count as atomic writes). Two accesses conflict when at least one writes and
+not both are atomic. Per unit and class the shadow keeps:
+
+* **within a workgroup**: the first invocation that accessed the byte in the current
+  synchronisation phase (its workgroup and barrier epoch, packed in one ``key``) and one other
+  invocation of that phase; an access conflicts with a recorded one of the same key by another
+  invocation — nothing between them ordered the two;
+* **across workgroups** (storage buffers only): the first invocation ever, and one invocation of
+  another workgroup; nothing orders the workgroups of one dispatch, so any recorded access of a
+  different workgroup conflicts, whatever the epochs.
+
+Keeping two invocations per unit is enough to name a conflicting partner for every access that
+has one: if a unit was touched in one phase by three invocations, any later access differs from
+at least one of the two kept. When another workgroup overwrites a unit's within-workgroup record
+(of one class), that workgroup's access conflicts with every access of the other classes the
+lost record could have conflicted with, and the cross-workgroup record of the unit holds it:
+the unit is reported either way.
+
+All of it is NumPy: one access of ``n`` invocations costs a few fancy-indexing passes, no sort.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+READ, WRITE, ATOMIC_READ, ATOMIC_WRITE = 0, 1, 2, 3
+CLASS_NAMES = ("read", "write", "atomic read", "atomic write")
+
+#: the classes each class conflicts with
+CONFLICTS: dict[int, tuple[int, ...]] = {
+    READ: (WRITE, ATOMIC_WRITE),
+    WRITE: (WRITE, READ, ATOMIC_WRITE, ATOMIC_READ),
+    ATOMIC_READ: (WRITE,),
+    ATOMIC_WRITE: (WRITE, READ),
+}
+
+#: a workgroup's key is group * EPOCHS + epoch
+EPOCHS = np.int64(1 << 32)
+
+
+@dataclass
+class Conflicts:
+    """Per access (one invocation's access of ``w`` bytes): whether it conflicts, and with whom."""
+
+    hit: np.ndarray  # bool (n,)
+    partner: np.ndarray  # int64 (n,) global invocation number
+    partner_inst: np.ndarray  # int32 (n,)
+    partner_class: np.ndarray  # int8 (n,)
+    across: np.ndarray  # bool (n,): the partner is in another workgroup
+    byte: np.ndarray  # int64 (n,): the first conflicting byte address
+
+
+class Shadow:
+    def __init__(self, nbytes: int, group_size: int, across_groups: bool):
+        self.n = nbytes
+        self.group_size = group_size
+        self.across = across_groups
+        #: per class, allocated on the class's first access: (first, key, inst, other, other inst)
+        #: and across workgroups (first, inst, other of another workgroup, its inst)
+        self.cls: list[tuple[np.ndarray, ...] | None] = [None] * 4
+        self.gcls: list[tuple[np.ndarray, ...] | None] = [None] * 4
+        self._tag = np.zeros(nbytes, np.int64)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the shadow takes when every access class is in use."""
+        per_class = 4 + 8 + 4 + 4 + 4 + (16 if self.across else 0)
+        return self.n * (8 + 4 * per_class)
+
+    def _arrays(self, c: int) -> tuple[np.ndarray, ...]:
+        a = self.cls[c]
+        if a is None:
+            n = self.n
+            a = self.cls[c] = (np.full(n, -1, np.int32), np.full(n, -1, np.int64), np.zeros(n, np.int32),
+                               np.full(n, -1, np.int32), np.zeros(n, np.int32))
+            if self.across:
+                self.gcls[c] = (np.full(n, -1, np.int32), np.zeros(n, np.int32), np.full(n, -1, np.int32),
+                                np.zeros(n, np.int32))
+        return a
+
+    def access(self, addr: np.ndarray, lanes: np.ndarray, keys: np.ndarray, cls: int, inst: int,
+               same_value: np.ndarray | None = None, value_key: np.ndarray | None = None) -> Conflicts | None:
+        """Check then record one instruction's accesses.
+
+        ``addr`` is (n, w) unit addresses, ``lanes`` (n,) global invocation numbers and ``keys``
+        (n,) their workgroup/epoch keys. For writes, ``same_value`` (n,) marks those that store
+        what memory already holds, which do not conflict with earlier writes, and ``value_key``
+        (n,) is equal for equal values, so writes of one instruction storing the same value at
+        one address do not conflict either (benign races).
+        Returns the conflicts, or None when there are none.
+        """
+        n, w = addr.shape
+        flat = addr.reshape(-1)
+        lane = np.repeat(lanes, w)
+        key = np.repeat(keys, w)
+        group = lane // self.group_size
+        gs = self.group_size
+        hit = np.zeros(flat.shape, bool)
+        partner = np.full(flat.shape, -1, np.int64)
+        pinst = np.zeros(flat.shape, np.int32)
+        pcls = np.zeros(flat.shape, np.int8)
+        across = np.zeros(flat.shape, bool)
+
+        def note(mask: np.ndarray, who: np.ndarray, what: np.ndarray, c: int, far: bool) -> None:
+            new = mask & ~hit
+            if new.any():
+                hit[new] = True
+                partner[new] = who[new]
+                pinst[new] = what[new]
+                pcls[new] = c
+                across[new] = far
+
+        benign = np.repeat(same_value, w) if same_value is not None else None
+        for c in CONFLICTS[cls]:
+            arrays = self.cls[c]
+            if arrays is None:
+                continue
+            first, first_key, first_inst, other, other_inst = arrays
+            live = ~benign if benign is not None and c == WRITE else True
+            g = self.gcls[c]
+            if g is not None:
+                gf = g[0][flat]
+                note(live & (gf >= 0) & (gf // gs != group), gf, g[1][flat], c, True)
+                go = g[2][flat]
+                note(live & (go >= 0) & (go // gs != group), go, g[3][flat], c, True)
+            f = first[flat]
+            same_phase = first_key[flat] == key
+            note(live & same_phase & (f >= 0) & (f != lane), f, first_inst[flat], c, False)
+            o = other[flat]
+            note(live & same_phase & (o >= 0) & (o != lane), o, other_inst[flat], c, False)
+
+        # the instruction's own accesses: several invocations writing one byte at once
+        tag = self._tag
+        idx = np.arange(flat.size, dtype=np.int64)
+        tag[flat] = idx
+        winner = tag[flat]
+        dup = winner != idx
+        if cls == WRITE and dup.any():
+            wl = lane[winner]
+            clash = dup & (wl != lane)
+            if value_key is not None:
+                vk = np.repeat(value_key, w)
+                clash &= vk[winner] != vk
+            note(clash, wl, np.full(flat.shape, inst, np.int32), WRITE, False)
+            across[clash & (wl // gs != group)] = True
+
+        self._record(flat, lane, key, group, cls, inst, dup)
+
+        if not hit.any():
+            return None
+        hit2 = hit.reshape(n, w)
+        first_hit = hit2.argmax(axis=1)
+        rows = np.arange(n)
+        pick = rows * w + first_hit
+        return Conflicts(np.asarray(hit2.any(axis=1)), partner[pick], pinst[pick], pcls[pick], across[pick], flat[pick])
+
+    def _record(self, flat: np.ndarray, lane: np.ndarray, key: np.ndarray, group: np.ndarray, cls: int, inst: int,
+                dup: np.ndarray) -> None:
+        gs = self.group_size
+        first, first_key, first_inst, other, other_inst = self._arrays(cls)
+        u = ~dup
+        ua, ul, uk = flat[u], lane[u], key[u]
+        f = first[ua]
+        stale = (f < 0) | (first_key[ua] != uk)
+        sa = ua[stale]
+        first[sa] = ul[stale]
+        first_key[sa] = uk[stale]
+        first_inst[sa] = inst
+        other[sa] = -1
+        keep = ~stale & (f != ul)
+        other[ua[keep]] = ul[keep]
+        other_inst[ua[keep]] = inst
+        if dup.any():
+            da, dl = flat[dup], lane[dup]
+            second = (first[da] != dl) & (first_key[da] == key[dup])
+            other[da[second]] = dl[second]
+            other_inst[da[second]] = inst
+        g = self.gcls[cls]
+        if g is not None:
+            gfirst, gfirst_inst, gother, gother_inst = g
+            empty = gfirst[ua] < 0
+            gfirst[ua[empty]] = ul[empty]
+            gfirst_inst[ua[empty]] = inst
+            # every lane of this instruction counts: the winner may be of another workgroup
+            far = (gfirst[flat] // gs != group) & (gother[flat] < 0)
+            gother[flat[far]] = lane[far]
+            gother_inst[flat[far]] = inst
