@@ -17,6 +17,8 @@ from kernellab import __version__
 from kernellab.errors import FileSystemError, KernellabError
 from kernellab.outputs import discard_all, install_signal_cleanup
 
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
 #: subcommand modules, in the order ``--help`` lists them
 COMMAND_MODULES = (
     "run",
@@ -37,6 +39,11 @@ COMMAND_MODULES = (
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        # No abbreviated long options: Arm's --capture-frame must not be read as --capture-frames.
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
     def error(self, message: str) -> None:  # argparse exits 2 too; keep its message, drop the noise
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
@@ -46,8 +53,10 @@ class _Parser(argparse.ArgumentParser):
 def _named_command(argv: Sequence[str] | None) -> str | None:
     """The subcommand the command line names, if its first word is one (cheap, before parsing)."""
     words = list(sys.argv[1:] if argv is None else argv)
-    first = next((w for w in words if not w.startswith("-")), None)
-    return first if first in COMMAND_MODULES else None
+    for before, word in zip([""] + words, words):
+        if not word.startswith("-") and before != "--log-level":  # skip the global option's value
+            return word if word in COMMAND_MODULES else None
+    return None
 
 
 def build_parser(argv: Sequence[str] | None = None, *, only_named: bool = False) -> argparse.ArgumentParser:
@@ -56,14 +65,22 @@ def build_parser(argv: Sequence[str] | None = None, *, only_named: bool = False)
     named = _named_command(argv) if only_named else None
     parser = _Parser(prog="kernellab", description="Run, inspect and check GPU compute kernels described in JSON.")
     parser.add_argument("--version", action="version", version=f"kernellab {__version__}")
-    parser.add_argument("--log-level", default=None, choices=["debug", "info", "warning", "error", "critical"],
-                        type=str.lower, help="logging verbosity (default: warning)")
+    _add_log_level(parser, default=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         if named is None or name == named:
             module = "import_" if name == "import" else name.replace('-', '_')  # `import` is a keyword
             importlib.import_module(f"kernellab.commands.{module}").register(sub)
+    for command in sub.choices.values():
+        # after the command too; SUPPRESS keeps a value given before the command
+        if "--log-level" not in command._option_string_actions:
+            _add_log_level(command, default=argparse.SUPPRESS)
     return parser
+
+
+def _add_log_level(parser: argparse.ArgumentParser, *, default: object) -> None:
+    parser.add_argument("--log-level", default=default, choices=LOG_LEVELS, type=str.lower,
+                        help="logging verbosity (default: warning); before or after the command")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

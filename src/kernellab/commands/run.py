@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import shutil
 import sys
 import time
@@ -12,6 +13,8 @@ from typing import Any
 from kernellab import config
 from kernellab.backends.registry import names as backend_names
 from kernellab.errors import UsageError
+
+log = logging.getLogger("kernellab.run")
 
 
 def register(sub: Any) -> None:
@@ -33,8 +36,8 @@ def register(sub: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="build everything, execute nothing")
     p.add_argument("--repeat", type=int, default=1, help="run the commands N times (default 1)")
     p.add_argument("--strict", action="store_true", help="treat unknown fields as errors")
-    p.add_argument("--log-level", type=str.lower, choices=["debug", "info", "warning", "error", "critical"],
-                   help="logging verbosity")
+    p.add_argument("--allow-absolute-dst", action="store_true",
+                   help="let dst paths be absolute (Arm's behaviour); without it they must lie under --output")
     p.add_argument("--profiling-dump-path", type=Path, help="write each command's GPU time (JSON)")
     p.add_argument("--perf-counters-dump-path", type=Path, help="write host-side phase timings (JSON)")
     p.add_argument("--pipeline-caching", action="store_true", help="reuse compiled SPIR-V and pipeline caches")
@@ -59,7 +62,91 @@ def register(sub: Any) -> None:
     # kernel specs (PySchedCL): --set, --partition, --devices, --input, --split
     from kernellab.commands.spec_args import add_spec_arguments
     add_spec_arguments(p)
+    add_arm_only_flags(p)
     p.set_defaults(func=run)
+
+
+#: what Arm 0.11's ``--disable-extension`` lists (src/main.cpp); kernellab enables none of them
+ARM_DISABLABLE_EXTENSIONS = ("VK_EXT_custom_border_color", "VK_EXT_frame_boundary",
+                             "VK_ARM_data_graph_neural_accelerator_statistics", "VK_KHR_maintenance5",
+                             "VK_KHR_deferred_host_operations")
+#: Arm's dump-folder flags that need a device feature kernellab does not emulate, and Arm's words for
+#: a folder that is not there (scripts match on them)
+_ARM_DUMP_DIRS = (("--neural-debug-database-dump-dir", "Neural Debug Database"),
+                  ("--emulation-layer-profiling-dump-dir", "graph profiling"),
+                  ("--neural-statistics-dump-dir", "Neural Statistics"),
+                  ("--session-memory-dump-dir", "Session Memory"))
+
+
+class _ArmVersion(argparse.Action):
+    """``run -v``/``--version``: Arm's runner prints JSON (version, revision, dependencies) and exits."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from importlib import metadata
+
+        from kernellab import __version__
+        deps = []
+        for name in ("numpy", "vulkan", "pyopencl", "pydantic"):
+            try:
+                deps.append(f"{name}={metadata.version(name)}")
+            except metadata.PackageNotFoundError:
+                continue
+        print(json.dumps({"version": __version__, "revision": f"kernellab/v{__version__}",
+                          "dependencies": deps}, indent=2))
+        parser.exit(0)
+
+
+def add_arm_only_flags(p: Any) -> None:
+    """The rest of Arm 0.11's flags (its src/main.cpp), so a script written for Arm runs unchanged."""
+    p.add_argument("-v", "--version", nargs=0, action=_ArmVersion,
+                   help="print version information as JSON (as Arm's runner does) and exit")
+    p.add_argument("--wait-for-key-stroke-before-run", action="store_true",
+                   help="wait for Enter before running")
+    p.add_argument("--pause-on-exit", action="store_true", help="wait for Enter before exiting")
+    p.add_argument("--enable-gpu-debug-markers", action="store_true",
+                   help="Arm: label commands with debug markers (accepted; no labels are emitted yet)")
+    p.add_argument("--capture-frame", action="store_true",
+                   help="Arm: RenderDoc frame capture (accepted, no RenderDoc here; see --capture-frames)")
+    p.add_argument("--disable-extension", action="extend", nargs="+", default=[], metavar="EXT",
+                   choices=ARM_DISABLABLE_EXTENSIONS,
+                   help="Arm: extensions not to enable (accepted; kernellab enables none of them)")
+    for flag, _ in _ARM_DUMP_DIRS[:3]:
+        p.add_argument(flag, nargs="?", const="", default="", metavar="DIR",
+                       help="Arm: ML-extension dump folder (accepted; nothing to dump here)")
+    p.add_argument("--session-memory-dump-dir", metavar="DIR", default="",
+                   help="Arm: data-graph session memory dump folder (accepted; nothing to dump here)")
+    p.add_argument("--neural-statistics-mode", choices=["0", "1"], default=None,
+                   help="Arm: neural accelerator statistics mode (accepted; no such accelerator here)")
+
+
+def arm_only_notices(args: argparse.Namespace) -> list[str]:
+    """One line per Arm flag given that has no effect here; a dump folder that is not one is refused
+    as Arm refuses it (before anything runs)."""
+    for flag, what in _ARM_DUMP_DIRS:
+        folder = getattr(args, flag[2:].replace("-", "_"), "") or ""
+        if folder and not Path(folder).is_dir():
+            raise UsageError(f"{flag}: Invalid {what} dump directory: {folder}")
+    notices = []
+    if getattr(args, "enable_gpu_debug_markers", False):
+        notices.append("--enable-gpu-debug-markers: accepted; kernellab emits no debug labels yet")
+    if getattr(args, "capture_frame", False):
+        notices.append("--capture-frame: accepted; no RenderDoc integration here "
+                       "(kernellab's --capture-frames DIR saves the resources of each boundary)")
+    if getattr(args, "disable_extension", None):
+        notices.append(f"--disable-extension {' '.join(args.disable_extension)}: accepted; "
+                       "kernellab does not enable these extensions")
+    for flag, _ in _ARM_DUMP_DIRS:
+        if getattr(args, flag[2:].replace("-", "_"), ""):
+            notices.append(f"{flag}: accepted; kernellab has no ML-extension data to dump")
+    if getattr(args, "neural_statistics_mode", None) is not None:
+        notices.append("--neural-statistics-mode: accepted; there is no neural accelerator here")
+    return [f"kernellab: notice: {n}" for n in notices]
+
+
+def _wait_for_enter() -> None:
+    print("Press enter to continue...", file=sys.stderr, flush=True)
+    sys.stdin.readline()  # an empty line or end of input both continue
 
 
 def detect_format(path: Path) -> str:
@@ -75,6 +162,21 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("no workload file: kernellab run S.json (or --scenario S.json)")
     if args.repeat < 1:
         raise UsageError(f"--repeat must be >= 1, got {args.repeat}")
+    for notice in arm_only_notices(args):
+        print(notice, file=sys.stderr)
+    try:
+        if getattr(args, "wait_for_key_stroke_before_run", False):
+            _wait_for_enter()
+        return _run(path, args)
+    finally:
+        if getattr(args, "pause_on_exit", False):
+            _wait_for_enter()
+
+
+def _run(path: Path, args: argparse.Namespace) -> int:
+    if args.output is not None:
+        from kernellab.outputs import usable_output_folder
+        usable_output_folder(args.output)  # a file, /proc, a read-only folder: said before anything runs
     fmt = args.format or detect_format(path)
     with config.override(compile_cache=not getattr(args, "no_cache", False)):
         if fmt != "scenario":
@@ -93,21 +195,30 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
     from kernellab.runtime.executor import RunOptions, execute
 
     t0 = time.perf_counter()
-    scenario, warnings = load_scenario(path, args.output, strict=args.strict)
+    scenario, warnings = load_scenario(path, args.output, strict=args.strict,
+                                       allow_absolute_dst=getattr(args, "allow_absolute_dst", False))
     for w in warnings:
         print(w, file=sys.stderr)
     parse_ms = (time.perf_counter() - t0) * 1e3
+    log.info("parse: %s, %d resources and %d commands (%.1f ms)", path, len(scenario.resources),
+             len(scenario.commands), parse_ms)
 
     cache_dir = None
     if args.pipeline_caching or args.cache_path:
         cache_dir = args.cache_path or config.get().cache_dir
         if args.clear_pipeline_cache and cache_dir.exists():
             shutil.rmtree(cache_dir)
+    elif args.fail_on_pipeline_cache_miss:
+        # Arm reads the flag only together with --pipeline-caching (its src/main.cpp); so do we
+        print("kernellab: notice: --fail-on-pipeline-cache-miss: has no effect without --pipeline-caching",
+              file=sys.stderr)
     options = RunOptions(device=args.device, backend=args.backend, dry_run=args.dry_run, repeat=args.repeat,
                          capture_frames=args.capture_frames, dump_stages=args.dump_stages, cache_dir=cache_dir,
                          robust_buffer_access=args.enable_robustness_features,
                          timestamps=args.profiling_dump_path is not None or getattr(args, "trace", None) is not None,
-                         fail_on_cache_miss=args.fail_on_pipeline_cache_miss)
+                         fail_on_cache_miss=args.fail_on_pipeline_cache_miss and cache_dir is not None,
+                         strict=args.strict,
+                         finish=lambda report, outputs: _stage_dumps(args, report, outputs, parse_ms))
     progress = None
     if args.repeat > 1:
         from rich.progress import Progress
@@ -119,20 +230,23 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
             report = execute(scenario, options)
     else:
         report = execute(scenario, options)
-    report.phases_ms = {"parse": parse_ms, **report.phases_ms}
-
-    from kernellab.outputs import write_text
-    if args.perf_counters_dump_path:
-        write_text(args.perf_counters_dump_path, json.dumps({
-            "device": report.device,
-            "phases_ms": {k: round(v, 3) for k, v in report.phases_ms.items()},
-            "total_ms": round(sum(report.phases_ms.values()), 3)}, indent=2) + "\n")
-    if args.profiling_dump_path:
-        write_text(args.profiling_dump_path, json.dumps(profiling_json(report), indent=2) + "\n")
     if getattr(args, "trace", None) is not None:
         from kernellab.suite.trace import run_report_events, write_trace
         write_trace(args.trace, run_report_events(str(path), report))
     return 0
+
+
+def _stage_dumps(args: argparse.Namespace, report: Any, outputs: Any, parse_ms: float) -> None:
+    """Stage the profiling and perf-counter dumps into the run's outputs: they are committed with
+    the dst files, so a dump that cannot be written leaves no output either."""
+    report.phases_ms = {"parse": parse_ms, **report.phases_ms}
+    if args.perf_counters_dump_path:
+        outputs.text(args.perf_counters_dump_path, json.dumps({
+            "device": report.device,
+            "phases_ms": {k: round(v, 3) for k, v in report.phases_ms.items()},
+            "total_ms": round(sum(report.phases_ms.values()), 3)}, indent=2) + "\n")
+    if args.profiling_dump_path:
+        outputs.text(args.profiling_dump_path, json.dumps(profiling_json(report), indent=2) + "\n")
 
 
 def profiling_json(report: Any) -> dict[str, Any]:
