@@ -11,7 +11,7 @@ import importlib
 import logging
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from kernellab import __version__
 from kernellab.errors import FileSystemError, KernellabError

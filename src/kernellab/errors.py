@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 
 class KernellabError(Exception):
@@ -54,7 +54,7 @@ class InputError(KernellabError, ValueError):
         super().__init__("\n".join(str(p) for p in self.problems))
 
     @classmethod
-    def at(cls, file: str | Path, where: str | Sequence[str | int], message: str) -> "InputError":
+    def at(cls, file: str | Path, where: str | Sequence[str | int], message: str) -> InputError:
         if not isinstance(where, str):
             where = json_pointer(where)
         return cls([Problem(str(file), where, message)])
@@ -157,6 +157,6 @@ class FileSystemError(KernellabError):
     path, exit status 1 — the workload is fine, the machine is not."""
 
     @classmethod
-    def from_os(cls, exc: OSError, path: object) -> "FileSystemError":
+    def from_os(cls, exc: OSError, path: object) -> FileSystemError:
         reason = exc.strerror or type(exc).__name__
         return cls(f"{path}: {reason}")

@@ -25,7 +25,8 @@ import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 from kernellab.errors import InputError, Problem
 
@@ -36,8 +37,8 @@ MAX_LENGTH = 4096
 #: deepest nesting accepted (each level costs a Python stack frame when evaluated)
 MAX_DEPTH = 64
 
-Number = Union[int, float, Fraction]
-Value = Union[Number, list]
+Number = int | float | Fraction
+Value = Number | list
 
 
 class ExpressionError(InputError):
@@ -225,7 +226,8 @@ def _show(x: Any) -> str:
 def _check_int(v: Value, col: int) -> Value:
     if isinstance(v, int) and v.bit_length() > MAX_INT_BITS:
         raise _Refused(col, f"the result exceeds {MAX_INT_BITS} bits")
-    if isinstance(v, Fraction) and (v.numerator.bit_length() > MAX_INT_BITS or v.denominator.bit_length() > MAX_INT_BITS):
+    if isinstance(v, Fraction) and (v.numerator.bit_length() > MAX_INT_BITS
+                                    or v.denominator.bit_length() > MAX_INT_BITS):
         raise _Refused(col, f"the result exceeds {MAX_INT_BITS} bits")
     if isinstance(v, float) and not math.isfinite(v):
         raise _Refused(col, "the result is not a finite number")
@@ -513,7 +515,8 @@ class _Parser:
                     return value
             except KeyError:
                 known = ", ".join(sorted(v)) or "none"
-                raise _Refused(col, f"unknown variable {name!r} (known: {known}; set one with --set {name}=N)") from None
+                raise _Refused(col, f"unknown variable {name!r} (known: {known}; set one with "
+                                    f"--set {name}=N)") from None
             if isinstance(value, list):
                 return value
             return _number(value, col, f"variable {name!r}")
@@ -662,7 +665,8 @@ def evaluate(text: str | int | float | Sequence[Any], variables: Mapping[str, An
         return _result(text, 0, "value") if not isinstance(text, bool) else int(text)
     if isinstance(text, list):
         return [evaluate(t, variables) for t in text]
-    raise ExpressionError(repr(text), 0, f"expected a number, a list or an expression string, got {type(text).__name__}")
+    raise ExpressionError(repr(text), 0,
+                          f"expected a number, a list or an expression string, got {type(text).__name__}")
 
 
 def as_int(value: Value, text: str, what: str = "value") -> int:

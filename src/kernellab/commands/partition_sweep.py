@@ -5,7 +5,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from kernellab.errors import UsageError
 
@@ -106,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
               file=out)
         for pt in points:
             mark = "  <- best" if pt is best else ""
-            warn = "  (outputs differ!)" if not pt.consistent else "  (outputs equal within rounding)" if not pt.identical else ""
+            warn = ("  (outputs differ!)" if not pt.consistent
+                    else "  (outputs equal within rounding)" if not pt.identical else "")
             print(f"{pt.partition:>3} {pt.split:>9} {pt.makespan_ns / 1e6:>12.3f} {pt.kernel_ns('gpu') / 1e6:>12.3f} "
                   f"{pt.kernel_ns('cpu') / 1e6:>12.3f} {pt.wall_s * 1e3:>9.2f}{mark}{warn}", file=out)
         print(f"best partition: P={best.partition} ({best.makespan_ns / 1e6:.3f} ms)", file=out)

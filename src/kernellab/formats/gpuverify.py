@@ -11,7 +11,8 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence, Union
+from typing import Any
+from collections.abc import Sequence
 
 from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.formats.paths import path_problem
@@ -55,7 +56,7 @@ class SamplerArgument:
     type: str = "sampler"
 
 
-KernelArgument = Union[ScalarArgument, ArrayArgument, ImageArgument, SamplerArgument]
+KernelArgument = ScalarArgument | ArrayArgument | ImageArgument | SamplerArgument
 
 
 @dataclass(frozen=True)
@@ -327,7 +328,8 @@ def _instantiation(c: _Checker, v: Any, i: int, file: Path) -> KernelInstantiati
     return KernelInstantiation(
         file=file, index=i, kernel_file=kernel_file, global_size=global_size, entry_point=entry,
         language=language or "OpenCL", endianness=endianness, local_size=local_size, global_offset=global_offset,
-        compiler_flags=flags, kernel_arguments=[a for a in arguments if a is not None] if arguments is not None else None,
+        compiler_flags=flags,
+        kernel_arguments=[a for a in arguments if a is not None] if arguments is not None else None,
         host_api_calls=[h for h in calls if h is not None] if calls is not None else None)
 
 

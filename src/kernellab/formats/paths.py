@@ -22,7 +22,8 @@ def path_problem(value: str) -> str | None:
     except UnicodeError:
         return f"{_shown(value)} is not a usable file name: it holds lone surrogates (not valid UTF-8)"
     if len(encoded) > PATH_MAX:
-        return f"{_shown(value)} is not a usable file name: {len(encoded)} bytes, more than the system allows ({PATH_MAX})"
+        return (f"{_shown(value)} is not a usable file name: {len(encoded)} bytes, more than the system "
+                f"allows ({PATH_MAX})")
     if any(len(part) > NAME_MAX for part in encoded.split(b"/")):
         return f"{_shown(value)} is not a usable file name: a part longer than {NAME_MAX} bytes"
     return None

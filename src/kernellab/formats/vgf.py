@@ -196,7 +196,8 @@ class VgfFile:
                 return f"{where} is an image, not a {kind}"
             want_dims = image_dims(res.shape)
             if tuple(shape) != want_dims:
-                return f"{where} has shape {list(res.shape)}, so the image needs dims {list(want_dims)}, not {list(shape)}"
+                return (f"{where} has shape {list(res.shape)}, so the image needs dims {list(want_dims)}, "
+                        f"not {list(shape)}")
         else:
             return f"{where} has descriptor type {dtype or 'none'}, which a scenario resource cannot fill"
         if fmt != res.format:

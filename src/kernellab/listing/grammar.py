@@ -153,7 +153,7 @@ def _load(path: Path) -> dict:
         return json.load(fh)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def core(directory: str | None = None) -> InstructionSet:
     """The core SPIR-V grammar (unified1: every SPIR-V version)."""
     d = Path(directory) if directory else find_grammar_dir()
@@ -179,7 +179,7 @@ def extinst_file_candidates(import_name: str) -> list[str]:
     return seen
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def extended(import_name: str, directory: str | None = None) -> InstructionSet | None:
     """The grammar of the extended instruction set imported as ``import_name``; None if unknown."""
     d = Path(directory) if directory else find_grammar_dir()

@@ -145,7 +145,8 @@ def _reachable(module: Module, entry_fn: int) -> set[int]:
     return used
 
 
-def _descriptor_type(module: Module, pointee: int, storage: str, deco: dict[int, dict[str, list]]) -> tuple[str, int, int]:
+def _descriptor_type(module: Module, pointee: int, storage: str,
+                     deco: dict[int, dict[str, list]]) -> tuple[str, int, int]:
     """(type, count, element type id) of a descriptor variable's pointee."""
     count = 1
     inst = module.defs[pointee]

@@ -9,7 +9,8 @@ import html
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 
 @dataclass

@@ -27,7 +27,7 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 from kernellab import config, tools
 from kernellab.errors import MissingToolError
