@@ -317,6 +317,8 @@ def _session_executor() -> type:
 
 
 def _make_session_executor() -> type:
+    # long only because it holds a class body (each method is short): defining the class here keeps
+    # `import kernellab` from importing the executor, numpy and Vulkan
     from kernellab.runtime.executor import Executor
 
     class SessionExecutor(Executor):  # type: ignore[misc, valid-type]
