@@ -8,8 +8,8 @@ frame) and costs nothing when a whole scenario is one frame.
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -17,6 +17,9 @@ import numpy as np
 from kernellab.errors import KernellabError
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
 from kernellab.native.devices import DEVICE_KINDS, DeviceInfo, choose_device  # noqa: F401
+
+if TYPE_CHECKING:
+    from kernellab.listing.reflect import Interface
 
 
 class UnsupportedError(KernellabError):
@@ -167,6 +170,81 @@ class Capabilities:
         return self.languages.get(language)
 
 
+#: each limit's name in the Vulkan API, which messages quote (a backend may name them otherwise)
+VULKAN_LIMIT_NAMES: Mapping[str, str] = {
+    "max_bound_descriptor_sets": "maxBoundDescriptorSets",
+    "max_per_set_descriptors": "maxPerSetDescriptors",
+    "max_workgroup_count": "maxComputeWorkGroupCount",
+    "max_workgroup_size": "maxComputeWorkGroupSize",
+    "max_workgroup_invocations": "maxComputeWorkGroupInvocations",
+    "max_image_dimension_2d": "maxImageDimension2D",
+    "max_storage_buffer_range": "maxStorageBufferRange",
+    "max_uniform_buffer_range": "maxUniformBufferRange",
+    "max_push_constants_size": "maxPushConstantsSize",
+    "max_allocation_size": "maxMemoryAllocationSize",
+    "memory_heap_size": "the size of the memory heap buffers are allocated from",
+}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the device reports it can take, as data: the run checks every dispatch, binding, image,
+    buffer and push-constant size against it before anything runs. ``None``: not limited (or
+    not reported), so not checked."""
+
+    max_bound_descriptor_sets: int | None = None
+    #: binding ids are checked against it: drivers size a set's bindings densely up to its largest id
+    max_per_set_descriptors: int | None = None
+    max_workgroup_count: tuple[int, int, int] | None = None
+    max_workgroup_size: tuple[int, int, int] | None = None
+    max_workgroup_invocations: int | None = None
+    max_image_dimension_2d: int | None = None
+    max_storage_buffer_range: int | None = None
+    max_uniform_buffer_range: int | None = None
+    max_push_constants_size: int | None = None
+    #: bytes of one buffer or image allocation
+    max_allocation_size: int | None = None
+    #: bytes of the memory heap the run's buffers come from, all together (images may live elsewhere)
+    memory_heap_size: int | None = None
+    #: limit -> its name on this backend's API, for messages (Vulkan's names unless given)
+    names: Mapping[str, str] = field(default_factory=lambda: dict(VULKAN_LIMIT_NAMES), compare=False)
+
+    def name(self, limit: str) -> str:
+        return self.names.get(limit, VULKAN_LIMIT_NAMES.get(limit, limit))
+
+
+@dataclass(frozen=True)
+class LocalArgument:
+    """An OpenCL C ``__local`` pointer argument: its length is a specialization constant the
+    scenario must set (no driver has a sensible default for it)."""
+
+    index: int
+    name: str
+    spec_id: int
+
+
+@dataclass(frozen=True)
+class KernelInterface:
+    """What a program's entry point expects from a dispatch (descriptors, push-constant bytes,
+    specialization ids), and the ``__local`` arguments whose lengths must be given."""
+
+    interface: Interface
+    local_arguments: tuple[LocalArgument, ...] = ()
+
+
+class UnknownEntryError(KernellabError):
+    """The program does not define the entry point asked for; ``names`` are those it defines."""
+
+    exit_status = 2
+
+    def __init__(self, entry: str, names: Sequence[str], *, module: bool = False):
+        self.entry = entry
+        self.names = list(names)
+        have = ", ".join(self.names) or "none"
+        super().__init__(f"the module has no entry point {entry!r} (it has: {have})" if module else
+                         f"no kernel named {entry!r} (the source defines: {have})")
+
+
 @dataclass(frozen=True)
 class BackendOptions:
     robust_buffer_access: bool = False
@@ -188,6 +266,18 @@ class Backend(abc.ABC):
         self.options = options
         self._closed = False
 
+    @property
+    def limits(self) -> Limits:
+        """The opened device's limits (nothing limited unless the backend reads them)."""
+        return Limits()
+
+    def program_interface(self, spec: ProgramSpec) -> KernelInterface | None:
+        """What a program taken as source (:data:`SOURCE`) expects, known before
+        :meth:`create_program`; None when the backend cannot tell. Raises
+        :class:`UnknownEntryError` when the source does not define ``spec.entry``. SPIR-V
+        modules are reflected by the caller, which has them before any backend does."""
+        return None
+
     # --- discovery --------------------------------------------------------------------------
     @classmethod
     @abc.abstractmethod
@@ -204,7 +294,8 @@ class Backend(abc.ABC):
         """Copy bytes (any buffer-protocol object) into ``buf`` at ``offset``, before the frame runs."""
         view = memoryview(data).cast("B")
         if offset < 0 or offset + view.nbytes > buf.size:
-            raise ValueError(f"buffer {buf.uid!r}: write of {view.nbytes} bytes at {offset} exceeds its {buf.size} bytes")
+            raise ValueError(f"buffer {buf.uid!r}: write of {view.nbytes} bytes at {offset} exceeds its "
+                             f"{buf.size} bytes")
         self._write_buffer(buf, view, offset)
 
     def clear_buffer(self, buf: Buffer) -> None:
@@ -234,7 +325,8 @@ class Backend(abc.ABC):
         """Record a dispatch of ``workgroups`` (1-3 counts, padded with 1) into the current frame."""
         groups = tuple(workgroups) + (1,) * (3 - len(workgroups))
         if len(groups) != 3 or any(int(g) < 1 for g in groups):
-            raise ValueError(f"dispatch of {program.spec.uid!r}: workgroup counts must be 1-3 positive ints, got {list(workgroups)}")
+            raise ValueError(f"dispatch of {program.spec.uid!r}: workgroup counts must be 1-3 positive ints, "
+                             f"got {list(workgroups)}")
         if len(push_data) > program.spec.push_constants_size:
             raise ValueError(f"dispatch of {program.spec.uid!r}: {len(push_data)} bytes of push data exceed "
                              f"push_constants_size {program.spec.push_constants_size}")

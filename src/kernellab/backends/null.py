@@ -8,6 +8,11 @@ Running a dispatch applies the program's *effect*, if a test gave it one
 ``(set, binding)`` to the bound buffer's bytes as a writable uint8 array); without one a dispatch
 changes nothing. Programs take every language as source: nothing is compiled.
 
+What the device can take is configurable too, so tests can show each limit's refusal without a
+driver: ``NullBackend.device_limits`` (a :class:`~kernellab.backends.base.Limits`, nothing limited by
+default) and ``NullBackend.interfaces[shader uid]`` (the
+:class:`~kernellab.backends.base.KernelInterface` a program's entry point declares; none: not checked).
+
 Timings come from a logical clock (one tick, reported as one nanosecond, per recorded command), so
 tests can check how the executor gathers them; they measure nothing. Every object the backend
 creates is a numbered handle, and :attr:`NullBackend.live` holds those not yet destroyed, so the
@@ -23,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from kernellab.backends.base import (SOURCE, Backend, BackendOptions, Buffer, Capabilities, CommandTiming, DeviceInfo,
-                                     ImageBinding, Program, ProgramSpec)
+                                     ImageBinding, KernelInterface, Limits, Program, ProgramSpec)
 from kernellab.errors import DeviceError
 
 #: what a dispatch does when its frame runs: (bound buffers' bytes by (set, binding), push data, groups)
@@ -69,6 +74,10 @@ class NullBackend(Backend):
         title="null", languages={"glsl": SOURCE, "spirv": SOURCE, "opencl-c": SOURCE}, mapped_buffers=True)
     #: shader uid -> what its dispatches do when their frame runs (tests set this)
     effects: ClassVar[dict[str, Effect]] = {}
+    #: the device's limits (tests set this)
+    device_limits: ClassVar[Limits] = Limits()
+    #: shader uid -> what its entry point expects (tests set this)
+    interfaces: ClassVar[dict[str, KernelInterface]] = {}
 
     def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions()):
         super().__init__(device, options)
@@ -83,6 +92,13 @@ class NullBackend(Backend):
     @classmethod
     def devices(cls) -> list[DeviceInfo]:
         return [DeviceInfo("null", 0, "null recording device", "other", driver="kernellab", api_version="1.3")]
+
+    @property
+    def limits(self) -> Limits:
+        return self.device_limits
+
+    def program_interface(self, spec: ProgramSpec) -> KernelInterface | None:
+        return self.interfaces.get(spec.uid)
 
     # --- bookkeeping ------------------------------------------------------------------------
     def _new_handle(self, what: str) -> int:

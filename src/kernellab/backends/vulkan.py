@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from kernellab.backends.base import (VULKAN_MODULE, Backend, BackendOptions, Buffer, Capabilities, CommandTiming,
-                                     DeviceInfo, ImageBinding, Program, ProgramSpec)
+                                     DeviceInfo, ImageBinding, Limits, Program, ProgramSpec)
 from kernellab.backends.vkcore import specialization_info
 from kernellab.backends.vulkan_image import VulkanImage, VulkanImageSupport
 from kernellab.backends.vulkan_ml import VulkanGraphSupport, VulkanTensorSupport
@@ -156,6 +156,7 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         self.handle = self._create_device()
         self.queue = vk.vkGetDeviceQueue(self.handle, self.family, 0)
         self.memory_type = self._pick_memory_type()
+        self._limits = self._read_limits(props.limits)
         with _checked("vkCreateCommandPool"):
             self.command_pool = vk.vkCreateCommandPool(self.handle, vk.VkCommandPoolCreateInfo(
                 flags=vk.VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, queueFamilyIndex=self.family), None)
@@ -236,6 +237,31 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
             handle = vk.vkCreateDevice(self.physical, dinfo, None)
         del keep_features  # the feature chain must live until the device exists, no longer
         return handle
+
+    @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    def _read_limits(self, limits: Any) -> Limits:
+        """The device's limits as plain numbers (the cffi structs are freed with their owner)."""
+        vk = self.vk
+        per_set = allocation = None
+        with contextlib.suppress(Exception):  # Vulkan 1.1 queries: a 1.0 driver simply has no answer
+            m3 = vk.VkPhysicalDeviceMaintenance3Properties()
+            vk.vkGetPhysicalDeviceProperties2(self.physical, vk.VkPhysicalDeviceProperties2(pNext=m3))
+            per_set, allocation = int(m3.maxPerSetDescriptors) or None, int(m3.maxMemoryAllocationSize) or None
+        mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
+        heap = int(mp.memoryHeaps[mp.memoryTypes[self.memory_type].heapIndex].size)
+        return Limits(max_bound_descriptor_sets=int(limits.maxBoundDescriptorSets),
+                      max_per_set_descriptors=per_set,
+                      max_workgroup_count=tuple(int(x) for x in limits.maxComputeWorkGroupCount),  # type: ignore[arg-type]
+                      max_workgroup_size=tuple(int(x) for x in limits.maxComputeWorkGroupSize),  # type: ignore[arg-type]
+                      max_workgroup_invocations=int(limits.maxComputeWorkGroupInvocations),
+                      max_image_dimension_2d=int(limits.maxImageDimension2D),
+                      max_storage_buffer_range=int(limits.maxStorageBufferRange),
+                      max_uniform_buffer_range=int(limits.maxUniformBufferRange),
+                      max_push_constants_size=int(limits.maxPushConstantsSize),
+                      max_allocation_size=allocation, memory_heap_size=heap or None)
 
     # --- memory --------------------------------------------------------------------------------
     def _pick_memory_type(self) -> int:
@@ -441,7 +467,10 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
                 writes.append(write)
                 keep += k
             elif isinstance(res, VulkanBuffer):
-                info = vk.VkDescriptorBufferInfo(buffer=res.handle, offset=0, range=res.size)
+                # a uniform block sees at most maxUniformBufferRange bytes (the run checked it fits)
+                size = res.size if kinds[binding] != "uniform-buffer" else \
+                    min(res.size, self._limits.max_uniform_buffer_range or res.size)
+                info = vk.VkDescriptorBufferInfo(buffer=res.handle, offset=0, range=size)
                 writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
                                                       descriptorType=dtype, pBufferInfo=[info]))
             else:

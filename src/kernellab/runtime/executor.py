@@ -5,25 +5,29 @@ phases (setup, pipeline creation, run, save) are timed for ``--perf-counters-dum
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-from collections.abc import Callable
+from typing import Any, overload
+from collections.abc import Callable, Iterator, Sequence
 
 
 from kernellab import model as m
+from kernellab.backends import opencl_abi
 from kernellab.backends.base import (SOURCE, Backend, BackendOptions, BindingSlot, Buffer, CommandTiming, Image,
-                                     ImageBinding, ImageSpec, Program, ProgramSpec, SamplerSpec, SpecConstant,
-                                     choose_device)
+                                     ImageBinding, ImageSpec, KernelInterface, Program, ProgramSpec, SamplerSpec,
+                                     SpecConstant, UnknownEntryError, choose_device)
 from kernellab.backends.registry import backend_class
-from kernellab.compile.cache import ArtifactCache
+from kernellab.compile.cache import ArtifactCache, default_cache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages
-from kernellab.errors import InputError, KernellabError, UsageError
+from kernellab.errors import InputError, KernellabError, Problem, UsageError, json_pointer
 from kernellab.formats import imagefile, npy, npy_arm
 from kernellab.outputs import OutputSet
+from kernellab.runtime.interface import check_dispatch, check_local_arguments, check_spec_constants, reflect_module
+from kernellab.runtime.limits import LocalSize, check_limits
 from kernellab.vkregistry import vkformat
 
 log = logging.getLogger("kernellab.run")
@@ -45,8 +49,48 @@ class RunOptions:
     robust_buffer_access: bool = False
     fail_on_cache_miss: bool = False
     timestamps: bool = False
+    #: problems that are legal but suspect (a specialization id the shader lacks) are errors, not warnings
+    strict: bool = False
     #: called after each repeat with (done, total) for a progress bar
     progress: Callable[[int, int], None] | None = None
+    #: stages more files (profiling dumps) into the run's outputs once every output is written,
+    #: so they are committed with them, or not at all
+    finish: Callable[[RunReport, OutputSet], None] | None = None
+
+
+class RepeatTimings(Sequence[list[CommandTiming]]):
+    """Per repeat, the timings of its commands. Only repeats that have timings (profiling) hold
+    anything, so ``--repeat 100000`` without profiling keeps a counter, not 100000 lists."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._kept: dict[int, list[CommandTiming]] = {}
+
+    def append(self, timings: list[CommandTiming]) -> None:
+        if timings:
+            self._kept[self._count] = timings
+        self._count += 1
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> list[CommandTiming]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[list[CommandTiming]]: ...
+
+    def __getitem__(self, index: int | slice) -> list[CommandTiming] | list[list[CommandTiming]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError("repeat index out of range")
+        return self._kept.get(index, [])
+
+    def __iter__(self) -> Iterator[list[CommandTiming]]:
+        return (self._kept.get(i, []) for i in range(self._count))
 
 
 @dataclass
@@ -54,11 +98,14 @@ class RunReport:
     device: str = ""
     phases_ms: dict[str, float] = field(default_factory=dict)
     #: per repeat, the timings of the commands of each frame
-    timings: list[list[CommandTiming]] = field(default_factory=list)
+    timings: RepeatTimings = field(default_factory=RepeatTimings)
     outputs: list[Path] = field(default_factory=list)
 
-    def add_phase(self, name: str, start: float) -> None:
-        self.phases_ms[name] = self.phases_ms.get(name, 0.0) + (time.perf_counter() - start) * 1e3
+    def add_phase(self, name: str, start: float) -> float:
+        """Add the time since ``start`` to phase ``name``; the milliseconds added."""
+        ms = (time.perf_counter() - start) * 1e3
+        self.phases_ms[name] = self.phases_ms.get(name, 0.0) + ms
+        return ms
 
 
 def _target_env(api_version: str) -> str:
@@ -79,6 +126,11 @@ class Executor:
         self.programs: dict[tuple[str, tuple[BindingSlot, ...]], Program] = {}
         self.push_data: dict[str, bytes] = {}
         self.backend: Backend | None = None
+        #: each dispatched shader's program, before its dispatches' slots are known
+        self.specs: dict[str, ProgramSpec] = {}
+        #: what each dispatched shader's entry point expects (None: the backend cannot tell)
+        self.interfaces: dict[str, KernelInterface | None] = {}
+        self.modules: _VulkanModules | None = None
         #: tensors, memory groups and graphs; None when the scenario has none (nothing ML is imported)
         self.ml: Any = None
         if any(isinstance(r, (m.Tensor, m.Graph)) for r in scenario.resources) or \
@@ -183,14 +235,14 @@ class Executor:
         return Compiler(req, cache)
 
     def create_programs(self, backend: Backend) -> None:
-        cache = ArtifactCache(self.options.cache_dir) if self.options.cache_dir is not None else None
+        cache = self._modules(backend, self._cache()).cache
         pipeline_cache = backend.options.pipeline_cache_file
         if self.options.fail_on_cache_miss:
             if cache is None:
                 raise UsageError("--fail-on-pipeline-cache-miss needs --pipeline-caching")
             if pipeline_cache and not Path(pipeline_cache).is_file():
                 raise KernellabError(f"pipeline cache miss: no pipeline cache for this device at {pipeline_cache}")
-        modules = _VulkanModules(self, _target_env(backend.device.api_version), cache)
+        modules = self._modules(backend, cache)
         for c in self.scenario.commands:
             if not isinstance(c, m.DispatchCompute):
                 continue
@@ -198,12 +250,85 @@ class Executor:
             assert isinstance(shader, m.Shader)
             key = (shader.uid, self._slots(c))
             if key not in self.programs:
-                self.programs[key] = backend.create_program(self._program_spec(backend, shader, key[1], modules))
+                spec = self.specs.get(shader.uid) or self._program_spec(backend, shader, (), modules)
+                self.programs[key] = backend.create_program(dataclasses.replace(spec, slots=key[1]))
         if self.ml is not None:
             self.ml.prepare_graphs(backend, self.push_data, modules.spirv)
         if self.options.fail_on_cache_miss and cache is not None and cache.misses:
             raise KernellabError(f"pipeline cache miss: {len(cache.misses)} compiled artifacts were not in "
                                  f"{self.options.cache_dir} (first: {cache.misses[0]})")
+
+    def _cache(self) -> ArtifactCache | None:
+        return ArtifactCache(self.options.cache_dir) if self.options.cache_dir is not None else None
+
+    def _modules(self, backend: Backend, cache: ArtifactCache | None) -> _VulkanModules:
+        if self.modules is None:
+            self.modules = _VulkanModules(self, _target_env(backend.device.api_version), cache)
+        return self.modules
+
+    # --- checks before anything runs --------------------------------------------------------
+    def check(self, backend: Backend) -> None:
+        """Every dispatch against its shader's interface and every number against the device's
+        limits; all problems together as one :class:`InputError`, before any resource exists."""
+        file = str(self.scenario.file or "")
+        problems: list[Problem] = []
+        modules = self._modules(backend, self._cache())
+        local_sizes: dict[str, LocalSize] = {}
+        dispatches = [(i, c) for i, c in enumerate(self.scenario.commands) if isinstance(c, m.DispatchCompute)]
+        for _, c in dispatches:
+            shader = self.scenario.by_uid[c.shader_ref]
+            assert isinstance(shader, m.Shader)
+            if shader.uid in self.specs:
+                continue
+            spec = self.specs[shader.uid] = self._program_spec(backend, shader, (), modules)
+            problems += self._shader_interface(backend, shader, spec, local_sizes, file)
+        for i, c in dispatches:
+            shader = self.scenario.by_uid[c.shader_ref]
+            assert isinstance(shader, m.Shader)
+            known = self.interfaces.get(shader.uid)
+            if known is not None:
+                problems += check_dispatch(self.scenario, i, c, shader, known.interface, file, spec_constants=False)
+        problems += check_limits(self.scenario, backend.limits, file,
+                                 slots={i: self._slots(c) for i, c in dispatches}, local_sizes=local_sizes)
+        for uid, known in self.interfaces.items():
+            shader = self.scenario.by_uid[uid]
+            assert isinstance(shader, m.Shader)
+            if known is not None:
+                # an id the module lacks is legal Vulkan (ignored), so Arm runs it: a warning unless --strict
+                for p in check_spec_constants(self.scenario, shader, known.interface, file,
+                                              warning=not self.options.strict):
+                    if p.warning:
+                        log.warning("%s", p)
+                    else:
+                        problems.append(p)
+        if problems:
+            raise InputError(list(dict.fromkeys(problems)))  # a shader dispatched twice: its problems once
+        log.info("check: %d dispatch(es) match their shaders' interfaces and the device's limits", len(dispatches))
+
+    def _shader_interface(self, backend: Backend, shader: m.Shader, spec: ProgramSpec,
+                          local_sizes: dict[str, LocalSize], file: str) -> list[Problem]:
+        """Reflect ``shader`` into :attr:`interfaces` and :attr:`local_sizes`; the problems found on the way."""
+        index = self.scenario.resources.index(shader)
+        at = ("resources", index, "shader")
+        spec_values = {c.id: c.value for c in shader.specialization_constants}
+        given_size = any(i in spec_values for i in opencl_abi.LOCAL_SIZE_SPEC_IDS)
+        try:
+            if spec.language == "spirv":
+                interface, facts = reflect_module(spec.code, spec.entry, str(shader.src_path or ""), default_cache())
+                known: KernelInterface | None = KernelInterface(interface, facts.local_arguments)
+                size = facts.local_size(spec_values)  # type: ignore[arg-type]
+                given_size = any(t.spec_id in spec_values for t in facts.workgroup_size or ())
+            else:
+                known = backend.program_interface(spec)
+                # OpenCL C on OpenCL: the size is specialization ids 0-2 when given, else the driver's
+                size = opencl_abi.local_size(spec_values, (0, 0, 0)) \
+                    if shader.type == "OpenCL-C" and given_size else None  # type: ignore[arg-type]
+        except UnknownEntryError as exc:
+            return [Problem(file, json_pointer(at + ("entry",)), f"shader {shader.uid!r}: {exc}")]
+        self.interfaces[shader.uid] = known
+        if size is not None:
+            local_sizes[shader.uid] = LocalSize(size, at + (("specialization_constants",) if given_size else ("src",)))
+        return check_local_arguments(self.scenario, shader, known.local_arguments, file) if known else []
 
     def _program_spec(self, backend: Backend, shader: m.Shader, slots: tuple[BindingSlot, ...],
                       modules: _VulkanModules) -> ProgramSpec:
@@ -232,10 +357,15 @@ class Executor:
 
     def _slots(self, c: m.DispatchCompute) -> tuple[BindingSlot, ...]:
         slots = []
+        known = self.interfaces.get(c.shader_ref)
+        declared = known.interface.descriptors if known is not None else {}
         for b in c.bindings:
             r = self.scenario.by_uid[b.resource_ref]
             if isinstance(r, m.Buffer):
-                slots.append(BindingSlot(b.set, b.id, "storage-buffer"))
+                # a shader's uniform block takes the buffer as a uniform buffer (Arm binds every
+                # buffer as storage, which Vulkan forbids for a uniform block)
+                uniform = getattr(declared.get((b.set, b.id)), "type", "") == "UNIFORM_BUFFER"
+                slots.append(BindingSlot(b.set, b.id, "uniform-buffer" if uniform else "storage-buffer"))
             elif isinstance(r, m.Image):
                 sampled = r.shader_access in ("readonly", "readwrite") and \
                     b.descriptor_type != "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE"
@@ -336,26 +466,54 @@ class Executor:
             t = time.perf_counter()
             backend = stack.enter_context(self.open_backend())
             self.backend = backend
+            if self.ml is not None:
+                self.ml.check_backend(backend)
+            ms = self.report.add_phase("setup", t)
+            log.info("setup: opened %s on the %s backend (%.1f ms)", self.report.device, backend.name, ms)
+            # compiled and checked before any resource exists: a bad number must not reach the driver
+            t = time.perf_counter()
+            self.check(backend)
+            ms = self.report.add_phase("pipeline_creation", t)
+            t = time.perf_counter()
             self.load_resources(backend)
-            self.report.add_phase("setup", t)
+            ms_load = self.report.add_phase("setup", t)
+            log.info("setup: %d buffers and %d images created and filled (%.1f ms)", len(self.buffers),
+                     len(self.images), ms_load)
             t = time.perf_counter()
             self.create_programs(backend)
-            self.report.add_phase("pipeline_creation", t)
-            if opts.dry_run:
-                return self.report
+            ms += self.report.add_phase("pipeline_creation", t)
+            log.info("pipeline creation: %d programs from %d shaders (%.1f ms)", len(self.programs), len(self.specs),
+                     ms)
             outputs = stack.enter_context(OutputSet())
-            t = time.perf_counter()
-            for rep in range(opts.repeat):
-                # frames are captured on the last repeat only, so files hold the final state
-                self.report.timings.append(self.run_commands(backend, outputs, capture=rep == opts.repeat - 1))
-                if opts.progress:
-                    opts.progress(rep + 1, opts.repeat)
-            self.report.add_phase("run", t)
-            t = time.perf_counter()
-            self.save_outputs(backend, outputs)
+            if not opts.dry_run:
+                self._run_repeats(backend, outputs)
+                t = time.perf_counter()
+                self.save_outputs(backend, outputs)
+                ms = self.report.add_phase("save", t)
+                log.info("save: %d outputs written (%.1f ms)", len(outputs.paths), ms)
+            else:
+                log.info("dry run: nothing executed")
+            if opts.finish is not None:
+                opts.finish(self.report, outputs)
+            # every dst file and every dump together, or none of them
             self.report.outputs = outputs.commit()
-            self.report.add_phase("save", t)
+            folders: dict[Path, list[str]] = {}
+            for path in self.report.outputs:
+                folders.setdefault(path.parent, []).append(path.name)
+            for folder, names in folders.items():
+                log.info("outputs: %s in %s", ", ".join(names), folder)
         return self.report
+
+    def _run_repeats(self, backend: Backend, outputs: OutputSet) -> None:
+        opts = self.options
+        t = time.perf_counter()
+        for rep in range(opts.repeat):
+            # frames are captured on the last repeat only, so files hold the final state
+            self.report.timings.append(self.run_commands(backend, outputs, capture=rep == opts.repeat - 1))
+            if opts.progress:
+                opts.progress(rep + 1, opts.repeat)
+        ms = self.report.add_phase("run", t)
+        log.info("run: %d commands x %d repeats (%.1f ms)", len(self.scenario.commands), opts.repeat, ms)
 
 
 class _VulkanModules:

@@ -7,12 +7,23 @@ naming the JSON path of the value to fix.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+import functools
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kernellab import model as m
+from kernellab.backends.base import LocalArgument, UnknownEntryError
 from kernellab.errors import Problem, json_pointer
 from kernellab.listing.reflect import Descriptor, Interface
+
+if TYPE_CHECKING:
+    from kernellab.compile.cache import ArtifactCache
+    from kernellab.listing.spirv import Module
 
 #: the descriptor types each kind of resource can be bound as
 _COMPATIBLE = {
@@ -35,8 +46,9 @@ def _describe(d: Descriptor) -> str:
 
 
 def check_dispatch(scenario: m.Scenario, index: int, command: m.DispatchCompute, shader: m.Shader,
-                   interface: Interface, file: str | Path) -> list[Problem]:
-    """Every mismatch between ``command`` (the ``index``-th command) and ``interface``."""
+                   interface: Interface, file: str | Path, *, spec_constants: bool = True) -> list[Problem]:
+    """Every mismatch between ``command`` (the ``index``-th command) and ``interface``
+    (``spec_constants=False``: all but the shader's specialization ids, see :func:`check_spec_constants`)."""
     file = str(file)
     at = ("commands", index, "dispatch_compute")
     problems: list[Problem] = []
@@ -55,7 +67,8 @@ def check_dispatch(scenario: m.Scenario, index: int, command: m.DispatchCompute,
         j, binding = bound[key]
         problems.extend(_check_resource(scenario, binding, descriptor, file, at + ("bindings", j)))
     problems.extend(_check_push_constants(scenario, index, command, shader, interface, file))
-    problems.extend(_check_spec_constants(scenario, shader, interface, file))
+    if spec_constants:
+        problems.extend(check_spec_constants(scenario, shader, interface, file))
     return problems
 
 
@@ -94,7 +107,7 @@ def _check_push_constants(scenario: m.Scenario, index: int, command: m.DispatchC
     if need == 0:
         return
     s_index, _ = _where(scenario, shader.uid)
-    if shader.push_constants_size and shader.push_constants_size < need:
+    if shader.push_constants_size < need:
         yield Problem(file, json_pointer(("resources", s_index, "shader", "push_constants_size")),
                       f"shader {shader.uid!r} declares a push-constant block of {need} bytes; the range given is "
                       f"{shader.push_constants_size}")
@@ -104,8 +117,14 @@ def _check_push_constants(scenario: m.Scenario, index: int, command: m.DispatchC
                       "(push_data_ref)")
 
 
-def _check_spec_constants(scenario: m.Scenario, shader: m.Shader, interface: Interface,
-                          file: str) -> Iterable[Problem]:
+def check_spec_constants(scenario: m.Scenario, shader: m.Shader, interface: Interface,
+                         file: str, *, warning: bool = False) -> list[Problem]:
+    """Specialization ids ``shader`` sets that its module does not have. Vulkan ignores such an
+    entry (Arm's runner passes them on), so a run may take them as warnings (``warning``)."""
+    return [dataclasses.replace(p, warning=warning) for p in _unknown_spec_ids(scenario, shader, interface, file)]
+
+
+def _unknown_spec_ids(scenario: m.Scenario, shader: m.Shader, interface: Interface, file: str) -> Iterable[Problem]:
     s_index, _ = _where(scenario, shader.uid)
     have = ", ".join(map(str, sorted(interface.spec_ids))) or "none"
     for j, constant in enumerate(shader.specialization_constants):
@@ -113,3 +132,175 @@ def _check_spec_constants(scenario: m.Scenario, shader: m.Shader, interface: Int
             yield Problem(file, json_pointer(("resources", s_index, "shader", "specialization_constants", j, "id")),
                           f"shader {shader.uid!r} has no specialization constant with id {constant.id} "
                           f"(it has: {have})")
+
+
+def check_local_arguments(scenario: m.Scenario, shader: m.Shader, local_arguments: Sequence[LocalArgument],
+                          file: str | Path) -> list[Problem]:
+    """Each OpenCL C ``__local`` argument's length is a specialization constant the shader must set:
+    left out, the drivers size it as they please (clspv's default on lavapipe ends in
+    ``free(): invalid pointer``)."""
+    given = {c.id for c in shader.specialization_constants}
+    s_index, _ = _where(scenario, shader.uid)
+    return [Problem(str(file), json_pointer(("resources", s_index, "shader", "specialization_constants")),
+                    f"kernel {shader.entry!r} of shader {shader.uid!r}: __local argument {a.index} ({a.name or '?'}) "
+                    f"takes its element count from specialization constant {a.spec_id}, which is not set: add "
+                    f'{{"id": {a.spec_id}, "value": N}}')
+            for a in local_arguments if a.spec_id not in given]
+
+
+@dataclass(frozen=True)
+class SizeTerm:
+    """One dimension of a workgroup size: a literal, or a specialization constant and its default."""
+
+    value: int
+    spec_id: int | None = None
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """What the run needs from a module beyond :class:`Interface`: the workgroup size however it is
+    written (LocalSize, LocalSizeId, the WorkgroupSize built-in) and, for OpenCL C compiled by
+    clspv, the ``__local`` arguments sized by specialization constants."""
+
+    workgroup_size: tuple[SizeTerm, SizeTerm, SizeTerm] | None = None
+    local_arguments: tuple[LocalArgument, ...] = ()
+
+    def local_size(self, spec_values: Mapping[int, int | float | bool]) -> tuple[int, int, int] | None:
+        if self.workgroup_size is None:
+            return None
+        return tuple(int(spec_values.get(t.spec_id, t.value)) if t.spec_id is not None else t.value
+                     for t in self.workgroup_size)  # type: ignore[return-value]
+
+
+def entry_points(module: Module) -> list[str]:
+    """The names of a decoded module's entry points."""
+    return [str(i.operands[2].value) for i in module.instructions if i.opname == "OpEntryPoint"]
+
+
+def module_facts(module: Module, entry: str) -> ModuleFacts:
+    """The :class:`ModuleFacts` of entry point ``entry`` of a decoded module."""
+    entry_fn = next((int(i.operands[1].value) for i in module.instructions
+                     if i.opname == "OpEntryPoint" and i.operands[2].value == entry), None)
+    spec_id: dict[int, int] = {}
+    builtin_size: int | None = None
+    literal = ids = None
+    for inst in module.instructions:
+        if inst.opname == "OpDecorate" and len(inst.operands) >= 3:
+            if inst.operands[1].value == "SpecId":
+                spec_id[int(inst.operands[0].value)] = int(inst.operands[2].value)
+            elif inst.operands[1].value == "BuiltIn" and inst.operands[2].value == "WorkgroupSize":
+                builtin_size = int(inst.operands[0].value)
+        elif inst.opname in ("OpExecutionMode", "OpExecutionModeId") and entry_fn is not None \
+                and int(inst.operands[0].value) == entry_fn and len(inst.operands) >= 5:
+            values = [int(o.value) for o in inst.operands[2:5]]
+            if inst.operands[1].value == "LocalSize":
+                literal = values
+            elif inst.operands[1].value == "LocalSizeId":
+                ids = values
+
+    def term(id_: int) -> SizeTerm:
+        inst = module.defs.get(id_)
+        value = inst.operands[0].value if inst is not None and inst.operands else 1
+        return SizeTerm(int(value) if isinstance(value, int) else 1, spec_id.get(id_))
+
+    size = None
+    composite = module.defs.get(builtin_size) if builtin_size is not None else None
+    if composite is not None and len(composite.operands) == 3:  # the built-in overrides the execution modes
+        size = tuple(term(int(o.value)) for o in composite.operands)
+    elif ids is not None:
+        size = tuple(term(i) for i in ids)
+    elif literal is not None:
+        size = tuple(SizeTerm(v) for v in literal)
+    return ModuleFacts(size, _clspv_local_arguments(module, entry))  # type: ignore[arg-type]
+
+
+def _clspv_local_arguments(module: Module, entry: str) -> tuple[LocalArgument, ...]:
+    def constant(id_: object) -> int:
+        inst = module.defs.get(int(id_))  # type: ignore[call-overload]
+        return int(inst.operands[0].value) if inst is not None and inst.operands else -1
+
+    def string(id_: object) -> str:
+        return module.strings.get(int(id_), "")  # type: ignore[call-overload]
+
+    kernels: dict[int, str] = {}
+    out = []
+    for inst in module.instructions:
+        if inst.opname != "OpExtInst" or not inst.ext_set.startswith("NonSemantic.ClspvReflection"):
+            continue
+        ops = [o.value for o in inst.operands[2:]]
+        if inst.ext_op == "Kernel" and len(ops) >= 2 and inst.result is not None:
+            kernels[inst.result] = string(ops[1])
+        elif inst.ext_op == "ArgumentWorkgroup" and len(ops) >= 4 and kernels.get(int(ops[0])) == entry:  # type: ignore[call-overload]
+            info = module.defs.get(int(ops[4])) if len(ops) >= 5 else None  # type: ignore[call-overload]
+            name = string(info.operands[2].value) if info is not None and len(info.operands) > 2 else ""
+            out.append(LocalArgument(constant(ops[1]), name, constant(ops[2])))
+    return tuple(out)
+
+
+#: reflection is cached by content: a repeated run loads no SPIR-V grammar (about 30 ms) and decodes nothing
+_CACHE_EXT = "interface.json"
+
+
+def reflect_module(spirv: bytes, entry: str, file: str = "",
+                   cache: ArtifactCache | None = None) -> tuple[Interface, ModuleFacts]:
+    """The interface and :class:`ModuleFacts` of entry point ``entry``, from ``cache`` when it holds
+    them; :class:`UnknownEntryError` when the module has no such entry point."""
+    key = _cache_key(spirv, entry) if cache is not None else ""
+    if cache is not None:
+        raw = cache.get(key, _CACHE_EXT)
+        if raw is not None:
+            try:
+                return _loads(raw)
+            except (ValueError, KeyError, TypeError, IndexError):
+                pass  # an entry from another layout: reflect again and replace it
+    from kernellab.listing.reflect import reflect
+    from kernellab.listing.spirv import decode
+
+    module = decode(spirv, file)
+    entries = entry_points(module)
+    if entry not in entries:
+        raise UnknownEntryError(entry, entries, module=True)
+    found = reflect(spirv, entry, file), module_facts(module, entry)
+    if cache is not None:
+        cache.put(key, _CACHE_EXT, _dumps(*found))
+    return found
+
+
+@functools.cache
+def _code_digest() -> bytes:
+    """The code that reflects is part of the key: a change to it never meets an old entry."""
+    h = hashlib.sha256()
+    for source in (Path(__file__), Path(__file__).parents[1] / "listing" / "reflect.py"):
+        h.update(source.read_bytes())
+    return h.digest()
+
+
+def _cache_key(spirv: bytes, entry: str) -> str:
+    h = hashlib.sha256(_code_digest())
+    h.update(entry.encode("utf-8", "surrogatepass") + b"\0")
+    h.update(spirv)
+    return h.hexdigest()
+
+
+def _dumps(interface: Interface, facts: ModuleFacts) -> bytes:
+    return json.dumps({
+        "entry": interface.entry,
+        "descriptors": [[d.set, d.binding, d.type, d.name, d.count, d.min_size, d.stride, d.writes]
+                        for d in interface.descriptors.values()],
+        "push": interface.push_constant_size, "spec_ids": sorted(interface.spec_ids),
+        "local_size": list(interface.local_size) if interface.local_size else None,
+        "workgroup_size": [[t.value, t.spec_id] for t in facts.workgroup_size] if facts.workgroup_size else None,
+        "local_arguments": [[a.index, a.name, a.spec_id] for a in facts.local_arguments]}).encode()
+
+
+def _loads(raw: bytes) -> tuple[Interface, ModuleFacts]:
+    d: dict[str, Any] = json.loads(raw)
+    descriptors = [Descriptor(int(s), int(b), str(t), str(n), int(c), int(ms), int(st), bool(w))
+                   for s, b, t, n, c, ms, st, w in d["descriptors"]]
+    interface = Interface(str(d["entry"]), {(x.set, x.binding): x for x in descriptors}, int(d["push"]),
+                          frozenset(int(i) for i in d["spec_ids"]),
+                          tuple(int(n) for n in d["local_size"]) if d["local_size"] else None)  # type: ignore[arg-type]
+    size = tuple(SizeTerm(int(v), None if i is None else int(i)) for v, i in d["workgroup_size"]) \
+        if d["workgroup_size"] else None
+    locals_ = tuple(LocalArgument(int(i), str(n), int(s)) for i, n, s in d["local_arguments"])
+    return interface, ModuleFacts(size, locals_)  # type: ignore[arg-type]

@@ -1,0 +1,123 @@
+"""A scenario checked against the device's limits before anything runs.
+
+A descriptor set index past ``maxBoundDescriptorSets`` corrupts lavapipe's heap, a binding id of
+2^32-1 or an image 32768 texels high crashes it, ``rangeND [4294967295]`` never ends: drivers do
+not check what the Vulkan spec says the application must. Here each such number is an input
+error naming its JSON path and the limit it passes, all of a scenario's found together.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernellab import model as m
+from kernellab.backends.base import BindingSlot, Limits
+from kernellab.errors import Problem, json_pointer
+from kernellab.vkregistry import vkformat
+
+_AXES = "xyz"
+
+
+@dataclass(frozen=True)
+class LocalSize:
+    """A shader's workgroup size as the dispatches will run it, and the JSON path that sets it."""
+
+    size: tuple[int, int, int]
+    where: tuple[str | int, ...]
+
+
+def check_limits(scenario: m.Scenario, limits: Limits, file: str | Path, *,
+                 slots: Mapping[int, Sequence[BindingSlot]] = {},
+                 local_sizes: Mapping[str, LocalSize] = {}) -> list[Problem]:
+    """Every number of ``scenario`` beyond ``limits``. ``slots``: the descriptors each dispatch
+    (by command index) binds; ``local_sizes``: the workgroup size of each shader (by uid)."""
+    check = _Check(limits, str(file))
+    storage_bound = set()
+    for i, c in enumerate(scenario.commands):
+        storage = {(s.set, s.id) for s in slots.get(i, ()) if s.descriptor == "storage-buffer"}
+        if isinstance(c, m.DispatchCompute):
+            storage_bound.update(b.resource_ref for b in c.bindings if (b.set, b.id) in storage)
+    total = 0
+    for i, r in enumerate(scenario.resources):
+        if isinstance(r, m.Buffer):
+            total += r.size
+            at = ("resources", i, "buffer", "size")
+            check.at_most(at, r.size, "max_allocation_size", f"buffer {r.uid!r} is {r.size} bytes")
+            if r.uid in storage_bound:
+                check.at_most(at, r.size, "max_storage_buffer_range",
+                              f"buffer {r.uid!r} is bound as a storage buffer of {r.size} bytes")
+        elif isinstance(r, m.Image):
+            _check_image(r, check, i)
+        elif isinstance(r, m.Shader):
+            check.at_most(("resources", i, "shader", "push_constants_size"), r.push_constants_size,
+                          "max_push_constants_size", f"shader {r.uid!r} has {r.push_constants_size} bytes of push "
+                          "constants")
+    check.at_most(("resources",), total, "memory_heap_size", f"the scenario's buffers take {total} bytes together")
+    for uid, local in local_sizes.items():
+        what = f"shader {uid!r} runs workgroups of {'x'.join(map(str, local.size))}"
+        for k, n in enumerate(local.size):
+            bound = limits.max_workgroup_size
+            if bound is not None:
+                check.at_most(local.where, n, "max_workgroup_size", what, bound[k], f"[{k}]")
+        invocations = local.size[0] * local.size[1] * local.size[2]
+        check.at_most(local.where, invocations, "max_workgroup_invocations", f"{what} = {invocations} invocations")
+    for i, c in enumerate(scenario.commands):
+        if isinstance(c, m.DispatchCompute):
+            check.dispatch(i, c)
+    return check.problems
+
+
+def _check_image(r: m.Image, check: _Check, index: int) -> None:
+    dims = list(r.dims)
+    axes = (1, 2) if len(dims) >= 3 else (0, 1)
+    for k, name in zip(axes, ("width", "height")):
+        check.at_most(("resources", index, "image", "dims", k), dims[k], "max_image_dimension_2d",
+                      f"image {r.uid!r} is {dims[k]} texels in {name}")
+    fmt = vkformat.lookup(r.format)
+    width, height = dims[axes[0]], dims[axes[1]]
+    texel = fmt.texel_size if fmt is not None else 4
+    # the mip chain adds at most a third; level 0 is what must fit
+    nbytes = width * height * texel
+    check.at_most(("resources", index, "image", "dims"), nbytes, "max_allocation_size",
+                  f"image {r.uid!r} takes {nbytes} bytes")
+
+
+class _Check:
+    def __init__(self, limits: Limits, file: str):
+        self.limits = limits
+        self.file = file
+        self.problems: list[Problem] = []
+
+    def at_most(self, at: Iterable[str | int], value: int, limit: str, what: str, bound: int | None = None,
+                suffix: str = "") -> None:
+        """A problem at ``at`` when ``value`` exceeds ``limit`` (or ``bound``, one part of it)."""
+        if bound is None:
+            bound = getattr(self.limits, limit)
+        if bound is None or value <= bound:
+            return
+        self.problems.append(Problem(self.file, json_pointer(tuple(at)),
+                                     f"{what}; the device allows at most {bound} "
+                                     f"({self.limits.name(limit)}{suffix})"))
+
+    def below(self, at: Iterable[str | int], value: int, limit: str, what: str) -> None:
+        """A problem when ``value``, an index, is not below ``limit`` (a count)."""
+        count = getattr(self.limits, limit)
+        if count is not None and value >= count:
+            self.problems.append(Problem(self.file, json_pointer(tuple(at)),
+                                         f"{what}; the device takes indices below {count} "
+                                         f"({self.limits.name(limit)} is {count})"))
+
+    def dispatch(self, index: int, c: m.DispatchCompute) -> None:
+        at = ("commands", index, "dispatch_compute")
+        counts = self.limits.max_workgroup_count
+        if counts is not None:
+            for k, n in enumerate(c.rangeND):
+                self.at_most(at + ("rangeND", k), n, "max_workgroup_count",
+                             f"{n} workgroups along {_AXES[k]}", counts[k], f"[{k}]")
+        for j, b in enumerate(c.bindings):
+            self.below(at + ("bindings", j, "set"), b.set, "max_bound_descriptor_sets",
+                       f"binding {j} ({b.resource_ref!r}) is on descriptor set {b.set}")
+            self.below(at + ("bindings", j, "id"), b.id, "max_per_set_descriptors",
+                       f"binding {j} ({b.resource_ref!r}) has binding id {b.id}; drivers size a set up to its "
+                       "largest id")
