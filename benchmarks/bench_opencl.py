@@ -4,9 +4,13 @@
    ``kernellab run capture.json --output OUT``, against running the original script; both on the
    same PoCL device, whole-process wall time (start-up, build, transfers, outputs written).
 2. Verify: ``kernellab verify`` on a 64x64 tiled matrix multiply against the same launch on
-   Oclgrind through pyopencl directly (same OCLGRIND_* checks, -cl-opt-disable).
+   Oclgrind through pyopencl directly (same OCLGRIND_* checks as verify's default, -cl-opt-disable).
+3. Verify many (issue 12): 32 small GPUVerify test-suite kernels made concrete launches
+   (``--gpuverify DIR``, default /work/ext/gpuverify-launches: one ``NAME/launch.json`` each) in one
+   ``kernellab verify A.json B.json ...`` call, against one pyopencl script running the same
+   launches on Oclgrind with only its race checker (OCLGRIND_DATA_RACES=1, -cl-opt-disable).
 
-Usage: python benchmarks/bench_opencl.py [--repeat 5]  (prints a Markdown table)
+Usage: python benchmarks/bench_opencl.py [--repeat 5] [--gpuverify DIR]  (prints a Markdown table)
 """
 from __future__ import annotations
 
@@ -69,8 +73,8 @@ __kernel void matmul(__global const float *A, __global const float *B, __global 
 
 OCLGRIND_DIRECT = """\
 import os, sys
-os.environ.update({"OCLGRIND_DATA_RACES": "1", "OCLGRIND_UNINITIALIZED": "1", "OCLGRIND_CHECK_API": "1",
-                   "OCLGRIND_MAX_ERRORS": "10000", "PYOPENCL_NO_CACHE": "1"})
+# kernellab verify's default checks (issue 12: the uninitialized-value tracker only with --check)
+os.environ.update({"OCLGRIND_DATA_RACES": "1", "OCLGRIND_CHECK_API": "1", "PYOPENCL_NO_CACHE": "1"})
 import numpy as np
 import pyopencl as cl
 platform = [p for p in cl.get_platforms() if "Oclgrind" in p.name][0]
@@ -90,11 +94,62 @@ queue.finish()
 """
 
 
-def timed(argv: list[str], cwd: Path) -> float:
+# the peer for (3): each launch built and run on Oclgrind through pyopencl, nothing else
+OCLGRIND_MANY = """\
+import json, os, sys
+os.environ.update({"OCLGRIND_DATA_RACES": "1", "PYOPENCL_NO_CACHE": "1"})  # Oclgrind's defaults otherwise
+import numpy as np
+import pyopencl as cl
+platform = [p for p in cl.get_platforms() if "Oclgrind" in p.name][0]
+for path in sys.argv[1:]:
+    base = os.path.dirname(path)
+    for inst in json.load(open(path)):
+        ctx = cl.Context(platform.get_devices())
+        queue = cl.CommandQueue(ctx)
+        src = open(os.path.join(base, inst["kernel_file"])).read()
+        prg = cl.Program(ctx, src).build(options=["-cl-opt-disable"] + (inst.get("compiler_flags") or "").split())
+        kernel = getattr(prg, inst["entry_point"])
+        args = []
+        for a in inst.get("kernel_arguments", []):
+            if a["type"] == "scalar":
+                args.append(np.frombuffer(bytes.fromhex(a["value"][2:].rjust(2, "0"))[::-1], np.uint8))
+            elif a.get("address_space") == "local":
+                args.append(cl.LocalMemory(a["size"]))
+            else:
+                data = np.zeros(a["size"], np.uint8)
+                if "data" in a:
+                    raw = np.fromfile(os.path.join(base, a["data"]), np.uint8)
+                    data[:len(raw)] = raw[:a["size"]]
+                args.append(cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=data))
+        kernel.set_args(*args)
+        cl.enqueue_nd_range_kernel(queue, kernel, inst["global_size"], inst.get("local_size"))
+        queue.finish()
+"""
+
+
+def small_gpuverify_launches(root: Path, count: int = 32) -> list[Path]:
+    """``count`` launches of the GPUVerify test suite with array arguments only (no hex scalars to size) and the
+    fewest work-items (the suite's small kernels), in name order."""
+    import numpy as np
+    found = []
+    for path in sorted(root.glob("*/launch.json")):
+        try:
+            insts = json.loads(path.read_text())
+        except ValueError:
+            continue
+        if len(insts) != 1 or any(a.get("type") != "array" for a in insts[0].get("kernel_arguments", [])):
+            continue
+        items = int(np.prod(insts[0]["global_size"]))
+        if items <= 4096 and all(a.get("size", 0) <= 1 << 20 for a in insts[0].get("kernel_arguments", [])):
+            found.append(path)
+    return found[:count]
+
+
+def timed(argv: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> float:
     t0 = time.perf_counter()
     proc = subprocess.run(argv, cwd=cwd, capture_output=True)
     elapsed = time.perf_counter() - t0
-    if proc.returncode not in (0,):
+    if proc.returncode not in ok:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr.decode()[-3000:]}")
     return elapsed
 
@@ -106,10 +161,24 @@ def kernellab_argv(*args: str) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--gpuverify", type=Path, default=Path("/work/ext/gpuverify-launches"))
+    ap.add_argument("--only-many", action="store_true", help="only the GPUVerify many-launch comparison")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="kernellab-bench-opencl-") as tmp:
         work = Path(tmp)
+        if args.gpuverify.is_dir():
+            launches = [str(p) for p in small_gpuverify_launches(args.gpuverify)]
+            (work / "many.py").write_text(OCLGRIND_MANY)
+            many_peer, many_ours = [], []
+            timed([sys.executable, "many.py", *launches], work)  # warm the page cache
+            for _ in range(args.repeat):
+                many_peer.append(timed([sys.executable, "many.py", *launches], work))
+                many_ours.append(timed(kernellab_argv("verify", *launches), work, ok=(0, 1)))
+            rows.append((f"verify {len(launches)} GPUVerify launches (Oclgrind)", "pyopencl, race checker only",
+                         many_peer, "kernellab verify A.json B.json ...", many_ours, True))
+        if args.only_many:
+            return _print(rows, args.repeat)
         (work / "vadd.py").write_text(VADD_SCRIPT)
         subprocess.run(kernellab_argv("capture", "-o", "cap", "--", "python", "vadd.py", "warm.npy"),
                        cwd=work, check=True, capture_output=True)
@@ -143,9 +212,13 @@ def main() -> int:
         rows.append(("verify 64x64 tiled matmul (Oclgrind)", "pyopencl on Oclgrind", direct, "kernellab verify",
                      verify, True))
 
+    return _print(rows, args.repeat)
+
+
+def _print(rows: list, repeat: int) -> int:
     cpu = platform.processor() or platform.machine()
     print(f"machine: {platform.node()} {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {args.repeat} runs of each, interleaved; "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {repeat} runs of each, interleaved; "
           "wall time per process (median, and best run)")
     print()
     print("| task | peer | peer s (median / best) | kernellab | kernellab s (median / best) | ratio (median / best) "

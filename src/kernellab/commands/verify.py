@@ -1,4 +1,4 @@
-"""``kernellab verify``: check one launch for races, divergence, out-of-bounds and more on Oclgrind."""
+"""``kernellab verify``: check launches for data races, barrier divergence and out-of-bounds on Oclgrind."""
 from __future__ import annotations
 
 import argparse
@@ -11,22 +11,31 @@ from kernellab.errors import UsageError
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("verify", help="check a launch for data races, barrier divergence, out-of-bounds "
-                                      "and uninitialized accesses (Oclgrind)",
-                       description="Run a kernel-instantiation file (or a scenario's OpenCL C dispatches) on "
-                                   "Oclgrind with every check on. Exit 0 when verified, 1 when defects are "
-                                   "found, 2 for bad input.")
-    p.add_argument("file", type=Path, help="kernel-instantiation JSON (K.json) or scenario (S.json)")
+    p = sub.add_parser("verify", help="check launches for data races, barrier divergence and out-of-bounds "
+                                      "accesses (Oclgrind)",
+                       description="Run kernel-instantiation files (or scenarios' OpenCL C dispatches) on "
+                                   "Oclgrind. Data races, barrier divergence and out-of-bounds accesses are "
+                                   "defects; other findings are warnings unless --check names them. Exit 0 "
+                                   "when every launch is verified, 1 when defects are found, 2 for bad input.")
+    p.add_argument("file", type=Path, nargs="+",
+                   help="kernel-instantiation JSON (K.json) or scenario (S.json); several are verified together")
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
-    p.add_argument("--index", type=int, help="check only instantiation N (default: all)")
+    p.add_argument("--index", type=int, help="check only instantiation N of each file (default: all)")
     p.add_argument("--seed", type=int, default=0, help="seed for unconstrained arguments (default 0)")
     p.add_argument("--format", choices=["kernel-instantiation", "scenario"],
                    help="input format (default: detected from the content)")
+    p.add_argument("--check", action="append", default=[], metavar="KIND[,KIND]",
+                   help="also count these kinds as defects: uninitialized (runs Oclgrind's slow "
+                        "uninitialized-value tracker), misaligned-access, unwaited-event, api-error, ... or all")
+    p.add_argument("--jobs", "-j", type=int, default=1,
+                   help="run the launches in N Oclgrind processes at once (default 1: in this process)")
+    p.add_argument("--vulkan", action="store_true", help="check scenarios' OpenCL C dispatches as Vulkan runs them "
+                   "(clspv) with the SPIR-V checker; GLSL and SPIR-V shaders always are (docs/verify-vulkan.md)")
     p.set_defaults(func=run)
 
 
 def detect(path: Path) -> str:
-    """A JSON array is a kernel-instantiation file, an object a scenario (the child checks the rest)."""
+    """A JSON array is a kernel-instantiation file, an object a scenario (the harness checks the rest)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -36,15 +45,23 @@ def detect(path: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernellab.verify import verify
-    from kernellab.verify.report import render
+    from kernellab.verify.vulkan import render, verify_many  # Vulkan scenarios to the SPIR-V checker, the rest to run's
     if args.index is not None and args.index < 0:
         raise UsageError(f"--index must be >= 0, got {args.index}")
-    fmt = args.format or detect(args.file)
-    result = verify(args.file, fmt=fmt, index=args.index, seed=args.seed)
+    jobs = getattr(args, "jobs", 1)
+    if jobs < 1:
+        raise UsageError(f"--jobs must be >= 1, got {jobs}")
+    files = args.file if isinstance(args.file, list) else [args.file]
+    check = [name for arg in getattr(args, "check", []) or [] for name in arg.split(",")]
+    formats = [args.format or detect(f) for f in files]
+    results = verify_many(files, formats=formats, index=args.index, seed=args.seed, check=check, jobs=jobs,
+                          vulkan=getattr(args, "vulkan", False))
     if args.json:
-        json.dump(result.to_json(), sys.stdout, indent=2)
+        doc: Any = results[0].to_json() if len(results) == 1 else {
+            "verdict": "defects" if any(r.exit_status for r in results) else "verified",
+            "files": [r.to_json() for r in results]}
+        json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(render(result))
-    return result.exit_status
+        print("\n\n".join(render(r) for r in results))
+    return max(r.exit_status for r in results)

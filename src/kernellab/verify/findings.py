@@ -3,7 +3,9 @@
 Oclgrind writes one message per defective access: a header line, then lines indented with a tab.
 :func:`parse_stream` splits the harness's stderr into launches (by its marker lines) and messages,
 :func:`classify` turns each message into a :class:`Finding`, and :func:`group` merges the
-findings that differ only by work-item or address (count + a few examples).
+findings that differ only by work-item or address (count + a few examples); :func:`summarize` does
+both for a whole log, classifying each shape of message once (a racy line can print thousands).
+Kinds beyond GPUVerify's three (:data:`DEFECT_KINDS`) are warnings unless checked.
 """
 from __future__ import annotations
 
@@ -12,24 +14,57 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from kernellab.verify import terms
+from kernellab.verify.asynccopy import SHADOW_COLUMN
 from kernellab.verify.harness import MARK
 
-#: finding kinds, in report order; the first five are the issue's, the rest Oclgrind's other checks
+#: finding kinds, in report order; the first three are defects in GPUVerify's sense, the rest are
+#: reported as warnings unless ``--check`` names them
 KINDS = {
-    "data-race": "two work-items access the same address without synchronization, at least one writing",
-    "barrier-divergence": "not every work-item of a work-group reached the same barrier",
-    "out-of-bounds": "an access outside its buffer, __local allocation or private array",
+    "data-race": "two work-items access the same address without synchronization, at least one writing "
+                 "(an async copy in flight counts as an access by the work-group)",
+    "barrier-divergence": "not every work-item of a work-group reached the same barrier, async copy or "
+                          "wait_group_events, or they passed it different arguments",
+    "out-of-bounds": "an access outside its buffer, __local allocation or private array (null pointers included)",
     "uninitialized-read": "a value read before anything was written there was used",
+    "array-index": "an index past one dimension of a multi-dimensional array, the access staying inside the "
+                   "array (GPUVerify checks the whole array's bounds; out-of-bounds covers leaving it)",
+    "barrier-flags": "work-items reached the same barrier with different memory-fence flags",
     "api-error": "an OpenCL API call the launch made failed (bad sizes, arguments, ...)",
     "misaligned-access": "a load or store through a pointer not aligned to its type",
     "write-to-read-only": "a store to a buffer created with CL_MEM_READ_ONLY",
     "read-from-write-only": "a load from a buffer created with CL_MEM_WRITE_ONLY",
     "mapped-buffer-access": "the kernel touched a buffer that was mapped on the host",
-    "async-copy-divergence": "work-items of a group disagreed on an async_work_group_copy",
     "unwaited-event": "a work-item finished without waiting for its async copies (wait_group_events)",
     "invalid-wait-event": "wait_group_events was given an event that is not an async copy's",
-    "other": "any other defect Oclgrind reports",
+    "other": "any other problem Oclgrind reports (e.g. an unsupported builtin)",
 }
+
+#: what GPUVerify calls a defect: these decide the verdict whatever ``--check`` says
+DEFECT_KINDS = ("data-race", "barrier-divergence", "out-of-bounds")
+#: short names ``--check`` also accepts
+CHECK_ALIASES = {"uninitialized": "uninitialized-read", "misaligned": "misaligned-access", "api": "api-error"}
+
+
+def checked_kinds(names: Iterable[str]) -> frozenset[str]:
+    """The kinds that count as defects: GPUVerify's three plus every kind ``names`` lists
+    (``all`` = every kind). Unknown names raise ValueError naming them."""
+    out = set(DEFECT_KINDS)
+    unknown = []
+    for name in names:
+        name = name.strip()
+        if not name:
+            continue
+        if name == "all":
+            out.update(KINDS)
+        elif CHECK_ALIASES.get(name, name) in KINDS:
+            out.add(CHECK_ALIASES.get(name, name))
+        else:
+            unknown.append(name)
+    if unknown:
+        raise ValueError(f"unknown check {', '.join(map(repr, unknown))}; known: all, "
+                         + ", ".join(sorted(set(KINDS) | set(CHECK_ALIASES))))
+    return frozenset(out)
 
 _API_FUNCTIONS_IGNORED = re.compile(r"^clGet\w*Info$")  # the harness's own queries, not the launch's
 
@@ -55,6 +90,8 @@ class Access:
     location: dict[str, Any] | None
     source_line: str | None
     instruction: str | None = None
+    #: what the access is when it is not the user's own load or store (an async copy's)
+    what: str | None = None
 
 
 @dataclass
@@ -71,43 +108,62 @@ class Finding:
     count: int = 1
     examples: list[dict[str, Any]] = field(default_factory=list)
     detail: str = ""
+    #: "defect" (counts for the verdict) or "warning"; set by the caller's --check choice
+    severity: str = "defect"
+    #: in the user's terms: the buffer (argument or scenario uid), the element, the variable
+    resource: str | None = None
+    index: int | None = None
+    variable: str | None = None
+    #: where the user wrote the line (a capture's host program), when not the kernel file itself
+    source: dict[str, Any] | None = None
+    #: which file of a multi-file call the launch came from
+    file: int = 0
+    #: bytes per element of ``resource``/``variable`` (how ``index`` was computed)
+    element_size: int | None = None
 
     @property
     def location(self) -> dict[str, Any] | None:
-        return self.accesses[0].location if self.accesses else None
+        return next((a.location for a in self.accesses if a.location), None)
 
     @property
     def source_line(self) -> str | None:
-        return self.accesses[0].source_line if self.accesses else None
+        return next((a.source_line for a in self.accesses if a.location), None)
 
-    def key(self) -> tuple:
-        """What makes two findings the same defect: kind, kernel, launch, space and source places."""
+    def key(self, race: dict[str, str] | None = None) -> tuple:
+        """What makes two findings the same defect: kind, kernel, launch, space and source places
+        (``race``: this finding's key with other race details)."""
         places = tuple((a.location or {}).get("line", 0) * 100000 + (a.location or {}).get("column", 0)
                        for a in self.accesses)
         if self.kind == "data-race":
             places = tuple(sorted(places))  # A-vs-B and B-vs-A are one race
-        race = tuple(sorted(self.race.items())) if self.race else ()
-        headline = re.sub(r"0x[0-9a-fA-F]+|\d+", "#", self.message)
-        return (self.kind, self.kernel, self.instantiation, self.address_space, places, race, headline)
+        details = tuple(sorted((race or self.race).items())) if (race or self.race) else ()
+        headline = _NUMBERS.sub("#", self.message)
+        return (self.file, self.kind, self.kernel, self.instantiation, self.address_space, places, details, headline,
+                self.resource, self.variable)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "kind": self.kind,
+            "severity": self.severity,
             "kernel": self.kernel,
             "instantiation": self.instantiation,
             "work_items": [e["work_items"] for e in self.examples] or [[a.work_item for a in self.accesses]],
             "address_space": self.address_space,
             "address": self.address,
+            "resource": self.resource,
+            "index": self.index,
+            "variable": self.variable,
             "location": self.location,
             "source_line": self.source_line,
+            "source": self.source or (dict(self.location, text=self.source_line) if self.location else None),
             "message": self.message,
             "count": self.count,
         }
         if self.race:
             out["race"] = self.race
         if len(self.accesses) > 1:
-            out["accesses"] = [{"work_item": a.work_item, "location": a.location, "source_line": a.source_line}
-                               for a in self.accesses]
+            out["accesses"] = [{"work_item": a.work_item, "location": a.location, "source_line": a.source_line,
+                                **({"what": a.what} if a.what else {})} for a in self.accesses]
         if self.examples:
             out["examples"] = self.examples
         if self.detail:
@@ -185,9 +241,11 @@ def _kind(header: str) -> tuple[str, dict[str, str] | None]:
     if h.startswith("Work-group divergence detected (barrier)"):
         return "barrier-divergence", None
     if h.startswith("Work-group divergence detected (async copy)"):
-        return "async-copy-divergence", None
-    if re.match(r"Invalid (read|write) of size", h) or h.startswith("Index ("):
+        return "barrier-divergence", None
+    if re.match(r"Invalid (read|write) of size", h):
         return "out-of-bounds", None
+    if h.startswith("Index ("):
+        return "array-index", None
     if h.startswith("Uninitialized") or h.startswith("Controlflow depends on uninitialized") or \
             h.startswith("Instruction depends on an uninitialized"):
         return "uninitialized-read", None
@@ -219,6 +277,76 @@ def _buffer_argument(address: str, space: str | None, launch: dict[str, Any] | N
     return out
 
 
+def _user_access(acc: Access, launch: dict[str, Any] | None) -> Access:
+    """The access with its source line read from the user's kernel file, and an async copy's
+    modelled access (see :mod:`kernellab.verify.asynccopy`) named as the copy at its call."""
+    loc = acc.location
+    kernel_file = launch.get("kernel_file") if launch else None
+    if loc is None:
+        if acc.work_item and "global" not in acc.work_item and launch and launch.get("async_copies") is not None:
+            acc.what = "async copy (performed by the work-group at wait_group_events)"
+        return acc
+    if kernel_file and loc.get("file") == kernel_file:
+        line = loc["line"]
+        known = line in (launch or {}).get("async_copies", [])
+        if known or loc.get("column", 0) >= SHADOW_COLUMN:
+            call = "async_work_group_strided_copy" if "strided_copy" in terms.line_text(kernel_file, line) \
+                else "async_work_group_copy"
+            at = terms.column_of(kernel_file, line, call)
+            if loc.get("column", 0) >= SHADOW_COLUMN or loc.get("column") == at:
+                loc["column"] = at or 1
+                acc.what = f"{call} at line {line}, in flight" if known else "an async copy in flight"
+        text = terms.source_line(kernel_file, loc["line"])
+        if text is not None:
+            acc.source_line = text
+    return acc
+
+
+def _user_terms(finding: Finding, launch: dict[str, Any] | None) -> None:
+    """``resource``/``index``/``variable``/``source`` for a finding with an address."""
+    kernel_file = launch.get("kernel_file") if launch else None
+    loc = finding.location
+    if loc is not None and launch is not None:
+        hosts = [str(launch["enqueued_at"]).rsplit(":", 1)[0]] if launch.get("enqueued_at") else []
+        where = terms.user_location(kernel_file, loc.get("line"), hosts)
+        if where is not None:
+            finding.source = dict(where, text=terms.source_line(where["file"], where["line"]))
+    if finding.address is None:
+        return
+    value = int(finding.address, 16)
+    buffer, offset = value >> 48, value & ((1 << 48) - 1)
+    if finding.address_space in ("global", "constant") and launch:
+        info = launch.get("buffer_info") or []
+        if 1 <= buffer <= len(info):
+            b = info[buffer - 1]
+            finding.resource = b.get("resource") or f"argument {b['argument']} ({b['name']})"
+            finding.variable = b.get("name")
+            size = b.get("element_size") or 1
+            finding.index = offset // size
+            finding.element_size = size
+    elif finding.address_space == "local":
+        names = terms.local_variables(kernel_file)
+        user = [a for a in finding.accesses if a.location and not a.what] or finding.accesses
+        for a in user:
+            if a.location:
+                name = terms.variable_at(kernel_file, a.location["line"], a.location.get("column"), names)
+                if name:
+                    finding.variable = name
+                    if buffer:  # buffer 0: an address outside every allocation (null, or wrapped below 0)
+                        finding.element_size = names[name] or 1
+                        finding.index = offset // finding.element_size
+                    break
+
+
+def _fence_only(lines: list[str], places: list[tuple[Any, Any, Any]]) -> bool:
+    """A "divergence" that is the same barrier, reached by every work-item with the same events,
+    but with other fence flags: not divergence in GPUVerify's sense."""
+    settings = [l.strip() for l in lines if l.strip().startswith("fence=")]
+    return (len(places) == 2 and places[0][0] == places[1][0] and len(settings) == 2
+            and settings[0].split(",")[1:] == settings[1].split(",")[1:]
+            and not any(l.strip().startswith("events[") for l in lines))
+
+
 def classify(msg: Message) -> Finding | None:
     """The finding a message reports, or None for messages that are not about the launch."""
     kind, race = _kind(msg.header)
@@ -226,6 +354,7 @@ def classify(msg: Message) -> Finding | None:
     launch = msg.launch
     kernel_file = launch.get("kernel_file") if launch else None
     index = launch.get("index") if launch else None
+    number = launch.get("file", 0) if launch else 0
     if kind == "api-error":
         function = _field(lines, "Function:") or "?"
         if _API_FUNCTIONS_IGNORED.match(function):
@@ -233,44 +362,158 @@ def classify(msg: Message) -> Finding | None:
         error = _field(lines, "Error:") or "?"
         extra = [l.strip() for l in lines if l.strip() and not l.strip().startswith(("Function:", "Error:"))]
         return Finding("api-error", f"{function} failed with {error}" + (f": {'; '.join(extra)}" if extra else ""),
-                       launch.get("kernel") if launch else None, index)
-    if kind == "other" and not any(l.strip().startswith("Kernel:") for l in lines):
+                       launch.get("kernel") if launch else None, index, file=number)
+    if kind == "other" and not any(l.strip().startswith("Kernel:") for l in lines) \
+            and not msg.header.startswith("OCLGRIND FATAL ERROR"):
         return None  # a line some other part of the process printed (e.g. the compiler)
     kernel = _field(lines, "Kernel:") or (launch.get("kernel") if launch else None)
     space = address = None
     m = _ADDRESS.search(msg.header)
     if m:
         space, address = m.group(1), m.group(2)
-    places = _locations(lines, kernel_file)
-    entities: list[dict[str, list[int]] | None] = []
-    if kind == "data-race":
-        entities = [_entity(_field(lines, "First entity:") or ""), _entity(_field(lines, "Second entity:") or "")]
-    elif kind in ("barrier-divergence", "async-copy-divergence"):
-        group_id = re.search(r"\((\d+),(\d+),(\d+)\)", _field(lines, "Work-group:") or "")
-        entities = [_entity(_field(lines, "Work-item:") or "")
-                    or ({"group": [int(x) for x in group_id.groups()]} if group_id else None)]
-    else:
-        entities = [_entity(_field(lines, "Entity:") or "")]
     accesses = []
-    for i, ent in enumerate(entities):
-        loc, src, instr = places[i] if i < len(places) else (None, None, None)
-        accesses.append(Access(ent or {}, loc, src, instr))
-    if kind == "barrier-divergence" and places and len(accesses) == 1 and accesses[0].location is None:
-        accesses[0] = Access(accesses[0].work_item, *places[0])
-    if race is not None and len(entities) == 2:
-        g1 = (entities[0] or {}).get("group")
-        g2 = (entities[1] or {}).get("group")
-        race["scope"] = "intra-group" if g1 is not None and g1 == g2 else "inter-group"
+    places: list[tuple[Any, Any, Any]] = []
+    if kind == "data-race":
+        second = next((i for i, l in enumerate(lines) if l.strip().startswith("Second entity:")), len(lines))
+        for part, name in ((lines[:second], "First entity:"), (lines[second:], "Second entity:")):
+            found = _locations(part, kernel_file)
+            loc, src, instr = found[0] if found else (None, None, None)
+            accesses.append(Access(_entity(_field(part, name) or "") or {}, loc, src, instr))
+        g1, g2 = (accesses[0].work_item.get("group"), accesses[1].work_item.get("group"))
+        race = dict(race or {}, scope="intra-group" if g1 is not None and g1 == g2 else "inter-group")
+    else:
+        places = _locations(lines, kernel_file)
+        if kind == "barrier-divergence":
+            group_id = re.search(r"\((\d+),(\d+),(\d+)\)", _field(lines, "Work-group:") or "")
+            entity = _entity(_field(lines, "Work-item:") or "") or \
+                ({"group": [int(x) for x in group_id.groups()]} if group_id else None)
+        else:
+            entity = _entity(_field(lines, "Entity:") or "")
+        loc, src, instr = places[0] if places else (None, None, None)
+        accesses.append(Access(entity or {}, loc, src, instr))
+    accesses = [_user_access(a, launch) for a in accesses]
     detail = ""
+    if kind == "barrier-divergence" and _fence_only(lines, places):
+        kind = "barrier-flags"
+        detail = "; ".join(l.strip() for l in lines if l.strip().startswith("fence="))
     if kind == "barrier-divergence":
         detail = next((l.strip() for l in lines if l.strip().startswith("Only ")), "")
-    finding = Finding(kind, msg.header, kernel, index, space, address, accesses, race, detail=detail)
+        if msg.header.startswith("Work-group divergence detected (async copy)"):
+            detail = "async copy: " + (detail or "work-items passed it different arguments")
+        elif accesses[0].what:
+            detail = f"{accesses[0].what.replace(', in flight', '')} not reached by every work-item of the group"
+    finding = Finding(kind, msg.header, kernel, index, space, address, accesses, race, detail=detail, file=number)
     if address is not None:
         arg = _buffer_argument(address, space, launch)
         if arg and "argument" in arg:
             finding.detail = (finding.detail + " " if finding.detail else "") + \
                 f"argument {arg['argument']}, byte offset {arg['offset']}"
+    _user_terms(finding, launch)
     return finding
+
+
+_ENTITY_LINES = re.compile(r"^\s*(?:First entity|Second entity|Entity|Work-item):.*$", re.M)
+_ENTITIES = re.compile(r"(?:First entity|Second entity|Entity|Work-item):\s*(?:Global\((\d+),(\d+),(\d+)\)\s+"
+                       r"Local\((\d+),(\d+),(\d+)\)\s+)?Group\((\d+),(\d+),(\d+)\)")
+_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
+
+
+def _items(body: str) -> list[dict[str, list[int]]]:
+    items = []
+    for g in _ENTITIES.findall(body):
+        if g[0]:
+            items.append({"global": [int(g[0]), int(g[1]), int(g[2])], "local": [int(g[3]), int(g[4]), int(g[5])],
+                          "group": [int(g[6]), int(g[7]), int(g[8])]})
+        else:
+            items.append({"group": [int(g[6]), int(g[7]), int(g[8])]})
+    return items
+
+
+def _scope(items: list[dict[str, list[int]]]) -> str:
+    g1, g2 = (items + [{}, {}])[0].get("group"), (items + [{}, {}])[1].get("group")
+    return "intra-group" if g1 is not None and g1 == g2 else "inter-group"
+
+
+def _like(proto: Finding, msg: Message, body: str) -> Finding:
+    """A finding of the same shape as ``proto`` with ``msg``'s own work-items and address."""
+    items = _items(body)
+    accesses = [Access(item or a.work_item, a.location, a.source_line, a.instruction, a.what)
+                for item, a in zip(items + [{}] * len(proto.accesses), proto.accesses)]
+    f = Finding(proto.kind, msg.header, proto.kernel, proto.instantiation, proto.address_space, proto.address,
+                accesses, dict(proto.race) if proto.race else None, detail=proto.detail, severity=proto.severity,
+                resource=proto.resource, index=proto.index, variable=proto.variable, source=proto.source,
+                file=proto.file, element_size=proto.element_size)
+    if f.race is not None:
+        f.race["scope"] = _scope([a.work_item for a in accesses])
+    m = _ADDRESS.search(msg.header)
+    if m and proto.address:
+        f.address = m.group(2)
+        delta = int(f.address, 16) - int(proto.address, 16)
+        if proto.index is not None and proto.element_size:
+            f.index = (int(f.address, 16) & ((1 << 48) - 1)) // proto.element_size
+        if delta and "byte offset" in proto.detail:
+            f.detail = _OFFSET.sub(lambda d: f"byte offset {int(d.group(1)) + delta}", proto.detail)
+    return f
+
+
+_OFFSET = re.compile(r"byte offset (\d+)")
+
+
+def summarize(messages: Iterable[Message]) -> list[Finding]:
+    """``group`` of every message's :func:`classify`, without a finding object per report: each shape of
+    message (same launch, headline and lines but for work-items and address) is classified once,
+    and only the example each group shows is made into a finding."""
+    protos: dict[tuple, Finding | None] = {}
+    groups: dict[tuple, list[tuple[dict[str, Any], Finding, Message | None, str]]] = {}
+    for m in messages:
+        body = "\n".join(m.lines)
+        sig = (id(m.launch), _NUMBERS.sub("#", m.header), _ENTITY_LINES.sub("", body))
+        if sig not in protos:
+            protos[sig] = proto = classify(m)
+            if proto is None:
+                continue
+            example = {"work_items": [a.work_item for a in proto.accesses], "address": proto.address}
+            groups.setdefault(proto.key(), []).append((example, proto, None, body))
+            continue
+        proto = protos[sig]
+        if proto is None:
+            continue
+        items = _items(body) or [a.work_item for a in proto.accesses]
+        items = [i or a.work_item for i, a in zip(items + [{}] * len(proto.accesses), proto.accesses)]
+        address = _ADDRESS.search(m.header)
+        example = {"work_items": items, "address": address.group(2) if address else proto.address}
+        key = proto.key(dict(proto.race, scope=_scope(items))) if proto.race else proto.key()
+        groups.setdefault(key, []).append((example, proto, m, body))
+    out = []
+    for entries in groups.values():
+        best = min(entries, key=lambda e: _example_key(e[0]))
+        rep = best[1] if best[2] is None else _like(best[1], best[2], best[3])
+        rep.count = len(entries)
+        rep.examples = _distinct(sorted((e[0] for e in entries), key=_example_key))
+        out.append(rep)
+    return ordered(out)
+
+
+def _distinct(examples: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first :data:`MAX_EXAMPLES` examples with different sets of work-items."""
+    seen: set[frozenset] = set()
+    unique = []
+    for ex in examples:
+        items = frozenset(tuple(sorted((name, tuple(v)) for name, v in w.items())) for w in ex["work_items"])
+        if items not in seen:
+            seen.add(items)
+            unique.append(ex)
+            if len(unique) == MAX_EXAMPLES:
+                break
+    return unique
+
+
+def ordered(findings: list[Finding]) -> list[Finding]:
+    """In report order: file, launch, kind, source place."""
+    order = list(KINDS)
+    return sorted(findings, key=lambda f: (f.file, f.instantiation or 0, order.index(f.kind),
+                                           (f.location or {}).get("line", 0),
+                                           (f.location or {}).get("column", 0), f.message))
 
 
 MAX_EXAMPLES = 3
@@ -282,7 +525,8 @@ def _example_key(example: dict[str, Any]) -> tuple:
 
 def group(findings: Iterable[Finding]) -> list[Finding]:
     """Merge findings that are the same defect, with a count and the first few examples in
-    work-item order (Oclgrind runs work-groups on several threads, so its order varies)."""
+    work-item order (Oclgrind runs work-groups on several threads, so its order varies); an
+    example is a set of work-items, never shown twice."""
     merged: dict[tuple, Finding] = {}
     every: dict[tuple, list[dict[str, Any]]] = {}
     for f in findings:
@@ -299,8 +543,5 @@ def group(findings: Iterable[Finding]) -> list[Finding]:
             f.examples = [example]
             merged[k] = f
     for k, f in merged.items():
-        f.examples = sorted(every[k], key=_example_key)[:MAX_EXAMPLES]
-    order = list(KINDS)
-    return sorted(merged.values(), key=lambda f: (f.instantiation or 0, order.index(f.kind),
-                                                   (f.location or {}).get("line", 0),
-                                                   (f.location or {}).get("column", 0), f.message))
+        f.examples = _distinct(sorted(every[k], key=_example_key))
+    return ordered(list(merged.values()))

@@ -1,97 +1,207 @@
-"""The child process ``kernellab verify`` runs: one workload on Oclgrind with every check on.
+"""Running launches on Oclgrind with its checkers on, in this process or a child.
 
-Oclgrind reads its ``OCLGRIND_*`` settings when the platform is first enumerated, so they are set
-here, before pyopencl is imported, and never in the parent. Oclgrind writes its diagnostics to
-this process's stderr; the harness writes marker lines into the same stream around each launch
-(``@@kernellab <event> <json>``) so the parent can tell which launch each diagnostic belongs to.
+Oclgrind reads its ``OCLGRIND_*`` settings when an OpenCL context is created, so they are set
+(:func:`oclgrind_environment`) before the launches' context is made. Oclgrind writes its
+diagnostics to the process's stderr (file descriptor 2); :func:`run_launches` writes marker lines
+into the same stream around each launch (``@@kernellab <event> <json>``) so the reader can tell
+which file and launch each diagnostic belongs to.
 
-Run by hand to see the raw log: ``python -m kernellab.verify.harness K.json [--index N] [--seed S]``.
+Run by hand to see the raw log: ``python -m kernellab.verify.harness K.json [K2.json ...]
+[--index N] [--seed S] [--uninitialized]``.
 """
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, Sequence
 
 MARK = "@@kernellab"
 
-#: Oclgrind settings: every checker on; races need optimizations off (-cl-opt-disable, below)
+#: Oclgrind's cap on messages (its default), counted per launch here (see reset_error_count): a
+#: racy line can produce thousands of reports, all the same defect
+MAX_REPORTS = 1000
+#: Oclgrind settings: races, API checks; races need optimizations off (below)
 OCLGRIND_ENV = {
     "OCLGRIND_DATA_RACES": "1",
-    "OCLGRIND_UNINITIALIZED": "1",
     "OCLGRIND_CHECK_API": "1",
-    "OCLGRIND_MAX_ERRORS": "10000",
+    "OCLGRIND_MAX_ERRORS": str(MAX_REPORTS),
     "PYOPENCL_NO_CACHE": "1",
 }
-
+#: the uninitialized-value tracker: slow, and only asked for with ``--check uninitialized``
+OCLGRIND_UNINITIALIZED = {"OCLGRIND_UNINITIALIZED": "1"}
+#: the optimizer could fold a racing load/store pair away
+BUILD_OPTIONS = "-cl-opt-disable"
 
 KEEP_ENV = {"OCLGRIND_NUM_THREADS", "OCLGRIND_PCH_DIR", "OCLGRIND_DISABLE_PCH"}
 
 
 def mark(event: str, **data: Any) -> None:
+    # straight to file descriptor 2, where Oclgrind writes (sys.stderr may be replaced, e.g. by pytest)
     sys.stderr.flush()
-    sys.stderr.write(f"{MARK} {event} {json.dumps(data)}\n")
-    sys.stderr.flush()
+    os.write(2, f"{MARK} {event} {json.dumps(data)}\n".encode())
 
 
-def _run_instantiations(path: str, index: int | None, seed: int) -> None:
-    from kernellab.backends.opencl import OpenCLBackend
-    from kernellab.errors import BackendError
-    from kernellab.formats import gpuverify
-    from kernellab.runtime.instantiation import build, prepare, select
+@contextmanager
+def oclgrind_environment(uninitialized: bool) -> Iterator[None]:
+    """Our ``OCLGRIND_*`` settings for the contexts made inside; the caller's are put back after.
 
-    insts, _ = gpuverify.load(path)
-    chosen = select(insts, index, Path(path))
-    backend = OpenCLBackend.open("Oclgrind")
+    A user's own settings could send the log elsewhere (OCLGRIND_LOG) or skip work-groups
+    (OCLGRIND_QUICK); only the thread count and header locations are kept."""
+    saved = {k: v for k, v in os.environ.items() if k.startswith("OCLGRIND_") or k == "PYOPENCL_NO_CACHE"}
+    for key in saved:
+        if key not in KEEP_ENV:
+            del os.environ[key]
+    os.environ.update(OCLGRIND_ENV)
+    if uninitialized:
+        os.environ.update(OCLGRIND_UNINITIALIZED)
     try:
-        for inst in chosen:
-            program = build(backend, inst)
-            launch = prepare(backend, inst, program, seed)
-            # Oclgrind numbers global buffers 1, 2, ... in creation order: arrays then images
-            allocated = [n for n, a in enumerate(launch.args)
-                         if n in launch.arrays or program.args[n].kind == "image"]
-            enqueued = [f"{h.compilation_unit}:{h.line_number}" for h in inst.host_api_calls or ()
-                        if h.function_name == "clEnqueueNDRangeKernel"]
-            mark("begin", index=inst.index, kernel=inst.entry_point, kernel_file=str(inst.kernel_path),
-                 buffers=allocated, filled=launch.filled, enqueued_at=enqueued[-1] if enqueued else None)
-            try:
-                launch.launch(backend)
-                backend.submit()
-            except BackendError as exc:
-                mark("launch-error", index=inst.index, call=exc.call, code=exc.code, message=str(exc))
-            mark("end", index=inst.index)
-            for buf in launch.arrays.values():
-                buf.mem.release()
+        yield
     finally:
-        backend.close()
+        for key in [k for k in os.environ if k.startswith("OCLGRIND_") or k == "PYOPENCL_NO_CACHE"]:
+            del os.environ[key]
+        os.environ.update(saved)
+
+
+def _build(backend: Any, inst: Any, uniform: bool) -> tuple[Any, list[int], str | None]:
+    """The instantiation's program with async copies modelled (see :mod:`kernellab.verify.asynccopy`):
+    (program, lines of the copies, a note when the model could not be applied)."""
+    from kernellab.backends.base import ProgramSpec
+    from kernellab.errors import CompileError
+    from kernellab.runtime.instantiation import build
+    from kernellab.verify import asynccopy
+    try:
+        source = inst.kernel_path.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return build(backend, inst), [], None  # build() reports the unreadable file
+    options = " ".join(x for x in (inst.compiler_flags or "", BUILD_OPTIONS) if x)
+    if not uniform and "-cl-std=" not in options:
+        options += " -cl-std=CL2.0"  # work-groups that do not divide the global size need OpenCL C 2.0
+    modelled = asynccopy.instrument(source)
+    note = None
+    if modelled is not None:
+        spec = ProgramSpec(uid=f"{inst.kernel_file}:{inst.entry_point}:async", language="opencl-c",
+                           code=modelled.encode("utf-8", "surrogateescape"), entry=inst.entry_point,
+                           build_options=options)
+        try:
+            return backend.create_program(spec), asynccopy.call_lines(source), None
+        except CompileError as exc:  # fall back to Oclgrind's own model of the copies
+            note = f"async copies not modelled (the rewritten kernel did not build: {str(exc).splitlines()[-1]})"
+    return build(backend, replace(inst, compiler_flags=options)), [], note
+
+
+def _buffers(launch: Any, program: Any) -> list[dict[str, Any]]:
+    """Oclgrind numbers global buffers 1, 2, ... in creation order: arrays then images."""
+    out = []
+    for n, a in enumerate(launch.args):
+        if n in launch.arrays or program.args[n].kind == "image":
+            p = program.args[n]
+            out.append({"argument": n, "name": p.name, "type": p.type_name, "element_size": p.type.size})
+    return out
+
+
+def reset_error_count() -> bool:
+    """Start Oclgrind's message count from 0 for the next launch.
+
+    Oclgrind stops logging after OCLGRIND_MAX_ERRORS messages counted for the whole process (a
+    static counter), so without this one racy launch would silence every later launch of a
+    multi-launch call. The counter is reached through the loaded library's exported symbol;
+    False when it cannot be (the launch's notes then say so)."""
+    import ctypes
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            paths = {p for p in (line.split()[-1] for line in maps if "liboclgrind-" in line)
+                     if os.path.basename(p).startswith("liboclgrind-") and
+                     not os.path.basename(p).startswith("liboclgrind-rt")}
+        for path in paths:
+            lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD)
+            ctypes.c_uint.in_dll(lib, "_ZN8oclgrind6Logger11m_numErrorsE").value = 0
+            return True
+    except (OSError, ValueError, AttributeError):
+        pass
+    return False
+
+
+def _run_file(path: str, index: int | None, seed: int, file_number: int) -> None:
+    from kernellab.backends.opencl import OpenCLBackend
+    from kernellab.formats import gpuverify
+    from kernellab.runtime.instantiation import select
+
+    insts, _ = gpuverify.load(path, non_uniform=True)
+    chosen = select(insts, index, Path(path))
+    for inst in chosen:
+        # a context per launch: Oclgrind numbers its buffers from 1 in each, so an address names the
+        # argument (contexts are cheap: Oclgrind's costs are the build and the run)
+        backend = OpenCLBackend.open("Oclgrind")
+        counted = reset_error_count() or _launched[0] == 0
+        _launched[0] += 1
+        try:
+            _run_instantiation(backend, inst, seed, file_number, counted)
+        finally:
+            backend.close()
+
+
+#: launches run so far in this process (Oclgrind's message count starts at 0 for the first)
+_launched = [0]
+
+
+def _run_instantiation(backend: Any, inst: Any, seed: int, file_number: int, counted: bool = True) -> None:
+    from kernellab.errors import BackendError
+    from kernellab.runtime.instantiation import prepare
+    uniform = inst.local_size is None or all(g % l == 0 for g, l in zip(inst.global_size, inst.local_size))
+    program, copies, note = _build(backend, inst, uniform)
+    if not counted:
+        note = (note + "; " if note else "") + ("Oclgrind's message count could not be reset, so this launch "
+                                                f"may report fewer than {MAX_REPORTS} messages")
+    launch = prepare(backend, inst, program, seed)
+    enqueued = [f"{h.compilation_unit}:{h.line_number}" for h in inst.host_api_calls or ()
+                if h.function_name == "clEnqueueNDRangeKernel"]
+    mark("begin", file=file_number, index=inst.index, kernel=inst.entry_point,
+         kernel_file=str(inst.kernel_path), buffers=[b["argument"] for b in _buffers(launch, program)],
+         buffer_info=_buffers(launch, program), filled=launch.filled + ([note] if note else []),
+         enqueued_at=enqueued[-1] if enqueued else None, async_copies=copies, uniform=uniform)
+    try:
+        launch.launch(backend)
+        backend.submit()
+    except BackendError as exc:
+        mark("launch-error", file=file_number, index=inst.index, call=exc.call, code=exc.code, message=str(exc))
+    mark("end", file=file_number, index=inst.index)  # the buffers go with the launch's context
+
+
+def run_launches(files: Sequence[tuple[str, int | None]], seed: int) -> None:
+    """Every instantiation of every file (or only ``index``), one after another in this process;
+    bad input in one file is reported for that file and the next file still runs."""
+    from kernellab.errors import InputError, KernellabError
+    for number, (path, index) in enumerate(files):
+        try:
+            _run_file(path, index, seed, number)
+        except InputError as exc:
+            mark("input-error", file=number, problems=[{"file": p.file, "where": p.where, "message": p.message}
+                                                       for p in exc.problems])
+        except KernellabError as exc:
+            mark("failure", file=number, message=str(exc))
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m kernellab.verify.harness")
-    p.add_argument("file")
+    p.add_argument("files", nargs="*")
+    p.add_argument("--units", help='JSON list of [file, index or null] to run, instead of files')
     p.add_argument("--index", type=int)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--uninitialized", action="store_true", help="run Oclgrind's uninitialized-value tracker")
     args = p.parse_args(argv)
-    # a user's own OCLGRIND_* settings could send the log elsewhere (OCLGRIND_LOG) or skip
-    # work-groups (OCLGRIND_QUICK); only the thread count and header locations are kept
-    for key in [k for k in os.environ if k.startswith("OCLGRIND_") and k not in KEEP_ENV]:
-        del os.environ[key]
-    os.environ.update(OCLGRIND_ENV)
-    from kernellab.backends import opencl
-    from kernellab.errors import InputError, KernellabError
-    opencl.force_build_options("-cl-opt-disable")
-    try:
-        _run_instantiations(args.file, args.index, args.seed)
-    except InputError as exc:
-        mark("input-error", problems=[{"file": p.file, "where": p.where, "message": p.message}
-                                      for p in exc.problems])
-        return 0
-    except KernellabError as exc:
-        mark("failure", message=str(exc))
-        return 0
+    from kernellab.errors import KernellabError
+    with oclgrind_environment(args.uninitialized):
+        try:
+            units = [(f, i) for f, i in json.loads(args.units)] if args.units else \
+                [(f, args.index) for f in args.files]
+            run_launches(units, args.seed)
+        except KernellabError as exc:  # the device could not be opened
+            mark("failure", file=-1, message=str(exc))
     return 0
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from kernellab.verify.findings import Finding
+from kernellab.verify.harness import MAX_REPORTS
 from kernellab.verify.run import VerifyResult
 
 
@@ -20,10 +21,13 @@ def _item(w: dict) -> str:
 
 
 def _title(f: Finding) -> str:
-    parts = [f.kind]
+    parts = [f.kind if f.severity == "defect" else f"warning: {f.kind}"]
     if f.race:
         parts.append(f"({f.race['type']}, {f.race.get('scope', '?')})")
-    if f.address_space:
+    if f.variable and f.index is not None:
+        parts.append(f"on {f.resource or f.variable}[{f.index}]" if f.resource else
+                     f"on {f.address_space or ''} {f.variable}[{f.index}]".replace("  ", " "))
+    elif f.address_space:
         parts.append(f"on {f.address_space} memory")
     if f.kernel:
         parts.append(f"in kernel {f.kernel}")
@@ -42,9 +46,11 @@ def render_finding(f: Finding, enqueued_at: str | None = None) -> str:
             if a.location is None:
                 continue
             lead = "at" if n == 0 else "and"
-            lines.append(f"  {lead} {_where(a.location)}")
+            lines.append(f"  {lead} {_where(a.location)}" + (f" ({a.what})" if a.what else ""))
             if a.source_line:
                 lines.append(f"      {a.source_line}")
+    if f.source:
+        lines.append(f"  written at {f.source['file']}:{f.source['line']}")
     lines.append(f"  {f.message}" + (f" ({f.detail})" if f.detail else ""))
     for ex in f.examples:
         items = " vs ".join(_item(w) for w in ex["work_items"] if w)
@@ -60,21 +66,36 @@ def render(result: VerifyResult) -> str:
     for launch in result.launches:
         for note in launch.get("filled", []):
             out.append(f"note: {note}")
-    if not result.findings:
-        out.append(f"{result.file}: verified — Oclgrind found no data race, barrier divergence, out-of-bounds "
-                   "access, uninitialized read or API error in "
-                   f"{len(result.launches)} launch{'es' if len(result.launches) != 1 else ''}")
-        return "\n".join(out)
-    counts: dict[str, int] = {}
-    for f in result.findings:
-        counts[f.kind] = counts.get(f.kind, 0) + 1
     enqueued = {l.get("index"): l.get("enqueued_at") for l in result.launches}
     for f in result.findings:
         out.append(render_finding(f, enqueued.get(f.instantiation)))
         out.append("")
-    summary = ", ".join(f"{n} {k}" for k, n in counts.items())
-    out.append(f"{result.file}: {len(result.findings)} defect{'s' if len(result.findings) != 1 else ''} "
-               f"({summary}) from {result.raw_messages} Oclgrind reports")
+    n = len(result.launches)
+    for l in result.launches:
+        if not l.get("ran", True):
+            out.append(f"note: launch {l.get('index')} ({l.get('kernel')}) did not run, so nothing in it was checked: "
+                       f"{l.get('error')}")
+    if len(result.launches) > 1:
+        for l in result.launches:
+            out.append(f"launch {l.get('index')} ({l.get('kernel')}): {result.launch_verdict(l.get('index'))}")
+    warned = ""
+    if result.warnings:
+        counts: dict[str, int] = {}
+        for f in result.warnings:
+            counts[f.kind] = counts.get(f.kind, 0) + 1
+        warned = f"; {len(result.warnings)} warning{'s' if len(result.warnings) != 1 else ''} (" + \
+            ", ".join(f"{c} {k}" for k, c in counts.items()) + "; --check KIND makes them defects)"
+    if not result.defects:
+        out.append(f"{result.file}: verified — Oclgrind found no data race, barrier divergence or out-of-bounds "
+                   f"access in {n} launch{'es' if n != 1 else ''}{warned}")
+        return "\n".join(out)
+    counts = {}
+    for f in result.defects:
+        counts[f.kind] = counts.get(f.kind, 0) + 1
+    summary = ", ".join(f"{c} {k}" for k, c in counts.items())
+    out.append(f"{result.file}: {len(result.defects)} defect{'s' if len(result.defects) != 1 else ''} "
+               f"({summary}) from {result.raw_messages} Oclgrind reports{warned}")
     if result.truncated:
-        out.append("warning: Oclgrind stopped reporting after 10000 errors; counts are lower bounds")
+        out.append(f"warning: Oclgrind stopped reporting after {MAX_REPORTS} reports in a launch; counts are lower "
+                   "bounds and further findings of that launch may be hidden")
     return "\n".join(out)

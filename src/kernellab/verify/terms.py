@@ -1,0 +1,107 @@
+"""Findings in the user's terms: which variable, which element, which line of which file.
+
+Oclgrind speaks in addresses (``buffer << 48 | byte offset``) and lines of the program it built.
+The kernel source says which ``__local`` variables exist and how big their elements are; the
+launch says which argument each global buffer is; a capture says (through the enqueue's call site)
+which Python file the kernel source was written in.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from kernellab.backends.opencl import parse_type, source_typedefs
+
+_LOCAL_ARRAY = re.compile(r"\b(?:__local|local)\s+(?:const\s+|volatile\s+)*([A-Za-z_]\w*(?:\s+[A-Za-z_]\w*)?)\s+"
+                          r"([A-Za-z_]\w*)\s*\[")
+_LOCAL_POINTER = re.compile(r"\b(?:__local|local)\s+(?:const\s+|volatile\s+)*([A-Za-z_]\w*(?:\s+[A-Za-z_]\w*)?)\s*"
+                            r"\*\s*(?:const\s+|restrict\s+|__restrict\s+)*([A-Za-z_]\w*)")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+@lru_cache(maxsize=64)
+def _read(path: str) -> tuple[str, ...]:
+    try:
+        return tuple(Path(path).read_text(encoding="utf-8", errors="replace").splitlines())
+    except OSError:
+        return ()
+
+
+def source_line(path: str | None, line: int | None) -> str | None:
+    """Line ``line`` (1-based) of ``path`` as the user wrote it, stripped; None when unknown."""
+    if not path or not line:
+        return None
+    lines = _read(str(path))
+    return lines[line - 1].strip() if 0 < line <= len(lines) else None
+
+
+def line_text(path: str | None, line: int | None) -> str:
+    if not path or not line:
+        return ""
+    lines = _read(str(path))
+    return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+@lru_cache(maxsize=64)
+def local_variables(path: str | None) -> dict[str, int | None]:
+    """``__local`` arrays and pointers the kernel file declares: name -> element size in bytes."""
+    if not path:
+        return {}
+    text = "\n".join(_read(str(path)))
+    typedefs = source_typedefs(text)
+    out: dict[str, int | None] = {}
+    for pattern in (_LOCAL_ARRAY, _LOCAL_POINTER):
+        for type_name, name in pattern.findall(text):
+            out.setdefault(name, parse_type(type_name, typedefs).size)
+    return out
+
+
+def variable_at(path: str | None, line: int | None, column: int | None, names: dict[str, Any]) -> str | None:
+    """The declared name nearest before ``column`` on the source line (the array being indexed)."""
+    text = line_text(path, line)
+    best: tuple[int, str] | None = None
+    for m in _WORD.finditer(text):
+        if m.group(0) in names:
+            distance = abs((column or 0) - 1 - m.start())
+            if best is None or distance < best[0]:
+                best = (distance, m.group(0))
+    return best[1] if best else None
+
+
+def column_of(path: str | None, line: int | None, word: str) -> int | None:
+    m = re.search(r"\b" + re.escape(word) + r"\b", line_text(path, line))
+    return m.start() + 1 if m else None
+
+
+@lru_cache(maxsize=64)
+def _embedded_at(host_file: str, kernel_file: str) -> int | None:
+    """The 1-based line of ``host_file`` where the text of ``kernel_file`` starts, when the host
+    program holds the kernel source literally (a pyopencl program's triple-quoted string)."""
+    kernel = "\n".join(_read(kernel_file))
+    host = "\n".join(_read(host_file))
+    if not kernel.strip() or not host:
+        return None
+    at = host.find(kernel.strip("\n"))
+    if at < 0:
+        first = next((l for l in _read(kernel_file) if l.strip()), "")
+        at = host.find(first) if len(first.strip()) > 20 else -1
+        if at < 0:
+            return None
+        skipped = next(i for i, l in enumerate(_read(kernel_file)) if l.strip())
+        return host.count("\n", 0, at) + 1 - skipped
+    skipped = len(kernel) - len(kernel.lstrip("\n"))
+    return host.count("\n", 0, at) + 1 - skipped
+
+
+def user_location(kernel_file: str | None, line: int | None, host_files: list[str]) -> dict[str, Any] | None:
+    """Where the user wrote kernel line ``line``: for a capture, the line of the host program
+    holding the kernel source (found by its text); None when the kernel file is the user's own."""
+    if not kernel_file or not line:
+        return None
+    for host in host_files:
+        start = _embedded_at(host, kernel_file)
+        if start is not None:
+            return {"file": host, "line": start + line - 1}
+    return None

@@ -1,0 +1,379 @@
+"""``verify`` for scenarios whose compute shaders run on Vulkan: GLSL, SPIR-V, and OpenCL C
+compiled by clspv (issue 14).
+
+Each ``dispatch_compute`` runs, in command order, in the SPIR-V checker
+(:mod:`kernellab.spirvsim`): the shader compiled for checking (GLSL with glslang's ``-gVS`` debug
+information, so findings name GLSL lines), bound to the scenario's buffers as the runner binds
+them, with the dispatch's push constants and the shader's specialization constants; the buffers
+each dispatch leaves are what the next one reads. Then every pair of dispatches touching the same
+bytes of a buffer, one writing, is a hazard unless a barrier of the scenario orders them
+(:func:`orders`). Findings come back as :class:`kernellab.verify.findings.Finding`, so verdicts,
+kinds, JSON and exit statuses are OpenCL verify's. The method, limits and refusals are in
+docs/verify-vulkan.md.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Sequence
+
+import numpy as np
+
+from kernellab import model as m
+from kernellab.errors import InputError, Problem, UsageError
+from kernellab.verify import findings as fnd
+from kernellab.verify.run import VerifyResult
+
+#: the checker's limit of invocations x executed instructions per dispatch (each access is one
+#: instruction): past it the check stops with an error naming the dispatch. About a minute of
+#: checking; KERNELLAB_VERIFY_MAX_WORK sets another.
+DEFAULT_MAX_WORK = 4_000_000_000
+#: shader types the SPIR-V checker always takes; OpenCL C only when asked (--vulkan), since
+#: OpenCL C dispatches are otherwise checked on Oclgrind
+VULKAN_TYPES = ("GLSL", "SPIR-V")
+
+_BYTES = re.compile(r"bytes (\d+)\.\.(\d+)")
+_SCOPES = {"intra-workgroup": "intra-group", "inter-workgroup": "inter-group", "inter-dispatch": "inter-dispatch"}
+_WRITES = ("ACCESS_COMPUTE_SHADER_WRITE", "ACCESS_MEMORY_WRITE")
+_READS = ("ACCESS_COMPUTE_SHADER_READ", "ACCESS_MEMORY_READ")
+_COMPUTE_STAGES = ("COMPUTE", "ALL")
+#: the three hazards between two commands: (first command's bytes, second's, what the barrier's
+#: source and destination access masks must hold; None: an execution dependency is enough)
+_HAZARDS = (("written", "read", _WRITES, _READS), ("written", "written", _WRITES, _WRITES),
+            ("read", "written", None, None))
+
+
+@dataclass
+class VulkanVerifyResult(VerifyResult):
+    """A scenario checked by the SPIR-V checker: OpenCL verify's result with the checker named."""
+
+    checker: str = "spirv"
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(super().to_json(), checker=self.checker)
+
+
+def uses_vulkan_checker(path: Path, vulkan: bool = False) -> bool:
+    """Whether a scenario's dispatches go to the SPIR-V checker: any GLSL or SPIR-V shader, or
+    OpenCL C when ``vulkan`` asks to check it as Vulkan runs it (compiled by clspv)."""
+    from kernellab.formats.scenario import load_scenario
+    scenario, _ = load_scenario(path)
+    types = {getattr(scenario.by_uid.get(c.shader_ref), "type", None)
+             for c in scenario.commands if isinstance(c, m.DispatchCompute)}
+    return bool(types & set(VULKAN_TYPES)) or (vulkan and "OpenCL-C" in types)
+
+
+def verify_many(paths: Sequence[str | Path], *, formats: Sequence[str] | None = None, index: int | None = None,
+                seed: int = 0, check: Sequence[str] = (), jobs: int = 1, vulkan: bool = False,
+                timeout: float | None = 1800) -> list[VerifyResult]:
+    """:func:`kernellab.verify.run.verify_many`, with the scenarios whose shaders run on Vulkan
+    checked here; one result per file, in the order given."""
+    from kernellab.verify import run
+    files = [Path(p) for p in paths]
+    formats = list(formats) if formats else ["kernel-instantiation"] * len(files)
+    mine = [n for n, (f, fmt) in enumerate(zip(files, formats)) if fmt == "scenario" and uses_vulkan_checker(f, vulkan)]
+    rest = [n for n in range(len(files)) if n not in mine]
+    results: dict[int, VerifyResult] = {}
+    if rest:
+        others = run.verify_many([files[n] for n in rest], formats=[formats[n] for n in rest], index=index,
+                                 seed=seed, check=check, jobs=jobs, timeout=timeout)
+        results.update(zip(rest, others))
+    for n in mine:
+        results[n] = verify_scenario(files[n], check=check, index=index, file_number=n)
+    return [results[n] for n in range(len(files))]
+
+
+def render(result: VerifyResult) -> str:
+    """The readable report (kernellab.verify.report's), naming the checker that ran."""
+    from kernellab.verify.report import render as render_oclgrind
+    text = render_oclgrind(result)
+    if isinstance(result, VulkanVerifyResult):
+        text = text.replace("Oclgrind found no", "the SPIR-V checker found no").replace(
+            " Oclgrind reports", " reports of the SPIR-V checker")
+    return text
+
+
+def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int | None = None,
+                    file_number: int = 0, max_work: int | None = None) -> VulkanVerifyResult:
+    """Check every ``dispatch_compute`` of a scenario in the SPIR-V checker and the hazards
+    between them. ``index`` keeps the findings of dispatch N only (all dispatches still run:
+    each reads what the ones before it wrote)."""
+    from kernellab import spirvsim
+    from kernellab.formats.scenario import load_scenario
+    try:
+        checked = fnd.checked_kinds(check)
+    except ValueError as exc:
+        raise UsageError(f"--check: {exc}") from exc
+    path = Path(path)
+    scenario, _ = load_scenario(path)
+    limit = max_work or int(os.environ.get("KERNELLAB_VERIFY_MAX_WORK", DEFAULT_MAX_WORK))
+    state = _Buffers(scenario, path)
+    modules: dict[str, bytes] = {}
+    result = VulkanVerifyResult(path, [], checked=checked)
+    runs: list[tuple[int, Any]] = []
+    layouts: dict[str, tuple[str | None, int, int]] = {}
+    found: list[fnd.Finding] = []
+    dispatches = [(ci, c) for ci, c in enumerate(scenario.commands) if isinstance(c, m.DispatchCompute)]
+    for number, (ci, c) in enumerate(dispatches):
+        shader = scenario.by_uid[c.shader_ref]
+        assert isinstance(shader, m.Shader)
+        if shader.uid not in modules:
+            modules[shader.uid] = _compile(scenario, shader, path)
+        spirv = modules[shader.uid]
+        spec = {s.id: s.value for s in shader.specialization_constants}
+        bindings = state.bindings(c, ci)
+        push = state.push_constants(c)
+        where = f"/commands/{ci}/dispatch_compute"
+        try:
+            r = spirvsim.check_dispatch(spirv, shader.entry, c.workgroups, bindings=bindings, push_constants=push,
+                                        spec_constants=spec, checks=checked, file=str(shader.src_path),
+                                        max_work=limit)
+        except spirvsim.Unsupported:
+            raise
+        except InputError as exc:
+            raise InputError([Problem(str(path), where, f"{p.message}") for p in exc.problems]) from exc
+        state.update(r.buffers)
+        runs.append((ci, r))
+        layouts.update(_layouts(spirv, shader.entry, spec, c))
+        kernel = f"{shader.uid} ({shader.entry})"
+        result.launches.append({"index": number, "kernel": kernel, "ran": True, "enqueued_at": None, "filled": [],
+                                "command": ci, "invocations": r.invocations, "seconds": round(r.seconds, 3)})
+        for f in r.findings:
+            found.append(_finding(f, kernel, number, ci, file_number, layouts))
+    numbers = {ci: n for n, (ci, _) in enumerate(dispatches)}
+    kernels = {l["command"]: l["kernel"] for l in result.launches}
+    for f in hazards(scenario, runs):
+        found.append(_hazard(f, kernels, numbers, file_number, layouts))
+    if index is not None:
+        found = [f for f in found if f.instantiation == index]
+    for f in found:
+        f.severity = "defect" if f.kind in checked else "warning"
+    result.findings = fnd.ordered(found)
+    result.raw_messages = sum(f.count for f in found)
+    return result
+
+
+# --- the scenario's memory ---------------------------------------------------------------------
+
+class _Buffers:
+    """The scenario's buffers as the runner starts them (their ``src`` file, else zeros, as Arm's
+    runner clears them) and as each checked dispatch leaves them."""
+
+    def __init__(self, scenario: m.Scenario, path: Path):
+        from kernellab.formats import npy
+        self.scenario, self.path = scenario, path
+        self.data: dict[str, bytes] = {}
+        self.push: dict[str, bytes] = {}
+        for r in scenario.resources:
+            if isinstance(r, m.Buffer):
+                raw = bytes(npy.load_bytes(r.src_path)) if r.src_path is not None else b""
+                self.data[r.uid] = raw[:r.size].ljust(r.size, b"\0")
+            elif isinstance(r, m.RawData) and r.src_path is not None:
+                self.push[r.uid] = bytes(npy.load_bytes(r.src_path))
+
+    def bindings(self, c: m.DispatchCompute, ci: int) -> dict[tuple[int, int], Any]:
+        from kernellab.spirvsim import Binding
+        out = {}
+        for k, b in enumerate(c.bindings):
+            r = self.scenario.by_uid[b.resource_ref]
+            if isinstance(r, m.Buffer):
+                if r.memory_group is not None:
+                    raise InputError.at(str(self.path), f"/commands/{ci}/dispatch_compute/bindings/{k}",
+                                        f"buffer {r.uid} shares memory (memory_group {r.memory_group.id}): aliased "
+                                        "resources are not modelled by the SPIR-V checker")
+                out[(b.set, b.id)] = Binding(r.uid, self.data[r.uid])
+            # images and tensors are not bound: a shader using one is refused by the checker
+            # (OpTypeImage and the tensor types are outside its subset)
+        return out
+
+    def push_constants(self, c: m.DispatchCompute) -> bytes:
+        return self.push.get(c.push_data_ref, b"") if c.push_data_ref else b""
+
+    def update(self, buffers: dict[str, bytes]) -> None:
+        self.data.update(buffers)
+
+
+def _compile(scenario: m.Scenario, shader: m.Shader, path: Path) -> bytes:
+    """The SPIR-V the checker runs: what Vulkan runs, GLSL compiled with debug information."""
+    from kernellab.compile.pipeline import CompileRequest, Compiler
+    from kernellab.runtime.executor import LANGUAGE_OF_TYPE
+    assert shader.src_path is not None
+    language = LANGUAGE_OF_TYPE[shader.type]
+    options = shader.build_options + (" -gVS" if language == "glsl" else "")
+    place = (str(path), f"/resources/{scenario.resources.index(shader)}/shader/build_options")
+    req = CompileRequest(source=shader.src_path, language=language, entry=shader.entry, build_options=options.strip(),
+                         include_dirs=shader.include_paths, roots=(path.resolve().parent,), options_place=place)
+    return Compiler(req).vulkan_module().data
+
+
+def _layouts(spirv: bytes, entry: str, spec: dict[int, Any], c: m.DispatchCompute) -> dict[str, tuple[str | None, int, int]]:
+    """uid -> (the shader's name for the buffer, offset of its array, bytes per element), so a
+    byte offset of a hazard reads as an element index."""
+    from kernellab.spirvsim.module import load
+    from kernellab.spirvsim.machine import eval_spec_op
+    try:
+        module = load(spirv, entry, spec_constants=spec, eval_spec_op=eval_spec_op)
+    except Exception:  # the dispatch itself was checked; names only help the report
+        return {}
+    bound = {(b.set, b.id): b.resource_ref for b in c.bindings}
+    out = {}
+    for vid, var in module.variables.items():
+        ptr = module.types[var.words[0]]
+        if ptr.storage not in ("StorageBuffer", "Uniform") or ptr.elem is None:
+            continue
+        ds, bd = module.decorated(vid, "DescriptorSet"), module.decorated(vid, "Binding")
+        uid = bound.get((ds[0], bd[0])) if ds and bd else None
+        if uid is None:
+            continue
+        block = ptr.elem
+        name = module.names.get(vid) or module.names.get(block.id) or None
+        offset, size = 0, 1
+        for member, moff in zip(block.members, block.offsets):
+            if member.kind in ("array", "runtime_array", "runtimearray") and member.stride:
+                offset, size = moff, member.stride
+                break
+        else:
+            if block.leaves:
+                size = min(s.nbytes for _, s in block.leaves)
+        out[uid] = (name, offset, size)
+    return out
+
+
+# --- findings in the scenario's terms -------------------------------------------------------------
+
+def _work_item(invocation: dict[str, list[int]]) -> dict[str, list[int]]:
+    return {"global": invocation["global"], "local": invocation["local"], "group": invocation["workgroup"]}
+
+
+def _access(a: dict[str, Any]) -> fnd.Access:
+    loc = a.get("location")
+    text = a.get("source_line")
+    location = None
+    if loc:
+        # the statement's first column: SPIR-V debug lines carry the line only
+        column = 1
+        if text is not None:
+            raw = _line_text(loc["file"], loc["line"])
+            column = (len(raw) - len(raw.lstrip()) + 1) if raw else 1
+        location = {"file": loc["file"], "line": loc["line"], "column": column}
+    what = None if a.get("access") in ("read", "write", "barrier") else a.get("access")
+    return fnd.Access(_work_item(a["invocation"]) if "invocation" in a else {}, location, text,
+                      f"{a.get('instruction')} (word {a.get('word')})" if a.get("instruction") else None, what)
+
+
+def _line_text(file: str, line: int) -> str | None:
+    try:
+        lines = Path(file).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return lines[line - 1] if 0 < line <= len(lines) else None
+
+
+def _finding(f: Any, kernel: str, number: int, ci: int, file_number: int,
+             layouts: dict[str, tuple[str | None, int, int]]) -> fnd.Finding:
+    accesses = [_access(a) for a in f.accesses]
+    race = None
+    if f.kind == "data-race":
+        kinds = [a.get("access", "") for a in f.accesses]
+        race = {"type": "write-write" if all("write" in k for k in kinds) else "read-write",
+                "scope": _SCOPES.get(f.scope or "", f.scope or "")}
+    buffer = f.storage not in (None, "workgroup", "function", "private")
+    out = fnd.Finding(f.kind, f.message, kernel, number, address_space=f.storage, accesses=accesses, race=race,
+                      count=f.count, detail=f"scenario command /commands/{ci}", file=file_number,
+                      resource=f.resource if buffer else None, index=f.index,
+                      variable=(layouts.get(f.resource or "", (None,))[0] or f.resource) if buffer else f.resource)
+    out.examples = []
+    for ex in f.examples:
+        items = [_work_item(a["invocation"]) for a in ex.get("accesses", []) if "invocation" in a]
+        if "not_arrived" in ex:
+            items.append(_work_item(ex["not_arrived"]))
+        out.examples.append({"work_items": items, "address": None, "index": ex.get("index")})
+    if f.kind == "barrier-divergence" and f.examples and "not_arrived" in f.examples[0]:
+        w = _work_item(f.examples[0]["not_arrived"])
+        out.detail += f"; e.g. {tuple(w['global'])} did not reach it"
+    return out
+
+
+def _hazard(f: Any, kernels: dict[int, str], numbers: dict[int, int], file_number: int,
+            layouts: dict[str, tuple[str | None, int, int]]) -> fnd.Finding:
+    first, second = (a["command"] for a in f.accesses)
+    name, offset, size = layouts.get(f.resource, (None, 0, 1))
+    kinds = [a["access"] for a in f.accesses]
+    race = {"type": "write-write" if kinds == ["wrote", "wrote"] else "read-write", "scope": "inter-dispatch"}
+    accesses = [fnd.Access({}, None, None, None, f"command {a['command']} ({kernels.get(a['command'])}) {a['access']}")
+                for a in f.accesses]
+    elements = [(ex["byte_offset"] - offset) // size for ex in f.examples]
+    span = _BYTES.search(f.message)
+    lo, hi = (int(span.group(1)), int(span.group(2))) if span else (0, 0)
+    out = fnd.Finding("data-race", f.message, kernels.get(second), numbers.get(second), address_space=f.storage,
+                      accesses=accesses, race=race, count=max(1, f.count // size), resource=f.resource,
+                      index=elements[0] if elements else None, variable=name or f.resource, file=file_number,
+                      detail=f"elements {(lo - offset) // size}..{(hi - offset) // size} of {size} bytes; "
+                             f"scenario commands /commands/{first} and /commands/{second}",
+                      element_size=size)
+    out.examples = [{"work_items": [], "address": None, "index": e, "commands": [first, second]} for e in elements]
+    return out
+
+
+# --- hazards between dispatches -------------------------------------------------------------------
+
+def _covers(b: m.BarrierBase, src: tuple[str, ...] | None, dst: tuple[str, ...] | None) -> bool:
+    stages = any(s in _COMPUTE_STAGES for s in b.src_stage) and any(s in _COMPUTE_STAGES for s in b.dst_stage)
+    return stages and (src is None or b.src_access in src) and (dst is None or b.dst_access in dst)
+
+
+def covered(scenario: m.Scenario, first: int, second: int, uid: str, size: int,
+            src: tuple[str, ...] | None, dst: tuple[str, ...] | None) -> np.ndarray:
+    """Bytes of buffer ``uid`` a barrier between commands ``first`` and ``second`` orders for a
+    hazard whose barrier needs ``src``/``dst`` access (None: any): a dispatch's implicit barrier
+    (a full memory barrier, as the runner records it), a frame boundary (the runner submits and
+    waits), a ``memory_barrier``, or a ``buffer_barrier`` of this buffer (its range only), with
+    compute (or all) stages on both sides."""
+    mask = np.zeros(size, bool)
+    for c in scenario.commands[first:second]:
+        if isinstance(c, (m.DispatchCompute, m.DispatchGraph, m.DispatchDataGraph)) and c.implicit_barrier:
+            mask[:] = True
+        elif isinstance(c, m.MarkBoundary):
+            mask[:] = True
+        elif isinstance(c, m.DispatchBarrier):
+            for ref in c.memory_barrier_refs:
+                b = scenario.by_uid[ref]
+                if isinstance(b, m.MemoryBarrier) and _covers(b, src, dst):
+                    mask[:] = True
+            for ref in c.buffer_barrier_refs:
+                b = scenario.by_uid[ref]
+                if isinstance(b, m.BufferBarrier) and b.buffer_resource == uid and _covers(b, src, dst):
+                    mask[b.offset:b.offset + b.size] = True
+        if mask.all():
+            break
+    return mask
+
+
+def hazards(scenario: m.Scenario, runs: Sequence[tuple[int, Any]]) -> list[Any]:
+    """Hazard findings (spirvsim's, scope ``inter-dispatch``) between checked dispatches
+    (command index, result), each pair and kind (read-after-write, write-after-write,
+    write-after-read) with the bytes a barrier orders taken out."""
+    from kernellab.spirvsim import Footprint, dispatch_hazards
+    out = []
+    for i, (ci, a) in enumerate(runs):
+        for cj, b in runs[i + 1:]:
+            for uid, fa in a.footprints.items():
+                fb = b.footprints.get(uid)
+                if fb is None:
+                    continue
+                size = max(fa.offset + fa.read.size, fb.offset + fb.read.size)
+                for mine, theirs, src, dst in _HAZARDS:
+                    ordered = covered(scenario, ci, cj, uid, size, src, dst)
+                    xa = getattr(fa, mine) & ~ordered[fa.offset:fa.offset + fa.read.size]
+                    xb = getattr(fb, theirs)
+                    none_a, none_b = np.zeros_like(xa), np.zeros_like(xb)
+                    pa = Footprint(uid, fa.offset, xa if mine == "read" else none_a, xa if mine == "written" else none_a)
+                    pb = Footprint(uid, fb.offset, xb if theirs == "read" else none_b,
+                                   xb if theirs == "written" else none_b)
+                    out += dispatch_hazards([(ci, SimpleNamespace(footprints={uid: pa})),
+                                             (cj, SimpleNamespace(footprints={uid: pb}))],
+                                            ordered=lambda *_: False)
+    return out
