@@ -99,24 +99,3 @@ def decode_json(text: str, path: str | Path, invalid: str = "invalid JSON") -> A
         raise InputError(f"nested more than {MAX_DEPTH} levels deep", file=path)
     return value
 
-
-def pydantic_problems(file: str, prefix: tuple[str | int, ...], error: Any) -> list[Problem]:
-    """Turn a pydantic ValidationError into Problems with JSON pointers and our wording."""
-    from kernellab.errors import json_pointer
-    from kernellab.model import _show
-
-    out = []
-    for e in error.errors(include_url=False):
-        loc = prefix + tuple(e["loc"])
-        kind = e["type"]
-        if kind == "missing":
-            msg = f"missing required field \"{loc[-1]}\""
-            loc = loc[:-1]
-        elif kind in ("model_type", "dict_type", "model_attributes_type"):
-            msg = f"expected an object, got {_show(e.get('input'))}"
-        elif kind == "list_type":
-            msg = f"expected an array, got {_show(e.get('input'))}"
-        else:
-            msg = e["msg"]
-        out.append(Problem(file, json_pointer(loc), msg))
-    return out

@@ -2,25 +2,26 @@
 
 ``load_scenario`` turns a file into a :class:`kernellab.model.Scenario`, reporting every problem
 of the file at once, each with the file and the JSON pointer of the offending value. Unknown fields
-are warnings (errors with ``strict``). Relative ``src`` paths resolve against the scenario's
-folder and ``dst`` against the output folder.
+(also those of a refused object) and a missing or unusable file of a resource that no command uses
+are warnings (errors with ``strict``), as Arm's runner tolerates them. Relative ``src`` paths
+resolve against the scenario's folder and ``dst`` against the output folder.
 """
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable
-
-from pydantic import BaseModel, ValidationError
+from typing import Any
 
 from kernellab import model as m
 from kernellab.errors import InputError, Problem, Problems, json_pointer
-from kernellab.formats import npy, scenario_ml
+from kernellab.formats import npy
 from kernellab.compiler_options import allowed_roots, inside
 from kernellab.formats.paths import path_problem
-from kernellab.formats.jsonfile import load_json, pydantic_problems
+from kernellab.formats.jsonfile import load_json
+from kernellab.modelkit import Invalid, dump, json_schema_defs, show, unknown_fields
 from kernellab.outputs import escapes
 
 log = logging.getLogger("kernellab.scenario")
@@ -47,11 +48,20 @@ class _Checker(Problems):
         """An unknown field: a warning, or an error in strict mode."""
         (self.add if self.strict else self.warn)(loc, message)
 
+    def unusable(self, loc: Loc, message: str, used: bool) -> None:
+        """A file that cannot serve: an error when a command uses its resource; Arm's runner warns
+        about an unused resource's file and goes on, and so do we (an error in strict mode)."""
+        if used:
+            self.add(loc, message)
+        else:
+            self.unknown(loc, f"{message} (no command uses this resource)")
+
     # --- structure -----------------------------------------------------------------------------
-    def parse_items(self, items: Any, section: str, kinds: dict[str, type], aliases: dict[str, str]) -> list[tuple[Loc, Any]]:
-        out = []
+    def parse_items(self, items: Any, section: str, kinds: Mapping[str, type[m.Node]],
+                    aliases: dict[str, str]) -> list[tuple[Loc, Any]]:
+        out: list[tuple[Loc, Any]] = []
         if not isinstance(items, list):
-            self.add((section,), f"expected an array, got {m._show(items)}")
+            self.add((section,), f"expected an array, got {show(items)}")
             return out
         for i, item in enumerate(items):
             if not isinstance(item, dict) or len(item) != 1:
@@ -60,7 +70,7 @@ class _Checker(Problems):
                                          f"{section[:-1]} type ({'|'.join(kinds)}), got {what}")
                 continue
             (key, body), = item.items()
-            kind = aliases.get(key, key)
+            kind = aliases[key] if key in aliases else key
             if section == "commands" and key in m.REJECTED_COMMANDS:
                 self.add((section, i), m.REJECTED_COMMANDS[key])
                 continue
@@ -69,31 +79,21 @@ class _Checker(Problems):
                                          f"(expected one of {'|'.join(kinds)})")
                 continue
             loc = (section, i, key)
+            # unknown fields are named even when the object is refused: "sise" explains a missing "size"
+            for where in unknown_fields(kinds[kind], body):
+                self.unknown(loc + where, f"unknown field \"{where[-1]}\"")
             try:
                 obj = kinds[kind].model_validate(body)
-            except ValidationError as exc:
-                self.extend(pydantic_problems(self.file, loc, exc))
+            except Invalid as exc:
+                self.extend(exc.problems(self.file, loc))
                 if isinstance(body, dict) and isinstance(body.get("uid"), str):
                     self.broken_uids.add(body["uid"])
                 continue
-            self.warn_unknown(obj, loc)
             out.append((loc, obj))
         return out
 
-    def warn_unknown(self, obj: BaseModel, loc: Loc) -> None:
-        for key in obj.model_extra or {}:
-            self.unknown(loc + (key,), f"unknown field \"{key}\"")
-        for name in type(obj).model_fields:
-            value = getattr(obj, name)
-            if isinstance(value, BaseModel):
-                self.warn_unknown(value, loc + (name,))
-            elif isinstance(value, list):
-                for j, v in enumerate(value):
-                    if isinstance(v, BaseModel):
-                        self.warn_unknown(v, loc + (name, j))
-
     # --- paths and files -----------------------------------------------------------------------
-    def resolve_src(self, loc: Loc, value: str) -> Path | None:
+    def resolve_src(self, loc: Loc, value: str, used: bool = True) -> Path | None:
         if not value:
             return None
         if (why := path_problem(value)) is not None:
@@ -101,7 +101,7 @@ class _Checker(Problems):
             return None
         path = Path(value) if Path(value).is_absolute() else self.base / value
         if self.check_files and not path.is_file():
-            self.add(loc, f"file not found: {path}" if not path.exists() else f"not a file: {path}")
+            self.unusable(loc, f"file not found: {path}" if not path.exists() else f"not a file: {path}", used)
             return None
         return path
 
@@ -159,7 +159,7 @@ def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, str
     ck = _Checker(path, Path(output_dir) if output_dir is not None else None, strict, check_files,
                   allow_absolute_dst, allow_outside)
     if not isinstance(data, dict):
-        raise InputError.at(path, "/", f"expected an object with \"resources\" and \"commands\", got {m._show(data)}")
+        raise InputError.at(path, "/", f"expected an object with \"resources\" and \"commands\", got {show(data)}")
     for key in data:
         if key not in ("resources", "commands"):
             ck.unknown((key,), f"unknown field \"{key}\"")
@@ -167,28 +167,83 @@ def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, str
         if key not in data:
             ck.add((), f"missing required field \"{key}\"")
     resources = ck.parse_items(data.get("resources", []), "resources", m.RESOURCE_KINDS, {})
+    before = len(ck.problems)
     commands = ck.parse_items(data.get("commands", []), "commands", m.COMMAND_KINDS, m.COMMAND_ALIASES)
-    _check_resources(ck, resources)
+    # a refused command's references are unknown: then every resource counts as used
+    used = _used_uids(resources, commands) if len(ck.problems) == before and "commands" in data else None
+    _check_resources(ck, resources, used)
     _check_commands(ck, resources, commands)
     ck.raise_if_any(with_warnings=True)
     scenario = m.Scenario([r for _, r in resources], [c for _, c in commands], path.resolve(), ck.out)
     return scenario, ck.warnings
 
 
-def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]]) -> None:
+def _used_uids(resources: list[tuple[Loc, m.Resource]], commands: list[tuple[Loc, m.Command]]) -> set[str]:
+    """The uids of the resources some command reads or writes: named by a command (bindings,
+    shader, push data, graph, barrier, boundary), or tied to such a resource (a barrier's
+    resource, a graph's substitute shader, an aliased image, a memory group shared)."""
+    named: set[str] = set()
+    for _, c in commands:
+        if isinstance(c, m.DispatchCompute):
+            named |= {c.shader_ref, c.push_data_ref}
+        elif isinstance(c, m.DispatchGraph):
+            named |= {c.graph_ref, *(p.push_data_ref for p in c.push_constants),
+                      *(s.shader_ref for s in c.shader_substitutions)}
+        elif isinstance(c, m.DispatchDataGraph):
+            named |= {c.graph_ref, *c.graph_constants}
+        elif isinstance(c, m.DispatchBarrier):
+            named |= {*c.image_barrier_refs, *c.tensor_barrier_refs, *c.memory_barrier_refs, *c.buffer_barrier_refs}
+        elif isinstance(c, m.MarkBoundary):
+            named |= set(c.resources)
+        named |= {b.resource_ref for b in getattr(c, "bindings", [])}
+    # resources tied together are used together: a group of uids per tie, joined until nothing changes
+    ties: list[set[str]] = []
+    for _, r in resources:
+        if isinstance(r, m.BufferBarrier):
+            named.add(r.buffer_resource)
+        elif isinstance(r, m.ImageBarrier):
+            named.add(r.image_resource)
+        elif isinstance(r, m.TensorBarrier):
+            named.add(r.tensor_resource)
+        elif isinstance(r, m.Graph):
+            ties.append({r.uid, *(s.shader_ref for s in r.shader_substitutions)})
+        if isinstance(r, m.Tensor) and r.alias_target is not None and r.alias_target.resource_ref:
+            ties.append({r.uid, r.alias_target.resource_ref})
+        if isinstance(r, m.DataResource) and r.memory_group is not None:
+            ties.append({r.uid, f"\x00memory_group {r.memory_group.id}"})
+    used = set(named)
+    grown = True
+    while grown:
+        grown = False
+        for tie in ties:
+            if tie & used and not tie <= used:
+                used |= tie
+                grown = True
+    return used
+
+
+def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used: set[str] | None = None) -> None:
+    """``used``: the uids commands use (a missing file of another resource is only a warning);
+    None when every resource counts as used."""
     first: dict[str, Loc] = {}
     for loc, r in resources:
         if r.uid in first:
-            ck.add(loc + ("uid",), f"duplicate uid \"{r.uid}\" (first defined at {json_pointer(first[r.uid] + ('uid',))})")
+            ck.add(loc + ("uid",),
+                   f"duplicate uid \"{r.uid}\" (first defined at {json_pointer(first[r.uid] + ('uid',))})")
         else:
             first[r.uid] = loc
+        in_use = used is None or r.uid in used
         if isinstance(r, m.DataResource):
-            r._src_path = ck.resolve_src(loc + ("src",), r.src)
+            r._src_path = ck.resolve_src(loc + ("src",), r.src, in_use)
             r._dst_path = ck.resolve_dst(loc + ("dst",), r.dst)
         elif isinstance(r, (m.RawData, m.Graph)):
-            r._src_path = ck.resolve_src(loc + ("src",), r.src)
+            r._src_path = ck.resolve_src(loc + ("src",), r.src, in_use)
         elif isinstance(r, m.Shader):
-            r._src_path = ck.resolve_src(loc + ("src",), r.src)
+            r._src_path = ck.resolve_src(loc + ("src",), r.src, in_use)
+            if r.type == "SPIR-V" and r._src_path is not None and ck.check_files:
+                if (why := _spirv_problem(r._src_path)) is not None:
+                    ck.unusable(loc + ("src",), why, in_use)
+                    r._src_path = None
             incs = []
             for j, d in enumerate(r.include_dirs):
                 if (why := path_problem(d)) is not None:
@@ -229,7 +284,32 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]]) -> N
             ck.add(loc + ("border_color",), f"border_color {r.border_color} needs custom_border_color")
     if any(isinstance(r, (m.Tensor, m.Graph)) or isinstance(r, m.DataResource) and r.memory_group is not None
            for _, r in resources):
+        from kernellab.formats import scenario_ml  # tensors, graphs, shared memory: not a plain compute run's
+
         scenario_ml.check_resources(ck, resources)
+
+
+#: the SPIR-V magic number as its first word, in either byte order
+SPIRV_MAGIC = (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03")
+#: what a file given as a SPIR-V module probably is, by its extension, and what to do about it
+_NOT_SPIRV_HINTS = {".comp": "GLSL source: give the shader \"type\": \"GLSL\"",
+                    ".glsl": "GLSL source: give the shader \"type\": \"GLSL\"",
+                    ".cl": "OpenCL C source: give the shader \"type\": \"OpenCL-C\"",
+                    ".spvasm": "SPIR-V assembly: assemble it with spirv-as first"}
+
+
+def _spirv_problem(path: Path) -> str | None:
+    """Why the file at ``path`` cannot be a SPIR-V module (magic number, whole words), or None."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+            size = os.fstat(fh.fileno()).st_size
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror or exc}"
+    if size >= 20 and size % 4 == 0 and head in SPIRV_MAGIC:
+        return None
+    hint = _NOT_SPIRV_HINTS.get(path.suffix.lower())
+    return f"not a SPIR-V binary (bad magic number or length): {path}" + (f"; it looks like {hint}" if hint else "")
 
 
 def _ref(ck: _Checker, by_uid: dict[str, tuple[Loc, m.Resource]], loc: Loc, uid: str,
@@ -268,6 +348,8 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
         elif isinstance(r, m.Graph):
             for j, sub in enumerate(r.shader_substitutions):
                 _ref(ck, by_uid, loc + ("shader_substitutions", j, "shader_ref"), sub.shader_ref, (m.Shader,), "shader")
+            from kernellab.formats import scenario_ml
+
             vgfs[r.uid] = scenario_ml.check_graph(ck, loc, r, _ref, by_uid)
     barrier_kinds = {"image_barrier_refs": (m.ImageBarrier, "image_barrier"),
                      "tensor_barrier_refs": (m.TensorBarrier, "tensor_barrier"),
@@ -287,6 +369,8 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
                     _ref(ck, by_uid, loc + ("push_constants", j, "push_data_ref"), pc.push_data_ref,
                          (m.RawData,), "raw_data")
                 if isinstance(graph, m.Graph):
+                    from kernellab.formats import scenario_ml
+
                     scenario_ml.check_dispatch_graph(ck, loc, c, vgfs.get(graph.uid), graph, by_uid, _ref)
             slots: dict[tuple[int, int], int] = {}
             for j, b in enumerate(c.bindings):
@@ -341,8 +425,6 @@ def _check_push_size(ck: _Checker, loc: Loc, raw: m.Resource | None, shader: m.R
 
 def scenario_to_json(scenario: m.Scenario) -> dict[str, Any]:
     """The JSON document for a scenario (fields at their defaults are left out)."""
-    def dump(obj: BaseModel) -> dict[str, Any]:
-        return obj.model_dump(mode="json", exclude_defaults=True, exclude_none=True)
     return {"resources": [{r.kind: dump(r)} for r in scenario.resources],
             "commands": [{c.kind: dump(c)} for c in scenario.commands]}
 
@@ -356,13 +438,9 @@ def write_scenario(scenario: m.Scenario, path: str | Path) -> None:
 
 def json_schema() -> dict[str, Any]:
     """A JSON Schema (draft 2020-12) for scenario files, for editors."""
-    from pydantic.json_schema import models_json_schema
+    defs = json_schema_defs([*m.RESOURCE_KINDS.values(), *m.COMMAND_KINDS.values()])
 
-    kinds: list[tuple[str, type[BaseModel]]] = [*m.RESOURCE_KINDS.items(), *m.COMMAND_KINDS.items()]
-    _, top = models_json_schema([(cls, "validation") for _, cls in kinds], ref_template="#/$defs/{model}")
-    defs = top.get("$defs", {})
-
-    def wrap(items: Iterable[tuple[str, type[BaseModel]]]) -> list[dict[str, Any]]:
+    def wrap(items: Iterable[tuple[str, type[m.Node]]]) -> list[dict[str, Any]]:
         return [{"type": "object", "properties": {k: {"$ref": f"#/$defs/{cls.__name__}"}},
                  "required": [k], "additionalProperties": False} for k, cls in items]
 

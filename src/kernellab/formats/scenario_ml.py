@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from kernellab import model as m
 from kernellab.errors import InputError, MissingToolError
 from kernellab.formats import npy
@@ -71,9 +69,12 @@ def _check_tensor_src(ck: Any, loc: Loc, r: m.Tensor, fmt: vkformat.VkFormatInfo
     except (ValueError, OSError) as exc:
         ck.add(loc + ("src",), f"{r.src_path}: {exc}")
         return
+    import numpy as np  # only for a tensor's .npy dtype
+
     want = tuple(r.dims)
     if tuple(hdr.shape) != want:
-        ck.add(loc + ("src",), f"{r.src_path}: tensor .npy is shaped {list(hdr.shape)}, the tensor's dims are {list(want)}")
+        ck.add(loc + ("src",),
+               f"{r.src_path}: tensor .npy is shaped {list(hdr.shape)}, the tensor's dims are {list(want)}")
     elif not fmt.npy_dtype_ok(np.dtype(hdr.dtype)):
         ck.add(loc + ("src",), f"{r.src_path}: tensor .npy has dtype {np.dtype(hdr.dtype).str}; "
                                  f"{fmt.name} needs {fmt.npy_descr}")
@@ -86,9 +87,10 @@ def _viewed_image(r: m.Tensor, by_uid: dict[str, tuple[Loc, m.Resource]], loc: L
         return image, loc + ("alias_target", "resource_ref")
     if r.memory_group is not None:
         for _, other in by_uid.values():
-            if isinstance(other, m.Image) and other.memory_group is not None \
-                    and other.memory_group.id == r.memory_group.id and other.memory_group.offset == r.memory_group.offset:
-                return other, loc + ("memory_group",)
+            if isinstance(other, m.Image) and other.memory_group is not None:
+                group = other.memory_group
+                if group.id == r.memory_group.id and group.offset == r.memory_group.offset:
+                    return other, loc + ("memory_group",)
     return None, loc
 
 
@@ -105,8 +107,9 @@ def _check_view(ck: Any, loc: Loc, where: Loc, r: m.Tensor, fmt: vkformat.VkForm
                                   f"{want} or {[1, *want]}, got {list(r.dims)}")
     component = ifmt.texel_size // max(ifmt.channels, 1)
     if fmt.texel_size != component:
+        unit = "byte" if component == 1 else "bytes"
         ck.add(loc + ("format",), f"{r.format} has {fmt.texel_size}-byte elements, but the components of image "
-                                    f"\"{image.uid}\" ({image.format}) are {component} byte{'s' if component > 1 else ''}")
+                                    f"\"{image.uid}\" ({image.format}) are {component} {unit}")
 
 
 def check_graph(ck: Any, loc: Loc, r: m.Graph, ref: Callable[..., Any], by_uid: dict[str, Any]) -> Any:
