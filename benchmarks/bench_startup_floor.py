@@ -6,7 +6,7 @@
 Runs, interleaved, each a fresh process on lavapipe: Arm's ``scenario-runner`` on the ``tiny``
 scenario of bench_scenarios.py; ``python -c pass``; a bare script that imports ``vulkan`` and
 creates an instance and a device (the floor for any Python Vulkan runner); the imports
-kernellab's run path pulls in (numpy, pydantic, vulkan); and ``kernellab run`` on the same
+kernellab's run path pulls in (numpy, vulkan); and ``kernellab run`` on the same
 scenario. Prints min and median wall time of each. The issue-2 target for ``tiny`` is 1.5x Arm's
 wall time; compare it with the floor's ratio.
 """
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             "python -c pass": ([sys.executable, "-c", "pass"], env),
             "python: import vulkan, instance + device": ([sys.executable, str(floor)], env),
             "python -c 'import numpy'": ([sys.executable, "-c", "import numpy"], env),
-            "python -c 'import numpy, pydantic, vulkan'": ([sys.executable, "-c", "import numpy, pydantic, vulkan"], env),
+            "python -c 'import numpy, vulkan'": ([sys.executable, "-c", "import numpy, vulkan"], env),
             "kernellab run (tiny)": (bench_scenarios._kernellab_argv(scenario, root / "kl"), env),
         }
         walls: dict[str, list[float]] = {name: [] for name in commands}

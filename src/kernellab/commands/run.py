@@ -87,7 +87,7 @@ class _ArmVersion(argparse.Action):
 
         from kernellab import __version__
         deps = []
-        for name in ("numpy", "vulkan", "pyopencl", "pydantic"):
+        for name in ("numpy", "vulkan", "pyopencl"):
             try:
                 deps.append(f"{name}={metadata.version(name)}")
             except metadata.PackageNotFoundError:

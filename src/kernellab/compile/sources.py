@@ -47,7 +47,7 @@ def request_for(path: str | Path, kernel: str | None = None, *, build_options: s
 
 def _from_workload(path: Path, kernel: str | None, build_options: str | None, entry: str | None,
                    target_env: str, device: str) -> CompileRequest:
-    # the readers (numpy, pydantic: ~0.1 s) are loaded only for workload files, not for a .cl or .comp
+    # the readers are loaded only for workload files, not for a .cl or .comp
     from kernellab.formats.detect import detect
 
     fmt = detect(path)
