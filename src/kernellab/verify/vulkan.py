@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +36,8 @@ DEFAULT_MAX_WORK = 4_000_000_000
 #: OpenCL C dispatches are otherwise checked on Oclgrind
 VULKAN_TYPES = ("GLSL", "SPIR-V")
 
+#: the compile layer's language of each scenario shader type
+_LANGUAGES = {"GLSL": "glsl", "SPIR-V": "spirv", "OpenCL-C": "opencl-c"}
 _BYTES = re.compile(r"bytes (\d+)\.\.(\d+)")
 _SCOPES = {"intra-workgroup": "intra-group", "inter-workgroup": "inter-group", "inter-dispatch": "inter-dispatch"}
 _WRITES = ("ACCESS_COMPUTE_SHADER_WRITE", "ACCESS_MEMORY_WRITE")
@@ -109,7 +112,7 @@ def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int |
         raise UsageError(f"--check: {exc}") from exc
     path = Path(path)
     scenario, _ = load_scenario(path)
-    limit = max_work or int(os.environ.get("KERNELLAB_VERIFY_MAX_WORK", DEFAULT_MAX_WORK))
+    limit = max_work or _max_work()
     state = _Buffers(scenario, path)
     modules: dict[str, bytes] = {}
     result = VulkanVerifyResult(path, [], checked=checked)
@@ -141,19 +144,31 @@ def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int |
         kernel = f"{shader.uid} ({shader.entry})"
         result.launches.append({"index": number, "kernel": kernel, "ran": True, "enqueued_at": None, "filled": [],
                                 "command": ci, "invocations": r.invocations, "seconds": round(r.seconds, 3)})
-        for f in r.findings:
-            found.append(_finding(f, kernel, number, ci, file_number, layouts))
+        found += [_finding(f, kernel, number, ci, file_number, layouts) for f in r.findings]
     numbers = {ci: n for n, (ci, _) in enumerate(dispatches)}
     kernels = {l["command"]: l["kernel"] for l in result.launches}
-    for f in hazards(scenario, runs):
-        found.append(_hazard(f, kernels, numbers, file_number, layouts))
+    for h in hazards(scenario, runs):
+        found.append(_hazard(h, kernels, numbers, file_number, layouts))
     if index is not None:
         found = [f for f in found if f.instantiation == index]
-    for f in found:
-        f.severity = "defect" if f.kind in checked else "warning"
+    for mine in found:
+        mine.severity = "defect" if mine.kind in checked else "warning"
     result.findings = fnd.ordered(found)
     result.raw_messages = sum(f.count for f in found)
     return result
+
+
+def _max_work() -> int:
+    text = os.environ.get("KERNELLAB_VERIFY_MAX_WORK", "")
+    if not text:
+        return DEFAULT_MAX_WORK
+    try:
+        value = int(float(text))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UsageError(f"KERNELLAB_VERIFY_MAX_WORK must be a positive number (like 4e9), not {text!r}")
+    return value
 
 
 # --- the scenario's memory ---------------------------------------------------------------------
@@ -199,9 +214,8 @@ class _Buffers:
 def _compile(scenario: m.Scenario, shader: m.Shader, path: Path) -> bytes:
     """The SPIR-V the checker runs: what Vulkan runs, GLSL compiled with debug information."""
     from kernellab.compile.pipeline import CompileRequest, Compiler
-    from kernellab.runtime.executor import LANGUAGE_OF_TYPE
     assert shader.src_path is not None
-    language = LANGUAGE_OF_TYPE[shader.type]
+    language = _LANGUAGES[shader.type]
     options = shader.build_options + (" -gVS" if language == "glsl" else "")
     place = (str(path), f"/resources/{scenario.resources.index(shader)}/shader/build_options")
     req = CompileRequest(source=shader.src_path, language=language, entry=shader.entry, build_options=options.strip(),
@@ -209,7 +223,8 @@ def _compile(scenario: m.Scenario, shader: m.Shader, path: Path) -> bytes:
     return Compiler(req).vulkan_module().data
 
 
-def _layouts(spirv: bytes, entry: str, spec: dict[int, Any], c: m.DispatchCompute) -> dict[str, tuple[str | None, int, int]]:
+def _layouts(spirv: bytes, entry: str, spec: dict[int, Any],
+             c: m.DispatchCompute) -> dict[str, tuple[str | None, int, int]]:
     """uid -> (the shader's name for the buffer, offset of its array, bytes per element), so a
     byte offset of a hazard reads as an element index."""
     from kernellab.spirvsim.module import load
@@ -370,10 +385,12 @@ def hazards(scenario: m.Scenario, runs: Sequence[tuple[int, Any]]) -> list[Any]:
                     xa = getattr(fa, mine) & ~ordered[fa.offset:fa.offset + fa.read.size]
                     xb = getattr(fb, theirs)
                     none_a, none_b = np.zeros_like(xa), np.zeros_like(xb)
-                    pa = Footprint(uid, fa.offset, xa if mine == "read" else none_a, xa if mine == "written" else none_a)
+                    pa = Footprint(uid, fa.offset, xa if mine == "read" else none_a,
+                                   xa if mine == "written" else none_a)
                     pb = Footprint(uid, fb.offset, xb if theirs == "read" else none_b,
                                    xb if theirs == "written" else none_b)
-                    out += dispatch_hazards([(ci, SimpleNamespace(footprints={uid: pa})),
-                                             (cj, SimpleNamespace(footprints={uid: pb}))],
-                                            ordered=lambda *_: False)
+                    # dispatch_hazards reads only the footprints of what it is given
+                    pair: list[Any] = [(ci, SimpleNamespace(footprints={uid: pa})),
+                                       (cj, SimpleNamespace(footprints={uid: pb}))]
+                    out += dispatch_hazards(pair, ordered=lambda *_: False)
     return out
