@@ -8,17 +8,19 @@ frame) and costs nothing when a whole scenario is one frame.
 from __future__ import annotations
 
 import abc
+import math
+import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 from collections.abc import Mapping, Sequence
-
-import numpy as np
 
 from kernellab.errors import KernellabError
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
 from kernellab.native.devices import DEVICE_KINDS, DeviceInfo, choose_device  # noqa: F401
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a run of buffers never imports NumPy: the byte-level methods take memoryviews
+    import numpy as np
+
     from kernellab.listing.reflect import Interface
 
 
@@ -40,11 +42,16 @@ class SpecConstant:
 
     def encode(self) -> bytes:
         if self.kind == "float":
-            return np.float32(self.value).tobytes()
+            try:
+                return struct.pack("=f", self.value)
+            except OverflowError:  # beyond float32: infinity, as a C cast (and NumPy) gives
+                return struct.pack("=f", math.copysign(math.inf, self.value))
         if self.kind == "bool":
-            return np.uint32(1 if self.value else 0).tobytes()
+            return struct.pack("=I", 1 if self.value else 0)
         v = int(self.value)
-        return (np.int32(v) if v < 0 else np.uint32(v & 0xFFFFFFFF)).tobytes()
+        if v < -2**31:
+            raise OverflowError(f"specialization constant {self.id}: {v} is out of bounds for int32")
+        return struct.pack("=i", v) if v < 0 else struct.pack("=I", v & 0xFFFFFFFF)
 
 
 @dataclass(frozen=True, order=True)
@@ -245,13 +252,25 @@ class UnknownEntryError(KernellabError):
                          f"no kernel named {entry!r} (the source defines: {have})")
 
 
+class PipelineCacheMiss(KernellabError):
+    """A pipeline the loaded pipeline cache did not hold (Arm's --fail-on-pipeline-cache-miss)."""
+
+    def __init__(self, pipeline: str):
+        super().__init__(f"Pipeline cache miss for pipeline: {pipeline}")
+        self.pipeline = pipeline
+
+
 @dataclass(frozen=True)
 class BackendOptions:
     robust_buffer_access: bool = False
     #: record timestamps around every command (for --profiling-dump-path)
     timestamps: bool = False
-    #: file for a persistent pipeline cache (VkPipelineCache / program binaries); None = none
-    pipeline_cache_file: str | None = None
+    #: initial data of the pipeline cache (a validated VkPipelineCache blob); None = start empty
+    pipeline_cache_data: bytes | None = None
+    #: Arm's --fail-on-pipeline-cache-miss with a loaded cache: a pipeline not found in it is an error
+    fail_on_pipeline_cache_miss: bool = False
+    #: Arm's --enable-gpu-debug-markers: label each command (VK_EXT_debug_utils) when the driver has it
+    debug_markers: bool = False
     #: the workload has tensors or graphs: open the device with VK_ARM_tensors/VK_ARM_data_graph
     #: (through Arm's ML emulation layer when the driver lacks them)
     ml: bool = False
@@ -270,6 +289,10 @@ class Backend(abc.ABC):
     def limits(self) -> Limits:
         """The opened device's limits (nothing limited unless the backend reads them)."""
         return Limits()
+
+    def pipeline_cache_blob(self) -> bytes | None:
+        """The pipeline cache's data as the driver serializes it (None: the backend keeps none)."""
+        return None
 
     def program_interface(self, spec: ProgramSpec) -> KernelInterface | None:
         """What a program taken as source (:data:`SOURCE`) expects, known before
@@ -312,6 +335,15 @@ class Backend(abc.ABC):
     def buffer_view(self, buf: Buffer) -> np.ndarray:
         """The buffer's device bytes, writable in place (``capabilities.mapped_buffers`` only)."""
         raise UnsupportedError(f"the {self.name} backend does not map buffers")
+
+    # a run of buffers never imports NumPy: these two give the same bytes as memoryviews
+    def read_buffer_bytes(self, buf: Buffer) -> memoryview:
+        """:meth:`read_buffer`'s bytes as a memoryview; only valid until the next submit, write or close."""
+        return memoryview(self.read_buffer(buf)).cast("B")  # type: ignore[arg-type]  # stubs: no Buffer
+
+    def buffer_view_bytes(self, buf: Buffer) -> memoryview:
+        """:meth:`buffer_view`'s writable device bytes as a memoryview (``capabilities.mapped_buffers`` only)."""
+        return memoryview(self.buffer_view(buf)).cast("B")  # type: ignore[arg-type]  # stubs: no Buffer
 
     # --- programs and commands --------------------------------------------------------------
     def create_program(self, spec: ProgramSpec) -> Program:

@@ -11,15 +11,12 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 from kernellab.backends.base import (VULKAN_MODULE, Backend, BackendOptions, Buffer, Capabilities, CommandTiming,
                                      DeviceInfo, ImageBinding, Limits, Program, ProgramSpec)
-from kernellab.backends.vkcore import specialization_info
+from kernellab.backends.vkcore import create_compute_pipeline, specialization_info
 from kernellab.backends.vulkan_image import VulkanImage, VulkanImageSupport
 from kernellab.backends.vulkan_ml import VulkanGraphSupport, VulkanTensorSupport
 from kernellab.errors import BackendError, DeviceError, InputError
@@ -27,14 +24,21 @@ from kernellab.native import vk as nvk
 from kernellab.native.vk import INSTALL_HINT
 from kernellab.native.failure import cleanup_failed
 from kernellab.native.vk import checked as _checked
-from kernellab.outputs import write_bytes
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # NumPy only where images and tensors need it: a run of buffers starts without it
+    import numpy as np
+
     from kernellab.backends.vulkan_tensor import BufferSpec, DeviceMemory
 
 log = logging.getLogger("kernellab.vulkan")
 
+#: a buffer is cleared a block at a time: a large one needs no zeroed copy of its size
+_ZERO_BLOCK = 1 << 20
+
 KIND_OF_TYPE = {0: "other", 1: "integrated-gpu", 2: "discrete-gpu", 3: "virtual-gpu", 4: "cpu"}
+
+
+_DEBUG_UTILS = "VK_EXT_debug_utils"
 
 
 def _version(v: int) -> str:
@@ -61,12 +65,26 @@ class _Instance:
         except vk.VkError as exc:
             raise DeviceError(f"vkCreateInstance failed: {nvk.code_name(exc)}: {INSTALL_HINT}") from None
         self.physical_devices = list(vk.vkEnumeratePhysicalDevices(self.handle))
+        self.extensions = tuple(extensions)
 
     @classmethod
     def shared(cls) -> _Instance:
         if cls._shared is None:
-            cls._shared = _Instance()
+            # VK_EXT_debug_utils when the loader has it: --enable-gpu-debug-markers labels commands
+            vk = nvk.load()
+            try:
+                have = {e.extensionName for e in vk.vkEnumerateInstanceExtensionProperties(None)}
+            except vk.VkError:
+                have = set()
+            cls._shared = _Instance(extensions=[e for e in (_DEBUG_UTILS,) if e in have])
         return cls._shared
+
+    def proc(self, name: str) -> Any:
+        """An instance-level extension function (None when the instance lacks it)."""
+        try:
+            return nvk.load().vkGetInstanceProcAddr(self.handle, name)
+        except Exception:  # the binding raises its own ProcedureNotFoundError
+            return None
 
     _with_ml: _Instance | None = None
 
@@ -91,9 +109,20 @@ class VulkanBuffer(Buffer):
     handle: Any
     memory: Any
     mapping: Any  # ffi.buffer over the persistently mapped memory
-    array: np.ndarray = field(repr=False)  # uint8 view of the mapping
+    #: the mapped bytes; a run of buffers reads and writes them without NumPy
+    view: memoryview = field(repr=False)
     #: False when the buffer lives in memory shared with other resources (a memory group)
     owns_memory: bool = True
+    _array: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def array(self) -> np.ndarray:
+        """The mapped bytes as a uint8 NumPy array (images, tensors and ``read_buffer``'s callers)."""
+        if self._array is None:
+            import numpy as np
+
+            self._array = np.frombuffer(self.view, dtype=np.uint8)
+        return self._array
 
 
 @dataclass
@@ -173,6 +202,7 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         self._cmd: Any = None
         self._bound_pipeline: Any = None
         self._labels: list[str] = []  # one per timestamp pair recorded this frame
+        self.debug_labels = self._debug_label_functions() if options.debug_markers else None
         self._queries_used = 0
 
     # --- opening the device --------------------------------------------------------------------
@@ -294,8 +324,9 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
 
     def _free_buffer(self, b: VulkanBuffer) -> None:
         vk = self.vk
-        # numpy views must go before the mapping does
-        b.array = np.empty(0, np.uint8)
+        # views must go before the mapping does
+        b._array = None
+        b.view = memoryview(b"")
         b.mapping = None
         if b.owns_memory:
             nvk.release("vkUnmapMemory", vk.vkUnmapMemory, self.handle, b.memory)
@@ -317,7 +348,7 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         with _checked("vkBindBufferMemory"):
             self.vk.vkBindBufferMemory(self.handle, handle, memory.handle, offset)
         buf = VulkanBuffer(spec.size, spec.uid, handle, memory.handle, memory.mapping,
-                           memory.array[offset:offset + spec.size], owns_memory=False)
+                           memoryview(memory.mapping).cast("B")[offset:offset + spec.size], owns_memory=False)
         self._buffers.append(buf)
         return buf
 
@@ -338,43 +369,64 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
             vk.vkBindBufferMemory(self.handle, handle, memory, 0)
         with _checked("vkMapMemory"):
             mapping = vk.vkMapMemory(self.handle, memory, 0, size, 0)
-        array = np.frombuffer(mapping, dtype=np.uint8, count=size)
-        return VulkanBuffer(size, uid, handle, memory, mapping, array)
+        return VulkanBuffer(size, uid, handle, memory, mapping, memoryview(mapping).cast("B")[:size])
 
     def _write_buffer(self, buf: Buffer, data: memoryview, offset: int) -> None:
         assert isinstance(buf, VulkanBuffer)
-        buf.array[offset:offset + data.nbytes] = np.frombuffer(data, dtype=np.uint8)
+        buf.view[offset:offset + data.nbytes] = data
 
     def _clear_buffer(self, buf: Buffer) -> None:
         assert isinstance(buf, VulkanBuffer)
-        buf.array.fill(0)
+        zeros = bytes(min(buf.size, _ZERO_BLOCK))
+        for start in range(0, buf.size, len(zeros)):
+            end = min(start + len(zeros), buf.size)
+            buf.view[start:end] = zeros[:end - start]
 
     def _read_buffer(self, buf: Buffer) -> np.ndarray:
         assert isinstance(buf, VulkanBuffer)
         return buf.array
+
+    def _debug_label_functions(self) -> tuple[Any, Any] | None:
+        """(vkCmdBeginDebugUtilsLabelEXT, vkCmdEndDebugUtilsLabelEXT), or None without the extension."""
+        inst = _Instance.shared() if not self.options.ml else None
+        if inst is None or _DEBUG_UTILS not in inst.extensions:
+            log.warning("--enable-gpu-debug-markers: %s is not available here; no labels", _DEBUG_UTILS)
+            return None
+        begin, end = inst.proc("vkCmdBeginDebugUtilsLabelEXT"), inst.proc("vkCmdEndDebugUtilsLabelEXT")
+        return (begin, end) if begin and end else None
+
+    def _label(self, cmd: Any, label: str) -> Any:
+        """Open a debug-utils label around a command; the returned callable closes it."""
+        if self.debug_labels is None:
+            return lambda: None
+        begin, end = self.debug_labels
+        begin(cmd, self.vk.VkDebugUtilsLabelEXT(pLabelName=label or "command", color=[0.0, 0.0, 0.0, 0.0]))
+        return lambda: end(cmd)
 
     def buffer_view(self, buf: Buffer) -> np.ndarray:
         """The mapped bytes, writable: files are read straight into it (no staging copy)."""
         assert isinstance(buf, VulkanBuffer)
         return buf.array
 
+    def read_buffer_bytes(self, buf: Buffer) -> memoryview:
+        assert isinstance(buf, VulkanBuffer)
+        return buf.view
+
+    def buffer_view_bytes(self, buf: Buffer) -> memoryview:
+        assert isinstance(buf, VulkanBuffer)
+        return buf.view
+
     # --- programs ------------------------------------------------------------------------------
     def _create_pipeline_cache(self) -> Any:
         vk = self.vk
-        data = b""
-        path = self.options.pipeline_cache_file
-        if path:
-            with contextlib.suppress(OSError):
-                data = Path(path).read_bytes()
+        # the caller validated the blob's header against this device (runtime/pipeline_cache.py)
+        data = self.options.pipeline_cache_data or b""
         keep = self.ffi.from_buffer(data) if data else None
         info = vk.VkPipelineCacheCreateInfo(initialDataSize=len(data), pInitialData=keep)
         with _checked("vkCreatePipelineCache"):
             return vk.vkCreatePipelineCache(self.handle, info, None)
 
-    def _save_pipeline_cache(self) -> None:
-        path = self.options.pipeline_cache_file
-        if not path:
-            return
+    def pipeline_cache_blob(self) -> bytes | None:
         # the raw call: the binding's wrapper cannot be asked for the size first
         size = self.ffi.new("size_t*")
         result = self.lib.vkGetPipelineCacheData(self.handle, self.pipeline_cache, size, self.ffi.NULL)
@@ -383,11 +435,8 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
             result = self.lib.vkGetPipelineCacheData(self.handle, self.pipeline_cache, size, blob)
         if result != 0:  # the cache is an optimisation: a run that cannot save it still succeeded
             cleanup_failed("vkGetPipelineCacheData", nvk.result_name(result))
-            return
-        try:
-            write_bytes(path, self.ffi.buffer(blob, size[0]))
-        except OSError as exc:
-            cleanup_failed(f"writing the pipeline cache {path}", exc.strerror or type(exc).__name__)
+            return None
+        return bytes(self.ffi.buffer(blob, size[0]))
 
     def _set_layout(self, bindings: tuple[tuple[int, str], ...]) -> Any:
         if bindings in self._layouts:
@@ -427,9 +476,9 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         spec_info, keep = specialization_info(spec.specialization)
         stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module,
                                                    pName=spec.entry, pSpecializationInfo=spec_info)
-        info = vk.VkComputePipelineCreateInfo(stage=stage, layout=layout, basePipelineIndex=-1)
-        with _checked(f"vkCreateComputePipelines({spec.uid}, entry {spec.entry!r})"):
-            pipeline = vk.vkCreateComputePipelines(self.handle, self.pipeline_cache, 1, [info], None)[0]
+        pipeline = create_compute_pipeline(vk, self.handle, self.pipeline_cache, stage, layout, spec.uid,
+                                           f"vkCreateComputePipelines({spec.uid}, entry {spec.entry!r})",
+                                           self.options.fail_on_pipeline_cache_miss)
         program = VulkanProgram(spec, module, set_layouts, layout, pipeline,
                                 {s: tuple(b for b, _ in sorted(by_set.get(s, []))) for s in range(n_sets)})
         self._programs.append(program)
@@ -531,6 +580,7 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         assert isinstance(program, VulkanProgram)
         vk = self.vk
         cmd = self._begin()
+        close_label = self._label(cmd, label)
         if self._timing:
             self._timestamp(cmd)
         if self._bound_pipeline is not program.pipeline:
@@ -555,6 +605,7 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         if self._timing:
             self._timestamp(cmd)
             self._labels.append(label)
+        close_label()
 
     def _barrier(self, buffers: Sequence[tuple[Buffer, int, int]], memory: bool, label: str) -> None:
         vk = self.vk
@@ -574,7 +625,11 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
                                                  srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
                                                  dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
                                                  buffer=buf.handle, offset=offset, size=size))
+        # a scenario's barrier command is labelled; the implicit one after a dispatch is not a command
+        close_label = self._label(cmd, label) if not label.endswith(":implicit_barrier") else None
         vk.vkCmdPipelineBarrier(cmd, stage, stage, 0, len(mem), mem or None, len(bufs), bufs or None, 0, None)
+        if close_label is not None:
+            close_label()
 
     def _submit(self) -> list[CommandTiming]:
         vk = self.vk
@@ -621,7 +676,6 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         vk = self.vk
         # a lost device fails here; what follows still releases every handle (and logs failures)
         nvk.release("vkDeviceWaitIdle", vk.vkDeviceWaitIdle, self.handle)
-        self._save_pipeline_cache()
         destroy: list[tuple[str, Any]] = []
         for p in self._programs:
             destroy += [("vkDestroyPipeline", p.pipeline), ("vkDestroyPipelineLayout", p.layout),

@@ -50,4 +50,6 @@ class GraphSegmentProgram:
     module: Any
     session: Any = None
     session_memories: list[Any] = field(default_factory=list)
+    #: bytes of session memory bound (Arm's profiling dump reports them as "Session memory [bytes]")
+    session_bytes: int = 0
     keep: list[Any] = field(default_factory=list)

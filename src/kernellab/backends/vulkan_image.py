@@ -8,10 +8,11 @@ descriptors use the layout an image has when the dispatch is recorded.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from kernellab.backends.base import Image, ImageSpec, UnsupportedError
 from kernellab.native.vk import checked, release
@@ -224,7 +225,7 @@ class VulkanImageSupport:
             raise ValueError(f"image {image.spec.uid!r}: {data.nbytes} bytes given for {levels} mip levels "
                              f"of {sum(sizes)} bytes")
         staging = self._staging(data.nbytes)
-        staging.array[:] = np.frombuffer(data, np.uint8)
+        staging.view[:] = data
 
         def record(cmd: Any) -> None:
             general, dst = vk.VK_IMAGE_LAYOUT_GENERAL, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL

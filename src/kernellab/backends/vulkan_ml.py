@@ -9,14 +9,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from kernellab.backends.base import ImageSpec, UnsupportedError
-from kernellab.backends.vkcore import specialization_info
+from kernellab.backends.vkcore import create_compute_pipeline, specialization_info
 from kernellab.native.vk import checked, release
 from kernellab.errors import DeviceError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # NumPy only once tensors are used: a run of buffers starts without it
+    import numpy as np
+
     from kernellab.backends.vulkan_graph import GraphSegmentProgram, GraphSegmentSpec
     from kernellab.backends.vulkan_tensor import (
         BufferSpec,
@@ -74,6 +74,8 @@ class VulkanTensorSupport:
 
     def host_memory(self, size: int, type_bits: int, what: str) -> DeviceMemory:
         """Host-visible coherent memory of a type in ``type_bits``, mapped (device-local preferred)."""
+        import numpy as np
+
         from kernellab.backends.vulkan_tensor import DeviceMemory
 
         vk = self.vk
@@ -137,6 +139,8 @@ class VulkanTensorSupport:
 
     def write_tensor(self, tensor: VulkanTensor, data: np.ndarray) -> None:
         """Set the tensor's elements from an array of its dims (any dtype of the element's size)."""
+        import numpy as np
+
         want = tuple(int(d) for d in tensor.spec.dims)
         values = np.ascontiguousarray(data).reshape(want)
         dtype = np.dtype(tensor.fmt.dtype)
@@ -155,6 +159,8 @@ class VulkanTensorSupport:
 
     def read_tensor(self, tensor: VulkanTensor) -> np.ndarray:
         """The elements as a contiguous array shaped by dims (a copy)."""
+        import numpy as np
+
         if tensor.linear:
             return np.ascontiguousarray(tensor.elements()).copy()
         staging = self._staging_tensor(tensor)
@@ -166,6 +172,8 @@ class VulkanTensorSupport:
 
     def tensor_view_array(self, tensor: VulkanTensor) -> np.ndarray | None:
         """The mapped elements of a packed LINEAR tensor as flat bytes (files read straight into it)."""
+        import numpy as np
+
         if not tensor.linear or tensor.spec.strides or tensor.memory is None:
             return None
         n = int(np.prod(tensor.spec.dims, dtype=np.int64)) * tensor.fmt.texel_size
@@ -204,6 +212,8 @@ class VulkanTensorSupport:
         release(f"vkDestroyTensorARM({uid})", self.arm.destroy_tensor, tensor.handle)
 
     def _free_memory(self, mem: DeviceMemory) -> None:
+        import numpy as np
+
         mem.array = np.empty(0, np.uint8)
         mem.mapping = None
         release("vkUnmapMemory", self.vk.vkUnmapMemory, self.handle, mem.handle)
@@ -410,6 +420,7 @@ class VulkanGraphSupport:
             def allocate(size: int, bits: int) -> Any:
                 mem = self.host_memory(size, bits, f"graph session {spec.label}")  # type: ignore[attr-defined]
                 memories.append(mem)
+                program.session_bytes += size
                 return mem.handle
 
             program.session, _ = self.arm.create_session(pipe, allocate)
@@ -419,9 +430,10 @@ class VulkanGraphSupport:
             # bound to a name first: a nested temporary would free its pName before the call
             stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module,
                                                        pName=spec.entry, pSpecializationInfo=spec_info)
-            info = vk.VkComputePipelineCreateInfo(stage=stage, layout=layout, basePipelineIndex=-1)
-            with checked(f"vkCreateComputePipelines({spec.label}, entry {spec.entry!r})"):
-                program.pipeline = vk.vkCreateComputePipelines(self.handle, self.pipeline_cache, 1, [info], None)[0]
+            program.pipeline = create_compute_pipeline(
+                vk, self.handle, self.pipeline_cache, stage, layout, spec.label.split(":", 2)[-1],
+                f"vkCreateComputePipelines({spec.label}, entry {spec.entry!r})",
+                self.options.fail_on_pipeline_cache_miss)  # type: ignore[attr-defined]
         if n_sets:
             with checked("vkAllocateDescriptorSets"):
                 program.sets = list(vk.vkAllocateDescriptorSets(self.handle, vk.VkDescriptorSetAllocateInfo(

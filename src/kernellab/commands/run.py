@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import shutil
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -40,11 +40,13 @@ def register(sub: Any) -> None:
                    help="let dst paths be absolute (Arm's behaviour); without it they must lie under --output")
     p.add_argument("--profiling-dump-path", type=Path, help="write each command's GPU time (JSON)")
     p.add_argument("--perf-counters-dump-path", type=Path, help="write host-side phase timings (JSON)")
-    p.add_argument("--pipeline-caching", action="store_true", help="reuse compiled SPIR-V and pipeline caches")
-    p.add_argument("--cache-path", type=Path, help="cache folder for --pipeline-caching")
-    p.add_argument("--clear-pipeline-cache", action="store_true", help="empty the cache folder first")
+    p.add_argument("--pipeline-caching", action="store_true",
+                   help="keep the Vulkan pipeline cache in CACHE_PATH/<scenario stem>.cache (as Arm's runner)")
+    p.add_argument("--cache-path", type=Path, help="folder for --pipeline-caching (default: the temp folder)")
+    p.add_argument("--clear-pipeline-cache", action="store_true",
+                   help="with --pipeline-caching: delete the scenario's cache file first")
     p.add_argument("--fail-on-pipeline-cache-miss", action="store_true",
-                   help="fail when --pipeline-caching finds something not yet cached")
+                   help="with --pipeline-caching: fail when a loaded cache lacks a pipeline")
     p.add_argument("--no-cache", action="store_true",
                    help="compile every kernel afresh: neither read nor write the compiled-artifact cache")
     p.add_argument("--enable-robustness-features", action="store_true", help="enable robust buffer access")
@@ -105,7 +107,7 @@ def add_arm_only_flags(p: Any) -> None:
                    help="wait for Enter before running")
     p.add_argument("--pause-on-exit", action="store_true", help="wait for Enter before exiting")
     p.add_argument("--enable-gpu-debug-markers", action="store_true",
-                   help="Arm: label commands with debug markers (accepted; no labels are emitted yet)")
+                   help="label each dispatch with VK_EXT_debug_utils (when the loader has it)")
     p.add_argument("--capture-frame", action="store_true",
                    help="Arm: RenderDoc frame capture (accepted, no RenderDoc here; see --capture-frames)")
     p.add_argument("--disable-extension", action="extend", nargs="+", default=[], metavar="EXT",
@@ -129,7 +131,8 @@ def arm_only_notices(args: argparse.Namespace) -> list[str]:
             raise UsageError(f"{flag}: Invalid {what} dump directory: {folder}")
     notices = []
     if getattr(args, "enable_gpu_debug_markers", False):
-        notices.append("--enable-gpu-debug-markers: accepted; kernellab emits no debug labels yet")
+        notices.append("--enable-gpu-debug-markers: each dispatch is labelled with VK_EXT_debug_utils when the "
+                       "Vulkan loader has it (a warning says when it does not)")
     if getattr(args, "capture_frame", False):
         notices.append("--capture-frame: accepted; no RenderDoc integration here "
                        "(kernellab's --capture-frames DIR saves the resources of each boundary)")
@@ -204,10 +207,11 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
              len(scenario.commands), parse_ms)
 
     cache_dir = None
-    if args.pipeline_caching or args.cache_path:
-        cache_dir = args.cache_path or config.get().cache_dir
-        if args.clear_pipeline_cache and cache_dir.exists():
-            shutil.rmtree(cache_dir)
+    if args.pipeline_caching:
+        # Arm's src/main.cpp: the folder must exist (default: the temp folder); the file is <stem>.cache
+        cache_dir = args.cache_path or Path(tempfile.gettempdir())
+        if not cache_dir.is_dir():
+            raise UsageError(f"Invalid cache directory: {cache_dir}")
     elif args.fail_on_pipeline_cache_miss:
         # Arm reads the flag only together with --pipeline-caching (its src/main.cpp); so do we
         print("kernellab: notice: --fail-on-pipeline-cache-miss: has no effect without --pipeline-caching",
@@ -217,6 +221,9 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
                          robust_buffer_access=args.enable_robustness_features,
                          timestamps=args.profiling_dump_path is not None or getattr(args, "trace", None) is not None,
                          fail_on_cache_miss=args.fail_on_pipeline_cache_miss and cache_dir is not None,
+                         clear_pipeline_cache=args.clear_pipeline_cache and cache_dir is not None,
+                         arm_log=cache_dir is not None,
+                         debug_markers=getattr(args, "enable_gpu_debug_markers", False),
                          strict=args.strict,
                          finish=lambda report, outputs: _stage_dumps(args, report, outputs, parse_ms))
     progress = None
@@ -237,29 +244,16 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
 
 
 def _stage_dumps(args: argparse.Namespace, report: Any, outputs: Any, parse_ms: float) -> None:
-    """Stage the profiling and perf-counter dumps into the run's outputs: they are committed with
-    the dst files, so a dump that cannot be written leaves no output either."""
+    """Stage the profiling and perf-counter dumps (Arm's schemas, runtime/arm_dumps.py) into the
+    run's outputs: they are committed with the dst files, so a dump that cannot be written leaves
+    no output either."""
+    from kernellab.runtime.arm_dumps import dump_text, perf_counters_document, profiling_document
+
     report.phases_ms = {"parse": parse_ms, **report.phases_ms}
     if args.perf_counters_dump_path:
-        outputs.text(args.perf_counters_dump_path, json.dumps({
-            "device": report.device,
-            "phases_ms": {k: round(v, 3) for k, v in report.phases_ms.items()},
-            "total_ms": round(sum(report.phases_ms.values()), 3)}, indent=2) + "\n")
+        outputs.text(args.perf_counters_dump_path, dump_text(perf_counters_document(report)))
     if args.profiling_dump_path:
-        outputs.text(args.profiling_dump_path, json.dumps(profiling_json(report), indent=2) + "\n")
-
-
-def profiling_json(report: Any) -> dict[str, Any]:
-    repeats = []
-    for timings in report.timings:
-        commands = []
-        for t in timings:
-            index, kind, *rest = t.label.split(":", 2)
-            commands.append({"index": int(index), "command": kind, "resource": rest[0] if rest else "",
-                             "gpu_time_ns": round(t.duration_ns, 1)})
-        repeats.append({"commands": commands, "total_ns": round(sum(c["gpu_time_ns"] for c in commands), 1)})
-    return {"device": report.device, "repeats": repeats,
-            "total_ns": round(sum(r["total_ns"] for r in repeats), 1)}
+        outputs.text(args.profiling_dump_path, dump_text(profiling_document(report, args.dry_run)))
 
 
 def _stderr_console() -> Any:

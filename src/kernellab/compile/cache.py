@@ -1,23 +1,29 @@
-"""A content-addressed store of compiled artifacts.
+"""Caches: a content-addressed store of compiled artifacts, and Arm's pipeline-cache file.
 
-Keys are hashes of everything an artifact depends on (input, options, tool versions, device),
-so a hit is always right; entries are written to a temp file and renamed so concurrent runs
-never see half a file.
+Artifact keys are hashes of everything an artifact depends on (input, options, tool versions,
+device), so a hit is always right; entries are written to a temp file and renamed so concurrent
+runs never see half a file.
+
+``--pipeline-caching`` keeps a VkPipelineCache blob the way Arm's runner does (its
+src/pipeline_cache.cpp, src/main.cpp): one file ``<cache-path>/<scenario stem>.cache``, taken only
+when its header names this device.
 """
 from __future__ import annotations
 
 import os
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import config
+from kernellab.errors import FileSystemError, KernellabError
 from kernellab.outputs import write_bytes
 
 
 class ArtifactCache:
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
-        #: keys looked up and not found (for --fail-on-pipeline-cache-miss)
-        self.misses: list[str] = []
 
     def _path(self, key: str, ext: str) -> Path:
         return self.root / "artifacts" / key[:2] / f"{key}.{ext}"
@@ -26,7 +32,6 @@ class ArtifactCache:
         try:
             return self._path(key, ext).read_bytes()
         except OSError:
-            self.misses.append(f"{key}.{ext}")
             return None
 
     def put(self, key: str, ext: str, data: bytes) -> None:
@@ -35,9 +40,6 @@ class ArtifactCache:
         except OSError:
             pass  # a cache that cannot be written only costs time
 
-    def pipeline_cache_file(self, device_key: str) -> Path:
-        """Where the VkPipelineCache blob for one device lives."""
-        return self.root / "pipeline-cache" / f"{device_key}.bin"
 
 
 def default_cache() -> ArtifactCache | None:
@@ -45,3 +47,68 @@ def default_cache() -> ArtifactCache | None:
     None when caching is off (``KERNELLAB_NO_CACHE=1``, ``kernellab run --no-cache``)."""
     settings = config.get()
     return ArtifactCache(settings.cache_dir) if settings.compile_cache else None
+
+
+#: sizeof(VkPipelineCacheHeaderVersionOne): headerSize, headerVersion, vendorID, deviceID, UUID[16]
+PIPELINE_CACHE_HEADER = struct.Struct("<IIII16s")
+PIPELINE_CACHE_HEADER_VERSION_ONE = 1
+
+#: how a pipeline-cache step is reported: (level, message), Arm's words (scripts match on them)
+Say = Callable[[str, str], None]
+
+
+@dataclass(frozen=True)
+class PipelineCacheFile:
+    path: Path
+
+    @classmethod
+    def for_scenario(cls, folder: Path, scenario_file: Path) -> PipelineCacheFile:
+        # Arm: cacheDir / scenarioFile.filename().replace_extension("cache")
+        return cls(Path(folder) / f"{Path(scenario_file).stem}.cache")
+
+    def load(self, vendor_id: int, device_id: int, clear: bool, say: Say) -> bytes | None:
+        """The blob to start the device's pipeline cache with, or None; ``clear`` deletes the file."""
+        if clear:
+            self.path.unlink(missing_ok=True)
+            say("INFO", "Pipeline Cache cleared")
+            return None
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return None  # not a miss: nothing was cached yet
+        except OSError as exc:
+            raise KernellabError(f"Failed to read the pipeline cache {self.path}: {exc.strerror}") from None
+        if not data:
+            say("WARNING", "Pipeline Cache skipped: size invalid")
+            return None
+        if not header_matches(data, vendor_id, device_id, say):
+            say("WARNING", "Pipeline Cache skipped: failed to validate.")
+            return None
+        say("INFO", "Pipeline Cache loaded and validated.")
+        return data
+
+    def save(self, data: bytes, say: Say) -> None:
+        try:
+            write_bytes(self.path, data)
+        except (OSError, FileSystemError) as exc:
+            raise KernellabError(f"Error storing pipeline cache into: {self.path} ({exc})") from None
+        say("INFO", "Pipeline Cache stored")
+
+
+def header_matches(data: bytes, vendor_id: int, device_id: int, say: Say) -> bool:
+    """Arm's ``isValidPipelineCache``: the header's size, version and device, each refusal said."""
+    if len(data) < PIPELINE_CACHE_HEADER.size:
+        return False
+    size, version, vendor, device, _ = PIPELINE_CACHE_HEADER.unpack_from(data)
+    if size != PIPELINE_CACHE_HEADER.size:
+        say("WARNING", "Pipeline validation: Incorrect pipeline cache header size")
+        return False
+    if version != PIPELINE_CACHE_HEADER_VERSION_ONE:
+        say("WARNING", f"Pipeline validation: Incorrect pipeline header version ({version}). "
+                       f"Expected ({PIPELINE_CACHE_HEADER_VERSION_ONE})")
+        return False
+    if (vendor, device) != (vendor_id, device_id):
+        say("WARNING", f"Pipeline validation: Incorrect device used with cache. (VendorID, DeviceID) = "
+                       f"({vendor}, {device}). Expected ({vendor_id}, {device_id})")
+        return False
+    return True

@@ -12,23 +12,24 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 
 from kernellab import model as m
 from kernellab.backends import opencl_abi
 from kernellab.backends.base import (SOURCE, Backend, BackendOptions, BindingSlot, Buffer, CommandTiming, Image,
                                      ImageBinding, ImageSpec, KernelInterface, Program, ProgramSpec, SamplerSpec,
-                                     SpecConstant, UnknownEntryError, choose_device)
+                                     PipelineCacheMiss, SpecConstant, UnknownEntryError, choose_device)
 from kernellab.backends.registry import backend_class
-from kernellab.compile.cache import ArtifactCache, default_cache
+from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_cache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages
-from kernellab.errors import InputError, KernellabError, Problem, UsageError, json_pointer
-from kernellab.formats import imagefile, npy, npy_arm
+from kernellab.errors import InputError, KernellabError, Problem, json_pointer
+from kernellab.formats import npy, npy_arm
 from kernellab.outputs import OutputSet
+from kernellab.runtime import arm_log
+from kernellab.runtime.arm_dumps import PerfCounter
 from kernellab.runtime.interface import check_dispatch, check_local_arguments, check_spec_constants, reflect_module
 from kernellab.runtime.limits import LocalSize, check_limits
-from kernellab.vkregistry import vkformat
 
 log = logging.getLogger("kernellab.run")
 
@@ -44,10 +45,15 @@ class RunOptions:
     repeat: int = 1
     capture_frames: Path | None = None
     dump_stages: Path | None = None
-    #: content-addressed artifact + pipeline cache (``--pipeline-caching``); None = no cache
+    #: folder of Arm's pipeline-cache file ``<stem>.cache`` (``--pipeline-caching``); None = no cache
     cache_dir: Path | None = None
     robust_buffer_access: bool = False
     fail_on_cache_miss: bool = False
+    clear_pipeline_cache: bool = False
+    #: label each command with VK_EXT_debug_utils (``--enable-gpu-debug-markers``)
+    debug_markers: bool = False
+    #: write Arm's log lines for the steps Arm's tests match on (runtime/arm_log.py)
+    arm_log: bool = False
     timestamps: bool = False
     #: problems that are legal but suspect (a specialization id the shader lacks) are errors, not warnings
     strict: bool = False
@@ -100,6 +106,16 @@ class RunReport:
     #: per repeat, the timings of the commands of each frame
     timings: RepeatTimings = field(default_factory=RepeatTimings)
     outputs: list[Path] = field(default_factory=list)
+    #: Arm's perf counters (runtime/arm_dumps.py), in the order they were taken
+    counters: list[PerfCounter] = field(default_factory=list)
+    #: VkPhysicalDeviceLimits::timestampPeriod, to turn timings back into raw timestamps
+    timestamp_period: float = 1.0
+    #: (command name, bytes) of each data-graph pipeline's session memory
+    session_memory: list[tuple[str, int]] = field(default_factory=list)
+
+    def count(self, name: str, category: str, start: float, inference: bool = True) -> None:
+        """One of Arm's perf counters: the time since ``start`` under ``name``."""
+        self.counters.append(PerfCounter(name, category, time.perf_counter() - start, inference))
 
     def add_phase(self, name: str, start: float) -> float:
         """Add the time since ``start`` to phase ``name``; the milliseconds added."""
@@ -131,6 +147,9 @@ class Executor:
         #: what each dispatched shader's entry point expects (None: the backend cannot tell)
         self.interfaces: dict[str, KernelInterface | None] = {}
         self.modules: _VulkanModules | None = None
+        self.pipeline_cache: PipelineCacheFile | None = None
+        self.fail_on_miss = False
+        self.say = arm_log.say if options.arm_log else arm_log.quiet
         #: tensors, memory groups and graphs; None when the scenario has none (nothing ML is imported)
         self.ml: Any = None
         if any(isinstance(r, (m.Tensor, m.Graph)) for r in scenario.resources) or \
@@ -144,15 +163,44 @@ class Executor:
         cls = backend_class(self.options.backend)
         device = choose_device(cls.devices(), self.options.device)
         self.report.device = device.name
-        pipeline_cache = None
+        cache_data = None
         if self.options.cache_dir is not None:
-            import hashlib
-            ident = hashlib.sha256(f"{device.name}|{device.driver}|{device.api_version}".encode()).hexdigest()[:16]
-            pipeline_cache = str(ArtifactCache(self.options.cache_dir).pipeline_cache_file(ident))
+            self.pipeline_cache = PipelineCacheFile.for_scenario(self.options.cache_dir,
+                                                                 self.scenario.file or Path("scenario.json"))
+            self.say("INFO", "Load Pipeline Cache")
+            t = time.perf_counter()
+            cache_data = self.pipeline_cache.load(_device_id(device.details, "vendor_id"),
+                                                  _device_id(device.details, "device_id"),
+                                                  self.options.clear_pipeline_cache, self.say)
+            self.report.count("Load Pipeline Cache.", "Load Pipeline Cache", t)
         ml = any(isinstance(r, (m.Tensor, m.Graph)) for r in self.scenario.resources)
+        # Arm fails on a miss only when a cache was loaded: a file not there yet is no miss
+        self.fail_on_miss = self.options.fail_on_cache_miss and cache_data is not None
         opts = BackendOptions(robust_buffer_access=self.options.robust_buffer_access,
-                              timestamps=self.options.timestamps, pipeline_cache_file=pipeline_cache, ml=ml)
+                              timestamps=self.options.timestamps, pipeline_cache_data=cache_data,
+                              fail_on_pipeline_cache_miss=self.fail_on_miss, debug_markers=self.options.debug_markers,
+                              ml=ml)
         return cls(device, opts)
+
+    def save_pipeline_cache(self, backend: Backend, counter: str) -> None:
+        """Arm stores the cache twice: once the pipelines exist, and again at the end."""
+        if self.pipeline_cache is None:
+            return
+        t = time.perf_counter()
+        try:
+            self._store_pipeline_cache(backend)
+        finally:
+            self.report.add_phase("save_pipeline_cache", t)
+            self.report.count(counter, "Save Pipeline Cache", t, inference=False)
+
+    def _store_pipeline_cache(self, backend: Backend) -> None:
+        assert self.pipeline_cache is not None
+        if self.fail_on_miss:
+            self.say("INFO", "Pipeline Cache not stored")
+            return
+        blob = backend.pipeline_cache_blob()
+        if blob is not None:
+            self.pipeline_cache.save(blob, self.say)
 
     def load_resources(self, backend: Backend) -> None:
         grouped: dict[str, Any] = {}
@@ -163,6 +211,7 @@ class Executor:
             self.ml.alloc_groups(backend, self._image_spec)
             grouped = self.ml.grouped
         for r in self.scenario.resources:
+            t = time.perf_counter()
             if isinstance(r, m.Buffer):
                 buf = grouped.get(r.uid) or backend.alloc_buffer(r.size, r.uid)
                 self.buffers[r.uid] = buf
@@ -176,7 +225,9 @@ class Executor:
             elif isinstance(r, m.Tensor):
                 self.ml.load_tensor(backend, r)
             elif isinstance(r, m.RawData) and r.src_path is not None:
-                self.push_data[r.uid] = bytes(npy.load_bytes(r.src_path))
+                self.push_data[r.uid] = npy.read_bytes(r.src_path)
+            if isinstance(r, (m.Buffer, m.Image, m.Tensor, m.RawData)):
+                self.report.count(f"Load Resource: {r.uid}", "Scenario Setup", t)
 
     def _image_spec(self, r: m.Image) -> ImageSpec:
         width, height = image_extent(r)
@@ -185,7 +236,9 @@ class Executor:
                               border_color=r.border_color or "FLOAT_TRANSPARENT_BLACK",
                               custom_border_color=tuple(r.custom_border_color) if r.custom_border_color else None)
         # Arm's runner: readonly images are sampled, writeonly/image_read are storage, readwrite both
-        return ImageSpec(uid=r.uid, format=r.format, width=width, height=height, mips=r.mips,
+        from kernellab.vkregistry.vkformat import device_format_name  # a depth format's colour stand-in
+
+        return ImageSpec(uid=r.uid, format=device_format_name(r.format), width=width, height=height, mips=r.mips,
                          sampled=r.shader_access in ("readonly", "readwrite"),
                          storage=r.shader_access in ("writeonly", "readwrite", "image_read")
                          or self._bound_as_storage(r.uid),
@@ -193,6 +246,9 @@ class Executor:
                          tensor_aliasing=self.ml is not None and r.uid in self.ml.aliased_images)
 
     def _load_image(self, backend: Backend, r: m.Image, image: Image | None = None) -> Image:
+        from kernellab.formats import imagefile  # NumPy's: only scenarios with images import it
+        from kernellab.vkregistry import vkformat
+
         fmt = vkformat.lookup(r.format)
         if fmt is None:
             raise InputError.at(self.scenario.file or "", "/resources", f"image \"{r.uid}\": unknown format {r.format}")
@@ -215,7 +271,7 @@ class Executor:
         hdr = npy.read_header(path)
         if backend.capabilities.mapped_buffers and not hdr.fortran_order:
             # read the file straight into the mapped device memory: no intermediate copy
-            target = memoryview(backend.buffer_view(buf))[:hdr.nbytes]
+            target = backend.buffer_view_bytes(buf)[:hdr.nbytes]
             with open(path, "rb") as fh:
                 fh.seek(hdr.data_offset)
                 got = fh.readinto(target)
@@ -235,14 +291,7 @@ class Executor:
         return Compiler(req, cache)
 
     def create_programs(self, backend: Backend) -> None:
-        cache = self._modules(backend, self._cache()).cache
-        pipeline_cache = backend.options.pipeline_cache_file
-        if self.options.fail_on_cache_miss:
-            if cache is None:
-                raise UsageError("--fail-on-pipeline-cache-miss needs --pipeline-caching")
-            if pipeline_cache and not Path(pipeline_cache).is_file():
-                raise KernellabError(f"pipeline cache miss: no pipeline cache for this device at {pipeline_cache}")
-        modules = self._modules(backend, cache)
+        modules = self._modules(backend, self._cache())
         for c in self.scenario.commands:
             if not isinstance(c, m.DispatchCompute):
                 continue
@@ -251,15 +300,23 @@ class Executor:
             key = (shader.uid, self._slots(c))
             if key not in self.programs:
                 spec = self.specs.get(shader.uid) or self._program_spec(backend, shader, (), modules)
-                self.programs[key] = backend.create_program(dataclasses.replace(spec, slots=key[1]))
+                t = time.perf_counter()
+                try:
+                    self.programs[key] = backend.create_program(dataclasses.replace(spec, slots=key[1]))
+                except PipelineCacheMiss as exc:
+                    self.say("ERROR", str(exc))
+                    raise
+                self.report.count(f"Create Pipeline: {shader.uid}", "Pipeline Setup", t)
         if self.ml is not None:
+            t = time.perf_counter()
             self.ml.prepare_graphs(backend, self.push_data, modules.spirv)
-        if self.options.fail_on_cache_miss and cache is not None and cache.misses:
-            raise KernellabError(f"pipeline cache miss: {len(cache.misses)} compiled artifacts were not in "
-                                 f"{self.options.cache_dir} (first: {cache.misses[0]})")
+            self.report.count("Create Graph Pipelines", "Pipeline Setup", t)
+            self.report.session_memory = self.ml.session_memory()
 
     def _cache(self) -> ArtifactCache | None:
-        return ArtifactCache(self.options.cache_dir) if self.options.cache_dir is not None else None
+        # None: the compiler keeps artifacts in the user's cache (compile/pipeline.py); Arm's
+        # --cache-path folder holds the pipeline-cache file alone
+        return None
 
     def _modules(self, backend: Backend, cache: ArtifactCache | None) -> _VulkanModules:
         if self.modules is None:
@@ -397,6 +454,7 @@ class Executor:
                 shader = self.scenario.by_uid[c.shader_ref]
                 assert isinstance(shader, m.Shader)
                 program = self.programs[(shader.uid, self._slots(c))]
+                self.say("INFO", "Dispatch compute")
                 backend.dispatch(program, c.workgroups, self._bound(c), self.push_data.get(c.push_data_ref, b""),
                                  label=f"{index}:dispatch_compute:{shader.uid}")
                 if c.implicit_barrier:
@@ -441,7 +499,7 @@ class Executor:
         """Write a resource as Arm's runner does: a buffer as a 1-D int8 array of its raw bytes,
         an image's level 0 as DDS or [1, H, W, C] .npy by the file's extension."""
         if uid in self.buffers:
-            data = backend.read_buffer(self.buffers[uid])
+            data = backend.read_buffer_bytes(self.buffers[uid])
             with outputs.open(path) as fh:
                 npy_arm.write(fh, data, *npy_arm.buffer_bytes(data))
             return
@@ -450,6 +508,9 @@ class Executor:
             assert isinstance(r, m.Tensor)
             self.ml.save_tensor(backend, outputs, r, path)
             return
+        from kernellab.formats import imagefile
+        from kernellab.vkregistry import vkformat
+
         image = self.images[uid]
         r = self.scenario.by_uid[uid]
         assert isinstance(r, m.Image)
@@ -484,15 +545,19 @@ class Executor:
             ms += self.report.add_phase("pipeline_creation", t)
             log.info("pipeline creation: %d programs from %d shaders (%.1f ms)", len(self.programs), len(self.specs),
                      ms)
+            self.report.timestamp_period = float(getattr(backend, "timestamp_period", 1.0))
+            self.save_pipeline_cache(backend, "Save Pipeline Cache (setup)")
             outputs = stack.enter_context(OutputSet())
             if not opts.dry_run:
                 self._run_repeats(backend, outputs)
                 t = time.perf_counter()
                 self.save_outputs(backend, outputs)
                 ms = self.report.add_phase("save", t)
+                self.report.count("Save Resources", "Save Results", t, inference=False)
                 log.info("save: %d outputs written (%.1f ms)", len(outputs.paths), ms)
             else:
                 log.info("dry run: nothing executed")
+            self.save_pipeline_cache(backend, "Save Pipeline Cache")
             if opts.finish is not None:
                 opts.finish(self.report, outputs)
             # every dst file and every dump together, or none of them
@@ -508,8 +573,10 @@ class Executor:
         opts = self.options
         t = time.perf_counter()
         for rep in range(opts.repeat):
+            t_rep = time.perf_counter()
             # frames are captured on the last repeat only, so files hold the final state
             self.report.timings.append(self.run_commands(backend, outputs, capture=rep == opts.repeat - 1))
+            self.report.count(f"Submit Commands. Iteration: {rep + 1}", "Run Scenario", t_rep, inference=False)
             if opts.progress:
                 opts.progress(rep + 1, opts.repeat)
         ms = self.report.add_phase("run", t)
@@ -542,9 +609,19 @@ class _VulkanModules:
         return self.modules[shader.uid]
 
 
+def _device_id(details: Mapping[str, Any], key: str) -> int:
+    """``vendor_id``/``device_id`` of a device's details ("0x10005"); 0 when the backend has none."""
+    try:
+        return int(str(details.get(key, "0")), 0)
+    except ValueError:
+        return 0
+
+
 def image_extent(r: m.Image) -> tuple[int, int]:
     """(width, height): Arm writes image dims as [1, width, height, 1]; [width, height] is also read."""
     if len(r.dims) >= 3:
+        from kernellab.formats import imagefile
+
         return imagefile.extent_from_dims(r.dims)
     return r.dims[0], r.dims[1]
 

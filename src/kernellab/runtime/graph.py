@@ -147,7 +147,9 @@ class _GraphBuilder:
             res = g.resources[c.resource]
             constants.append(GraphConstantSpec(graph_id, res.format_value, tuple(res.shape), g.constant_data(ci),
                                                c.sparsity_dimension))
-        spec = GraphSegmentSpec(label=f"{self.index}:dispatch_graph:{graph.uid}:{module.name}", kind=seg.kind,
+        # "<graph>/<segment>": the command name of Arm's profiling dump (its scenario.cpp createPipeline)
+        kind = "dispatch_graph" if seg.kind == "graph" else "dispatch_graph_shader"
+        spec = GraphSegmentSpec(label=f"{self.index}:{kind}:{graph.uid}/{seg.name}", kind=seg.kind,
                                 code=code, entry=entry, slots=slots, constants=tuple(constants),
                                 dispatch_shape=seg.dispatch_shape,
                                 push_constants_size=push_size if seg.kind == "compute" else 0,

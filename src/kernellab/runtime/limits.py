@@ -76,11 +76,24 @@ def _check_image(r: m.Image, check: _Check, index: int) -> None:
                       f"image {r.uid!r} is {dims[k]} texels in {name}")
     fmt = vkformat.lookup(r.format)
     width, height = dims[axes[0]], dims[axes[1]]
+    _check_mips(r, check, index, max(width, height))
     texel = fmt.texel_size if fmt is not None else 4
     # the mip chain adds at most a third; level 0 is what must fit
     nbytes = width * height * texel
     check.at_most(("resources", index, "image", "dims"), nbytes, "max_allocation_size",
                   f"image {r.uid!r} takes {nbytes} bytes")
+
+
+def _check_mips(r: m.Image, check: _Check, index: int, extent: int) -> None:
+    """Arm refuses more mip levels than the device gives a 2D image (its src/image.cpp, with
+    Arm's words); the extent bounds the chain too (floor(log2(largest side)) + 1 levels)."""
+    levels = [max(extent, 1).bit_length()]
+    if check.limits.max_image_dimension_2d:
+        levels.append(check.limits.max_image_dimension_2d.bit_length())
+    if r.mips > min(levels):
+        check.problems.append(Problem(check.file, json_pointer(("resources", index, "image", "mips")),
+                                      f"The mip level provided is not supported for {r.uid}: {r.mips} levels, the "
+                                      f"device and size allow at most {min(levels)}"))
 
 
 class _Check:

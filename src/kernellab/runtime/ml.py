@@ -141,6 +141,12 @@ class MlResources:
             elif isinstance(c, m.DispatchDataGraph):
                 self.graphs[index] = prepare_data_graph(backend, self.scenario, index, c, self.tensors)
 
+    def session_memory(self) -> list[tuple[str, int]]:
+        """(command name, session bytes) of every data-graph pipeline, in command order."""
+        return [(program.spec.label.split(":", 2)[2], getattr(program, "session_bytes", 0))
+                for index in sorted(self.graphs) for program, _ in self.graphs[index].segments
+                if program.spec.kind == "graph"]
+
     def run_graph(self, backend: Any, index: int) -> None:
         from kernellab.runtime.graph import run_graph
 
