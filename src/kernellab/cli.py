@@ -8,34 +8,34 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import os
 import sys
 from collections.abc import Sequence
 
 from kernellab import __version__
-from kernellab.errors import FileSystemError, KernellabError
-from kernellab.outputs import discard_all, install_signal_cleanup
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
-#: subcommand modules, in the order ``--help`` lists them
-COMMAND_MODULES = (
-    "run",
-    "validate",
-    "schema",
-    "devices",
-    "verify",
-    "capture",
-    "import",
-    "export",
-    "snapshot",
-    "listing",
-    "partition-sweep",
-    "schedule",
-    "test",
-    "bless",
-)
+#: the subcommands in the order ``--help`` lists them, with its line for each: ``--help`` and
+#: ``--version`` import no command module (issue 11: under 50 ms). tests/unit/test_cli_startup.py
+#: keeps each line equal to the help its module registers.
+COMMANDS = {
+    "run": "run a scenario (or other workload file) and write its outputs",
+    "validate": "check a workload file (no device needed)",
+    "schema": "print a JSON Schema for scenario files",
+    "devices": "list the devices kernellab can run on",
+    "verify": "check launches for data races, barrier divergence and out-of-bounds accesses (Oclgrind)",
+    "capture": "record every kernel launch of a pyopencl program as a kernel-instantiation file",
+    "import": "convert a kernel-instantiation file (GPUVerify JSON) or a PySchedCL kernel spec into a scenario",
+    "export": "write a scenario's OpenCL C dispatches as a kernel-instantiation file",
+    "snapshot": "list a kernel's compilation stages or capture one",
+    "listing": "list a kernel's instructions with control flow, def/use links and live totals",
+    "partition-sweep": "time a PySchedCL kernel spec at every CPU/GPU partition 0..10",
+    "schedule": "run a task set or DAG of PySchedCL kernel specs (HEFT-like policy)",
+    "test": "run the workloads with expectations under PATHs and compare their outputs",
+    "bless": "run a workload and write its outputs as the references of its expectations",
+}
+COMMAND_MODULES = tuple(COMMANDS)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,14 +61,17 @@ def _named_command(argv: Sequence[str] | None) -> str | None:
 
 def build_parser(argv: Sequence[str] | None = None, *, only_named: bool = False) -> argparse.ArgumentParser:
     """The full parser; with ``only_named``, only the subcommand ``argv`` names is imported, so a
-    quick command does not pay for every other command's imports (numpy, Vulkan, OpenCL)."""
+    quick command does not pay for every other command's imports (numpy, Vulkan, OpenCL); when
+    it names none (``--help``, ``--version``), the commands are listed by their lines alone."""
     named = _named_command(argv) if only_named else None
     parser = _Parser(prog="kernellab", description="Run, inspect and check GPU compute kernels described in JSON.")
     parser.add_argument("--version", action="version", version=f"kernellab {__version__}")
     _add_log_level(parser, default=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
-        if named is None or name == named:
+    for name, summary in COMMANDS.items():
+        if only_named and named is None:
+            sub.add_parser(name, help=summary)  # for --help's list and argparse's choices; runs nothing
+        elif named is None or name == named:
             module = "import_" if name == "import" else name.replace('-', '_')  # `import` is a keyword
             importlib.import_module(f"kernellab.commands.{module}").register(sub)
     for command in sub.choices.values():
@@ -87,6 +90,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # silences the Vulkan loader's warning
     parser = build_parser(argv, only_named=True)
     args = parser.parse_args(argv)
+    # imported once the command line is read: --help and --version do without them
+    import logging
+
+    from kernellab.errors import FileSystemError, KernellabError
+    from kernellab.outputs import discard_all, install_signal_cleanup
+
     level = (getattr(args, "log_level", None) or os.environ.get("KERNELLAB_LOG_LEVEL") or "warning").upper()
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     if not getattr(args, "func", None):

@@ -11,7 +11,6 @@ list. clspv comes from a ``clspv`` program when one is installed, else from pip'
 """
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import shlex
 import sys
@@ -34,6 +33,8 @@ def _has_module(name: str) -> bool:
 
 
 def _module_version(dist: str) -> str:
+    import importlib.metadata  # 15 ms of imports (email...): only when an OpenCL C compile keys its cache
+
     try:
         return f"{dist} {importlib.metadata.version(dist)}"
     except importlib.metadata.PackageNotFoundError:

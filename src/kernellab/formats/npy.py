@@ -1,28 +1,124 @@
-"""The .npy files scenarios use: header inspection without loading, and raw-byte loading."""
+"""The .npy files scenarios use: header inspection without loading, and raw-byte loading.
+
+The header is read here, not by NumPy, so that a run of buffers and push constants never
+imports NumPy (issue 11: start-up). The rules are NumPy's format: the magic ``\\x93NUMPY``,
+version 1.0 (2-byte little-endian header length, latin-1), 2.0 (4-byte, latin-1) or 3.0 (4-byte,
+UTF-8), then a Python dict literal with exactly the keys ``descr``, ``fortran_order`` and
+``shape``. NumPy itself reads that literal with :func:`ast.literal_eval` and refuses headers
+longer than 10,000 bytes; so does this reader. Only a ``descr`` that is not a plain type string
+(a structured dtype) asks NumPy for its item size.
+"""
 from __future__ import annotations
 
+import ast
 import math
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from tokenize import TokenError
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from kernellab.errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MAGIC = b"\x93NUMPY"
+#: NumPy's own limit on the header dict (``numpy.lib.format._MAX_HEADER_SIZE``)
+MAX_HEADER_SIZE = 10_000
+_LENGTH_BYTES = {1: 2, 2: 4, 3: 4}
+#: a plain type string as ``dtype.str`` spells it: byte order, kind, size (datetimes: a unit)
+_PLAIN_DESCR = re.compile(r"([<>|=]?)([biufcSUVmM])(\d+)(\[\w+\])?")
 
 
 @dataclass(frozen=True)
 class NpyHeader:
     shape: tuple[int, ...]
-    dtype: np.dtype
+    #: the header's ``descr`` as written: a type string such as ``'<f4'``, or a structured description
+    descr: Any
     fortran_order: bool
     data_offset: int
+    itemsize: int
 
     @property
     def nbytes(self) -> int:
-        return math.prod(self.shape) * self.dtype.itemsize  # Python ints: a hostile shape cannot wrap
+        return math.prod(self.shape) * self.itemsize  # Python ints: a hostile shape cannot wrap
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype (imports NumPy: only tensors and images need it)."""
+        return _numpy_dtype(self.descr)
+
+
+def _numpy_dtype(descr: Any) -> np.dtype:
+    from numpy.lib.format import descr_to_dtype
+
+    return descr_to_dtype(descr)
+
+
+def _itemsize(descr: Any) -> int:
+    if isinstance(descr, str):
+        plain = _PLAIN_DESCR.fullmatch(descr)
+        if plain is not None:
+            kind, size = plain.group(2), int(plain.group(3))
+            if kind in "mM" and size != 8 or kind not in "mM" and plain.group(4):
+                raise ValueError(f"not a NumPy .npy file (unknown descr {descr!r})")
+            return size * 4 if kind == "U" else size  # 'U' counts UCS-4 characters
+        if descr.lstrip("<>|=") in ("O", "O8"):
+            raise ValueError("a .npy file of Python objects cannot be used as data")
+    # structured and unusual dtypes: NumPy's own rules (and its check for objects inside)
+    try:
+        dtype = _numpy_dtype(descr)
+    except (ValueError, TypeError, KeyError, SyntaxError, RecursionError) as exc:
+        raise ValueError(f"not a NumPy .npy file ({type(exc).__name__}: {str(exc)[:120]})") from None
+    if dtype.hasobject:
+        raise ValueError("a .npy file of Python objects cannot be used as data")
+    return int(dtype.itemsize)
+
+
+def _parse_dict(text: str) -> tuple[tuple[int, ...], Any, bool]:
+    try:
+        d = ast.literal_eval(text)
+    # a broken literal raises any of these; a deep one exhausts the parser
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        raise ValueError(f"not a NumPy .npy file ({type(exc).__name__}: {str(exc)[:120]})") from None
+    if not isinstance(d, dict):
+        raise ValueError(f"not a NumPy .npy file (the header is not a dictionary: {text[:60]!r})")
+    if set(d) != {"descr", "fortran_order", "shape"}:
+        raise ValueError(f"not a NumPy .npy file (header keys {sorted(map(repr, d))}, expected "
+                         "'descr', 'fortran_order', 'shape')")
+    shape = d["shape"]
+    if not isinstance(shape, tuple) or not all(type(n) is int and n >= 0 for n in shape):
+        raise ValueError(f"not a NumPy .npy file (shape is not a tuple of sizes: {shape!r})")
+    if not isinstance(d["fortran_order"], bool):
+        raise ValueError(f"not a NumPy .npy file (fortran_order is not a bool: {d['fortran_order']!r})")
+    return shape, d["descr"], d["fortran_order"]
+
+
+def parse_header(head: bytes) -> NpyHeader:
+    """Parse the header at the start of ``head``, the file's first bytes (12 + MAX_HEADER_SIZE
+    of them hold the longest header read)."""
+    if len(head) < 8 or head[:6] != MAGIC:
+        raise ValueError(f"not a NumPy .npy file (the magic string is {bytes(head[:6])!r}, expected {MAGIC!r})")
+    major, minor = head[6], head[7]
+    if major not in _LENGTH_BYTES or minor != 0:
+        raise ValueError(f"not a NumPy .npy file (format version {major}.{minor}, expected 1.0, 2.0 or 3.0)")
+    width = _LENGTH_BYTES[major]
+    start = 8 + width
+    if len(head) < start:
+        raise ValueError("not a NumPy .npy file (it ends inside its header)")
+    length = int.from_bytes(head[8:start], "little")
+    if length > MAX_HEADER_SIZE:
+        raise ValueError(f"not a NumPy .npy file (a header of {length} bytes, at most {MAX_HEADER_SIZE} are read)")
+    if len(head) < start + length:
+        raise ValueError("not a NumPy .npy file (it ends inside its header)")
+    try:
+        text = head[start:start + length].decode("utf-8" if major == 3 else "latin1")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not a NumPy .npy file (UnicodeDecodeError: {exc})") from None
+    shape, descr, fortran = _parse_dict(text)
+    return NpyHeader(shape, descr, fortran, start + length, _itemsize(descr))
 
 
 def read_header(path: str | Path) -> NpyHeader:
@@ -31,30 +127,39 @@ def read_header(path: str | Path) -> NpyHeader:
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise ValueError("not a regular file, expected a NumPy .npy file")
-        try:
-            version = np.lib.format.read_magic(fh)
-            if version == (1, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
-            else:
-                shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
-        # numpy parses the header with Python's tokenizer: a broken one raises any of these
-        except (ValueError, SyntaxError, TokenError, TypeError, MemoryError, RecursionError) as exc:
-            raise ValueError(f"not a NumPy .npy file ({type(exc).__name__}: {str(exc)[:120]})") from None
-        if dtype.hasobject:
-            raise ValueError("a .npy file of Python objects cannot be used as data")
-        header = NpyHeader(tuple(shape), dtype, fortran, fh.tell())
+        # the longest legal header is 12 + MAX_HEADER_SIZE bytes: one read holds it
+        header = parse_header(fh.read(12 + MAX_HEADER_SIZE))
         if header.data_offset + header.nbytes > st.st_size:
             raise ValueError(f"the header announces {header.nbytes} bytes of data, the file holds "
                              f"{max(0, st.st_size - header.data_offset)}")
         return header
 
 
-def load_bytes(path: str | Path) -> np.ndarray:
-    """The data of a .npy file as a flat uint8 array in C order (memory-mapped when possible)."""
+def _checked_header(path: str | Path) -> NpyHeader:
     try:
-        hdr = read_header(path)
+        return read_header(path)
     except (ValueError, OSError) as exc:
         raise InputError(str(exc), file=path) from None
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The data of a .npy file as bytes in C order (push constants: NumPy only for Fortran order)."""
+    hdr = _checked_header(path)
+    if hdr.fortran_order and len(hdr.shape) > 1:
+        return bytes(load_bytes(path))
+    with open(path, "rb") as fh:
+        fh.seek(hdr.data_offset)
+        data = fh.read(hdr.nbytes)
+    if len(data) != hdr.nbytes:
+        raise InputError(f"truncated .npy file: expected {hdr.nbytes} data bytes, read {len(data)}", file=path)
+    return data
+
+
+def load_bytes(path: str | Path) -> np.ndarray:
+    """The data of a .npy file as a flat uint8 array in C order (memory-mapped when possible)."""
+    import numpy as np
+
+    hdr = _checked_header(path)
     if hdr.nbytes == 0:
         return np.zeros(0, np.uint8)
     if hdr.fortran_order and len(hdr.shape) > 1:

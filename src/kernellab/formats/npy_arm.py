@@ -12,11 +12,14 @@ a tensor shaped by ``dims`` with :attr:`VkFormatInfo.npy_descr`, an image ``[1, 
 from __future__ import annotations
 
 import os
-from typing import IO
-
-import numpy as np
+from typing import IO, TYPE_CHECKING, Union
 
 from kernellab.outputs import atomic_open
+
+if TYPE_CHECKING:  # a buffer's bytes are written without NumPy; arrays (images, tensors) bring it
+    import numpy as np
+
+Data = Union["np.ndarray", bytes, bytearray, memoryview]
 
 MAGIC = b"\x93NUMPY"
 
@@ -39,20 +42,29 @@ def header(shape: tuple[int, ...] | list[int], descr: str) -> bytes:
 
 def descr_of(dtype: np.dtype) -> str:
     """Arm's ``descr`` for a plain NumPy dtype (``|`` for 1 byte, ``<`` otherwise)."""
+    import numpy as np
+
     dtype = np.dtype(dtype)
     if dtype.byteorder == ">":
         raise ValueError("big-endian arrays are not written")
     return f"{'|' if dtype.itemsize < 2 else '<'}{dtype.kind}{dtype.itemsize}"
 
 
-def write(fh: IO[bytes], data: np.ndarray | bytes | memoryview, shape: tuple[int, ...] | list[int],
-          descr: str) -> None:
+def _raw(data: Data) -> memoryview:
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return memoryview(data).cast("B")
+    import numpy as np
+
+    return memoryview(np.ascontiguousarray(data)).cast("B")
+
+
+def write(fh: IO[bytes], data: Data, shape: tuple[int, ...] | list[int], descr: str) -> None:
     """Write header and data; ``data`` is raw bytes (or an array) of exactly the shape's size."""
     itemsize = int(descr[2:])
     count = 1
     for d in shape:
         count *= int(d)
-    raw = memoryview(np.ascontiguousarray(data) if isinstance(data, np.ndarray) else data).cast("B")
+    raw = _raw(data)
     if raw.nbytes != count * itemsize:
         raise ValueError(f"{raw.nbytes} bytes of data for shape {tuple(shape)} of {descr} "
                          f"(needs {count * itemsize})")
@@ -60,11 +72,11 @@ def write(fh: IO[bytes], data: np.ndarray | bytes | memoryview, shape: tuple[int
     fh.write(raw)
 
 
-def save(path: str | os.PathLike[str], data: np.ndarray | bytes | memoryview,
+def save(path: str | os.PathLike[str], data: Data,
          shape: tuple[int, ...] | list[int] | None = None, descr: str | None = None) -> None:
     """Atomically write ``path``; shape and descr default to the array's own."""
     if shape is None or descr is None:
-        if not isinstance(data, np.ndarray):
+        if isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError("shape and descr are needed for raw bytes")
         shape = data.shape if shape is None else shape
         descr = descr_of(data.dtype) if descr is None else descr
@@ -72,7 +84,7 @@ def save(path: str | os.PathLike[str], data: np.ndarray | bytes | memoryview,
         write(fh, data, shape, descr)
 
 
-def buffer_bytes(data: bytes | memoryview | np.ndarray) -> tuple[tuple[int, ...], str]:
+def buffer_bytes(data: Data) -> tuple[tuple[int, ...], str]:
     """Shape and descr Arm uses for a buffer ``dst``: its raw bytes as a 1-D int8 array."""
-    n = memoryview(data).nbytes if not isinstance(data, np.ndarray) else data.nbytes
+    n = memoryview(data).nbytes  # type: ignore[arg-type]  # an ndarray is a buffer too
     return (n,), "|i1"

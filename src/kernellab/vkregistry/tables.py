@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from importlib import metadata, resources
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,8 @@ def read(name: str, key: str) -> Any:
 
 
 def registry_version() -> str:
+    from importlib import metadata  # 15 ms of imports: only when a table is regenerated
+
     return metadata.version(REGISTRY_PACKAGE)
 
 

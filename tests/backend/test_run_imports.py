@@ -1,0 +1,58 @@
+"""`kernellab run` of a plain compute scenario (buffers, push constants, specialization constants)
+imports neither NumPy nor rich (issue 11: start-up), and still writes its outputs."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("numpy", "rich", "pydantic", "pydantic_core")
+
+
+def _modules_of_run(*args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    code = ("import sys, json\nfrom kernellab.cli import main\nrc = main(sys.argv[1:])\n"
+            "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\nsys.exit(rc)")
+    proc = subprocess.run([sys.executable, "-c", code, "run", *args], capture_output=True, text=True,
+                          env={**os.environ, "XDG_RUNTIME_DIR": "/tmp"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc, json.loads(proc.stderr.strip().splitlines()[-1])
+
+
+def test_a_buffer_scenario_runs_without_numpy(tmp_path: Path) -> None:
+    _, modules = _modules_of_run(str(ROOT / "examples" / "vector_add" / "scenario.json"), "--output", str(tmp_path))
+    assert "kernellab.runtime.executor" in modules and "kernellab.backends.vulkan" in modules
+    assert [m for m in modules if m.split(".")[0] in HEAVY] == []
+    got = np.load(tmp_path / "c.npy")
+    assert got.dtype == np.int8 and got.view(np.float32).size > 0
+
+
+def test_push_constants_and_spec_constants_need_no_numpy(tmp_path: Path) -> None:
+    (tmp_path / "add.comp").write_text("""#version 450
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const float SCALE = 1.0;
+layout(push_constant) uniform P { float offset; } pc;
+layout(set = 0, binding = 0) buffer A { float a[]; };
+layout(set = 0, binding = 1) buffer C { float c[]; };
+void main() { uint i = gl_GlobalInvocationID.x; c[i] = a[i] * SCALE + pc.offset; }
+""")
+    np.save(tmp_path / "a.npy", np.arange(64, dtype=np.float32))
+    np.save(tmp_path / "push.npy", np.array([0.5], np.float32))
+    doc = {"resources": [
+        {"shader": {"uid": "add", "src": "add.comp", "type": "GLSL", "entry": "main", "push_constants_size": 4,
+                    "specialization_constants": [{"id": 0, "value": 16}, {"id": 1, "value": 3.0}]}},
+        {"buffer": {"uid": "a", "size": 256, "shader_access": "readonly", "src": "a.npy"}},
+        {"buffer": {"uid": "c", "size": 256, "shader_access": "writeonly", "dst": "c.npy"}},
+        {"raw_data": {"uid": "push", "src": "push.npy"}}],
+        "commands": [{"dispatch_compute": {"shader_ref": "add", "rangeND": [4], "push_data_ref": "push",
+                                           "bindings": [{"set": 0, "id": 0, "resource_ref": "a"},
+                                                        {"set": 0, "id": 1, "resource_ref": "c"}]}}]}
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    _, modules = _modules_of_run(str(tmp_path / "s.json"), "--output", str(tmp_path / "out"))
+    assert [m for m in modules if m.split(".")[0] in HEAVY] == []
+    got = np.load(tmp_path / "out" / "c.npy").view(np.float32)
+    assert np.array_equal(got, np.arange(64, dtype=np.float32) * 3.0 + 0.5)
