@@ -101,7 +101,8 @@ class VulkanImageSupport:
             raise UnsupportedError(f"image {spec.uid!r}: {spec.format} does not support this use "
                                    f"(sampled={spec.sampled}, storage={spec.storage}, mips={spec.mips}) on this device")
         # an aliased image of unstated tiling is LINEAR, so a tensor can follow its row pitch
-        linear = spec.tiling == "LINEAR" or spec.tiling is None and (not optimal_ok or spec.tensor_aliasing and linear_ok)
+        linear = spec.tiling == "LINEAR" or (spec.tiling is None
+                                             and (not optimal_ok or spec.tensor_aliasing and linear_ok))
         tiling = vk.VK_IMAGE_TILING_LINEAR if linear else vk.VK_IMAGE_TILING_OPTIMAL
         create = vk.VkImageCreateInfo(imageType=vk.VK_IMAGE_TYPE_2D, format=info.value,
                                       extent=vk.VkExtent3D(width=spec.width, height=spec.height, depth=1),
@@ -157,7 +158,8 @@ class VulkanImageSupport:
             value = self.ffi.new("VkClearColorValue*", {key: list(s.custom_border_color or (0, 0, 0, 0))})[0]
             next_struct = vk.VkSamplerCustomBorderColorCreateInfoEXT(customBorderColor=value, format=image.vk_format)
         mode = modes[s.address_mode]
-        info = vk.VkSamplerCreateInfo(pNext=next_struct, magFilter=filters[s.mag_filter], minFilter=filters[s.min_filter],
+        info = vk.VkSamplerCreateInfo(pNext=next_struct, magFilter=filters[s.mag_filter],
+                                      minFilter=filters[s.min_filter],
                                       mipmapMode=mip_modes[s.mip_filter], addressModeU=mode, addressModeV=mode,
                                       addressModeW=mode, maxAnisotropy=1.0, compareOp=vk.VK_COMPARE_OP_NEVER,
                                       minLod=0.0, maxLod=float(image.spec.mips - 1), borderColor=colors[s.border_color])
@@ -229,7 +231,8 @@ class VulkanImageSupport:
 
         def record(cmd: Any) -> None:
             general, dst = vk.VK_IMAGE_LAYOUT_GENERAL, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL
-            self._transition(cmd, image, image.layout, dst, vk.VK_ACCESS_SHADER_READ_BIT | vk.VK_ACCESS_SHADER_WRITE_BIT,
+            shader_rw = vk.VK_ACCESS_SHADER_READ_BIT | vk.VK_ACCESS_SHADER_WRITE_BIT
+            self._transition(cmd, image, image.layout, dst, shader_rw,
                              vk.VK_ACCESS_TRANSFER_WRITE_BIT, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
                              vk.VK_PIPELINE_STAGE_TRANSFER_BIT)
             regions, offset = [], 0
@@ -320,7 +323,8 @@ class VulkanImageSupport:
                 commandPool=self.command_pool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
         fence = None
         try:
-            vk.vkBeginCommandBuffer(cmd, vk.VkCommandBufferBeginInfo(flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT))
+            begin = vk.VkCommandBufferBeginInfo(flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)
+            vk.vkBeginCommandBuffer(cmd, begin)
             record(cmd)
             vk.vkEndCommandBuffer(cmd)
             with checked("vkCreateFence"):

@@ -49,7 +49,8 @@ def plot_gantt(trace: dict[str, Any], path: Path) -> None:
             y = lanes.index(lane)
             width = max(task["end_s"] - task["start_s"], 1e-6) * 1e3
             ax.barh(y, width, left=task["start_s"] * 1e3, height=0.6, color=colors(n % 10), edgecolor="black")
-            label = f"{task['id']}:{task['kernel']}" + (f" P={task['partition']}" if task["placement"] == "split" else "")
+            split = f" P={task['partition']}" if task["placement"] == "split" else ""
+            label = f"{task['id']}:{task['kernel']}{split}"
             if width < span * 0.12:  # a narrow bar gets its id only; the trace has the rest
                 label = task["id"] if width >= span * 0.02 else ""
             ax.text(task["start_s"] * 1e3 + width / 2, y, label, ha="center", va="center", fontsize=7, clip_on=True)
@@ -93,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
             for tid, kernel in kernels.items():
                 for b in kernel.buffers:
                     if b.spec.written_by_kernel:
-                        outs.npy(args.output / f"task{tid}" / f"arg{b.pos}.npy", output_array(b, result.outputs[tid][b.pos]))
+                        outs.npy(args.output / f"task{tid}" / f"arg{b.pos}.npy",
+                                 output_array(b, result.outputs[tid][b.pos]))
             outs.commit()
     if args.trace:
         write_text(args.trace, json.dumps(trace, indent=2) + "\n")
