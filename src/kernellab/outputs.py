@@ -164,6 +164,7 @@ class OutputSet:
             raise FileSystemError(f"{path}: two outputs of one run would be written to this file")
         fd, tmp = _stage(path)
         self._staged.append((tmp, path))
+        _staging_changed()
         return os.fdopen(fd, "wb")
 
     def npy(self, path: str | os.PathLike[str], array: np.ndarray) -> None:
@@ -201,6 +202,7 @@ class OutputSet:
             done.append(path)
         self._staged.clear()
         _LIVE.discard(self)
+        _staging_changed()
         return done
 
     def discard(self) -> None:
@@ -208,6 +210,7 @@ class OutputSet:
             _unlink_quietly(tmp)
         self._staged.clear()
         _LIVE.discard(self)
+        _staging_changed()
 
     def __enter__(self) -> OutputSet:
         return self
@@ -222,18 +225,40 @@ def discard_all() -> None:
         outputs.discard()
 
 
-def install_signal_cleanup() -> None:
-    """On SIGTERM or SIGHUP remove every staged file, then die of the signal as before."""
+#: set by the CLI: handlers are wanted, and put in place only while a file is staged
+_CLEANUP = {"wanted": False, "installed": False}
 
-    def handler(signum: int, frame: FrameType | None) -> None:
-        discard_all()
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
 
+def _handler(signum: int, frame: FrameType | None) -> None:
+    discard_all()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _arm_handlers(on: bool) -> None:
+    """Python runs a signal handler only between bytecodes: while a handler is installed, SIGTERM
+    waits for a long native call (a kernel on Oclgrind, a driver wait) to return. So the handlers
+    are in place only while staged files exist; otherwise the signal kills at once, as usual."""
+    if on == _CLEANUP["installed"] or not _CLEANUP["wanted"]:
+        return
     for signum in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):  # not the main thread, or no such signal
-            if signal.getsignal(signum) in (signal.SIG_DFL, None):
-                signal.signal(signum, handler)
+            current = signal.getsignal(signum)
+            if on and current in (signal.SIG_DFL, None):
+                signal.signal(signum, _handler)
+            elif not on and current is _handler:
+                signal.signal(signum, signal.SIG_DFL)
+    _CLEANUP["installed"] = on
+
+
+def _staging_changed() -> None:
+    _arm_handlers(any(outputs._staged for outputs in list(_LIVE)))
+
+
+def install_signal_cleanup() -> None:
+    """On SIGTERM or SIGHUP while files are staged, remove them, then die of the signal as before."""
+    _CLEANUP["wanted"] = True
+    _staging_changed()
 
 
 def escapes(path: Path, root: Path) -> bool:

@@ -113,3 +113,21 @@ def test_an_unusable_output_folder_is_refused_before_a_run(tmp_path: Path) -> No
     with pytest.raises(FileSystemError):
         usable_output_folder(Path("/proc/self"))
     usable_output_folder(tmp_path / "new" / "folder")
+
+
+def test_with_nothing_staged_a_signal_ends_a_long_native_call_at_once(tmp_path: Path) -> None:
+    # a Python-level handler would wait for the native call to return (a kernel on Oclgrind, a
+    # driver wait): with no staged file there is nothing to clean, so the default action stays
+    program = textwrap.dedent("""
+        import hashlib
+        from kernellab.outputs import OutputSet, install_signal_cleanup
+        install_signal_cleanup()
+        with OutputSet() as outs:
+            pass
+        print("busy", flush=True)
+        hashlib.pbkdf2_hmac("sha256", b"x", b"y", 10**9)  # minutes inside one C call
+    """)
+    child = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline().strip() == "busy"
+    child.send_signal(signal.SIGTERM)
+    assert child.wait(timeout=10) == -signal.SIGTERM
