@@ -61,7 +61,7 @@ def max_mip_levels(width: int, height: int) -> int:
 
 def level_size(fmt: VkFormatInfo, width: int, height: int, level: int) -> int:
     w, h = mip_extent(width, height, level)
-    return w * h * fmt.texel_size
+    return w * h * fmt.file_texel_size
 
 
 def chain_size(fmt: VkFormatInfo, width: int, height: int, levels: int) -> int:

@@ -23,6 +23,7 @@ from kernellab.formats.paths import path_problem
 from kernellab.formats.jsonfile import load_json
 from kernellab.modelkit import Invalid, dump, json_schema_defs, show, unknown_fields
 from kernellab.outputs import escapes
+from kernellab.vkregistry.vkformat import image_format_problem
 
 log = logging.getLogger("kernellab.scenario")
 
@@ -275,6 +276,8 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used
                                          f"({hdr.dtype} {list(hdr.shape)}) but the buffer size is {r.size}")
         if isinstance(r, m.RawData) and r._src_path is not None:
             ck.npy_header(loc + ("src",), r._src_path)
+        if isinstance(r, m.Image) and (why := image_format_problem(r.format)) is not None:
+            ck.add(loc + ("format",), why)
         if isinstance(r, m.Image) and r.custom_border_color is not None and r.border_color not in (
                 "INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT"):
             ck.add(loc + ("custom_border_color",),

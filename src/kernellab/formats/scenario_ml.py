@@ -49,6 +49,7 @@ def check_resources(ck: Any, resources: list[tuple[Loc, m.Resource]]) -> None:
         if isinstance(r, m.DataResource) and r.memory_group is not None:
             groups.setdefault(r.memory_group.id, []).append((loc, r))
     for gid, members in groups.items():
+        check_group_tiling(ck, members, gid)
         tensors = [r for _, r in members if isinstance(r, m.Tensor)]
         for loc, r in members:
             if isinstance(r, m.Image):
@@ -101,15 +102,54 @@ def _check_view(ck: Any, loc: Loc, where: Loc, r: m.Tensor, fmt: vkformat.VkForm
     if ifmt is None:
         return
     w, h = (image.dims[1], image.dims[2]) if len(image.dims) >= 3 else (image.dims[0], image.dims[1])
-    want = [h, w, ifmt.channels]
-    if list(r.dims) not in (want, [1, *want]):
-        ck.add(loc + ("dims",), f"a tensor aliasing image \"{image.uid}\" ({image.format}, {w}x{h}) needs dims "
-                                  f"{want} or {[1, *want]}, got {list(r.dims)}")
+    problem = view_dims_problem(list(r.dims), r.tiling, w, h, ifmt.channels)
+    if problem:
+        ck.add(loc + ("dims",), f"a tensor aliasing image \"{image.uid}\" ({image.format}, {w}x{h}) {problem}")
     component = ifmt.texel_size // max(ifmt.channels, 1)
     if fmt.texel_size != component:
         unit = "byte" if component == 1 else "bytes"
         ck.add(loc + ("format",), f"{r.format} has {fmt.texel_size}-byte elements, but the components of image "
                                     f"\"{image.uid}\" ({image.format}) are {component} {unit}")
+
+
+def view_dims_problem(dims: list[int], tiling: str | None, width: int, height: int, channels: int) -> str | None:
+    """Why a tensor of ``dims`` cannot view a ``width`` x ``height`` image of ``channels``
+    components, or None.
+
+    Arm's runner (``Tensor::setup``) gives a non-OPTIMAL tensor the image's strides and refuses only
+    an innermost dimension other than the image's component count. Measured with Arm 0.11 on
+    lavapipe: a rank-4 view ``[1, h, w, C]`` with ``h <= H``, ``w <= W`` reads that part of the image
+    at its row pitch; a rank-3 or lower view other than ``[H, W, C]`` comes back as the image's
+    first row followed by zeros. kernellab takes the rank-4 parts and the whole image, and refuses
+    the views Arm gets wrong and those reaching past the image (memory that is not the image's)."""
+    want = [height, width, channels]
+    exact = f"needs dims {want} or {[1, *want]}, got {dims}"
+    if tiling != "OPTIMAL" and len(dims) > 1 and dims[-1] != channels:
+        return (f"{exact}: its innermost dimension must be the image's {channels} components, as Arm's runner "
+                "requires")
+    if dims == want:
+        return None
+    if len(dims) == 4 and dims[0] == 1 and dims[-1] == channels:
+        if dims[1] <= height and dims[2] <= width:
+            return None
+        return (f"{exact} (or a part of the image, [1, h, w, {channels}] with h <= {height} and w <= {width}): "
+                "the view would reach past the image's memory")
+    return (f"{exact} (or a part of the image, [1, h, w, {channels}] with h <= {height} and w <= {width}): "
+            f"Arm's runner accepts a rank-{len(dims)} view like this one but returns only the image's first row "
+            "for it, so kernellab refuses it")
+
+
+def check_group_tiling(ck: Any, members: list[tuple[Loc, m.DataResource]], gid: str) -> None:
+    """Arm's runner refuses a memory group holding an OPTIMAL tensor unless every member has the
+    same tiling (an image without ``tiling`` counts as LINEAR in a shared group, a tensor
+    without it as LINEAR): "Aliased resources must have identical tiling"."""
+    if len(members) < 2 or not any(isinstance(r, m.Tensor) and r.tiling == "OPTIMAL" for _, r in members):
+        return
+    for loc, r in members:
+        if isinstance(r, (m.Tensor, m.Image)) and (r.tiling or "LINEAR") != "OPTIMAL":
+            ck.add(loc + ("tiling",), f"{r.kind} \"{r.uid}\" shares memory_group \"{gid}\" with an OPTIMAL tensor "
+                                      f"but its tiling is {r.tiling or 'LINEAR (by default)'}; aliased resources must "
+                                      "have identical tiling (Arm's runner refuses this too)")
 
 
 def check_graph(ck: Any, loc: Loc, r: m.Graph, ref: Callable[..., Any], by_uid: dict[str, Any]) -> Any:

@@ -35,7 +35,7 @@ import numpy as np
 from kernellab.backends.base import DeviceInfo
 from kernellab.native import cl as ncl
 from kernellab.native.devices import GPU_KINDS, select, selector_kind
-from kernellab.errors import (BackendError, CompileError, DeviceError, InputError, KernellabError, Problem, ToolFailure,
+from kernellab.errors import (BackendError, CompileError, DeviceError, InputError, Problem, ToolFailure,
                               UsageError)
 from kernellab.formats.pyschedcl.kernel import ResolvedBuffer, ResolvedKernel, parse_assignments
 from kernellab.formats.pyschedcl.spec import load_spec
@@ -358,7 +358,7 @@ def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndar
     session.check_fits(kernel)
     parts = [_Part(role, session.lanes[role], start, count) for role, start, count in plan_parts(kernel, p)]
     if len(parts) > 1:
-        kernel.check_splittable()
+        kernel.check_splittable(p)
     run = _Run(session, kernel, host, split, parts)
     # one context for all parts: one whole buffer per argument, written once
     if run.shared or len(parts) == 1:
@@ -397,7 +397,7 @@ class _Run:
                            if all(self.nbytes_rows(b, part.start) % part.lane.align == 0 for part in parts)}
 
     def nbytes_rows(self, b: ResolvedBuffer, rows: int) -> int:
-        return rows * b.elements_per_item(self.kernel.global_size[0]) * b.spec.type.itemsize
+        return b.elements_before(rows, self.kernel.global_size[0]) * b.spec.type.itemsize
 
     def upload_whole_buffers(self) -> None:
         cl, guarded = self.cl, self.guarded
@@ -425,7 +425,7 @@ class _Run:
             if buf is None:
                 continue
             start_b = self.nbytes_rows(buf, part.start) if buf.spec.breakable else 0
-            size_b = self.nbytes_rows(buf, part.count) if buf.spec.breakable else buf.nbytes
+            size_b = (self.nbytes_rows(buf, part.start + part.count) - start_b) if buf.spec.breakable else buf.nbytes
             if pos in self.parents:
                 self._bind_shared(part, buf, start_b, size_b)
             else:
@@ -435,7 +435,18 @@ class _Run:
         cl, guarded, pos = self.cl, self.guarded, buf.pos
         whole = self.split == "offset" or not buf.spec.breakable
         parent = self.parents[pos]
-        if whole or (start_b == 0 and size_b == buf.nbytes):
+        if not buf.spec.breakable and buf.spec.written_by_kernel and len(self.parts) > 1:
+            # both parts write a whole buffer: one shared buffer would let the second part's writes
+            # silently replace the first's, so each part writes a copy of its own, merged afterwards
+            # exactly as on two devices
+            mem = guarded(f"clCreateBuffer(arg {pos} part)", cl.Buffer, part.lane.context, cl.mem_flags.READ_WRITE,
+                          buf.nbytes)
+            ev = guarded("clEnqueueCopyBuffer", cl.enqueue_copy, part.lane.queue, mem, parent, byte_count=buf.nbytes,
+                         src_offset=0, dst_offset=0, wait_for=self.setup_events or None)
+            part.events.append(("copy", ev))
+            part.args.append(mem)
+            part.merges.append((pos, mem))
+        elif whole or (start_b == 0 and size_b == buf.nbytes):
             part.args.append(parent)
         elif pos in self.subbuffers:
             sub = guarded(f"clCreateSubBuffer(arg {pos})", parent.get_sub_region, start_b, size_b)
@@ -529,15 +540,17 @@ class _Run:
         for part in self.parts:
             guarded("clFinish", part.lane.queue.finish)
         # the whole written buffers of a shared context, read once after both parts are done
+        merged = {pos for part in self.parts for pos, _ in part.merges}
         for pos, parent in self.parents.items():
             buf = next(b for b in kernel.buffers if b.pos == pos)
-            if buf.spec.written_by_kernel:
+            if buf.spec.written_by_kernel and pos not in merged:
                 rev = guarded(f"clEnqueueReadBuffer(arg {pos})", cl.enqueue_copy, self.first_queue, self.results[pos],
                               parent, is_blocking=True)
                 self.parts[0].events.append(("read", rev))
-        for pos in {pos for part in self.parts for pos, _ in part.merges}:
+        for pos in merged:
             _merge(kernel, pos, self.host[pos],
-                   [(part.role, out) for part in self.parts for q, out in part.merges if q == pos], self.results[pos])
+                   [(part.role, out) for part in self.parts for q, out in part.merges if q == pos], self.results[pos],
+                   self.split)
 
 
 def _timing(part: _Part) -> PartTiming:
@@ -553,8 +566,9 @@ def _timing(part: _Part) -> PartTiming:
 
 
 def _merge(kernel: ResolvedKernel, pos: int, initial: np.ndarray, copies: list[tuple[str, np.ndarray]],
-           out: np.ndarray) -> None:
-    """Combine the parts' copies of a whole (``break: 0``) written buffer."""
+           out: np.ndarray, split: str = "subbuffer") -> None:
+    """Combine the parts' copies of a whole (``break: 0``) written buffer: an element a part changed
+    takes that part's value; two parts changing one element to different values is refused."""
     width = kernel.spec.buffer(pos).type.width  # type: ignore[union-attr]
     init = initial.reshape(-1, width) if width > 1 else initial
     result = init.copy()
@@ -567,8 +581,13 @@ def _merge(kernel: ResolvedKernel, pos: int, initial: np.ndarray, copies: list[t
             differs = (c[clash] != result[clash]).reshape(int(clash.sum()), -1).any(axis=1)
             if differs.any():
                 where = int(np.flatnonzero(clash)[np.flatnonzero(differs)[0]])
-                raise KernellabError(f"{kernel.spec.file}: argument {pos} has break: 0, and both parts wrote different "
-                                     f"values to element {where}; give it break: 1 or run it unpartitioned")
+                spec = kernel.spec.buffer(pos)
+                hint = ("each part's work-item ids start at 0 in the subbuffer split, so parts that index it by "
+                        "global id write the same elements: use --split offset, " if split == "subbuffer" else "")
+                raise InputError([Problem(kernel.spec.file, f"{spec.where}/break",  # type: ignore[union-attr]
+                                          f"argument {pos} has break: 0 and both parts wrote different values to "
+                                          f"element {where}; the result would be wrong, so "
+                                          f"it is refused: {hint}give it break: 1, or run it with partition 0 or 10")])
         result[changed] = c[changed]
         owner[changed] = i
     out[...] = result.reshape(out.shape)

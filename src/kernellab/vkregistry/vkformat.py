@@ -15,9 +15,10 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # NumPy only for the formats' dtypes: a run of buffers starts without it
+    import numpy as np
 
 from kernellab.errors import InputError
 from kernellab.vkregistry import tables
@@ -46,7 +47,13 @@ DXGI_FORMATS: dict[str, int] = {
     "DXGI_FORMAT_R8_UINT": 62, "DXGI_FORMAT_R8_SNORM": 63,
     "DXGI_FORMAT_R8_SINT": 64, "DXGI_FORMAT_A8_UNORM": 65,
     "DXGI_FORMAT_B8G8R8A8_UNORM": 87, "DXGI_FORMAT_B8G8R8A8_UNORM_SRGB": 91,
+    # depth/stencil: the three Arm's runner maps (src/dds_reader.cpp)
+    "DXGI_FORMAT_D32_FLOAT_S8X24_UINT": 20, "DXGI_FORMAT_D32_FLOAT": 40, "DXGI_FORMAT_D24_UNORM_S8_UINT": 45,
 }
+#: The depth/stencil formats Arm's runner reads from DDS, by DXGI name (Vulkan name -> DXGI name).
+_DEPTH_DXGI = {"VK_FORMAT_D32_SFLOAT_S8_UINT": "DXGI_FORMAT_D32_FLOAT_S8X24_UINT",
+               "VK_FORMAT_D32_SFLOAT": "DXGI_FORMAT_D32_FLOAT",
+               "VK_FORMAT_D24_UNORM_S8_UINT": "DXGI_FORMAT_D24_UNORM_S8_UINT"}
 DXGI_NAMES: dict[int, str] = {v: k for k, v in DXGI_FORMATS.items()}
 
 #: The tensor formats the scenario spec lists, plus the ARM BF16/FP8 encodings (VK_ARM_tensors).
@@ -81,6 +88,12 @@ class VkFormatInfo:
     texel_size: int          # bytes per texel (the registry's block size)
     packed: bool
     dxgi: int | None         # the DXGI_FORMAT a DDS file uses for it, None if DDS has none
+    #: "depth", "stencil" or "depth_stencil" for a depth/stencil format (components D and S)
+    aspect: str | None = None
+    #: the colour format with the same bits as the depth (else stencil) component, which kernellab
+    #: creates in its place (Arm's runner turns D32_SFLOAT_S8_UINT into D32_SFLOAT and drops the
+    #: stencil); None when no colour format has those bits (24-bit depth)
+    stand_in: str | None = None
 
     @property
     def channels(self) -> int:
@@ -89,6 +102,8 @@ class VkFormatInfo:
     @property
     def dtype(self) -> np.dtype:
         """The NumPy dtype of one stored value (raw unsigned ints for BF16/FP8, bool for BOOL)."""
+        import numpy as np
+
         if self.encoding is not None:
             return np.dtype(f"<u{self.bits // 8}")
         if self.numeric == "BOOL":
@@ -143,12 +158,21 @@ class VkFormatInfo:
 
     def npy_dtype_ok(self, dtype: np.dtype) -> bool:
         """Whether a source ``.npy`` of ``dtype`` holds this format's values bit for bit."""
+        import numpy as np
+
         dtype = np.dtype(dtype)
         if dtype.itemsize != self.dtype.itemsize or dtype.byteorder == ">":
             return False
         if self.encoding is not None:
             return dtype.kind in ("V", "u", "i")
         return dtype.kind == self.dtype.kind
+
+    @property
+    def file_texel_size(self) -> int:
+        """Bytes per texel in a DDS or ``.npy`` file: the block size, except that a combined
+        depth/stencil texel is stored at Arm's element size (D32_SFLOAT_S8_UINT: 8 bytes, the
+        DXGI_FORMAT_D32_FLOAT_S8X24_UINT layout)."""
+        return self.element_size if self.aspect == "depth_stencil" else self.texel_size
 
     def shape_of_image(self, height: int, width: int) -> tuple[int, int, int]:
         return (height, width, self.channels)
@@ -195,8 +219,46 @@ def by_dxgi(code: int) -> VkFormatInfo | None:
 
 
 def image_formats() -> list[VkFormatInfo]:
-    """Formats an image resource can use with a DDS file (those with a DXGI code)."""
-    return [f for f in _table().values() if f.dxgi is not None]
+    """Colour formats an image resource can use with a DDS file (those with a DXGI code); the
+    depth/stencil formats with a DXGI code are read through their colour stand-in instead."""
+    return [f for f in _table().values() if f.dxgi is not None and f.aspect is None]
+
+
+def device_format(fmt: VkFormatInfo) -> VkFormatInfo:
+    """The format kernellab creates an image of ``fmt`` with: ``fmt`` itself, or for a depth/stencil
+    format its colour stand-in (same bits; a compute shader samples depth as the red channel).
+    Raises :class:`ValueError` for a depth format no colour format can hold."""
+    if fmt.aspect is None:
+        return fmt
+    stand_in = lookup(fmt.stand_in) if fmt.stand_in else None
+    if stand_in is None:
+        raise ValueError(f"{fmt.name}: no colour format has the bits of its {fmt.bits}-bit depth, so kernellab "
+                         "cannot hold it (use VK_FORMAT_D32_SFLOAT, VK_FORMAT_D16_UNORM or "
+                         "VK_FORMAT_D32_SFLOAT_S8_UINT)")
+    return stand_in
+
+
+def image_format_problem(name: str) -> str | None:
+    """Why an image cannot have the format called ``name`` (a depth format without a colour
+    stand-in), or None; checked when a scenario is read, before any image is created."""
+    fmt = lookup(name)
+    if fmt is None or fmt.aspect is None:
+        return None
+    try:
+        device_format(fmt)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def device_format_name(name: str) -> str:
+    """:func:`device_format` by name; a name kernellab lacks, or a depth format it cannot hold,
+    comes back unchanged (whoever creates the image then says why it cannot)."""
+    fmt = lookup(name)
+    try:
+        return device_format(fmt).name if fmt is not None else name
+    except ValueError:
+        return name
 
 
 def tensor_formats() -> list[VkFormatInfo]:
@@ -258,6 +320,9 @@ def derive_from_registry() -> list[dict[str, Any]]:
             continue
         comps = fmt.components
         letters = "".join(c.type for c in comps)
+        if letters and not set(letters) - set("DS"):
+            rows.append(_depth_stencil_row(name, values[name], comps, fmt))
+            continue
         if not letters or set(letters) - set("RGBA"):
             continue
         encoding = next((e for e in SPECIAL_ENCODINGS if f"FPENCODING_{e}_" in name), None)
@@ -285,9 +350,27 @@ def derive_from_registry() -> list[dict[str, Any]]:
             "name": name, "value": values[name], "components": letters, "bits": bits,
             "numeric": numeric, "encoding": encoding, "texel_size": int(fmt.blockSize),
             "packed": packed, "dxgi": None if encoding else _dxgi_for(name, numeric, letters, bits, packed),
+            "aspect": None, "stand_in": None,
         })
+    colour = {r["name"] for r in rows}
+    for r in rows:
+        if r.get("stand_in") and r["stand_in"] not in colour:
+            r["stand_in"] = None
     rows.sort(key=lambda r: r["value"])
     return rows
+
+
+def _depth_stencil_row(name: str, value: int, comps: Any, fmt: Any) -> dict[str, Any]:
+    """A depth/stencil format: described by its depth component (else its stencil one), with the
+    colour format of the same bits and kind as its stand-in."""
+    letters = "".join(c.type for c in comps)
+    main = comps[0]
+    bits = int(main.bits)
+    aspect = {"D": "depth", "S": "stencil"}.get(letters, "depth_stencil")
+    return {"name": name, "value": value, "components": letters, "bits": bits, "numeric": main.numericFormat,
+            "encoding": None, "texel_size": int(fmt.blockSize), "packed": fmt.packed is not None,
+            "dxgi": DXGI_FORMATS[_DEPTH_DXGI[name]] if name in _DEPTH_DXGI else None, "aspect": aspect,
+            "stand_in": f"VK_FORMAT_R{bits}_{main.numericFormat}"}
 
 
 def regenerate(path: Path | None = None) -> Path:

@@ -140,6 +140,11 @@ class ResolvedBuffer:
     def elements_per_item(self, first_dim: int) -> int:
         return self.count // first_dim
 
+    def elements_before(self, items: int, first_dim: int) -> int:
+        """Elements of this buffer that belong to the first ``items`` work-items of dimension 0 (its
+        share in proportion; exact once :meth:`ResolvedKernel.check_splittable` accepted the split)."""
+        return self.count * items // first_dim
+
 
 @dataclass(frozen=True)
 class ResolvedKernel:
@@ -159,15 +164,27 @@ class ResolvedKernel:
         """The split of the first dimension must fall on a multiple of this many work-items."""
         return self.local_size[0] if self.local_size else 1
 
-    def check_splittable(self) -> None:
-        """A split needs every ``break: 1`` buffer to hold a whole number of elements per work-item
-        of dimension 0 (an unsplit run does not)."""
+    def check_splittable(self, partition: int | None = None) -> None:
+        """A split gives each part of a ``break: 1`` buffer its share in proportion to its work-items
+        of dimension 0, which must be a whole number of elements: always so when the buffer holds a
+        multiple of ``globalWorkSize[0]`` elements, else only at some split points (one element per
+        workgroup splits on workgroup boundaries). ``partition`` None checks every split 1..9."""
         g0 = self.global_size[0]
-        problems = [Problem(self.spec.file, b.spec.size.where,
-                            "a buffer with break: 1 is split with dimension 0 of the NDRange, so its "
-                            f"{b.count} elements ({b.spec.size.text}) must be a multiple of globalWorkSize[0] = "
-                            f"{g0}; run it with partition 0 or 10, or give it break: 0")
-                    for b in self.buffers if b.spec.breakable and b.count % g0]
+        splits = sorted({self.split_point(p) for p in ((partition,) if partition is not None else range(1, 10))})
+        splits = [s for s in splits if 0 < s < g0]
+        problems = []
+        for b in self.buffers:
+            bad = next((s for s in splits if b.spec.breakable and b.count * s % g0), None)
+            if bad is None:
+                continue
+            share = Fraction(b.count * bad, g0)
+            problems.append(Problem(self.spec.file, b.spec.size.where,
+                                    "a buffer with break: 1 is split with dimension 0 of the NDRange, in "
+                                    "proportion, so "
+                                    f"its {b.count} elements ({b.spec.size.text}) must be a multiple of "
+                                    f"globalWorkSize[0] = {g0} or divide whole at the split: a split after {bad} of "
+                                    f"{g0} work-items would give the first part {float(share):g} elements; run it with "
+                                    "partition 0 or 10, or give it break: 0"))
         if problems:
             raise InputError(problems)
 
