@@ -21,7 +21,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -41,7 +42,7 @@ class Timings:
     table: dict[tuple[str, tuple[int, ...]], dict[int, float]] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, paths: Sequence[str | Path]) -> "Timings":
+    def load(cls, paths: Sequence[str | Path]) -> Timings:
         t = cls()
         for path in paths:
             try:
@@ -211,7 +212,7 @@ def execute_plan(session: Session, graph: TaskGraph, the_plan: Plan, seed: int =
     runs: dict[str, TaskRun] = {}
     failures: list[BaseException] = []
     # build every program first, so the trace shows execution and not the OpenCL C compiler
-    for tid, pt in the_plan.tasks.items():
+    for pt in the_plan.tasks.values():
         session.check_fits(pt.kernel)
         for lane in pt.lanes:
             session.program(session.lanes[lane].context, pt.kernel)
