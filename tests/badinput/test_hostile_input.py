@@ -153,3 +153,11 @@ def test_unusable_file_names_are_input_errors(tmp_path: Path, capsys: pytest.Cap
     path.write_bytes(json.dumps(doc).encode("utf-8", "surrogatepass"))
     status, err = validate(capsys, path)
     assert status == 2 and "/resources/2/buffer/src: " in err and "is not a usable file name" in err
+
+
+def test_a_million_resources_are_refused_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps({"resources": [{"buffer": {"uid": f"b{i}", "size": 4, "shader_access": "readonly"}}
+                                              for i in range(100_001)], "commands": []}))
+    status, err = validate(capsys, path)
+    assert status == 2 and err.strip() == f"{path}: /resources: 100001 resources; a scenario may have at most 100000"

@@ -11,7 +11,7 @@ from kernellab.errors import InputError, Problem
 
 
 #: what a JSON input may be: workloads are small; a larger file is a mistake or an attack
-MAX_JSON_BYTES = 64 * 1024 * 1024
+MAX_JSON_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 40
 

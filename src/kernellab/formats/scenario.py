@@ -30,6 +30,10 @@ log = logging.getLogger("kernellab.scenario")
 Loc = tuple[str | int, ...]
 
 
+#: resources, and commands, a scenario may have (Arm's own suites use at most a few hundred)
+MAX_ITEMS = 100_000
+
+
 class _Checker(Problems):
     def __init__(self, file: Path, output_dir: Path | None, strict: bool, check_files: bool,
                  allow_absolute_dst: bool = False, allow_outside: Sequence[Path] = ()):
@@ -63,6 +67,10 @@ class _Checker(Problems):
         out: list[tuple[Loc, Any]] = []
         if not isinstance(items, list):
             self.add((section,), f"expected an array, got {show(items)}")
+            return out
+        if len(items) > MAX_ITEMS:
+            # checking costs about a kilobyte and 20 us per item: a bound keeps a file from taking gigabytes
+            self.add((section,), f"{len(items)} {section}; a scenario may have at most {MAX_ITEMS}")
             return out
         for i, item in enumerate(items):
             if not isinstance(item, dict) or len(item) != 1:

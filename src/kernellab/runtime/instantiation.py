@@ -78,15 +78,24 @@ def _rng(seed: int, inst: KernelInstantiation, arg: int) -> np.random.Generator:
     return np.random.default_rng([seed, inst.index, arg])
 
 
+#: elements generated per step: the values are made in the array's own type, a chunk at a time, so
+#: a large unconstrained array costs its own size and not eight bytes per element on top
+_SEED_CHUNK = 1 << 20
+
+
 def seeded_values(dtype: str | None, count: int, rng: np.random.Generator) -> bytes:
     """``count`` elements of ``dtype`` from ``rng``: floats in [0, 1), integers in [0, 128), so a
     filled size or index stays small and a filled float stays finite."""
     if dtype is None:
         return rng.integers(0, 256, size=count, dtype=np.uint8).tobytes()
     dt = np.dtype("<" + dtype)
-    if dt.kind == "f":
-        return rng.random(count).astype(dt).tobytes()
-    return rng.integers(0, 128, size=count).astype(dt).tobytes()
+    out = bytearray(count * dt.itemsize)
+    view = np.frombuffer(out, dtype=dt) if count else np.zeros(0, dt)
+    for start in range(0, count, _SEED_CHUNK):
+        n = min(_SEED_CHUNK, count - start)
+        # one stream whatever the chunking: the generator continues where the last chunk stopped
+        view[start:start + n] = rng.random(n) if dt.kind == "f" else rng.integers(0, 128, size=n)
+    return bytes(out)
 
 
 def _to_device_order(data: bytes, dtype: str | None, byteorder: str) -> bytes:
