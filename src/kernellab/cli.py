@@ -88,6 +88,11 @@ def _add_log_level(parser: argparse.ArgumentParser, *, default: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # silences the Vulkan loader's warning
+    # a name from a file (an OpName, a path) may hold bytes that are not UTF-8: print them escaped
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     parser = build_parser(argv, only_named=True)
     args = parser.parse_args(argv)
     # imported once the command line is read: --help and --version do without them

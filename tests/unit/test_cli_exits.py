@@ -47,3 +47,39 @@ def test_a_file_system_failure_is_one_line_naming_the_path(monkeypatch: pytest.M
     assert cli.main([]) == 1
     err = capsys.readouterr().err
     assert err == f"kernellab: error: {tmp_path / 'gone' / 'x.npy'}: No such file or directory\n"
+
+
+def test_text_that_is_not_utf8_is_printed_escaped(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    program = ("import sys; from kernellab import cli; import argparse\n"
+               "def show(args): print('name: \\udcff'); return 0\n"
+               "cli.build_parser = lambda argv=None, only_named=False: "
+               "(lambda p: (p.set_defaults(func=show), p)[1])(argparse.ArgumentParser())\n"
+               "sys.exit(cli.main([]))\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b"name: \\udcff\n"
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import errno
+    import os
+
+    from kernellab.outputs import OutputSet
+
+    def write(args: Any) -> int:
+        with OutputSet() as outs:
+            outs.bytes(tmp_path / "a.npy", b"first")
+
+            def full(fh: Any) -> None:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            outs._write(tmp_path / "b.npy", full)
+            outs.commit()
+        return 0
+    monkeypatch.setattr(cli, "build_parser", _parser_running(write))
+    assert cli.main([]) == 1
+    assert capsys.readouterr().err == f"kernellab: error: {tmp_path / 'b.npy'}: No space left on device\n"
+    assert list(tmp_path.iterdir()) == []
