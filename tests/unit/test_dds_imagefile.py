@@ -95,8 +95,9 @@ def test_npy_image_checks(tmp_path):
 
 
 def test_extension_checks(tmp_path):
-    with pytest.raises(InputError, match="must end in .dds or .npy"):
-        imagefile.check_extension("x.png", "s.json", ["resources", 0, "image", "dst"])
+    # issue 11: PNG is read and written as Arm's runner does, so a .bmp is the refused example now
+    with pytest.raises(InputError, match="must end in .dds, .npy or .png"):
+        imagefile.check_extension("x.bmp", "s.json", ["resources", 0, "image", "dst"])
     imagefile.check_extension("x.DDS", "s.json", "/resources/0/image/dst")
     with pytest.raises(ValueError):
         imagefile.save(tmp_path / "x.bmp", RGBA8, 1, 1, b"\0" * 4)

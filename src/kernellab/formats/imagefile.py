@@ -19,7 +19,7 @@ from kernellab.errors import InputError, Problem
 from kernellab.formats import dds, npy_arm
 from kernellab.vkregistry.vkformat import VkFormatInfo
 
-EXTENSIONS = (".dds", ".npy")
+EXTENSIONS = (".dds", ".npy", ".png")
 
 
 @dataclass
@@ -44,9 +44,9 @@ def _ext(path: str | os.PathLike[str]) -> str:
 
 
 def check_extension(path: str | os.PathLike[str], file: str | os.PathLike[str], where: str | Sequence[str | int]) -> None:
-    """Raise an :class:`InputError` at ``file``/``where`` unless ``path`` ends in .dds or .npy."""
+    """Raise an :class:`InputError` at ``file``/``where`` unless ``path`` ends in .dds, .npy or .png."""
     if _ext(path) not in EXTENSIONS:
-        raise InputError.at(file, where, f"image file {str(path)!r} must end in .dds or .npy")
+        raise InputError.at(file, where, f"image file {str(path)!r} must end in .dds, .npy or .png")
 
 
 def load(path: str | os.PathLike[str], fmt: VkFormatInfo, width: int, height: int, mips: int = 1) -> ImageData:
@@ -56,33 +56,70 @@ def load(path: str | os.PathLike[str], fmt: VkFormatInfo, width: int, height: in
     extra are ignored). Raises :class:`InputError` naming ``path``.
     """
     ext = _ext(path)
+    if fmt.aspect is not None:
+        return _load_depth_stencil(path, fmt, width, height)
     if ext == ".dds":
-        try:
-            raw = Path(path).read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot read DDS file: {exc.strerror}", file=path) from None
-        hdr = dds.parse_header(raw, path)
-        dds.parse(raw, path)  # checks the data size
-        if (hdr.width, hdr.height) != (width, height):
-            raise InputError.at(path, "byte 12 (dwHeight/dwWidth)",
-                                f"DDS image is {hdr.width}x{hdr.height} (width x height) but the "
-                                f"image resource is {width}x{height}")
-        if hdr.format.texel_size != fmt.texel_size:
-            raise InputError.at(path, "byte 128 (dxgiFormat)",
-                                f"DDS format {hdr.format.name} has {hdr.format.texel_size}-byte texels, "
-                                f"the image resource's {fmt.name} has {fmt.texel_size}")
-        warnings: list[Problem] = []
-        if hdr.format.name != fmt.name:
-            warnings.append(Problem(str(path), "byte 128 (dxgiFormat)",
-                                    f"DDS format is {hdr.format.name}; its bytes are used as {fmt.name}",
-                                    warning=True))
-        levels = min(hdr.mip_levels, mips)
-        size = dds.chain_size(hdr.format, width, height, levels)
-        data = memoryview(raw)[hdr.data_offset:hdr.data_offset + size]
-        return ImageData(data, levels, hdr.format, tuple(warnings))
+        return _load_dds(path, fmt, width, height, mips)
     if ext == ".npy":
         return ImageData(load_npy(path, fmt, width, height).data.cast("B"), 1)
-    raise InputError("image file must end in .dds or .npy", file=path)
+    if ext == ".png":
+        from kernellab.formats import png
+        return ImageData(*png.load_image(path, fmt, width, height))
+    raise InputError("image file must end in .dds, .npy or .png", file=path)
+
+
+def _load_dds(path: str | os.PathLike[str], fmt: VkFormatInfo, width: int, height: int, mips: int) -> ImageData:
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read DDS file: {exc.strerror}", file=path) from None
+    hdr = dds.parse_header(raw, path)
+    dds.parse(raw, path)  # checks the data size
+    if (hdr.width, hdr.height) != (width, height):
+        raise InputError.at(path, "byte 12 (dwHeight/dwWidth)",
+                            f"DDS image is {hdr.width}x{hdr.height} (width x height) but the "
+                            f"image resource is {width}x{height}")
+    if hdr.format.file_texel_size != fmt.file_texel_size:
+        raise InputError.at(path, "byte 128 (dxgiFormat)",
+                            f"DDS format {hdr.format.name} has {hdr.format.file_texel_size}-byte texels, "
+                            f"the image resource's {fmt.name} has {fmt.file_texel_size}")
+    warnings: list[Problem] = []
+    if hdr.format.name != fmt.name:
+        warnings.append(Problem(str(path), "byte 128 (dxgiFormat)",
+                                f"DDS format is {hdr.format.name}; its bytes are used as {fmt.name}",
+                                warning=True))
+    levels = min(hdr.mip_levels, mips)
+    size = dds.chain_size(hdr.format, width, height, levels)
+    data = memoryview(raw)[hdr.data_offset:hdr.data_offset + size]
+    return ImageData(data, levels, hdr.format, tuple(warnings))
+
+
+def _load_depth_stencil(path: str | os.PathLike[str], fmt: VkFormatInfo, width: int, height: int) -> ImageData:
+    """A depth/stencil image's ``src``, as the texels of its colour stand-in (see
+    :func:`vkformat.device_format`). As Arm's runner does for D32_SFLOAT_S8_UINT, a DDS of
+    8-byte depth/stencil texels keeps the 4 depth bytes and drops the stencil, with a warning when
+    some stencil byte is not zero; a ``.npy`` holds the stand-in's values ``[1, H, W, 1]``."""
+    from kernellab.vkregistry.vkformat import device_format
+
+    try:
+        device = device_format(fmt)
+    except ValueError as exc:
+        raise InputError(str(exc), file=path) from None
+    if _ext(path) == ".npy":
+        return ImageData(load_npy(path, device, width, height).data.cast("B"), 1)
+    if _ext(path) != ".dds":
+        raise InputError("image file must end in .dds or .npy", file=path)
+    loaded = _load_dds(path, fmt, width, height, 1)
+    file_fmt = loaded.file_format or fmt
+    texels = np.frombuffer(loaded.data, np.uint8).reshape(height * width, file_fmt.file_texel_size)
+    warnings = list(loaded.warnings)
+    if file_fmt.file_texel_size != device.texel_size:
+        if texels[:, device.texel_size:].any():
+            warnings.append(Problem(str(path), "texel data", f"{fmt.name}: ignoring stencil data (kernellab, like "
+                                                             f"Arm's runner, holds the depth only, as {device.name})",
+                                    warning=True))
+        texels = texels[:, :device.texel_size]
+    return ImageData(memoryview(np.ascontiguousarray(texels).reshape(-1)), 1, file_fmt, tuple(warnings))
 
 
 def load_npy(path: str | os.PathLike[str], fmt: VkFormatInfo, width: int, height: int) -> np.ndarray:
@@ -115,18 +152,26 @@ def save(path: str | os.PathLike[str], fmt: VkFormatInfo, width: int, height: in
     from kernellab.outputs import atomic_open
 
     if _ext(path) not in EXTENSIONS:
-        raise ValueError(f"image dst {str(path)!r} must end in .dds or .npy")
+        raise ValueError(f"image dst {str(path)!r} must end in .dds, .npy or .png")
     with atomic_open(path) as fh:
         write(fh, _ext(path), fmt, width, height, level0)
 
 
 def write(fh: IO[bytes], ext: str, fmt: VkFormatInfo, width: int, height: int,
           level0: bytes | memoryview | np.ndarray) -> None:
-    """Write mip level 0 to an open file as DDS (``ext`` ".dds") or Arm-style ``.npy``."""
+    """Write mip level 0 to an open file as DDS (``ext`` ".dds") or Arm-style ``.npy``; a
+    depth/stencil image holds, and so writes, its colour stand-in's texels."""
+    if fmt.aspect is not None:
+        from kernellab.vkregistry.vkformat import device_format
+
+        fmt = device_format(fmt)
     if ext.lower() == ".dds":
         dds.write(fh, fmt, width, height, [level0])
     elif ext.lower() == ".npy":
         npy_arm.write(fh, level0, (1, height, width, fmt.channels), image_npy_descr(fmt))
+    elif ext.lower() == ".png":
+        from kernellab.formats import png
+        png.write(fh, fmt.name, width, height, level0)
     else:
         raise ValueError(f"image file type {ext!r}: expected .dds or .npy")
 

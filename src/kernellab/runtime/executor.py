@@ -516,7 +516,10 @@ class Executor:
         assert isinstance(r, m.Image)
         fmt = vkformat.lookup(r.format)
         assert fmt is not None
-        suffix = path.suffix.lower() if path.suffix.lower() in (".dds", ".npy") else ".npy"
+        suffix = path.suffix.lower() if path.suffix.lower() in imagefile.EXTENSIONS else ".npy"
+        if suffix == ".png":  # checked before the output file is opened, so the error names it
+            from kernellab.formats import png
+            png.check_dst_format(fmt.name, path)
         with outputs.open(path) as fh:
             imagefile.write(fh, suffix, fmt, image.spec.width, image.spec.height,
                             memoryview(backend.read_image(image, 0)))
