@@ -41,6 +41,7 @@ def validate(args: argparse.Namespace) -> int:
 
     scenario, warnings = load_scenario(args.file, args.output, strict=args.strict,
                                        allow_absolute_dst=args.allow_absolute_dst, allow_outside=args.allow_outside)
+    _check_scenario_entries(args.file, scenario)
     for w in warnings:
         print(w, file=sys.stderr)
     print(f"{args.file}: valid scenario ({len(scenario.resources)} resources, {len(scenario.commands)} commands"
@@ -53,10 +54,61 @@ def _validate_instantiations(args: argparse.Namespace) -> None:
     from kernellab.errors import InputError, Problem
     from kernellab.formats import gpuverify
 
-    insts, warnings = gpuverify.load(args.file)
+    # work-groups of unequal size are legal from OpenCL C 2.0: whether the device has them is
+    # known only to `run` (which refuses them with the reason) and `verify` (Oclgrind runs them)
+    insts, warnings = gpuverify.load(args.file, non_uniform=True)
+    problems = [Problem(str(i.file), i.pointer("entry_point"), why) for i in insts
+                if (why := _undefined_entry(i.kernel_path, i.entry_point)) is not None]
     if args.strict and warnings:
-        raise InputError([Problem(w.file, w.where, w.message) for w in warnings])
+        problems += [Problem(w.file, w.where, w.message) for w in warnings]
+    if problems:
+        raise InputError(problems)
     for w in warnings:
         print(w, file=sys.stderr)
+    for i in insts:
+        if i.local_size and any(g % l for g, l in zip(i.global_size, i.local_size)):
+            print(f"note: {args.file}: {i.pointer('local_size')}: {list(i.local_size)} does not divide global_size "
+                  f"{list(i.global_size)}: work-groups of unequal size need an OpenCL C 2.0 device or Oclgrind",
+                  file=sys.stderr)
     print(f"{args.file}: valid kernel-instantiation file ({len(insts)} instantiation{'s' if len(insts) != 1 else ''}"
           + (f", {len(warnings)} warnings" if warnings else "") + ")")
+
+
+def _undefined_entry(source: Path | None, entry: str) -> str | None:
+    """Why ``entry`` is not a kernel of the OpenCL C file ``source`` (None: it is, or cannot be told
+    without a compiler, or the file is unreadable, which the loaders report themselves)."""
+    from kernellab.runtime.kernel_names import undefined_entry
+    if source is None:
+        return None
+    try:
+        text = source.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return undefined_entry(text, entry)
+
+
+def _check_scenario_entries(path: Path, scenario: Any) -> None:
+    """An OpenCL C shader's ``entry`` must be a kernel its source defines."""
+    import json
+    from kernellab.errors import InputError, Problem
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8")).get("resources", [])
+    except (OSError, ValueError, AttributeError):
+        raw = []
+    at = {}
+    for n, r in enumerate(raw if isinstance(raw, list) else []):
+        shader = r.get("shader") if isinstance(r, dict) else None
+        if isinstance(shader, dict):
+            at[shader.get("uid")] = (n, "entry" in shader)
+    problems = []
+    for r in scenario.resources:
+        if getattr(r, "kind", "") != "shader" or r.type != "OpenCL-C":
+            continue
+        why = _undefined_entry(r.src_path, r.entry)
+        if why is not None:
+            n, given = at.get(r.uid, (None, True))
+            where = "/resources" if n is None else f"/resources/{n}/shader" + ("/entry" if given else "")
+            problems.append(Problem(str(path.resolve()), where, why + ("" if given else
+                                                                  ' ("entry" defaults to "main")')))
+    if problems:
+        raise InputError(problems)

@@ -45,7 +45,6 @@ def detect(path: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernellab.verify.vulkan import render, verify_many  # Vulkan scenarios to the SPIR-V checker, the rest to run's
     if args.index is not None and args.index < 0:
         raise UsageError(f"--index must be >= 0, got {args.index}")
     jobs = getattr(args, "jobs", 1)
@@ -54,6 +53,15 @@ def run(args: argparse.Namespace) -> int:
     files = args.file if isinstance(args.file, list) else [args.file]
     check = [name for arg in getattr(args, "check", []) or [] for name in arg.split(",")]
     formats = [args.format or detect(f) for f in files]
+    if "scenario" in formats:  # Vulkan scenarios to the SPIR-V checker, the rest to Oclgrind
+        from kernellab.verify.vulkan import render, verify_many
+    else:  # kernel-instantiation files only: skip the SPIR-V checker's imports (verify's start-up)
+        from kernellab.verify.report import render
+        from kernellab.verify.run import verify_many as oclgrind_many
+
+        def verify_many(files: Any, **kw: Any) -> Any:
+            kw.pop("vulkan", None)
+            return oclgrind_many(files, **kw)
     results = verify_many(files, formats=formats, index=args.index, seed=args.seed, check=check, jobs=jobs,
                           vulkan=getattr(args, "vulkan", False))
     if args.json:

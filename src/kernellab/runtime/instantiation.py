@@ -13,7 +13,7 @@ import re
 import shutil
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +133,72 @@ def build(backend: OpenCLBackend, inst: KernelInstantiation) -> OpenCLProgram:
         where = ["entry_point"] if "no kernel named" in text else ["kernel_file"]
         err = InputError([_problem(inst, where, text)])
         raise err from exc
+
+
+def is_uniform(inst: KernelInstantiation) -> bool:
+    """Every work-group full: the local size divides the global size in every dimension."""
+    return inst.local_size is None or all(g % l == 0 for g, l in zip(inst.global_size, inst.local_size))
+
+
+def _opencl_c_version(backend: OpenCLBackend) -> tuple[int, int] | None:
+    m = re.search(r"OpenCL C (\d+)\.(\d+)", str(getattr(backend.cl_device, "opencl_c_version", "")))
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+#: CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT: optional from OpenCL 3.0
+_NON_UNIFORM_QUERY = 0x10AB
+
+
+def non_uniform_refusal(backend: OpenCLBackend) -> str | None:
+    """Why the device cannot run work-groups that do not divide the global size (None: it can).
+
+    They are legal from OpenCL C 2.0 (optional again in 3.0, where the device says); Oclgrind
+    runs them although it reports OpenCL C 1.2."""
+    if backend.is_oclgrind:
+        return None
+    version = _opencl_c_version(backend)
+    name = backend.device.name
+    if version is None or version < (2, 0):
+        have = f"OpenCL C {version[0]}.{version[1]}" if version else "no OpenCL C version"
+        return (f"work-groups of unequal size need OpenCL C 2.0 and {name} supports {have} "
+                "(run it on Oclgrind: --device Oclgrind)")
+    if version >= (3, 0):
+        try:
+            supported = bool(backend.cl_device.get_info(_NON_UNIFORM_QUERY))
+        except Exception:  # an ICD without the query: trust the version
+            supported = True
+        if not supported:
+            return f"work-groups of unequal size are optional in OpenCL 3.0 and {name} does not support them"
+    return None
+
+
+def non_uniform_options(backend: OpenCLBackend, inst: KernelInstantiation) -> str:
+    """The build options for ``inst``: work-groups of unequal size need the kernel built as
+    OpenCL C 2.0 or later, unless the file's flags choose a standard."""
+    options = inst.compiler_flags or ""
+    if is_uniform(inst) or "-cl-std=" in options:
+        return options
+    version = None if backend.is_oclgrind else _opencl_c_version(backend)
+    std = f"CL{version[0]}.{version[1]}" if version and version >= (2, 0) else "CL2.0"
+    return f"{options} -cl-std={std}".strip()
+
+
+def check_work_groups(backend: OpenCLBackend, insts: Sequence[KernelInstantiation]) -> None:
+    """Refuse, before anything runs, launches with unequal work-groups the device cannot run."""
+    reason = None
+    problems = []
+    for inst in insts:
+        if is_uniform(inst):
+            continue
+        reason = reason or non_uniform_refusal(backend)
+        if reason is None:
+            return
+        for d, (g, l) in enumerate(zip(inst.global_size, inst.local_size or ())):
+            if g % l:
+                problems.append(_problem(inst, ["local_size", d], f"{l} does not divide global_size[{d}] = {g}: "
+                                         + reason))
+    if problems:
+        raise InputError(problems)
 
 
 def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLProgram, seed: int = 0
@@ -339,16 +405,17 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
     """
     report = report or _stderr
     path = Path(path)
-    insts, warnings = gpuverify.load(path)
+    insts, warnings = gpuverify.load(path, non_uniform=True)
     for w in warnings:
         report(str(w))
     chosen = select(insts, index, path)
     own = backend is None
     be = backend or OpenCLBackend.open(device, BackendOptions())
     try:
+        check_work_groups(be, chosen)
         with OutputSet() as outs:
             for inst in chosen:
-                program = build(be, inst)
+                program = build(be, replace(inst, compiler_flags=non_uniform_options(be, inst)))
                 launch = prepare(be, inst, program, seed)
                 for line in launch.filled:
                     report(line)

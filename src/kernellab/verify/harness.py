@@ -67,20 +67,18 @@ def oclgrind_environment(uninitialized: bool) -> Iterator[None]:
         os.environ.update(saved)
 
 
-def _build(backend: Any, inst: Any, uniform: bool) -> tuple[Any, list[int], str | None]:
+def _build(backend: Any, inst: Any) -> tuple[Any, list[int], str | None]:
     """The instantiation's program with async copies modelled (see :mod:`kernellab.verify.asynccopy`):
     (program, lines of the copies, a note when the model could not be applied)."""
     from kernellab.backends.base import ProgramSpec
     from kernellab.errors import CompileError
-    from kernellab.runtime.instantiation import build
+    from kernellab.runtime.instantiation import build, non_uniform_options
     from kernellab.verify import asynccopy
     try:
         source = inst.kernel_path.read_text(encoding="utf-8", errors="surrogateescape")
     except OSError:
         return build(backend, inst), [], None  # build() reports the unreadable file
-    options = " ".join(x for x in (inst.compiler_flags or "", BUILD_OPTIONS) if x)
-    if not uniform and "-cl-std=" not in options:
-        options += " -cl-std=CL2.0"  # work-groups that do not divide the global size need OpenCL C 2.0
+    options = " ".join(x for x in (non_uniform_options(backend, inst), BUILD_OPTIONS) if x)
     modelled = asynccopy.instrument(source)
     note = None
     if modelled is not None:
@@ -151,9 +149,9 @@ _launched = [0]
 
 def _run_instantiation(backend: Any, inst: Any, seed: int, file_number: int, counted: bool = True) -> None:
     from kernellab.errors import BackendError
-    from kernellab.runtime.instantiation import prepare
-    uniform = inst.local_size is None or all(g % l == 0 for g, l in zip(inst.global_size, inst.local_size))
-    program, copies, note = _build(backend, inst, uniform)
+    from kernellab.runtime.instantiation import is_uniform, prepare
+    uniform = is_uniform(inst)
+    program, copies, note = _build(backend, inst)
     if not counted:
         note = (note + "; " if note else "") + ("Oclgrind's message count could not be reset, so this launch "
                                                 f"may report fewer than {MAX_REPORTS} messages")
