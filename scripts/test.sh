@@ -4,6 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh test
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+# lint and types first: they take seconds and name the line (configuration in pyproject.toml)
+.venv/bin/ruff check src tests benchmarks conformance
+.venv/bin/mypy
 set +e
 .venv/bin/python -m pytest "$@"
 status=$?

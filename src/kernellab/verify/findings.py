@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from kernellab.verify import terms
 from kernellab.verify.asynccopy import SHADOW_COLUMN

@@ -18,7 +18,8 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
+from collections.abc import Iterator, Sequence
 
 MARK = "@@kernellab"
 
@@ -95,7 +96,7 @@ def _build(backend: Any, inst: Any) -> tuple[Any, list[int], str | None]:
 def _buffers(launch: Any, program: Any) -> list[dict[str, Any]]:
     """Oclgrind numbers global buffers 1, 2, ... in creation order: arrays then images."""
     out = []
-    for n, a in enumerate(launch.args):
+    for n in range(len(launch.args)):
         if n in launch.arrays or program.args[n].kind == "image":
             p = program.args[n]
             out.append({"argument": n, "name": p.name, "type": p.type_name, "element_size": p.type.size})

@@ -14,7 +14,8 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from kernellab.errors import InputError, KernellabError, Problem, ToolError
 
@@ -108,7 +109,7 @@ def _run_children(shares: list[list[tuple[str, int | None]]], seed: int, uniniti
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
-            raise ToolError(f"verifying on Oclgrind took longer than {timeout} s; repro: {' '.join(argv)}")
+            raise ToolError(f"verifying on Oclgrind took longer than {timeout} s; repro: {' '.join(argv)}") from None
         if proc.returncode != 0:
             raise ToolError(f"the Oclgrind harness exited with status {proc.returncode}; repro: {' '.join(argv)}\n"
                             f"{err.decode(errors='replace')[-2000:]}")
