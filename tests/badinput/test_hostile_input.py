@@ -161,3 +161,11 @@ def test_a_million_resources_are_refused_at_once(tmp_path: Path, capsys: pytest.
                                               for i in range(100_001)], "commands": []}))
     status, err = validate(capsys, path)
     assert status == 2 and err.strip() == f"{path}: /resources: 100001 resources; a scenario may have at most 100000"
+
+
+def test_an_npy_header_with_a_zero_sized_float(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, _ = vector_add(tmp_path)
+    data = (tmp_path / "a.npy").read_bytes().replace(b"'<f4'", b"'<f0'")
+    (tmp_path / "a.npy").write_bytes(data)
+    status, err = validate(capsys, path)
+    assert status == 2 and "a.npy" in err and "unknown descr '<f0'" in err

@@ -54,7 +54,14 @@ class NpyHeader:
 def _numpy_dtype(descr: Any) -> np.dtype:
     from numpy.lib.format import descr_to_dtype
 
-    return descr_to_dtype(descr)
+    try:
+        return descr_to_dtype(descr)
+    except (ValueError, TypeError, KeyError, SyntaxError, RecursionError) as exc:
+        raise ValueError(f"not a NumPy .npy file ({type(exc).__name__}: {str(exc)[:120]})") from None
+
+
+#: the element sizes NumPy knows for each numeric kind (anything else is not a dtype)
+_SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8, 12, 16), "c": (8, 16, 24, 32)}
 
 
 def _itemsize(descr: Any) -> int:
@@ -62,16 +69,14 @@ def _itemsize(descr: Any) -> int:
         plain = _PLAIN_DESCR.fullmatch(descr)
         if plain is not None:
             kind, size = plain.group(2), int(plain.group(3))
-            if kind in "mM" and size != 8 or kind not in "mM" and plain.group(4):
+            if kind in "mM" and size != 8 or kind not in "mM" and plain.group(4) \
+                    or size not in _SIZES.get(kind, (size,)):
                 raise ValueError(f"not a NumPy .npy file (unknown descr {descr!r})")
             return size * 4 if kind == "U" else size  # 'U' counts UCS-4 characters
         if descr.lstrip("<>|=") in ("O", "O8"):
             raise ValueError("a .npy file of Python objects cannot be used as data")
     # structured and unusual dtypes: NumPy's own rules (and its check for objects inside)
-    try:
-        dtype = _numpy_dtype(descr)
-    except (ValueError, TypeError, KeyError, SyntaxError, RecursionError) as exc:
-        raise ValueError(f"not a NumPy .npy file ({type(exc).__name__}: {str(exc)[:120]})") from None
+    dtype = _numpy_dtype(descr)
     if dtype.hasobject:
         raise ValueError("a .npy file of Python objects cannot be used as data")
     return int(dtype.itemsize)
