@@ -179,6 +179,11 @@ def test_repeats_without_profiling_keep_no_timings(tmp_path: Path) -> None:
     ex.run()
     assert len(ex.report.timings) == 500 and list(ex.report.timings)[-1] == []
     assert ex.report.timings._kept == {}
+    assert not [c for c in ex.report.counters if c.name.startswith("Submit Commands")]
+    counted = executor(path, tmp_path / "o", repeat=3, iteration_counters=True)
+    counted.run()
+    assert [c.name for c in counted.report.counters if c.name.startswith("Submit Commands")] == \
+        [f"Submit Commands. Iteration: {i}" for i in (1, 2, 3)]
     profiled = executor(path, tmp_path / "o", repeat=3, timestamps=True)
     profiled.run()
     assert [len(t) for t in profiled.report.timings] == [1, 1, 1]

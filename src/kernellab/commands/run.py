@@ -220,6 +220,7 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
                          capture_frames=args.capture_frames, dump_stages=args.dump_stages, cache_dir=cache_dir,
                          robust_buffer_access=args.enable_robustness_features,
                          timestamps=args.profiling_dump_path is not None or getattr(args, "trace", None) is not None,
+                         iteration_counters=args.perf_counters_dump_path is not None,
                          fail_on_cache_miss=args.fail_on_pipeline_cache_miss and cache_dir is not None,
                          clear_pipeline_cache=args.clear_pipeline_cache and cache_dir is not None,
                          arm_log=cache_dir is not None,

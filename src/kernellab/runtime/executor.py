@@ -55,6 +55,9 @@ class RunOptions:
     #: write Arm's log lines for the steps Arm's tests match on (runtime/arm_log.py)
     arm_log: bool = False
     timestamps: bool = False
+    #: keep Arm's per-iteration perf counters (``--perf-counters-dump-path``); without it a long
+    #: ``--repeat`` keeps no per-repeat record and its memory stays flat
+    iteration_counters: bool = False
     #: problems that are legal but suspect (a specialization id the shader lacks) are errors, not warnings
     strict: bool = False
     #: called after each repeat with (done, total) for a progress bar
@@ -579,7 +582,8 @@ class Executor:
             t_rep = time.perf_counter()
             # frames are captured on the last repeat only, so files hold the final state
             self.report.timings.append(self.run_commands(backend, outputs, capture=rep == opts.repeat - 1))
-            self.report.count(f"Submit Commands. Iteration: {rep + 1}", "Run Scenario", t_rep, inference=False)
+            if opts.iteration_counters:
+                self.report.count(f"Submit Commands. Iteration: {rep + 1}", "Run Scenario", t_rep, inference=False)
             if opts.progress:
                 opts.progress(rep + 1, opts.repeat)
         ms = self.report.add_phase("run", t)
