@@ -6,11 +6,17 @@
 2. Verify: ``kernellab verify`` on a 64x64 tiled matrix multiply against the same launch on
    Oclgrind through pyopencl directly (same OCLGRIND_* checks as verify's default, -cl-opt-disable).
 3. Verify many (issue 12): 32 small GPUVerify test-suite kernels made concrete launches
-   (``--gpuverify DIR``, default /work/ext/gpuverify-launches: one ``NAME/launch.json`` each) in one
-   ``kernellab verify A.json B.json ...`` call, against one pyopencl script running the same
-   launches on Oclgrind with only its race checker (OCLGRIND_DATA_RACES=1, -cl-opt-disable).
+   (``--gpuverify DIR``, default /work/ext/gpuverify-launches: one ``NAME/launch.json`` each, made by
+   ``python conformance/gpuverify_suite.py convert --suite .../gpuverify/testsuite/OpenCL``, see
+   CONFORMANCE.md) in one ``kernellab verify A.json B.json ...`` call, against one pyopencl script
+   running the same launches on Oclgrind with only its race checker (OCLGRIND_DATA_RACES=1,
+   -cl-opt-disable).
 
-Usage: python benchmarks/bench_opencl.py [--repeat 5] [--gpuverify DIR]  (prints a Markdown table)
+Each row gives wall time and CPU time (user + system of the process and its threads, from wait4):
+on a shared machine the wall time follows the load, the CPU time the work. kernellab's bytecode is
+compiled first (``compileall``), as an installed package has it.
+
+Usage: python benchmarks/bench_opencl.py [--repeat 5] [--gpuverify DIR] [--only-many]  (prints Markdown)
 """
 from __future__ import annotations
 
@@ -145,13 +151,18 @@ def small_gpuverify_launches(root: Path, count: int = 32) -> list[Path]:
     return found[:count]
 
 
-def timed(argv: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> float:
+def timed(argv: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one process."""
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True)
-    elapsed = time.perf_counter() - t0
-    if proc.returncode not in ok:
-        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr.decode()[-3000:]}")
-    return elapsed
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        elapsed = time.perf_counter() - t0
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode not in ok:
+            err.seek(0)
+            raise SystemExit(f"{' '.join(argv)} failed ({child.returncode}):\n{err.read().decode()[-3000:]}")
+    return elapsed, usage.ru_utime + usage.ru_stime
 
 
 def kernellab_argv(*args: str) -> list[str]:
@@ -165,18 +176,22 @@ def main() -> int:
     ap.add_argument("--only-many", action="store_true", help="only the GPUVerify many-launch comparison")
     args = ap.parse_args()
     rows = []
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(__file__).resolve().parents[1] / "src")],
+                   check=True)
     with tempfile.TemporaryDirectory(prefix="kernellab-bench-opencl-") as tmp:
         work = Path(tmp)
-        if args.gpuverify.is_dir():
-            launches = [str(p) for p in small_gpuverify_launches(args.gpuverify)]
-            (work / "many.py").write_text(OCLGRIND_MANY)
-            many_peer, many_ours = [], []
-            timed([sys.executable, "many.py", *launches], work)  # warm the page cache
-            for _ in range(args.repeat):
-                many_peer.append(timed([sys.executable, "many.py", *launches], work))
-                many_ours.append(timed(kernellab_argv("verify", *launches), work, ok=(0, 1)))
-            rows.append((f"verify {len(launches)} GPUVerify launches (Oclgrind)", "pyopencl, race checker only",
-                         many_peer, "kernellab verify A.json B.json ...", many_ours, True))
+        if not args.gpuverify.is_dir():
+            raise SystemExit(f"{args.gpuverify}: no GPUVerify launches; make them with: python "
+                             "conformance/gpuverify_suite.py convert --suite /work/ext/gpuverify/testsuite/OpenCL")
+        launches = [str(p) for p in small_gpuverify_launches(args.gpuverify)]
+        (work / "many.py").write_text(OCLGRIND_MANY)
+        many_peer, many_ours = [], []
+        timed([sys.executable, "many.py", *launches], work)  # warm the page cache
+        for _ in range(args.repeat):
+            many_peer.append(timed([sys.executable, "many.py", *launches], work))
+            many_ours.append(timed(kernellab_argv("verify", *launches), work, ok=(0, 1)))
+        rows.append((f"verify {len(launches)} GPUVerify launches (Oclgrind)", "pyopencl, race checker only",
+                     many_peer, "kernellab verify A.json B.json ...", many_ours, True))
         if args.only_many:
             return _print(rows, args.repeat)
         (work / "vadd.py").write_text(VADD_SCRIPT)
@@ -218,16 +233,18 @@ def main() -> int:
 def _print(rows: list, repeat: int) -> int:
     cpu = platform.processor() or platform.machine()
     print(f"machine: {platform.node()} {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {repeat} runs of each, interleaved; "
-          "wall time per process (median, and best run)")
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average {os.getloadavg()[0]:.1f} at the end; "
+          f"{repeat} runs of each, interleaved; wall and CPU time per process (median, and best run)")
     print()
-    print("| task | peer | peer s (median / best) | kernellab | kernellab s (median / best) | ratio (median / best) "
-          "| same result |")
-    print("|---|---|---|---|---|---|---|")
-    for task, peer, pt, ours, ot, same in rows:
+    print("| task | peer | peer wall s (median / best) | peer CPU s | kernellab | kernellab wall s (median / best) "
+          "| kernellab CPU s | wall ratio (median / best) | CPU ratio (median) | same result |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for task, peer, ptimes, ours, otimes, same in rows:
+        pt, ot = [w for w, _ in ptimes], [w for w, _ in otimes]
         pm, pb, om, ob = statistics.median(pt), min(pt), statistics.median(ot), min(ot)
-        print(f"| {task} | {peer} | {pm:.3f} / {pb:.3f} | {ours} | {om:.3f} / {ob:.3f} | "
-              f"{om / pm:.2f}x / {ob / pb:.2f}x | {'yes' if same else 'NO'} |")
+        pc, oc = statistics.median(c for _, c in ptimes), statistics.median(c for _, c in otimes)
+        print(f"| {task} | {peer} | {pm:.3f} / {pb:.3f} | {pc:.3f} | {ours} | {om:.3f} / {ob:.3f} | {oc:.3f} | "
+              f"{om / pm:.2f}x / {ob / pb:.2f}x | {oc / pc:.2f}x | {'yes' if same else 'NO'} |")
     return 0
 
 

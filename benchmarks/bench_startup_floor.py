@@ -5,15 +5,22 @@
 
 Runs, interleaved, each a fresh process on lavapipe: Arm's ``scenario-runner`` on the ``tiny``
 scenario of bench_scenarios.py; ``python -c pass``; a bare script that imports ``vulkan`` and
-creates an instance and a device (the floor for any Python Vulkan runner); the imports
-kernellab's run path pulls in (numpy, vulkan); and ``kernellab run`` on the same
-scenario. Prints min and median wall time of each. The issue-2 target for ``tiny`` is 1.5x Arm's
-wall time; compare it with the floor's ratio.
+creates an instance and a device (the floor for a runner on the ``vulkan`` binding); the binding's
+import alone; and ``kernellab run`` on the same scenario. Prints min and median wall time and the
+median CPU time (user + system, from the kernel's accounting of the child: steadier than wall time
+on a shared machine) of each. The issue-11 target for ``tiny`` is 1.0x Arm's wall time; compare
+it with the floors' ratios.
+
+Two rows bound what any CPython runner can reach: ``python -S -c pass`` (the interpreter alone, no
+site-packages) and a ``python -S`` script that creates the same instance and device through
+``ctypes`` (no binding package, no import beyond ctypes): Vulkan's own start-up (the loader,
+lavapipe and LLVM linked in, the device) plus the interpreter, less than a run needs.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -41,6 +48,41 @@ vk.vkDestroyDevice(device, None)
 vk.vkDestroyInstance(inst, None)
 """
 
+#: the same instance and device through ctypes, run with ``python -S``: the floor of a Python runner
+CTYPES_FLOOR = """
+import ctypes
+vk = ctypes.CDLL("libvulkan.so.1")
+u32, ptr = ctypes.c_uint32, ctypes.c_void_p
+class App(ctypes.Structure):
+    _fields_ = [("sType", ctypes.c_int), ("pNext", ptr), ("pApplicationName", ctypes.c_char_p),
+                ("applicationVersion", u32), ("pEngineName", ctypes.c_char_p), ("engineVersion", u32),
+                ("apiVersion", u32)]
+class InstanceInfo(ctypes.Structure):
+    _fields_ = [("sType", ctypes.c_int), ("pNext", ptr), ("flags", u32), ("pApplicationInfo", ctypes.POINTER(App)),
+                ("enabledLayerCount", u32), ("ppEnabledLayerNames", ptr), ("enabledExtensionCount", u32),
+                ("ppEnabledExtensionNames", ptr)]
+class QueueInfo(ctypes.Structure):
+    _fields_ = [("sType", ctypes.c_int), ("pNext", ptr), ("flags", u32), ("queueFamilyIndex", u32),
+                ("queueCount", u32), ("pQueuePriorities", ctypes.POINTER(ctypes.c_float))]
+class DeviceInfo(ctypes.Structure):
+    _fields_ = [("sType", ctypes.c_int), ("pNext", ptr), ("flags", u32), ("queueCreateInfoCount", u32),
+                ("pQueueCreateInfos", ctypes.POINTER(QueueInfo)), ("enabledLayerCount", u32),
+                ("ppEnabledLayerNames", ptr), ("enabledExtensionCount", u32), ("ppEnabledExtensionNames", ptr),
+                ("pEnabledFeatures", ptr)]
+app = App(0, None, None, 0, None, 0, (1 << 22) | (1 << 12))
+instance, physical, device = ptr(), ptr(), ptr()
+assert vk.vkCreateInstance(ctypes.byref(InstanceInfo(1, None, 0, ctypes.pointer(app), 0, None, 0, None)),
+                           None, ctypes.byref(instance)) == 0
+count = u32(1)
+vk.vkEnumeratePhysicalDevices(instance, ctypes.byref(count), ctypes.byref(physical))
+priority = ctypes.c_float(1.0)
+queue = QueueInfo(2, None, 0, 0, 1, ctypes.pointer(priority))
+assert vk.vkCreateDevice(physical, ctypes.byref(DeviceInfo(3, None, 0, 1, ctypes.pointer(queue), 0, None, 0, None,
+                                                            None)), None, ctypes.byref(device)) == 0
+vk.vkDestroyDevice(device, None)
+vk.vkDestroyInstance(instance, None)
+"""
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -57,24 +99,34 @@ def main(argv: list[str] | None = None) -> int:
         scenario = bench_scenarios.BUILDERS["tiny"](root, "SPIR-V").folder / "scenario.json"
         floor = root / "device_floor.py"
         floor.write_text(DEVICE_FLOOR)
+        ctypes_floor = root / "ctypes_floor.py"
+        ctypes_floor.write_text(CTYPES_FLOOR)
         commands = {
             "Arm scenario-runner (tiny)": (arm.command(scenario, output=root / "arm"), arm.environment(icd=icd)),
+            "python -S -c pass": ([sys.executable, "-S", "-c", "pass"], env),
             "python -c pass": ([sys.executable, "-c", "pass"], env),
+            "python -S: ctypes, instance + device": ([sys.executable, "-S", str(ctypes_floor)], env),
             "python: import vulkan, instance + device": ([sys.executable, str(floor)], env),
-            "python -c 'import numpy'": ([sys.executable, "-c", "import numpy"], env),
-            "python -c 'import numpy, vulkan'": ([sys.executable, "-c", "import numpy, vulkan"], env),
+            "python -c 'import vulkan'": ([sys.executable, "-c", "import vulkan"], env),
             "kernellab run (tiny)": (bench_scenarios._kernellab_argv(scenario, root / "kl"), env),
         }
         walls: dict[str, list[float]] = {name: [] for name in commands}
+        cpus: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.runs):
             for name, (argv_, env_) in commands.items():
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 start = time.perf_counter()
                 subprocess.run(argv_, env=env_, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
                 walls[name].append(time.perf_counter() - start)
-    arm_min = min(walls["Arm scenario-runner (tiny)"])
-    print(f"{'command':45s} {'min ms':>8s} {'median ms':>10s} {'min / Arm':>10s}")
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpus[name].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    arm = "Arm scenario-runner (tiny)"
+    arm_median, arm_cpu = statistics.median(walls[arm]), statistics.median(cpus[arm])
+    print(f"{'command':45s} {'min ms':>8s} {'median ms':>10s} {'/ Arm':>7s} {'cpu ms':>8s} {'/ Arm':>7s}")
     for name, w in walls.items():
-        print(f"{name:45s} {min(w) * 1000:8.0f} {statistics.median(w) * 1000:10.0f} {min(w) / arm_min:9.1f}x")
+        median, cpu = statistics.median(w), statistics.median(cpus[name])
+        print(f"{name:45s} {min(w) * 1000:8.0f} {median * 1000:10.0f} {median / arm_median:6.2f}x "
+              f"{cpu * 1000:8.0f} {cpu / arm_cpu:6.2f}x")
     return 0
 
 

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import sys
+from kernellab.cli import program
 
-from kernellab.cli import main
-
-sys.exit(main())
+program()

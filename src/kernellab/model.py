@@ -8,6 +8,7 @@ editors use. Paths are kept as written; :mod:`kernellab.formats.scenario` resolv
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Iterator
 from typing import ClassVar
 
 from kernellab.modelkit import (I64, U32, U64, Bool, Enum, Int, List, Nested, Node, Number, Scalar, Str,
@@ -24,6 +25,7 @@ ACCESS_ALIASES = {a.removeprefix("ACCESS_").lower(): a for a in ACCESS}
 STAGE_ALIASES = {s.lower(): s for s in STAGES}
 LAYOUT_ALIASES = {lay.removeprefix("IMAGE_LAYOUT_").lower(): lay for lay in LAYOUTS}
 SHADER_TYPES = ("GLSL", "SPIR-V", "OpenCL-C")
+SHADER_STAGES = ("compute", "vertex", "fragment")
 #: tensor formats of the spec, with the NumPy dtype of their .npy files
 TENSOR_FORMATS = {
     "VK_FORMAT_R8_BOOL_ARM": "bool", "VK_FORMAT_R8_UINT": "uint8", "VK_FORMAT_R8_SINT": "int8",
@@ -100,6 +102,7 @@ class Image(DataResource):
                         "FLOAT_CUSTOM_EXT", default=None)
     custom_border_color = List(Number, default=None, min_len=4, max_len=4)
     tiling = Enum("OPTIMAL", "LINEAR", default=None)
+    color_attachment = Bool(default=False, description="dispatch_fragment may render into it")
 
 
 class RawData(Resource):
@@ -122,7 +125,8 @@ class Shader(Resource):
     src = Str(nonempty=True, description="shader source file (GLSL, SPIR-V binary or OpenCL C)")
     entry = Str(default="main", nonempty=True)
     type = Enum(*SHADER_TYPES)
-    stage = Enum("compute", default="compute", description="pipeline stage; kernellab runs compute shaders")
+    stage = Enum(*SHADER_STAGES, default="compute",
+                 description="pipeline stage: compute (dispatch_compute), vertex or fragment (dispatch_fragment)")
     build_options = Str(default="")
     include_dirs = List(Str(), default=[])
     push_constants_size = Int(0, U32, default=0, description="bytes of push constants; a multiple of 4")
@@ -155,6 +159,21 @@ class Graph(Resource):
     specialization_constants_map = List(SpecializationConstantMap, default=[])
     shader_substitutions = List(ShaderSubstitution, default=[])
     push_constants_size = Int(0, U32, default=0)
+    _src_path: Path | None = None
+
+    @property
+    def src_path(self) -> Path | None:
+        return self._src_path
+
+
+class GraphConstant(Resource):
+    """Arm 0.11's ``graph_constant``: a constant tensor (weights) a ``dispatch_spirv_graph``'s graph
+    module reads; the n-th entry of the command's ``graph_constants`` has graph constant id n."""
+
+    kind: ClassVar[str] = "graph_constant"
+    dims = List(Int(1, I64), min_len=1, max_len=6)
+    format = VkFormat
+    src = Str(nonempty=True, description="NumPy file holding the values, shaped by dims")
     _src_path: Path | None = None
 
     @property
@@ -229,6 +248,36 @@ class DispatchCompute(Command):
         return (r[0], r[1], r[2])
 
 
+class ColorAttachment(Node):
+    """An image ``dispatch_fragment`` renders into: ``color_attachment_refs`` entries are its uid
+    or this object."""
+
+    resource_ref = Str(nonempty=True)
+    lod = Int(0, U32, default=None, description="mip level rendered into (absent: level 0)")
+
+
+class DispatchFragment(Command):
+    """Arm 0.11's graphics draw: one triangle list of three vertices, no vertex input, drawn with
+    a vertex and a fragment shader into the color attachments (dynamic rendering, viewport and
+    scissor the render extent)."""
+
+    kind: ClassVar[str] = "dispatch_fragment"
+    vertex_shader_ref = Str(nonempty=True, description="a shader of stage vertex")
+    fragment_shader_ref = Str(nonempty=True, description="a shader of stage fragment")
+    debug_name = Str(default="", description="the pipeline's name (default: fragment_shader_ref)")
+    bindings = List(Binding)
+    color_attachment_refs = List(Nested(ColorAttachment, shorthand="resource_ref"), default=[], min_len=1,
+                                 description="images (color_attachment: true) rendered into, in location order")
+    render_extent = List(Int(1, U32), default=None, min_len=2, max_len=2,
+                         description="[width, height] rendered; default: the attachments' extent")
+    push_data_ref = Str(default="")
+    implicit_barrier = Bool(default=True)
+
+    @property
+    def name(self) -> str:
+        return self.debug_name or self.fragment_shader_ref
+
+
 class PushConstantMap(Node):
     push_data_ref = Str(nonempty=True)
     shader_target = Str(nonempty=True)
@@ -251,7 +300,50 @@ class DispatchDataGraph(Command):
     kind: ClassVar[str] = "dispatch_data_graph"
     graph_ref = Str(nonempty=True, description="a shader resource holding a SPIR-V graph module")
     bindings = List(Binding, default=[])
-    graph_constants = List(Str(), default=[], description="graph_constant resources (not run by kernellab)")
+    graph_constants = List(Str(), default=[],
+                           description="graph_constant resources, graph constant ids 0, 1, ... in this order")
+    implicit_barrier = Bool(default=True)
+
+
+#: Arm 0.11's names of VK_ARM_data_graph_optical_flow's enums, as its scenario files write them
+OPTICAL_FLOW_GRID_SIZES = ("1x1", "2x2", "4x4", "8x8")
+OPTICAL_FLOW_PERFORMANCE_LEVELS = ("unknown", "slow", "medium", "fast")
+OPTICAL_FLOW_EXECUTION_FLAGS = ("disable_temporal_hints", "input_unchanged", "reference_unchanged",
+                                "input_is_previous_reference", "reference_is_previous_input")
+
+
+class OpticalFlowBindings(Node):
+    """The images of ``dispatch_optical_flow``, each a binding by its role."""
+
+    search_image = Nested(Binding, description="the current frame (VK_..._OPTICAL_FLOW_INPUT_ARM)")
+    template_image = Nested(Binding, description="the reference frame (VK_..._OPTICAL_FLOW_REFERENCE_ARM)")
+    output_image = Nested(Binding, description="the flow vectors written, one per grid cell")
+    hint_motion_vectors = Nested(Binding, default=None, description="flow vectors to start the search from")
+    output_cost = Nested(Binding, default=None, description="the matching cost of each flow vector")
+
+    ROLES: ClassVar[tuple[str, ...]] = ("search_image", "template_image", "output_image", "hint_motion_vectors",
+                                        "output_cost")
+
+    def roles(self) -> list[tuple[str, Binding]]:
+        """(role, binding) of the images given, in Arm's order."""
+        return [(role, getattr(self, role)) for role in self.ROLES if getattr(self, role) is not None]
+
+    def __iter__(self) -> Iterator[Binding]:
+        return iter([b for _, b in self.roles()])
+
+
+class DispatchOpticalFlow(Command):
+    """Arm 0.11's optical flow (VK_ARM_data_graph_optical_flow): motion vectors from the search
+    image to the template image, one per grid cell, computed by a data-graph pipeline."""
+
+    kind: ClassVar[str] = "dispatch_optical_flow"
+    width = Int(1, U32, description="width of the search image at the level bound")
+    height = Int(1, U32, description="height of the search image at the level bound")
+    grid_size = Enum(*OPTICAL_FLOW_GRID_SIZES, description="input pixels per output flow vector")
+    performance_level = Enum(*OPTICAL_FLOW_PERFORMANCE_LEVELS, default="medium")
+    execution_flags = List(Enum(*OPTICAL_FLOW_EXECUTION_FLAGS), default=[])
+    mean_flow_l1_norm_hint = Int(0, U32, default=0, description="0, or below max(width, height)")
+    bindings = Nested(OpticalFlowBindings)
     implicit_barrier = Bool(default=True)
 
 
@@ -270,9 +362,10 @@ class MarkBoundary(Command):
 
 
 RESOURCE_KINDS: dict[str, type[Resource]] = {c.kind: c for c in (
-    Image, Tensor, Buffer, RawData, Graph, Shader, MemoryBarrier, BufferBarrier, ImageBarrier, TensorBarrier)}
+    Image, Tensor, Buffer, RawData, Graph, Shader, MemoryBarrier, BufferBarrier, ImageBarrier, TensorBarrier,
+    GraphConstant)}
 COMMAND_KINDS: dict[str, type[Command]] = {c.kind: c for c in (
-    DispatchCompute, DispatchGraph, DispatchDataGraph, DispatchBarrier, MarkBoundary)}
+    DispatchCompute, DispatchGraph, DispatchDataGraph, DispatchBarrier, MarkBoundary, DispatchFragment, DispatchOpticalFlow)}
 #: newer command names (Arm ML SDK 0.11) accepted as aliases
 COMMAND_ALIASES = {"pipeline_barrier": "dispatch_barrier", "frame_boundary": "mark_boundary",
                    "dispatch_vgf": "dispatch_graph", "dispatch_spirv_graph": "dispatch_data_graph"}

@@ -206,16 +206,19 @@ class _List(Type):
 
 
 class _Nested(Type):
-    """A JSON object declared by a :class:`Node` class (``null`` too when ``nullable``)."""
+    """A JSON object declared by a :class:`Node` class (``null`` too when ``nullable``; a bare
+    string too when ``shorthand`` names the field the string stands for)."""
 
-    def __init__(self, cls: type[Node], nullable: bool = False):
-        self.cls, self.nullable = cls, nullable
+    def __init__(self, cls: type[Node], nullable: bool = False, shorthand: str | None = None):
+        self.cls, self.nullable, self.shorthand = cls, nullable, shorthand
 
     def check(self, value: Any) -> Any:
         if value is None and self.nullable:
             return None
         if isinstance(value, self.cls):
             return value
+        if self.shorthand is not None and isinstance(value, str):
+            return self.cls.model_validate({self.shorthand: value})
         return self.cls.model_validate(value)
 
     def schema(self, defs: dict[str, Any]) -> dict[str, Any]:
@@ -223,7 +226,9 @@ class _Nested(Type):
         if name not in defs:
             defs[name] = {}  # taken before recursing: a class may refer to itself
             defs[name] = self.cls.json_schema(defs)
-        ref = {"$ref": f"#/$defs/{name}"}
+        ref: dict[str, Any] = {"$ref": f"#/$defs/{name}"}
+        if self.shorthand is not None:
+            ref = {"anyOf": [{"type": "string"}, ref]}
         return {"anyOf": [ref, {"type": "null"}]} if self.nullable else ref
 
 
@@ -297,9 +302,10 @@ def List(item: Any, default: Any = REQUIRED, min_len: int | None = None, max_len
 
 
 def Nested(cls: type[Node], default: Any = REQUIRED, default_factory: Callable[[], Any] | None = None,
-           description: str = "") -> Any:
-    """An object declared by ``cls``; with ``default=None`` the field may also be ``null``."""
-    return Field(_Nested(cls, nullable=default is None), default, description, default_factory)
+           description: str = "", shorthand: str | None = None) -> Any:
+    """An object declared by ``cls``; with ``default=None`` the field may also be ``null``; with
+    ``shorthand`` a string may stand for the object with that one field set."""
+    return Field(_Nested(cls, nullable=default is None, shorthand=shorthand), default, description, default_factory)
 
 
 #: value types used bare, as a list's items or as a required field

@@ -13,16 +13,19 @@ import logging
 import os
 import re
 import site
-import subprocess
 import sys
 import sysconfig
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernellab import config
 from kernellab.errors import MissingToolError, ToolError, ToolFailure
+
+if TYPE_CHECKING:
+    import subprocess
 
 log = logging.getLogger("kernellab.tools")
 
@@ -101,6 +104,8 @@ class Tool:
         env_extra = self.env
         env = {**os.environ, **env_extra}
         log.debug("run: %s", " ".join(argv))
+        import subprocess  # here: a run that finds every artifact in the cache starts no program
+
         try:
             proc = subprocess.run(argv, input=input, capture_output=True, cwd=cwd, env=env, timeout=timeout)
         except subprocess.TimeoutExpired as exc:
@@ -160,6 +165,8 @@ class Tool:
 
 
 def _ask_version(tool: Tool) -> str:
+    import subprocess
+
     for flag in ("--version", "-version"):
         try:
             proc = subprocess.run([str(tool.path), flag], capture_output=True,

@@ -1,5 +1,7 @@
-"""Issue 12: verdicts with GPUVerify's meaning, async copies in flight, non-uniform work-groups,
-findings in the user's terms, many launches per call."""
+"""Issue 12: verdicts with GPUVerify's meaning, async copies in flight (wait_group_events completing
+a copy for the whole group, as OpenCL C has it; a copy never racing with itself; different events;
+colliding copies), static arrays indexed past their first dimension, printf output kept out of
+``--json``, non-uniform work-groups, findings in the user's terms, many launches per call."""
 from __future__ import annotations
 
 import argparse
@@ -14,6 +16,7 @@ from kernellab.verify import verify
 from kernellab.verify.run import verify_many
 
 GLOBAL = {"type": "array", "size": 256, "address_space": "global"}
+LOCAL = {"type": "array", "size": 64, "address_space": "local"}
 
 
 def write(tmp_path: Path, name: str, source: str, args: list[dict[str, Any]], global_size: list[int],
@@ -83,9 +86,10 @@ ASYNC_SHAPES: dict[str, tuple[str, str, int]] = {
         "  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);\n"
         "  q[get_global_id(0)] = buf[l];\n"
         "  wait_group_events(1, &e);\n}\n", "data-race", 6),
-    "read-after-wait-without-barrier": (
-        "  wait_group_events(1, &e);\n"
-        "  q[get_global_id(0)] = buf[(l + 1) % 8];\n}\n", "data-race", 6),
+    "write-source-after-barrier-before-wait": (
+        "  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);\n"
+        "  p[get_global_id(0)] = 7;\n"
+        "  wait_group_events(1, &e);\n}\n", "data-race", 6),
     "wait-reached-by-part": (
         "  if (l < 3) wait_group_events(1, &e);\n}\n", "barrier-divergence", 5),
 }
@@ -194,3 +198,140 @@ def test_capture_findings_point_at_the_python_file(tmp_path: Path) -> None:
     assert race["source"]["file"] == str(prog)
     assert race["source"]["line"] in (6, 7)
     assert race["variable"] == "t"
+
+
+def summary(result: Any) -> list[tuple[str, str, str | None]]:
+    return sorted({(f.kind, f.severity, f.variable) for f in result.findings}, key=str)
+
+
+PRINTF = """\
+__kernel void k(__global int *out) {
+  out[get_global_id(0)] = 1;
+  if (get_global_id(0) == 2) printf("hello from %d\\n", (int)get_global_id(0));
+}
+"""
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_printf_stays_out_of_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], jobs: int) -> None:
+    path = write(tmp_path, "p", PRINTF, [GLOBAL], [4], [4])
+    other = write(tmp_path, "q", "__kernel void k(__global int *o) { o[get_global_id(0)] = 2; }\n", [GLOBAL], [4], [4])
+    ns = argparse.Namespace(file=[path, other], json=True, index=None, seed=0, format=None, check=[], jobs=jobs)
+    assert verify_cmd.run(ns) == 0
+    doc = json.loads(capsys.readouterr().out)  # nothing but the document on stdout
+    assert doc["files"][0]["launches"][0]["output"] == "hello from 2\n"
+    assert doc["files"][1]["launches"][0]["output"] is None
+    ns.json = False
+    assert verify_cmd.run(ns) == 0
+    text = capsys.readouterr().out
+    assert "printf output of launch 0 (k):\n  | hello from 2\n" in text
+
+
+SELF_RACE = """\
+__kernel void k(__global int *data, __local int *scratch) {
+  event_t e = async_work_group_copy(scratch, data, 4, 0);
+  barrier(CLK_GLOBAL_MEM_FENCE);
+  data[3 - get_local_id(0)] = get_local_id(0) + 10;
+  wait_group_events(1, &e);
+}
+"""
+
+
+def test_a_copy_never_races_with_itself(tmp_path: Path) -> None:
+    # the copy is still in flight when its source is written: that write races with the copy; the
+    # copy's own writes to scratch (its modelled writers, then Oclgrind's copy at the wait) read the
+    # changed source, which used to be reported as the copy racing with itself
+    result = verify(write(tmp_path, "self", SELF_RACE, [GLOBAL, LOCAL], [4], [4]))
+    assert result.verdict == "defects"
+    assert {f.kind for f in result.findings} == {"data-race"}
+    assert {f.variable for f in result.findings} == {"data"}
+    for f in result.findings:
+        copy = [a for a in f.accesses if a.what]
+        assert len(copy) == 1 and any(a.location and a.location["line"] == 4 for a in f.accesses)
+
+
+
+
+def test_wait_completes_the_copy_for_the_whole_group(tmp_path: Path) -> None:
+    # OpenCL C: the wait returns when the work-group's copy is complete; no barrier is needed to
+    # read what other work-items' share of the copy wrote, or to overwrite the source
+    body = ("  wait_group_events(1, &e);\n"
+            "  q[get_global_id(0)] = buf[(l + 1) % 8];\n"
+            "  p[get_group_id(0) * 8 + (l + 3) % 8] = l;\n}\n")
+    result = verify(write(tmp_path, "waited", COPY_HEAD + body, [GLOBAL, GLOBAL], [16], [8]))
+    assert result.verdict == "verified", [f.to_json() for f in result.findings]
+
+
+def test_unwaited_copy_races_with_writes_to_its_source(tmp_path: Path) -> None:
+    body = "  p[get_group_id(0) * 8 + (l + 3) % 8] = l;\n}\n"
+    result = verify(write(tmp_path, "unwaited", COPY_HEAD + body, [GLOBAL, GLOBAL], [16], [8]))
+    assert ("data-race", "defect", "p") in summary(result)
+    assert ("unwaited-event", "warning", None) in summary(result)
+
+
+def test_a_copy_given_different_events_is_barrier_divergence(tmp_path: Path) -> None:
+    src = ("__kernel void k(__global int *p, __global int *q) {\n"
+           "  __local int a[8], b[8], c[8];\n"
+           "  event_t ea = async_work_group_copy(a, p, 8, 0);\n"
+           "  event_t eb = async_work_group_copy(b, q, 8, 0);\n"
+           "  event_t *chosen = get_local_id(0) < 3 ? &ea : &eb;\n"
+           "  event_t e = async_work_group_copy(c, p + 8, 8, *chosen);\n"
+           "  wait_group_events(1, &ea); wait_group_events(1, &eb);\n}\n")
+    result = verify(write(tmp_path, "events", src, [GLOBAL, GLOBAL], [8], [8]))
+    [div] = [f for f in result.findings if f.kind == "barrier-divergence"]
+    assert div.severity == "defect" and div.location["line"] == 6
+    assert "async_work_group_copy at line 6: work-items passed it different events" in div.detail
+    # the same event everywhere: no finding at all
+    same = src.replace("get_local_id(0) < 3 ? &ea : &eb", "&eb")
+    assert verify(write(tmp_path, "same", same, [GLOBAL, GLOBAL], [8], [8])).findings == []
+
+
+def test_two_copies_colliding_on_one_destination_race(tmp_path: Path) -> None:
+    src = ("__kernel void k(__global int *p, __global int *q) {\n"
+           "  __local int a[8], b[8];\n"
+           "  a[get_local_id(0)] = 1; b[get_local_id(0)] = 2;\n"
+           "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+           "  event_t e = async_work_group_copy(p, a, 8, 0);\n"
+           "  async_work_group_copy(p, b, 8, e);\n"
+           "  wait_group_events(1, &e);\n}\n")
+    result = verify(write(tmp_path, "collide", src, [GLOBAL, GLOBAL], [8], [8]))
+    [race] = [f for f in result.findings if f.kind == "data-race"]
+    assert race.race["type"] == "write-write" and race.variable == "p"
+    assert sorted(a.location["line"] for a in race.accesses) == [5, 6]
+
+
+STATIC = """\
+struct S { int a; char b[2]; };
+__kernel void k(__global char *out) {
+  volatile struct S s = {-1, {42, 7}};
+  int i = get_global_id(0);
+  out[i] = s.b[i];
+}
+"""
+
+INNER = """\
+__kernel void k(__global int *out) {
+  __local int L[4][8];
+  int i = get_local_id(0);
+  L[0][i] = i;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[i] = L[0][(i + 1) % 32];
+}
+"""
+
+
+def test_static_array_index_past_its_first_dimension_is_out_of_bounds(tmp_path: Path) -> None:
+    # s.b[2] and s.b[3] stay inside the struct (Oclgrind reports no invalid access) but leave b
+    result = verify(write(tmp_path, "member", STATIC, [{"type": "array", "size": 4}], [4], [4]))
+    assert result.verdict == "defects"
+    [oob] = result.findings
+    assert (oob.kind, oob.severity, oob.variable, oob.location["line"]) == ("out-of-bounds", "defect", "b", 5)
+    assert "past the first dimension of b" in oob.detail
+
+
+def test_static_array_index_past_an_inner_dimension_is_a_warning(tmp_path: Path) -> None:
+    # L[0][8..31] is past the inner dimension but inside L (GPUVerify checks the flattened index)
+    result = verify(write(tmp_path, "inner", INNER, [{"type": "array", "size": 128}], [32], [32]))
+    assert result.verdict == "verified"
+    assert {(f.kind, f.severity, f.variable) for f in result.findings} == {("array-index", "warning", "L")}
+    assert "inner dimension of L" in result.findings[0].detail

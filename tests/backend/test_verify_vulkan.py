@@ -170,6 +170,36 @@ def test_cross_dispatch_hazard_without_barrier(tmp_path: Path, capsys: pytest.Ca
     assert [launch["verdict"] for launch in doc["launches"]] == ["verified", "defects"]
 
 
+def test_hazard_names_both_commands_invocations_and_lines(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # the reader reads element i + 1, so the invocations of the two sides differ by one
+    reader = READER.replace("data[gl_GlobalInvocationID.x] * 2u", "data[(gl_GlobalInvocationID.x + 1u) % 64u]")
+    path = scenario(tmp_path, {"w": WRITER, "r": reader}, [dispatch("w", implicit_barrier=False), dispatch("r", out=True)])
+    status, doc = verify(path, capsys)
+    (f,) = doc["findings"]
+    assert status == 1 and f["index"] == 0
+    wrote, read = f["accesses"]
+    assert wrote["what"] == "command 0 (w (main)) wrote" and read["what"] == "command 1 (r (main)) read"
+    assert wrote["location"]["file"].endswith("w.comp") and read["location"]["file"].endswith("r.comp")
+    assert wrote["source_line"] == WRITER.splitlines()[wrote["location"]["line"] - 1].strip()
+    assert read["source_line"] == reader.splitlines()[read["location"]["line"] - 1].strip()
+    # element 0: written by invocation 0 of command 0, read by invocation 63 of command 1
+    ex = f["examples"][0]
+    assert ex["commands"] == [0, 1] and [e["index"] for e in f["examples"]] == [0, 1, 2]
+    assert ex["work_items"] == [{"global": [0, 0, 0], "local": [0, 0, 0], "group": [0, 0, 0]},
+                                {"global": [63, 0, 0], "local": [15, 0, 0], "group": [3, 0, 0]}]
+    assert [(a["command"], a["access"]) for a in ex["accesses"]] == [(0, "wrote"), (1, "read")]
+    assert all(a["location"]["line"] and a["instruction"].startswith(("OpStore", "OpLoad")) for a in ex["accesses"])
+    assert f["work_items"][0] == ex["work_items"]
+    # the text report: both lines with their commands, the invocations
+    assert main(["verify", str(path)]) == 1
+    text = capsys.readouterr().out
+    assert f"w.comp:{wrote['location']['line']}" in text and "(command 0 (w (main)) wrote)" in text
+    assert f"r.comp:{read['location']['line']}" in text and "(command 1 (r (main)) read)" in text
+    assert "e.g. global (0, 0, 0) local (0, 0, 0) group (0, 0, 0) vs global (63, 0, 0) local (15, 0, 0) group (3, 0, 0)" \
+        in text
+
+
 @pytest.mark.parametrize("how", ["implicit", "memory_barrier", "buffer_barrier", "mark_boundary"])
 def test_no_hazard_when_a_barrier_orders_the_dispatches(how: str, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:

@@ -177,9 +177,9 @@ def test_tensor_aliasing_an_image_sees_its_texels(tmp_path: Path, rank: int) -> 
     doc = {"resources": [
         {"shader": {"uid": "k", "src": "k.comp", "type": "GLSL"}},
         {"image": {"uid": "img", "dims": [1, w, h, 1], "format": "VK_FORMAT_R8G8B8A8_UINT",
-                   "shader_access": "writeonly", "tiling": "LINEAR", "dst": "img.npy"}},
+                   "shader_access": "writeonly", "tiling": "LINEAR", "dst": "img.npy", "memory_group": {"id": "m"}}},
         {"tensor": {"uid": "t", "dims": dims, "format": "VK_FORMAT_R8_UINT", "shader_access": "readonly",
-                    "tiling": "LINEAR", "alias_target": {"resource_ref": "img"}, "dst": "t.npy"}},
+                    "tiling": "LINEAR", "memory_group": {"id": "m"}, "dst": "t.npy"}},
         {"image_barrier": {"uid": "to_tensor", "image_resource": "img", "old_layout": "IMAGE_LAYOUT_GENERAL",
                            "new_layout": "IMAGE_LAYOUT_TENSOR_ALIASING", "src_access": "ACCESS_COMPUTE_SHADER_WRITE",
                            "dst_access": "ACCESS_MEMORY_READ"}}],
@@ -201,9 +201,9 @@ def test_image_aliasing_a_tensor_sees_its_data(tmp_path: Path) -> None:
     np.save(tmp_path / "t.npy", data)
     doc = {"resources": [
         {"image": {"uid": "img", "dims": [1, w, h, 1], "format": "VK_FORMAT_R8G8B8A8_UNORM",
-                   "shader_access": "readwrite", "tiling": "LINEAR", "dst": "img.npy"}},
+                   "shader_access": "readwrite", "tiling": "LINEAR", "dst": "img.npy", "memory_group": {"id": "m"}}},
         {"tensor": {"uid": "t", "dims": [h, w, 4], "format": "VK_FORMAT_R8_UINT", "shader_access": "readwrite",
-                    "tiling": "LINEAR", "alias_target": {"resource_ref": "img"}, "src": "t.npy"}}],
+                    "tiling": "LINEAR", "memory_group": {"id": "m"}, "src": "t.npy"}}],
         "commands": []}
     assert run("run", write(tmp_path / "s.json", doc)) == 0
     np.testing.assert_array_equal(np.load(tmp_path / "img.npy")[0], data)

@@ -172,10 +172,11 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
     ("tensor-dims-zero", _add_resource({"tensor": {"uid": "t", "dims": [4, 0], "format": "VK_FORMAT_R8_UINT",
                                                    "shader_access": "readonly"}}),
      "/resources/5/tensor/dims/1", "expected an integer >= 1, got 0"),
-    ("tensor-alias-to-buffer", _add_resource({"tensor": {"uid": "t", "dims": [4], "format": "VK_FORMAT_R8_UINT",
-                                                         "shader_access": "readonly",
-                                                         "alias_target": {"resource_ref": "a"}}}),
-     "/resources/5/tensor/alias_target/resource_ref", '"a" is a buffer, expected a image'),
+    ("tensor-alias-target", _add_resource({"tensor": {"uid": "t", "dims": [4], "format": "VK_FORMAT_R8_UINT",
+                                                      "shader_access": "readonly",
+                                                      "alias_target": {"resource_ref": "a"}}}),
+     "/resources/5/tensor/alias_target",
+     "The alias_target field is deprecated, please use the memory_group functionality instead"),
     ("image-custom-border", _add_resource({"image": {"uid": "im", "dims": [4, 4], "format": "VK_FORMAT_R8_UNORM",
                                                      "shader_access": "readonly",
                                                      "custom_border_color": [0, 0, 0, 1]}}),
@@ -305,5 +306,5 @@ def test_schema_is_json_with_every_kind() -> None:
     schema = json.loads(proc.stdout)
     resource_kinds = {next(iter(o["properties"])) for o in schema["properties"]["resources"]["items"]["oneOf"]}
     assert resource_kinds == {"image", "tensor", "buffer", "raw_data", "graph", "shader", "memory_barrier",
-                              "buffer_barrier", "image_barrier", "tensor_barrier"}
+                              "buffer_barrier", "image_barrier", "tensor_barrier", "graph_constant"}
     assert schema["$defs"]["Buffer"]["properties"]["size"]["minimum"] == 1

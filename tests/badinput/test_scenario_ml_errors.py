@@ -21,16 +21,16 @@ Doc = dict[str, Any]
 
 
 def base(tmp: Path) -> Doc:
-    """Two tensors and an image; valid as it stands."""
+    """Two tensors and an image, the image and a tensor in one memory group; valid as it stands."""
     np.save(tmp / "t.npy", np.zeros((2, 3), np.int32))
     np.save(tmp / "img.npy", np.zeros((1, 3, 5, 4), np.uint8))
     return {"resources": [
         {"tensor": {"uid": "t", "dims": [2, 3], "format": "VK_FORMAT_R32_SINT", "shader_access": "readonly",
                     "src": "t.npy"}},
         {"image": {"uid": "img", "dims": [1, 5, 3, 1], "format": "VK_FORMAT_R8G8B8A8_UNORM",
-                   "shader_access": "readwrite", "tiling": "LINEAR"}},
+                   "shader_access": "readwrite", "tiling": "LINEAR", "memory_group": {"id": "m"}}},
         {"tensor": {"uid": "view", "dims": [3, 5, 4], "format": "VK_FORMAT_R8_UINT", "shader_access": "readonly",
-                    "tiling": "LINEAR", "alias_target": {"resource_ref": "img"}}}],
+                    "tiling": "LINEAR", "memory_group": {"id": "m"}}}],
         "commands": []}
 
 
@@ -64,13 +64,12 @@ CASES: list[tuple[str, Callable[[Doc, Path], None], str, str]] = [
      "needs dims [3, 5, 4] or [1, 3, 5, 4], got [5, 3, 4]"),
     ("alias-element-size", _set(VIEW + ["format"], "VK_FORMAT_R32_SINT"), "/resources/2/tensor/format",
      'VK_FORMAT_R32_SINT has 4-byte elements, but the components of image "img" (VK_FORMAT_R8G8B8A8_UNORM) are 1 byte'),
-    ("alias-mipped-image", _set(IMG + ["mips"], 3), "/resources/2/tensor/alias_target/resource_ref",
-     'image "img" has 3 mip levels; only an image with one level can be aliased'),
-    ("alias-not-image", _set(VIEW + ["alias_target", "resource_ref"], "t"), "/resources/2/tensor/alias_target/resource_ref",
-     '"t" is a tensor, expected a image'),
+    ("alias-target-deprecated", _set(VIEW + ["alias_target"], {"resource_ref": "img"}),
+     "/resources/2/tensor/alias_target",
+     "The alias_target field is deprecated, please use the memory_group functionality instead"),
     ("image-dims", _set(IMG + ["dims"], [2, 5, 3, 1]), "/resources/1/image/dims",
      "image dims are [1, width, height, 1]; got [2, 5, 3, 1]"),
-    ("group-offset-element", lambda d, t: d["resources"][0]["tensor"].update(memory_group={"id": "m", "offset": 6}),
+    ("group-offset-element", lambda d, t: d["resources"][0]["tensor"].update(memory_group={"id": "n", "offset": 6}),
      "/resources/0/tensor/memory_group/offset",
      "offset 6 is not a multiple of the 4-byte elements of VK_FORMAT_R32_SINT"),
     ("group-mipped-image", lambda d, t: (d["resources"][1]["image"].update(mips=2, memory_group={"id": "m"}),
@@ -88,10 +87,19 @@ CASES: list[tuple[str, Callable[[Doc, Path], None], str, str]] = [
         d["commands"].append({"dispatch_data_graph": {"graph_ref": "s", "bindings": [
             {"set": 0, "id": 0, "resource_ref": "img"}]}})),
      "/commands/0/dispatch_data_graph/bindings/0/resource_ref", '"img" is a image, expected a tensor'),
-    ("data-graph-constants", lambda d, t: (
+    ("data-graph-constant-missing", lambda d, t: (
         d["resources"].append({"shader": {"uid": "s", "src": "t.npy", "type": "SPIR-V"}}),
         d["commands"].append({"dispatch_data_graph": {"graph_ref": "s", "graph_constants": ["w"]}})),
-     "/commands/0/dispatch_data_graph/graph_constants", "graph_constants are not run by kernellab's runner"),
+     "/commands/0/dispatch_data_graph/graph_constants/0", 'no resource with uid "w" (expected a graph_constant)'),
+    ("graph-constant-shape", lambda d, t: d["resources"].append(
+        {"graph_constant": {"uid": "w", "dims": [3, 2], "format": "VK_FORMAT_R32_SINT", "src": "t.npy"}}),
+     "/resources/3/graph_constant/src", "graph constant .npy is shaped [2, 3], its dims are [3, 2]"),
+    ("graph-constant-size", lambda d, t: d["resources"].append(
+        {"graph_constant": {"uid": "w", "dims": [2, 3], "format": "VK_FORMAT_R8_SINT", "src": "t.npy"}}),
+     "/resources/3/graph_constant/src", "graph constant .npy holds 24 bytes; 6 elements of VK_FORMAT_R8_SINT are 6"),
+    ("graph-constant-rank", lambda d, t: d["resources"].append(
+        {"graph_constant": {"uid": "w", "dims": [1] * 7, "format": "VK_FORMAT_R8_SINT", "src": "t.npy"}}),
+     "/resources/3/graph_constant/dims", "expected"),
 ]
 
 

@@ -181,3 +181,13 @@ def test_tensors_need_a_backend_that_declares_them(tmp_path: Path) -> None:
     extra = [{"tensor": {"uid": "t", "dims": [1, 4], "format": "VK_FORMAT_R32_SFLOAT", "shader_access": "readwrite"}}]
     with pytest.raises(UnsupportedError, match="the null backend does not run tensors: use --backend vulkan"):
         run(scenario(tmp_path, [dispatch()], extra), tmp_path / "out")
+
+
+def test_optical_flow_needs_a_backend_that_declares_it(tmp_path: Path) -> None:
+    from helpers.optical_flow import flow_scenario
+    from helpers.scenarios import write
+
+    path = write(tmp_path / "flow.json", flow_scenario(tmp_path))
+    with pytest.raises(UnsupportedError, match=r"the null backend does not run dispatch_optical_flow "
+                                               r"\(VK_ARM_data_graph_optical_flow\): use --backend vulkan"):
+        run(path, tmp_path / "out")

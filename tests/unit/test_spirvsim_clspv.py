@@ -38,12 +38,12 @@ __kernel void matmul(__global const float *A, __global const float *B, __global 
 """
 
 
-def clspv(source: str, tmp: Path) -> bytes:
+def clspv(source: str, tmp: Path, *options: str) -> bytes:
     src, out = tmp / "k.cl", tmp / "k.spv"
     src.write_text(source)
     binary = tools.find("clspv")
-    argv = [str(binary.path), str(src), "-o", str(out)] if binary else \
-        [sys.executable, "-m", "kernellab.compile.clspv_child", str(src), "-o", str(out)]
+    argv = [str(binary.path), str(src), "-o", str(out), *options] if binary else \
+        [sys.executable, "-m", "kernellab.compile.clspv_child", str(src), "-o", str(out), *options]
     subprocess.run(argv, check=True, capture_output=True)
     return out.read_bytes()
 
@@ -148,3 +148,24 @@ def test_clspv_pointer_chosen_per_work_item_among_buffers(tmp_path):
             assert r.findings == []
             assert a[:32].tolist() == [i + 1 if i % 2 else 0 for i in range(32)]
             assert b[:32].tolist() == [0 if i % 2 else i + 1 for i in range(32)]
+
+
+def test_clspv_at_O0_keeps_the_dead_racy_store_and_names_its_line(tmp_path):
+    # GPUVerify's shared_int: every work-item writes one __local int nobody reads. clspv's
+    # optimiser deletes the store; at -O0 (what kernellab verify --vulkan compiles with) it stays
+    source = "__kernel void foo() {\n  __local int a;\n  a = get_local_id(0);\n}\n"
+    optimised = check_dispatch(clspv(source, tmp_path), "foo", (2, 1, 1), spec_constants={0: 16, 1: 1, 2: 1})
+    assert optimised.findings == []
+    r = check_dispatch(clspv(source, tmp_path, "-O0", "-g"), "foo", (2, 1, 1), spec_constants={0: 16, 1: 1, 2: 1})
+    (f,) = r.findings
+    assert (f.kind, f.scope) == ("data-race", "intra-workgroup")
+    assert {a["location"]["line"] for a in f.accesses} == {3}  # -g: clspv's OpLine (its file is "source")
+
+
+def test_clspv_arrays_are_bounded_by_their_object(tmp_path):
+    # C bounds L[i][j] by the object L, as GPUVerify and Oclgrind do: L[0][gid] stays inside
+    # L[10][10] for gid < 100 (GPUVerify: pass); L[-1][gid] leaves it for gid < 10 (xfail)
+    for first, expect in (("0", set()), ("-1 + get_global_id(0)", {"out-of-bounds"})):
+        source = f"__kernel void foo() {{\n  local int L[10][10];\n  L[{first}][get_global_id(1)] = 1;\n}}\n"
+        r = check_dispatch(clspv(source, tmp_path, "-O0"), "foo", (1, 10, 1), spec_constants={0: 1, 1: 10, 2: 1})
+        assert {f.kind for f in r.findings} == expect, source

@@ -36,6 +36,15 @@ def test_hazard_between_unordered_dispatches():
     assert f.kind == "data-race" and f.scope == "inter-dispatch" and f.resource == "buf"
     assert f.count == 64 and f.examples[0]["commands"] == [3, 5]
     assert "command 3 wrote" in f.message and "command 5 read" in f.message
+    # each side names its command, the invocation and the instruction (with its GLSL line)
+    wrote, read = f.accesses
+    assert (wrote["command"], wrote["access"], wrote["instruction"]) == (3, "wrote", "OpStore")
+    assert (read["command"], read["access"], read["instruction"]) == (5, "read", "OpLoad")
+    assert wrote["invocation"] == read["invocation"] == {"global": [0, 0, 0], "local": [0, 0, 0], "workgroup": [0, 0, 0]}
+    assert wrote["location"]["line"] == 4 and read["location"]["line"] == 5
+    assert [e["byte_offset"] for e in f.examples] == [0, 4, 8]
+    assert [a["invocation"]["global"] for a in f.examples[2]["accesses"]] == [[2, 0, 0], [2, 0, 0]]
+    assert f.to_json()["work_items"][1] == [{"global": [1, 0, 0], "local": [1, 0, 0], "workgroup": [0, 0, 0]}] * 2
     json.dumps(f.to_json())
     assert dispatch_hazards([(3, first), (5, second)], lambda a, b, uid: uid == "buf") == []
 

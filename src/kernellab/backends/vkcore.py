@@ -1,12 +1,28 @@
-"""Vulkan structures both pipeline kinds (compute, graph segments) are created with."""
+"""Vulkan structures the pipeline kinds (compute, graphics, graph segments) are created with."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from kernellab.backends.base import PipelineCacheMiss
+from kernellab.backends.base import PipelineCacheMiss, Program, ProgramSpec
 from kernellab.errors import BackendError
 from kernellab.native import vk as nvk
+
+
+@dataclass
+class VulkanProgram(Program):
+    """A compute pipeline, or a graphics one (then ``module`` is the vertex shader's)."""
+
+    spec: ProgramSpec
+    module: Any
+    set_layouts: list[Any]
+    layout: Any
+    pipeline: Any
+    #: set index -> (binding ids in order)
+    set_bindings: dict[int, tuple[int, ...]]
+    #: a graphics pipeline's fragment shader (None: a compute pipeline)
+    fragment_module: Any = None
 
 
 def specialization_info(constants: Sequence[Any]) -> tuple[Any, list[Any]]:
@@ -23,21 +39,30 @@ def specialization_info(constants: Sequence[Any]) -> tuple[Any, list[Any]]:
     return info, [pdata, entries]
 
 
-class CacheFeedback:
-    """VkPipelineCreationFeedback for one compute pipeline, asked for as Arm's runner asks (its
-    src/pipeline.cpp): fail rather than compile, then a miss unless the driver reports a cache hit."""
+#: VK_PIPELINE_CREATE_FAIL_ON_PIPELINE_COMPILE_REQUIRED_BIT (core 1.3, and the same bit in
+#: VkPipelineCreateFlags2): the ``vulkan`` package's constant for it is None, which cffi takes as 0
+FAIL_ON_PIPELINE_COMPILE_REQUIRED = 0x100
 
-    def __init__(self, vk: Any):
+
+class CacheFeedback:
+    """VkPipelineCreationFeedback for one pipeline of ``stages`` shader stages, asked for as Arm's
+    runner asks (its src/pipeline.cpp): fail rather than compile, then a miss unless the driver
+    reports a cache hit."""
+
+    def __init__(self, vk: Any, stages: int = 1):
         self.pipeline = vk.VkPipelineCreationFeedback()
         self.info = vk.VkPipelineCreationFeedbackCreateInfo(
-            pPipelineCreationFeedback=self.pipeline, pipelineStageCreationFeedbackCount=1,
-            pPipelineStageCreationFeedbacks=[vk.VkPipelineCreationFeedback()])
-        self.flags = vk.VK_PIPELINE_CREATE_FAIL_ON_PIPELINE_COMPILE_REQUIRED_BIT_EXT
+            pPipelineCreationFeedback=self.pipeline, pipelineStageCreationFeedbackCount=stages,
+            pPipelineStageCreationFeedbacks=[vk.VkPipelineCreationFeedback() for _ in range(stages)])
+        self.stages = stages
+        self.flags = FAIL_ON_PIPELINE_COMPILE_REQUIRED
         self._hit = vk.VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT
 
     def hit(self) -> bool:
-        stage = self.info.pPipelineStageCreationFeedbacks[0]
-        return bool((self.pipeline.flags | stage.flags) & self._hit)
+        flags = self.pipeline.flags
+        for k in range(self.stages):
+            flags |= self.info.pPipelineStageCreationFeedbacks[k].flags
+        return bool(flags & self._hit)
 
 
 def create_compute_pipeline(vk: Any, device: Any, cache: Any, stage: Any, layout: Any, name: str, call: str,
@@ -45,13 +70,20 @@ def create_compute_pipeline(vk: Any, device: Any, cache: Any, stage: Any, layout
     """A compute pipeline through the pipeline cache; with ``fail_on_miss`` (Arm's
     --fail-on-pipeline-cache-miss, a cache loaded) one the cache did not hold raises
     :class:`PipelineCacheMiss` naming ``name``."""
-    feedback = CacheFeedback(vk) if fail_on_miss else None
-    info = vk.VkComputePipelineCreateInfo(stage=stage, layout=layout, basePipelineIndex=-1,
-                                          flags=feedback.flags if feedback else 0,
-                                          pNext=feedback.info if feedback else None)
+    def create(flags: int, feedback_info: Any) -> Any:
+        info = vk.VkComputePipelineCreateInfo(stage=stage, layout=layout, basePipelineIndex=-1, flags=flags,
+                                              pNext=feedback_info)
+        return vk.vkCreateComputePipelines(device, cache, 1, [info], None)[0]
+
+    return through_cache(create, CacheFeedback(vk) if fail_on_miss else None, name, call)
+
+
+def through_cache(create: Callable[[int, Any], Any], feedback: CacheFeedback | None, name: str, call: str) -> Any:
+    """The pipeline ``create(flags, pNext)`` makes; with ``feedback`` (a loaded cache and Arm's
+    --fail-on-pipeline-cache-miss) one the cache did not hold raises :class:`PipelineCacheMiss`."""
     try:
         with nvk.checked(call):
-            pipeline = vk.vkCreateComputePipelines(device, cache, 1, [info], None)[0]
+            pipeline = create(feedback.flags if feedback else 0, feedback.info if feedback else None)
     except BackendError as exc:
         if feedback is None or "COMPILE_REQUIRED" not in str(exc):
             raise

@@ -16,9 +16,11 @@ from collections.abc import Mapping, Sequence
 
 from kernellab.backends.base import (VULKAN_MODULE, Backend, BackendOptions, Buffer, Capabilities, CommandTiming,
                                      DeviceInfo, ImageBinding, Limits, Program, ProgramSpec)
-from kernellab.backends.vkcore import create_compute_pipeline, specialization_info
+from kernellab.backends.vkcore import VulkanProgram, create_compute_pipeline, specialization_info
+from kernellab.backends.vulkan_graphics import VulkanGraphicsSupport, dynamic_rendering_supported
 from kernellab.backends.vulkan_image import VulkanImage, VulkanImageSupport
 from kernellab.backends.vulkan_ml import VulkanGraphSupport, VulkanTensorSupport
+from kernellab.backends.vulkan_optical_flow import VulkanOpticalFlowSupport
 from kernellab.errors import BackendError, DeviceError, InputError
 from kernellab.native import vk as nvk
 from kernellab.native.vk import INSTALL_HINT
@@ -125,27 +127,18 @@ class VulkanBuffer(Buffer):
         return self._array
 
 
-@dataclass
-class VulkanProgram(Program):
-    spec: ProgramSpec
-    module: Any
-    set_layouts: list[Any]
-    layout: Any
-    pipeline: Any
-    #: set index -> (binding ids in order)
-    set_bindings: dict[int, tuple[int, ...]]
-
-
 #: descriptor kinds a program slot may have -> VkDescriptorType values
 DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3, "combined-image-sampler": 1,
                     "tensor": 1000460000}  # VK_DESCRIPTOR_TYPE_TENSOR_ARM
 
 
-class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport, Backend):
+class VulkanBackend(VulkanOpticalFlowSupport, VulkanGraphSupport, VulkanTensorSupport, VulkanGraphicsSupport,
+                    VulkanImageSupport, Backend):
     name = "vulkan"
     capabilities = Capabilities(
         title="Vulkan", languages={"glsl": VULKAN_MODULE, "spirv": VULKAN_MODULE, "opencl-c": VULKAN_MODULE},
-        images=True, tensors=True, graphs=True, memory_groups=True, mapped_buffers=True)
+        images=True, tensors=True, graphs=True, memory_groups=True, optical_flow=True, mapped_buffers=True,
+        graphics=True)
 
     @classmethod
     def devices(cls) -> list[DeviceInfo]:
@@ -213,7 +206,12 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
             return physical
         from kernellab.backends.vulkan_arm_decls import EXTENSIONS as ML_EXTENSIONS
 
-        if not set(ML_EXTENSIONS) <= set(self.device.details.get("extensions", ())):
+        wanted = set(ML_EXTENSIONS)
+        if self.options.optical_flow:
+            from kernellab.backends.vulkan_optical_flow_decls import EXTENSION as OPTICAL_FLOW
+
+            wanted.add(OPTICAL_FLOW)
+        if not wanted <= set(self.device.details.get("extensions", ())):
             # the driver lacks them: the same device seen through Arm's emulation layers
             inst = _Instance.with_ml_layers()
             named = [pd for pd in inst.physical_devices
@@ -226,9 +224,11 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         the data-graph family when it computes too."""
         vk = self.vk
         families = vk.vkGetPhysicalDeviceQueueFamilyProperties(self.physical)
-        compute = [i for i, f in enumerate(families) if f.queueFlags & vk.VK_QUEUE_COMPUTE_BIT]
+        want = vk.VK_QUEUE_COMPUTE_BIT | (vk.VK_QUEUE_GRAPHICS_BIT if self.options.graphics else 0)
+        compute = [i for i, f in enumerate(families) if f.queueFlags & want == want]
         if not compute:
-            raise DeviceError(f"{self.device.name}: no queue family supports compute")
+            raise DeviceError(f"{self.device.name}: no queue family supports compute"
+                              + (" and graphics (dispatch_fragment draws)" if self.options.graphics else ""))
         family = compute[0]
         if self.options.ml:
             from kernellab.backends.vulkan_arm_features import data_graph_queue_family
@@ -251,21 +251,36 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         if self.custom_border_color:
             extensions.append("VK_EXT_custom_border_color")
             chain = vk.VkPhysicalDeviceCustomBorderColorFeaturesEXT(customBorderColors=True)
+        if options.graphics:
+            if not dynamic_rendering_supported(vk, self.physical):
+                raise DeviceError(f"{self.device.name}: Graphics scenarios require Vulkan dynamicRendering support")
+            if not options.ml:  # with ML, the Vulkan 1.3 feature struct of that chain enables it
+                chain = vk.VkPhysicalDeviceDynamicRenderingFeatures(pNext=chain, dynamicRendering=True)
+        keep_flow: list[Any] = []
+        if options.optical_flow:
+            from kernellab.backends.vulkan_optical_flow import feature_chain
+            from kernellab.backends.vulkan_optical_flow_decls import EXTENSION as OPTICAL_FLOW
+
+            chain, keep_flow = feature_chain(chain)
+            extensions.append(OPTICAL_FLOW)
         keep_features = None
         if options.ml:
             from kernellab.backends.vulkan_arm_decls import EXTENSIONS as ML_EXTENSIONS
             from kernellab.backends.vulkan_arm_features import device_features
 
             keep_features = device_features(self.physical, then=chain,
-                                            robust_buffer_access=options.robust_buffer_access)
+                                            robust_buffer_access=options.robust_buffer_access,
+                                            dynamic_rendering=options.graphics)
             extensions = [*ML_EXTENSIONS, *extensions]
             chain, features = keep_features.pnext, keep_features.enabled
+        if options.graphics:  # as Arm's runner: fragment shaders may write buffers and images where the device can
+            features.fragmentStoresAndAtomics = vk.vkGetPhysicalDeviceFeatures(self.physical).fragmentStoresAndAtomics
         dinfo = vk.VkDeviceCreateInfo(pNext=chain, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo],
                                       pEnabledFeatures=features, enabledExtensionCount=len(extensions),
                                       ppEnabledExtensionNames=extensions or None)
         with _checked("vkCreateDevice"):
             handle = vk.vkCreateDevice(self.physical, dinfo, None)
-        del keep_features  # the feature chain must live until the device exists, no longer
+        del keep_features, keep_flow  # the feature chain must live until the device exists, no longer
         return handle
 
     @property
@@ -438,22 +453,43 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
             return None
         return bytes(self.ffi.buffer(blob, size[0]))
 
-    def _set_layout(self, bindings: tuple[tuple[int, str], ...]) -> Any:
-        if bindings in self._layouts:
-            return self._layouts[bindings]
+    def _set_layout(self, bindings: tuple[tuple[int, str], ...], stages: int | None = None) -> Any:
+        """The layout of one descriptor set, for the compute stage or (``stages``) those given."""
+        key: tuple = bindings if stages is None else (stages, bindings)
+        if key in self._layouts:
+            return self._layouts[key]
         vk = self.vk
+        stages = vk.VK_SHADER_STAGE_COMPUTE_BIT if stages is None else stages
         entries = []
         for binding, kind in bindings:
             if kind not in DESCRIPTOR_TYPES:
                 raise InputError(f"descriptor type {kind!r} is not supported by the Vulkan backend")
             entries.append(vk.VkDescriptorSetLayoutBinding(binding=binding, descriptorType=DESCRIPTOR_TYPES[kind],
-                                                           descriptorCount=1,
-                                                           stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT))
+                                                           descriptorCount=1, stageFlags=stages))
         info = vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(entries), pBindings=entries or None)
         with _checked("vkCreateDescriptorSetLayout"):
             layout = vk.vkCreateDescriptorSetLayout(self.handle, info, None)
-        self._layouts[bindings] = layout
+        self._layouts[key] = layout
         return layout
+
+    def _pipeline_layout(self, spec: ProgramSpec, stages: int | None = None
+                         ) -> tuple[list[Any], Any, dict[int, tuple[int, ...]]]:
+        """(set layouts, pipeline layout, set -> binding ids) for ``spec``'s slots and push range,
+        seen by the compute stage or (``stages``) those given."""
+        vk = self.vk
+        by_set: dict[int, list[tuple[int, str]]] = {}
+        for slot in spec.slots:
+            by_set.setdefault(slot.set, []).append((slot.id, slot.descriptor))
+        n_sets = max(by_set) + 1 if by_set else 0
+        set_layouts = [self._set_layout(tuple(sorted(by_set.get(s, []))), stages) for s in range(n_sets)]
+        range_stages = vk.VK_SHADER_STAGE_COMPUTE_BIT if stages is None else stages
+        ranges = [vk.VkPushConstantRange(stageFlags=range_stages, offset=0,
+                                         size=spec.push_constants_size)] if spec.push_constants_size else []
+        with _checked(f"vkCreatePipelineLayout({spec.uid})"):
+            layout = vk.vkCreatePipelineLayout(self.handle, vk.VkPipelineLayoutCreateInfo(
+                setLayoutCount=n_sets, pSetLayouts=set_layouts or None,
+                pushConstantRangeCount=len(ranges), pPushConstantRanges=ranges or None), None)
+        return set_layouts, layout, {s: tuple(b for b, _ in sorted(by_set.get(s, []))) for s in range(n_sets)}
 
     def _create_program(self, spec: ProgramSpec) -> VulkanProgram:
         vk = self.vk
@@ -462,25 +498,14 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         with _checked(f"vkCreateShaderModule({spec.uid})"):
             module = vk.vkCreateShaderModule(self.handle, vk.VkShaderModuleCreateInfo(
                 codeSize=len(spec.code), pCode=spec.code), None)
-        by_set: dict[int, list[tuple[int, str]]] = {}
-        for slot in spec.slots:
-            by_set.setdefault(slot.set, []).append((slot.id, slot.descriptor))
-        n_sets = max(by_set) + 1 if by_set else 0
-        set_layouts = [self._set_layout(tuple(sorted(by_set.get(s, [])))) for s in range(n_sets)]
-        ranges = [vk.VkPushConstantRange(stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT, offset=0,
-                                         size=spec.push_constants_size)] if spec.push_constants_size else []
-        with _checked(f"vkCreatePipelineLayout({spec.uid})"):
-            layout = vk.vkCreatePipelineLayout(self.handle, vk.VkPipelineLayoutCreateInfo(
-                setLayoutCount=n_sets, pSetLayouts=set_layouts or None,
-                pushConstantRangeCount=len(ranges), pPushConstantRanges=ranges or None), None)
+        set_layouts, layout, set_bindings = self._pipeline_layout(spec)
         spec_info, keep = specialization_info(spec.specialization)
         stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module,
                                                    pName=spec.entry, pSpecializationInfo=spec_info)
         pipeline = create_compute_pipeline(vk, self.handle, self.pipeline_cache, stage, layout, spec.uid,
                                            f"vkCreateComputePipelines({spec.uid}, entry {spec.entry!r})",
                                            self.options.fail_on_pipeline_cache_miss)
-        program = VulkanProgram(spec, module, set_layouts, layout, pipeline,
-                                {s: tuple(b for b, _ in sorted(by_set.get(s, []))) for s in range(n_sets)})
+        program = VulkanProgram(spec, module, set_layouts, layout, pipeline, set_bindings)
         self._programs.append(program)
         return program
 
@@ -583,9 +608,30 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         close_label = self._label(cmd, label)
         if self._timing:
             self._timestamp(cmd)
+        self._bind(cmd, program, vk.VK_PIPELINE_BIND_POINT_COMPUTE, vk.VK_SHADER_STAGE_COMPUTE_BIT,
+                   self._descriptor_sets(program, bindings), push_data)
+        vk.vkCmdDispatch(cmd, *groups)
+        if self._timing:
+            self._timestamp(cmd)
+            self._labels.append(label)
+        close_label()
+
+    def _bind(self, cmd: Any, program: VulkanProgram, bind_point: int, push_stages: int, sets: list[Any],
+              push_data: bytes) -> None:
+        """Bind ``program``'s pipeline (unless it is bound), its descriptor sets and its push data."""
+        vk = self.vk
         if self._bound_pipeline is not program.pipeline:
-            vk.vkCmdBindPipeline(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, program.pipeline)
+            vk.vkCmdBindPipeline(cmd, bind_point, program.pipeline)
             self._bound_pipeline = program.pipeline
+        if sets:
+            vk.vkCmdBindDescriptorSets(cmd, bind_point, program.layout, 0, len(sets), sets, 0, None)
+        if push_data:
+            pdata = self.ffi.new("char[]", push_data)
+            vk.vkCmdPushConstants(cmd, program.layout, push_stages, 0, len(push_data), pdata)
+
+    def _descriptor_sets(self, program: VulkanProgram,
+                         bindings: Mapping[tuple[int, int], Buffer | ImageBinding]) -> list[Any]:
+        """One descriptor set per set of ``program``'s layout, holding what ``bindings`` binds there."""
         sets = []
         for s in range(len(program.set_layouts)):
             bound: list[VulkanBuffer | ImageBinding] = []
@@ -595,17 +641,7 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
                     raise InputError(f"dispatch of {program.spec.uid!r}: nothing bound at set {s} binding {b}")
                 bound.append(res)  # type: ignore[arg-type]
             sets.append(self._descriptor_set(program, s, tuple(bound)))
-        if sets:
-            vk.vkCmdBindDescriptorSets(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, program.layout, 0, len(sets), sets,
-                                       0, None)
-        if push_data:
-            pdata = self.ffi.new("char[]", push_data)
-            vk.vkCmdPushConstants(cmd, program.layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, len(push_data), pdata)
-        vk.vkCmdDispatch(cmd, *groups)
-        if self._timing:
-            self._timestamp(cmd)
-            self._labels.append(label)
-        close_label()
+        return sets
 
     def _barrier(self, buffers: Sequence[tuple[Buffer, int, int]], memory: bool, label: str) -> None:
         vk = self.vk
@@ -680,11 +716,14 @@ class VulkanBackend(VulkanGraphSupport, VulkanTensorSupport, VulkanImageSupport,
         for p in self._programs:
             destroy += [("vkDestroyPipeline", p.pipeline), ("vkDestroyPipelineLayout", p.layout),
                         ("vkDestroyShaderModule", p.module)]
+            if p.fragment_module is not None:
+                destroy.append(("vkDestroyShaderModule", p.fragment_module))
         destroy += [("vkDestroyDescriptorSetLayout", h) for h in self._layouts.values()]
         destroy += [("vkDestroyDescriptorPool", h) for h in self._descriptor_pools]
         destroy += [("vkDestroyQueryPool", h) for h in self._query_pools]
         for name, h in destroy:
             nvk.release(name, getattr(vk, name), self.handle, h, None)
+        self._destroy_optical_flows()
         self._destroy_graph_programs()
         for b in self._buffers:
             self._free_buffer(b)

@@ -143,13 +143,18 @@ class ArmDevice:
     # data graphs (VK_ARM_data_graph)
 
     def create_data_graph_pipeline(self, layout: Any, shader_module: Any, entry_point: str,
-                                   resources: Sequence[GraphTensor], constants: Sequence[GraphConstant] = ()
+                                   resources: Sequence[GraphTensor], constants: Sequence[GraphConstant] = (),
+                                   *, cache: Any = None, flags: int = 0, feedback: Any = None
                                    ) -> tuple[Any, list[Any]]:
         """A data-graph ``VkPipeline`` (our FFI) for a SPIR-V graph module.
 
         ``layout`` and ``shader_module`` are the ``vulkan`` package's handles; ``resources`` are
         the graph's bound tensors (descriptor set, binding and tensor description), ``constants``
-        its weights from the VGF. Returns the pipeline and cdata to keep until it is destroyed.
+        its weights from the VGF. ``cache`` is a ``vulkan``-package ``VkPipelineCache``,
+        ``flags`` ``VkPipelineCreateFlags2KHR``, ``feedback`` a ``vulkan``-package
+        ``VkPipelineCreationFeedbackCreateInfo`` chained after the module info (Arm's runner
+        asks there whether the cache held the pipeline). Returns the pipeline and cdata to keep
+        until it is destroyed.
         """
         f = ffi()
         keep: list[Any] = []
@@ -183,22 +188,27 @@ class ArmDevice:
         module_info = new("VkDataGraphPipelineShaderModuleCreateInfoARM",
                           module=to_arm(shader_module, "VkShaderModule"),
                           pName=name, constantCount=len(constants), pConstants=consts)
+        if feedback is not None:
+            module_info.pNext = to_arm(feedback, "void*")
         create = new("VkDataGraphPipelineCreateInfoARM", pNext=module_info, layout=to_arm(layout, "VkPipelineLayout"),
-                     resourceInfoCount=len(resources), pResourceInfos=infos)
+                     resourceInfoCount=len(resources), pResourceInfos=infos, flags=flags)
         out = f.new(ctype("VkPipeline*"))
-        self.vkCreateDataGraphPipelinesARM(self.device, f.NULL, f.NULL, 1, create, f.NULL, out)
+        self.vkCreateDataGraphPipelinesARM(self.device, f.NULL, to_arm(cache, "VkPipelineCache") if cache else f.NULL,
+                                           1, create, f.NULL, out)
         return out[0], keep + [infos, consts, name, module_info, create]
 
-    def create_session(self, pipeline: Any, allocate: Any) -> tuple[Any, list[Any]]:
+    def create_session(self, pipeline: Any, allocate: Any, flags: int = 0) -> tuple[Any, list[Any]]:
         """A session for a data-graph pipeline with all its bind points backed by memory.
 
         ``allocate(size, memory_type_bits)`` returns a ``vulkan``-package ``VkDeviceMemory``;
-        returns the session and the memories (free them after destroying the session).
+        returns the session and the memories (free them after destroying the session). ``flags``:
+        ``VkDataGraphPipelineSessionCreateFlagsARM`` (an optical-flow cache, say).
         """
         f = ffi()
         out = f.new(ctype("VkDataGraphPipelineSessionARM*"))
         self.vkCreateDataGraphPipelineSessionARM(
-            self.device, new("VkDataGraphPipelineSessionCreateInfoARM", dataGraphPipeline=pipeline), f.NULL, out)
+            self.device, new("VkDataGraphPipelineSessionCreateInfoARM", dataGraphPipeline=pipeline, flags=flags),
+            f.NULL, out)
         session = out[0]
         info = new("VkDataGraphPipelineSessionBindPointRequirementsInfoARM", session=session)
         count = f.new(ctype("uint32_t*"))
@@ -228,9 +238,11 @@ class ArmDevice:
     def destroy_session(self, session: Any) -> None:
         self.vkDestroyDataGraphPipelineSessionARM(self.device, session, ffi().NULL)
 
-    def cmd_dispatch_data_graph(self, command_buffer: Any, session: Any) -> None:
-        """Record a graph dispatch into a ``vulkan``-package command buffer."""
-        self.vkCmdDispatchDataGraphARM(to_arm(command_buffer, "VkCommandBuffer"), session, ffi().NULL)
+    def cmd_dispatch_data_graph(self, command_buffer: Any, session: Any, info: Any = None) -> None:
+        """Record a graph dispatch into a ``vulkan``-package command buffer; ``info``: a
+        ``VkDataGraphPipelineDispatchInfoARM*`` (optical flow's flags ride in its ``pNext``)."""
+        self.vkCmdDispatchDataGraphARM(to_arm(command_buffer, "VkCommandBuffer"), session,
+                                       ffi().NULL if info is None else info)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,8 @@ from kernellab.outputs import write_text
 EXTENSIONS = ("VK_ARM_tensors", "VK_ARM_data_graph")
 #: declared from the registry: only those two (and what they reach): cffi parses the declarations
 #: in every process that uses them, and the other data-graph extensions (TOSA instruction set,
-#: optical flow) would double that cost for types no scenario uses
+#: optical flow) would double that cost for types most scenarios do not use; optical flow's are
+#: declared apart, on first use (:mod:`kernellab.backends.vulkan_optical_flow_decls`)
 DECLARED_EXTENSIONS = EXTENSIONS
 REGISTRY_PACKAGE = "vulkan-object"
 
@@ -152,27 +153,38 @@ class _Declarations:
             for f in values:
                 self.constants[f.name] = f.value
 
-    def text(self) -> str:
-        defines = [f"#define {c} {self.vk.constants[c].value}" for c in sorted(self.used_constants)]
+    def text(self, since: tuple[int, int, frozenset[str]] = (0, 0, frozenset())) -> str:
+        """The declarations; ``since`` (a :meth:`mark`) leaves out those made before it."""
+        n_prelude, n_decls, defined = since
+        defines = [f"#define {c} {self.vk.constants[c].value}" for c in sorted(self.used_constants - defined)]
         for c in self.used_constants:
             self.constants[c] = self.vk.constants[c].value
         # cffi rejects a typedef repeated with the same struct twice; keep first of each line
-        return "\n".join(dict.fromkeys(defines + self.prelude + self.decls)) + "\n"
+        return "\n".join(dict.fromkeys(defines + self.prelude[n_prelude:] + self.decls[n_decls:])) + "\n"
+
+    def mark(self) -> tuple[int, int, frozenset[str]]:
+        """Where the declarations stand now (for :meth:`text`'s ``since``)."""
+        return len(self.prelude), len(self.decls), frozenset(self.used_constants)
 
 
-def generate_cdef(extensions: Sequence[str] = DECLARED_EXTENSIONS) -> tuple[str, dict[str, int], dict[str, str]]:
+def generate_cdef(extensions: Sequence[str] = DECLARED_EXTENSIONS, *, included: Sequence[str] = ()
+                  ) -> tuple[str, dict[str, int], dict[str, str]]:
     """C declarations for ``extensions`` and every type they reach, their enum/flag values, sTypes.
 
     Returns (cdef text, {constant name: value}, {struct name: its VK_STRUCTURE_TYPE_ name}); the
     constants are the extensions' own enum fields and flag bits plus every value of each enum and
-    flag-bits type the declarations use.
+    flag-bits type the declarations use. With ``included`` (extensions an FFI this text is added
+    to already declares, through ``FFI.include``), the text leaves out what those declare.
     """
     from vulkan_object import get_vulkan_object
 
     out = _Declarations(get_vulkan_object())
+    for ext_name in included:
+        out.extension(ext_name)
+    since = out.mark()
     for ext_name in extensions:
         out.extension(ext_name)
-    text = out.text()
+    text = out.text(since)
     return text, out.constants, out.stypes
 
 
@@ -196,24 +208,31 @@ def _member_decl(m: Any) -> str:
     return f"    {decl};"
 
 
-def _cache_file() -> Path:
-    key = hashlib.sha256(f"{_registry_version()}|{','.join(DECLARED_EXTENSIONS)}|v1".encode()).hexdigest()[:16]
+def _cache_file(extensions: Sequence[str], included: Sequence[str]) -> Path:
+    names = ",".join(extensions) + (f"+{','.join(included)}" if included else "")
+    key = hashlib.sha256(f"{_registry_version()}|{names}|v1".encode()).hexdigest()[:16]
     return config.get().cache_dir / "vulkan-arm" / f"decls-{key}.json"
 
 
-@functools.lru_cache(maxsize=1)
-def _declarations() -> tuple[str, dict[str, int], dict[str, str]]:
-    path = _cache_file()
+def cached_declarations(extensions: Sequence[str], included: Sequence[str] = ()
+                        ) -> tuple[str, dict[str, int], dict[str, str]]:
+    """:func:`generate_cdef`'s answer, from kernellab's cache when the registry version matches."""
+    path = _cache_file(extensions, included)
     if path.is_file():
         try:
             doc = json.loads(path.read_text())
             return doc["cdef"], {k: int(v) for k, v in doc["constants"].items()}, doc["stypes"]
         except (ValueError, KeyError):
             pass  # a damaged cache entry is regenerated below
-    cdef, constants, stypes = generate_cdef()
+    cdef, constants, stypes = generate_cdef(extensions, included=included)
     write_text(path, json.dumps({"registry": _registry_version(), "cdef": cdef, "constants": constants,
                                  "stypes": stypes}))
     return cdef, constants, stypes
+
+
+@functools.lru_cache(maxsize=1)
+def _declarations() -> tuple[str, dict[str, int], dict[str, str]]:
+    return cached_declarations(DECLARED_EXTENSIONS)
 
 
 @functools.lru_cache(maxsize=1)

@@ -36,7 +36,8 @@ class DeviceFeatures:
 
 
 def device_features(physical_device: Any, *, tensors: bool = True, data_graph: bool = True,
-                    robust_buffer_access: bool = False, then: Any = None) -> DeviceFeatures:
+                    robust_buffer_access: bool = False, then: Any = None,
+                    dynamic_rendering: bool = False) -> DeviceFeatures:
     """The feature chain Arm's runner enables for tensors and graphs, limited to what the device has.
 
     The emulation layer lowers tensors to buffers, so tensor shaders of 8- and 16-bit types need
@@ -45,7 +46,8 @@ def device_features(physical_device: Any, *, tensors: bool = True, data_graph: b
     enabled: Vulkan 1.3 ``synchronization2`` (tensor barriers), ``maintenance4``,
     ``pipelineCreationCacheControl``; Vulkan 1.2 ``vulkanMemoryModel``, ``hostQueryReset``.
     ``then`` is a ``vulkan``-package struct (say ``VkPhysicalDeviceCustomBorderColorFeaturesEXT``)
-    linked at the end of the chain; ``robust_buffer_access`` sets that core feature too.
+    linked at the end of the chain; ``robust_buffer_access`` sets that core feature too, and
+    ``dynamic_rendering`` Vulkan 1.3's (graphics draws).
     """
     vk = nvk.load()
     vf = vk.ffi
@@ -56,6 +58,7 @@ def device_features(physical_device: Any, *, tensors: bool = True, data_graph: b
     f11, f12, f13 = _core_features(vk)
     for name in ("synchronization2", "maintenance4", "pipelineCreationCacheControl"):
         setattr(f13, name, getattr(have13, name))
+    f13.dynamicRendering = have13.dynamicRendering if dynamic_rendering else 0
     for name in ("storageBuffer8BitAccess", "uniformAndStorageBuffer8BitAccess", "shaderInt8", "shaderFloat16",
                  "vulkanMemoryModel", "vulkanMemoryModelDeviceScope", "hostQueryReset"):
         setattr(f12, name, getattr(have12, name))

@@ -3,8 +3,8 @@
 A VGF model sequence is a list of segments; each becomes a :class:`GraphSegmentProgram`: a
 data-graph pipeline (SPIR-V graph module, its constants, a session whose memory the driver
 asks for) or a compute pipeline (a VGF compute module or the scenario's substitute for a
-placeholder), with the descriptor sets the VGF lays out, written once with the tensors bound to
-them. Descriptor set layouts use ``VK_SHADER_STAGE_ALL``, as Arm's runner does.
+placeholder), with the descriptor sets the VGF lays out, written once with the tensors and
+buffers bound to them. Descriptor set layouts use ``VK_SHADER_STAGE_ALL``, as Arm's runner does.
 """
 from __future__ import annotations
 
@@ -31,8 +31,9 @@ class GraphSegmentSpec:
     kind: str                                  # "graph" | "compute"
     code: bytes                                # SPIR-V
     entry: str
-    #: (set, binding) of every tensor the segment binds, sets numbered from 0
-    slots: tuple[tuple[int, int], ...]
+    #: (set, binding, descriptor kind) of every resource the segment binds, sets numbered from 0;
+    #: the kind is ``tensor`` or ``storage-buffer`` (a data-graph segment binds tensors only)
+    slots: tuple[tuple[int, int, str], ...]
     constants: tuple[GraphConstantSpec, ...] = ()
     dispatch_shape: tuple[int, int, int] = (1, 1, 1)
     push_constants_size: int = 0

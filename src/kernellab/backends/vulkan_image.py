@@ -86,6 +86,9 @@ class VulkanImageSupport:
         if spec.storage:
             usage |= vk.VK_IMAGE_USAGE_STORAGE_BIT
             features |= vk.VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT
+        if spec.color_attachment:
+            usage |= vk.VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT
+            features |= vk.VK_FORMAT_FEATURE_COLOR_ATTACHMENT_BIT
         if spec.mips > 1:
             features |= vk.VK_FORMAT_FEATURE_BLIT_SRC_BIT | vk.VK_FORMAT_FEATURE_BLIT_DST_BIT
         if spec.tensor_aliasing:
@@ -95,11 +98,13 @@ class VulkanImageSupport:
         optimal_ok = props.optimalTilingFeatures & features == features
         if spec.tiling == "LINEAR" and not linear_ok or spec.tiling == "OPTIMAL" and not optimal_ok:
             raise UnsupportedError(f"image {spec.uid!r}: {spec.format} with {spec.tiling} tiling does not support "
-                                   f"this use (sampled={spec.sampled}, storage={spec.storage}, mips={spec.mips}) "
+                                   f"this use (sampled={spec.sampled}, storage={spec.storage}, mips={spec.mips}"
+                                   f"{', color attachment' if spec.color_attachment else ''}) "
                                    f"on this device")
         if spec.tiling is None and not (linear_ok or optimal_ok):
             raise UnsupportedError(f"image {spec.uid!r}: {spec.format} does not support this use "
-                                   f"(sampled={spec.sampled}, storage={spec.storage}, mips={spec.mips}) on this device")
+                                   f"(sampled={spec.sampled}, storage={spec.storage}, mips={spec.mips}"
+                                   f"{', color attachment' if spec.color_attachment else ''}) on this device")
         # an aliased image of unstated tiling is LINEAR, so a tensor can follow its row pitch
         linear = spec.tiling == "LINEAR" or (spec.tiling is None
                                              and (not optimal_ok or spec.tensor_aliasing and linear_ok))

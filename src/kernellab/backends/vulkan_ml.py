@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kernellab.backends.base import ImageSpec, UnsupportedError
-from kernellab.backends.vkcore import create_compute_pipeline, specialization_info
+from kernellab.backends.vkcore import CacheFeedback, create_compute_pipeline, specialization_info, through_cache
 from kernellab.native.vk import checked, release
 from kernellab.errors import DeviceError
 
@@ -367,23 +367,31 @@ class VulkanGraphSupport:
     _timestamp: Callable[[Any], None]
     _labels: list[str]
 
-    def create_graph_segment(self, spec: GraphSegmentSpec, tensors: dict[tuple[int, int], VulkanTensor]
+    def create_graph_segment(self, spec: GraphSegmentSpec, resources: dict[tuple[int, int], Any]
                              ) -> GraphSegmentProgram:
+        """A segment's pipeline with its descriptor sets written: ``resources`` maps each slot's
+        (set, binding) to a :class:`VulkanTensor` (kind ``tensor``) or a buffer (``storage-buffer``)."""
         from kernellab.backends import vulkan_arm as va
         from kernellab.backends.vulkan_graph import GraphSegmentProgram
 
         vk = self.vk
-        tensor_type = va.const("VK_DESCRIPTOR_TYPE_TENSOR_ARM")
-        by_set: dict[int, list[int]] = {}
-        for s, b in spec.slots:
-            by_set.setdefault(s, []).append(b)
+        types = {"tensor": va.const("VK_DESCRIPTOR_TYPE_TENSOR_ARM"),
+                 "storage-buffer": vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}
+        for s, b, kind in spec.slots:
+            if kind not in types or (spec.kind == "graph" and kind != "tensor"):
+                raise UnsupportedError(f"{spec.label}: set {s} binding {b} is a {kind}; a "
+                                       f"{'data-graph' if spec.kind == 'graph' else 'compute'} segment binds "
+                                       f"{'tensors' if spec.kind == 'graph' else 'tensors and storage buffers'}")
+        by_set: dict[int, list[tuple[int, str]]] = {}
+        for s, b, kind in spec.slots:
+            by_set.setdefault(s, []).append((b, kind))
         n_sets = max(by_set) + 1 if by_set else 0
         programs: list[GraphSegmentProgram] = self.__dict__.setdefault("_graph_programs", [])
         set_layouts = []
         for s in range(n_sets):
-            entries = [vk.VkDescriptorSetLayoutBinding(binding=b, descriptorType=tensor_type, descriptorCount=1,
+            entries = [vk.VkDescriptorSetLayoutBinding(binding=b, descriptorType=types[kind], descriptorCount=1,
                                                        stageFlags=vk.VK_SHADER_STAGE_ALL)
-                       for b in sorted(by_set.get(s, []))]
+                       for b, kind in sorted(by_set.get(s, []))]
             with checked(f"vkCreateDescriptorSetLayout({spec.label})"):
                 set_layouts.append(vk.vkCreateDescriptorSetLayout(self.handle, vk.VkDescriptorSetLayoutCreateInfo(
                     bindingCount=len(entries), pBindings=entries or None), None))
@@ -396,24 +404,38 @@ class VulkanGraphSupport:
         with checked(f"vkCreateShaderModule({spec.label})"):
             module = vk.vkCreateShaderModule(self.handle, vk.VkShaderModuleCreateInfo(
                 codeSize=len(spec.code), pCode=spec.code), None)
-        pool_size = vk.VkDescriptorPoolSize(type=tensor_type, descriptorCount=max(len(spec.slots), 1))
+        counts: dict[str, int] = {}
+        for _, _, kind in spec.slots:
+            counts[kind] = counts.get(kind, 0) + 1
+        pool_sizes = [vk.VkDescriptorPoolSize(type=types[kind], descriptorCount=n) for kind, n in counts.items()] \
+            or [vk.VkDescriptorPoolSize(type=types["tensor"], descriptorCount=1)]
         with checked("vkCreateDescriptorPool"):
             pool = vk.vkCreateDescriptorPool(self.handle, vk.VkDescriptorPoolCreateInfo(
-                maxSets=max(n_sets, 1), poolSizeCount=1, pPoolSizes=[pool_size]), None)
+                maxSets=max(n_sets, 1), poolSizeCount=len(pool_sizes), pPoolSizes=pool_sizes), None)
         program = GraphSegmentProgram(spec, None, layout, set_layouts, [], pool, module)
         programs.append(program)
         if spec.kind == "graph":
-            resources = []
-            for s, b in spec.slots:
-                t = tensors[(s, b)]
-                resources.append(va.GraphTensor(s, b, t.fmt.value, list(t.spec.dims) or [1],
-                                                tiling=va.const("VK_TENSOR_TILING_OPTIMAL_ARM" if not t.linear
-                                                                else "VK_TENSOR_TILING_LINEAR_ARM"),
-                                                strides=list(t.spec.strides) if t.spec.strides else None))
+            graph_tensors = []
+            for s, b, _ in spec.slots:
+                t = resources[(s, b)]
+                graph_tensors.append(va.GraphTensor(s, b, t.fmt.value, list(t.spec.dims) or [1],
+                                                    tiling=va.const("VK_TENSOR_TILING_OPTIMAL_ARM" if not t.linear
+                                                                    else "VK_TENSOR_TILING_LINEAR_ARM"),
+                                                    strides=list(t.spec.strides) if t.spec.strides else None))
             constants = [va.GraphConstant(c.id, c.format_value, list(c.shape), c.data, c.sparsity_dimension)
                          for c in spec.constants]
-            pipe, keep = self.arm.create_data_graph_pipeline(layout, module, spec.entry, resources, constants)
-            program.keep += keep
+            def create(flags: int, feedback: Any) -> Any:
+                pipe, keep = self.arm.create_data_graph_pipeline(layout, module, spec.entry, graph_tensors, constants,
+                                                                 cache=self.pipeline_cache, flags=flags or 0,
+                                                                 feedback=None if feedback is None
+                                                                 else self.ffi.addressof(feedback))
+                program.keep.extend(keep)
+                return pipe
+
+            # a data-graph pipeline has no shader stages to report on, only the pipeline
+            fail_on_miss = self.options.fail_on_pipeline_cache_miss  # type: ignore[attr-defined]
+            pipe = through_cache(create, CacheFeedback(vk, stages=0) if fail_on_miss else None,
+                                 spec.label.split(":", 2)[-1], f"vkCreateDataGraphPipelinesARM({spec.label})")
             program.pipeline = va.to_vulkan(pipe, "VkPipeline")
             memories: list[Any] = []
 
@@ -439,10 +461,16 @@ class VulkanGraphSupport:
                 program.sets = list(vk.vkAllocateDescriptorSets(self.handle, vk.VkDescriptorSetAllocateInfo(
                     descriptorPool=pool, descriptorSetCount=n_sets, pSetLayouts=set_layouts)))
             writes, keep_w = [], []
-            for s, b in spec.slots:
-                w, k = self.tensor_descriptor_write(program.sets[s], b, tensors[(s, b)])  # type: ignore[attr-defined]
+            for s, b, kind in spec.slots:
+                res = resources[(s, b)]
+                if kind == "tensor":
+                    w, k = self.tensor_descriptor_write(program.sets[s], b, res)  # type: ignore[attr-defined]
+                    keep_w += k
+                else:
+                    info = vk.VkDescriptorBufferInfo(buffer=res.handle, offset=0, range=res.size)
+                    w = vk.VkWriteDescriptorSet(dstSet=program.sets[s], dstBinding=b, descriptorCount=1,
+                                                descriptorType=types[kind], pBufferInfo=[info])
                 writes.append(w)
-                keep_w += k
             vk.vkUpdateDescriptorSets(self.handle, len(writes), writes, 0, None)
             del keep_w
         return program

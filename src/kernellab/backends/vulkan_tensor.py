@@ -8,8 +8,8 @@ image), so a strided NumPy view over the mapping reads and writes them. An OPTIM
 layout belongs to the driver: its data goes through a LINEAR staging tensor and
 ``vkCmdCopyTensorARM``.
 
-Memory shared by several resources (a ``memory_group``, or a tensor's ``alias_target``) is a
-:class:`DeviceMemory` the resources are bound into at their offsets.
+Memory shared by several resources (a ``memory_group``, or a VGF's intermediates of one alias
+group) is a :class:`DeviceMemory` the resources are bound into at their offsets.
 """
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""GLSL compute shaders: ``glsl`` → ``preprocessed`` (glslangValidator -E) → ``spirv``
-(glslangValidator -V, from the source) → ``spirv-opt``."""
+"""GLSL shaders: ``glsl`` → ``preprocessed`` (glslangValidator -E) → ``spirv``
+(glslangValidator -V, from the source) → ``spirv-opt``. A shader is compiled for the stage its
+request names (``compute``; ``vertex`` and ``fragment`` for ``dispatch_fragment``), as Arm's
+runner gives glslang the scenario's ``stage``."""
 from __future__ import annotations
 
 import re
@@ -22,6 +24,14 @@ def has_version_line(source: bytes) -> bool:
     return _VERSION_LINE.search(source) is not None
 
 
+#: a request's shader stage -> glslang's -S name
+GLSLANG_STAGES = {"compute": "comp", "vertex": "vert", "fragment": "frag"}
+
+
+def _glslang_stage(req: CompileRequest) -> str:
+    return GLSLANG_STAGES[req.shader_stage]
+
+
 def _glslang_common(src: Artifact, req: CompileRequest) -> list[str]:
     # glslang's own default for a version-less shader is ES 100, which has no compute shaders;
     # --glsl-version only when the file has no #version, so a file's own version always wins
@@ -34,7 +44,7 @@ def _glslang_common(src: Artifact, req: CompileRequest) -> list[str]:
 
 def _glsl_preprocess(src: Artifact, req: CompileRequest) -> bytes:
     glslang = tools.require("glslangValidator", "compiling GLSL")
-    proc = glslang.run(["-E", "-S", "comp", *_glslang_common(src, req), str(req.source)],
+    proc = glslang.run(["-E", "-S", _glslang_stage(req), *_glslang_common(src, req), str(req.source)],
                        what=f"preprocessing {req.source}", error=CompileError)
     return proc.stdout
 
@@ -47,7 +57,8 @@ def _glsl_to_spirv(src: Artifact, req: CompileRequest) -> bytes:
     # glslang compiles the user's own file (so includes resolve and the repro command is one they
     # can run); the preprocessed text keys the artifact
     glslang = tools.require("glslangValidator", "compiling GLSL")
-    args = ["-V", "-S", "comp", "--target-env", _glslang_target(req.target_env), *_glslang_common(src, req)]
+    args = ["-V", "-S", _glslang_stage(req), "--target-env", _glslang_target(req.target_env),
+            *_glslang_common(src, req)]
     if req.entry != "main":
         # GLSL's entry function is always main(); `entry` names the SPIR-V entry point
         args += ["-e", req.entry, "--source-entrypoint", "main"]
@@ -56,7 +67,7 @@ def _glsl_to_spirv(src: Artifact, req: CompileRequest) -> bytes:
 
 
 LANGUAGE = Language("glsl", (
-    Stage("glsl", None, "comp", "comp", description="the GLSL compute shader source"),
+    Stage("glsl", None, "comp", "comp", description="the GLSL shader source"),
     Stage("preprocessed", _glsl_preprocess, "comp", "comp", tools=("glslangValidator",),
           description="GLSL after the preprocessor (glslangValidator -E)", content_keyed=True),
     Stage("spirv", _glsl_to_spirv, "spv", "spvasm", Output.SPIRV, tools=("glslangValidator",), after="glsl",

@@ -141,9 +141,11 @@ class Compiler:
         if not key_input and stage.keyed_by:
             src = self.artifact(stage.keyed_by)
         key_input = key_input or src.key or _digest(src.stage, src.data)
+        # a compute shader's key leaves the stage out, as it did before graphics stages existed
+        stage_words = () if self.request.shader_stage == "compute" else (self.request.shader_stage,)
         return _digest(name, key_input, self.request.entry, self.request.build_options,
                        self.request.target_env, stage.tool_version(),
-                       self.request.device if stage.device_specific else "")
+                       self.request.device if stage.device_specific else "", *stage_words)
 
     def _sources_digest(self, src: Artifact) -> str | None:
         if self._sources_key is None:

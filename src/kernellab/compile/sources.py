@@ -9,7 +9,9 @@ from kernellab.errors import InputError, UsageError
 
 #: file extension -> source language
 EXTENSIONS = {".comp": "glsl", ".glsl": "glsl", ".spv": "spirv", ".spvasm": "spirv-asm", ".cl": "opencl-c",
-              ".ocl": "opencl-c"}
+              ".ocl": "opencl-c", ".vert": "glsl", ".frag": "glsl"}
+#: GLSL files named for a graphics stage are compiled for it (glslang's own convention)
+_STAGE_OF_EXTENSION = {".vert": "vertex", ".frag": "fragment"}
 _LANGUAGE_OF_SHADER_TYPE = {"GLSL": "glsl", "SPIR-V": "spirv", "OpenCL-C": "opencl-c"}
 
 
@@ -42,7 +44,8 @@ def request_for(path: str | Path, kernel: str | None = None, *, build_options: s
         raise UsageError("--kernel selects a kernel of a scenario or kernel-instantiation .json file")
     # a kernel named directly has no file-given options: only the user's --options
     return CompileRequest(path, language_of(path), entry=entry or "main", build_options=build_options or "",
-                          target_env=target_env, device=device, options_from="user")
+                          target_env=target_env, device=device, options_from="user",
+                          shader_stage=_STAGE_OF_EXTENSION.get(path.suffix.lower(), "compute"))
 
 
 def _from_workload(path: Path, kernel: str | None, build_options: str | None, entry: str | None,
@@ -63,7 +66,7 @@ def _from_workload(path: Path, kernel: str | None, build_options: str | None, en
                               include_dirs=chosen.include_paths, target_env=target_env, device=device,
                               options_from=_options_from(build_options), roots=(path.parent,),
                               options_place=(str(path), f"/resources/{scenario.resources.index(chosen)}/shader"
-                                                        "/build_options"))
+                                                        "/build_options"), shader_stage=chosen.stage)
     if fmt == "kernel-instantiation":
         from kernellab.formats import gpuverify
 

@@ -41,6 +41,8 @@ class CompileRequest:
     roots: tuple[Path, ...] = ()
     #: where a file gave the options, for the error that refuses one: (file, JSON pointer)
     options_place: tuple[str, str] | None = None
+    #: the pipeline stage a GLSL source is compiled for: ``compute``, ``vertex`` or ``fragment``
+    shader_stage: str = "compute"
 
     @property
     def options(self) -> list[str]:

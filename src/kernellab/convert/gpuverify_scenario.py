@@ -191,9 +191,9 @@ def _exportable_dispatches(scenario: m.Scenario, path: Path) -> list[_Dispatch]:
                                         f"dispatch of {shader.type} shader \"{shader.uid}\": only OpenCL C "
                                         "dispatches can be exported as kernel instantiations"))
             dispatches.append(_Dispatch(n, c, shader))
-        elif isinstance(c, m.DispatchGraph):
+        elif isinstance(c, (m.DispatchGraph, m.DispatchFragment)):
             problems.append(Problem(str(path), json_pointer(["commands", n]),
-                                    "dispatch_graph has no kernel-instantiation equivalent"))
+                                    f"{c.kind} has no kernel-instantiation equivalent"))
     if not dispatches:
         problems.append(Problem(str(path), "/commands", "the scenario has no dispatch_compute to export"))
     for r in scenario.resources:

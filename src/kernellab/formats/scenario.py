@@ -204,6 +204,9 @@ def _used_uids(resources: list[tuple[Loc, m.Resource]], commands: list[tuple[Loc
             named |= {*c.image_barrier_refs, *c.tensor_barrier_refs, *c.memory_barrier_refs, *c.buffer_barrier_refs}
         elif isinstance(c, m.MarkBoundary):
             named |= set(c.resources)
+        elif isinstance(c, m.DispatchFragment):
+            named |= {c.vertex_shader_ref, c.fragment_shader_ref, c.push_data_ref,
+                      *(a.resource_ref for a in c.color_attachment_refs)}
         named |= {b.resource_ref for b in getattr(c, "bindings", [])}
     # resources tied together are used together: a group of uids per tie, joined until nothing changes
     ties: list[set[str]] = []
@@ -216,8 +219,6 @@ def _used_uids(resources: list[tuple[Loc, m.Resource]], commands: list[tuple[Loc
             named.add(r.tensor_resource)
         elif isinstance(r, m.Graph):
             ties.append({r.uid, *(s.shader_ref for s in r.shader_substitutions)})
-        if isinstance(r, m.Tensor) and r.alias_target is not None and r.alias_target.resource_ref:
-            ties.append({r.uid, r.alias_target.resource_ref})
         if isinstance(r, m.DataResource) and r.memory_group is not None:
             ties.append({r.uid, f"\x00memory_group {r.memory_group.id}"})
     used = set(named)
@@ -245,7 +246,7 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used
         if isinstance(r, m.DataResource):
             r._src_path = ck.resolve_src(loc + ("src",), r.src, in_use)
             r._dst_path = ck.resolve_dst(loc + ("dst",), r.dst)
-        elif isinstance(r, (m.RawData, m.Graph)):
+        elif isinstance(r, (m.RawData, m.Graph, m.GraphConstant)):
             r._src_path = ck.resolve_src(loc + ("src",), r.src, in_use)
         elif isinstance(r, m.Shader):
             r._src_path = ck.resolve_src(loc + ("src",), r.src, in_use)
@@ -270,6 +271,8 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used
         if isinstance(r, (m.Shader, m.Graph)) and r.push_constants_size % 4:
             ck.add(loc + ("push_constants_size",),
                      f"expected a multiple of 4, got {r.push_constants_size}")
+        if isinstance(r, m.Shader) and r.stage != "compute" and r.type == "OpenCL-C":
+            ck.add(loc + ("stage",), f"an OpenCL-C shader is a compute kernel; stage {r.stage} needs GLSL or SPIR-V")
         if isinstance(r, m.Shader):
             seen: dict[int, int] = {}
             for j, sc in enumerate(r.specialization_constants):
@@ -293,8 +296,8 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used
         if isinstance(r, m.Image) and r.border_color in ("INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT") \
                 and r.custom_border_color is None:
             ck.add(loc + ("border_color",), f"border_color {r.border_color} needs custom_border_color")
-    if any(isinstance(r, (m.Tensor, m.Graph)) or isinstance(r, m.DataResource) and r.memory_group is not None
-           for _, r in resources):
+    if any(isinstance(r, (m.Tensor, m.Graph, m.GraphConstant)) or isinstance(r, m.DataResource)
+           and r.memory_group is not None for _, r in resources):
         from kernellab.formats import scenario_ml  # tensors, graphs, shared memory: not a plain compute run's
 
         scenario_ml.check_resources(ck, resources)
@@ -354,8 +357,6 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
             _ref(ck, by_uid, loc + ("image_resource",), r.image_resource, (m.Image,), "image")
         elif isinstance(r, m.TensorBarrier):
             _ref(ck, by_uid, loc + ("tensor_resource",), r.tensor_resource, (m.Tensor,), "tensor")
-        elif isinstance(r, m.Tensor) and r.alias_target is not None and r.alias_target.resource_ref:
-            _ref(ck, by_uid, loc + ("alias_target", "resource_ref"), r.alias_target.resource_ref, (m.Image,), "image")
         elif isinstance(r, m.Graph):
             for j, sub in enumerate(r.shader_substitutions):
                 _ref(ck, by_uid, loc + ("shader_substitutions", j, "shader_ref"), sub.shader_ref, (m.Shader,), "shader")
@@ -368,9 +369,17 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
                      "buffer_barrier_refs": (m.BufferBarrier, "buffer_barrier")}
     frame_ids: dict[int, Loc] = {}
     for loc, c in commands:
-        if isinstance(c, (m.DispatchCompute, m.DispatchGraph)):
+        if isinstance(c, m.DispatchFragment):
+            from kernellab.formats import scenario_graphics
+
+            scenario_graphics.check_dispatch_fragment(ck, loc, c, by_uid, _ref, _check_push_size)
+        elif isinstance(c, (m.DispatchCompute, m.DispatchGraph)):
             if isinstance(c, m.DispatchCompute):
                 shader = _ref(ck, by_uid, loc + ("shader_ref",), c.shader_ref, (m.Shader,), "shader")
+                if isinstance(shader, m.Shader) and shader.stage != "compute":
+                    ck.add(loc + ("shader_ref",), f"shader \"{shader.uid}\" has stage {shader.stage}; "
+                                                    "dispatch_compute runs compute shaders (a vertex and a "
+                                                    "fragment shader are drawn by dispatch_fragment)")
                 if c.push_data_ref:
                     raw = _ref(ck, by_uid, loc + ("push_data_ref",), c.push_data_ref, (m.RawData,), "raw_data")
                     _check_push_size(ck, loc + ("push_data_ref",), raw, shader)
@@ -404,9 +413,12 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
                     ck.add(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
                                                     f"by bindings/{slots[(b.set, b.id)]}")
                 slots.setdefault((b.set, b.id), j)
-            if c.graph_constants:
-                ck.add(loc + ("graph_constants",), "graph_constants are not run by kernellab's runner; keep the "
-                                                     "constants in the module (or use a VGF graph and dispatch_graph)")
+            for j, uid in enumerate(c.graph_constants):
+                _ref(ck, by_uid, loc + ("graph_constants", j), uid, (m.GraphConstant,), "graph_constant")
+        elif isinstance(c, m.DispatchOpticalFlow):
+            from kernellab.formats import scenario_optical_flow
+
+            scenario_optical_flow.check_dispatch_optical_flow(ck, loc, c, by_uid, _ref)
         elif isinstance(c, m.DispatchBarrier):
             for field, (cls, what) in barrier_kinds.items():
                 for j, uid in enumerate(getattr(c, field)):

@@ -3,13 +3,15 @@
 Each problem names the JSON pointer of the value at fault:
 
 - a tensor's format must be a tensor format; its ``src`` ``.npy`` shaped by ``dims`` with the
-  format's dtype;
-- a tensor viewing an image (``alias_target``, or a ``memory_group`` member at the image's
-  offset) needs dims ``[H, W, C]`` or ``[1, H, W, C]`` of the image, elements the size of the
-  image's components, and an image of one mip level;
+  format's dtype; ``alias_target`` is refused as Arm's runner refuses it (``memory_group`` replaces it);
+- a ``graph_constant``'s ``src`` ``.npy`` is shaped by ``dims`` and holds elements of the format's size;
+- a tensor viewing an image (a ``memory_group`` member at the image's offset) needs dims
+  ``[H, W, C]`` or ``[1, H, W, C]`` of the image, elements the size of the image's components,
+  and an image of one mip level;
 - a ``memory_group`` offset must be a multiple of the member's element (texel) size; the
   device's own alignment is checked when the group is created;
-- a ``dispatch_graph``'s bindings must match the VGF's inputs and outputs (shape, format),
+- a ``dispatch_graph``'s bindings must match the VGF's inputs and outputs (a tensor's shape and
+  format, a buffer's byte size),
   ``shader_substitutions`` must name placeholder modules of the VGF and shader resources.
 """
 from __future__ import annotations
@@ -19,7 +21,6 @@ from typing import Any
 
 from kernellab import model as m
 from kernellab.errors import InputError, MissingToolError
-from kernellab.formats import npy
 from kernellab.vkregistry import vkformat
 
 Loc = tuple[str | int, ...]
@@ -30,8 +31,12 @@ def check_resources(ck: Any, resources: list[tuple[Loc, m.Resource]]) -> None:
     for loc, r in resources:
         if isinstance(r, m.Image) and len(r.dims) == 4 and (r.dims[0] != 1 or r.dims[3] != 1):
             ck.add(loc + ("dims",), f"image dims are [1, width, height, 1]; got {list(r.dims)}")
+        if isinstance(r, m.GraphConstant):
+            _check_graph_constant(ck, loc, r)
         if not isinstance(r, m.Tensor):
             continue
+        if r.alias_target is not None:
+            ck.add(loc + ("alias_target",), ALIAS_TARGET_DEPRECATED)
         fmt = vkformat.lookup(r.format)
         if fmt is None or not fmt.tensor:
             ck.add(loc + ("format",), f"unsupported tensor format \"{r.format}\" "
@@ -41,9 +46,9 @@ def check_resources(ck: Any, resources: list[tuple[Loc, m.Resource]]) -> None:
         if r.memory_group is not None and r.memory_group.offset % fmt.texel_size:
             ck.add(loc + ("memory_group", "offset"), f"offset {r.memory_group.offset} is not a multiple of the "
                                                        f"{fmt.texel_size}-byte elements of {r.format}")
-        target, where = _viewed_image(r, by_uid, loc)
+        target = _viewed_image(r, by_uid)
         if target is not None:
-            _check_view(ck, loc, where, r, fmt, target)
+            _check_view(ck, loc, r, fmt, target)
     groups: dict[str, list[tuple[Loc, m.DataResource]]] = {}
     for loc, r in resources:
         if isinstance(r, m.DataResource) and r.memory_group is not None:
@@ -62,13 +67,35 @@ def check_resources(ck: Any, resources: list[tuple[Loc, m.Resource]]) -> None:
                                               f"\"{tensors[0].uid}\"; only an image with one mip level can be aliased")
 
 
-def _check_tensor_src(ck: Any, loc: Loc, r: m.Tensor, fmt: vkformat.VkFormatInfo) -> None:
-    if r.src_path is None or not ck.check_files:
+#: Arm's runner's words (0.11, json_reader.cpp) for a tensor with ``alias_target``
+ALIAS_TARGET_DEPRECATED = "The alias_target field is deprecated, please use the memory_group functionality instead"
+
+
+def _check_graph_constant(ck: Any, loc: Loc, r: m.GraphConstant) -> None:
+    """Arm's checks of a graph constant's ``.npy``: its shape is ``dims``, its bytes the format's
+    element size times the element count."""
+    fmt = vkformat.lookup(r.format)
+    if fmt is None or not fmt.tensor:
+        ck.add(loc + ("format",), f"unsupported graph constant format \"{r.format}\" "
+                                  f"(expected one of {'|'.join(vkformat.TENSOR_FORMAT_NAMES)})")
         return
-    try:
-        hdr = npy.read_header(r.src_path)
-    except (ValueError, OSError) as exc:
-        ck.add(loc + ("src",), f"{r.src_path}: {exc}")
+    hdr = ck.npy_header(loc + ("src",), r.src_path)
+    if hdr is None:
+        return
+    count = 1
+    for d in r.dims:
+        count *= d
+    if tuple(hdr.shape) != tuple(r.dims):
+        ck.add(loc + ("src",), f"{r.src_path}: graph constant .npy is shaped {list(hdr.shape)}, its dims are "
+                                 f"{list(r.dims)}")
+    elif hdr.nbytes != count * fmt.texel_size:
+        ck.add(loc + ("src",), f"{r.src_path}: graph constant .npy holds {hdr.nbytes} bytes; {count} elements of "
+                                 f"{r.format} are {count * fmt.texel_size}")
+
+
+def _check_tensor_src(ck: Any, loc: Loc, r: m.Tensor, fmt: vkformat.VkFormatInfo) -> None:
+    hdr = ck.npy_header(loc + ("src",), r.src_path)
+    if hdr is None:
         return
     import numpy as np  # only for a tensor's .npy dtype
 
@@ -81,23 +108,18 @@ def _check_tensor_src(ck: Any, loc: Loc, r: m.Tensor, fmt: vkformat.VkFormatInfo
                                  f"{fmt.name} needs {fmt.npy_descr}")
 
 
-def _viewed_image(r: m.Tensor, by_uid: dict[str, tuple[Loc, m.Resource]], loc: Loc) -> tuple[m.Image | None, Loc]:
-    if r.alias_target is not None and r.alias_target.resource_ref:
-        hit = by_uid.get(r.alias_target.resource_ref)
-        image = hit[1] if hit is not None and isinstance(hit[1], m.Image) else None
-        return image, loc + ("alias_target", "resource_ref")
+def _viewed_image(r: m.Tensor, by_uid: dict[str, tuple[Loc, m.Resource]]) -> m.Image | None:
+    """The image of the tensor's memory group at the tensor's offset, if any."""
     if r.memory_group is not None:
         for _, other in by_uid.values():
             if isinstance(other, m.Image) and other.memory_group is not None:
                 group = other.memory_group
                 if group.id == r.memory_group.id and group.offset == r.memory_group.offset:
-                    return other, loc + ("memory_group",)
-    return None, loc
+                    return other
+    return None
 
 
-def _check_view(ck: Any, loc: Loc, where: Loc, r: m.Tensor, fmt: vkformat.VkFormatInfo, image: m.Image) -> None:
-    if image.mips > 1 and where[-1] == "resource_ref":
-        ck.add(where, f"image \"{image.uid}\" has {image.mips} mip levels; only an image with one level can be aliased")
+def _check_view(ck: Any, loc: Loc, r: m.Tensor, fmt: vkformat.VkFormatInfo, image: m.Image) -> None:
     ifmt = vkformat.lookup(image.format)
     if ifmt is None:
         return
@@ -221,9 +243,11 @@ def check_dispatch_graph(ck: Any, loc: Loc, c: m.DispatchGraph, g: Any, graph: m
             continue
         if problem:
             ck.add(loc + ("bindings", j, "resource_ref"), problem)
-        elif not isinstance(res, m.Tensor):
+        elif isinstance(res, m.Image):
             ck.add(loc + ("bindings", j, "resource_ref"),
-                     f"\"{res.uid}\" is a {res.kind}: kernellab's runner binds only tensors to graphs")
+                     f"\"{res.uid}\" is an image: kernellab's runner binds tensors and buffers to graphs")
+        elif (alias := g.alias_problem(port)) is not None:
+            ck.add(loc + ("bindings", j, "resource_ref"), alias)
     for port in (*g.inputs, *g.outputs):
         if port.binding not in bound:
             kind = "input" if port in g.inputs else "output"

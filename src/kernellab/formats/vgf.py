@@ -17,8 +17,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from kernellab.errors import InputError, MissingToolError
 from kernellab.vkregistry import enums, vkformat
 
@@ -45,7 +43,31 @@ class Resource:
     shape: tuple[int, ...]              # -1 for a dimension left open
     strides: tuple[int, ...]            # empty: packed
     descriptor_type: str | None         # VK_DESCRIPTOR_TYPE_TENSOR_ARM, ...; None for constants
+    #: resources of one alias group share memory (Arm's runner binds them all at offset 0)
     alias_group: int | None = None
+
+    @property
+    def kind(self) -> str | None:
+        """``buffer``, ``tensor`` or ``image`` by the descriptor type (a uniform buffer is bound as a
+        storage buffer, as Arm's runner does), None for constants and unknown types."""
+        dtype = self.descriptor_type or ""
+        if dtype.endswith(("_STORAGE_BUFFER", "_UNIFORM_BUFFER")):
+            return "buffer"
+        if dtype == "VK_DESCRIPTOR_TYPE_TENSOR_ARM":
+            return "tensor"
+        if dtype.endswith(("_STORAGE_IMAGE", "_COMBINED_IMAGE_SAMPLER")):
+            return "image"
+        return None
+
+    @property
+    def byte_size(self) -> int:
+        """Elements times element size: a buffer resource's size (Arm's runner ignores the sign of
+        an open dimension here)."""
+        fmt = vkformat.by_value(self.format_value)
+        count = 1
+        for d in self.shape:
+            count *= int(d)
+        return abs(count) * (fmt.element_size if fmt is not None else 1)
 
 
 @dataclass(frozen=True)
@@ -180,11 +202,10 @@ class VgfFile:
         res = port.resource
         where = f"VGF {'output' if port in self.outputs else 'input'} {port.name!r} (binding {port.binding})"
         dtype = res.descriptor_type or ""
-        if dtype.endswith(("_STORAGE_BUFFER", "_UNIFORM_BUFFER")):
+        if res.kind == "buffer":
             if kind != "buffer":
                 return f"{where} is a buffer, not a {kind}"
-            fmt_info = vkformat.by_value(res.format_value)
-            want = int(np.prod(res.shape, dtype=np.int64)) * (fmt_info.element_size if fmt_info else 1)
+            want = res.byte_size
             return None if size == want else f"{where} expects a buffer of {want} bytes, not {size}"
         if dtype == "VK_DESCRIPTOR_TYPE_TENSOR_ARM":
             if kind != "tensor":
@@ -203,6 +224,16 @@ class VgfFile:
         if fmt != res.format:
             return f"{where} has format {res.format}, the {kind} has {fmt}"
         return None
+
+    @staticmethod
+    def alias_problem(port: Port) -> str | None:
+        """Why a scenario resource cannot fill ``port`` in kernellab, or None: a port in an alias
+        group would share memory with the group's intermediates (Arm's runner moves the scenario's
+        resource into that memory; kernellab creates resources before it reads the graph)."""
+        if port.resource.alias_group is None:
+            return None
+        return (f"VGF port {port.name!r} is in alias group {port.resource.alias_group}: kernellab's runner aliases "
+                "the intermediates of a VGF, not its inputs and outputs")
 
     def summary(self) -> dict[str, Any]:
         """A JSON-ready description (for ``kernellab`` listings and error messages)."""
@@ -243,7 +274,7 @@ def read(path: str | os.PathLike[str]) -> VgfFile:
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
-        raise InputError(f"cannot read VGF file: {exc.strerror}", file=path) from None
+        raise InputError(f"cannot read VGF file: {exc.strerror}", file=str(path)) from None
     return parse(data, path)
 
 

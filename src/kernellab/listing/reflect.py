@@ -12,9 +12,12 @@ descriptors other entry points use.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kernellab.errors import InputError
-from kernellab.listing.spirv import Instruction, Module, decode
+
+if TYPE_CHECKING:  # the decoder and its grammar load when a module is reflected, not with the classes
+    from kernellab.listing.spirv import Instruction, Module
 
 
 @dataclass(frozen=True)
@@ -182,6 +185,8 @@ def _descriptor_type(module: Module, pointee: int, storage: str,
 
 def reflect(spirv: bytes, entry: str = "main", file: str = "") -> Interface:
     """The interface of compute entry point ``entry`` of a SPIR-V module."""
+    from kernellab.listing.spirv import decode
+
     module = decode(spirv, file)
     entry_fn = None
     for inst in module.instructions:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from typing import Any
 from collections.abc import Callable
 
@@ -19,19 +20,36 @@ from kernellab.native.devices import DeviceInfo
 from kernellab.native.failure import cleanup_failed, failure
 
 
-def load() -> Any:
+def load(direct: bool = False) -> Any:
+    """pyopencl, or with ``direct`` :mod:`kernellab.native.oclgrind` (Oclgrind's runtime called
+    directly: the same interface for the part the backend uses, without pyopencl's imports)."""
+    if direct:
+        from kernellab.native import oclgrind
+        return oclgrind
     # pyopencl loads every ICD when first imported; keep that off the import path of kernellab
     os.environ.setdefault("PYOPENCL_NO_CACHE", "1")
     import pyopencl as cl
     return cl
 
 
-@functools.lru_cache(maxsize=1)
 def status_names() -> dict[int, str]:
-    """``cl_int`` status -> ``CL_`` name, built once from pyopencl's table."""
+    """``cl_int`` status -> ``CL_`` name: CL/cl.h's, and pyopencl's table once it is loaded."""
+    from kernellab.native.oclgrind import STATUS_NAMES
+    return {**STATUS_NAMES, **_pyopencl_status_names()} if "pyopencl" in sys.modules else STATUS_NAMES
+
+
+@functools.lru_cache(maxsize=1)
+def _pyopencl_status_names() -> dict[int, str]:
     codes = load().status_code
     return {getattr(codes, n): "CL_" + n for n in dir(codes)
             if not n.startswith("_") and isinstance(getattr(codes, n), int)}
+
+
+def _is_cl_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a failed OpenCL call of either binding (pyopencl only if already loaded)."""
+    from kernellab.native.oclgrind import Error
+    pyopencl = sys.modules.get("pyopencl")
+    return isinstance(exc, Error) or (pyopencl is not None and isinstance(exc, pyopencl.Error))
 
 
 def status_name(code: int) -> str:
@@ -51,12 +69,13 @@ def error(call: str, exc: BaseException) -> BackendError:
 
 
 def guarded(call: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Run one pyopencl call; a failure becomes an error naming the call and the CL status."""
-    cl = load()
+    """Run one OpenCL call; a failure becomes an error naming the call and the CL status."""
     try:
         return fn(*args, **kwargs)
-    except cl.Error as exc:
-        raise error(call, exc) from exc
+    except Exception as exc:
+        if _is_cl_error(exc):
+            raise error(call, exc) from exc
+        raise
 
 
 class BuildFailure(BackendError):
@@ -69,26 +88,39 @@ class BuildFailure(BackendError):
 
 def build(program: Any, options: list[str], **kwargs: Any) -> Any:
     """Build ``program``; raises :class:`BuildFailure` carrying the log (callers word the error)."""
-    cl = load()
     try:
         return program.build(options=options, **kwargs)
-    except cl.Error as exc:
+    except Exception as exc:
+        if not _is_cl_error(exc):
+            raise
         code = getattr(exc, "code", None)
         raise BuildFailure(status_name(code) if isinstance(code, int) else "unknown", str(exc)) from exc
 
 
+def kernel_names(program: Any) -> list[str]:
+    """The kernels a built program defines, by name (``CL_PROGRAM_KERNEL_NAMES``).
+
+    Asked as a string rather than with ``clCreateKernelsInProgram`` (pyopencl's ``all_kernels``):
+    kernel objects made for a listing keep their program alive in the driver after every
+    Python reference is gone (Oclgrind keeps ~80 KB a program), and cost a kernel each."""
+    from kernellab.native.oclgrind import program_info  # the same value in pyopencl
+    text = guarded("clGetProgramInfo(CL_PROGRAM_KERNEL_NAMES)", program.get_info, program_info.KERNEL_NAMES)
+    return [name for name in str(text).split(";") if name]
+
+
 def release(call: str, fn: Callable[..., Any], *args: Any) -> None:
     """Run one clean-up call; a failure is logged (call and status), not raised."""
-    cl = load()
     try:
         fn(*args)
-    except cl.Error as exc:
+    except Exception as exc:
+        if not _is_cl_error(exc):
+            raise
         cleanup_failed(call, error(call, exc).code)
 
 
-def platform_devices() -> list[tuple[Any, Any]]:
+def platform_devices(direct: bool = False) -> list[tuple[Any, Any]]:
     """(platform, device) of every device of every platform; no ICD at all is an empty list."""
-    cl = load()
+    cl = load(direct)
     try:
         platforms = cl.get_platforms()
     except cl.Error:  # clGetPlatformIDs fails with PLATFORM_NOT_FOUND_KHR when no ICD is installed
@@ -114,11 +146,11 @@ def _device_kind(cl: Any, platform: Any, device: Any) -> str:
     return "other"
 
 
-@functools.lru_cache(maxsize=1)
-def _enumerated() -> tuple[tuple[DeviceInfo, Any], ...]:
-    cl = load()
+@functools.lru_cache(maxsize=2)
+def _enumerated(direct: bool) -> tuple[tuple[DeviceInfo, Any], ...]:
+    cl = load(direct)
     found: list[tuple[DeviceInfo, Any]] = []
-    for platform, dev in platform_devices():
+    for platform, dev in platform_devices(direct):
         info = DeviceInfo(
             backend="opencl", index=len(found), name=f"{dev.name.strip()} ({platform.name.strip()})",
             kind=_device_kind(cl, platform, dev), driver=dev.driver_version.strip(),
@@ -132,6 +164,7 @@ def _enumerated() -> tuple[tuple[DeviceInfo, Any], ...]:
     return tuple(found)
 
 
-def devices() -> list[tuple[DeviceInfo, Any]]:
-    """Every OpenCL device as (its record, the pyopencl device), enumerated once per process."""
-    return list(_enumerated())
+def devices(direct: bool = False) -> list[tuple[DeviceInfo, Any]]:
+    """Every OpenCL device as (its record, the binding's device), enumerated once per process and
+    binding (both see the same ICD loader, so the same devices in the same order)."""
+    return list(_enumerated(direct))

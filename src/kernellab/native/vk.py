@@ -25,6 +25,10 @@ INSTALL_HINT = ("install the Vulkan loader and a driver; on Debian/Ubuntu: "
 #: result codes that are not errors (the binding raises them as ``VkException`` all the same)
 _STATUS_NAMES = ("VK_SUCCESS", "VK_NOT_READY", "VK_TIMEOUT", "VK_INCOMPLETE", "VK_EVENT_SET", "VK_EVENT_RESET")
 
+#: results newer than the binding (1.3.275), for which it raises KeyError instead of an exception
+#: (a pipeline created with FAIL_ON_PIPELINE_COMPILE_REQUIRED that the cache does not hold)
+_RESULTS_UNKNOWN_TO_BINDING = {1000297000: "VkPipelineCompileRequired"}
+
 _vk: Any = None
 
 
@@ -39,6 +43,8 @@ def load() -> Any:
             raise DeviceError(f"the Vulkan loader (libvulkan.so.1) was not found: {INSTALL_HINT}") from exc
         except ImportError as exc:
             raise DeviceError(f"the Python package 'vulkan' is missing: pip install vulkan ({exc})") from exc
+        for code, name in _RESULTS_UNKNOWN_TO_BINDING.items():
+            vk.exception_codes.setdefault(code, type(name, (vk.VkException,), {}))
         _vk = vk
     return _vk
 

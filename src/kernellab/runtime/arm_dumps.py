@@ -16,7 +16,8 @@ from typing import Any
 #: Arm's "Command type" of each kernellab command label kind (label = "<index>:<kind>:<name>");
 #: barriers are not timed by Arm, so a kind missing here is left out of "Timestamps"
 COMMAND_TYPES = {"dispatch_compute": "ComputeDispatch", "dispatch_graph_shader": "ComputeDispatch",
-                 "dispatch_graph": "DataGraphDispatch", "dispatch_data_graph": "DataGraphDispatch"}
+                 "dispatch_graph": "DataGraphDispatch", "dispatch_data_graph": "DataGraphDispatch",
+                 "dispatch_fragment": "GraphicsDispatch"}
 MICROSECONDS = "microseconds"
 
 

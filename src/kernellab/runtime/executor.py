@@ -17,9 +17,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from kernellab import model as m
 from kernellab.backends import opencl_abi
-from kernellab.backends.base import (SOURCE, Backend, BackendOptions, BindingSlot, Buffer, CommandTiming, Image,
-                                     ImageBinding, ImageSpec, KernelInterface, Program, ProgramSpec, SamplerSpec,
-                                     PipelineCacheMiss, SpecConstant, UnknownEntryError, choose_device)
+from kernellab.backends.base import (SOURCE, Backend, BackendOptions, BindingSlot, Buffer, CommandTiming,
+                                     GraphicsProgramSpec, Image, ImageBinding, ImageSpec, KernelInterface, Program,
+                                     ProgramSpec, SamplerSpec, PipelineCacheMiss, SpecConstant, UnknownEntryError,
+                                     choose_device)
 from kernellab.backends.registry import backend_class
 from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_cache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages
@@ -28,7 +29,8 @@ from kernellab.formats import npy, npy_arm
 from kernellab.outputs import OutputSet
 from kernellab.runtime import arm_log
 from kernellab.runtime.arm_dumps import PerfCounter
-from kernellab.runtime.interface import check_dispatch, check_local_arguments, check_spec_constants, reflect_module
+from kernellab.runtime.interface import (check_dispatch, check_local_arguments, check_spec_constants, reflect_module,
+                                         stage_problem)
 from kernellab.runtime.limits import LocalSize, check_limits
 
 log = logging.getLogger("kernellab.run")
@@ -150,6 +152,8 @@ class Executor:
         #: what each dispatched shader's entry point expects (None: the backend cannot tell)
         self.interfaces: dict[str, KernelInterface | None] = {}
         self.modules: _VulkanModules | None = None
+        #: uids of the images some dispatch binds as a storage image (found on first use)
+        self._storage_images: set[str] | None = None
         self.pipeline_cache: PipelineCacheFile | None = None
         self.fail_on_miss = False
         self.say = arm_log.say if options.arm_log else arm_log.quiet
@@ -160,10 +164,21 @@ class Executor:
             from kernellab.runtime.ml import MlResources
 
             self.ml = MlResources(scenario)
+        #: optical-flow pipelines; None when the scenario has no dispatch_optical_flow
+        self.optical_flows: Any = None
+        if any(isinstance(c, m.DispatchOpticalFlow) for c in scenario.commands):
+            from kernellab.runtime.optical_flow import OpticalFlows
+
+            self.optical_flows = OpticalFlows(scenario)
 
     # --- setup ---------------------------------------------------------------------------------
     def open_backend(self) -> Backend:
         cls = backend_class(self.options.backend)
+        draws = [i for i, c in enumerate(self.scenario.commands) if isinstance(c, m.DispatchFragment)]
+        if draws and not cls.capabilities.graphics:
+            raise InputError.at(str(self.scenario.file or ""), f"/commands/{draws[0]}/dispatch_fragment",
+                                f"dispatch_fragment draws with a graphics pipeline; the {cls.capabilities.title} "
+                                "backend runs compute only (use --backend vulkan)")
         device = choose_device(cls.devices(), self.options.device)
         self.report.device = device.name
         cache_data = None
@@ -176,13 +191,15 @@ class Executor:
                                                   _device_id(device.details, "device_id"),
                                                   self.options.clear_pipeline_cache, self.say)
             self.report.count("Load Pipeline Cache.", "Load Pipeline Cache", t)
-        ml = any(isinstance(r, (m.Tensor, m.Graph)) for r in self.scenario.resources)
+        # optical flow is a data-graph pipeline: it needs VK_ARM_data_graph (and its own extension)
+        ml = any(isinstance(r, (m.Tensor, m.Graph)) for r in self.scenario.resources) or \
+            self.optical_flows is not None
         # Arm fails on a miss only when a cache was loaded: a file not there yet is no miss
         self.fail_on_miss = self.options.fail_on_cache_miss and cache_data is not None
         opts = BackendOptions(robust_buffer_access=self.options.robust_buffer_access,
                               timestamps=self.options.timestamps, pipeline_cache_data=cache_data,
                               fail_on_pipeline_cache_miss=self.fail_on_miss, debug_markers=self.options.debug_markers,
-                              ml=ml)
+                              ml=ml, graphics=bool(draws), optical_flow=self.optical_flows is not None)
         return cls(device, opts)
 
     def save_pipeline_cache(self, backend: Backend, counter: str) -> None:
@@ -243,10 +260,12 @@ class Executor:
 
         return ImageSpec(uid=r.uid, format=device_format_name(r.format), width=width, height=height, mips=r.mips,
                          sampled=r.shader_access in ("readonly", "readwrite"),
-                         storage=r.shader_access in ("writeonly", "readwrite", "image_read")
+                         # Arm gives a color attachment no storage use; a storage binding still does
+                         storage=r.shader_access in ("writeonly", "readwrite", "image_read") and not r.color_attachment
                          or self._bound_as_storage(r.uid),
                          tiling=r.tiling, sampler=sampler,
-                         tensor_aliasing=self.ml is not None and r.uid in self.ml.aliased_images)
+                         tensor_aliasing=self.ml is not None and r.uid in self.ml.aliased_images,
+                         color_attachment=r.color_attachment)
 
     def _load_image(self, backend: Backend, r: m.Image, image: Image | None = None) -> Image:
         from kernellab.formats import imagefile  # NumPy's: only scenarios with images import it
@@ -266,8 +285,18 @@ class Executor:
         return image
 
     def _bound_as_storage(self, uid: str) -> bool:
-        return any(b.resource_ref == uid and b.descriptor_type == "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE"
-                   for c in self.scenario.commands if isinstance(c, m.DispatchCompute) for b in c.bindings)
+        if self._storage_images is None:
+            self._storage_images = set()
+            for c in self.scenario.commands:
+                if isinstance(c, (m.DispatchCompute, m.DispatchFragment)):
+                    storage = {(s.set, s.id) for s in self._slots(c) if s.descriptor == "storage-image"}
+                    self._storage_images |= {b.resource_ref for b in c.bindings if (b.set, b.id) in storage}
+                elif isinstance(c, m.DispatchOpticalFlow):
+                    from kernellab.runtime.optical_flow import sampled
+
+                    self._storage_images |= {b.resource_ref for b in c.bindings
+                                             if not sampled(self.scenario.by_uid[b.resource_ref], b)}  # type: ignore[arg-type]
+        return uid in self._storage_images
 
     @staticmethod
     def _fill(backend: Backend, buf: Buffer, path: Path) -> None:
@@ -286,16 +315,24 @@ class Executor:
     def _compiler(self, shader: m.Shader, target_env: str, cache: ArtifactCache | None) -> Compiler:
         assert shader.src_path is not None
         # the file's build_options pass the compile layer's allow-list; a refusal names this place
-        file, index = self.scenario.file or shader.src_path, self.scenario.resources.index(shader)
+        file = self.scenario.file or shader.src_path
+        # a shader not among the resources is a VGF's embedded GLSL: its file is the place
+        index = next((i for i, r in enumerate(self.scenario.resources) if r is shader), None)
+        place = (str(file), f"/resources/{index}/shader/build_options") if index is not None \
+            else (str(shader.src_path), "build options")
         req = CompileRequest(source=shader.src_path, language=LANGUAGE_OF_TYPE[shader.type], entry=shader.entry,
                              build_options=shader.build_options, include_dirs=shader.include_paths,
                              target_env=target_env, device=self.report.device, roots=(Path(file).parent,),
-                             options_place=(str(file), f"/resources/{index}/shader/build_options"))
+                             options_place=place,
+                             shader_stage=shader.stage)
         return Compiler(req, cache)
 
     def create_programs(self, backend: Backend) -> None:
         modules = self._modules(backend, self._cache())
         for c in self.scenario.commands:
+            if isinstance(c, m.DispatchFragment):
+                self._create_graphics_program(backend, c, modules)
+                continue
             if not isinstance(c, m.DispatchCompute):
                 continue
             shader = self.scenario.by_uid[c.shader_ref]
@@ -312,9 +349,55 @@ class Executor:
                 self.report.count(f"Create Pipeline: {shader.uid}", "Pipeline Setup", t)
         if self.ml is not None:
             t = time.perf_counter()
-            self.ml.prepare_graphs(backend, self.push_data, modules.spirv)
+            try:
+                self.ml.prepare_graphs(backend, self.push_data, modules.spirv, self.buffers)
+            except PipelineCacheMiss as exc:
+                self.say("ERROR", str(exc))
+                raise
             self.report.count("Create Graph Pipelines", "Pipeline Setup", t)
             self.report.session_memory = self.ml.session_memory()
+        if self.optical_flows is not None:
+            from kernellab.runtime.optical_flow import NAME
+
+            t = time.perf_counter()
+            try:
+                self.optical_flows.prepare(backend, self.images)
+            except PipelineCacheMiss as exc:
+                self.say("ERROR", str(exc))
+                raise
+            self.report.count(f"Create Optical Flow Pipeline: {NAME}", "Pipeline Setup", t)
+            self.report.session_memory += self.optical_flows.session_memory()
+
+    def _graphics_key(self, c: m.DispatchFragment) -> tuple[Any, ...]:
+        return ("graphics", c.name, c.vertex_shader_ref, c.fragment_shader_ref, self._slots(c),
+                tuple(self._attachment_format(a.resource_ref) for a in c.color_attachment_refs))
+
+    def _attachment_format(self, uid: str) -> str:
+        from kernellab.vkregistry.vkformat import device_format_name
+
+        r = self.scenario.by_uid[uid]
+        assert isinstance(r, m.Image)
+        return device_format_name(r.format)
+
+    def _create_graphics_program(self, backend: Backend, c: m.DispatchFragment, modules: _VulkanModules) -> None:
+        """The graphics pipeline of a draw, once per distinct (name, shaders, slots, formats)."""
+        key = self._graphics_key(c)
+        if key in self.programs:
+            return
+        parts = []
+        for uid in (c.vertex_shader_ref, c.fragment_shader_ref):
+            shader = self.scenario.by_uid[uid]
+            assert isinstance(shader, m.Shader)
+            parts.append(self.specs.get(uid) or self._program_spec(backend, shader, (), modules))
+        spec = GraphicsProgramSpec(uid=c.name, vertex=parts[0], fragment=parts[1], color_formats=key[-1],
+                                   slots=key[-2], push_constants_size=max(p.push_constants_size for p in parts))
+        t = time.perf_counter()
+        try:
+            self.programs[key] = backend.create_graphics_program(spec)
+        except PipelineCacheMiss as exc:
+            self.say("ERROR", str(exc))
+            raise
+        self.report.count(f"Create Graphics Pipeline: {c.fragment_shader_ref}", "Pipeline Setup", t)
 
     def _cache(self) -> ArtifactCache | None:
         # None: the compiler keeps artifacts in the user's cache (compile/pipeline.py); Arm's
@@ -334,20 +417,20 @@ class Executor:
         problems: list[Problem] = []
         modules = self._modules(backend, self._cache())
         local_sizes: dict[str, LocalSize] = {}
-        dispatches = [(i, c) for i, c in enumerate(self.scenario.commands) if isinstance(c, m.DispatchCompute)]
+        dispatches = [(i, c) for i, c in enumerate(self.scenario.commands)
+                      if isinstance(c, (m.DispatchCompute, m.DispatchFragment))]
         for _, c in dispatches:
-            shader = self.scenario.by_uid[c.shader_ref]
-            assert isinstance(shader, m.Shader)
-            if shader.uid in self.specs:
-                continue
-            spec = self.specs[shader.uid] = self._program_spec(backend, shader, (), modules)
-            problems += self._shader_interface(backend, shader, spec, local_sizes, file)
+            for shader in self._shaders(c):
+                if shader.uid in self.specs:
+                    continue
+                spec = self.specs[shader.uid] = self._program_spec(backend, shader, (), modules)
+                problems += self._shader_interface(backend, shader, spec, local_sizes, file)
         for i, c in dispatches:
-            shader = self.scenario.by_uid[c.shader_ref]
-            assert isinstance(shader, m.Shader)
-            known = self.interfaces.get(shader.uid)
-            if known is not None:
-                problems += check_dispatch(self.scenario, i, c, shader, known.interface, file, spec_constants=False)
+            for shader in self._shaders(c):
+                known = self.interfaces.get(shader.uid)
+                if known is not None:
+                    problems += check_dispatch(self.scenario, i, c, shader, known.interface, file,
+                                               spec_constants=False)
         problems += check_limits(self.scenario, backend.limits, file,
                                  slots={i: self._slots(c) for i, c in dispatches}, local_sizes=local_sizes)
         for uid, known in self.interfaces.items():
@@ -375,6 +458,8 @@ class Executor:
         try:
             if spec.language == "spirv":
                 interface, facts = reflect_module(spec.code, spec.entry, str(shader.src_path or ""), default_cache())
+                if wrong := stage_problem(self.scenario, shader, facts, file):
+                    return wrong
                 known: KernelInterface | None = KernelInterface(interface, facts.local_arguments)
                 size = facts.local_size(spec_values)  # type: ignore[arg-type]
                 given_size = any(t.spec_id in spec_values for t in facts.workgroup_size or ())
@@ -415,10 +500,19 @@ class Executor:
                            specialization=specialization, push_constants_size=shader.push_constants_size,
                            slots=slots, build_options=shader.build_options)
 
-    def _slots(self, c: m.DispatchCompute) -> tuple[BindingSlot, ...]:
+    def _shaders(self, c: m.DispatchCompute | m.DispatchFragment) -> list[m.Shader]:
+        """The shaders a dispatch runs: its compute shader, or a draw's vertex and fragment shaders."""
+        uids = [c.shader_ref] if isinstance(c, m.DispatchCompute) else [c.vertex_shader_ref, c.fragment_shader_ref]
+        shaders = [self.scenario.by_uid[uid] for uid in uids]
+        assert all(isinstance(s, m.Shader) for s in shaders)
+        return shaders  # type: ignore[return-value]
+
+    def _slots(self, c: m.DispatchCompute | m.DispatchFragment) -> tuple[BindingSlot, ...]:
         slots = []
-        known = self.interfaces.get(c.shader_ref)
-        declared = known.interface.descriptors if known is not None else {}
+        declared = {}
+        for shader in self._shaders(c):
+            known = self.interfaces.get(shader.uid)
+            declared.update(known.interface.descriptors if known is not None else {})
         for b in c.bindings:
             r = self.scenario.by_uid[b.resource_ref]
             if isinstance(r, m.Buffer):
@@ -434,7 +528,7 @@ class Executor:
                 slots.append(BindingSlot(b.set, b.id, "tensor"))
         return tuple(sorted(slots))
 
-    def _bound(self, c: m.DispatchCompute) -> dict[tuple[int, int], Buffer | ImageBinding]:
+    def _bound(self, c: m.DispatchCompute | m.DispatchFragment) -> dict[tuple[int, int], Buffer | ImageBinding]:
         bound: dict[tuple[int, int], Buffer | ImageBinding] = {}
         slots = {(s.set, s.id): s.descriptor for s in self._slots(c)}
         for b in c.bindings:
@@ -462,6 +556,12 @@ class Executor:
                                  label=f"{index}:dispatch_compute:{shader.uid}")
                 if c.implicit_barrier:
                     backend.barrier(memory=True, label=f"{index}:implicit_barrier")
+            elif isinstance(c, m.DispatchFragment):
+                self.say("INFO", "Dispatch graphics")
+                attachments = [ImageBinding(self.images[a.resource_ref], a.lod or 0) for a in c.color_attachment_refs]
+                backend.draw(self.programs[self._graphics_key(c)], attachments, self._render_extent(c), self._bound(c),
+                             self.push_data.get(c.push_data_ref, b""), label=f"{index}:dispatch_fragment:{c.name}",
+                             barrier=c.implicit_barrier)
             elif isinstance(c, m.DispatchBarrier):
                 ranges = []
                 for uid in c.buffer_barrier_refs:
@@ -486,12 +586,28 @@ class Executor:
                     for uid in c.resources:
                         self._save(backend, outputs, uid, self.options.capture_frames / f"{uid}.frame{n}.npy")
                 frame += 1
+            elif isinstance(c, m.DispatchOpticalFlow):
+                self.say("INFO", "Dispatch graph")
+                self.optical_flows.run(backend, index)
+                if c.implicit_barrier:
+                    backend.barrier(memory=True, label=f"{index}:implicit_barrier")
             elif isinstance(c, (m.DispatchGraph, m.DispatchDataGraph)):
                 self.ml.run_graph(backend, index)
                 if c.implicit_barrier:
                     backend.barrier(memory=True, label=f"{index}:implicit_barrier")
         timings += backend.submit()
         return timings
+
+    def _render_extent(self, c: m.DispatchFragment) -> tuple[int, int]:
+        """The draw's [width, height]: render_extent, else its attachments' (the reader checked they agree)."""
+        if c.render_extent is not None:
+            return c.render_extent[0], c.render_extent[1]
+        from kernellab.formats.scenario_graphics import attachment_extent
+
+        first = c.color_attachment_refs[0]
+        image = self.scenario.by_uid[first.resource_ref]
+        assert isinstance(image, m.Image)
+        return attachment_extent(image, first.lod)
 
     def save_outputs(self, backend: Backend, outputs: OutputSet) -> None:
         for r in self.scenario.resources:
@@ -535,6 +651,10 @@ class Executor:
             self.backend = backend
             if self.ml is not None:
                 self.ml.check_backend(backend)
+            if self.optical_flows is not None:
+                from kernellab.runtime.optical_flow import check_backend
+
+                check_backend(backend)
             ms = self.report.add_phase("setup", t)
             log.info("setup: opened %s on the %s backend (%.1f ms)", self.report.device, backend.name, ms)
             # compiled and checked before any resource exists: a bad number must not reach the driver

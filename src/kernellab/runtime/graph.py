@@ -2,16 +2,22 @@
 
 How the bindings meet the VGF (as Arm's runner does it, see docs/ml-extensions.md): a binding's
 ``id`` is looked up among the model sequence's input, then output binding numbers; the resource
-must match the port's shape and format (checked when the scenario is loaded). Every other
-resource a segment binds (an *intermediate*) is a tensor the runner creates itself. A segment
-whose module is a placeholder runs the shader a ``shader_substitutions`` entry names for the
-module; ``specialization_constants_map`` and ``push_constants`` entries reach the segment whose
-module name equals their ``shader_target``.
+(a tensor or a buffer, as the VGF's descriptor type says) must match the port's shape and format
+or byte size (checked when the scenario is loaded). Every other resource a segment binds (an
+*intermediate*) is a tensor or buffer the runner creates itself, once per graph resource;
+intermediates with the same VGF *alias group* share one allocation, each at its start, so a
+buffer written by one segment is the tensor another one reads. A segment whose module is a
+placeholder runs the shader a ``shader_substitutions`` entry names for the module; a compute
+module carrying SPIR-V runs it, one carrying GLSL is compiled as Arm compiles it;
+``specialization_constants_map`` and ``push_constants`` entries reach the segment whose module
+name equals their ``shader_target``.
 """
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kernellab import model as m
@@ -35,19 +41,28 @@ def substitution_for(graph: m.Graph, command: m.DispatchGraph, module_name: str)
 
 
 def prepare_graph(backend: Any, scenario: m.Scenario, index: int, command: m.DispatchGraph,
-                  tensors: dict[str, Any], push_data: dict[str, bytes],
-                  shader_spirv: Callable[[m.Shader], bytes]) -> PreparedGraph:
-    """Pipelines for one ``dispatch_graph`` (``index`` is its place in ``commands``, for errors)."""
+                  resources: dict[str, Any], push_data: dict[str, bytes],
+                  shader_spirv: Callable[[m.Shader], bytes], intermediates: dict[str, dict[int, Any]]
+                  ) -> PreparedGraph:
+    """Pipelines for one ``dispatch_graph`` (``index`` is its place in ``commands``, for errors).
+
+    ``resources``: the scenario's tensors and buffers by uid; ``intermediates``: per graph uid, the
+    objects created for the VGF's intermediates (filled on the graph's first dispatch, shared by
+    the later ones, as Arm's runner creates them once per graph)."""
     builder = _GraphBuilder(backend, scenario, index, command)
-    builder.bind_ports(tensors)
+    if builder.graph.uid not in intermediates:
+        intermediates[builder.graph.uid] = builder.create_intermediates()
+    builder.bound.update(intermediates[builder.graph.uid])
+    builder.bind_ports(resources)
     prepared = PreparedGraph()
-    for seg in builder.vgf.segments:
-        prepared.segments.append(builder.segment(seg, push_data, shader_spirv))
+    with tempfile.TemporaryDirectory(prefix="kernellab-vgf-") as folder:
+        for seg in builder.vgf.segments:
+            prepared.segments.append(builder.segment(seg, push_data, shader_spirv, Path(folder)))
     return prepared
 
 
 class _GraphBuilder:
-    """One ``dispatch_graph``'s VGF, the tensors bound to its resources, and its segments' pipelines."""
+    """One ``dispatch_graph``'s VGF, the resources bound to its model resources, and its segments' pipelines."""
 
     def __init__(self, backend: Any, scenario: m.Scenario, index: int, command: m.DispatchGraph):
         from kernellab.formats import vgf
@@ -62,21 +77,23 @@ class _GraphBuilder:
         assert isinstance(graph, m.Graph) and graph.src_path is not None
         self.graph = graph
         self.vgf = vgf.read(graph.src_path)
-        #: model resource table index -> the tensor that fills it
+        #: model resource table index -> the tensor or buffer that fills it
         self.bound: dict[int, Any] = {}
 
-    def bind_ports(self, tensors: dict[str, Any]) -> None:
-        """The scenario's tensors on the VGF's input and output ports (every port must get one)."""
+    def bind_ports(self, resources: dict[str, Any]) -> None:
+        """The scenario's tensors and buffers on the VGF's input and output ports (every port must get one)."""
         g = self.vgf
         for j, b in enumerate(self.command.bindings):
             port = g.port(b.id)
             if port is None:
                 continue  # Arm's runner ignores bindings that match no input or output
-            if b.resource_ref not in tensors:
-                raise InputError.at(self.file, f"{self.where}/bindings/{j}/resource_ref",
-                                    f"\"{b.resource_ref}\" fills VGF port {port.name!r}: kernellab's runner binds "
-                                    f"only tensors to graphs")
-            self.bound[port.resource.index] = tensors[b.resource_ref]
+            where = f"{self.where}/bindings/{j}/resource_ref"
+            if b.resource_ref not in resources:
+                raise InputError.at(self.file, where, f"\"{b.resource_ref}\" fills VGF port {port.name!r}: kernellab's "
+                                                      f"runner binds tensors and buffers to graphs")
+            if (alias := g.alias_problem(port)) is not None:
+                raise InputError.at(self.file, where, alias)
+            self.bound[port.resource.index] = resources[b.resource_ref]
         for port in (*g.inputs, *g.outputs):
             if port.resource.index not in self.bound:
                 kind = "input" if port in g.inputs else "output"
@@ -84,20 +101,49 @@ class _GraphBuilder:
                                     f"VGF {kind} {port.name!r} (binding {port.binding}) of graph \"{self.graph.uid}\" "
                                     f"is not bound (add a binding with \"id\": {port.binding})")
 
-    def tensor_for(self, mrt: int) -> Any:
-        """The tensor of a model resource: a bound one, or an intermediate the runner creates."""
-        from kernellab.backends.vulkan_tensor import TensorSpec
+    def create_intermediates(self) -> dict[int, Any]:
+        """A tensor or buffer for every intermediate of the VGF's resource table (zero-filled);
+        those of one alias group share an allocation, each at offset 0 (Arm's runner)."""
+        from kernellab.backends.vulkan_tensor import BufferSpec, TensorSpec
 
-        if mrt not in self.bound:
-            res = self.vgf.resources[mrt]
-            if any(d < 0 for d in res.shape):
-                raise InputError.at(self.file, self.where, f"graph \"{self.graph.uid}\": intermediate resource {mrt} "
-                                                           f"has an open shape {list(res.shape)}")
-            self.bound[mrt] = self.backend.alloc_tensor(TensorSpec(f"{self.graph.uid}/resource{mrt}", res.format,
-                                                                   tuple(res.shape), "LINEAR"))
-        return self.bound[mrt]
+        specs: dict[int, Any] = {}
+        for res in self.vgf.resources:
+            if res.category != "intermediate":
+                continue
+            name = f"{self.graph.uid}/Resource_{res.index}_intermediate"
+            if res.kind == "buffer":
+                specs[res.index] = BufferSpec(name, max(res.byte_size, 1))
+            elif res.kind == "tensor":
+                if any(d < 0 for d in res.shape):
+                    raise InputError.at(self.file, self.where, f"graph \"{self.graph.uid}\": intermediate resource "
+                                                               f"{res.index} has an open shape {list(res.shape)}")
+                specs[res.index] = TensorSpec(name, res.format, tuple(res.shape), "LINEAR")
+            else:
+                raise InputError.at(self.file, self.where,
+                                    f"graph \"{self.graph.uid}\": intermediate resource {res.index} has descriptor "
+                                    f"type {res.descriptor_type or 'none'}; kernellab's runner creates tensor and "
+                                    "buffer intermediates")
+        groups: dict[int, list[int]] = {}
+        for i in specs:
+            group = self.vgf.resources[i].alias_group
+            if group is not None:
+                groups.setdefault(group, []).append(i)
+        out: dict[int, Any] = {}
+        for members in groups.values():
+            if len(members) > 1:
+                for i, obj in zip(members, self.backend.alloc_group([(specs[i], 0) for i in members])):
+                    out[i] = obj
+        for i, spec in specs.items():
+            if i in out:
+                continue
+            if isinstance(spec, BufferSpec):
+                out[i] = self.backend.alloc_buffer(spec.size, spec.uid)
+                self.backend.clear_buffer(out[i])
+            else:
+                out[i] = self.backend.alloc_tensor(spec)
+        return out
 
-    def _code(self, seg: Any, module: Any, shader_spirv: Callable[[m.Shader], bytes]
+    def _code(self, seg: Any, module: Any, shader_spirv: Callable[[m.Shader], bytes], folder: Path
               ) -> tuple[bytes, str, list[SpecConstant], int]:
         """(SPIR-V, entry point, specialization, push constants size) of a segment's module: the
         module's own, or for a placeholder the shader its substitution names."""
@@ -113,6 +159,8 @@ class _GraphBuilder:
             assert isinstance(shader, m.Shader)
             return (shader_spirv(shader), shader.entry,
                     [SpecConstant(s.id, s.value) for s in shader.specialization_constants], shader.push_constants_size)
+        if module.code == "glsl" and module.kind == "compute":
+            return shader_spirv(self._glsl_shader(module, folder)), module.entry_point, [], 0
         spirv = self.vgf.module_spirv(seg.module)
         if spirv is None:
             raise InputError.at(self.file, self.where,
@@ -120,14 +168,27 @@ class _GraphBuilder:
                                 f"which kernellab's runner does not compile")
         return spirv, module.entry_point, [], 0
 
-    def segment(self, seg: Any, push_data: dict[str, bytes],
-                shader_spirv: Callable[[m.Shader], bytes]) -> tuple[Any, bytes]:
+    def _glsl_shader(self, module: Any, folder: Path) -> m.Shader:
+        """A GLSL shader resource for a compute module's embedded source, written to ``folder``
+        and compiled like a scenario's GLSL (the uid names the graph and module, for messages
+        and the compiled-module memo)."""
+        source = self.vgf.module_source(module.index)
+        assert source is not None
+        path = folder / f"{module.index}-{module.name}.comp"
+        path.write_text(source, encoding="utf-8")
+        shader = m.Shader(uid=f"{self.graph.uid}/{module.name}", src=str(path), type="GLSL",
+                          entry=module.entry_point)
+        shader._src_path = path
+        return shader
+
+    def segment(self, seg: Any, push_data: dict[str, bytes], shader_spirv: Callable[[m.Shader], bytes],
+                folder: Path) -> tuple[Any, bytes]:
         """One segment's pipeline, and the push data it is dispatched with."""
         from kernellab.backends.vulkan_graph import GraphConstantSpec, GraphSegmentSpec
 
         g, graph = self.vgf, self.graph
         module = g.modules[seg.module]
-        code, entry, specialization, push_size = self._code(seg, module, shader_spirv)
+        code, entry, specialization, push_size = self._code(seg, module, shader_spirv, folder)
         for scm in graph.specialization_constants_map:
             if scm.shader_target == module.name:
                 specialization += [SpecConstant(s.id, s.value) for s in scm.specialization_constants]
@@ -138,9 +199,18 @@ class _GraphBuilder:
         push_size = max([push_size, graph.push_constants_size if push else 0, len(push),
                          *(r.offset + r.size for r in seg.push_constant_ranges)])
         push_size = (push_size + 3) // 4 * 4
-        slots = tuple((ds.set, b.binding) for ds in seg.descriptor_sets for b in ds.bindings)
-        seg_tensors = {(ds.set, b.binding): self.tensor_for(b.resource)
-                       for ds in seg.descriptor_sets for b in ds.bindings}
+        slots = []
+        seg_resources = {}
+        for ds in seg.descriptor_sets:
+            for b in ds.bindings:
+                if b.resource not in self.bound:
+                    raise InputError.at(self.file, self.where,
+                                        f"graph \"{graph.uid}\": segment {seg.name!r} binds resource {b.resource} "
+                                        f"(set {ds.set} binding {b.binding}), which is no input, output or "
+                                        "intermediate of the VGF")
+                res = g.resources[b.resource]
+                slots.append((ds.set, b.binding, "tensor" if res.kind == "tensor" else "storage-buffer"))
+                seg_resources[(ds.set, b.binding)] = self.bound[b.resource]
         constants = []
         for graph_id, ci in seg.constant_bindings:
             c = g.constants[ci]
@@ -150,27 +220,37 @@ class _GraphBuilder:
         # "<graph>/<segment>": the command name of Arm's profiling dump (its scenario.cpp createPipeline)
         kind = "dispatch_graph" if seg.kind == "graph" else "dispatch_graph_shader"
         spec = GraphSegmentSpec(label=f"{self.index}:{kind}:{graph.uid}/{seg.name}", kind=seg.kind,
-                                code=code, entry=entry, slots=slots, constants=tuple(constants),
+                                code=code, entry=entry, slots=tuple(slots), constants=tuple(constants),
                                 dispatch_shape=seg.dispatch_shape,
                                 push_constants_size=push_size if seg.kind == "compute" else 0,
                                 specialization=tuple(specialization))
-        return self.backend.create_graph_segment(spec, seg_tensors), push
+        return self.backend.create_graph_segment(spec, seg_resources), push
 
 
 def prepare_data_graph(backend: Any, scenario: m.Scenario, index: int, command: m.DispatchDataGraph,
                        tensors: dict[str, Any]) -> PreparedGraph:
     """A ``dispatch_data_graph``: one data-graph pipeline of a SPIR-V graph module, its tensors
-    bound where the bindings say (constants must be inside the module)."""
-    from kernellab.backends.vulkan_graph import GraphSegmentSpec
+    bound where the bindings say, the n-th ``graph_constants`` entry as graph constant id n
+    (Arm's runner numbers them so)."""
+    from kernellab.backends.vulkan_graph import GraphConstantSpec, GraphSegmentSpec
+    from kernellab.formats import npy
+    from kernellab.vkregistry import vkformat
 
     shader = scenario.by_uid[command.graph_ref]
     assert isinstance(shader, m.Shader) and shader.src_path is not None
     code = shader.src_path.read_bytes()
     if len(code) < 20 or len(code) % 4 or code[:4] not in (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03"):
         raise InputError("not a SPIR-V binary (bad magic number or length)", file=shader.src_path)
-    slots = tuple((b.set, b.id) for b in command.bindings)
+    constants = []
+    for graph_id, uid in enumerate(command.graph_constants):
+        gc = scenario.by_uid[uid]
+        assert isinstance(gc, m.GraphConstant) and gc.src_path is not None
+        fmt = vkformat.lookup(gc.format)
+        assert fmt is not None
+        constants.append(GraphConstantSpec(graph_id, fmt.value, tuple(gc.dims), npy.read_bytes(gc.src_path)))
+    slots = tuple((b.set, b.id, "tensor") for b in command.bindings)
     spec = GraphSegmentSpec(label=f"{index}:dispatch_data_graph:{shader.uid}", kind="graph", code=code,
-                            entry=shader.entry, slots=slots)
+                            entry=shader.entry, slots=slots, constants=tuple(constants))
     program = backend.create_graph_segment(spec, {(b.set, b.id): tensors[b.resource_ref] for b in command.bindings})
     return PreparedGraph([(program, b"")])
 

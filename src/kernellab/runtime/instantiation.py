@@ -8,6 +8,8 @@ unconstrained are filled deterministically from the seed and reported.
 """
 from __future__ import annotations
 
+import math
+import mmap
 import os
 import re
 import shutil
@@ -15,18 +17,20 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import BackendOptions, ProgramSpec
-from kernellab.backends.opencl import KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram
+from kernellab.backends.opencl import (KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram,
+                                       dtype_size)
 from kernellab.errors import BackendError, CompileError, InputError, Problem
 from kernellab.formats import gpuverify
 from kernellab.formats.gpuverify import (ArrayArgument, ImageArgument, KernelArgument, KernelInstantiation,
                                          SamplerArgument, ScalarArgument)
 from kernellab.outputs import OutputSet
+
+if TYPE_CHECKING:  # NumPy only where values are generated or swapped: verify's launches run without it
+    import numpy as np
 
 Report = Callable[[str], None]
 
@@ -75,6 +79,7 @@ def _problem(inst: KernelInstantiation, parts: Sequence[str | int], message: str
 
 
 def _rng(seed: int, inst: KernelInstantiation, arg: int) -> np.random.Generator:
+    import numpy as np
     return np.random.default_rng([seed, inst.index, arg])
 
 
@@ -86,6 +91,7 @@ _SEED_CHUNK = 1 << 20
 def seeded_values(dtype: str | None, count: int, rng: np.random.Generator) -> bytes:
     """``count`` elements of ``dtype`` from ``rng``: floats in [0, 1), integers in [0, 128), so a
     filled size or index stays small and a filled float stays finite."""
+    import numpy as np
     if dtype is None:
         return rng.integers(0, 256, size=count, dtype=np.uint8).tobytes()
     dt = np.dtype("<" + dtype)
@@ -100,18 +106,20 @@ def seeded_values(dtype: str | None, count: int, rng: np.random.Generator) -> by
 
 def _to_device_order(data: bytes, dtype: str | None, byteorder: str) -> bytes:
     """Data in the capture's byte order -> the device's (little-endian) order, per element."""
-    if byteorder == "little" or dtype is None or np.dtype(dtype).itemsize == 1:
+    if byteorder == "little" or dtype is None or dtype_size(dtype) == 1:
         return data
-    n = np.dtype(dtype).itemsize
+    import numpy as np
+    n = dtype_size(dtype)
     usable = len(data) - len(data) % n
     swapped = np.frombuffer(data[:usable], dtype=">" + dtype).astype("<" + dtype).tobytes()
     return swapped + bytes(data[usable:])
 
 
 def _from_device_order(data: bytes, dtype: str | None, byteorder: str) -> bytes:
-    if byteorder == "little" or dtype is None or np.dtype(dtype).itemsize == 1:
+    if byteorder == "little" or dtype is None or dtype_size(dtype) == 1:
         return data
-    n = np.dtype(dtype).itemsize
+    import numpy as np
+    n = dtype_size(dtype)
     usable = len(data) - len(data) % n
     swapped = np.frombuffer(data[:usable], dtype="<" + dtype).astype(">" + dtype).tobytes()
     return swapped + bytes(data[usable:])
@@ -306,7 +314,7 @@ class _ArgumentMaker:
         # one element per work-item (offset included), so an unconstrained launch stays in bounds
         inst = self.inst
         reach = [g + o for g, o in zip(inst.global_size, inst.global_offset or (0,) * len(inst.global_size))]
-        return int(np.prod(inst.local_size if local and inst.local_size else reach))
+        return math.prod(inst.local_size if local and inst.local_size else reach)
 
     def local(self, n: int, arg: KernelArg, rec: ArrayArgument) -> LocalMemory:
         size = rec.size
@@ -320,13 +328,14 @@ class _ArgumentMaker:
         inst = self.inst
         data: Any = None
         if rec.data_path is not None:
-            # mapped, not read: the driver copies straight from the page cache
-            data = np.memmap(rec.data_path, dtype=np.uint8, mode="r") if rec.data_path.stat().st_size else b""
+            # mapped, not read: the driver copies straight from the page cache (copy-on-write, so
+            # the mapping is writable and a ctypes driver call takes its address without a copy)
+            data = _mapped(rec.data_path)
         elem = arg.type.size or 1
         size = rec.size if rec.size is not None else (len(data) if data is not None and len(data) else
                                                       self._default_items(False) * elem)
         if data is None:
-            unit = np.dtype(arg.type.dtype).itemsize if arg.type.dtype else 1
+            unit = dtype_size(arg.type.dtype) if arg.type.dtype else 1
             data = seeded_values(arg.type.dtype, -(-size // unit), _rng(self.seed, inst, n))[:size]
             self._fill_note(n, f"array argument {n} ({arg.type_name} {arg.name}) has no data; filled {size} "
                                f"bytes from seed {self.seed}")
@@ -339,7 +348,7 @@ class _ArgumentMaker:
         launch.array_dtypes[n] = arg.type.dtype
         if arg.address_space == "constant" or "CL_MEM_READ_ONLY" in (rec.flags or ()):
             # the kernel cannot change it: its final bytes are its initial bytes, no read-back needed
-            as_file = isinstance(data, np.memmap) and rec.data_path is not None and len(data) == size
+            as_file = isinstance(data, mmap.mmap) and rec.data_path is not None and len(data) == size
             launch.unchanged[n] = rec.data_path if as_file else data
         return buf
 
@@ -354,12 +363,20 @@ class _ArgumentMaker:
                                           "(supported: image1d_t/image2d_t/image3d_t with at least as many "
                                           "global_size dimensions)"))
             return None
+        import numpy as np
         shape = inst.global_size[:dims]
-        texels = int(np.prod(shape)) * 4
+        texels = math.prod(shape) * 4
         values = np.frombuffer(seeded_values("f4", texels, _rng(self.seed, inst, n)), dtype=np.float32)
         self._fill_note(n, f"image argument {n} ({arg.name}) is an RGBA float image of "
                            f"{'x'.join(map(str, shape))} texels (the global size) filled from seed {self.seed}")
         return self.backend.make_image(shape, values.reshape(tuple(reversed(shape)) + (4,)), arg.access)
+
+
+def _mapped(path: Path) -> mmap.mmap | bytes:
+    """The file's bytes, mapped (b"" for an empty file, which cannot be mapped)."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        return mmap.mmap(fh.fileno(), size, access=mmap.ACCESS_COPY) if size else b""
 
 
 def _copy_file(src: Path, fh: Any) -> None:

@@ -45,12 +45,14 @@ def _describe(d: Descriptor) -> str:
     return f"set {d.set} binding {d.binding}{name} ({d.type.lower().replace('_', ' ')})"
 
 
-def check_dispatch(scenario: m.Scenario, index: int, command: m.DispatchCompute, shader: m.Shader,
-                   interface: Interface, file: str | Path, *, spec_constants: bool = True) -> list[Problem]:
-    """Every mismatch between ``command`` (the ``index``-th command) and ``interface``
+def check_dispatch(scenario: m.Scenario, index: int, command: m.DispatchCompute | m.DispatchFragment,
+                   shader: m.Shader, interface: Interface, file: str | Path, *,
+                   spec_constants: bool = True) -> list[Problem]:
+    """Every mismatch between ``command`` (the ``index``-th command) and ``interface``, that of
+    ``shader`` (a draw is checked once per stage: each stage's descriptors must be bound)
     (``spec_constants=False``: all but the shader's specialization ids, see :func:`check_spec_constants`)."""
     file = str(file)
-    at = ("commands", index, "dispatch_compute")
+    at = ("commands", index, command.kind)
     problems: list[Problem] = []
     bound = {(b.set, b.id): (j, b) for j, b in enumerate(command.bindings)}
     unused = [(j, b) for (s, i), (j, b) in bound.items() if (s, i) not in interface.descriptors]
@@ -101,8 +103,8 @@ def _check_resource(scenario: m.Scenario, binding: m.Binding, descriptor: Descri
                           f"{_describe(descriptor)}")
 
 
-def _check_push_constants(scenario: m.Scenario, index: int, command: m.DispatchCompute, shader: m.Shader,
-                          interface: Interface, file: str) -> Iterable[Problem]:
+def _check_push_constants(scenario: m.Scenario, index: int, command: m.DispatchCompute | m.DispatchFragment,
+                          shader: m.Shader, interface: Interface, file: str) -> Iterable[Problem]:
     need = interface.push_constant_size
     if need == 0:
         return
@@ -112,7 +114,7 @@ def _check_push_constants(scenario: m.Scenario, index: int, command: m.DispatchC
                       f"shader {shader.uid!r} declares a push-constant block of {need} bytes; the range given is "
                       f"{shader.push_constants_size}")
     if not command.push_data_ref:
-        yield Problem(file, json_pointer(("commands", index, "dispatch_compute")),
+        yield Problem(file, json_pointer(("commands", index, command.kind)),
                       f"shader {shader.uid!r} reads {need} bytes of push constants, and the dispatch gives none "
                       "(push_data_ref)")
 
@@ -164,12 +166,30 @@ class ModuleFacts:
 
     workgroup_size: tuple[SizeTerm, SizeTerm, SizeTerm] | None = None
     local_arguments: tuple[LocalArgument, ...] = ()
+    #: the entry point's execution model as SPIR-V names it (``GLCompute``, ``Vertex``, ``Fragment``)
+    execution_model: str = ""
 
     def local_size(self, spec_values: Mapping[int, int | float | bool]) -> tuple[int, int, int] | None:
         if self.workgroup_size is None:
             return None
         return tuple(int(spec_values.get(t.spec_id, t.value)) if t.spec_id is not None else t.value
                      for t in self.workgroup_size)  # type: ignore[return-value]
+
+
+#: a scenario shader's stage -> the execution model its entry point must have
+EXECUTION_MODELS = {"compute": "GLCompute", "vertex": "Vertex", "fragment": "Fragment"}
+
+
+def stage_problem(scenario: m.Scenario, shader: m.Shader, facts: ModuleFacts, file: str) -> list[Problem]:
+    """The entry point of another stage than the shader's ``stage`` says (a vertex module given
+    as a fragment shader): drivers crash on such a pipeline or refuse it without a reason."""
+    want = EXECUTION_MODELS[shader.stage]
+    if facts.execution_model not in EXECUTION_MODELS.values() or facts.execution_model == want:
+        return []
+    s_index, _ = _where(scenario, shader.uid)
+    return [Problem(file, json_pointer(("resources", s_index, "shader", "stage")),
+                    f"shader {shader.uid!r} has stage {shader.stage}, but its entry point {shader.entry!r} is a "
+                    f"{facts.execution_model} entry point")]
 
 
 def entry_points(module: Module) -> list[str]:
@@ -179,8 +199,9 @@ def entry_points(module: Module) -> list[str]:
 
 def module_facts(module: Module, entry: str) -> ModuleFacts:
     """The :class:`ModuleFacts` of entry point ``entry`` of a decoded module."""
-    entry_fn = next((int(i.operands[1].value) for i in module.instructions
-                     if i.opname == "OpEntryPoint" and i.operands[2].value == entry), None)
+    point = next((i for i in module.instructions if i.opname == "OpEntryPoint" and i.operands[2].value == entry),
+                 None)
+    entry_fn = int(point.operands[1].value) if point is not None else None
     spec_id: dict[int, int] = {}
     builtin_size: int | None = None
     literal = ids = None
@@ -211,7 +232,8 @@ def module_facts(module: Module, entry: str) -> ModuleFacts:
         size = tuple(term(i) for i in ids)
     elif literal is not None:
         size = tuple(SizeTerm(v) for v in literal)
-    return ModuleFacts(size, _clspv_local_arguments(module, entry))  # type: ignore[arg-type]
+    model = str(point.operands[0].value) if point is not None else ""
+    return ModuleFacts(size, _clspv_local_arguments(module, entry), model)  # type: ignore[arg-type]
 
 
 def _clspv_local_arguments(module: Module, entry: str) -> tuple[LocalArgument, ...]:
@@ -290,7 +312,8 @@ def _dumps(interface: Interface, facts: ModuleFacts) -> bytes:
         "push": interface.push_constant_size, "spec_ids": sorted(interface.spec_ids),
         "local_size": list(interface.local_size) if interface.local_size else None,
         "workgroup_size": [[t.value, t.spec_id] for t in facts.workgroup_size] if facts.workgroup_size else None,
-        "local_arguments": [[a.index, a.name, a.spec_id] for a in facts.local_arguments]}).encode()
+        "local_arguments": [[a.index, a.name, a.spec_id] for a in facts.local_arguments],
+        "execution_model": facts.execution_model}).encode()
 
 
 def _loads(raw: bytes) -> tuple[Interface, ModuleFacts]:
@@ -303,4 +326,4 @@ def _loads(raw: bytes) -> tuple[Interface, ModuleFacts]:
     size = tuple(SizeTerm(int(v), None if i is None else int(i)) for v, i in d["workgroup_size"]) \
         if d["workgroup_size"] else None
     locals_ = tuple(LocalArgument(int(i), str(n), int(s)) for i, n, s in d["local_arguments"])
-    return interface, ModuleFacts(size, locals_)  # type: ignore[arg-type]
+    return interface, ModuleFacts(size, locals_, str(d["execution_model"]))  # type: ignore[arg-type]

@@ -36,7 +36,7 @@ def check_limits(scenario: m.Scenario, limits: Limits, file: str | Path, *,
     storage_bound = set()
     for i, c in enumerate(scenario.commands):
         storage = {(s.set, s.id) for s in slots.get(i, ()) if s.descriptor == "storage-buffer"}
-        if isinstance(c, m.DispatchCompute):
+        if isinstance(c, (m.DispatchCompute, m.DispatchFragment)):
             storage_bound.update(b.resource_ref for b in c.bindings if (b.set, b.id) in storage)
     total = 0
     for i, r in enumerate(scenario.resources):
@@ -63,7 +63,7 @@ def check_limits(scenario: m.Scenario, limits: Limits, file: str | Path, *,
         invocations = local.size[0] * local.size[1] * local.size[2]
         check.at_most(local.where, invocations, "max_workgroup_invocations", f"{what} = {invocations} invocations")
     for i, c in enumerate(scenario.commands):
-        if isinstance(c, m.DispatchCompute):
+        if isinstance(c, (m.DispatchCompute, m.DispatchFragment)):
             check.dispatch(i, c)
     return check.problems
 
@@ -121,10 +121,15 @@ class _Check:
                                          f"{what}; the device takes indices below {count} "
                                          f"({self.limits.name(limit)} is {count})"))
 
-    def dispatch(self, index: int, c: m.DispatchCompute) -> None:
-        at = ("commands", index, "dispatch_compute")
+    def dispatch(self, index: int, c: m.DispatchCompute | m.DispatchFragment) -> None:
+        at = ("commands", index, c.kind)
         counts = self.limits.max_workgroup_count
-        if counts is not None:
+        if isinstance(c, m.DispatchFragment):
+            if c.render_extent is not None:  # the attachments' extents are checked as images
+                for k, n in enumerate(c.render_extent):
+                    self.at_most(at + ("render_extent", k), n, "max_image_dimension_2d",
+                                 f"the draw renders {n} texels in {('width', 'height')[k]}")
+        elif counts is not None:
             for k, n in enumerate(c.rangeND):
                 self.at_most(at + ("rangeND", k), n, "max_workgroup_count",
                              f"{n} workgroups along {_AXES[k]}", counts[k], f"[{k}]")

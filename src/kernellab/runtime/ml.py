@@ -37,7 +37,15 @@ class MlResources:
         #: uid -> buffer/image/tensor object created inside a shared allocation
         self.grouped: dict[str, Any] = {}
         self.graphs: dict[int, Any] = {}
+        #: graph uid -> (VGF resource table index -> the intermediate tensor or buffer created for it)
+        self.intermediates: dict[str, dict[int, Any]] = {}
         self.aliased_images = aliasing.aliased_images(scenario)
+        for i, r in enumerate(scenario.resources):
+            if isinstance(r, m.Tensor) and r.alias_target is not None:
+                # the reader refuses it; a scenario built in Python must not run it unaliased
+                from kernellab.formats.scenario_ml import ALIAS_TARGET_DEPRECATED
+
+                raise InputError.at(self.file, f"/resources/{i}/tensor/alias_target", ALIAS_TARGET_DEPRECATED)
 
     def check_backend(self, backend: Any) -> None:
         """Tensors, graphs and shared memory are the Vulkan backend's (VK_ARM_tensors, VK_ARM_data_graph)."""
@@ -57,7 +65,7 @@ class MlResources:
         return TensorSpec(r.uid, r.format, tuple(r.dims), r.tiling, None, alias_image is not None, alias_image)
 
     def alloc_groups(self, backend: Any, image_spec: Callable[[m.Image], Any]) -> None:
-        """Create every resource that shares memory (memory_group, alias_target), before the rest."""
+        """Create every resource that shares memory (a memory_group), before the rest."""
         from kernellab.backends.vulkan_tensor import AlignmentError, BufferSpec
 
         for group in aliasing.plan(self.scenario):
@@ -131,13 +139,16 @@ class MlResources:
         backend.tensor_barrier(items)
 
     def prepare_graphs(self, backend: Any, push_data: dict[str, bytes],
-                       shader_spirv: Callable[[m.Shader], bytes]) -> None:
+                       shader_spirv: Callable[[m.Shader], bytes], buffers: dict[str, Any] | None = None) -> None:
+        """Pipelines of every graph command; ``buffers``: the scenario's buffers by uid (a VGF
+        binds buffers as well as tensors)."""
         from kernellab.runtime.graph import prepare_data_graph, prepare_graph
 
+        resources = {**(buffers or {}), **self.tensors}
         for index, c in enumerate(self.scenario.commands):
             if isinstance(c, m.DispatchGraph):
-                self.graphs[index] = prepare_graph(backend, self.scenario, index, c, self.tensors, push_data,
-                                                   shader_spirv)
+                self.graphs[index] = prepare_graph(backend, self.scenario, index, c, resources, push_data,
+                                                   shader_spirv, self.intermediates)
             elif isinstance(c, m.DispatchDataGraph):
                 self.graphs[index] = prepare_data_graph(backend, self.scenario, index, c, self.tensors)
 

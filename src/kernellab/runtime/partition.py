@@ -177,7 +177,7 @@ class Session:
                 except ncl.BuildFailure as exc:
                     raise CompileError(f"{kernel.spec.src}: OpenCL C build failed",
                                        ToolFailure("clBuildProgram", ["kernellab", "run", kernel.spec.file], 2, exc.log)) from exc.__cause__
-                names = [k.function_name for k in prog.all_kernels()]
+                names = ncl.kernel_names(prog)
                 if kernel.spec.name not in names:
                     raise InputError([Problem(kernel.spec.file, "/name", f"{kernel.spec.src.name} defines no kernel named "
                                               f"{kernel.spec.name!r} (it defines: {', '.join(names) or 'none'})")])

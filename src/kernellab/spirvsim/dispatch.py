@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -45,12 +45,28 @@ class Binding:
 
 @dataclass
 class Footprint:
-    """Bytes of a buffer's bound range the dispatch read and wrote (offsets from the range start)."""
+    """Bytes of a buffer's bound range the dispatch read and wrote (offsets from the range start)
+    and, per ``unit`` bytes, the invocation (global number) and instruction (index in the
+    module) that last read and wrote them (-1: none; None: not kept)."""
 
     uid: str
     offset: int
     read: np.ndarray
     written: np.ndarray
+    unit: int = 1
+    read_by: np.ndarray | None = None
+    read_at: np.ndarray | None = None
+    written_by: np.ndarray | None = None
+    written_at: np.ndarray | None = None
+
+    def accessor(self, byte: int, write: bool) -> tuple[int, int] | None:
+        """(invocation, instruction) that last wrote (``write``) or read the byte at ``byte``
+        past the range start, if kept."""
+        by, at = (self.written_by, self.written_at) if write else (self.read_by, self.read_at)
+        if by is None or at is None or not 0 <= byte // self.unit < by.size:
+            return None
+        lane, inst = int(by[byte // self.unit]), int(at[byte // self.unit])
+        return (lane, inst) if lane >= 0 else None
 
 
 @dataclass
@@ -64,6 +80,9 @@ class DispatchResult:
     local_size: tuple[int, int, int]
     verdict: str = "verified"
     stats: dict[str, Any] = field(default_factory=dict)
+    #: (invocation, instruction) -> the invocation's ids and the instruction's place, as a
+    #: finding's access names them (for hazards between dispatches)
+    describe: Callable[[int, int], dict[str, Any]] | None = None
 
 
 def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, workgroups: Sequence[int], *,
@@ -91,7 +110,7 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
     recorder = Recorder(lambda i: _where(module, i), geometry.who)
     uninitialized = bool({"uninitialized", "uninitialized-read", "all"} & set(checks))
 
-    buffers, owners = _bind_buffers(module, dict(bindings or {}), gs)
+    buffers, owners = _bind_buffers(module, dict(bindings or {}), gs, ngroups * gs)
     shadow_bytes = sum(r.shadow.nbytes for r in owners.values() if r.shadow is not None)
     if shadow_bytes > MAX_SHADOW_BYTES:
         raise InputError(f"the writable buffers need {shadow_bytes >> 20} MiB of shadow memory, past the checker's "
@@ -120,10 +139,16 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
         new[offset:offset + region.size] = region.data[:region.size].tobytes()
         out[uid] = bytes(new)
         if region.read is not None and region.written is not None:
+            units = -(-region.size // region.unit)
+            kept = [None if a is None else a[:units].copy()
+                    for a in (region.read_by, region.read_at, region.written_by, region.written_at)]
             footprints[uid] = Footprint(uid, offset, region.read[:region.size].copy(),
-                                        region.written[:region.size].copy())
+                                        region.written[:region.size].copy(), region.unit, *kept)
+
+    def describe(lane: int, inst: int) -> dict[str, Any]:
+        return {"invocation": geometry.who(lane), **_where(module, inst)}
     return DispatchResult(findings, out, footprints, ngroups * gs, time.perf_counter() - started, ls,
-                          verdict(findings, checks), {"block_instructions": steps})
+                          verdict(findings, checks), {"block_instructions": steps}, describe)
 
 
 class _Geometry:
@@ -163,7 +188,7 @@ def _bytes_of(bindings: dict[tuple[int, int], Binding], uid: str) -> bytes:
     return b""
 
 
-def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding], gs: int
+def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding], gs: int, invocations: int
                   ) -> tuple[dict[int, Region], dict[tuple[str, int, int], Region]]:
     regions: dict[int, Region] = {}
     owners: dict[tuple[str, int, int], Region] = {}
@@ -205,8 +230,7 @@ def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding], gs: 
                                  "one buffer are not supported by the SPIR-V checker")
             label = "StorageBuffer" if writable or storage == "StorageBuffer" else "Uniform"
             region = Region.make(b.uid, label, GLOBAL, 1, size, data[b.offset:b.offset + size], writable=writable)
-            region.read = np.zeros(region.data.size, bool)
-            region.written = np.zeros(region.data.size, bool)
+            region.track_accessors(_buffer_unit(module), np.int32 if invocations < 2 ** 31 else np.int64)
             owners[okey] = region
         if writable and region.shadow is None:
             region.writable = True
@@ -235,6 +259,14 @@ def _granule(module: Module, storage: str) -> int:
     covers whole units."""
     sizes = [s.nbytes for t in module.types.values() if t.kind == "pointer" and t.storage == storage and t.elem
              for _, s in t.elem.leaves]
+    return min(sizes, default=1)
+
+
+def _buffer_unit(module: Module) -> int:
+    """Bytes per unit of a buffer's accessor record: the smallest scalar the module accesses in a
+    buffer (every access covers whole units of it, as for :func:`_granule`)."""
+    sizes = [s.nbytes for t in module.types.values() if t.kind == "pointer" and t.elem
+             and t.storage in ("StorageBuffer", "Uniform") for _, s in t.elem.leaves]
     return min(sizes, default=1)
 
 

@@ -9,10 +9,11 @@ answers it through ``ordered(first, second, uid)``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from kernellab.spirvsim.dispatch import DispatchResult
+from kernellab.spirvsim.dispatch import DispatchResult, Footprint
 from kernellab.spirvsim.findings import EXAMPLES, Finding
 
 
@@ -20,7 +21,9 @@ def dispatch_hazards(dispatches: Sequence[tuple[int, DispatchResult]],
                      ordered: Callable[[int, int, str], bool]) -> list[Finding]:
     """Findings (kind ``data-race``, scope ``inter-dispatch``) for every pair of dispatches, in
     command order, that conflict on a buffer ``ordered`` says no barrier covers. ``dispatches``
-    holds (command index, result) in submission order."""
+    holds (command index, result) in submission order. Each example names, per side, the
+    command, the access and, where the dispatch kept them, the invocation and the instruction
+    (with its source line) that made it."""
     findings: list[Finding] = []
     for i, (ci, first) in enumerate(dispatches):
         for cj, second in dispatches[i + 1:]:
@@ -37,13 +40,31 @@ def dispatch_hazards(dispatches: Sequence[tuple[int, DispatchResult]],
                 if not clash.any():
                     continue
                 at = lo + np.nonzero(clash)[0]
-                what_a = "wrote" if fa.written[a][at[0] - lo] else "read"
-                what_b = "wrote" if fb.written[b][at[0] - lo] else "read"
+                # one example per unit (the smallest scalar accessed), not three bytes of one element
+                _, starts = np.unique(at // max(fa.unit, fb.unit), return_index=True)
+                examples = [_example(int(x), (ci, first, fa), (cj, second, fb)) for x in at[starts[:EXAMPLES]]]
+                what_a, what_b = (e["access"] for e in examples[0]["accesses"])
                 message = (f"hazard on buffer {uid} between command {ci} and command {cj}: command {ci} {what_a} "
                            f"and command {cj} {what_b} bytes {int(at[0])}..{int(at[-1])} with no barrier "
                            "ordering them")
-                examples = [{"byte_offset": int(x), "commands": [ci, cj]} for x in at[:EXAMPLES]]
                 findings.append(Finding("data-race", message, uid, "storage-buffer", "inter-dispatch",
-                                        None, [{"command": ci, "access": what_a}, {"command": cj, "access": what_b}],
-                                        int(clash.sum()), examples))
+                                        None, examples[0]["accesses"], int(clash.sum()), examples))
     return findings
+
+
+def _example(byte: int, first: tuple[int, DispatchResult, Footprint], second: tuple[int, DispatchResult, Footprint]
+             ) -> dict[str, Any]:
+    """One conflicting byte (offset in the buffer): each side's command and access — a write
+    where the first dispatch wrote, else a read against the second's write — and who made it."""
+    (ci, ra, fa), (cj, rb, fb) = first, second
+    a_wrote = bool(fa.written[byte - fa.offset])
+    b_wrote = bool(fb.written[byte - fb.offset]) if a_wrote else True
+    accesses = []
+    for command, result, fp, wrote in ((ci, ra, fa, a_wrote), (cj, rb, fb, b_wrote)):
+        access: dict[str, Any] = {"command": command, "access": "wrote" if wrote else "read"}
+        who = fp.accessor(byte - fp.offset, wrote)
+        describe = getattr(result, "describe", None)
+        if who is not None and describe is not None:
+            access.update(describe(*who))
+        accesses.append(access)
+    return {"byte_offset": byte, "commands": [ci, cj], "accesses": accesses}

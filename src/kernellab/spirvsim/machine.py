@@ -125,6 +125,7 @@ class Machine:
             self.values[vid] = Ptr(region, module.types[module.type_of[vid]].elem, np.zeros((), np.int64))  # type: ignore[arg-type]
         self.fn_regions: dict[int, Region] = {}
         self.all_lanes = np.arange(lanes)
+        self.object_bounds = module.object_bounds
 
     # ---- running ---------------------------------------------------------------------------
 
@@ -299,11 +300,17 @@ class Machine:
                 if uninit.any():
                     self.rec.uninitialized(region.name, inst.index, self.lane_global[lanes[uninit]],
                                            None if index is None else index[uninit])
-        if region.read is not None:
+        if region.read is not None and region.written is not None:
+            who = self.lane_global[lanes][:, None]
+            units = span // region.unit
             if cls in (WRITE, ATOMIC_WRITE):
-                region.written[span] = True  # type: ignore[index]
+                region.written[span] = True
+                if region.written_by is not None and region.written_at is not None:
+                    region.written_by[units], region.written_at[units] = who, inst.index
             if cls != WRITE:
                 region.read[span] = True
+                if region.read_by is not None and region.read_at is not None:
+                    region.read_by[units], region.read_at[units] = who, inst.index
 
     def _gather(self, region: Region, addr: np.ndarray, st: Type) -> np.ndarray:
         w = st.nbytes
@@ -417,7 +424,7 @@ class Machine:
             else:
                 raise self.m.fail(inst, f"access chain into a {t.kind}")
             off = off + e * step
-            if t.kind != "runtime_array":
+            if t.kind == "vector" or t.kind == "array" and not self.object_bounds:
                 out = (e < 0) | (e >= count)
                 if np.any(out):
                     bad = out if bad is None else (bad | out)

@@ -36,6 +36,23 @@ class Region:
     #: bytes read / written by the dispatch (storage buffers, for hazards between dispatches)
     read: np.ndarray | None = None
     written: np.ndarray | None = None
+    #: who last read / wrote each unit of ``unit`` bytes (global invocation number, -1: nobody)
+    #: and with which instruction (index in Module.insts): what a hazard between dispatches names
+    unit: int = 1
+    read_by: np.ndarray | None = None
+    read_at: np.ndarray | None = None
+    written_by: np.ndarray | None = None
+    written_at: np.ndarray | None = None
+
+    def track_accessors(self, unit: int, invocation_type: type = np.int64) -> None:
+        """Keep, besides which bytes were read and written, who did it, per ``unit`` bytes
+        (invocation numbers in ``invocation_type``: int32 halves the record when they fit)."""
+        units = -(-self.data.size // unit)
+        self.unit = unit
+        self.read = np.zeros(self.data.size, bool)
+        self.written = np.zeros(self.data.size, bool)
+        self.read_by, self.written_by = np.full(units, -1, invocation_type), np.full(units, -1, invocation_type)
+        self.read_at, self.written_at = np.full(units, -1, np.int32), np.full(units, -1, np.int32)
 
     @property
     def label(self) -> str:

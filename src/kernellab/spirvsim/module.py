@@ -137,6 +137,14 @@ class Module:
                 return args
         return None
 
+    @property
+    def object_bounds(self) -> bool:
+        """Whether a sized array's bound is its whole variable rather than each index's dimension:
+        for OpenCL C compiled by clspv (it imports NonSemantic.ClspvReflection), since C bounds an
+        access by the object it falls in (``L[0][15]`` of ``int L[10][10]`` is element 15 of L, as
+        GPUVerify and Oclgrind check it); GLSL and SPIR-V bound every index by its array."""
+        return any(name.startswith("NonSemantic.ClspvReflection") for name in self.ext_sets.values())
+
     def source_text(self, line: tuple[str, int] | None) -> str | None:
         if line is None:
             return None

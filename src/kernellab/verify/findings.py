@@ -16,7 +16,7 @@ from typing import Any
 from collections.abc import Iterable
 
 from kernellab.verify import terms
-from kernellab.verify.asynccopy import SHADOW_COLUMN
+from kernellab.verify.asynccopy import EVENT_SHIFT, SHADOW_COLUMN
 from kernellab.verify.harness import MARK
 
 #: finding kinds, in report order; the first three are defects in GPUVerify's sense, the rest are
@@ -28,8 +28,9 @@ KINDS = {
                           "wait_group_events, or they passed it different arguments",
     "out-of-bounds": "an access outside its buffer, __local allocation or private array (null pointers included)",
     "uninitialized-read": "a value read before anything was written there was used",
-    "array-index": "an index past one dimension of a multi-dimensional array, the access staying inside the "
-                   "array (GPUVerify checks the whole array's bounds; out-of-bounds covers leaving it)",
+    "array-index": "an index past an inner dimension of a multi-dimensional array, the access possibly staying "
+                   "inside the array (GPUVerify checks the whole array's bounds; an index past the first "
+                   "dimension leaves the array and is out-of-bounds)",
     "barrier-flags": "work-items reached the same barrier with different memory-fence flags",
     "api-error": "an OpenCL API call the launch made failed (bad sizes, arguments, ...)",
     "misaligned-access": "a load or store through a pointer not aligned to its type",
@@ -178,8 +179,13 @@ def parse_stream(text: str) -> tuple[list[Message], list[dict[str, Any]]]:
     events: list[dict[str, Any]] = []
     launch: dict[str, Any] | None = None
     current: Message | None = None
+    mark = MARK + " "
     for raw in text.splitlines():
-        if raw.startswith(MARK + " "):
+        if raw[:1] == "\t":  # most lines: a message's body
+            if current is not None:
+                current.lines.append(raw[1:])
+            continue
+        if raw.startswith(mark):
             current = None
             _, event, payload = raw.split(" ", 2)
             data = json.loads(payload)
@@ -190,9 +196,8 @@ def parse_stream(text: str) -> tuple[list[Message], list[dict[str, Any]]]:
             elif event == "end":
                 launch = None
             continue
-        if raw.startswith("\t") or (raw.startswith(" ") and current is not None):
-            if current is not None:
-                current.lines.append(raw[1:] if raw.startswith("\t") else raw)
+        if raw.startswith(" ") and current is not None:
+            current.lines.append(raw)
             continue
         if not raw.strip():
             continue
@@ -285,7 +290,7 @@ def _user_access(acc: Access, launch: dict[str, Any] | None) -> Access:
     kernel_file = launch.get("kernel_file") if launch else None
     if loc is None:
         if acc.work_item and "global" not in acc.work_item and launch and launch.get("async_copies") is not None:
-            acc.what = "async copy (performed by the work-group at wait_group_events)"
+            acc.what = GROUP_COPY
         return acc
     if kernel_file and loc.get("file") == kernel_file:
         line = loc["line"]
@@ -348,6 +353,51 @@ def _fence_only(lines: list[str], places: list[tuple[Any, Any, Any]]) -> bool:
             and not any(l.strip().startswith("events[") for l in lines))
 
 
+#: what names the copy Oclgrind itself performs when the group reaches wait_group_events
+GROUP_COPY = "async copy (performed by the work-group at wait_group_events)"
+
+
+def _copy_with_itself(accesses: list[Access]) -> bool:
+    """Both sides of a race are one async copy of one work-group: two of its modelled writers (same
+    call line), or a modelled writer and the copy Oclgrind performs at the wait. They disagree only when the copy's
+    source changed while it was in flight, and that write is reported as its own race with the copy."""
+    if len(accesses) != 2 or not all(a.what for a in accesses):
+        return False
+    if accesses[0].work_item.get("group") != accesses[1].work_item.get("group"):
+        return False  # one copy per work-group: copies of two groups racing is a defect
+    if any(a.what == GROUP_COPY for a in accesses):
+        return True
+    lines = {(a.location or {}).get("line") for a in accesses}
+    return len(lines) == 1
+
+
+def _static_index(header: str, location: dict[str, Any] | None) -> tuple[str, str, str | None]:
+    """Kind, detail and array of ``Index (i) exceeds static array size (n)``: Oclgrind checks each
+    index of an access into a declared array against its dimension. GPUVerify's meaning: an access
+    outside the declared array is out-of-bounds, one past an inner dimension that stays inside the
+    array (its flattened index in bounds) is not. An index past the first dimension always leaves
+    the array; Oclgrind also says ``Invalid read/write`` only when it leaves the whole allocation,
+    which an array inside a struct or another array does not."""
+    m = re.match(r"Index \((-?\d+)\) exceeds static array size \((\d+)\)", header)
+    if not m or not location:
+        return "array-index", "", None
+    found = terms.static_index_leaves_array(location.get("file"), location.get("line"), int(m.group(1)),
+                                             int(m.group(2)))
+    if found is None:
+        return "array-index", "no declared array on the line has that dimension: where the access lands is unknown", None
+    name, leaves = found
+    if leaves:
+        return "out-of-bounds", f"index {m.group(1)} past the first dimension of {name}: outside the declared array", name
+    return "array-index", f"index {m.group(1)} past an inner dimension of {name} (GPUVerify checks the whole array)", name
+
+
+def _event_bits_differ(lines: list[str]) -> bool:
+    """The barrier before an async copy carries the copy's event argument in its fence flags (see
+    :data:`kernellab.verify.asynccopy.EVENT_SHIFT`): flags that differ there mean different events."""
+    fences = [int(m.group(1), 16) for m in (re.match(r"fence=0x([0-9a-fA-F]+)", l.strip()) for l in lines) if m]
+    return len(fences) == 2 and (fences[0] >> EVENT_SHIFT) != (fences[1] >> EVENT_SHIFT)
+
+
 def classify(msg: Message) -> Finding | None:
     """The finding a message reports, or None for messages that are not about the launch."""
     kind, race = _kind(msg.header)
@@ -393,17 +443,26 @@ def classify(msg: Message) -> Finding | None:
         loc, src, instr = places[0] if places else (None, None, None)
         accesses.append(Access(entity or {}, loc, src, instr))
     accesses = [_user_access(a, launch) for a in accesses]
+    if kind == "data-race" and _copy_with_itself(accesses):
+        return None
     detail = ""
     if kind == "barrier-divergence" and _fence_only(lines, places):
-        kind = "barrier-flags"
-        detail = "; ".join(l.strip() for l in lines if l.strip().startswith("fence="))
-    if kind == "barrier-divergence":
+        if _event_bits_differ(lines):
+            detail = f"{(accesses[0].what or 'async copy').replace(', in flight', '')}: work-items passed it different events"
+        else:
+            kind = "barrier-flags"
+            detail = "; ".join(l.strip() for l in lines if l.strip().startswith("fence="))
+    if kind == "barrier-divergence" and not detail:
         detail = next((l.strip() for l in lines if l.strip().startswith("Only ")), "")
         if msg.header.startswith("Work-group divergence detected (async copy)"):
             detail = "async copy: " + (detail or "work-items passed it different arguments")
         elif accesses[0].what:
             detail = f"{accesses[0].what.replace(', in flight', '')} not reached by every work-item of the group"
-    finding = Finding(kind, msg.header, kernel, index, space, address, accesses, race, detail=detail, file=number)
+    variable = None
+    if kind == "array-index":
+        kind, detail, variable = _static_index(msg.header, accesses[0].location)
+    finding = Finding(kind, msg.header, kernel, index, space, address, accesses, race, detail=detail, file=number,
+                      variable=variable)
     if address is not None:
         arg = _buffer_argument(address, space, launch)
         if arg and "argument" in arg:
@@ -466,6 +525,7 @@ def summarize(messages: Iterable[Message]) -> list[Finding]:
     and only the example each group shows is made into a finding."""
     protos: dict[tuple, Finding | None] = {}
     groups: dict[tuple, list[tuple[dict[str, Any], Finding, Message | None, str]]] = {}
+    keys: dict[tuple, tuple] = {}  # a group's key by shape and race scope: the same for every report
     for m in messages:
         body = "\n".join(m.lines)
         sig = (id(m.launch), _NUMBERS.sub("#", m.header), _ENTITY_LINES.sub("", body))
@@ -483,16 +543,37 @@ def summarize(messages: Iterable[Message]) -> list[Finding]:
         items = [i or a.work_item for i, a in zip(items + [{}] * len(proto.accesses), proto.accesses)]
         address = _ADDRESS.search(m.header)
         example = {"work_items": items, "address": address.group(2) if address else proto.address}
-        key = proto.key(dict(proto.race, scope=_scope(items))) if proto.race else proto.key()
+        scope = _scope(items) if proto.race else None
+        key = keys.get((sig, scope))
+        if key is None:
+            key = keys[(sig, scope)] = proto.key(dict(proto.race, scope=scope)) if proto.race else proto.key()
         groups.setdefault(key, []).append((example, proto, m, body))
     out = []
     for entries in groups.values():
-        best = min(entries, key=lambda e: _example_key(e[0]))
+        entries.sort(key=lambda e: _example_key(e[0]))  # stable: the first of equals stays first
+        best = entries[0]
         rep = best[1] if best[2] is None else _like(best[1], best[2], best[3])
         rep.count = len(entries)
-        rep.examples = _distinct(sorted((e[0] for e in entries), key=_example_key))
+        rep.examples = _distinct(e[0] for e in entries)
         out.append(rep)
-    return ordered(out)
+    return ordered(_named_copies_only(out))
+
+
+def _user_side(f: Finding) -> tuple | None:
+    """A race with an async copy: (launch, the user's access place); None for other findings."""
+    if f.kind != "data-race" or not any(a.what for a in f.accesses):
+        return None
+    user = [a.location for a in f.accesses if not a.what and a.location]
+    return (f.file, f.instantiation, user[0]["line"], user[0]["column"]) if user else None
+
+
+def _named_copies_only(findings: list[Finding]) -> list[Finding]:
+    """Drop a race between a user's access and the copy Oclgrind performs at the wait (no source
+    place) when the same access also races with a modelled copy, which names the copy's call."""
+    named = {_user_side(f) for f in findings
+             if _user_side(f) and not any(a.what == GROUP_COPY for a in f.accesses)}
+    return [f for f in findings
+            if not (any(a.what == GROUP_COPY for a in f.accesses) and _user_side(f) in named)]
 
 
 def _distinct(examples: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

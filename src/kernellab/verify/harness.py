@@ -108,21 +108,37 @@ def reset_error_count() -> bool:
 
     Oclgrind stops logging after OCLGRIND_MAX_ERRORS messages counted for the whole process (a
     static counter), so without this one racy launch would silence every later launch of a
-    multi-launch call. The counter is reached through the loaded library's exported symbol;
-    False when it cannot be (the launch's notes then say so)."""
+    multi-launch call. The counter is reached through the loaded library's exported symbol, found
+    once per process; False when it cannot be (the launch's notes then say so)."""
+    counter = _error_counter()
+    if counter is None:
+        return False
+    counter.value = 0
+    return True
+
+
+def _error_counter() -> Any:
+    """Oclgrind's message counter as a ctypes ``c_uint`` (None when the library is not loaded yet
+    or has no such symbol); found once: reading the process's maps costs ~1 ms a launch."""
+    if _counter:
+        return _counter[0]
     import ctypes
     try:
         with open("/proc/self/maps", encoding="utf-8") as maps:
             paths = {p for p in (line.split()[-1] for line in maps if "liboclgrind-" in line)
                      if os.path.basename(p).startswith("liboclgrind-") and
                      not os.path.basename(p).startswith("liboclgrind-rt")}
-        for path in paths:
+        for path in sorted(paths):
             lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD)
-            ctypes.c_uint.in_dll(lib, "_ZN8oclgrind6Logger11m_numErrorsE").value = 0
-            return True
+            _counter.append(ctypes.c_uint.in_dll(lib, "_ZN8oclgrind6Logger11m_numErrorsE"))
+            return _counter[0]
     except (OSError, ValueError, AttributeError):
         pass
-    return False
+    return None  # not loaded yet (no context made): looked for again next time
+
+
+#: the counter once found (the library stays loaded for the life of the process)
+_counter: list[Any] = []
 
 
 def _run_file(path: str, index: int | None, seed: int, file_number: int) -> None:
@@ -135,7 +151,9 @@ def _run_file(path: str, index: int | None, seed: int, file_number: int) -> None
     for inst in chosen:
         # a context per launch: Oclgrind numbers its buffers from 1 in each, so an address names the
         # argument (contexts are cheap: Oclgrind's costs are the build and the run)
-        backend = OpenCLBackend.open("Oclgrind")
+        # Oclgrind's runtime called directly (native/oclgrind.py): pyopencl's imports and the ICD
+        # loader opening every driver cost more CPU than all of kernellab's own work
+        backend = OpenCLBackend.open("Oclgrind", direct=True)
         counted = reset_error_count() or _launched[0] == 0
         _launched[0] += 1
         try:
@@ -163,11 +181,15 @@ def _run_instantiation(backend: Any, inst: Any, seed: int, file_number: int, cou
          kernel_file=str(inst.kernel_path), buffers=[b["argument"] for b in _buffers(launch, program)],
          buffer_info=_buffers(launch, program), filled=launch.filled + ([note] if note else []),
          enqueued_at=enqueued[-1] if enqueued else None, async_copies=copies, uniform=uniform)
-    try:
-        launch.launch(backend)
-        backend.submit()
-    except BackendError as exc:
-        mark("launch-error", file=file_number, index=inst.index, call=exc.call, code=exc.code, message=str(exc))
+    from kernellab.verify.output import captured_stdout
+    with captured_stdout() as printed:  # the kernel's printf: Oclgrind writes it to fd 1
+        try:
+            launch.launch(backend)
+            backend.submit()
+        except BackendError as exc:
+            mark("launch-error", file=file_number, index=inst.index, call=exc.call, code=exc.code, message=str(exc))
+    if printed[0]:
+        mark("output", file=file_number, index=inst.index, text=printed[0])
     mark("end", file=file_number, index=inst.index)  # the buffers go with the launch's context
 
 

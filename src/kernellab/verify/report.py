@@ -66,6 +66,10 @@ def render(result: VerifyResult) -> str:
     for launch in result.launches:
         for note in launch.get("filled", []):
             out.append(f"note: {note}")
+    for launch in result.launches:
+        if launch.get("output"):
+            out.append(f"printf output of launch {launch.get('index')} ({launch.get('kernel')}):")
+            out += [f"  | {line}" for line in launch["output"].rstrip("\n").split("\n")]
     enqueued = {l.get("index"): l.get("enqueued_at") for l in result.launches}
     for f in result.findings:
         out.append(render_finding(f, enqueued.get(f.instantiation)))

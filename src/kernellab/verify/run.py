@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -56,7 +55,8 @@ class VerifyResult:
                 "checked": sorted(self.checked),
                 "launches": [{"instantiation": l.get("index"), "kernel": l.get("kernel"),
                               "verdict": self.launch_verdict(l.get("index")), "ran": l.get("ran", True),
-                              "enqueued_at": l.get("enqueued_at"), "filled": l.get("filled", [])}
+                              "enqueued_at": l.get("enqueued_at"), "filled": l.get("filled", []),
+                              "output": l.get("output")}
                              for l in self.launches],
                 "findings": [f.to_json() for f in self.findings],
                 "reports": self.raw_messages, "truncated": self.truncated}
@@ -92,6 +92,7 @@ def _run_here(units: Sequence[tuple[str, int | None]], seed: int, uninitialized:
 
 def _run_children(shares: list[list[tuple[str, int | None]]], seed: int, uninitialized: bool,
                   timeout: float | None) -> list[str]:
+    import subprocess  # only for --jobs: one job runs in this process
     env = dict(os.environ)
     # the jobs already use the cores; Oclgrind's own threads would only contend
     env.setdefault("OCLGRIND_NUM_THREADS", "1")
@@ -185,6 +186,10 @@ def _results(files: list[Path], logs: list[str], shares: list[list[tuple[tuple[s
         for f in fnd.summarize(messages):
             found[f.file].append(f)
         for e in events:
+            if e["event"] == "output":  # the kernel's printf text
+                for l in results[e["file"]].launches:
+                    if l.get("index") == e["index"]:
+                        l["output"] = e["text"]
             if e["event"] == "launch-error":
                 r = results[e["file"]]
                 for l in r.launches:

@@ -7,6 +7,7 @@ which Python file the kernel source was written in.
 """
 from __future__ import annotations
 
+import ast
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -105,3 +106,68 @@ def user_location(kernel_file: str | None, line: int | None, host_files: list[st
         if start is not None:
             return {"file": host, "line": start + line - 1}
     return None
+
+
+_ARRAY_DECLARATION = re.compile(r"([\w}*])\s*\b([A-Za-z_]\w*)\s*((?:\[[^\[\]]*\]\s*)+)(?=[;,=)])")
+_DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)\s+(.+?)\s*$", re.M)
+_NOT_A_TYPE = {"return", "case", "sizeof", "else", "do", "goto"}
+
+
+def _constant(text: str, defines: dict[str, str], depth: int = 0) -> int | None:
+    """An array dimension's value: an integer, or a #define'd (simple arithmetic) constant."""
+    text = re.sub(r"\b(\d+)[uUlL]*\b", r"\1", text.strip())
+    if depth < 8:
+        text = re.sub(r"\b[A-Za-z_]\w*\b",
+                      lambda m: f"({defines[m.group(0)]})" if m.group(0) in defines else m.group(0), text)
+        if re.search(r"[A-Za-z_]", text) and any(w in defines for w in re.findall(r"[A-Za-z_]\w*", text)):
+            return _constant(text, defines, depth + 1)
+    if not re.fullmatch(r"[\d\s+\-*/%()]+", text):
+        return None
+    try:
+        tree = ast.parse(text, mode="eval")
+        if not all(isinstance(n, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator,
+                                  ast.unaryop)) for n in ast.walk(tree)):
+            return None
+        value = eval(compile(tree, "<dimension>", "eval"), {"__builtins__": {}})  # digits and operators only
+        return int(value)
+    except (SyntaxError, ValueError, ZeroDivisionError, TypeError):
+        return None
+
+
+@lru_cache(maxsize=64)
+def array_declarations(path: str | None) -> dict[str, tuple[tuple[int | None, ...], ...]]:
+    """Arrays the kernel file declares (variables and struct members): name -> the dimensions of each
+    declaration of that name (None where a dimension is not a constant)."""
+    if not path:
+        return {}
+    text = "\n".join(_read(str(path)))
+    defines = {m.group(1): m.group(2) for m in _DEFINE.finditer(text)}
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", text, flags=re.S)
+    out: dict[str, tuple[tuple[int | None, ...], ...]] = {}
+    for m in _ARRAY_DECLARATION.finditer(text):
+        before = text[:m.start(1) + 1].split()
+        if m.group(1) == "}" and text[m.end():m.end() + 1] == "=":
+            continue  # an assignment after a block, not `struct {...} name[N];`
+        if m.group(1).isalnum() or m.group(1) == "_":
+            if before and before[-1].rsplit(None, 1)[-1] in _NOT_A_TYPE:
+                continue
+        dims = tuple(_constant(d, defines) for d in re.findall(r"\[([^\[\]]*)\]", m.group(3)))
+        out[m.group(2)] = out.get(m.group(2), ()) + (dims,)
+    return out
+
+
+def static_index_leaves_array(path: str | None, line: int | None, index: int, size: int) -> tuple[str, bool] | None:
+    """For Oclgrind's ``Index (index) exceeds static array size (size)`` on ``line``: the array indexed
+    there and whether the access leaves it. An index past the first (outermost) dimension leaves the
+    declared array whatever the other indices; one past an inner dimension may stay inside it (the
+    flattened index GPUVerify checks). None when no declared array on the line has that dimension."""
+    text = line_text(path, line)
+    declared = array_declarations(path)
+    inner = None
+    for name in dict.fromkeys(re.findall(r"\b([A-Za-z_]\w*)\s*\[", text)):
+        for dims in declared.get(name, ()):
+            if dims and dims[0] == size and size not in dims[1:]:
+                return name, True
+            if size in dims[1:] and inner is None:
+                inner = name
+    return (inner, False) if inner else None

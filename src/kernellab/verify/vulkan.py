@@ -13,9 +13,10 @@ docs/verify-vulkan.md.
 """
 from __future__ import annotations
 
+import logging
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
 from collections.abc import Sequence
@@ -28,6 +29,8 @@ from kernellab.errors import InputError, Problem, UsageError
 from kernellab.verify import findings as fnd
 from kernellab.verify.run import VerifyResult
 
+log = logging.getLogger(__name__)
+
 #: the checker's limit of invocations x executed instructions per dispatch (each access is one
 #: instruction): past it the check stops with an error naming the dispatch. About a minute of
 #: checking; KERNELLAB_VERIFY_MAX_WORK sets another.
@@ -38,6 +41,12 @@ VULKAN_TYPES = ("GLSL", "SPIR-V")
 
 #: the compile layer's language of each scenario shader type
 _LANGUAGES = {"GLSL": "glsl", "SPIR-V": "spirv", "OpenCL-C": "opencl-c"}
+#: options added for checking: debug information, so findings name source lines, and for clspv
+#: no optimisation, since its optimiser deletes dead and out-of-bounds accesses (and with them
+#: the defects the source has) before the checker could see them
+_CHECKING_OPTIONS = {"glsl": " -gVS", "opencl-c": " -O0 -g"}
+#: the file name clspv gives the source text it was handed (its OpLine file)
+_CLSPV_SOURCE = "source"
 _BYTES = re.compile(r"bytes (\d+)\.\.(\d+)")
 _SCOPES = {"intra-workgroup": "intra-group", "inter-workgroup": "inter-group", "inter-dispatch": "inter-dispatch"}
 _WRITES = ("ACCESS_COMPUTE_SHADER_WRITE", "ACCESS_MEMORY_WRITE")
@@ -64,8 +73,9 @@ def uses_vulkan_checker(path: Path, vulkan: bool = False) -> bool:
     OpenCL C when ``vulkan`` asks to check it as Vulkan runs it (compiled by clspv)."""
     from kernellab.formats.scenario import load_scenario
     scenario, _ = load_scenario(path)
-    types = {getattr(scenario.by_uid.get(c.shader_ref), "type", None)
-             for c in scenario.commands if isinstance(c, m.DispatchCompute)}
+    types = {getattr(scenario.by_uid.get(uid), "type", None) for c in scenario.commands
+             for uid in ([c.shader_ref] if isinstance(c, m.DispatchCompute) else
+                         [c.vertex_shader_ref, c.fragment_shader_ref] if isinstance(c, m.DispatchFragment) else [])}
     return bool(types & set(VULKAN_TYPES)) or (vulkan and "OpenCL-C" in types)
 
 
@@ -112,6 +122,7 @@ def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int |
         raise UsageError(f"--check: {exc}") from exc
     path = Path(path)
     scenario, _ = load_scenario(path)
+    _refuse_draws(scenario, path)
     limit = max_work or _max_work()
     state = _Buffers(scenario, path)
     modules: dict[str, bytes] = {}
@@ -119,6 +130,7 @@ def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int |
     runs: list[tuple[int, Any]] = []
     layouts: dict[str, tuple[str | None, int, int]] = {}
     found: list[fnd.Finding] = []
+    sources: dict[int, str | None] = {}  # command -> its OpenCL C file (clspv names it "source")
     dispatches = [(ci, c) for ci, c in enumerate(scenario.commands) if isinstance(c, m.DispatchCompute)]
     for number, (ci, c) in enumerate(dispatches):
         shader = scenario.by_uid[c.shader_ref]
@@ -144,11 +156,12 @@ def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int |
         kernel = f"{shader.uid} ({shader.entry})"
         result.launches.append({"index": number, "kernel": kernel, "ran": True, "enqueued_at": None, "filled": [],
                                 "command": ci, "invocations": r.invocations, "seconds": round(r.seconds, 3)})
-        found += [_finding(f, kernel, number, ci, file_number, layouts) for f in r.findings]
+        source = sources[ci] = str(shader.src_path) if shader.type == "OpenCL-C" else None
+        found += [_finding(f, kernel, number, ci, file_number, layouts, source) for f in r.findings]
     numbers = {ci: n for n, (ci, _) in enumerate(dispatches)}
     kernels = {l["command"]: l["kernel"] for l in result.launches}
     for h in hazards(scenario, runs):
-        found.append(_hazard(h, kernels, numbers, file_number, layouts))
+        found.append(_hazard(h, kernels, numbers, file_number, layouts, sources))
     if index is not None:
         found = [f for f in found if f.instantiation == index]
     for mine in found:
@@ -211,16 +224,45 @@ class _Buffers:
         self.data.update(buffers)
 
 
+def _refuse_draws(scenario: m.Scenario, path: Path) -> None:
+    """The checker runs compute shaders: a scenario that draws is refused, not checked in part."""
+    problems = [Problem(str(path), f"/commands/{ci}/dispatch_fragment",
+                        "verify checks dispatch_compute only; dispatch_fragment (a graphics pipeline) is not checked "
+                        "(run it with kernellab run)")
+                for ci, c in enumerate(scenario.commands) if isinstance(c, m.DispatchFragment)]
+    if problems:
+        raise InputError(problems)
+
+
 def _compile(scenario: m.Scenario, shader: m.Shader, path: Path) -> bytes:
-    """The SPIR-V the checker runs: what Vulkan runs, GLSL compiled with debug information."""
+    """The SPIR-V the checker runs: what Vulkan runs, compiled with debug information (and, for
+    clspv, without optimisation: :data:`_CHECKING_OPTIONS`). When clspv fails at ``-O0`` or
+    writes a module spirv-val rejects (it does on some kernels it compiles at its default level),
+    the default build is checked and a warning says so."""
     from kernellab.compile.pipeline import CompileRequest, Compiler
+    from kernellab.errors import CompileError
     assert shader.src_path is not None
     language = _LANGUAGES[shader.type]
-    options = shader.build_options + (" -gVS" if language == "glsl" else "")
     place = (str(path), f"/resources/{scenario.resources.index(shader)}/shader/build_options")
-    req = CompileRequest(source=shader.src_path, language=language, entry=shader.entry, build_options=options.strip(),
-                         include_dirs=shader.include_paths, roots=(path.resolve().parent,), options_place=place)
-    return Compiler(req).vulkan_module().data
+
+    def build(extra: str) -> bytes:
+        req = CompileRequest(source=shader.src_path, language=language, entry=shader.entry,  # type: ignore[arg-type]
+                             build_options=(shader.build_options + extra).strip(), include_dirs=shader.include_paths,
+                             roots=(path.resolve().parent,), options_place=place)
+        return Compiler(req).vulkan_module().data
+
+    extra = _CHECKING_OPTIONS.get(language, "")
+    if language != "opencl-c":
+        return build(extra)
+    try:
+        return build(extra)
+    except CompileError as exc:
+        fallback = extra.replace(" -O0", "")
+        data = build(fallback)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        log.warning("%s: clspv%s failed (%s); checking its default (optimised) build, in which dead accesses may "
+                    "have been removed", shader.src_path, extra, first)
+        return data
 
 
 def _layouts(spirv: bytes, entry: str, spec: dict[int, Any],
@@ -263,10 +305,15 @@ def _work_item(invocation: dict[str, list[int]]) -> dict[str, list[int]]:
     return {"global": invocation["global"], "local": invocation["local"], "group": invocation["workgroup"]}
 
 
-def _access(a: dict[str, Any]) -> fnd.Access:
+def _access(a: dict[str, Any], source: str | None = None) -> fnd.Access:
+    """One side of a finding; ``source`` is the OpenCL C file clspv compiled, which clspv's line
+    information calls ``source``."""
     loc = a.get("location")
     text = a.get("source_line")
     location = None
+    if loc and source is not None and loc["file"] == _CLSPV_SOURCE:
+        loc = dict(loc, file=source)
+        text = text if text is not None else (_line_text(source, loc["line"]) or "").strip() or None
     if loc:
         # the statement's first column: SPIR-V debug lines carry the line only
         column = 1
@@ -288,8 +335,8 @@ def _line_text(file: str, line: int) -> str | None:
 
 
 def _finding(f: Any, kernel: str, number: int, ci: int, file_number: int,
-             layouts: dict[str, tuple[str | None, int, int]]) -> fnd.Finding:
-    accesses = [_access(a) for a in f.accesses]
+             layouts: dict[str, tuple[str | None, int, int]], source: str | None = None) -> fnd.Finding:
+    accesses = [_access(a, source) for a in f.accesses]
     race = None
     if f.kind == "data-race":
         kinds = [a.get("access", "") for a in f.accesses]
@@ -313,13 +360,20 @@ def _finding(f: Any, kernel: str, number: int, ci: int, file_number: int,
 
 
 def _hazard(f: Any, kernels: dict[int, str], numbers: dict[int, int], file_number: int,
-            layouts: dict[str, tuple[str | None, int, int]]) -> fnd.Finding:
+            layouts: dict[str, tuple[str | None, int, int]], sources: dict[int, str | None]) -> fnd.Finding:
+    """A hazard in OpenCL verify's terms: each access names its command (``what``), the
+    invocation and source line that made it; each example the element, the two commands and
+    both sides."""
     first, second = (a["command"] for a in f.accesses)
     name, offset, size = layouts.get(f.resource, (None, 0, 1))
     kinds = [a["access"] for a in f.accesses]
     race = {"type": "write-write" if kinds == ["wrote", "wrote"] else "read-write", "scope": "inter-dispatch"}
-    accesses = [fnd.Access({}, None, None, None, f"command {a['command']} ({kernels.get(a['command'])}) {a['access']}")
-                for a in f.accesses]
+
+    def side(a: dict[str, Any]) -> fnd.Access:
+        out = _access(a, sources.get(a["command"]))
+        out.what = f"command {a['command']} ({kernels.get(a['command'])}) {a['access']}"
+        return out
+    accesses = [side(a) for a in f.accesses]
     elements = [(ex["byte_offset"] - offset) // size for ex in f.examples]
     span = _BYTES.search(f.message)
     lo, hi = (int(span.group(1)), int(span.group(2))) if span else (0, 0)
@@ -329,7 +383,15 @@ def _hazard(f: Any, kernels: dict[int, str], numbers: dict[int, int], file_numbe
                       detail=f"elements {(lo - offset) // size}..{(hi - offset) // size} of {size} bytes; "
                              f"scenario commands /commands/{first} and /commands/{second}",
                       element_size=size)
-    out.examples = [{"work_items": [], "address": None, "index": e, "commands": [first, second]} for e in elements]
+    out.examples = []
+    for e, ex in zip(elements, f.examples):
+        sides = [side(a) for a in ex.get("accesses", [])]
+        out.examples.append({
+            "work_items": [s.work_item for s in sides if s.work_item], "address": None, "index": e,
+            "commands": [first, second],
+            "accesses": [{"command": a["command"], "access": a["access"], "work_item": s.work_item,
+                          "location": s.location, "source_line": s.source_line, "instruction": s.instruction}
+                         for a, s in zip(ex.get("accesses", []), sides)]})
     return out
 
 
@@ -371,7 +433,7 @@ def hazards(scenario: m.Scenario, runs: Sequence[tuple[int, Any]]) -> list[Any]:
     """Hazard findings (spirvsim's, scope ``inter-dispatch``) between checked dispatches
     (command index, result), each pair and kind (read-after-write, write-after-write,
     write-after-read) with the bytes a barrier orders taken out."""
-    from kernellab.spirvsim import Footprint, dispatch_hazards
+    from kernellab.spirvsim import dispatch_hazards
     out = []
     for i, (ci, a) in enumerate(runs):
         for cj, b in runs[i + 1:]:
@@ -385,12 +447,12 @@ def hazards(scenario: m.Scenario, runs: Sequence[tuple[int, Any]]) -> list[Any]:
                     xa = getattr(fa, mine) & ~ordered[fa.offset:fa.offset + fa.read.size]
                     xb = getattr(fb, theirs)
                     none_a, none_b = np.zeros_like(xa), np.zeros_like(xb)
-                    pa = Footprint(uid, fa.offset, xa if mine == "read" else none_a,
-                                   xa if mine == "written" else none_a)
-                    pb = Footprint(uid, fb.offset, xb if theirs == "read" else none_b,
-                                   xb if theirs == "written" else none_b)
-                    # dispatch_hazards reads only the footprints of what it is given
-                    pair: list[Any] = [(ci, SimpleNamespace(footprints={uid: pa})),
-                                       (cj, SimpleNamespace(footprints={uid: pb}))]
+                    # the footprints keep who accessed each byte, so the hazard names them
+                    pa = replace(fa, read=xa if mine == "read" else none_a, written=xa if mine == "written" else none_a)
+                    pb = replace(fb, read=xb if theirs == "read" else none_b,
+                                 written=xb if theirs == "written" else none_b)
+                    # dispatch_hazards reads only the footprints and the describe of what it is given
+                    pair: list[Any] = [(ci, SimpleNamespace(footprints={uid: pa}, describe=a.describe)),
+                                       (cj, SimpleNamespace(footprints={uid: pb}, describe=b.describe))]
                     out += dispatch_hazards(pair, ordered=lambda *_: False)
     return out

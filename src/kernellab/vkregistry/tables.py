@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,8 @@ REGISTRY_PACKAGE = "vulkan-object"
 
 def data_path(name: str) -> Path:
     """The committed table ``kernellab/data/<name>``."""
+    from importlib import resources  # when a table is read: a run of buffers reads none
+
     return Path(str(resources.files("kernellab") / "data" / name))
 
 

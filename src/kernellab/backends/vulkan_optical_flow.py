@@ -1,0 +1,256 @@
+"""Optical flow (VK_ARM_data_graph_optical_flow) for the Vulkan backend: the methods VulkanBackend
+mixes in for ``dispatch_optical_flow``.
+
+An optical flow is a data-graph pipeline of one node (``VkDataGraphPipelineSingleNodeCreateInfoARM``,
+node type OPTICAL_FLOW) whose connections name the descriptor (set, binding) of each image by its
+role: the search (input) and template (reference) images, the flow vectors written, and optionally
+hint vectors read and costs written. The images are bound as Arm's runner binds them (a sampled
+image as a combined image sampler, a storage image as a storage image; every stage), each
+pipeline resource carrying the layout the image is in. The pipeline gets a session with an
+optical-flow cache, and each dispatch passes the execution flags and the mean-flow hint in
+``VkDataGraphPipelineOpticalFlowDispatchInfoARM``. Drivers without the extension get it from
+Arm's ML emulation layer, as tensors and graphs do (docs/ml-extensions.md).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernellab.backends.base import Image, PipelineCacheMiss
+from kernellab.backends.vkcore import FAIL_ON_PIPELINE_COMPILE_REQUIRED
+from kernellab.native.vk import checked, release
+
+#: the connection of each role (Arm's scenario names) to the optical-flow node
+CONNECTIONS = {"search_image": "INPUT", "template_image": "REFERENCE", "output_image": "FLOW_VECTOR",
+               "hint_motion_vectors": "HINT", "output_cost": "COST"}
+#: VkDescriptorType of an image bound sampled or as storage
+_COMBINED_IMAGE_SAMPLER, _STORAGE_IMAGE = 1, 3
+#: VK_PIPELINE_COMPILE_REQUIRED
+_COMPILE_REQUIRED = 1000297000
+
+
+@dataclass(frozen=True)
+class OpticalFlowImage:
+    """One image of an optical flow: its role, where it is bound, the level seen (None: all)."""
+
+    role: str
+    set: int
+    binding: int
+    image: Image
+    lod: int | None = None
+    sampled: bool = True
+
+
+@dataclass(frozen=True)
+class OpticalFlowSpec:
+    """One ``dispatch_optical_flow``, ready to become a pipeline (names as in Arm's scenario files)."""
+
+    label: str
+    width: int
+    height: int
+    grid_size: str                     # "1x1" | "2x2" | "4x4" | "8x8"
+    performance_level: str             # "unknown" | "slow" | "medium" | "fast"
+    images: tuple[OpticalFlowImage, ...]
+
+
+@dataclass
+class OpticalFlowProgram:
+    spec: OpticalFlowSpec
+    pipeline: Any = None                  # vulkan-package VkPipeline
+    layout: Any = None
+    set_layouts: list[Any] = field(default_factory=list)
+    pool: Any = None
+    sets: list[Any] = field(default_factory=list)
+    session: Any = None                   # our FFI's VkDataGraphPipelineSessionARM
+    #: bytes of session memory bound (Arm's profiling dump reports them as "Session memory [bytes]")
+    session_bytes: int = 0
+    keep: list[Any] = field(default_factory=list)
+
+
+def feature_chain(then: Any = None) -> tuple[Any, list[Any]]:
+    """``VkPhysicalDeviceDataGraphOpticalFlowFeaturesARM`` with the feature on, ``pNext`` = ``then``
+    (a ``vulkan``-package struct or pointer, or None); returns it and what to keep alive."""
+    from kernellab.backends import vulkan_optical_flow_decls as ofd
+    from kernellab.backends.vulkan_arm_calls import address
+    from kernellab.native import vk as nvk
+
+    features = ofd.new("VkPhysicalDeviceDataGraphOpticalFlowFeaturesARM", dataGraphOpticalFlow=1)
+    if then is not None:
+        vf = nvk.load().ffi
+        tail = vf.addressof(then) if vf.typeof(then).kind == "struct" else then
+        features.pNext = ofd.ffi().cast("void*", address(tail))
+    return features, [features, then]
+
+
+class VulkanOpticalFlowSupport:
+    """Mixed into VulkanBackend after the graph support; relies on its ``vk``, ``handle``, ``arm``,
+    ``pipeline_cache``, ``options``, ``image_view()``, ``host_memory()``, ``_begin()`` and timing."""
+
+    vk: Any
+    handle: Any
+    arm: Any
+    pipeline_cache: Any
+    options: Any
+    _begin: Callable[[], Any]
+    image_view: Callable[[Any, int | None], Any]
+    host_memory: Callable[[int, int, str], Any]
+    _timestamp: Callable[[Any], None]
+    _label: Callable[[Any, str], Callable[[], None]]
+    _labels: list[str]
+
+    @property
+    def _timing(self) -> bool:  # VulkanBackend's: whether commands are timed
+        raise NotImplementedError
+
+    def create_optical_flow(self, spec: OpticalFlowSpec) -> OpticalFlowProgram:
+        """The data-graph pipeline, descriptor sets and session of one optical flow."""
+        from kernellab.backends import vulkan_optical_flow_decls as ofd
+        from kernellab.backends.vulkan_arm_calls import address, to_arm, to_vulkan
+
+        program = OpticalFlowProgram(spec)
+        self.__dict__.setdefault("_optical_flows", []).append(program)
+        self._optical_flow_descriptors(program)
+        f = ofd.ffi()
+        roles = {i.role: i for i in spec.images}
+        resource_layouts = [ofd.new("VkDataGraphPipelineResourceInfoImageLayoutARM", layout=i.image.layout)  # type: ignore[attr-defined]
+                            for i in spec.images]
+        resources = ofd.array("VkDataGraphPipelineResourceInfoARM", [
+            {"pNext": lay, "descriptorSet": i.set, "binding": i.binding, "arrayElement": 0}
+            for i, lay in zip(spec.images, resource_layouts)])
+        connections = ofd.array("VkDataGraphPipelineSingleNodeConnectionARM", [
+            {"set": i.set, "binding": i.binding,
+             "connection": ofd.const(f"VK_DATA_GRAPH_PIPELINE_NODE_CONNECTION_TYPE_OPTICAL_FLOW_"
+                                     f"{CONNECTIONS[i.role]}_ARM")} for i in spec.images])
+        flags = 0
+        if "hint_motion_vectors" in roles:
+            flags |= ofd.const("VK_DATA_GRAPH_OPTICAL_FLOW_CREATE_ENABLE_HINT_BIT_ARM")
+        if "output_cost" in roles:
+            flags |= ofd.const("VK_DATA_GRAPH_OPTICAL_FLOW_CREATE_ENABLE_COST_BIT_ARM")
+        grid = ofd.const(f"VK_DATA_GRAPH_OPTICAL_FLOW_GRID_SIZE_{spec.grid_size.upper()}_BIT_ARM")
+        flow_info = ofd.new(
+            "VkDataGraphPipelineOpticalFlowCreateInfoARM", width=spec.width, height=spec.height,
+            imageFormat=roles["search_image"].image.vk_format,  # type: ignore[attr-defined]
+            flowVectorFormat=roles["output_image"].image.vk_format,  # type: ignore[attr-defined]
+            costFormat=roles["output_cost"].image.vk_format if "output_cost" in roles else 0,  # type: ignore[attr-defined]
+            outputGridSize=grid, hintGridSize=grid, flags=flags,
+            performanceLevel=ofd.const(f"VK_DATA_GRAPH_OPTICAL_FLOW_PERFORMANCE_LEVEL_"
+                                       f"{spec.performance_level.upper()}_ARM"))
+        node = ofd.new("VkDataGraphPipelineSingleNodeCreateInfoARM", pNext=flow_info, connectionCount=len(spec.images),
+                       pConnections=connections,
+                       nodeType=ofd.const("VK_DATA_GRAPH_PIPELINE_NODE_TYPE_OPTICAL_FLOW_ARM"))
+        fail_on_miss = bool(self.options.fail_on_pipeline_cache_miss)
+        feedback = result_flags = None
+        if fail_on_miss:
+            # as Arm's runner asks (its pipeline.cpp): fail rather than compile, and feedback with no
+            # stages; a data-graph pipeline the driver does not report as a cache hit is a miss
+            vk = self.vk
+            result_flags = vk.VkPipelineCreationFeedback()  # bound first: a nested temporary is freed early
+            feedback = vk.VkPipelineCreationFeedbackCreateInfo(pPipelineCreationFeedback=result_flags,
+                                                               pipelineStageCreationFeedbackCount=0)
+            flow_info.pNext = f.cast("void*", address(vk.ffi.addressof(feedback)))
+        create = ofd.new("VkDataGraphPipelineCreateInfoARM", pNext=node, layout=to_arm(program.layout, "VkPipelineLayout"),
+                         flags=FAIL_ON_PIPELINE_COMPILE_REQUIRED if fail_on_miss else 0,
+                         resourceInfoCount=len(spec.images), pResourceInfos=resources)
+        out = f.new("VkPipeline*")
+        name = spec.label.split(":", 2)[-1]
+        with checked(f"vkCreateDataGraphPipelinesARM({spec.label})"):
+            result = self.arm.vkCreateDataGraphPipelinesARM(self.arm.device, f.NULL,
+                                                            to_arm(self.pipeline_cache, "VkPipelineCache"), 1,
+                                                            create, f.NULL, out)
+        program.keep += [resource_layouts, resources, connections, flow_info, node, create, feedback, result_flags]
+        if result == _COMPILE_REQUIRED:
+            raise PipelineCacheMiss(name)
+        program.pipeline = to_vulkan(out[0], "VkPipeline")
+        if result_flags is not None and not result_flags.flags \
+                & self.vk.VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT:
+            raise PipelineCacheMiss(name)
+
+        def allocate(size: int, bits: int) -> Any:
+            program.session_bytes += size
+            memory = self.host_memory(size, bits, f"optical flow session {spec.label}")
+            # the session caches the previous frame's flow for temporal hints: a new session has
+            # none, so it starts at zero rather than at whatever the memory held
+            memory.array.fill(0)
+            return memory.handle
+
+        program.session, _ = self.arm.create_session(
+            out[0], allocate, ofd.const("VK_DATA_GRAPH_PIPELINE_SESSION_CREATE_OPTICAL_FLOW_CACHE_BIT_ARM"))
+        return program
+
+    def _optical_flow_descriptors(self, program: OpticalFlowProgram) -> None:
+        """Set layouts, pipeline layout and descriptor sets (written once) of an optical flow."""
+        vk = self.vk
+        images = program.spec.images
+        n_sets = max(i.set for i in images) + 1
+        for s in range(n_sets):
+            entries = [vk.VkDescriptorSetLayoutBinding(binding=i.binding, descriptorCount=1,
+                                                       descriptorType=_COMBINED_IMAGE_SAMPLER if i.sampled
+                                                       else _STORAGE_IMAGE, stageFlags=vk.VK_SHADER_STAGE_ALL)
+                       for i in sorted(images, key=lambda i: i.binding) if i.set == s]
+            with checked(f"vkCreateDescriptorSetLayout({program.spec.label})"):
+                program.set_layouts.append(vk.vkCreateDescriptorSetLayout(
+                    self.handle, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(entries),
+                                                                    pBindings=entries or None), None))
+        with checked(f"vkCreatePipelineLayout({program.spec.label})"):
+            program.layout = vk.vkCreatePipelineLayout(self.handle, vk.VkPipelineLayoutCreateInfo(
+                setLayoutCount=n_sets, pSetLayouts=program.set_layouts), None)
+        sizes = [vk.VkDescriptorPoolSize(type=t, descriptorCount=len(images))
+                 for t in (_COMBINED_IMAGE_SAMPLER, _STORAGE_IMAGE)]
+        with checked("vkCreateDescriptorPool"):
+            program.pool = vk.vkCreateDescriptorPool(self.handle, vk.VkDescriptorPoolCreateInfo(
+                maxSets=n_sets, poolSizeCount=len(sizes), pPoolSizes=sizes), None)
+        with checked("vkAllocateDescriptorSets"):
+            program.sets = list(vk.vkAllocateDescriptorSets(self.handle, vk.VkDescriptorSetAllocateInfo(
+                descriptorPool=program.pool, descriptorSetCount=n_sets, pSetLayouts=program.set_layouts)))
+        writes = []
+        for i in images:
+            image: Any = i.image
+            info = vk.VkDescriptorImageInfo(sampler=image.sampler if i.sampled else None,
+                                            imageView=self.image_view(image, i.lod), imageLayout=image.layout)
+            writes.append(vk.VkWriteDescriptorSet(dstSet=program.sets[i.set], dstBinding=i.binding, descriptorCount=1,
+                                                  descriptorType=_COMBINED_IMAGE_SAMPLER if i.sampled
+                                                  else _STORAGE_IMAGE, pImageInfo=[info]))
+        vk.vkUpdateDescriptorSets(self.handle, len(writes), writes, 0, None)
+
+    def dispatch_optical_flow(self, program: OpticalFlowProgram, execution_flags: Sequence[str] = (),
+                              mean_flow_l1_norm_hint: int = 0, label: str = "") -> None:
+        """Record one optical flow into the current frame (``execution_flags`` in Arm's names)."""
+        from kernellab.backends import vulkan_optical_flow_decls as ofd
+
+        vk = self.vk
+        cmd = self._begin()
+        close_label = self._label(cmd, label or program.spec.label)
+        if self._timing:
+            self._timestamp(cmd)
+        bind_point = ofd.const("VK_PIPELINE_BIND_POINT_DATA_GRAPH_ARM")
+        vk.vkCmdBindPipeline(cmd, bind_point, program.pipeline)
+        self.__dict__["_bound_pipeline"] = None  # the compute binding cache no longer holds
+        vk.vkCmdBindDescriptorSets(cmd, bind_point, program.layout, 0, len(program.sets), program.sets, 0, None)
+        flags = 0
+        for name in execution_flags:
+            flags |= ofd.const(f"VK_DATA_GRAPH_OPTICAL_FLOW_EXECUTE_{name.upper()}_BIT_ARM")
+        flow = ofd.new("VkDataGraphPipelineOpticalFlowDispatchInfoARM", flags=flags,
+                       meanFlowL1NormHint=mean_flow_l1_norm_hint)
+        info = ofd.new("VkDataGraphPipelineDispatchInfoARM", pNext=flow)
+        self.arm.cmd_dispatch_data_graph(cmd, program.session, info)
+        if self._timing:
+            self._timestamp(cmd)
+            self._labels.append(label or program.spec.label)
+        close_label()
+
+    def _destroy_optical_flows(self) -> None:
+        vk = self.vk
+        for p in self.__dict__.pop("_optical_flows", []):
+            label = p.spec.label
+            if p.session is not None:
+                release(f"vkDestroyDataGraphPipelineSessionARM({label})", self.arm.destroy_session, p.session)
+            if p.pipeline is not None:
+                release(f"vkDestroyPipeline({label})", vk.vkDestroyPipeline, self.handle, p.pipeline, None)
+            if p.layout is not None:
+                release(f"vkDestroyPipelineLayout({label})", vk.vkDestroyPipelineLayout, self.handle, p.layout, None)
+            for sl in p.set_layouts:
+                release(f"vkDestroyDescriptorSetLayout({label})", vk.vkDestroyDescriptorSetLayout, self.handle, sl,
+                        None)
+            if p.pool is not None:
+                release(f"vkDestroyDescriptorPool({label})", vk.vkDestroyDescriptorPool, self.handle, p.pool, None)

@@ -1,0 +1,159 @@
+"""The compiled code of dataclasses' generated methods, kept between runs (start-up, issue 11).
+
+Building a dataclass compiles the source text of each method it generates (``__init__``,
+``__repr__``, ``__eq__``, ``__hash__``, the frozen ``__setattr__``...): 0.4-1 ms a class, most of
+the cost of the fifty-odd classes a ``kernellab run`` imports. A method's text depends only on
+the class's fields and options, and the same text compiles to the same code, so the code is
+kept by its text in the user's cache folder; :func:`install` (the CLI calls it before importing
+any command) has :mod:`dataclasses` take it from there. The classes built are exactly those the
+standard library builds: only the ``compile`` of an identical text is skipped.
+"""
+from __future__ import annotations
+
+import builtins
+import contextlib
+import dataclasses
+import gc
+import marshal
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+#: a bound on a file: a command builds a few hundred methods (``run`` on buffers: about 270)
+MAX_ENTRIES = 1024
+
+
+class CodeCache:
+    """Code by source text, loaded from and saved to one file. Each entry stays marshalled bytes
+    until a class asks for it, so entries this run does not use cost a copy, not a code object."""
+
+    def __init__(self, file: Path):
+        self.file = file
+        self.blobs = self._load()
+        self.added = 0
+        self.used: set[str] = set()
+
+    def _load(self) -> dict[str, bytes]:
+        try:
+            with open(self.file, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                # code is run from this file: only the user's own, and not writable by others
+                if st.st_uid != os.getuid() or st.st_mode & 0o022:
+                    return {}
+                data = fh.read()
+            # loads of the bytes: marshal.load on a file reads it item by item, many times slower
+            loaded = marshal.loads(data)
+        except (OSError, EOFError, ValueError, TypeError):
+            return {}  # absent, or from an interrupted write: compile as usual and replace it
+        if not isinstance(loaded, dict):
+            return {}
+        return {k: v for k, v in loaded.items() if isinstance(k, str) and isinstance(v, bytes)}
+
+    def exec(self, source: Any, globals: dict[str, Any] | None = None,
+             locals: dict[str, Any] | None = None) -> None:
+        """``exec`` as :mod:`dataclasses` calls it, with the compiled code of ``source`` kept."""
+        if not isinstance(source, str):
+            return builtins.exec(source, globals, locals)
+        code = self._kept(source)
+        if code is None:
+            # dont_inherit: the text compiles with no __future__ flags, as dataclasses' own exec does
+            code = compile(source, "<string>", "exec", dont_inherit=True)
+            self.blobs[source] = marshal.dumps(code)
+            self.added += 1
+        self.used.add(source)
+        return builtins.exec(code, globals, locals)
+
+    def _kept(self, source: str) -> CodeType | None:
+        blob = self.blobs.get(source)
+        if blob is None:
+            return None
+        try:
+            code = marshal.loads(blob)
+        except (EOFError, ValueError, TypeError):
+            return None
+        return code if isinstance(code, CodeType) else None
+
+    def save(self) -> None:
+        """Write the file when this process compiled new texts (temp file, then rename)."""
+        if not self.added:
+            return
+        if len(self.blobs) > MAX_ENTRIES:  # keep what this process used: the file is read on each start
+            self.blobs = {text: blob for text, blob in self.blobs.items() if text in self.used}
+        import tempfile
+
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, tmp = tempfile.mkstemp(prefix=".classcode.", dir=self.file.parent)
+        except OSError:
+            return  # a cache that cannot be written only costs time
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(marshal.dumps(self.blobs))
+            os.replace(tmp, self.file)
+            self.added = 0
+        except (OSError, ValueError):
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+_installed: CodeCache | None = None
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No garbage collection inside the block (start-up: imports and reading the workload).
+
+    Importing allocates tens of thousands of objects that live until exit, and every few hundred
+    allocations the collector walks them all to find no garbage: about a tenth of a ``tiny`` run.
+    Nothing the block builds is a cycle to free; collection resumes after it as it was."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def cache_file(cache_dir: Path, command: str) -> Path:
+    """The file of one command for this interpreter (code objects are only valid for the version
+    that made them): one per command, so a start reads only the code that command builds."""
+    tag = f"{sys.implementation.cache_tag}-{sys.hexversion:x}"
+    return cache_dir / "python" / f"classcode-{command}-{tag}.marshal"
+
+
+def install(command: str) -> CodeCache | None:
+    """Have :mod:`dataclasses` use the kept code of ``command`` from now on (once per process);
+    the file is written at exit when new classes were built. Off with ``KERNELLAB_NO_CACHE=1``."""
+    global _installed
+    if _installed is not None:
+        return _installed
+    from kernellab import config
+
+    settings = config.get()
+    if not settings.compile_cache:
+        return None
+    _installed = CodeCache(cache_file(settings.cache_dir, command))
+    # dataclasses looks ``exec`` up in its module globals before the builtins
+    dataclasses.exec = _installed.exec  # type: ignore[attr-defined]
+    import atexit
+
+    atexit.register(_installed.save)
+    return _installed
+
+
+def uninstall() -> None:
+    """Back to the standard ``exec`` (tests)."""
+    global _installed
+    if _installed is not None:
+        import atexit
+
+        atexit.unregister(_installed.save)
+        _installed.save()
+        _installed = None
+    dataclasses.__dict__.pop("exec", None)

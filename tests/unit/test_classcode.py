@@ -1,0 +1,115 @@
+"""The dataclass method code kept between runs (issue 11, start-up): the classes built from kept
+code behave as the standard library builds them, a bad file is ignored, and the file stays bounded."""
+from __future__ import annotations
+
+import dataclasses
+import gc
+import marshal
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernellab import classcode
+from kernellab.classcode import CodeCache
+
+
+def _build(cache: CodeCache) -> type:
+    """A frozen, ordered dataclass built through ``cache`` (as installed, without installing)."""
+    saved = dataclasses.__dict__.get("exec")
+    dataclasses.exec = cache.exec  # type: ignore[attr-defined]
+    try:
+        @dataclasses.dataclass(frozen=True, order=True)
+        class Point:
+            x: int
+            y: int = 2
+            tags: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+        return Point
+    finally:
+        if saved is None:
+            dataclasses.__dict__.pop("exec", None)
+        else:
+            dataclasses.exec = saved  # type: ignore[attr-defined]
+
+
+def _check(point: type) -> None:
+    p = point(1)
+    assert (p.x, p.y, p.tags) == (1, 2, ())
+    assert repr(p) == f"{point.__qualname__}(x=1, y=2, tags=())"
+    assert p == point(1, 2, ("other",)) and point(1) < point(2)
+    assert hash(p) == hash(point(1, 2))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.x = 3  # type: ignore[misc]
+    assert dataclasses.replace(p, y=5).y == 5 and dataclasses.asdict(p) == {"x": 1, "y": 2, "tags": ()}
+    # the __init__ annotations are the fields' types, as in the standard build: with __future__
+    # flags leaking into the compile they would be the generated code's own names ("_type_x")
+    assert point.__init__.__annotations__["x"] == dataclasses.fields(point)[0].type
+
+
+def test_kept_code_builds_the_same_class_as_the_standard_library(tmp_path: Path) -> None:
+    file = tmp_path / "codes.marshal"
+    first = CodeCache(file)
+    _check(_build(first))
+    assert first.added > 0
+    first.save()
+    assert file.is_file() and not file.stat().st_mode & 0o077
+
+    again = CodeCache(file)
+    assert set(again.blobs) == set(first.blobs)
+    built = _build(again)
+    assert again.added == 0  # every method came from the file: nothing compiled
+    _check(built)
+
+
+def test_a_corrupt_or_foreign_file_is_ignored(tmp_path: Path) -> None:
+    file = tmp_path / "codes.marshal"
+    file.write_bytes(b"\x00not marshal")
+    assert CodeCache(file).blobs == {}
+    file.write_bytes(marshal.dumps({"def f(): pass": b"garbage"}))
+    cache = CodeCache(file)
+    _check(_build(cache))  # an entry that does not unmarshal is compiled again
+    file.write_bytes(marshal.dumps({"text": b""}))
+    file.chmod(0o666)  # writable by others: code is never run from it
+    assert CodeCache(file).blobs == {}
+
+
+def test_the_file_keeps_what_a_run_used_once_it_is_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(classcode, "MAX_ENTRIES", 3)
+    file = tmp_path / "codes.marshal"
+    file.write_bytes(marshal.dumps({f"old {i}": b"x" for i in range(3)}))
+    file.chmod(0o600)
+    cache = CodeCache(file)
+    _build(cache)
+    cache.save()
+    kept = marshal.loads(file.read_bytes())
+    assert not any(text.startswith("old") for text in kept) and set(kept) == cache.used
+
+
+def test_the_collector_is_paused_inside_the_block_only() -> None:
+    assert gc.isenabled()
+    with classcode.collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with classcode.collector_paused():
+            pass
+        assert not gc.isenabled()  # left as it was found
+    finally:
+        gc.enable()
+
+
+def test_the_program_keeps_class_code_and_exits_with_the_status(tmp_path: Path) -> None:
+    env = {**os.environ, "KERNELLAB_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("KERNELLAB_NO_CACHE", None)
+    code = "from kernellab.cli import program; program()"
+    bad = tmp_path / "missing.json"
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", code, "validate", str(bad)], capture_output=True, text=True,
+                              env=env)
+        assert proc.returncode == 2, proc.stderr
+        assert "missing.json" in proc.stderr and "Traceback" not in proc.stderr
+    files = list((tmp_path / "cache" / "python").glob("classcode-validate-*.marshal"))
+    assert len(files) == 1 and marshal.loads(files[0].read_bytes())
