@@ -4,8 +4,8 @@ Building a dataclass compiles the source text of each method it generates (``__i
 ``__repr__``, ``__eq__``, ``__hash__``, the frozen ``__setattr__``...): 0.4-1 ms a class, most of
 the cost of the fifty-odd classes a ``kernellab run`` imports. A method's text depends only on
 the class's fields and options, and the same text compiles to the same code, so the code is
-kept by its text in the user's cache folder; :func:`install` (the CLI calls it before importing
-any command) has :mod:`dataclasses` take it from there. The classes built are exactly those the
+kept by its text in the user's cache folder; :func:`install` (``cli.program`` calls it before
+the command's modules load) has :mod:`dataclasses` take it from there. The classes built are exactly those the
 standard library builds: only the ``compile`` of an identical text is skipped.
 """
 from __future__ import annotations
@@ -41,7 +41,8 @@ class CodeCache:
             with open(self.file, "rb") as fh:
                 st = os.fstat(fh.fileno())
                 # code is run from this file: only the user's own, and not writable by others
-                if st.st_uid != os.getuid() or st.st_mode & 0o022:
+                getuid = getattr(os, "getuid", None)  # POSIX; elsewhere the mode check alone
+                if (getuid is not None and st.st_uid != getuid()) or st.st_mode & 0o022:
                     return {}
                 data = fh.read()
             # loads of the bytes: marshal.load on a file reads it item by item, many times slower
@@ -109,8 +110,8 @@ def collector_paused() -> Iterator[None]:
     """No garbage collection inside the block (start-up: imports and reading the workload).
 
     Importing allocates tens of thousands of objects that live until exit, and every few hundred
-    allocations the collector walks them all to find no garbage: about a tenth of a ``tiny`` run.
-    Nothing the block builds is a cycle to free; collection resumes after it as it was."""
+    allocations the collector walks the young ones to find no garbage. Nothing the block builds
+    is a cycle to free; collection resumes after it as it was."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

@@ -7,6 +7,7 @@ Each subcommand lives in its own module under ``kernellab.commands`` exposing
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -155,9 +156,13 @@ def program() -> NoReturn:
     command = _named_command(None)
     quick = command in QUICK_EXIT_COMMANDS
     if command is not None and quick:
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # importing dataclasses (inspect, ast) makes only objects that live to the end
         from kernellab import classcode
 
         classcode.install(command)  # before the command's modules build their dataclasses
+        if gc_was_enabled:
+            gc.enable()
     status = main()
     threading = sys.modules.get("threading")
     if not quick or (threading is not None and threading.active_count() > 1):
