@@ -37,3 +37,15 @@ def test_first_dimension_leaves_inner_may_not(tmp_path: Path) -> None:
     assert terms.static_index_leaves_array(path, 9, 9, 8) == ("L", False)
     assert terms.static_index_leaves_array(path, 10, 4, 4) == ("L", True)
     assert terms.static_index_leaves_array(path, 9, 3, 3) is None  # no array on the line has it
+
+
+def test_dimensions_evaluated_as_c_without_running_hostile_text(tmp_path: Path) -> None:
+    path = tmp_path / "k.cl"
+    # a power would parse as Python and never finish; C has no such operator: not a constant
+    path.write_text("#define HUGE 9**9**9**9\n#define Q (-7 / 2)\n#define R (7 % -3)\n"
+                    "__kernel void k() { int a[HUGE]; int b[Q + 10]; int c[R + 4]; int d[1 << 80]; }\n")
+    declared = terms.array_declarations(str(path))
+    assert declared["a"] == ((None,),)
+    assert declared["b"] == ((7,),)   # C truncates toward zero: -7 / 2 == -3
+    assert declared["c"] == ((5,),)   # and 7 % -3 == 1
+    assert declared["d"] == ((None,),)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -124,14 +125,33 @@ def _constant(text: str, defines: dict[str, str], depth: int = 0) -> int | None:
     if not re.fullmatch(r"[\d\s+\-*/%()]+", text):
         return None
     try:
-        tree = ast.parse(text, mode="eval")
-        if not all(isinstance(n, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator,
-                                  ast.unaryop)) for n in ast.walk(tree)):
-            return None
-        value = eval(compile(tree, "<dimension>", "eval"), {"__builtins__": {}})  # digits and operators only
-        return int(value)
-    except (SyntaxError, ValueError, ZeroDivisionError, TypeError):
+        return _arithmetic(ast.parse(text, mode="eval").body)
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
         return None
+
+
+#: C's integer operators on array sizes; no power (``**`` parses, and 9**9**9 would never end)
+_BINARY: dict[type, Callable[[int, int], int]] = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: int(a / b), ast.FloorDiv: lambda a, b: int(a / b),
+    ast.Mod: lambda a, b: a - b * int(a / b)}
+_LARGEST = 1 << 64
+
+
+def _arithmetic(node: ast.expr) -> int | None:
+    """An integer expression of a kernel's #defines, evaluated as C would (truncating division);
+    None for anything else or a value no array dimension can have."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        value: int | None = node.value
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _arithmetic(node.operand)
+        value = None if inner is None else (-inner if isinstance(node.op, ast.USub) else inner)
+    elif isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _arithmetic(node.left), _arithmetic(node.right)
+        value = None if left is None or right is None else _BINARY[type(node.op)](left, right)
+    else:
+        return None
+    return value if value is not None and abs(value) < _LARGEST else None
 
 
 @lru_cache(maxsize=64)
