@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from kernellab.testing.kernels import tiled_matmul_cl
+
 VADD_SCRIPT = """\
 import sys
 import numpy as np
@@ -57,25 +59,7 @@ cl.enqueue_copy(queue, c, cb)
 np.save(sys.argv[1], c)
 """
 
-MATMUL_KERNEL = """\
-#define TILE 16
-__kernel void matmul(__global const float *A, __global const float *B, __global float *C, int n) {
-  __local float As[TILE][TILE];
-  __local float Bs[TILE][TILE];
-  int row = get_global_id(1), col = get_global_id(0);
-  int ly = get_local_id(1), lx = get_local_id(0);
-  float acc = 0.0f;
-  for (int t = 0; t < n / TILE; ++t) {
-    As[ly][lx] = A[row * n + t * TILE + lx];
-    Bs[ly][lx] = B[(t * TILE + ly) * n + col];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int k = 0; k < TILE; ++k)
-      acc += As[ly][k] * Bs[k][lx];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  C[row * n + col] = acc;
-}
-"""
+MATMUL_KERNEL = tiled_matmul_cl(tile=16)
 
 OCLGRIND_DIRECT = """\
 import os, sys

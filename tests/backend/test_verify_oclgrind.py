@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from kernellab.commands import verify as verify_cmd
+from kernellab.testing.kernels import tiled_matmul_cl
 from kernellab.verify import verify
 
 GLOBAL_64 = {"type": "array", "size": 64, "address_space": "global"}
@@ -68,25 +69,7 @@ PLANTED: dict[str, tuple[str, list[dict[str, Any]], list[int], list[int], str, i
         "}\n", [GLOBAL_64, GLOBAL_64, LOCAL_32], [16], [8], "unwaited-event", None),
 }
 
-MATMUL = """\
-#define TILE 8
-__kernel void matmul(__global const float *A, __global const float *B, __global float *C, int n) {
-  __local float As[TILE][TILE];
-  __local float Bs[TILE][TILE];
-  int row = get_global_id(1), col = get_global_id(0);
-  int ly = get_local_id(1), lx = get_local_id(0);
-  float acc = 0.0f;
-  for (int t = 0; t < n / TILE; ++t) {
-    As[ly][lx] = A[row * n + t * TILE + lx];
-    Bs[ly][lx] = B[(t * TILE + ly) * n + col];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int k = 0; k < TILE; ++k)
-      acc += As[ly][k] * Bs[k][lx];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  C[row * n + col] = acc;
-}
-"""
+MATMUL = tiled_matmul_cl(tile=8)
 
 REDUCE = """\
 __kernel void reduce(__global const float *in, __global float *partial, __local float *scratch) {
