@@ -46,7 +46,8 @@ OPENCL_CACHE = "clspv-vs-opencl.opencl.jsonl"
 _NOT_CHECKED = (("spirv-val", ("spirv-val failed",)), ("clspv-failed", ("with clspv", "clspv:")),
                 ("refused", ("not supported by the SPIR-V checker", "not checked", "is refused")),
                 ("limit", ("past the checker's limit", "the checker's limit")))
-VULKAN_COLUMNS = ("defects", "verified", "refused", "spirv-val", "clspv-failed", "limit", "timeout", "error")
+VULKAN_COLUMNS = ("defects", "verified", "refused", "spirv-val", "clspv-failed", "limit", "timeout", "import-failed",
+                  "error")
 OPENCL_ROWS = ("defects", "verified", "error")
 
 
@@ -80,8 +81,10 @@ def vulkan_path(launch: Path, work: Path, kernellab: Path, timeout: float) -> di
     if verdict == "error":
         text = err.decode(errors="replace")
         verdict = next((name for name, marks in _NOT_CHECKED if any(m in text for m in marks)), "error")
-        if verdict == "clspv-failed":  # the line with clspv's exit status, not the repro command
-            o.message = next((l.strip() for l in text.splitlines() if "with clspv" in l), o.message)[:300]
+        if verdict == "clspv-failed":  # clspv's error and exit status, not the repro command
+            status = next((l.rsplit("failed", 1)[-1].strip() for l in text.splitlines() if "with clspv" in l), "")
+            error = next((l.strip() for l in text.splitlines() if "error:" in l), "clspv failed")
+            o.message = f"{error} {status}".strip()[:300]
     row = {"verdict": verdict, "defect_kinds": o.defect_kinds, "seconds": round(o.seconds, 2), "message": o.message}
     if verdict in ("defects", "verified"):
         doc = json.loads(out)
@@ -95,17 +98,23 @@ def _first_line(text: str) -> str:
     return next((l for l in lines if "error" in l.lower()), lines[-1] if lines else "")[:300]
 
 
-def accesses_left(kernel: Path, entry: str, options: str = "-O0 -g") -> dict[str, int] | str:
-    """The memory accesses of ``entry`` in clspv's module for checking, by storage class and kind
+def accesses_left(kernel: Path, entry: str) -> dict[str, int] | str:
+    """The memory accesses of ``entry`` in the clspv module ``kernellab verify --vulkan`` checks
+    (``-O0 -g``, else clspv's default build when that fails), by storage class and kind
     (``Workgroup:write``...): what the compiler left for the checker to see."""
     from kernellab.compile.pipeline import CompileRequest, Compiler
     from kernellab.spirvsim.module import load
-    try:
-        data = Compiler(CompileRequest(source=kernel, language="opencl-c", entry=entry,
-                                       build_options=options)).vulkan_module().data
-        module = load(data, entry)
-    except Exception as exc:  # a module the checker refuses: the row says so already
-        return f"({type(exc).__name__})"
+    failed = ""
+    for options in ("-O0 -g", "-g"):
+        try:
+            data = Compiler(CompileRequest(source=kernel, language="opencl-c", entry=entry,
+                                           build_options=options)).vulkan_module().data
+            module = load(data, entry)
+            break
+        except Exception as exc:  # a module the checker refuses: the row says so already
+            failed = f"({type(exc).__name__} at {options})"
+    else:
+        return failed
     counts: Counter[str] = Counter()
     for fn in module.functions.values():
         for block in fn.blocks.values():
@@ -121,7 +130,7 @@ def accesses_left(kernel: Path, entry: str, options: str = "-O0 -g") -> dict[str
                 if storage in ("Function", "Private", "Input", "PushConstant"):
                     continue
                 counts[f"{storage}:{kind}"] += 1
-    return dict(sorted(counts.items()))
+    return dict(sorted(counts.items()), **({"clspv -O0 failed, default build": 1} if failed else {}))
 
 
 def opencl_results(path: Path | None, cache: Path | None = None) -> dict[str, dict[str, Any]]:

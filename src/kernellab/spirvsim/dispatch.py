@@ -230,7 +230,9 @@ def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding], gs: 
                                  "one buffer are not supported by the SPIR-V checker")
             label = "StorageBuffer" if writable or storage == "StorageBuffer" else "Uniform"
             region = Region.make(b.uid, label, GLOBAL, 1, size, data[b.offset:b.offset + size], writable=writable)
-            region.track_accessors(_buffer_unit(module), np.int32 if invocations < 2 ** 31 else np.int64)
+            # who accessed a buffer is kept per unit of the smallest scalar any buffer access uses
+            region.track_accessors(_granule(module, "StorageBuffer", "Uniform"),
+                                   np.int32 if invocations < 2 ** 31 else np.int64)
             owners[okey] = region
         if writable and region.shadow is None:
             region.writable = True
@@ -253,20 +255,12 @@ def _used(module: Module, vid: int) -> bool:
     return vid in cache
 
 
-def _granule(module: Module, storage: str) -> int:
-    """The shadow unit of a storage class: its smallest accessed scalar. Scalars sit at offsets
+def _granule(module: Module, *storage: str) -> int:
+    """The shadow unit of storage classes: their smallest accessed scalar. Scalars sit at offsets
     that are multiples of their size (Vulkan's layout rules; our natural layout), so every access
     covers whole units."""
-    sizes = [s.nbytes for t in module.types.values() if t.kind == "pointer" and t.storage == storage and t.elem
+    sizes = [s.nbytes for t in module.types.values() if t.kind == "pointer" and t.storage in storage and t.elem
              for _, s in t.elem.leaves]
-    return min(sizes, default=1)
-
-
-def _buffer_unit(module: Module) -> int:
-    """Bytes per unit of a buffer's accessor record: the smallest scalar the module accesses in a
-    buffer (every access covers whole units of it, as for :func:`_granule`)."""
-    sizes = [s.nbytes for t in module.types.values() if t.kind == "pointer" and t.elem
-             and t.storage in ("StorageBuffer", "Uniform") for _, s in t.elem.leaves]
     return min(sizes, default=1)
 
 
