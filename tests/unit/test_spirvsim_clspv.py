@@ -14,28 +14,10 @@ import pytest
 
 from kernellab import tools
 from kernellab.spirvsim import Binding, check_dispatch
+from kernellab.testing.kernels import tiled_matmul_cl
 
 HAS_CLSPV = tools.find("clspv") is not None or importlib.util.find_spec("pyclspv") is not None
 pytestmark = pytest.mark.skipif(not HAS_CLSPV, reason="needs clspv: pip install pyclspv")
-
-MATMUL = """#define TILE 16
-__kernel void matmul(__global const float *A, __global const float *B, __global float *C, int n) {
-  __local float As[TILE][TILE];
-  __local float Bs[TILE][TILE];
-  int row = get_global_id(1), col = get_global_id(0);
-  int ly = get_local_id(1), lx = get_local_id(0);
-  float acc = 0.0f;
-  for (int t = 0; t < n / TILE; ++t) {
-    As[ly][lx] = A[row * n + t * TILE + lx];
-    Bs[ly][lx] = B[(t * TILE + ly) * n + col];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int k = 0; k < TILE; ++k)
-      acc += As[ly][k] * Bs[k][lx];
-    SECOND
-  }
-  C[row * n + col] = acc;
-}
-"""
 
 
 def clspv(source: str, tmp: Path, *options: str) -> bytes:
@@ -59,18 +41,18 @@ def run(spv: bytes, n: int):
 
 
 def test_clspv_tiled_matmul_verified(tmp_path):
-    r, c, expect = run(clspv(MATMUL.replace("SECOND", "barrier(CLK_LOCAL_MEM_FENCE);"), tmp_path), 64)
+    r, c, expect = run(clspv(tiled_matmul_cl(), tmp_path), 64)
     assert r.findings == [] and r.local_size == (16, 16, 1)
     np.testing.assert_allclose(c, expect, rtol=1e-5)
 
 
 def test_clspv_tiled_matmul_without_second_barrier_races(tmp_path):
-    r, _, _ = run(clspv(MATMUL.replace("SECOND", ""), tmp_path), 32)
+    r, _, _ = run(clspv(tiled_matmul_cl(second_barrier=""), tmp_path), 32)
     assert {(f.kind, f.storage, f.scope) for f in r.findings} == {("data-race", "workgroup", "intra-workgroup")}
 
 
 def test_clspv_barrier_in_divergent_code(tmp_path):
-    r, _, _ = run(clspv(MATMUL.replace("SECOND", "if (lx < 8) barrier(CLK_LOCAL_MEM_FENCE);"), tmp_path), 32)
+    r, _, _ = run(clspv(tiled_matmul_cl(second_barrier="if (lx < 8) barrier(CLK_LOCAL_MEM_FENCE);"), tmp_path), 32)
     assert "barrier-divergence" in {f.kind for f in r.findings}
 
 
