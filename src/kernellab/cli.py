@@ -7,6 +7,7 @@ Each subcommand lives in its own module under ``kernellab.commands`` exposing
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import importlib
 import os
@@ -17,6 +18,8 @@ from typing import NoReturn
 from kernellab import __version__
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+#: the options every command takes, before or after its name, that take a value
+GLOBAL_VALUED = ("--log-level", "--tool-timeout")
 
 #: the subcommands in the order ``--help`` lists them, with its line for each: ``--help`` and
 #: ``--version`` import no command module (issue 11: under 50 ms). tests/unit/test_cli_startup.py
@@ -56,7 +59,7 @@ def _named_command(argv: Sequence[str] | None) -> str | None:
     """The subcommand the command line names, if its first word is one (cheap, before parsing)."""
     words = list(sys.argv[1:] if argv is None else argv)
     for before, word in zip([""] + words, words):
-        if not word.startswith("-") and before != "--log-level":  # skip the global option's value
+        if not word.startswith("-") and before not in GLOBAL_VALUED:  # skip a global option's value
             return word if word in COMMAND_MODULES else None
     return None
 
@@ -69,6 +72,7 @@ def build_parser(argv: Sequence[str] | None = None, *, only_named: bool = False)
     parser = _Parser(prog="kernellab", description="Run, inspect and check GPU compute kernels described in JSON.")
     parser.add_argument("--version", action="version", version=f"kernellab {__version__}")
     _add_log_level(parser, default=None)
+    _add_tool_timeout(parser, default=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, summary in COMMANDS.items():
         if only_named and named is None:
@@ -80,12 +84,32 @@ def build_parser(argv: Sequence[str] | None = None, *, only_named: bool = False)
         # after the command too; SUPPRESS keeps a value given before the command
         if "--log-level" not in command._option_string_actions:
             _add_log_level(command, default=argparse.SUPPRESS)
+        if "--tool-timeout" not in command._option_string_actions:
+            _add_tool_timeout(command, default=argparse.SUPPRESS)
     return parser
 
 
 def _add_log_level(parser: argparse.ArgumentParser, *, default: object) -> None:
     parser.add_argument("--log-level", default=default, choices=LOG_LEVELS, type=str.lower,
                         help="logging verbosity (default: warning); before or after the command")
+
+
+def _add_tool_timeout(parser: argparse.ArgumentParser, *, default: object) -> None:
+    parser.add_argument("--tool-timeout", metavar="SECONDS", default=default,
+                        help="stop an external tool (compiler, validator, ...) that runs longer than this "
+                             "(default 300, or KERNELLAB_TOOL_TIMEOUT; 0: no limit); before or after the command")
+
+
+def _tool_timeout(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:
+    """``--tool-timeout`` for this process (its settings) and the workers it starts (the environment)."""
+    value = getattr(args, "tool_timeout", None)
+    if value is None:
+        return contextlib.nullcontext()
+    from kernellab import config
+
+    seconds = config.parse_tool_timeout(value)  # a bad value: UsageError, exit 2
+    os.environ["KERNELLAB_TOOL_TIMEOUT"] = value
+    return config.override(tool_timeout=seconds)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -116,7 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     install_signal_cleanup()
     try:
-        return int(args.func(args) or 0)
+        with _tool_timeout(args):
+            return int(args.func(args) or 0)
     except KernellabError as exc:
         print(f"kernellab: error: {exc}" if exc.exit_status != 2 else str(exc), file=sys.stderr)
         return exc.exit_status

@@ -16,6 +16,37 @@ def _default_cache_dir() -> Path:
     return Path(base) / "kernellab"
 
 
+#: the time limit of one external tool run: clspv runs for minutes on large kernels but never
+#: finishes on a few (issue: GPUVerify's globalarray/fail), and a workload must not hang kernellab
+DEFAULT_TOOL_TIMEOUT = 300.0
+
+
+def parse_tool_timeout(text: str, name: str = "--tool-timeout") -> float | None:
+    """Seconds from the environment or the command line: a positive number, or 0 for no limit."""
+    from kernellab.errors import UsageError
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds >= 0 or seconds == float("inf"):
+        raise UsageError(f"{name}: expected a number of seconds (0 for no limit), got {text!r}")
+    return seconds or None
+
+
+def _environ_tool_timeout(text: str) -> float | None:
+    """KERNELLAB_TOOL_TIMEOUT; a bad value is warned about, not raised: settings are read before
+    the command line is, where an error would end in a traceback."""
+    from kernellab.errors import UsageError
+    if not text.strip():
+        return DEFAULT_TOOL_TIMEOUT
+    try:
+        return parse_tool_timeout(text, "KERNELLAB_TOOL_TIMEOUT")
+    except UsageError as exc:
+        import logging
+        logging.getLogger("kernellab.config").warning("%s; using %g s", exc, DEFAULT_TOOL_TIMEOUT)
+        return DEFAULT_TOOL_TIMEOUT
+
+
 @dataclass(frozen=True)
 class Config:
     #: where compiled artifacts (SPIR-V, pipeline caches, stage outputs) are kept
@@ -29,6 +60,9 @@ class Config:
     #: whether compiled artifacts are kept in ``cache_dir`` by default (off: KERNELLAB_NO_CACHE=1
     #: or ``kernellab run --no-cache``)
     compile_cache: bool = True
+    #: seconds an external tool (compiler, validator, disassembler) may run before it is killed;
+    #: None for no limit (KERNELLAB_TOOL_TIMEOUT=0, or ``--tool-timeout 0``)
+    tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
 
     @classmethod
     def from_environ(cls) -> Config:
@@ -39,6 +73,7 @@ class Config:
             log_level=env.get("KERNELLAB_LOG_LEVEL", "WARNING").upper(),
             vulkan_validation=env.get("KERNELLAB_VULKAN_VALIDATION", "") not in ("", "0"),
             compile_cache=env.get("KERNELLAB_NO_CACHE", "") in ("", "0"),
+            tool_timeout=_environ_tool_timeout(env.get("KERNELLAB_TOOL_TIMEOUT", "")),
         )
 
 

@@ -135,6 +135,13 @@ class MissingToolError(ToolError):
     """A tool needed for a stage or a backend is not installed; the message names the package."""
 
 
+class ToolTimeoutError(ToolError):
+    """An external tool ran past its time limit and was killed. Exit status 1, not 2: the input
+    may be valid (clspv loops forever on some correct kernels) and a busy machine can be the
+    cause, so it is not reported as bad input; nor is it a :class:`CompileError`, which callers
+    answer by compiling again."""
+
+
 class DeviceError(KernellabError):
     """No usable device, or a device-level failure (lost device, out of memory)."""
 

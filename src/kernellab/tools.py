@@ -19,10 +19,10 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kernellab import config
-from kernellab.errors import MissingToolError, ToolError, ToolFailure
+from kernellab.errors import MissingToolError, ToolError, ToolFailure, ToolTimeoutError
 
 if TYPE_CHECKING:
     import subprocess
@@ -77,6 +77,149 @@ OUTPUT = TempFile("output")
 
 Arg = str | os.PathLike[str] | TempFile
 
+#: how much of the output of a program stopped at its time limit the error shows (its end)
+_TIMEOUT_LOG = 4000
+#: how much of a program's standard error (its log) is kept from its start and from its end: clspv
+#: stuck on some kernels writes megabytes a second there until it is stopped
+_LOG_KEEP = 256 * 1024
+
+
+class _Expired(Exception):
+    """A program passed its time limit and was killed; what it wrote until then."""
+
+    def __init__(self, stdout: bytes, stderr: bytes):
+        super().__init__("time limit passed")
+        self.stdout, self.stderr = stdout, stderr
+
+
+class _Log:
+    """A program's standard error: its first and last :data:`_LOG_KEEP` bytes."""
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = _LOG_KEEP - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        if len(self.tail) > 2 * _LOG_KEEP:
+            cut = len(self.tail) - _LOG_KEEP
+            self.dropped += cut
+            del self.tail[:cut]
+
+    def bytes(self) -> bytes:
+        gap = f"\n[... {self.dropped} bytes of the log left out ...]\n".encode() if self.dropped else b""
+        return bytes(self.head + gap + self.tail)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the program and everything it started (its own session: see :func:`run_bounded`),
+    close the pipes and reap it."""
+    import signal
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()  # the group is gone already; the program itself may not be reaped yet
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+    proc.wait()
+
+
+def run_bounded(argv: Sequence[str], *, input: bytes | None, cwd: str | os.PathLike[str] | None,
+                env: dict[str, str], timeout: float | None) -> subprocess.CompletedProcess[bytes]:
+    """Run ``argv`` with its output captured, for at most ``timeout`` seconds (None: no limit).
+
+    The program runs in a session of its own, so the time limit, an interrupt (Ctrl-C reaches
+    kernellab only) or any other exception here kills it with every process it started: none is
+    left running, nor holding the pipes open. Raises :class:`_Expired` past the limit. Standard
+    input is ``input`` (from a temporary file) or empty: a program never waits for the terminal.
+    Standard output is kept whole; standard error as :class:`_Log` keeps it.
+    """
+    import subprocess  # here: a run that finds every artifact in the cache starts no program
+
+    stdin: Any = subprocess.DEVNULL
+    if input is not None:
+        stdin = tempfile.TemporaryFile()
+        stdin.write(input)
+        stdin.seek(0)
+    try:
+        proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                                env=env, start_new_session=True)
+    finally:
+        if input is not None:
+            stdin.close()  # the program has its own descriptor of the file
+    try:
+        with _dies_with_kernellab(proc):
+            out, err = _collect(proc, timeout)
+    except BaseException:
+        _kill_group(proc)
+        raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+@contextlib.contextmanager
+def _dies_with_kernellab(proc: subprocess.Popen[bytes]) -> Any:
+    """SIGTERM or SIGHUP to kernellab while the program runs kill its process group first: in a
+    session of its own, the program would otherwise outlive kernellab (and its time limit). Then
+    the signal takes its course as before (the staged-file clean-up, or death by the signal)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread can handle signals; the exception path still kills the group
+        return
+    previous: dict[int, Any] = {}
+
+    def handler(signum: int, frame: Any) -> None:
+        _kill_group(proc)
+        for num, old in previous.items():
+            signal.signal(num, old)
+        previous.clear()
+        signal.raise_signal(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        previous[signum] = signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        for num, old in previous.items():
+            signal.signal(num, old)
+
+
+def _collect(proc: subprocess.Popen[bytes], timeout: float | None) -> tuple[bytes, bytes]:
+    """The program's standard output and error once it has ended; :class:`_Expired` at the limit."""
+    import selectors
+    import subprocess
+    import time
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    out, err = bytearray(), _Log()
+    with selectors.DefaultSelector() as selector:
+        assert proc.stdout is not None and proc.stderr is not None
+        selector.register(proc.stdout, selectors.EVENT_READ, out.extend)
+        selector.register(proc.stderr, selectors.EVENT_READ, err.add)
+        while selector.get_map():
+            wait = None if deadline is None else deadline - time.monotonic()
+            if wait is not None and wait <= 0:
+                raise _Expired(bytes(out), err.bytes())
+            for key, _ in selector.select(wait):
+                chunk = os.read(key.fd, 1 << 16)
+                if chunk:
+                    key.data(chunk)
+                else:
+                    selector.unregister(key.fileobj)
+    try:
+        proc.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:  # it closed its output but runs on
+        raise _Expired(bytes(out), err.bytes()) from None
+    return bytes(out), err.bytes()
+
 
 @dataclass(frozen=True)
 class Tool:
@@ -98,19 +241,28 @@ class Tool:
 
     def run(self, args: Sequence[str | os.PathLike[str]], *, what: str, input: bytes | None = None,
             cwd: str | os.PathLike[str] | None = None, error: type[ToolError] = ToolError,
-            timeout: float | None = 600) -> subprocess.CompletedProcess[bytes]:
-        """Run the program; on a non-zero exit raise ``error`` with its log and a repro command."""
+            timeout: float | None = None) -> subprocess.CompletedProcess[bytes]:
+        """Run the program; on a non-zero exit raise ``error`` with its log and a repro command.
+
+        ``timeout`` is in seconds; None takes the configured limit (:data:`config.DEFAULT_TOOL_TIMEOUT`,
+        KERNELLAB_TOOL_TIMEOUT, ``--tool-timeout``). A program that passes it is killed with every
+        process it started, and :class:`ToolTimeoutError` says which limit to raise.
+        """
         argv = self._argv(args)
         env_extra = self.env
         env = {**os.environ, **env_extra}
+        limit = config.get().tool_timeout if timeout is None else timeout
         log.debug("run: %s", " ".join(argv))
-        import subprocess  # here: a run that finds every artifact in the cache starts no program
-
         try:
-            proc = subprocess.run(argv, input=input, capture_output=True, cwd=cwd, env=env, timeout=timeout)
-        except subprocess.TimeoutExpired as exc:
-            raise error(f"{what}: {self.name} did not finish within {timeout} s",
-                        ToolFailure(self.name, argv, -1, "", env_extra)) from exc
+            proc = run_bounded(argv, input=input, cwd=cwd, env=env, timeout=limit)
+        except _Expired as exc:
+            text = (exc.stdout + exc.stderr).decode(errors="replace")
+            if len(text) > _TIMEOUT_LOG:  # its end, from a line's start
+                text = text[-_TIMEOUT_LOG:].partition("\n")[2]
+            raise ToolTimeoutError(f"{what}: {self.name} did not finish within {limit:g} s and was stopped; "
+                                   f"if it only needs longer, raise the limit with --tool-timeout SECONDS "
+                                   f"or KERNELLAB_TOOL_TIMEOUT=SECONDS (0: no limit)",
+                                   ToolFailure(self.name, argv, -1, text, env_extra)) from None
         if proc.returncode != 0:
             text = (proc.stdout + proc.stderr).decode(errors="replace")
             raise error(f"{what}: {self.name} failed (exit {proc.returncode})",
@@ -119,14 +271,15 @@ class Tool:
 
     def transform(self, args: Sequence[Arg], *, what: str, input: bytes | None = None,
                   input_name: str = "input", output_name: str = "output",
-                  error: type[ToolError] = ToolError, timeout: float | None = 600) -> bytes:
+                  error: type[ToolError] = ToolError, timeout: float | None = None) -> bytes:
         """Run the program on files in a fresh temporary folder and return its output bytes.
 
         :data:`INPUT` and :data:`OUTPUT` in ``args`` become ``input_name`` and ``output_name`` in
         that folder; ``input`` (when given) is written to the input file first. The result is the
         output file's content, or the program's standard output when ``args`` names no
-        :data:`OUTPUT` (a checker such as spirv-val). Failures raise ``error`` as :meth:`run` does;
-        the folder is removed in every case.
+        :data:`OUTPUT` (a checker such as spirv-val). Failures raise ``error`` as :meth:`run` does
+        (a program past ``timeout`` is stopped as there); the folder, with anything half-written
+        in it, is removed in every case.
         """
         prefix = "kernellab-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", self.name) + "-"
         with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
@@ -165,13 +318,11 @@ class Tool:
 
 
 def _ask_version(tool: Tool) -> str:
-    import subprocess
-
     for flag in ("--version", "-version"):
         try:
-            proc = subprocess.run([str(tool.path), flag], capture_output=True,
-                                  env={**os.environ, **tool.env}, timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
+            proc = run_bounded([str(tool.path), flag], input=None, cwd=None, env={**os.environ, **tool.env},
+                               timeout=30)
+        except (OSError, _Expired):
             continue
         text = (proc.stdout or proc.stderr).decode(errors="replace").strip()
         if proc.returncode == 0 and text:

@@ -254,6 +254,11 @@ class LocalArgument:
     index: int
     name: str
     spec_id: int
+    #: clspv's reflection: bytes of one element of the array it declares, which need not be the
+    #: declared pointee type (``__local long *`` may be a ``uint`` array); 0 when not from clspv
+    element_size: int = 0
+    #: the parameter's type as clspv's reflection names it (``long*``), "" when it does not
+    type_name: str = ""
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,16 @@ workload formats, and the kernel-instantiation runner share it, so they cannot d
   order as a C struct, each at its natural alignment, padded to a multiple of 4 bytes; a struct's
   size and alignment come from the compiler (a :data:`Layout`);
 * the work-group size is specialization constants 0, 1, 2, else the kernel's
-  ``reqd_work_group_size``; ``__local`` pointer arguments take their element counts from
-  specialization constants 3, 4, ... in argument order;
+  ``reqd_work_group_size``; ``__local`` pointer arguments take their element counts (of the
+  declared pointee type) from specialization constants 3, 4, ... in argument order; on Vulkan
+  they reach clspv as bytes / the element size of the array clspv declares
+  (:func:`clspv_spec_values`);
 * a work-group size left to the runtime becomes :func:`default_local_size`, since a scenario
   dispatch counts whole work-groups.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from kernellab.errors import InputError
@@ -143,6 +145,48 @@ def local_counts(args: Iterable[Argument], spec_values: Mapping[int, int]) -> di
     """Parameter index -> element count of each ``__local`` parameter (default 1 element)."""
     locals_ = [a for a in args if a.kind == "local"]
     return {a.index: max(1, int(spec_values.get(FIRST_LOCAL_ARGUMENT_SPEC_ID + n, 1))) for n, a in enumerate(locals_)}
+
+
+class ClspvLocal(Protocol):
+    """A ``__local`` parameter as clspv's reflection gives it (``backends.base.LocalArgument``)."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def spec_id(self) -> int: ...
+
+    @property
+    def element_size(self) -> int: ...
+
+    @property
+    def type_name(self) -> str: ...
+
+
+def clspv_spec_values(spec_values: Mapping[int, int], local_arguments: Iterable[ClspvLocal],
+                      pointee_size: Callable[[str], int | None], file: str = "",
+                      pointer: str = "") -> dict[int, int]:
+    """``spec_values`` as a clspv module takes them: each ``__local`` argument's count, given in
+    elements of its declared pointee type (as on the OpenCL backend), becomes a count of the
+    elements of the array clspv declares for it, which may be another type (``__local long *``
+    may be a ``uint`` array: the declared count would give it half the bytes). A size that is not
+    a whole number of clspv's elements is an :class:`InputError` at ``file``/``pointer``.
+    ``pointee_size`` sizes a type name (``backends.opencl.parse_type``); unknown types are 1 byte,
+    as :func:`local_element_size` has them on the OpenCL backend."""
+    out = dict(spec_values)
+    for a in local_arguments:
+        if a.spec_id not in spec_values or a.element_size <= 0:
+            continue
+        pointee = a.type_name[:-1].strip() if a.type_name.endswith("*") else ""
+        declared = (pointee_size(pointee) or 1) if pointee else a.element_size
+        nbytes = int(spec_values[a.spec_id]) * declared
+        if nbytes % a.element_size:
+            raise InputError.at(file, pointer, f"__local argument {a.index} ({a.type_name or '?'}): specialization constant "
+                             f"{a.spec_id} = {spec_values[a.spec_id]} elements is {nbytes} bytes, which clspv's array "
+                             f"of {a.element_size}-byte elements cannot hold exactly: give a size that is a multiple "
+                             f"of {a.element_size} bytes")
+        out[a.spec_id] = nbytes // a.element_size
+    return out
 
 
 def local_count(nbytes: int, element_size: int) -> int:

@@ -66,7 +66,9 @@ def snapshot(args: argparse.Namespace) -> int:
     got: list[bytes] = []
     request_snapshot(program, device, args.stage, SnapshotFormat[args.format.upper()],
                      lambda size, data, info, sink: sink.append(data), got)
-    program.build(device)
+    # only the chain up to the stage asked for: a later stage's tool need not accept the options
+    # (clspv refuses clang's -include) for an earlier stage to be shown
+    program.compiler(device).artifact(args.stage)
     data = got[0]
     if args.output:
         write_bytes(args.output, data)

@@ -5,12 +5,15 @@ pyclspv's ``compile()`` takes no build options, but its library exports clspv's 
 ``clspvCompileFromSourcesString``; calling that takes the options clspv's own command line does
 (``-O0`` and ``-g``, which ``kernellab verify --vulkan`` compiles with, ``-cl-std=``, ...).
 ``-D``/``-U`` are written into the text (:func:`clspv_source`), the rest go to clspv. The
-compiler log goes to standard error; running clspv in a child process lets it be captured and
-gives a failure a repro command that can be pasted into a shell.
+compiler log goes to standard error; running clspv in a child process lets it be captured,
+gives a failure a repro command that can be pasted into a shell, and lets kernellab kill a
+compile that never ends (clspv loops on a few kernels; see ``Tool.run``'s time limit).
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import os
 import sys
 
 from kernellab.compile.opencl_stages import clspv_source
@@ -83,8 +86,15 @@ def main(argv: list[str]) -> int:
         print("clspv: compile failed", file=sys.stderr)
         return 1
     if out:
-        with open(out, "wb") as fh:
-            fh.write(spirv)
+        # written beside OUT and renamed: a child killed at its time limit leaves no half a module
+        part = f"{out}.part{os.getpid()}"
+        try:
+            with open(part, "wb") as fh:
+                fh.write(spirv)
+            os.replace(part, out)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(part)
     else:
         sys.stdout.buffer.write(spirv)
     return 0

@@ -124,16 +124,25 @@ def clspv_source(source: str, options: list[str]) -> str:
     return "\n".join(lines) + "\n#line 1\n" + source
 
 
+#: added to clspv's options: its reflection then names each parameter's type, which gives the
+#: declared size of a ``__local`` argument's elements (clspv may declare its array in others)
+CLSPV_ADDED_OPTIONS = ("-cl-kernel-arg-info",)
+
+
+def _clspv_options(req: CompileRequest) -> list[str]:
+    return [*req.options, *(o for o in CLSPV_ADDED_OPTIONS if o not in req.options)]
+
+
 def _clspv(src: Artifact, req: CompileRequest) -> bytes:
     binary = tools.find("clspv")
     if binary is not None:
-        return binary.transform([*req.options, *[f"-I{d}" for d in req.include_dirs], str(req.source),
+        return binary.transform([*_clspv_options(req), *[f"-I{d}" for d in req.include_dirs], str(req.source),
                                  "-o", tools.OUTPUT], output_name="kernel.spv",
                                 what=f"compiling {req.source} with clspv", error=CompileError)
     if not _has_module("pyclspv"):
         raise MissingToolError(f"stage 'spirv-vulkan' needs clspv: {tools.PROVIDERS['clspv']}")
     child = tools.Tool("clspv (pyclspv)", Path(sys.executable))
-    proc = child.run(["-m", "kernellab.compile.clspv_child", str(req.source), *req.options],
+    proc = child.run(["-m", "kernellab.compile.clspv_child", str(req.source), *_clspv_options(req)],
                      what=f"compiling {req.source} with clspv (pyclspv)", error=CompileError)
     return proc.stdout
 
@@ -209,7 +218,8 @@ class ClspvStage(Stage):
 
     def tool_version(self) -> str:
         binary = tools.find("clspv")
-        return binary.identity if binary is not None else _module_version("pyclspv")
+        version = binary.identity if binary is not None else _module_version("pyclspv")
+        return " ".join((version, *CLSPV_ADDED_OPTIONS))  # in the key: a module built without them is not reused
 
 
 @dataclass(frozen=True)

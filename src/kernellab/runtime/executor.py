@@ -29,8 +29,8 @@ from kernellab.formats import npy, npy_arm
 from kernellab.outputs import OutputSet
 from kernellab.runtime import arm_log
 from kernellab.runtime.arm_dumps import PerfCounter
-from kernellab.runtime.interface import (check_dispatch, check_local_arguments, check_spec_constants, reflect_module,
-                                         stage_problem)
+from kernellab.runtime.interface import (check_dispatch, check_local_arguments, check_spec_constants, clspv_specialization,
+                                         reflect_module, stage_problem)
 from kernellab.runtime.limits import LocalSize, check_limits
 
 log = logging.getLogger("kernellab.run")
@@ -496,7 +496,11 @@ class Executor:
             return ProgramSpec(uid=shader.uid, code=shader.src_path.read_bytes(), language=language, entry=shader.entry,
                                specialization=specialization, push_constants_size=shader.push_constants_size,
                                slots=slots, build_options=options)
-        return ProgramSpec(uid=shader.uid, code=modules.spirv(shader), language="spirv", entry=shader.entry,
+        code = modules.spirv(shader)
+        if shader.type == "OpenCL-C":  # clspv may size a __local array in other elements than declared
+            specialization = tuple(SpecConstant(i, v) for i, v in
+                                   clspv_specialization(self.scenario, shader, code, modules.cache).items())
+        return ProgramSpec(uid=shader.uid, code=code, language="spirv", entry=shader.entry,
                            specialization=specialization, push_constants_size=shader.push_constants_size,
                            slots=slots, build_options=shader.build_options)
 

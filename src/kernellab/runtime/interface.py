@@ -255,7 +255,8 @@ def _clspv_local_arguments(module: Module, entry: str) -> tuple[LocalArgument, .
         elif inst.ext_op == "ArgumentWorkgroup" and len(ops) >= 4 and kernels.get(int(ops[0])) == entry:  # type: ignore[call-overload]
             info = module.defs.get(int(ops[4])) if len(ops) >= 5 else None  # type: ignore[call-overload]
             name = string(info.operands[2].value) if info is not None and len(info.operands) > 2 else ""
-            out.append(LocalArgument(constant(ops[1]), name, constant(ops[2])))
+            type_name = string(info.operands[3].value) if info is not None and len(info.operands) > 3 else ""
+            out.append(LocalArgument(constant(ops[1]), name, constant(ops[2]), constant(ops[3]), type_name))
     return tuple(out)
 
 
@@ -288,6 +289,30 @@ def reflect_module(spirv: bytes, entry: str, file: str = "",
     return found
 
 
+def clspv_specialization(scenario: m.Scenario, shader: m.Shader, spirv: bytes,
+                         cache: ArtifactCache | None = None) -> dict[int, Any]:
+    """An OpenCL C shader's specialization constants as its clspv module takes them: each
+    ``__local`` argument's count converted from the scenario's declared-type elements to the
+    elements of clspv's array (:func:`~kernellab.backends.opencl_abi.clspv_spec_values`). The one
+    conversion for ``run`` and ``verify`` on Vulkan; other shaders' values are returned as given."""
+    values: dict[int, Any] = {c.id: c.value for c in shader.specialization_constants}
+    if shader.type != "OpenCL-C":
+        return values
+    from kernellab.backends import opencl_abi
+    from kernellab.backends.opencl import parse_type, source_typedefs
+
+    file = str(scenario.file or "")
+    try:
+        _, facts = reflect_module(spirv, shader.entry, str(shader.src_path or ""), cache)
+    except UnknownEntryError:
+        return values  # the interface check names the entry at its JSON path
+    source = shader.src_path.read_text(errors="replace") if shader.src_path is not None else ""
+    s_index, _ = _where(scenario, shader.uid)
+    typedefs = source_typedefs(source)
+    return opencl_abi.clspv_spec_values(values, facts.local_arguments, lambda t: parse_type(t, typedefs).size, file,
+                                        json_pointer(("resources", s_index, "shader", "specialization_constants")))
+
+
 @functools.cache
 def _code_digest() -> bytes:
     """The code that reflects is part of the key: a change to it never meets an old entry."""
@@ -312,7 +337,8 @@ def _dumps(interface: Interface, facts: ModuleFacts) -> bytes:
         "push": interface.push_constant_size, "spec_ids": sorted(interface.spec_ids),
         "local_size": list(interface.local_size) if interface.local_size else None,
         "workgroup_size": [[t.value, t.spec_id] for t in facts.workgroup_size] if facts.workgroup_size else None,
-        "local_arguments": [[a.index, a.name, a.spec_id] for a in facts.local_arguments],
+        "local_arguments": [[a.index, a.name, a.spec_id, a.element_size, a.type_name]
+                            for a in facts.local_arguments],
         "execution_model": facts.execution_model}).encode()
 
 
@@ -325,5 +351,5 @@ def _loads(raw: bytes) -> tuple[Interface, ModuleFacts]:
                           tuple(int(n) for n in d["local_size"]) if d["local_size"] else None)  # type: ignore[arg-type]
     size = tuple(SizeTerm(int(v), None if i is None else int(i)) for v, i in d["workgroup_size"]) \
         if d["workgroup_size"] else None
-    locals_ = tuple(LocalArgument(int(i), str(n), int(s)) for i, n, s in d["local_arguments"])
+    locals_ = tuple(LocalArgument(int(i), str(n), int(s), int(e), str(t)) for i, n, s, e, t in d["local_arguments"])
     return interface, ModuleFacts(size, locals_, str(d["execution_model"]))  # type: ignore[arg-type]

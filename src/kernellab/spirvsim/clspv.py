@@ -156,6 +156,9 @@ def launch(kernel: Kernel, global_size: Sequence[int], local_size: Sequence[int]
             bindings[(arg.set, arg.binding)] = value
             buffers[ordinal] = value.uid
         elif arg.kind == "ArgumentWorkgroup":
+            if int(value) % arg.elem_size:  # clspv's array is a whole number of its elements
+                raise InputError(f"kernel {kernel.name}: __local argument {ordinal} is {int(value)} bytes, not a "
+                                 f"multiple of the {arg.elem_size}-byte elements clspv declares it in")
             spec[arg.spec_id] = int(value) // arg.elem_size
         elif arg.kind == "ArgumentPodPushConstant":
             put(push, arg.offset, bytes(value)[:arg.size].ljust(arg.size, b"\0"))

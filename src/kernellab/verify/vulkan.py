@@ -116,6 +116,7 @@ def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int |
     each reads what the ones before it wrote)."""
     from kernellab import spirvsim
     from kernellab.formats.scenario import load_scenario
+    from kernellab.runtime.interface import clspv_specialization
     try:
         checked = fnd.checked_kinds(check)
     except ValueError as exc:
@@ -138,7 +139,7 @@ def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int |
         if shader.uid not in modules:
             modules[shader.uid] = _compile(scenario, shader, path)
         spirv = modules[shader.uid]
-        spec = {s.id: s.value for s in shader.specialization_constants}
+        spec = clspv_specialization(scenario, shader, spirv)  # OpenCL C: __local sizes in clspv's elements
         bindings = state.bindings(c, ci)
         push = state.push_constants(c)
         where = f"/commands/{ci}/dispatch_compute"
