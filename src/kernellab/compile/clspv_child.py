@@ -73,8 +73,11 @@ def main(argv: list[str]) -> int:
     try:
         spirv, log = _compile(pyclspv.__file__, text, _options(rest))
     except AttributeError:  # a pyclspv build without clspv's C entry point: no options then
-        if _options(rest):
-            print(f"clspv: this pyclspv cannot take the build options {' '.join(_options(rest))}", file=sys.stderr)
+        # -cl-kernel-arg-info only adds type names to the reflection: without them __local sizes
+        # pass unchanged, as before kernellab asked for it; any other option would be lost
+        lost = [o for o in _options(rest) if o != "-cl-kernel-arg-info"]
+        if lost:
+            print(f"clspv: this pyclspv cannot take the build options {' '.join(lost)}", file=sys.stderr)
             return 1
         try:
             spirv, log = pyclspv.compile(text, False), ""
