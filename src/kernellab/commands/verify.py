@@ -29,6 +29,10 @@ def register(sub: Any) -> None:
                         "uninitialized-value tracker), misaligned-access, unwaited-event, api-error, ... or all")
     p.add_argument("--jobs", "-j", type=int, default=1,
                    help="run the launches in N Oclgrind processes at once (default 1: in this process)")
+    p.add_argument("--timeout", metavar="SECONDS",
+                   help="time limit of each launch on Oclgrind (default: the tool limit, --tool-timeout or "
+                        "KERNELLAB_TOOL_TIMEOUT, 300 s; 0 for none). With one job a launch past it ends verify "
+                        "with status 1; with --jobs it is reported as not finished and the others still run")
     p.add_argument("--vulkan", action="store_true", help="check scenarios' OpenCL C dispatches as Vulkan runs them "
                    "(clspv) with the SPIR-V checker; GLSL and SPIR-V shaders always are (docs/verify-vulkan.md)")
     p.set_defaults(func=run)
@@ -62,11 +66,20 @@ def run(args: argparse.Namespace) -> int:
         def verify_many(files: Any, **kw: Any) -> Any:
             kw.pop("vulkan", None)
             return oclgrind_many(files, **kw)
-    results = verify_many(files, formats=formats, index=args.index, seed=args.seed, check=check, jobs=jobs,
-                          vulkan=getattr(args, "vulkan", False))
+    from kernellab import config
+    from kernellab.verify.run import ending_process_on_timeout
+    text = getattr(args, "timeout", None)
+    timeout = config.get().tool_timeout if text is None else config.parse_tool_timeout(str(text), "--timeout")
+    with ending_process_on_timeout():  # this process is the command's own: a launch past its limit may end it
+        results = verify_many(files, formats=formats, index=args.index, seed=args.seed, check=check, jobs=jobs,
+                              vulkan=getattr(args, "vulkan", False), timeout=timeout)
+    for r in results:
+        for launch in r.unfinished:
+            print(f"kernellab verify: error: {launch['error']}", file=sys.stderr)
     if args.json:
         doc: Any = results[0].to_json() if len(results) == 1 else {
-            "verdict": "defects" if any(r.exit_status for r in results) else "verified",
+            "verdict": next((v for v in ("defects", "not finished") if any(r.verdict == v for r in results)),
+                            "verified"),
             "files": [r.to_json() for r in results]}
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")

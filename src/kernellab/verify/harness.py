@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 import os
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 MARK = "@@kernellab"
 
@@ -141,25 +142,72 @@ def _error_counter() -> Any:
 _counter: list[Any] = []
 
 
+#: exit status of a harness process that stopped a launch past its time limit
+TIMEOUT_STATUS = 124
+
+
+@dataclass(frozen=True)
+class Overrun:
+    """A launch that ran past its time limit: what the message and the report name."""
+    file: str
+    file_number: int
+    index: int | None
+    kernel: str
+    seconds: float
+
+
+#: (seconds, handler) while run_launches runs with a limit; empty: no limit
+_limit: list[tuple[float, Callable[[Overrun], None]]] = []
+
+
+@contextmanager
+def _watched(inst: Any, path: str, file_number: int) -> Iterator[None]:
+    """A daemon timer over one launch (build and run): a native Oclgrind call cannot be
+    interrupted, so on expiry the handler ends the whole process (it never returns)."""
+    if not _limit:
+        yield
+        return
+    seconds, expire = _limit[0]
+    overrun = Overrun(path, file_number, inst.index, inst.entry_point, seconds)
+    timer = threading.Timer(seconds, expire, args=(overrun,))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def exit_marked(overrun: Overrun) -> None:
+    """The harness process's handler: a ``timeout`` marker for the parent, then exit."""
+    mark("timeout", file=overrun.file_number, index=overrun.index, kernel=overrun.kernel, seconds=overrun.seconds)
+    os._exit(TIMEOUT_STATUS)
+
+
 def _run_file(path: str, index: int | None, seed: int, file_number: int) -> None:
-    from kernellab.backends.opencl import OpenCLBackend
     from kernellab.formats import gpuverify
     from kernellab.runtime.instantiation import select
 
     insts, _ = gpuverify.load(path, non_uniform=True)
     chosen = select(insts, index, Path(path))
     for inst in chosen:
-        # a context per launch: Oclgrind numbers its buffers from 1 in each, so an address names the
-        # argument (contexts are cheap: Oclgrind's costs are the build and the run)
-        # Oclgrind's runtime called directly (native/oclgrind.py): pyopencl's imports and the ICD
-        # loader opening every driver cost more CPU than all of kernellab's own work
-        backend = OpenCLBackend.open("Oclgrind", direct=True)
-        counted = reset_error_count() or _launched[0] == 0
-        _launched[0] += 1
-        try:
-            _run_instantiation(backend, inst, seed, file_number, counted)
-        finally:
-            backend.close()
+        with _watched(inst, path, file_number):
+            _run_one(inst, seed, file_number)
+
+
+def _run_one(inst: Any, seed: int, file_number: int) -> None:
+    from kernellab.backends.opencl import OpenCLBackend
+    # a context per launch: Oclgrind numbers its buffers from 1 in each, so an address names the
+    # argument (contexts are cheap: Oclgrind's costs are the build and the run)
+    # Oclgrind's runtime called directly (native/oclgrind.py): pyopencl's imports and the ICD
+    # loader opening every driver cost more CPU than all of kernellab's own work
+    backend = OpenCLBackend.open("Oclgrind", direct=True)
+    counted = reset_error_count() or _launched[0] == 0
+    _launched[0] += 1
+    try:
+        _run_instantiation(backend, inst, seed, file_number, counted)
+    finally:
+        backend.close()
 
 
 #: launches run so far in this process (Oclgrind's message count starts at 0 for the first)
@@ -193,9 +241,21 @@ def _run_instantiation(backend: Any, inst: Any, seed: int, file_number: int, cou
     mark("end", file=file_number, index=inst.index)  # the buffers go with the launch's context
 
 
-def run_launches(files: Sequence[tuple[str, int | None]], seed: int) -> None:
+def run_launches(files: Sequence[tuple[str, int | None]], seed: int, timeout: float | None = None,
+                 expire: Callable[[Overrun], None] = exit_marked) -> None:
     """Every instantiation of every file (or only ``index``), one after another in this process;
-    bad input in one file is reported for that file and the next file still runs."""
+    bad input in one file is reported for that file and the next file still runs.
+
+    With ``timeout``, a launch running longer calls ``expire`` from a timer thread, which must end
+    the process (the launch itself cannot be stopped): only for a process that is ours to end."""
+    _limit[:] = [(timeout, expire)] if timeout else []
+    try:
+        _run_units(files, seed)
+    finally:
+        _limit.clear()
+
+
+def _run_units(files: Sequence[tuple[str, int | None]], seed: int) -> None:
     from kernellab.errors import InputError, KernellabError
     for number, (path, index) in enumerate(files):
         try:
@@ -214,13 +274,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--index", type=int)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--uninitialized", action="store_true", help="run Oclgrind's uninitialized-value tracker")
+    p.add_argument("--timeout", type=float, default=0,
+                   help=f"seconds a launch may run; past it, a timeout marker and exit {TIMEOUT_STATUS} (0: none)")
     args = p.parse_args(argv)
     from kernellab.errors import KernellabError
     with oclgrind_environment(args.uninitialized):
         try:
             units = [(f, i) for f, i in json.loads(args.units)] if args.units else \
                 [(f, args.index) for f in args.files]
-            run_launches(units, args.seed)
+            run_launches(units, args.seed, args.timeout or None)
         except KernellabError as exc:  # the device could not be opened
             mark("failure", file=-1, message=str(exc))
     return 0

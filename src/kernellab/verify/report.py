@@ -89,6 +89,10 @@ def render(result: VerifyResult) -> str:
             counts[f.kind] = counts.get(f.kind, 0) + 1
         warned = f"; {len(result.warnings)} warning{'s' if len(result.warnings) != 1 else ''} (" + \
             ", ".join(f"{c} {k}" for k, c in counts.items()) + "; --check KIND makes them defects)"
+    if not result.defects and result.unfinished:
+        out.append(f"{result.file}: not finished — {len(result.unfinished)} of {n} launch{'es' if n != 1 else ''} "
+                   f"stopped at the time limit; Oclgrind found no defect in what ran{warned}")
+        return "\n".join(out)
     if not result.defects:
         out.append(f"{result.file}: verified — Oclgrind found no data race, barrier divergence or out-of-bounds "
                    f"access in {n} launch{'es' if n != 1 else ''}{warned}")

@@ -4,17 +4,25 @@ All the launches of one call run in one process, each on its own Oclgrind contex
 when one job is asked for (Oclgrind reads its settings when a context is made, and its log goes to
 file descriptor 2, which is pointed at a temporary file meanwhile), or ``--jobs`` child processes
 (``python -m kernellab.verify.harness``), each running its share of the launches.
+
+A launch's time limit (``timeout``) is kept by a watchdog thread beside it, since a native
+Oclgrind call cannot be interrupted: a harness child past it ends itself with a marker, and the
+launch is reported as not finished; in this process it ends the process, so only the command
+line arms it (:func:`ending_process_on_timeout`) and through the Python API a launch run here has
+no limit.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from kernellab.errors import InputError, KernellabError, Problem, ToolError
 
@@ -40,15 +48,22 @@ class VerifyResult:
         return [f for f in self.findings if f.severity != "defect"]
 
     @property
+    def unfinished(self) -> list[dict[str, Any]]:
+        """Launches stopped at the time limit: nothing after their stop was checked."""
+        return [l for l in self.launches if l.get("unfinished")]
+
+    @property
     def verdict(self) -> str:
-        return "defects" if self.defects else "verified"
+        return "defects" if self.defects else "not finished" if self.unfinished else "verified"
 
     @property
     def exit_status(self) -> int:
-        return 1 if self.defects else 0
+        return 1 if self.defects or self.unfinished else 0
 
     def launch_verdict(self, index: int | None) -> str:
-        return "defects" if any(f.instantiation == index for f in self.defects) else "verified"
+        if any(f.instantiation == index for f in self.defects):
+            return "defects"
+        return "not finished" if any(l.get("index") == index for l in self.unfinished) else "verified"
 
     def to_json(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "file": str(self.file),
@@ -56,7 +71,7 @@ class VerifyResult:
                 "launches": [{"instantiation": l.get("index"), "kernel": l.get("kernel"),
                               "verdict": self.launch_verdict(l.get("index")), "ran": l.get("ran", True),
                               "enqueued_at": l.get("enqueued_at"), "filled": l.get("filled", []),
-                              "output": l.get("output")}
+                              "output": l.get("output"), **({"error": l["error"]} if "error" in l else {})}
                              for l in self.launches],
                 "findings": [f.to_json() for f in self.findings],
                 "reports": self.raw_messages, "truncated": self.truncated}
@@ -73,15 +88,48 @@ def _units(path: Path, index: int | None) -> list[tuple[str, int | None]]:
     return [(str(path), n) for n in range(len(data))] if isinstance(data, list) and data else [(str(path), None)]
 
 
-def _run_here(units: Sequence[tuple[str, int | None]], seed: int, uninitialized: bool) -> str:
+#: whether a launch past its limit may end this process (only ``kernellab verify`` itself: see
+#: :func:`ending_process_on_timeout`)
+_may_exit: list[bool] = []
+
+
+@contextlib.contextmanager
+def ending_process_on_timeout() -> Iterator[None]:
+    """Inside, a launch run in this process (``jobs=1``) past ``timeout`` ends the process with
+    status 1 after one line on stderr: a native Oclgrind call cannot be interrupted, so this is
+    only for the command line, whose process is ours. Outside (the Python API) no limit applies
+    to launches run in this process."""
+    _may_exit.append(True)
+    try:
+        yield
+    finally:
+        _may_exit.pop()
+
+
+def overrun_message(file: str, index: int | None, kernel: str, seconds: float) -> str:
+    launch = f"launch {index} ({kernel})" if index is not None else f"the launch of {kernel}"
+    return (f"{launch} of {file} ran longer than the {seconds:g} s limit and was stopped; if it only needs "
+            f"longer, raise the limit with --timeout SECONDS (0 for none)")
+
+
+def _run_here(units: Sequence[tuple[str, int | None]], seed: int, uninitialized: bool, timeout: float | None,
+              names: Sequence[str], staged: str) -> str:
     from kernellab.verify import harness
     sys.stderr.flush()
     with tempfile.TemporaryFile() as log:
         saved = os.dup(2)
+
+        def expire(overrun: harness.Overrun) -> None:
+            # the main thread is inside Oclgrind: report on the real stderr, drop what was staged, end
+            text = overrun_message(names[overrun.file_number], overrun.index, overrun.kernel, overrun.seconds)
+            os.write(saved, f"kernellab verify: error: {text}\n".encode())
+            shutil.rmtree(staged, ignore_errors=True)
+            os._exit(1)
+
         os.dup2(log.fileno(), 2)
         try:
             with harness.oclgrind_environment(uninitialized):
-                harness.run_launches(units, seed)
+                harness.run_launches(units, seed, timeout if _may_exit else None, expire)
         finally:
             sys.stderr.flush()
             os.dup2(saved, 2)
@@ -90,32 +138,71 @@ def _run_here(units: Sequence[tuple[str, int | None]], seed: int, uninitialized:
         return log.read().decode(errors="replace")
 
 
-def _run_children(shares: list[list[tuple[str, int | None]]], seed: int, uninitialized: bool,
-                  timeout: float | None) -> list[str]:
+Share = list[tuple[tuple[str, int | None], int]]
+
+
+def _run_children(shares: list[Share], seed: int, uninitialized: bool,
+                  timeout: float | None) -> list[tuple[str, Share]]:
+    """Each share in a harness process of its own, ``timeout`` per launch (the harness's watchdog
+    ends it with a marker; the launches after the one stopped go to a new process). The logs with
+    the units each covers."""
     import subprocess  # only for --jobs: one job runs in this process
+    from kernellab.verify.harness import TIMEOUT_STATUS
     env = dict(os.environ)
     # the jobs already use the cores; Oclgrind's own threads would only contend
     env.setdefault("OCLGRIND_NUM_THREADS", "1")
-    procs = []
-    for share in shares:
-        argv = [sys.executable, "-m", "kernellab.verify.harness", "--units", json.dumps(share), "--seed", str(seed)]
+
+    def start(share: Share) -> tuple[Share, list[str], subprocess.Popen[bytes]]:
+        argv = [sys.executable, "-m", "kernellab.verify.harness", "--units", json.dumps([u for u, _ in share]),
+                "--seed", str(seed), "--timeout", str(timeout or 0)]
         if uninitialized:
             argv.append("--uninitialized")
-        procs.append((argv, subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                             stderr=subprocess.PIPE, env=env)))
-    logs = []
-    for argv, proc in procs:
+        # a session of its own: a child past its limit is stopped with everything it started
+        return share, argv, subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                             stderr=subprocess.PIPE, env=env, start_new_session=True)
+
+    running = [start(s) for s in shares if s]
+    logs: list[tuple[str, Share]] = []
+    while running:
+        share, argv, proc = running.pop(0)
+        # the harness stops a launch itself; this only catches a harness that could not
+        backstop = None if timeout is None else timeout * len(share) + 60
         try:
-            _, err = proc.communicate(timeout=timeout)
+            _, err = proc.communicate(timeout=backstop)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise ToolError(f"verifying on Oclgrind took longer than {timeout} s; repro: {' '.join(argv)}") from None
+            _kill_group(proc)
+            raise ToolError(f"verifying on Oclgrind took longer than {backstop:g} s; repro: {' '.join(argv)}") from None
+        finally:
+            _kill_group(proc)  # anything the harness left behind
+        text = err.decode(errors="replace")
+        if proc.returncode == TIMEOUT_STATUS:
+            stopped = _stopped_unit(text)
+            if stopped is not None:
+                logs.append((text, share[:stopped + 1]))
+                if share[stopped + 1:]:
+                    running.append(start(share[stopped + 1:]))
+                continue
         if proc.returncode != 0:
             raise ToolError(f"the Oclgrind harness exited with status {proc.returncode}; repro: {' '.join(argv)}\n"
-                            f"{err.decode(errors='replace')[-2000:]}")
-        logs.append(err.decode(errors="replace"))
+                            f"{text[-2000:]}")
+        logs.append((text, share))
     return logs
+
+
+def _kill_group(proc: Any) -> None:
+    import signal
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # already gone
+    proc.wait()
+
+
+def _stopped_unit(log: str) -> int | None:
+    """The harness's number of the launch its watchdog stopped (its ``timeout`` marker)."""
+    from kernellab.verify import findings as fnd
+    _, events = fnd.parse_stream(log)
+    return next((e.get("file") for e in events if e["event"] == "timeout"), None)
 
 
 def verify(path: str | Path, *, fmt: str = "kernel-instantiation", index: int | None = None, seed: int = 0,
@@ -132,7 +219,10 @@ def verify_many(paths: Sequence[str | Path], *, formats: Sequence[str] | None = 
     ``check`` names kinds that count as defects besides data races, barrier divergence and
     out-of-bounds (``all`` for every kind); Oclgrind's uninitialized-value tracker runs only when
     ``uninitialized`` is among them. Bad input in any file raises :class:`InputError` with every
-    file's problems; a harness that crashes raises :class:`ToolError` with a repro command."""
+    file's problems; a harness that crashes raises :class:`ToolError` with a repro command.
+    ``timeout`` limits each launch run in a child (``jobs`` > 1): one past it is stopped and
+    reported as not finished (:attr:`VerifyResult.unfinished`); with ``jobs=1`` the launches run in
+    this process without a limit (see :func:`ending_process_on_timeout`)."""
     from kernellab.verify import findings as fnd
     try:
         checked = fnd.checked_kinds(check)
@@ -154,21 +244,20 @@ def verify_many(paths: Sequence[str | Path], *, formats: Sequence[str] | None = 
         units = [(u, n) for n, t in enumerate(targets) for u in _units(t, index)]
         jobs = max(1, min(jobs, len(units)))
         if jobs == 1:
-            logs = [_run_here([u for u, _ in units], seed, uninitialized)]
-            shares = [units]
+            names = [str(files[n]) if n in scenarios else u[0] for u, n in units]
+            logs = [(_run_here([u for u, _ in units], seed, uninitialized, timeout, names, tmp), units)]
         else:
-            shares = [units[k::jobs] for k in range(jobs)]
-            logs = _run_children([[u for u, _ in s] for s in shares], seed, uninitialized, timeout)
-        return _results(files, logs, shares, scenarios, checked)
+            logs = _run_children([units[k::jobs] for k in range(jobs)], seed, uninitialized, timeout)
+        return _results(files, logs, scenarios, checked)
 
 
-def _results(files: list[Path], logs: list[str], shares: list[list[tuple[tuple[str, int | None], int]]],
-             scenarios: dict[int, Any], checked: frozenset[str]) -> list[VerifyResult]:
+def _results(files: list[Path], logs: list[tuple[str, Share]], scenarios: dict[int, Any],
+             checked: frozenset[str]) -> list[VerifyResult]:
     from kernellab.verify import findings as fnd
     results = [VerifyResult(f, [], checked=checked) for f in files]
     found: list[list[Any]] = [[] for _ in files]
     problems: list[Problem] = []
-    for text, share in zip(logs, shares):
+    for text, share in logs:
         messages, events = fnd.parse_stream(text)
         harness_ids = _harness_ids(share)
         for e in events:
@@ -190,6 +279,8 @@ def _results(files: list[Path], logs: list[str], shares: list[list[tuple[tuple[s
                 for l in results[e["file"]].launches:
                     if l.get("index") == e["index"]:
                         l["output"] = e["text"]
+            if e["event"] == "timeout":
+                _unfinished(results[e["file"]], e, str(files[e["file"]]))
             if e["event"] == "launch-error":
                 r = results[e["file"]]
                 for l in r.launches:
@@ -209,7 +300,7 @@ def _results(files: list[Path], logs: list[str], shares: list[list[tuple[tuple[s
         raise InputError(problems)
     for n, r in enumerate(results):
         if not r.launches:
-            raise ToolError(f"verifying {r.file}: the Oclgrind harness launched nothing\n{logs[0][-2000:]}")
+            raise ToolError(f"verifying {r.file}: the Oclgrind harness launched nothing\n{logs[0][0][-2000:]}")
         r.launches.sort(key=lambda l: l.get("index") or 0)
         for f in found[n]:
             f.severity = "defect" if f.kind in checked else "warning"
@@ -221,7 +312,17 @@ def _results(files: list[Path], logs: list[str], shares: list[list[tuple[tuple[s
     return results
 
 
-def _harness_ids(share: list[tuple[tuple[str, int | None], int]]) -> dict[int, int]:
+def _unfinished(result: VerifyResult, event: dict[str, Any], file: str) -> None:
+    """A launch stopped at its time limit: not finished, with the reason, whether or not it began."""
+    reason = overrun_message(file, event.get("index"), event.get("kernel", "?"), event.get("seconds", 0))
+    launch = next((l for l in result.launches if l.get("index") == event.get("index")), None)
+    if launch is None:  # stopped while building
+        launch = {"event": "begin", "index": event.get("index"), "kernel": event.get("kernel"), "filled": []}
+        result.launches.append(launch)
+    launch.update(ran=False, error=reason, unfinished=True)
+
+
+def _harness_ids(share: Share) -> dict[int, int]:
     """The harness numbers each unit it runs (0, 1, ...); map those numbers to our file numbers."""
     return {k: number for k, (_, number) in enumerate(share)}
 
