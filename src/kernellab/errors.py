@@ -142,6 +142,11 @@ class ToolTimeoutError(ToolError):
     answer by compiling again."""
 
 
+class TimeLimitError(KernellabError):
+    """Work of kernellab's own (the SPIR-V checker) ran past its time limit and was stopped; exit
+    status 1 for the same reasons as :class:`ToolTimeoutError`."""
+
+
 class DeviceError(KernellabError):
     """No usable device, or a device-level failure (lost device, out of memory)."""
 

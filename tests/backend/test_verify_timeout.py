@@ -107,3 +107,25 @@ def test_bad_timeout_is_a_usage_error(tmp_path: Path, value: str) -> None:
     proc, _ = kernellab_verify(str(write(tmp_path, "C", ["k"])), "--timeout", value)
     assert proc.returncode == 2
     assert f"--timeout: expected a number of seconds (0 for no limit), got {value!r}" in proc.stderr
+
+
+SPIN_GLSL = """#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) buffer B { uint x[]; };
+void main() { uint i = 0u; while (x[0] != 12345u) { i++; x[1] = i; } }
+"""
+
+
+def test_a_shader_that_never_ends_is_stopped_in_the_spirv_checker(tmp_path: Path) -> None:
+    (tmp_path / "spin.comp").write_text(SPIN_GLSL)
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({
+        "resources": [{"shader": {"uid": "s", "src": "spin.comp", "type": "GLSL", "entry": "main"}},
+                      {"buffer": {"uid": "b", "size": 16, "shader_access": "readwrite"}}],
+        "commands": [{"dispatch_compute": {"shader_ref": "s", "rangeND": [1],
+                                           "bindings": [{"set": 0, "id": 0, "resource_ref": "b"}]}}]}))
+    proc, seconds = kernellab_verify(str(path), "--timeout", "1")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert (f"launch 0 (s (main)) of {path} ran longer than the 1 s limit and was stopped; if it only needs "
+            "longer, raise the limit with --timeout SECONDS (0 for none)") in proc.stderr
+    assert seconds < 30

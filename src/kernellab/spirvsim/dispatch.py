@@ -89,15 +89,18 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
                    bindings: Mapping[tuple[int, int], Binding] | None = None, push_constants: bytes = b"",
                    spec_constants: Mapping[int, int | float | bool] | None = None, checks: Collection[str] = (),
                    file: str = "<spirv>", batch_invocations: int = DEFAULT_BATCH_INVOCATIONS,
-                   max_steps: int = DEFAULT_MAX_STEPS, max_work: int = DEFAULT_MAX_WORK) -> DispatchResult:
+                   max_steps: int = DEFAULT_MAX_STEPS, max_work: int = DEFAULT_MAX_WORK,
+                   timeout: float | None = None) -> DispatchResult:
     """Run one dispatch of ``entry_point`` with shadow memory and report its defects.
 
     ``workgroups`` is (x, y, z) counts; ``checks`` holds the ``--check`` kinds (``uninitialized``
     turns on the uninitialized-read tracker and makes its findings defects; ``all`` all kinds).
     Raises :class:`~kernellab.spirvsim.module.Unsupported` for a shader outside the supported
-    subset and :class:`InputError` for a missing binding or a dispatch past the limits.
+    subset and :class:`InputError` for a missing binding or a dispatch past the limits;
+    :class:`~kernellab.errors.TimeLimitError` past ``timeout`` seconds (None: no limit).
     """
     started = time.perf_counter()
+    deadline = time.monotonic() + timeout if timeout else None
     wg = tuple(int(x) for x in workgroups) + (1,) * (3 - len(workgroups))
     if len(wg) != 3 or min(wg) < 1:
         raise InputError(f"workgroup counts must be three positive numbers, not {tuple(workgroups)}")
@@ -122,7 +125,7 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
         regions = dict(buffers)
         regions.update(_batch_regions(module, count, gs, first, geometry, push_constants))
         mach = Machine(module, regions, count * gs, gs, first, recorder, uninitialized=uninitialized,
-                       max_steps=max_steps)
+                       max_steps=max_steps, deadline=deadline)
         mach.run_entry()
         steps += mach.steps
         work += mach.steps * count * gs

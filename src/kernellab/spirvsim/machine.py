@@ -12,12 +12,13 @@ loop keeps the value of its last iteration).
 """
 from __future__ import annotations
 
+import time
 from typing import Any
 from collections.abc import Callable
 
 import numpy as np
 
-from kernellab.errors import InputError
+from kernellab.errors import InputError, TimeLimitError
 from kernellab.spirvsim import ops
 from kernellab.spirvsim.findings import Recorder
 from kernellab.spirvsim.memory import GLOBAL, GROUP, LANE, Ptr, Region
@@ -104,7 +105,8 @@ class Machine:
     """Runs the entry point for one batch of workgroups."""
 
     def __init__(self, module: Module, globals_: dict[int, Region], lanes: int, group_size: int,
-                 first_group: int, recorder: Recorder, *, uninitialized: bool, max_steps: int):
+                 first_group: int, recorder: Recorder, *, uninitialized: bool, max_steps: int,
+                 deadline: float | None = None):
         self.m = module
         self.L = lanes
         self.gs = group_size
@@ -119,6 +121,7 @@ class Machine:
         self.rec = recorder
         self.check_uninit = uninitialized
         self.max_steps = max_steps
+        self.deadline = deadline  # time.monotonic() past which the dispatch stops (None: no limit)
         self.steps = 0
         self.values: dict[int, Any] = dict(module.constants)
         for vid, region in globals_.items():
@@ -175,6 +178,8 @@ class Machine:
         if self.steps > self.max_steps:
             raise InputError(f"the dispatch ran more than {self.max_steps} instructions per lane batch "
                              "(an endless loop, or past the checker's limit; see docs/verify.md)")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise TimeLimitError("the dispatch ran past its time limit")
         k = 0
         phis = []
         while insts[k].op == "OpPhi":

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from kernellab import model as m
-from kernellab.errors import InputError, Problem, UsageError
+from kernellab.errors import InputError, Problem, TimeLimitError, UsageError
 from kernellab.verify import findings as fnd
 from kernellab.verify.run import VerifyResult
 
@@ -95,7 +95,7 @@ def verify_many(paths: Sequence[str | Path], *, formats: Sequence[str] | None = 
                                  seed=seed, check=check, jobs=jobs, timeout=timeout)
         results.update(zip(rest, others))
     for n in mine:
-        results[n] = verify_scenario(files[n], check=check, index=index, file_number=n)
+        results[n] = verify_scenario(files[n], check=check, index=index, file_number=n, timeout=timeout)
     return [results[n] for n in range(len(files))]
 
 
@@ -110,10 +110,12 @@ def render(result: VerifyResult) -> str:
 
 
 def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int | None = None,
-                    file_number: int = 0, max_work: int | None = None) -> VulkanVerifyResult:
+                    file_number: int = 0, max_work: int | None = None,
+                    timeout: float | None = None) -> VulkanVerifyResult:
     """Check every ``dispatch_compute`` of a scenario in the SPIR-V checker and the hazards
     between them. ``index`` keeps the findings of dispatch N only (all dispatches still run:
-    each reads what the ones before it wrote)."""
+    each reads what the ones before it wrote). ``timeout``: seconds each dispatch may take in
+    the checker (None or 0: no limit); past it, :class:`TimeLimitError` names the dispatch."""
     from kernellab import spirvsim
     from kernellab.formats.scenario import load_scenario
     from kernellab.runtime.interface import clspv_specialization
@@ -146,9 +148,13 @@ def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int |
         try:
             r = spirvsim.check_dispatch(spirv, shader.entry, c.workgroups, bindings=bindings, push_constants=push,
                                         spec_constants=spec, checks=checked, file=str(shader.src_path),
-                                        max_work=limit)
+                                        max_work=limit, timeout=timeout)
         except spirvsim.Unsupported:
             raise
+        except TimeLimitError:
+            from kernellab.verify.run import overrun_message
+            raise TimeLimitError(overrun_message(str(path), number, f"{shader.uid} ({shader.entry})",
+                                                 timeout or 0)) from None
         except InputError as exc:
             raise InputError([Problem(str(path), where, f"{p.message}") for p in exc.problems]) from exc
         state.update(r.buffers)
