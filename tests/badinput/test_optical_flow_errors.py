@@ -83,3 +83,20 @@ def test_validate_names_file_and_pointer(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert f"s.json: {AT}/bindings/output_image/lod: lod 2, but image \"flow\" has 1 mip level" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_damaged_npy_header_of_an_image(tmp_path: Path, command: str) -> None:
+    """Fuzzing ``run`` (seed 20261125, optical_flow #205): a hint image whose .npy header is no
+    Python literal passed validate (image .npy headers were not read) and escaped NumPy's loader as
+    tokenize.TokenError, an internal error. Now its header is read with the other files."""
+    doc = flow_scenario(tmp_path)
+    hint = tmp_path / "hint.npy"
+    data = hint.read_bytes()
+    assert b"(1, 16, 16, 2)" in data
+    hint.write_bytes(data.replace(b"(1, 16, 16, 2)", b"(1, 16, 1>, 9999"))  # what the fuzzer wrote there
+    proc = kernellab(command, write(tmp_path / "s.json", doc), "--output", tmp_path / "out")
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert f"s.json: /resources/2/image/src: {hint}: not a NumPy .npy file (SyntaxError" in proc.stderr
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

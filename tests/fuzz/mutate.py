@@ -263,17 +263,20 @@ def fuzz(seeds: list[Seed], cases: int, work: Path, *, base_seed: int = 0,
 MEMORY_LIMIT = 3 * 1024**3
 
 
-def run_child(seed_root: Path, cases: int, work: Path, base_seed: int, first: int = 0) -> list[Outcome]:
+def run_child(seed_root: Path, cases: int, work: Path, base_seed: int, first: int = 0,
+              mode: str = "validate") -> list[Outcome]:
     """Fuzz in a child process under a memory limit, so a blow-up or a signal is a finding, not the
     end of the test run. A child that dies takes its current case with it: that case is reported
-    and the rest of the batch goes on in a new child."""
+    and the rest of the batch goes on in a new child. ``mode`` picks the seeds' command (see
+    ``test_fuzz_readers.seeds``): ``validate``, or ``run`` on the device."""
     import subprocess
     import sys
 
     outcomes: list[Outcome] = []
     while first < cases:
         child = subprocess.run(
-            [sys.executable, "-m", "fuzz.mutate", str(seed_root), str(cases), str(work), str(base_seed), str(first)],
+            [sys.executable, "-m", "fuzz.mutate", str(seed_root), str(cases), str(work), str(base_seed), str(first),
+             mode],
             capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=3600)
         done = [Outcome(**json.loads(line)) for line in child.stdout.splitlines() if line.startswith("{")]
         outcomes.extend(done)
@@ -292,11 +295,12 @@ def _child_main(argv: list[str]) -> None:
     from fuzz.test_fuzz_readers import seeds
 
     seed_root, cases, work, base_seed, first = Path(argv[0]), int(argv[1]), Path(argv[2]), int(argv[3]), int(argv[4])
+    mode = argv[5] if len(argv) > 5 else "validate"
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     import logging
     logging.disable(logging.CRITICAL)
     from kernellab.cli import main
-    all_seeds = seeds(seed_root)
+    all_seeds = seeds(seed_root, mode)
     for i in range(first, cases):
         seed = all_seeds[i % len(all_seeds)]
         outcome = run_case(seed, i, work, main, base_seed=base_seed)

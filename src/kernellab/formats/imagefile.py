@@ -124,7 +124,11 @@ def _load_depth_stencil(path: str | os.PathLike[str], fmt: VkFormatInfo, width: 
 
 def load_npy(path: str | os.PathLike[str], fmt: VkFormatInfo, width: int, height: int) -> np.ndarray:
     """A ``.npy`` image shaped ``[1, height, width, channels]``, returned as a contiguous array."""
+    from kernellab.formats import npy
+
     try:
+        # our header parser first: NumPy's lets a damaged header escape as tokenize.TokenError
+        npy.read_header(path)
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read .npy image: {exc}", file=path) from None

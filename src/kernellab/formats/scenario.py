@@ -138,6 +138,10 @@ class _Checker(Problems):
             if outside:
                 self.add(loc, f"dst {value!r} resolves to {path.resolve()}, outside the output folder {self.out}")
                 return None
+        if Path(value).name in ("", "..") or value.endswith(("/", os.sep)):
+            # the output folder does not exist yet when this is checked: "o.npy/.." is a folder only then
+            self.add(loc, f"dst {value!r} names a folder, not a file")
+            return None
         if path.is_dir():
             self.add(loc, f"dst {value!r} is a folder: {path}")
             return None
@@ -287,6 +291,8 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used
                                          f"({hdr.dtype} {list(hdr.shape)}) but the buffer size is {r.size}")
         if isinstance(r, m.RawData) and r._src_path is not None:
             ck.npy_header(loc + ("src",), r._src_path)
+        if isinstance(r, m.Image) and r._src_path is not None and r._src_path.suffix.lower() == ".npy":
+            ck.npy_header(loc + ("src",), r._src_path)  # found here with its JSON path, not by the loader
         if isinstance(r, m.Image) and (why := image_format_problem(r.format)) is not None:
             ck.add(loc + ("format",), why)
         if isinstance(r, m.Image) and r.custom_border_color is not None and r.border_color not in (
@@ -406,6 +412,10 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
             if isinstance(shader, m.Shader) and shader.type != "SPIR-V":
                 ck.add(loc + ("graph_ref",), f"shader \"{shader.uid}\" is {shader.type}; {loc[-1]} runs a "
                                                f"SPIR-V graph module (type SPIR-V)")
+            elif isinstance(shader, m.Shader):
+                from kernellab.formats import scenario_ml
+
+                scenario_ml.check_data_graph_interface(ck, loc, c, shader)
             slots = {}
             for j, b in enumerate(c.bindings):
                 _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, (m.Tensor,), "tensor")

@@ -5,6 +5,8 @@ Each problem names the JSON pointer of the value at fault:
 - a tensor's format must be a tensor format; its ``src`` ``.npy`` shaped by ``dims`` with the
   format's dtype; ``alias_target`` is refused as Arm's runner refuses it (``memory_group`` replaces it);
 - a ``graph_constant``'s ``src`` ``.npy`` is shaped by ``dims`` and holds elements of the format's size;
+- a ``dispatch_data_graph``'s graph module has the shader's ``entry``, every tensor of it is bound
+  and every graph constant id it uses is given (read from the module's words);
 - a tensor viewing an image (a ``memory_group`` member at the image's offset) needs dims
   ``[H, W, C]`` or ``[1, H, W, C]`` of the image, elements the size of the image's components,
   and an image of one mip level;
@@ -16,7 +18,8 @@ Each problem names the JSON pointer of the value at fault:
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from kernellab import model as m
@@ -211,6 +214,98 @@ def _check_targets(ck: Any, loc: Loc, uid: str, g: Any, substitutions: Any, targ
             ck.add(loc + (field, j, "shader_target"),
                      f"graph \"{uid}\" has no module \"{entry.shader_target}\" (modules: {', '.join(names)})")
     return placeholders
+
+
+#: what a graph module's interface is read from (SPIR-V registry; SPV_ARM_graph for the last two)
+_OP_NAME, _OP_DECORATE, _OP_GRAPH_CONSTANT, _OP_GRAPH_ENTRY_POINT = 5, 71, 4181, 4182
+_BINDING, _DESCRIPTOR_SET = 33, 34
+
+
+@dataclass
+class GraphModuleFacts:
+    """What a ``dispatch_data_graph`` must supply to a SPIR-V graph module."""
+
+    #: graph entry point name -> ids of its interface variables
+    entry_points: dict[str, list[int]] = field(default_factory=dict)
+    names: dict[int, str] = field(default_factory=dict)
+    #: variable id -> {decoration (Binding, DescriptorSet): value}
+    places: dict[int, dict[int, int]] = field(default_factory=dict)
+    constant_ids: set[int] = field(default_factory=set)
+
+
+def _literal_string(words: Sequence[int]) -> tuple[str, int]:
+    """A SPIR-V literal string at the start of ``words`` and the number of words it takes."""
+    raw = bytearray()
+    for n, word in enumerate(words):
+        raw += word.to_bytes(4, "little")
+        if b"\0" in raw[-4:]:
+            return raw[:raw.index(b"\0")].decode("utf-8", "replace"), n + 1
+    return raw.decode("utf-8", "replace"), len(words)
+
+
+def graph_module_facts(code: bytes) -> GraphModuleFacts | None:
+    """The interface of a SPIR-V graph module, or None if ``code`` does not decode (spirv-val
+    names the fault when the graph runs). A walk over the words: no listing needed here."""
+    import array
+    import sys
+
+    little, big = b"\x03\x02\x23\x07", b"\x07\x23\x02\x03"  # the magic number each way round
+    if len(code) < 20 or len(code) % 4 or code[:4] not in (little, big):
+        return None
+    words = array.array("I", code)
+    if (code[:4] == little) != (sys.byteorder == "little"):
+        words.byteswap()
+    facts = GraphModuleFacts()
+    at = 5
+    while at < len(words):
+        count, opcode = words[at] >> 16, words[at] & 0xFFFF
+        if count == 0 or at + count > len(words):
+            return None
+        ops = words[at + 1:at + count]
+        if opcode == _OP_NAME and len(ops) >= 2:
+            facts.names[ops[0]] = _literal_string(ops[1:])[0]
+        elif opcode == _OP_DECORATE and len(ops) >= 3 and ops[1] in (_BINDING, _DESCRIPTOR_SET):
+            facts.places.setdefault(ops[0], {})[ops[1]] = ops[2]
+        elif opcode == _OP_GRAPH_CONSTANT and len(ops) >= 3:
+            facts.constant_ids.add(ops[2])
+        elif opcode == _OP_GRAPH_ENTRY_POINT and len(ops) >= 2:
+            name, used = _literal_string(ops[1:])
+            facts.entry_points[name] = list(ops[1 + used:])
+        at += count
+    return facts
+
+
+
+def check_data_graph_interface(ck: Any, loc: Loc, c: m.DispatchDataGraph, shader: m.Shader) -> None:
+    """A ``dispatch_data_graph``'s bindings and ``graph_constants`` against its SPIR-V graph
+    module: every interface variable of the graph entry point bound at its (set, binding), every
+    graph constant id the module uses given. Arm's emulation layer 0.11 aborts the process
+    (std::out_of_range) on a graph whose tensor or constant is missing."""
+    if shader.src_path is None or not ck.check_files:
+        return
+    try:
+        facts = graph_module_facts(shader.src_path.read_bytes())
+    except OSError:
+        return
+    if facts is None:
+        return
+    if shader.entry not in facts.entry_points:
+        ck.add(loc + ("graph_ref",), f"shader \"{shader.uid}\" ({shader.src_path}) has no graph entry point "
+                                     f"\"{shader.entry}\" (it has: {', '.join(facts.entry_points) or 'none'}); "
+                                     "set its \"entry\"")
+        return
+    bound = {(b.set, b.id) for b in c.bindings}
+    for var in facts.entry_points[shader.entry]:
+        place = facts.places.get(var, {})
+        if _DESCRIPTOR_SET in place and _BINDING in place and (place[_DESCRIPTOR_SET], place[_BINDING]) not in bound:
+            name = facts.names.get(var) or f"%{var}"
+            ck.add(loc + ("bindings",), f"graph module \"{shader.uid}\" reads or writes tensor {name} at set "
+                                        f"{place[_DESCRIPTOR_SET]} binding {place[_BINDING]}, which no binding fills")
+    missing = sorted(n for n in facts.constant_ids if n >= len(c.graph_constants))
+    if missing:
+        ck.add(loc + ("graph_constants",), f"graph module \"{shader.uid}\" uses graph constant id"
+                                           f"{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))}; "
+                                           f"graph_constants gives {len(c.graph_constants)} (id n is entry n)")
 
 
 def check_dispatch_graph(ck: Any, loc: Loc, c: m.DispatchGraph, g: Any, graph: m.Graph,

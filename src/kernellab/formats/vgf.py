@@ -281,6 +281,16 @@ def read(path: str | os.PathLike[str]) -> VgfFile:
 def parse(data: bytes, path: str | os.PathLike[str] = "<vgf>") -> VgfFile:
     vgf = _vgfpy()
     name = str(path)
+    try:
+        return _parse(vgf, data, name)
+    except UnicodeDecodeError as exc:
+        # Arm's decoder hands names over as they are stored; the binding refuses non-UTF-8 ones
+        raise InputError.at(name, "a module, segment or port name",
+                            f"the VGF holds a name that is not UTF-8 text ({exc.reason} at byte {exc.start} "
+                            "of the name)") from None
+
+
+def _parse(vgf: Any, data: bytes, name: str) -> VgfFile:
     header, sections, decoders = _decoders(vgf, data, name)
     modules_dec, seq, mrt, consts = (decoders[sec] for sec in ("module", "sequence", "resource", "constant"))
     resources = _resources(vgf, mrt)

@@ -166,13 +166,19 @@ class _GraphBuilder:
             raise InputError.at(self.file, self.where,
                                 f"graph \"{graph.uid}\": module {module.name!r} carries {module.code} source, "
                                 f"which kernellab's runner does not compile")
-        return spirv, module.entry_point, [], 0
+        where = f"{self.file}: /resources/{self.scenario.resources.index(graph)}/graph/src: {self.vgf.path}"
+        return checked_graph_module(spirv, f"{where}: module {module.name!r}"), module.entry_point, [], 0
 
     def _glsl_shader(self, module: Any, folder: Path) -> m.Shader:
         """A GLSL shader resource for a compute module's embedded source, written to ``folder``
         and compiled like a scenario's GLSL (the uid names the graph and module, for messages
         and the compiled-module memo)."""
-        source = self.vgf.module_source(module.index)
+        try:
+            source = self.vgf.module_source(module.index)
+        except UnicodeDecodeError as exc:  # Arm's binding decodes the stored bytes as UTF-8
+            raise InputError.at(self.file, f"/resources/{self.scenario.resources.index(self.graph)}/graph/src",
+                                f"{self.vgf.path}: module {module.name!r}: its GLSL source is not UTF-8 text "
+                                f"({exc.reason} at byte {exc.start})") from None
         assert source is not None
         path = folder / f"{module.index}-{module.name}.comp"
         path.write_text(source, encoding="utf-8")
@@ -227,6 +233,23 @@ class _GraphBuilder:
         return self.backend.create_graph_segment(spec, seg_resources), push
 
 
+def checked_graph_module(code: bytes, what: str) -> bytes:
+    """``code`` once spirv-val passes it (a :class:`CompileError` with its log if not): Arm's
+    emulation layer answers a graph module it cannot take with VK_ERROR_UNKNOWN and no reason, as
+    a device error; compute modules are validated the same way by the compile layer."""
+    from kernellab import tools
+    from kernellab.errors import CompileError
+
+    val = tools.require("spirv-val", "validating SPIR-V")
+    val.transform(["--target-env", GRAPH_SPIRV_ENV, tools.INPUT], input=code, input_name="module.spv",
+                  what=f"{what}: SPIR-V graph module is not valid for {GRAPH_SPIRV_ENV}", error=CompileError)
+    return code
+
+
+#: graph modules are SPIR-V 1.6 (the model converter writes 1.6), which Vulkan 1.3 takes
+GRAPH_SPIRV_ENV = "vulkan1.3"
+
+
 def prepare_data_graph(backend: Any, scenario: m.Scenario, index: int, command: m.DispatchDataGraph,
                        tensors: dict[str, Any]) -> PreparedGraph:
     """A ``dispatch_data_graph``: one data-graph pipeline of a SPIR-V graph module, its tensors
@@ -241,6 +264,8 @@ def prepare_data_graph(backend: Any, scenario: m.Scenario, index: int, command: 
     code = shader.src_path.read_bytes()
     if len(code) < 20 or len(code) % 4 or code[:4] not in (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03"):
         raise InputError("not a SPIR-V binary (bad magic number or length)", file=shader.src_path)
+    checked_graph_module(code, f"{scenario.file}: /resources/{scenario.resources.index(shader)}/shader/src: "
+                               f"{shader.src_path}")
     constants = []
     for graph_id, uid in enumerate(command.graph_constants):
         gc = scenario.by_uid[uid]
