@@ -30,9 +30,10 @@ def register(sub: Any) -> None:
     p.add_argument("--jobs", "-j", type=int, default=1,
                    help="run the launches in N Oclgrind processes at once (default 1: in this process)")
     p.add_argument("--timeout", metavar="SECONDS",
-                   help="time limit of each launch on Oclgrind and of each dispatch in the SPIR-V checker (default: the tool limit, --tool-timeout or "
-                        "KERNELLAB_TOOL_TIMEOUT, 300 s; 0 for none). With one job a launch past it ends verify "
-                        "with status 1; with --jobs it is reported as not finished and the others still run")
+                   help="time limit of each launch on Oclgrind and of each dispatch in the SPIR-V checker "
+                        "(default: the tool limit, --tool-timeout or KERNELLAB_TOOL_TIMEOUT, 300 s; 0 for none). "
+                        "With one job a launch past it ends verify with status 1; with --jobs it is reported as "
+                        "not finished and the others still run")
     p.add_argument("--vulkan", action="store_true", help="check scenarios' OpenCL C dispatches as Vulkan runs them "
                    "(clspv) with the SPIR-V checker; GLSL and SPIR-V shaders always are (docs/verify-vulkan.md)")
     p.set_defaults(func=run)
