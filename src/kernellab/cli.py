@@ -119,12 +119,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    if _named_command(argv) is not None:
+    paused: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+    if _named_command(argv) is not None:  # start-up: the command's imports (--help and --version have none)
         from kernellab.classcode import collector_paused
 
-        with collector_paused():  # start-up: the command's imports (--help and --version have none)
-            parser = build_parser(argv, only_named=True)
-    else:
+        paused = collector_paused()
+    with paused:
         parser = build_parser(argv, only_named=True)
     args = parser.parse_args(argv)
     # imported once the command line is read: --help and --version do without them

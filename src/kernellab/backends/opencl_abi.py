@@ -19,9 +19,12 @@ workload formats, and the kernel-instantiation runner share it, so they cannot d
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kernellab.errors import InputError
+
+if TYPE_CHECKING:  # for hints only: the formats that share this module load no backend code
+    from kernellab.backends.base import LocalArgument
 
 #: by-value type name -> (sizeof, alignof), asked of the compiler for types kernellab cannot size
 Layout = Mapping[str, tuple[int, int]]
@@ -147,23 +150,7 @@ def local_counts(args: Iterable[Argument], spec_values: Mapping[int, int]) -> di
     return {a.index: max(1, int(spec_values.get(FIRST_LOCAL_ARGUMENT_SPEC_ID + n, 1))) for n, a in enumerate(locals_)}
 
 
-class ClspvLocal(Protocol):
-    """A ``__local`` parameter as clspv's reflection gives it (``backends.base.LocalArgument``)."""
-
-    @property
-    def index(self) -> int: ...
-
-    @property
-    def spec_id(self) -> int: ...
-
-    @property
-    def element_size(self) -> int: ...
-
-    @property
-    def type_name(self) -> str: ...
-
-
-def clspv_spec_values(spec_values: Mapping[int, int], local_arguments: Iterable[ClspvLocal],
+def clspv_spec_values(spec_values: Mapping[int, int], local_arguments: Iterable[LocalArgument],
                       pointee_size: Callable[[str], int | None], file: str = "",
                       pointer: str = "") -> dict[int, int]:
     """``spec_values`` as a clspv module takes them: each ``__local`` argument's count, given in

@@ -296,16 +296,18 @@ def clspv_specialization(scenario: m.Scenario, shader: m.Shader, spirv: bytes,
     elements of clspv's array (:func:`~kernellab.backends.opencl_abi.clspv_spec_values`). The one
     conversion for ``run`` and ``verify`` on Vulkan; other shaders' values are returned as given."""
     values: dict[int, Any] = {c.id: c.value for c in shader.specialization_constants}
-    if shader.type != "OpenCL-C":
+    if shader.type != "OpenCL-C" or not values:  # no count given: nothing to convert
+        return values
+    try:
+        _, facts = reflect_module(spirv, shader.entry, str(shader.src_path or ""), cache)
+    except UnknownEntryError:
+        return values  # the interface check names the entry at its JSON path
+    if not facts.local_arguments:  # the usual kernel: no source to read, no OpenCL backend to load
         return values
     from kernellab.backends import opencl_abi
     from kernellab.backends.opencl import parse_type, source_typedefs
 
     file = str(scenario.file or "")
-    try:
-        _, facts = reflect_module(spirv, shader.entry, str(shader.src_path or ""), cache)
-    except UnknownEntryError:
-        return values  # the interface check names the entry at its JSON path
     source = shader.src_path.read_text(errors="replace") if shader.src_path is not None else ""
     s_index, _ = _where(scenario, shader.uid)
     typedefs = source_typedefs(source)

@@ -170,7 +170,6 @@ def _run_children(shares: list[Share], seed: int, uninitialized: bool,
         try:
             _, err = proc.communicate(timeout=backstop)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
             raise ToolError(f"verifying on Oclgrind took longer than {backstop:g} s; repro: {' '.join(argv)}") from None
         finally:
             _kill_group(proc)  # anything the harness left behind

@@ -26,7 +26,7 @@ import numpy as np
 
 from kernellab import model as m
 from kernellab.errors import InputError, Problem, TimeLimitError, UsageError
-from kernellab.verify import findings as fnd
+from kernellab.verify import findings as fnd, terms
 from kernellab.verify.run import VerifyResult
 
 log = logging.getLogger(__name__)
@@ -320,25 +320,17 @@ def _access(a: dict[str, Any], source: str | None = None) -> fnd.Access:
     location = None
     if loc and source is not None and loc["file"] == _CLSPV_SOURCE:
         loc = dict(loc, file=source)
-        text = text if text is not None else (_line_text(source, loc["line"]) or "").strip() or None
+        text = text if text is not None else terms.line_text(source, loc["line"]).strip() or None
     if loc:
         # the statement's first column: SPIR-V debug lines carry the line only
         column = 1
         if text is not None:
-            raw = _line_text(loc["file"], loc["line"])
+            raw = terms.line_text(loc["file"], loc["line"])
             column = (len(raw) - len(raw.lstrip()) + 1) if raw else 1
         location = {"file": loc["file"], "line": loc["line"], "column": column}
     what = None if a.get("access") in ("read", "write", "barrier") else a.get("access")
     return fnd.Access(_work_item(a["invocation"]) if "invocation" in a else {}, location, text,
                       f"{a.get('instruction')} (word {a.get('word')})" if a.get("instruction") else None, what)
-
-
-def _line_text(file: str, line: int) -> str | None:
-    try:
-        lines = Path(file).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-    return lines[line - 1] if 0 < line <= len(lines) else None
 
 
 def _finding(f: Any, kernel: str, number: int, ci: int, file_number: int,
