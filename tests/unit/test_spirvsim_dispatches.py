@@ -108,3 +108,17 @@ def test_dispatch_past_the_work_limit_is_refused_with_a_clear_message():
     with pytest.raises(InputError, match="more than 1000 invocation-instructions"):
         check_dispatch(spv, "main", (64, 1, 1), bindings={(0, 0): Binding("buf", bytes(4096))},
                        batch_invocations=64, max_work=1000)
+
+
+def test_access_records_past_the_limit_are_refused_before_they_are_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernellab.spirvsim import dispatch
+    from kernellab.spirvsim.memory import accessor_bytes
+
+    spv = glsl_to_spirv(READER)
+    bindings = {(0, 0): Binding("b", bytes(1 << 20)), (0, 1): Binding("o", bytes(64))}
+    needed = accessor_bytes(1 << 20, 4, np.int32) + accessor_bytes(64, 4, np.int32)
+    monkeypatch.setattr(dispatch, "MAX_SHADOW_BYTES", needed - 1)
+    with pytest.raises(InputError, match="MiB to record their accesses, past the checker's limit"):
+        check_dispatch(spv, "main", (1, 1, 1), bindings=bindings)
+    monkeypatch.setattr(dispatch, "MAX_SHADOW_BYTES", needed)
+    check_dispatch(spv, "main", (1, 1, 1), bindings=bindings)

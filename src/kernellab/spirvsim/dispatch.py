@@ -18,7 +18,7 @@ import numpy as np
 from kernellab.errors import InputError
 from kernellab.spirvsim.findings import Finding, Recorder, verdict
 from kernellab.spirvsim.machine import Machine, eval_spec_op, flatten, refuse_unsupported
-from kernellab.spirvsim.memory import GLOBAL, GROUP, LANE, Region
+from kernellab.spirvsim.memory import accessor_bytes, GLOBAL, GROUP, LANE, Region
 from kernellab.spirvsim.module import SUPPORTED_BUILTINS, Module, enum_name, load
 from kernellab.spirvsim.shadow import Shadow
 from kernellab.spirvsim.types import Type
@@ -195,6 +195,7 @@ def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding], gs: 
                   ) -> tuple[dict[int, Region], dict[tuple[str, int, int], Region]]:
     regions: dict[int, Region] = {}
     owners: dict[tuple[str, int, int], Region] = {}
+    tracked = 0
     for vid, var in module.variables.items():
         ptr_t = module.types[var.words[0]]
         storage = ptr_t.storage
@@ -232,10 +233,14 @@ def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding], gs: 
                 raise InputError(f"buffer {b.uid} is bound twice with different ranges; overlapping bindings of "
                                  "one buffer are not supported by the SPIR-V checker")
             label = "StorageBuffer" if writable or storage == "StorageBuffer" else "Uniform"
-            region = Region.make(b.uid, label, GLOBAL, 1, size, data[b.offset:b.offset + size], writable=writable)
             # who accessed a buffer is kept per unit of the smallest scalar any buffer access uses
-            region.track_accessors(_granule(module, "StorageBuffer", "Uniform"),
-                                   np.int32 if invocations < 2 ** 31 else np.int64)
+            unit, who = _granule(module, "StorageBuffer", "Uniform"), np.int32 if invocations < 2 ** 31 else np.int64
+            tracked += accessor_bytes(size, unit, who)
+            if tracked > MAX_SHADOW_BYTES:  # refused before allocating: a buffer's records are many times its size
+                raise InputError(f"the buffers need {tracked >> 20} MiB to record their accesses, past the checker's "
+                                 f"limit of {MAX_SHADOW_BYTES >> 20} MiB (see docs/verify.md)")
+            region = Region.make(b.uid, label, GLOBAL, 1, size, data[b.offset:b.offset + size], writable=writable)
+            region.track_accessors(unit, who)
             owners[okey] = region
         if writable and region.shadow is None:
             region.writable = True

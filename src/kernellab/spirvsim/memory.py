@@ -46,7 +46,8 @@ class Region:
 
     def track_accessors(self, unit: int, invocation_type: type = np.int64) -> None:
         """Keep, besides which bytes were read and written, who did it, per ``unit`` bytes
-        (invocation numbers in ``invocation_type``: int32 halves the record when they fit)."""
+        (invocation numbers in ``invocation_type``: int32 halves the record when they fit); its size
+        is :func:`accessor_bytes`."""
         units = -(-self.data.size // unit)
         self.unit = unit
         self.read = np.zeros(self.data.size, bool)
@@ -84,3 +85,10 @@ class Ptr:
 
     def regions(self) -> tuple[tuple[Region, ...], np.ndarray]:
         return self.choice if self.choice is not None else ((self.region,), np.zeros((), np.int64))
+
+
+def accessor_bytes(size: int, unit: int, invocation_type: type) -> int:
+    """What :meth:`Region.track_accessors` allocates for a buffer of ``size`` bytes: a read and a
+    written flag per byte, and per unit who (``invocation_type``) and where (int32), both ways."""
+    units = -(-size // unit)
+    return 2 * size + 2 * units * (np.dtype(invocation_type).itemsize + 4)
