@@ -91,3 +91,18 @@ def through_cache(create: Callable[[int, Any], Any], feedback: CacheFeedback | N
     if feedback is not None and not feedback.hit():
         raise PipelineCacheMiss(name)
     return pipeline
+
+
+def release_data_graph_program(vk: Any, device: Any, arm: Any, program: Any) -> None:
+    """Destroy what a data-graph program (a graph segment, an optical flow) was given: its
+    session, pipeline, layouts, pool and shader module, each only if it was made (creation may
+    have failed half-way); a failure is logged, not raised."""
+    label = program.spec.label
+    if program.session is not None:
+        nvk.release(f"vkDestroyDataGraphPipelineSessionARM({label})", arm.destroy_session, program.session)
+    handles = [("vkDestroyPipeline", program.pipeline), ("vkDestroyPipelineLayout", program.layout),
+               *(("vkDestroyDescriptorSetLayout", sl) for sl in program.set_layouts),
+               ("vkDestroyDescriptorPool", program.pool), ("vkDestroyShaderModule", getattr(program, "module", None))]
+    for call, handle in handles:
+        if handle is not None:
+            nvk.release(f"{call}({label})", getattr(vk, call), device, handle, None)

@@ -111,7 +111,6 @@ class VulkanGraphicsSupport:
             blendEnable=False, colorWriteMask=vk.VK_COLOR_COMPONENT_R_BIT | vk.VK_COLOR_COMPONENT_G_BIT
             | vk.VK_COLOR_COMPONENT_B_BIT | vk.VK_COLOR_COMPONENT_A_BIT) for _ in formats]
         dynamic = [vk.VK_DYNAMIC_STATE_VIEWPORT, vk.VK_DYNAMIC_STATE_SCISSOR]
-        two_stages = 2
 
         def create(flags: int, feedback_info: Any) -> Any:
             rendering = vk.VkPipelineRenderingCreateInfo(pNext=feedback_info, colorAttachmentCount=len(formats),
@@ -135,7 +134,7 @@ class VulkanGraphicsSupport:
                 layout=layout, basePipelineIndex=-1)
             return vk.vkCreateGraphicsPipelines(self.handle, self.pipeline_cache, 1, [info], None)[0]
 
-        feedback = CacheFeedback(vk, two_stages) if self.options.fail_on_pipeline_cache_miss else None
+        feedback = CacheFeedback(vk, len(stages)) if self.options.fail_on_pipeline_cache_miss else None
         pipeline = through_cache(create, feedback, spec.uid,
                                  f"vkCreateGraphicsPipelines({spec.uid}: {spec.vertex.uid} + {spec.fragment.uid})")
         del keep

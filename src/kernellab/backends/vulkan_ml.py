@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kernellab.backends.base import ImageSpec, UnsupportedError
-from kernellab.backends.vkcore import CacheFeedback, create_compute_pipeline, specialization_info, through_cache
+from kernellab.backends.vkcore import (CacheFeedback, create_compute_pipeline, release_data_graph_program,
+                                       specialization_info, through_cache)
 from kernellab.native.vk import checked, release
 from kernellab.errors import DeviceError
 
@@ -514,17 +515,5 @@ class VulkanGraphSupport:
         vk.vkCmdPipelineBarrier2(cmd, vk.VkDependencyInfo(memoryBarrierCount=1, pMemoryBarriers=[barrier]))
 
     def _destroy_graph_programs(self) -> None:
-        vk = self.vk
-        for p in self.__dict__.get("_graph_programs", []):
-            label = p.spec.label
-            if p.session is not None:
-                release(f"vkDestroyDataGraphPipelineSessionARM({label})", self.arm.destroy_session, p.session)
-            if p.pipeline is not None:
-                release(f"vkDestroyPipeline({label})", vk.vkDestroyPipeline, self.handle, p.pipeline, None)
-            release(f"vkDestroyPipelineLayout({label})", vk.vkDestroyPipelineLayout, self.handle, p.layout, None)
-            for sl in p.set_layouts:
-                release(f"vkDestroyDescriptorSetLayout({label})", vk.vkDestroyDescriptorSetLayout, self.handle, sl,
-                        None)
-            release(f"vkDestroyDescriptorPool({label})", vk.vkDestroyDescriptorPool, self.handle, p.pool, None)
-            release(f"vkDestroyShaderModule({label})", vk.vkDestroyShaderModule, self.handle, p.module, None)
-        self.__dict__.pop("_graph_programs", None)
+        for p in self.__dict__.pop("_graph_programs", []):
+            release_data_graph_program(self.vk, self.handle, self.arm, p)

@@ -18,16 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernellab.backends.base import Image, PipelineCacheMiss
-from kernellab.backends.vkcore import FAIL_ON_PIPELINE_COMPILE_REQUIRED
-from kernellab.native.vk import checked, release
+from kernellab.backends.vkcore import CacheFeedback, release_data_graph_program, through_cache
+from kernellab.native.vk import checked
 
 #: the connection of each role (Arm's scenario names) to the optical-flow node
 CONNECTIONS = {"search_image": "INPUT", "template_image": "REFERENCE", "output_image": "FLOW_VECTOR",
                "hint_motion_vectors": "HINT", "output_cost": "COST"}
-#: VkDescriptorType of an image bound sampled or as storage
-_COMBINED_IMAGE_SAMPLER, _STORAGE_IMAGE = 1, 3
-#: VK_PIPELINE_COMPILE_REQUIRED
-_COMPILE_REQUIRED = 1000297000
 
 
 @dataclass(frozen=True)
@@ -139,32 +135,28 @@ class VulkanOpticalFlowSupport:
         node = ofd.new("VkDataGraphPipelineSingleNodeCreateInfoARM", pNext=flow_info, connectionCount=len(spec.images),
                        pConnections=connections,
                        nodeType=ofd.const("VK_DATA_GRAPH_PIPELINE_NODE_TYPE_OPTICAL_FLOW_ARM"))
-        fail_on_miss = bool(self.options.fail_on_pipeline_cache_miss)
-        feedback = result_flags = None
-        if fail_on_miss:
-            # as Arm's runner asks (its pipeline.cpp): fail rather than compile, and feedback with no
-            # stages; a data-graph pipeline the driver does not report as a cache hit is a miss
-            vk = self.vk
-            result_flags = vk.VkPipelineCreationFeedback()  # bound first: a nested temporary is freed early
-            feedback = vk.VkPipelineCreationFeedbackCreateInfo(pPipelineCreationFeedback=result_flags,
-                                                               pipelineStageCreationFeedbackCount=0)
-            flow_info.pNext = f.cast("void*", address(vk.ffi.addressof(feedback)))
-        create = ofd.new("VkDataGraphPipelineCreateInfoARM", pNext=node, layout=to_arm(program.layout, "VkPipelineLayout"),
-                         flags=FAIL_ON_PIPELINE_COMPILE_REQUIRED if fail_on_miss else 0,
-                         resourceInfoCount=len(spec.images), pResourceInfos=resources)
-        out = f.new("VkPipeline*")
         name = spec.label.split(":", 2)[-1]
-        with checked(f"vkCreateDataGraphPipelinesARM({spec.label})"):
+
+        def create(flags: int, feedback: Any) -> Any:
+            if feedback is not None:  # Arm's runner chains it here (its pipeline.cpp)
+                flow_info.pNext = f.cast("void*", address(self.vk.ffi.addressof(feedback)))
+            info = ofd.new("VkDataGraphPipelineCreateInfoARM", pNext=node,
+                           layout=to_arm(program.layout, "VkPipelineLayout"), flags=flags,
+                           resourceInfoCount=len(spec.images), pResourceInfos=resources)
+            out = f.new("VkPipeline*")
             result = self.arm.vkCreateDataGraphPipelinesARM(self.arm.device, f.NULL,
                                                             to_arm(self.pipeline_cache, "VkPipelineCache"), 1,
-                                                            create, f.NULL, out)
-        program.keep += [resource_layouts, resources, connections, flow_info, node, create, feedback, result_flags]
-        if result == _COMPILE_REQUIRED:
-            raise PipelineCacheMiss(name)
-        program.pipeline = to_vulkan(out[0], "VkPipeline")
-        if result_flags is not None and not result_flags.flags \
-                & self.vk.VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT:
-            raise PipelineCacheMiss(name)
+                                                            info, f.NULL, out)
+            program.keep.append(info)
+            if result == self.vk.VK_PIPELINE_COMPILE_REQUIRED:  # a success code: the call did not raise
+                raise PipelineCacheMiss(name)
+            return out[0]
+
+        program.keep += [resource_layouts, resources, connections, flow_info, node]
+        # a data-graph pipeline has no shader stages to report on, only the pipeline
+        feedback = CacheFeedback(self.vk, stages=0) if self.options.fail_on_pipeline_cache_miss else None
+        pipeline = through_cache(create, feedback, name, f"vkCreateDataGraphPipelinesARM({spec.label})")
+        program.pipeline = to_vulkan(pipeline, "VkPipeline")
 
         def allocate(size: int, bits: int) -> Any:
             program.session_bytes += size
@@ -175,18 +167,19 @@ class VulkanOpticalFlowSupport:
             return memory.handle
 
         program.session, _ = self.arm.create_session(
-            out[0], allocate, ofd.const("VK_DATA_GRAPH_PIPELINE_SESSION_CREATE_OPTICAL_FLOW_CACHE_BIT_ARM"))
+            pipeline, allocate, ofd.const("VK_DATA_GRAPH_PIPELINE_SESSION_CREATE_OPTICAL_FLOW_CACHE_BIT_ARM"))
         return program
 
     def _optical_flow_descriptors(self, program: OpticalFlowProgram) -> None:
         """Set layouts, pipeline layout and descriptor sets (written once) of an optical flow."""
         vk = self.vk
         images = program.spec.images
+        sampled, storage = vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE
         n_sets = max(i.set for i in images) + 1
         for s in range(n_sets):
             entries = [vk.VkDescriptorSetLayoutBinding(binding=i.binding, descriptorCount=1,
-                                                       descriptorType=_COMBINED_IMAGE_SAMPLER if i.sampled
-                                                       else _STORAGE_IMAGE, stageFlags=vk.VK_SHADER_STAGE_ALL)
+                                                       descriptorType=sampled if i.sampled else storage,
+                                                       stageFlags=vk.VK_SHADER_STAGE_ALL)
                        for i in sorted(images, key=lambda i: i.binding) if i.set == s]
             with checked(f"vkCreateDescriptorSetLayout({program.spec.label})"):
                 program.set_layouts.append(vk.vkCreateDescriptorSetLayout(
@@ -196,7 +189,7 @@ class VulkanOpticalFlowSupport:
             program.layout = vk.vkCreatePipelineLayout(self.handle, vk.VkPipelineLayoutCreateInfo(
                 setLayoutCount=n_sets, pSetLayouts=program.set_layouts), None)
         sizes = [vk.VkDescriptorPoolSize(type=t, descriptorCount=len(images))
-                 for t in (_COMBINED_IMAGE_SAMPLER, _STORAGE_IMAGE)]
+                 for t in (sampled, storage)]
         with checked("vkCreateDescriptorPool"):
             program.pool = vk.vkCreateDescriptorPool(self.handle, vk.VkDescriptorPoolCreateInfo(
                 maxSets=n_sets, poolSizeCount=len(sizes), pPoolSizes=sizes), None)
@@ -209,8 +202,8 @@ class VulkanOpticalFlowSupport:
             info = vk.VkDescriptorImageInfo(sampler=image.sampler if i.sampled else None,
                                             imageView=self.image_view(image, i.lod), imageLayout=image.layout)
             writes.append(vk.VkWriteDescriptorSet(dstSet=program.sets[i.set], dstBinding=i.binding, descriptorCount=1,
-                                                  descriptorType=_COMBINED_IMAGE_SAMPLER if i.sampled
-                                                  else _STORAGE_IMAGE, pImageInfo=[info]))
+                                                  descriptorType=sampled if i.sampled else storage,
+                                                  pImageInfo=[info]))
         vk.vkUpdateDescriptorSets(self.handle, len(writes), writes, 0, None)
 
     def dispatch_optical_flow(self, program: OpticalFlowProgram, execution_flags: Sequence[str] = (),
@@ -240,17 +233,5 @@ class VulkanOpticalFlowSupport:
         close_label()
 
     def _destroy_optical_flows(self) -> None:
-        vk = self.vk
         for p in self.__dict__.pop("_optical_flows", []):
-            label = p.spec.label
-            if p.session is not None:
-                release(f"vkDestroyDataGraphPipelineSessionARM({label})", self.arm.destroy_session, p.session)
-            if p.pipeline is not None:
-                release(f"vkDestroyPipeline({label})", vk.vkDestroyPipeline, self.handle, p.pipeline, None)
-            if p.layout is not None:
-                release(f"vkDestroyPipelineLayout({label})", vk.vkDestroyPipelineLayout, self.handle, p.layout, None)
-            for sl in p.set_layouts:
-                release(f"vkDestroyDescriptorSetLayout({label})", vk.vkDestroyDescriptorSetLayout, self.handle, sl,
-                        None)
-            if p.pool is not None:
-                release(f"vkDestroyDescriptorPool({label})", vk.vkDestroyDescriptorPool, self.handle, p.pool, None)
+            release_data_graph_program(self.vk, self.handle, self.arm, p)

@@ -219,6 +219,7 @@ def _check_targets(ck: Any, loc: Loc, uid: str, g: Any, substitutions: Any, targ
 #: what a graph module's interface is read from (SPIR-V registry; SPV_ARM_graph for the last two)
 _OP_NAME, _OP_DECORATE, _OP_GRAPH_CONSTANT, _OP_GRAPH_ENTRY_POINT = 5, 71, 4181, 4182
 _BINDING, _DESCRIPTOR_SET = 33, 34
+_MAGIC = 0x07230203
 
 
 @dataclass
@@ -247,14 +248,14 @@ def graph_module_facts(code: bytes) -> GraphModuleFacts | None:
     """The interface of a SPIR-V graph module, or None if ``code`` does not decode (spirv-val
     names the fault when the graph runs). A walk over the words: no listing needed here."""
     import array
-    import sys
 
-    little, big = b"\x03\x02\x23\x07", b"\x07\x23\x02\x03"  # the magic number each way round
-    if len(code) < 20 or len(code) % 4 or code[:4] not in (little, big):
+    if len(code) < 20 or len(code) % 4:
         return None
     words = array.array("I", code)
-    if (code[:4] == little) != (sys.byteorder == "little"):
+    if words[0] != _MAGIC:  # written in the other byte order, or no SPIR-V
         words.byteswap()
+        if words[0] != _MAGIC:
+            return None
     facts = GraphModuleFacts()
     at = 5
     while at < len(words):
@@ -273,7 +274,6 @@ def graph_module_facts(code: bytes) -> GraphModuleFacts | None:
             facts.entry_points[name] = list(ops[1 + used:])
         at += count
     return facts
-
 
 
 def check_data_graph_interface(ck: Any, loc: Loc, c: m.DispatchDataGraph, shader: m.Shader) -> None:

@@ -17,16 +17,11 @@ from collections.abc import Callable
 from typing import Any
 
 from kernellab import model as m
+from kernellab.formats.scenario_graphics import attachment_extent
 
 Loc = tuple[str | int, ...]
 
 GRID_CELL = {"1x1": 1, "2x2": 2, "4x4": 4, "8x8": 8}
-
-
-def level_extent(image: m.Image, lod: int) -> tuple[int, int]:
-    """(width, height) of mip level ``lod`` of an image (dims ``[1, W, H, 1]`` or ``[W, H]``)."""
-    width, height = (image.dims[1], image.dims[2]) if len(image.dims) >= 3 else (image.dims[0], image.dims[1])
-    return max(1, width >> lod), max(1, height >> lod)
 
 
 def check_dispatch_optical_flow(ck: Any, loc: Loc, c: m.DispatchOpticalFlow, by_uid: dict[str, Any],
@@ -48,7 +43,7 @@ def check_dispatch_optical_flow(ck: Any, loc: Loc, c: m.DispatchOpticalFlow, by_
                                        f"{'s' if image.mips > 1 else ''}")
             continue
         images[role] = image
-        extents[role] = level_extent(image, lod)
+        extents[role] = attachment_extent(image, lod)  # a mip level's extent, as a draw's
     search = extents.get("search_image")
     if search is not None and (c.width, c.height) != search:
         ck.add(loc + ("width",), f"width x height is {c.width}x{c.height}, but the search image "

@@ -256,14 +256,13 @@ def prepare_data_graph(backend: Any, scenario: m.Scenario, index: int, command: 
     bound where the bindings say, the n-th ``graph_constants`` entry as graph constant id n
     (Arm's runner numbers them so)."""
     from kernellab.backends.vulkan_graph import GraphConstantSpec, GraphSegmentSpec
+    from kernellab.compile.stage import check_spirv_binary
     from kernellab.formats import npy
     from kernellab.vkregistry import vkformat
 
     shader = scenario.by_uid[command.graph_ref]
     assert isinstance(shader, m.Shader) and shader.src_path is not None
-    code = shader.src_path.read_bytes()
-    if len(code) < 20 or len(code) % 4 or code[:4] not in (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03"):
-        raise InputError("not a SPIR-V binary (bad magic number or length)", file=shader.src_path)
+    code = check_spirv_binary(shader.src_path.read_bytes(), shader.src_path)
     checked_graph_module(code, f"{scenario.file}: /resources/{scenario.resources.index(shader)}/shader/src: "
                                f"{shader.src_path}")
     constants = []
