@@ -31,10 +31,10 @@ import secrets
 import signal
 import stat
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import IO, TYPE_CHECKING, Callable
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy is imported by the writers that need it: the CLI starts without it
     import numpy as np
@@ -336,6 +336,10 @@ def save_npy(path: str | os.PathLike[str], array: np.ndarray, *, root: str | os.
         write_npy(fh, array)
 
 
+#: fills an opened output (named here: inside OutputSet, ``bytes`` is its method)
+_Fill = Callable[[IO[bytes]], object]
+
+
 class OutputSet:
     """Stage a run's output files as temp files and rename them all at :meth:`commit`.
 
@@ -392,7 +396,7 @@ class OutputSet:
     def text(self, path: str | os.PathLike[str], text: str) -> None:
         self._write(path, lambda fh: fh.write(text.encode("utf-8", "backslashreplace")))
 
-    def _write(self, path: str | os.PathLike[str], fill: Callable[[IO[bytes]], object]) -> None:
+    def _write(self, path: str | os.PathLike[str], fill: _Fill) -> None:
         try:
             with self.open(path) as fh:
                 fill(fh)
