@@ -23,6 +23,7 @@ from typing import Any
 from kernellab import model as m
 from kernellab.backends.base import SpecConstant
 from kernellab.errors import InputError
+from kernellab.formats.paths import escaped_name
 
 
 @dataclass
@@ -180,7 +181,8 @@ class _GraphBuilder:
                                 f"{self.vgf.path}: module {module.name!r}: its GLSL source is not UTF-8 text "
                                 f"({exc.reason} at byte {exc.start})") from None
         assert source is not None
-        path = folder / f"{module.index}-{module.name}.comp"
+        # the module name comes from the VGF file: escaped, it cannot climb out of the folder
+        path = folder / f"{module.index}-{escaped_name(module.name)}.comp"
         path.write_text(source, encoding="utf-8")
         shader = m.Shader(uid=f"{self.graph.uid}/{module.name}", src=str(path), type="GLSL",
                           entry=module.entry_point)
