@@ -182,7 +182,7 @@ def dump_stages(compiler: Compiler, directory: Path, uid: str) -> list[Path]:
     """Write every available stage of a kernel as ``<uid>.<stage>.<ext>`` (text form where one exists);
     the uid comes from the workload, so it is escaped into a name that stays inside ``directory``."""
     written = []
-    name = escaped_name(uid)
+    base = escaped_name(uid)
     stages = compiler.stages
     for name, stage in stages.items():
         try:
@@ -194,11 +194,11 @@ def dump_stages(compiler: Compiler, directory: Path, uid: str) -> list[Path]:
             log.warning("%s: stage %s not dumped: %s", uid, name, exc)
             continue
         if stage.output is Output.TEXT:
-            path = directory / f"{name}.{art.stage}.{stage.text_ext}"
+            path = directory / f"{base}.{art.stage}.{stage.text_ext}"
             write_bytes(path, art.data, root=directory)
         else:
-            path = directory / f"{name}.{art.stage}.{stage.binary_ext}"
+            path = directory / f"{base}.{art.stage}.{stage.binary_ext}"
             write_bytes(path, art.data, root=directory)
-            write_text(directory / f"{name}.{art.stage}.{stage.text_ext}", art.text(stages), root=directory)
+            write_text(directory / f"{base}.{art.stage}.{stage.text_ext}", art.text(stages), root=directory)
         written.append(path)
     return written
