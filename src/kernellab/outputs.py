@@ -233,21 +233,69 @@ def _open_child(dir_fd: int, part: str, shown: Path) -> int:
         raise FileSystemError.from_os(exc, shown) from None
 
 
+def _new_lock(dir_fd: int) -> tuple[int, str]:
+    """A fresh lock file in the folder ``dir_fd``, locked: (its descriptor, its token)."""
+    while True:
+        token = f"{os.getpid()}-{secrets.token_hex(4)}"
+        fd = os.open(_lock_name(token), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     _file_mode(), dir_fd=dir_fd)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            # a sweep may have taken the fresh file before our flock and removed it: a new one then
+            if os.fstat(fd).st_nlink > 0:
+                return fd, token
+        except OSError:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+class _Locks:
+    """A run's locks: one locked file per file system, hard-linked into every folder the run
+    stages into there (a link is the same inode, so the same flock), so that a run holds one
+    descriptor for its locks however many folders it writes into."""
+
+    def __init__(self) -> None:
+        #: st_dev -> (token, descriptor of a folder holding that lock's name)
+        self._by_device: dict[int, tuple[str, int]] = {}
+        self._fds: list[int] = []
+
+    def token_for(self, dir_fd: int) -> str:
+        """The token of a lock held by this run whose name is in the folder ``dir_fd``."""
+        device = os.fstat(dir_fd).st_dev
+        if device in self._by_device:
+            token, home = self._by_device[device]
+            try:
+                os.link(_lock_name(token), _lock_name(token), src_dir_fd=home, dst_dir_fd=dir_fd)
+                return token
+            except OSError:  # no hard links on this file system, or the name was removed: a lock of its own
+                pass
+        fd, token = _new_lock(dir_fd)
+        self._fds.append(fd)
+        self._by_device.setdefault(device, (token, dir_fd))
+        return token
+
+    def release(self) -> None:
+        for fd in self._fds:
+            os.close(fd)
+        self._fds.clear()
+        self._by_device.clear()
+
+
 class _Folder:
-    """A folder a run stages into: its descriptor, and the lock that says its staged files are
-    owned by a live process."""
+    """A folder a run stages into: its descriptor, and the token of the lock (its name in this
+    folder) that says the staged files here are owned by a live process."""
 
     def __init__(self, fd: int, shown: Path):
         self.fd = fd
         self.shown = shown
         self.token = ""
-        self.lock_fd = -1
         self.count = 0
 
-    def stage(self, name: str) -> tuple[int, str]:
+    def stage(self, name: str, locks: _Locks) -> tuple[int, str]:
         """Create the temp file that will become ``name`` in this folder."""
-        if self.lock_fd < 0:
-            self._lock()
+        if not self.token:
+            self.token = locks.token_for(self.fd)
             _sweep_at(self.fd)
         self.count += 1
         kept = name if len(name) <= _NAME_KEPT else name[:_NAME_KEPT]
@@ -257,28 +305,12 @@ class _Folder:
         os.fchmod(fd, _file_mode())
         return fd, tmp
 
-    def _lock(self) -> None:
-        while True:
-            token = f"{os.getpid()}-{secrets.token_hex(4)}"
-            fd = os.open(_lock_name(token), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                         _file_mode(), dir_fd=self.fd)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                # a sweep may have taken the fresh file before our flock and removed it: a new one then
-                if os.fstat(fd).st_nlink > 0:
-                    self.token, self.lock_fd = token, fd
-                    return
-            except OSError:
-                os.close(fd)
-                raise
-            os.close(fd)
-
     def release(self) -> None:
-        if self.lock_fd >= 0:
+        """Remove the lock's name here (the lock itself is still held) and close the folder."""
+        if self.token:
             with contextlib.suppress(OSError):
                 os.unlink(_lock_name(self.token), dir_fd=self.fd)
-            os.close(self.lock_fd)
-            self.lock_fd = -1
+            self.token = ""
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
@@ -353,6 +385,7 @@ class OutputSet:
         self.root = Path(root) if root is not None else None
         self._staged: list[_Staged] = []
         self._folders: dict[Path, _Folder] = {}
+        self._locks = _Locks()
         self._root_fd = -1
         _LIVE.add(self)
 
@@ -367,7 +400,7 @@ class OutputSet:
         folder = self._folder(path.parent)
         _check_at(folder.fd, path.name, path)
         try:
-            fd, tmp = folder.stage(path.name)
+            fd, tmp = folder.stage(path.name, self._locks)
         except OSError as exc:
             raise FileSystemError.from_os(exc, path) from None
         self._staged.append(_Staged(folder, tmp, path))
@@ -438,6 +471,7 @@ class OutputSet:
         for folder in self._folders.values():
             folder.release()
         self._folders.clear()
+        self._locks.release()  # after the names: a sweep must never find a free lock beside our files
         if self._root_fd >= 0:
             os.close(self._root_fd)
             self._root_fd = -1

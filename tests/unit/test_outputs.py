@@ -225,3 +225,19 @@ def test_dotdot_inside_the_root_is_walked_and_above_it_refused(tmp_path: Path) -
     with pytest.raises(FileSystemError, match="not above it"):
         write_bytes(out / "a" / ".." / ".." / "x.bin", b"3", root=out / "a")
     assert not (tmp_path / "x.bin").exists()
+
+
+def test_one_lock_is_held_for_all_the_folders_of_a_run(tmp_path: Path) -> None:
+    with OutputSet(tmp_path) as outs:
+        before = len(os.listdir("/proc/self/fd"))
+        for i in range(40):
+            outs.bytes(tmp_path / f"d{i}" / "o.bin", b"x")
+        assert len(os.listdir("/proc/self/fd")) - before == 40 + 2  # each folder, the root, one lock
+        locks = sorted(tmp_path.rglob(".kl*.lock"))
+        assert len(locks) == 40 and len({p.stat().st_ino for p in locks}) == 1
+        sweep = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; from kernellab.outputs "
+                                "import sweep_stale; print(sweep_stale(Path(sys.argv[1])))", str(tmp_path / "d7")],
+                               capture_output=True, text=True, check=True)
+        assert sweep.stdout.strip() == "[]" and len(staged(tmp_path / "d7")) == 1
+        outs.commit()
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["o.bin"] * 40
