@@ -12,8 +12,9 @@ refused, and one replaced after its staging cannot redirect the rename, which go
 already open. The root itself is the user's choice and may be a symlink.
 
 Staged files are named ``.NAME.kl<pid>-<token>-<n>.tmp``. The run that stages them holds an
-``flock`` on ``.kl<pid>-<token>.lock`` in the same folder until it commits or discards them, and
-the kernel drops that lock when the process dies, however it dies. The next run that writes into
+``flock`` on ``.kl<pid>-<token>.lock`` in the same folder (one locked file per file system,
+hard-linked into each folder) until it commits or discards them, and the kernel drops that lock
+when the process dies, however it dies. The next run that writes into
 the folder removes the staged files whose lock it can take, or whose lock file is gone
 (:func:`sweep_stale`); the pid in the name is for people only, so a run in another PID namespace
 sharing the folder keeps its files. SIGTERM and SIGHUP remove them at once
