@@ -90,18 +90,20 @@ def test_staged_files_are_swept_when_their_lock_is_free_whatever_their_pid(tmp_p
     # no lock file at all: its owner removed it with its last staged file, or never made one
     orphan = tmp_path / f".e.npy.kl{int(dead.stdout)}-beef-2.tmp"
     other = tmp_path / ".c.npy.tmp"
-    for p in (held, stale, orphan, other):
+    # the PID scheme's name (mkstemp's suffix, no lock): nothing tells whether its owner lives
+    before = tmp_path / f".f.npy.kl{int(dead.stdout)}-abc_XY12.tmp"
+    for p in (held, stale, orphan, other, before):
         p.write_bytes(b"partial")
     child = _hold_lock(tmp_path, f"{int(dead.stdout)}-feed")
     try:
         assert sorted(sweep_stale(tmp_path)) == sorted([stale, orphan])
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-            [held.name, other.name, f".kl{int(dead.stdout)}-feed.lock"])
+            [held.name, other.name, before.name, f".kl{int(dead.stdout)}-feed.lock"])
     finally:
         child.kill()
         child.wait(timeout=30)
     assert sweep_stale(tmp_path) == [held]  # the kernel dropped the lock with its holder
-    assert sorted(p.name for p in tmp_path.iterdir()) == [other.name]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([other.name, before.name])
 
 
 def test_a_live_run_keeps_its_staged_files_while_another_run_writes_beside_them(tmp_path: Path) -> None:
