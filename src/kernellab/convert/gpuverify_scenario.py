@@ -182,7 +182,7 @@ class _Dispatch:
 
 def _exportable_dispatches(scenario: m.Scenario, path: Path) -> list[_Dispatch]:
     """The scenario's dispatches, or every reason it cannot be exported as bad input."""
-    dispatches = []
+    dispatches: list[_Dispatch] = []
     problems = []
     for n, c in enumerate(scenario.commands):
         if isinstance(c, m.DispatchCompute):
