@@ -149,3 +149,13 @@ def test_implicit_barrier_and_frame_boundary_order_everything() -> None:
     assert hazards(runs, [full(0, "implicit"), full(3, "mark_boundary")]) == []
     # the implicit barrier of the second dispatch is recorded after it, not before
     assert hazards(runs, [full(2, "implicit")]) == [("write-after-write", 0, 2, "x"), ("write-after-read", 0, 2, "y")]
+
+
+def test_barriers_of_one_command_do_not_chain_with_each_other() -> None:
+    runs = [(0, run(x="w")), (3, run(x="r"))]
+    available_only = barrier(1, "x", src=W, dst=frozenset(), dst_stages=GRAPH)
+    visible_only = barrier(1, None, src=frozenset(), dst=R, src_stages=GRAPH)
+    # one vkCmdPipelineBarrier2 with both: neither follows the other
+    assert hazards(runs, [available_only, visible_only]) == [("read-after-write", 0, 3, "x")]
+    # two commands: the second follows the first
+    assert hazards(runs, [available_only, Dependency(**{**visible_only.__dict__, "at": 2})]) == []

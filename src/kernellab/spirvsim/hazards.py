@@ -42,8 +42,9 @@ def dispatch_hazards(dispatches: Sequence[tuple[int, DispatchResult]],
         k = next((n for n, d in enumerate(deps) if d.at >= ci), len(deps))  # ci's own: recorded after it
         for cj, second in dispatches[i + 1:]:
             while k < len(deps) and deps[k].at < cj:
-                since.apply(deps[k])
-                k += 1
+                group = [d for d in deps[k:] if d.at == deps[k].at]
+                since.apply(*group)
+                k += len(group)
             for uid, fa in first.footprints.items():
                 fb = second.footprints.get(uid)
                 if fb is not None:

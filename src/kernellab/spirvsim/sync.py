@@ -91,20 +91,25 @@ class Since:
         #: names of the dependencies applied, for what a finding says is missing
         self.seen: list[Dependency] = []
 
-    def apply(self, d: Dependency) -> None:
-        self.seen.append(d)
-        if d.src_stages & COMPUTE or d.src_stages & self.reached:
-            self.reached |= d.dst_stages
-        makes_available = bool(d.src_stages & COMPUTE) and "write" in d.src_access
-        makes_visible = bool(d.dst_stages & COMPUTE) and "read" in d.dst_access
+    def apply(self, *group: Dependency) -> None:
+        """Apply the dependencies one command records. They take effect together: one
+        barrier of a vkCmdPipelineBarrier2 does not chain with another of the same command, nor
+        does its availability reach another's visibility."""
+        self.seen += group
+        reached = self.reached
+        for d in group:
+            if d.src_stages & COMPUTE or d.src_stages & reached:
+                self.reached |= d.dst_stages
         for uid, av in self.available.items():
             start, length = self.ranges[uid]
-            before = (av & d.src_stages) != 0  # made available before this dependency, and chained to it
-            scope = d.scope(uid, start, length)
-            now = before | (scope if makes_available else False)
-            if makes_visible:
-                self.visible[uid] |= now & scope
-            av[now] |= d.dst_stages
+            prior = av.copy()
+            for d in group:
+                before = (prior & d.src_stages) != 0  # made available earlier, and chained to this dependency
+                scope = d.scope(uid, start, length)
+                now = before | (scope if bool(d.src_stages & COMPUTE) and "write" in d.src_access else False)
+                if d.dst_stages & COMPUTE and "read" in d.dst_access:
+                    self.visible[uid] |= now & scope
+                av[now] |= d.dst_stages
 
     @property
     def executed(self) -> bool:

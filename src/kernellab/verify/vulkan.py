@@ -65,9 +65,12 @@ class VulkanVerifyResult(VerifyResult):
 
 def uses_vulkan_checker(path: Path, vulkan: bool = False) -> bool:
     """Whether a scenario's dispatches go to the SPIR-V checker: any GLSL or SPIR-V shader, or
-    OpenCL C when ``vulkan`` asks to check it as Vulkan runs it (compiled by clspv)."""
+    OpenCL C when ``vulkan`` asks to check it as Vulkan runs it (compiled by clspv). A scenario
+    with a command only Vulkan runs (a draw, optical flow) comes here too, to be refused by name."""
     from kernellab.formats.scenario import load_scenario
     scenario, _ = load_scenario(path)
+    if any(isinstance(c, _UNCHECKED) for c in scenario.commands):
+        return True
     types = {getattr(scenario.by_uid.get(uid), "type", None) for c in scenario.commands
              for uid in ([c.shader_ref] if isinstance(c, m.DispatchCompute) else
                          [c.vertex_shader_ref, c.fragment_shader_ref] if isinstance(c, m.DispatchFragment) else [])}
@@ -226,12 +229,18 @@ class _Buffers:
         self.data.update(buffers)
 
 
+#: commands the checker does not run, with what they are: a scenario holding one is refused
+_UNCHECKED = (m.DispatchFragment, m.DispatchOpticalFlow)
+_WHAT = {"dispatch_fragment": "a graphics pipeline", "dispatch_optical_flow": "an optical-flow pipeline"}
+
+
 def _refuse_draws(scenario: m.Scenario, path: Path) -> None:
-    """The checker runs compute shaders: a scenario that draws is refused, not checked in part."""
-    problems = [Problem(str(path), f"/commands/{ci}/dispatch_fragment",
-                        "verify checks dispatch_compute only; dispatch_fragment (a graphics pipeline) is not checked "
+    """The checker runs compute shaders: a scenario that draws (or runs optical flow) is refused,
+    not checked in part."""
+    problems = [Problem(str(path), f"/commands/{ci}/{c.kind}",
+                        f"verify checks dispatch_compute only; {c.kind} ({_WHAT[c.kind]}) is not checked "
                         "(run it with kernellab run)")
-                for ci, c in enumerate(scenario.commands) if isinstance(c, m.DispatchFragment)]
+                for ci, c in enumerate(scenario.commands) if isinstance(c, _UNCHECKED)]
     if problems:
         raise InputError(problems)
 
@@ -382,7 +391,7 @@ def _hazard(f: Any, kernels: dict[int, str], numbers: dict[int, int], file_numbe
         sides = [side(a) for a in ex.get("accesses", [])]
         out.examples.append({
             "work_items": [s.work_item for s in sides if s.work_item], "address": None, "index": e,
-            "commands": [first, second],
+            "commands": [first, second], "hazard": ex.get("hazard"),
             "accesses": [{"command": a["command"], "access": a["access"], "work_item": s.work_item,
                           "location": s.location, "source_line": s.source_line, "instruction": s.instruction}
                          for a, s in zip(ex.get("accesses", []), sides)]})
