@@ -49,7 +49,8 @@ def dispatch_hazards(dispatches: Sequence[tuple[int, DispatchResult]],
                 fb = second.footprints.get(uid)
                 if fb is not None:
                     findings += _pair(uid, (ci, first, fa), (cj, second, fb), since)
-            if since.complete():
+            if since.executed and all(((since.visible[uid] & since.written_available(uid)) | ~fp.written).all()
+                                      for uid, fp in first.footprints.items()):
                 break  # every later access is ordered after this dispatch's
     return findings
 

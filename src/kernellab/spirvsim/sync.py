@@ -119,8 +119,3 @@ class Since:
     def written_available(self, uid: str) -> np.ndarray:
         """Per byte: the dispatch's write is available and chained to later compute work."""
         return (self.available[uid] & COMPUTE) != 0
-
-    def complete(self) -> bool:
-        """Whether every later compute access is ordered after every access of the dispatch."""
-        return self.executed and all(v.all() for v in self.visible.values()) and \
-            all(self.written_available(uid).all() for uid in self.available)
