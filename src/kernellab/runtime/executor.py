@@ -24,7 +24,7 @@ from kernellab.backends.base import (SOURCE, Backend, BackendOptions, BindingSlo
 from kernellab.backends.registry import backend_class
 from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_cache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages
-from kernellab.errors import InputError, KernellabError, Problem, json_pointer
+from kernellab.errors import FileSystemError, InputError, KernellabError, Problem, json_pointer
 from kernellab.formats import npy, npy_arm
 from kernellab.outputs import OutputSet
 from kernellab.runtime import arm_log
@@ -616,7 +616,10 @@ class Executor:
     def save_outputs(self, backend: Backend, outputs: OutputSet) -> None:
         for r in self.scenario.resources:
             if isinstance(r, (m.Buffer, m.Image, m.Tensor)) and r.dst_path is not None:
-                self._save(backend, outputs, r.uid, r.dst_path)
+                try:
+                    self._save(backend, outputs, r.uid, r.dst_path)
+                except OSError as exc:  # a full disk fails the write or the close: name the file
+                    raise FileSystemError.from_os(exc, exc.filename or r.dst_path) from None
 
     def _save(self, backend: Backend, outputs: OutputSet, uid: str, path: Path) -> None:
         """Write a resource as Arm's runner does: a buffer as a 1-D int8 array of its raw bytes,

@@ -14,7 +14,6 @@ docs/verify-vulkan.md.
 from __future__ import annotations
 
 import logging
-import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -179,16 +178,8 @@ def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int |
 
 
 def _max_work() -> int:
-    text = os.environ.get("KERNELLAB_VERIFY_MAX_WORK", "")
-    if not text:
-        return DEFAULT_MAX_WORK
-    try:
-        value = int(float(text))
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise UsageError(f"KERNELLAB_VERIFY_MAX_WORK must be a positive number (like 4e9), not {text!r}")
-    return value
+    from kernellab import config
+    return config.verify_max_work() or DEFAULT_MAX_WORK
 
 
 # --- the scenario's memory ---------------------------------------------------------------------
