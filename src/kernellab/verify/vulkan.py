@@ -111,6 +111,16 @@ def render(result: VerifyResult) -> str:
 def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int | None = None,
                     file_number: int = 0, max_work: int | None = None,
                     timeout: float | None = None) -> VulkanVerifyResult:
+    """:func:`_verify_scenario`, quoting source lines only from files in the scenario's folder: a
+    module names its source files itself (OpString), and may name any file."""
+    with terms.reading_within([Path(path).resolve().parent]):
+        return _verify_scenario(path, check=check, index=index, file_number=file_number, max_work=max_work,
+                                timeout=timeout)
+
+
+def _verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int | None = None,
+                     file_number: int = 0, max_work: int | None = None,
+                     timeout: float | None = None) -> VulkanVerifyResult:
     """Check every ``dispatch_compute`` of a scenario in the SPIR-V checker and the hazards
     between them. ``index`` keeps the findings of dispatch N only (all dispatches still run:
     each reads what the ones before it wrote). ``timeout``: seconds each dispatch may take in
