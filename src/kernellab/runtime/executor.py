@@ -30,7 +30,7 @@ from kernellab.outputs import OutputSet
 from kernellab.runtime import arm_log
 from kernellab.runtime.arm_dumps import PerfCounter
 from kernellab.runtime.interface import (check_dispatch, check_local_arguments, check_spec_constants, clspv_specialization,
-                                         reflect_module, stage_problem)
+                                         reflect_module, stage_problem, workgroup_memory)
 from kernellab.runtime.limits import LocalSize, check_limits
 
 log = logging.getLogger("kernellab.run")
@@ -432,7 +432,9 @@ class Executor:
                     problems += check_dispatch(self.scenario, i, c, shader, known.interface, file,
                                                spec_constants=False)
         problems += check_limits(self.scenario, backend.limits, file,
-                                 slots={i: self._slots(c) for i, c in dispatches}, local_sizes=local_sizes)
+                                 slots={i: self._slots(c) for i, c in dispatches}, local_sizes=local_sizes,
+                                 shared_memory={uid: workgroup_memory(self.scenario.by_uid[uid], known)  # type: ignore[arg-type]
+                                                for uid, known in self.interfaces.items() if known is not None})
         for uid, known in self.interfaces.items():
             shader = self.scenario.by_uid[uid]
             assert isinstance(shader, m.Shader)

@@ -279,6 +279,7 @@ def _layouts(spirv: bytes, entry: str, spec: dict[int, Any],
     byte offset of a hazard reads as an element index."""
     from kernellab.spirvsim.module import load
     from kernellab.spirvsim.machine import eval_spec_op
+    from kernellab.spirvsim.types import scalar_sizes
     try:
         module = load(spirv, entry, spec_constants=spec, eval_spec_op=eval_spec_op)
     except Exception:  # the dispatch itself was checked; names only help the report
@@ -302,7 +303,7 @@ def _layouts(spirv: bytes, entry: str, spec: dict[int, Any],
                 break
         else:
             if block.leaves:
-                size = min(s.nbytes for _, s in block.leaves)
+                size = min(scalar_sizes(block))
         out[uid] = (name, offset, size)
     return out
 
