@@ -62,8 +62,8 @@ class _Reader:
             return DEFAULT_TOOL_TIMEOUT
         try:
             return parse_tool_timeout(text, name)
-        except UsageError:
-            self.bad(name, text, "a number of seconds (0 for no limit)", f"{DEFAULT_TOOL_TIMEOUT:g} s")
+        except UsageError as exc:
+            self.warnings.append(f"{exc}; using {DEFAULT_TOOL_TIMEOUT:g} s")
             return DEFAULT_TOOL_TIMEOUT
 
     def log_level(self, name: str = "KERNELLAB_LOG_LEVEL") -> str:
@@ -142,7 +142,11 @@ class Config:
             compile_cache=not read.flag("KERNELLAB_NO_CACHE"),
             tool_timeout=read.tool_timeout(),
         )
-        return replace(config, warnings=tuple(read.warnings))
+        config = replace(config, warnings=tuple(read.warnings))
+        import logging
+        if logging.getLogger().handlers:  # logging is set up (a library caller, a test): warn now
+            report_warnings(config)
+        return config
 
 
 _current: Config | None = None
@@ -155,16 +159,20 @@ def get() -> Config:
     return _current
 
 
-_reported: set[str] = set()
+#: the settings whose warnings were logged (by identity: two reads of one bad value warn twice)
+_reported: list[Config] = []
 
 
-def report_warnings() -> None:
-    """Log each bad setting's warning once (the CLI calls it once logging is set up)."""
+def report_warnings(config: Config | None = None) -> None:
+    """Log each bad setting's warning once per reading: when the settings are read if logging is
+    set up by then, else when the CLI has set it up (settings are read before the command line is)."""
     import logging
-    for line in get().warnings:
-        if line not in _reported:
-            _reported.add(line)
-            logging.getLogger("kernellab.config").warning("%s", line)
+    config = config or get()
+    if not config.warnings or any(seen is config for seen in _reported):
+        return
+    _reported.append(config)
+    for line in config.warnings:
+        logging.getLogger("kernellab.config").warning("%s", line)
 
 
 @contextlib.contextmanager
