@@ -127,21 +127,49 @@ def main(argv: Sequence[str] | None = None) -> int:
     with paused:
         parser = build_parser(argv, only_named=True)
     args = parser.parse_args(argv)
-    # imported once the command line is read: --help and --version do without them
-    import logging
-
-    from kernellab.errors import FileSystemError, KernellabError
-    from kernellab.outputs import discard_all, install_signal_cleanup
-
-    level = (getattr(args, "log_level", None) or os.environ.get("KERNELLAB_LOG_LEVEL") or "warning").upper()
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    from kernellab.textsafe import EscapingStream
+
+    saved = sys.stdout, sys.stderr
+    # the edge: whatever a command prints (uids, paths, logs, op names from files) is escaped here
+    sys.stdout = EscapingStream(sys.stdout, "standard output")  # type: ignore[assignment]
+    sys.stderr = EscapingStream(sys.stderr, "standard error")  # type: ignore[assignment]
+    try:
+        return _run(args)
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _configure_logging(args: argparse.Namespace) -> None:
+    import logging
+
+    from kernellab import config
+    from kernellab.textsafe import EscapingFormatter
+
+    level = (getattr(args, "log_level", None) or config.get().log_level).upper()
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler()  # sys.stderr when each record is written: the escaping one
+        handler.setFormatter(EscapingFormatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    root.setLevel(level)
+    config.report_warnings()
+
+
+def _run(args: argparse.Namespace) -> int:
+    # imported once the command line is read: --help and --version do without them
+    from kernellab.errors import FileSystemError, KernellabError
+    from kernellab.outputs import discard_all, install_signal_cleanup
+
+    _configure_logging(args)
     install_signal_cleanup()
     try:
         with _tool_timeout(args):
-            return int(args.func(args) or 0)
+            status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a full disk or /dev/full behind stdout: an error naming it, here
+        return status
     except KernellabError as exc:
         print(f"kernellab: error: {exc}" if exc.exit_status != 2 else str(exc), file=sys.stderr)
         return exc.exit_status
@@ -153,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except OSError as exc:  # the machine's fault (read-only, full, vanished), not the workload's
         discard_all()
-        print(f"kernellab: error: {FileSystemError.from_os(exc, exc.filename or '?')}", file=sys.stderr)
+        print(f"kernellab: error: {FileSystemError.from_os(exc, exc.filename or 'a file')}", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback on the terminal
         discard_all()

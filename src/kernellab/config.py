@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 
 def _default_cache_dir() -> Path:
@@ -33,18 +33,82 @@ def parse_tool_timeout(text: str, name: str = "--tool-timeout") -> float | None:
     return seconds or None
 
 
-def _environ_tool_timeout(text: str) -> float | None:
-    """KERNELLAB_TOOL_TIMEOUT; a bad value is warned about, not raised: settings are read before
-    the command line is, where an error would end in a traceback."""
-    from kernellab.errors import UsageError
-    if not text.strip():
-        return DEFAULT_TOOL_TIMEOUT
-    try:
-        return parse_tool_timeout(text, "KERNELLAB_TOOL_TIMEOUT")
-    except UsageError as exc:
-        import logging
-        logging.getLogger("kernellab.config").warning("%s; using %g s", exc, DEFAULT_TOOL_TIMEOUT)
-        return DEFAULT_TOOL_TIMEOUT
+#: the log levels ``KERNELLAB_LOG_LEVEL`` and ``--log-level`` take
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
+
+
+def _shown(text: str) -> str:
+    """A value from the environment as a warning quotes it: escaped, at most 60 characters."""
+    from kernellab.textsafe import escape_line
+    return repr(escape_line(text if len(text) <= 60 else text[:60] + "..."))
+
+
+class _Reader:
+    """Reads ``KERNELLAB_*`` settings; a bad value is one warning line and the default is used:
+    settings are read before the command line is, where an error would end in a traceback."""
+
+    def __init__(self, env: Mapping[str, str]):
+        self.env = env
+        self.warnings: list[str] = []
+
+    def bad(self, name: str, text: str, expected: str, default: object) -> None:
+        self.warnings.append(f"{name}={_shown(text)} is not {expected}; using {default}")
+
+    def tool_timeout(self, name: str = "KERNELLAB_TOOL_TIMEOUT") -> float | None:
+        from kernellab.errors import UsageError
+        text = self.env.get(name, "")
+        if not text.strip():
+            return DEFAULT_TOOL_TIMEOUT
+        try:
+            return parse_tool_timeout(text, name)
+        except UsageError as exc:
+            self.warnings.append(f"{exc}; using {DEFAULT_TOOL_TIMEOUT:g} s")
+            return DEFAULT_TOOL_TIMEOUT
+
+    def log_level(self, name: str = "KERNELLAB_LOG_LEVEL") -> str:
+        text = self.env.get(name, "")
+        if not text.strip():
+            return "WARNING"
+        if text.strip().lower() not in LOG_LEVELS:
+            self.bad(name, text, f"a log level ({', '.join(LOG_LEVELS)})", "warning")
+            return "WARNING"
+        return text.strip().upper()
+
+    def flag(self, name: str, default: bool = False) -> bool:
+        text = self.env.get(name, "")
+        if text.strip().lower() in _TRUE:
+            return True
+        if text.strip().lower() in _FALSE:
+            return default if not text.strip() else False
+        self.bad(name, text, "1 or 0 (true/false, yes/no, on/off)", "1" if default else "0")
+        return default
+
+    def positive_count(self, name: str) -> int | None:
+        """A positive whole number, written like 4000000000 or 4e9; None when unset or bad."""
+        text = self.env.get(name, "")
+        if not text.strip():
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not 1 <= value < 2 ** 63:
+            self.bad(name, text, "a positive number (like 4e9)", "the default")
+            return None
+        return int(value)
+
+
+def verify_max_work() -> int | None:
+    """``KERNELLAB_VERIFY_MAX_WORK``: invocation-instructions the SPIR-V checker may run per
+    dispatch (None: its default). Read when a check starts, so a caller can set it between two;
+    a bad value is a warning."""
+    import logging
+    reader = _Reader(os.environ)
+    value = reader.positive_count("KERNELLAB_VERIFY_MAX_WORK")
+    for line in reader.warnings:
+        logging.getLogger("kernellab.config").warning("%s", line)
+    return value
 
 
 @dataclass(frozen=True)
@@ -63,18 +127,26 @@ class Config:
     #: seconds an external tool (compiler, validator, disassembler) may run before it is killed;
     #: None for no limit (KERNELLAB_TOOL_TIMEOUT=0, or ``--tool-timeout 0``)
     tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
+    #: one line per ``KERNELLAB_*`` variable whose value was bad (its default is used instead)
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
     def from_environ(cls) -> Config:
         env = os.environ
-        return cls(
+        read = _Reader(env)
+        config = cls(
             cache_dir=Path(env["KERNELLAB_CACHE_DIR"]) if env.get("KERNELLAB_CACHE_DIR") else _default_cache_dir(),
             tool_path=tuple(p for p in env.get("KERNELLAB_TOOL_PATH", "").split(os.pathsep) if p),
-            log_level=env.get("KERNELLAB_LOG_LEVEL", "WARNING").upper(),
-            vulkan_validation=env.get("KERNELLAB_VULKAN_VALIDATION", "") not in ("", "0"),
-            compile_cache=env.get("KERNELLAB_NO_CACHE", "") in ("", "0"),
-            tool_timeout=_environ_tool_timeout(env.get("KERNELLAB_TOOL_TIMEOUT", "")),
+            log_level=read.log_level(),
+            vulkan_validation=read.flag("KERNELLAB_VULKAN_VALIDATION"),
+            compile_cache=not read.flag("KERNELLAB_NO_CACHE"),
+            tool_timeout=read.tool_timeout(),
         )
+        config = replace(config, warnings=tuple(read.warnings))
+        import logging
+        if logging.getLogger().handlers:  # logging is set up (a library caller, a test): warn now
+            report_warnings(config)
+        return config
 
 
 _current: Config | None = None
@@ -85,6 +157,22 @@ def get() -> Config:
     if _current is None:
         _current = Config.from_environ()
     return _current
+
+
+#: the settings whose warnings were logged (by identity: two reads of one bad value warn twice)
+_reported: list[Config] = []
+
+
+def report_warnings(config: Config | None = None) -> None:
+    """Log each bad setting's warning once per reading: when the settings are read if logging is
+    set up by then, else when the CLI has set it up (settings are read before the command line is)."""
+    import logging
+    config = config or get()
+    if not config.warnings or any(seen is config for seen in _reported):
+        return
+    _reported.append(config)
+    for line in config.warnings:
+        logging.getLogger("kernellab.config").warning("%s", line)
 
 
 @contextlib.contextmanager

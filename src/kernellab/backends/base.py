@@ -214,6 +214,7 @@ VULKAN_LIMIT_NAMES: Mapping[str, str] = {
     "max_storage_buffer_range": "maxStorageBufferRange",
     "max_uniform_buffer_range": "maxUniformBufferRange",
     "max_push_constants_size": "maxPushConstantsSize",
+    "max_shared_memory_size": "maxComputeSharedMemorySize",
     "max_allocation_size": "maxMemoryAllocationSize",
     "memory_heap_size": "the size of the memory heap buffers are allocated from",
 }
@@ -235,6 +236,8 @@ class Limits:
     max_storage_buffer_range: int | None = None
     max_uniform_buffer_range: int | None = None
     max_push_constants_size: int | None = None
+    #: bytes of workgroup (shared, ``__local``) memory one workgroup may use
+    max_shared_memory_size: int | None = None
     #: bytes of one buffer or image allocation
     max_allocation_size: int | None = None
     #: bytes of the memory heap the run's buffers come from, all together (images may live elsewhere)

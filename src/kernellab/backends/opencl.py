@@ -223,7 +223,8 @@ class OpenCLBackend(Backend):
                     "max_storage_buffer_range": "CL_DEVICE_MAX_MEM_ALLOC_SIZE",
                     "max_allocation_size": "CL_DEVICE_MAX_MEM_ALLOC_SIZE",
                     "max_push_constants_size": "CL_DEVICE_MAX_PARAMETER_SIZE",
-                    "memory_heap_size": "CL_DEVICE_GLOBAL_MEM_SIZE"}
+                    "memory_heap_size": "CL_DEVICE_GLOBAL_MEM_SIZE",
+                    "max_shared_memory_size": "CL_DEVICE_LOCAL_MEM_SIZE"}
 
     def _read_limits(self) -> Limits:
         info = self._cl.device_info
@@ -238,6 +239,7 @@ class OpenCLBackend(Backend):
                       max_storage_buffer_range=int(ask("MAX_MEM_ALLOC_SIZE")),
                       max_allocation_size=int(ask("MAX_MEM_ALLOC_SIZE")),
                       max_push_constants_size=int(ask("MAX_PARAMETER_SIZE")),
+                      max_shared_memory_size=int(ask("LOCAL_MEM_SIZE")),
                       memory_heap_size=int(ask("GLOBAL_MEM_SIZE")), names=self._LIMIT_NAMES)
 
     @property
@@ -353,7 +355,17 @@ class OpenCLBackend(Backend):
         locals_ = tuple(LocalArgument(a.index, a.name, opencl_abi.FIRST_LOCAL_ARGUMENT_SPEC_ID + n)
                         for n, a in enumerate(local_args))
         spec_ids = frozenset(opencl_abi.LOCAL_SIZE_SPEC_IDS) | {a.spec_id for a in locals_}
-        return KernelInterface(Interface(spec.entry, descriptors, push, spec_ids), locals_)
+        interface = Interface(spec.entry, descriptors, push, spec_ids,
+                              workgroup_memory=self._static_local_memory(kernel))
+        return KernelInterface(interface, locals_)
+
+    def _static_local_memory(self, kernel: Any) -> int:
+        """Bytes of the kernel's ``__local`` arrays (CL_KERNEL_LOCAL_MEM_SIZE before any argument
+        is set); 0 where the driver does not say."""
+        try:
+            return int(kernel.get_work_group_info(self._cl.kernel_work_group_info.LOCAL_MEM_SIZE, self.cl_device))
+        except Exception:  # noqa: BLE001 - a courtesy check; the driver still checks at the enqueue
+            return 0
 
     def _create_program(self, spec: ProgramSpec) -> OpenCLProgram:
         cl = self._cl

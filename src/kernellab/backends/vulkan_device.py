@@ -289,6 +289,7 @@ class VulkanDevice:
                       max_storage_buffer_range=int(limits.maxStorageBufferRange),
                       max_uniform_buffer_range=int(limits.maxUniformBufferRange),
                       max_push_constants_size=int(limits.maxPushConstantsSize),
+                      max_shared_memory_size=int(limits.maxComputeSharedMemorySize),
                       max_allocation_size=allocation, memory_heap_size=heap or None)
 
     # --- memory -------

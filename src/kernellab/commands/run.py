@@ -276,4 +276,6 @@ def _stage_dumps(args: argparse.Namespace, report: Any, outputs: Any, parse_ms: 
 
 def _stderr_console() -> Any:
     from rich.console import Console
-    return Console(stderr=True)
+
+    from kernellab.textsafe import raw  # the progress bar's own escape sequences; its text is ours
+    return Console(file=raw(sys.stderr))

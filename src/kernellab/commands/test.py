@@ -97,8 +97,10 @@ def _test(args: argparse.Namespace, executor: Any, baseline: dict[str, str], sha
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+        from kernellab.textsafe import raw  # the bar's own escape sequences; its text is ours
+
         progress = Progress(TextColumn("testing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[bad]}"),
-                            TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+                            TimeElapsedColumn(), console=Console(file=raw(sys.stderr)), transient=True)
         task = progress.add_task("test", total=len(items), bad="")
         bad = [0]
 

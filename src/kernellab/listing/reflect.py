@@ -44,6 +44,10 @@ class Interface:
     spec_ids: frozenset[int] = frozenset()
     #: LocalSize literals, or None where the size is an id (LocalSizeId / the WorkgroupSize builtin)
     local_size: tuple[int, int, int] | None = None
+    #: bytes of the Workgroup (GLSL ``shared``, OpenCL C ``__local``) variables the entry point
+    #: reaches, laid out packed (arrays sized by specialization constants at their defaults):
+    #: what a dispatch asks of ``maxComputeSharedMemorySize``
+    workgroup_memory: int = 0
 
 
 def _decorations(module: Module) -> tuple[dict[int, dict[str, list]], dict[tuple[int, int], dict[str, list]]]:
@@ -96,6 +100,17 @@ class _Layout:
         if op == "OpTypePointer":
             return 8
         return 0
+
+    def natural_size(self, type_id: int) -> int:
+        """Bytes of a type with no layout decorations (workgroup memory): struct members packed
+        one after another; decorations, where a module gives them, still count."""
+        inst = self.m.defs[type_id]
+        if inst.opname == "OpTypeArray" and "ArrayStride" not in self.deco.get(type_id, {}):
+            return (self.constant(int(inst.operands[1].value)) or 0) * self.natural_size(int(inst.operands[0].value))
+        if inst.opname == "OpTypeStruct" and not any(
+                "Offset" in self.member.get((type_id, i), {}) for i in range(len(inst.operands))):
+            return sum(self.natural_size(int(member.value)) for member in inst.operands)
+        return self.size(type_id)
 
     def struct_size(self, struct_id: int) -> int:
         inst = self.m.defs[struct_id]
@@ -214,6 +229,9 @@ def reflect(spirv: bytes, entry: str = "main", file: str = "") -> Interface:
         if ptr is None or not ptr.args:
             continue
         pointee = ptr.args[0]
+        if storage == "Workgroup":
+            interface.workgroup_memory += layout.natural_size(pointee)
+            continue
         if storage == "PushConstant":
             interface.push_constant_size = max(interface.push_constant_size, layout.size(pointee))
             continue

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Iterable
 
+from kernellab.textsafe import escape, escape_line
+
 
 @dataclass
 class Block:
@@ -221,12 +223,13 @@ def render_text(listing: dict[str, Any]) -> str:
             if extra:
                 text = f"{text:<72} // " + "  ".join(extra)
             lines.append(text)
-    return "\n".join(lines) + "\n"
+    return escape("\n".join(lines)) + "\n"  # op names, OpName strings and comments come from the module
 
 
 # --- dot ------------------------------------------------------------------------------------------
 
 def _dot_escape(s: str) -> str:
+    s = escape_line(s)  # first, so that dot sees the backslashes of the escapes as text
     return s.replace("\\", "\\\\").replace('"', '\\"').replace("{", "\\{").replace("}", "\\}") \
         .replace("<", "\\<").replace(">", "\\>").replace("|", "\\|")
 
@@ -365,4 +368,4 @@ def render_html(listings: list[dict[str, Any]], title: str = "kernellab listing"
                            f"<td class='cmt'>{html.escape(shown)}</td></tr>")
         out.append("</table>")
     out.append("</body></html>\n")
-    return "".join(out)
+    return escape("".join(out))

@@ -24,14 +24,14 @@ from kernellab.backends.base import (SOURCE, Backend, BackendOptions, BindingSlo
 from kernellab.backends.registry import backend_class
 from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_cache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages
-from kernellab.errors import InputError, KernellabError, Problem, json_pointer
+from kernellab.errors import FileSystemError, InputError, KernellabError, Problem, json_pointer
 from kernellab.formats import npy, npy_arm
 from kernellab.formats.paths import escaped_name
 from kernellab.outputs import OutputSet
 from kernellab.runtime import arm_log
 from kernellab.runtime.arm_dumps import PerfCounter
 from kernellab.runtime.interface import (check_dispatch, check_local_arguments, check_spec_constants, clspv_specialization,
-                                         reflect_module, stage_problem)
+                                         reflect_module, stage_problem, workgroup_memory)
 from kernellab.runtime.limits import LocalSize, check_limits
 
 log = logging.getLogger("kernellab.run")
@@ -433,7 +433,9 @@ class Executor:
                     problems += check_dispatch(self.scenario, i, c, shader, known.interface, file,
                                                spec_constants=False)
         problems += check_limits(self.scenario, backend.limits, file,
-                                 slots={i: self._slots(c) for i, c in dispatches}, local_sizes=local_sizes)
+                                 slots={i: self._slots(c) for i, c in dispatches}, local_sizes=local_sizes,
+                                 shared_memory={uid: workgroup_memory(self.scenario.by_uid[uid], known)  # type: ignore[arg-type]
+                                                for uid, known in self.interfaces.items() if known is not None})
         for uid, known in self.interfaces.items():
             shader = self.scenario.by_uid[uid]
             assert isinstance(shader, m.Shader)
@@ -618,7 +620,10 @@ class Executor:
     def save_outputs(self, backend: Backend, outputs: OutputSet) -> None:
         for r in self.scenario.resources:
             if isinstance(r, (m.Buffer, m.Image, m.Tensor)) and r.dst_path is not None:
-                self._save(backend, outputs, r.uid, r.dst_path)
+                try:
+                    self._save(backend, outputs, r.uid, r.dst_path)
+                except OSError as exc:  # a full disk fails the write or the close: name the file
+                    raise FileSystemError.from_os(exc, exc.filename or r.dst_path) from None
 
     def _save(self, backend: Backend, outputs: OutputSet, uid: str, path: Path) -> None:
         """Write a resource as Arm's runner does: a buffer as a 1-D int8 array of its raw bytes,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernellab import model as m
-from kernellab.backends.base import LocalArgument, UnknownEntryError
+from kernellab.backends.base import KernelInterface, LocalArgument, UnknownEntryError
 from kernellab.errors import Problem, json_pointer
 from kernellab.listing.reflect import Descriptor, Interface
 
@@ -315,6 +315,19 @@ def clspv_specialization(scenario: m.Scenario, shader: m.Shader, spirv: bytes,
                                         json_pointer(("resources", s_index, "shader", "specialization_constants")))
 
 
+def workgroup_memory(shader: m.Shader, known: KernelInterface) -> int:
+    """Bytes of workgroup (``shared``/``__local``) memory a dispatch of ``shader`` asks for: its
+    module's Workgroup variables and each ``__local`` argument's length (given in elements of the
+    declared type; a type with no size known counts one byte an element, a lower bound)."""
+    values = {c.id: c.value for c in shader.specialization_constants}
+    total = known.interface.workgroup_memory
+    for a in known.local_arguments:
+        count = values.get(a.spec_id)
+        if isinstance(count, (int, float)) and count > 0:
+            total += int(count) * max(1, a.element_size)
+    return total
+
+
 @functools.cache
 def _code_digest() -> bytes:
     """The code that reflects is part of the key: a change to it never meets an old entry."""
@@ -338,6 +351,7 @@ def _dumps(interface: Interface, facts: ModuleFacts) -> bytes:
                         for d in interface.descriptors.values()],
         "push": interface.push_constant_size, "spec_ids": sorted(interface.spec_ids),
         "local_size": list(interface.local_size) if interface.local_size else None,
+        "workgroup_memory": interface.workgroup_memory,
         "workgroup_size": [[t.value, t.spec_id] for t in facts.workgroup_size] if facts.workgroup_size else None,
         "local_arguments": [[a.index, a.name, a.spec_id, a.element_size, a.type_name]
                             for a in facts.local_arguments],
@@ -350,7 +364,8 @@ def _loads(raw: bytes) -> tuple[Interface, ModuleFacts]:
                    for s, b, t, n, c, ms, st, w in d["descriptors"]]
     interface = Interface(str(d["entry"]), {(x.set, x.binding): x for x in descriptors}, int(d["push"]),
                           frozenset(int(i) for i in d["spec_ids"]),
-                          tuple(int(n) for n in d["local_size"]) if d["local_size"] else None)  # type: ignore[arg-type]
+                          tuple(int(n) for n in d["local_size"]) if d["local_size"] else None,  # type: ignore[arg-type]
+                          int(d["workgroup_memory"]))
     size = tuple(SizeTerm(int(v), None if i is None else int(i)) for v, i in d["workgroup_size"]) \
         if d["workgroup_size"] else None
     locals_ = tuple(LocalArgument(int(i), str(n), int(s), int(e), str(t)) for i, n, s, e, t in d["local_arguments"])

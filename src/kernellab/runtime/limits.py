@@ -29,10 +29,13 @@ class LocalSize:
 
 def check_limits(scenario: m.Scenario, limits: Limits, file: str | Path, *,
                  slots: Mapping[int, Sequence[BindingSlot]] = {},
-                 local_sizes: Mapping[str, LocalSize] = {}) -> list[Problem]:
+                 local_sizes: Mapping[str, LocalSize] = {},
+                 shared_memory: Mapping[str, int] = {}) -> list[Problem]:
     """Every number of ``scenario`` beyond ``limits``. ``slots``: the descriptors each dispatch
-    (by command index) binds; ``local_sizes``: the workgroup size of each shader (by uid)."""
+    (by command index) binds; ``local_sizes``: the workgroup size of each shader (by uid);
+    ``shared_memory``: the bytes of workgroup (``shared``/``__local``) memory each shader uses."""
     check = _Check(limits, str(file))
+    check.shared_memory(scenario, shared_memory)
     storage_bound = set()
     for i, c in enumerate(scenario.commands):
         storage = {(s.set, s.id) for s in slots.get(i, ()) if s.descriptor == "storage-buffer"}
@@ -112,6 +115,17 @@ class _Check:
         self.problems.append(Problem(self.file, json_pointer(tuple(at)),
                                      f"{what}; the device allows at most {bound} "
                                      f"({self.limits.name(limit)}{suffix})"))
+
+    def shared_memory(self, scenario: m.Scenario, sizes: Mapping[str, int]) -> None:
+        """A shader's workgroup memory past the device's (a driver that does not check it
+        allocates it per workgroup, or fails deep inside the dispatch)."""
+        for uid, nbytes in sizes.items():
+            shader = scenario.by_uid.get(uid)
+            if shader is None:
+                continue
+            index = scenario.resources.index(shader)
+            self.at_most(("resources", index, "shader"), nbytes, "max_shared_memory_size",
+                         f"shader {uid!r} uses {nbytes} bytes of workgroup (shared/__local) memory")
 
     def below(self, at: Iterable[str | int], value: int, limit: str, what: str) -> None:
         """A problem when ``value``, an index, is not below ``limit`` (a count)."""

@@ -18,10 +18,10 @@ import numpy as np
 from kernellab.errors import InputError
 from kernellab.spirvsim.findings import Finding, Recorder, verdict
 from kernellab.spirvsim.machine import Machine, eval_spec_op, flatten, refuse_unsupported
-from kernellab.spirvsim.memory import accessor_bytes, GLOBAL, GROUP, LANE, Region
+from kernellab.spirvsim.memory import MAX_BATCH_MEMORY, accessor_bytes, check_memory, GLOBAL, GROUP, LANE, Region
 from kernellab.spirvsim.module import SUPPORTED_BUILTINS, Module, enum_name, load
 from kernellab.spirvsim.shadow import Shadow
-from kernellab.spirvsim.types import Type
+from kernellab.spirvsim.types import Type, scalar_sizes
 
 #: invocations run together in one batch (whole workgroups); bounds the NumPy arrays' length
 DEFAULT_BATCH_INVOCATIONS = 16384
@@ -113,6 +113,8 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
     recorder = Recorder(lambda i: _where(module, i), geometry.who)
     uninitialized = bool({"uninitialized", "uninitialized-read", "all"} & set(checks))
 
+    per_group = check_memory(*_variable_sizes(module), gs)
+    batch_invocations = min(batch_invocations, max(1, MAX_BATCH_MEMORY // max(1, per_group)) * gs)
     buffers, owners = _bind_buffers(module, dict(bindings or {}), gs, ngroups * gs)
     shadow_bytes = sum(r.shadow.nbytes for r in owners.values() if r.shadow is not None)
     if shadow_bytes > MAX_SHADOW_BYTES:
@@ -263,12 +265,28 @@ def _used(module: Module, vid: int) -> bool:
     return vid in cache
 
 
+def _variable_sizes(module: Module) -> tuple[list[tuple[str, int]], int]:
+    """The workgroup variables (name, bytes), and the private and function bytes of one invocation."""
+    workgroup: list[tuple[str, int]] = []
+    per_invocation = 0
+    variables = list(module.variables.items()) + [(v.words[1], v) for f in module.functions.values()
+                                                   for v in f.variables]
+    for vid, var in variables:
+        ptr_t = module.types[var.words[0]]
+        size = ptr_t.elem.size if ptr_t.elem is not None else 0
+        if ptr_t.storage == "Workgroup":
+            workgroup.append((module.names.get(vid) or f"%{vid}", size))
+        elif ptr_t.storage in ("Private", "Function"):
+            per_invocation += size
+    return workgroup, per_invocation
+
+
 def _granule(module: Module, *storage: str) -> int:
     """The shadow unit of storage classes: their smallest accessed scalar. Scalars sit at offsets
     that are multiples of their size (Vulkan's layout rules; our natural layout), so every access
     covers whole units."""
-    sizes = [s.nbytes for t in module.types.values() if t.kind == "pointer" and t.storage in storage and t.elem
-             for _, s in t.elem.leaves]
+    sizes = [size for t in module.types.values() if t.kind == "pointer" and t.storage in storage and t.elem
+             for size in scalar_sizes(t.elem)]
     return min(sizes, default=1)
 
 

@@ -25,7 +25,7 @@ from kernellab.spirvsim.memory import GLOBAL, GROUP, LANE, Ptr, Region
 from kernellab.spirvsim.module import (Block, Function, Inst, Module, Unsupported, core_grammar, extinst_name,
                                        zero_value)
 from kernellab.spirvsim.shadow import ATOMIC_READ, ATOMIC_WRITE, CLASS_NAMES, EPOCHS, READ, WRITE
-from kernellab.spirvsim.types import Type
+from kernellab.spirvsim.types import MAX_VALUE_SCALARS, Type
 
 DONE = np.iinfo(np.int32).max
 
@@ -347,6 +347,11 @@ class Machine:
                 out.append((Ptr(region, ptr.type, ptr.off, ptr.index, ptr.bad), mk))
         return out
 
+    def _whole_value(self, t: Type, inst: Inst) -> None:
+        if len(t.leaves) > MAX_VALUE_SCALARS:
+            raise self.m.fail(inst, f"a value of {len(t.leaves)} scalars loaded or stored at once is past the "
+                                    f"checker's limit of {MAX_VALUE_SCALARS}")
+
     def load(self, ptr: Ptr, m: np.ndarray, full: bool, inst: Inst, cls: int = READ) -> Any:
         if ptr.choice is not None:
             result: Any = None
@@ -355,6 +360,7 @@ class Machine:
                 result = v if result is None else merge(mk, v, result)
             return result if result is not None else zero_value(ptr.type)
         t = ptr.type
+        self._whole_value(t, inst)
         leaves = []
         for rel, st in t.leaves:
             lanes, addr, index = self._prepare(ptr, m, full, rel, st.nbytes, inst, "read")
@@ -380,6 +386,7 @@ class Machine:
         region = ptr.region
         if not region.writable:
             raise self.m.fail(inst, f"store to read-only {region.label} {region.name}")
+        self._whole_value(ptr.type, inst)
         for (rel, st), v in zip(ptr.type.leaves, flatten(value)):
             lanes, addr, index = self._prepare(ptr, m, full, rel, st.nbytes, inst, "write")
             v = np.asarray(v)

@@ -11,11 +11,50 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kernellab.errors import InputError
 from kernellab.spirvsim.shadow import Shadow
 from kernellab.spirvsim.types import Type
 
 #: row of a lane: the same for all (buffers), per workgroup, per invocation
 GLOBAL, GROUP, LANE = "global", "group", "lane"
+
+
+#: the workgroup memory of the device the checker stands for: the largest
+#: ``maxComputeSharedMemorySize`` common Vulkan drivers report (AMD and Intel 65536, NVIDIA 49152,
+#: lavapipe 32768); a shader past it runs on none of them
+MAX_WORKGROUP_MEMORY = 65536
+#: bytes one batch of workgroups may take for its workgroup, private and function memory with
+#: their shadows (the batch shrinks to fit; one workgroup past it is refused)
+MAX_BATCH_MEMORY = 1 << 30
+
+
+def row_bytes(size: int) -> int:
+    """Bytes of one row of a :class:`Region` of ``size`` accessible bytes."""
+    return max(8, (size + 7) // 8 * 8)
+
+
+def workgroup_row_bytes(size: int) -> int:
+    """Bytes one workgroup's row of a workgroup variable takes with its initialized flags and a
+    shadow of byte units (the finest a module can ask for)."""
+    row = row_bytes(size)
+    return 2 * row + Shadow.bytes_for(row, across_groups=False)
+
+
+def check_memory(workgroup: list[tuple[str, int]], per_invocation: int, group_size: int) -> int:
+    """Refuse, before anything is allocated, a dispatch whose memory the checker cannot model:
+    workgroup variables (name, bytes) past :data:`MAX_WORKGROUP_MEMORY` together, or one
+    workgroup (``group_size`` invocations of ``per_invocation`` private/function bytes) needing
+    more than :data:`MAX_BATCH_MEMORY`. Returns the bytes one workgroup takes."""
+    shared = sum(size for _, size in workgroup)
+    if shared > MAX_WORKGROUP_MEMORY:
+        names = ", ".join(f"{name} ({size} bytes)" for name, size in sorted(workgroup, key=lambda v: -v[1])[:3])
+        raise InputError(f"the shader uses {shared} bytes of workgroup (shared) memory ({names}); the SPIR-V "
+                         f"checker's device allows at most {MAX_WORKGROUP_MEMORY} (maxComputeSharedMemorySize)")
+    per_group = sum(workgroup_row_bytes(size) for _, size in workgroup) + group_size * row_bytes(per_invocation)
+    if per_group > MAX_BATCH_MEMORY:
+        raise InputError(f"one workgroup of {group_size} invocations needs {per_group >> 20} MiB of private and "
+                         f"function memory with its shadow, past the checker's limit of {MAX_BATCH_MEMORY >> 20} MiB")
+    return per_group
 
 
 @dataclass(eq=False)
@@ -64,7 +103,7 @@ class Region:
     @classmethod
     def make(cls, name: str, storage: str, per: str, rows: int, size: int,
              content: bytes | np.ndarray | None = None, **kw: object) -> Region:
-        rowsize = max(8, (size + 7) // 8 * 8)
+        rowsize = row_bytes(size)
         data = np.zeros(rows * rowsize, np.uint8)
         if content is not None:
             raw = np.frombuffer(bytes(content), np.uint8) if not isinstance(content, np.ndarray) else content

@@ -17,7 +17,7 @@ import numpy as np
 
 from kernellab.errors import InputError, Problem
 from kernellab.listing import grammar
-from kernellab.spirvsim.types import Type, finish_layout
+from kernellab.spirvsim.types import MAX_VALUE_SCALARS, Type, finish_layout
 
 MAGIC = 0x07230203
 
@@ -425,6 +425,9 @@ class _Reader:
         elif op in ("OpConstantComposite", "OpSpecConstantComposite"):
             m.constants[rid] = tuple(m.constants[x] for x in w[2:])
         elif op == "OpConstantNull" or op == "OpUndef":
+            if len(t.leaves) > MAX_VALUE_SCALARS:
+                raise self.fail(inst, f"a {op} of {len(t.leaves)} scalars is past the checker's limit of "
+                                      f"{MAX_VALUE_SCALARS}")
             m.constants[rid] = _zero(t)
         elif op == "OpSpecConstantOp":
             if self.eval_spec_op is None:

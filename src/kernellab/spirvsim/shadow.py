@@ -70,8 +70,14 @@ class Shadow:
     @property
     def nbytes(self) -> int:
         """Bytes the shadow takes when every access class is in use."""
-        per_class = 4 + 8 + 4 + 4 + 4 + (16 if self.across else 0)
-        return self.n * (8 + 4 * per_class)
+        return self.bytes_for(self.n, self.across)
+
+    @staticmethod
+    def bytes_for(units: int, across_groups: bool) -> int:
+        """Bytes a shadow of ``units`` units takes when every access class is in use: what a
+        caller checks against its limit before it makes one."""
+        per_class = 4 + 8 + 4 + 4 + 4 + (16 if across_groups else 0)
+        return units * (8 + 4 * per_class)
 
     def _arrays(self, c: int) -> tuple[np.ndarray, ...]:
         a = self.cls[c]

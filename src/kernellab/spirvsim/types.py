@@ -6,7 +6,10 @@ interpreter ever addresses them).
 """
 from __future__ import annotations
 
+import bisect
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 import numpy as np
 
@@ -31,8 +34,9 @@ class Type:
     stride: int = 0  # array stride in bytes
     storage: str = ""  # pointer storage class
     name: str = ""
-    #: (byte offset, scalar type) of every scalar inside a value of this type, in component order
-    leaves: list[tuple[int, Type]] = field(default_factory=list)
+    #: (byte offset, scalar type) of every scalar inside a value of this type, in component order;
+    #: an array's are computed when asked (:class:`Leaves`): ``shared uint big[1 << 28]`` is one type
+    leaves: Sequence[tuple[int, Type]] = field(default_factory=list)
     size: int = 0  # bytes a value occupies (0 for runtime arrays)
 
     @property
@@ -77,6 +81,69 @@ def sint_dtype(width: int) -> np.dtype:
     return np.dtype(_SINT[width])
 
 
+#: composites with more scalars than this keep their leaves as a :class:`Leaves`, not a list
+_LIST_LEAVES = 4096
+#: the most scalars one value may hold (a whole-array load or store, a null constant): a value
+#: is one NumPy array per scalar, so a module could ask for millions of them; 64 KiB of
+#: workgroup memory in bytes is at most 65,536 scalars
+MAX_VALUE_SCALARS = 1 << 17
+
+
+class Leaves(Sequence[tuple[int, "Type"]]):
+    """The leaves of parts laid one after another, each part ``count`` copies of ``inner`` leaves
+    ``stride`` bytes apart from ``offset`` on: a sequence whose items exist only when read, so a
+    type's size in memory does not grow with its element count."""
+
+    def __init__(self, parts: Sequence[tuple[int, int, int, Sequence[tuple[int, Type]]]]):
+        self.parts = [p for p in parts if p[2] and len(p[3])]  # (offset, stride, count, inner)
+        self.ends: list[int] = []
+        total = 0
+        for _, _, count, inner in self.parts:
+            total += count * len(inner)
+            self.ends.append(total)
+
+    def __len__(self) -> int:
+        return self.ends[-1] if self.ends else 0
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[int, Type]: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[tuple[int, Type]]: ...
+
+    def __getitem__(self, i: int | slice) -> tuple[int, Type] | Sequence[tuple[int, Type]]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        k = bisect.bisect_right(self.ends, i)
+        offset, stride, _, inner = self.parts[k]
+        q, r = divmod(i - (self.ends[k - 1] if k else 0), len(inner))
+        off, scalar = inner[r]
+        return offset + q * stride + off, scalar
+
+    def __iter__(self) -> Iterator[tuple[int, Type]]:
+        for offset, stride, count, inner in self.parts:
+            for q in range(count):
+                for off, scalar in inner:
+                    yield offset + q * stride + off, scalar
+
+
+def _leaves(parts: Sequence[tuple[int, int, int, Sequence[tuple[int, Type]]]]) -> Sequence[tuple[int, Type]]:
+    lazy = Leaves(parts)
+    return list(lazy) if len(lazy) <= _LIST_LEAVES else lazy
+
+
+def scalar_sizes(t: Type) -> set[int]:
+    """The byte sizes of the scalars inside ``t`` (without listing its leaves)."""
+    if t.scalar:
+        return {t.nbytes}
+    if t.kind == "struct":
+        return set().union(*(scalar_sizes(m) for m in t.members)) if t.members else set()
+    return scalar_sizes(t.elem) if t.elem is not None else set()
+
+
 def finish_layout(t: Type) -> None:
     """Compute ``size`` and ``leaves`` of a composite whose parts are already finished."""
     if t.scalar:
@@ -92,7 +159,7 @@ def finish_layout(t: Type) -> None:
         if not t.stride:
             t.stride = t.elem.size
         t.size = t.stride * t.count
-        t.leaves = [(i * t.stride + o, s) for i in range(t.count) for o, s in t.elem.leaves]
+        t.leaves = _leaves([(0, t.stride, t.count, t.elem.leaves)])
     elif t.kind == "runtime_array":
         assert t.elem is not None
         if not t.stride:
@@ -106,7 +173,7 @@ def finish_layout(t: Type) -> None:
             # (so arrays of the struct keep every scalar aligned too)
             offsets, pos, largest = [], 0, 1
             for m in t.members:
-                align = max((s.nbytes for _, s in m.leaves), default=1)
+                align = max(scalar_sizes(m), default=1)
                 largest = max(largest, align)
                 pos = (pos + align - 1) // align * align
                 offsets.append(pos)
@@ -116,4 +183,4 @@ def finish_layout(t: Type) -> None:
         for m, o in zip(t.members, t.offsets):
             end = max(end, o + m.size)
         t.size = end
-        t.leaves = [(o + lo, s) for m, o in zip(t.members, t.offsets) for lo, s in m.leaves]
+        t.leaves = _leaves([(o, 0, 1, m.leaves) for m, o in zip(t.members, t.offsets)])

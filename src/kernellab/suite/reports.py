@@ -7,6 +7,7 @@ import time
 from typing import IO, Any
 
 from kernellab.suite.runner import SuiteOutcome
+from kernellab.textsafe import escape, raw, xml_text
 
 OUTCOME_ORDER = ("pass", "flaky", "expected-fail", "unexpected-pass", "fail")
 
@@ -16,17 +17,19 @@ def summary(outcome: SuiteOutcome, stream: IO[str], *, executor: str = "", jobs:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=stream, highlight=False, soft_wrap=True)
+    # rich's colours reach the terminal as they are; every text from a workload is escaped here
+    console = Console(file=raw(stream), highlight=False, soft_wrap=True)
     failing = outcome.failed
     for r in failing[:shown_failures]:
-        console.print(f"[bold red]{r.outcome.upper()}[/] {r.id} ({r.title}, attempt {r.attempts})", markup=True)
+        console.print(f"[bold red]{r.outcome.upper()}[/] {_markup(r.id)} ({_markup(r.title)}, attempt {r.attempts})",
+                      markup=True)
         if r.message:
-            console.print(r.message, markup=False)
+            console.print(escape(r.message), markup=False)
     if len(failing) > shown_failures:
         console.print(f"... and {len(failing) - shown_failures} more failures (see --json or --junit)")
     flaky = [r for r in outcome.results if r.outcome == "flaky"]
     for r in flaky:
-        console.print(f"[yellow]FLAKY[/] {r.id}: {r.message}", markup=True)
+        console.print(f"[yellow]FLAKY[/] {_markup(r.id)}: {_markup(r.message, multiline=True)}", markup=True)
     table = Table(title=None, show_edge=False)
     table.add_column("outcome")
     table.add_column("workloads", justify="right")
@@ -43,6 +46,12 @@ def summary(outcome: SuiteOutcome, stream: IO[str], *, executor: str = "", jobs:
     console.print(f"{verdict}: {n} workloads in {outcome.wall_s:.2f} s, {per:.1f} ms each{how}", markup=True)
 
 
+def _markup(text: str, *, multiline: bool = False) -> str:
+    """Workload text inside a rich markup string: escaped, and its ``[`` not read as markup."""
+    from rich.markup import escape as markup_escape
+    return markup_escape(escape(text, multiline=multiline))
+
+
 def json_lines(outcome: SuiteOutcome, stream: IO[str]) -> None:
     for r in outcome.results:
         stream.write(json.dumps(r.to_json()) + "\n")
@@ -57,29 +66,33 @@ def junit_xml(outcome: SuiteOutcome, suite_name: str = "kernellab") -> str:
                    if r.outcome in ("fail", "unexpected-pass") and r.status in ("fail", "pass"))
     errors = sum(1 for r in outcome.results if r.outcome == "fail" and r.status in ("error", "crash", "timeout"))
     skipped = sum(1 for r in outcome.results if r.outcome == "expected-fail")
-    root = ET.Element("testsuites", name=suite_name, tests=str(len(outcome.results)), failures=str(failures),
-                      errors=str(errors), time=f"{outcome.wall_s:.3f}")
-    suite = ET.SubElement(root, "testsuite", name=suite_name, tests=str(len(outcome.results)),
-                          failures=str(failures), errors=str(errors), skipped=str(skipped),
-                          time=f"{outcome.wall_s:.3f}", timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"),
-                          hostname=socket.gethostname())
+    root = ET.Element("testsuites", name=xml_text(suite_name, multiline=False), tests=str(len(outcome.results)),
+                      failures=str(failures), errors=str(errors), time=f"{outcome.wall_s:.3f}")
+    suite = ET.SubElement(root, "testsuite", name=xml_text(suite_name, multiline=False),
+                          tests=str(len(outcome.results)), failures=str(failures), errors=str(errors),
+                          skipped=str(skipped), time=f"{outcome.wall_s:.3f}",
+                          timestamp=time.strftime("%Y-%m-%dT%H:%M:%S"), hostname=xml_text(socket.gethostname()))
     for r in outcome.results:
+        # every text from a workload (ids, titles, messages) through xml_text: XML 1.0 has no way
+        # to write most control characters, even as &#...; entities
         folder, _, name = r.id.rpartition("/")
-        case = ET.SubElement(suite, "testcase", name=name, classname=folder.replace("/", ".") or suite_name,
+        case = ET.SubElement(suite, "testcase", name=xml_text(name, multiline=False),
+                             classname=xml_text(folder.replace("/", ".") or suite_name, multiline=False),
                              time=f"{r.duration_s:.3f}")
-        first_line = r.message.splitlines()[0] if r.message else r.title
+        title, message = xml_text(r.title, multiline=False), xml_text(r.message)
+        first_line = xml_text(r.message.splitlines()[0], multiline=False) if r.message else title
         if r.outcome == "fail":
             tag = "failure" if r.status == "fail" else "error"
-            ET.SubElement(case, tag, type=r.title, message=first_line).text = r.message
+            ET.SubElement(case, tag, type=title, message=first_line).text = message
         elif r.outcome == "unexpected-pass":
-            ET.SubElement(case, "failure", type="UnexpectedPass", message=first_line).text = r.message
+            ET.SubElement(case, "failure", type="UnexpectedPass", message=first_line).text = message
         elif r.outcome == "expected-fail":
-            skip = ET.SubElement(case, "skipped", type="ExpectedFail", message=f"expected failure ({r.title})")
-            skip.text = r.message
+            skip = ET.SubElement(case, "skipped", type="ExpectedFail", message=f"expected failure ({title})")
+            skip.text = message
         elif r.outcome == "flaky":
-            ET.SubElement(case, "flakyFailure", type="Flaky", message=first_line).text = r.message
+            ET.SubElement(case, "flakyFailure", type="Flaky", message=first_line).text = message
         if r.device:
-            ET.SubElement(case, "system-out").text = f"device: {r.device}\nworker: {r.worker}\n"
+            ET.SubElement(case, "system-out").text = xml_text(f"device: {r.device}\nworker: {r.worker}\n")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

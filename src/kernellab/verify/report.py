@@ -1,6 +1,7 @@
 """The readable form of a verify result: one paragraph per defect, pointing at source lines."""
 from __future__ import annotations
 
+from kernellab.textsafe import escape
 from kernellab.verify.findings import Finding
 from kernellab.verify.harness import MAX_REPORTS
 from kernellab.verify.run import VerifyResult
@@ -62,6 +63,12 @@ def render_finding(f: Finding, enqueued_at: str | None = None) -> str:
 
 
 def render(result: VerifyResult) -> str:
+    """The report as a person reads it; names, paths, source lines and printf output come from
+    the workload, so control and direction characters are escaped (kernellab.textsafe)."""
+    return escape(_render(result))
+
+
+def _render(result: VerifyResult) -> str:
     out = []
     for launch in result.launches:
         for note in launch.get("filled", []):

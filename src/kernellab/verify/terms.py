@@ -8,8 +8,12 @@ which Python file the kernel source was written in.
 from __future__ import annotations
 
 import ast
+import contextlib
+import os
 import re
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -23,26 +27,73 @@ _LOCAL_POINTER = re.compile(r"\b(?:__local|local)\s+(?:const\s+|volatile\s+)*([A
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
+#: the largest source file whose lines a finding quotes: a file named inside a module may be
+#: anything, and a line's text is only a courtesy
+MAX_SOURCE_BYTES = 16 << 20
+
+#: the folders a file named inside a module (a SPIR-V OpString, a ``#line``) may be read from,
+#: while a check runs (:func:`reading_within`); None: no folder restriction
+_ROOTS: ContextVar[tuple[Path, ...] | None] = ContextVar("kernellab_verify_source_roots", default=None)
+
+
+@contextlib.contextmanager
+def reading_within(roots: Iterable[str | Path]) -> Iterator[None]:
+    """Quote source lines only from files inside ``roots`` (after resolving symlinks) meanwhile."""
+    token = _ROOTS.set(tuple(Path(os.path.realpath(r)) for r in roots))
+    try:
+        yield
+    finally:
+        _ROOTS.reset(token)
+
+
+def _allowed(path: str) -> bool:
+    roots = _ROOTS.get()
+    if roots is None:
+        return True
+    real = Path(os.path.realpath(path))
+    return any(real == root or root in real.parents for root in roots)
+
+
 @lru_cache(maxsize=64)
 def _read(path: str) -> tuple[str, ...]:
+    """The lines of a regular file of at most MAX_SOURCE_BYTES; nothing for anything else. The
+    file is opened without blocking and checked on its descriptor: a FIFO or a device named
+    inside a module (verify would wait forever on a FIFO, or read ``/dev/zero`` until killed)
+    is refused before a byte is read."""
     try:
-        return tuple(Path(path).read_text(encoding="utf-8", errors="replace").splitlines())
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return ()
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
+            return ()
+        data = os.read(fd, MAX_SOURCE_BYTES + 1)
     except OSError:
         return ()
+    finally:
+        os.close(fd)
+    if len(data) > MAX_SOURCE_BYTES:  # grew since fstat
+        return ()
+    return tuple(data.decode("utf-8", errors="replace").splitlines())
+
+
+def _lines(path: str) -> tuple[str, ...]:
+    return _read(path) if _allowed(path) else ()
 
 
 def source_line(path: str | None, line: int | None) -> str | None:
     """Line ``line`` (1-based) of ``path`` as the user wrote it, stripped; None when unknown."""
     if not path or not line:
         return None
-    lines = _read(str(path))
+    lines = _lines(str(path))
     return lines[line - 1].strip() if 0 < line <= len(lines) else None
 
 
 def line_text(path: str | None, line: int | None) -> str:
     if not path or not line:
         return ""
-    lines = _read(str(path))
+    lines = _lines(str(path))
     return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
@@ -51,7 +102,7 @@ def local_variables(path: str | None) -> dict[str, int | None]:
     """``__local`` arrays and pointers the kernel file declares: name -> element size in bytes."""
     if not path:
         return {}
-    text = "\n".join(_read(str(path)))
+    text = "\n".join(_lines(str(path)))
     typedefs = source_typedefs(text)
     out: dict[str, int | None] = {}
     for pattern in (_LOCAL_ARRAY, _LOCAL_POINTER):
@@ -81,17 +132,17 @@ def column_of(path: str | None, line: int | None, word: str) -> int | None:
 def _embedded_at(host_file: str, kernel_file: str) -> int | None:
     """The 1-based line of ``host_file`` where the text of ``kernel_file`` starts, when the host
     program holds the kernel source literally (a pyopencl program's triple-quoted string)."""
-    kernel = "\n".join(_read(kernel_file))
-    host = "\n".join(_read(host_file))
+    kernel = "\n".join(_lines(kernel_file))
+    host = "\n".join(_lines(host_file))
     if not kernel.strip() or not host:
         return None
     at = host.find(kernel.strip("\n"))
     if at < 0:
-        first = next((l for l in _read(kernel_file) if l.strip()), "")
+        first = next((l for l in _lines(kernel_file) if l.strip()), "")
         at = host.find(first) if len(first.strip()) > 20 else -1
         if at < 0:
             return None
-        skipped = next(i for i, l in enumerate(_read(kernel_file)) if l.strip())
+        skipped = next(i for i, l in enumerate(_lines(kernel_file)) if l.strip())
         return host.count("\n", 0, at) + 1 - skipped
     skipped = len(kernel) - len(kernel.lstrip("\n"))
     return host.count("\n", 0, at) + 1 - skipped
@@ -160,7 +211,7 @@ def array_declarations(path: str | None) -> dict[str, tuple[tuple[int | None, ..
     declaration of that name (None where a dimension is not a constant)."""
     if not path:
         return {}
-    text = "\n".join(_read(str(path)))
+    text = "\n".join(_lines(str(path)))
     defines = {m.group(1): m.group(2) for m in _DEFINE.finditer(text)}
     text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", text, flags=re.S)
     out: dict[str, tuple[tuple[int | None, ...], ...]] = {}

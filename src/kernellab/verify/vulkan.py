@@ -14,7 +14,6 @@ docs/verify-vulkan.md.
 from __future__ import annotations
 
 import logging
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,6 +109,16 @@ def render(result: VerifyResult) -> str:
 def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int | None = None,
                     file_number: int = 0, max_work: int | None = None,
                     timeout: float | None = None) -> VulkanVerifyResult:
+    """:func:`_verify_scenario`, quoting source lines only from files in the scenario's folder: a
+    module names its source files itself (OpString), and may name any file."""
+    with terms.reading_within([Path(path).resolve().parent]):
+        return _verify_scenario(path, check=check, index=index, file_number=file_number, max_work=max_work,
+                                timeout=timeout)
+
+
+def _verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int | None = None,
+                     file_number: int = 0, max_work: int | None = None,
+                     timeout: float | None = None) -> VulkanVerifyResult:
     """Check every ``dispatch_compute`` of a scenario in the SPIR-V checker and the hazards
     between them. ``index`` keeps the findings of dispatch N only (all dispatches still run:
     each reads what the ones before it wrote). ``timeout``: seconds each dispatch may take in
@@ -177,16 +186,8 @@ def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int |
 
 
 def _max_work() -> int:
-    text = os.environ.get("KERNELLAB_VERIFY_MAX_WORK", "")
-    if not text:
-        return DEFAULT_MAX_WORK
-    try:
-        value = int(float(text))
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise UsageError(f"KERNELLAB_VERIFY_MAX_WORK must be a positive number (like 4e9), not {text!r}")
-    return value
+    from kernellab import config
+    return config.verify_max_work() or DEFAULT_MAX_WORK
 
 
 # --- the scenario's memory ---------------------------------------------------------------------
@@ -282,6 +283,7 @@ def _layouts(spirv: bytes, entry: str, spec: dict[int, Any],
     byte offset of a hazard reads as an element index."""
     from kernellab.spirvsim.module import load
     from kernellab.spirvsim.machine import eval_spec_op
+    from kernellab.spirvsim.types import scalar_sizes
     try:
         module = load(spirv, entry, spec_constants=spec, eval_spec_op=eval_spec_op)
     except Exception:  # the dispatch itself was checked; names only help the report
@@ -305,7 +307,7 @@ def _layouts(spirv: bytes, entry: str, spec: dict[int, Any],
                 break
         else:
             if block.leaves:
-                size = min(s.nbytes for _, s in block.leaves)
+                size = min(scalar_sizes(block))
         out[uid] = (name, offset, size)
     return out
 
