@@ -15,10 +15,11 @@ import re
 import shutil
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kernellab import compiler_options
 from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import BackendOptions, ProgramSpec
 from kernellab.backends.opencl import (KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram,
@@ -119,15 +120,25 @@ def _to_device_order(data: bytes, dtype: str | None, byteorder: str) -> bytes:
 _from_device_order = _to_device_order
 
 
-def build(backend: OpenCLBackend, inst: KernelInstantiation) -> OpenCLProgram:
-    """Build the instantiation's kernel; a compile error or a missing entry point is bad input
-    pointing at ``kernel_file``/``entry_point``."""
+def file_options(inst: KernelInstantiation) -> compiler_options.Options:
+    """The instantiation's ``compiler_flags`` through the door (:mod:`kernellab.compiler_options`):
+    an option outside OpenCL C's allow-list is bad input (exit 2) at ``/N/compiler_flags``."""
+    folder = inst.file.parent
+    return compiler_options.read("opencl-c", inst.compiler_flags or "", folder, compiler_options.allowed_roots(folder),
+                                 (str(inst.file), inst.pointer("compiler_flags")))
+
+
+def build(backend: OpenCLBackend, inst: KernelInstantiation,
+          options: compiler_options.Options | None = None) -> OpenCLProgram:
+    """Build the instantiation's kernel with ``options`` (by default its file's, through the door);
+    a compile error or a missing entry point is bad input pointing at ``kernel_file``/``entry_point``."""
+    options = file_options(inst) if options is None else options
     try:
         source = inst.kernel_path.read_bytes()
     except OSError as exc:
         raise InputError([_problem(inst, ["kernel_file"], f"cannot read {inst.kernel_path}: {exc.strerror}")]) from exc
     spec = ProgramSpec(uid=f"{inst.kernel_file}:{inst.entry_point}", code=source, language="opencl-c",
-                       entry=inst.entry_point, build_options=inst.compiler_flags or "")
+                       entry=inst.entry_point, options=options)
     try:
         return backend.create_program(spec)  # type: ignore[return-value]
     except CompileError as exc:
@@ -174,15 +185,15 @@ def non_uniform_refusal(backend: OpenCLBackend) -> str | None:
     return None
 
 
-def non_uniform_options(backend: OpenCLBackend, inst: KernelInstantiation) -> str:
-    """The build options for ``inst``: work-groups of unequal size need the kernel built as
-    OpenCL C 2.0 or later, unless the file's flags choose a standard."""
-    options = inst.compiler_flags or ""
-    if is_uniform(inst) or "-cl-std=" in options:
+def non_uniform_options(backend: OpenCLBackend, inst: KernelInstantiation) -> compiler_options.Options:
+    """The build options for ``inst`` (its file's, through the door): work-groups of unequal size
+    need the kernel built as OpenCL C 2.0 or later, unless the file's flags choose a standard."""
+    options = file_options(inst)
+    if is_uniform(inst) or options.has(compiler_options.STD):
         return options
     version = None if backend.is_oclgrind else _opencl_c_version(backend)
     std = f"CL{version[0]}.{version[1]}" if version and version >= (2, 0) else "CL2.0"
-    return f"{options} -cl-std={std}".strip()
+    return options + compiler_options.own(f"-cl-std={std}")
 
 
 def check_work_groups(backend: OpenCLBackend, insts: Sequence[KernelInstantiation]) -> None:
@@ -426,7 +437,7 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
         check_work_groups(be, chosen)
         with OutputSet() as outs:
             for inst in chosen:
-                program = build(be, replace(inst, compiler_flags=non_uniform_options(be, inst)))
+                program = build(be, inst, non_uniform_options(be, inst))
                 launch = prepare(be, inst, program, seed)
                 for line in launch.filled:
                     report(line)
