@@ -300,7 +300,7 @@ class OpenCLBackend(Backend):
         return out
 
     # --- programs -------------------------------------------------------------------------
-    def build_options(self, spec: ProgramSpec) -> compiler_options.Options:
+    def driver_options(self, spec: ProgramSpec) -> compiler_options.Options:
         """The spec's options (the door's typed list) and the ones every build gets."""
         return spec.options + ALWAYS_BUILD_OPTIONS
 
@@ -309,7 +309,7 @@ class OpenCLBackend(Backend):
         cl = self._cl
         if spec.language != "opencl-c":
             raise CompileError(f"{spec.uid}: the OpenCL backend runs OpenCL C kernels, not {spec.language}")
-        options = self.build_options(spec)
+        options = self.driver_options(spec)
         key = (spec.code, options.key())
         if key in self._built:
             return self._built[key]
@@ -374,7 +374,7 @@ class OpenCLBackend(Backend):
             f"  out[{2 * i}] = sizeof({t}); out[{2 * i + 1}] = __alignof__({t});\n"
             for i, t in enumerate(names)) + "}\n"
         source = program.spec.code.decode("utf-8", errors="replace") + probe
-        options = self.build_options(program.spec)
+        options = self.driver_options(program.spec)
         prg = ncl.guarded("clBuildProgram(sizeof probe)", lambda: ncl.build(
             cl.Program(self.context, source), options, what=f"{program.spec.uid} (sizeof probe)", cache_dir=False))
         import numpy as np
