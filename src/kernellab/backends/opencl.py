@@ -30,6 +30,7 @@ from kernellab.backends.base import (SOURCE, Backend, BackendOptions, Buffer, Ca
 from kernellab import compiler_options
 from kernellab.errors import CompileError, DeviceError
 from kernellab.native import cl as ncl
+from kernellab.native import launch_guard
 
 if TYPE_CHECKING:  # verify's launches (direct=True) import no NumPy; pyopencl imports it anyway
     import numpy as np
@@ -504,6 +505,8 @@ class OpenCLBackend(Backend):
                 raise ValueError(f"dispatch of {program.spec.uid!r}: argument {arg.index} ({arg.name}) is an "
                                  f"{kind}; scenarios cannot bind {kind}s to OpenCL C kernels")
         global_size = tuple(g * l for g, l in zip(groups, local))
+        # dispatches run in order, asynchronously: a crash is this one's or one enqueued before it
+        launch_guard.naming(f"the dispatch of {label} (kernel {program.spec.entry}) or one before it")
         self.launch(program, args, global_size, local, None, label)
 
     def _barrier(self, buffers: Sequence[tuple[Buffer, int, int]], memory: bool, label: str) -> None:

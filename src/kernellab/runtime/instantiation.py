@@ -28,6 +28,7 @@ from kernellab.errors import BackendError, CompileError, InputError, Problem
 from kernellab.formats import gpuverify
 from kernellab.formats.gpuverify import (ArrayArgument, ImageArgument, KernelArgument, KernelInstantiation,
                                          SamplerArgument, ScalarArgument)
+from kernellab.native import launch_guard
 from kernellab.outputs import OutputSet
 
 if TYPE_CHECKING:  # NumPy only where values are generated or swapped: verify's launches run without it
@@ -441,6 +442,7 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
                 launch = prepare(be, inst, program, seed)
                 for line in launch.filled:
                     report(line)
+                launch_guard.naming(f"launch {inst.index} ({inst.entry_point}) of {path}")
                 launch.launch(be)
                 be.submit()
                 if output_dir is not None:
