@@ -73,3 +73,20 @@ def test_an_include_of_a_fifo_does_not_hang_a_run(tmp_path: Path) -> None:
         if proc.returncode == 1:
             assert "k.cl:k: the OpenCL C build did not finish within the 3 s tool time limit" in proc.stderr
         assert not (tmp_path / "out").exists()
+
+
+def test_verify_stops_a_hanging_build_under_its_launch_limit(tmp_path: Path) -> None:
+    """In ``verify`` the launch's --timeout covers the build, and the message names the launch."""
+    pytest.importorskip("pyopencl")
+    os.mkfifo(tmp_path / "pipe.h")
+    (tmp_path / "k.cl").write_text('#include "pipe.h"\n__kernel void k(__global int *o) { o[0] = 1; }\n')
+    path = tmp_path / "k.json"
+    path.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "k.cl", "global_size": [1], "entry_point": "k",
+                                 "compiler_flags": "-I.", "kernel_arguments": [{"type": "array", "size": 4}]}]))
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "kernellab", "verify", str(path), "--timeout", "3"],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "KERNELLAB_TOOL_TIMEOUT": "0"})
+    assert time.monotonic() - start < 30
+    assert proc.returncode in (1, 2), proc.stderr
+    if proc.returncode == 1:
+        assert f"launch 0 (k) of {path} ran longer than the 3 s limit" in proc.stderr

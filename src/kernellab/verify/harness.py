@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import os
 import sys
 import threading
-import contextlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -194,8 +193,9 @@ def _run_file(path: str, index: int | None, seed: int, file_number: int) -> None
     chosen = select(insts, index, Path(path))
     from kernellab.native.build_limit import disarmed
     for inst in chosen:
-        # the launch's watchdog covers the build too, and its message names the launch
-        with _watched(inst, path, file_number), (disarmed() if _limit else contextlib.nullcontext()):
+        # verify's launch limit (--timeout) covers the build too, and its message names the
+        # launch; the tool limit's message would go to the log verify keeps of fd 2
+        with _watched(inst, path, file_number), disarmed():
             _run_one(inst, seed, file_number)
 
 
