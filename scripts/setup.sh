@@ -10,6 +10,8 @@ need=()
 pkgs=(libvulkan1 mesa-vulkan-drivers binutils)
 # the test suite also exercises the OpenCL C stages that clang and llvm-spirv provide
 [ "${1:-}" = test ] && pkgs+=(clang-14 llvm-14 llvm-spirv-14)
+# ... and the Khronos validation layer, whose synchronization validation cross-checks verify
+[ "${1:-}" = test ] && pkgs+=(vulkan-validationlayers)
 for pkg in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done

@@ -134,7 +134,7 @@ class Capture:
         if digest not in self._sources:
             name = f"kernel{len(self._sources)}.cl"
             self._sources[digest] = name
-            write_text(self.directory / name, source)
+            write_text(self.directory / name, source, root=self.directory)
         return self._sources[digest]
 
     def _record_launch(self, queue: Any, kernel: Any, global_size: Any, local_size: Any, global_offset: Any,
@@ -196,7 +196,7 @@ class Capture:
             # a MemoryObjectHolder is what pyopencl's stubs call Buffer or Image
             cl.enqueue_copy(queue, data, value, is_blocking=True)  # type: ignore[call-overload]
             name = f"launch{launch}_arg{i}.bin"
-            write_bytes(self.directory / name, data.tobytes())
+            write_bytes(self.directory / name, data.tobytes(), root=self.directory)
             flags = _flag_names(int(value.flags))
             return {"type": "array", "size": size, "address_space": space if space != "private" else "global",
                     "flags": flags, "data": name}
@@ -242,12 +242,12 @@ class Capture:
         except Exception as exc:  # the capture itself stays valid without its .pre.cl
             self.notes.append(f"{pre.name} not written: {exc}")
             return
-        write_bytes(pre, text)
+        write_bytes(pre, text, root=self.directory)
 
     def write(self) -> Path:
         path = self.directory / CAPTURE_FILE
         self.directory.mkdir(parents=True, exist_ok=True)
-        write_text(path, json.dumps(self.launches, indent=2) + "\n")
+        write_text(path, json.dumps(self.launches, indent=2) + "\n", root=self.directory)
         return path
 
 

@@ -1,24 +1,38 @@
-"""Writing output files so that nothing is ever half-written.
+"""Writing output files so that nothing is ever half-written, and nothing lands outside its folder.
 
 Every output goes to a temp file in the destination folder and is renamed into place; a run that
 fails part-way removes the temp files it made, and a :class:`OutputSet` commits all of a run's
 files together at the end so a failed run leaves no ``dst`` file behind.
 
-Staged files are named ``.NAME.kl<pid>-<random>.tmp``: a run killed with SIGKILL cannot remove
-them, so the next run that writes into the same folder removes those of processes that are gone
-(:func:`sweep_stale`). SIGTERM and SIGHUP remove them at once (:func:`install_signal_cleanup`).
-Files get the permissions the user's umask gives, like any file the user creates.
+Folders are opened once, as descriptors, and the staged file is created and renamed relative to
+that descriptor (``O_CREAT|O_EXCL|O_NOFOLLOW``, ``renameat``). Inside the output folder an
+:class:`OutputSet` is given (``root``), every sub-folder is opened component by component with
+``O_NOFOLLOW``: a sub-folder replaced by a symlink between the scenario's check and the write is
+refused, and one replaced after its staging cannot redirect the rename, which goes to the folder
+already open. The root itself is the user's choice and may be a symlink.
+
+Staged files are named ``.NAME.kl<pid>-<token>-<n>.tmp``. The run that stages them holds an
+``flock`` on ``.kl<pid>-<token>.lock`` in the same folder (one locked file per file system,
+hard-linked into each folder) until it commits or discards them, and the kernel drops that lock
+when the process dies, however it dies. The next run that writes into
+the folder removes the staged files whose lock it can take, or whose lock file is gone
+(:func:`sweep_stale`); the pid in the name is for people only, so a run in another PID namespace
+sharing the folder keeps its files. SIGTERM and SIGHUP remove them at once
+(:func:`install_signal_cleanup`). Files get the permissions the user's umask gives, like any file
+the user creates.
 """
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
 import re
+import secrets
 import signal
 import stat
-import tempfile
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 from typing import IO, TYPE_CHECKING
@@ -28,7 +42,12 @@ if TYPE_CHECKING:  # numpy is imported by the writers that need it: the CLI star
 
 from kernellab.errors import FileSystemError
 
-_STALE = re.compile(r"^\..+\.kl(\d+)-[^.]+\.tmp$")
+#: ``.NAME.kl<token>-<n>.tmp`` with ``<token>`` = ``<pid>-<hex>``; the lock is ``.kl<token>.lock``
+_STAGED = re.compile(r"^\..+\.kl(\d+-[0-9a-f]+)-\d+\.tmp$")
+_LOCK = re.compile(r"^\.kl(\d+-[0-9a-f]+)\.lock$")
+#: a staged name keeps at most this much of NAME, so that it stays within NAME_MAX (255 bytes)
+_NAME_KEPT = 180
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 #: every OutputSet not yet committed or discarded, for the signal handlers
 _LIVE: weakref.WeakSet[OutputSet] = weakref.WeakSet()
 #: the umask, read once (reading it means setting it; doing that per file would race with threads)
@@ -43,95 +62,298 @@ def _file_mode() -> int:
     return 0o666 & ~_UMASK
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
+def _lock_name(token: str) -> str:
+    return f".kl{token}.lock"
+
+
+def _owner_gone(dir_fd: int, token: str) -> int | None:
+    """The descriptor of ``token``'s lock file, locked by us, when its owner is gone; None while
+    a process (in any PID namespace) holds it. A lock file that is gone counts as a gone owner,
+    with -1: its owner makes it before its first staged file and removes it after its last."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's live process
-        return True
-    return True
+        fd = os.open(_lock_name(token), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return -1
+    except OSError:  # a symlink, unreadable: not ours to judge
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a lock file")
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _sweep_at(dir_fd: int) -> list[str]:
+    """Remove the staged files of owners that are gone from the folder open as ``dir_fd``."""
+    try:
+        names = os.listdir(dir_fd)
+    except OSError:
+        return []
+    by_token: dict[str, list[str]] = {}
+    for name in names:
+        if (match := _token_of(name)) is not None:
+            by_token.setdefault(match[0], []).extend([match[1]] if match[1] else [])
+    removed: list[str] = []
+    for token, staged in by_token.items():
+        lock = _owner_gone(dir_fd, token)
+        if lock is None:
+            continue
+        try:
+            for name in staged:
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=dir_fd)
+                    removed.append(name)
+            if lock >= 0:  # unlinked while we hold it: a writer that opened it meanwhile sees it gone
+                with contextlib.suppress(OSError):
+                    os.unlink(_lock_name(token), dir_fd=dir_fd)
+        finally:
+            if lock >= 0:
+                os.close(lock)
+    return removed
+
+
+def _token_of(name: str) -> tuple[str, str] | None:
+    """(token, staged name) for a staged file, (token, "") for a lock file, None for anything else."""
+    if (match := _STAGED.match(name)) is not None:
+        return match.group(1), name
+    if (match := _LOCK.match(name)) is not None:
+        return match.group(1), ""
+    return None
 
 
 def sweep_stale(folder: Path) -> list[Path]:
     """Remove the staged files that a killed kernellab process left in ``folder``."""
-    removed: list[Path] = []
     try:
-        names = os.listdir(folder)
+        fd = os.open(folder, _DIR_FLAGS)
     except OSError:
-        return removed
-    for name in names:
-        match = _STALE.match(name)
-        if match and not _pid_alive(int(match.group(1))):
-            with contextlib.suppress(OSError):
-                os.unlink(folder / name)
-                removed.append(folder / name)
-    return removed
+        return []
+    try:
+        return [folder / name for name in _sweep_at(fd)]
+    finally:
+        os.close(fd)
+
+
+def _refusal(kind: str, shown: object) -> FileSystemError:
+    return FileSystemError(f"{shown}: cannot write an output there: it exists and is {kind}")
+
+
+def _check_at(dir_fd: int, name: str, shown: object) -> None:
+    """An output may replace a regular file (or a link to one, which the rename replaces), never
+    a folder, a device node, a FIFO or a socket."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISLNK(st.st_mode):
+            st = os.stat(name, dir_fd=dir_fd)
+    except FileNotFoundError:  # nothing there, or a dangling link: the rename replaces the link itself
+        return
+    except OSError as exc:
+        raise FileSystemError.from_os(exc, shown) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise _refusal("a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file", shown)
 
 
 def check_replaceable(path: Path) -> None:
     """An output may replace a regular file, never a folder, a device node, a FIFO or a socket."""
     try:
-        st = os.lstat(path)
+        fd = os.open(path.parent, _DIR_FLAGS)
     except FileNotFoundError:
         return
     except OSError as exc:
         raise FileSystemError.from_os(exc, path) from None
-    if stat.S_ISLNK(st.st_mode):
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:  # a dangling link: the rename replaces the link itself
-            return
-    if not stat.S_ISREG(st.st_mode):
-        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        raise FileSystemError(f"{path}: cannot write an output there: it exists and is {kind}")
-
-
-def _stage(path: Path) -> tuple[int, str]:
-    """Create the temp file that will become ``path``."""
-    check_replaceable(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        sweep_stale(path.parent)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.kl{os.getpid()}-", suffix=".tmp", dir=path.parent)
-        os.fchmod(fd, _file_mode())
+        _check_at(fd, path.name, path)
+    finally:
+        os.close(fd)
+
+
+def _absolute(path: Path) -> Path:
+    """``path`` made absolute without resolving ``..`` or links (the walk decides about those)."""
+    return path if path.is_absolute() else Path.cwd() / path
+
+
+def _parts_inside(folder: Path, root: Path) -> tuple[str, ...] | None:
+    """``folder``'s parts below ``root`` (as written or with ``root``'s links resolved), or None."""
+    folder = _absolute(folder)
+    for base in (_absolute(root), Path(os.path.realpath(root))):
+        with contextlib.suppress(ValueError):
+            return folder.relative_to(base).parts
+    return None
+
+
+def _open_given(folder: Path) -> int:
+    """A folder the user named (an output root, an absolute dst they allowed): links followed."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return os.open(folder, _DIR_FLAGS)
     except OSError as exc:
-        raise FileSystemError.from_os(exc, exc.filename or path) from None
-    return fd, tmp
+        raise FileSystemError.from_os(exc, exc.filename or folder) from None
 
 
-def _unlink_quietly(tmp: str) -> None:
+def _open_below(root_fd: int, root: Path, parts: tuple[str, ...]) -> int:
+    """Walk ``parts`` down from ``root_fd``, creating folders, following no symlink: the folder
+    reached is the one inside the root whatever was swapped in since the scenario was checked."""
+    stack = [root_fd]
+    shown = root
+    try:
+        for part in parts:
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if len(stack) == 1:
+                    raise FileSystemError(f"{shown}/..: outputs are written inside {root}, not above it")
+                os.close(stack.pop())
+                shown = shown.parent
+                continue
+            shown = shown / part
+            stack.append(_open_child(stack[-1], part, shown))
+        return stack.pop()
+    finally:
+        for fd in stack:
+            os.close(fd)
+
+
+def _open_child(dir_fd: int, part: str, shown: Path) -> int:
+    flags = _DIR_FLAGS | os.O_NOFOLLOW
+    try:
+        try:
+            return os.open(part, flags, dir_fd=dir_fd)
+        except FileNotFoundError:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o777, dir_fd=dir_fd)
+            return os.open(part, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            with contextlib.suppress(OSError):
+                if stat.S_ISLNK(os.stat(part, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+                    raise FileSystemError(f"{shown}: cannot write outputs there: it is a symbolic link, and "
+                                          "outputs are never written through one") from None
+            raise FileSystemError(f"{shown}: cannot write outputs there: it is not a folder") from None
+        raise FileSystemError.from_os(exc, shown) from None
+
+
+def _new_lock(dir_fd: int) -> tuple[int, str]:
+    """A fresh lock file in the folder ``dir_fd``, locked: (its descriptor, its token)."""
+    while True:
+        token = f"{os.getpid()}-{secrets.token_hex(4)}"
+        fd = os.open(_lock_name(token), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     _file_mode(), dir_fd=dir_fd)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            # a sweep may have taken the fresh file before our flock and removed it: a new one then
+            if os.fstat(fd).st_nlink > 0:
+                return fd, token
+        except OSError:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+class _Locks:
+    """A run's locks: one locked file per file system, hard-linked into every folder the run
+    stages into there (a link is the same inode, so the same flock), so that a run holds one
+    descriptor for its locks however many folders it writes into."""
+
+    def __init__(self) -> None:
+        #: st_dev -> (token, descriptor of a folder holding that lock's name)
+        self._by_device: dict[int, tuple[str, int]] = {}
+        self._fds: list[int] = []
+
+    def token_for(self, dir_fd: int) -> str:
+        """The token of a lock held by this run whose name is in the folder ``dir_fd``."""
+        device = os.fstat(dir_fd).st_dev
+        if device in self._by_device:
+            token, home = self._by_device[device]
+            try:
+                os.link(_lock_name(token), _lock_name(token), src_dir_fd=home, dst_dir_fd=dir_fd)
+                return token
+            except OSError:  # no hard links on this file system, or the name was removed: a lock of its own
+                pass
+        fd, token = _new_lock(dir_fd)
+        self._fds.append(fd)
+        self._by_device.setdefault(device, (token, dir_fd))
+        return token
+
+    def release(self) -> None:
+        for fd in self._fds:
+            os.close(fd)
+        self._fds.clear()
+        self._by_device.clear()
+
+
+class _Folder:
+    """A folder a run stages into: its descriptor, and the token of the lock (its name in this
+    folder) that says the staged files here are owned by a live process."""
+
+    def __init__(self, fd: int, shown: Path):
+        self.fd = fd
+        self.shown = shown
+        self.token = ""
+        self.count = 0
+
+    def stage(self, name: str, locks: _Locks) -> tuple[int, str]:
+        """Create the temp file that will become ``name`` in this folder."""
+        if not self.token:
+            self.token = locks.token_for(self.fd)
+            _sweep_at(self.fd)
+        self.count += 1
+        kept = name if len(name) <= _NAME_KEPT else name[:_NAME_KEPT]
+        tmp = f".{kept}.kl{self.token}-{self.count}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, _file_mode(),
+                     dir_fd=self.fd)
+        os.fchmod(fd, _file_mode())
+        return fd, tmp
+
+    def release(self) -> None:
+        """Remove the lock's name here (the lock itself is still held) and close the folder."""
+        if self.token:
+            with contextlib.suppress(OSError):
+                os.unlink(_lock_name(self.token), dir_fd=self.fd)
+            self.token = ""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+class _Staged:
+    __slots__ = ("folder", "tmp", "path")
+
+    def __init__(self, folder: _Folder, tmp: str, path: Path):
+        self.folder, self.tmp, self.path = folder, tmp, path
+
+
+def _unlink_quietly(staged: _Staged) -> None:
     with contextlib.suppress(OSError):
-        os.unlink(tmp)
+        os.unlink(staged.tmp, dir_fd=staged.folder.fd)
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO]:
-    """Open a temp file next to ``path``; on success it replaces ``path``, on error it vanishes."""
+def atomic_open(path: str | os.PathLike[str], mode: str = "wb", *,
+                root: str | os.PathLike[str] | None = None) -> Iterator[IO]:
+    """Open a temp file next to ``path``; on success it replaces ``path``, on error it vanishes.
+    With ``root``, the folders between it and ``path`` are walked without following symlinks."""
     path = Path(path)
-    fd, tmp = _stage(path)
-    try:
-        with os.fdopen(fd, mode) as fh:
-            yield fh
-        os.replace(tmp, path)
-    except OSError as exc:
-        _unlink_quietly(tmp)
-        raise FileSystemError.from_os(exc, path) from None
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
+    with OutputSet(root) as outs:
+        fd = outs._stage(path)
+        try:
+            with os.fdopen(fd, mode) as fh:
+                yield fh
+        except OSError as exc:
+            raise FileSystemError.from_os(exc, path) from None
+        outs.commit()
 
 
-def write_bytes(path: str | os.PathLike[str], data: bytes | memoryview) -> None:
-    with atomic_open(path) as fh:
+def write_bytes(path: str | os.PathLike[str], data: bytes | memoryview, *,
+                root: str | os.PathLike[str] | None = None) -> None:
+    with atomic_open(path, root=root) as fh:
         fh.write(data)
 
 
-def write_text(path: str | os.PathLike[str], text: str) -> None:
+def write_text(path: str | os.PathLike[str], text: str, *, root: str | os.PathLike[str] | None = None) -> None:
     # surrogates (from a file name or bytes decoded with surrogateescape) must not end a write
-    with atomic_open(path, "wb") as fh:
+    with atomic_open(path, "wb", root=root) as fh:
         fh.write(text.encode("utf-8", "backslashreplace"))
 
 
@@ -142,30 +364,62 @@ def write_npy(fh: IO[bytes], array: np.ndarray) -> None:
     np.lib.format.write_array(fh, np.ascontiguousarray(array), allow_pickle=False)
 
 
-def save_npy(path: str | os.PathLike[str], array: np.ndarray) -> None:
-    with atomic_open(path) as fh:
+def save_npy(path: str | os.PathLike[str], array: np.ndarray, *, root: str | os.PathLike[str] | None = None) -> None:
+    with atomic_open(path, root=root) as fh:
         write_npy(fh, array)
+
+
+#: fills an opened output (named here: inside OutputSet, ``bytes`` is its method)
+_Fill = Callable[[IO[bytes]], object]
 
 
 class OutputSet:
     """Stage a run's output files as temp files and rename them all at :meth:`commit`.
 
-    ``with OutputSet() as outs: outs.npy(path, arr) ... outs.commit()``; leaving the block
-    without commit (an exception, SIGTERM, SIGHUP) removes every staged file.
+    ``with OutputSet(out) as outs: outs.npy(path, arr) ... outs.commit()``; leaving the block
+    without commit (an exception, SIGTERM, SIGHUP) removes every staged file. Paths inside
+    ``root`` (the output folder) reach their folder without following a symlink; paths outside it
+    (an absolute dst the user allowed, or no root) are written into their folder as named.
     """
 
-    def __init__(self) -> None:
-        self._staged: list[tuple[str, Path]] = []
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        self.root = Path(root) if root is not None else None
+        self._staged: list[_Staged] = []
+        self._folders: dict[Path, _Folder] = {}
+        self._locks = _Locks()
+        self._root_fd = -1
         _LIVE.add(self)
 
     def open(self, path: str | os.PathLike[str]) -> IO[bytes]:
-        path = Path(path)
-        if any(p == path for _, p in self._staged):
+        return os.fdopen(self._stage(Path(path)), "wb")
+
+    def _stage(self, path: Path) -> int:
+        if any(s.path == path for s in self._staged):
             raise FileSystemError(f"{path}: two outputs of one run would be written to this file")
-        fd, tmp = _stage(path)
-        self._staged.append((tmp, path))
+        if path.name in ("", ".", ".."):
+            raise FileSystemError(f"{path}: cannot write an output there: it names a folder, not a file")
+        folder = self._folder(path.parent)
+        _check_at(folder.fd, path.name, path)
+        try:
+            fd, tmp = folder.stage(path.name, self._locks)
+        except OSError as exc:
+            raise FileSystemError.from_os(exc, path) from None
+        self._staged.append(_Staged(folder, tmp, path))
         _staging_changed()
-        return os.fdopen(fd, "wb")
+        return fd
+
+    def _folder(self, parent: Path) -> _Folder:
+        if parent in self._folders:
+            return self._folders[parent]
+        parts = _parts_inside(parent, self.root) if self.root is not None else None
+        if self.root is not None and parts is not None:
+            if self._root_fd < 0:
+                self._root_fd = _open_given(self.root)
+            fd = _open_below(os.dup(self._root_fd), self.root, parts)
+        else:
+            fd = _open_given(parent)
+        folder = self._folders[parent] = _Folder(fd, parent)
+        return folder
 
     def npy(self, path: str | os.PathLike[str], array: np.ndarray) -> None:
         self._write(path, lambda fh: write_npy(fh, array))
@@ -176,39 +430,52 @@ class OutputSet:
     def text(self, path: str | os.PathLike[str], text: str) -> None:
         self._write(path, lambda fh: fh.write(text.encode("utf-8", "backslashreplace")))
 
-    def _write(self, path: str | os.PathLike[str], fill: object) -> None:
+    def _write(self, path: str | os.PathLike[str], fill: _Fill) -> None:
         try:
             with self.open(path) as fh:
-                fill(fh)  # type: ignore[operator]
+                fill(fh)
         except OSError as exc:
             raise FileSystemError.from_os(exc, path) from None
 
     @property
     def paths(self) -> list[Path]:
-        return [p for _, p in self._staged]
+        return [s.path for s in self._staged]
 
     def commit(self) -> list[Path]:
         """Rename every staged file into place, after checking that each still may be replaced."""
-        for _, path in self._staged:
-            check_replaceable(path)
+        try:
+            for s in self._staged:
+                _check_at(s.folder.fd, s.path.name, s.path)
+        except FileSystemError:
+            self.discard()
+            raise
         done: list[Path] = []
-        for tmp, path in self._staged:
+        for s in self._staged:
             try:
-                os.replace(tmp, path)
+                os.rename(s.tmp, s.path.name, src_dir_fd=s.folder.fd, dst_dir_fd=s.folder.fd)
             except OSError as exc:
                 self._staged = self._staged[len(done):]
                 self.discard()
-                raise FileSystemError.from_os(exc, path) from None
-            done.append(path)
+                raise FileSystemError.from_os(exc, s.path) from None
+            done.append(s.path)
         self._staged.clear()
-        _LIVE.discard(self)
-        _staging_changed()
+        self._release()
         return done
 
     def discard(self) -> None:
-        for tmp, _ in self._staged:
-            _unlink_quietly(tmp)
+        for s in self._staged:
+            _unlink_quietly(s)
         self._staged.clear()
+        self._release()
+
+    def _release(self) -> None:
+        for folder in self._folders.values():
+            folder.release()
+        self._folders.clear()
+        self._locks.release()  # after the names: a sweep must never find a free lock beside our files
+        if self._root_fd >= 0:
+            os.close(self._root_fd)
+            self._root_fd = -1
         _LIVE.discard(self)
         _staging_changed()
 

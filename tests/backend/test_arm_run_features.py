@@ -12,6 +12,7 @@ import pytest
 
 from helpers.scenarios import kernellab, raw, vector_add, write
 from kernellab.backends import vulkan
+from kernellab.backends.vulkan_device import VulkanDevice
 from kernellab.cli import main
 
 
@@ -26,9 +27,9 @@ def test_debug_markers_label_each_dispatch(tmp_path: Path, monkeypatch: pytest.M
     write(path, doc)
     opened: list[str] = []
     closed: list[Any] = []
-    real = vulkan.VulkanBackend._debug_label_functions
+    real = VulkanDevice._debug_label_functions
 
-    def recording(self: vulkan.VulkanBackend) -> tuple[Any, Any] | None:
+    def recording(self: VulkanDevice) -> tuple[Any, Any] | None:
         functions = real(self)
         assert functions is not None, "lavapipe's loader lists VK_EXT_debug_utils"
         begin, end = functions
@@ -42,7 +43,7 @@ def test_debug_markers_label_each_dispatch(tmp_path: Path, monkeypatch: pytest.M
             end(cmd)
         return begin_label, end_label
 
-    monkeypatch.setattr(vulkan.VulkanBackend, "_debug_label_functions", recording)
+    monkeypatch.setattr(VulkanDevice, "_debug_label_functions", recording)
     assert main(["run", str(path), "--enable-gpu-debug-markers"]) == 0
     assert opened == ["0:dispatch_compute:add", "1:dispatch_barrier", "2:dispatch_compute:add"]
     assert len(closed) == 3

@@ -227,7 +227,7 @@ def test_closing_frees_tensors_and_shared_memory(monkeypatch: pytest.MonkeyPatch
     """VK_ARM_tensors objects (made through kernellab's own FFI) and memory-group allocations too."""
     device = _vulkan_device()
     from kernellab.backends.vulkan_arm_calls import ArmDevice
-    from kernellab.backends.vulkan_tensor import BufferSpec, TensorSpec
+    from kernellab.backends.base import BufferSpec, TensorSpec
 
     created, destroyed = _count_vulkan_handles(monkeypatch)
     arm_live: collections.Counter = collections.Counter()
@@ -249,10 +249,12 @@ def test_closing_frees_tensors_and_shared_memory(monkeypatch: pytest.MonkeyPatch
         b = backend_class("vulkan")(device, BackendOptions(ml=True))
     except KernellabError as exc:
         pytest.skip(f"no VK_ARM_tensors on this device: {exc}")
-    tensor = b.alloc_tensor(TensorSpec("t", "VK_FORMAT_R32_SFLOAT", (2, 4)))  # type: ignore[attr-defined]
-    b.write_tensor(tensor, np.arange(8, dtype=np.float32))  # type: ignore[attr-defined]
-    b.alloc_group([(BufferSpec("buf", 64), 0), (TensorSpec("g", "VK_FORMAT_R8_UINT", (16,)), 0)])  # type: ignore[attr-defined]
-    b.read_tensor(b.alloc_tensor(TensorSpec("opt", "VK_FORMAT_R32_SFLOAT", (4,), "OPTIMAL")))  # type: ignore[attr-defined]
+    tensors = b.need(b.tensors(), "tensors")
+    tensor = tensors.alloc_tensor(TensorSpec("t", "VK_FORMAT_R32_SFLOAT", (2, 4)))
+    tensors.write_tensor(tensor, np.arange(8, dtype=np.float32))
+    b.need(b.memory_groups(), "memory_groups").alloc_group([(BufferSpec("buf", 64), 0),
+                                                            (TensorSpec("g", "VK_FORMAT_R8_UINT", (16,)), 0)])
+    tensors.read_tensor(tensors.alloc_tensor(TensorSpec("opt", "VK_FORMAT_R32_SFLOAT", (4,), "OPTIMAL")))
     assert arm_live["tensor"] == 3 and arm_live["view"] == 3
     b.close()
     assert not +arm_live and not -arm_live, arm_live

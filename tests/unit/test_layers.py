@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,13 +22,25 @@ class Layers:
     rank: Mapping[str, int]
     #: part -> the only parts it may import besides itself (stricter than the layer order)
     only: Mapping[str, frozenset[str]]
+    #: (importer, imported part) -> the only modules of that part it may import: the importer is a
+    #: part or a module below it ("runtime", "runtime.graph"); several rules for one module add up
+    reach: Mapping[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+
+    def allowed_in(self, module: str, part: str) -> frozenset[str] | None:
+        """The modules of ``part`` that ``module`` may import (None: any the layer order allows)."""
+        name = module.removeprefix("kernellab.")
+        rules = [mods for (importer, target), mods in self.reach.items()
+                 if target == part and (name == importer or name.startswith(importer + "."))]
+        return frozenset().union(*rules) if rules else None
 
 
 def read_layers(text: str) -> Layers:
-    """The ```layers block: 'N part part ...' lines, and 'part: may import a b c' restrictions."""
+    """The ```layers block: 'N part part ...' lines, 'part: may import a b c' restrictions and
+    'importer -> part: module module' rules (which modules of a part an importer may import)."""
     block = text.split("```layers", 1)[1].split("```", 1)[0]
     rank: dict[str, int] = {}
     only: dict[str, frozenset[str]] = {}
+    reach: dict[tuple[str, str], frozenset[str]] = {}
     for line in block.splitlines():
         line = line.split("#", 1)[0].strip()
         if not line:
@@ -37,10 +49,16 @@ def read_layers(text: str) -> Layers:
             part, allowed = line.split(": may import ", 1)
             only[part.strip()] = frozenset(allowed.split())
             continue
+        if " -> " in line:
+            importer, rest = line.split(" -> ", 1)
+            target, modules = rest.split(":", 1)
+            key = (importer.strip(), target.strip())
+            reach[key] = reach.get(key, frozenset()) | frozenset(modules.split())
+            continue
         number, *parts = line.split()
         for part in parts:
             rank[part] = int(number)
-    return Layers(rank, only)
+    return Layers(rank, only, reach)
 
 
 def module_name(path: Path, package: Path = PACKAGE) -> str:
@@ -126,6 +144,11 @@ def layer_violations(graph: Mapping[str, Mapping[str, int]], layers: Layers) -> 
             elif source in layers.only and dest not in layers.only[source]:
                 found.append(f"{module}:{line} imports {target}: {source} may import only "
                              f"{', '.join(sorted(layers.only[source]))}")
+            elif (allowed := layers.allowed_in(module, dest)) is not None:
+                inner = target.split(".", 2)[2] if target.count(".") >= 2 else ""
+                if inner and inner.split(".")[0] not in allowed:
+                    found.append(f"{module}:{line} imports {target}: {source} may import of {dest} only "
+                                 f"{', '.join(sorted(allowed))}")
     return found
 
 
@@ -195,9 +218,11 @@ def test_no_import_cycles() -> None:
 SAMPLE = """
 ```layers
 2 commands
-1 formats runtime   # same layer, different parts
+1 formats runtime backends   # same layer, different parts
 0 errors model
 formats: may import errors model
+runtime -> backends: base registry
+runtime.special -> backends: opencl   # one module allowed more
 ```
 """
 
@@ -226,3 +251,29 @@ def test_the_checker_reports_a_cycle_through_a_function_level_import(tmp_path: P
     graph = import_graph(pkg)
     assert graph["kernellab.runtime.b"] == {"kernellab.runtime.a": 2}
     assert cycles(_without_facade(graph)) == [["kernellab.runtime.a", "kernellab.runtime.b"]]
+
+
+def test_the_checker_reports_a_runtime_import_of_a_concrete_backend() -> None:
+    graph = {"kernellab.runtime.ml": {"kernellab.backends.base": 3, "kernellab.backends.vulkan_tensor": 9,
+                                      "kernellab.backends": 2, "kernellab.model": 1},
+             "kernellab.runtime.special": {"kernellab.backends.opencl": 4, "kernellab.backends.vulkan": 5},
+             "kernellab.backends.vulkan": {"kernellab.backends.base": 1},
+             "kernellab.commands.run": {"kernellab.backends.vulkan": 7}}
+    problems = layer_violations(graph, read_layers(SAMPLE))
+    assert problems == [
+        "kernellab.runtime.ml:9 imports kernellab.backends.vulkan_tensor: runtime may import of backends only "
+        "base, registry",
+        "kernellab.runtime.special:5 imports kernellab.backends.vulkan: runtime may import of backends only "
+        "base, opencl, registry"]
+
+
+def test_the_runtime_imports_only_the_backend_contract() -> None:
+    """The rule is in docs/architecture.md's block, and the runtime's ML modules keep it."""
+    layers = read_layers(ARCHITECTURE.read_text(encoding="utf-8"))
+    allowed = layers.allowed_in("kernellab.runtime.ml", "backends")
+    assert allowed is not None and "base" in allowed and not any(a.startswith("vulkan") for a in allowed)
+    graph = import_graph()
+    for module in ("kernellab.runtime.ml", "kernellab.runtime.graph", "kernellab.runtime.optical_flow",
+                   "kernellab.runtime.aliasing", "kernellab.runtime.executor"):
+        concrete = [t for t in graph[module] if t.startswith("kernellab.backends.vulkan") or t == "kernellab.backends.opencl"]
+        assert not concrete, f"{module} imports {concrete}"

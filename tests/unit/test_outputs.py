@@ -66,15 +66,66 @@ def _umask() -> int:
     return mask
 
 
-def test_staged_files_of_a_dead_process_are_swept(tmp_path: Path) -> None:
+def _hold_lock(folder: Path, token: str) -> subprocess.Popen[str]:
+    """Another process (in another PID namespace, as far as the sweep can tell) holding a run's lock."""
+    program = textwrap.dedent(f"""
+        import fcntl, os, time
+        fd = os.open({str(folder / f".kl{token}.lock")!r}, os.O_WRONLY | os.O_CREAT)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        print("held", flush=True)
+        time.sleep(60)
+    """)
+    child = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline().strip() == "held"
+    return child
+
+
+def test_staged_files_are_swept_when_their_lock_is_free_whatever_their_pid(tmp_path: Path) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    stale = tmp_path / f".c.npy.kl{int(dead.stdout)}-abc123.tmp"
-    mine = tmp_path / f".c.npy.kl{os.getpid()}-abc123.tmp"
+    # a pid that is dead here but whose process holds its lock: a live run in another container
+    held = tmp_path / f".c.npy.kl{int(dead.stdout)}-feed-1.tmp"
+    # our own (live) pid, but nobody holds the lock: a killed run of another container whose pid we reuse
+    stale = tmp_path / f".d.npy.kl{os.getpid()}-abc123-1.tmp"
+    (tmp_path / f".kl{os.getpid()}-abc123.lock").write_bytes(b"")
+    # no lock file at all: its owner removed it with its last staged file, or never made one
+    orphan = tmp_path / f".e.npy.kl{int(dead.stdout)}-beef-2.tmp"
     other = tmp_path / ".c.npy.tmp"
-    for p in (stale, mine, other):
+    # the PID scheme's name (mkstemp's suffix, no lock): nothing tells whether its owner lives
+    before = tmp_path / f".f.npy.kl{int(dead.stdout)}-abc_XY12.tmp"
+    for p in (held, stale, orphan, other, before):
         p.write_bytes(b"partial")
-    assert sweep_stale(tmp_path) == [stale]
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mine.name, other.name])
+    child = _hold_lock(tmp_path, f"{int(dead.stdout)}-feed")
+    try:
+        assert sorted(sweep_stale(tmp_path)) == sorted([stale, orphan])
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            [held.name, other.name, before.name, f".kl{int(dead.stdout)}-feed.lock"])
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+    assert sweep_stale(tmp_path) == [held]  # the kernel dropped the lock with its holder
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([other.name, before.name])
+
+
+def test_a_live_run_keeps_its_staged_files_while_another_run_writes_beside_them(tmp_path: Path) -> None:
+    program = textwrap.dedent(f"""
+        import time
+        from pathlib import Path
+        from kernellab.outputs import OutputSet
+        outs = OutputSet()
+        outs.bytes(Path({str(tmp_path)!r}) / "slow.bin", b"x" * 1000)
+        print("staged", flush=True)
+        time.sleep(60)
+    """)
+    child = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "staged"
+        write_bytes(tmp_path / "fast.bin", b"y")  # sweeps the folder before it stages
+        assert len(staged(tmp_path)) == 1
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+    write_bytes(tmp_path / "fast.bin", b"z")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fast.bin"]
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
@@ -131,3 +182,64 @@ def test_with_nothing_staged_a_signal_ends_a_long_native_call_at_once(tmp_path: 
     assert child.stdout is not None and child.stdout.readline().strip() == "busy"
     child.send_signal(signal.SIGTERM)
     assert child.wait(timeout=10) == -signal.SIGTERM
+
+
+def _swap_for_link(folder: Path, target: Path) -> Path:
+    moved = folder.with_name(folder.name + ".moved")
+    folder.rename(moved)
+    folder.symlink_to(target, target_is_directory=True)
+    return moved
+
+
+def test_a_subfolder_swapped_for_a_symlink_before_the_write_is_refused(tmp_path: Path) -> None:
+    out, sentinel = tmp_path / "out", tmp_path / "sentinel"
+    (out / "sub").mkdir(parents=True)
+    sentinel.mkdir()
+    assert not escapes(out / "sub" / "o.npy", out)  # what the scenario's check saw
+    _swap_for_link(out / "sub", sentinel)
+    with pytest.raises(FileSystemError, match="symbolic link"), OutputSet(out) as outs:
+        outs.bytes(out / "sub" / "o.npy", b"x")
+    with pytest.raises(FileSystemError, match="symbolic link"):
+        write_bytes(out / "sub" / "deeper" / "o.npy", b"x", root=out)
+    assert list(sentinel.iterdir()) == []
+
+
+def test_a_subfolder_swapped_after_staging_cannot_redirect_the_commit(tmp_path: Path) -> None:
+    out, sentinel = tmp_path / "out", tmp_path / "sentinel"
+    out.mkdir()
+    sentinel.mkdir()
+    with OutputSet(out) as outs:
+        outs.bytes(out / "sub" / "o.npy", b"x")
+        moved = _swap_for_link(out / "sub", sentinel)
+        outs.commit()
+    assert list(sentinel.iterdir()) == []
+    assert (moved / "o.npy").read_bytes() == b"x"
+
+
+def test_dotdot_inside_the_root_is_walked_and_above_it_refused(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_bytes(out / "a" / ".." / "b" / "o.bin", b"1", root=out)
+    assert (out / "b" / "o.bin").read_bytes() == b"1"
+    link = tmp_path / "link"
+    link.symlink_to(out)  # the root itself is the user's choice: a link to it is followed
+    write_bytes(link / "c.bin", b"2", root=link)
+    assert (out / "c.bin").read_bytes() == b"2"
+    with pytest.raises(FileSystemError, match="not above it"):
+        write_bytes(out / "a" / ".." / ".." / "x.bin", b"3", root=out / "a")
+    assert not (tmp_path / "x.bin").exists()
+
+
+def test_one_lock_is_held_for_all_the_folders_of_a_run(tmp_path: Path) -> None:
+    with OutputSet(tmp_path) as outs:
+        before = len(os.listdir("/proc/self/fd"))
+        for i in range(40):
+            outs.bytes(tmp_path / f"d{i}" / "o.bin", b"x")
+        assert len(os.listdir("/proc/self/fd")) - before == 40 + 2  # each folder, the root, one lock
+        locks = sorted(tmp_path.rglob(".kl*.lock"))
+        assert len(locks) == 40 and len({p.stat().st_ino for p in locks}) == 1
+        sweep = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; from kernellab.outputs "
+                                "import sweep_stale; print(sweep_stale(Path(sys.argv[1])))", str(tmp_path / "d7")],
+                               capture_output=True, text=True, check=True)
+        assert sweep.stdout.strip() == "[]" and len(staged(tmp_path / "d7")) == 1
+        outs.commit()
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["o.bin"] * 40

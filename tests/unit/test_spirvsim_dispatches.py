@@ -9,6 +9,7 @@ import pytest
 
 from kernellab.errors import InputError
 from kernellab.spirvsim import Binding, check_dispatch, dispatch_hazards, glsl_to_spirv
+from kernellab.spirvsim.sync import full
 
 WRITER = """#version 450
 layout(local_size_x = 16) in;
@@ -30,7 +31,7 @@ def test_hazard_between_unordered_dispatches():
                             bindings={(0, 0): Binding("buf", first.buffers["buf"]), (0, 1): Binding("out", bytes(64))})
     assert first.findings == [] and second.findings == []
     assert np.frombuffer(second.buffers["out"], np.uint32).tolist() == [2 * i for i in range(16)]
-    unordered = dispatch_hazards([(3, first), (5, second)], lambda a, b, uid: False)
+    unordered = dispatch_hazards([(3, first), (5, second)], [])
     assert len(unordered) == 1
     f = unordered[0]
     assert f.kind == "data-race" and f.scope == "inter-dispatch" and f.resource == "buf"
@@ -46,7 +47,7 @@ def test_hazard_between_unordered_dispatches():
     assert [a["invocation"]["global"] for a in f.examples[2]["accesses"]] == [[2, 0, 0], [2, 0, 0]]
     assert f.to_json()["work_items"][1] == [{"global": [1, 0, 0], "local": [1, 0, 0], "workgroup": [0, 0, 0]}] * 2
     json.dumps(f.to_json())
-    assert dispatch_hazards([(3, first), (5, second)], lambda a, b, uid: uid == "buf") == []
+    assert dispatch_hazards([(3, first), (5, second)], [full(4, "a barrier")]) == []
 
 
 def test_reads_in_both_dispatches_are_no_hazard():
@@ -54,7 +55,7 @@ def test_reads_in_both_dispatches_are_no_hazard():
     runs = [check_dispatch(spv, "main", (1, 1, 1), bindings={(0, 0): Binding("buf", bytes(64)),
                                                               (0, 1): Binding(f"out{i}", bytes(64))})
             for i in range(2)]
-    assert dispatch_hazards([(0, runs[0]), (1, runs[1])], lambda a, b, uid: False) == []
+    assert dispatch_hazards([(0, runs[0]), (1, runs[1])], []) == []
 
 
 def test_endless_loop_stops_at_the_limit():

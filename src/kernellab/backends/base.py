@@ -11,7 +11,7 @@ import abc
 import math
 import struct
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 from collections.abc import Mapping, Sequence
 
 from kernellab import compiler_options
@@ -293,6 +293,209 @@ class PipelineCacheMiss(KernellabError):
         self.pipeline = pipeline
 
 
+# --- optional features ------------------------------------------------------------------------
+# A backend has each of these as a part or not, as its `Capabilities` say: the runtime asks the
+# backend for the part (`Backend.tensors()`...), never for a concrete backend module.
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A tensor: VkFormat name, dims, tiling and (LINEAR only) explicit byte strides."""
+
+    uid: str
+    format: str
+    dims: tuple[int, ...]
+    tiling: str | None = None          # "LINEAR" | "OPTIMAL"; None = LINEAR
+    strides: tuple[int, ...] | None = None
+    image_aliasing: bool = False
+    #: uid of the image (in the same memory group) whose texels this tensor views; a LINEAR
+    #: tensor takes the image's row pitch as its strides
+    alias_image: str | None = None
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    """A buffer created as a member of a memory group (or a VGF intermediate)."""
+
+    uid: str
+    size: int
+
+
+class AlignmentError(UnsupportedError):
+    """A memory-group offset the device cannot bind a resource at."""
+
+    def __init__(self, index: int, offset: int, alignment: int, uid: str):
+        self.index, self.offset, self.alignment, self.uid = index, offset, alignment, uid
+        super().__init__(f"offset {offset} is not a multiple of the {alignment}-byte alignment this device "
+                         f"requires for \"{uid}\"")
+
+
+@dataclass(frozen=True)
+class GraphConstantSpec:
+    id: int
+    format_value: int
+    shape: tuple[int, ...]
+    data: bytes
+    sparsity_dimension: int | None = None
+
+
+@dataclass(frozen=True)
+class GraphSegmentSpec:
+    """One segment of a VGF sequence (or a ``dispatch_data_graph``), ready to become a pipeline."""
+
+    label: str
+    kind: str                                  # "graph" | "compute"
+    code: bytes                                # SPIR-V
+    entry: str
+    #: (set, binding, descriptor kind) of every resource the segment binds, sets numbered from 0;
+    #: the kind is ``tensor`` or ``storage-buffer`` (a data-graph segment binds tensors only)
+    slots: tuple[tuple[int, int, str], ...]
+    constants: tuple[GraphConstantSpec, ...] = ()
+    dispatch_shape: tuple[int, int, int] = (1, 1, 1)
+    push_constants_size: int = 0
+    specialization: tuple[SpecConstant, ...] = ()
+
+
+@dataclass(frozen=True)
+class OpticalFlowImage:
+    """One image of an optical flow: its role, where it is bound, the level seen (None: all)."""
+
+    role: str
+    set: int
+    binding: int
+    image: Image
+    lod: int | None = None
+    sampled: bool = True
+
+
+@dataclass(frozen=True)
+class OpticalFlowSpec:
+    """One ``dispatch_optical_flow``, ready to become a pipeline (names as in Arm's scenario files)."""
+
+    label: str
+    width: int
+    height: int
+    grid_size: str                     # "1x1" | "2x2" | "4x4" | "8x8"
+    performance_level: str             # "unknown" | "slow" | "medium" | "fast"
+    images: tuple[OpticalFlowImage, ...]
+
+
+class Tensor(Protocol):
+    """A device tensor created by a backend's :class:`TensorFeature`."""
+
+    @property
+    def spec(self) -> TensorSpec: ...
+
+
+class GraphSegment(Protocol):
+    """A graph segment's pipeline, made by :meth:`GraphFeature.create_graph_segment`."""
+
+    @property
+    def spec(self) -> GraphSegmentSpec: ...
+
+    #: bytes of session memory bound (Arm's profiling dump reports them as "Session memory [bytes]")
+    @property
+    def session_bytes(self) -> int: ...
+
+
+class OpticalFlow(Protocol):
+    """An optical-flow pipeline, made by :meth:`OpticalFlowFeature.create_optical_flow`."""
+
+    @property
+    def spec(self) -> OpticalFlowSpec: ...
+
+    @property
+    def session_bytes(self) -> int: ...
+
+
+class ImageFeature(Protocol):
+    """``capabilities.images``: the work behind :meth:`Backend.alloc_image` and its kin, which
+    check their inputs first."""
+
+    def create_image(self, spec: ImageSpec) -> Image: ...
+
+    def upload_image(self, image: Image, data: memoryview, levels: int) -> None: ...
+
+    def download_image(self, image: Image, level: int) -> np.ndarray: ...
+
+    def record_image_barrier(self, image: Image, old_layout: str, new_layout: str, base_mip: int,
+                             level_count: int, base_layer: int, layer_count: int) -> None: ...
+
+
+class GraphicsFeature(Protocol):
+    """``capabilities.graphics``: the work behind :meth:`Backend.create_graphics_program` and
+    :meth:`Backend.draw`, which check their inputs first."""
+
+    def create_graphics_pipeline(self, spec: GraphicsProgramSpec) -> Program: ...
+
+    def record_draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
+                    bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
+                    barrier: bool) -> None: ...
+
+
+class TensorFeature(Protocol):
+    """``capabilities.tensors``: VK_ARM_tensors tensors, their data and their barriers."""
+
+    def alloc_tensor(self, spec: TensorSpec, zero: bool = True) -> Tensor:
+        """A tensor in memory of its own, zero-filled unless ``zero`` is False (the caller
+        writes every element next)."""
+
+    def write_tensor(self, tensor: Tensor, data: np.ndarray) -> None:
+        """Set the tensor's elements from an array of its dims (any dtype of the element's size)."""
+
+    def read_tensor(self, tensor: Tensor) -> np.ndarray:
+        """The elements as a contiguous array shaped by dims (a copy)."""
+
+    def tensor_view_array(self, tensor: Tensor) -> np.ndarray | None:
+        """The mapped bytes of a packed tensor (files are read straight into them), or None."""
+
+    def tensor_barrier(self, barriers: Sequence[tuple[Tensor, Sequence[str], str, Sequence[str], str]]) -> None:
+        """Record tensor memory barriers: (tensor, src stages, src access, dst stages, dst access),
+        in the scenario's names (``COMPUTE``, ``ACCESS_COMPUTE_SHADER_WRITE``...)."""
+
+
+class MemoryGroupFeature(Protocol):
+    """``capabilities.memory_groups``: resources bound into one allocation."""
+
+    def alloc_group(self, members: Sequence[tuple[BufferSpec | ImageSpec | TensorSpec, int]]
+                    ) -> list[Buffer | Image | Tensor]:
+        """The members created at their byte offsets in one zeroed allocation, in the order
+        given; :class:`AlignmentError` (with the member's index) for an offset the device
+        cannot bind at."""
+
+
+class GraphFeature(Protocol):
+    """``capabilities.graphs``: VK_ARM_data_graph segments (data-graph or compute pipelines)."""
+
+    def create_graph_segment(self, spec: GraphSegmentSpec,
+                             resources: Mapping[tuple[int, int], Tensor | Buffer]) -> GraphSegment:
+        """A segment's pipeline with its descriptor sets written: ``resources`` maps each slot's
+        (set, binding) to a tensor (kind ``tensor``) or a buffer (``storage-buffer``)."""
+
+    def dispatch_graph_segment(self, program: GraphSegment, push_data: bytes = b"", label: str = "") -> None:
+        """Record one segment into the current frame, then a barrier so the next one sees its writes."""
+
+
+class OpticalFlowFeature(Protocol):
+    """``capabilities.optical_flow``: VK_ARM_data_graph_optical_flow pipelines."""
+
+    def create_optical_flow(self, spec: OpticalFlowSpec) -> OpticalFlow:
+        """The pipeline, descriptor sets and session of one optical flow."""
+
+    def dispatch_optical_flow(self, program: OpticalFlow, execution_flags: Sequence[str] = (),
+                              mean_flow_l1_norm_hint: int = 0, label: str = "") -> None:
+        """Record one optical flow into the current frame (``execution_flags`` in Arm's names)."""
+
+
+#: each optional feature's capability -> how a message says a backend lacks it
+FEATURE_MISSING = {"images": "does not support images", "graphics": "has no graphics pipelines",
+                   "tensors": "has no tensors (VK_ARM_tensors)",
+                   "memory_groups": "has no memory groups (resources sharing one allocation)",
+                   "graphs": "has no graphs (VK_ARM_data_graph)",
+                   "optical_flow": "has no optical flow (VK_ARM_data_graph_optical_flow)"}
+
+_Part = TypeVar("_Part")
+
+
 @dataclass(frozen=True)
 class BackendOptions:
     robust_buffer_access: bool = False
@@ -316,6 +519,11 @@ class BackendOptions:
 class Backend(abc.ABC):
     name: ClassVar[str]
     capabilities: ClassVar[Capabilities]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "capabilities" in cls.__dict__ and (wrong := feature_mismatches(cls)):
+            raise TypeError(f"{cls.__name__}: " + "; ".join(wrong))
 
     def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions()):
         self.device = device
@@ -405,9 +613,7 @@ class Backend(abc.ABC):
         """A graphics pipeline (``capabilities.graphics`` only)."""
         if spec.push_constants_size % 4:
             raise ValueError(f"program {spec.uid!r}: push constants size must be a multiple of 4")
-        if not self.capabilities.graphics:
-            raise UnsupportedError(f"the {self.name} backend has no graphics pipelines")
-        return self._create_graphics_program(spec)
+        return self.need(self.graphics(), "graphics").create_graphics_pipeline(spec)
 
     def draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
              bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes = b"",
@@ -420,15 +626,8 @@ class Backend(abc.ABC):
         if len(push_data) > program.spec.push_constants_size:
             raise ValueError(f"draw of {program.spec.uid!r}: {len(push_data)} bytes of push data exceed "
                              f"push_constants_size {program.spec.push_constants_size}")
-        self._draw(program, attachments, extent, bindings, push_data, label or program.spec.uid, barrier)
-
-    def _create_graphics_program(self, spec: GraphicsProgramSpec) -> Program:
-        raise UnsupportedError(f"the {self.name} backend has no graphics pipelines")
-
-    def _draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
-              bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
-              barrier: bool) -> None:
-        raise UnsupportedError(f"the {self.name} backend has no graphics pipelines")
+        self.need(self.graphics(), "graphics").record_draw(program, attachments, extent, bindings, push_data,
+                                                           label or program.spec.uid, barrier)
 
     def alloc_image(self, spec: ImageSpec) -> Image:
         if spec.width < 1 or spec.height < 1 or spec.mips < 1:
@@ -437,20 +636,20 @@ class Backend(abc.ABC):
         if spec.mips > max_mips:
             raise ValueError(f"image {spec.uid!r}: {spec.mips} mip levels, but a {spec.width}x{spec.height} "
                              f"image has at most {max_mips}")
-        return self._alloc_image(spec)
+        return self.need(self.images(), "images").create_image(spec)
 
     def write_image(self, image: Image, data: Any, levels: int = 1) -> None:
         """Upload ``levels`` packed mip levels (rows of texels, level after level); the levels
         beyond them up to the image's ``mips`` are generated by downsampling."""
         if not 1 <= levels <= image.spec.mips:
             raise ValueError(f"image {image.spec.uid!r}: {levels} levels given, it has {image.spec.mips}")
-        self._write_image(image, memoryview(data).cast("B"), levels)
+        self.need(self.images(), "images").upload_image(image, memoryview(data).cast("B"), levels)
 
     def read_image(self, image: Image, level: int = 0) -> np.ndarray:
         """The packed texels of one mip level as a uint8 array (a copy)."""
         if not 0 <= level < image.spec.mips:
             raise ValueError(f"image {image.spec.uid!r} has no mip level {level}")
-        return self._read_image(image, level)
+        return self.need(self.images(), "images").download_image(image, level)
 
     def image_barrier(self, image: Image, old_layout: str, new_layout: str, base_mip: int = 0, level_count: int = 1,
                       base_layer: int = 0, layer_count: int = 1) -> None:
@@ -459,26 +658,43 @@ class Backend(abc.ABC):
         if base_mip + level_count > image.spec.mips:
             raise ValueError(f"image {image.spec.uid!r}: mip levels {base_mip}..{base_mip + level_count - 1} "
                              f"exceed its {image.spec.mips} levels")
-        self._image_barrier(image, old_layout, new_layout, base_mip, level_count, base_layer, layer_count)
-
-    def _alloc_image(self, spec: ImageSpec) -> Image:
-        raise UnsupportedError(f"the {self.name} backend does not support images")
-
-    def _write_image(self, image: Image, data: memoryview, levels: int) -> None:
-        raise UnsupportedError(f"the {self.name} backend does not support images")
-
-    def _read_image(self, image: Image, level: int) -> np.ndarray:
-        raise UnsupportedError(f"the {self.name} backend does not support images")
-
-    def _image_barrier(self, image: Image, old_layout: str, new_layout: str, base_mip: int, level_count: int,
-                       base_layer: int, layer_count: int) -> None:
-        raise UnsupportedError(f"the {self.name} backend does not support images")
+        self.need(self.images(), "images").record_image_barrier(image, old_layout, new_layout, base_mip, level_count,
+                                                                base_layer, layer_count)
 
     def barrier(self, buffers: Sequence[tuple[Buffer, int, int]] = (), memory: bool = True,
                 label: str = "barrier") -> None:
         """Record a compute→compute dependency: a global memory barrier and/or buffer ranges
         ``(buffer, offset, size)``."""
         self._barrier(buffers, memory, label)
+
+    # --- optional features: the backend's part for each, as ``capabilities`` declares ---------
+    # a backend overrides exactly the accessors of the features its capabilities declare
+    # (tests/unit/test_backend_features.py checks every registered backend)
+    def images(self) -> ImageFeature | None:
+        return None
+
+    def graphics(self) -> GraphicsFeature | None:
+        return None
+
+    def tensors(self) -> TensorFeature | None:
+        return None
+
+    def memory_groups(self) -> MemoryGroupFeature | None:
+        return None
+
+    def graphs(self) -> GraphFeature | None:
+        return None
+
+    def optical_flow(self) -> OpticalFlowFeature | None:
+        return None
+
+    def need(self, part: _Part | None, capability: str) -> _Part:
+        """``part`` (what a feature accessor gave) when the backend has it, else
+        :class:`UnsupportedError` naming the backend and the capability it lacks."""
+        if part is None:
+            raise UnsupportedError(f"the {self.name} backend {FEATURE_MISSING[capability]} "
+                                   f"(capabilities.{capability} is off)")
+        return part
 
     def submit(self) -> list[CommandTiming]:
         """Run the recorded frame, wait for it, and return its command timings (if enabled)."""
@@ -522,3 +738,17 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def _close(self) -> None: ...
 
+
+def feature_mismatches(cls: type[Backend]) -> list[str]:
+    """Where a backend class's feature accessors and its capabilities disagree: an accessor is
+    overridden exactly for each optional feature its ``capabilities`` declare (a class that
+    disagrees is refused when it is defined)."""
+    wrong = []
+    for feature in FEATURE_MISSING:
+        declared = bool(getattr(cls.capabilities, feature))
+        has_part = getattr(cls, feature) is not getattr(Backend, feature)
+        if declared and not has_part:
+            wrong.append(f"capabilities.{feature} is on but {feature}() gives no part")
+        elif has_part and not declared:
+            wrong.append(f"{feature}() gives a part but capabilities.{feature} is off")
+    return wrong

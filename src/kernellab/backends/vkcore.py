@@ -1,13 +1,17 @@
-"""Vulkan structures the pipeline kinds (compute, graphics, graph segments) are created with."""
+"""Vulkan objects the backend's parts share (programs, images, shared memory) and the structures
+the pipeline kinds (compute, graphics, graph segments) are created with."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 from collections.abc import Callable, Sequence
 
-from kernellab.backends.base import PipelineCacheMiss, Program, ProgramSpec
+from kernellab.backends.base import Image, ImageSpec, PipelineCacheMiss, Program, ProgramSpec
 from kernellab.errors import BackendError
 from kernellab.native import vk as nvk
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass
@@ -23,6 +27,50 @@ class VulkanProgram(Program):
     set_bindings: dict[int, tuple[int, ...]]
     #: a graphics pipeline's fragment shader (None: a compute pipeline)
     fragment_module: Any = None
+
+
+@dataclass
+class VulkanImage(Image):
+    spec: ImageSpec
+    handle: Any
+    memory: Any
+    vk_format: int
+    texel_size: int
+    integer: bool
+    sampler: Any = None
+    #: None -> the view of every mip level; N -> the view of level N
+    views: dict[int | None, Any] = field(default_factory=dict)
+    layout: int = 0
+    #: False when the image lives in memory shared with other resources (a memory group)
+    owns_memory: bool = True
+
+    def extent(self, level: int) -> tuple[int, int]:
+        return max(self.spec.width >> level, 1), max(self.spec.height >> level, 1)
+
+    def level_size(self, level: int) -> int:
+        w, h = self.extent(level)
+        return w * h * self.texel_size
+
+
+@dataclass
+class DeviceMemory:
+    """One VkDeviceMemory, mapped for its whole life; several resources may be bound into it."""
+
+    handle: Any
+    size: int
+    mapping: Any
+    array: np.ndarray = field(repr=False)
+
+
+
+def dynamic_rendering_supported(vk: Any, physical: Any) -> bool:
+    """Whether the device has Vulkan 1.3's ``dynamicRendering`` feature."""
+    try:
+        feature = vk.VkPhysicalDeviceDynamicRenderingFeatures()
+        vk.vkGetPhysicalDeviceFeatures2(physical, vk.VkPhysicalDeviceFeatures2(pNext=feature))
+    except Exception:  # a Vulkan 1.0 driver: no such query, so no such feature
+        return False
+    return bool(feature.dynamicRendering)
 
 
 def specialization_info(constants: Sequence[Any]) -> tuple[Any, list[Any]]:

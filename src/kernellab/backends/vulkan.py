@@ -1,38 +1,33 @@
-"""The Vulkan backend (through the ``vulkan`` cffi binding).
+"""The Vulkan backend (through the ``vulkan`` cffi binding), built from parts.
 
-Buffers live in host-visible, coherent memory that stays mapped for the buffer's life: on the
-CPU drivers and on unified-memory and ReBAR GPUs that memory is also device-local, so data moves
-with one copy (file -> mapping) and outputs are written straight from the mapping. A frame is
-one primary command buffer submitted with a fence; descriptor sets are cached per distinct set
-of buffers, so a chain of dispatches over the same buffers allocates nothing per dispatch.
+:class:`~kernellab.backends.vulkan_device.VulkanDevice` opens the device and owns what is shared
+(memory, pipeline cache, descriptor sets, command recording); the backend itself runs buffers and
+compute programs on it, and each optional feature is a part made on first use that receives the
+device explicitly: images (``vulkan_image``), graphics pipelines (``vulkan_graphics``), tensors
+and memory groups, graph segments (``vulkan_ml``), optical flow (``vulkan_optical_flow``). The
+runtime reaches a part through the feature accessors of :class:`~kernellab.backends.base.Backend`.
 """
 from __future__ import annotations
 
-import contextlib
-import logging
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
 
 from kernellab.backends.base import (VULKAN_MODULE, Backend, BackendOptions, Buffer, Capabilities, CommandTiming,
                                      DeviceInfo, ImageBinding, Limits, Program, ProgramSpec)
 from kernellab.backends.vkcore import VulkanProgram, create_compute_pipeline, specialization_info
-from kernellab.backends.vulkan_graphics import VulkanGraphicsSupport, dynamic_rendering_supported
-from kernellab.backends.vulkan_image import VulkanImage, VulkanImageSupport
-from kernellab.backends.vulkan_ml import VulkanGraphSupport, VulkanTensorSupport
-from kernellab.backends.vulkan_optical_flow import VulkanOpticalFlowSupport
-from kernellab.errors import BackendError, DeviceError, InputError
+from kernellab.backends.vulkan_device import Instance, VulkanBuffer, VulkanDevice
+from kernellab.errors import DeviceError, InputError
 from kernellab.native import vk as nvk
 from kernellab.native.vk import INSTALL_HINT
-from kernellab.native.failure import cleanup_failed
 from kernellab.native.vk import checked as _checked
 
 if TYPE_CHECKING:  # NumPy only where images and tensors need it: a run of buffers starts without it
     import numpy as np
 
-    from kernellab.backends.vulkan_tensor import BufferSpec, DeviceMemory
-
-log = logging.getLogger("kernellab.vulkan")
+    from kernellab.backends.vulkan_graphics import VulkanGraphics
+    from kernellab.backends.vulkan_image import VulkanImages
+    from kernellab.backends.vulkan_ml import VulkanGraphs, VulkanTensors
+    from kernellab.backends.vulkan_optical_flow import VulkanOpticalFlows
 
 #: a buffer is cleared a block at a time: a large one needs no zeroed copy of its size
 _ZERO_BLOCK = 1 << 20
@@ -40,100 +35,11 @@ _ZERO_BLOCK = 1 << 20
 KIND_OF_TYPE = {0: "other", 1: "integrated-gpu", 2: "discrete-gpu", 3: "virtual-gpu", 4: "cpu"}
 
 
-_DEBUG_UTILS = "VK_EXT_debug_utils"
-
-
 def _version(v: int) -> str:
     return f"{v >> 22}.{(v >> 12) & 0x3FF}.{v & 0xFFF}"
 
 
-class _Instance:
-    """One VkInstance per process, shared by discovery and every backend object."""
-
-    _shared: _Instance | None = None
-
-    def __init__(self, layers: Sequence[str] = (), extensions: Sequence[str] = ()):
-        vk = nvk.load()
-        app = vk.VkApplicationInfo(pApplicationName="kernellab", applicationVersion=1, pEngineName="kernellab",
-                                   engineVersion=1, apiVersion=vk.VK_MAKE_VERSION(1, 3, 0))
-        info = vk.VkInstanceCreateInfo(pApplicationInfo=app, enabledLayerCount=len(layers),
-                                       ppEnabledLayerNames=list(layers) or None,
-                                       enabledExtensionCount=len(extensions),
-                                       ppEnabledExtensionNames=list(extensions) or None)
-        try:
-            self.handle = vk.vkCreateInstance(info, None)
-        except vk.VkErrorIncompatibleDriver:
-            raise DeviceError(f"no Vulkan driver found (VK_ERROR_INCOMPATIBLE_DRIVER): {INSTALL_HINT}") from None
-        except vk.VkError as exc:
-            raise DeviceError(f"vkCreateInstance failed: {nvk.code_name(exc)}: {INSTALL_HINT}") from None
-        self.physical_devices = list(vk.vkEnumeratePhysicalDevices(self.handle))
-        self.extensions = tuple(extensions)
-
-    @classmethod
-    def shared(cls) -> _Instance:
-        if cls._shared is None:
-            # VK_EXT_debug_utils when the loader has it: --enable-gpu-debug-markers labels commands
-            vk = nvk.load()
-            try:
-                have = {e.extensionName for e in vk.vkEnumerateInstanceExtensionProperties(None)}
-            except vk.VkError:
-                have = set()
-            cls._shared = _Instance(extensions=[e for e in (_DEBUG_UTILS,) if e in have])
-        return cls._shared
-
-    def proc(self, name: str) -> Any:
-        """An instance-level extension function (None when the instance lacks it)."""
-        try:
-            return nvk.load().vkGetInstanceProcAddr(self.handle, name)
-        except Exception:  # the binding raises its own ProcedureNotFoundError
-            return None
-
-    _with_ml: _Instance | None = None
-
-    @classmethod
-    def with_ml_layers(cls) -> _Instance:
-        """The instance with Arm's ML emulation layers (VK_ARM_tensors, VK_ARM_data_graph) enabled."""
-        if cls._with_ml is None:
-            from kernellab.backends.vulkan_arm_layers import create_instance
-
-            vk = nvk.load()
-            obj = cls.__new__(cls)
-            obj.handle, _ = create_instance()
-            obj.physical_devices = list(vk.vkEnumeratePhysicalDevices(obj.handle))
-            cls._with_ml = obj
-        return cls._with_ml
-
-
-@dataclass
-class VulkanBuffer(Buffer):
-    size: int
-    uid: str
-    handle: Any
-    memory: Any
-    mapping: Any  # ffi.buffer over the persistently mapped memory
-    #: the mapped bytes; a run of buffers reads and writes them without NumPy
-    view: memoryview = field(repr=False)
-    #: False when the buffer lives in memory shared with other resources (a memory group)
-    owns_memory: bool = True
-    _array: np.ndarray | None = field(default=None, repr=False)
-
-    @property
-    def array(self) -> np.ndarray:
-        """The mapped bytes as a uint8 NumPy array (images, tensors and ``read_buffer``'s callers)."""
-        if self._array is None:
-            import numpy as np
-
-            self._array = np.frombuffer(self.view, dtype=np.uint8)
-        return self._array
-
-
-#: descriptor kinds a program slot may have -> VkDescriptorType values
-DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3, "combined-image-sampler": 1,
-                    "tensor": 1000460000}  # VK_DESCRIPTOR_TYPE_TENSOR_ARM
-
-
-class VulkanBackend(VulkanOpticalFlowSupport, VulkanGraphSupport, VulkanTensorSupport, VulkanGraphicsSupport,
-                    VulkanImageSupport, Backend):
+class VulkanBackend(Backend):
     name = "vulkan"
     capabilities = Capabilities(
         title="Vulkan", languages={"glsl": VULKAN_MODULE, "spirv": VULKAN_MODULE, "opencl-c": VULKAN_MODULE},
@@ -143,7 +49,7 @@ class VulkanBackend(VulkanOpticalFlowSupport, VulkanGraphSupport, VulkanTensorSu
     @classmethod
     def devices(cls) -> list[DeviceInfo]:
         vk = nvk.load()
-        inst = _Instance.shared()
+        inst = Instance.shared()
         if not inst.physical_devices:
             raise DeviceError(f"the Vulkan loader found no devices: {INSTALL_HINT}")
         out = []
@@ -162,229 +68,63 @@ class VulkanBackend(VulkanOpticalFlowSupport, VulkanGraphSupport, VulkanTensorSu
 
     def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions()):
         super().__init__(device, options)
-        # every vk* call through this view is checked; one view per backend (tests count its calls)
-        vk = nvk.Api()
-        self.vk = vk
-        self.ffi = vk.ffi
-        self.lib = vk.lib
-        self.tensors_enabled = options.ml
-        self.physical = self._physical_device()
-        props = vk.vkGetPhysicalDeviceProperties(self.physical)
-        # copy scalars out now: the cffi struct is freed with `props`, and views into it would dangle
-        self.timestamp_period = float(props.limits.timestampPeriod)
-        self.max_push_constants_size = int(props.limits.maxPushConstantsSize)
-        self.family, self.timestamp_bits = self._queue_family()
-        self.custom_border_color = "VK_EXT_custom_border_color" in device.details.get("extensions", ())
-        self.handle = self._create_device()
-        self.queue = vk.vkGetDeviceQueue(self.handle, self.family, 0)
-        self.memory_type = self._pick_memory_type()
-        self._limits = self._read_limits(props.limits)
-        with _checked("vkCreateCommandPool"):
-            self.command_pool = vk.vkCreateCommandPool(self.handle, vk.VkCommandPoolCreateInfo(
-                flags=vk.VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, queueFamilyIndex=self.family), None)
-            self.fence = vk.vkCreateFence(self.handle, vk.VkFenceCreateInfo(), None)
-        self.pipeline_cache = self._create_pipeline_cache()
-        self._buffers: list[VulkanBuffer] = []
-        self._images: list[VulkanImage] = []
-        self._programs: list[VulkanProgram] = []
-        self._layouts: dict[tuple, Any] = {}
-        self._descriptor_pools: list[Any] = []
-        self._pool_left = 0
-        self._sets: dict[tuple, Any] = {}
-        self._query_pools: list[Any] = []
-        self._cmd: Any = None
-        self._bound_pipeline: Any = None
-        self._labels: list[str] = []  # one per timestamp pair recorded this frame
-        self.debug_labels = self._debug_label_functions() if options.debug_markers else None
-        self._queries_used = 0
-
-    # --- opening the device --------------------------------------------------------------------
-    def _physical_device(self) -> Any:
-        inst = _Instance.shared()
-        physical = inst.physical_devices[self.device.index]
-        if not self.options.ml:
-            return physical
-        from kernellab.backends.vulkan_arm_decls import EXTENSIONS as ML_EXTENSIONS
-
-        wanted = set(ML_EXTENSIONS)
-        if self.options.optical_flow:
-            from kernellab.backends.vulkan_optical_flow_decls import EXTENSION as OPTICAL_FLOW
-
-            wanted.add(OPTICAL_FLOW)
-        if not wanted <= set(self.device.details.get("extensions", ())):
-            # the driver lacks them: the same device seen through Arm's emulation layers
-            inst = _Instance.with_ml_layers()
-            named = [pd for pd in inst.physical_devices
-                     if self.vk.vkGetPhysicalDeviceProperties(pd).deviceName == self.device.name]
-            physical = named[0] if named else inst.physical_devices[self.device.index]
-        return physical
-
-    def _queue_family(self) -> tuple[int, int]:
-        """(queue family index, its timestamp valid bits): the first compute family, or with ML
-        the data-graph family when it computes too."""
-        vk = self.vk
-        families = vk.vkGetPhysicalDeviceQueueFamilyProperties(self.physical)
-        want = vk.VK_QUEUE_COMPUTE_BIT | (vk.VK_QUEUE_GRAPHICS_BIT if self.options.graphics else 0)
-        compute = [i for i, f in enumerate(families) if f.queueFlags & want == want]
-        if not compute:
-            raise DeviceError(f"{self.device.name}: no queue family supports compute"
-                              + (" and graphics (dispatch_fragment draws)" if self.options.graphics else ""))
-        family = compute[0]
-        if self.options.ml:
-            from kernellab.backends.vulkan_arm_features import data_graph_queue_family
-
-            graph_family = data_graph_queue_family(self.physical)
-            if graph_family is not None and graph_family in compute:
-                family = graph_family
-        return family, families[family].timestampValidBits
-
-    def _create_device(self) -> Any:
-        vk, options = self.vk, self.options
-        features = vk.VkPhysicalDeviceFeatures(robustBufferAccess=bool(options.robust_buffer_access))
-        if options.robust_buffer_access:
-            have = vk.vkGetPhysicalDeviceFeatures(self.physical)
-            if not have.robustBufferAccess:
-                raise DeviceError(f"{self.device.name} does not support robustBufferAccess")
-        qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.family, queueCount=1, pQueuePriorities=[1.0])
-        extensions = []
-        chain = None
-        if self.custom_border_color:
-            extensions.append("VK_EXT_custom_border_color")
-            chain = vk.VkPhysicalDeviceCustomBorderColorFeaturesEXT(customBorderColors=True)
-        if options.graphics:
-            if not dynamic_rendering_supported(vk, self.physical):
-                raise DeviceError(f"{self.device.name}: Graphics scenarios require Vulkan dynamicRendering support")
-            if not options.ml:  # with ML, the Vulkan 1.3 feature struct of that chain enables it
-                chain = vk.VkPhysicalDeviceDynamicRenderingFeatures(pNext=chain, dynamicRendering=True)
-        keep_flow: list[Any] = []
-        if options.optical_flow:
-            from kernellab.backends.vulkan_optical_flow import feature_chain
-            from kernellab.backends.vulkan_optical_flow_decls import EXTENSION as OPTICAL_FLOW
-
-            chain, keep_flow = feature_chain(chain)
-            extensions.append(OPTICAL_FLOW)
-        keep_features = None
-        if options.ml:
-            from kernellab.backends.vulkan_arm_decls import EXTENSIONS as ML_EXTENSIONS
-            from kernellab.backends.vulkan_arm_features import device_features
-
-            keep_features = device_features(self.physical, then=chain,
-                                            robust_buffer_access=options.robust_buffer_access,
-                                            dynamic_rendering=options.graphics)
-            extensions = [*ML_EXTENSIONS, *extensions]
-            chain, features = keep_features.pnext, keep_features.enabled
-        if options.graphics:  # as Arm's runner: fragment shaders may write buffers and images where the device can
-            features.fragmentStoresAndAtomics = vk.vkGetPhysicalDeviceFeatures(self.physical).fragmentStoresAndAtomics
-        dinfo = vk.VkDeviceCreateInfo(pNext=chain, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo],
-                                      pEnabledFeatures=features, enabledExtensionCount=len(extensions),
-                                      ppEnabledExtensionNames=extensions or None)
-        with _checked("vkCreateDevice"):
-            handle = vk.vkCreateDevice(self.physical, dinfo, None)
-        del keep_features, keep_flow  # the feature chain must live until the device exists, no longer
-        return handle
+        self.gpu = VulkanDevice(device, options)
+        # the optional parts, made on first use (a buffer-only run imports none of their modules)
+        self._images: VulkanImages | None = None
+        self._graphics: VulkanGraphics | None = None
+        self._tensors: VulkanTensors | None = None
+        self._graphs: VulkanGraphs | None = None
+        self._optical_flows: VulkanOpticalFlows | None = None
 
     @property
     def limits(self) -> Limits:
-        return self._limits
+        return self.gpu.limits
 
-    def _read_limits(self, limits: Any) -> Limits:
-        """The device's limits as plain numbers (the cffi structs are freed with their owner)."""
-        vk = self.vk
-        per_set = allocation = None
-        with contextlib.suppress(Exception):  # Vulkan 1.1 queries: a 1.0 driver simply has no answer
-            m3 = vk.VkPhysicalDeviceMaintenance3Properties()
-            vk.vkGetPhysicalDeviceProperties2(self.physical, vk.VkPhysicalDeviceProperties2(pNext=m3))
-            per_set, allocation = int(m3.maxPerSetDescriptors) or None, int(m3.maxMemoryAllocationSize) or None
-        mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
-        heap = int(mp.memoryHeaps[mp.memoryTypes[self.memory_type].heapIndex].size)
-        return Limits(max_bound_descriptor_sets=int(limits.maxBoundDescriptorSets),
-                      max_per_set_descriptors=per_set,
-                      max_workgroup_count=tuple(int(x) for x in limits.maxComputeWorkGroupCount),  # type: ignore[arg-type]
-                      max_workgroup_size=tuple(int(x) for x in limits.maxComputeWorkGroupSize),  # type: ignore[arg-type]
-                      max_workgroup_invocations=int(limits.maxComputeWorkGroupInvocations),
-                      max_image_dimension_2d=int(limits.maxImageDimension2D),
-                      max_storage_buffer_range=int(limits.maxStorageBufferRange),
-                      max_uniform_buffer_range=int(limits.maxUniformBufferRange),
-                      max_push_constants_size=int(limits.maxPushConstantsSize),
-                      max_allocation_size=allocation, memory_heap_size=heap or None)
+    def pipeline_cache_blob(self) -> bytes | None:
+        return self.gpu.pipeline_cache_blob()
 
-    # --- memory --------------------------------------------------------------------------------
-    def _pick_memory_type(self) -> int:
-        vk = self.vk
-        mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
-        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-        best, best_score = None, -1
-        for i in range(mp.memoryTypeCount):
-            flags = mp.memoryTypes[i].propertyFlags
-            if flags & want != want:
-                continue
-            score = (2 if flags & vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT else 0) + \
-                    (1 if flags & vk.VK_MEMORY_PROPERTY_HOST_CACHED_BIT else 0)
-            if score > best_score:
-                best, best_score = i, score
-        if best is None:
-            raise DeviceError(f"{self.device.name}: no host-visible coherent memory type")
-        return best
+    # --- the parts -----------------------------------------------------------------------------
+    def images(self) -> VulkanImages:
+        if self._images is None:
+            from kernellab.backends.vulkan_image import VulkanImages
 
+            self._images = VulkanImages(self.gpu)
+        return self._images
+
+    def graphics(self) -> VulkanGraphics:
+        if self._graphics is None:
+            from kernellab.backends.vulkan_graphics import VulkanGraphics
+
+            self._graphics = VulkanGraphics(self.gpu)
+        return self._graphics
+
+    def tensors(self) -> VulkanTensors:
+        if self._tensors is None:
+            from kernellab.backends.vulkan_ml import VulkanTensors
+
+            self._tensors = VulkanTensors(self.gpu, self.images())
+        return self._tensors
+
+    def memory_groups(self) -> VulkanTensors:
+        return self.tensors()  # a group may hold tensors: the tensor part binds every member
+
+    def graphs(self) -> VulkanGraphs:
+        if self._graphs is None:
+            from kernellab.backends.vulkan_ml import VulkanGraphs
+
+            self._graphs = VulkanGraphs(self.gpu)
+        return self._graphs
+
+    def optical_flow(self) -> VulkanOpticalFlows:
+        if self._optical_flows is None:
+            from kernellab.backends.vulkan_optical_flow import VulkanOpticalFlows
+
+            self._optical_flows = VulkanOpticalFlows(self.gpu)
+        return self._optical_flows
+
+    # --- buffers -------------------------------------------------------------------------------
     def _alloc_buffer(self, size: int, uid: str) -> VulkanBuffer:
-        buf = self._make_buffer(size, uid)
-        self._buffers.append(buf)
-        return buf
-
-    def _staging(self, size: int) -> VulkanBuffer:
-        return self._make_buffer(size, "staging")
-
-    def _free_staging(self, buf: VulkanBuffer) -> None:
-        self._free_buffer(buf)
-
-    def _free_buffer(self, b: VulkanBuffer) -> None:
-        vk = self.vk
-        # views must go before the mapping does
-        b._array = None
-        b.view = memoryview(b"")
-        b.mapping = None
-        if b.owns_memory:
-            nvk.release("vkUnmapMemory", vk.vkUnmapMemory, self.handle, b.memory)
-        nvk.release(f"vkDestroyBuffer({b.uid})", vk.vkDestroyBuffer, self.handle, b.handle, None)
-        if b.owns_memory:
-            nvk.release(f"vkFreeMemory({b.uid})", vk.vkFreeMemory, self.handle, b.memory, None)
-
-    def _create_buffer_handle(self, size: int, uid: str) -> tuple[Any, Any]:
-        vk = self.vk
-        usage = (vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
-                 vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
-        with _checked(f"vkCreateBuffer({uid}, {size} bytes)"):
-            handle = vk.vkCreateBuffer(self.handle, vk.VkBufferCreateInfo(
-                size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
-        return handle, vk.vkGetBufferMemoryRequirements(self.handle, handle)
-
-    def _bind_buffer(self, handle: Any, memory: DeviceMemory, offset: int, spec: BufferSpec) -> VulkanBuffer:
-        """A buffer bound into shared memory at ``offset``; its bytes are a view of the group's mapping."""
-        with _checked("vkBindBufferMemory"):
-            self.vk.vkBindBufferMemory(self.handle, handle, memory.handle, offset)
-        buf = VulkanBuffer(spec.size, spec.uid, handle, memory.handle, memory.mapping,
-                           memoryview(memory.mapping).cast("B")[offset:offset + spec.size], owns_memory=False)
-        self._buffers.append(buf)
-        return buf
-
-    def _make_buffer(self, size: int, uid: str) -> VulkanBuffer:
-        vk = self.vk
-        handle, req = self._create_buffer_handle(size, uid)
-        if not req.memoryTypeBits & (1 << self.memory_type):
-            nvk.release("vkDestroyBuffer", vk.vkDestroyBuffer, self.handle, handle, None)
-            raise DeviceError(f"{self.device.name}: buffers cannot live in host-visible memory")
-        try:
-            with _checked(f"vkAllocateMemory({uid}, {req.size} bytes)"):
-                memory = vk.vkAllocateMemory(self.handle, vk.VkMemoryAllocateInfo(
-                    allocationSize=req.size, memoryTypeIndex=self.memory_type), None)
-        except BackendError:
-            nvk.release("vkDestroyBuffer", vk.vkDestroyBuffer, self.handle, handle, None)
-            raise
-        with _checked("vkBindBufferMemory"):
-            vk.vkBindBufferMemory(self.handle, handle, memory, 0)
-        with _checked("vkMapMemory"):
-            mapping = vk.vkMapMemory(self.handle, memory, 0, size, 0)
-        return VulkanBuffer(size, uid, handle, memory, mapping, memoryview(mapping).cast("B")[:size])
+        return self.gpu.alloc_buffer(size, uid)
 
     def _write_buffer(self, buf: Buffer, data: memoryview, offset: int) -> None:
         assert isinstance(buf, VulkanBuffer)
@@ -401,23 +141,6 @@ class VulkanBackend(VulkanOpticalFlowSupport, VulkanGraphSupport, VulkanTensorSu
         assert isinstance(buf, VulkanBuffer)
         return buf.array
 
-    def _debug_label_functions(self) -> tuple[Any, Any] | None:
-        """(vkCmdBeginDebugUtilsLabelEXT, vkCmdEndDebugUtilsLabelEXT), or None without the extension."""
-        inst = _Instance.shared() if not self.options.ml else None
-        if inst is None or _DEBUG_UTILS not in inst.extensions:
-            log.warning("--enable-gpu-debug-markers: %s is not available here; no labels", _DEBUG_UTILS)
-            return None
-        begin, end = inst.proc("vkCmdBeginDebugUtilsLabelEXT"), inst.proc("vkCmdEndDebugUtilsLabelEXT")
-        return (begin, end) if begin and end else None
-
-    def _label(self, cmd: Any, label: str) -> Any:
-        """Open a debug-utils label around a command; the returned callable closes it."""
-        if self.debug_labels is None:
-            return lambda: None
-        begin, end = self.debug_labels
-        begin(cmd, self.vk.VkDebugUtilsLabelEXT(pLabelName=label or "command", color=[0.0, 0.0, 0.0, 0.0]))
-        return lambda: end(cmd)
-
     def buffer_view(self, buf: Buffer) -> np.ndarray:
         """The mapped bytes, writable: files are read straight into it (no staging copy)."""
         assert isinstance(buf, VulkanBuffer)
@@ -431,223 +154,50 @@ class VulkanBackend(VulkanOpticalFlowSupport, VulkanGraphSupport, VulkanTensorSu
         assert isinstance(buf, VulkanBuffer)
         return buf.view
 
-    # --- programs ------------------------------------------------------------------------------
-    def _create_pipeline_cache(self) -> Any:
-        vk = self.vk
-        # the caller validated the blob's header against this device (runtime/pipeline_cache.py)
-        data = self.options.pipeline_cache_data or b""
-        keep = self.ffi.from_buffer(data) if data else None
-        info = vk.VkPipelineCacheCreateInfo(initialDataSize=len(data), pInitialData=keep)
-        with _checked("vkCreatePipelineCache"):
-            return vk.vkCreatePipelineCache(self.handle, info, None)
-
-    def pipeline_cache_blob(self) -> bytes | None:
-        # the raw call: the binding's wrapper cannot be asked for the size first
-        size = self.ffi.new("size_t*")
-        result = self.lib.vkGetPipelineCacheData(self.handle, self.pipeline_cache, size, self.ffi.NULL)
-        if result == 0:
-            blob = self.ffi.new("char[]", size[0])
-            result = self.lib.vkGetPipelineCacheData(self.handle, self.pipeline_cache, size, blob)
-        if result != 0:  # the cache is an optimisation: a run that cannot save it still succeeded
-            cleanup_failed("vkGetPipelineCacheData", nvk.result_name(result))
-            return None
-        return bytes(self.ffi.buffer(blob, size[0]))
-
-    def _set_layout(self, bindings: tuple[tuple[int, str], ...], stages: int | None = None) -> Any:
-        """The layout of one descriptor set, for the compute stage or (``stages``) those given."""
-        key: tuple = bindings if stages is None else (stages, bindings)
-        if key in self._layouts:
-            return self._layouts[key]
-        vk = self.vk
-        stages = vk.VK_SHADER_STAGE_COMPUTE_BIT if stages is None else stages
-        entries = []
-        for binding, kind in bindings:
-            if kind not in DESCRIPTOR_TYPES:
-                raise InputError(f"descriptor type {kind!r} is not supported by the Vulkan backend")
-            entries.append(vk.VkDescriptorSetLayoutBinding(binding=binding, descriptorType=DESCRIPTOR_TYPES[kind],
-                                                           descriptorCount=1, stageFlags=stages))
-        info = vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(entries), pBindings=entries or None)
-        with _checked("vkCreateDescriptorSetLayout"):
-            layout = vk.vkCreateDescriptorSetLayout(self.handle, info, None)
-        self._layouts[key] = layout
-        return layout
-
-    def _pipeline_layout(self, spec: ProgramSpec, stages: int | None = None
-                         ) -> tuple[list[Any], Any, dict[int, tuple[int, ...]]]:
-        """(set layouts, pipeline layout, set -> binding ids) for ``spec``'s slots and push range,
-        seen by the compute stage or (``stages``) those given."""
-        vk = self.vk
-        by_set: dict[int, list[tuple[int, str]]] = {}
-        for slot in spec.slots:
-            by_set.setdefault(slot.set, []).append((slot.id, slot.descriptor))
-        n_sets = max(by_set) + 1 if by_set else 0
-        set_layouts = [self._set_layout(tuple(sorted(by_set.get(s, []))), stages) for s in range(n_sets)]
-        range_stages = vk.VK_SHADER_STAGE_COMPUTE_BIT if stages is None else stages
-        ranges = [vk.VkPushConstantRange(stageFlags=range_stages, offset=0,
-                                         size=spec.push_constants_size)] if spec.push_constants_size else []
-        with _checked(f"vkCreatePipelineLayout({spec.uid})"):
-            layout = vk.vkCreatePipelineLayout(self.handle, vk.VkPipelineLayoutCreateInfo(
-                setLayoutCount=n_sets, pSetLayouts=set_layouts or None,
-                pushConstantRangeCount=len(ranges), pPushConstantRanges=ranges or None), None)
-        return set_layouts, layout, {s: tuple(b for b, _ in sorted(by_set.get(s, []))) for s in range(n_sets)}
-
+    # --- compute programs ----------------------------------------------------------------------
     def _create_program(self, spec: ProgramSpec) -> VulkanProgram:
-        vk = self.vk
+        gpu = self.gpu
+        vk = gpu.vk
         if spec.language != "spirv":
             raise InputError(f"program {spec.uid!r}: the Vulkan backend runs SPIR-V, got {spec.language}")
         with _checked(f"vkCreateShaderModule({spec.uid})"):
-            module = vk.vkCreateShaderModule(self.handle, vk.VkShaderModuleCreateInfo(
+            module = vk.vkCreateShaderModule(gpu.handle, vk.VkShaderModuleCreateInfo(
                 codeSize=len(spec.code), pCode=spec.code), None)
-        set_layouts, layout, set_bindings = self._pipeline_layout(spec)
+        set_layouts, layout, set_bindings = gpu.pipeline_layout(spec)
         spec_info, keep = specialization_info(spec.specialization)
         stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module,
                                                    pName=spec.entry, pSpecializationInfo=spec_info)
-        pipeline = create_compute_pipeline(vk, self.handle, self.pipeline_cache, stage, layout, spec.uid,
+        pipeline = create_compute_pipeline(vk, gpu.handle, gpu.pipeline_cache, stage, layout, spec.uid,
                                            f"vkCreateComputePipelines({spec.uid}, entry {spec.entry!r})",
                                            self.options.fail_on_pipeline_cache_miss)
         program = VulkanProgram(spec, module, set_layouts, layout, pipeline, set_bindings)
-        self._programs.append(program)
+        gpu.add_program(program)
         return program
 
-    # --- descriptor sets -----------------------------------------------------------------------
-    def _descriptor_set(self, program: VulkanProgram, set_index: int,
-                        resources: tuple[VulkanBuffer | ImageBinding, ...]) -> Any:
-        vk = self.vk
-        layout = program.set_layouts[set_index]
-        key = (id(layout), tuple((id(r), None) if not isinstance(r, ImageBinding) else
-                                 (id(r.image), r.lod, r.image.layout) for r in resources))  # type: ignore[attr-defined]
-        hit = self._sets.get(key)
-        if hit is not None:
-            return hit
-        if self._pool_left == 0:
-            n = 256
-            sizes = [vk.VkDescriptorPoolSize(type=t, descriptorCount=n * 8) for k, t in DESCRIPTOR_TYPES.items()
-                     if k != "tensor" or self.tensors_enabled]
-            with _checked("vkCreateDescriptorPool"):
-                self._descriptor_pools.append(vk.vkCreateDescriptorPool(self.handle, vk.VkDescriptorPoolCreateInfo(
-                    maxSets=n, poolSizeCount=len(sizes), pPoolSizes=sizes), None))
-            self._pool_left = n
-        with _checked("vkAllocateDescriptorSets"):
-            dset = vk.vkAllocateDescriptorSets(self.handle, vk.VkDescriptorSetAllocateInfo(
-                descriptorPool=self._descriptor_pools[-1], descriptorSetCount=1, pSetLayouts=[layout]))[0]
-        self._pool_left -= 1
-        kinds = dict((s.id, s.descriptor) for s in program.spec.slots if s.set == set_index)
-        writes = []
-        keep: list[Any] = []
-        for binding, res in zip(program.set_bindings[set_index], resources):
-            dtype = DESCRIPTOR_TYPES[kinds[binding]]
-            if not isinstance(res, (VulkanBuffer, ImageBinding)):  # a tensor
-                write, k = self.tensor_descriptor_write(dset, binding, res)
-                writes.append(write)
-                keep += k
-            elif isinstance(res, VulkanBuffer):
-                # a uniform block sees at most maxUniformBufferRange bytes (the run checked it fits)
-                size = res.size if kinds[binding] != "uniform-buffer" else \
-                    min(res.size, self._limits.max_uniform_buffer_range or res.size)
-                info = vk.VkDescriptorBufferInfo(buffer=res.handle, offset=0, range=size)
-                writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
-                                                      descriptorType=dtype, pBufferInfo=[info]))
-            else:
-                image = res.image
-                assert isinstance(image, VulkanImage)
-                sampler = image.sampler if kinds[binding] == "combined-image-sampler" else None
-                info = vk.VkDescriptorImageInfo(sampler=sampler, imageView=self.image_view(image, res.lod),
-                                                imageLayout=image.layout)
-                writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
-                                                      descriptorType=dtype, pImageInfo=[info]))
-        if writes:
-            vk.vkUpdateDescriptorSets(self.handle, len(writes), writes, 0, None)
-        del keep
-        self._sets[key] = dset
-        return dset
-
-    # --- recording -----------------------------------------------------------------------------
-    def _begin(self) -> Any:
-        if self._cmd is None:
-            vk = self.vk
-            with _checked("vkAllocateCommandBuffers"):
-                self._cmd = vk.vkAllocateCommandBuffers(self.handle, vk.VkCommandBufferAllocateInfo(
-                    commandPool=self.command_pool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
-            self._recording = False
-        if not self._recording:
-            vk = self.vk
-            with _checked("vkBeginCommandBuffer"):
-                vk.vkBeginCommandBuffer(self._cmd, vk.VkCommandBufferBeginInfo(
-                    flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT))
-            self._recording = True
-            self._bound_pipeline = None
-            self._labels = []
-            self._queries_used = 0
-        return self._cmd
-
-    _QUERIES_PER_POOL = 1024
-
-    def _timestamp(self, cmd: Any) -> None:
-        vk = self.vk
-        pool_index, slot = divmod(self._queries_used, self._QUERIES_PER_POOL)
-        if pool_index == len(self._query_pools):
-            with _checked("vkCreateQueryPool"):
-                self._query_pools.append(vk.vkCreateQueryPool(self.handle, vk.VkQueryPoolCreateInfo(
-                    queryType=vk.VK_QUERY_TYPE_TIMESTAMP, queryCount=self._QUERIES_PER_POOL), None))
-        if slot == 0:
-            vk.vkCmdResetQueryPool(cmd, self._query_pools[pool_index], 0, self._QUERIES_PER_POOL)
-        vk.vkCmdWriteTimestamp(cmd, vk.VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT if self._queries_used % 2
-                               else vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, self._query_pools[pool_index], slot)
-        self._queries_used += 1
-
-    @property
-    def _timing(self) -> bool:
-        return self.options.timestamps and self.timestamp_bits > 0
-
+    # --- commands ------------------------------------------------------------------------------
     def _dispatch(self, program: Program, groups: tuple[int, int, int],
                   bindings: Mapping[tuple[int, int], Buffer | ImageBinding],
                   push_data: bytes, label: str) -> None:
         assert isinstance(program, VulkanProgram)
-        vk = self.vk
-        cmd = self._begin()
-        close_label = self._label(cmd, label)
-        if self._timing:
-            self._timestamp(cmd)
-        self._bind(cmd, program, vk.VK_PIPELINE_BIND_POINT_COMPUTE, vk.VK_SHADER_STAGE_COMPUTE_BIT,
-                   self._descriptor_sets(program, bindings), push_data)
+        gpu = self.gpu
+        vk = gpu.vk
+        cmd = gpu.begin()
+        close_label = gpu.label(cmd, label)
+        if gpu.timing:
+            gpu.timestamp(cmd)
+        gpu.bind_program(cmd, program, vk.VK_PIPELINE_BIND_POINT_COMPUTE, vk.VK_SHADER_STAGE_COMPUTE_BIT,
+                         gpu.descriptor_sets(program, bindings), push_data)
         vk.vkCmdDispatch(cmd, *groups)
-        if self._timing:
-            self._timestamp(cmd)
-            self._labels.append(label)
+        if gpu.timing:
+            gpu.end_timing(cmd, label)
         close_label()
 
-    def _bind(self, cmd: Any, program: VulkanProgram, bind_point: int, push_stages: int, sets: list[Any],
-              push_data: bytes) -> None:
-        """Bind ``program``'s pipeline (unless it is bound), its descriptor sets and its push data."""
-        vk = self.vk
-        if self._bound_pipeline is not program.pipeline:
-            vk.vkCmdBindPipeline(cmd, bind_point, program.pipeline)
-            self._bound_pipeline = program.pipeline
-        if sets:
-            vk.vkCmdBindDescriptorSets(cmd, bind_point, program.layout, 0, len(sets), sets, 0, None)
-        if push_data:
-            pdata = self.ffi.new("char[]", push_data)
-            vk.vkCmdPushConstants(cmd, program.layout, push_stages, 0, len(push_data), pdata)
-
-    def _descriptor_sets(self, program: VulkanProgram,
-                         bindings: Mapping[tuple[int, int], Buffer | ImageBinding]) -> list[Any]:
-        """One descriptor set per set of ``program``'s layout, holding what ``bindings`` binds there."""
-        sets = []
-        for s in range(len(program.set_layouts)):
-            bound: list[VulkanBuffer | ImageBinding] = []
-            for b in program.set_bindings[s]:
-                res = bindings.get((s, b))
-                if res is None:
-                    raise InputError(f"dispatch of {program.spec.uid!r}: nothing bound at set {s} binding {b}")
-                bound.append(res)  # type: ignore[arg-type]
-            sets.append(self._descriptor_set(program, s, tuple(bound)))
-        return sets
-
     def _barrier(self, buffers: Sequence[tuple[Buffer, int, int]], memory: bool, label: str) -> None:
-        vk = self.vk
-        cmd = self._begin()
+        gpu = self.gpu
+        vk = gpu.vk
+        cmd = gpu.begin()
         # with graphs in the frame, the dependency spans the data-graph stage and its accesses too
-        if self.tensors_enabled:
+        if gpu.ml:
             stage = vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
             access = vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT
         else:
@@ -662,79 +212,16 @@ class VulkanBackend(VulkanOpticalFlowSupport, VulkanGraphSupport, VulkanTensorSu
                                                  dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
                                                  buffer=buf.handle, offset=offset, size=size))
         # a scenario's barrier command is labelled; the implicit one after a dispatch is not a command
-        close_label = self._label(cmd, label) if not label.endswith(":implicit_barrier") else None
+        close_label = gpu.label(cmd, label) if not label.endswith(":implicit_barrier") else None
         vk.vkCmdPipelineBarrier(cmd, stage, stage, 0, len(mem), mem or None, len(bufs), bufs or None, 0, None)
         if close_label is not None:
             close_label()
 
     def _submit(self) -> list[CommandTiming]:
-        vk = self.vk
-        if self._cmd is None or not self._recording:
-            return []
-        cmd = self._cmd
-        # make the frame's writes (shaders, graphs) visible to the host before it reads the mapping
-        vk.vkCmdPipelineBarrier(cmd, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, vk.VK_PIPELINE_STAGE_HOST_BIT, 0,
-                                1, [vk.VkMemoryBarrier(srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
-                                                       dstAccessMask=vk.VK_ACCESS_HOST_READ_BIT)], 0, None, 0, None)
-        with _checked("vkEndCommandBuffer"):
-            vk.vkEndCommandBuffer(cmd)
-        self._recording = False
-        with _checked("vkQueueSubmit"):
-            vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cmd])], self.fence)
-        with _checked("vkWaitForFences"):
-            vk.vkWaitForFences(self.handle, 1, [self.fence], vk.VK_TRUE, 0xFFFFFFFFFFFFFFFF)
-            vk.vkResetFences(self.handle, 1, [self.fence])
-        timings = self._read_timestamps() if self._timing else []
-        with _checked("vkResetCommandBuffer"):
-            vk.vkResetCommandBuffer(cmd, 0)
-        return timings
+        return self.gpu.submit()
 
-    def _read_timestamps(self) -> list[CommandTiming]:
-        vk, ffi = self.vk, self.ffi
-        values: list[int] = []
-        remaining = self._queries_used
-        for pool in self._query_pools:
-            n = min(remaining, self._QUERIES_PER_POOL)
-            if n <= 0:
-                break
-            out = ffi.new("uint64_t[]", n)
-            with _checked("vkGetQueryPoolResults"):
-                vk.vkGetQueryPoolResults(self.handle, pool, 0, n, n * 8, out, 8,
-                                         vk.VK_QUERY_RESULT_64_BIT | vk.VK_QUERY_RESULT_WAIT_BIT)
-            values.extend(out[i] for i in range(n))
-            remaining -= n
-        period = self.timestamp_period
-        return [CommandTiming(label, values[2 * i] * period, values[2 * i + 1] * period)
-                for i, label in enumerate(self._labels)]
-
-    # --- teardown ---------------------------------------------------------------------------
     def _close(self) -> None:
-        vk = self.vk
-        # a lost device fails here; what follows still releases every handle (and logs failures)
-        nvk.release("vkDeviceWaitIdle", vk.vkDeviceWaitIdle, self.handle)
-        destroy: list[tuple[str, Any]] = []
-        for p in self._programs:
-            destroy += [("vkDestroyPipeline", p.pipeline), ("vkDestroyPipelineLayout", p.layout),
-                        ("vkDestroyShaderModule", p.module)]
-            if p.fragment_module is not None:
-                destroy.append(("vkDestroyShaderModule", p.fragment_module))
-        destroy += [("vkDestroyDescriptorSetLayout", h) for h in self._layouts.values()]
-        destroy += [("vkDestroyDescriptorPool", h) for h in self._descriptor_pools]
-        destroy += [("vkDestroyQueryPool", h) for h in self._query_pools]
-        for name, h in destroy:
-            nvk.release(name, getattr(vk, name), self.handle, h, None)
-        self._destroy_optical_flows()
-        self._destroy_graph_programs()
-        for b in self._buffers:
-            self._free_buffer(b)
-        self._destroy_images()
-        self._destroy_tensors()
-        nvk.release("vkDestroyPipelineCache", vk.vkDestroyPipelineCache, self.handle, self.pipeline_cache, None)
-        nvk.release("vkDestroyFence", vk.vkDestroyFence, self.handle, self.fence, None)
-        nvk.release("vkDestroyCommandPool", vk.vkDestroyCommandPool, self.handle, self.command_pool, None)
-        nvk.release("vkDestroyDevice", vk.vkDestroyDevice, self.handle, None)
-        self._buffers.clear()
-        self._programs.clear()
-        self._layouts.clear()
-        self._descriptor_pools.clear()
-        self._query_pools.clear()
+        # the parts' objects go after the shared pipelines and before the memory they live in
+        parts: list[Callable[[], None]] = [p.close for p in (self._optical_flows, self._graphs, self._tensors,
+                                                             self._images) if p is not None]
+        self.gpu.close(parts)

@@ -11,33 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernellab.backends.base import SpecConstant
-
-
-@dataclass(frozen=True)
-class GraphConstantSpec:
-    id: int
-    format_value: int
-    shape: tuple[int, ...]
-    data: bytes
-    sparsity_dimension: int | None = None
-
-
-@dataclass(frozen=True)
-class GraphSegmentSpec:
-    """One segment of a VGF sequence, ready to become a pipeline."""
-
-    label: str
-    kind: str                                  # "graph" | "compute"
-    code: bytes                                # SPIR-V
-    entry: str
-    #: (set, binding, descriptor kind) of every resource the segment binds, sets numbered from 0;
-    #: the kind is ``tensor`` or ``storage-buffer`` (a data-graph segment binds tensors only)
-    slots: tuple[tuple[int, int, str], ...]
-    constants: tuple[GraphConstantSpec, ...] = ()
-    dispatch_shape: tuple[int, int, int] = (1, 1, 1)
-    push_constants_size: int = 0
-    specialization: tuple[SpecConstant, ...] = ()
+from kernellab.backends.base import GraphSegmentSpec
 
 
 @dataclass

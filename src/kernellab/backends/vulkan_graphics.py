@@ -14,55 +14,33 @@ attachments.
 """
 from __future__ import annotations
 
-from typing import Any
-from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
 
 from kernellab.backends.base import Buffer, GraphicsProgramSpec, ImageBinding, Program, UnsupportedError
-from kernellab.backends.vkcore import CacheFeedback, VulkanProgram, specialization_info, through_cache
-from kernellab.backends.vulkan_image import VulkanImage
+from kernellab.backends.vkcore import CacheFeedback, VulkanImage, VulkanProgram, specialization_info, through_cache
 from kernellab.native.vk import checked
 from kernellab.vkregistry import vkformat
 
-
-def dynamic_rendering_supported(vk: Any, physical: Any) -> bool:
-    """Whether the device has Vulkan 1.3's ``dynamicRendering`` feature."""
-    try:
-        feature = vk.VkPhysicalDeviceDynamicRenderingFeatures()
-        vk.vkGetPhysicalDeviceFeatures2(physical, vk.VkPhysicalDeviceFeatures2(pNext=feature))
-    except Exception:  # a Vulkan 1.0 driver: no such query, so no such feature
-        return False
-    return bool(feature.dynamicRendering)
+if TYPE_CHECKING:
+    from kernellab.backends.vulkan_device import VulkanDevice
 
 
-class VulkanGraphicsSupport:
-    """Mixed into VulkanBackend; relies on its ``vk``, ``handle``, ``pipeline_cache``, ``options``,
-    ``_programs``, ``_pipeline_layout()``, ``_descriptor_sets()``, ``_bind()``, ``image_view()``,
-    ``_begin()``, ``_label()`` and timestamps."""
+class VulkanGraphics:
+    """The graphics part of the Vulkan backend (:class:`~kernellab.backends.base.GraphicsFeature`):
+    pipelines and draws through the device it is given, whose descriptor sets and program
+    binding the compute dispatches share."""
 
-    vk: Any
-    handle: Any
-    pipeline_cache: Any
-    options: Any
-    _programs: list[VulkanProgram]
-    _labels: list[str]
-    _pipeline_layout: Callable[..., tuple[list[Any], Any, dict[int, tuple[int, ...]]]]
-    _descriptor_sets: Callable[..., list[Any]]
-    _bind: Callable[[Any, VulkanProgram, int, int, list[Any], bytes], None]
-    image_view: Callable[[VulkanImage, int | None], Any]
-    _begin: Callable[[], Any]
-    _label: Callable[[Any, str], Any]
-    _timestamp: Callable[[Any], None]
-
-    @property
-    def _timing(self) -> bool:  # VulkanBackend's: whether commands are timed
-        raise NotImplementedError
+    def __init__(self, gpu: VulkanDevice):
+        self.gpu = gpu
+        self.vk = gpu.vk
 
     @property
     def _graphics_stages(self) -> int:
         return int(self.vk.VK_SHADER_STAGE_VERTEX_BIT | self.vk.VK_SHADER_STAGE_FRAGMENT_BIT)
 
     # --- pipelines -----------------------------------------------------------------------------
-    def _create_graphics_program(self, spec: GraphicsProgramSpec) -> VulkanProgram:
+    def create_graphics_pipeline(self, spec: GraphicsProgramSpec) -> VulkanProgram:
         vk = self.vk
         for part in (spec.vertex, spec.fragment):
             if part.language != "spirv":
@@ -78,21 +56,21 @@ class VulkanGraphicsSupport:
         try:
             for part in (spec.vertex, spec.fragment):
                 with checked(f"vkCreateShaderModule({part.uid})"):
-                    modules.append(vk.vkCreateShaderModule(self.handle, vk.VkShaderModuleCreateInfo(
+                    modules.append(vk.vkCreateShaderModule(self.gpu.handle, vk.VkShaderModuleCreateInfo(
                         codeSize=len(part.code), pCode=part.code), None))
-            set_layouts, layout, set_bindings = self._pipeline_layout(spec.spec, self._graphics_stages)
+            set_layouts, layout, set_bindings = self.gpu.pipeline_layout(spec.spec, self._graphics_stages)
             pipeline = self._graphics_pipeline(spec, modules, layout, formats)
         except BaseException:
             from kernellab.native.vk import release
 
             for module in modules:
-                release("vkDestroyShaderModule", vk.vkDestroyShaderModule, self.handle, module, None)
+                release("vkDestroyShaderModule", vk.vkDestroyShaderModule, self.gpu.handle, module, None)
             if layout is not None:
-                release("vkDestroyPipelineLayout", vk.vkDestroyPipelineLayout, self.handle, layout, None)
+                release("vkDestroyPipelineLayout", vk.vkDestroyPipelineLayout, self.gpu.handle, layout, None)
             raise
         program = VulkanProgram(spec.spec, modules[0], set_layouts, layout, pipeline, set_bindings,
                                 fragment_module=modules[1])
-        self._programs.append(program)
+        self.gpu.add_program(program)
         return program
 
     def _graphics_pipeline(self, spec: GraphicsProgramSpec, modules: Sequence[Any], layout: Any,
@@ -132,16 +110,16 @@ class VulkanGraphicsSupport:
                 pDynamicState=vk.VkPipelineDynamicStateCreateInfo(dynamicStateCount=len(dynamic),
                                                                   pDynamicStates=dynamic),
                 layout=layout, basePipelineIndex=-1)
-            return vk.vkCreateGraphicsPipelines(self.handle, self.pipeline_cache, 1, [info], None)[0]
+            return vk.vkCreateGraphicsPipelines(self.gpu.handle, self.gpu.pipeline_cache, 1, [info], None)[0]
 
-        feedback = CacheFeedback(vk, len(stages)) if self.options.fail_on_pipeline_cache_miss else None
+        feedback = CacheFeedback(vk, len(stages)) if self.gpu.options.fail_on_pipeline_cache_miss else None
         pipeline = through_cache(create, feedback, spec.uid,
                                  f"vkCreateGraphicsPipelines({spec.uid}: {spec.vertex.uid} + {spec.fragment.uid})")
         del keep
         return pipeline
 
     # --- drawing -------------------------------------------------------------------------------
-    def _draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
+    def record_draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
               bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
               barrier: bool) -> None:
         assert isinstance(program, VulkanProgram) and program.fragment_module is not None
@@ -155,16 +133,16 @@ class VulkanGraphicsSupport:
             if image.layout != vk.VK_IMAGE_LAYOUT_GENERAL:
                 raise UnsupportedError(f"image {image.spec.uid!r}: a draw renders into images in the GENERAL "
                                        f"layout; an image barrier left it in layout {image.layout}")
-            views.append(self.image_view(image, a.lod or 0))
-        sets = self._descriptor_sets(program, bindings)
-        cmd = self._begin()
-        close_label = self._label(cmd, label)
-        timing = self._timing
+            views.append(self.gpu.image_view(image, a.lod or 0))
+        sets = self.gpu.descriptor_sets(program, bindings)
+        cmd = self.gpu.begin()
+        close_label = self.gpu.label(cmd, label)
+        timing = self.gpu.timing
         if timing:
-            self._timestamp(cmd)
+            self.gpu.timestamp(cmd)
         self._memory_barrier(cmd, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, self._draw_stages,
                              vk.VK_ACCESS_MEMORY_WRITE_BIT, self._draw_access)
-        self._bind(cmd, program, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self._graphics_stages, sets, push_data)
+        self.gpu.bind_program(cmd, program, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self._graphics_stages, sets, push_data)
         width, height = extent
         area = vk.VkRect2D(offset=vk.VkOffset2D(x=0, y=0), extent=vk.VkExtent2D(width=width, height=height))
         infos = [vk.VkRenderingAttachmentInfo(imageView=view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL,
@@ -182,8 +160,7 @@ class VulkanGraphicsSupport:
             self._memory_barrier(cmd, self._draw_stages, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, self._draw_access,
                                  vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT)
         if timing:
-            self._timestamp(cmd)
-            self._labels.append(label)
+            self.gpu.end_timing(cmd, label)
         close_label()
 
     @property
@@ -205,4 +182,4 @@ class VulkanGraphicsSupport:
                                 0, None, 0, None)
 
 
-__all__ = ["VulkanGraphicsSupport", "dynamic_rendering_supported"]
+__all__ = ["VulkanGraphics"]

@@ -7,15 +7,16 @@ descriptors use the layout an image has when the dispatch is recorded.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from collections.abc import Callable
+
+from kernellab.backends.base import Image, ImageSpec, UnsupportedError
+from kernellab.backends.vkcore import DeviceMemory, VulkanImage
+from kernellab.native.vk import checked, release
 
 if TYPE_CHECKING:
     import numpy as np
 
-from kernellab.backends.base import Image, ImageSpec, UnsupportedError
-from kernellab.native.vk import checked, release
+    from kernellab.backends.vulkan_device import VulkanDevice
 from kernellab.vkregistry import vkformat
 
 #: scenario layout names -> VkImageLayout values (TENSOR_ALIASING is VK_ARM_tensors')
@@ -24,55 +25,26 @@ LAYOUTS = {"UNDEFINED": 0, "GENERAL": 1, "TENSOR_ALIASING": 1000460000}
 TENSOR_ALIASING_USAGE = 0x800000
 
 
-@dataclass
-class VulkanImage(Image):
-    spec: ImageSpec
-    handle: Any
-    memory: Any
-    vk_format: int
-    texel_size: int
-    integer: bool
-    sampler: Any = None
-    #: None -> the view of every mip level; N -> the view of level N
-    views: dict[int | None, Any] = field(default_factory=dict)
-    layout: int = 0
-    #: False when the image lives in memory shared with other resources (a memory group)
-    owns_memory: bool = True
+class VulkanImages:
+    """The image part of the Vulkan backend (:class:`~kernellab.backends.base.ImageFeature`):
+    works through the device it is given."""
 
-    def extent(self, level: int) -> tuple[int, int]:
-        return max(self.spec.width >> level, 1), max(self.spec.height >> level, 1)
-
-    def level_size(self, level: int) -> int:
-        w, h = self.extent(level)
-        return w * h * self.texel_size
-
-
-class VulkanImageSupport:
-    """Mixed into VulkanBackend; relies on its ``vk``, ``ffi``, ``handle``, ``physical``, ``queue``,
-    ``command_pool``, ``_begin()`` and ``_staging()``."""
-
-    vk: Any
-    ffi: Any
-    handle: Any
-    physical: Any
-    queue: Any
-    command_pool: Any
-    custom_border_color: bool
-    _images: list[VulkanImage]
-    _begin: Callable[[], Any]
-    _staging: Callable[[int], Any]
+    def __init__(self, gpu: VulkanDevice):
+        self.gpu = gpu
+        self.vk = gpu.vk
+        self._created: list[VulkanImage] = []
 
     # --- creation ------------------------------------------------------------------------------
-    def _alloc_image(self, spec: ImageSpec) -> VulkanImage:
-        handle, req, info = self._create_image_unbound(spec)
+    def create_image(self, spec: ImageSpec) -> VulkanImage:
+        handle, req, info = self.create_image_unbound(spec)
         vk = self.vk
         mtype = self._image_memory_type(req.memoryTypeBits)
         with checked(f"vkAllocateMemory({spec.uid}, {req.size} bytes)"):
-            memory = vk.vkAllocateMemory(self.handle, vk.VkMemoryAllocateInfo(allocationSize=req.size,
+            memory = vk.vkAllocateMemory(self.gpu.handle, vk.VkMemoryAllocateInfo(allocationSize=req.size,
                                                                              memoryTypeIndex=mtype), None)
-        return self._finish_image(spec, handle, info, memory, 0)
+        return self.finish_image(spec, handle, info, memory, 0)
 
-    def _create_image_unbound(self, spec: ImageSpec) -> tuple[Any, Any, Any]:
+    def create_image_unbound(self, spec: ImageSpec) -> tuple[Any, Any, Any]:
         """The VkImage without memory, its memory requirements, and its format's facts."""
         vk = self.vk
         info = vkformat.lookup(spec.format)
@@ -93,7 +65,7 @@ class VulkanImageSupport:
             features |= vk.VK_FORMAT_FEATURE_BLIT_SRC_BIT | vk.VK_FORMAT_FEATURE_BLIT_DST_BIT
         if spec.tensor_aliasing:
             usage |= TENSOR_ALIASING_USAGE
-        props = vk.vkGetPhysicalDeviceFormatProperties(self.physical, info.value)
+        props = vk.vkGetPhysicalDeviceFormatProperties(self.gpu.physical, info.value)
         linear_ok = props.linearTilingFeatures & features == features
         optimal_ok = props.optimalTilingFeatures & features == features
         if spec.tiling == "LINEAR" and not linear_ok or spec.tiling == "OPTIMAL" and not optimal_ok:
@@ -115,29 +87,27 @@ class VulkanImageSupport:
                                       tiling=tiling, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
                                       initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED)
         with checked(f"vkCreateImage({spec.uid}, {spec.format} {spec.width}x{spec.height})"):
-            handle = vk.vkCreateImage(self.handle, create, None)
-        return handle, vk.vkGetImageMemoryRequirements(self.handle, handle), info
+            handle = vk.vkCreateImage(self.gpu.handle, create, None)
+        return handle, vk.vkGetImageMemoryRequirements(self.gpu.handle, handle), info
 
-    def _finish_image(self, spec: ImageSpec, handle: Any, info: Any, memory: Any, offset: int) -> VulkanImage:
+    def finish_image(self, spec: ImageSpec, handle: Any, info: Any, memory: Any, offset: int) -> VulkanImage:
         """Bind ``memory`` (a VkDeviceMemory of the image's own, or a shared DeviceMemory) and set the image up."""
         vk = self.vk
-        from kernellab.backends.vulkan_tensor import DeviceMemory
-
         owns = not isinstance(memory, DeviceMemory)
         with checked("vkBindImageMemory"):
-            vk.vkBindImageMemory(self.handle, handle, memory if owns else memory.handle, offset)
+            vk.vkBindImageMemory(self.gpu.handle, handle, memory if owns else memory.handle, offset)
         image = VulkanImage(spec, handle, memory if owns else memory.handle, info.value, info.texel_size,
                             info.is_integer, owns_memory=owns)
-        self._images.append(image)
+        self._created.append(image)
         if spec.sampled:
             image.sampler = self._create_sampler(image)
         # every image starts defined (zeros) and in GENERAL, like a buffer starts zeroed
-        self._one_shot(lambda cmd: self._clear(cmd, image))
+        self.gpu.one_shot(lambda cmd: self._clear(cmd, image))
         return image
 
     def _image_memory_type(self, bits: int) -> int:
         vk = self.vk
-        mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
+        mp = vk.vkGetPhysicalDeviceMemoryProperties(self.gpu.physical)
         candidates = [i for i in range(mp.memoryTypeCount) if bits & (1 << i)]
         local = [i for i in candidates if mp.memoryTypes[i].propertyFlags & vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT]
         return (local or candidates)[0]
@@ -156,11 +126,11 @@ class VulkanImageSupport:
                   "FLOAT_CUSTOM_EXT": 1000287003, "INT_CUSTOM_EXT": 1000287004}
         next_struct = None
         if s.border_color.endswith("CUSTOM_EXT"):
-            if not self.custom_border_color:
+            if not self.gpu.custom_border_color:
                 raise UnsupportedError(f"image {image.spec.uid!r}: custom border colors need "
                                        f"VK_EXT_custom_border_color, which this device lacks")
             key = "float32" if s.border_color.startswith("FLOAT") else "int32"
-            value = self.ffi.new("VkClearColorValue*", {key: list(s.custom_border_color or (0, 0, 0, 0))})[0]
+            value = self.gpu.ffi.new("VkClearColorValue*", {key: list(s.custom_border_color or (0, 0, 0, 0))})[0]
             next_struct = vk.VkSamplerCustomBorderColorCreateInfoEXT(customBorderColor=value, format=image.vk_format)
         mode = modes[s.address_mode]
         info = vk.VkSamplerCreateInfo(pNext=next_struct, magFilter=filters[s.mag_filter],
@@ -169,28 +139,9 @@ class VulkanImageSupport:
                                       addressModeW=mode, maxAnisotropy=1.0, compareOp=vk.VK_COMPARE_OP_NEVER,
                                       minLod=0.0, maxLod=float(image.spec.mips - 1), borderColor=colors[s.border_color])
         with checked(f"vkCreateSampler({image.spec.uid})"):
-            return vk.vkCreateSampler(self.handle, info, None)
-
-    def image_view(self, image: VulkanImage, lod: int | None) -> Any:
-        """The view a descriptor uses: one level, or (lod None) every level."""
-        if lod is not None and not 0 <= lod < image.spec.mips:
-            raise UnsupportedError(f"image {image.spec.uid!r}: lod {lod} but it has {image.spec.mips} mip levels")
-        if lod not in image.views:
-            vk = self.vk
-            base, count = (0, image.spec.mips) if lod is None else (lod, 1)
-            info = vk.VkImageViewCreateInfo(image=image.handle, viewType=vk.VK_IMAGE_VIEW_TYPE_2D,
-                                            format=image.vk_format, components=vk.VkComponentMapping(),
-                                            subresourceRange=self._range(base, count))
-            with checked(f"vkCreateImageView({image.spec.uid}, lod {lod})"):
-                image.views[lod] = vk.vkCreateImageView(self.handle, info, None)
-        return image.views[lod]
+            return vk.vkCreateSampler(self.gpu.handle, info, None)
 
     # --- transfers -----------------------------------------------------------------------------
-    def _range(self, base_mip: int = 0, levels: int = 1, base_layer: int = 0, layers: int = 1) -> Any:
-        vk = self.vk
-        return vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, baseMipLevel=base_mip,
-                                          levelCount=levels, baseArrayLayer=base_layer, layerCount=layers)
-
     def _layers(self, level: int) -> Any:
         vk = self.vk
         return vk.VkImageSubresourceLayers(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=level,
@@ -202,7 +153,7 @@ class VulkanImageSupport:
         barrier = vk.VkImageMemoryBarrier(srcAccessMask=src_access, dstAccessMask=dst_access, oldLayout=old,
                                           newLayout=new, srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
                                           dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED, image=image.handle,
-                                          subresourceRange=self._range(base_mip, levels or image.spec.mips))
+                                          subresourceRange=self.gpu.color_range(base_mip, levels or image.spec.mips))
         vk.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 0, None, 0, None, 1, [barrier])
 
     def _clear(self, cmd: Any, image: VulkanImage) -> None:
@@ -210,9 +161,9 @@ class VulkanImageSupport:
         self._transition(cmd, image, vk.VK_IMAGE_LAYOUT_UNDEFINED, vk.VK_IMAGE_LAYOUT_GENERAL, 0,
                          vk.VK_ACCESS_TRANSFER_WRITE_BIT, vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
                          vk.VK_PIPELINE_STAGE_TRANSFER_BIT)
-        zero = self.ffi.new("VkClearColorValue*")
+        zero = self.gpu.ffi.new("VkClearColorValue*")
         vk.vkCmdClearColorImage(cmd, image.handle, vk.VK_IMAGE_LAYOUT_GENERAL, zero, 1,
-                                [self._range(0, image.spec.mips)])
+                                [self.gpu.color_range(0, image.spec.mips)])
         self._after_transfer(cmd, image)
         image.layout = vk.VK_IMAGE_LAYOUT_GENERAL
 
@@ -224,14 +175,14 @@ class VulkanImageSupport:
                          vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
                          vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | vk.VK_PIPELINE_STAGE_TRANSFER_BIT)
 
-    def _write_image(self, image: Image, data: memoryview, levels: int) -> None:
+    def upload_image(self, image: Image, data: memoryview, levels: int) -> None:
         assert isinstance(image, VulkanImage)
         vk = self.vk
         sizes = [image.level_size(i) for i in range(levels)]
         if data.nbytes != sum(sizes):
             raise ValueError(f"image {image.spec.uid!r}: {data.nbytes} bytes given for {levels} mip levels "
                              f"of {sum(sizes)} bytes")
-        staging = self._staging(data.nbytes)
+        staging = self.gpu.staging(data.nbytes)
         staging.view[:] = data
 
         def record(cmd: Any) -> None:
@@ -256,9 +207,9 @@ class VulkanImageSupport:
             image.layout = general
 
         try:
-            self._one_shot(record)
+            self.gpu.one_shot(record)
         finally:
-            self._free_staging(staging)
+            self.gpu.free_buffer(staging)
 
     def _downsample(self, cmd: Any, image: VulkanImage, level: int) -> None:
         """Fill mip ``level`` from ``level - 1`` with a blit (linear for float/normalized formats)."""
@@ -278,11 +229,11 @@ class VulkanImageSupport:
                          vk.VK_ACCESS_TRANSFER_READ_BIT, vk.VK_ACCESS_TRANSFER_WRITE_BIT,
                          vk.VK_PIPELINE_STAGE_TRANSFER_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT, level - 1, 1)
 
-    def _read_image(self, image: Image, level: int) -> np.ndarray:
+    def download_image(self, image: Image, level: int) -> np.ndarray:
         assert isinstance(image, VulkanImage)
         vk = self.vk
         w, h = image.extent(level)
-        staging = self._staging(image.level_size(level))
+        staging = self.gpu.staging(image.level_size(level))
 
         def record(cmd: Any) -> None:
             layout = image.layout if image.layout == vk.VK_IMAGE_LAYOUT_GENERAL else vk.VK_IMAGE_LAYOUT_GENERAL
@@ -300,58 +251,35 @@ class VulkanImageSupport:
             image.layout = layout
 
         try:
-            self._one_shot(record)
+            self.gpu.one_shot(record)
             return staging.array.copy()
         finally:
-            self._free_staging(staging)
+            self.gpu.free_buffer(staging)
 
-    def _image_barrier(self, image: Image, old_layout: str, new_layout: str, base_mip: int, level_count: int,
+    def record_image_barrier(self, image: Image, old_layout: str, new_layout: str, base_mip: int, level_count: int,
                        base_layer: int, layer_count: int) -> None:
         assert isinstance(image, VulkanImage)
         vk = self.vk
-        cmd = self._begin()
+        cmd = self.gpu.begin()
         access = vk.VK_ACCESS_SHADER_READ_BIT | vk.VK_ACCESS_SHADER_WRITE_BIT
         barrier = vk.VkImageMemoryBarrier(srcAccessMask=access, dstAccessMask=access, oldLayout=LAYOUTS[old_layout],
                                           newLayout=LAYOUTS[new_layout], srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
                                           dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED, image=image.handle,
-                                          subresourceRange=self._range(base_mip, level_count, base_layer, layer_count))
+                                          subresourceRange=self.gpu.color_range(base_mip, level_count, base_layer, layer_count))
         vk.vkCmdPipelineBarrier(cmd, vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                                 0, 0, None, 0, None, 1, [barrier])
         image.layout = LAYOUTS[new_layout]
 
-    # --- helpers -------------------------------------------------------------------------------
-    def _one_shot(self, record: Callable[[Any], None]) -> None:
-        """Record and run a command buffer now, outside the current frame, and wait for it."""
+    def close(self) -> None:
+        """Destroy every image (the device frees shared memory they were bound into)."""
         vk = self.vk
-        with checked("vkAllocateCommandBuffers"):
-            cmd = vk.vkAllocateCommandBuffers(self.handle, vk.VkCommandBufferAllocateInfo(
-                commandPool=self.command_pool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
-        fence = None
-        try:
-            begin = vk.VkCommandBufferBeginInfo(flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)
-            vk.vkBeginCommandBuffer(cmd, begin)
-            record(cmd)
-            vk.vkEndCommandBuffer(cmd)
-            with checked("vkCreateFence"):
-                fence = vk.vkCreateFence(self.handle, vk.VkFenceCreateInfo(), None)
-            with checked("vkQueueSubmit"):
-                vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cmd])], fence)
-            with checked("vkWaitForFences"):
-                vk.vkWaitForFences(self.handle, 1, [fence], vk.VK_TRUE, 0xFFFFFFFFFFFFFFFF)
-        finally:
-            if fence is not None:
-                release("vkDestroyFence", vk.vkDestroyFence, self.handle, fence, None)
-            release("vkFreeCommandBuffers", vk.vkFreeCommandBuffers, self.handle, self.command_pool, 1, [cmd])
-
-    def _destroy_images(self) -> None:
-        vk = self.vk
-        for image in self._images:
+        for image in self._created:
             uid = image.spec.uid
             for view in image.views.values():
-                release(f"vkDestroyImageView({uid})", vk.vkDestroyImageView, self.handle, view, None)
+                release(f"vkDestroyImageView({uid})", vk.vkDestroyImageView, self.gpu.handle, view, None)
             if image.sampler is not None:
-                release(f"vkDestroySampler({uid})", vk.vkDestroySampler, self.handle, image.sampler, None)
-            release(f"vkDestroyImage({uid})", vk.vkDestroyImage, self.handle, image.handle, None)
+                release(f"vkDestroySampler({uid})", vk.vkDestroySampler, self.gpu.handle, image.sampler, None)
+            release(f"vkDestroyImage({uid})", vk.vkDestroyImage, self.gpu.handle, image.handle, None)
             if image.owns_memory:
-                release(f"vkFreeMemory({uid})", vk.vkFreeMemory, self.handle, image.memory, None)
-        self._images.clear()
+                release(f"vkFreeMemory({uid})", vk.vkFreeMemory, self.gpu.handle, image.memory, None)
+        self._created.clear()

@@ -1,30 +1,36 @@
-"""Tensors (VK_ARM_tensors) and graph segments (VK_ARM_data_graph) for the Vulkan backend: the
-methods VulkanBackend mixes in. Their data types live in :mod:`kernellab.backends.vulkan_tensor`
-and :mod:`kernellab.backends.vulkan_graph`, imported when first used, so a buffer-only run does
-not pay for them (nor for the ARM declarations in :mod:`kernellab.backends.vulkan_arm`).
+"""Tensors (VK_ARM_tensors), memory groups and graph segments (VK_ARM_data_graph): two parts of
+the Vulkan backend, :class:`VulkanTensors` and :class:`VulkanGraphs`, each given the device
+(:class:`~kernellab.backends.vulkan_device.VulkanDevice`) it works through. The backend makes them
+on first use, so a buffer-only run imports neither this module nor NumPy (nor the ARM
+declarations in :mod:`kernellab.backends.vulkan_arm`).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kernellab.backends.base import ImageSpec, UnsupportedError
-from kernellab.backends.vkcore import (CacheFeedback, create_compute_pipeline, release_data_graph_program,
-                                       specialization_info, through_cache)
+from kernellab.backends.base import (AlignmentError, Buffer, BufferSpec, GraphSegment, GraphSegmentSpec, Image,
+                                     ImageSpec, Tensor, TensorSpec, UnsupportedError)
+from kernellab.backends.vkcore import (CacheFeedback, DeviceMemory, create_compute_pipeline,
+                                       release_data_graph_program, specialization_info, through_cache)
+from kernellab.backends.vulkan_device import VulkanBuffer
+from kernellab.backends.vulkan_graph import GraphSegmentProgram
+from kernellab.backends.vulkan_tensor import VulkanTensor
 from kernellab.native.vk import checked, release
-from kernellab.errors import DeviceError
 
-if TYPE_CHECKING:  # NumPy only once tensors are used: a run of buffers starts without it
+if TYPE_CHECKING:
     import numpy as np
 
-    from kernellab.backends.vulkan_graph import GraphSegmentProgram, GraphSegmentSpec
-    from kernellab.backends.vulkan_tensor import (
-        BufferSpec,
-        DeviceMemory,
-        TensorSpec,
-        VulkanTensor,
-    )
+    from kernellab.backends.vulkan_device import VulkanDevice
+    from kernellab.backends.vulkan_image import VulkanImages
+
+
+def _own(tensor: Tensor | Buffer) -> VulkanTensor:
+    """The Vulkan tensor behind a contract's :class:`~kernellab.backends.base.Tensor` (a slot of
+    kind ``tensor`` holds one)."""
+    assert isinstance(tensor, VulkanTensor), f"not a Vulkan tensor: {tensor!r}"
+    return tensor
 
 
 @dataclass
@@ -40,62 +46,20 @@ class _Unbound:
     extra_offset: int = 0
 
 
-class VulkanTensorSupport:
-    """Mixed into VulkanBackend; relies on its ``vk``, ``ffi``, ``handle``, ``physical``,
-    ``_begin()`` and ``_one_shot()``, and on ``tensors_enabled`` (the device was created with
-    VK_ARM_tensors)."""
+class VulkanTensors:
+    """The tensor part of the Vulkan backend (:class:`~kernellab.backends.base.TensorFeature`, and
+    :class:`~kernellab.backends.base.MemoryGroupFeature`: a group may hold tensors, images and
+    buffers), working through the device it is given and, for grouped images, the image part."""
 
-    vk: Any
-    ffi: Any
-    handle: Any
-    physical: Any
-    tensors_enabled: bool
-    _begin: Callable[[], Any]
-    _one_shot: Callable[[Callable[[Any], None]], None]
+    def __init__(self, gpu: VulkanDevice, images: VulkanImages):
+        self.gpu = gpu
+        self.vk = gpu.vk
+        self.images = images
+        self._tensors: list[VulkanTensor] = []
 
-    # --- plumbing ------------------------------------------------------------------------------
     @property
     def arm(self) -> Any:
-        dev = getattr(self, "_arm_device", None)
-        if dev is None:
-            if not getattr(self, "tensors_enabled", False):
-                raise UnsupportedError("tensors and graphs need a device opened with VK_ARM_tensors "
-                                       "(BackendOptions(ml=True))")
-            from kernellab.backends import vulkan_arm as va
-
-            dev = va.ArmDevice(self.handle)
-            self._arm_device = dev
-        return dev
-
-    def _tensor_state(self) -> tuple[list[VulkanTensor], list[DeviceMemory]]:
-        if not hasattr(self, "_tensors"):
-            self._tensors: list[VulkanTensor] = []
-            self._shared_memories: list[DeviceMemory] = []
-        return self._tensors, self._shared_memories
-
-    def host_memory(self, size: int, type_bits: int, what: str) -> DeviceMemory:
-        """Host-visible coherent memory of a type in ``type_bits``, mapped (device-local preferred)."""
-        import numpy as np
-
-        from kernellab.backends.vulkan_tensor import DeviceMemory
-
-        vk = self.vk
-        mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
-        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-        candidates = [i for i in range(mp.memoryTypeCount)
-                      if type_bits & (1 << i) and mp.memoryTypes[i].propertyFlags & want == want]
-        if not candidates:
-            raise DeviceError(f"{what}: no host-visible coherent memory type fits (memoryTypeBits {type_bits:#x})")
-        local = [i for i in candidates if mp.memoryTypes[i].propertyFlags & vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT]
-        index = (local or candidates)[0]
-        with checked(f"vkAllocateMemory({what}, {size} bytes)"):
-            handle = vk.vkAllocateMemory(self.handle, vk.VkMemoryAllocateInfo(allocationSize=size,
-                                                                              memoryTypeIndex=index), None)
-        with checked("vkMapMemory"):
-            mapping = vk.vkMapMemory(self.handle, handle, 0, size, 0)
-        mem = DeviceMemory(handle, size, mapping, np.frombuffer(mapping, np.uint8, count=size))
-        self._tensor_state()[1].append(mem)
-        return mem
+        return self.gpu.arm
 
     # --- tensors -------------------------------------------------------------------------------
     def create_tensor(self, spec: TensorSpec) -> VulkanTensor:
@@ -116,7 +80,7 @@ class VulkanTensorSupport:
                                               strides=list(spec.strides) if spec.strides else None)
         size, align, bits = self.arm.tensor_memory_requirements(handle)
         tensor = VulkanTensor(spec, handle, fmt, size, align, bits, keep)
-        self._tensor_state()[0].append(tensor)
+        self._tensors.append(tensor)
         return tensor
 
     def bind_tensor(self, tensor: VulkanTensor, memory: DeviceMemory, offset: int = 0) -> None:
@@ -131,17 +95,18 @@ class VulkanTensorSupport:
         """A tensor in memory of its own, zero-filled (Arm's runner starts tensors at zero) unless
         ``zero`` is False (the caller writes every element next)."""
         tensor = self.create_tensor(spec)
-        memory = self.host_memory(max(tensor.size, 1), tensor.memory_type_bits, f"tensor {spec.uid}")
+        memory = self.gpu.host_memory(max(tensor.size, 1), tensor.memory_type_bits, f"tensor {spec.uid}")
         if zero or not tensor.linear:
             memory.array.fill(0)
         self.bind_tensor(tensor, memory, 0)
         tensor.owns_memory = True
         return tensor
 
-    def write_tensor(self, tensor: VulkanTensor, data: np.ndarray) -> None:
+    def write_tensor(self, tensor: Tensor, data: np.ndarray) -> None:
         """Set the tensor's elements from an array of its dims (any dtype of the element's size)."""
         import numpy as np
 
+        tensor = _own(tensor)
         want = tuple(int(d) for d in tensor.spec.dims)
         values = np.ascontiguousarray(data).reshape(want)
         dtype = np.dtype(tensor.fmt.dtype)
@@ -154,35 +119,35 @@ class VulkanTensorSupport:
         staging = self._staging_tensor(tensor)
         try:
             staging.elements()[...] = values
-            self._one_shot(lambda cmd: self._copy_tensor(cmd, staging, tensor))
+            self.gpu.one_shot(lambda cmd: self._copy_tensor(cmd, staging, tensor))
         finally:
             self._free_tensor(staging)
 
-    def read_tensor(self, tensor: VulkanTensor) -> np.ndarray:
+    def read_tensor(self, tensor: Tensor) -> np.ndarray:
         """The elements as a contiguous array shaped by dims (a copy)."""
         import numpy as np
 
+        tensor = _own(tensor)
         if tensor.linear:
             return np.ascontiguousarray(tensor.elements()).copy()
         staging = self._staging_tensor(tensor)
         try:
-            self._one_shot(lambda cmd: self._copy_tensor(cmd, tensor, staging))
+            self.gpu.one_shot(lambda cmd: self._copy_tensor(cmd, tensor, staging))
             return np.ascontiguousarray(staging.elements()).copy()
         finally:
             self._free_tensor(staging)
 
-    def tensor_view_array(self, tensor: VulkanTensor) -> np.ndarray | None:
+    def tensor_view_array(self, tensor: Tensor) -> np.ndarray | None:
         """The mapped elements of a packed LINEAR tensor as flat bytes (files read straight into it)."""
         import numpy as np
 
+        tensor = _own(tensor)
         if not tensor.linear or tensor.spec.strides or tensor.memory is None:
             return None
         n = int(np.prod(tensor.spec.dims, dtype=np.int64)) * tensor.fmt.texel_size
         return tensor.memory.array[tensor.offset:tensor.offset + n]
 
     def _staging_tensor(self, tensor: VulkanTensor) -> VulkanTensor:
-        from kernellab.backends.vulkan_tensor import TensorSpec
-
         spec = TensorSpec(f"{tensor.spec.uid}/staging", tensor.spec.format, tensor.spec.dims, "LINEAR")
         return self.alloc_tensor(spec)
 
@@ -199,12 +164,10 @@ class VulkanTensorSupport:
                                                        | vk.VK_ACCESS_HOST_READ_BIT)], 0, None, 0, None)
 
     def _free_tensor(self, tensor: VulkanTensor) -> None:
-        tensors, memories = self._tensor_state()
         self._destroy_tensor_handles(tensor)
         if tensor.owns_memory and tensor.memory is not None:
-            self._free_memory(tensor.memory)
-            memories.remove(tensor.memory)
-        tensors.remove(tensor)
+            self.gpu.free_memory(tensor.memory)
+        self._tensors.remove(tensor)
 
     def _destroy_tensor_handles(self, tensor: VulkanTensor) -> None:
         uid = tensor.spec.uid
@@ -212,24 +175,15 @@ class VulkanTensorSupport:
             release(f"vkDestroyTensorViewARM({uid})", self.arm.destroy_tensor_view, tensor.view)
         release(f"vkDestroyTensorARM({uid})", self.arm.destroy_tensor, tensor.handle)
 
-    def _free_memory(self, mem: DeviceMemory) -> None:
-        import numpy as np
-
-        mem.array = np.empty(0, np.uint8)
-        mem.mapping = None
-        release("vkUnmapMemory", self.vk.vkUnmapMemory, self.handle, mem.handle)
-        release("vkFreeMemory", self.vk.vkFreeMemory, self.handle, mem.handle, None)
-
     # --- memory shared by several resources -----------------------------------------------------
-    def alloc_group(self, members: Sequence[tuple[BufferSpec | ImageSpec | TensorSpec, int]]) -> list[Any]:
+    def alloc_group(self, members: Sequence[tuple[BufferSpec | ImageSpec | TensorSpec, int]]
+                    ) -> list[Buffer | Image | Tensor]:
         """Create resources bound into one allocation at their byte offsets (a ``memory_group``).
 
         Images are created first, so a tensor viewing one (``alias_image``) can take its row pitch;
         the allocation is host-visible, zeroed, and as large as the furthest member end. Raises
         :class:`AlignmentError` (with the member's index) when the device cannot bind at an offset.
         """
-        from kernellab.backends.vulkan_tensor import AlignmentError
-
         unbound: list[_Unbound | None] = [None] * len(members)
         try:
             self._create_unbound(members, unbound)
@@ -250,31 +204,31 @@ class VulkanTensorSupport:
                 if u is not None:
                     self._destroy_unbound(u)
             raise
-        memory = self.host_memory(end, bits, "memory group " + "+".join(m[0].uid for m in members))
+        memory = self.gpu.host_memory(end, bits, "memory group " + "+".join(m[0].uid for m in members))
         memory.array.fill(0)
-        out: list[Any] = []
+        out: list[Buffer | Image | Tensor] = []
         for (spec, offset), u in zip(members, unbound):
             assert u is not None
             if u.kind == "tensor":
                 self.bind_tensor(u.obj, memory, offset + u.extra_offset)
                 out.append(u.obj)
             elif u.kind == "image":
-                out.append(self._finish_image(spec, u.obj[0], u.obj[1], memory, offset))  # type: ignore[attr-defined]
+                assert isinstance(spec, ImageSpec)
+                out.append(self.images.finish_image(spec, u.obj[0], u.obj[1], memory, offset))
             else:
-                out.append(self._bind_buffer(u.obj, memory, offset, spec))  # type: ignore[attr-defined]
+                assert isinstance(spec, BufferSpec)
+                out.append(self.gpu.bind_buffer(u.obj, memory, offset, spec))
         return out
 
     def _create_unbound(self, members: Sequence[tuple[BufferSpec | ImageSpec | TensorSpec, int]],
                         unbound: list[_Unbound | None]) -> None:
         """Fill ``unbound`` (by member index) with the members' objects, images first; what is
         created is in the list even when a later member fails, so the caller can destroy it."""
-        from kernellab.backends.vulkan_tensor import TensorSpec
-
         images: dict[str, tuple[Any, Any]] = {}
         for i in sorted(range(len(members)), key=lambda i: not isinstance(members[i][0], ImageSpec)):
             spec = members[i][0]
             if isinstance(spec, ImageSpec):
-                handle, req, info = self._create_image_unbound(spec)  # type: ignore[attr-defined]
+                handle, req, info = self.images.create_image_unbound(spec)
                 images[spec.uid] = (handle, info)
                 unbound[i] = _Unbound("image", (handle, info), int(req.size), int(req.alignment),
                                       int(req.memoryTypeBits))
@@ -286,16 +240,16 @@ class VulkanTensorSupport:
                 t = self.create_tensor(spec)
                 unbound[i] = _Unbound("tensor", t, t.size, t.alignment, t.memory_type_bits, extra)
             else:
-                handle, req = self._create_buffer_handle(spec.size, spec.uid)  # type: ignore[attr-defined]
+                handle, req = self.gpu.create_buffer_handle(spec.size, spec.uid)
                 unbound[i] = _Unbound("buffer", handle, int(req.size), int(req.alignment), int(req.memoryTypeBits))
 
     def _destroy_unbound(self, u: _Unbound) -> None:
         if u.kind == "tensor":
             self._free_tensor(u.obj)
         elif u.kind == "image":
-            release("vkDestroyImage", self.vk.vkDestroyImage, self.handle, u.obj[0], None)
+            release("vkDestroyImage", self.vk.vkDestroyImage, self.gpu.handle, u.obj[0], None)
         else:
-            release("vkDestroyBuffer", self.vk.vkDestroyBuffer, self.handle, u.obj, None)
+            release("vkDestroyBuffer", self.vk.vkDestroyBuffer, self.gpu.handle, u.obj, None)
 
     def _alias_strides(self, spec: TensorSpec, image: tuple[Any, Any]) -> tuple[tuple[int, ...], int]:
         """Strides of a LINEAR tensor viewing a LINEAR image, as Arm's runner sets them, and the
@@ -304,7 +258,7 @@ class VulkanTensorSupport:
 
         vk = self.vk
         handle, _ = image
-        layout = vk.vkGetImageSubresourceLayout(self.handle, handle, vk.VkImageSubresource(
+        layout = vk.vkGetImageSubresourceLayout(self.gpu.handle, handle, vk.VkImageSubresource(
             aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, arrayLayer=0))
         fmt = vkformat.lookup(spec.format)
         assert fmt is not None
@@ -316,59 +270,41 @@ class VulkanTensorSupport:
         return tuple(strides[-len(spec.dims):]), int(layout.offset)
 
     # --- commands ------------------------------------------------------------------------------
-    def tensor_barrier(self, barriers: Sequence[tuple[VulkanTensor, Sequence[str], str, Sequence[str], str]]) -> None:
+    def tensor_barrier(self, barriers: Sequence[tuple[Tensor, Sequence[str], str, Sequence[str], str]]) -> None:
         """Record tensor memory barriers: (tensor, src stages, src access, dst stages, dst access),
         in the scenario's names (``COMPUTE``, ``ACCESS_COMPUTE_SHADER_WRITE``...)."""
         from kernellab.backends import vulkan_arm as va
         from kernellab.backends.vulkan_tensor import access_mask, stage_mask
 
-        items = [(t.handle, stage_mask(ss), access_mask([sa]), stage_mask(ds), access_mask([da]))
+        items = [(_own(t).handle, stage_mask(ss), access_mask([sa]), stage_mask(ds), access_mask([da]))
                  for t, ss, sa, ds, da in barriers]
         if not items:
             return
-        cmd = self._begin()
+        cmd = self.gpu.begin()
         pnext, keep = va.tensor_dependency_info(items)
         self.vk.vkCmdPipelineBarrier2(cmd, self.vk.VkDependencyInfo(pNext=pnext))
         del keep
 
-    def tensor_descriptor_write(self, dset: Any, binding: int, tensor: VulkanTensor) -> tuple[Any, list[Any]]:
-        """A ``VkWriteDescriptorSet`` of one tensor, and cdata to keep until the update is done."""
-        from kernellab.backends import vulkan_arm as va
-
-        pnext, keep = va.tensor_descriptor_write([tensor.view])
-        write = self.vk.VkWriteDescriptorSet(pNext=pnext, dstSet=dset, dstBinding=binding, descriptorCount=1,
-                                             descriptorType=va.const("VK_DESCRIPTOR_TYPE_TENSOR_ARM"))
-        return write, keep
-
-    def _destroy_tensors(self) -> None:
-        if not hasattr(self, "_tensors"):
-            return
-        tensors, memories = self._tensor_state()
-        for t in list(tensors):
+    def close(self) -> None:
+        """Destroy every tensor (the device frees the memory they were bound into)."""
+        for t in self._tensors:
             self._destroy_tensor_handles(t)
-        tensors.clear()
-        for mem in memories:
-            self._free_memory(mem)
-        memories.clear()
+        self._tensors.clear()
 
 
-class VulkanGraphSupport:
-    """Mixed into VulkanBackend after :class:`VulkanTensorSupport`."""
+class VulkanGraphs:
+    """The graph part of the Vulkan backend (:class:`~kernellab.backends.base.GraphFeature`)."""
 
-    vk: Any
-    ffi: Any
-    handle: Any
-    pipeline_cache: Any
-    arm: Any
-    _begin: Callable[[], Any]
+    def __init__(self, gpu: VulkanDevice):
+        self.gpu = gpu
+        self.vk = gpu.vk
+        self._programs: list[GraphSegmentProgram] = []
 
     @property
-    def _timing(self) -> bool:  # VulkanBackend's: whether commands are timed
-        raise NotImplementedError
-    _timestamp: Callable[[Any], None]
-    _labels: list[str]
+    def arm(self) -> Any:
+        return self.gpu.arm
 
-    def create_graph_segment(self, spec: GraphSegmentSpec, resources: dict[tuple[int, int], Any]
+    def create_graph_segment(self, spec: GraphSegmentSpec, resources: Mapping[tuple[int, int], Tensor | Buffer]
                              ) -> GraphSegmentProgram:
         """A segment's pipeline with its descriptor sets written: ``resources`` maps each slot's
         (set, binding) to a :class:`VulkanTensor` (kind ``tensor``) or a buffer (``storage-buffer``)."""
@@ -387,23 +323,22 @@ class VulkanGraphSupport:
         for s, b, kind in spec.slots:
             by_set.setdefault(s, []).append((b, kind))
         n_sets = max(by_set) + 1 if by_set else 0
-        programs: list[GraphSegmentProgram] = self.__dict__.setdefault("_graph_programs", [])
         set_layouts = []
         for s in range(n_sets):
             entries = [vk.VkDescriptorSetLayoutBinding(binding=b, descriptorType=types[kind], descriptorCount=1,
                                                        stageFlags=vk.VK_SHADER_STAGE_ALL)
                        for b, kind in sorted(by_set.get(s, []))]
             with checked(f"vkCreateDescriptorSetLayout({spec.label})"):
-                set_layouts.append(vk.vkCreateDescriptorSetLayout(self.handle, vk.VkDescriptorSetLayoutCreateInfo(
+                set_layouts.append(vk.vkCreateDescriptorSetLayout(self.gpu.handle, vk.VkDescriptorSetLayoutCreateInfo(
                     bindingCount=len(entries), pBindings=entries or None), None))
         ranges = [vk.VkPushConstantRange(stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT, offset=0,
                                          size=spec.push_constants_size)] if spec.push_constants_size else []
         with checked(f"vkCreatePipelineLayout({spec.label})"):
-            layout = vk.vkCreatePipelineLayout(self.handle, vk.VkPipelineLayoutCreateInfo(
+            layout = vk.vkCreatePipelineLayout(self.gpu.handle, vk.VkPipelineLayoutCreateInfo(
                 setLayoutCount=n_sets, pSetLayouts=set_layouts or None, pushConstantRangeCount=len(ranges),
                 pPushConstantRanges=ranges or None), None)
         with checked(f"vkCreateShaderModule({spec.label})"):
-            module = vk.vkCreateShaderModule(self.handle, vk.VkShaderModuleCreateInfo(
+            module = vk.vkCreateShaderModule(self.gpu.handle, vk.VkShaderModuleCreateInfo(
                 codeSize=len(spec.code), pCode=spec.code), None)
         counts: dict[str, int] = {}
         for _, _, kind in spec.slots:
@@ -411,14 +346,14 @@ class VulkanGraphSupport:
         pool_sizes = [vk.VkDescriptorPoolSize(type=types[kind], descriptorCount=n) for kind, n in counts.items()] \
             or [vk.VkDescriptorPoolSize(type=types["tensor"], descriptorCount=1)]
         with checked("vkCreateDescriptorPool"):
-            pool = vk.vkCreateDescriptorPool(self.handle, vk.VkDescriptorPoolCreateInfo(
+            pool = vk.vkCreateDescriptorPool(self.gpu.handle, vk.VkDescriptorPoolCreateInfo(
                 maxSets=max(n_sets, 1), poolSizeCount=len(pool_sizes), pPoolSizes=pool_sizes), None)
         program = GraphSegmentProgram(spec, None, layout, set_layouts, [], pool, module)
-        programs.append(program)
+        self._programs.append(program)
         if spec.kind == "graph":
             graph_tensors = []
             for s, b, _ in spec.slots:
-                t = resources[(s, b)]
+                t = _own(resources[(s, b)])  # a data-graph segment binds tensors only
                 graph_tensors.append(va.GraphTensor(s, b, t.fmt.value, list(t.spec.dims) or [1],
                                                     tiling=va.const("VK_TENSOR_TILING_OPTIMAL_ARM" if not t.linear
                                                                     else "VK_TENSOR_TILING_LINEAR_ARM"),
@@ -427,21 +362,21 @@ class VulkanGraphSupport:
                          for c in spec.constants]
             def create(flags: int, feedback: Any) -> Any:
                 pipe, keep = self.arm.create_data_graph_pipeline(layout, module, spec.entry, graph_tensors, constants,
-                                                                 cache=self.pipeline_cache, flags=flags or 0,
+                                                                 cache=self.gpu.pipeline_cache, flags=flags or 0,
                                                                  feedback=None if feedback is None
-                                                                 else self.ffi.addressof(feedback))
+                                                                 else self.gpu.ffi.addressof(feedback))
                 program.keep.extend(keep)
                 return pipe
 
             # a data-graph pipeline has no shader stages to report on, only the pipeline
-            fail_on_miss = self.options.fail_on_pipeline_cache_miss  # type: ignore[attr-defined]
+            fail_on_miss = self.gpu.options.fail_on_pipeline_cache_miss
             pipe = through_cache(create, CacheFeedback(vk, stages=0) if fail_on_miss else None,
                                  spec.label.split(":", 2)[-1], f"vkCreateDataGraphPipelinesARM({spec.label})")
             program.pipeline = va.to_vulkan(pipe, "VkPipeline")
             memories: list[Any] = []
 
             def allocate(size: int, bits: int) -> Any:
-                mem = self.host_memory(size, bits, f"graph session {spec.label}")  # type: ignore[attr-defined]
+                mem = self.gpu.host_memory(size, bits, f"graph session {spec.label}")
                 memories.append(mem)
                 program.session_bytes += size
                 return mem.handle
@@ -454,40 +389,41 @@ class VulkanGraphSupport:
             stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module,
                                                        pName=spec.entry, pSpecializationInfo=spec_info)
             program.pipeline = create_compute_pipeline(
-                vk, self.handle, self.pipeline_cache, stage, layout, spec.label.split(":", 2)[-1],
+                vk, self.gpu.handle, self.gpu.pipeline_cache, stage, layout, spec.label.split(":", 2)[-1],
                 f"vkCreateComputePipelines({spec.label}, entry {spec.entry!r})",
-                self.options.fail_on_pipeline_cache_miss)  # type: ignore[attr-defined]
+                self.gpu.options.fail_on_pipeline_cache_miss)
         if n_sets:
             with checked("vkAllocateDescriptorSets"):
-                program.sets = list(vk.vkAllocateDescriptorSets(self.handle, vk.VkDescriptorSetAllocateInfo(
+                program.sets = list(vk.vkAllocateDescriptorSets(self.gpu.handle, vk.VkDescriptorSetAllocateInfo(
                     descriptorPool=pool, descriptorSetCount=n_sets, pSetLayouts=set_layouts)))
             writes, keep_w = [], []
             for s, b, kind in spec.slots:
                 res = resources[(s, b)]
                 if kind == "tensor":
-                    w, k = self.tensor_descriptor_write(program.sets[s], b, res)  # type: ignore[attr-defined]
+                    w, k = self.gpu.tensor_descriptor_write(program.sets[s], b, _own(res).view)
                     keep_w += k
                 else:
+                    assert isinstance(res, VulkanBuffer)
                     info = vk.VkDescriptorBufferInfo(buffer=res.handle, offset=0, range=res.size)
                     w = vk.VkWriteDescriptorSet(dstSet=program.sets[s], dstBinding=b, descriptorCount=1,
                                                 descriptorType=types[kind], pBufferInfo=[info])
                 writes.append(w)
-            vk.vkUpdateDescriptorSets(self.handle, len(writes), writes, 0, None)
+            vk.vkUpdateDescriptorSets(self.gpu.handle, len(writes), writes, 0, None)
             del keep_w
         return program
 
-    def dispatch_graph_segment(self, program: GraphSegmentProgram, push_data: bytes = b"", label: str = "") -> None:
+    def dispatch_graph_segment(self, program: GraphSegment, push_data: bytes = b"", label: str = "") -> None:
         """Record one segment into the current frame, then a barrier so the next segment sees its writes."""
         from kernellab.backends import vulkan_arm as va
 
         vk = self.vk
-        cmd = self._begin()
-        if self._timing:
-            self._timestamp(cmd)
+        cmd = self.gpu.begin()
+        assert isinstance(program, GraphSegmentProgram)
+        if self.gpu.timing:
+            self.gpu.timestamp(cmd)
         graph = program.spec.kind == "graph"
         bind_point = va.const("VK_PIPELINE_BIND_POINT_DATA_GRAPH_ARM") if graph else vk.VK_PIPELINE_BIND_POINT_COMPUTE
-        vk.vkCmdBindPipeline(cmd, bind_point, program.pipeline)
-        self._bound_pipeline = None  # the compute binding cache no longer holds
+        self.gpu.bind_pipeline(cmd, bind_point, program.pipeline, remember=False)
         if program.sets:
             vk.vkCmdBindDescriptorSets(cmd, bind_point, program.layout, 0, len(program.sets), program.sets, 0, None)
         if graph:
@@ -497,13 +433,12 @@ class VulkanGraphSupport:
                 if len(push_data) > program.spec.push_constants_size:
                     raise UnsupportedError(f"{program.spec.label}: {len(push_data)} bytes of push constants, the "
                                            f"segment declares {program.spec.push_constants_size}")
-                pdata = self.ffi.new("char[]", push_data)
+                pdata = self.gpu.ffi.new("char[]", push_data)
                 vk.vkCmdPushConstants(cmd, program.layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, len(push_data), pdata)
             vk.vkCmdDispatch(cmd, *program.spec.dispatch_shape)
         self.memory_barrier2(cmd)
-        if self._timing:
-            self._timestamp(cmd)
-            self._labels.append(label or program.spec.label)
+        if self.gpu.timing:
+            self.gpu.end_timing(cmd, label or program.spec.label)
 
     def memory_barrier2(self, cmd: Any) -> None:
         """A full memory dependency between whatever came before and after (graph and compute)."""
@@ -514,6 +449,7 @@ class VulkanGraphSupport:
                                       dstAccessMask=vk.VK_ACCESS_2_MEMORY_READ_BIT | vk.VK_ACCESS_2_MEMORY_WRITE_BIT)
         vk.vkCmdPipelineBarrier2(cmd, vk.VkDependencyInfo(memoryBarrierCount=1, pMemoryBarriers=[barrier]))
 
-    def _destroy_graph_programs(self) -> None:
-        for p in self.__dict__.pop("_graph_programs", []):
-            release_data_graph_program(self.vk, self.handle, self.arm, p)
+    def close(self) -> None:
+        """Destroy every segment's pipeline, session, layouts and pool."""
+        for p in self._programs:
+            release_data_graph_program(self.vk, self.gpu.handle, self.arm, p)

@@ -1,5 +1,5 @@
-"""Optical flow (VK_ARM_data_graph_optical_flow) for the Vulkan backend: the methods VulkanBackend
-mixes in for ``dispatch_optical_flow``.
+"""Optical flow (VK_ARM_data_graph_optical_flow) for the Vulkan backend: the part that runs
+``dispatch_optical_flow`` through the device it is given.
 
 An optical flow is a data-graph pipeline of one node (``VkDataGraphPipelineSingleNodeCreateInfoARM``,
 node type OPTICAL_FLOW) whose connections name the descriptor (set, binding) of each image by its
@@ -13,41 +13,20 @@ Arm's ML emulation layer, as tensors and graphs do (docs/ml-extensions.md).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernellab.backends.base import Image, PipelineCacheMiss
+from kernellab.backends.base import OpticalFlow, OpticalFlowSpec, PipelineCacheMiss
 from kernellab.backends.vkcore import CacheFeedback, release_data_graph_program, through_cache
 from kernellab.native.vk import checked
+
+if TYPE_CHECKING:
+    from kernellab.backends.vulkan_device import VulkanDevice
 
 #: the connection of each role (Arm's scenario names) to the optical-flow node
 CONNECTIONS = {"search_image": "INPUT", "template_image": "REFERENCE", "output_image": "FLOW_VECTOR",
                "hint_motion_vectors": "HINT", "output_cost": "COST"}
-
-
-@dataclass(frozen=True)
-class OpticalFlowImage:
-    """One image of an optical flow: its role, where it is bound, the level seen (None: all)."""
-
-    role: str
-    set: int
-    binding: int
-    image: Image
-    lod: int | None = None
-    sampled: bool = True
-
-
-@dataclass(frozen=True)
-class OpticalFlowSpec:
-    """One ``dispatch_optical_flow``, ready to become a pipeline (names as in Arm's scenario files)."""
-
-    label: str
-    width: int
-    height: int
-    grid_size: str                     # "1x1" | "2x2" | "4x4" | "8x8"
-    performance_level: str             # "unknown" | "slow" | "medium" | "fast"
-    images: tuple[OpticalFlowImage, ...]
 
 
 @dataclass
@@ -64,40 +43,18 @@ class OpticalFlowProgram:
     keep: list[Any] = field(default_factory=list)
 
 
-def feature_chain(then: Any = None) -> tuple[Any, list[Any]]:
-    """``VkPhysicalDeviceDataGraphOpticalFlowFeaturesARM`` with the feature on, ``pNext`` = ``then``
-    (a ``vulkan``-package struct or pointer, or None); returns it and what to keep alive."""
-    from kernellab.backends import vulkan_optical_flow_decls as ofd
-    from kernellab.backends.vulkan_arm_calls import address
-    from kernellab.native import vk as nvk
+class VulkanOpticalFlows:
+    """The optical-flow part of the Vulkan backend (:class:`~kernellab.backends.base.OpticalFlowFeature`),
+    working through the device it is given."""
 
-    features = ofd.new("VkPhysicalDeviceDataGraphOpticalFlowFeaturesARM", dataGraphOpticalFlow=1)
-    if then is not None:
-        vf = nvk.load().ffi
-        tail = vf.addressof(then) if vf.typeof(then).kind == "struct" else then
-        features.pNext = ofd.ffi().cast("void*", address(tail))
-    return features, [features, then]
-
-
-class VulkanOpticalFlowSupport:
-    """Mixed into VulkanBackend after the graph support; relies on its ``vk``, ``handle``, ``arm``,
-    ``pipeline_cache``, ``options``, ``image_view()``, ``host_memory()``, ``_begin()`` and timing."""
-
-    vk: Any
-    handle: Any
-    arm: Any
-    pipeline_cache: Any
-    options: Any
-    _begin: Callable[[], Any]
-    image_view: Callable[[Any, int | None], Any]
-    host_memory: Callable[[int, int, str], Any]
-    _timestamp: Callable[[Any], None]
-    _label: Callable[[Any, str], Callable[[], None]]
-    _labels: list[str]
+    def __init__(self, gpu: VulkanDevice):
+        self.gpu = gpu
+        self.vk = gpu.vk
+        self._programs: list[OpticalFlowProgram] = []
 
     @property
-    def _timing(self) -> bool:  # VulkanBackend's: whether commands are timed
-        raise NotImplementedError
+    def arm(self) -> Any:
+        return self.gpu.arm
 
     def create_optical_flow(self, spec: OpticalFlowSpec) -> OpticalFlowProgram:
         """The data-graph pipeline, descriptor sets and session of one optical flow."""
@@ -105,7 +62,7 @@ class VulkanOpticalFlowSupport:
         from kernellab.backends.vulkan_arm_calls import address, to_arm, to_vulkan
 
         program = OpticalFlowProgram(spec)
-        self.__dict__.setdefault("_optical_flows", []).append(program)
+        self._programs.append(program)
         self._optical_flow_descriptors(program)
         f = ofd.ffi()
         roles = {i.role: i for i in spec.images}
@@ -145,7 +102,7 @@ class VulkanOpticalFlowSupport:
                            resourceInfoCount=len(spec.images), pResourceInfos=resources)
             out = f.new("VkPipeline*")
             result = self.arm.vkCreateDataGraphPipelinesARM(self.arm.device, f.NULL,
-                                                            to_arm(self.pipeline_cache, "VkPipelineCache"), 1,
+                                                            to_arm(self.gpu.pipeline_cache, "VkPipelineCache"), 1,
                                                             info, f.NULL, out)
             program.keep.append(info)
             if result == self.vk.VK_PIPELINE_COMPILE_REQUIRED:  # a success code: the call did not raise
@@ -154,13 +111,13 @@ class VulkanOpticalFlowSupport:
 
         program.keep += [resource_layouts, resources, connections, flow_info, node]
         # a data-graph pipeline has no shader stages to report on, only the pipeline
-        feedback = CacheFeedback(self.vk, stages=0) if self.options.fail_on_pipeline_cache_miss else None
+        feedback = CacheFeedback(self.vk, stages=0) if self.gpu.options.fail_on_pipeline_cache_miss else None
         pipeline = through_cache(create, feedback, name, f"vkCreateDataGraphPipelinesARM({spec.label})")
         program.pipeline = to_vulkan(pipeline, "VkPipeline")
 
         def allocate(size: int, bits: int) -> Any:
             program.session_bytes += size
-            memory = self.host_memory(size, bits, f"optical flow session {spec.label}")
+            memory = self.gpu.host_memory(size, bits, f"optical flow session {spec.label}")
             # the session caches the previous frame's flow for temporal hints: a new session has
             # none, so it starts at zero rather than at whatever the memory held
             memory.array.fill(0)
@@ -183,42 +140,42 @@ class VulkanOpticalFlowSupport:
                        for i in sorted(images, key=lambda i: i.binding) if i.set == s]
             with checked(f"vkCreateDescriptorSetLayout({program.spec.label})"):
                 program.set_layouts.append(vk.vkCreateDescriptorSetLayout(
-                    self.handle, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(entries),
+                    self.gpu.handle, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(entries),
                                                                     pBindings=entries or None), None))
         with checked(f"vkCreatePipelineLayout({program.spec.label})"):
-            program.layout = vk.vkCreatePipelineLayout(self.handle, vk.VkPipelineLayoutCreateInfo(
+            program.layout = vk.vkCreatePipelineLayout(self.gpu.handle, vk.VkPipelineLayoutCreateInfo(
                 setLayoutCount=n_sets, pSetLayouts=program.set_layouts), None)
         sizes = [vk.VkDescriptorPoolSize(type=t, descriptorCount=len(images))
                  for t in (sampled, storage)]
         with checked("vkCreateDescriptorPool"):
-            program.pool = vk.vkCreateDescriptorPool(self.handle, vk.VkDescriptorPoolCreateInfo(
+            program.pool = vk.vkCreateDescriptorPool(self.gpu.handle, vk.VkDescriptorPoolCreateInfo(
                 maxSets=n_sets, poolSizeCount=len(sizes), pPoolSizes=sizes), None)
         with checked("vkAllocateDescriptorSets"):
-            program.sets = list(vk.vkAllocateDescriptorSets(self.handle, vk.VkDescriptorSetAllocateInfo(
+            program.sets = list(vk.vkAllocateDescriptorSets(self.gpu.handle, vk.VkDescriptorSetAllocateInfo(
                 descriptorPool=program.pool, descriptorSetCount=n_sets, pSetLayouts=program.set_layouts)))
         writes = []
         for i in images:
             image: Any = i.image
             info = vk.VkDescriptorImageInfo(sampler=image.sampler if i.sampled else None,
-                                            imageView=self.image_view(image, i.lod), imageLayout=image.layout)
+                                            imageView=self.gpu.image_view(image, i.lod), imageLayout=image.layout)
             writes.append(vk.VkWriteDescriptorSet(dstSet=program.sets[i.set], dstBinding=i.binding, descriptorCount=1,
                                                   descriptorType=sampled if i.sampled else storage,
                                                   pImageInfo=[info]))
-        vk.vkUpdateDescriptorSets(self.handle, len(writes), writes, 0, None)
+        vk.vkUpdateDescriptorSets(self.gpu.handle, len(writes), writes, 0, None)
 
-    def dispatch_optical_flow(self, program: OpticalFlowProgram, execution_flags: Sequence[str] = (),
+    def dispatch_optical_flow(self, program: OpticalFlow, execution_flags: Sequence[str] = (),
                               mean_flow_l1_norm_hint: int = 0, label: str = "") -> None:
         """Record one optical flow into the current frame (``execution_flags`` in Arm's names)."""
         from kernellab.backends import vulkan_optical_flow_decls as ofd
 
+        assert isinstance(program, OpticalFlowProgram)
         vk = self.vk
-        cmd = self._begin()
-        close_label = self._label(cmd, label or program.spec.label)
-        if self._timing:
-            self._timestamp(cmd)
+        cmd = self.gpu.begin()
+        close_label = self.gpu.label(cmd, label or program.spec.label)
+        if self.gpu.timing:
+            self.gpu.timestamp(cmd)
         bind_point = ofd.const("VK_PIPELINE_BIND_POINT_DATA_GRAPH_ARM")
-        vk.vkCmdBindPipeline(cmd, bind_point, program.pipeline)
-        self.__dict__["_bound_pipeline"] = None  # the compute binding cache no longer holds
+        self.gpu.bind_pipeline(cmd, bind_point, program.pipeline, remember=False)
         vk.vkCmdBindDescriptorSets(cmd, bind_point, program.layout, 0, len(program.sets), program.sets, 0, None)
         flags = 0
         for name in execution_flags:
@@ -227,11 +184,11 @@ class VulkanOpticalFlowSupport:
                        meanFlowL1NormHint=mean_flow_l1_norm_hint)
         info = ofd.new("VkDataGraphPipelineDispatchInfoARM", pNext=flow)
         self.arm.cmd_dispatch_data_graph(cmd, program.session, info)
-        if self._timing:
-            self._timestamp(cmd)
-            self._labels.append(label or program.spec.label)
+        if self.gpu.timing:
+            self.gpu.end_timing(cmd, label or program.spec.label)
         close_label()
 
-    def _destroy_optical_flows(self) -> None:
-        for p in self.__dict__.pop("_optical_flows", []):
-            release_data_graph_program(self.vk, self.handle, self.arm, p)
+    def close(self) -> None:
+        """Destroy every optical flow's pipeline, session, layouts and pool."""
+        for p in self._programs:
+            release_data_graph_program(self.vk, self.gpu.handle, self.arm, p)

@@ -61,3 +61,17 @@ def array(type_name: str, items: list[dict[str, Any]]) -> Any:
         for k, v in fields.items():
             setattr(out[i], k, v)
     return out
+
+
+def feature_chain(then: Any = None) -> tuple[Any, list[Any]]:
+    """``VkPhysicalDeviceDataGraphOpticalFlowFeaturesARM`` with the feature on, ``pNext`` = ``then``
+    (a ``vulkan``-package struct or pointer, or None); returns it and what to keep alive."""
+    from kernellab.backends.vulkan_arm_calls import address
+    from kernellab.native import vk as nvk
+
+    features = new("VkPhysicalDeviceDataGraphOpticalFlowFeaturesARM", dataGraphOpticalFlow=1)
+    if then is not None:
+        vf = nvk.load().ffi
+        tail = vf.addressof(then) if vf.typeof(then).kind == "struct" else then
+        features.pNext = ffi().cast("void*", address(tail))
+    return features, [features, then]

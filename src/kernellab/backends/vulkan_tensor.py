@@ -14,12 +14,13 @@ group) is a :class:`DeviceMemory` the resources are bound into at their offsets.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from kernellab.backends.base import UnsupportedError
+from kernellab.backends.base import TensorSpec, UnsupportedError
+from kernellab.backends.vkcore import DeviceMemory
 from kernellab.vkregistry import vkformat
 
 #: scenario access names -> VK_ACCESS_2_* (values; the data-graph bits come from the registry)
@@ -50,46 +51,6 @@ def _mask(table: dict[str, Any], names: Sequence[str]) -> int:
         v = table[n]
         out |= va.const(v) if isinstance(v, str) else v
     return out
-
-
-@dataclass(frozen=True)
-class TensorSpec:
-    """A tensor: VkFormat name, dims, tiling and (LINEAR only) explicit byte strides."""
-
-    uid: str
-    format: str
-    dims: tuple[int, ...]
-    tiling: str | None = None          # "LINEAR" | "OPTIMAL"; None = LINEAR
-    strides: tuple[int, ...] | None = None
-    image_aliasing: bool = False
-    #: uid of the image (in the same memory group) whose texels this tensor views; a LINEAR
-    #: tensor takes the image's row pitch as its strides
-    alias_image: str | None = None
-
-
-@dataclass(frozen=True)
-class BufferSpec:
-    uid: str
-    size: int
-
-
-class AlignmentError(UnsupportedError):
-    """A memory-group offset the device cannot bind a resource at."""
-
-    def __init__(self, index: int, offset: int, alignment: int, uid: str):
-        self.index, self.offset, self.alignment, self.uid = index, offset, alignment, uid
-        super().__init__(f"offset {offset} is not a multiple of the {alignment}-byte alignment this device "
-                         f"requires for \"{uid}\"")
-
-
-@dataclass
-class DeviceMemory:
-    """One VkDeviceMemory, mapped for its whole life; several resources may be bound into it."""
-
-    handle: Any
-    size: int
-    mapping: Any
-    array: np.ndarray = field(repr=False)
 
 
 @dataclass

@@ -51,10 +51,12 @@ def _dtypes(pairs: list[str]) -> dict[str, str]:
 def bless(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from kernellab.errors import InputError
+    from kernellab.formats.paths import safe_name, uid_where
     from kernellab.outputs import OutputSet, write_text
     from kernellab.session import Session
     from kernellab.suite.expectations import (Expectations, OutputExpectation, Tolerance, load_expectations,
-                                               sidecar_for)
+                                               references_outside, sidecar_for)
 
     from kernellab.formats.detect import detect
     if detect(args.file) != "scenario":
@@ -74,6 +76,13 @@ def bless(args: argparse.Namespace) -> int:
                              [r.uid for r in scenario.resources if getattr(r, "dst_path", None) is not None])
         if not uids:
             raise UsageError(f"{args.file}: no resource has a dst; name the outputs with --output-uid")
+        # where each reference goes is settled before anything runs: files choose no place outside
+        # the sidecar's folder, and a uid that names a new reference must be a plain file name
+        if old is not None and (problems := references_outside(old, uids)):
+            raise InputError(problems)
+        for uid in uids:
+            if old is None or uid not in old.outputs:
+                safe_name(uid, args.file, uid_where(scenario, uid))
         outputs = session.run(scenario, outputs=uids)
     stem = args.file.name[:-5] if args.file.name.endswith(".json") else args.file.name
     ref_dir = sidecar.parent / f"{stem}.expected"
@@ -94,7 +103,7 @@ def bless(args: argparse.Namespace) -> int:
     existing = [str(ref) for ref, _ in planned if ref.exists()]
     if existing and not args.force:
         raise UsageError(f"references exist ({', '.join(existing)}): pass --force to overwrite them")
-    with OutputSet() as files:
+    with OutputSet(sidecar.parent) as files:
         for ref, array in planned:
             files.npy(ref, array)
         files.commit()

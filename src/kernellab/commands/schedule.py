@@ -5,7 +5,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kernellab.formats.pyschedcl.graph import TaskGraph
 
 
 def register(sub: Any) -> None:
@@ -65,6 +68,18 @@ def plot_gantt(trace: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def check_task_folders(graph: TaskGraph) -> None:
+    """Each task's outputs go to ``task<id>``, and the id is a word of the graph file: one that
+    cannot be a folder name ('../x', a control character) is refused at its line before anything runs."""
+    from kernellab.errors import InputError, Problem
+    from kernellab.formats.paths import name_problem
+
+    problems = [Problem(graph.file, task.where, f"task id {tid!r}: its outputs' folder {why}")
+                for tid, task in graph.tasks.items() if (why := name_problem(f"task{tid}")) is not None]
+    if problems:
+        raise InputError(problems)
+
+
 def run(args: argparse.Namespace) -> int:
     from kernellab.outputs import OutputSet, write_text
     from kernellab.runtime.host_data import output_array
@@ -73,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
 
     graph = load_workload(args.file)
     kernels = resolve_graph(graph)
+    if args.output:
+        check_task_folders(graph)
     timings = Timings.load(args.timings)
     the_plan = plan(graph, kernels, timings, free=args.free)
     cpu, gpu = choose_targets(args.devices)
@@ -90,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"makespan {trace['makespan_s'] * 1e3:.2f} ms (planned {trace['planned_makespan_s'] * 1e3:.3f} ms in "
           f"{'measured' if timings.table else 'estimated'} units)", file=out)
     if args.output:
-        with OutputSet() as outs:
+        with OutputSet(args.output) as outs:
             for tid, kernel in kernels.items():
                 for b in kernel.buffers:
                     if b.spec.written_by_kernel:

@@ -22,6 +22,7 @@ from kernellab.compile.languages import LANGUAGES, VULKAN_MODULE_STAGE, all_stag
 from kernellab.compile.stage import (Artifact, CompileRequest, Output, Stage, check_spirv_binary, spirv_to_text,
                                      validate_spirv)
 from kernellab.errors import DeviceError, InputError
+from kernellab.formats.paths import escaped_name
 from kernellab.outputs import write_bytes, write_text
 
 # the names callers import from here, wherever they are defined
@@ -178,8 +179,10 @@ def compile_tensor_glsl(source: Path, build_options: str = "", include_dirs: Seq
 
 
 def dump_stages(compiler: Compiler, directory: Path, uid: str) -> list[Path]:
-    """Write every available stage of a kernel as ``<uid>.<stage>.<ext>`` (text form where one exists)."""
+    """Write every available stage of a kernel as ``<uid>.<stage>.<ext>`` (text form where one exists);
+    the uid comes from the workload, so it is escaped into a name that stays inside ``directory``."""
     written = []
+    base = escaped_name(uid)
     stages = compiler.stages
     for name, stage in stages.items():
         try:
@@ -191,11 +194,11 @@ def dump_stages(compiler: Compiler, directory: Path, uid: str) -> list[Path]:
             log.warning("%s: stage %s not dumped: %s", uid, name, exc)
             continue
         if stage.output is Output.TEXT:
-            path = directory / f"{uid}.{art.stage}.{stage.text_ext}"
-            write_bytes(path, art.data)
+            path = directory / f"{base}.{art.stage}.{stage.text_ext}"
+            write_bytes(path, art.data, root=directory)
         else:
-            path = directory / f"{uid}.{art.stage}.{stage.binary_ext}"
-            write_bytes(path, art.data)
-            write_text(directory / f"{uid}.{art.stage}.{stage.text_ext}", art.text(stages))
+            path = directory / f"{base}.{art.stage}.{stage.binary_ext}"
+            write_bytes(path, art.data, root=directory)
+            write_text(directory / f"{base}.{art.stage}.{stage.text_ext}", art.text(stages), root=directory)
         written.append(path)
     return written

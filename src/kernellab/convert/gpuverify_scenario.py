@@ -26,6 +26,7 @@ from kernellab.errors import InputError, Problem, json_pointer
 from kernellab.formats import gpuverify, npy
 from kernellab.formats.gpuverify import KernelInstantiation
 from kernellab.formats.jsonfile import load_json
+from kernellab.formats.paths import name_problem, uid_where
 from kernellab.formats.scenario import load_scenario
 from kernellab.outputs import OutputSet
 from kernellab.runtime.executor import driver_options
@@ -74,7 +75,7 @@ def import_instantiations(path: str | Path, output_dir: str | Path, *, index: in
     commands: list[dict[str, Any]] = []
     backend = OpenCLBackend.open(device)
     try:
-        with OutputSet() as outs:
+        with OutputSet(out) as outs:
             kernels: dict[Path, str] = {}
             for inst in chosen:
                 program = build(backend, inst)
@@ -182,7 +183,7 @@ class _Dispatch:
 
 def _exportable_dispatches(scenario: m.Scenario, path: Path) -> list[_Dispatch]:
     """The scenario's dispatches, or every reason it cannot be exported as bad input."""
-    dispatches = []
+    dispatches: list[_Dispatch] = []
     problems = []
     for n, c in enumerate(scenario.commands):
         if isinstance(c, m.DispatchCompute):
@@ -191,6 +192,10 @@ def _exportable_dispatches(scenario: m.Scenario, path: Path) -> list[_Dispatch]:
                 problems.append(Problem(str(path), json_pointer(["commands", n]),
                                         f"dispatch of {shader.type} shader \"{shader.uid}\": only OpenCL C "
                                         "dispatches can be exported as kernel instantiations"))
+            elif ((why := name_problem(shader.uid)) is not None  # it names the exported kernel file
+                  and not any(d.shader is shader for d in dispatches)):
+                problems.append(Problem(str(path), json_pointer(uid_where(scenario, shader.uid)),
+                                        f"shader uid: {why}"))
             dispatches.append(_Dispatch(n, c, shader))
         elif isinstance(c, (m.DispatchGraph, m.DispatchFragment)):
             problems.append(Problem(str(path), json_pointer(["commands", n]),
@@ -222,7 +227,7 @@ def export_scenario(path: str | Path, output_dir: str | Path, *, device: str | N
     backend = OpenCLBackend.open(device)
     try:
         exporter = _Exporter(backend, scenario, path, out)
-        with OutputSet() as outs:
+        with OutputSet(out) as outs:
             insts = []
             for k, d in enumerate(dispatches):
                 insts.append(exporter.instantiation(k, d, outs))

@@ -77,7 +77,7 @@ def import_spec(path: str | Path, output_dir: str | Path, *, variables: Mapping[
     command = m.DispatchCompute(shader_ref=spec.name, push_data_ref="push_constants" if push else "",
                                 rangeND=rangeND, bindings=bindings)
     scenario = m.Scenario(resources, [command])
-    with OutputSet() as files:
+    with OutputSet(out) as files:
         files.bytes(out / src_name, source)
         for b in kernel.buffers:
             if b.spec.read_by_kernel:

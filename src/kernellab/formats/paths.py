@@ -6,7 +6,15 @@ letting the operating system's error (ValueError, UnicodeEncodeError, ENAMETOOLO
 """
 from __future__ import annotations
 
+import hashlib
 import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from kernellab.errors import InputError
+
+if TYPE_CHECKING:
+    from kernellab.model import Scenario
 
 #: Linux's limits: PATH_MAX counts the terminating NUL, NAME_MAX is per component
 PATH_MAX = 4095
@@ -32,3 +40,73 @@ def path_problem(value: str) -> str | None:
 def _shown(value: str) -> str:
     text = value if len(value) <= 60 else value[:57] + "..."
     return repr(text.encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
+# --- file names made from file content ---------------------------------------------------------
+# A uid, a task id, a kernel or module name is data: made into a file name as it is, "../../x"
+# climbs out of the output folder, "-x" reads as an option, ".x" hides, "a\nb" breaks listings.
+# Every name built from file content comes through one of the two functions below: `safe_name`
+# where the value is meant to be the name and a bad one is the file's fault (refused with its place,
+# exit 2), `escaped_name` where kernellab makes the name up (stage dumps, frame captures, exported
+# kernels) and any value must still give a usable, distinct, deterministic name.
+
+#: bytes of a file's content one file name may hold, leaving room within NAME_MAX for what is
+#: appended (".frame12.npy", ".spirv-kernel.spvasm") and for the staged name (".NAME.kl<token>.tmp")
+NAME_CAP = 160
+#: bytes an escaped name keeps as they are (anything else becomes %XX)
+_PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+=,@.")
+#: characters that change how text around them is shown (bidirectional controls)
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def name_problem(value: str) -> str | None:
+    """Why ``value`` cannot be one file name as it is (a sentence naming it), or None when it can."""
+    why = _name_flaw(value)
+    return None if why is None else f"{_shown(value)} cannot name a file: {why}"
+
+
+def _name_flaw(value: str) -> str | None:
+    if not value:
+        return "it is empty"
+    if value in (".", ".."):
+        return "it names a folder"
+    if "/" in value:
+        return "it holds '/', which would make it a path into other folders"
+    if any(ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 or c in _BIDI for c in value):
+        return "it holds a control or bidirectional character"
+    if value[0] in ".-":
+        return f"it starts with {value[0]!r} (a hidden file, or a word read as an option)"
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeError:
+        return "it holds lone surrogates (not valid UTF-8)"
+    if size > NAME_CAP:
+        return f"it is {size} bytes long, more than the {NAME_CAP} a file name made from it may hold"
+    return None
+
+
+def safe_name(value: str, file: str | os.PathLike[str], where: str | Sequence[str | int]) -> str:
+    """``value`` itself when it can be a file name, else an :class:`InputError` at ``where``."""
+    if (why := name_problem(value)) is not None:
+        raise InputError.at(os.fspath(file), where, why)
+    return value
+
+
+def uid_where(scenario: Scenario, uid: str) -> list[str | int]:
+    """The JSON path of resource ``uid``'s ``uid`` field in its scenario file."""
+    for n, r in enumerate(scenario.resources):
+        if r.uid == uid:
+            return ["resources", n, r.kind, "uid"]
+    return ["resources"]
+
+
+def escaped_name(value: str) -> str:
+    """A file name for ``value`` that is always usable: bytes other than letters, digits and
+    ``_-+=,@.`` become ``%XX`` (so are a leading ``.`` or ``-``, and ``%`` itself: distinct values
+    give distinct names), and a name longer than :data:`NAME_CAP` keeps its start and a hash."""
+    raw = value.encode("utf-8", "surrogatepass")
+    text = "".join(chr(b) if b in _PLAIN and not (i == 0 and b in b".-") else f"%{b:02X}"
+                   for i, b in enumerate(raw)) or "%"
+    if len(text) > NAME_CAP:
+        text = text[:NAME_CAP - 17] + "~" + hashlib.sha256(raw).hexdigest()[:16]
+    return text

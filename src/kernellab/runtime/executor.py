@@ -27,6 +27,7 @@ from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_ca
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages
 from kernellab.errors import InputError, KernellabError, Problem, json_pointer
 from kernellab.formats import npy, npy_arm
+from kernellab.formats.paths import escaped_name
 from kernellab.outputs import OutputSet
 from kernellab.runtime import arm_log
 from kernellab.runtime.arm_dumps import PerfCounter
@@ -598,7 +599,8 @@ class Executor:
                 if capture and self.options.capture_frames is not None:
                     n = c.frame_id if c.frame_id is not None else frame
                     for uid in c.resources:
-                        self._save(backend, outputs, uid, self.options.capture_frames / f"{uid}.frame{n}.npy")
+                        self._save(backend, outputs, uid,
+                                   self.options.capture_frames / f"{escaped_name(uid)}.frame{n}.npy")
                 frame += 1
             elif isinstance(c, m.DispatchOpticalFlow):
                 self.say("INFO", "Dispatch graph")
@@ -687,7 +689,8 @@ class Executor:
                      ms)
             self.report.timestamp_period = float(getattr(backend, "timestamp_period", 1.0))
             self.save_pipeline_cache(backend, "Save Pipeline Cache (setup)")
-            outputs = stack.enter_context(OutputSet())
+            # dst folders below the output folder are reached without following a symlink swapped in since
+            outputs = stack.enter_context(OutputSet(self.scenario.output_dir))
             if not opts.dry_run:
                 self._run_repeats(backend, outputs)
                 t = time.perf_counter()

@@ -15,21 +15,23 @@ name equals their ``shader_target``.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kernellab import model as m
-from kernellab.backends.base import SpecConstant
+from kernellab.backends.base import (Backend, Buffer, BufferSpec, GraphConstantSpec, GraphFeature, GraphSegment,
+                                     GraphSegmentSpec, Image, SpecConstant, Tensor, TensorSpec)
 from kernellab.errors import InputError
+from kernellab.formats.paths import escaped_name
 
 
 @dataclass
 class PreparedGraph:
     """One dispatch_graph command's pipelines, in sequence order, with each one's push data."""
 
-    segments: list[tuple[Any, bytes]] = field(default_factory=list)
+    segments: list[tuple[GraphSegment, bytes]] = field(default_factory=list)
 
 
 def substitution_for(graph: m.Graph, command: m.DispatchGraph, module_name: str) -> m.ShaderSubstitution | None:
@@ -40,9 +42,9 @@ def substitution_for(graph: m.Graph, command: m.DispatchGraph, module_name: str)
     return None
 
 
-def prepare_graph(backend: Any, scenario: m.Scenario, index: int, command: m.DispatchGraph,
-                  resources: dict[str, Any], push_data: dict[str, bytes],
-                  shader_spirv: Callable[[m.Shader], bytes], intermediates: dict[str, dict[int, Any]]
+def prepare_graph(backend: Backend, scenario: m.Scenario, index: int, command: m.DispatchGraph,
+                  resources: Mapping[str, Tensor | Buffer], push_data: dict[str, bytes],
+                  shader_spirv: Callable[[m.Shader], bytes], intermediates: dict[str, dict[int, Tensor | Buffer]]
                   ) -> PreparedGraph:
     """Pipelines for one ``dispatch_graph`` (``index`` is its place in ``commands``, for errors).
 
@@ -64,10 +66,11 @@ def prepare_graph(backend: Any, scenario: m.Scenario, index: int, command: m.Dis
 class _GraphBuilder:
     """One ``dispatch_graph``'s VGF, the resources bound to its model resources, and its segments' pipelines."""
 
-    def __init__(self, backend: Any, scenario: m.Scenario, index: int, command: m.DispatchGraph):
+    def __init__(self, backend: Backend, scenario: m.Scenario, index: int, command: m.DispatchGraph):
         from kernellab.formats import vgf
 
         self.backend = backend
+        self.graphs: GraphFeature = backend.need(backend.graphs(), "graphs")
         self.scenario = scenario
         self.index = index
         self.command = command
@@ -78,9 +81,9 @@ class _GraphBuilder:
         self.graph = graph
         self.vgf = vgf.read(graph.src_path)
         #: model resource table index -> the tensor or buffer that fills it
-        self.bound: dict[int, Any] = {}
+        self.bound: dict[int, Tensor | Buffer] = {}
 
-    def bind_ports(self, resources: dict[str, Any]) -> None:
+    def bind_ports(self, resources: Mapping[str, Tensor | Buffer]) -> None:
         """The scenario's tensors and buffers on the VGF's input and output ports (every port must get one)."""
         g = self.vgf
         for j, b in enumerate(self.command.bindings):
@@ -101,12 +104,10 @@ class _GraphBuilder:
                                     f"VGF {kind} {port.name!r} (binding {port.binding}) of graph \"{self.graph.uid}\" "
                                     f"is not bound (add a binding with \"id\": {port.binding})")
 
-    def create_intermediates(self) -> dict[int, Any]:
+    def create_intermediates(self) -> dict[int, Tensor | Buffer]:
         """A tensor or buffer for every intermediate of the VGF's resource table (zero-filled);
         those of one alias group share an allocation, each at offset 0 (Arm's runner)."""
-        from kernellab.backends.vulkan_tensor import BufferSpec, TensorSpec
-
-        specs: dict[int, Any] = {}
+        specs: dict[int, BufferSpec | TensorSpec] = {}
         for res in self.vgf.resources:
             if res.category != "intermediate":
                 continue
@@ -128,19 +129,22 @@ class _GraphBuilder:
             group = self.vgf.resources[i].alias_group
             if group is not None:
                 groups.setdefault(group, []).append(i)
-        out: dict[int, Any] = {}
+        out: dict[int, Tensor | Buffer] = {}
         for members in groups.values():
             if len(members) > 1:
-                for i, obj in zip(members, self.backend.alloc_group([(specs[i], 0) for i in members])):
+                shared = self.backend.need(self.backend.memory_groups(), "memory_groups")
+                for i, obj in zip(members, shared.alloc_group([(specs[i], 0) for i in members])):
+                    assert not isinstance(obj, Image)  # no image is a VGF intermediate
                     out[i] = obj
         for i, spec in specs.items():
             if i in out:
                 continue
             if isinstance(spec, BufferSpec):
-                out[i] = self.backend.alloc_buffer(spec.size, spec.uid)
-                self.backend.clear_buffer(out[i])
+                buf = self.backend.alloc_buffer(spec.size, spec.uid)
+                self.backend.clear_buffer(buf)
+                out[i] = buf
             else:
-                out[i] = self.backend.alloc_tensor(spec)
+                out[i] = self.backend.need(self.backend.tensors(), "tensors").alloc_tensor(spec)
         return out
 
     def _code(self, seg: Any, module: Any, shader_spirv: Callable[[m.Shader], bytes], folder: Path
@@ -180,7 +184,8 @@ class _GraphBuilder:
                                 f"{self.vgf.path}: module {module.name!r}: its GLSL source is not UTF-8 text "
                                 f"({exc.reason} at byte {exc.start})") from None
         assert source is not None
-        path = folder / f"{module.index}-{module.name}.comp"
+        # the module name comes from the VGF file: escaped, it cannot climb out of the folder
+        path = folder / f"{module.index}-{escaped_name(module.name)}.comp"
         path.write_text(source, encoding="utf-8")
         shader = m.Shader(uid=f"{self.graph.uid}/{module.name}", src=str(path), type="GLSL",
                           entry=module.entry_point)
@@ -188,10 +193,8 @@ class _GraphBuilder:
         return shader
 
     def segment(self, seg: Any, push_data: dict[str, bytes], shader_spirv: Callable[[m.Shader], bytes],
-                folder: Path) -> tuple[Any, bytes]:
+                folder: Path) -> tuple[GraphSegment, bytes]:
         """One segment's pipeline, and the push data it is dispatched with."""
-        from kernellab.backends.vulkan_graph import GraphConstantSpec, GraphSegmentSpec
-
         g, graph = self.vgf, self.graph
         module = g.modules[seg.module]
         code, entry, specialization, push_size = self._code(seg, module, shader_spirv, folder)
@@ -206,7 +209,7 @@ class _GraphBuilder:
                          *(r.offset + r.size for r in seg.push_constant_ranges)])
         push_size = (push_size + 3) // 4 * 4
         slots = []
-        seg_resources = {}
+        seg_resources: dict[tuple[int, int], Tensor | Buffer] = {}
         for ds in seg.descriptor_sets:
             for b in ds.bindings:
                 if b.resource not in self.bound:
@@ -230,7 +233,7 @@ class _GraphBuilder:
                                 dispatch_shape=seg.dispatch_shape,
                                 push_constants_size=push_size if seg.kind == "compute" else 0,
                                 specialization=tuple(specialization))
-        return self.backend.create_graph_segment(spec, seg_resources), push
+        return self.graphs.create_graph_segment(spec, seg_resources), push
 
 
 def checked_graph_module(code: bytes, what: str) -> bytes:
@@ -250,12 +253,11 @@ def checked_graph_module(code: bytes, what: str) -> bytes:
 GRAPH_SPIRV_ENV = "vulkan1.3"
 
 
-def prepare_data_graph(backend: Any, scenario: m.Scenario, index: int, command: m.DispatchDataGraph,
-                       tensors: dict[str, Any]) -> PreparedGraph:
+def prepare_data_graph(backend: Backend, scenario: m.Scenario, index: int, command: m.DispatchDataGraph,
+                       tensors: Mapping[str, Tensor]) -> PreparedGraph:
     """A ``dispatch_data_graph``: one data-graph pipeline of a SPIR-V graph module, its tensors
     bound where the bindings say, the n-th ``graph_constants`` entry as graph constant id n
     (Arm's runner numbers them so)."""
-    from kernellab.backends.vulkan_graph import GraphConstantSpec, GraphSegmentSpec
     from kernellab.compile.stage import check_spirv_binary
     from kernellab.formats import npy
     from kernellab.vkregistry import vkformat
@@ -275,13 +277,15 @@ def prepare_data_graph(backend: Any, scenario: m.Scenario, index: int, command: 
     slots = tuple((b.set, b.id, "tensor") for b in command.bindings)
     spec = GraphSegmentSpec(label=f"{index}:dispatch_data_graph:{shader.uid}", kind="graph", code=code,
                             entry=shader.entry, slots=slots, constants=tuple(constants))
-    program = backend.create_graph_segment(spec, {(b.set, b.id): tensors[b.resource_ref] for b in command.bindings})
+    program = backend.need(backend.graphs(), "graphs").create_graph_segment(
+        spec, {(b.set, b.id): tensors[b.resource_ref] for b in command.bindings})
     return PreparedGraph([(program, b"")])
 
 
-def run_graph(backend: Any, prepared: PreparedGraph) -> None:
+def run_graph(backend: Backend, prepared: PreparedGraph) -> None:
+    graphs = backend.need(backend.graphs(), "graphs")
     for program, push in prepared.segments:
-        backend.dispatch_graph_segment(program, push, program.spec.label)
+        graphs.dispatch_graph_segment(program, push, program.spec.label)
 
 
 __all__ = ["PreparedGraph", "prepare_data_graph", "prepare_graph", "run_graph", "substitution_for"]

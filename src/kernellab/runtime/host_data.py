@@ -73,7 +73,7 @@ def write_outputs(kernel: ResolvedKernel, outputs: Mapping[int, np.ndarray], out
     """``DIR/arg<pos>.npy`` for every output and io buffer, with the spec's element type; all files
     appear together or none do."""
     out_dir = Path(output_dir)
-    with OutputSet() as outs:
+    with OutputSet(out_dir) as outs:
         for b in kernel.buffers:
             if b.spec.written_by_kernel:
                 outs.npy(out_dir / f"{prefix}{b.pos}.npy", output_array(b, outputs[b.pos]))

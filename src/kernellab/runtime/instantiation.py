@@ -436,7 +436,7 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
     be = backend or OpenCLBackend.open(device, BackendOptions())
     try:
         check_work_groups(be, chosen)
-        with OutputSet() as outs:
+        with OutputSet(output_dir) as outs:
             for inst in chosen:
                 program = build(be, inst, non_uniform_options(be, inst))
                 launch = prepare(be, inst, program, seed)

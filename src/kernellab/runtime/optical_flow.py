@@ -10,10 +10,9 @@ written to their ``dst`` as for any command. The reader checked the extents, lev
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from kernellab import model as m
-from kernellab.backends.base import Backend, Image, UnsupportedError
+from kernellab.backends.base import Backend, Image, OpticalFlow, OpticalFlowImage, OpticalFlowSpec, UnsupportedError
 
 #: Arm's name for the pipeline (its perf counters and cache-miss message say it)
 NAME = "dispatch_optical_flow"
@@ -41,12 +40,11 @@ class OpticalFlows:
 
     def __init__(self, scenario: m.Scenario):
         self.scenario = scenario
-        self.programs: dict[int, Any] = {}
+        self.programs: dict[int, OpticalFlow] = {}
 
-    def prepare(self, backend: Any, images: Mapping[str, Image]) -> None:
+    def prepare(self, backend: Backend, images: Mapping[str, Image]) -> None:
         """One pipeline per command; a pipeline the loaded cache lacks raises PipelineCacheMiss."""
-        from kernellab.backends.vulkan_optical_flow import OpticalFlowImage, OpticalFlowSpec
-
+        flows = backend.need(backend.optical_flow(), "optical_flow")
         for index, c in enumerate(self.scenario.commands):
             if not isinstance(c, m.DispatchOpticalFlow):
                 continue
@@ -57,13 +55,14 @@ class OpticalFlows:
                 bound.append(OpticalFlowImage(role, b.set, b.id, images[r.uid], b.lod, sampled(r, b)))
             spec = OpticalFlowSpec(f"{index}:{NAME}:{NAME}", c.width, c.height, c.grid_size, c.performance_level,
                                    tuple(bound))
-            self.programs[index] = backend.create_optical_flow(spec)
+            self.programs[index] = flows.create_optical_flow(spec)
 
-    def run(self, backend: Any, index: int) -> None:
+    def run(self, backend: Backend, index: int) -> None:
         c = self.scenario.commands[index]
         assert isinstance(c, m.DispatchOpticalFlow)
         program = self.programs[index]
-        backend.dispatch_optical_flow(program, c.execution_flags, c.mean_flow_l1_norm_hint, program.spec.label)
+        flows = backend.need(backend.optical_flow(), "optical_flow")
+        flows.dispatch_optical_flow(program, c.execution_flags, c.mean_flow_l1_norm_hint, program.spec.label)
 
     def session_memory(self) -> list[tuple[str, int]]:
         """(command name, session bytes) of each optical-flow pipeline, in command order."""

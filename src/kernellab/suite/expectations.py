@@ -27,9 +27,10 @@ import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from kernellab.errors import InputError, Problem, json_pointer
+from kernellab.outputs import escapes
 
 SIDECAR_SUFFIX = ".expect.json"
 NAN_MODES = ("equal", "ignore", "never")
@@ -105,6 +106,29 @@ class Expectations:
             entry.update(e.tolerance.to_json())
             data["outputs"][name] = entry
         return data
+
+
+def references_outside(expectations: Expectations, names: Iterable[str]) -> list[Problem]:
+    """The outputs among ``names`` whose reference lands outside the sidecar's folder (``..``, an
+    absolute path, a symlink out), each at its JSON path: ``bless`` writes references, and a
+    sidecar is a file like any other, so it does not choose where."""
+    folder = expectations.sidecar.parent
+    problems = []
+    for name in names:
+        e = expectations.outputs.get(name)
+        if e is None:
+            continue
+        try:
+            outside = escapes(e.reference, folder)
+        except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long
+            outside, why = True, f"cannot be resolved ({exc})"
+        else:
+            why = f"resolves to {e.reference.resolve()}"
+        if outside:
+            problems.append(Problem(str(expectations.sidecar), f"{e.where}/reference",
+                                    f"reference {why}, outside the sidecar's folder {folder}: bless writes "
+                                    "references only there"))
+    return problems
 
 
 def _relative(path: Path, base: Path) -> str:

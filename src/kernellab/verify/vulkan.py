@@ -16,13 +16,11 @@ from __future__ import annotations
 import logging
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 
 from kernellab import model as m
 from kernellab.errors import InputError, Problem, TimeLimitError, UsageError
@@ -49,13 +47,10 @@ _CHECKING_OPTIONS = {"glsl": " -gVS", "opencl-c": " -O0 -g"}
 _CLSPV_SOURCE = "source"
 _BYTES = re.compile(r"bytes (\d+)\.\.(\d+)")
 _SCOPES = {"intra-workgroup": "intra-group", "inter-workgroup": "inter-group", "inter-dispatch": "inter-dispatch"}
-_WRITES = ("ACCESS_COMPUTE_SHADER_WRITE", "ACCESS_MEMORY_WRITE")
-_READS = ("ACCESS_COMPUTE_SHADER_READ", "ACCESS_MEMORY_READ")
-_COMPUTE_STAGES = ("COMPUTE", "ALL")
-#: the three hazards between two commands: (first command's bytes, second's, what the barrier's
-#: source and destination access masks must hold; None: an execution dependency is enough)
-_HAZARDS = (("written", "read", _WRITES, _READS), ("written", "written", _WRITES, _WRITES),
-            ("read", "written", None, None))
+#: what a scenario's access mask holds of a compute shader's accesses (Arm's runner records the
+#: mask as given: COMPUTE_SHADER_* is VK_ACCESS_2_SHADER_*, GRAPH_* the data-graph accesses)
+_ACCESSES = {"ACCESS_COMPUTE_SHADER_WRITE": ("write",), "ACCESS_MEMORY_WRITE": ("write",),
+             "ACCESS_COMPUTE_SHADER_READ": ("read",), "ACCESS_MEMORY_READ": ("read",)}
 
 
 @dataclass
@@ -70,9 +65,12 @@ class VulkanVerifyResult(VerifyResult):
 
 def uses_vulkan_checker(path: Path, vulkan: bool = False) -> bool:
     """Whether a scenario's dispatches go to the SPIR-V checker: any GLSL or SPIR-V shader, or
-    OpenCL C when ``vulkan`` asks to check it as Vulkan runs it (compiled by clspv)."""
+    OpenCL C when ``vulkan`` asks to check it as Vulkan runs it (compiled by clspv). A scenario
+    with a command only Vulkan runs (a draw, optical flow) comes here too, to be refused by name."""
     from kernellab.formats.scenario import load_scenario
     scenario, _ = load_scenario(path)
+    if any(isinstance(c, _UNCHECKED) for c in scenario.commands):
+        return True
     types = {getattr(scenario.by_uid.get(uid), "type", None) for c in scenario.commands
              for uid in ([c.shader_ref] if isinstance(c, m.DispatchCompute) else
                          [c.vertex_shader_ref, c.fragment_shader_ref] if isinstance(c, m.DispatchFragment) else [])}
@@ -231,12 +229,18 @@ class _Buffers:
         self.data.update(buffers)
 
 
+#: commands the checker does not run, with what they are: a scenario holding one is refused
+_UNCHECKED = (m.DispatchFragment, m.DispatchOpticalFlow)
+_WHAT = {"dispatch_fragment": "a graphics pipeline", "dispatch_optical_flow": "an optical-flow pipeline"}
+
+
 def _refuse_draws(scenario: m.Scenario, path: Path) -> None:
-    """The checker runs compute shaders: a scenario that draws is refused, not checked in part."""
-    problems = [Problem(str(path), f"/commands/{ci}/dispatch_fragment",
-                        "verify checks dispatch_compute only; dispatch_fragment (a graphics pipeline) is not checked "
+    """The checker runs compute shaders: a scenario that draws (or runs optical flow) is refused,
+    not checked in part."""
+    problems = [Problem(str(path), f"/commands/{ci}/{c.kind}",
+                        f"verify checks dispatch_compute only; {c.kind} ({_WHAT[c.kind]}) is not checked "
                         "(run it with kernellab run)")
-                for ci, c in enumerate(scenario.commands) if isinstance(c, m.DispatchFragment)]
+                for ci, c in enumerate(scenario.commands) if isinstance(c, _UNCHECKED)]
     if problems:
         raise InputError(problems)
 
@@ -387,7 +391,7 @@ def _hazard(f: Any, kernels: dict[int, str], numbers: dict[int, int], file_numbe
         sides = [side(a) for a in ex.get("accesses", [])]
         out.examples.append({
             "work_items": [s.work_item for s in sides if s.work_item], "address": None, "index": e,
-            "commands": [first, second],
+            "commands": [first, second], "hazard": ex.get("hazard"),
             "accesses": [{"command": a["command"], "access": a["access"], "work_item": s.work_item,
                           "location": s.location, "source_line": s.source_line, "instruction": s.instruction}
                          for a, s in zip(ex.get("accesses", []), sides)]})
@@ -396,62 +400,54 @@ def _hazard(f: Any, kernels: dict[int, str], numbers: dict[int, int], file_numbe
 
 # --- hazards between dispatches -------------------------------------------------------------------
 
-def _covers(b: m.BarrierBase, src: tuple[str, ...] | None, dst: tuple[str, ...] | None) -> bool:
-    stages = any(s in _COMPUTE_STAGES for s in b.src_stage) and any(s in _COMPUTE_STAGES for s in b.dst_stage)
-    return stages and (src is None or b.src_access in src) and (dst is None or b.dst_access in dst)
+def _stages(names: Sequence[str]) -> int:
+    from kernellab.spirvsim import sync
+    bits = {"COMPUTE": sync.COMPUTE, "GRAPH": sync.GRAPH, "GRAPHICS": sync.GRAPHICS, "ALL": sync.ALL}
+    out = 0
+    for name in names:
+        out |= bits[name]
+    return out
 
 
-def covered(scenario: m.Scenario, first: int, second: int, uid: str, size: int,
-            src: tuple[str, ...] | None, dst: tuple[str, ...] | None) -> np.ndarray:
-    """Bytes of buffer ``uid`` a barrier between commands ``first`` and ``second`` orders for a
-    hazard whose barrier needs ``src``/``dst`` access (None: any): a dispatch's implicit barrier
-    (a full memory barrier, as the runner records it), a frame boundary (the runner submits and
-    waits), a ``memory_barrier``, or a ``buffer_barrier`` of this buffer (its range only), with
-    compute (or all) stages on both sides."""
-    mask = np.zeros(size, bool)
-    for c in scenario.commands[first:second]:
-        if isinstance(c, (m.DispatchCompute, m.DispatchGraph, m.DispatchDataGraph)) and c.implicit_barrier:
-            mask[:] = True
-        elif isinstance(c, m.MarkBoundary):
-            mask[:] = True
+def dependencies(scenario: m.Scenario) -> list[Any]:
+    """The dependencies the runner records between the scenario's commands
+    (:class:`kernellab.spirvsim.Dependency`), as Arm's runner records them: after a dispatch
+    with ``implicit_barrier`` (the default) a full memory barrier (all commands, memory read and
+    write on both sides); at a ``mark_boundary`` a submission the host waits for before
+    recording the next (a full dependency: the fence signal makes every device write available,
+    the next vkQueueSubmit makes it visible); each barrier of a ``dispatch_barrier`` its own
+    dependency (synchronization2), with its stages, access masks and, for a buffer barrier, its
+    buffer's range (image and tensor barriers order execution only, as far as buffers go). A
+    ``dispatch_barrier`` naming no barrier records no dependency."""
+    from kernellab.spirvsim import Dependency
+    from kernellab.spirvsim.sync import full
+    out = []
+    for ci, c in enumerate(scenario.commands):
+        where = f"/commands/{ci}"
+        if isinstance(c, m.MarkBoundary):
+            out.append(full(ci, f"mark_boundary ({where})"))
         elif isinstance(c, m.DispatchBarrier):
-            for ref in c.memory_barrier_refs:
-                b = scenario.by_uid[ref]
-                if isinstance(b, m.MemoryBarrier) and _covers(b, src, dst):
-                    mask[:] = True
-            for ref in c.buffer_barrier_refs:
-                b = scenario.by_uid[ref]
-                if isinstance(b, m.BufferBarrier) and b.buffer_resource == uid and _covers(b, src, dst):
-                    mask[b.offset:b.offset + b.size] = True
-        if mask.all():
-            break
-    return mask
+            for refs in (c.memory_barrier_refs, c.buffer_barrier_refs, c.image_barrier_refs, c.tensor_barrier_refs):
+                for ref in refs:
+                    b = scenario.by_uid[ref]
+                    assert isinstance(b, m.BarrierBase)
+                    sides = dict(src_stages=_stages(b.src_stage), dst_stages=_stages(b.dst_stage),
+                                 src_access=frozenset(_ACCESSES.get(b.src_access, ())),
+                                 dst_access=frozenset(_ACCESSES.get(b.dst_access, ())))
+                    name = f"{b.kind} {b.uid} ({where})"
+                    if isinstance(b, m.BufferBarrier):
+                        out.append(Dependency(ci, name, buffer=b.buffer_resource, offset=b.offset, size=b.size,
+                                              **sides))
+                    else:
+                        out.append(Dependency(ci, name, memory=isinstance(b, m.MemoryBarrier), **sides))
+        elif getattr(c, "implicit_barrier", False):
+            out.append(full(ci, f"implicit barrier of {c.kind} ({where})"))
+    return out
 
 
 def hazards(scenario: m.Scenario, runs: Sequence[tuple[int, Any]]) -> list[Any]:
     """Hazard findings (spirvsim's, scope ``inter-dispatch``) between checked dispatches
-    (command index, result), each pair and kind (read-after-write, write-after-write,
-    write-after-read) with the bytes a barrier orders taken out."""
+    (command index, result): read-after-write, write-after-write and write-after-read, each
+    with the bytes the scenario's dependencies order taken out."""
     from kernellab.spirvsim import dispatch_hazards
-    out = []
-    for i, (ci, a) in enumerate(runs):
-        for cj, b in runs[i + 1:]:
-            for uid, fa in a.footprints.items():
-                fb = b.footprints.get(uid)
-                if fb is None:
-                    continue
-                size = max(fa.offset + fa.read.size, fb.offset + fb.read.size)
-                for mine, theirs, src, dst in _HAZARDS:
-                    ordered = covered(scenario, ci, cj, uid, size, src, dst)
-                    xa = getattr(fa, mine) & ~ordered[fa.offset:fa.offset + fa.read.size]
-                    xb = getattr(fb, theirs)
-                    none_a, none_b = np.zeros_like(xa), np.zeros_like(xb)
-                    # the footprints keep who accessed each byte, so the hazard names them
-                    pa = replace(fa, read=xa if mine == "read" else none_a, written=xa if mine == "written" else none_a)
-                    pb = replace(fb, read=xb if theirs == "read" else none_b,
-                                 written=xb if theirs == "written" else none_b)
-                    # dispatch_hazards reads only the footprints and the describe of what it is given
-                    pair: list[Any] = [(ci, SimpleNamespace(footprints={uid: pa}, describe=a.describe)),
-                                       (cj, SimpleNamespace(footprints={uid: pb}, describe=b.describe))]
-                    out += dispatch_hazards(pair, ordered=lambda *_: False)
-    return out
+    return dispatch_hazards(runs, dependencies(scenario))
