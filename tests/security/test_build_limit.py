@@ -54,14 +54,20 @@ def test_a_build_within_the_limit_or_unarmed_finishes(armed: str, limit: str) ->
     assert (proc.returncode, proc.stdout) == (0, "built\n"), proc.stderr
 
 
-def test_an_include_of_a_fifo_does_not_hang_a_run(tmp_path: Path) -> None:
-    """The issue's case: the driver's compiler opens a FIFO and waits for ever."""
+def _fifo_include(tmp_path: Path) -> Path:
+    """A kernel-instantiation file whose kernel includes a FIFO (through ``-I.``)."""
     pytest.importorskip("pyopencl")
     os.mkfifo(tmp_path / "pipe.h")
     (tmp_path / "k.cl").write_text('#include "pipe.h"\n__kernel void k(__global int *o) { o[0] = 1; }\n')
     path = tmp_path / "k.json"
     path.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "k.cl", "global_size": [1], "entry_point": "k",
                                  "compiler_flags": "-I.", "kernel_arguments": [{"type": "array", "size": 4}]}]))
+    return path
+
+
+def test_an_include_of_a_fifo_does_not_hang_a_run(tmp_path: Path) -> None:
+    """The issue's case: the driver's compiler opens a FIFO and waits for ever."""
+    path = _fifo_include(tmp_path)
     for device in (["--device", "Oclgrind"], []):
         env = {**os.environ, "KERNELLAB_TOOL_TIMEOUT": "3", "KERNELLAB_NO_CACHE": "1"}
         start = time.monotonic()
@@ -77,12 +83,7 @@ def test_an_include_of_a_fifo_does_not_hang_a_run(tmp_path: Path) -> None:
 
 def test_verify_stops_a_hanging_build_under_its_launch_limit(tmp_path: Path) -> None:
     """In ``verify`` the launch's --timeout covers the build, and the message names the launch."""
-    pytest.importorskip("pyopencl")
-    os.mkfifo(tmp_path / "pipe.h")
-    (tmp_path / "k.cl").write_text('#include "pipe.h"\n__kernel void k(__global int *o) { o[0] = 1; }\n')
-    path = tmp_path / "k.json"
-    path.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "k.cl", "global_size": [1], "entry_point": "k",
-                                 "compiler_flags": "-I.", "kernel_arguments": [{"type": "array", "size": 4}]}]))
+    path = _fifo_include(tmp_path)
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "kernellab", "verify", str(path), "--timeout", "3"],
                           capture_output=True, text=True, timeout=60, env={**os.environ, "KERNELLAB_TOOL_TIMEOUT": "0"})
