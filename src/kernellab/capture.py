@@ -25,7 +25,7 @@ import sys
 import warnings
 import threading
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,8 @@ def _attributed(api: str, call: Callable[[], Any]) -> Any:
 class _ProgramRecord:
     source: str
     options: str = ""
+    #: the build's options as words, split once where the program gave them (the user's own)
+    words: tuple[str, ...] = ()
     calls: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -170,7 +172,7 @@ class Capture:
                 calls.append(site)
             inst["host_api_calls"] = calls
             self.launches.append(inst)
-            self._preprocess(inst["kernel_file"], prog.options)
+            self._preprocess(inst["kernel_file"], prog.words)
 
     def _argument(self, queue: Any, kernel: Any, i: int, value: Any, byteorder: str, launch: int) -> dict[str, Any]:
         import pyopencl as cl
@@ -216,7 +218,7 @@ class Capture:
         # the device receives these bytes as they are: the hex is the number they hold in its byte order
         return {"type": "scalar", "value": hex_value(raw, byteorder)}
 
-    def _preprocess(self, kernel_file: str, options: str) -> None:
+    def _preprocess(self, kernel_file: str, words: Sequence[str]) -> None:
         """Write ``kernelN.pre.cl``: the source after the preprocessor, with the build's -D/-I/-U
         (clang -E when installed, else the pure-Python pcpp that pip installs with kernellab)."""
         src = self.directory / kernel_file
@@ -224,7 +226,6 @@ class Capture:
         if pre.exists():
             return
         flags: list[tuple[str, str]] = []
-        words = shlex.split(options)
         for j, w in enumerate(words):
             if w in ("-D", "-I", "-U") and j + 1 < len(words):
                 flags.append((w, words[j + 1]))
@@ -272,6 +273,7 @@ def _program_build(cap: Capture, orig: Any) -> Any:
         rec = getattr(prg, "_kernellab_record", None)
         if rec is not None and rec.source:
             rec.options = " ".join(opts)
+            rec.words = tuple(w for o in opts for w in (shlex.split(o) if isinstance(o, str) else [str(o)]))
             if site:
                 rec.calls.append(site)
             with cap._lock:

@@ -216,7 +216,10 @@ def program() -> NoReturn:
         classcode.install(command)  # before the command's modules build their dataclasses
         if gc_was_enabled:
             gc.enable()
-    status = main()
+    from kernellab.native.build_limit import ending_process_on_build_timeout
+
+    with ending_process_on_build_timeout():  # this process is the command's own (native builds)
+        status = main()
     threading = sys.modules.get("threading")
     if not quick or (threading is not None and threading.active_count() > 1):
         sys.exit(status)

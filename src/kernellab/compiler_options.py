@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-_MACRO = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(=.*)?$", re.S)
+from kernellab.errors import InputError, Problem
 
 #: flags allowed as they are, per language
 _GLSL_FLAGS = frozenset({"-O", "-Os", "-Od", "-g", "-g0", "-gV", "-gVS", "--relaxed-errors", "--suppress-warnings",
@@ -57,61 +57,218 @@ def inside(path: Path, roots: Sequence[Path]) -> bool:
     return any(resolved == root or root in resolved.parents for root in roots)
 
 
-def check(language: str, text: str, base: Path, roots: Sequence[Path]) -> list[Refusal]:
-    """The refusals for ``text`` (the options as the file writes them); empty when all is allowed.
+#: the kinds of :class:`Option`
+DEFINE, UNDEF, INCLUDE_DIR, FLAG, TARGET_ENV, STD, USER = (
+    "define", "undef", "include-dir", "flag", "target-env", "std", "user")
+
+#: characters no token from a file may hold: a driver's ``clBuildProgram`` takes one string and
+#: splits it itself (on whitespace, honouring quotes and backslashes), and clspv's path writes
+#: ``-D`` values into the source, where a newline or ``#`` would start a directive
+_UNSAFE = re.compile(r"[\s\"'\\#\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One allowed option, as parsed: ``kind`` is one of :data:`DEFINE` ... :data:`USER`.
+
+    ``name`` is the macro (define, undef), the flag itself (flag, std, user: the word as given)
+    or the folder as written (include-dir); ``value`` is the macro's value (None: no ``=``), the
+    resolved folder, or the target environment."""
+
+    kind: str
+    name: str
+    value: str | None = None
+
+    def tokens(self) -> tuple[str, ...]:
+        """The argument words of this option: one per option (two for ``--target-env ENV``)."""
+        if self.kind == DEFINE:
+            return (f"-D{self.name}" if self.value is None else f"-D{self.name}={self.value}",)
+        if self.kind == UNDEF:
+            return (f"-U{self.name}",)
+        if self.kind == INCLUDE_DIR:
+            return (f"-I{self.value}",)
+        if self.kind == TARGET_ENV:
+            return ("--target-env", str(self.value))
+        return (self.name,)
+
+    def key(self) -> tuple[str, ...]:
+        """What this option adds to a cache key: its tokens, a folder as the file wrote it (the
+        included files' contents are keyed by the compile, wherever the workload lies)."""
+        return (f"-I{self.name}",) if self.kind == INCLUDE_DIR else self.tokens()
+
+
+@dataclass(frozen=True)
+class Options:
+    """The options of one compile, parsed once (:func:`parse`) and never re-split.
+
+    ``origin`` is ``"file"`` (checked against the language's allow-list), ``"user"`` (kernellab's
+    own ``--options``: the user's choice, taken as given) or ``"kernellab"`` (added by kernellab
+    itself). Every compiler's argv, the OpenCL driver's option string and the cache key are
+    rendered from ``items``."""
+
+    items: tuple[Option, ...] = ()
+    origin: str = "kernellab"
+
+    def argv(self) -> list[str]:
+        """Argument words for a tool's command line, one per option."""
+        return [t for o in self.items for t in o.tokens()]
+
+    def driver_text(self) -> str:
+        """The one string ``clBuildProgram`` takes. Tokens of a file's options hold no whitespace,
+        quote, backslash, ``#`` or control character (:func:`parse` refuses them), so the driver's
+        own splitting gives back exactly :meth:`argv`; one that does not (a folder of kernellab's
+        with a space in it) is refused rather than split by the driver. The user's own
+        ``--options`` pass as given."""
+        bad = [t for o in self.items if o.kind != USER for t in o.tokens() if _UNSAFE.search(t)]
+        if bad:
+            raise OptionsRefused([Refusal(_printable(t), "cannot reach an OpenCL driver as one word") for t in bad])
+        return " ".join(self.argv())
+
+    def key(self) -> str:
+        """The options' part of a cache key: the same options, the same key."""
+        return "\x00".join(t for o in self.items for t in o.key()) + f"\x00{self.origin}"
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __add__(self, other: Options) -> Options:
+        """Both lists, in order (kernellab's own options after a file's); a file's origin stays."""
+        origin = self.origin if self.origin != "kernellab" else other.origin
+        return Options(self.items + other.items, origin)
+
+    def has(self, kind: str, name: str | None = None) -> bool:
+        return any(o.kind == kind and (name is None or o.name == name) for o in self.items)
+
+    def defines(self) -> list[Option]:
+        return [o for o in self.items if o.kind in (DEFINE, UNDEF)]
+
+    def include_dirs(self) -> list[Path]:
+        return [Path(str(o.value)) for o in self.items if o.kind == INCLUDE_DIR]
+
+
+def own(*words: str) -> Options:
+    """Options kernellab adds itself (``-cl-kernel-arg-info``, ``-cl-opt-disable``, ``-cl-std=..``),
+    which are flags of the OpenCL allow-list; anything else is a programming error."""
+    items = []
+    for word in words:
+        kind = STD if word.startswith("-cl-std=") else FLAG
+        if not (word in _OPENCL_FLAGS or word in _OPENCL_CL or _OPENCL_STD.match(word)):
+            raise ValueError(f"{word!r} is not an OpenCL option kernellab adds")
+        items.append(Option(kind, word))
+    return Options(tuple(items), "kernellab")
+
+
+def folders(paths: Iterable[Path]) -> Options:
+    """``-I`` options kernellab adds for folders it has already checked (a scenario's
+    ``include_paths``, the kernel's own folder)."""
+    return Options(tuple(Option(INCLUDE_DIR, str(p), str(p)) for p in paths), "kernellab")
+
+
+class OptionsRefused(ValueError):
+    """A file's options hold ones not allowed; ``refusals`` names each."""
+
+    def __init__(self, refusals: Sequence[Refusal]):
+        self.refusals = list(refusals)
+        super().__init__("; ".join(map(str, refusals)))
+
+
+def parse(language: str, text: str, base: Path, roots: Sequence[Path], origin: str = "file") -> Options:
+    """The options ``text`` gives, parsed once into :class:`Options`; :class:`OptionsRefused` when
+    any is not allowed (a file's) or the text cannot be split.
 
     ``base`` is the folder relative ``-I`` paths resolve against; ``roots`` the folders they may
     lie in. Options of languages without an allow-list (SPIR-V: none are passed) are all refused.
-    """
+    ``origin="user"`` (kernellab's own ``--options``) takes each word as given."""
     try:
         words = shlex.split(text)
     except ValueError as exc:
-        return [Refusal(text, f"cannot be split into words ({exc})")]
+        raise OptionsRefused([Refusal(text, f"cannot be split into words ({exc})")]) from None
+    if origin == "user":
+        return Options(tuple(Option(USER, w) for w in words), "user")
     family = LANGUAGE_FAMILIES.get(language)
+    items: list[Option] = []
     refusals: list[Refusal] = []
     i = 0
     while i < len(words):
-        word = words[i]
         value = words[i + 1] if i + 1 < len(words) else None
-        taken, refusal = _one(family, word, value, base, roots)
-        if refusal:
-            refusals.append(refusal)
+        taken, parsed = _one(family, words[i], value, base, roots)
+        if isinstance(parsed, Refusal):
+            refusals.append(parsed)
+        else:
+            items.append(parsed)
         i += taken
-    return refusals
+    if refusals:
+        raise OptionsRefused(refusals)
+    return Options(tuple(items), origin)
+
+
+def read(language: str, text: str, base: Path, roots: Sequence[Path], place: tuple[str, str],
+         origin: str = "file") -> Options:
+    """:func:`parse`, a refusal being bad input (exit 2) at ``place``: (file, JSON pointer)."""
+    try:
+        return parse(language, text, base, roots, origin)
+    except OptionsRefused as exc:
+        raise InputError([Problem(place[0], place[1], str(r)) for r in exc.refusals]) from None
+
+
+def check(language: str, text: str, base: Path, roots: Sequence[Path]) -> list[Refusal]:
+    """The refusals for ``text`` (the options as the file writes them); empty when all is allowed."""
+    try:
+        parse(language, text, base, roots)
+    except OptionsRefused as exc:
+        return exc.refusals
+    return []
+
+
+def _printable(word: str) -> str:
+    return word.replace("\x00", "\\0").replace("\n", "\\n").replace("\r", "\\r")
 
 
 def _one(family: str | None, word: str, value: str | None, base: Path,
-         roots: Sequence[Path]) -> tuple[int, Refusal | None]:
-    """How many words the option at ``word`` takes, and its refusal if any."""
+         roots: Sequence[Path]) -> tuple[int, Option | Refusal]:
+    """How many words the option at ``word`` takes, and the option or its refusal."""
     if family is None:
         return 1, Refusal(word, "this shader type takes no compiler options")
-    if "\x00" in word:
-        return 1, Refusal(word.replace("\x00", "\\0"), "holds a NUL character")
     if word in ("-D", "-U", "-I"):
         if value is None:
             return 1, Refusal(word, "needs a value")
         return 2, _one(family, word + value, None, base, roots)[1]
     if word.startswith(("-D", "-U")):
-        name = word[2:]
-        ok = _MACRO.match(name) if word.startswith("-D") else re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)
-        return 1, None if ok else Refusal(word, "a macro name is a C identifier")
+        name, eq, macro_value = word[2:].partition("=")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or (eq and word.startswith("-U")):
+            return 1, Refusal(_printable(word), "a macro name is a C identifier")
+        if _UNSAFE.search(macro_value):
+            return 1, Refusal(_printable(word), "a macro's value is one word: no whitespace, newline, quote, "
+                                                "backslash, '#' or control character")
+        if word.startswith("-U"):
+            return 1, Option(UNDEF, name)
+        return 1, Option(DEFINE, name, macro_value if eq else None)
+    if _UNSAFE.search(word):
+        return 1, Refusal(_printable(word), "an option is one word: no whitespace, newline, quote, backslash, "
+                                            "'#' or control character")
     if word.startswith("-I"):
         folder = Path(word[2:])
         folder = folder if folder.is_absolute() else base / folder
         if not inside(folder, roots):
             return 1, Refusal(word, f"{folder} is outside the workload's folder (allow it with --allow-outside)")
-        return 1, None
+        resolved = str(folder.resolve())
+        if _UNSAFE.search(resolved):
+            return 1, Refusal(word, f"the folder {resolved!r} cannot be passed as one word (whitespace or quotes)")
+        return 1, Option(INCLUDE_DIR, word[2:], resolved)
     if family == "glsl":
         if word in _GLSL_FLAGS:
-            return 1, None
+            return 1, Option(FLAG, word)
         if word == "--target-env" and value in _GLSL_TARGET_ENVS:
-            return 2, None
+            return 2, Option(TARGET_ENV, word, value)
         if word.startswith("--target-env="):
-            known = word.split("=", 1)[1] in _GLSL_TARGET_ENVS
-            return 1, None if known else Refusal(word, "unknown target environment")
+            env = word.split("=", 1)[1]
+            return 1, Option(TARGET_ENV, "--target-env", env) if env in _GLSL_TARGET_ENVS \
+                else Refusal(word, "unknown target environment")
     else:
-        if word in _OPENCL_FLAGS or word in _OPENCL_CL or _OPENCL_STD.match(word):
-            return 1, None
+        if _OPENCL_STD.match(word):
+            return 1, Option(STD, word)
+        if word in _OPENCL_FLAGS or word in _OPENCL_CL:
+            return 1, Option(FLAG, word)
         if word.startswith("-cl-"):
             return 1, Refusal(word, "not an OpenCL C option of the OpenCL specification")
     if not word.startswith("-"):

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kernellab.runtime.executor import driver_options
 from kernellab.backends.base import ProgramSpec, SpecConstant
 from kernellab.backends.opencl import OpenCLBackend
 from kernellab.formats import npy
@@ -38,7 +39,8 @@ def run_scenario_on_opencl(path: Path) -> dict[str, np.ndarray]:
             shader = scenario.by_uid[c.shader_ref]
             spec = ProgramSpec(uid=shader.uid, code=shader.src_path.read_bytes(), language="opencl-c", entry=shader.entry,
                                specialization=tuple(SpecConstant(s.id, s.value) for s in shader.specialization_constants),
-                               push_constants_size=shader.push_constants_size, build_options=shader.build_options)
+                               push_constants_size=shader.push_constants_size,
+                               options=driver_options(scenario, shader))
             program = backend.create_program(spec)
             backend.dispatch(program, c.rangeND, {(b.set, b.id): buffers[b.resource_ref] for b in c.bindings},
                              raw.get(c.push_data_ref, b""))

@@ -163,12 +163,13 @@ def test_opencl_clean_up_logs_a_failed_release(pyopencl, caplog: pytest.LogCaptu
 
 
 def test_a_failed_build_keeps_its_log(pyopencl) -> None:
+    from kernellab.compiler_options import own
     from kernellab.native import cl as ncl
 
     class Program:
-        def build(self, options: list[str]) -> None:
+        def build(self, options: str) -> None:
             raise _cl_error(pyopencl, "RuntimeError", -11, "clBuildProgram")
 
     with pytest.raises(ncl.BuildFailure) as info:
-        ncl.build(Program(), ["-Werror"])
+        ncl.build(Program(), own("-Werror"), what="k.cl")
     assert info.value.code == "CL_BUILD_PROGRAM_FAILURE" and "clBuildProgram" in info.value.log

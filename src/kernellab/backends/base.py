@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 from collections.abc import Mapping, Sequence
 
+from kernellab import compiler_options
 from kernellab.errors import KernellabError
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
 from kernellab.native.devices import DEVICE_KINDS, DeviceInfo, choose_device  # noqa: F401
@@ -76,7 +77,8 @@ class ProgramSpec:
     specialization: tuple[SpecConstant, ...] = ()
     push_constants_size: int = 0
     slots: tuple[BindingSlot, ...] = ()
-    build_options: str = ""
+    #: OpenCL C build options, parsed by the door (compiler_options): never a string
+    options: compiler_options.Options = compiler_options.Options()
 
 
 @dataclass(frozen=True)

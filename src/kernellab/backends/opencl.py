@@ -27,23 +27,16 @@ from kernellab.backends import opencl_abi
 from kernellab.backends.base import (SOURCE, Backend, BackendOptions, Buffer, Capabilities, CommandTiming, DeviceInfo,
                                      ImageBinding, KernelInterface, Limits, LocalArgument, Program, ProgramSpec,
                                      UnknownEntryError, choose_device)
+from kernellab import compiler_options
 from kernellab.errors import CompileError, DeviceError
 from kernellab.native import cl as ncl
+from kernellab.native import launch_guard
 
 if TYPE_CHECKING:  # verify's launches (direct=True) import no NumPy; pyopencl imports it anyway
     import numpy as np
 
 #: options every build gets: argument names and types are needed to bind arguments by position
-ALWAYS_BUILD_OPTIONS = "-cl-kernel-arg-info"
-
-#: extra options appended to every build in this process (the verify harness sets -cl-opt-disable)
-_forced_build_options: str = ""
-
-
-def force_build_options(options: str) -> None:
-    """Append ``options`` to every program built in this process (used by the Oclgrind harness)."""
-    global _forced_build_options
-    _forced_build_options = options
+ALWAYS_BUILD_OPTIONS = compiler_options.own("-cl-kernel-arg-info")
 
 
 _TEMP_SOURCE = re.compile(r"\S*(?:tempfile_|input\.cl|<source>|\.cl_)\w*(?:\.cl)?(?=:\d)")
@@ -310,25 +303,26 @@ class OpenCLBackend(Backend):
         return out
 
     # --- programs -------------------------------------------------------------------------
-    def build_options(self, spec: ProgramSpec) -> str:
-        return " ".join(o for o in (spec.build_options, ALWAYS_BUILD_OPTIONS, _forced_build_options) if o)
+    def driver_options(self, spec: ProgramSpec) -> compiler_options.Options:
+        """The spec's options (the door's typed list) and the ones every build gets."""
+        return spec.options + ALWAYS_BUILD_OPTIONS
 
     def _build(self, spec: ProgramSpec) -> tuple[Any, list[str]]:
         """The built program of ``spec`` and the kernel names it defines (built once per source and options)."""
         cl = self._cl
         if spec.language != "opencl-c":
             raise CompileError(f"{spec.uid}: the OpenCL backend runs OpenCL C kernels, not {spec.language}")
-        options = self.build_options(spec)
-        key = (spec.code, options)
+        options = self.driver_options(spec)
+        key = (spec.code, options.key())
         if key in self._built:
             return self._built[key]
         source = spec.code.decode("utf-8", errors="replace")
         program = ncl.guarded("clCreateProgramWithSource", cl.Program, self.context, source)
         try:
-            ncl.build(program, options.split() if options else [], cache_dir=False)
+            ncl.build(program, options, what=spec.uid, cache_dir=False)
         except ncl.BuildFailure as exc:
             raise CompileError(f"{spec.uid}: OpenCL C build failed on {self.device.name} "
-                               f"(options: {options or 'none'})\n{_build_log(exc.log, spec.uid)}") from exc.__cause__
+                               f"(options: {' '.join(options.argv())})\n{_build_log(exc.log, spec.uid)}") from exc.__cause__
         names = ncl.kernel_names(program)
         self._built[key] = (program, names)
         return program, names
@@ -393,9 +387,9 @@ class OpenCLBackend(Backend):
             f"  out[{2 * i}] = sizeof({t}); out[{2 * i + 1}] = __alignof__({t});\n"
             for i, t in enumerate(names)) + "}\n"
         source = program.spec.code.decode("utf-8", errors="replace") + probe
-        options = self.build_options(program.spec)
-        prg = ncl.guarded("clBuildProgram(sizeof probe)", lambda: cl.Program(self.context, source).build(
-            options=options.split() if options else [], cache_dir=False))
+        options = self.driver_options(program.spec)
+        prg = ncl.guarded("clBuildProgram(sizeof probe)", lambda: ncl.build(
+            cl.Program(self.context, source), options, what=f"{program.spec.uid} (sizeof probe)", cache_dir=False))
         import numpy as np
         out = np.zeros(2 * len(names), dtype=np.uint64)
         buf = ncl.guarded("clCreateBuffer(sizeof probe)", cl.Buffer, self.context,
@@ -523,6 +517,8 @@ class OpenCLBackend(Backend):
                 raise ValueError(f"dispatch of {program.spec.uid!r}: argument {arg.index} ({arg.name}) is an "
                                  f"{kind}; scenarios cannot bind {kind}s to OpenCL C kernels")
         global_size = tuple(g * l for g, l in zip(groups, local))
+        # dispatches run in order, asynchronously: a crash is this one's or one enqueued before it
+        launch_guard.naming(f"the dispatch of {label} (kernel {program.spec.entry}) or one before it")
         self.launch(program, args, global_size, local, None, label)
 
     def _barrier(self, buffers: Sequence[tuple[Buffer, int, int]], memory: bool, label: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import tempfile
 import sys
 import time
@@ -181,6 +182,11 @@ def _run(path: Path, args: argparse.Namespace) -> int:
         from kernellab.outputs import usable_output_folder
         usable_output_folder(args.output)  # a file, /proc, a read-only folder: said before anything runs
     fmt = args.format or detect_format(path)
+    if _native_kernels(fmt, args):
+        from kernellab.native.launch_guard import supervised
+        status = supervised(cleanup=lambda: _sweep_outputs(args.output or path.parent))
+        if status is not None:  # the parent: the child ran the command
+            return status
     with config.override(compile_cache=not getattr(args, "no_cache", False)):
         if fmt != "scenario":
             from kernellab.runtime.runners import runner_for
@@ -191,6 +197,25 @@ def _run(path: Path, args: argparse.Namespace) -> int:
         from kernellab.suite.checking import check_written_outputs
         status = check_written_outputs(path, args.output, fmt, args.expectations)
     return status
+
+
+def _native_kernels(fmt: str, args: argparse.Namespace) -> bool:
+    """Whether this run may execute OpenCL kernels as native code in this process (any OpenCL
+    device but the Oclgrind simulator), in the ``kernellab`` program's own process: then a
+    crashing kernel must give a line naming its launch (native/launch_guard.py)."""
+    from kernellab.native.build_limit import armed
+    opencl = fmt in ("kernel-instantiation", "pyschedcl") or (fmt == "scenario" and args.backend == "opencl")
+    interactive = getattr(args, "wait_for_key_stroke_before_run", False) or getattr(args, "pause_on_exit", False)
+    return bool(armed) and opencl and not interactive and "oclgrind" not in str(args.device or "").lower()
+
+
+def _sweep_outputs(folder: Path) -> None:
+    """Remove the staged files a crashed run left under ``folder`` (its process is gone)."""
+    from kernellab.outputs import sweep_stale
+    for n, (root, _, _) in enumerate(os.walk(folder)):
+        if n >= 10_000:
+            break
+        sweep_stale(Path(root))
 
 
 def run_scenario(path: Path, args: argparse.Namespace) -> int:

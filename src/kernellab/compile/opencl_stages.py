@@ -169,17 +169,22 @@ def _device_binary(src: Artifact, req: CompileRequest) -> bytes:
         raise MissingToolError("stage 'device-binary' needs pyopencl: pip install pyopencl")
     import pyopencl as cl
 
+    from kernellab import compiler_options
+    from kernellab.native import cl as ncl
+
     device = _opencl_device(req.device)
     ctx = cl.Context([device])
     program = cl.Program(ctx, src.data.decode("utf-8", errors="replace"))
-    options = [*req.options, *[f"-I{d}" for d in req.include_dirs], f"-I{req.source.parent}"]
+    if req.options_from != "user":
+        req.check_file_options()
+    options = req.option_list + compiler_options.folders([*req.include_dirs, req.source.parent])
     try:
-        program.build(options=options)
-    except cl.RuntimeError as exc:
+        ncl.build(program, options, what=str(req.source))
+    except ncl.BuildFailure as exc:
         repro = shlex.join(["kernellab", "snapshot", str(req.source), "--stage", "device-binary",
                             "--device", device.name, "--options", req.build_options])
-        raise CompileError(f"{req.source}: building for {device.name} failed with options {options}\n{exc}\n"
-                           f"repro: {repro}") from exc
+        raise CompileError(f"{req.source}: building for {device.name} failed with options {options.argv()}\n"
+                           f"{exc.log}\nrepro: {repro}") from exc
     binaries = cast("list[bytes]", program.get_info(cl.program_info.BINARIES))
     return bytes(binaries[0])
 

@@ -144,7 +144,7 @@ class Compiler:
         key_input = key_input or src.key or _digest(src.stage, src.data)
         # a compute shader's key leaves the stage out, as it did before graphics stages existed
         stage_words = () if self.request.shader_stage == "compute" else (self.request.shader_stage,)
-        return _digest(name, key_input, self.request.entry, self.request.build_options,
+        return _digest(name, key_input, self.request.entry, self.request.option_list.key(),
                        self.request.target_env, stage.tool_version(),
                        self.request.device if stage.device_specific else "", *stage_words)
 

@@ -7,7 +7,7 @@ table and ``compile.pipeline`` runs them.
 from __future__ import annotations
 
 import enum
-import shlex
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,11 +46,22 @@ class CompileRequest:
 
     @property
     def options(self) -> list[str]:
-        """The build options as argument words; options from a file are checked first (an
-        InputError naming the option when one is not allowed), wherever they become argv."""
+        """The build options as argument words, rendered from :attr:`option_list`; options from
+        a file are checked first (an InputError naming the option when one is not allowed)."""
         if self.options_from != "user":
             self.check_file_options()
-        return shlex.split(self.build_options)
+        return self.option_list.argv()
+
+    @functools.cached_property
+    def option_list(self) -> compiler_options.Options:
+        """The build options parsed once through the door (:func:`compiler_options.read`): what
+        every tool's argv and the cache key are made of."""
+        roots = self.roots or compiler_options.allowed_roots(self.source.parent, self.include_dirs)
+        place = self.options_place or (str(self.source), "build options")
+        if compiler_options.LANGUAGE_FAMILIES.get(self.language) is None and self.options_from != "user":
+            return compiler_options.Options(origin="file")  # SPIR-V and binaries: no tool takes options
+        return compiler_options.read(self.language, self.build_options, roots[0], roots, place,
+                                     "user" if self.options_from == "user" else "file")
 
     def check_file_options(self) -> None:
         """Refuse (exit 2, the option named) file-given options outside the language's allow-list,

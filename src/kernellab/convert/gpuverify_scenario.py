@@ -29,6 +29,7 @@ from kernellab.formats.jsonfile import load_json
 from kernellab.formats.paths import name_problem, uid_where
 from kernellab.formats.scenario import load_scenario
 from kernellab.outputs import OutputSet
+from kernellab.runtime.executor import driver_options
 from kernellab.runtime.instantiation import PreparedLaunch, build, prepare, select
 
 Report = Callable[[str], None]
@@ -261,7 +262,8 @@ class _Exporter:
         """The shader's program, built once; its source is written beside the instantiations."""
         if shader.uid not in self.programs:
             spec = ProgramSpec(uid=f"{shader.src}:{shader.entry}", code=shader.src_path.read_bytes(),
-                               language="opencl-c", entry=shader.entry, build_options=shader.build_options,
+                               language="opencl-c", entry=shader.entry,
+                               options=driver_options(self.scenario, shader),
                                push_constants_size=shader.push_constants_size,
                                specialization=tuple(SpecConstant(s.id, s.value)
                                                     for s in shader.specialization_constants))

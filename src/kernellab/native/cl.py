@@ -9,13 +9,16 @@ backend, the partition runner and the device-binary compile stage see the same i
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
 from typing import Any
 from collections.abc import Callable
 
+from kernellab import compiler_options, config
 from kernellab.errors import BackendError
+from kernellab.native import build_limit
 from kernellab.native.devices import DeviceInfo
 from kernellab.native.failure import cleanup_failed, failure
 
@@ -86,15 +89,44 @@ class BuildFailure(BackendError):
         super().__init__("clBuildProgram", code)
 
 
-def build(program: Any, options: list[str], **kwargs: Any) -> Any:
-    """Build ``program``; raises :class:`BuildFailure` carrying the log (callers word the error)."""
+def build_overrun_message(what: str, seconds: float) -> str:
+    return (f"{what}: the OpenCL C build did not finish within the {seconds:g} s tool time limit and was "
+            "stopped; if it only needs longer, raise the limit with --tool-timeout SECONDS or "
+            "KERNELLAB_TOOL_TIMEOUT=SECONDS (0: no limit)")
+
+
+def _expire(what: str, seconds: float) -> None:
+    from kernellab import outputs
+    outputs.discard_all()
+    with contextlib.suppress(OSError):
+        os.write(2, f"kernellab: error: {build_overrun_message(what, seconds)}\n".encode(errors="replace"))
+    os._exit(1)
+
+
+def build(program: Any, options: compiler_options.Options, *, what: str, **kwargs: Any) -> Any:
+    """Build ``program`` with ``options`` (the door's typed list, rendered here into the one
+    string ``clBuildProgram`` takes) under the tool time limit; ``what`` names the kernel for the
+    messages. Raises :class:`BuildFailure` carrying the log (callers word the error)."""
+    if not isinstance(options, compiler_options.Options):
+        raise TypeError("build options reach a driver only as compiler_options.Options (the door)")
+    text = options.driver_text()
+    limit = config.get().tool_timeout
+    watchdog = None
+    if build_limit.armed and limit:
+        import threading
+        watchdog = threading.Timer(limit, _expire, (what, limit))
+        watchdog.daemon = True
+        watchdog.start()
     try:
-        return program.build(options=options, **kwargs)
+        return program.build(options=text, **kwargs)
     except Exception as exc:
         if not _is_cl_error(exc):
             raise
         code = getattr(exc, "code", None)
         raise BuildFailure(status_name(code) if isinstance(code, int) else "unknown", str(exc)) from exc
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
 
 
 def kernel_names(program: Any) -> list[str]:

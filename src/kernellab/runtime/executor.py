@@ -15,6 +15,7 @@ from typing import Any, overload
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 
+from kernellab import compiler_options
 from kernellab import model as m
 from kernellab.backends import opencl_abi
 from kernellab.backends.base import (SOURCE, Backend, BackendOptions, BindingSlot, Buffer, CommandTiming,
@@ -137,6 +138,29 @@ def _target_env(api_version: str) -> str:
         return "vulkan1.2"
     return f"vulkan1.{min(minor, 3)}" if major == 1 else "vulkan1.3"
 
+
+
+def shader_request(scenario: m.Scenario, shader: m.Shader, target_env: str = "", device: str = "") -> CompileRequest:
+    """The compile request of a scenario's shader: its ``build_options`` go through the door
+    (:mod:`kernellab.compiler_options`) and a refusal names their place in the scenario."""
+    assert shader.src_path is not None
+    file = scenario.file or shader.src_path
+    # a shader not among the resources is a VGF's embedded GLSL: its file is the place
+    index = next((i for i, r in enumerate(scenario.resources) if r is shader), None)
+    place = (str(file), f"/resources/{index}/shader/build_options") if index is not None \
+        else (str(shader.src_path), "build options")
+    return CompileRequest(source=shader.src_path, language=LANGUAGE_OF_TYPE[shader.type], entry=shader.entry,
+                          build_options=shader.build_options, include_dirs=shader.include_paths,
+                          target_env=target_env, device=device, roots=(Path(file).parent,),
+                          options_place=place, shader_stage=shader.stage)
+
+
+def driver_options(scenario: m.Scenario, shader: m.Shader) -> compiler_options.Options:
+    """The options an OpenCL driver builds a scenario's OpenCL C shader with: its file's, through
+    the door (includes checked as for the compilers), then its checked ``include_paths``."""
+    req = shader_request(scenario, shader)
+    req.check_file_options()
+    return req.option_list + compiler_options.folders(shader.include_paths)
 
 class Executor:
     def __init__(self, scenario: m.Scenario, options: RunOptions):
@@ -314,19 +338,7 @@ class Executor:
             backend.write_buffer(buf, npy.load_bytes(path))
 
     def _compiler(self, shader: m.Shader, target_env: str, cache: ArtifactCache | None) -> Compiler:
-        assert shader.src_path is not None
-        # the file's build_options pass the compile layer's allow-list; a refusal names this place
-        file = self.scenario.file or shader.src_path
-        # a shader not among the resources is a VGF's embedded GLSL: its file is the place
-        index = next((i for i, r in enumerate(self.scenario.resources) if r is shader), None)
-        place = (str(file), f"/resources/{index}/shader/build_options") if index is not None \
-            else (str(shader.src_path), "build options")
-        req = CompileRequest(source=shader.src_path, language=LANGUAGE_OF_TYPE[shader.type], entry=shader.entry,
-                             build_options=shader.build_options, include_dirs=shader.include_paths,
-                             target_env=target_env, device=self.report.device, roots=(Path(file).parent,),
-                             options_place=place,
-                             shader_stage=shader.stage)
-        return Compiler(req, cache)
+        return Compiler(shader_request(self.scenario, shader, target_env, self.report.device), cache)
 
     def create_programs(self, backend: Backend) -> None:
         modules = self._modules(backend, self._cache())
@@ -494,18 +506,16 @@ class Executor:
                                 f"shaders only ({caps.elsewhere})")
         if form == SOURCE:
             assert shader.src_path is not None
-            self._compiler(shader, "", None).request.check_file_options()  # the driver gets them: same allow-list
-            options = " ".join([shader.build_options, *(f"-I{p}" for p in shader.include_paths)]).strip()
             return ProgramSpec(uid=shader.uid, code=shader.src_path.read_bytes(), language=language, entry=shader.entry,
                                specialization=specialization, push_constants_size=shader.push_constants_size,
-                               slots=slots, build_options=options)
+                               slots=slots, options=driver_options(self.scenario, shader))
         code = modules.spirv(shader)
         if shader.type == "OpenCL-C":  # clspv may size a __local array in other elements than declared
             specialization = tuple(SpecConstant(i, v) for i, v in
                                    clspv_specialization(self.scenario, shader, code, modules.cache).items())
         return ProgramSpec(uid=shader.uid, code=code, language="spirv", entry=shader.entry,
                            specialization=specialization, push_constants_size=shader.push_constants_size,
-                           slots=slots, build_options=shader.build_options)
+                           slots=slots)
 
     def _shaders(self, c: m.DispatchCompute | m.DispatchFragment) -> list[m.Shader]:
         """The shaders a dispatch runs: its compute shader, or a draw's vertex and fragment shaders."""

@@ -15,10 +15,11 @@ import re
 import shutil
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kernellab import compiler_options
 from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import BackendOptions, ProgramSpec
 from kernellab.backends.opencl import (KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram,
@@ -27,6 +28,7 @@ from kernellab.errors import BackendError, CompileError, InputError, Problem
 from kernellab.formats import gpuverify
 from kernellab.formats.gpuverify import (ArrayArgument, ImageArgument, KernelArgument, KernelInstantiation,
                                          SamplerArgument, ScalarArgument)
+from kernellab.native import launch_guard
 from kernellab.outputs import OutputSet
 
 if TYPE_CHECKING:  # NumPy only where values are generated or swapped: verify's launches run without it
@@ -119,15 +121,25 @@ def _to_device_order(data: bytes, dtype: str | None, byteorder: str) -> bytes:
 _from_device_order = _to_device_order
 
 
-def build(backend: OpenCLBackend, inst: KernelInstantiation) -> OpenCLProgram:
-    """Build the instantiation's kernel; a compile error or a missing entry point is bad input
-    pointing at ``kernel_file``/``entry_point``."""
+def file_options(inst: KernelInstantiation) -> compiler_options.Options:
+    """The instantiation's ``compiler_flags`` through the door (:mod:`kernellab.compiler_options`):
+    an option outside OpenCL C's allow-list is bad input (exit 2) at ``/N/compiler_flags``."""
+    folder = inst.file.parent
+    return compiler_options.read("opencl-c", inst.compiler_flags or "", folder, compiler_options.allowed_roots(folder),
+                                 (str(inst.file), inst.pointer("compiler_flags")))
+
+
+def build(backend: OpenCLBackend, inst: KernelInstantiation,
+          options: compiler_options.Options | None = None) -> OpenCLProgram:
+    """Build the instantiation's kernel with ``options`` (by default its file's, through the door);
+    a compile error or a missing entry point is bad input pointing at ``kernel_file``/``entry_point``."""
+    options = file_options(inst) if options is None else options
     try:
         source = inst.kernel_path.read_bytes()
     except OSError as exc:
         raise InputError([_problem(inst, ["kernel_file"], f"cannot read {inst.kernel_path}: {exc.strerror}")]) from exc
     spec = ProgramSpec(uid=f"{inst.kernel_file}:{inst.entry_point}", code=source, language="opencl-c",
-                       entry=inst.entry_point, build_options=inst.compiler_flags or "")
+                       entry=inst.entry_point, options=options)
     try:
         return backend.create_program(spec)  # type: ignore[return-value]
     except CompileError as exc:
@@ -174,15 +186,15 @@ def non_uniform_refusal(backend: OpenCLBackend) -> str | None:
     return None
 
 
-def non_uniform_options(backend: OpenCLBackend, inst: KernelInstantiation) -> str:
-    """The build options for ``inst``: work-groups of unequal size need the kernel built as
-    OpenCL C 2.0 or later, unless the file's flags choose a standard."""
-    options = inst.compiler_flags or ""
-    if is_uniform(inst) or "-cl-std=" in options:
+def non_uniform_options(backend: OpenCLBackend, inst: KernelInstantiation) -> compiler_options.Options:
+    """The build options for ``inst`` (its file's, through the door): work-groups of unequal size
+    need the kernel built as OpenCL C 2.0 or later, unless the file's flags choose a standard."""
+    options = file_options(inst)
+    if is_uniform(inst) or options.has(compiler_options.STD):
         return options
     version = None if backend.is_oclgrind else _opencl_c_version(backend)
     std = f"CL{version[0]}.{version[1]}" if version and version >= (2, 0) else "CL2.0"
-    return f"{options} -cl-std={std}".strip()
+    return options + compiler_options.own(f"-cl-std={std}")
 
 
 def check_work_groups(backend: OpenCLBackend, insts: Sequence[KernelInstantiation]) -> None:
@@ -426,10 +438,11 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
         check_work_groups(be, chosen)
         with OutputSet(output_dir) as outs:
             for inst in chosen:
-                program = build(be, replace(inst, compiler_flags=non_uniform_options(be, inst)))
+                program = build(be, inst, non_uniform_options(be, inst))
                 launch = prepare(be, inst, program, seed)
                 for line in launch.filled:
                     report(line)
+                launch_guard.naming(f"launch {inst.index} ({inst.entry_point}) of {path}")
                 launch.launch(be)
                 be.submit()
                 if output_dir is not None:

@@ -175,4 +175,5 @@ def tensor_shader_spirv(shader: m.Shader, target_env: str) -> bytes | None:
 
     if shader.type != "GLSL" or shader.src_path is None or not needs_arm_glslc(shader.src_path):
         return None
-    return compile_tensor_glsl(shader.src_path, shader.build_options, shader.include_paths, target_env)
+    return compile_tensor_glsl(shader.src_path, build_options=shader.build_options, include_dirs=shader.include_paths,
+                               target_env=target_env)

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from kernellab import compiler_options
 from kernellab.backends.base import DeviceInfo
 from kernellab.native import cl as ncl
 from kernellab.native.devices import GPU_KINDS, select, selector_kind
@@ -165,15 +166,18 @@ class Session:
             source = kernel.spec.src.read_text(encoding="utf-8")
         except OSError as exc:
             raise InputError([Problem(kernel.spec.file, "/src", f"cannot read {kernel.spec.src}: {exc.strerror or exc}")]) from None
-        options = " ".join(o for o in (kernel.build_options, "-cl-kernel-arg-info") if o)
-        key = (id(context), source, options)
+        folder = Path(kernel.spec.file).parent
+        # the spec's macros become -D options: through the door like any file's options
+        options = compiler_options.read("opencl-c", kernel.build_options, folder, compiler_options.allowed_roots(folder),
+                                        (str(kernel.spec.file), "/macros")) + compiler_options.own("-cl-kernel-arg-info")
+        key = (id(context), source, options.key())
         with self._lock:
             prog = self._programs.get(key)
             if prog is None:
                 cl = self._cl
                 prog = cl.Program(context, source)
                 try:
-                    ncl.build(prog, options.split(), cache_dir=False)
+                    ncl.build(prog, options, what=str(kernel.spec.src), cache_dir=False)
                 except ncl.BuildFailure as exc:
                     raise CompileError(f"{kernel.spec.src}: OpenCL C build failed",
                                        ToolFailure("clBuildProgram", ["kernellab", "run", kernel.spec.file], 2, exc.log)) from exc.__cause__

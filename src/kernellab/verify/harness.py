@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 import os
 import sys
 import threading
@@ -37,7 +37,7 @@ OCLGRIND_ENV = {
 #: the uninitialized-value tracker: slow, and only asked for with ``--check uninitialized``
 OCLGRIND_UNINITIALIZED = {"OCLGRIND_UNINITIALIZED": "1"}
 #: the optimizer could fold a racing load/store pair away
-BUILD_OPTIONS = "-cl-opt-disable"
+BUILD_OPTIONS = ("-cl-opt-disable",)
 
 KEEP_ENV = {"OCLGRIND_NUM_THREADS", "OCLGRIND_PCH_DIR", "OCLGRIND_DISABLE_PCH"}
 
@@ -74,24 +74,25 @@ def _build(backend: Any, inst: Any) -> tuple[Any, list[int], str | None]:
     (program, lines of the copies, a note when the model could not be applied)."""
     from kernellab.backends.base import ProgramSpec
     from kernellab.errors import CompileError
+    from kernellab.compiler_options import own
     from kernellab.runtime.instantiation import build, non_uniform_options
     from kernellab.verify import asynccopy
     try:
         source = inst.kernel_path.read_text(encoding="utf-8", errors="surrogateescape")
     except OSError:
         return build(backend, inst), [], None  # build() reports the unreadable file
-    options = " ".join(x for x in (non_uniform_options(backend, inst), BUILD_OPTIONS) if x)
+    options = non_uniform_options(backend, inst) + own(*BUILD_OPTIONS)
     modelled = asynccopy.instrument(source)
     note = None
     if modelled is not None:
         spec = ProgramSpec(uid=f"{inst.kernel_file}:{inst.entry_point}:async", language="opencl-c",
                            code=modelled.encode("utf-8", "surrogateescape"), entry=inst.entry_point,
-                           build_options=options)
+                           options=options)
         try:
             return backend.create_program(spec), asynccopy.call_lines(source), None
         except CompileError as exc:  # fall back to Oclgrind's own model of the copies
             note = f"async copies not modelled (the rewritten kernel did not build: {str(exc).splitlines()[-1]})"
-    return build(backend, replace(inst, compiler_flags=options)), [], note
+    return build(backend, inst, options), [], note
 
 
 def _buffers(launch: Any, program: Any) -> list[dict[str, Any]]:
@@ -190,8 +191,11 @@ def _run_file(path: str, index: int | None, seed: int, file_number: int) -> None
 
     insts, _ = gpuverify.load(path, non_uniform=True)
     chosen = select(insts, index, Path(path))
+    from kernellab.native.build_limit import disarmed
     for inst in chosen:
-        with _watched(inst, path, file_number):
+        # verify's launch limit (--timeout) covers the build too, and its message names the
+        # launch; the tool limit's message would go to the log verify keeps of fd 2
+        with _watched(inst, path, file_number), disarmed():
             _run_one(inst, seed, file_number)
 
 

@@ -1,0 +1,38 @@
+"""Whether a native OpenCL build past the tool time limit may end this process.
+
+A driver's ``clBuildProgram`` (an ``#include`` of a FIFO, a compiler loop) cannot be interrupted
+from Python, so a build that overruns the limit can only be stopped by ending the process: only
+the ``kernellab`` program itself arms that (:func:`ending_process_on_build_timeout`), whose
+process is the command's own; through the Python API builds have no limit. Kept apart from
+:mod:`kernellab.native.cl` so that the program's start-up imports nothing of OpenCL.
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+#: non-empty while armed
+armed: list[bool] = []
+
+
+@contextlib.contextmanager
+def ending_process_on_build_timeout() -> Iterator[None]:
+    """Inside, an OpenCL C build still running after the tool time limit ends the process with
+    status 1 after one line on stderr naming the kernel and the limit (:func:`kernellab.native.cl.build`)."""
+    armed.append(True)
+    try:
+        yield
+    finally:
+        armed.pop()
+
+
+@contextlib.contextmanager
+def disarmed() -> Iterator[None]:
+    """Inside, no build ends the process: for code under a watchdog of its own (``verify``'s
+    launch limit covers the build and the run, and reports the launch by name)."""
+    saved = armed[:]
+    armed.clear()
+    try:
+        yield
+    finally:
+        armed[:] = saved
