@@ -13,6 +13,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from kernellab import __version__
@@ -86,7 +87,33 @@ def build_parser(argv: Sequence[str] | None = None, *, only_named: bool = False)
             _add_log_level(command, default=argparse.SUPPRESS)
         if "--tool-timeout" not in command._option_string_actions:
             _add_tool_timeout(command, default=argparse.SUPPRESS)
+    for name, command in sub.choices.items():
+        if name in COMPILING_COMMANDS and "--allow-outside" not in command._option_string_actions:
+            add_allow_outside(command)
     return parser
+
+
+#: the commands that compile a workload's kernels (and so read what they #include)
+COMPILING_COMMANDS = frozenset({"run", "verify", "test", "snapshot", "listing", "import", "export",
+                                "partition-sweep", "schedule"})
+
+
+def add_allow_outside(parser: argparse.ArgumentParser) -> None:
+    """``--allow-outside PATH``: one flag, one meaning, on every command that reads a workload's files."""
+    parser.add_argument("--allow-outside", action="append", type=Path, default=[], metavar="PATH",
+                        help="let include folders and #include targets lie in PATH too (default: only the "
+                             "workload's folder); may be repeated")
+
+
+def _allow_outside(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:
+    """``--allow-outside`` for this process (its settings) and the workers it starts (the environment)."""
+    paths = [p.resolve() for p in getattr(args, "allow_outside", None) or []]
+    if not paths:
+        return contextlib.nullcontext()
+    from kernellab import config
+
+    os.environ["KERNELLAB_ALLOW_OUTSIDE"] = os.pathsep.join(map(str, paths))
+    return config.override(allow_outside=tuple(paths))
 
 
 def _add_log_level(parser: argparse.ArgumentParser, *, default: object) -> None:
@@ -140,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     install_signal_cleanup()
     try:
-        with _tool_timeout(args):
+        with _tool_timeout(args), _allow_outside(args):
             return int(args.func(args) or 0)
     except KernellabError as exc:
         print(f"kernellab: error: {exc}" if exc.exit_status != 2 else str(exc), file=sys.stderr)

@@ -63,6 +63,10 @@ class Config:
     #: seconds an external tool (compiler, validator, disassembler) may run before it is killed;
     #: None for no limit (KERNELLAB_TOOL_TIMEOUT=0, or ``--tool-timeout 0``)
     tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
+    #: folders outside a workload's own that its kernels may ``#include`` from and its include
+    #: folders may lie in (``--allow-outside PATH`` on a command; KERNELLAB_ALLOW_OUTSIDE, as
+    #: os.pathsep-separated folders, for the workers a command starts)
+    allow_outside: tuple[Path, ...] = ()
 
     @classmethod
     def from_environ(cls) -> Config:
@@ -74,6 +78,7 @@ class Config:
             vulkan_validation=env.get("KERNELLAB_VULKAN_VALIDATION", "") not in ("", "0"),
             compile_cache=env.get("KERNELLAB_NO_CACHE", "") in ("", "0"),
             tool_timeout=_environ_tool_timeout(env.get("KERNELLAB_TOOL_TIMEOUT", "")),
+            allow_outside=tuple(Path(p) for p in env.get("KERNELLAB_ALLOW_OUTSIDE", "").split(os.pathsep) if p),
         )
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from kernellab import model as m
 from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import ProgramSpec, SpecConstant
+from kernellab.compile.pipeline import driver_source
 from kernellab.backends.opencl import KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram
 from kernellab.errors import InputError, Problem, json_pointer
 from kernellab.formats import gpuverify, npy
@@ -255,7 +256,10 @@ class _Exporter:
     def program(self, shader: Any, outs: OutputSet) -> OpenCLProgram:
         """The shader's program, built once; its source is written beside the instantiations."""
         if shader.uid not in self.programs:
-            spec = ProgramSpec(uid=f"{shader.src}:{shader.entry}", code=shader.src_path.read_bytes(),
+            where = f"/resources/{self.scenario.resources.index(shader)}/shader/src"
+            code = driver_source(shader.src_path, self.path, (str(self.path), where),
+                                 include_dirs=shader.include_paths, options=shader.build_options)
+            spec = ProgramSpec(uid=f"{shader.src}:{shader.entry}", code=code,
                                language="opencl-c", entry=shader.entry, build_options=shader.build_options,
                                push_constants_size=shader.push_constants_size,
                                specialization=tuple(SpecConstant(s.id, s.value)

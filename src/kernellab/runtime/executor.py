@@ -23,7 +23,7 @@ from kernellab.backends.base import (SOURCE, Backend, BackendOptions, BindingSlo
                                      choose_device)
 from kernellab.backends.registry import backend_class
 from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_cache
-from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages
+from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages, expand_request
 from kernellab.errors import InputError, KernellabError, Problem, json_pointer
 from kernellab.formats import npy, npy_arm
 from kernellab.outputs import OutputSet
@@ -491,11 +491,13 @@ class Executor:
                                 f"shaders only ({caps.elsewhere})")
         if form == SOURCE:
             assert shader.src_path is not None
-            self._compiler(shader, "", None).request.check_file_options()  # the driver gets them: same allow-list
-            options = " ".join([shader.build_options, *(f"-I{p}" for p in shader.include_paths)]).strip()
-            return ProgramSpec(uid=shader.uid, code=shader.src_path.read_bytes(), language=language, entry=shader.entry,
+            request = self._compiler(shader, "", None).request
+            request.check_file_options()  # the driver gets them: same allow-list
+            # the driver gets the source with its includes inlined and checked, and no include folder
+            code = expand_request(request).text
+            return ProgramSpec(uid=shader.uid, code=code, language=language, entry=shader.entry,
                                specialization=specialization, push_constants_size=shader.push_constants_size,
-                               slots=slots, build_options=options)
+                               slots=slots, build_options=shader.build_options)
         code = modules.spirv(shader)
         if shader.type == "OpenCL-C":  # clspv may size a __local array in other elements than declared
             specialization = tuple(SpecConstant(i, v) for i, v in

@@ -23,6 +23,7 @@ from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import BackendOptions, ProgramSpec
 from kernellab.backends.opencl import (KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram,
                                        dtype_size)
+from kernellab.compile.pipeline import driver_source
 from kernellab.errors import BackendError, CompileError, InputError, Problem
 from kernellab.formats import gpuverify
 from kernellab.formats.gpuverify import (ArrayArgument, ImageArgument, KernelArgument, KernelInstantiation,
@@ -122,10 +123,9 @@ _from_device_order = _to_device_order
 def build(backend: OpenCLBackend, inst: KernelInstantiation) -> OpenCLProgram:
     """Build the instantiation's kernel; a compile error or a missing entry point is bad input
     pointing at ``kernel_file``/``entry_point``."""
-    try:
-        source = inst.kernel_path.read_bytes()
-    except OSError as exc:
-        raise InputError([_problem(inst, ["kernel_file"], f"cannot read {inst.kernel_path}: {exc.strerror}")]) from exc
+    # the driver gets the kernel with its includes inlined and checked (an InputError names the include)
+    source = driver_source(inst.kernel_path, inst.file, (str(inst.file), inst.pointer("kernel_file")),
+                           options=inst.compiler_flags or "")
     spec = ProgramSpec(uid=f"{inst.kernel_file}:{inst.entry_point}", code=source, language="opencl-c",
                        entry=inst.entry_point, build_options=inst.compiler_flags or "")
     try:

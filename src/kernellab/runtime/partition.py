@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from kernellab.backends.base import DeviceInfo
+from kernellab.compile.pipeline import driver_source
 from kernellab.native import cl as ncl
 from kernellab.native.devices import GPU_KINDS, select, selector_kind
 from kernellab.errors import (BackendError, CompileError, DeviceError, InputError, Problem, ToolFailure,
@@ -161,10 +162,9 @@ class Session:
 
     def program(self, context: Any, kernel: ResolvedKernel) -> Any:
         """The built program for ``kernel`` in ``context`` (cached by source and options)."""
-        try:
-            source = kernel.spec.src.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError([Problem(kernel.spec.file, "/src", f"cannot read {kernel.spec.src}: {exc.strerror or exc}")]) from None
+        # the driver gets the kernel with its includes inlined and checked (an InputError names the include)
+        source = driver_source(kernel.spec.src, Path(kernel.spec.file), (str(kernel.spec.file), "/src"),
+                               options=kernel.build_options).decode("utf-8", "replace")
         options = " ".join(o for o in (kernel.build_options, "-cl-kernel-arg-info") if o)
         key = (id(context), source, options)
         with self._lock:

@@ -76,10 +76,10 @@ def _build(backend: Any, inst: Any) -> tuple[Any, list[int], str | None]:
     from kernellab.errors import CompileError
     from kernellab.runtime.instantiation import build, non_uniform_options
     from kernellab.verify import asynccopy
-    try:
-        source = inst.kernel_path.read_text(encoding="utf-8", errors="surrogateescape")
-    except OSError:
-        return build(backend, inst), [], None  # build() reports the unreadable file
+    from kernellab.compile.pipeline import driver_source
+    # what the driver builds: the kernel with its includes inlined and checked (#line keeps lines)
+    source = driver_source(inst.kernel_path, inst.file, (str(inst.file), inst.pointer("kernel_file")),
+                           options=inst.compiler_flags or "").decode("utf-8", "surrogateescape")
     options = " ".join(x for x in (non_uniform_options(backend, inst), BUILD_OPTIONS) if x)
     modelled = asynccopy.instrument(source)
     note = None
