@@ -13,7 +13,6 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import NoReturn
 
 from kernellab import __version__
@@ -87,6 +86,8 @@ def build_parser(argv: Sequence[str] | None = None, *, only_named: bool = False)
             _add_log_level(command, default=argparse.SUPPRESS)
         if "--tool-timeout" not in command._option_string_actions:
             _add_tool_timeout(command, default=argparse.SUPPRESS)
+    from kernellab.commands import add_allow_outside
+
     for name, command in sub.choices.items():
         if name in COMPILING_COMMANDS and "--allow-outside" not in command._option_string_actions:
             add_allow_outside(command)
@@ -96,13 +97,6 @@ def build_parser(argv: Sequence[str] | None = None, *, only_named: bool = False)
 #: the commands that compile a workload's kernels (and so read what they #include)
 COMPILING_COMMANDS = frozenset({"run", "verify", "test", "snapshot", "listing", "import", "export",
                                 "partition-sweep", "schedule"})
-
-
-def add_allow_outside(parser: argparse.ArgumentParser) -> None:
-    """``--allow-outside PATH``: one flag, one meaning, on every command that reads a workload's files."""
-    parser.add_argument("--allow-outside", action="append", type=Path, default=[], metavar="PATH",
-                        help="let include folders and #include targets lie in PATH too (default: only the "
-                             "workload's folder); may be repeated")
 
 
 def _allow_outside(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:

@@ -195,3 +195,46 @@ def test_a_verify_finding_names_the_file_and_line_of_an_inlined_kernel(folders: 
     loc = finding.to_json()["location"]
     assert (loc["file"], loc["line"]) == (str(folders / ("h.h" if in_header else "race.cl")), 3 if in_header else 4)
     assert finding.to_json()["source_line"] == race.strip()
+
+
+@pytest.mark.parametrize("command", ["run", "verify", "test", "snapshot", "listing", "import", "export",
+                                     "partition-sweep", "schedule", "validate"])
+def test_every_compiling_command_takes_allow_outside(command: str, tmp_path: Path) -> None:
+    from kernellab.cli import build_parser
+
+    parser = build_parser([command], only_named=True)
+    sub = next(a for a in parser._actions if isinstance(a, __import__("argparse")._SubParsersAction))
+    assert "--allow-outside" in sub.choices[command]._option_string_actions
+
+
+def test_user_options_include_folder_is_the_users_choice(tmp_path: Path) -> None:
+    # kernellab's own --options are the user's: their -I folder may lie anywhere
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "h.h").write_text("#define V 3\n")
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "k.cl").write_text(_cl('#include "h.h"'))
+    out = tmp_path / "k.txt"
+    with config.override(cache_dir=tmp_path / "cache"):
+        assert main(["snapshot", str(tmp_path / "w" / "k.cl"), "--stage", "opencl-c",
+                     f"--options=-I{tmp_path / 'inc'}", "-o", str(out)]) == 0
+
+
+def test_a_vulkan_verify_finding_after_an_include_names_the_shaders_line(folders: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    (folders / "consts.glsl").write_text("// shared constants\nconst uint N = 16u;\nconst uint M = 1u;\n")
+    race = "    t[(l + M) % N] = l;"
+    shader = ("#version 450\n#extension GL_GOOGLE_include_directive : require\n#include \"consts.glsl\"\n"
+              "layout(local_size_x = 16) in;\nshared uint t[16];\nlayout(set = 0, binding = 0) buffer B { uint o[]; };\n"
+              "void main() {\n    uint l = gl_LocalInvocationID.x;\n    t[l] = l;\n" + race + "\n    o[l] = t[l];\n}\n")
+    (folders / "k.comp").write_text(shader)
+    (folders / "s.json").write_text(json.dumps({
+        "resources": [{"shader": {"uid": "k", "src": "k.comp", "type": "GLSL"}},
+                      {"buffer": {"uid": "o", "size": 64, "shader_access": "readwrite"}}],
+        "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [16],
+                                           "bindings": [{"set": 0, "id": 0, "resource_ref": "o"}]}}]}))
+    with config.override(cache_dir=folders.parent / "cache"):
+        assert main(["verify", str(folders / "s.json"), "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    finding = next(f for f in doc["findings"] if f["kind"] == "data-race")
+    lines = {(a["location"]["file"], a["location"]["line"], a["source_line"]) for a in finding["accesses"]}
+    assert (str(folders / "k.comp"), 10, race.strip()) in lines, lines

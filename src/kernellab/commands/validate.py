@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kernellab.commands import add_allow_outside
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("validate", help="check a workload file (no device needed)",
@@ -15,9 +17,7 @@ def register(sub: Any) -> None:
     p.add_argument("file", type=Path)
     p.add_argument("--output", type=Path, help="folder that relative dst paths resolve against")
     p.add_argument("--strict", action="store_true", help="treat unknown fields as errors")
-    p.add_argument("--allow-outside", action="append", type=Path, default=[], metavar="PATH",
-                   help="let include folders and #include targets lie in PATH too (default: only the workload's "
-                        "folder)")
+    add_allow_outside(p)
     p.add_argument("--allow-absolute-dst", action="store_true",
                    help="accept absolute dst paths (written where they point, as Arm's runner does)")
     p.add_argument("--set", action="append", default=None, metavar="NAME=VALUE",

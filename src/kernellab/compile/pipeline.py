@@ -61,6 +61,8 @@ def expand_request(req: CompileRequest, data: bytes | None = None) -> preprocess
     and ``--allow-outside`` (an InputError naming the include when one is refused)."""
     roots = [*(req.roots or (req.source.parent, *req.include_dirs)), *config.get().allow_outside]
     dirs = [*req.include_dirs, *preprocess.option_include_dirs(req.options, roots[0])]
+    if req.options_from == "user":
+        roots += dirs  # kernellab's own --options -I: the user's choice, as every option of theirs is
     return preprocess.expand(req.source, req.language, dirs, roots, data, source_place(req))
 
 

@@ -344,6 +344,10 @@ class _Expander:
         return bytes(out)
 
     def marker(self, line: int, named: Path) -> bytes:
+        if named == self.source and not self.opencl:
+            # glslang compiles the copy under the source's base name and must meet that name
+            # again (its -gVS debug info crashes on another name for the file it was given)
+            named = Path(self.source.name)
         quoted = str(named).replace("\\", "\\\\").replace('"', '\\"')
         return f'#line {line} "{quoted}"\n'.encode("utf-8", "surrogateescape")
 
