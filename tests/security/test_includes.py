@@ -238,3 +238,14 @@ def test_a_vulkan_verify_finding_after_an_include_names_the_shaders_line(folders
     finding = next(f for f in doc["findings"] if f["kind"] == "data-race")
     lines = {(a["location"]["file"], a["location"]["line"], a["source_line"]) for a in finding["accesses"]}
     assert (str(folders / "k.comp"), 10, race.strip()) in lines, lines
+
+
+def test_validate_checks_includes_as_compiling_commands_do(folders: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = _scenario(folders, _with_include('# /* c */ include "link.h"'))
+    assert main(["validate", str(scenario)]) == 2
+    assert f"{scenario}: /resources/0/shader/src: {folders / 'add.comp'}:3: #include \"link.h\"" in capsys.readouterr().err
+    assert main(["validate", str(scenario), "--allow-outside", str(folders.parent / "outside")]) == 0
+    (folders / "k.cl").write_text(_cl('#\\\ninclude "../outside/secret.h"'))
+    (folders / "k.json").write_text(json.dumps([KERNEL_INSTANTIATION]))
+    assert main(["validate", str(folders / "k.json")]) == 2
+    assert f"{folders / 'k.json'}: /0/kernel_file: {folders / 'k.cl'}:1: #include" in capsys.readouterr().err

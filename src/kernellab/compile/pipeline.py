@@ -76,13 +76,13 @@ def _digest(*parts: bytes | str) -> str:
 
 
 def driver_source(source: Path, workload: Path, place: tuple[str, str] | None, *,
-                  include_dirs: Sequence[Path] = (), options: str = "") -> bytes:
+                  include_dirs: Sequence[Path] = (), options: str = "", language: str = "opencl-c") -> bytes:
     """The OpenCL C text an OpenCL driver builds from source: the kernel with its includes inlined
     and checked against the workload file's folder and ``--allow-outside`` (the driver gets no
     file to open); ``place`` names the kernel's field in the workload file for a refusal."""
     roots = [Path(workload).resolve().parent, *config.get().allow_outside]
     dirs = [*include_dirs, *preprocess.option_include_dirs(shlex.split(options), roots[0])]
-    return preprocess.expand(source, "opencl-c", dirs, roots, None, place).text
+    return preprocess.expand(source, language, dirs, roots, None, place).text
 
 
 @dataclass
