@@ -86,7 +86,28 @@ def build_parser(argv: Sequence[str] | None = None, *, only_named: bool = False)
             _add_log_level(command, default=argparse.SUPPRESS)
         if "--tool-timeout" not in command._option_string_actions:
             _add_tool_timeout(command, default=argparse.SUPPRESS)
+    from kernellab.commands import add_allow_outside
+
+    for name, command in sub.choices.items():
+        if name in COMPILING_COMMANDS and "--allow-outside" not in command._option_string_actions:
+            add_allow_outside(command)
     return parser
+
+
+#: the commands that compile a workload's kernels (and so read what they #include)
+COMPILING_COMMANDS = frozenset({"run", "verify", "test", "snapshot", "listing", "import", "export",
+                                "partition-sweep", "schedule"})
+
+
+def _allow_outside(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:
+    """``--allow-outside`` for this process (its settings) and the workers it starts (the environment)."""
+    paths = [p.resolve() for p in getattr(args, "allow_outside", None) or []]
+    if not paths:
+        return contextlib.nullcontext()
+    from kernellab import config
+
+    os.environ["KERNELLAB_ALLOW_OUTSIDE"] = os.pathsep.join(map(str, paths))
+    return config.override(allow_outside=tuple(paths))
 
 
 def _add_log_level(parser: argparse.ArgumentParser, *, default: object) -> None:
@@ -166,7 +187,7 @@ def _run(args: argparse.Namespace) -> int:
     _configure_logging(args)
     install_signal_cleanup()
     try:
-        with _tool_timeout(args):
+        with _tool_timeout(args), _allow_outside(args):
             status = int(args.func(args) or 0)
         sys.stdout.flush()  # a full disk or /dev/full behind stdout: an error naming it, here
         return status

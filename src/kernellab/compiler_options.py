@@ -49,7 +49,10 @@ class Refusal:
 
 
 def allowed_roots(workload_folder: Path, allow_outside: Iterable[Path] = ()) -> tuple[Path, ...]:
-    return (workload_folder.resolve(), *(Path(p).resolve() for p in allow_outside))
+    """The workload's folder, ``allow_outside`` and the command line's ``--allow-outside``."""
+    from kernellab import config  # the command line's choice holds for every reader of every command
+
+    return (workload_folder.resolve(), *(Path(p).resolve() for p in (*allow_outside, *config.get().allow_outside)))
 
 
 def inside(path: Path, roots: Sequence[Path]) -> bool:
@@ -144,6 +147,11 @@ class Options:
 
     def include_dirs(self) -> list[Path]:
         return [Path(str(o.value)) for o in self.items if o.kind == INCLUDE_DIR]
+
+    def without_include_dirs(self) -> Options:
+        """These options less their ``-I`` folders: a compiler or driver given source whose
+        includes kernellab inlined (:mod:`kernellab.compile.preprocess`) has nothing to find."""
+        return Options(tuple(o for o in self.items if o.kind != INCLUDE_DIR), self.origin)
 
 
 def own(*words: str) -> Options:

@@ -129,6 +129,10 @@ class Config:
     tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
     #: one line per ``KERNELLAB_*`` variable whose value was bad (its default is used instead)
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    #: folders outside a workload's own that its kernels may ``#include`` from and its include
+    #: folders may lie in (``--allow-outside PATH`` on a command; KERNELLAB_ALLOW_OUTSIDE, as
+    #: os.pathsep-separated folders, for the workers a command starts)
+    allow_outside: tuple[Path, ...] = ()
 
     @classmethod
     def from_environ(cls) -> Config:
@@ -141,6 +145,7 @@ class Config:
             vulkan_validation=read.flag("KERNELLAB_VULKAN_VALIDATION"),
             compile_cache=not read.flag("KERNELLAB_NO_CACHE"),
             tool_timeout=read.tool_timeout(),
+            allow_outside=tuple(Path(p) for p in env.get("KERNELLAB_ALLOW_OUTSIDE", "").split(os.pathsep) if p),
         )
         config = replace(config, warnings=tuple(read.warnings))
         import logging

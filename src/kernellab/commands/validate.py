@@ -4,7 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from collections.abc import Iterable, Sequence
 from typing import Any
+
+from kernellab.commands import add_allow_outside
 
 
 def register(sub: Any) -> None:
@@ -15,9 +18,7 @@ def register(sub: Any) -> None:
     p.add_argument("file", type=Path)
     p.add_argument("--output", type=Path, help="folder that relative dst paths resolve against")
     p.add_argument("--strict", action="store_true", help="treat unknown fields as errors")
-    p.add_argument("--allow-outside", action="append", type=Path, default=[], metavar="PATH",
-                   help="let include folders and #include targets lie in PATH too (default: only the workload's "
-                        "folder)")
+    add_allow_outside(p)
     p.add_argument("--allow-absolute-dst", action="store_true",
                    help="accept absolute dst paths (written where they point, as Arm's runner does)")
     p.add_argument("--set", action="append", default=None, metavar="NAME=VALUE",
@@ -42,6 +43,7 @@ def validate(args: argparse.Namespace) -> int:
     scenario, warnings = load_scenario(args.file, args.output, strict=args.strict,
                                        allow_absolute_dst=args.allow_absolute_dst, allow_outside=args.allow_outside)
     _check_scenario_entries(args.file, scenario)
+    _check_includes(args.file, scenario)
     for w in warnings:
         print(w, file=sys.stderr)
     print(f"{args.file}: valid scenario ({len(scenario.resources)} resources, {len(scenario.commands)} commands"
@@ -59,6 +61,8 @@ def _validate_instantiations(args: argparse.Namespace) -> None:
     insts, warnings = gpuverify.load(args.file, non_uniform=True)
     problems = [Problem(str(i.file), i.pointer("entry_point"), why) for i in insts
                 if (why := _undefined_entry(i.kernel_path, i.entry_point)) is not None]
+    problems += _include_problems((i.kernel_path, args.file, (str(i.file), i.pointer("kernel_file")), (),
+                                   i.compiler_flags or "", "opencl-c") for i in insts)
     if args.strict and warnings:
         problems += [Problem(w.file, w.where, w.message) for w in warnings]
     if problems:
@@ -72,6 +76,40 @@ def _validate_instantiations(args: argparse.Namespace) -> None:
                   file=sys.stderr)
     print(f"{args.file}: valid kernel-instantiation file ({len(insts)} instantiation{'s' if len(insts) != 1 else ''}"
           + (f", {len(warnings)} warnings" if warnings else "") + ")")
+
+
+def _include_problems(kernels: Iterable[tuple[Path, Path, tuple[str, str], Sequence[Path], str, str]]) -> list[Any]:
+    """Each kernel's #includes, checked as every compiling command checks them (compile.preprocess):
+    (source, workload file, place, include folders, options, language) -> the problems."""
+    from kernellab import compiler_options
+    from kernellab.compile.pipeline import driver_source
+    from kernellab.errors import InputError
+
+    problems = []
+    for source, workload, place, dirs, options, language in kernels:
+        folder = workload.parent
+        try:
+            # the options through the door first: their -I folders are where includes are found
+            parsed = compiler_options.parse(language, options, folder, compiler_options.allowed_roots(folder, dirs))
+        except compiler_options.OptionsRefused:
+            continue  # the option checks report these; no include can be looked for with them
+        try:
+            driver_source(source, workload, place, include_dirs=dirs, options=parsed, language=language)
+        except InputError as exc:
+            problems += exc.problems
+    return problems
+
+
+def _check_includes(path: Path, scenario: Any) -> None:
+    from kernellab.errors import InputError
+
+    languages = {"GLSL": "glsl", "OpenCL-C": "opencl-c"}
+    problems = _include_problems(
+        (r.src_path, path, (str(path), f"/resources/{n}/shader/src"), r.include_paths, r.build_options,
+         languages[r.type]) for n, r in enumerate(scenario.resources)
+        if getattr(r, "kind", "") == "shader" and r.type in languages and r.src_path is not None)
+    if problems:
+        raise InputError(problems)
 
 
 def _undefined_entry(source: Path | None, entry: str) -> str | None:

@@ -10,6 +10,8 @@ when its header names this device.
 """
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
 import struct
 from collections.abc import Callable
@@ -21,25 +23,53 @@ from kernellab.errors import FileSystemError, KernellabError
 from kernellab.outputs import write_bytes
 
 
+#: an entry's first bytes: a format tag and the SHA-256 of the data that follows, so a truncated
+#: or damaged entry (a full disk, another program) is a miss, never a module handed to a driver
+_ENTRY_TAG = b"KLA1"
+_ENTRY_HEAD = len(_ENTRY_TAG) + 32
+
+log = logging.getLogger("kernellab.cache")
+
+
 class ArtifactCache:
+    """Compiled artifacts by key. A cache is only a cache: any failure to read or write it is one
+    warning (naming the path and the reason) and the run goes on without it."""
+
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
+        self._warned = False
 
     def _path(self, key: str, ext: str) -> Path:
         return self.root / "artifacts" / key[:2] / f"{key}.{ext}"
 
+    def _warn(self, what: str, path: Path, reason: str) -> None:
+        if not self._warned:  # one line per run, not one per kernel
+            self._warned = True
+            log.warning("compile cache: cannot %s %s (%s); going on without it", what, path, reason)
+
     def get(self, key: str, ext: str) -> bytes | None:
+        path = self._path(key, ext)
         try:
-            return self._path(key, ext).read_bytes()
-        except OSError:
+            entry = path.read_bytes()
+        except FileNotFoundError:
             return None
+        except OSError as exc:
+            self._warn("read", path, exc.strerror or type(exc).__name__)
+            return None
+        data = entry[_ENTRY_HEAD:]
+        if not entry.startswith(_ENTRY_TAG) or hashlib.sha256(data).digest() != entry[len(_ENTRY_TAG):_ENTRY_HEAD]:
+            self._warn("use the damaged entry", path, "its checksum does not match")
+            return None
+        return data
 
     def put(self, key: str, ext: str, data: bytes) -> None:
+        path = self._path(key, ext)
         try:
-            write_bytes(self._path(key, ext), data)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
-
+            write_bytes(path, _ENTRY_TAG + hashlib.sha256(data).digest() + data)
+        except OSError as exc:
+            self._warn("write", path, exc.strerror or type(exc).__name__)
+        except FileSystemError as exc:
+            self._warn("write", path, str(exc).rpartition(": ")[2])
 
 
 def default_cache() -> ArtifactCache | None:

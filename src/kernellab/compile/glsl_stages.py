@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from kernellab import tools
+from kernellab.compile.preprocess import staged, without_include_dirs
 from kernellab.compile.spirv_stages import SPIRV_OPT
 from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage
 from kernellab.errors import CompileError
@@ -36,16 +37,15 @@ def _glslang_common(src: Artifact, req: CompileRequest) -> list[str]:
     # glslang's own default for a version-less shader is ES 100, which has no compute shaders;
     # --glsl-version only when the file has no #version, so a file's own version always wins
     args: list[str] = [] if has_version_line(src.data) else ["--glsl-version", ARM_DEFAULT_VERSION]
-    for d in req.include_dirs:
-        args.append(f"-I{d}")
-    args += req.options
-    return args
+    # the source comes with its includes inlined (compile.preprocess): no folder to search
+    return args + without_include_dirs(req.options)
 
 
 def _glsl_preprocess(src: Artifact, req: CompileRequest) -> bytes:
     glslang = tools.require("glslangValidator", "compiling GLSL")
-    proc = glslang.run(["-E", "-S", _glslang_stage(req), *_glslang_common(src, req), str(req.source)],
-                       what=f"preprocessing {req.source}", error=CompileError)
+    with staged(src.data, req.source.name) as folder:
+        proc = glslang.run(["-E", "-S", _glslang_stage(req), *_glslang_common(src, req), req.source.name],
+                           cwd=folder, what=f"preprocessing {req.source}", error=CompileError)
     return proc.stdout
 
 
@@ -54,16 +54,21 @@ def _glslang_target(env: str) -> str:
 
 
 def _glsl_to_spirv(src: Artifact, req: CompileRequest) -> bytes:
-    # glslang compiles the user's own file (so includes resolve and the repro command is one they
-    # can run); the preprocessed text keys the artifact
+    # glslang compiles the source with its includes inlined, in a private folder under the
+    # file's own name (debug info and messages name it, not a temporary path)
     glslang = tools.require("glslangValidator", "compiling GLSL")
     args = ["-V", "-S", _glslang_stage(req), "--target-env", _glslang_target(req.target_env),
             *_glslang_common(src, req)]
     if req.entry != "main":
         # GLSL's entry function is always main(); `entry` names the SPIR-V entry point
         args += ["-e", req.entry, "--source-entrypoint", "main"]
-    return glslang.transform([*args, "-o", tools.OUTPUT, str(req.source)], output_name="out.spv",
-                             what=f"compiling {req.source}", error=CompileError)
+    with staged(src.data, req.source.name) as folder:
+        glslang.run([*args, "-o", "kernellab-out.spv", req.source.name], cwd=folder,
+                    what=f"compiling {req.source}", error=CompileError)
+        try:
+            return (folder / "kernellab-out.spv").read_bytes()
+        except OSError:
+            raise CompileError(f"compiling {req.source}: glslangValidator wrote no module") from None
 
 
 LANGUAGE = Language("glsl", (
@@ -71,6 +76,6 @@ LANGUAGE = Language("glsl", (
     Stage("preprocessed", _glsl_preprocess, "comp", "comp", tools=("glslangValidator",),
           description="GLSL after the preprocessor (glslangValidator -E)", content_keyed=True),
     Stage("spirv", _glsl_to_spirv, "spv", "spvasm", Output.SPIRV, tools=("glslangValidator",), after="glsl",
-          keyed_by="preprocessed", description="SPIR-V from glslang, validated with spirv-val"),
+          description="SPIR-V from glslang, validated with spirv-val"),
     SPIRV_OPT,
 ), vulkan_module="spirv")

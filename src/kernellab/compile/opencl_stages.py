@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from kernellab import tools
 from kernellab.compile import bitcode
+from kernellab.compile.preprocess import staged, without_include_dirs
 from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage
 from kernellab.errors import CompileError, DeviceError, InputError, MissingToolError
 
@@ -42,17 +43,16 @@ def _module_version(dist: str) -> str:
 
 
 def _clang_args(req: CompileRequest, builtins: bool) -> list[str]:
-    """The user's build options as clang sees them, with an OpenCL C standard and include dirs.
+    """The user's build options as clang sees them, with an OpenCL C standard and no include
+    folder (the source comes with its includes inlined: compile.preprocess).
 
     ``builtins`` adds clang's declarations of the OpenCL builtins (get_global_id...): needed to
     compile, but left out of the preprocessed text, which would otherwise hold all of them.
     """
-    opts = req.options
+    opts = without_include_dirs(req.options)
     args = ["-x", "cl"] + (["-Xclang", "-finclude-default-header"] if builtins else [])
     if not any(o.startswith("-cl-std=") for o in opts):
         args.append(DEFAULT_CL_STD)
-    args += [f"-I{d}" for d in req.include_dirs]
-    args.append(f"-I{req.source.parent}")
     return args + opts
 
 
@@ -77,19 +77,20 @@ def _hexdump(data: bytes) -> str:
 
 def _preprocess(src: Artifact, req: CompileRequest) -> bytes:
     clang = tools.require("clang", "preprocessing OpenCL C")
-    return clang.run(["-E", *_clang_args(req, builtins=False), str(req.source)], what=f"preprocessing {req.source}",
-                     error=CompileError).stdout
+    with staged(src.data, req.source.name) as folder:
+        return clang.run(["-E", *_clang_args(req, builtins=False), req.source.name], cwd=folder,
+                         what=f"preprocessing {req.source}", error=CompileError).stdout
 
 
 def _llvm_ir(src: Artifact, req: CompileRequest) -> bytes:
-    # clang compiles the user's own file (the key covers what it includes), so the repro
-    # command is one they can run
+    # clang compiles the source with its includes inlined (#line markers keep its file names)
     clang = tools.require("clang", "compiling OpenCL C to LLVM IR")
     # SPIR's target triple gives the portable IR llvm-spirv expects; -O0 keeps it readable
     opt = [] if any(o.startswith("-O") or o == "-cl-opt-disable" for o in req.options) else ["-O0"]
     args = ["-c", "-emit-llvm", "-target", "spir64", *opt, *_clang_args(req, builtins=True)]
-    return clang.transform([*args, str(req.source), "-o", tools.OUTPUT], output_name="kernel.bc",
-                           what=f"compiling {req.source} to LLVM IR", error=CompileError)
+    return clang.transform([*args, tools.INPUT, "-o", tools.OUTPUT], input=src.data, input_name=req.source.name,
+                           output_name="kernellab-out.bc", what=f"compiling {req.source} to LLVM IR",
+                           error=CompileError)
 
 
 def _spirv_kernel(src: Artifact, req: CompileRequest) -> bytes:
@@ -130,20 +131,23 @@ CLSPV_ADDED_OPTIONS = ("-cl-kernel-arg-info",)
 
 
 def _clspv_options(req: CompileRequest) -> list[str]:
-    return [*req.options, *(o for o in CLSPV_ADDED_OPTIONS if o not in req.options)]
+    options = without_include_dirs(req.options)
+    return [*options, *(o for o in CLSPV_ADDED_OPTIONS if o not in options)]
 
 
 def _clspv(src: Artifact, req: CompileRequest) -> bytes:
+    # the source with its includes inlined, in a private folder: clspv has nothing else to open
     binary = tools.find("clspv")
     if binary is not None:
-        return binary.transform([*_clspv_options(req), *[f"-I{d}" for d in req.include_dirs], str(req.source),
-                                 "-o", tools.OUTPUT], output_name="kernel.spv",
+        return binary.transform([*_clspv_options(req), tools.INPUT, "-o", tools.OUTPUT], input=src.data,
+                                input_name=req.source.name, output_name="kernellab-out.spv",
                                 what=f"compiling {req.source} with clspv", error=CompileError)
     if not _has_module("pyclspv"):
         raise MissingToolError(f"stage 'spirv-vulkan' needs clspv: {tools.PROVIDERS['clspv']}")
     child = tools.Tool("clspv (pyclspv)", Path(sys.executable))
-    proc = child.run(["-m", "kernellab.compile.clspv_child", str(req.source), *_clspv_options(req)],
-                     what=f"compiling {req.source} with clspv (pyclspv)", error=CompileError)
+    with staged(src.data, req.source.name) as folder:
+        proc = child.run(["-m", "kernellab.compile.clspv_child", str(folder / req.source.name), *_clspv_options(req)],
+                         cwd=folder, what=f"compiling {req.source} with clspv (pyclspv)", error=CompileError)
     return proc.stdout
 
 
@@ -169,7 +173,6 @@ def _device_binary(src: Artifact, req: CompileRequest) -> bytes:
         raise MissingToolError("stage 'device-binary' needs pyopencl: pip install pyopencl")
     import pyopencl as cl
 
-    from kernellab import compiler_options
     from kernellab.native import cl as ncl
 
     device = _opencl_device(req.device)
@@ -177,7 +180,7 @@ def _device_binary(src: Artifact, req: CompileRequest) -> bytes:
     program = cl.Program(ctx, src.data.decode("utf-8", errors="replace"))
     if req.options_from != "user":
         req.check_file_options()
-    options = req.option_list + compiler_options.folders([*req.include_dirs, req.source.parent])
+    options = req.option_list.without_include_dirs()  # src.data has its includes inlined
     try:
         ncl.build(program, options, what=str(req.source))
     except ncl.BuildFailure as exc:
@@ -245,7 +248,7 @@ LANGUAGE = Language("opencl-c", (
     Stage("preprocessed", _preprocess, "cl", "cl", tools=("clang",),
           description="OpenCL C after the preprocessor (clang -E)", content_keyed=True),
     Stage("llvm-ir", _llvm_ir, "bc", "ll", Output.BINARY, _llvm_to_text, tools=("clang", "llvm-dis"),
-          after="opencl-c", keyed_by="preprocessed",
+          after="opencl-c",
           description="LLVM IR for the SPIR target from clang (binary: bitcode; text: .ll)"),
     # OpenCL-flavoured SPIR-V (Kernel capability): valid for OpenCL runtimes, not for Vulkan
     Stage("spirv-kernel", _spirv_kernel, "spv", "spvasm", Output.SPIRV, tools=("clang", "llvm-dis", "llvm-spirv"),

@@ -14,10 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernellab import tools
-from kernellab.compile import tensor_glsl
+from kernellab import compiler_options, config, tools
+from kernellab.compile import preprocess, tensor_glsl
 from kernellab.compile.cache import ArtifactCache, default_cache
-from kernellab.compile.includes import option_include_dirs, sources_digest
 from kernellab.compile.languages import LANGUAGES, VULKAN_MODULE_STAGE, all_stages, stages_for
 from kernellab.compile.stage import (Artifact, CompileRequest, Output, Stage, check_spirv_binary, spirv_to_text,
                                      validate_spirv)
@@ -32,11 +31,39 @@ __all__ = ["LANGUAGES", "VULKAN_MODULE_STAGE", "Artifact", "CompileRequest", "Co
 log = logging.getLogger("kernellab.compile")
 
 
+#: the languages whose compilers read ``#include``d files: kernellab inlines them (preprocess)
+INCLUDING_LANGUAGES = frozenset({"glsl", "opencl-c", tensor_glsl.LANGUAGE.name})
+
+
 def _read_source(req: CompileRequest) -> bytes:
+    # the workload's checks placed the file; here only what it is: a regular file, bounded
     try:
-        return req.source.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read kernel source: {exc.strerror}", file=req.source) from exc
+        return preprocess.read_checked(req.source, [Path("/")])[1]
+    except ValueError as exc:
+        raise InputError(f"cannot read kernel source: {exc}", file=req.source) from None
+
+
+def source_place(req: CompileRequest) -> tuple[str, str] | None:
+    """The workload file and JSON path of the request's kernel source (for an include refused)."""
+    if req.options_place is None:
+        return None
+    file, where = req.options_place
+    head, _, last = where.rpartition("/")
+    if last == "build_options":
+        return file, f"{head}/src"
+    if last == "compiler_flags":
+        return file, f"{head}/kernel_file"
+    return file, where
+
+
+def expand_request(req: CompileRequest, data: bytes | None = None) -> preprocess.Expanded:
+    """The request's source with its includes inlined and checked against the workload's folder
+    and ``--allow-outside`` (an InputError naming the include when one is refused)."""
+    roots = [*(req.roots or (req.source.parent, *req.include_dirs)), *config.get().allow_outside]
+    dirs = [*req.include_dirs, *preprocess.option_include_dirs(req.options, roots[0])]
+    if req.options_from == "user":
+        roots += dirs  # kernellab's own --options -I: the user's choice, as every option of theirs is
+    return preprocess.expand(req.source, req.language, dirs, roots, data, source_place(req))
 
 
 def _digest(*parts: bytes | str) -> str:
@@ -48,6 +75,18 @@ def _digest(*parts: bytes | str) -> str:
     return h.hexdigest()
 
 
+def driver_source(source: Path, workload: Path, place: tuple[str, str] | None, *,
+                  include_dirs: Sequence[Path] = (), options: compiler_options.Options | None = None,
+                  language: str = "opencl-c") -> bytes:
+    """The OpenCL C text an OpenCL driver builds from source: the kernel with its includes inlined
+    and checked against the workload file's folder and ``--allow-outside`` (the driver gets no
+    file to open); ``place`` names the kernel's field in the workload file for a refusal."""
+    roots = [Path(workload).resolve().parent, *config.get().allow_outside]
+    argv = options.argv() if options is not None else []
+    dirs = [*include_dirs, *preprocess.option_include_dirs(argv, roots[0])]
+    return preprocess.expand(source, language, dirs, roots, None, place).text
+
+
 @dataclass
 class Compiler:
     """Runs stages for one request, memoizing artifacts in-process and (optionally) on disk."""
@@ -57,7 +96,7 @@ class Compiler:
     #: called with each artifact as its stage completes (the snapshot mechanism hooks in here)
     on_stage: Callable[[Artifact], None] | None = None
     _done: dict[str, Artifact] = field(default_factory=dict)
-    _sources_key: str | None = field(default=None, init=False)
+    _expanded: preprocess.Expanded | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         if self.cache is None:
@@ -93,6 +132,8 @@ class Compiler:
 
     def _source(self, stage: Stage) -> Artifact:
         data = _read_source(self.request)
+        if self.request.language in INCLUDING_LANGUAGES:
+            self._expanded = expand_request(self.request, data)
         if stage.is_spirv:
             data = check_spirv_binary(data, self.request.source)
             self._validate(data, stage)
@@ -116,14 +157,18 @@ class Compiler:
         assert stage.run is not None
         stage.check_available()
         src = self.artifact(self._input_of(stage.name, every))
+        # a compiler given the source gets it with its includes inlined, and no include folder
+        given = src
+        if every[src.stage].run is None and self._expanded is not None:
+            given = Artifact(src.stage, self._expanded.text, src.key)
         if stage.content_keyed:
-            data = stage.run(src, self.request)
+            data = stage.run(given, self.request)
             return Artifact(stage.name, data, _digest(stage.name, data))
         key = self._key(stage.name, stage, src) if self.cache else ""
         cached = self.cache.get(key, stage.binary_ext) if self.cache else None
         if cached is not None:
             return Artifact(stage.name, cached, key)
-        data = stage.run(src, self.request)
+        data = stage.run(given, self.request)
         if stage.is_spirv:
             validate_spirv(data, self.request, stage.spirv_env)
         if self.cache:
@@ -133,12 +178,15 @@ class Compiler:
     def _key(self, name: str, stage: Stage, src: Artifact) -> str:
         """The content key of a stage's output: input, options, tool versions, device.
 
-        A stage made from the source file reads that file and what it includes: it is keyed by
-        their contents (no process runs to key it); when the includes cannot be followed
-        without preprocessing, by ``keyed_by``'s artifact (the preprocessed text)."""
+        A stage made from the source is keyed by every file the include step read (each one's
+        name relative to the source's folder and its hash, as ccache's direct mode keeps them),
+        so no process runs to key it, a changed header anywhere is a miss, and the same kernel in
+        another folder is a hit; the folder counts only where the output can name it
+        (``__FILE__``, debug info)."""
         key_input = ""
-        if all_stages(self.request.language)[src.stage].run is None:
-            key_input = self._sources_digest(src) or ""
+        if all_stages(self.request.language)[src.stage].run is None and self._expanded is not None:
+            folder = str(self.request.source.parent) if self._names_folder() else ""
+            key_input = _digest("sources", self._expanded.key, folder)
         if not key_input and stage.keyed_by:
             src = self.artifact(stage.keyed_by)
         key_input = key_input or src.key or _digest(src.stage, src.data)
@@ -148,14 +196,9 @@ class Compiler:
                        self.request.target_env, stage.tool_version(),
                        self.request.device if stage.device_specific else "", *stage_words)
 
-    def _sources_digest(self, src: Artifact) -> str | None:
-        if self._sources_key is None:
-            req = self.request
-            dirs = [*req.include_dirs, *option_include_dirs(req.options)]
-            if req.language == "opencl-c":
-                dirs.append(req.source.parent)  # the stages add it (-I of the source's folder)
-            self._sources_key = sources_digest(req.source, dirs, src.data) or ""
-        return self._sources_key or None
+    def _names_folder(self) -> bool:
+        assert self._expanded is not None
+        return self._expanded.names_paths or any(o.startswith("-g") for o in self.request.options)
 
     def vulkan_module(self) -> Artifact:
         """The SPIR-V module a Vulkan device runs for this request."""

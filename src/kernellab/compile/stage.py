@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab import compiler_options, tools
+from kernellab import compiler_options, config, tools
 from kernellab.errors import CompileError, InputError, MissingToolError, Problem
 
 #: the first word of a SPIR-V module, in either byte order
@@ -70,8 +70,9 @@ class CompileRequest:
         if family is None:
             return  # SPIR-V and binaries: no tool takes options from the request
         roots = self.roots or compiler_options.allowed_roots(self.source.parent, self.include_dirs)
+        roots = (*roots, *config.get().allow_outside)
+        # #includes are checked where they are read and inlined (compile.preprocess)
         refusals = compiler_options.check(self.language, self.build_options, roots[0], roots)
-        refusals += compiler_options.check_includes(self.source, [*self.include_dirs, self.source.parent], roots)
         if refusals:
             file, where = self.options_place or (str(self.source), "build options")
             raise InputError([Problem(file, where, str(r)) for r in refusals])

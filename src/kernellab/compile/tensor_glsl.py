@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import tools
+from kernellab.compile.preprocess import without_include_dirs
 from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage
 from kernellab.errors import CompileError, InputError, MissingToolError
 
@@ -32,15 +33,17 @@ def needs_arm_glslc(source: Path) -> bool:
 
 
 def _arm_glslc_spirv(src: Artifact | None, req: CompileRequest) -> bytes:
+    # the source with its includes inlined (compile.preprocess), under its own name: no folder to search
+    assert src is not None
     glslc = tools.arm_glslc()
-    args: list[str | Path | tools.TempFile] = ["--input", req.source, "--output", tools.OUTPUT,
+    args: list[str | Path | tools.TempFile] = ["--input", tools.INPUT, "--output", tools.OUTPUT,
                                                "--stage", "compute"]
-    if req.build_options.strip():
+    options = without_include_dirs(req.options)
+    if options:
         # its argument parser takes a value starting with "-" for an option: a leading space avoids that
-        args += ["--build-opts", " " + " ".join(req.options)]
-    for d in req.include_dirs:
-        args += ["--include", d]
-    return glslc.transform(args, output_name="shader.spv", what=f"compiling {req.source}", error=CompileError)
+        args += ["--build-opts", " " + " ".join(options)]
+    return glslc.transform(args, input=src.data, input_name=req.source.name, output_name="kernellab-out.spv",
+                           what=f"compiling {req.source}", error=CompileError)
 
 
 @dataclass(frozen=True)

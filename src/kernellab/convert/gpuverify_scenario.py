@@ -21,6 +21,7 @@ import numpy as np
 from kernellab import model as m
 from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import ProgramSpec, SpecConstant
+from kernellab.compile.pipeline import expand_request
 from kernellab.backends.opencl import KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram
 from kernellab.errors import InputError, Problem, json_pointer
 from kernellab.formats import gpuverify, npy
@@ -29,7 +30,7 @@ from kernellab.formats.jsonfile import load_json
 from kernellab.formats.paths import name_problem, uid_where
 from kernellab.formats.scenario import load_scenario
 from kernellab.outputs import OutputSet
-from kernellab.runtime.executor import driver_options
+from kernellab.runtime.executor import driver_options, shader_request
 from kernellab.runtime.instantiation import PreparedLaunch, build, prepare, select
 
 Report = Callable[[str], None]
@@ -261,7 +262,9 @@ class _Exporter:
     def program(self, shader: Any, outs: OutputSet) -> OpenCLProgram:
         """The shader's program, built once; its source is written beside the instantiations."""
         if shader.uid not in self.programs:
-            spec = ProgramSpec(uid=f"{shader.src}:{shader.entry}", code=shader.src_path.read_bytes(),
+            # the exported kernel is the source with its includes inlined and checked (#line keeps lines)
+            code = expand_request(shader_request(self.scenario, shader)).text
+            spec = ProgramSpec(uid=f"{shader.src}:{shader.entry}", code=code,
                                language="opencl-c", entry=shader.entry,
                                options=driver_options(self.scenario, shader),
                                push_constants_size=shader.push_constants_size,

@@ -24,7 +24,7 @@ from kernellab.backends.base import (SOURCE, Backend, BackendOptions, BindingSlo
                                      choose_device)
 from kernellab.backends.registry import backend_class
 from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_cache
-from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages
+from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages, expand_request
 from kernellab.errors import FileSystemError, InputError, KernellabError, Problem, json_pointer
 from kernellab.formats import npy, npy_arm
 from kernellab.formats.paths import escaped_name
@@ -157,10 +157,10 @@ def shader_request(scenario: m.Scenario, shader: m.Shader, target_env: str = "",
 
 def driver_options(scenario: m.Scenario, shader: m.Shader) -> compiler_options.Options:
     """The options an OpenCL driver builds a scenario's OpenCL C shader with: its file's, through
-    the door (includes checked as for the compilers), then its checked ``include_paths``."""
+    the door, less include folders (the driver gets the source with its includes inlined)."""
     req = shader_request(scenario, shader)
     req.check_file_options()
-    return req.option_list + compiler_options.folders(shader.include_paths)
+    return req.option_list.without_include_dirs()
 
 class Executor:
     def __init__(self, scenario: m.Scenario, options: RunOptions):
@@ -506,7 +506,9 @@ class Executor:
                                 f"shaders only ({caps.elsewhere})")
         if form == SOURCE:
             assert shader.src_path is not None
-            return ProgramSpec(uid=shader.uid, code=shader.src_path.read_bytes(), language=language, entry=shader.entry,
+            # the driver gets the source with its includes inlined and checked, and no include folder
+            code = expand_request(shader_request(self.scenario, shader)).text
+            return ProgramSpec(uid=shader.uid, code=code, language=language, entry=shader.entry,
                                specialization=specialization, push_constants_size=shader.push_constants_size,
                                slots=slots, options=driver_options(self.scenario, shader))
         code = modules.spirv(shader)

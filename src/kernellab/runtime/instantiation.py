@@ -24,6 +24,7 @@ from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import BackendOptions, ProgramSpec
 from kernellab.backends.opencl import (KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram,
                                        dtype_size)
+from kernellab.compile.pipeline import driver_source
 from kernellab.errors import BackendError, CompileError, InputError, Problem
 from kernellab.formats import gpuverify
 from kernellab.formats.gpuverify import (ArrayArgument, ImageArgument, KernelArgument, KernelInstantiation,
@@ -134,10 +135,10 @@ def build(backend: OpenCLBackend, inst: KernelInstantiation,
     """Build the instantiation's kernel with ``options`` (by default its file's, through the door);
     a compile error or a missing entry point is bad input pointing at ``kernel_file``/``entry_point``."""
     options = file_options(inst) if options is None else options
-    try:
-        source = inst.kernel_path.read_bytes()
-    except OSError as exc:
-        raise InputError([_problem(inst, ["kernel_file"], f"cannot read {inst.kernel_path}: {exc.strerror}")]) from exc
+    # the driver gets the kernel with its includes inlined and checked (an InputError names the include)
+    source = driver_source(inst.kernel_path, inst.file, (str(inst.file), inst.pointer("kernel_file")),
+                           options=options)
+    options = options.without_include_dirs()
     spec = ProgramSpec(uid=f"{inst.kernel_file}:{inst.entry_point}", code=source, language="opencl-c",
                        entry=inst.entry_point, options=options)
     try:

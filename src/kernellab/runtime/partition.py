@@ -34,6 +34,7 @@ import numpy as np
 
 from kernellab import compiler_options
 from kernellab.backends.base import DeviceInfo
+from kernellab.compile.pipeline import driver_source
 from kernellab.native import cl as ncl
 from kernellab.native.devices import GPU_KINDS, select, selector_kind
 from kernellab.errors import (BackendError, CompileError, DeviceError, InputError, Problem, ToolFailure,
@@ -162,14 +163,14 @@ class Session:
 
     def program(self, context: Any, kernel: ResolvedKernel) -> Any:
         """The built program for ``kernel`` in ``context`` (cached by source and options)."""
-        try:
-            source = kernel.spec.src.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError([Problem(kernel.spec.file, "/src", f"cannot read {kernel.spec.src}: {exc.strerror or exc}")]) from None
         folder = Path(kernel.spec.file).parent
         # the spec's macros become -D options: through the door like any file's options
         options = compiler_options.read("opencl-c", kernel.build_options, folder, compiler_options.allowed_roots(folder),
                                         (str(kernel.spec.file), "/macros")) + compiler_options.own("-cl-kernel-arg-info")
+        # the driver gets the kernel with its includes inlined and checked (an InputError names the include)
+        source = driver_source(kernel.spec.src, Path(kernel.spec.file), (str(kernel.spec.file), "/src"),
+                               options=options).decode("utf-8", "replace")
+        options = options.without_include_dirs()
         key = (id(context), source, options.key())
         with self._lock:
             prog = self._programs.get(key)

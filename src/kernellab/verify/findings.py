@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from collections.abc import Iterable
 
@@ -224,8 +225,14 @@ def _locations(lines: list[str], kernel_file: str | None) -> list[tuple[dict[str
         m = _LOCATION.search(line.strip())
         if m:
             name = m.group(3)
-            # Oclgrind names the program's source "input.cl"; the user knows it as the kernel file
-            file = kernel_file if kernel_file and name in ("input.cl", "") else name
+            # Oclgrind names the program's source "input.cl"; the user knows it as the kernel file.
+            # A kernel with includes is built inlined, its #line markers naming each file: Oclgrind
+            # gives their base names (a header beside the kernel is found there)
+            file = name
+            if kernel_file and name in ("input.cl", "", Path(kernel_file).name):
+                file = kernel_file
+            elif kernel_file and (Path(kernel_file).parent / name).is_file():
+                file = str(Path(kernel_file).parent / name)
             src = lines[i + 1].strip() if i + 1 < len(lines) else None
             instr = lines[i - 1].strip() if i > 0 else None
             found.append(({"file": file, "line": int(m.group(1)), "column": int(m.group(2))}, src, instr))
@@ -305,6 +312,9 @@ def _user_access(acc: Access, launch: dict[str, Any] | None) -> Access:
         text = terms.source_line(kernel_file, loc["line"])
         if text is not None:
             acc.source_line = text
+    elif kernel_file and loc.get("file") and Path(loc["file"]).is_file():
+        # a header's line: Oclgrind quotes the inlined text at that number, the user's file has it
+        acc.source_line = terms.source_line(loc["file"], loc["line"]) or acc.source_line
     return acc
 
 

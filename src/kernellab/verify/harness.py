@@ -77,11 +77,12 @@ def _build(backend: Any, inst: Any) -> tuple[Any, list[int], str | None]:
     from kernellab.compiler_options import own
     from kernellab.runtime.instantiation import build, non_uniform_options
     from kernellab.verify import asynccopy
-    try:
-        source = inst.kernel_path.read_text(encoding="utf-8", errors="surrogateescape")
-    except OSError:
-        return build(backend, inst), [], None  # build() reports the unreadable file
-    options = non_uniform_options(backend, inst) + own(*BUILD_OPTIONS)
+    from kernellab.compile.pipeline import driver_source
+    from kernellab.runtime.instantiation import file_options
+    # what the driver builds: the kernel with its includes inlined and checked (#line keeps lines)
+    source = driver_source(inst.kernel_path, inst.file, (str(inst.file), inst.pointer("kernel_file")),
+                           options=file_options(inst)).decode("utf-8", "surrogateescape")
+    options = (non_uniform_options(backend, inst) + own(*BUILD_OPTIONS)).without_include_dirs()
     modelled = asynccopy.instrument(source)
     note = None
     if modelled is not None:

@@ -170,7 +170,7 @@ def _verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int 
         kernel = f"{shader.uid} ({shader.entry})"
         result.launches.append({"index": number, "kernel": kernel, "ran": True, "enqueued_at": None, "filled": [],
                                 "command": ci, "invocations": r.invocations, "seconds": round(r.seconds, 3)})
-        source = sources[ci] = str(shader.src_path) if shader.type == "OpenCL-C" else None
+        source = sources[ci] = str(shader.src_path)
         found += [_finding(f, kernel, number, ci, file_number, layouts, source) for f in r.findings]
     numbers = {ci: n for n, (ci, _) in enumerate(dispatches)}
     kernels = {l["command"]: l["kernel"] for l in result.launches}
@@ -319,14 +319,16 @@ def _work_item(invocation: dict[str, list[int]]) -> dict[str, list[int]]:
 
 
 def _access(a: dict[str, Any], source: str | None = None) -> fnd.Access:
-    """One side of a finding; ``source`` is the OpenCL C file clspv compiled, which clspv's line
-    information calls ``source``."""
+    """One side of a finding; ``source`` is the shader's file: clspv's line information calls it
+    ``source``, glslang's its base name (it compiles a copy with the includes inlined; the
+    included files keep their paths through ``#line``)."""
     loc = a.get("location")
     text = a.get("source_line")
     location = None
-    if loc and source is not None and loc["file"] == _CLSPV_SOURCE:
+    if loc and source is not None and loc["file"] in (_CLSPV_SOURCE, Path(source).name):
         loc = dict(loc, file=source)
-        text = text if text is not None else terms.line_text(source, loc["line"]).strip() or None
+        # the user's own line: a module's embedded text is the inlined copy's when there were includes
+        text = terms.line_text(source, loc["line"]).strip() or text
     if loc:
         # the statement's first column: SPIR-V debug lines carry the line only
         column = 1
