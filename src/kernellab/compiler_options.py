@@ -219,6 +219,15 @@ def read(language: str, text: str, base: Path, roots: Sequence[Path], place: tup
         raise InputError([Problem(place[0], place[1], str(r)) for r in exc.refusals]) from None
 
 
+def parsed_or_none(language: str, text: str, base: Path, roots: Sequence[Path]) -> Options | None:
+    """:func:`parse`, or None when an option is refused (for a reader that reports refusals
+    elsewhere and only needs the options when they are allowed)."""
+    try:
+        return parse(language, text, base, roots)
+    except OptionsRefused:
+        return None
+
+
 def check(language: str, text: str, base: Path, roots: Sequence[Path]) -> list[Refusal]:
     """The refusals for ``text`` (the options as the file writes them); empty when all is allowed."""
     try:

@@ -22,7 +22,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "kernellab"
 #: attributes holding an option string exactly as a file wrote it
 RAW = ("build_options", "compiler_flags")
 #: functions of kernellab.compiler_options that take raw text: the door
-DOOR = {"read", "parse", "check"}
+DOOR = {"read", "parse", "check", "parsed_or_none"}
 #: calls whose ``build_options=`` keyword hands the text to a record that parses it through the
 #: door before any tool sees it (CompileRequest.option_list), or that is file data again
 #: (a model Shader, read by the executor through the door)

@@ -53,6 +53,7 @@ def validate(args: argparse.Namespace) -> int:
 
 def _validate_instantiations(args: argparse.Namespace) -> None:
     """Checked without a device (what needs the kernel built is checked by `kernellab run`/`verify`)."""
+    from kernellab import compiler_options
     from kernellab.errors import InputError, Problem
     from kernellab.formats import gpuverify
 
@@ -62,7 +63,9 @@ def _validate_instantiations(args: argparse.Namespace) -> None:
     problems = [Problem(str(i.file), i.pointer("entry_point"), why) for i in insts
                 if (why := _undefined_entry(i.kernel_path, i.entry_point)) is not None]
     problems += _include_problems((i.kernel_path, args.file, (str(i.file), i.pointer("kernel_file")), (),
-                                   i.compiler_flags or "", "opencl-c") for i in insts)
+                                   compiler_options.parsed_or_none("opencl-c", i.compiler_flags or "", Path(args.file).parent,
+                                                                  compiler_options.allowed_roots(Path(args.file).parent)), "opencl-c")
+                                  for i in insts)
     if args.strict and warnings:
         problems += [Problem(w.file, w.where, w.message) for w in warnings]
     if problems:
@@ -78,35 +81,33 @@ def _validate_instantiations(args: argparse.Namespace) -> None:
           + (f", {len(warnings)} warnings" if warnings else "") + ")")
 
 
-def _include_problems(kernels: Iterable[tuple[Path, Path, tuple[str, str], Sequence[Path], str, str]]) -> list[Any]:
+def _include_problems(kernels: Iterable[tuple[Path, Path, tuple[str, str], Sequence[Path], Any, str]]) -> list[Any]:
     """Each kernel's #includes, checked as every compiling command checks them (compile.preprocess):
     (source, workload file, place, include folders, options, language) -> the problems."""
-    from kernellab import compiler_options
     from kernellab.compile.pipeline import driver_source
     from kernellab.errors import InputError
 
     problems = []
     for source, workload, place, dirs, options, language in kernels:
-        folder = workload.parent
-        try:
-            # the options through the door first: their -I folders are where includes are found
-            parsed = compiler_options.parse(language, options, folder, compiler_options.allowed_roots(folder, dirs))
-        except compiler_options.OptionsRefused:
+        if options is None:
             continue  # the option checks report these; no include can be looked for with them
         try:
-            driver_source(source, workload, place, include_dirs=dirs, options=parsed, language=language)
+            driver_source(source, workload, place, include_dirs=dirs, options=options, language=language)
         except InputError as exc:
             problems += exc.problems
     return problems
 
 
 def _check_includes(path: Path, scenario: Any) -> None:
+    from kernellab import compiler_options
     from kernellab.errors import InputError
 
     languages = {"GLSL": "glsl", "OpenCL-C": "opencl-c"}
     problems = _include_problems(
-        (r.src_path, path, (str(path), f"/resources/{n}/shader/src"), r.include_paths, r.build_options,
-         languages[r.type]) for n, r in enumerate(scenario.resources)
+        (r.src_path, path, (str(path), f"/resources/{n}/shader/src"), r.include_paths,
+         compiler_options.parsed_or_none(languages[r.type], r.build_options, Path(path).parent,
+                                         compiler_options.allowed_roots(Path(path).parent, r.include_paths)), languages[r.type])
+        for n, r in enumerate(scenario.resources)
         if getattr(r, "kind", "") == "shader" and r.type in languages and r.src_path is not None)
     if problems:
         raise InputError(problems)
