@@ -31,16 +31,21 @@ def workload_id(path: Path) -> str:
 
 
 def _item(sidecar: Path) -> SuiteItem:
-    workload = load_expectations(sidecar).workload
+    from kernellab.suite.compare import check_references
+
+    expectations = load_expectations(sidecar)
+    workload = expectations.workload
     if not workload.is_file():
         raise InputError(f"the workload {workload} of these expectations does not exist", file=sidecar)
+    check_references(expectations)
     return SuiteItem(workload_id(workload), workload, sidecar)
 
 
 def discover(paths: Iterable[str | Path]) -> list[SuiteItem]:
     """Every workload with expectations under ``paths`` (folders are searched recursively; a
     workload file or a sidecar may be named directly), sorted by id, each once. Every sidecar is
-    checked here, so a bad one stops the suite before anything runs (exit 2)."""
+    checked here, its references read too, so a bad one stops the suite before anything runs
+    (exit 2)."""
     sidecars: set[Path] = set()
     for p in map(Path, paths):
         if p.is_dir():
