@@ -83,3 +83,29 @@ def test_ulps_on_an_integer_reference_is_bad_input_in_both(tmp_path: Path) -> No
     for args in (("run", path, "--check"), ("test", tmp_path, "--jobs", 1)):
         proc = cli(*args, cwd=tmp_path)
         assert proc.returncode == 2 and "/outputs/c/ulps: ulps apply to floating-point outputs" in proc.stderr
+
+
+def test_bless_a_kernel_instantiation_file_then_check_it(tmp_path: Path) -> None:
+    path = instantiation(tmp_path)
+    proc = cli("bless", path, "--dtype", "arg0.bin=float32", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "blessed 1 output of" in proc.stderr
+    doc = json.loads((tmp_path / "k.expect.json").read_text())
+    assert doc == {"outputs": {"arg0.bin": {"reference": "k.expected/arg0.npy", "dtype": "float32"}}}
+    np.testing.assert_array_equal(np.load(tmp_path / "k.expected" / "arg0.npy"),
+                                  np.arange(16, dtype=np.float32) * np.float32(0.5))
+    proc = cli("run", path, "--check", cwd=tmp_path)
+    assert proc.returncode == 0 and "check: 1 output matches" in proc.stderr, proc.stderr
+
+
+def test_bless_refuses_an_unknown_uid_with_a_suggestion(tmp_path: Path) -> None:
+    path, _ = vector_add(tmp_path, 8)
+    proc = cli("bless", path, "--dtype", "cc=float32", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "--dtype cc=float32: 'cc' is not an output blessed from" in proc.stderr
+    assert "did you mean 'c'?" in proc.stderr and not (tmp_path / "scenario.expect.json").exists()
+    proc = cli("bless", path, "--output-uid", "cx", cwd=tmp_path)
+    assert proc.returncode == 2 and "--output-uid: 'cx' is not a resource" in proc.stderr
+    assert "did you mean 'c'?" in proc.stderr
+    proc = cli("bless", instantiation(tmp_path), "--output-uid", "arg1.bin", cwd=tmp_path)
+    assert proc.returncode == 2 and "did you mean 'arg0.bin'?" in proc.stderr

@@ -97,7 +97,10 @@ def _test(args: argparse.Namespace, executor: Any, entries: dict[str, tuple[str,
     from kernellab.suite.discovery import discover, shard
     from kernellab.suite.selection import select
 
-    items = discover(args.paths)
+    notes: list[str] = []
+    items = discover(args.paths, notes)
+    for note in notes:
+        print(f"kernellab test: notice: {note}", file=sys.stderr)
     if args.baseline:
         # against the whole suite found: one baseline serves every shard and every -k
         for warning in unmatched_lines(args.baseline, entries, (i.id for i in items)):
