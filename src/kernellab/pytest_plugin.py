@@ -9,6 +9,10 @@
   parametrization does).
 - Fixtures: ``kernellab_session`` (a :class:`kernellab.Session` on the test's device) and
   ``kernellab_device`` (the device's name).
+- Mistakes are said once: a ``--kernellab-device`` that names no device is one usage error
+  (exit 4) when the run has a kernellab test, a bad sidecar one collection error naming the file
+  and the JSON path. A sidecar of a kernel-instantiation file or PySchedCL spec is a skipped test
+  (``kernellab run --check`` checks those).
 
 Importing this module costs nothing: numpy and the drivers load when a test first needs them.
 """
@@ -40,8 +44,12 @@ def _devices(config: pytest.Config) -> list[str | None]:
         wanted = config.getoption("kernellab_device") or []
         if "all" in wanted:
             from kernellab.backends.registry import backend_class
+            from kernellab.errors import KernellabError
 
-            wanted = [str(d.index) for d in backend_class(config.getoption("kernellab_backend")).devices()]
+            try:
+                wanted = [str(d.index) for d in backend_class(config.getoption("kernellab_backend")).devices()]
+            except KernellabError as exc:
+                raise pytest.UsageError(f"--kernellab-device all: {exc}") from None
         config.stash[_DEVICES] = list(dict.fromkeys(wanted)) or [None]
     return config.stash[_DEVICES]
 
@@ -60,6 +68,27 @@ def session_for(config: pytest.Config, selector: str | None) -> Any:
     return sessions[selector]
 
 
+def _uses_kernellab(item: pytest.Item) -> bool:
+    if isinstance(item, WorkloadItem):
+        return not item.skip
+    return bool(
+        {"kernellab_session", "kernellab_device"} & set(getattr(item, "fixturenames", ())))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Open the devices now, once, when a collected test needs one: a device that cannot be
+    opened is one usage error, not a traceback in every test."""
+    from kernellab.errors import KernellabError
+
+    if session.config.option.collectonly or not any(_uses_kernellab(i) for i in session.items):
+        return
+    for selector in _devices(session.config):
+        try:
+            session_for(session.config, selector)
+        except KernellabError as exc:
+            raise pytest.UsageError(f"--kernellab-device {_device_id(selector)}: {exc}") from None
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     for session in config.stash.get(_SESSIONS, {}).values():
         session.close()
@@ -73,15 +102,31 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 class ExpectationsFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        from kernellab.suite.discovery import SuiteItem, workload_id
+        from kernellab.errors import InputError
+        from kernellab.suite.compare import check_references
+        from kernellab.suite.discovery import FORMAT_NAMES, SuiteItem, workload_format, workload_id
         from kernellab.suite.expectations import load_expectations
 
         expectations = load_expectations(self.path)
+        if not expectations.workload.is_file():
+            raise InputError(f"the workload {expectations.workload} of these expectations does not exist",
+                             file=self.path)
+        check_references(expectations)
         item = SuiteItem(workload_id(expectations.workload), expectations.workload, self.path)
+        fmt = workload_format(expectations.workload)
         devices = _devices(self.config)
         for selector in devices:
             name = expectations.workload.name + (f"[{_device_id(selector)}]" if len(devices) > 1 else "")
-            yield WorkloadItem.from_parent(self, name=name, suite_item=item, selector=selector)
+            skip = "" if fmt == "scenario" else (f"a {FORMAT_NAMES.get(fmt, fmt)}: check it with "
+                                                  f"`kernellab run {item.id} --check`")
+            yield WorkloadItem.from_parent(self, name=name, suite_item=item, selector=selector, skip=skip)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        from kernellab.errors import KernellabError
+
+        if isinstance(excinfo.value, KernellabError):
+            return str(excinfo.value)  # the file and the JSON path say it all; no traceback of ours
+        return super().repr_failure(excinfo, style=style)
 
 
 class WorkloadMismatch(AssertionError):
@@ -89,14 +134,17 @@ class WorkloadMismatch(AssertionError):
 
 
 class WorkloadItem(pytest.Item):
-    def __init__(self, *, suite_item: Any, selector: str | None, **kwargs: Any):
+    def __init__(self, *, suite_item: Any, selector: str | None, skip: str = "", **kwargs: Any):
         super().__init__(**kwargs)
         self.suite_item = suite_item
         self.selector = selector
+        self.skip = skip
 
     def runtest(self) -> None:
         from kernellab.suite.worker import run_item
 
+        if self.skip:
+            pytest.skip(self.skip)
         result = run_item(session_for(self.config, self.selector), self.suite_item, "pytest")
         self.user_properties.append(("device", result.device))
         if result.status != "pass":

@@ -29,7 +29,7 @@ def test_sweep_table_plot_json_and_schedule_timings(tmp_path, capsys):
     task = tmp_path / "set.task"
     task.write_text("VectorAdd.json 10 4096\nVectorAdd.json 0 2048\n")
     trace = tmp_path / "trace.json"
-    assert main(["schedule", str(task), "--timings", str(doc), "--trace", str(trace)]) == 0
+    assert main(["schedule", str(task), "--timings", str(doc), "--json", str(trace)]) == 0
     tasks = {t["id"]: t for t in json.loads(trace.read_text())["tasks"]}
     assert tasks["0"]["cost_source"] == "sweep"  # the sweep measured this kernel at this NDRange
     assert tasks["1"]["cost_source"] == "work-items"  # ...but not at 2048

@@ -78,10 +78,18 @@ def test_dag_matches_one_by_one(tmp_path):
 def test_schedule_command_writes_outputs_trace_and_gantt(tmp_path, capsys):
     g = make_dag(tmp_path, partitions=(10, 10, 10))
     out = tmp_path / "out"
-    rc = main(["schedule", str(g), "--free", "--seed", "7", "-o", str(out), "--trace", str(tmp_path / "trace.json"),
-               "--gantt", str(tmp_path / "gantt.png")])
+    rc = main(["schedule", str(g), "--free", "--seed", "7", "-o", str(out), "--json", str(tmp_path / "trace.json"),
+               "--trace", str(tmp_path / "chrome.json"), "--gantt", str(tmp_path / "gantt.png")])
     assert rc == 0
     trace = json.loads((tmp_path / "trace.json").read_text())
+    # --trace: Chrome trace events, as run --trace and test --trace write them
+    chrome = json.loads((tmp_path / "chrome.json").read_text())["traceEvents"]
+    slices = {e["args"]["task"]: e for e in chrome if e.get("cat") == "task"}
+    assert set(slices) == {"0", "1", "2"} and all(e["ph"] == "X" and e["dur"] >= 0 for e in slices.values())
+    assert slices["2"]["ts"] >= slices["1"]["ts"] + slices["1"]["dur"] - 0.01
+    assert {e["args"]["name"].split(" lane")[0] for e in chrome if e["name"] == "process_name"} == \
+        {"GPU-class", "CPU-class"}
+    assert sum(e["ph"] == "s" for e in chrome) == 3  # one flow arrow per edge
     assert trace["kind"] == "kernellab.schedule-trace"
     assert {t["id"] for t in trace["tasks"]} == {"0", "1", "2"}
     by_id = {t["id"]: t for t in trace["tasks"]}

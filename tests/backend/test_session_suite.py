@@ -160,7 +160,7 @@ def test_run_check_bless_and_trace(tmp_path: Path) -> None:
     path = add_case(tmp_path, 32, 1.0)
     proc = cli("run", path, "--check", "--trace", tmp_path / "run-trace.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "check: 1 outputs match scenario.expect.json" in proc.stderr
+    assert "check: 1 output matches scenario.expect.json" in proc.stderr
     events = json.loads((tmp_path / "run-trace.json").read_text())["traceEvents"]
     assert {"setup", "pipeline_creation", "run", "save"} <= {e["name"] for e in events if e.get("cat") == "host"}
     assert any(e.get("cat") == "gpu" for e in events)

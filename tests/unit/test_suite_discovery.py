@@ -5,6 +5,7 @@ import io
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kernellab.errors import InputError, UsageError
@@ -21,6 +22,7 @@ def make_suite(root: Path, n: int) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"w{i}.json").write_text("{}")
         (folder / f"w{i}.expect.json").write_text(json.dumps({"outputs": {"c": {"reference": f"w{i}.c.npy"}}}))
+        np.save(folder / f"w{i}.c.npy", np.zeros(4, np.float32))  # a sidecar's references are read at discovery
     (root / "no_expectations.json").write_text("{}")
 
 
@@ -44,6 +46,19 @@ def test_discover_bad_input(tmp_path: Path) -> None:
         discover([tmp_path])
     assert "/outputs/c: expected \"reference\"" in str(err.value)
     assert "w1.json of these expectations does not exist" in str(err.value)
+
+
+def test_discover_reads_the_references(tmp_path: Path) -> None:
+    make_suite(tmp_path, 3)
+    (tmp_path / "group0" / "w0.c.npy").unlink()
+    (tmp_path / "group1" / "w1.c.npy").write_text("not numpy")
+    (tmp_path / "group2" / "w2.expect.json").write_text(
+        json.dumps({"outputs": {"c": {"reference": "w2.c.npy", "dtype": "int32"}}}))
+    with pytest.raises(InputError) as err:
+        discover([tmp_path])
+    problems = {(Path(p.file).name, p.where) for p in err.value.problems}
+    assert problems == {("w0.expect.json", "/outputs/c/reference"), ("w1.expect.json", "/outputs/c/reference"),
+                        ("w2.expect.json", "/outputs/c/dtype")}
 
 
 def test_shards_partition_the_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

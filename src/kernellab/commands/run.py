@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -26,7 +27,10 @@ def register(sub: Any) -> None:
     p.add_argument("--scenario", type=Path, help="scenario JSON file to run")
     p.add_argument("--format", choices=["scenario", "kernel-instantiation", "pyschedcl"],
                    help="input format (default: detected from the file's content)")
-    p.add_argument("--output", type=Path, help="folder for relative dst paths (default: the file's folder)")
+    p.add_argument("--output", type=Path,
+                   help="folder for the outputs: a scenario's relative dst paths and a PySchedCL spec's "
+                        "arg<pos>.npy (default: the file's folder); a kernel-instantiation file's arg<N>.bin "
+                        "are written only with --output (with --check and no --output, to a temporary folder)")
     p.add_argument("--device", help="device index or name substring (see `kernellab devices`)")
     # issue 3: OpenCL C scenarios on OpenCL devices; launches of kernel-instantiation files
     p.add_argument("--backend", choices=backend_names(), default="vulkan",
@@ -187,15 +191,28 @@ def _run(path: Path, args: argparse.Namespace) -> int:
         status = supervised(cleanup=lambda: _sweep_outputs(args.output or path.parent))
         if status is not None:  # the parent: the child ran the command
             return status
-    with config.override(compile_cache=not getattr(args, "no_cache", False)):
-        if fmt != "scenario":
-            from kernellab.runtime.runners import runner_for
-            status = runner_for(fmt)(path, args)
-        else:
-            status = run_scenario(path, args)
-    if getattr(args, "check", False) and status == 0 and not args.dry_run:
-        from kernellab.suite.checking import check_written_outputs
-        status = check_written_outputs(path, args.output, fmt, args.expectations)
+    check = getattr(args, "check", False) and not args.dry_run
+    expectations = None
+    if check:
+        from kernellab.suite.checking import expectations_to_check
+        expectations = expectations_to_check(path, args.expectations)
+    with contextlib.ExitStack() as stack:
+        if fmt == "kernel-instantiation" and args.output is None and check:
+            # its launches write nothing without --output; --check compares files, so they go
+            # to a folder of their own, removed afterwards
+            args.output = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kernellab-check-")))
+        elif fmt == "kernel-instantiation" and args.output is None and not args.dry_run:
+            print("kernellab: notice: no --output: the launches ran and their outputs (arg<N>.bin) were not "
+                  "written; pass --output DIR to keep them", file=sys.stderr)
+        with config.override(compile_cache=not getattr(args, "no_cache", False)):
+            if fmt != "scenario":
+                from kernellab.runtime.runners import runner_for
+                status = runner_for(fmt)(path, args)
+            else:
+                status = run_scenario(path, args)
+        if check and status == 0:
+            from kernellab.suite.checking import check_written_outputs
+            status = check_written_outputs(path, args.output, fmt, args.expectations, expectations=expectations)
     return status
 
 

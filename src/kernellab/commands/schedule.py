@@ -29,7 +29,11 @@ def register(sub: Any) -> None:
     p.add_argument("--split", choices=SPLIT_MODES, default="subbuffer", help="how split tasks' parts see their share")
     p.add_argument("--output", "-o", type=Path, metavar="DIR",
                    help="write each task's outputs as DIR/task<ID>/arg<pos>.npy")
-    p.add_argument("--trace", type=Path, metavar="FILE.json", help="write what ran where and when")
+    p.add_argument("--trace", type=Path, metavar="FILE.json",
+                   help="write a Chrome trace-event timeline (as run --trace and test --trace): one track per lane")
+    p.add_argument("--json", type=Path, metavar="FILE.json",
+                   help="write what ran where and when as kernellab's JSON (per task: lanes, devices, partition, "
+                        "planned and measured times)")
     p.add_argument("--gantt", type=Path, metavar="FILE.png", help="draw the run as a Gantt chart")
     p.set_defaults(func=run)
 
@@ -84,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
     from kernellab.outputs import OutputSet, write_text
     from kernellab.runtime.host_data import output_array
     from kernellab.runtime.partition import Session, choose_targets
-    from kernellab.runtime.schedule import Timings, execute_plan, load_workload, plan, resolve_graph, trace_document
+    from kernellab.runtime.schedule import (Timings, chrome_trace_events, execute_plan, load_workload, plan,
+                                            resolve_graph, trace_document)
 
     graph = load_workload(args.file)
     kernels = resolve_graph(graph)
@@ -114,8 +119,13 @@ def run(args: argparse.Namespace) -> int:
                         outs.npy(args.output / f"task{tid}" / f"arg{b.pos}.npy",
                                  output_array(b, result.outputs[tid][b.pos]))
             outs.commit()
+    if args.json:
+        write_text(args.json, json.dumps(trace, indent=2) + "\n")
     if args.trace:
-        write_text(args.trace, json.dumps(trace, indent=2) + "\n")
+        from kernellab.suite.trace import write_trace
+        write_trace(args.trace, chrome_trace_events(trace),
+                    metadata_args={"file": trace["file"], "policy": trace["policy"],
+                                   "makespan_s": trace["makespan_s"]})
     if args.gantt:
         plot_gantt(trace, args.gantt)
     return 0

@@ -25,11 +25,20 @@ def register(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=120.0,
                    help="seconds one workload may take before its worker is killed (default 120; 0 = none)")
     p.add_argument("--shard", metavar="I/N", help="run only shard I of N (1 <= I <= N), chosen by a hash of each id")
+    p.add_argument("-k", dest="keep", action="append", default=[], metavar="REGEX",
+                   help="run only the workloads whose id this regular expression matches (repeatable: any)")
+    p.add_argument("--skip", type=Path, metavar="FILE",
+                   help="skip list as deqp-runner's: one regular expression per line (# comments); "
+                        "matching workloads are reported as Skip")
+    p.add_argument("-x", "--exitfirst", action="store_true",
+                   help="stop at the first unexpected failure: start no further workload")
     p.add_argument("--baseline", type=Path, metavar="FILE", help="expected failures, one ID,STATUS per line")
     p.add_argument("--write-baseline", type=Path, metavar="FILE", help="write this run's failures as a baseline")
     p.add_argument("--no-rerun", action="store_true", help="do not re-run unexpected failures once")
     p.add_argument("--json", action="store_true", help="print one JSON object per workload on standard output")
     p.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML for CI")
+    p.add_argument("--results-csv", type=Path, metavar="FILE",
+                   help="write deqp-runner's results.csv: ID,Status,seconds per workload")
     p.add_argument("--trace", type=Path, metavar="F.json", help="write a Chrome trace-event timeline")
     p.add_argument("--executor", choices=["local", "ray"], default="local",
                    help="local worker processes (default) or a Ray cluster")
@@ -54,9 +63,14 @@ def _executor(args: argparse.Namespace) -> Any:
 
 
 def test(args: argparse.Namespace) -> int:
-    from kernellab.suite.baseline import load_baseline
-    from kernellab.suite.discovery import parse_shard
+    import math
 
+    from kernellab.suite.baseline import read_baseline
+    from kernellab.suite.discovery import parse_shard
+    from kernellab.suite.selection import compile_patterns, load_skips
+
+    if not math.isfinite(args.timeout) or args.timeout < 0:
+        raise UsageError(f"--timeout must be a number of seconds >= 0 (0 = none), got {args.timeout:g}")
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
     if args.batch_size < 1:
@@ -64,7 +78,9 @@ def test(args: argparse.Namespace) -> int:
     if args.address and args.executor != "ray":
         raise UsageError("--address goes with --executor ray")
     shard_spec = parse_shard(args.shard) if args.shard else None
-    baseline = load_baseline(args.baseline) if args.baseline else {}
+    args.keep = compile_patterns(args.keep)
+    args.skip = load_skips(args.skip) if args.skip else []
+    baseline = read_baseline(args.baseline) if args.baseline else {}
     executor = None if args.list else _executor(args)
     if executor is not None and hasattr(executor, "start"):
         executor.start()  # workers open their devices while the suite is found
@@ -75,21 +91,35 @@ def test(args: argparse.Namespace) -> int:
             executor.close()
 
 
-def _test(args: argparse.Namespace, executor: Any, baseline: dict[str, str], shard_spec: tuple[int, int] | None) -> int:
+def _test(args: argparse.Namespace, executor: Any, entries: dict[str, tuple[str, int]],
+          shard_spec: tuple[int, int] | None) -> int:
+    from kernellab.suite.baseline import unmatched_lines
     from kernellab.suite.discovery import discover, shard
+    from kernellab.suite.selection import select
 
-    items = discover(args.paths)
+    notes: list[str] = []
+    items = discover(args.paths, notes)
+    for note in notes:
+        print(f"kernellab test: notice: {note}", file=sys.stderr)
+    if args.baseline:
+        # against the whole suite found: one baseline serves every shard and every -k
+        for warning in unmatched_lines(args.baseline, entries, (i.id for i in items)):
+            print(warning, file=sys.stderr)
+    baseline = {item_id: status for item_id, (status, _) in entries.items()}
     if shard_spec:
         items = shard(items, *shard_spec)
+    items, skipped = select(items, args.keep, args.skip)
     if args.list:
         for item in items:
             print(item.id)
         return 0
-    if not items:
+    if not items and skipped:
+        print(f"kernellab test: every workload found matches the skip list ({len(skipped)})", file=sys.stderr)
+    elif not items:
         print("kernellab test: no workloads with expectations found", file=sys.stderr)
         return 0 if shard_spec else 1
 
-    from kernellab.suite.reports import json_lines, junit_xml, summary, trace_events
+    from kernellab.suite.reports import json_lines, junit_xml, results_csv, summary, trace_events
     from kernellab.suite.runner import run_suite
 
     show = args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())
@@ -108,9 +138,11 @@ def _test(args: argparse.Namespace, executor: Any, baseline: dict[str, str], sha
             bad[0] += r.status != "pass"
             progress.update(task, advance=1, bad=f"{bad[0]} failing" if bad[0] else "")
         with progress:
-            outcome = run_suite(items, executor, baseline, on_result, rerun_failures=not args.no_rerun)
+            outcome = run_suite(items, executor, baseline, on_result, rerun_failures=not args.no_rerun,
+                                skipped=skipped, stop_on_failure=args.exitfirst)
     else:
-        outcome = run_suite(items, executor, baseline, rerun_failures=not args.no_rerun)
+        outcome = run_suite(items, executor, baseline, rerun_failures=not args.no_rerun, skipped=skipped,
+                            stop_on_failure=args.exitfirst)
 
     from kernellab.outputs import write_text
     from kernellab.suite.baseline import baseline_text
@@ -118,6 +150,8 @@ def _test(args: argparse.Namespace, executor: Any, baseline: dict[str, str], sha
         json_lines(outcome, sys.stdout)
     if args.junit:
         write_text(args.junit, junit_xml(outcome))
+    if args.results_csv:
+        write_text(args.results_csv, results_csv(outcome))
     if args.trace:
         from kernellab.suite.trace import write_trace
         write_trace(args.trace, trace_events(outcome), metadata_args={"executor": executor.name})

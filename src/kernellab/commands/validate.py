@@ -46,8 +46,10 @@ def validate(args: argparse.Namespace) -> int:
     _check_includes(args.file, scenario)
     for w in warnings:
         print(w, file=sys.stderr)
-    print(f"{args.file}: valid scenario ({len(scenario.resources)} resources, {len(scenario.commands)} commands"
-          + (f", {len(warnings)} warnings" if warnings else "") + ")")
+    from kernellab.suite.wording import plural
+    print(f"{args.file}: valid scenario ({plural(len(scenario.resources), 'resource')}, "
+          f"{plural(len(scenario.commands), 'command')}"
+          + (f", {plural(len(warnings), 'warning')}" if warnings else "") + ")")
     return 0
 
 

@@ -297,6 +297,41 @@ def trace_document(graph: TaskGraph, session: Session, result: ScheduleResult) -
             "planned_makespan_s": result.plan.makespan, "tasks": tasks}
 
 
+def chrome_trace_events(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The run of :func:`trace_document` as Chrome trace events (Perfetto, ``chrome://tracing``),
+    as ``run --trace`` and ``test --trace`` write them: one process per lane (GPU-class, CPU-class)
+    named after its device, one complete event per task on each lane it occupies (a split task is
+    on both), times in microseconds from the start of the run, the task's details in ``args``;
+    and flow arrows along the DAG's edges."""
+    lanes = list(trace["lanes"])
+    pid = {lane: n + 1 for n, lane in enumerate(lanes)}
+    label = {"gpu": "GPU-class", "cpu": "CPU-class"}
+    events: list[dict[str, Any]] = []
+    for lane in lanes:
+        events.append({"name": "process_name", "ph": "M", "pid": pid[lane], "tid": 0,
+                       "args": {"name": f"{label.get(lane, lane)} lane ({trace['lanes'][lane]})"}})
+        events.append({"name": "thread_name", "ph": "M", "pid": pid[lane], "tid": 1, "args": {"name": "tasks"}})
+    where: dict[str, tuple[int, float, float]] = {}
+    for task in trace["tasks"]:
+        start, end = task["start_s"] * 1e6, task["end_s"] * 1e6
+        for lane in task["lanes"]:
+            events.append({"name": f"{task['id']}: {task['kernel']}", "cat": "task", "ph": "X", "pid": pid[lane],
+                           "tid": 1, "ts": round(start, 3), "dur": round(end - start, 3),
+                           "args": {"task": task["id"], "kernel": task["kernel"], "placement": task["placement"],
+                                    "partition": task["partition"], "devices": task["devices"],
+                                    "planned_start_s": task["planned_start_s"], "planned_end_s": task["planned_end_s"],
+                                    "kernel_ns": task["kernel_ns"]}})
+        where[task["id"]] = (pid[task["lanes"][0]], start, end)
+    for n, edge in enumerate(trace["edges"]):
+        if edge["src"] in where and edge["dst"] in where:
+            (spid, _, send), (dpid, dstart, _) = where[edge["src"]], where[edge["dst"]]
+            events.append({"name": "edge", "cat": "dependency", "ph": "s", "id": n, "pid": spid, "tid": 1,
+                           "ts": round(send, 3)})
+            events.append({"name": "edge", "cat": "dependency", "ph": "f", "bp": "e", "id": n, "pid": dpid,
+                           "tid": 1, "ts": round(dstart, 3)})
+    return events
+
+
 def load_workload(path: str | Path) -> TaskGraph:
     """A ``.graph`` DAG (task lines, ``---``, edges), PySchedCL's expanded JSON DAG (a list of
     specs with ``id``/``depends``/``from``) or a task set (``SPEC P DATASET`` lines), told apart by

@@ -15,12 +15,17 @@ STATUSES = ("Fail", "Crash", "Timeout", "Error")
 
 
 def load_baseline(path: str | Path) -> dict[str, str]:
+    return {item_id: status for item_id, (status, _) in read_baseline(path).items()}
+
+
+def read_baseline(path: str | Path) -> dict[str, tuple[str, int]]:
+    """Each listed id with its status and the number of the line that lists it."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read the baseline: {exc.strerror}", file=path) from None
-    expected: dict[str, str] = {}
+    expected: dict[str, tuple[str, int]] = {}
     problems = []
     for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()
@@ -31,10 +36,20 @@ def load_baseline(path: str | Path) -> dict[str, str]:
             problems.append(Problem(str(path), f"line {number}",
                                     f"expected ID,STATUS with STATUS one of {'|'.join(STATUSES)}, got {line!r}"))
             continue
-        expected[item_id.strip()] = status.strip()
+        expected[item_id.strip()] = (status.strip(), number)
     if problems:
         raise InputError(problems)
     return expected
+
+
+def unmatched_lines(path: str | Path, entries: dict[str, tuple[str, int]], ids: Iterable[str]) -> list[str]:
+    """A warning for each baseline line that names no workload of the suite (a renamed or
+    removed workload, an id written from another folder): such a line would otherwise be
+    ignored without a word."""
+    known = set(ids)
+    return [f"{path}: line {line}: warning: {item_id!r} matches no workload under the paths given "
+            f"(ids are paths relative to the current folder)"
+            for item_id, (_, line) in sorted(entries.items(), key=lambda e: e[1][1]) if item_id not in known]
 
 
 def baseline_text(failures: Iterable[tuple[str, str]]) -> str:

@@ -209,6 +209,26 @@ def load_reference(e: OutputExpectation, sidecar: Path) -> np.ndarray:
     return ref
 
 
+def check_references(expectations: Expectations) -> None:
+    """Read every reference of a sidecar now (missing, not a .npy file, a dtype that disagrees,
+    ``ulps`` on integers), raising every problem at once with its JSON path: a bad sidecar is
+    bad input, found before anything runs."""
+    from kernellab.errors import Problem
+
+    problems: list[Problem] = []
+    for e in expectations.outputs.values():
+        try:
+            ref = load_reference(e, expectations.sidecar)
+        except InputError as exc:
+            problems.extend(exc.problems)
+            continue
+        if e.tolerance.ulps is not None and ref.dtype.kind != "f":
+            problems.append(Problem(str(expectations.sidecar), f"{e.where}/ulps",
+                                    f"ulps apply to floating-point outputs; the reference is {ref.dtype}"))
+    if problems:
+        raise InputError(problems)
+
+
 def check_outputs(expectations: Expectations, actual: Mapping[str, np.ndarray | None]) -> CheckResult:
     """Compare every expected output; an output the run did not produce fails."""
     result = CheckResult()

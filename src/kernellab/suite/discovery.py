@@ -30,17 +30,37 @@ def workload_id(path: Path) -> str:
         return absolute.as_posix()
 
 
+FORMAT_NAMES = {"pyschedcl": "PySchedCL spec", "kernel-instantiation": "kernel-instantiation file"}
+
+
+def workload_format(workload: Path) -> str:
+    """The workload's format; a file that cannot be told is taken for a scenario, so its run
+    reports what is wrong with it as that workload's error."""
+    from kernellab.formats.detect import detect
+
+    try:
+        return detect(workload)
+    except InputError:
+        return "scenario"
+
+
 def _item(sidecar: Path) -> SuiteItem:
-    workload = load_expectations(sidecar).workload
+    from kernellab.suite.compare import check_references
+
+    expectations = load_expectations(sidecar)
+    workload = expectations.workload
     if not workload.is_file():
         raise InputError(f"the workload {workload} of these expectations does not exist", file=sidecar)
+    check_references(expectations)
     return SuiteItem(workload_id(workload), workload, sidecar)
 
 
-def discover(paths: Iterable[str | Path]) -> list[SuiteItem]:
+def discover(paths: Iterable[str | Path], notes: list[str] | None = None) -> list[SuiteItem]:
     """Every workload with expectations under ``paths`` (folders are searched recursively; a
     workload file or a sidecar may be named directly), sorted by id, each once. Every sidecar is
-    checked here, so a bad one stops the suite before anything runs (exit 2)."""
+    checked here, its references read too, so a bad one stops the suite before anything runs
+    (exit 2). Suites run scenarios: a kernel-instantiation file or PySchedCL spec with a sidecar
+    (checked by ``run --check``) is left out, with a line in ``notes``."""
     sidecars: set[Path] = set()
     for p in map(Path, paths):
         if p.is_dir():
@@ -62,6 +82,12 @@ def discover(paths: Iterable[str | Path]) -> list[SuiteItem]:
             item = _item(sidecar)
         except InputError as exc:
             problems.extend(exc.problems)
+            continue
+        fmt = workload_format(item.workload)
+        if fmt != "scenario":
+            if notes is not None:
+                notes.append(f"{item.id}: a {FORMAT_NAMES.get(fmt, fmt)}, left out (suites run scenarios; check it with "
+                             f"`kernellab run {item.id} --check`)")
             continue
         items.setdefault(item.id, item)
     if problems:

@@ -86,7 +86,8 @@ class LocalExecutor:
         worker.conn.close()
 
     def run(self, items: list[SuiteItem], on_result: Callable[[TestResult], None],
-            rerun: bool = False) -> list[TestResult]:
+            rerun: bool = False, stop: Callable[[], bool] = lambda: False) -> list[TestResult]:
+        """``stop``: once it says so, no further workload starts (those running finish)."""
         pending = deque(items)
         results: list[TestResult] = []
         wanted = min(self.jobs, len(items))
@@ -101,7 +102,7 @@ class LocalExecutor:
             on_result(result)
 
         def assign(w: _Worker) -> None:
-            if pending:
+            if pending and not stop():
                 w.item = pending.popleft()
                 w.started = time.perf_counter()
                 w.conn.send(w.item)

@@ -71,8 +71,9 @@ class RayExecutor:
         return max(1, min(self.jobs or cpus, cpus))
 
     def run(self, items: list[SuiteItem], on_result: Callable[[TestResult], None],
-            rerun: bool = False) -> list[TestResult]:
-        """``rerun``: batches of one, so a crash names its own workload."""
+            rerun: bool = False, stop: Callable[[], bool] = lambda: False) -> list[TestResult]:
+        """``rerun``: batches of one, so a crash names its own workload; ``stop``: once it says
+        so, no further batch starts."""
         ray = _ray()
         from ray.exceptions import GetTimeoutError, RayActorError
 
@@ -90,7 +91,7 @@ class RayExecutor:
                 on_result(r)
 
         def submit(actor: Any) -> None:
-            if batches:
+            if batches and not stop():
                 batch = batches.pop()
                 in_flight[actor.run_batch.remote(batch)] = (actor, batch, time.perf_counter())
 

@@ -1,4 +1,4 @@
-"""Suite reports: the summary table, JSON lines, JUnit XML and the Chrome trace."""
+"""Suite reports: the summary table, JSON lines, JUnit XML, deqp-runner's results CSV and the Chrome trace."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ from typing import IO, Any
 from kernellab.suite.runner import SuiteOutcome
 from kernellab.textsafe import escape, raw, xml_text
 
-OUTCOME_ORDER = ("pass", "flaky", "expected-fail", "unexpected-pass", "fail")
+OUTCOME_ORDER = ("pass", "flaky", "skip", "expected-fail", "unexpected-pass", "fail")
 
 
 def summary(outcome: SuiteOutcome, stream: IO[str], *, executor: str = "", jobs: int | None = None,
@@ -41,9 +41,14 @@ def summary(outcome: SuiteOutcome, stream: IO[str], *, executor: str = "", jobs:
     console.print(table)
     n = len(outcome.results)
     per = outcome.wall_s / n * 1e3 if n else 0.0
-    how = f" ({executor}" + (f", {jobs} jobs" if jobs else "") + ")" if executor else ""
+    from kernellab.suite.wording import plural
+
+    how = f" ({executor}" + (f", {plural(jobs, 'job')}" if jobs else "") + ")" if executor else ""
+    if outcome.not_run:
+        console.print(f"stopped at the first failure (-x): {plural(outcome.not_run, 'workload')} not run")
     verdict = "[green]OK[/]" if outcome.ok else f"[red]FAILED[/] ({len(failing)} unexpected)"
-    console.print(f"{verdict}: {n} workloads in {outcome.wall_s:.2f} s, {per:.1f} ms each{how}", markup=True)
+    console.print(f"{verdict}: {plural(n, 'workload')} in {outcome.wall_s:.2f} s, {per:.1f} ms each{how}",
+                  markup=True)
 
 
 def _markup(text: str, *, multiline: bool = False) -> str:
@@ -65,7 +70,7 @@ def junit_xml(outcome: SuiteOutcome, suite_name: str = "kernellab") -> str:
     failures = sum(1 for r in outcome.results
                    if r.outcome in ("fail", "unexpected-pass") and r.status in ("fail", "pass"))
     errors = sum(1 for r in outcome.results if r.outcome == "fail" and r.status in ("error", "crash", "timeout"))
-    skipped = sum(1 for r in outcome.results if r.outcome == "expected-fail")
+    skipped = sum(1 for r in outcome.results if r.outcome in ("expected-fail", "skip"))
     root = ET.Element("testsuites", name=xml_text(suite_name, multiline=False), tests=str(len(outcome.results)),
                       failures=str(failures), errors=str(errors), time=f"{outcome.wall_s:.3f}")
     suite = ET.SubElement(root, "testsuite", name=xml_text(suite_name, multiline=False),
@@ -89,12 +94,31 @@ def junit_xml(outcome: SuiteOutcome, suite_name: str = "kernellab") -> str:
         elif r.outcome == "expected-fail":
             skip = ET.SubElement(case, "skipped", type="ExpectedFail", message=f"expected failure ({title})")
             skip.text = message
+        elif r.outcome == "skip":
+            ET.SubElement(case, "skipped", type="Skip", message=xml_text(r.message, multiline=False))
         elif r.outcome == "flaky":
             ET.SubElement(case, "flakyFailure", type="Flaky", message=first_line).text = message
         if r.device:
             ET.SubElement(case, "system-out").text = xml_text(f"device: {r.device}\nworker: {r.worker}\n")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+#: deqp-runner's status words for kernellab's outcomes (a failure keeps its own status: Fail, Crash...)
+CSV_STATUS = {"pass": "Pass", "flaky": "Flake", "skip": "Skip", "expected-fail": "ExpectedFail",
+              "unexpected-pass": "UnexpectedImprovement(Pass)"}
+
+
+def results_csv(outcome: SuiteOutcome) -> str:
+    """deqp-runner's results.csv: one ``test,Status,seconds`` line per workload, no header."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for r in outcome.results:
+        writer.writerow([r.id, CSV_STATUS.get(r.outcome, r.title), f"{r.duration_s:.3f}"])
+    return out.getvalue()
 
 
 def trace_events(outcome: SuiteOutcome) -> list[dict[str, Any]]:

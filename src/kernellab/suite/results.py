@@ -5,7 +5,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 #: statuses of one attempt, as baselines and JUnit spell them
-STATUS_TITLE = {"pass": "Pass", "fail": "Fail", "crash": "Crash", "timeout": "Timeout", "error": "Error"}
+STATUS_TITLE = {"pass": "Pass", "fail": "Fail", "crash": "Crash", "timeout": "Timeout", "error": "Error",
+                "skip": "Skip"}
 #: outcomes that fail the suite
 FAILING_OUTCOMES = ("fail", "unexpected-pass")
 
@@ -15,7 +16,8 @@ class TestResult:
     __test__ = False  # not a pytest test class, despite its name
 
     id: str
-    #: pass | fail (outputs differ) | error (the run raised) | crash (the worker died) | timeout
+    #: pass | fail (outputs differ) | error (the run raised) | crash (the worker died) | timeout |
+    #: skip (matched the skip list; not run)
     status: str
     duration_s: float = 0.0
     message: str = ""
@@ -26,7 +28,7 @@ class TestResult:
     #: per submit, (label, start_ns, end_ns) on the device clock
     gpu: list[list[tuple[str, float, float]]] = field(default_factory=list)
     attempts: int = 1
-    #: after the baseline and the re-run: pass | fail | flaky | expected-fail | unexpected-pass
+    #: after the baseline and the re-run: pass | fail | flaky | expected-fail | unexpected-pass | skip
     outcome: str = ""
 
     @property

@@ -2,7 +2,9 @@
 
 Outcomes: ``pass``; ``flaky`` (failed, then passed on the re-run); ``expected-fail`` (failed and
 listed in the baseline); ``unexpected-pass`` (listed in the baseline but passed); ``fail``.
-Only ``fail`` and ``unexpected-pass`` fail the suite.
+Only ``fail`` and ``unexpected-pass`` fail the suite. Workloads the skip list names are
+``skip`` (never run); with ``stop_on_failure`` the first unexpected failure stops the suite: no
+further workload starts, and those never started are counted in ``not_run``.
 """
 from __future__ import annotations
 
@@ -18,13 +20,15 @@ class Executor(Protocol):
     name: str
 
     def run(self, items: list[SuiteItem], on_result: Callable[[TestResult], None],
-            rerun: bool = False) -> list[TestResult]: ...
+            rerun: bool = False, stop: Callable[[], bool] = ...) -> list[TestResult]: ...
 
 
 @dataclass
 class SuiteOutcome:
     results: list[TestResult] = field(default_factory=list)
     wall_s: float = 0.0
+    #: workloads never started because the suite stopped at its first failure (-x)
+    not_run: int = 0
 
     @property
     def failed(self) -> list[TestResult]:
@@ -64,16 +68,30 @@ def classify(first: TestResult, rerun: TestResult | None, baseline: dict[str, st
 
 
 def run_suite(items: list[SuiteItem], executor: Any, baseline: dict[str, str] | None = None,
-              on_result: Callable[[TestResult], None] = lambda r: None, rerun_failures: bool = True) -> SuiteOutcome:
+              on_result: Callable[[TestResult], None] = lambda r: None, rerun_failures: bool = True,
+              skipped: list[SuiteItem] | None = None, stop_on_failure: bool = False) -> SuiteOutcome:
     import time
 
     baseline = baseline or {}
     start = time.perf_counter()
-    first = {r.id: r for r in executor.run(items, on_result)}
-    retry = [i for i in items if first[i.id].status != "pass" and i.id not in baseline]
+    failed = [False]
+
+    def seen(r: TestResult) -> None:
+        failed[0] = failed[0] or (r.status != "pass" and r.id not in baseline)
+        on_result(r)
+
+    if stop_on_failure:
+        first = {r.id: r for r in executor.run(items, seen, stop=lambda: failed[0])}
+    else:
+        first = {r.id: r for r in executor.run(items, on_result)}
+    ran = [i for i in items if i.id in first]
+    retry = [i for i in ran if first[i.id].status != "pass" and i.id not in baseline]
     again: dict[str, TestResult] = {}
     if retry and rerun_failures:
         again = {r.id: r for r in executor.run(retry, lambda r: None, rerun=True)}
-    outcome = SuiteOutcome(wall_s=time.perf_counter() - start)
-    outcome.results = [classify(first[i.id], again.get(i.id), baseline) for i in items]
+    outcome = SuiteOutcome(wall_s=time.perf_counter() - start, not_run=len(items) - len(ran))
+    results = {i.id: classify(first[i.id], again.get(i.id), baseline) for i in ran}
+    for i in skipped or []:
+        results[i.id] = TestResult(i.id, "skip", message="matches the skip list", outcome="skip")
+    outcome.results = [results[k] for k in sorted(results)]
     return outcome
