@@ -283,7 +283,7 @@ def reflect_module(spirv: bytes, entry: str, file: str = "",
     entries = entry_points(module)
     if entry not in entries:
         raise UnknownEntryError(entry, entries, module=True)
-    found = reflect(spirv, entry, file), module_facts(module, entry)
+    found = reflect(spirv, entry, file, module=module), module_facts(module, entry)
     if cache is not None:
         cache.put(key, _CACHE_EXT, _dumps(*found))
     return found
