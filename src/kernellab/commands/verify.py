@@ -41,12 +41,9 @@ def register(sub: Any) -> None:
 
 def detect(path: Path) -> str:
     """A JSON array is a kernel-instantiation file, an object a scenario (the harness checks the rest)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        from kernellab.formats.jsonfile import load_json
-        data = load_json(path)  # raises the error with the line and column
-    return "scenario" if isinstance(data, dict) else "kernel-instantiation"
+    from kernellab.formats.detect import detect as detect_format
+
+    return detect_format(path, among=("scenario", "kernel-instantiation"), otherwise="scenario")
 
 
 def run(args: argparse.Namespace) -> int:
