@@ -305,7 +305,7 @@ def clspv_specialization(scenario: m.Scenario, shader: m.Shader, spirv: bytes,
     if not facts.local_arguments:  # the usual kernel: no source to read, no OpenCL backend to load
         return values
     from kernellab.backends import opencl_abi
-    from kernellab.backends.opencl import parse_type, source_typedefs
+    from kernellab.opencl_types import parse_type, source_typedefs
 
     file = str(scenario.file or "")
     source = shader.src_path.read_text(errors="replace") if shader.src_path is not None else ""
