@@ -191,6 +191,8 @@ def load(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, *, file: s
 class _Reader:
     def __init__(self, insts: list[Inst], file: str, spec: dict[int, Any], eval_spec_op: Any):
         self.insts, self.file, self.spec, self.eval_spec_op = insts, file, spec, eval_spec_op
+        #: DebugSource result id -> its file name, for the DebugLines that name it
+        self.debug_sources: dict[int, str] = {}
         self.m = Module(file, insts, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, "", [], (1, 1, 1), {})
 
     def fail(self, inst: Inst | None, message: str) -> Unsupported:
@@ -309,10 +311,9 @@ class _Reader:
             file = strings.get(w[4], "")
             if len(w) > 5:
                 self._add_source(file, strings.get(w[5], ""))
-            self.debug_sources = getattr(self, "debug_sources", {})
             self.debug_sources[w[1]] = file
         elif name == "DebugLine":
-            file = getattr(self, "debug_sources", {}).get(w[4], "")
+            file = self.debug_sources.get(w[4], "")
             line = self.m.constants.get(w[5])
             return (file, int(line)) if line is not None else None
         elif name == "DebugNoLine":
