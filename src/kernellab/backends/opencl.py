@@ -31,6 +31,7 @@ from kernellab import compiler_options
 from kernellab.errors import CompileError, DeviceError
 from kernellab.native import cl as ncl
 from kernellab.native import launch_guard
+from kernellab.opencl_types import ArgType, parse_type, source_typedefs
 
 if TYPE_CHECKING:  # verify's launches (direct=True) import no NumPy; pyopencl imports it anyway
     import numpy as np
@@ -52,71 +53,7 @@ def _build_log(text: str, uid: str) -> str:
     return _TEMP_SOURCE.sub(name, log)
 
 
-# --- kernel argument types -------------------------------------------------------------------
-
-_SCALAR_DTYPES = {
-    "char": "i1", "uchar": "u1", "short": "i2", "ushort": "u2", "int": "i4", "uint": "u4",
-    "long": "i8", "ulong": "u8", "half": "f2", "float": "f4", "double": "f8",
-    "bool": "u1", "size_t": "u8", "ptrdiff_t": "i8", "intptr_t": "i8", "uintptr_t": "u8",
-}
-_UNSIGNED_SPELLINGS = {"unsigned char": "uchar", "unsigned short": "ushort", "unsigned int": "uint",
-                       "unsigned long": "ulong", "unsigned": "uint", "signed char": "char"}
-_VECTOR = re.compile(r"^([a-z]+?)(2|3|4|8|16)$")
-
-
-def dtype_size(code: str) -> int:
-    """Bytes of one element of a dtype code of :data:`_SCALAR_DTYPES` (``"f4"``: 4)."""
-    return int(code[1:])
-
-
-@dataclass(frozen=True)
-class ArgType:
-    """An OpenCL C value type: element dtype (little-endian numpy code) and element count."""
-
-    name: str
-    dtype: str | None  # None for a struct/union/unknown type
-    count: int = 1
-
-    @property
-    def size(self) -> int | None:
-        if self.dtype is None:
-            return None
-        stored = 4 if self.count == 3 else self.count
-        return dtype_size(self.dtype) * stored
-
-    @property
-    def alignment(self) -> int:
-        size = self.size
-        return size if size else 4
-
-    @property
-    def is_float(self) -> bool:
-        return self.dtype is not None and self.dtype.startswith("f")
-
-
-def parse_type(name: str, typedefs: Mapping[str, str] | None = None) -> ArgType:
-    """The :class:`ArgType` for an OpenCL C type name (``float4``, ``uint``, a typedef, a struct)."""
-    text = " ".join(name.replace("const", " ").replace("volatile", " ").split())
-    for _ in range(8):  # typedef chains
-        if typedefs and text in typedefs:
-            text = " ".join(typedefs[text].split())
-        else:
-            break
-    text = _UNSIGNED_SPELLINGS.get(text, text)
-    if text in _SCALAR_DTYPES:
-        return ArgType(name, _SCALAR_DTYPES[text], 1)
-    m = _VECTOR.match(text)
-    if m and m.group(1) in _SCALAR_DTYPES and m.group(1) != "bool":
-        return ArgType(name, _SCALAR_DTYPES[m.group(1)], int(m.group(2)))
-    return ArgType(name, None, 1)
-
-
-_TYPEDEF = re.compile(r"\btypedef\s+([A-Za-z_][\w\s]*?)\s+([A-Za-z_]\w*)\s*;")
-
-
-def source_typedefs(source: str) -> dict[str, str]:
-    """``typedef float real;`` style aliases in a kernel source (so ``real`` decodes as float)."""
-    return {alias: target for target, alias in _TYPEDEF.findall(source)}
+# --- kernel argument types: parsed by kernellab.opencl_types, the one OpenCL C type parser ---
 
 
 @dataclass(frozen=True)

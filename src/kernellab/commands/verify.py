@@ -41,12 +41,14 @@ def register(sub: Any) -> None:
 
 def detect(path: Path) -> str:
     """A JSON array is a kernel-instantiation file, an object a scenario (the harness checks the rest)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        from kernellab.formats.jsonfile import load_json
-        data = load_json(path)  # raises the error with the line and column
-    return "scenario" if isinstance(data, dict) else "kernel-instantiation"
+    from kernellab.errors import InputError
+    from kernellab.formats.detect import detect as detect_format
+
+    found = detect_format(path, among=("scenario", "kernel-instantiation", "pyschedcl"), otherwise="scenario")
+    if found == "pyschedcl":  # its fields would otherwise be read as a scenario's unknown ones
+        raise InputError("verify takes scenarios and kernel-instantiation files, not PySchedCL kernel specs: "
+                         f"`kernellab import {path} -o DIR` makes a scenario of it that verify checks", file=path)
+    return found
 
 
 def run(args: argparse.Namespace) -> int:

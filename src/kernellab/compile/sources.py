@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernellab.compile.stage import SPIRV_MAGIC, CompileRequest
+from kernellab import spirv_format
+from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE
+from kernellab.compile.stage import CompileRequest
 from kernellab.errors import InputError, UsageError
 
 #: file extension -> source language
@@ -12,7 +14,6 @@ EXTENSIONS = {".comp": "glsl", ".glsl": "glsl", ".spv": "spirv", ".spvasm": "spi
               ".ocl": "opencl-c", ".vert": "glsl", ".frag": "glsl"}
 #: GLSL files named for a graphics stage are compiled for it (glslang's own convention)
 _STAGE_OF_EXTENSION = {".vert": "vertex", ".frag": "fragment"}
-_LANGUAGE_OF_SHADER_TYPE = {"GLSL": "glsl", "SPIR-V": "spirv", "OpenCL-C": "opencl-c"}
 
 
 def language_of(path: Path) -> str:
@@ -24,7 +25,7 @@ def language_of(path: Path) -> str:
             head = fh.read(4)
     except OSError as exc:
         raise InputError(f"cannot read kernel source: {exc.strerror}", file=path) from exc
-    if head in SPIRV_MAGIC:
+    if head in spirv_format.MAGIC_BYTES:
         return "spirv"
     raise UsageError(f"{path}: cannot tell the kernel language from the extension "
                      f"(known: {', '.join(sorted(EXTENSIONS))}; "
@@ -61,7 +62,7 @@ def _from_workload(path: Path, kernel: str | None, build_options: str | None, en
         scenario, _ = load_scenario(path, check_files=False)
         shaders = [r for r in scenario.resources if isinstance(r, m.Shader)]
         chosen = _choose(path, kernel, {s.uid: s for s in shaders}, "shader")
-        return CompileRequest(chosen.src_path, _LANGUAGE_OF_SHADER_TYPE[chosen.type], entry=entry or chosen.entry,
+        return CompileRequest(chosen.src_path, LANGUAGE_OF_SHADER_TYPE[chosen.type], entry=entry or chosen.entry,
                               build_options=chosen.build_options if build_options is None else build_options,
                               include_dirs=chosen.include_paths, target_env=target_env, device=device,
                               options_from=_options_from(build_options), roots=(path.parent,),

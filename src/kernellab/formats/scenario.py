@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kernellab import model as m
+from kernellab import spirv_format
 from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.formats import npy
 from kernellab.compiler_options import allowed_roots, inside
@@ -309,8 +310,6 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used
         scenario_ml.check_resources(ck, resources)
 
 
-#: the SPIR-V magic number as its first word, in either byte order
-SPIRV_MAGIC = (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03")
 #: what a file given as a SPIR-V module probably is, by its extension, and what to do about it
 _NOT_SPIRV_HINTS = {".comp": "GLSL source: give the shader \"type\": \"GLSL\"",
                     ".glsl": "GLSL source: give the shader \"type\": \"GLSL\"",
@@ -326,7 +325,7 @@ def _spirv_problem(path: Path) -> str | None:
             size = os.fstat(fh.fileno()).st_size
     except OSError as exc:
         return f"cannot read {path}: {exc.strerror or exc}"
-    if size >= 20 and size % 4 == 0 and head in SPIRV_MAGIC:
+    if spirv_format.looks_like_module(head, size):
         return None
     hint = _NOT_SPIRV_HINTS.get(path.suffix.lower())
     return f"not a SPIR-V binary (bad magic number or length): {path}" + (f"; it looks like {hint}" if hint else "")

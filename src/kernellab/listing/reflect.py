@@ -198,11 +198,13 @@ def _descriptor_type(module: Module, pointee: int, storage: str,
     return op.removeprefix("OpType").upper(), count, pointee
 
 
-def reflect(spirv: bytes, entry: str = "main", file: str = "") -> Interface:
-    """The interface of compute entry point ``entry`` of a SPIR-V module."""
-    from kernellab.listing.spirv import decode
+def reflect(spirv: bytes, entry: str = "main", file: str = "", *, module: Module | None = None) -> Interface:
+    """The interface of compute entry point ``entry`` of a SPIR-V module; ``module`` is ``spirv``
+    decoded already, when the caller has it (a module is decoded once per run)."""
+    if module is None:
+        from kernellab.listing.spirv import decode
 
-    module = decode(spirv, file)
+        module = decode(spirv, file)
     entry_fn = None
     for inst in module.instructions:
         if inst.opname == "OpEntryPoint" and inst.operands[2].value == entry:

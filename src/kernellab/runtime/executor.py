@@ -34,11 +34,10 @@ from kernellab.runtime.arm_dumps import PerfCounter
 from kernellab.runtime.interface import (check_dispatch, check_local_arguments, check_spec_constants, clspv_specialization,
                                          reflect_module, stage_problem, workgroup_memory)
 from kernellab.runtime.limits import LocalSize, check_limits
+from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE as LANGUAGE_OF_TYPE
+from kernellab.shader_languages import SHADER_TYPE_OF_LANGUAGE as TYPE_OF_LANGUAGE
 
 log = logging.getLogger("kernellab.run")
-
-LANGUAGE_OF_TYPE = {"GLSL": "glsl", "SPIR-V": "spirv", "OpenCL-C": "opencl-c"}
-TYPE_OF_LANGUAGE = {language: kind for kind, language in LANGUAGE_OF_TYPE.items()}
 
 
 @dataclass

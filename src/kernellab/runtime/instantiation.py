@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 from kernellab import compiler_options
 from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import BackendOptions, ProgramSpec
-from kernellab.backends.opencl import (KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram,
-                                       dtype_size)
+from kernellab.backends.opencl import KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram
 from kernellab.compile.pipeline import driver_source
 from kernellab.errors import BackendError, CompileError, InputError, Problem
 from kernellab.formats import gpuverify
+from kernellab.opencl_types import dtype_size
 from kernellab.formats.gpuverify import (ArrayArgument, ImageArgument, KernelArgument, KernelInstantiation,
                                          SamplerArgument, ScalarArgument)
 from kernellab.native import launch_guard

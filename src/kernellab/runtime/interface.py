@@ -283,7 +283,7 @@ def reflect_module(spirv: bytes, entry: str, file: str = "",
     entries = entry_points(module)
     if entry not in entries:
         raise UnknownEntryError(entry, entries, module=True)
-    found = reflect(spirv, entry, file), module_facts(module, entry)
+    found = reflect(spirv, entry, file, module=module), module_facts(module, entry)
     if cache is not None:
         cache.put(key, _CACHE_EXT, _dumps(*found))
     return found
@@ -305,7 +305,7 @@ def clspv_specialization(scenario: m.Scenario, shader: m.Shader, spirv: bytes,
     if not facts.local_arguments:  # the usual kernel: no source to read, no OpenCL backend to load
         return values
     from kernellab.backends import opencl_abi
-    from kernellab.backends.opencl import parse_type, source_typedefs
+    from kernellab.opencl_types import parse_type, source_typedefs
 
     file = str(scenario.file or "")
     source = shader.src_path.read_text(errors="replace") if shader.src_path is not None else ""

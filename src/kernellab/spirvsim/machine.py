@@ -12,6 +12,7 @@ loop keeps the value of its last iteration).
 """
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 from collections.abc import Callable
@@ -35,21 +36,14 @@ SEM_UNIFORM = 0x40
 SEM_WORKGROUP = 0x100
 SCOPE_SUBGROUP = 3
 
-_SCALAR_TYPES: dict[np.dtype, Type] = {}
-
-
+@functools.cache  # one Type per dtype, made once: a dozen dtypes, asked for on every instruction
 def scalar_type(dtype: np.dtype) -> Type:
     """A Type for a lane array's dtype (values carry their scalar type in their dtype)."""
-    t = _SCALAR_TYPES.get(dtype)
-    if t is None:
-        if dtype == np.bool_:
-            t = Type(0, "bool")
-        elif dtype.kind in "ui":
-            t = Type(0, "int", width=dtype.itemsize * 8)
-        else:
-            t = Type(0, "float", width=dtype.itemsize * 8)
-        _SCALAR_TYPES[dtype] = t
-    return t
+    if dtype == np.bool_:
+        return Type(0, "bool")
+    if dtype.kind in "ui":
+        return Type(0, "int", width=dtype.itemsize * 8)
+    return Type(0, "float", width=dtype.itemsize * 8)
 
 
 def scalar_of(t: Type) -> Type:
