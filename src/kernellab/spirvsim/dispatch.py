@@ -85,7 +85,7 @@ class DispatchResult:
     describe: Callable[[int, int], dict[str, Any]] | None = None
 
 
-def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, workgroups: Sequence[int], *,
+def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_point: str, workgroups: Sequence[int], *,
                    bindings: Mapping[tuple[int, int], Binding] | None = None, push_constants: bytes = b"",
                    spec_constants: Mapping[int, int | float | bool] | None = None, checks: Collection[str] = (),
                    file: str = "<spirv>", batch_invocations: int = DEFAULT_BATCH_INVOCATIONS,
@@ -98,13 +98,17 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
     Raises :class:`~kernellab.spirvsim.module.Unsupported` for a shader outside the supported
     subset and :class:`InputError` for a missing binding or a dispatch past the limits;
     :class:`~kernellab.errors.TimeLimitError` past ``timeout`` seconds (None: no limit).
+    ``spirv`` may be the module already read by :func:`~kernellab.spirvsim.module.load` for
+    ``entry_point`` with these ``spec_constants`` (a caller checking several dispatches of one
+    shader reads it once): it is run as it is.
     """
     started = time.perf_counter()
     deadline = time.monotonic() + timeout if timeout else None
     wg = tuple(int(x) for x in workgroups) + (1,) * (3 - len(workgroups))
     if len(wg) != 3 or min(wg) < 1:
         raise InputError(f"workgroup counts must be three positive numbers, not {tuple(workgroups)}")
-    module = load(spirv, entry_point, file=file, spec_constants=spec_constants, eval_spec_op=eval_spec_op)
+    module = spirv if isinstance(spirv, Module) else load(spirv, entry_point, file=file, spec_constants=spec_constants,
+                                                          eval_spec_op=eval_spec_op)
     refuse_unsupported(module)
     ls = module.local_size
     gs = ls[0] * ls[1] * ls[2]
