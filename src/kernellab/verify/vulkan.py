@@ -24,6 +24,7 @@ from typing import Any
 from kernellab import model as m
 from kernellab import spirvsim
 from kernellab.errors import InputError, Problem, TimeLimitError, UsageError
+from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE
 from kernellab.spirvsim.module import Module
 from kernellab.verify import terms
 from kernellab.verify.model import Access, Finding, Launch, Location, VerifyResult, WorkItem, checked_kinds, ordered
@@ -38,8 +39,6 @@ DEFAULT_MAX_WORK = 4_000_000_000
 #: OpenCL C dispatches are otherwise checked on Oclgrind
 VULKAN_TYPES = ("GLSL", "SPIR-V")
 
-#: the compile layer's language of each scenario shader type
-_LANGUAGES = {"GLSL": "glsl", "SPIR-V": "spirv", "OpenCL-C": "opencl-c"}
 #: options added for checking: debug information, so findings name source lines, and for clspv
 #: no optimisation, since its optimiser deletes dead and out-of-bounds accesses (and with them
 #: the defects the source has) before the checker could see them
@@ -243,7 +242,7 @@ def _compile(scenario: m.Scenario, shader: m.Shader, path: Path) -> bytes:
     from kernellab.compile.pipeline import CompileRequest, Compiler
     from kernellab.errors import CompileError
     assert shader.src_path is not None
-    language = _LANGUAGES[shader.type]
+    language = LANGUAGE_OF_SHADER_TYPE[shader.type]
     place = (str(path), f"/resources/{scenario.resources.index(shader)}/shader/build_options")
 
     def build(extra: str) -> bytes:
