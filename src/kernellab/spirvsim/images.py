@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from kernellab.backends.base import SamplerSpec as Sampler  # the backend's sampler settings
 from kernellab.errors import InputError
 from kernellab.spirvsim.memory import GLOBAL, Ptr, Region
 from kernellab.spirvsim.shadow import READ, WRITE, Shadow
@@ -86,18 +87,6 @@ def image_type(words: tuple[int, ...], image_format: str) -> ImageType | str:
     if t.sampled not in (1, 2):
         return "OpTypeImage with Sampled 0 (known only at run time) is not supported by the SPIR-V checker"
     return t
-
-
-@dataclass(frozen=True)
-class Sampler:
-    """A sampled image's sampler, as the scenario's image resource states it (Arm's defaults)."""
-
-    min_filter: str = "NEAREST"
-    mag_filter: str = "NEAREST"
-    mip_filter: str = "NEAREST"
-    address_mode: str = "CLAMP_EDGE"
-    border_color: str = "FLOAT_TRANSPARENT_BLACK"
-    custom_border_color: tuple[float, ...] | None = None
 
 
 @dataclass
