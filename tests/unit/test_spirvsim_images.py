@@ -355,6 +355,8 @@ def test_image_hazard_between_dispatches_and_the_image_barrier_that_orders_it(
     (f,) = races
     assert f.race == {"type": "read-write", "scope": "inter-dispatch"} and f.resource == "img"
     assert f"hazard on image img ({hazard})" in f.message
+    # counted and indexed in texels of 4 bytes: the 16 texels of level 0
+    assert f.count == 16 and f.index == 0 and f.element_size == 4
 
 
 def test_later_dispatch_reads_what_the_earlier_one_wrote(tmp_path: Path) -> None:
@@ -371,3 +373,20 @@ def test_later_dispatch_reads_what_the_earlier_one_wrote(tmp_path: Path) -> None
     r = check_dispatch(glsl_to_spirv(READ), "main", (1, 1, 1), bindings=binding)
     assert np.allclose(np.frombuffer(r.buffers["out"], np.float32), 128 / 255)
     assert image_binding(sc.by_uid["img"], None, b"").data == bytes(64)  # type: ignore[arg-type]
+
+
+def test_blur_example_writing_the_image_it_samples_races(tmp_path: Path) -> None:
+    import shutil
+    from kernellab.verify.vulkan import verify_scenario
+    folder = tmp_path / "blur"
+    shutil.copytree(BLUR, folder)
+    assert verify_scenario(folder / "scenario.json").findings == []
+    doc = json.loads((folder / "scenario.json").read_text())
+    doc["resources"][1]["image"]["shader_access"] = "readwrite"
+    doc["commands"][0]["dispatch_compute"]["bindings"][1].update(
+        resource_ref="input", descriptor_type="VK_DESCRIPTOR_TYPE_STORAGE_IMAGE")
+    (folder / "scenario.json").write_text(json.dumps(doc))
+    found = verify_scenario(folder / "scenario.json").findings
+    assert {(f.kind, f.resource, f.race["scope"]) for f in found} == {  # type: ignore[index]
+        ("data-race", "input", "intra-group"), ("data-race", "input", "inter-group")}
+    assert all(a.location is not None and a.location["line"] in (13, 14) for f in found for a in f.accesses)

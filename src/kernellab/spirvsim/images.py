@@ -214,6 +214,8 @@ def bind(module: Any, bindings: Mapping[tuple[int, int], Any], group_size: int, 
             raise InputError(f"the shader uses descriptor set {ds[0]} binding {bd[0]} as an image but the dispatch "
                              f"binds buffer {getattr(b, 'uid', '?')} there")
         storage = t.kind == "image"
+        if not 0 <= b.base_level < b.mips:
+            raise InputError(f"image {b.uid}: lod {b.base_level} but it has {b.mips} mip levels")
         img = bound.get(b.uid)
         if img is None:
             data = b.data.tobytes() if isinstance(b.data, np.ndarray) else bytes(b.data)

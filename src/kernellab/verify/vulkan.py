@@ -167,6 +167,7 @@ def _verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int 
         state.update(r.buffers)
         runs.append((ci, r))
         layouts.update(_layouts(spirv, shader.entry, spec, c))
+        layouts.update(_image_layouts(scenario, c))
         kernel = f"{shader.uid} ({shader.entry})"
         result.launches.append({"index": number, "kernel": kernel, "ran": True, "enqueued_at": None, "filled": [],
                                 "command": ci, "invocations": r.invocations, "seconds": round(r.seconds, 3)})
@@ -261,6 +262,19 @@ def image_binding(r: m.Image, b: m.Binding | None, texels: bytes) -> Any:
     lod = b.lod if b is not None else None
     return ImageBinding(r.uid, fmt_name, width, height, r.mips, texels, base_level=lod or 0,
                         levels=None if lod is None else 1, sampler=sampler)
+
+
+def _image_layouts(scenario: m.Scenario, c: m.DispatchCompute) -> dict[str, tuple[str | None, int, int]]:
+    """uid -> (None, 0, texel size) of the images a dispatch binds, so a hazard's byte offset in
+    an image's packed texels reads as a texel index (level after level)."""
+    from kernellab.vkregistry import vkformat
+    out: dict[str, tuple[str | None, int, int]] = {}
+    for b in c.bindings:
+        r = scenario.by_uid.get(b.resource_ref)
+        fmt = vkformat.lookup(vkformat.device_format_name(r.format)) if isinstance(r, m.Image) else None
+        if fmt is not None:
+            out[b.resource_ref] = (None, 0, fmt.texel_size)
+    return out
 
 
 #: commands the checker does not run, with what they are: a scenario holding one is refused
