@@ -160,6 +160,7 @@ def test_image_atomic_outside_the_extent_is_out_of_bounds() -> None:
     r = run(ATOMIC.replace("UPDATE", "imageAtomicAdd(counts, bin + ivec2(1, 0), 1u);"), (1, 1, 1),
             counts=image("counts", 4, 1, fmt="VK_FORMAT_R32_UINT"))
     assert kinds(r) == [("out-of-bounds", "counts")] and r.findings[0].count == 16
+    assert r.findings[0].index == 4  # texel (4, 0) of the 4x1 image
 
 
 NEIGHBOUR = """#version 450

@@ -31,7 +31,7 @@ import numpy as np
 
 from kernellab.backends.base import SamplerSpec as Sampler  # the backend's sampler settings
 from kernellab.errors import InputError
-from kernellab.spirvsim.memory import GLOBAL, Ptr, Region
+from kernellab.spirvsim.memory import GLOBAL, MAX_BATCH_MEMORY, Ptr, Region, accessor_bytes
 from kernellab.spirvsim.shadow import READ, WRITE, Shadow
 from kernellab.spirvsim.types import Type
 from kernellab.vkregistry import vkformat
@@ -226,6 +226,9 @@ def bind(module: Any, bindings: Mapping[tuple[int, int], Any], group_size: int, 
             img = bound[b.uid] = BoundImage(b, region)
             fmt = img.fmt
             who = np.int32 if invocations < 2 ** 31 else np.int64
+            if accessor_bytes(size, fmt.texel_size, who) > MAX_BATCH_MEMORY:  # refused before allocating
+                raise InputError(f"image {b.uid} needs {accessor_bytes(size, fmt.texel_size, who) >> 20} MiB to record "
+                                 f"its accesses, past the checker's limit of {MAX_BATCH_MEMORY >> 20} MiB")
             region.granule = fmt.texel_size if region.data.size % fmt.texel_size == 0 else 1
             region.track_accessors(fmt.texel_size, who)
             owners[(b.uid, 0, size)] = region
@@ -582,6 +585,9 @@ def texel_pointer(mach: Any, inst: Any, m: np.ndarray, full: bool) -> None:
     xyz = _int_coords(mach, h, w[3], lanes)
     level = np.full(mach.L, h.base_level, np.int64)
     addr, index, bad = img.texels(level, *xyz)
+    # outside the level, the element a finding names is the texel's row-major index all the same
+    width, height, _ = img.level_size(level)
+    index = np.where(bad, (xyz[2] * height + xyz[1]) * width + xyz[0], index)
     mach.set(w[1], Ptr(img.region, pointee, np.where(bad, 0, addr), index, bad), m, full)
 
 

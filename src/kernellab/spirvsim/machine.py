@@ -59,7 +59,7 @@ def cw(f: Callable[..., Any], *vals: Any) -> Any:
 
 
 def merge(m: np.ndarray, new: Any, old: Any) -> Any:
-    if new is old:  # a descriptor (image handle) is one value for all lanes
+    if new is old or isinstance(new, images.Handle) and new == old:  # a descriptor: one value for all lanes
         return new
     if isinstance(new, tuple):
         return tuple(merge(m, a, b) for a, b in zip(new, old))
