@@ -156,6 +156,7 @@ def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] =
         state.update(r.buffers)
         runs.append((ci, r))
         layouts.update(_layouts(program.module(), c))
+        layouts.update(_image_layouts(scenario, c))
         result.launches.append(Launch(number, program.kernel, command=ci, invocations=r.invocations,
                                       seconds=round(r.seconds, 3)))
         source = sources[ci] = str(shader.src_path)
@@ -195,6 +196,8 @@ class _Buffers:
                 self.data[r.uid] = raw[:r.size].ljust(r.size, b"\0")
             elif isinstance(r, m.RawData) and r.src_path is not None:
                 self.push[r.uid] = bytes(npy.load_bytes(r.src_path))
+            elif isinstance(r, m.Image):
+                self.data[r.uid] = image_binding(r, None, b"").data
 
     def bindings(self, c: m.DispatchCompute, ci: int) -> dict[tuple[int, int], Any]:
         from kernellab.spirvsim import Binding
@@ -207,8 +210,9 @@ class _Buffers:
                                         f"buffer {r.uid} shares memory (memory_group {r.memory_group.id}): aliased "
                                         "resources are not modelled by the SPIR-V checker")
                 out[(b.set, b.id)] = Binding(r.uid, self.data[r.uid])
-            # images and tensors are not bound: a shader using one is refused by the checker
-            # (OpTypeImage and the tensor types are outside its subset)
+            elif isinstance(r, m.Image):
+                out[(b.set, b.id)] = image_binding(r, b, self.data[r.uid])
+            # tensors are not bound: a shader using one is refused by the checker
         return out
 
     def push_constants(self, c: m.DispatchCompute) -> bytes:
@@ -216,6 +220,49 @@ class _Buffers:
 
     def update(self, buffers: dict[str, bytes]) -> None:
         self.data.update(buffers)
+
+
+def image_binding(r: m.Image, b: m.Binding | None, texels: bytes) -> Any:
+    """An image resource as the checker binds it (:class:`kernellab.spirvsim.ImageBinding`): the
+    format the runner creates (a depth format's colour stand-in), the extent, the mip levels, the
+    sampler of its filters and address mode, and the view the binding names (``lod``: that level;
+    else the whole chain, which a storage image's view narrows to level 0). Without a binding
+    ``b``, its texels as the runner starts it: its ``src`` file's levels, the rest generated,
+    zeros without a file."""
+    from kernellab.runtime.executor import image_extent
+    from kernellab.spirvsim import ImageBinding, Sampler
+    from kernellab.spirvsim.images import image_bytes
+    from kernellab.vkregistry import vkformat
+    width, height = image_extent(r)
+    fmt_name = vkformat.device_format_name(r.format)
+    if b is None:
+        loaded, levels = b"", 0
+        if r.src_path is not None:
+            from kernellab.formats import imagefile
+            fmt = vkformat.lookup(r.format)
+            assert fmt is not None  # the scenario reader checked the format
+            data = imagefile.load(r.src_path, fmt, width, height, r.mips)
+            loaded, levels = bytes(data.data), data.mip_levels
+        texels = image_bytes(fmt_name, width, height, r.mips, loaded, levels)
+    sampler = Sampler(r.min_filter or "NEAREST", r.mag_filter or "NEAREST", r.mip_filter or "NEAREST",
+                      r.border_address_mode or "CLAMP_EDGE", r.border_color or "FLOAT_TRANSPARENT_BLACK",
+                      tuple(r.custom_border_color) if r.custom_border_color else None)
+    lod = b.lod if b is not None else None
+    return ImageBinding(r.uid, fmt_name, width, height, r.mips, texels, base_level=lod or 0,
+                        levels=None if lod is None else 1, sampler=sampler)
+
+
+def _image_layouts(scenario: m.Scenario, c: m.DispatchCompute) -> dict[str, tuple[str | None, int, int]]:
+    """uid -> (None, 0, texel size) of the images a dispatch binds, so a hazard's byte offset in
+    an image's packed texels reads as a texel index (level after level)."""
+    from kernellab.vkregistry import vkformat
+    out: dict[str, tuple[str | None, int, int]] = {}
+    for b in c.bindings:
+        r = scenario.by_uid.get(b.resource_ref)
+        fmt = vkformat.lookup(vkformat.device_format_name(r.format)) if isinstance(r, m.Image) else None
+        if fmt is not None:
+            out[b.resource_ref] = (None, 0, fmt.texel_size)
+    return out
 
 
 #: commands the checker does not run, with what they are: a scenario holding one is refused
@@ -403,7 +450,8 @@ def dependencies(scenario: m.Scenario) -> list[spirvsim.Dependency]:
     recording the next (a full dependency: the fence signal makes every device write available,
     the next vkQueueSubmit makes it visible); each barrier of a ``dispatch_barrier`` its own
     dependency (synchronization2), with its stages, access masks and, for a buffer barrier, its
-    buffer's range (image and tensor barriers order execution only, as far as buffers go). A
+    buffer's range, for an image barrier its image's mip levels (tensor barriers order execution
+    only). A
     ``dispatch_barrier`` naming no barrier records no dependency."""
     from kernellab.spirvsim import Dependency
     from kernellab.spirvsim.sync import full
@@ -423,11 +471,31 @@ def dependencies(scenario: m.Scenario) -> list[spirvsim.Dependency]:
                     if isinstance(b, m.BufferBarrier):
                         out.append(Dependency(ci, name, *sides, buffer=b.buffer_resource, offset=b.offset,
                                               size=b.size))
+                    elif isinstance(b, m.ImageBarrier):
+                        start, size = _image_barrier_range(scenario, b)
+                        out.append(Dependency(ci, name, *sides, buffer=b.image_resource, offset=start, size=size))
                     else:
                         out.append(Dependency(ci, name, *sides, memory=isinstance(b, m.MemoryBarrier)))
         elif getattr(c, "implicit_barrier", False):
             out.append(full(ci, f"implicit barrier of {c.kind} ({where})"))
     return out
+
+
+def _image_barrier_range(scenario: m.Scenario, b: m.ImageBarrier) -> tuple[int, int]:
+    """The bytes of an image barrier's mip levels in its image's packed texels (the checker's
+    layout: level after level)."""
+    from kernellab.runtime.executor import image_extent
+    from kernellab.spirvsim.images import level_offsets
+    from kernellab.vkregistry import vkformat
+    r = scenario.by_uid.get(b.image_resource)
+    if not isinstance(r, m.Image):
+        return 0, 0
+    width, height = image_extent(r)
+    offsets = level_offsets(vkformat.device_format_name(r.format), width, height, r.mips)
+    rng = b.subresource_range
+    first = min(rng.base_mip_level, r.mips)
+    last = min(rng.base_mip_level + rng.level_count, r.mips)
+    return offsets[first], offsets[last] - offsets[first]
 
 
 def hazards(scenario: m.Scenario, runs: Sequence[tuple[int, spirvsim.DispatchResult]]) -> list[spirvsim.Finding]:
