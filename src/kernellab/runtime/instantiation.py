@@ -465,15 +465,3 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
         if own:
             be.close()
     return 0
-
-
-def run_from_cli(path: Path, args: Any) -> int:
-    """``kernellab run K.json`` for a kernel-instantiation file (called by the run command).
-
-    Reads ``args.output``, ``args.device`` and, when the run command defines them, ``args.index``
-    and ``args.seed``. Without ``--output`` the launches run and nothing is written.
-    """
-    index = getattr(args, "index", None)
-    seed = getattr(args, "seed", None)
-    return run_instantiations(path, getattr(args, "output", None), index=index,
-                              seed=0 if seed is None else int(seed), device=getattr(args, "device", None))
