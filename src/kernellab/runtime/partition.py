@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from kernellab import compiler_options
+from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import DeviceInfo
 from kernellab.compile.pipeline import driver_source
 from kernellab.native import cl as ncl
@@ -502,15 +503,9 @@ class _Run:
         """Set the part's arguments, enqueue its kernel and the commands that bring its results back."""
         cl, guarded, kernel, lane = self.cl, self.guarded, self.kernel, part.lane
         k = self.session.kernel(lane.context, kernel)
-        values = kernel.arg_values(part.start, part.count)
-        buffers = iter(part.args)
-        for pos in range(kernel.spec.arg_count):
-            if pos in values:
-                value: Any = values[pos]
-            elif pos in kernel.local_bytes:
-                value = cl.LocalMemory(kernel.local_bytes[pos])
-            else:
-                value = next(buffers)
+        values = {pos: v.tobytes() for pos, v in kernel.arg_values(part.start, part.count).items()}
+        args = abi.positional_arguments(kernel.spec.arg_count, values, kernel.local_bytes, part.args)
+        for pos, value in enumerate(abi.driver_values(args, cl, lambda mem: mem)):
             guarded(f"clSetKernelArg({kernel.spec.name}, {pos})", k.set_arg, pos, value)
         gsize = (part.count,) + tuple(kernel.global_size[1:])
         offset = (part.start,) + (0,) * (len(gsize) - 1) if self.split == "offset" and part.start else None
