@@ -331,7 +331,7 @@ class OpenCLBackend(Backend):
             raise UnknownEntryError(spec.entry, names)
         kernel = ncl.guarded(f"clCreateKernel({spec.entry})", self._cl.Kernel, program, spec.entry)
         args = self._arg_info(kernel, spec.code.decode("utf-8", errors="replace"))
-        descriptors = {(0, b): Descriptor(0, b, "STORAGE_BUFFER", args[i].name)
+        descriptors = {(0, b): Descriptor(0, b, "STORAGE_BUFFER", args[i].name, element=args[i].type.dtype or "")
                        for i, b in opencl_abi.buffer_bindings(args).items()}
         push = 0
         if not opencl_abi.unsized_types(args):  # a struct's size needs the compiler: not checked here
