@@ -178,8 +178,14 @@ class ArrayInputs:
         if r.uid not in self.values:
             self.files.fill_image(backend, r, image)
             return
-        backend.write_image(image, _array(r.uid, self.values[r.uid], f"image {r.uid!r}").reshape(-1).view(np.uint8),
-                            1)
+        from kernellab.vkregistry import vkformat
+
+        data = _array(r.uid, self.values[r.uid], f"image {r.uid!r}")
+        fmt = vkformat.lookup(r.format)
+        if fmt is not None and data.dtype.itemsize > 1 and not fmt.npy_dtype_ok(data.dtype):
+            raise UsageError(f"input {r.uid!r}: an array of {data.dtype.name}, but image {r.uid!r} is {fmt.name}, "
+                             f"whose values are {fmt.dtype.name}: convert it, or pass its raw bytes as uint8")
+        backend.write_image(image, data.reshape(-1).view(np.uint8), 1)
 
     def raw_data(self, r: m.RawData) -> bytes | None:
         if r.uid not in self.values:

@@ -96,3 +96,25 @@ def test_opencl_c_buffers_are_typed_by_their_pointer_on_the_opencl_backend(tmp_p
             s.run(path, inputs={"x": np.zeros(16, np.float32)})
         y = s.run(path, inputs={"x": np.arange(16, dtype=np.int32)})["y"].view(np.int32)
     np.testing.assert_array_equal(y, -np.arange(16, dtype=np.int32))
+
+
+def test_an_image_input_must_hold_its_format_s_values(session: kernellab.Session, tmp_path: Path) -> None:
+    (tmp_path / "load.comp").write_text("""#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0, r32f) uniform readonly image2D src;
+layout(set = 0, binding = 1) writeonly buffer O { float o[]; };
+void main() { ivec2 p = ivec2(gl_GlobalInvocationID.xy); o[p.y * 4 + p.x] = imageLoad(src, p).r; }
+""")
+    path = write(tmp_path / "img.json", {
+        "resources": [{"shader": {"uid": "load", "src": "load.comp", "type": "GLSL"}},
+                      {"image": {"uid": "src", "dims": [1, 4, 4, 1], "format": "VK_FORMAT_R32_SFLOAT",
+                                 "shader_access": "image_read"}},
+                      {"buffer": {"uid": "o", "size": 64, "shader_access": "writeonly", "dst": "o.npy"}}],
+        "commands": [{"dispatch_compute": {"shader_ref": "load", "rangeND": [4, 4],
+                                           "bindings": [{"set": 0, "id": 0, "resource_ref": "src"},
+                                                        {"set": 0, "id": 1, "resource_ref": "o"}]}}]})
+    texels = np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1)
+    with pytest.raises(ValueError, match="input 'src': an array of float64, but image 'src' is "
+                                         "VK_FORMAT_R32_SFLOAT, whose values are float32"):
+        session.run(path, inputs={"src": texels.astype(np.float64)})
+    np.testing.assert_array_equal(session.run(path, inputs={"src": texels})["o"].view(np.float32), texels.ravel())
