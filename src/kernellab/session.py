@@ -405,4 +405,4 @@ def run(workload: Workload, inputs: Mapping[str, Any] | None = None, *, device: 
         return session.run(workload, inputs, outputs=outputs, output_dir=output_dir, write_files=write_files)
 
 
-__all__ = ["Session", "WorkloadRun", "Phase", "run"]
+__all__ = ["Session", "WorkloadRun", "Phase", "InputTypeError", "run"]
