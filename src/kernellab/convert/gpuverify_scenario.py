@@ -22,7 +22,7 @@ from kernellab import model as m
 from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import ProgramSpec, SpecConstant
 from kernellab.compile.pipeline import expand_request
-from kernellab.backends.opencl import KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram
+from kernellab.backends.opencl import KernelArg, OpenCLBackend, OpenCLBuffer, OpenCLProgram
 from kernellab.errors import InputError, Problem, json_pointer
 from kernellab.formats import gpuverify, npy
 from kernellab.formats.gpuverify import KernelInstantiation
@@ -123,7 +123,7 @@ def _import_launch(backend: OpenCLBackend, launch: PreparedLaunch, kernel_file: 
             resources.append(_import_buffer(backend, inst, arg, value, outs, out))
             bindings.append({"set": 0, "id": binding_of[arg.index], "resource_ref": f"i{i}_arg{arg.index}"})
         elif kind == "local":
-            assert isinstance(value, LocalMemory)
+            assert isinstance(value, abi.LocalMemory)
             specs.append({"id": local_id, "value": abi.local_count(value.size, abi.local_element_size(arg))})
             local_id += 1
         elif kind == "scalar":
