@@ -232,6 +232,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.flush()  # a full disk or /dev/full behind stdout: an error naming it, here
         return status
     except KernellabError as exc:
+        exc = _with_misspelling_hints(exc)
         print(f"kernellab: error: {exc}" if exc.exit_status != 2 else str(exc), file=sys.stderr)
         return exc.exit_status
     except KeyboardInterrupt:
@@ -251,6 +252,27 @@ def _run(args: argparse.Namespace) -> int:
         print(f"kernellab: the full traceback is in {where}; please attach it to a bug report",
               file=sys.stderr)
         return 1
+
+
+def _with_misspelling_hints(exc: BaseException) -> BaseException:
+    """An :class:`InputError` about a field that is absent because a key misspells it (``bindngs``):
+    the same error naming that key and the field (the files named are re-read only then)."""
+    from kernellab.errors import InputError
+
+    if not isinstance(exc, InputError):
+        return exc
+    from kernellab.formats.jsonfile import load_json
+    from kernellab.formats.near_keys import with_misspelling_hints
+
+    problems = list(exc.problems)
+    for file in {p.file for p in problems if p.file.endswith(".json") and p.where.startswith("/")}:
+        try:
+            data = load_json(file)
+        except (InputError, OSError):
+            continue
+        problems = [q for p in problems
+                    for q in (with_misspelling_hints([p], data) if p.file == file else [p])]
+    return exc if problems == exc.problems else InputError(problems)
 
 
 #: the commands that run kernellab's own code only: ``capture`` runs the user's Python program
