@@ -93,7 +93,7 @@ def import_instantiations(path: str | Path, output_dir: str | Path, *, index: in
                 resources += used
                 commands.append(command)
                 for buf in launch.arrays.values():
-                    buf.mem.release()
+                    backend.free_buffer(buf)
             scenario_path = out / "scenario.json"
             with outs.open(scenario_path) as fh:
                 fh.write((json.dumps({"resources": shaders + resources, "commands": commands}, indent=2)
