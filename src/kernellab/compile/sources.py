@@ -15,6 +15,16 @@ _STAGE_OF_EXTENSION = {".vert": "vertex", ".frag": "fragment"}
 _LANGUAGE_OF_SHADER_TYPE = {"GLSL": "glsl", "SPIR-V": "spirv", "OpenCL-C": "opencl-c"}
 
 
+def target_env_for_api(api_version: str) -> str:
+    """The SPIR-V environment for a Vulkan device of ``api_version`` ("1.3.230" → ``vulkan1.3``;
+    newer than 1.3 → 1.3, the newest the compilers know)."""
+    try:
+        major, minor = (int(x) for x in api_version.split(".")[:2])
+    except ValueError:
+        return "vulkan1.2"
+    return f"vulkan1.{min(minor, 3)}" if major == 1 else "vulkan1.3"
+
+
 def language_of(path: Path) -> str:
     lang = EXTENSIONS.get(path.suffix.lower())
     if lang:

@@ -25,6 +25,7 @@ from kernellab.backends.base import (SOURCE, Backend, BackendOptions, BindingSlo
 from kernellab.backends.registry import backend_class
 from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_cache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages, expand_request
+from kernellab.compile.sources import target_env_for_api
 from kernellab.errors import FileSystemError, InputError, KernellabError, Problem, json_pointer
 from kernellab.formats import npy, npy_arm
 from kernellab.formats.paths import escaped_name
@@ -129,15 +130,6 @@ class RunReport:
         ms = (time.perf_counter() - start) * 1e3
         self.phases_ms[name] = self.phases_ms.get(name, 0.0) + ms
         return ms
-
-
-def _target_env(api_version: str) -> str:
-    try:
-        major, minor = (int(x) for x in api_version.split(".")[:2])
-    except ValueError:
-        return "vulkan1.2"
-    return f"vulkan1.{min(minor, 3)}" if major == 1 else "vulkan1.3"
-
 
 
 def shader_request(scenario: m.Scenario, shader: m.Shader, target_env: str = "", device: str = "") -> CompileRequest:
@@ -419,7 +411,7 @@ class Executor:
 
     def _modules(self, backend: Backend, cache: ArtifactCache | None) -> _VulkanModules:
         if self.modules is None:
-            self.modules = _VulkanModules(self, _target_env(backend.device.api_version), cache)
+            self.modules = _VulkanModules(self, target_env_for_api(backend.device.api_version), cache)
         return self.modules
 
     # --- checks before anything runs --------------------------------------------------------
