@@ -76,7 +76,8 @@ def _from_workload(path: Path, kernel: str | None, build_options: str | None, en
                               include_dirs=chosen.include_paths, target_env=target_env, device=device,
                               options_from=_options_from(build_options), roots=(path.parent,),
                               options_place=(str(path), f"/resources/{scenario.resources.index(chosen)}/shader"
-                                                        "/build_options"), shader_stage=chosen.stage)
+                                                        "/build_options"), shader_stage=chosen.stage,
+                              place=(str(path), f"/resources/{scenario.resources.index(chosen)}/shader/src"))
     if fmt == "kernel-instantiation":
         from kernellab.formats import gpuverify
 
@@ -89,7 +90,8 @@ def _from_workload(path: Path, kernel: str | None, build_options: str | None, en
         return CompileRequest(chosen.kernel_path, "opencl-c", entry=entry or chosen.entry_point,
                               build_options=(chosen.compiler_flags or "") if build_options is None else build_options,
                               target_env=target_env, device=device, options_from=_options_from(build_options),
-                              roots=(path.parent,), options_place=(str(path), f"/{insts.index(chosen)}/compiler_flags"))
+                              roots=(path.parent,), options_place=(str(path), f"/{insts.index(chosen)}/compiler_flags"),
+                              place=(str(path), f"/{insts.index(chosen)}/kernel_file"))
     raise UsageError(f"{path}: a {fmt} file has no kernel source to compile here; name the .cl file instead")
 
 

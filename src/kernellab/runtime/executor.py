@@ -26,7 +26,8 @@ from kernellab.backends.registry import backend_class
 from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_cache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages, expand_request
 from kernellab.compile.sources import target_env_for_api
-from kernellab.errors import FileSystemError, InputError, KernellabError, Problem, json_pointer
+from kernellab.compile.stage import placed
+from kernellab.errors import CompileError, FileSystemError, InputError, KernellabError, Problem, json_pointer
 from kernellab.formats import npy, npy_arm
 from kernellab.formats.paths import escaped_name
 from kernellab.outputs import OutputSet
@@ -144,7 +145,8 @@ def shader_request(scenario: m.Scenario, shader: m.Shader, target_env: str = "",
     return CompileRequest(source=shader.src_path, language=LANGUAGE_OF_TYPE[shader.type], entry=shader.entry,
                           build_options=shader.build_options, include_dirs=shader.include_paths,
                           target_env=target_env, device=device, roots=(Path(file).parent,),
-                          options_place=place, shader_stage=shader.stage)
+                          options_place=place, shader_stage=shader.stage,
+                          place=(str(file), f"/resources/{index}/shader/src") if index is not None else None)
 
 
 def driver_options(scenario: m.Scenario, shader: m.Shader) -> compiler_options.Options:
@@ -477,6 +479,8 @@ class Executor:
                     if shader.type == "OpenCL-C" and given_size else None  # type: ignore[arg-type]
         except UnknownEntryError as exc:
             return [Problem(file, json_pointer(at + ("entry",)), f"shader {shader.uid!r}: {exc}")]
+        except CompileError as exc:  # the driver's build of OpenCL C: named by the shader's src
+            raise placed(exc, (str(file), json_pointer(at + ("src",)))) from exc.__cause__
         self.interfaces[shader.uid] = known
         if size is not None:
             local_sizes[shader.uid] = LocalSize(size, at + (("specialization_constants",) if given_size else ("src",)))
