@@ -3,6 +3,7 @@ uid) to a :class:`CompileRequest`."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kernellab.compile.stage import SPIRV_MAGIC, CompileRequest
 from kernellab.errors import InputError, UsageError
@@ -71,13 +72,8 @@ def _from_workload(path: Path, kernel: str | None, build_options: str | None, en
         scenario, _ = load_scenario(path, check_files=False)
         shaders = [r for r in scenario.resources if isinstance(r, m.Shader)]
         chosen = _choose(path, kernel, {s.uid: s for s in shaders}, "shader")
-        return CompileRequest(chosen.src_path, _LANGUAGE_OF_SHADER_TYPE[chosen.type], entry=entry or chosen.entry,
-                              build_options=chosen.build_options if build_options is None else build_options,
-                              include_dirs=chosen.include_paths, target_env=target_env, device=device,
-                              options_from=_options_from(build_options), roots=(path.parent,),
-                              options_place=(str(path), f"/resources/{scenario.resources.index(chosen)}/shader"
-                                                        "/build_options"), shader_stage=chosen.stage,
-                              place=(str(path), f"/resources/{scenario.resources.index(chosen)}/shader/src"))
+        return shader_request(path, scenario.resources.index(chosen), chosen, target_env, device=device,
+                              entry=entry, build_options=build_options)
     if fmt == "kernel-instantiation":
         from kernellab.formats import gpuverify
 
@@ -93,6 +89,18 @@ def _from_workload(path: Path, kernel: str | None, build_options: str | None, en
                               roots=(path.parent,), options_place=(str(path), f"/{insts.index(chosen)}/compiler_flags"),
                               place=(str(path), f"/{insts.index(chosen)}/kernel_file"))
     raise UsageError(f"{path}: a {fmt} file has no kernel source to compile here; name the .cl file instead")
+
+
+def shader_request(path: Path, index: int, shader: Any, target_env: str, *, device: str = "",
+                   entry: str | None = None, build_options: str | None = None) -> CompileRequest:
+    """The request for the shader at ``/resources/INDEX`` of the scenario ``path``: its options
+    (or ``build_options``, the user's ``--options``), include folders, stage; errors name its place."""
+    return CompileRequest(shader.src_path, _LANGUAGE_OF_SHADER_TYPE[shader.type], entry=entry or shader.entry,
+                          build_options=shader.build_options if build_options is None else build_options,
+                          include_dirs=shader.include_paths, target_env=target_env, device=device,
+                          options_from=_options_from(build_options), roots=(path.parent,),
+                          options_place=(str(path), f"/resources/{index}/shader/build_options"),
+                          shader_stage=shader.stage, place=(str(path), f"/resources/{index}/shader/src"))
 
 
 def _options_from(command_line_options: str | None) -> str:
