@@ -258,9 +258,10 @@ class Session:
             scenario = self.load(workload, output_dir, check_files=not inputs)
         else:
             scenario = workload
-        parse = Phase("parse", t0, time.perf_counter())
         wanted = list(outputs) if outputs is not None else None
         executor = _session_executor()(scenario, self._options(), self, dict(inputs or {}), wanted, write_files)
+        # making the executor (the first time: importing it) is part of getting the workload ready
+        parse = Phase("parse", t0, time.perf_counter())
         try:
             executor.run()
         except BaseException:
@@ -352,7 +353,8 @@ def _make_session_executor() -> type:
         def open_backend(self) -> Any:
             if self.ml is not None:
                 return super().open_backend()  # tensors/graphs: a device with the ML extensions
-            shared = self.session._backend()
+            with self._timed("setup"):  # the session's device opens on its first workload
+                shared = self.session._backend()
             self.report.device = shared.device.name
             return nullcontext(shared)
 
@@ -364,6 +366,11 @@ def _make_session_executor() -> type:
             if buf.uid in self.inputs:
                 return  # written from the array below
             super()._fill(backend, buf, path)
+
+        def check(self, backend: Any) -> None:
+            # the shaders are compiled (or found in the caches) and checked here, before any resource
+            with self._timed("compile"):
+                super().check(backend)
 
         def load_resources(self, backend: Any) -> None:
             with self._timed("setup"):
