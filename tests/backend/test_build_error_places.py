@@ -68,3 +68,10 @@ def test_a_glsl_compile_error_names_the_json_path(tmp_path: Path, capsys: pytest
     err = capsys.readouterr().err
     assert f"{tmp_path / 'va' / 'scenario.json'}: /resources/0/shader/src: compiling {shader}" in err, err
     assert "add.comp:10:" in err, err
+
+
+def test_verify_names_the_file_line_and_json_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _opencl_scenario(tmp_path / "w", SAXPY)
+    assert main(["verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: /resources/1/shader/src: " in err and f"{tmp_path / 'w' / 'saxpy.cl'}:5:27: " in err, err
