@@ -214,6 +214,15 @@ class OpenCLBackend(Backend):
         self._mems.append(mem)
         return OpenCLBuffer(mem, size, uid)
 
+    def free_buffer(self, buf: OpenCLBuffer) -> None:
+        """Release ``buf`` now (an import frees each launch's arrays before the next), and so not
+        again when the backend closes (a second clReleaseMemObject is CL_INVALID_VALUE)."""
+        for i, mem in enumerate(self._mems):
+            if mem is buf.mem:
+                del self._mems[i]
+                ncl.release("clReleaseMemObject", mem.release)
+                return
+
     def _write_buffer(self, buf: Buffer, data: memoryview, offset: int) -> None:
         assert isinstance(buf, OpenCLBuffer)
         if self._direct:
