@@ -50,15 +50,20 @@ ARM_GLSLC_PACKAGE = "ai-ml-sdk-scenario-runner"
 LLVM_VERSIONED = frozenset({"clang", "llvm-spirv", "llvm-dis", "llvm-as", "llvm-link"})
 
 
-def _prefix_dirs() -> list[Path]:
-    """Directories where pip packages put programs: cmeel's prefix and the venv's scripts."""
-    dirs: list[Path] = []
+def cmeel_prefixes() -> list[Path]:
+    """The ``cmeel.prefix`` folders of pip's cmeel packages (glslang, SPIRV-Tools, SPIR-V headers):
+    in the interpreter's site-packages, the user's, and any folder on ``sys.path`` that holds one
+    (``pip install --target DIR`` with DIR on PYTHONPATH), best first."""
     sites = [Path(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")]
     if site.ENABLE_USER_SITE:
         sites.append(Path(site.getusersitepackages()))
-    for folder in sites:
-        if folder / "cmeel.prefix" / "bin" not in dirs:
-            dirs.append(folder / "cmeel.prefix" / "bin")
+    sites += [Path(p) for p in sys.path if p and (Path(p) / "cmeel.prefix").is_dir()]
+    return list(dict.fromkeys(folder / "cmeel.prefix" for folder in sites))
+
+
+def _prefix_dirs() -> list[Path]:
+    """Directories where pip packages put programs: cmeel's prefix and the venv's scripts."""
+    dirs = [prefix / "bin" for prefix in cmeel_prefixes()]
     # the venv's scripts: programs of pip packages (cmeel's wrappers there are a fallback only)
     dirs.append(Path(sys.executable).parent)
     return dirs
