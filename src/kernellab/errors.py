@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Iterable, Sequence
 
 
 class KernellabError(Exception):

@@ -23,10 +23,10 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
-from collections.abc import Callable, Mapping, Sequence
 
 from kernellab.errors import InputError, Problem
 
@@ -248,7 +248,7 @@ def _power(a: Number, b: Number, col: int) -> Number:
         if b < 0:
             if a == 0:
                 raise _Refused(col, "zero to a negative power")
-            return _check_int(1 / _power(a, -b, col), col)
+            return 1 / _power(a, -b, col)  # a float or a fraction: no bits to check
         if abs(a) > 1 and b * math.log2(abs(a)) > MAX_INT_BITS:
             raise _Refused(col, f"{a} ** {b} would exceed {MAX_INT_BITS} bits; refused before computing it")
         return a ** b
