@@ -412,6 +412,7 @@ def _flag_names(value: int) -> list[str]:
     return names
 
 
+#: the capture recording now: the program's OpenCL calls reach kernellab through process-wide hooks
 _active: Capture | None = None
 
 

@@ -154,6 +154,7 @@ class Config:
         return config
 
 
+#: this process's settings, read from the environment at first use; overridden() swaps them for a block
 _current: Config | None = None
 
 

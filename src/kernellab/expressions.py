@@ -123,6 +123,8 @@ _BUILTINS: dict[str, Function] = {
     "floor": Function("floor", _floor, (1, 1)),
     "partition_round": Function("partition_round", partition_round, (2, 2)),
 }
+#: the functions expressions may call: the built-ins and what the program registered (register() is the
+#: public way a program adds its own, for every spec it reads later, as Python registers codecs)
 _registry: dict[str, Function] = dict(_BUILTINS)
 
 
