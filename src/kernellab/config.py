@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from collections.abc import Iterator, Mapping
 
 
 def _default_cache_dir() -> Path:
