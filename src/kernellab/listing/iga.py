@@ -106,28 +106,25 @@ def _check_element(c: _Checker, el: Any, path: list[str | int], ids: _Ids) -> No
         return
     ident = c.typed(el, "id", int, path, required=True)
     c.typed(el, "pc", int, path)
-    if kind == "L":
-        _check_label(c, el, path, ident, ids)
-    else:
-        _check_instruction(c, el, path, ident, ids)
-
-
-def _check_label(c: _Checker, el: dict, path: list[str | int], ident: int | None, ids: _Ids) -> None:
+    seen, what = (ids.labels, "label") if kind == "L" else (ids.insts, "instruction")
     if ident is not None:
-        if ident in ids.labels:
-            c.add([*path, "id"], f"label id {ident} is used by an earlier label")
-        ids.labels.add(ident)
+        if ident in seen:
+            c.add([*path, "id"], f"{what} id {ident} is used by an earlier {what}")
+        seen.add(ident)
+    if kind == "L":
+        _check_label(c, el, path, ids)
+    else:
+        _check_instruction(c, el, path, ids)
+
+
+def _check_label(c: _Checker, el: dict, path: list[str | int], ids: _Ids) -> None:
     c.typed(el, "symbol", str, path, required=True)
     for key in ("preds", "succs"):
         for k, x in enumerate(c.int_list(el, key, path)):
             ids.refs.append(([*path, key, k], "label", x))
 
 
-def _check_instruction(c: _Checker, el: dict, path: list[str | int], ident: int | None, ids: _Ids) -> None:
-    if ident is not None:
-        if ident in ids.insts:
-            c.add([*path, "id"], f"instruction id {ident} is used by an earlier instruction")
-        ids.insts.add(ident)
+def _check_instruction(c: _Checker, el: dict, path: list[str | int], ids: _Ids) -> None:
     c.typed(el, "op", str, path, required=True)
     for key in ("es", "eo"):
         c.typed(el, key, int, path)
