@@ -13,7 +13,10 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:  # the CLI imports errors only when a command runs (start-up)
+    from kernellab.errors import KernellabError
 
 from kernellab import __version__
 
@@ -89,6 +92,7 @@ def _refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace, e
     else:
         hint = f" (did you mean {', '.join(f'{n} for {w}' for w, n in hints.items())}?)" if hints else ""
     owner.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+    raise SystemExit(2)  # error() exits; its owner is typed loosely here
 
 
 def _named_command(argv: Sequence[str] | None) -> str | None:
@@ -254,7 +258,7 @@ def _run(args: argparse.Namespace) -> int:
         return 1
 
 
-def _with_misspelling_hints(exc: BaseException) -> BaseException:
+def _with_misspelling_hints(exc: KernellabError) -> KernellabError:
     """An :class:`InputError` about a field that is absent because a key misspells it (``bindngs``):
     the same error naming that key and the field (the files named are re-read only then)."""
     from kernellab.errors import InputError

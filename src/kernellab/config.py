@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from collections.abc import Iterator, Mapping
 
 
 def _default_cache_dir() -> Path:
@@ -154,6 +154,7 @@ class Config:
         return config
 
 
+#: this process's settings, read from the environment at first use; overridden() swaps them for a block
 _current: Config | None = None
 
 

@@ -390,6 +390,7 @@ class _VersionStore:
                 os.unlink(tmp)
 
 
+#: the tool-version file of each cache folder, read once per process (a version costs a subprocess)
 _version_stores: dict[Path, _VersionStore] = {}
 
 
@@ -414,6 +415,7 @@ def _search_dirs() -> list[tuple[str, list[Path]]]:
             ("PATH", path)]
 
 
+#: programs found (or not) per name, search path and tool path: PATH is searched once per process
 _found: dict[tuple[str, tuple[str, ...], str], Tool | None] = {}
 
 

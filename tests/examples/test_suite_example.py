@@ -61,3 +61,22 @@ def test_add(kernellab_session, kernellab_device):
     assert "8 passed" in proc.stdout
     assert "add.json[0]" in proc.stdout and "add.json[llvmpipe]" in proc.stdout
     assert "test_add[0]" in proc.stdout and "test_add[llvmpipe]" in proc.stdout
+
+
+def test_plugin_reports_an_unexpected_collection_error_as_pytest_does(tmp_path: Path) -> None:
+    # a failure that is no KernellabError gets pytest's own report; it was a TypeError (a style passed
+    # to Collector.repr_failure, which takes none)
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITE, suite)
+    (tmp_path / "conftest.py").write_text('''
+import kernellab.suite.expectations as expectations
+
+def _broken(path):
+    raise RuntimeError("the expectations reader broke")
+
+expectations.load_expectations = _broken
+''')
+    proc = pytest_run(suite, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "RuntimeError: the expectations reader broke" in proc.stdout
+    assert "TypeError" not in proc.stdout + proc.stderr

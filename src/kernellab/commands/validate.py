@@ -213,8 +213,8 @@ def _check_scenario_entries(path: Path, scenario: Any) -> None:
             continue
         why = _undefined_entry(r.src_path, r.entry)
         if why is not None:
-            n, given = at.get(r.uid, (None, True))
-            where = "/resources" if n is None else f"/resources/{n}/shader" + ("/entry" if given else "")
+            index, given = at.get(r.uid, (None, True))
+            where = "/resources" if index is None else f"/resources/{index}/shader" + ("/entry" if given else "")
             problems.append(Problem(str(path.resolve()), where, why + ("" if given else
                                                                   ' ("entry" defaults to "main")')))
     if problems:

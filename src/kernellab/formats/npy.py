@@ -126,7 +126,7 @@ def parse_header(head: bytes) -> NpyHeader:
     return NpyHeader(shape, descr, fortran, start + length, _itemsize(descr))
 
 
-def read_header(path: str | Path) -> NpyHeader:
+def read_header(path: str | os.PathLike[str]) -> NpyHeader:
     """Parse only the header of a .npy file; raises ValueError with a readable reason."""
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())

@@ -36,7 +36,7 @@ def check_limits(scenario: m.Scenario, limits: Limits, file: str | Path, *,
     ``shared_memory``: the bytes of workgroup (``shared``/``__local``) memory each shader uses."""
     check = _Check(limits, str(file))
     check.shared_memory(scenario, shared_memory)
-    storage_bound = set()
+    storage_bound: set[tuple[int, int]] = set()
     for i, c in enumerate(scenario.commands):
         storage = {(s.set, s.id) for s in slots.get(i, ()) if s.descriptor == "storage-buffer"}
         if isinstance(c, (m.DispatchCompute, m.DispatchFragment)):

@@ -316,21 +316,7 @@ def load_dag_json(path: str | Path, data: Any = None) -> TaskGraph:
             c.problems.extend(exc.problems)
             continue
         tasks[tid] = Task(tid, spec, spec.partition, {}, ptr)
-        fed: set[str] = set()
-        for key, _ in BUFFER_KINDS:
-            for j, b in enumerate(item.get(key) or []):
-                src = b.get("from") if isinstance(b, dict) else None
-                if src is None:
-                    continue
-                where = json_pointer([i, key, j, "from"])
-                if not isinstance(src, dict) or "kernel" not in src or "pos" not in src:
-                    c.add(where, 'expected {"kernel": ID, "pos": P}')
-                    continue
-                try:
-                    edges.append(Edge(str(src["kernel"]), int(src["pos"]), tid, int(b["pos"]), where))
-                    fed.add(str(src["kernel"]))
-                except (TypeError, ValueError, KeyError):
-                    c.add(where, f"expected integer positions, got {json.dumps(src)}")
+        fed = _buffer_edges(c, item, i, tid, edges)
         deps = item.get("depends", [])
         deps = [] if deps is None else deps
         if not isinstance(deps, list):
@@ -340,3 +326,24 @@ def load_dag_json(path: str | Path, data: Any = None) -> TaskGraph:
             if str(d) not in fed:
                 edges.append(Edge(str(d), -1, tid, -1, json_pointer([i, "depends"])))
     return _finish_graph(c, file, tasks, edges, declared, "the DAG lists no kernels")
+
+
+def _buffer_edges(c: Problems, item: dict, i: int, tid: str, edges: list[Edge]) -> set[str]:
+    """Append an edge for each input buffer of task ``tid`` that another task's output feeds
+    (``"from"``); the ids of those feeding tasks."""
+    fed: set[str] = set()
+    for key, _ in BUFFER_KINDS:
+        for j, b in enumerate(item.get(key) or []):
+            src = b.get("from") if isinstance(b, dict) else None
+            if src is None:
+                continue
+            where = json_pointer([i, key, j, "from"])
+            if not isinstance(src, dict) or "kernel" not in src or "pos" not in src:
+                c.add(where, 'expected {"kernel": ID, "pos": P}')
+                continue
+            try:
+                edges.append(Edge(str(src["kernel"]), int(src["pos"]), tid, int(b["pos"]), where))
+                fed.add(str(src["kernel"]))
+            except (TypeError, ValueError, KeyError):
+                c.add(where, f"expected integer positions, got {json.dumps(src)}")
+    return fed
