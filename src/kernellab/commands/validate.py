@@ -68,6 +68,10 @@ def _validate_instantiations(args: argparse.Namespace) -> None:
                                    compiler_options.parsed_or_none("opencl-c", i.compiler_flags or "", Path(args.file).parent,
                                                                   compiler_options.allowed_roots(Path(args.file).parent)), "opencl-c")
                                   for i in insts)
+    # what run/verify/import refuse at /N/compiler_flags, validate reports too (the door's refusals)
+    roots = compiler_options.allowed_roots(Path(args.file).parent)
+    problems += [Problem(str(i.file), i.pointer("compiler_flags"), str(r)) for i in insts
+                 for r in compiler_options.check("opencl-c", i.compiler_flags or "", Path(args.file).parent, roots)]
     if args.strict and warnings:
         problems += [Problem(w.file, w.where, w.message) for w in warnings]
     if problems:
