@@ -1,6 +1,13 @@
 """Every reader and `validate`, over thousands of mutated inputs: no traceback, no hang, no
 internal error, no file left behind (issue 10). `pytest tests/fuzz --fuzz-long` runs 20,000.
 
+Issue 18's attacks are among the mutations (fuzz/mutate.py): hostile option strings (quotes,
+newlines, ``-dependency-file``, ``-Xclang``, ``@file``) and names (``..``, ``/``, control
+characters, references outside) as JSON values, include lines hidden behind comments,
+continuations, digraphs and macros planted in kernel sources, and data files replaced by a FIFO
+or a symbolic link (to ``/dev/zero``, or outside the folder); a case that writes the file those
+options name, or prints a raw ESC, is a finding.
+
 The examples with draws, optical flow and graphs are also run on the device (``kernellab run``)
 mutated: what the device side reads (module code, image data, a graph's inputs) is past
 `validate`'s reach. CI runs 150 of those, ``--fuzz-long`` 5,000."""

@@ -36,8 +36,16 @@ def validate(args: argparse.Namespace) -> int:
         return 0
     if fmt == "pyschedcl":
         from kernellab.formats.pyschedcl.kernel import parse_assignments
-        from kernellab.formats.pyschedcl.spec import validate_spec
-        print(validate_spec(args.file, parse_assignments(args.set)))
+        from kernellab import compiler_options
+        from kernellab.errors import InputError
+        from kernellab.formats.pyschedcl.spec import load_spec, validate_spec
+        summary = validate_spec(args.file, parse_assignments(args.set))
+        # its kernel's #includes, as run, partition-sweep and schedule check them
+        problems = _include_problems([(load_spec(args.file).src, Path(args.file), (str(args.file), "/src"), (),
+                                       compiler_options.own(), "opencl-c")])
+        if problems:
+            raise InputError(problems)
+        print(summary)
         return 0
 
     scenario, warnings = load_scenario(args.file, args.output, strict=args.strict,

@@ -1,0 +1,69 @@
+"""The second attack round on issue 18 (docs/security.md, "Attacks tried, 2026-11-26"): what got
+through the boundary the first round built, each now refused with exit 2 and the file named, no
+hang, no internal error."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "pyschedcl"
+
+
+def kernellab(*argv: object, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "KERNELLAB_NO_CACHE": "1", "XDG_RUNTIME_DIR": "/tmp"}
+    return subprocess.run([sys.executable, "-m", "kernellab", *map(str, argv)], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def _refused(proc: subprocess.CompletedProcess[str], text: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert text in proc.stderr, proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.fixture
+def specs(tmp_path: Path) -> Path:
+    for name in ("Scale.json", "Scale.cl", "VectorAdd.json", "VectorAdd.cl", "vectors.task", "pipeline.graph"):
+        (tmp_path / name).write_bytes((EXAMPLE / name).read_bytes())
+    return tmp_path
+
+
+@pytest.mark.parametrize("argv", [("run", "{fifo}"), ("validate", "{fifo}"), ("listing", "--input", "{fifo}"),
+                                  ("partition-sweep", "{fifo}"), ("schedule", "{fifo}"),
+                                  ("schedule", "{dir}/vectors.task", "--timings", "{fifo}")])
+def test_a_fifo_named_on_the_command_line_is_refused_not_waited_on(specs: Path, argv: tuple[str, ...]) -> None:
+    """``open()`` of a FIFO waits for a writer: every reader opens without waiting, then checks."""
+    fifo = specs / "w.json"
+    os.mkfifo(fifo)
+    proc = kernellab(*(a.format(fifo=fifo, dir=specs) for a in argv), timeout=30)
+    _refused(proc, f"{fifo}: not a regular file")
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("how", ["partition-sweep", "validate", "schedule-task", "schedule-dag", "timings"])
+def test_pyschedcl_readers_have_the_json_caps(specs: Path, how: str) -> None:
+    """A spec, a DAG and a timings file 100,000 levels deep were an internal error (RecursionError);
+    /dev/zero as a spec or timings file read until memory ran out."""
+    deep = specs / "deep.json"
+    deep.write_text(DEEP)
+    argv: list[object] = {
+        "partition-sweep": ["partition-sweep", deep], "validate": ["validate", deep],
+        "schedule-task": ["schedule", specs / "deep.task"], "schedule-dag": ["schedule", deep],
+        "timings": ["schedule", specs / "vectors.task", "--timings", deep]}[how]
+    (specs / "deep.task").write_text("deep.json 10 1024\n")
+    _refused(kernellab(*argv), f"{deep}: nested more than 64 levels deep")
+    if how == "timings":
+        _refused(kernellab("schedule", specs / "vectors.task", "--timings", "/dev/zero"),
+                 "/dev/zero: not a regular file")
+
+
+def test_validate_checks_a_pyschedcl_kernels_includes(specs: Path) -> None:
+    """validate called a spec valid whose kernel includes a file outside its folder (run refuses it)."""
+    (specs / "Scale.cl").write_text('/* c */ #include "/etc/passwd"\n' + (EXAMPLE / "Scale.cl").read_text())
+    _refused(kernellab("validate", specs / "Scale.json"), f"{specs / 'Scale.json'}: /src: {specs / 'Scale.cl'}:1:")
