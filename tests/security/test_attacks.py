@@ -67,3 +67,26 @@ def test_validate_checks_a_pyschedcl_kernels_includes(specs: Path) -> None:
     """validate called a spec valid whose kernel includes a file outside its folder (run refuses it)."""
     (specs / "Scale.cl").write_text('/* c */ #include "/etc/passwd"\n' + (EXAMPLE / "Scale.cl").read_text())
     _refused(kernellab("validate", specs / "Scale.json"), f"{specs / 'Scale.json'}: /src: {specs / 'Scale.cl'}:1:")
+
+
+@pytest.mark.parametrize("command", [("run",), ("verify",), ("validate",),
+                                     ("snapshot", "--kernel", "k", "--stage", "spirv")])
+def test_a_scenario_shader_outside_its_folder_is_refused_like_an_include(tmp_path: Path,
+                                                                         command: tuple[str, ...]) -> None:
+    """validate refused ``src: "../outside.comp"``; run and verify gave it to glslang, whose log
+    quotes what it read (a suite's JUnit report then carries a line of any file)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    outside = tmp_path / "outside.comp"
+    outside.write_text("#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n")
+    import json
+    path = work / "s.json"
+    path.write_text(json.dumps({
+        "resources": [{"shader": {"uid": "k", "src": "../outside.comp", "type": "GLSL"}}],
+        "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [1], "bindings": []}}]}))
+    _refused(kernellab(*command, path), f"/resources/0/shader/src: cannot read the kernel: {outside} is outside the "
+                                        f"workload's folder")
+    if command[0] != "validate":
+        output = {"run": ["--output", tmp_path / "out"], "snapshot": ["-o", tmp_path / "k.spv"]}.get(command[0], [])
+        allowed = kernellab(*command, path, "--allow-outside", tmp_path, *output)
+        assert allowed.returncode == 0, allowed.stderr
