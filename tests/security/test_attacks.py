@@ -90,3 +90,34 @@ def test_a_scenario_shader_outside_its_folder_is_refused_like_an_include(tmp_pat
         output = {"run": ["--output", tmp_path / "out"], "snapshot": ["-o", tmp_path / "k.spv"]}.get(command[0], [])
         allowed = kernellab(*command, path, "--allow-outside", tmp_path, *output)
         assert allowed.returncode == 0, allowed.stderr
+
+
+def _vector_add(folder: Path) -> Path:
+    example = Path(__file__).parents[2] / "examples" / "vector_add"
+    for name in ("scenario.json", "a.npy", "b.npy", "count.npy", "add.comp"):
+        (folder / name).write_bytes((example / name).read_bytes())
+    return folder / "scenario.json"
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_dst_with_control_characters_is_refused(tmp_path: Path, command: str) -> None:
+    """A dst named ``ESC[31m...`` was written as named: ``ls`` of the output folder printed it raw."""
+    import json
+    path = _vector_add(tmp_path)
+    doc = json.loads(path.read_text())
+    doc["resources"][4]["buffer"]["dst"] = "\x1b[31mc\u202e.npy"
+    path.write_text(json.dumps(doc))
+    out = tmp_path / "out"
+    _refused(kernellab(command, path, "--output", out),
+             "/resources/4/buffer/dst: '\\x1b[31mc\\u202e.npy' is not a usable file name for an output")
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_bless_refuses_a_reference_with_control_characters(tmp_path: Path) -> None:
+    path = _vector_add(tmp_path)
+    sidecar = tmp_path / "scenario.expect.json"
+    sidecar.write_text('{"outputs": {"c": {"reference": "\\u001b[31mc.npy"}}}')
+    _refused(kernellab("bless", path, "--force"), f"{sidecar}: /outputs/c/reference: '\\x1b[31mc.npy' is not a "
+                                                  "usable file name")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy", "add.comp", "b.npy", "count.npy",
+                                                          "scenario.expect.json", "scenario.json"]
