@@ -179,10 +179,10 @@ def mutate_files(folder: Path, targets: tuple[str, ...], rng: random.Random) -> 
         name = rng.choice(sources)
         lines = (folder / name).read_text(errors="surrogateescape").split("\n")
         at = rng.randrange(1 if lines[0].startswith("#version") else 0, len(lines) + 1)
-        hidden = rng.choice(HIDDEN_INCLUDES).format(outside=outside)
-        lines.insert(at, hidden)
+        hidden = rng.choice(HIDDEN_INCLUDES)
+        lines.insert(at, hidden.format(outside=outside))
         (folder / name).write_text("\n".join(lines), errors="surrogateescape")
-        return f"{name} ({hidden!r} at line {at + 1})"
+        return f"{name} ({hidden!r} at line {at + 1})"  # the same words in every run (no temp folder)
     if not data:
         return ""
     name = rng.choice(data)
