@@ -38,7 +38,7 @@ from collections.abc import Callable
 import numpy as np
 
 from kernellab import tools
-from kernellab.testing.arm_runner import ArmRunner, lavapipe_icd, require_arm_runner
+from kernellab.testing.arm_runner import ArmRunner, lavapipe_icd, prepare_layer_dirs, require_arm_runner
 
 MIB = 1 << 20
 
@@ -299,18 +299,43 @@ def machine_description() -> str:
     return f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
-def runner_environments(keep_bytecode: bool = False) -> tuple[Path, ArmRunner, dict, dict]:
-    """Lavapipe's ICD, Arm's runner with its environment, and kernellab's environment, both pinned
-    to lavapipe. ``keep_bytecode`` drops PYTHONDONTWRITEBYTECODE for kernellab: an installed
-    kernellab runs from cached bytecode, and with it set every run compiles every module again."""
-    icd = lavapipe_icd()
+@dataclass(frozen=True)
+class PlainArm:
+    """Arm's ``scenario-runner`` executable alone, without its ML emulation layers (a compute-only
+    run needs none): for a machine where only the binary was brought, e.g. a GPU machine."""
+
+    executable: Path
+
+    def command(self, scenario: Path, *, output: Path | None = None) -> list[str]:
+        return [str(self.executable), "--scenario", str(scenario)] + (["--output", str(output)] if output else [])
+
+    @property
+    def version(self) -> str:
+        proc = subprocess.run([str(self.executable), "--version"], capture_output=True, timeout=30)
+        return proc.stdout.decode(errors="replace").strip() or "unknown"
+
+
+def runner_environments(keep_bytecode: bool = False, icd: Path | None = None, arm_executable: Path | None = None,
+                        arm_deploy: Path | None = None) -> tuple[Path, ArmRunner | PlainArm, dict, dict]:
+    """The Vulkan driver's ICD (lavapipe unless ``icd`` names another), Arm's runner with its
+    environment, and kernellab's environment, both pinned to that driver. ``keep_bytecode`` drops
+    PYTHONDONTWRITEBYTECODE for kernellab: an installed kernellab runs from cached bytecode, and
+    with it set every run compiles every module again. ``arm_executable`` runs that binary instead
+    of the pip package's runner: with the emulation layers of ``arm_deploy`` (the layer package's
+    ``deploy`` folder, copied to another machine), else without them."""
+    icd = icd or lavapipe_icd()
     if icd is None:
         raise SystemExit("lavapipe not found: apt-get install mesa-vulkan-drivers libvulkan1")
-    arm = require_arm_runner()
     kl_env = {**os.environ, "VK_ICD_FILENAMES": str(icd), "VK_DRIVER_FILES": str(icd),
               "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR") or "/tmp"}
     if keep_bytecode:
         kl_env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if arm_executable is not None and arm_deploy is not None:
+        arm: ArmRunner | PlainArm = ArmRunner(arm_executable, arm_deploy, prepare_layer_dirs(arm_deploy))
+        return icd, arm, arm.environment(icd=icd), kl_env
+    if arm_executable is not None:
+        return icd, PlainArm(arm_executable), dict(kl_env), kl_env
+    arm = require_arm_runner()
     return icd, arm, arm.environment(icd=icd), kl_env
 
 
@@ -332,6 +357,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     parser.add_argument("--profile", type=Path, help="cProfile kernellab once per scenario, stats into this folder")
     parser.add_argument("--markdown", action="store_true", help="also print the figures as a BENCHMARKS.md table")
+    parser.add_argument("--icd", type=Path, help="the Vulkan driver's ICD manifest (default: lavapipe's)")
+    parser.add_argument("--arm-executable", type=Path,
+                        help="Arm's scenario-runner binary (default: the pip package's)")
+    parser.add_argument("--arm-deploy", type=Path,
+                        help="the emulation layer package's deploy folder for --arm-executable (default: no layers)")
     args = parser.parse_args(argv)
 
     names = [n.strip() for n in args.only.split(",") if n.strip()]
@@ -339,13 +369,14 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown scenarios: {sorted(unknown)}")
 
-    icd, arm, arm_env, kl_env = runner_environments()
+    icd, arm, arm_env, kl_env = runner_environments(icd=args.icd, arm_executable=args.arm_executable,
+                                                    arm_deploy=args.arm_deploy)
     spawner = Spawner()
     tmp, root = work_folder(args.workdir, "kernellab-bench-")
 
     print(f"machine: {machine_description()}")
     print(f"date:    {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    print(f"driver:  lavapipe ({icd}); Arm scenario-runner {arm.version}; shaders as {args.shader_type}; "
+    print(f"driver:  {'lavapipe' if args.icd is None else 'ICD'} ({icd}); Arm scenario-runner {arm.version}; shaders as {args.shader_type}; "
           f"{args.repeats} runs each, interleaved, median")
     results: dict[str, dict] = {}
     try:

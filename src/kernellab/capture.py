@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from kernellab import tools
-from kernellab.backends.opencl import parse_type, source_typedefs
+from kernellab.opencl_types import parse_type, source_typedefs
 from kernellab.formats.gpuverify import hex_value
 from kernellab.outputs import write_bytes, write_text
 

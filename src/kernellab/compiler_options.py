@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernellab.shader_languages import LANGUAGE_FAMILIES
 from kernellab.errors import InputError, Problem
 
 #: flags allowed as they are, per language
@@ -33,8 +34,6 @@ _OPENCL_CL = frozenset({
     "-cl-no-subgroup-ifp", "-cl-strict-aliasing"})
 _OPENCL_STD = re.compile(r"^-cl-std=(CL1\.0|CL1\.1|CL1\.2|CL2\.0|CL3\.0|CLC\+\+|CLC\+\+1\.0|CLC\+\+2021)$")
 
-LANGUAGE_FAMILIES = {"glsl": "glsl", "GLSL": "glsl", "tensor-glsl": "glsl", "glsl-tensors": "glsl",
-                     "opencl-c": "opencl", "OpenCL-C": "opencl", "OpenCL": "opencl"}
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from kernellab import compiler_options
 from kernellab.errors import CompileError, DeviceError
 from kernellab.native import cl as ncl
 from kernellab.native import launch_guard
+from kernellab.opencl_types import ArgType, parse_type, source_typedefs
 
 if TYPE_CHECKING:  # verify's launches (direct=True) import no NumPy; pyopencl imports it anyway
     import numpy as np
@@ -52,71 +53,7 @@ def _build_log(text: str, uid: str) -> str:
     return _TEMP_SOURCE.sub(name, log)
 
 
-# --- kernel argument types -------------------------------------------------------------------
-
-_SCALAR_DTYPES = {
-    "char": "i1", "uchar": "u1", "short": "i2", "ushort": "u2", "int": "i4", "uint": "u4",
-    "long": "i8", "ulong": "u8", "half": "f2", "float": "f4", "double": "f8",
-    "bool": "u1", "size_t": "u8", "ptrdiff_t": "i8", "intptr_t": "i8", "uintptr_t": "u8",
-}
-_UNSIGNED_SPELLINGS = {"unsigned char": "uchar", "unsigned short": "ushort", "unsigned int": "uint",
-                       "unsigned long": "ulong", "unsigned": "uint", "signed char": "char"}
-_VECTOR = re.compile(r"^([a-z]+?)(2|3|4|8|16)$")
-
-
-def dtype_size(code: str) -> int:
-    """Bytes of one element of a dtype code of :data:`_SCALAR_DTYPES` (``"f4"``: 4)."""
-    return int(code[1:])
-
-
-@dataclass(frozen=True)
-class ArgType:
-    """An OpenCL C value type: element dtype (little-endian numpy code) and element count."""
-
-    name: str
-    dtype: str | None  # None for a struct/union/unknown type
-    count: int = 1
-
-    @property
-    def size(self) -> int | None:
-        if self.dtype is None:
-            return None
-        stored = 4 if self.count == 3 else self.count
-        return dtype_size(self.dtype) * stored
-
-    @property
-    def alignment(self) -> int:
-        size = self.size
-        return size if size else 4
-
-    @property
-    def is_float(self) -> bool:
-        return self.dtype is not None and self.dtype.startswith("f")
-
-
-def parse_type(name: str, typedefs: Mapping[str, str] | None = None) -> ArgType:
-    """The :class:`ArgType` for an OpenCL C type name (``float4``, ``uint``, a typedef, a struct)."""
-    text = " ".join(name.replace("const", " ").replace("volatile", " ").split())
-    for _ in range(8):  # typedef chains
-        if typedefs and text in typedefs:
-            text = " ".join(typedefs[text].split())
-        else:
-            break
-    text = _UNSIGNED_SPELLINGS.get(text, text)
-    if text in _SCALAR_DTYPES:
-        return ArgType(name, _SCALAR_DTYPES[text], 1)
-    m = _VECTOR.match(text)
-    if m and m.group(1) in _SCALAR_DTYPES and m.group(1) != "bool":
-        return ArgType(name, _SCALAR_DTYPES[m.group(1)], int(m.group(2)))
-    return ArgType(name, None, 1)
-
-
-_TYPEDEF = re.compile(r"\btypedef\s+([A-Za-z_][\w\s]*?)\s+([A-Za-z_]\w*)\s*;")
-
-
-def source_typedefs(source: str) -> dict[str, str]:
-    """``typedef float real;`` style aliases in a kernel source (so ``real`` decodes as float)."""
-    return {alias: target for target, alias in _TYPEDEF.findall(source)}
+# --- kernel argument types: parsed by kernellab.opencl_types, the one OpenCL C type parser ---
 
 
 @dataclass(frozen=True)
@@ -168,13 +105,6 @@ class OpenCLProgram(Program):
         self.kernel = kernel
         self.args = args
         self.compile_work_group_size = compile_work_group_size
-
-
-@dataclass(frozen=True)
-class LocalMemory:
-    """A ``__local`` pointer argument of ``size`` bytes."""
-
-    size: int
 
 
 @dataclass
@@ -284,6 +214,15 @@ class OpenCLBackend(Backend):
         self._mems.append(mem)
         return OpenCLBuffer(mem, size, uid)
 
+    def free_buffer(self, buf: OpenCLBuffer) -> None:
+        """Release ``buf`` now (an import frees each launch's arrays before the next), and so not
+        again when the backend closes (a second clReleaseMemObject is CL_INVALID_VALUE)."""
+        for i, mem in enumerate(self._mems):
+            if mem is buf.mem:
+                del self._mems[i]
+                ncl.release("clReleaseMemObject", mem.release)
+                return
+
     def _write_buffer(self, buf: Buffer, data: memoryview, offset: int) -> None:
         assert isinstance(buf, OpenCLBuffer)
         if self._direct:
@@ -338,7 +277,7 @@ class OpenCLBackend(Backend):
             raise UnknownEntryError(spec.entry, names)
         kernel = ncl.guarded(f"clCreateKernel({spec.entry})", self._cl.Kernel, program, spec.entry)
         args = self._arg_info(kernel, spec.code.decode("utf-8", errors="replace"))
-        descriptors = {(0, b): Descriptor(0, b, "STORAGE_BUFFER", args[i].name)
+        descriptors = {(0, b): Descriptor(0, b, "STORAGE_BUFFER", args[i].name, element=args[i].type.dtype or "")
                        for i, b in opencl_abi.buffer_bindings(args).items()}
         push = 0
         if not opencl_abi.unsized_types(args):  # a struct's size needs the compiler: not checked here
@@ -435,26 +374,16 @@ class OpenCLBackend(Backend):
                local_size: Sequence[int] | None = None, global_offset: Sequence[int] | None = None,
                label: str = "") -> None:
         """Enqueue ``program`` like clEnqueueNDRangeKernel: ``args[i]`` is an
-        :class:`OpenCLBuffer`, a :class:`LocalMemory`, bytes for a by-value argument, or an
+        :class:`OpenCLBuffer`, an :class:`~kernellab.backends.opencl_abi.LocalMemory`, bytes for a by-value argument, or an
         image/sampler made by :meth:`make_image`/:meth:`make_sampler`."""
         assert isinstance(program, OpenCLProgram)
         cl = self._cl
         kernel = program.kernel
         if len(args) != kernel.num_args:
             raise ValueError(f"kernel {program.spec.entry!r} takes {kernel.num_args} arguments, got {len(args)}")
-        for i, a in enumerate(args):
-            if isinstance(a, OpenCLBuffer):
-                value: Any = a.mem
-            elif isinstance(a, LocalMemory):
-                value = cl.LocalMemory(max(1, a.size))
-            elif isinstance(a, (bytes, bytearray, memoryview)):
-                if self._direct:
-                    value = bytes(a)
-                else:
-                    import numpy as np
-                    value = np.frombuffer(bytes(a), dtype=np.uint8)
-            else:
-                value = a
+        values = opencl_abi.driver_values(args, cl, lambda a: a.mem if isinstance(a, OpenCLBuffer) else a,
+                                          raw_bytes=self._direct)
+        for i, value in enumerate(values):
             ncl.guarded(f"clSetKernelArg({program.spec.entry}, {i})", kernel.set_arg, i, value)
         event = ncl.guarded(f"clEnqueueNDRangeKernel({program.spec.entry})", cl.enqueue_nd_range_kernel,
                          self.queue, kernel, tuple(int(g) for g in global_size),
@@ -494,32 +423,9 @@ class OpenCLBackend(Backend):
         spec_values = {c.id: int(c.value) for c in program.spec.specialization}
         local = opencl_abi.local_size(spec_values, program.compile_work_group_size)
         # structs: the compiler knows their layout (asked only when the kernel takes one)
-        slots = opencl_abi.value_slots(program.args, self.type_layout(program, opencl_abi.unsized_types(program.args)))
-        counts = opencl_abi.local_counts(program.args, spec_values)
-        binding_of = opencl_abi.buffer_bindings(program.args)
-        args: list[Any] = []
-        for arg in program.args:
-            kind = arg.kind
-            if kind == "buffer":
-                binding = binding_of[arg.index]
-                buf = bindings.get((0, binding))
-                if buf is None:
-                    raise ValueError(f"dispatch of {program.spec.uid!r}: kernel argument {arg.index} "
-                                     f"({arg.name}) is buffer argument {binding}, but binding "
-                                     f"(set 0, id {binding}) is not bound")
-                args.append(buf)
-            elif kind == "local":
-                args.append(LocalMemory(counts[arg.index] * opencl_abi.local_element_size(arg)))
-            elif kind == "scalar":
-                offset, size = slots[arg.index]
-                chunk = push_data[offset:offset + size]
-                if len(chunk) < size:
-                    raise ValueError(f"dispatch of {program.spec.uid!r}: argument {arg.index} ({arg.name}) needs "
-                                     f"push-constant bytes {offset}..{offset + size}, only {len(push_data)} given")
-                args.append(chunk)
-            else:
-                raise ValueError(f"dispatch of {program.spec.uid!r}: argument {arg.index} ({arg.name}) is an "
-                                 f"{kind}; scenarios cannot bind {kind}s to OpenCL C kernels")
+        layout = self.type_layout(program, opencl_abi.unsized_types(program.args))
+        args = opencl_abi.scenario_arguments(program.args, lambda binding: bindings.get((0, binding)), push_data,
+                                             spec_values, layout, program.spec.uid)
         global_size = tuple(g * l for g, l in zip(groups, local))
         # dispatches run in order, asynchronously: a crash is this one's or one enqueued before it
         launch_guard.naming(f"the dispatch of {label} (kernel {program.spec.entry}) or one before it")

@@ -41,12 +41,14 @@ def register(sub: Any) -> None:
 
 def detect(path: Path) -> str:
     """A JSON array is a kernel-instantiation file, an object a scenario (the harness checks the rest)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        from kernellab.formats.jsonfile import load_json
-        data = load_json(path)  # raises the error with the line and column
-    return "scenario" if isinstance(data, dict) else "kernel-instantiation"
+    from kernellab.errors import InputError
+    from kernellab.formats.detect import detect as detect_format
+
+    found = detect_format(path, among=("scenario", "kernel-instantiation", "pyschedcl"), otherwise="scenario")
+    if found == "pyschedcl":  # its fields would otherwise be read as a scenario's unknown ones
+        raise InputError("verify takes scenarios and kernel-instantiation files, not PySchedCL kernel specs: "
+                         f"`kernellab import {path} -o DIR` makes a scenario of it that verify checks", file=path)
+    return found
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,15 +60,8 @@ def run(args: argparse.Namespace) -> int:
     files = args.file if isinstance(args.file, list) else [args.file]
     check = [name for arg in getattr(args, "check", []) or [] for name in arg.split(",")]
     formats = [args.format or detect(f) for f in files]
-    if "scenario" in formats:  # Vulkan scenarios to the SPIR-V checker, the rest to Oclgrind
-        from kernellab.verify.vulkan import render, verify_many
-    else:  # kernel-instantiation files only: skip the SPIR-V checker's imports (verify's start-up)
-        from kernellab.verify.report import render
-        from kernellab.verify.run import verify_many as oclgrind_many
-
-        def verify_many(files: Any, **kw: Any) -> Any:
-            kw.pop("vulkan", None)
-            return oclgrind_many(files, **kw)
+    from kernellab.verify.checkers import verify_many  # Vulkan scenarios to the SPIR-V checker, the rest to Oclgrind
+    from kernellab.verify.report import render
     from kernellab import config
     from kernellab.verify.run import ending_process_on_timeout
     text = getattr(args, "timeout", None)
@@ -76,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
                               vulkan=getattr(args, "vulkan", False), timeout=timeout)
     for r in results:
         for launch in r.unfinished:
-            print(f"kernellab verify: error: {launch['error']}", file=sys.stderr)
+            print(f"kernellab verify: error: {launch.error}", file=sys.stderr)
     if args.json:
         doc: Any = results[0].to_json() if len(results) == 1 else {
             "verdict": next((v for v in ("defects", "not finished") if any(r.verdict == v for r in results)),

@@ -370,10 +370,12 @@ def _without_comments(data: bytes, found: Sequence[Directive]) -> bytes:
 
 
 def expand(source: Path, language: str, include_dirs: Sequence[Path] = (), roots: Sequence[Path] = (),
-           data: bytes | None = None, place: tuple[str, str] | None = None) -> Expanded:
+           data: bytes | None = None, place: tuple[str, str] | None = None, *, marked: bool = False) -> Expanded:
     """The source with its includes inlined (see the module); an InputError naming the include
     (file and line) and ``place`` (the workload file and JSON path of the kernel) when one is
-    refused. ``roots`` default to the source's folder and ``include_dirs``."""
+    refused. ``roots`` default to the source's folder and ``include_dirs``. OpenCL C text starts
+    with a ``#line`` marker naming ``source`` when it has includes, or with ``marked`` (a source
+    read from the user's own file, not from a copy whose name the caller maps back itself)."""
     source = Path(source)
     opencl = language in ("opencl-c", "OpenCL-C")
     allowed = list(roots) or [source.parent, *include_dirs]
@@ -388,8 +390,10 @@ def expand(source: Path, language: str, include_dirs: Sequence[Path] = (), roots
         raise _error(place, source, f"cannot read the kernel: {exc}") from None
     except _Refused as exc:
         raise _error(place, source, f"{exc.file}:{exc.line}: {exc.message}") from None
-    if ex.links and opencl:
-        text = ex.marker(1, source) + text  # the compiler names the user's file, not its temp copy
+    if opencl and (ex.links or marked):
+        # the compiler names the user's file in its messages, not its temp copy, "source" or the
+        # kernel's uid (a driver builds from a string; clspv reads a copy)
+        text = ex.marker(1, source) + text
     return Expanded(text, tuple(ex.files), tuple(ex.links), ex.names_paths)
 
 

@@ -12,11 +12,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab import compiler_options, config, tools
+from kernellab import compiler_options, config, shader_languages, spirv_format, tools
 from kernellab.errors import CompileError, InputError, MissingToolError, Problem
 
-#: the first word of a SPIR-V module, in either byte order
-SPIRV_MAGIC = (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03")
+
+
+def placed(exc: CompileError, place: tuple[str, str] | None) -> CompileError:
+    """``exc`` headed by the workload file and the JSON path that name the kernel (as every
+    other bad-input error is); unchanged without a place or when it has one already."""
+    if place is None or any(p.file or p.where for p in exc.problems):
+        return exc
+    file, where = place
+    out = CompileError(f"{file}: {where}: {exc}")
+    out.failure = exc.failure
+    out.problems = [Problem(file, where, str(exc))]
+    return out
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,8 @@ class CompileRequest:
     options_place: tuple[str, str] | None = None
     #: the pipeline stage a GLSL source is compiled for: ``compute``, ``vertex`` or ``fragment``
     shader_stage: str = "compute"
+    #: where a workload file names this kernel: (file, JSON pointer); a compile error names it
+    place: tuple[str, str] | None = None
 
     @property
     def options(self) -> list[str]:
@@ -66,7 +78,7 @@ class CompileRequest:
     def check_file_options(self) -> None:
         """Refuse (exit 2, the option named) file-given options outside the language's allow-list,
         and ``#include``s that leave the allowed folders: the options are data, not command lines."""
-        family = compiler_options.LANGUAGE_FAMILIES.get(self.language)
+        family = shader_languages.family(self.language)
         if family is None:
             return  # SPIR-V and binaries: no tool takes options from the request
         roots = self.roots or compiler_options.allowed_roots(self.source.parent, self.include_dirs)
@@ -119,7 +131,7 @@ def validate_spirv(data: bytes, req: CompileRequest, target_env: str = "") -> No
 
 def check_spirv_binary(data: bytes, file: Path) -> bytes:
     """``data`` if it can be a SPIR-V module (magic number, whole words), else an InputError."""
-    if len(data) < 20 or len(data) % 4 or data[:4] not in SPIRV_MAGIC:
+    if not spirv_format.looks_like_module(data[:4], len(data)):
         raise InputError("not a SPIR-V binary (bad magic number or length)", file=file)
     return data
 

@@ -22,8 +22,9 @@ from kernellab import model as m
 from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import ProgramSpec, SpecConstant
 from kernellab.compile.pipeline import expand_request
-from kernellab.backends.opencl import KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram
-from kernellab.errors import InputError, Problem, json_pointer
+from kernellab.compile.stage import placed
+from kernellab.backends.opencl import KernelArg, OpenCLBackend, OpenCLBuffer, OpenCLProgram
+from kernellab.errors import CompileError, InputError, Problem, json_pointer
 from kernellab.formats import gpuverify, npy
 from kernellab.formats.gpuverify import KernelInstantiation
 from kernellab.formats.jsonfile import load_json
@@ -93,7 +94,7 @@ def import_instantiations(path: str | Path, output_dir: str | Path, *, index: in
                 resources += used
                 commands.append(command)
                 for buf in launch.arrays.values():
-                    buf.mem.release()
+                    backend.free_buffer(buf)
             scenario_path = out / "scenario.json"
             with outs.open(scenario_path) as fh:
                 fh.write((json.dumps({"resources": shaders + resources, "commands": commands}, indent=2)
@@ -123,7 +124,7 @@ def _import_launch(backend: OpenCLBackend, launch: PreparedLaunch, kernel_file: 
             resources.append(_import_buffer(backend, inst, arg, value, outs, out))
             bindings.append({"set": 0, "id": binding_of[arg.index], "resource_ref": f"i{i}_arg{arg.index}"})
         elif kind == "local":
-            assert isinstance(value, LocalMemory)
+            assert isinstance(value, abi.LocalMemory)
             specs.append({"id": local_id, "value": abi.local_count(value.size, abi.local_element_size(arg))})
             local_id += 1
         elif kind == "scalar":
@@ -212,18 +213,20 @@ def _exportable_dispatches(scenario: m.Scenario, path: Path) -> list[_Dispatch]:
 
 
 def export_scenario(path: str | Path, output_dir: str | Path, *, device: str | None = None,
-                    report: Report | None = None) -> Path:
+                    report: Report | None = None, scenario: m.Scenario | None = None) -> Path:
     """Write ``output_dir/instantiations.json``: one instantiation per OpenCL C dispatch of the
     scenario, with each bound buffer's contents at that dispatch (the dispatches before the last
     are run on an OpenCL device to know them).
 
     Returns the file; ``export_scenario.last_commands`` is not kept: the i-th instantiation is the
-    i-th ``dispatch_compute`` of the scenario (see :func:`dispatch_pointers`)."""
+    i-th ``dispatch_compute`` of the scenario (see :func:`dispatch_pointers`). ``scenario``: the
+    file already loaded (verify loads it once), its warnings already given."""
     report = report or (lambda s: None)
     path, out = Path(path), Path(output_dir)
-    scenario, warnings = load_scenario(path)
-    for w in warnings:
-        report(str(w))
+    if scenario is None:
+        scenario, warnings = load_scenario(path)
+        for w in warnings:
+            report(str(w))
     dispatches = _exportable_dispatches(scenario, path)
     backend = OpenCLBackend.open(device)
     try:
@@ -270,7 +273,10 @@ class _Exporter:
                                push_constants_size=shader.push_constants_size,
                                specialization=tuple(SpecConstant(s.id, s.value)
                                                     for s in shader.specialization_constants))
-            self.programs[shader.uid] = self.backend.create_program(spec)  # type: ignore[assignment]
+            try:
+                self.programs[shader.uid] = self.backend.create_program(spec)  # type: ignore[assignment]
+            except CompileError as exc:  # named by the shader's place in the scenario, as `run` names it
+                raise placed(exc, shader_request(self.scenario, shader).place) from exc.__cause__
             self.kernel_files[shader.uid] = f"{shader.uid}.cl"
             with outs.open(self.out / self.kernel_files[shader.uid]) as fh:
                 fh.write(shader.src_path.read_bytes())

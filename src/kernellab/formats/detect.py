@@ -1,14 +1,24 @@
-"""Which format a workload file is in, from its content (``--format`` overrides)."""
+"""Which format a workload file is in, from its content (``--format`` overrides): the one detector
+of ``run``, ``validate``, ``bless``, ``import``, ``verify`` and the compile helpers."""
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 from kernellab.errors import InputError
 from kernellab.formats.jsonfile import load_json
 
+#: every workload format, in the order a file is tested against them
+FORMATS = ("scenario", "kernel-instantiation", "pyschedcl")
+#: what marks a file as each format, for the message when none does
+_MARKS = {"scenario": "a scenario (\"resources\"/\"commands\")",
+          "kernel-instantiation": "a kernel instantiation (\"kernel_file\")",
+          "pyschedcl": "a kernel spec (\"globalWorkSize\")"}
 
-def detect(path: Path) -> str:
-    data = load_json(path)
+
+def format_of(data: Any) -> str | None:
+    """The format of a workload file's parsed JSON, or None when nothing marks it."""
     if isinstance(data, dict) and ("resources" in data or "commands" in data):
         return "scenario"
     # a kernel-instantiation file is a JSON array; its reader explains what is wrong inside one
@@ -16,6 +26,17 @@ def detect(path: Path) -> str:
         return "kernel-instantiation"
     if isinstance(data, dict) and {"globalWorkSize", "inputBuffers", "outputBuffers", "ioBuffers"} & set(data):
         return "pyschedcl"
-    raise InputError("cannot tell the format of this file: expected a scenario (\"resources\"/\"commands\"), "
-                     "a kernel instantiation (\"kernel_file\") or a kernel spec (\"globalWorkSize\"); "
-                     "use --format", file=path)
+    return None
+
+
+def detect(path: Path, among: Collection[str] = FORMATS, otherwise: str | None = None) -> str:
+    """The format of the file at ``path``, one of ``among``; a file marked as none of them is
+    ``otherwise`` when given (that format's reader then says what is missing), else an error."""
+    found = format_of(load_json(path))
+    if found in among:
+        return found  # type: ignore[return-value]
+    if otherwise is not None:
+        return otherwise
+    expected = [_MARKS[f] for f in FORMATS if f in among]
+    listed = ", ".join(expected[:-1]) + " or " + expected[-1] if len(expected) > 1 else expected[0]
+    raise InputError(f"cannot tell the format of this file: expected {listed}; use --format", file=path)

@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from kernellab import model as m
+from kernellab import spirv_format
 from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.formats import npy
 from kernellab.compiler_options import allowed_roots, inside
 from kernellab.formats.paths import path_problem
 from kernellab.formats.jsonfile import load_json
-from kernellab.modelkit import Invalid, dump, json_schema_defs, show, unknown_fields
+from kernellab.formats.near_keys import unknown_field_message, with_misspelling_hints
+from kernellab.modelkit import Invalid, dump, json_schema_defs, nearest, show, unknown_fields
 from kernellab.outputs import escapes
 from kernellab.vkregistry.vkformat import image_format_problem
 
@@ -89,8 +91,8 @@ class _Checker(Problems):
                 continue
             loc = (section, i, key)
             # unknown fields are named even when the object is refused: "sise" explains a missing "size"
-            for where in unknown_fields(kinds[kind], body):
-                self.unknown(loc + where, f"unknown field \"{where[-1]}\"")
+            for where, meant in unknown_fields(kinds[kind], body, near=True):
+                self.unknown(loc + where, unknown_field_message(str(where[-1]), meant))
             try:
                 obj = kinds[kind].model_validate(body)
             except Invalid as exc:
@@ -175,7 +177,8 @@ def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, str
         raise InputError.at(path, "/", f"expected an object with \"resources\" and \"commands\", got {show(data)}")
     for key in data:
         if key not in ("resources", "commands"):
-            ck.unknown((key,), f"unknown field \"{key}\"")
+            ck.unknown((key,), unknown_field_message(key, nearest(key, [k for k in ("resources", "commands")
+                                                                            if k not in data])))
     for key in ("resources", "commands"):
         if key not in data:
             ck.add((), f"missing required field \"{key}\"")
@@ -186,6 +189,7 @@ def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, str
     used = _used_uids(resources, commands) if len(ck.problems) == before and "commands" in data else None
     _check_resources(ck, resources, used)
     _check_commands(ck, resources, commands)
+    ck.problems = with_misspelling_hints(ck.problems, data)
     ck.raise_if_any(with_warnings=True)
     scenario = m.Scenario([r for _, r in resources], [c for _, c in commands], path.resolve(), ck.out)
     return scenario, ck.warnings
@@ -309,8 +313,6 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used
         scenario_ml.check_resources(ck, resources)
 
 
-#: the SPIR-V magic number as its first word, in either byte order
-SPIRV_MAGIC = (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03")
 #: what a file given as a SPIR-V module probably is, by its extension, and what to do about it
 _NOT_SPIRV_HINTS = {".comp": "GLSL source: give the shader \"type\": \"GLSL\"",
                     ".glsl": "GLSL source: give the shader \"type\": \"GLSL\"",
@@ -326,7 +328,7 @@ def _spirv_problem(path: Path) -> str | None:
             size = os.fstat(fh.fileno()).st_size
     except OSError as exc:
         return f"cannot read {path}: {exc.strerror or exc}"
-    if size >= 20 and size % 4 == 0 and head in SPIRV_MAGIC:
+    if spirv_format.looks_like_module(head, size):
         return None
     hint = _NOT_SPIRV_HINTS.get(path.suffix.lower())
     return f"not a SPIR-V binary (bad magic number or length): {path}" + (f"; it looks like {hint}" if hint else "")

@@ -18,11 +18,12 @@ Each problem names the JSON pointer of the value at fault:
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kernellab import model as m
+from kernellab import spirv_format
 from kernellab.errors import InputError, MissingToolError
 from kernellab.vkregistry import vkformat
 
@@ -219,7 +220,6 @@ def _check_targets(ck: Any, loc: Loc, uid: str, g: Any, substitutions: Any, targ
 #: what a graph module's interface is read from (SPIR-V registry; SPV_ARM_graph for the last two)
 _OP_NAME, _OP_DECORATE, _OP_GRAPH_CONSTANT, _OP_GRAPH_ENTRY_POINT = 5, 71, 4181, 4182
 _BINDING, _DESCRIPTOR_SET = 33, 34
-_MAGIC = 0x07230203
 
 
 @dataclass
@@ -234,45 +234,26 @@ class GraphModuleFacts:
     constant_ids: set[int] = field(default_factory=set)
 
 
-def _literal_string(words: Sequence[int]) -> tuple[str, int]:
-    """A SPIR-V literal string at the start of ``words`` and the number of words it takes."""
-    raw = bytearray()
-    for n, word in enumerate(words):
-        raw += word.to_bytes(4, "little")
-        if b"\0" in raw[-4:]:
-            return raw[:raw.index(b"\0")].decode("utf-8", "replace"), n + 1
-    return raw.decode("utf-8", "replace"), len(words)
-
-
 def graph_module_facts(code: bytes) -> GraphModuleFacts | None:
     """The interface of a SPIR-V graph module, or None if ``code`` does not decode (spirv-val
     names the fault when the graph runs). A walk over the words: no listing needed here."""
-    import array
-
-    if len(code) < 20 or len(code) % 4:
+    try:
+        words = spirv_format.words(code)
+        framing = list(spirv_format.instructions(words))
+    except InputError:
         return None
-    words = array.array("I", code)
-    if words[0] != _MAGIC:  # written in the other byte order, or no SPIR-V
-        words.byteswap()
-        if words[0] != _MAGIC:
-            return None
     facts = GraphModuleFacts()
-    at = 5
-    while at < len(words):
-        count, opcode = words[at] >> 16, words[at] & 0xFFFF
-        if count == 0 or at + count > len(words):
-            return None
+    for at, count, opcode in framing:
         ops = words[at + 1:at + count]
         if opcode == _OP_NAME and len(ops) >= 2:
-            facts.names[ops[0]] = _literal_string(ops[1:])[0]
+            facts.names[ops[0]] = spirv_format.literal_string(ops, 1, len(ops))[0]
         elif opcode == _OP_DECORATE and len(ops) >= 3 and ops[1] in (_BINDING, _DESCRIPTOR_SET):
             facts.places.setdefault(ops[0], {})[ops[1]] = ops[2]
         elif opcode == _OP_GRAPH_CONSTANT and len(ops) >= 3:
             facts.constant_ids.add(ops[2])
         elif opcode == _OP_GRAPH_ENTRY_POINT and len(ops) >= 2:
-            name, used = _literal_string(ops[1:])
-            facts.entry_points[name] = list(ops[1 + used:])
-        at += count
+            name, after = spirv_format.literal_string(ops, 1, len(ops))
+            facts.entry_points[name] = list(ops[after:])
     return facts
 
 

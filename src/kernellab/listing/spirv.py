@@ -11,11 +11,10 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernellab import spirv_format
 from kernellab.errors import InputError
 from kernellab.listing import grammar
 from kernellab.listing.grammar import InstructionSet, InstructionSpec, OperandSpec
-
-MAGIC = 0x07230203
 
 #: operand kinds that hold an <id>
 ID_KINDS = frozenset({"IdResultType", "IdResult", "IdRef", "IdMemorySemantics", "IdScope"})
@@ -110,13 +109,12 @@ class _Reader:
         return w
 
     def string(self) -> str:
-        start = self.pos
-        while True:
-            w = self.word()
-            if (w >> 24) == 0:
-                break
-        raw = b"".join(self.words[i].to_bytes(4, "little") for i in range(start, self.pos))
-        return raw.split(b"\0", 1)[0].decode("utf-8", errors="replace")
+        text, after = spirv_format.literal_string(self.words, self.pos, self.end)
+        if after == self.pos or (self.words[after - 1] >> 24) != 0:
+            raise InputError.at(self.file, f"word {self.offset}",
+                                f"{self.opname}: instruction is too short for its operands")
+        self.pos = after
+        return text
 
 
 def _number(r: _Reader, t: TypeInfo | None, kind: str) -> Operand:
@@ -156,34 +154,19 @@ class Decoder:
         return InputError.at(self.file, where, message)
 
     def decode(self) -> Module:
-        data = self.data
-        if len(data) < 20 or len(data) % 4:
-            raise self.fail("", f"not a SPIR-V module: {len(data)} bytes is not a whole header of 5 words")
-        magic = int.from_bytes(data[:4], "little")
-        if magic == MAGIC:
-            fmt = "<"
-        elif magic == int.from_bytes(MAGIC.to_bytes(4, "little"), "big"):
-            fmt = ">"
-        else:
-            raise self.fail("word 0", f"not a SPIR-V module: magic number 0x{magic:08x}, expected 0x{MAGIC:08x}")
-        words = struct.unpack(f"{fmt}{len(data) // 4}I", data)
+        words = spirv_format.words(self.data, self.file)
         version = ((words[1] >> 16) & 0xFF, (words[1] >> 8) & 0xFF)
         m = Module(version, words[2], words[3], [])
         self.module = m
-        pos, n = 5, len(words)
         core = self.core.instructions
-        while pos < n:
-            first = words[pos]
-            count, opcode = first >> 16, first & 0xFFFF
-            if count == 0 or pos + count > n:
-                raise self.fail(f"word {pos}", f"instruction word count {count} runs past the end of the module")
+        append = m.instructions.append
+        for pos, count, opcode in spirv_format.instructions(words, self.file):
             spec = core.get(opcode)
             if spec is None:
                 raise self.fail(f"word {pos}", f"unknown opcode {opcode} (not in SPIR-V grammar {self.core.version})")
             inst = self._instruction(words, pos, count, spec)
             self._record(inst)
-            m.instructions.append(inst)
-            pos += count
+            append(inst)
         return m
 
     def _instruction(self, words: tuple[int, ...], pos: int, count: int, spec: InstructionSpec) -> Instruction:

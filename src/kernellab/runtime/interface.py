@@ -283,7 +283,7 @@ def reflect_module(spirv: bytes, entry: str, file: str = "",
     entries = entry_points(module)
     if entry not in entries:
         raise UnknownEntryError(entry, entries, module=True)
-    found = reflect(spirv, entry, file), module_facts(module, entry)
+    found = reflect(spirv, entry, file, module=module), module_facts(module, entry)
     if cache is not None:
         cache.put(key, _CACHE_EXT, _dumps(*found))
     return found
@@ -305,7 +305,7 @@ def clspv_specialization(scenario: m.Scenario, shader: m.Shader, spirv: bytes,
     if not facts.local_arguments:  # the usual kernel: no source to read, no OpenCL backend to load
         return values
     from kernellab.backends import opencl_abi
-    from kernellab.backends.opencl import parse_type, source_typedefs
+    from kernellab.opencl_types import parse_type, source_typedefs
 
     file = str(scenario.file or "")
     source = shader.src_path.read_text(errors="replace") if shader.src_path is not None else ""
@@ -347,7 +347,7 @@ def _cache_key(spirv: bytes, entry: str) -> str:
 def _dumps(interface: Interface, facts: ModuleFacts) -> bytes:
     return json.dumps({
         "entry": interface.entry,
-        "descriptors": [[d.set, d.binding, d.type, d.name, d.count, d.min_size, d.stride, d.writes]
+        "descriptors": [[d.set, d.binding, d.type, d.name, d.count, d.min_size, d.stride, d.writes, d.element]
                         for d in interface.descriptors.values()],
         "push": interface.push_constant_size, "spec_ids": sorted(interface.spec_ids),
         "local_size": list(interface.local_size) if interface.local_size else None,
@@ -360,8 +360,8 @@ def _dumps(interface: Interface, facts: ModuleFacts) -> bytes:
 
 def _loads(raw: bytes) -> tuple[Interface, ModuleFacts]:
     d: dict[str, Any] = json.loads(raw)
-    descriptors = [Descriptor(int(s), int(b), str(t), str(n), int(c), int(ms), int(st), bool(w))
-                   for s, b, t, n, c, ms, st, w in d["descriptors"]]
+    descriptors = [Descriptor(int(s), int(b), str(t), str(n), int(c), int(ms), int(st), bool(w), str(e))
+                   for s, b, t, n, c, ms, st, w, e in d["descriptors"]]
     interface = Interface(str(d["entry"]), {(x.set, x.binding): x for x in descriptors}, int(d["push"]),
                           frozenset(int(i) for i in d["spec_ids"]),
                           tuple(int(n) for n in d["local_size"]) if d["local_size"] else None,  # type: ignore[arg-type]

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Sequence
 
+from kernellab import spirv_format
 from kernellab.errors import InputError
 from kernellab.spirvsim.dispatch import Binding
-from kernellab.spirvsim.module import MAGIC, Unsupported, extinst_name, words_of
+from kernellab.spirvsim.module import Unsupported, extinst_name
 
 #: reflection instructions that describe an argument
 _ARGUMENTS = {"ArgumentStorageBuffer", "ArgumentUniform", "ArgumentWorkgroup", "ArgumentPodPushConstant",
@@ -52,27 +53,21 @@ class Kernel:
 
 def reflection(spirv: bytes | Sequence[int]) -> dict[str, Kernel]:
     """The kernels clspv's reflection describes, by name."""
-    words = words_of(spirv)
-    if len(words) < 5 or words[0] != MAGIC:
-        raise InputError("not a SPIR-V module (bad magic number)")
+    words = spirv_format.words(spirv)
     strings: dict[int, str] = {}
     consts: dict[int, int] = {}
     sets: dict[int, str] = {}
     kernels_by_id: dict[int, Kernel] = {}
     module_push: list[tuple[str, int, int]] = []
     wg_ids: tuple[int, int, int] | None = None
-    pos = 5
-    while pos < len(words):
-        count, opcode = words[pos] >> 16, words[pos] & 0xFFFF
+    for pos, count, opcode in spirv_format.instructions(words):
         w = words[pos + 1:pos + count]
         if opcode == 7:  # OpString
-            raw = b"".join(struct.pack("<I", x) for x in w[1:])
-            strings[w[0]] = raw.split(b"\0", 1)[0].decode()
+            strings[w[0]] = spirv_format.literal_string(w, 1, len(w))[0]
         elif opcode == 43:  # OpConstant (32-bit)
             consts[w[1]] = w[2]
         elif opcode == 11:  # OpExtInstImport
-            raw = b"".join(struct.pack("<I", x) for x in w[1:])
-            sets[w[0]] = raw.split(b"\0", 1)[0].decode()
+            sets[w[0]] = spirv_format.literal_string(w, 1, len(w))[0]
         elif opcode == 12 and sets.get(w[2], "").startswith("NonSemantic.ClspvReflection"):
             name = extinst_name(sets[w[2]], w[3])
             ops = [consts.get(x, x) for x in w[4:]]
@@ -97,7 +92,6 @@ def reflection(spirv: bytes | Sequence[int]) -> dict[str, Kernel]:
             elif name not in _IGNORED:
                 raise Unsupported(f"clspv reflection {name} (an image, sampler or pointer argument, or another "
                                   "interface) is not supported by the SPIR-V checker")
-        pos += max(count, 1)
     out = {}
     for k in kernels_by_id.values():
         k.workgroup_size_ids = wg_ids

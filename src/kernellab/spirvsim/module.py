@@ -8,18 +8,17 @@ prepared for execution, always naming the instruction (:class:`Unsupported`).
 from __future__ import annotations
 
 import functools
-import struct
 from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from kernellab import spirv_format
 from kernellab.errors import InputError, Problem
 from kernellab.listing import grammar
+from kernellab.spirvsim.images import ImageType, image_type
 from kernellab.spirvsim.types import MAX_VALUE_SCALARS, Type, finish_layout
-
-MAGIC = 0x07230203
 
 #: capabilities whose instructions the interpreter implements (or that change nothing it models)
 SUPPORTED_CAPABILITIES = frozenset({
@@ -32,11 +31,14 @@ SUPPORTED_CAPABILITIES = frozenset({
     # pointers chosen by OpPhi/OpSelect are modelled when they point into one variable; a choice
     # between variables, pointers held in memory and pointer comparisons are refused where met
     "VariablePointers", "VariablePointersStorageBuffer",
+    # images: storage images, combined image samplers and their queries (spirvsim.images)
+    "ImageQuery", "StorageImageReadWithoutFormat", "StorageImageWriteWithoutFormat", "StorageImageExtendedFormats",
+    "Image1D", "Sampled1D",
 })
 
 #: storage classes of variables the interpreter models
 SUPPORTED_STORAGE = frozenset({"StorageBuffer", "Uniform", "PushConstant", "Workgroup", "Function",
-                               "Private", "Input"})
+                               "Private", "Input", "UniformConstant", "Image"})
 
 #: built-in inputs of a compute shader the interpreter provides
 SUPPORTED_BUILTINS = frozenset({"GlobalInvocationId", "LocalInvocationId", "WorkgroupId", "NumWorkgroups",
@@ -78,15 +80,7 @@ class Inst:
 
     def string(self, start: int) -> tuple[str, int]:
         """The literal string starting at operand word ``start`` and the index after it."""
-        raw = b""
-        i = start
-        while i < len(self.words):
-            w = self.words[i]
-            raw += struct.pack("<I", w)
-            i += 1
-            if (w >> 24) == 0:
-                break
-        return raw.split(b"\0", 1)[0].decode("utf-8", errors="replace"), i
+        return spirv_format.literal_string(self.words, start, len(self.words))
 
 
 @dataclass
@@ -126,6 +120,8 @@ class Module:
     interface: list[int]
     local_size: tuple[int, int, int]
     sources: dict[str, list[str]]  # file -> source lines (from OpSource / DebugSource)
+    #: OpTypeImage id -> its operands
+    image_types: dict[int, ImageType] = field(default_factory=dict)
 
     def fail(self, inst: Inst | None, message: str) -> Unsupported:
         where = f"word {inst.offset}" if inst is not None else ""
@@ -152,18 +148,6 @@ class Module:
         if text and 0 < line[1] <= len(text):
             return text[line[1] - 1].strip()
         return None
-
-
-def words_of(spirv: bytes | Sequence[int] | np.ndarray) -> tuple[int, ...]:
-    if isinstance(spirv, (bytes, bytearray, memoryview)):
-        data = bytes(spirv)
-        if len(data) % 4:
-            raise InputError("SPIR-V binary length is not a multiple of 4")
-        words = struct.unpack(f"<{len(data) // 4}I", data)
-        if words and words[0] != MAGIC and struct.unpack(f">{len(data) // 4}I", data)[0] == MAGIC:
-            words = struct.unpack(f">{len(data) // 4}I", data)
-        return words
-    return tuple(int(w) for w in spirv)
 
 
 def _scalar_value(t: Type, words: Sequence[int]) -> np.ndarray:
@@ -199,27 +183,22 @@ def load(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, *, file: s
     ``spec_constants`` maps SpecId to the value the launch gives it; ``eval_spec_op(module, inst)``
     evaluates an ``OpSpecConstantOp`` (the interpreter's own instruction semantics).
     """
-    words = words_of(spirv)
-    if len(words) < 5 or words[0] != MAGIC:
-        raise InputError.at(file, "word 0", "not a SPIR-V module (bad magic number)")
-    core = core_grammar()
+    words = spirv_format.words(spirv, file)
+    opcodes = core_grammar().instructions
     insts: list[Inst] = []
-    pos = 5
-    while pos < len(words):
-        count, opcode = words[pos] >> 16, words[pos] & 0xFFFF
-        if count == 0 or pos + count > len(words):
-            raise InputError.at(file, f"word {pos}", "truncated instruction")
-        spec = core.instructions.get(opcode)
+    for pos, count, opcode in spirv_format.instructions(words, file):
+        spec = opcodes.get(opcode)
         op = spec.opname if spec else f"Op#{opcode}"
         typed = bool(spec and spec.has_type and spec.has_result)
         insts.append(Inst(op, tuple(words[pos + 1:pos + count]), pos, len(insts), None, typed))
-        pos += count
     return _Reader(insts, file, dict(spec_constants or {}), eval_spec_op).read(entry_point)
 
 
 class _Reader:
     def __init__(self, insts: list[Inst], file: str, spec: dict[int, Any], eval_spec_op: Any):
         self.insts, self.file, self.spec, self.eval_spec_op = insts, file, spec, eval_spec_op
+        #: DebugSource result id -> its file name, for the DebugLines that name it
+        self.debug_sources: dict[int, str] = {}
         self.m = Module(file, insts, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, "", [], (1, 1, 1), {})
 
     def fail(self, inst: Inst | None, message: str) -> Unsupported:
@@ -338,10 +317,9 @@ class _Reader:
             file = strings.get(w[4], "")
             if len(w) > 5:
                 self._add_source(file, strings.get(w[5], ""))
-            self.debug_sources = getattr(self, "debug_sources", {})
             self.debug_sources[w[1]] = file
         elif name == "DebugLine":
-            file = getattr(self, "debug_sources", {}).get(w[4], "")
+            file = self.debug_sources.get(w[4], "")
             line = self.m.constants.get(w[5])
             return (file, int(line)) if line is not None else None
         elif name == "DebugNoLine":
@@ -394,10 +372,20 @@ class _Reader:
             t.stride = ptr_stride[0] if ptr_stride else 0
         elif op == "OpTypeFunction":
             t = Type(tid, "function")
+        elif op == "OpTypeImage":
+            it = image_type(w, enum_name("ImageFormat", w[7]))
+            if isinstance(it, str):
+                raise self.fail(inst, it)
+            m.image_types[tid] = it
+            t = Type(tid, "image", elem=m.types[w[1]])
+        elif op == "OpTypeSampledImage":
+            t = Type(tid, "sampled_image", elem=m.types[w[1]])
+        elif op == "OpTypeSampler":
+            t = Type(tid, "sampler")
         else:
             raise self.fail(inst, f"{op} is not supported by the SPIR-V checker")
         t.name = name
-        if t.kind not in ("void", "pointer", "function"):
+        if t.kind not in ("void", "pointer", "function", "image", "sampled_image", "sampler"):
             finish_layout(t)
         m.types[tid] = t
 

@@ -52,7 +52,8 @@ class OutputResult:
                          f"({self.tolerance.describe()})")
             for m in self.first:
                 idx = m.index[0] if len(m.index) == 1 else m.index
-                lines.append(f"  [{idx}] expected {m.expected!r}, actual {m.actual!r} (allowed: {m.allowed})")
+                lines.append(f"  [{idx}] expected {shown(m.expected)}, actual {shown(m.actual)} "
+                             f"(allowed: {m.allowed})")
             if self.failed > len(self.first):
                 lines.append(f"  ... and {self.failed - len(self.first)} more")
         return "\n".join(lines)
@@ -78,8 +79,21 @@ class CheckResult:
         return "\n".join(o.report() for o in self.outputs if not o.ok)
 
 
+def shown(v: Any) -> str:
+    """A value as its own dtype's shortest repr: a float32 250.501 prints as 250.501, not as the
+    float64 digits of the same bits (250.50100708007812)."""
+    if isinstance(v, np.generic):
+        return str(v)
+    return repr(v)
+
+
 def _plain(v: Any) -> Any:
-    if isinstance(v, (np.generic,)):
+    if isinstance(v, np.floating):
+        # the float64 nearest the shortest float32/float16 digits reads back as the same value
+        v = float(str(v))
+    elif isinstance(v, np.complexfloating):
+        v = complex(str(v).strip("()")) if np.isfinite(v) else v.item()
+    elif isinstance(v, np.generic):
         v = v.item()
     if isinstance(v, float) and not np.isfinite(v):
         return str(v)
@@ -158,7 +172,7 @@ def compare_arrays(name: str, actual: np.ndarray, reference: np.ndarray, tol: To
     if result.failed:
         for flat in np.flatnonzero(bad)[:SHOWN]:
             index = tuple(int(i) for i in np.unravel_index(int(flat), reference.shape)) if reference.ndim else ()
-            result.first.append(ElementMismatch(index, e[flat].item(), a[flat].item(), _allowed(tol, allowed, flat)))
+            result.first.append(ElementMismatch(index, e[flat], a[flat], _allowed(tol, allowed, flat)))
     if tol.rmse is not None:
         mask = checked & both
         if np.any(mask):

@@ -55,6 +55,8 @@ def classify(first: TestResult, rerun: TestResult | None, baseline: dict[str, st
     if listed:
         first.outcome = "expected-fail"
         return first
+    if rerun is not None:
+        rerun.earlier = [*first.earlier, first]
     if rerun is not None and rerun.status == "pass":
         rerun.outcome = "flaky"
         rerun.attempts = 2

@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kernellab.backends.opencl import parse_type, source_typedefs
+from kernellab.opencl_types import parse_type, source_typedefs
 
 _LOCAL_ARRAY = re.compile(r"\b(?:__local|local)\s+(?:const\s+|volatile\s+)*([A-Za-z_]\w*(?:\s+[A-Za-z_]\w*)?)\s+"
                           r"([A-Za-z_]\w*)\s*\[")

@@ -1,20 +1,18 @@
 """OpenCL C element types of kernel-spec buffers and arguments (``float``, ``uint``, ``float4``)."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-#: OpenCL C scalar type -> numpy dtype (``size_t`` and ``bool`` are device-dependent: refused)
-SCALAR_TYPES: dict[str, str] = {
-    "char": "int8", "uchar": "uint8", "unsigned char": "uint8",
-    "short": "int16", "ushort": "uint16", "unsigned short": "uint16",
-    "int": "int32", "uint": "uint32", "unsigned int": "uint32", "unsigned": "uint32",
-    "long": "int64", "ulong": "uint64", "unsigned long": "uint64",
-    "half": "float16", "float": "float32", "double": "float64",
-}
+from kernellab.opencl_types import DEVICE_SIZED, SCALAR_DTYPES, SPELLINGS, scalar_name, split_vector
+
+#: OpenCL C scalar type (each spelling) -> NumPy dtype; the device-sized ones (``size_t``,
+#: ``bool``) are refused, since a spec states its data's sizes
+SCALAR_TYPES: dict[str, str] = {spelling: np.dtype("<" + SCALAR_DTYPES[scalar_name(spelling)]).name
+                                for spelling in (*SCALAR_DTYPES, *SPELLINGS) if scalar_name(spelling) not in DEVICE_SIZED}
+#: the vector widths a spec may name (3-element vectors are padded to 4 in memory: refused)
 VECTOR_WIDTHS = (2, 4, 8, 16)
 
 
@@ -45,11 +43,11 @@ def parse_type(name: Any) -> ElementType:
     text = " ".join(name.split())
     if text in SCALAR_TYPES:
         return ElementType(text, text)
-    m = re.fullmatch(r"([a-z]+)(\d+)", text)
-    if m and m.group(1) in SCALAR_TYPES and int(m.group(2)) in VECTOR_WIDTHS:
-        return ElementType(text, m.group(1), int(m.group(2)))
-    hint = " (its size depends on the device)" if text in ("size_t", "bool", "ptrdiff_t") else ""
-    if m and m.group(1) in SCALAR_TYPES and m.group(2) == "3":
+    vector = split_vector(text)
+    if vector and vector[0] in SCALAR_TYPES and vector[1] in VECTOR_WIDTHS:
+        return ElementType(text, vector[0], vector[1])
+    hint = " (its size depends on the device)" if scalar_name(text) in DEVICE_SIZED else ""
+    if vector and vector[0] in SCALAR_TYPES and vector[1] == 3:
         hint = " (3-element vectors are not supported: use the 4-element type)"
     raise ValueError(f"unknown type {name!r}{hint}; use one of {', '.join(sorted(set(SCALAR_TYPES) - {'unsigned'}))}"
                      f" or a vector of them ({'/'.join(map(str, VECTOR_WIDTHS))} elements, e.g. float4)")
