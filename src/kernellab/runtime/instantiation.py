@@ -241,7 +241,7 @@ def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLPr
     if not maker.problems:
         from kernellab.runtime.limits import local_memory_problems
         local = [(inst.pointer("kernel_arguments", n), a.size) for n, a in enumerate(launch.args)
-                 if isinstance(a, LocalMemory)]
+                 if isinstance(a, abi.LocalMemory)]
         maker.problems += local_memory_problems(str(inst.file), inst.entry_point, (
             inst.pointer("kernel_file"), backend.static_local_memory(program)), local, backend.limits)
     if maker.problems:
