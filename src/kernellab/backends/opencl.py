@@ -292,6 +292,10 @@ class OpenCLBackend(Backend):
                               workgroup_memory=self._static_local_memory(kernel))
         return KernelInterface(interface, locals_)
 
+    def static_local_memory(self, program: OpenCLProgram) -> int:
+        """Bytes of ``program``'s ``__local`` arrays; 0 where the driver does not say."""
+        return self._static_local_memory(program.kernel)
+
     def _static_local_memory(self, kernel: Any) -> int:
         """Bytes of the kernel's ``__local`` arrays (CL_KERNEL_LOCAL_MEM_SIZE before any argument
         is set); 0 where the driver does not say."""

@@ -192,7 +192,7 @@ def _run(path: Path, args: argparse.Namespace) -> int:
     fmt = args.format or detect_format(path)
     if _native_kernels(fmt, args):
         from kernellab.native.launch_guard import supervised
-        status = supervised(cleanup=lambda: _sweep_outputs(args.output or path.parent))
+        status = supervised(cleanup=lambda: sweep_outputs(args.output or path.parent))
         if status is not None:  # the parent: the child ran the command
             return status
     check = getattr(args, "check", False) and not args.dry_run
@@ -250,8 +250,30 @@ def _native_kernels(fmt: str, args: argparse.Namespace) -> bool:
     return bool(armed) and opencl and not interactive and "oclgrind" not in str(args.device or "").lower()
 
 
-def _sweep_outputs(folder: Path) -> None:
-    """Remove the staged files a crashed run left under ``folder`` (its process is gone)."""
+def supervised_natively(folders: list[Path | None], files: list[Path | None]) -> int | None:
+    """For a command that runs OpenCL kernels natively, in the ``kernellab`` program's own process:
+    :func:`kernellab.native.launch_guard.supervised`; after a crash, what it staged is swept from
+    the output ``folders`` (and below) and the folders of its output ``files``. None: this process
+    runs the command."""
+    from kernellab.native.build_limit import armed
+    from kernellab.native.launch_guard import supervised
+    if not armed:
+        return None
+
+    def cleanup() -> None:
+        from kernellab.outputs import sweep_stale
+        for folder in folders:
+            if folder is not None:
+                sweep_outputs(folder)
+        for file in files:
+            if file is not None:
+                sweep_stale(file.parent)
+    return supervised(cleanup=cleanup)
+
+
+def sweep_outputs(folder: Path) -> None:
+    """Remove the staged files a crashed run left under ``folder`` (its process is gone); also for
+    the other commands that run OpenCL kernels natively (schedule, partition-sweep)."""
     from kernellab.outputs import sweep_stale
     for n, (root, _, _) in enumerate(os.walk(folder)):
         if n >= 10_000:

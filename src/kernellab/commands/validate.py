@@ -37,8 +37,16 @@ def validate(args: argparse.Namespace) -> int:
         return 0
     if fmt == "pyschedcl":
         from kernellab.formats.pyschedcl.kernel import parse_assignments
-        from kernellab.formats.pyschedcl.spec import validate_spec
-        print(validate_spec(args.file, parse_assignments(args.set)))
+        from kernellab import compiler_options
+        from kernellab.errors import InputError
+        from kernellab.formats.pyschedcl.spec import load_spec, validate_spec
+        summary = validate_spec(args.file, parse_assignments(args.set))
+        # its kernel's #includes, as run, partition-sweep and schedule check them
+        problems = _include_problems([(load_spec(args.file).src, Path(args.file), (str(args.file), "/src"), (),
+                                       compiler_options.own(), "opencl-c")])
+        if problems:
+            raise InputError(problems)
+        print(summary)
         return 0
 
     scenario, warnings = load_scenario(args.file, args.output, strict=args.strict,
@@ -134,6 +142,10 @@ def _validate_instantiations(args: argparse.Namespace) -> None:
                                    compiler_options.parsed_or_none("opencl-c", i.compiler_flags or "", Path(args.file).parent,
                                                                   compiler_options.allowed_roots(Path(args.file).parent)), "opencl-c")
                                   for i in insts)
+    # what run/verify/import refuse at /N/compiler_flags, validate reports too (the door's refusals)
+    roots = compiler_options.allowed_roots(Path(args.file).parent)
+    problems += [Problem(str(i.file), i.pointer("compiler_flags"), str(r)) for i in insts
+                 for r in compiler_options.check("opencl-c", i.compiler_flags or "", Path(args.file).parent, roots)]
     if args.strict and warnings:
         problems += [Problem(w.file, w.where, w.message) for w in warnings]
     if problems:

@@ -20,7 +20,7 @@ from kernellab.compile.cache import ArtifactCache, default_cache
 from kernellab.compile.languages import LANGUAGES, VULKAN_MODULE_STAGE, all_stages, stages_for
 from kernellab.compile.stage import (Artifact, CompileRequest, Output, Stage, check_spirv_binary, placed, spirv_to_text,
                                      validate_spirv)
-from kernellab.errors import CompileError, DeviceError, InputError
+from kernellab.errors import CompileError, DeviceError, InputError, Problem
 from kernellab.formats.paths import escaped_name
 from kernellab.outputs import write_bytes, write_text
 
@@ -36,11 +36,17 @@ INCLUDING_LANGUAGES = frozenset({"glsl", "opencl-c", tensor_glsl.LANGUAGE.name})
 
 
 def _read_source(req: CompileRequest) -> bytes:
-    # the workload's checks placed the file; here only what it is: a regular file, bounded
+    """The kernel's bytes, read as each file it includes is: a regular file, bounded, inside the
+    workload's folder or ``--allow-outside`` (a scenario's ``src: "/etc/passwd"`` once reached the
+    compiler, whose log quotes it, while validate refused it)."""
+    roots = [*(req.roots or (req.source.parent, *req.include_dirs)), *config.get().allow_outside]
     try:
-        return preprocess.read_checked(req.source, [Path("/")])[1]
+        return preprocess.read_checked(req.source, roots)[1]
     except ValueError as exc:
-        raise InputError(f"cannot read kernel source: {exc}", file=req.source) from None
+        place = req.place or source_place(req)
+        if place is None:
+            raise InputError(f"cannot read kernel source: {exc}", file=req.source) from None
+        raise InputError([Problem(place[0], place[1], f"cannot read the kernel: {exc}")]) from None
 
 
 def source_place(req: CompileRequest) -> tuple[str, str] | None:

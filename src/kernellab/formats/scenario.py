@@ -121,7 +121,7 @@ class _Checker(Problems):
         path when the user allowed it; never a folder, never the dst of another resource."""
         if not value:
             return None
-        if (why := path_problem(value)) is not None:
+        if (why := path_problem(value, written=True)) is not None:
             self.add(loc, why)
             return None
         if Path(value).is_absolute():

@@ -153,7 +153,9 @@ def shader_request(scenario: m.Scenario, shader: m.Shader, target_env: str = "",
         else (str(shader.src_path), "build options")
     return CompileRequest(source=shader.src_path, language=LANGUAGE_OF_TYPE[shader.type], entry=shader.entry,
                           build_options=shader.build_options, include_dirs=shader.include_paths,
-                          target_env=target_env, device=device, roots=(Path(file).parent,),
+                          target_env=target_env, device=device,
+                          # a VGF's module is kernellab's own temporary file, read from its folder
+                          roots=(Path(file).parent,) if index is not None else (shader.src_path.parent,),
                           options_place=place, shader_stage=shader.stage,
                           place=(str(file), f"/resources/{index}/shader/src") if index is not None else None)
 

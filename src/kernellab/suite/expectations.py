@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 
 from kernellab.errors import InputError, Problem, json_pointer
 from kernellab.outputs import escapes
+from kernellab.formats.paths import path_problem
 
 SIDECAR_SUFFIX = ".expect.json"
 NAN_MODES = ("equal", "ignore", "never")
@@ -128,6 +129,9 @@ def references_outside(expectations: Expectations, names: Iterable[str]) -> list
             problems.append(Problem(str(expectations.sidecar), f"{e.where}/reference",
                                     f"reference {why}, outside the sidecar's folder {folder}: bless writes "
                                     "references only there"))
+        elif (flaw := path_problem(str(e.reference.relative_to(folder) if e.reference.is_relative_to(folder)
+                                       else e.reference.name), written=True)) is not None:
+            problems.append(Problem(str(expectations.sidecar), f"{e.where}/reference", flaw))
     return problems
 
 
