@@ -45,7 +45,7 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def open_input(path: str | Path) -> BinaryIO:
+def open_input(path: str | os.PathLike[str]) -> BinaryIO:
     """``open(path, "rb")`` that never waits: a FIFO (or a device that blocks) opens at once, for
     the caller's ``fstat`` to refuse it, instead of waiting for a writer that never comes."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
