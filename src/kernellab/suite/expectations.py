@@ -33,6 +33,8 @@ from kernellab.errors import InputError, Problem, json_pointer
 from kernellab.outputs import escapes
 
 SIDECAR_SUFFIX = ".expect.json"
+#: AmberScript files: workloads that carry their own expectations (EXPECT), found by suites as they are
+AMBER_SUFFIX = ".amber"
 NAN_MODES = ("equal", "ignore", "never")
 TOLERANCE_FIELDS = ("atol", "rtol", "ulps", "rmse", "nan")
 OUTPUT_FIELDS = ("reference", "dtype", *TOLERANCE_FIELDS)
@@ -308,3 +310,94 @@ def json_schema() -> dict[str, Any]:
                                        "reference and comparison"},
         },
     }
+
+
+#: comparators of value probes (AmberScript's ``EXPECT buf IDX x CMP values``)
+PROBE_COMPARATORS = ("EQ", "NE", "LT", "LE", "GT", "GE")
+#: comparisons of one output with another (AmberScript's buffer comparators)
+OUTPUT_COMPARISONS = ("EQ_BUFFER", "RMSE_BUFFER", "EQ_HISTOGRAM_EMD_BUFFER")
+
+
+@dataclass(frozen=True)
+class ProbeExpectation:
+    """Values at byte offsets of one output, each compared with ``comparator``: ``components``
+    gives each value's byte offset and NumPy dtype. ``tolerance`` (value, percent) applies to
+    ``EQ`` only, as in Amber: within ``value`` (absolute) or ``value``% of the expected value."""
+
+    output: str
+    comparator: str
+    components: tuple[tuple[int, str], ...]
+    values: tuple[int | float, ...]
+    tolerance: tuple[float, bool] | None = None
+    #: where it is written (``t.amber:12``) and its text, for the failure message
+    where: str = ""
+    text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"output": self.output, "comparator": self.comparator,
+                               "components": [list(c) for c in self.components], "values": list(self.values)}
+        if self.tolerance is not None:
+            out["tolerance"] = {"value": self.tolerance[0], "percent": self.tolerance[1]}
+        out.update({"where": self.where, "text": self.text})
+        return out
+
+
+@dataclass(frozen=True)
+class OutputComparison:
+    """One output against another, both read as ``dtype``: ``EQ_BUFFER`` (every value equal),
+    ``RMSE_BUFFER`` (root mean square error <= ``tolerance``), ``EQ_HISTOGRAM_EMD_BUFFER`` (the
+    earth mover's distance of their 8-bit histograms <= ``tolerance``)."""
+
+    output: str
+    comparison: str
+    other: str
+    dtype: str
+    tolerance: float | None = None
+    where: str = ""
+    text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"output": self.output, "comparison": self.comparison, "other": self.other,
+                               "dtype": self.dtype}
+        if self.tolerance is not None:
+            out["tolerance"] = self.tolerance
+        out.update({"where": self.where, "text": self.text})
+        return out
+
+
+Check = ProbeExpectation | OutputComparison
+
+
+def parse_checks(data: Any, file: str) -> list[Check]:
+    """The ``checks`` of a sidecar (an imported AmberScript file's EXPECTs), every problem at once."""
+    problems: list[Problem] = []
+    checks: list[Check] = []
+    if not isinstance(data, list):
+        raise InputError.at(file, "/checks", "expected an array of checks")
+    for i, c in enumerate(data):
+        loc = ("checks", i)
+        try:
+            if not isinstance(c, dict):
+                raise TypeError("expected an object")
+            if "comparator" in c:
+                if c["comparator"] not in PROBE_COMPARATORS:
+                    raise TypeError(f"comparator: expected one of {'|'.join(PROBE_COMPARATORS)}")
+                tol = c.get("tolerance")
+                checks.append(ProbeExpectation(
+                    str(c["output"]), c["comparator"], tuple((int(o), str(d)) for o, d in c["components"]),
+                    tuple(c["values"]), None if tol is None else (float(tol["value"]), bool(tol["percent"])),
+                    str(c.get("where", "")), str(c.get("text", ""))))
+                if len(checks[-1].components) != len(checks[-1].values):
+                    raise TypeError("components and values differ in length")
+            else:
+                if c.get("comparison") not in OUTPUT_COMPARISONS:
+                    raise TypeError(f"comparison: expected one of {'|'.join(OUTPUT_COMPARISONS)}")
+                tol = c.get("tolerance")
+                checks.append(OutputComparison(str(c["output"]), c["comparison"], str(c["other"]), str(c["dtype"]),
+                                               None if tol is None else float(tol), str(c.get("where", "")),
+                                               str(c.get("text", ""))))
+        except (TypeError, KeyError, ValueError) as exc:
+            problems.append(Problem(file, json_pointer(loc), f"not a check: {exc}"))
+    if problems:
+        raise InputError(problems)
+    return checks
