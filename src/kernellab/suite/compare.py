@@ -263,7 +263,7 @@ def _holds(cmp: str, actual: Any, expected: Any, tolerance: tuple[float, bool] |
 
 def check_probe(probe: Any, data: bytes | None) -> OutputResult:
     """One :class:`~kernellab.suite.expectations.ProbeExpectation` against the output's bytes."""
-    name = f"{probe.where}: EXPECT {probe.text}" if probe.where else probe.output
+    name = f"{probe.where}: {probe.text}" if probe.where else probe.output
     result = OutputResult(name, False, Tolerance(), compared=len(probe.values))
     if data is None:
         result.problem = f"the run produced no output {probe.output!r}"
@@ -292,7 +292,7 @@ def check_probe(probe: Any, data: bytes | None) -> OutputResult:
 
 def check_comparison(comparison: Any, data: bytes | None, other: bytes | None) -> OutputResult:
     """One :class:`~kernellab.suite.expectations.OutputComparison` of two outputs' bytes."""
-    name = f"{comparison.where}: EXPECT {comparison.text}" if comparison.where else comparison.output
+    name = f"{comparison.where}: {comparison.text}" if comparison.where else comparison.output
     result = OutputResult(name, False, Tolerance())
     if data is None or other is None:
         result.problem = "the run produced no such output"

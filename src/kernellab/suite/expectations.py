@@ -383,12 +383,13 @@ def parse_checks(data: Any, file: str) -> list[Check]:
                 if c["comparator"] not in PROBE_COMPARATORS:
                     raise TypeError(f"comparator: expected one of {'|'.join(PROBE_COMPARATORS)}")
                 tol = c.get("tolerance")
-                checks.append(ProbeExpectation(
+                probe = ProbeExpectation(
                     str(c["output"]), c["comparator"], tuple((int(o), str(d)) for o, d in c["components"]),
                     tuple(c["values"]), None if tol is None else (float(tol["value"]), bool(tol["percent"])),
-                    str(c.get("where", "")), str(c.get("text", ""))))
-                if len(checks[-1].components) != len(checks[-1].values):
+                    str(c.get("where", "")), str(c.get("text", "")))
+                if len(probe.components) != len(probe.values):
                     raise TypeError("components and values differ in length")
+                checks.append(probe)
             else:
                 if c.get("comparison") not in OUTPUT_COMPARISONS:
                     raise TypeError(f"comparison: expected one of {'|'.join(OUTPUT_COMPARISONS)}")

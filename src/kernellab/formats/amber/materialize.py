@@ -160,7 +160,8 @@ class _Writer:
                     binding = sum(1 for _, ptr in params[:index] if ptr)
                 dispatch["bindings"].append({"set": b.set, "id": binding, "resource_ref": b.buffer})
             if kind == "OpenCL-C":
-                push = _pod_bytes(p, params, lambda m, line=p.line: self.error(line, m)) or push
+                line = p.line
+                push = _pod_bytes(p, params, lambda m: self.error(line, m)) or push
             if push:
                 push_uid = f"push.{p.name}"
                 self.write(f"{push_uid}.npy", _npy(push + b"\0" * (-len(push) % 4)))

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from kernellab.errors import InputError
+from kernellab.errors import InputError, Problem
 from kernellab.formats.amber.script import (AmberScript, Binding, Buffer, Command, Copy, Expect, Pipeline, Run,
                                             Shader)
 from kernellab.formats.amber.tokens import Token, tokenize_line
@@ -33,9 +33,7 @@ class Unsupported(InputError):
         self.construct = construct
 
 
-def _problem(path: Path, token: Token, message: str) -> object:
-    from kernellab.errors import Problem
-
+def _problem(path: Path, token: Token, message: str) -> Problem:
     return Problem(str(path), f"line {token.line}, column {token.column}", message)
 
 
@@ -61,7 +59,7 @@ class _Lines:
 
     def raw_until_end(self, opener: Token) -> str:
         """The lines up to a line that is ``END`` (the shader's text)."""
-        body = []
+        body: list[str] = []
         while self.index < len(self.lines):
             line = self.lines[self.index]
             self.index += 1
@@ -81,7 +79,7 @@ class _Lines:
                 yield t
 
     def error(self, token: Token, message: str) -> InputError:
-        return InputError([_problem(self.path, token, message)])  # type: ignore[list-item]
+        return InputError([_problem(self.path, token, message)])
 
     def refuse(self, token: Token, construct: str, message: str) -> Unsupported:
         return Unsupported(self.path, token, construct, message)
@@ -141,8 +139,12 @@ def number(src: _Lines, t: Token, dtype: str) -> int | float:
         except ValueError:
             raise src.error(t, f"expected a {dtype} value, got {text!r}") from None
     if not _INT.match(text):
-        raise src.error(t, f"expected an integer ({dtype}), got {text!r}")
-    value = int(text, 0)
+        try:  # Amber reads a number such as 0.0 into an integer type too (truncating it)
+            value = int(float(text))
+        except (ValueError, OverflowError):
+            raise src.error(t, f"expected an integer ({dtype}), got {text!r}") from None
+    else:
+        value = int(text, 0)
     bits = int(re.sub(r"\D", "", dtype))
     if not -(1 << (bits - 1)) <= value < (1 << bits):
         raise src.error(t, f"{text} does not fit {dtype}")
@@ -203,6 +205,9 @@ class Parser:
         if stage.text != "compute":
             raise self.src.refuse(stage, f"SHADER {stage.text}", GRAPHICS + f": SHADER {stage.text}")
         name = w.take("the shader's name")
+        if w.peek() == "SPIRV-BIN":
+            raise self.src.refuse(w.take("SPIRV-BIN"), "SPIRV-BIN", "SPIRV-BIN shaders (from a file) are not "
+                                                                    "supported")
         fmt = w.keyword(*SHADER_FORMATS)
         if fmt.text == "HLSL":
             raise self.src.refuse(fmt, "HLSL", "HLSL shaders are not supported (no HLSL compiler is used)")
@@ -235,6 +240,9 @@ class Parser:
             raise self.src.error(name, f"buffer {name.text!r} is already defined")
         kind = w.keyword("DATA_TYPE", "FORMAT")
         type_token = w.take("a data type")
+        if re.search(r"_(UNORM|SNORM|USCALED|SSCALED|SRGB|UFLOAT)", type_token.text):
+            raise self.src.refuse(type_token, "normalized formats", f"format {type_token.text} is not supported by "
+                                                                    "kernellab's AmberScript reader yet")
         std140 = False
         if w.peek() in ("STD140", "STD430"):
             std140 = w.take("a layout").text == "STD140"
