@@ -57,7 +57,7 @@ def _opencl_params(source: str, entry: str) -> list[tuple[str, bool]]:
     return params
 
 
-def _pod_bytes(p: Pipeline, params: list[tuple[str, bool]], where: Callable[[str], InputError]) -> bytes:
+def _pod_bytes(p: Pipeline, params: list[tuple[str, bool]], error: Callable[[int, str], InputError]) -> bytes:
     """The by-value arguments packed as a C struct, in parameter order."""
     import numpy as np
 
@@ -68,7 +68,7 @@ def _pod_bytes(p: Pipeline, params: list[tuple[str, bool]], where: Callable[[str
             continue
         index = names.index(arg) if isinstance(arg, str) and arg in names else arg
         if not isinstance(index, int) or not 0 <= index < len(params):
-            raise where(f"the kernel has no argument {arg!r}")
+            raise error(p.line, f"the kernel has no argument {arg!r}")
         values[index] = (elem, vals)
     out = bytearray()
     for index in sorted(values):
@@ -160,8 +160,7 @@ class _Writer:
                     binding = sum(1 for _, ptr in params[:index] if ptr)
                 dispatch["bindings"].append({"set": b.set, "id": binding, "resource_ref": b.buffer})
             if kind == "OpenCL-C":
-                line = p.line
-                push = _pod_bytes(p, params, lambda m: self.error(line, m)) or push
+                push = _pod_bytes(p, params, self.error) or push
             if push:
                 push_uid = f"push.{p.name}"
                 self.write(f"{push_uid}.npy", _npy(push + b"\0" * (-len(push) % 4)))
