@@ -71,3 +71,17 @@ def test_kernellab_test_takes_amber_files_and_folders(tmp_path):
     by_id = {d["id"]: d for d in map(json.loads, r.stdout.splitlines())}
     assert by_id["bad.amber"]["status"] == "fail" and "bad.amber:21: EXPECT out IDX 0 EQ 7 10 13 17" in by_id["bad.amber"]["message"]
     assert by_id["skip.amber"]["outcome"] == "skip"
+
+
+def test_import_writes_scenarios_that_kernellab_test_runs_to_the_same_verdict(tmp_path):
+    out = tmp_path / "imported"
+    r = cli("import", FILES / "checkpoints.amber", "-o", out, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in out.glob("*.expect.json")) == ["checkpoints.checkpoint2.expect.json",
+                                                                 "checkpoints.expect.json"]
+    assert cli("test", out, "--progress", "off", cwd=tmp_path).returncode == 0
+    assert cli("run", out / "checkpoints.json", "--check", cwd=tmp_path).returncode == 0
+    sidecar = out / "checkpoints.checkpoint2.expect.json"
+    sidecar.write_text(sidecar.read_text().replace("0.25", "0.3"))
+    r = cli("test", out, "--progress", "off", "--no-rerun", cwd=tmp_path)
+    assert r.returncode == 1 and "checkpoints.amber:22: EXPECT v IDX 0 EQ 2.0 1.0 0.5 0.3" in r.stderr

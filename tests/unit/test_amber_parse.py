@@ -160,3 +160,18 @@ def test_output_comparisons():
     assert [o.ok for o in result.outputs] == [False, True]
     assert "expected 2.5, actual 2.0" in result.report()
     assert check_all([eq], {"a": a, "b": a}).ok
+
+
+def test_a_sidecar_carries_checks(tmp_path):
+    from kernellab.suite.expectations import Expectations, parse_expectations
+
+    probe = _probe("GE", [0.1], (1.0, True))
+    sidecar = tmp_path / "t.expect.json"
+    data = Expectations(sidecar, tmp_path / "t.json", checks=[probe, OutputComparison("a", "EQ_BUFFER", "b", "int8")])
+    parsed = parse_expectations(data.to_json(), sidecar)
+    assert parsed.checks == data.checks and parsed.outputs == {}
+    assert parsed.output_names() == ["b", "a"]
+    with pytest.raises(InputError) as info:
+        parse_expectations({"checks": [{"output": "b", "comparator": "ABOUT", "components": [], "values": []}]},
+                           sidecar)
+    assert "t.expect.json: /checks/0: not a check: comparator" in str(info.value)

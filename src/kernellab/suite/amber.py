@@ -7,34 +7,17 @@ DEVICE_FEATURE / DEVICE_EXTENSION the file requires: Amber's own verdict for it 
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernellab.formats.amber.materialize import Checkpoint, write_scenarios
-from kernellab.formats.amber.parse import load_amber
+from kernellab.formats.amber.materialize import Checkpoint
 from kernellab.formats.amber.script import AmberScript, Expect
 from kernellab.suite.expectations import AMBER_SUFFIX, Check, OutputComparison, ProbeExpectation
 
 
-#: Amber's default SPIR-V target for assembly (its ShaderCompiler: universal SPIR-V 1.0)
-DEFAULT_SPIRV_ENV = "spv1.0"
-
-
 def is_amber(path: str | Path) -> bool:
     return Path(path).suffix == AMBER_SUFFIX
-
-
-def assemble(source: str, target_env: str) -> bytes:
-    from kernellab import tools
-    from kernellab.errors import CompileError
-
-    spirv_as = tools.require("spirv-as", "assembling an AmberScript SPIRV-ASM shader")
-    env = target_env or DEFAULT_SPIRV_ENV
-    return spirv_as.transform(["--target-env", env, tools.INPUT, "-o", tools.OUTPUT], input=source.encode(),
-                              input_name="shader.spvasm", output_name="shader.spv",
-                              what="assembling a SPIRV-ASM shader", error=CompileError)
 
 
 def checks_of(script: AmberScript, expects: list[Expect]) -> list[Check]:
@@ -70,16 +53,10 @@ class AmberTest:
 
 
 def prepare(path: str | Path, folder: Path | None = None) -> AmberTest:
-    """Parse ``path`` and write its scenarios (into ``folder``, default a cache folder named by
-    the file's content)."""
-    from kernellab import config
+    """Parse ``path``, write its scenarios and turn its EXPECTs into checks per checkpoint."""
+    from kernellab.compile.amber import prepare as write
 
-    path = Path(path)
-    script = load_amber(path)
-    if folder is None:
-        digest = hashlib.sha256(path.read_bytes() + str(path.resolve()).encode()).hexdigest()[:20]
-        folder = config.get().cache_dir / "amber" / digest
-    checkpoints = write_scenarios(script, folder, assemble)
+    script, checkpoints = write(path, folder)
     return AmberTest(script, checkpoints, [checks_of(script, c.expects) for c in checkpoints])
 
 

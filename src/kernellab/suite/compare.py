@@ -239,6 +239,10 @@ def check_outputs(expectations: Expectations, actual: Mapping[str, np.ndarray | 
             result.outputs.append(OutputResult(name, False, e.tolerance, problem="the run produced no such output"))
             continue
         result.outputs.append(compare_arrays(name, got, ref, e.tolerance, e.where, expectations.sidecar))
+    if expectations.checks:
+        data = {name: None if actual.get(name) is None else np.ascontiguousarray(actual[name]).tobytes()
+                for name in expectations.output_names()}
+        result.outputs.extend(check_all(expectations.checks, data).outputs)
     return result
 
 

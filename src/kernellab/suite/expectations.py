@@ -38,7 +38,7 @@ AMBER_SUFFIX = ".amber"
 NAN_MODES = ("equal", "ignore", "never")
 TOLERANCE_FIELDS = ("atol", "rtol", "ulps", "rmse", "nan")
 OUTPUT_FIELDS = ("reference", "dtype", *TOLERANCE_FIELDS)
-TOP_FIELDS = ("$schema", "workload", "outputs", "defaults", "description")
+TOP_FIELDS = ("$schema", "workload", "outputs", "defaults", "description", "checks")
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,17 @@ class Expectations:
     workload: Path
     outputs: dict[str, OutputExpectation] = field(default_factory=dict)
     description: str = ""
+    #: value probes and output comparisons (an imported AmberScript file's EXPECTs)
+    checks: list[Any] = field(default_factory=list)
+
+    def output_names(self) -> list[str]:
+        """Every output the expectations read: those with references, then those the checks name."""
+        names = list(self.outputs)
+        for c in self.checks:
+            for name in (c.output, getattr(c, "other", "")):
+                if name and name not in names:
+                    names.append(name)
+        return names
 
     def to_json(self) -> dict[str, Any]:
         base = self.sidecar.parent
@@ -101,12 +112,16 @@ class Expectations:
         if self.workload != default_workload(self.sidecar):
             data["workload"] = _relative(self.workload, base)
         data["outputs"] = {}
+        if self.checks and not self.outputs:
+            del data["outputs"]
         for name, e in self.outputs.items():
             entry: dict[str, Any] = {"reference": _relative(e.reference, base)}
             if e.dtype:
                 entry["dtype"] = e.dtype
             entry.update(e.tolerance.to_json())
             data["outputs"][name] = entry
+        if self.checks:
+            data["checks"] = [c.to_json() for c in self.checks]
         return data
 
 
@@ -212,8 +227,16 @@ def parse_expectations(data: Any, sidecar: Path) -> Expectations:
             _unknown(problems, file, ("defaults",), data["defaults"], TOLERANCE_FIELDS)
             defaults = _tolerance(problems, file, ("defaults",), data["defaults"], defaults)
     outputs: dict[str, OutputExpectation] = {}
+    checks: list[Any] = []
+    if "checks" in data:
+        try:
+            checks = parse_checks(data["checks"], file)
+        except InputError as exc:
+            problems.extend(exc.problems)
     raw = data.get("outputs")
-    if not isinstance(raw, dict) or not raw:
+    if checks and (raw is None or raw == {}):
+        raw = {}
+    elif not isinstance(raw, dict) or not raw:
         problems.append(Problem(file, "/outputs" if "outputs" in data else "/",
                                 "expected \"outputs\": an object with at least one output"
                                 if "outputs" in data else "missing required field \"outputs\""))
@@ -241,7 +264,7 @@ def parse_expectations(data: Any, sidecar: Path) -> Expectations:
     if problems:
         raise InputError(problems)
     desc = data.get("description", "")
-    return Expectations(sidecar, workload, outputs, desc if isinstance(desc, str) else "")
+    return Expectations(sidecar, workload, outputs, desc if isinstance(desc, str) else "", checks)
 
 
 def _dtype_name(problems: list[Problem], file: str, loc: tuple[str | int, ...], value: Any) -> str | None:
@@ -298,7 +321,7 @@ def json_schema() -> dict[str, Any]:
         "description": "Expected outputs of the workload beside it (NAME.expect.json for NAME.json).",
         "type": "object",
         "additionalProperties": False,
-        "required": ["outputs"],
+        "anyOf": [{"required": ["outputs"]}, {"required": ["checks"]}],
         "properties": {
             "$schema": {"type": "string"},
             "description": {"type": "string"},
@@ -308,6 +331,10 @@ def json_schema() -> dict[str, Any]:
             "outputs": {"type": "object", "minProperties": 1, "additionalProperties": output,
                         "description": "per output (a resource uid, or a file the run writes): "
                                        "reference and comparison"},
+            "checks": {"type": "array", "items": {"type": "object"},
+                       "description": "value probes ({output, comparator, components, values, tolerance}) and "
+                                      "output comparisons ({output, comparison, other, dtype, tolerance}): an "
+                                      "imported AmberScript file's EXPECTs"},
         },
     }
 

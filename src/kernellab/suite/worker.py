@@ -51,7 +51,7 @@ def run_item(session: Any, item: SuiteItem, worker: str = "") -> TestResult:
         if item.workload.suffix == ".amber":
             return _run_amber_item(session, item, result, start, epoch)
         expectations = load_expectations(item.sidecar)
-        run = session.run_workload(item.workload, outputs=list(expectations.outputs))
+        run = session.run_workload(item.workload, outputs=expectations.output_names())
         check = check_outputs(expectations, run.outputs)
         compare_end = time.perf_counter()
         result.phases = [(p.name, p.start + epoch, p.end + epoch) for p in run.phases]

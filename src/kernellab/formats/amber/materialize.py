@@ -132,8 +132,9 @@ class _Writer:
         dispatch_base: dict[str, dict[str, Any]] = {}
         for name in self.script.buffers:
             data = self.initial[name]
+            index = list(self.script.buffers).index(name)
             resources.append({"buffer": {"uid": name, "size": max(len(data), 1), "shader_access": "readwrite",
-                                         "src": self.data_file(name, data)}})
+                                         "src": self.data_file(name, data), "dst": f"buffer{index}.out.npy"}})
         for p in self.script.pipelines.values():
             shader = self.script.shaders[p.shader]
             src, kind = self.shader_file(shader)
