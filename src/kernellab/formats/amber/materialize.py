@@ -153,8 +153,8 @@ class _Writer:
                     continue
                 binding = b.binding
                 if b.kind == "kernel":
-                    index = [n for n, _ in params].index(b.arg) if isinstance(b.arg, str) and \
-                        b.arg in [n for n, _ in params] else b.arg
+                    names = [n for n, _ in params]
+                    index: int | str = names.index(b.arg) if b.arg in names else b.arg
                     if not isinstance(index, int) or not 0 <= index < len(params) or not params[index][1]:
                         raise self.error(b.line, f"kernel argument {b.arg!r} is not a global or constant pointer "
                                                  f"of {p.entry}")
