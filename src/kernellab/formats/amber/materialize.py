@@ -154,11 +154,11 @@ class _Writer:
                 binding = b.binding
                 if b.kind == "kernel":
                     names = [n for n, _ in params]
-                    index: int | str = names.index(b.arg) if b.arg in names else b.arg
-                    if not isinstance(index, int) or not 0 <= index < len(params) or not params[index][1]:
+                    arg_index: int | str = names.index(b.arg) if b.arg in names else b.arg
+                    if not isinstance(arg_index, int) or not 0 <= arg_index < len(params) or not params[arg_index][1]:
                         raise self.error(b.line, f"kernel argument {b.arg!r} is not a global or constant pointer "
                                                  f"of {p.entry}")
-                    binding = sum(1 for _, ptr in params[:index] if ptr)
+                    binding = sum(1 for _, ptr in params[:arg_index] if ptr)
                 dispatch["bindings"].append({"set": b.set, "id": binding, "resource_ref": b.buffer})
             if kind == "OpenCL-C":
                 push = _pod_bytes(p, params, self.error) or push
