@@ -43,21 +43,60 @@ def compute_only(path: Path) -> bool:
     return bool(_COMPUTE.search(text)) and not _GRAPHICS.search(text)
 
 
-def mutate(text: str) -> str | None:
-    """The file with its first EQ probe's first value changed beyond any tolerance, or None."""
-    m = _PROBE.search(text)
-    if m is None:
+_EQ_BUFFER = re.compile(r"^\s*EXPECT\s+(\S+)\s+EQ_BUFFER\s+(\S+)", re.MULTILINE)
+
+
+def _first_value(text: str, buffer: str) -> re.Match[str] | None:
+    """The first value a buffer's DATA (or FILL) gives."""
+    head = re.search(r"^\s*BUFFER\s+" + re.escape(buffer) + r"\s+(DATA_TYPE|FORMAT)\s+\S+\s+(?:STD\d+\s+)?"
+                     r"(?:DATA|SIZE\s+\d+\s+(?:FILL|SERIES_FROM))\s+(?:#[^\n]*\n|\s)*", text, re.MULTILINE)
+    if head is None:
         return None
-    value = m.group(2)
+    return re.compile(r"(\S+)").match(text, head.end())
+
+
+def _statement(text: str, buffer: str) -> re.Match[str] | None:
+    """A buffer's BUFFER statement, with its DATA block when it has one."""
+    line = re.compile(r"^[ \t]*BUFFER[ \t]+" + re.escape(buffer) + r"[ \t][^\n]*", re.MULTILINE).search(text)
+    if line is None or not re.search(r"\bDATA\b", line.group(0)) or re.search(r"\bEND\b", line.group(0)):
+        return line
+    return re.compile(r"^[ \t]*BUFFER[ \t]+" + re.escape(buffer) + r"[ \t].*?^[ \t]*END\b",
+                      re.MULTILINE | re.DOTALL).search(text)
+
+
+def _changed(value: str) -> str | None:
     try:
-        new = str(int(value, 0) + 1)
+        return str(int(value, 0) + 1)
     except ValueError:
         try:
             f = float(value)
         except ValueError:
             return None
-        new = repr(f + 1.5 + 2 * abs(f))
-    return text[:m.start(2)] + new + text[m.end(2):]
+        return repr(f + 1.5 + 2 * abs(f))
+
+
+def mutate(text: str) -> str | None:
+    """The file with one expectation made false, or None: its first EQ probe's first value
+    changed beyond any tolerance; else its first EQ_BUFFER compared with a copy of the other
+    buffer whose first value differs (the buffer itself may be an input of the shader)."""
+    m = _PROBE.search(text)
+    if m is not None:
+        new = _changed(m.group(2))
+        return None if new is None else text[:m.start(2)] + new + text[m.end(2):]
+    eq = _EQ_BUFFER.search(text)
+    if eq is None:
+        return None
+    stmt = _statement(text, eq.group(2))
+    if stmt is None:
+        return None
+    copy = re.sub(r"BUFFER[ \t]+" + re.escape(eq.group(2)), "BUFFER kl_control", stmt.group(0).strip(), count=1)
+    value = _first_value(copy, "kl_control")
+    new = _changed(value.group(1)) if value else None
+    if value is None or new is None:
+        return None
+    copy = copy[:value.start(1)] + new + copy[value.end(1):]
+    expect = text[eq.start():eq.end()].rsplit(eq.group(2), 1)[0] + "kl_control"
+    return text[:eq.start()] + "\n" + copy + "\n" + expect.lstrip("\n") + text[eq.end():]
 
 
 def run_test(files: list[Path], kernellab: Path, jobs: int, timeout: int) -> dict[str, dict[str, object]]:

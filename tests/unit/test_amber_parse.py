@@ -158,7 +158,9 @@ def test_output_comparisons():
     rmse = OutputComparison("a", "RMSE_BUFFER", "b", "float32", 0.4)
     result = check_all([eq, rmse], {"a": a, "b": b})
     assert [o.ok for o in result.outputs] == [False, True]
-    assert "expected 2.5, actual 2.0" in result.report()
+    assert "1 of 2 elements differ (EQ_BUFFER)" in result.report() and "expected 2.5, actual 2.0" in result.report()
+    failed = check_all([_probe("EQ", [0.2], (1.0, True))], {"b": np.array([0.1], np.float32).tobytes()})
+    assert "1 of 1 elements differ (EQ within 1%)" in failed.report()
     assert check_all([eq], {"a": a, "b": a}).ok
 
 

@@ -40,6 +40,8 @@ class OutputResult:
     #: a problem with the whole output (size, missing output, RMSE over its bound)
     problem: str = ""
     rmse: float | None = None
+    #: what was required, where a tolerance does not say it (an AmberScript comparator: "LT", "EQ within 1%")
+    criterion: str = ""
 
     def report(self) -> str:
         if self.ok:
@@ -49,7 +51,7 @@ class OutputResult:
             lines.append(f"{self.name}: {self.problem}")
         if self.failed:
             lines.append(f"{self.name}: {self.failed} of {self.compared} elements differ "
-                         f"({self.tolerance.describe()})")
+                         f"({self.criterion or self.tolerance.describe()})")
             for m in self.first:
                 idx = m.index[0] if len(m.index) == 1 else m.index
                 lines.append(f"  [{idx}] expected {m.expected!r}, actual {m.actual!r} (allowed: {m.allowed})")
@@ -268,7 +270,9 @@ def _holds(cmp: str, actual: Any, expected: Any, tolerance: tuple[float, bool] |
 def check_probe(probe: Any, data: bytes | None) -> OutputResult:
     """One :class:`~kernellab.suite.expectations.ProbeExpectation` against the output's bytes."""
     name = f"{probe.where}: {probe.text}" if probe.where else probe.output
-    result = OutputResult(name, False, Tolerance(), compared=len(probe.values))
+    criterion = probe.comparator if probe.tolerance is None else \
+        f"EQ within {probe.tolerance[0]:g}{'%' if probe.tolerance[1] else ''}"
+    result = OutputResult(name, False, Tolerance(), compared=len(probe.values), criterion=criterion)
     if data is None:
         result.problem = f"the run produced no output {probe.output!r}"
         return result
@@ -285,9 +289,7 @@ def check_probe(probe: Any, data: bytes | None) -> OutputResult:
             with np.errstate(over="ignore"):
                 expected = np.array(expected, dtype=dtype).item()
         if not _holds(probe.comparator, actual, expected, probe.tolerance):
-            allowed = probe.comparator if probe.tolerance is None else \
-                f"EQ within {probe.tolerance[0]:g}{'%' if probe.tolerance[1] else ''}"
-            bad.append(ElementMismatch((i,), expected, actual, allowed))
+            bad.append(ElementMismatch((i,), expected, actual, criterion))
     result.failed = len(bad)
     result.first = bad[:SHOWN]
     result.ok = not bad
@@ -297,7 +299,7 @@ def check_probe(probe: Any, data: bytes | None) -> OutputResult:
 def check_comparison(comparison: Any, data: bytes | None, other: bytes | None) -> OutputResult:
     """One :class:`~kernellab.suite.expectations.OutputComparison` of two outputs' bytes."""
     name = f"{comparison.where}: {comparison.text}" if comparison.where else comparison.output
-    result = OutputResult(name, False, Tolerance())
+    result = OutputResult(name, False, Tolerance(), criterion=comparison.comparison)
     if data is None or other is None:
         result.problem = "the run produced no such output"
         return result
