@@ -376,16 +376,20 @@ class Parser:
                     raise self.src.refuse(stage, "graphics", GRAPHICS)
             else:
                 sid = w.integer("a specialization id")
-                w.keyword("AS")
-                type_token = w.take("a type")
-                try:
-                    elem = element(type_token.text)
-                except TypeError_ as exc:
-                    raise self.src.error(type_token, str(exc)) from None
+                type_token, elem = self.typed(w)
                 if len(elem.components) != 1:
                     raise self.src.error(type_token, "SPECIALIZE takes a scalar type")
                 value = number(self.src, w.take("a value"), elem.components[0][1])
                 p.specializations.append((sid, value))
+
+    def typed(self, w: _Words) -> tuple[Token, Element]:
+        """``AS type``: the type's token and layout."""
+        w.keyword("AS")
+        type_token = w.take("a type")
+        try:
+            return type_token, element(type_token.text)
+        except TypeError_ as exc:
+            raise self.src.error(type_token, str(exc)) from None
 
     def bind(self, head: Token, w: _Words, p: Pipeline) -> None:
         what = w.take("BUFFER")
@@ -427,12 +431,7 @@ class Parser:
         w.keyword("KERNEL")
         how = w.keyword("ARG_NAME", "ARG_NUMBER")
         arg: str | int = w.take("an argument").text if how.text == "ARG_NAME" else w.integer("an argument number")
-        w.keyword("AS")
-        type_token = w.take("a type")
-        try:
-            elem = element(type_token.text)
-        except TypeError_ as exc:
-            raise self.src.error(type_token, str(exc)) from None
+        _, elem = self.typed(w)
         dtypes = [d for _, d in elem.components]
         values = [number(self.src, w.take("a value"), d) for d in dtypes]
         w.finish()
