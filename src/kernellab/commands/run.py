@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
                                    "switch by changing the program name.")
     p.add_argument("file", nargs="?", type=Path, help="the workload file (same as --scenario)")
     p.add_argument("--scenario", type=Path, help="scenario JSON file to run")
-    p.add_argument("--format", choices=["scenario", "kernel-instantiation", "pyschedcl"],
+    p.add_argument("--format", choices=["scenario", "kernel-instantiation", "pyschedcl", "amber"],
                    help="input format (default: detected from the file's content)")
     p.add_argument("--output", type=Path,
                    help="folder for the outputs: a scenario's relative dst paths and a PySchedCL spec's "
@@ -190,6 +190,8 @@ def _run(path: Path, args: argparse.Namespace) -> int:
         from kernellab.outputs import usable_output_folder
         usable_output_folder(args.output)  # a file, /proc, a read-only folder: said before anything runs
     fmt = args.format or detect_format(path)
+    if fmt == "amber":
+        return run_amber_file(path, args)
     if _native_kernels(fmt, args):
         from kernellab.native.launch_guard import supervised
         status = supervised(cleanup=lambda: sweep_outputs(args.output or path.parent))
@@ -218,6 +220,29 @@ def _run(path: Path, args: argparse.Namespace) -> int:
             from kernellab.suite.checking import check_written_outputs
             status = check_written_outputs(path, args.output, fmt, args.expectations, expectations=expectations)
     return status
+
+
+#: the automake/meson status of a skipped test: the device lacks what the file requires
+EXIT_SKIPPED = 77
+
+
+def run_amber_file(path: Path, args: argparse.Namespace) -> int:
+    """An AmberScript file: run it and check its EXPECTs (0 all hold, 1 one fails, 77 the device
+    lacks a required feature or extension)."""
+    from kernellab.session import Session
+    from kernellab.suite.amber import run_amber
+
+    with config.override(compile_cache=not getattr(args, "no_cache", False)), \
+            Session(args.device, backend=args.backend, robust_buffer_access=args.enable_robustness_features) as s:
+        outcome = run_amber(s, path)
+    if outcome.status == "pass":
+        print(f"{path}: pass ({outcome.report})", file=sys.stderr)
+        return 0
+    if outcome.status == "skip":
+        print(f"{path}: skipped: {outcome.report}", file=sys.stderr)
+        return EXIT_SKIPPED
+    print(f"{path}: fail\n{outcome.report}", file=sys.stderr)
+    return 1
 
 
 def format_options(args: argparse.Namespace, **changes: Any) -> FormatRunOptions:

@@ -50,6 +50,10 @@ def request_for(path: str | Path, kernel: str | None = None, *, build_options: s
     path = Path(path).resolve()
     if not path.exists():
         raise InputError("no such file", file=path)
+    if path.suffix.lower() == ".amber":  # an AmberScript file: its pipelines, as the scenario it becomes
+        from kernellab.compile.amber import scenario_of
+
+        path = scenario_of(path)
     if path.suffix.lower() == ".json":
         return _from_workload(path, kernel, build_options, entry, target_env, device)
     if kernel is not None:
