@@ -11,6 +11,7 @@ from kernellab.verify.model import Checker, Finding, Location, VerifyResult, Wor
 _CHECKERS: dict[Checker, tuple[str, str]] = {
     "oclgrind": ("Oclgrind", "Oclgrind reports"),
     "spirv": ("the SPIR-V checker", "reports of the SPIR-V checker"),
+    "proof": ("the prover (verify --prove)", "counterexamples"),
 }
 
 
@@ -106,6 +107,15 @@ def _render(result: VerifyResult) -> str:
     if not result.defects and result.unfinished:
         out.append(f"{result.file}: not finished — {len(result.unfinished)} of {n} launch{'es' if n != 1 else ''} "
                    f"stopped at the time limit; {checker} found no defect in what ran{warned}")
+        return "\n".join(out)
+    for l in result.launches:
+        if l.proof in ("unknown", "possible"):
+            out.append(f"launch {l.index} ({l.kernel}): {l.proof} — {l.reason}")
+    if not result.defects and result.checker == "proof":
+        verdict = {"verified": "proven — no data race, barrier divergence, out-of-bounds access or failing "
+                               "assertion for any input", "possible": "possible defects (not reproduced by a launch)",
+                   "unknown": "unknown — not proven"}[result.verdict]
+        out.append(f"{result.file}: {verdict} in {n} launch{'es' if n != 1 else ''}{warned}")
         return "\n".join(out)
     if not result.defects:
         out.append(f"{result.file}: verified — {checker} found no data race, barrier divergence or out-of-bounds "

@@ -1,0 +1,838 @@
+"""One invocation of a compute shader as formulas over bit-vectors (z3): the SPIR-V of a
+:class:`~kernellab.spirvsim.module.Module` executed symbolically, every block under its path
+predicate, every value a term of the invocation's ids, the launch's arguments and buffer contents.
+
+What the encoding yields is a :class:`Trace`: the invocation's memory accesses (root variable,
+byte offset, size, read/write/atomic, predicate, barrier phases), its barriers (predicate) and
+its assertions. :mod:`kernellab.verify.prove.engine` builds two traces, for two distinct
+invocations, and asks z3 whether they can race, diverge or leave a buffer.
+
+Soundness rules: integers are bit-vectors of their SPIR-V width (wrap-around is modelled);
+a value the encoding cannot compute exactly (floating point, a load of memory some invocation
+writes) is a fresh unconstrained term, which only widens what the proof covers; an instruction
+it does not model raises :class:`Unmodelled` naming it and its source line, never skipped.
+Loops are unrolled while the back edge may still be taken; a loop still running after
+:data:`MAX_UNROLL` iterations raises :class:`Unmodelled` ("invariant not found").
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name
+from kernellab.spirvsim.types import Type
+from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
+
+#: iterations a loop is unrolled before the encoder gives up on it
+MAX_UNROLL = 64
+#: SPIR-V memory-semantics bits (the dynamic checker's rules: docs/verify-vulkan.md)
+UNIFORM_MEMORY = 0x40
+WORKGROUP_MEMORY = 0x100
+#: storage classes whose memory two invocations share
+SHARED = ("StorageBuffer", "Uniform", "Workgroup", "PushConstant")
+#: functions the engine reads as GPUVerify-style annotations (docs/verify-prove.md)
+
+
+class Unmodelled(Exception):
+    """Something the encoding does not model: the proof's verdict is ``unknown``."""
+
+    def __init__(self, reason: str, line: tuple[str, int] | None = None, text: str | None = None):
+        super().__init__(reason)
+        self.reason, self.line, self.text = reason, line, text
+
+
+@dataclass
+class Pointer:
+    root: int  # the variable's id
+    storage: str
+    offset: Any  # BV64 byte offset from the variable's start
+    pointee: Type
+    #: (index, length) of every sized-array step, for per-dimension bounds
+    steps: list[tuple[Any, int]] = field(default_factory=list)
+
+
+@dataclass
+class AccessRecord:
+    root: int
+    storage: str
+    offset: Any
+    size: int
+    kind: str  # read | write | atomic-read | atomic-write
+    pred: Any
+    phase_wg: Any
+    phase_sb: Any
+    inst: Inst
+    steps: list[tuple[Any, int]]
+
+
+@dataclass
+class BarrierRecord:
+    pred: Any
+    inst: Inst
+    key: tuple[int, ...]
+
+
+@dataclass
+class AssertRecord:
+    pred: Any
+    cond: Any
+    inst: Inst
+
+
+@dataclass
+class Ids:
+    """An invocation's built-in ids (BV32 each, three dimensions)."""
+
+    local: list[Any]
+    group: list[Any]
+    global_: list[Any]
+    num_groups: list[Any]
+    local_size: list[Any]
+
+
+@dataclass
+class Trace:
+    accesses: list[AccessRecord] = field(default_factory=list)
+    barriers: list[BarrierRecord] = field(default_factory=list)
+    asserts: list[AssertRecord] = field(default_factory=list)
+    assumes: list[Any] = field(default_factory=list)
+    #: loads of shared read-only memory: (root, offset, size) -> term, for the counterexample
+    reads: list[tuple[int, Any, int]] = field(default_factory=list)
+    unrolled: int = 0
+
+
+@dataclass
+class Edge:
+    pred: Any
+    env: dict[Any, Any]
+    phis: dict[int, Any]
+
+
+@dataclass
+class Memory:
+    """What the encoder knows of shared memory: the variables no invocation writes (read from
+    byte arrays both invocations share) and the bytes fixed by the launch."""
+
+    read_only: dict[int, Any]  # root id -> z3 Array(BV64, BV8)
+
+
+class Encoder:
+    def __init__(self, module: Module, ids: Ids, memory: Memory, tag: str, var_size: dict[int, int | None],
+                 solver_check: Any):
+        self.m, self.ids, self.memory, self.tag = module, ids, memory, tag
+        self.var_size = var_size
+        self.trace = Trace()
+        self.fresh_count = itertools.count()
+        self.solver_check = solver_check  # (pred) -> may it be true?
+        self.pending_semantics = 0
+        self.key: tuple[int, ...] = ()
+        self.calls = 0
+        self.depth = 0
+
+    # --- values ------------------------------------------------------------------------------
+
+    def fresh(self, t: Type, what: str = "v") -> Any:
+        n = next(self.fresh_count)
+        if t.kind == "bool":
+            return z3.Bool(f"{self.tag}_{what}{n}")
+        if t.kind in ("int", "float"):
+            return z3.BitVec(f"{self.tag}_{what}{n}", t.width)
+        if t.kind in ("vector", "array"):
+            assert t.elem is not None
+            return tuple(self.fresh(t.elem, what) for _ in range(t.count))
+        if t.kind == "struct":
+            return tuple(self.fresh(x, what) for x in t.members)
+        raise self.unmodelled(None, f"a value of type {t.describe()}")
+
+    def unmodelled(self, inst: Inst | None, what: str) -> Unmodelled:
+        line = inst.line if inst is not None else None
+        return Unmodelled(f"unsupported construct: {what}", line, self.m.source_text(line))
+
+    def const(self, cid: int) -> Any:
+        t = self.m.types[self.m.type_of[cid]]
+        return self._const_value(t, self.m.constants[cid])
+
+    def _const_value(self, t: Type, v: Any) -> Any:
+        if t.kind == "bool":
+            return z3.BoolVal(bool(v))
+        if t.kind == "int":
+            return z3.BitVecVal(int(v) & ((1 << t.width) - 1), t.width)
+        if t.kind == "float":
+            raw = int(v.view(f"u{t.width // 8}"))
+            return z3.BitVecVal(raw, t.width)
+        if t.kind in ("vector", "array"):
+            assert t.elem is not None
+            return tuple(self._const_value(t.elem, x) for x in v)
+        if t.kind == "struct":
+            return tuple(self._const_value(mt, x) for mt, x in zip(t.members, v))
+        raise Unmodelled(f"unsupported construct: a constant of type {t.describe()}")
+
+    def value(self, env: dict[Any, Any], vid: int) -> Any:
+        if vid in env:
+            return env[vid]
+        if vid in self.m.constants:
+            return self.const(vid)
+        if vid in self.m.variables:
+            return self.var_pointer(vid)
+        raise Unmodelled(f"unsupported construct: value %{vid} used before it is defined")
+
+    def var_pointer(self, vid: int) -> Pointer:
+        t = self.m.types[self.m.type_of[vid]]
+        assert t.elem is not None
+        return Pointer(vid, t.storage, z3.BitVecVal(0, 64), t.elem)
+
+    # --- memory ------------------------------------------------------------------------------
+
+    def phase(self, env: dict[Any, Any]) -> tuple[Any, Any]:
+        return env.get("phase_wg", z3.BitVecVal(0, 16)), env.get("phase_sb", z3.BitVecVal(0, 16))
+
+    def record(self, env: dict[Any, Any], pred: Any, p: Pointer, size: int, kind: str, inst: Inst) -> None:
+        wg, sb = self.phase(env)
+        self.trace.accesses.append(AccessRecord(p.root, p.storage, p.offset, size, kind, pred, wg, sb, inst,
+                                                list(p.steps)))
+
+    def load(self, env: dict[Any, Any], pred: Any, p: Pointer, inst: Inst, t: Type) -> Any:
+        if p.storage == "Input":
+            return self.builtin(p, inst, t)
+        if p.storage in ("Function", "Private"):
+            return self.private_load(env, p, t, inst)
+        self.record(env, pred, p, max(t.size, 1), "read", inst)
+        array = self.memory.read_only.get(p.root)
+        if array is None:
+            return self.fresh(t, "ld")
+        value = self.bytes_value(array, p.offset, t, inst)
+        self.trace.reads.append((p.root, p.offset, t.size))
+        return value
+
+    def bytes_value(self, array: Any, offset: Any, t: Type, inst: Inst) -> Any:
+        if t.kind in ("int", "float"):
+            parts = [z3.Select(array, offset + k) for k in range(t.width // 8)]
+            return parts[0] if len(parts) == 1 else z3.Concat(*reversed(parts))
+        if t.kind == "bool":
+            return z3.Select(array, offset) != 0
+        if t.kind in ("vector", "array"):
+            assert t.elem is not None
+            stride = t.stride or t.elem.size
+            return tuple(self.bytes_value(array, offset + k * stride, t.elem, inst) for k in range(t.count))
+        if t.kind == "struct":
+            return tuple(self.bytes_value(array, offset + o, mt, inst) for mt, o in zip(t.members, t.offsets))
+        raise self.unmodelled(inst, f"a load of {t.describe()}")
+
+    def store_bytes(self, array: Any, offset: Any, t: Type, v: Any, inst: Inst) -> Any:
+        if t.kind in ("int", "float"):
+            for k in range(t.width // 8):
+                array = z3.Store(array, offset + k, z3.Extract(8 * k + 7, 8 * k, v))
+            return array
+        if t.kind == "bool":
+            return z3.Store(array, offset, z3.If(v, z3.BitVecVal(1, 8), z3.BitVecVal(0, 8)))
+        if t.kind in ("vector", "array"):
+            assert t.elem is not None
+            stride = t.stride or t.elem.size
+            for k in range(t.count):
+                array = self.store_bytes(array, offset + k * stride, t.elem, v[k], inst)
+            return array
+        if t.kind == "struct":
+            for mt, o, x in zip(t.members, t.offsets, v):
+                array = self.store_bytes(array, offset + o, mt, x, inst)
+            return array
+        raise self.unmodelled(inst, f"a store of {t.describe()}")
+
+    def private_array(self, env: dict[Any, Any], root: int) -> Any:
+        key = ("mem", root)
+        if key not in env:
+            inst = self.m.variables.get(root)
+            array = z3.K(z3.BitVecSort(64), z3.BitVecVal(0, 8)) if inst is None else None
+            if array is None:
+                array = z3.Array(f"{self.tag}_priv{root}", z3.BitVecSort(64), z3.BitVecSort(8))
+            if inst is not None and len(inst.words) > 3:  # an initializer
+                t = self.m.types[self.m.type_of[root]]
+                assert t.elem is not None
+                array = self.store_bytes(array, z3.BitVecVal(0, 64), t.elem, self.value(env, inst.words[3]), inst)
+            env[key] = array
+        return env[key]
+
+    def private_load(self, env: dict[Any, Any], p: Pointer, t: Type, inst: Inst) -> Any:
+        self.bounds_private(env, p, t, inst)
+        return self.bytes_value(self.private_array(env, p.root), p.offset, t, inst)
+
+    def bounds_private(self, env: dict[Any, Any], p: Pointer, t: Type, inst: Inst) -> None:
+        self.record(env, env["pred"], p, max(t.size, 1), "private", inst)
+
+    def private_store(self, env: dict[Any, Any], pred: Any, p: Pointer, v: Any, t: Type, inst: Inst) -> None:
+        self.bounds_private(env, p, t, inst)
+        old = self.private_array(env, p.root)
+        new = self.store_bytes(old, p.offset, t, v, inst)
+        env[("mem", p.root)] = z3.If(pred, new, old)
+
+    def builtin(self, p: Pointer, inst: Inst, t: Type) -> Any:
+        deco = self.m.decorated(p.root, "BuiltIn")
+        if deco is None:
+            raise self.unmodelled(inst, "a load of an Input variable that is not a built-in")
+        name = enum_name("BuiltIn", deco[0])
+        ids = self.ids
+        vectors = {"GlobalInvocationId": ids.global_, "LocalInvocationId": ids.local, "WorkgroupId": ids.group,
+                   "NumWorkgroups": ids.num_groups, "WorkgroupSize": ids.local_size}
+        if name == "LocalInvocationIndex":
+            ls = ids.local_size
+            whole: Any = ids.local[0] + ls[0] * (ids.local[1] + ls[1] * ids.local[2])
+            vector: list[Any] = [whole]
+        elif name in vectors:
+            vector = vectors[name]
+        else:
+            raise self.unmodelled(inst, f"the built-in {name}")
+        whole_size = 4 * len(vector) if len(vector) > 1 else 4
+        if t.kind == "vector" and t.size == whole_size:
+            return tuple(vector)
+        if t.kind == "int" and t.width == 32:
+            k = _const_int(p.offset)
+            if k is None:
+                # a component chosen at run time: select it
+                out = vector[-1]
+                for i in reversed(range(len(vector) - 1)):
+                    out = z3.If(p.offset == 4 * i, vector[i], out)
+                return out
+            return vector[k // 4]
+        raise self.unmodelled(inst, f"a load of {t.describe()} from the built-in {name}")
+
+    # --- pointers ----------------------------------------------------------------------------
+
+    def access_chain(self, env: dict[Any, Any], inst: Inst, first_is_element: bool) -> Pointer:
+        w = inst.words
+        base = self.value(env, w[2])
+        if not isinstance(base, Pointer):
+            raise self.unmodelled(inst, "an access chain whose base is not a variable's pointer")
+        t = base.pointee
+        offset = base.offset
+        steps = list(base.steps)
+        indexes = list(w[3:])
+        if first_is_element:
+            rt = self.m.types[self.m.type_of[w[2]]]
+            stride = rt.stride or t.size
+            if not stride:
+                raise self.unmodelled(inst, f"{inst.op} on a pointer with no array stride")
+            offset = offset + _sext64(self.value(env, indexes[0])) * stride
+            indexes = indexes[1:]
+        for ix in indexes:
+            if t.kind == "struct":
+                k = _const_int(self.value(env, ix))
+                if k is None:
+                    raise self.unmodelled(inst, "a struct member chosen at run time")
+                offset = offset + t.offsets[k] if t.offsets else offset
+                t = t.members[k]
+            elif t.kind in ("array", "runtime_array", "vector"):
+                assert t.elem is not None
+                idx = self.value(env, ix)
+                stride = t.stride or t.elem.size
+                offset = offset + _sext64(idx) * stride
+                if t.kind != "runtime_array":
+                    steps.append((idx, t.count))
+                t = t.elem
+            else:
+                raise self.unmodelled(inst, f"an access chain into {t.describe()}")
+        rt = self.m.types[w[0]]
+        assert rt.elem is not None
+        return Pointer(base.root, base.storage, z3.simplify(offset), rt.elem, steps)
+
+    # --- execution ---------------------------------------------------------------------------
+
+    def run_entry(self, assumptions: Any) -> Trace:
+        fn = self.m.functions[self.m.entry_function]
+        env: dict[Any, Any] = {"pred": z3.BoolVal(True)}
+        self.run_function(fn, env, [], z3.BoolVal(True))
+        return self.trace
+
+    def run_function(self, fn: Function, env: dict[Any, Any], args: list[Any], pred: Any) -> tuple[Any, dict]:
+        self.calls += 1
+        if self.calls > 10000:
+            raise Unmodelled("unsupported construct: too many function calls (recursion?)")
+        local = dict(env)
+        for pid, a in zip(fn.params, args):
+            local[pid] = a
+        for v in fn.variables:
+            local.pop(("mem", v.words[1]), None)
+            local[v.words[1]] = Pointer(v.words[1], "Function", z3.BitVecVal(0, 64),
+                                        self.m.types[self.m.type_of[v.words[1]]].elem)  # type: ignore[arg-type]
+            if len(v.words) > 3:
+                t = self.m.types[self.m.type_of[v.words[1]]]
+                assert t.elem is not None
+                arr = z3.Array(f"{self.tag}_fn{v.words[1]}_{self.calls}", z3.BitVecSort(64), z3.BitVecSort(8))
+                local[("mem", v.words[1])] = self.store_bytes(arr, z3.BitVecVal(0, 64), t.elem,
+                                                              self.value(local, v.words[3]), v)
+            else:
+                local[("mem", v.words[1])] = z3.Array(f"{self.tag}_fn{v.words[1]}_{self.calls}",
+                                                      z3.BitVecSort(64), z3.BitVecSort(8))
+        incoming: dict[int, list[Edge]] = {fn.entry: [Edge(pred, local, {})]}
+        returns: list[tuple[Any, dict[Any, Any], Any]] = []
+        self.depth += 1
+        self.run_region(fn, fn.ordered, incoming, returns, set(fn.blocks))
+        self.depth -= 1
+        if not returns:
+            return None, env
+        out = _merge_envs([(p, e) for p, e, _ in returns])
+        value = None
+        if returns[0][2] is not None:
+            value = returns[-1][2]
+            for p, _, v in reversed(returns[:-1]):
+                value = _ite(p, v, value)
+        # the caller keeps its own values; memory and phases come back from the callee
+        result = dict(env)
+        for k, v in out.items():
+            if isinstance(k, tuple) or k in ("phase_wg", "phase_sb"):
+                result[k] = v
+        return value, result
+
+    def run_region(self, fn: Function, blocks: list[Block], incoming: dict[int, list[Edge]],
+                   returns: list[tuple[Any, dict[Any, Any], Any]], members: set[int],
+                   header: int | None = None) -> None:
+        """Run ``blocks`` (structured order) once; edges to blocks outside ``members`` (and back to
+        ``header``) stay in ``incoming`` for the caller."""
+        done: set[int] = set()
+        for b in blocks:
+            if b.label in done or b.label not in members:
+                continue
+            edges = incoming.pop(b.label, [])
+            if not edges:
+                continue
+            merge = next((i for i in b.insts if i.op == "OpLoopMerge"), None)
+            if merge is not None and b.label != header:
+                body = _loop_blocks(fn, b.label, merge.words[0])
+                done |= body
+                self.run_loop(fn, b, merge, edges, incoming, returns, body)
+                continue
+            self.run_block(fn, b, edges, incoming, returns)
+
+    def run_loop(self, fn: Function, head: Block, merge: Inst, edges: list[Edge], incoming: dict[int, list[Edge]],
+                 returns: list[tuple[Any, dict[Any, Any], Any]], body: set[int]) -> None:
+        ordered = [b for b in fn.ordered if b.label in body]
+        current = edges
+        key = self.key
+        for k in range(MAX_UNROLL + 1):
+            if k == MAX_UNROLL:
+                raise Unmodelled(f"invariant not found: the loop at line {_line(head, self.m)} still runs after "
+                                 f"{MAX_UNROLL} unrolled iterations (its trip count is not a small constant)",
+                                 _first_line(head), None)
+            self.key = key + (head.label, k)
+            inner: dict[int, list[Edge]] = {head.label: current}
+            self.run_region(fn, ordered, inner, returns, body, header=head.label)
+            back = inner.pop(head.label, [])
+            for label, es in inner.items():
+                incoming.setdefault(label, []).extend(es)
+            self.trace.unrolled = max(self.trace.unrolled, k + 1)
+            back = [e for e in back if self.solver_check(e.pred)]
+            if not back:
+                break
+            current = back
+        self.key = key
+
+    def run_block(self, fn: Function, b: Block, edges: list[Edge], incoming: dict[int, list[Edge]],
+                  returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
+        pred = z3.simplify(z3.Or(*[e.pred for e in edges])) if len(edges) > 1 else edges[0].pred
+        env = _merge_envs([(e.pred, e.env) for e in edges])
+        env["pred"] = pred
+        for inst in b.insts:
+            op = inst.op
+            if op == "OpPhi":
+                rid = inst.words[1]
+                vals = [(e.pred, e.phis[rid]) for e in edges if rid in e.phis]
+                if len(vals) != len(edges):
+                    raise self.unmodelled(inst, "an OpPhi without a value for every incoming edge")
+                v = vals[-1][1]
+                for p, x in reversed(vals[:-1]):
+                    v = _ite(p, x, v)
+                env[rid] = v
+                continue
+            if op in ("OpLoopMerge", "OpSelectionMerge", "OpLine", "OpNoLine", "OpNop"):
+                continue
+            if op == "OpBranch":
+                self.edge(fn, b, inst.words[0], pred, env, incoming)
+            elif op == "OpBranchConditional":
+                c = self.value(env, inst.words[0])
+                t_, f_ = inst.words[1], inst.words[2]
+                if t_ == f_:
+                    self.edge(fn, b, t_, pred, env, incoming)
+                else:
+                    self.edge(fn, b, t_, z3.simplify(z3.And(pred, c)), env, incoming)
+                    self.edge(fn, b, f_, z3.simplify(z3.And(pred, z3.Not(c))), env, incoming)
+            elif op == "OpSwitch":
+                sel = self.value(env, inst.words[0])
+                others: list[Any] = []
+                w = inst.words
+                targets: dict[int, list[Any]] = {}
+                for k in range(2, len(w), 2):
+                    lit = z3.BitVecVal(w[k], sel.size())
+                    targets.setdefault(w[k + 1], []).append(sel == lit)
+                    others.append(sel == lit)
+                targets.setdefault(w[1], []).append(z3.Not(z3.Or(*others)) if others else z3.BoolVal(True))
+                for target, conds in targets.items():
+                    self.edge(fn, b, target, z3.simplify(z3.And(pred, z3.Or(*conds))), env, incoming)
+            elif op == "OpReturn":
+                returns.append((pred, env, None))
+            elif op == "OpReturnValue":
+                returns.append((pred, env, self.value(env, inst.words[0])))
+            elif op == "OpUnreachable":
+                pass
+            else:
+                self.step(env, pred, inst)
+
+    def edge(self, fn: Function, src: Block, target: int, pred: Any, env: dict[Any, Any],
+             incoming: dict[int, list[Edge]]) -> None:
+        if z3.is_false(pred):
+            return
+        phis: dict[int, Any] = {}
+        for inst in fn.blocks[target].insts:
+            if inst.op != "OpPhi":
+                break
+            w = inst.words
+            for k in range(2, len(w), 2):
+                if w[k + 1] == src.label:
+                    phis[w[1]] = self.value(env, w[k])
+        incoming.setdefault(target, []).append(Edge(pred, dict(env), phis))
+
+    def step(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
+        op, w = inst.op, inst.words
+        m = self.m
+        if op in ("OpAccessChain", "OpInBoundsAccessChain"):
+            env[w[1]] = self.access_chain(env, inst, False)
+            return
+        if op in ("OpPtrAccessChain", "OpInBoundsPtrAccessChain"):
+            env[w[1]] = self.access_chain(env, inst, True)
+            return
+        if op == "OpLoad":
+            p = self.value(env, w[2])
+            if not isinstance(p, Pointer):
+                raise self.unmodelled(inst, "a load through a pointer the engine does not follow")
+            env[w[1]] = self.load(env, pred, p, inst, m.types[w[0]])
+            return
+        if op == "OpStore":
+            p = self.value(env, w[0])
+            if not isinstance(p, Pointer):
+                raise self.unmodelled(inst, "a store through a pointer the engine does not follow")
+            v = self.value(env, w[1])
+            if p.storage in ("Function", "Private"):
+                self.private_store(env, pred, p, v, p.pointee, inst)
+            elif p.storage in ("StorageBuffer", "Workgroup"):
+                self.record(env, pred, p, max(p.pointee.size, 1), "write", inst)
+            else:
+                raise self.unmodelled(inst, f"a store to {p.storage} memory")
+            return
+        if op == "OpControlBarrier":
+            self.barrier(env, pred, inst)
+            return
+        if op == "OpMemoryBarrier":
+            sem = self.value(env, w[1])
+            k = _const_int(sem)
+            if k is None:
+                raise self.unmodelled(inst, "a memory barrier whose semantics are not a constant")
+            self.pending_semantics |= k
+            return
+        if op.startswith("OpAtomic"):
+            self.atomic(env, pred, inst)
+            return
+        if op == "OpFunctionCall":
+            callee = m.functions.get(w[2])
+            name = self.annotation_name(w[2]) or m.names.get(w[2], "")
+            args = [self.value(env, a) for a in w[3:]]
+            if name in NAMES:
+                self.annotation(env, pred, inst, name, args)
+                if inst.typed:
+                    env[w[1]] = self.fresh(m.types[w[0]])
+                return
+            if callee is None or not callee.blocks:
+                raise self.unmodelled(inst, f"a call of {name or 'a function without a body'}")
+            value, out = self.run_function(callee, env, args, pred)
+            env.update({k: v for k, v in out.items() if isinstance(k, tuple) or k in ("phase_wg", "phase_sb")})
+            if w[0] in m.types and m.types[w[0]].kind != "void":
+                env[w[1]] = value
+            return
+        if op == "OpExtInst":
+            env[w[1]] = self.ext_inst(env, inst)
+            return
+        if not inst.typed:
+            raise self.unmodelled(inst, op)
+        t = m.types[w[0]]
+        env[w[1]] = self.compute(env, inst, t)
+
+    def annotation_name(self, fid: int) -> str | None:
+        """The annotation a function is: by its name (GLSL), or the constant its body adds (clspv
+        keeps no names)."""
+        name = self.m.names.get(fid, "")
+        name = name.split("(")[0]
+        if name in NAMES:
+            return name
+        fn = self.m.functions.get(fid)
+        if fn is None or len(fn.blocks) != 1 or len(fn.params) != 1:
+            return None
+        for inst in next(iter(fn.blocks.values())).insts:
+            if inst.op == "OpIAdd" and inst.words[3] in self.m.constants:
+                got = MAGIC.get(int(self.m.constants[inst.words[3]]))
+                if got:
+                    return got
+        return None
+
+    def annotation(self, env: dict[Any, Any], pred: Any, inst: Inst, name: str, args: list[Any]) -> None:
+        if not args:
+            raise self.unmodelled(inst, f"the annotation {name} without an argument")
+        if name.startswith("__kl_unsupported"):
+            number = _const_int(args[0])
+            raise self.unmodelled(inst, f"the GPUVerify annotation {unsupported_name(number if number is not None else -1)}")
+        cond = _truth(args[0])
+        # a precondition of a function other than the kernel is checked where it is called, then
+        # assumed (the kernel's own are the launch's assumptions)
+        if name.startswith("__kl_assert") or (name.startswith("__kl_requires") and self.depth > 1):
+            self.trace.asserts.append(AssertRecord(pred, cond, inst))
+        if not name.startswith("__kl_assert"):
+            self.trace.assumes.append(z3.Implies(pred, cond))
+
+    def barrier(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
+        scope = _const_int(self.value(env, inst.words[0]))
+        sem = _const_int(self.value(env, inst.words[2]))
+        if scope is None or sem is None:
+            raise self.unmodelled(inst, "a barrier whose scope or semantics are not constants")
+        if enum_name("Scope", scope) not in ("Workgroup", "Subgroup", "Device", "CrossDevice"):
+            raise self.unmodelled(inst, f"a barrier of scope {enum_name('Scope', scope)}")
+        if enum_name("Scope", scope) == "Subgroup":
+            raise self.unmodelled(inst, "a subgroup barrier")
+        sem |= self.pending_semantics
+        self.pending_semantics = 0
+        wg, sb = self.phase(env)
+        one = z3.BitVecVal(1, 16)
+        if sem & WORKGROUP_MEMORY:
+            env["phase_wg"] = z3.simplify(z3.If(pred, wg + one, wg))
+        if sem & UNIFORM_MEMORY:
+            env["phase_sb"] = z3.simplify(z3.If(pred, sb + one, sb))
+        self.trace.barriers.append(BarrierRecord(pred, inst, self.key + (inst.index,)))
+
+    def atomic(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
+        op, w = inst.op, inst.words
+        if op == "OpAtomicStore":
+            p = self.value(env, w[0])
+        else:
+            p = self.value(env, w[2])
+        if not isinstance(p, Pointer):
+            raise self.unmodelled(inst, f"{op} through a pointer the engine does not follow")
+        if p.storage not in ("StorageBuffer", "Workgroup"):
+            raise self.unmodelled(inst, f"{op} on {p.storage} memory")
+        kind = "atomic-read" if op == "OpAtomicLoad" else "atomic-write"
+        self.record(env, pred, p, max(p.pointee.size, 1), kind, inst)
+        if inst.typed:
+            env[w[1]] = self.fresh(self.m.types[w[0]], "atomic")
+
+    def ext_inst(self, env: dict[Any, Any], inst: Inst) -> Any:
+        w = inst.words
+        t = self.m.types[w[0]]
+        set_name = self.m.ext_sets.get(w[2], "")
+        if set_name.startswith("NonSemantic."):
+            return None
+        name = extinst_name(set_name, w[3])
+        args = [self.value(env, a) for a in w[4:]]
+        if t.kind == "vector":
+            return tuple(self._ext_scalar(inst, name, [a[k] for a in args], t.elem) for k in range(t.count))
+        return self._ext_scalar(inst, name, args, t)
+
+    def _ext_scalar(self, inst: Inst, name: str, args: list[Any], t: Type | None) -> Any:
+        assert t is not None
+        if t.kind == "float":
+            return self.fresh(t, "f")
+        ops = {"UMin": lambda a, b: z3.If(z3.ULT(a, b), a, b), "UMax": lambda a, b: z3.If(z3.UGT(a, b), a, b),
+               "SMin": lambda a, b: z3.If(a < b, a, b), "SMax": lambda a, b: z3.If(a > b, a, b)}
+        if name in ops:
+            return ops[name](*args)
+        if name == "SAbs":
+            return z3.If(args[0] < 0, -args[0], args[0])
+        if name == "UClamp":
+            return ops["UMin"](ops["UMax"](args[0], args[1]), args[2])
+        if name == "SClamp":
+            return ops["SMin"](ops["SMax"](args[0], args[1]), args[2])
+        if t.kind == "int" and name in ("FindUMsb", "FindSMsb", "FindILsb"):
+            return self.fresh(t, "bits")
+        raise self.unmodelled(inst, f"the extended instruction {name}")
+
+    def compute(self, env: dict[Any, Any], inst: Inst, t: Type) -> Any:
+        op, w = inst.op, inst.words
+        if op == "OpCompositeExtract":
+            v = self.value(env, w[2])
+            for k in w[3:]:
+                v = v[k]
+            return v
+        if op == "OpCompositeConstruct":
+            parts = [self.value(env, a) for a in w[2:]]
+            if t.kind == "vector":
+                flat: list[Any] = []
+                for p in parts:
+                    flat.extend(p if isinstance(p, tuple) else [p])
+                return tuple(flat)
+            return tuple(parts)
+        if op == "OpCompositeInsert":
+            obj, comp = self.value(env, w[2]), self.value(env, w[3])
+            return _insert(comp, obj, list(w[4:]))
+        if op == "OpVectorShuffle":
+            a, b = self.value(env, w[2]), self.value(env, w[3])
+            both = list(a) + list(b)
+            return tuple(both[k] if k != 0xFFFFFFFF else self.fresh(t.elem) for k in w[4:])  # type: ignore[arg-type]
+        if op == "OpCopyObject":
+            return self.value(env, w[2])
+        if op == "OpUndef":
+            return self.fresh(t, "undef")
+        if op == "OpSelect":
+            c, a, b = (self.value(env, x) for x in w[2:5])
+            if isinstance(c, tuple):
+                return tuple(_ite(ci, ai, bi) for ci, ai, bi in zip(c, a, b))
+            if isinstance(a, tuple):
+                return tuple(_ite(c, ai, bi) for ai, bi in zip(a, b))
+            if isinstance(a, Pointer) or isinstance(b, Pointer):
+                if isinstance(a, Pointer) and isinstance(b, Pointer) and a.root == b.root:
+                    return Pointer(a.root, a.storage, z3.If(c, a.offset, b.offset), a.pointee)
+                raise self.unmodelled(inst, "OpSelect between pointers into different variables")
+            return _ite(c, a, b)
+        args = [self.value(env, a) for a in w[2:]]
+        if any(isinstance(a, Pointer) for a in args):
+            raise self.unmodelled(inst, f"{op} on a pointer")
+        if t.kind == "vector":
+            return tuple(self.scalar_op(inst, [a[k] if isinstance(a, tuple) else a for a in args], t.elem)
+                         for k in range(t.count))
+        return self.scalar_op(inst, args, t)
+
+    def scalar_op(self, inst: Inst, a: list[Any], t: Type | None) -> Any:
+        assert t is not None
+        op = inst.op
+        if op in _FLOAT_OPS or (op.startswith("OpF") and op not in ("OpFunctionCall",)):
+            return self.fresh(t, "f")
+        if op in ("OpConvertFToU", "OpConvertFToS", "OpConvertUToF", "OpConvertSToF", "OpFConvert",
+                  "OpIsNan", "OpIsInf", "OpQuantizeToF16"):
+            return self.fresh(t, "f")
+        if op == "OpBitcast":
+            x = a[0]
+            if isinstance(x, tuple) or not z3.is_bv(x) or x.size() != t.width:
+                raise self.unmodelled(inst, "an OpBitcast between values of different shapes")
+            return x
+        if op in ("OpUConvert", "OpSConvert"):
+            x = a[0]
+            if t.width == x.size():
+                return x
+            if t.width < x.size():
+                return z3.Extract(t.width - 1, 0, x)
+            ext = z3.ZeroExt if op == "OpUConvert" else z3.SignExt
+            return ext(t.width - x.size(), x)
+        fn = _INT_OPS.get(op)
+        if fn is None:
+            raise self.unmodelled(inst, op)
+        return fn(*a)
+
+
+def _truth(v: Any) -> Any:
+    if z3.is_bool(v):
+        return v
+    return v != 0
+
+
+def _insert(comp: Any, obj: Any, path: list[int]) -> Any:
+    if not path:
+        return comp
+    items = list(obj)
+    items[path[0]] = _insert(comp, items[path[0]], path[1:])
+    return tuple(items)
+
+
+def _fit(b: Any, width: int) -> Any:
+    if b.size() == width:
+        return b
+    return z3.ZeroExt(width - b.size(), b) if b.size() < width else z3.Extract(width - 1, 0, b)
+
+
+_INT_OPS: dict[str, Any] = {
+    "OpIAdd": lambda a, b: a + b, "OpISub": lambda a, b: a - b, "OpIMul": lambda a, b: a * b,
+    "OpUDiv": z3.UDiv, "OpSDiv": lambda a, b: a / b, "OpUMod": z3.URem, "OpSRem": z3.SRem, "OpSMod": z3.SRem,
+    "OpShiftLeftLogical": lambda a, b: a << _fit(b, a.size()),
+    "OpShiftRightLogical": lambda a, b: z3.LShR(a, _fit(b, a.size())),
+    "OpShiftRightArithmetic": lambda a, b: a >> _fit(b, a.size()),
+    "OpBitwiseAnd": lambda a, b: a & b, "OpBitwiseOr": lambda a, b: a | b, "OpBitwiseXor": lambda a, b: a ^ b,
+    "OpNot": lambda a: ~a, "OpSNegate": lambda a: -a,
+    "OpIEqual": lambda a, b: a == b, "OpINotEqual": lambda a, b: a != b,
+    "OpULessThan": z3.ULT, "OpULessThanEqual": z3.ULE, "OpUGreaterThan": z3.UGT, "OpUGreaterThanEqual": z3.UGE,
+    "OpSLessThan": lambda a, b: a < b, "OpSLessThanEqual": lambda a, b: a <= b,
+    "OpSGreaterThan": lambda a, b: a > b, "OpSGreaterThanEqual": lambda a, b: a >= b,
+    "OpLogicalAnd": z3.And, "OpLogicalOr": z3.Or, "OpLogicalNot": z3.Not,
+    "OpLogicalEqual": lambda a, b: a == b, "OpLogicalNotEqual": lambda a, b: a != b,
+}
+_FLOAT_OPS = frozenset({"OpDot", "OpVectorTimesScalar", "OpMatrixTimesVector", "OpOrdered", "OpUnordered"})
+
+
+def _ite(c: Any, a: Any, b: Any) -> Any:
+    if isinstance(a, tuple):
+        return tuple(_ite(c, x, y) for x, y in zip(a, b))
+    if isinstance(a, Pointer) or isinstance(b, Pointer):
+        if isinstance(a, Pointer) and isinstance(b, Pointer) and a.root == b.root:
+            return Pointer(a.root, a.storage, z3.If(c, a.offset, b.offset), a.pointee)
+        if a is b:
+            return a
+        raise Unmodelled("unsupported construct: a pointer chosen between different variables")
+    if a is None or b is None:
+        return a if b is None else b
+    if a.eq(b):
+        return a
+    return z3.If(c, a, b)
+
+
+def _merge_envs(items: list[tuple[Any, dict[Any, Any]]]) -> dict[Any, Any]:
+    if len(items) == 1:
+        return dict(items[0][1])
+    base = dict(items[-1][1])
+    keys = set().union(*(e.keys() for _, e in items))
+    for k in keys:
+        if k == "pred":
+            continue
+        vals = [(p, e.get(k)) for p, e in items]
+        present = [(p, v) for p, v in vals if v is not None]
+        if not present:
+            continue
+        v = present[-1][1]
+        for p, x in reversed(present[:-1]):
+            if x is v:
+                continue
+            v = _ite(p, x, v)
+        base[k] = v
+    return base
+
+
+def _loop_blocks(fn: Function, header: int, merge: int) -> set[int]:
+    """The loop's blocks: those reachable from its header without passing its merge block."""
+    out, stack = {header}, [header]
+    while stack:
+        b = fn.blocks[stack.pop()]
+        term = b.insts[-1]
+        w = term.words
+        targets: list[int] = []
+        if term.op == "OpBranch":
+            targets = [w[0]]
+        elif term.op == "OpBranchConditional":
+            targets = [w[1], w[2]]
+        elif term.op == "OpSwitch":
+            targets = [w[1]] + [w[k] for k in range(3, len(w), 2)]
+        for t in targets:
+            if t != merge and t not in out and t in fn.blocks:
+                out.add(t)
+                stack.append(t)
+    return out
+
+
+def _const_int(v: Any) -> int | None:
+    if isinstance(v, int):
+        return v
+    v = z3.simplify(v)
+    return v.as_long() if z3.is_bv_value(v) else None
+
+
+def _sext64(v: Any) -> Any:
+    return z3.SignExt(64 - v.size(), v) if v.size() < 64 else v
+
+
+def _first_line(b: Block) -> tuple[str, int] | None:
+    return next((i.line for i in b.insts if i.line), None)
+
+
+def _line(b: Block, m: Module) -> str:
+    line = _first_line(b)
+    return str(line[1]) if line else "?"
