@@ -111,6 +111,51 @@ class Edge:
     phis: dict[int, Any]
 
 
+@dataclass(frozen=True)
+class PrivateMemory:
+    """An invocation's private (Function/Private) variable as a log of predicated byte writes over
+    its unknown initial contents. Kept in Python, not as a z3 array: a load at a constant offset
+    picks the writes at that offset, so z3 sees bit-vectors only. Two paths' memories merge by
+    joining their logs after the part they share (each write carries its own path predicate, and
+    the paths into a block exclude each other)."""
+
+    initial: Any  # z3 Array(BV64, BV8)
+    writes: tuple[tuple[Any, int | None, Any, Any], ...]  # (offset, constant offset, byte, predicate)
+
+    def store(self, pred: Any, pairs: list[tuple[Any, Any]]) -> PrivateMemory:
+        new = tuple((o, o.as_long() if z3.is_bv_value(o) else None, b, pred) for o, b in pairs)
+        return PrivateMemory(self.initial, self.writes + new)
+
+    def load(self, offset: Any) -> Any:
+        k = offset.as_long() if z3.is_bv_value(offset) else None
+        out = None
+        start = 0
+        for n in range(len(self.writes) - 1, -1, -1):  # the newest write that surely hit is where to start
+            o, ko, b, p = self.writes[n]
+            if k is not None and ko == k and z3.is_true(p):
+                start, out = n + 1, b
+                break
+        if out is None:
+            out = z3.Select(self.initial, offset)
+        for o, ko, b, p in self.writes[start:]:
+            if k is not None and ko is not None:
+                if ko != k:
+                    continue
+                out = b if z3.is_true(p) else z3.If(p, b, out)
+            else:
+                out = z3.If(z3.And(p, o == offset), b, out)
+        return out
+
+    def merge(self, other: PrivateMemory) -> PrivateMemory:
+        if other is self:
+            return self
+        a, b = self.writes, other.writes
+        n = 0
+        while n < min(len(a), len(b)) and a[n] is b[n]:
+            n += 1
+        return PrivateMemory(self.initial, a + b[n:])
+
+
 @dataclass
 class Memory:
     """What the encoder knows of shared memory: the variables no invocation writes (read from
@@ -203,69 +248,70 @@ class Encoder:
         array = self.memory.read_only.get(p.root)
         if array is None:
             return self.fresh(t, "ld")
-        value = self.bytes_value(array, p.offset, t, inst)
+        value = self.bytes_value(lambda o: z3.Select(array, o), p.offset, t, inst)
         self.trace.reads.append((p.root, p.offset, t.size))
         return value
 
-    def bytes_value(self, array: Any, offset: Any, t: Type, inst: Inst) -> Any:
+    def bytes_value(self, byte_at: Any, offset: Any, t: Type, inst: Inst) -> Any:
+        """A value of type ``t`` from the bytes ``byte_at(offset)`` gives (little-endian)."""
         if t.kind in ("int", "float"):
-            parts = [z3.Select(array, offset + k) for k in range(t.width // 8)]
+            parts = [byte_at(z3.simplify(offset + k)) for k in range(t.width // 8)]
             return parts[0] if len(parts) == 1 else z3.Concat(*reversed(parts))
         if t.kind == "bool":
-            return z3.Select(array, offset) != 0
+            return byte_at(z3.simplify(offset)) != 0
         if t.kind in ("vector", "array"):
             assert t.elem is not None
             stride = t.stride or t.elem.size
-            return tuple(self.bytes_value(array, offset + k * stride, t.elem, inst) for k in range(t.count))
+            return tuple(self.bytes_value(byte_at, offset + k * stride, t.elem, inst) for k in range(t.count))
         if t.kind == "struct":
-            return tuple(self.bytes_value(array, offset + o, mt, inst) for mt, o in zip(t.members, t.offsets))
+            return tuple(self.bytes_value(byte_at, offset + o, mt, inst) for mt, o in zip(t.members, t.offsets))
         raise self.unmodelled(inst, f"a load of {t.describe()}")
 
-    def store_bytes(self, array: Any, offset: Any, t: Type, v: Any, inst: Inst) -> Any:
+    def value_bytes(self, offset: Any, t: Type, v: Any, inst: Inst) -> list[tuple[Any, Any]]:
+        """The (offset, byte) pairs a store of ``v`` writes."""
         if t.kind in ("int", "float"):
-            for k in range(t.width // 8):
-                array = z3.Store(array, offset + k, z3.Extract(8 * k + 7, 8 * k, v))
-            return array
+            return [(z3.simplify(offset + k), z3.Extract(8 * k + 7, 8 * k, v)) for k in range(t.width // 8)]
         if t.kind == "bool":
-            return z3.Store(array, offset, z3.If(v, z3.BitVecVal(1, 8), z3.BitVecVal(0, 8)))
+            return [(z3.simplify(offset), z3.If(v, z3.BitVecVal(1, 8), z3.BitVecVal(0, 8)))]
+        out: list[tuple[Any, Any]] = []
         if t.kind in ("vector", "array"):
             assert t.elem is not None
             stride = t.stride or t.elem.size
             for k in range(t.count):
-                array = self.store_bytes(array, offset + k * stride, t.elem, v[k], inst)
-            return array
+                out += self.value_bytes(offset + k * stride, t.elem, v[k], inst)
+            return out
         if t.kind == "struct":
             for mt, o, x in zip(t.members, t.offsets, v):
-                array = self.store_bytes(array, offset + o, mt, x, inst)
-            return array
+                out += self.value_bytes(offset + o, mt, x, inst)
+            return out
         raise self.unmodelled(inst, f"a store of {t.describe()}")
 
-    def private_array(self, env: dict[Any, Any], root: int) -> Any:
+    def private_memory(self, env: dict[Any, Any], root: int) -> PrivateMemory:
         key = ("mem", root)
-        if key not in env:
-            inst = self.m.variables.get(root)
-            array = z3.K(z3.BitVecSort(64), z3.BitVecVal(0, 8)) if inst is None else None
-            if array is None:
-                array = z3.Array(f"{self.tag}_priv{root}", z3.BitVecSort(64), z3.BitVecSort(8))
-            if inst is not None and len(inst.words) > 3:  # an initializer
+        if key not in env:  # a module-scope Private variable, first touched here
+            inst = self.m.variables[root]
+            mem = PrivateMemory(z3.Array(f"{self.tag}_priv{root}", z3.BitVecSort(64), z3.BitVecSort(8)), ())
+            if len(inst.words) > 3:  # its initializer
                 t = self.m.types[self.m.type_of[root]]
                 assert t.elem is not None
-                array = self.store_bytes(array, z3.BitVecVal(0, 64), t.elem, self.value(env, inst.words[3]), inst)
-            env[key] = array
-        return env[key]
+                mem = mem.store(z3.BoolVal(True), self.value_bytes(z3.BitVecVal(0, 64), t.elem,
+                                                                   self.value(env, inst.words[3]), inst))
+            env[key] = mem
+        mem = env[key]
+        assert isinstance(mem, PrivateMemory)
+        return mem
 
     def private_load(self, env: dict[Any, Any], p: Pointer, t: Type, inst: Inst) -> Any:
         self.bounds_private(env, p, t, inst)
-        return self.bytes_value(self.private_array(env, p.root), p.offset, t, inst)
+        return self.bytes_value(self.private_memory(env, p.root).load, p.offset, t, inst)
 
     def bounds_private(self, env: dict[Any, Any], p: Pointer, t: Type, inst: Inst) -> None:
         self.record(env, env["pred"], p, max(t.size, 1), "private", inst)
 
     def private_store(self, env: dict[Any, Any], pred: Any, p: Pointer, v: Any, t: Type, inst: Inst) -> None:
         self.bounds_private(env, p, t, inst)
-        old = self.private_array(env, p.root)
-        new = self.store_bytes(old, p.offset, t, v, inst)
-        env[("mem", p.root)] = z3.If(pred, new, old)
+        mem = self.private_memory(env, p.root)
+        env[("mem", p.root)] = mem.store(pred, self.value_bytes(p.offset, t, v, inst))
 
     def builtin(self, p: Pointer, inst: Inst, t: Type) -> Any:
         deco = self.m.decorated(p.root, "BuiltIn")
@@ -352,18 +398,15 @@ class Encoder:
         for pid, a in zip(fn.params, args):
             local[pid] = a
         for v in fn.variables:
-            local.pop(("mem", v.words[1]), None)
-            local[v.words[1]] = Pointer(v.words[1], "Function", z3.BitVecVal(0, 64),
-                                        self.m.types[self.m.type_of[v.words[1]]].elem)  # type: ignore[arg-type]
+            t = self.m.types[self.m.type_of[v.words[1]]]
+            assert t.elem is not None
+            local[v.words[1]] = Pointer(v.words[1], "Function", z3.BitVecVal(0, 64), t.elem)
+            mem = PrivateMemory(z3.Array(f"{self.tag}_fn{v.words[1]}_{self.calls}", z3.BitVecSort(64),
+                                         z3.BitVecSort(8)), ())
             if len(v.words) > 3:
-                t = self.m.types[self.m.type_of[v.words[1]]]
-                assert t.elem is not None
-                arr = z3.Array(f"{self.tag}_fn{v.words[1]}_{self.calls}", z3.BitVecSort(64), z3.BitVecSort(8))
-                local[("mem", v.words[1])] = self.store_bytes(arr, z3.BitVecVal(0, 64), t.elem,
-                                                              self.value(local, v.words[3]), v)
-            else:
-                local[("mem", v.words[1])] = z3.Array(f"{self.tag}_fn{v.words[1]}_{self.calls}",
-                                                      z3.BitVecSort(64), z3.BitVecSort(8))
+                mem = mem.store(z3.BoolVal(True), self.value_bytes(z3.BitVecVal(0, 64), t.elem,
+                                                                   self.value(local, v.words[3]), v))
+            local[("mem", v.words[1])] = mem
         incoming: dict[int, list[Edge]] = {fn.entry: [Edge(pred, local, {})]}
         returns: list[tuple[Any, dict[Any, Any], Any]] = []
         self.depth += 1
@@ -432,6 +475,7 @@ class Encoder:
         pred = z3.simplify(z3.Or(*[e.pred for e in edges])) if len(edges) > 1 else edges[0].pred
         env = _merge_envs([(e.pred, e.env) for e in edges])
         env["pred"] = pred
+        self.pending_semantics = 0  # a memory barrier adds its bits to a control barrier of its own block
         for inst in b.insts:
             op = inst.op
             if op == "OpPhi":
@@ -687,6 +731,9 @@ class Encoder:
                     return Pointer(a.root, a.storage, z3.If(c, a.offset, b.offset), a.pointee)
                 raise self.unmodelled(inst, "OpSelect between pointers into different variables")
             return _ite(c, a, b)
+        if op in ("OpAll", "OpAny"):
+            parts = list(self.value(env, w[2]))
+            return z3.And(*parts) if op == "OpAll" else z3.Or(*parts)
         args = [self.value(env, a) for a in w[2:]]
         if any(isinstance(a, Pointer) for a in args):
             raise self.unmodelled(inst, f"{op} on a pointer")
@@ -719,7 +766,13 @@ class Encoder:
         fn = _INT_OPS.get(op)
         if fn is None:
             raise self.unmodelled(inst, op)
-        return fn(*a)
+        out = fn(*a)
+        # SPIR-V leaves a division by zero and a shift by the width or more undefined: any value
+        if op in _DIVISIONS:
+            out = z3.If(a[1] == 0, self.fresh(t, "undef"), out)
+        elif op in _SHIFTS:
+            out = z3.If(z3.UGE(_fit(a[1], a[0].size()), a[0].size()), self.fresh(t, "undef"), out)
+        return out
 
 
 def _truth(v: Any) -> Any:
@@ -744,7 +797,8 @@ def _fit(b: Any, width: int) -> Any:
 
 _INT_OPS: dict[str, Any] = {
     "OpIAdd": lambda a, b: a + b, "OpISub": lambda a, b: a - b, "OpIMul": lambda a, b: a * b,
-    "OpUDiv": z3.UDiv, "OpSDiv": lambda a, b: a / b, "OpUMod": z3.URem, "OpSRem": z3.SRem, "OpSMod": z3.SRem,
+    "OpUDiv": z3.UDiv, "OpSDiv": lambda a, b: a / b, "OpUMod": z3.URem, "OpSRem": z3.SRem,
+    "OpSMod": lambda a, b: a % b,  # z3's bvsmod: the sign of the divisor, as OpSMod
     "OpShiftLeftLogical": lambda a, b: a << _fit(b, a.size()),
     "OpShiftRightLogical": lambda a, b: z3.LShR(a, _fit(b, a.size())),
     "OpShiftRightArithmetic": lambda a, b: a >> _fit(b, a.size()),
@@ -757,10 +811,14 @@ _INT_OPS: dict[str, Any] = {
     "OpLogicalAnd": z3.And, "OpLogicalOr": z3.Or, "OpLogicalNot": z3.Not,
     "OpLogicalEqual": lambda a, b: a == b, "OpLogicalNotEqual": lambda a, b: a != b,
 }
+_DIVISIONS = frozenset({"OpUDiv", "OpSDiv", "OpUMod", "OpSRem", "OpSMod"})
+_SHIFTS = frozenset({"OpShiftLeftLogical", "OpShiftRightLogical", "OpShiftRightArithmetic"})
 _FLOAT_OPS = frozenset({"OpDot", "OpVectorTimesScalar", "OpMatrixTimesVector", "OpOrdered", "OpUnordered"})
 
 
 def _ite(c: Any, a: Any, b: Any) -> Any:
+    if isinstance(a, PrivateMemory) and isinstance(b, PrivateMemory):
+        return a.merge(b)
     if isinstance(a, tuple):
         return tuple(_ite(c, x, y) for x, y in zip(a, b))
     if isinstance(a, Pointer) or isinstance(b, Pointer):

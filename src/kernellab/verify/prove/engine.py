@@ -218,25 +218,27 @@ class _Prover:
         return self.var_size(root)
 
     def out_of_bounds(self, trace: enc.Trace, cons: list[Any]) -> list[Counterexample]:
+        """One query per instruction: any of its occurrences (unrolled copies) out of bounds."""
         out: list[Counterexample] = []
-        seen: set[int] = set()
         per_dimension = not self.m.object_bounds
+        groups: dict[int, list[tuple[enc.AccessRecord, Any]]] = {}
         for a in trace.accesses:
-            if a.inst.index in seen:
-                continue
             size = self.size_of(a.root)
             conds = []
             if size is not None:
                 conds.append(z3.Or(a.offset < 0, a.offset + a.size > size))
             if per_dimension:
                 conds += [z3.UGE(idx, n) for idx, n in a.steps if n > 0]
-            if not conds:
+            if conds:
+                groups.setdefault(a.inst.index, []).append((a, z3.And(a.pred, z3.Or(*conds))))
+        for items in groups.values():
+            model = self.check(cons + [z3.Or(*[c for _, c in items])])
+            if model is None:
                 continue
-            model = self.check(cons + [a.pred, z3.Or(*conds)])
-            if model is not None:
-                seen.add(a.inst.index)
-                out.append(self.example("out-of-bounds", f"{_what(a)} outside its {size} bytes" if size else
-                                        f"{_what(a)} past an array's length", model, [a], single=True))
+            a = next((a for a, c in items if z3.is_true(model.eval(c, model_completion=True))), items[0][0])
+            size = self.size_of(a.root)
+            out.append(self.example("out-of-bounds", f"{_what(a)} outside its {size} bytes" if size else
+                                    f"{_what(a)} past an array's length", model, [a], single=True))
         return out
 
     def assertions(self, trace: enc.Trace, cons: list[Any]) -> list[Counterexample]:
@@ -261,33 +263,33 @@ class _Prover:
         return out
 
     def races(self, ta: enc.Trace, tb: enc.Trace, cons: list[Any], same_group: Any) -> list[Counterexample]:
+        """One query per pair of instructions: any of their occurrences' pairs racing."""
         out: list[Counterexample] = []
-        reported: set[tuple[int, int]] = set()
-        aligned = len(ta.accesses) == len(tb.accesses)
-        for i, a in enumerate(ta.accesses):
+        groups: dict[tuple[int, int], list[tuple[enc.AccessRecord, enc.AccessRecord, Any]]] = {}
+        for a in ta.accesses:
             if a.storage not in ("StorageBuffer", "Workgroup"):
                 continue
-            for j, b in enumerate(tb.accesses):
-                if aligned and j < i:
-                    continue
+            for b in tb.accesses:
                 if b.root != a.root or (a.kind.endswith("read") and b.kind.endswith("read")):
                     continue
                 if a.kind.startswith("atomic") and b.kind.startswith("atomic"):
                     continue
-                pair = tuple(sorted((a.inst.index, b.inst.index)))
-                if pair in reported:
+                if b.inst.index < a.inst.index:  # A and B are symmetric: (x, y) covers (y, x)
                     continue
                 overlap = z3.And(a.offset < b.offset + b.size, b.offset < a.offset + a.size)
                 if a.storage == "Workgroup":
                     unordered = z3.And(same_group, a.phase_wg == b.phase_wg)
                 else:
                     unordered = z3.Or(z3.Not(same_group), a.phase_sb == b.phase_sb)
-                model = self.check(cons + [a.pred, b.pred, overlap, unordered])
-                if model is not None:
-                    reported.add(pair)  # type: ignore[arg-type]
-                    kind = "write-write" if "write" in a.kind and "write" in b.kind else "read-write"
-                    out.append(self.example("data-race", f"{kind} race on {_space(a.storage)} memory", model,
-                                            [a, b]))
+                groups.setdefault((a.inst.index, b.inst.index), []).append(
+                    (a, b, z3.And(a.pred, b.pred, overlap, unordered)))
+        for items in groups.values():
+            model = self.check(cons + [z3.Or(*[c for _, _, c in items])])
+            if model is None:
+                continue
+            a, b, _ = next((x for x in items if z3.is_true(model.eval(x[2], model_completion=True))), items[0])
+            kind = "write-write" if "write" in a.kind and "write" in b.kind else "read-write"
+            out.append(self.example("data-race", f"{kind} race on {_space(a.storage)} memory", model, [a, b]))
         return out
 
     # --- counterexamples ---------------------------------------------------------------------
