@@ -622,7 +622,12 @@ class Encoder:
         if name.startswith("__kl_unsupported"):
             number = _const_int(args[0])
             raise self.unmodelled(inst, f"the GPUVerify annotation {unsupported_name(number if number is not None else -1)}")
-        cond = _truth(args[0])
+        arg = args[0]
+        if isinstance(arg, Pointer):  # glslang passes a function's argument through a variable
+            if arg.storage not in ("Function", "Private"):
+                raise self.unmodelled(inst, f"the annotation {name} given a pointer to {arg.storage} memory")
+            arg = self.bytes_value(self.private_memory(env, arg.root).load, arg.offset, arg.pointee, inst)
+        cond = _truth(arg)
         # a precondition of a function other than the kernel is checked where it is called, then
         # assumed (the kernel's own are the launch's assumptions)
         if name.startswith("__kl_assert") or (name.startswith("__kl_requires") and self.depth > 1):

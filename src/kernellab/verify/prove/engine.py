@@ -136,7 +136,8 @@ class _Prover:
                   if self.m.types[self.m.type_of[vid]].storage in ("StorageBuffer", "Uniform", "PushConstant")}
         arrays = {vid: z3.Array(f"mem{vid}", z3.BitVecSort(64), z3.BitVecSort(8)) for vid in shared}
         fixed = []
-        keys = {**{b: v for v, b in self.bindings.items()}, "push": self.push_var}
+        keys: dict[Any, int | None] = {b: v for v, b in self.bindings.items()}
+        keys["push"] = self.push_var
         for key, values in self.launch.fixed.items():
             vid = keys.get(key)
             if vid is not None and vid in arrays:
@@ -150,6 +151,7 @@ class _Prover:
         trace_b = self.encode(ids_b, arrays, "B", base + cons_b)
         self.arrays = arrays
         self.ids_ab = (ids_a, ids_b)
+        self.reads = trace_a.reads + trace_b.reads
         both = base + cons_a + cons_b + trace_a.assumes + trace_b.assumes
         distinct = z3.Or(*[ids_a.local[d] != ids_b.local[d] for d in range(3)],
                          *[ids_a.group[d] != ids_b.group[d] for d in range(3)])
@@ -310,12 +312,12 @@ class _Prover:
                 t = self.m.types[self.m.type_of[vid]]
                 assert t.elem is not None
                 push = {k: num(z3.Select(array, k)) for k in range(t.elem.size)}
-            elif vid in self.bindings:
-                got: dict[int, int] = {}
-                # the bytes the model gives the read-only buffer where it differs from its default
-                value = model.eval(array, model_completion=True)
-                got.update(_array_entries(value))
-                buffers[self.bindings[vid]] = got
+        for root, offset, size in self.reads:  # the bytes that matter: those the two invocations read
+            if root in self.bindings and root in self.arrays:
+                start = num(offset)
+                got = buffers.setdefault(self.bindings[root], {})
+                for k in range(size):
+                    got[start + k] = num(z3.Select(self.arrays[root], z3.BitVecVal(start + k, 64)))
         root = accesses[0].root if accesses else None
         resource = None
         if root is not None:
@@ -325,30 +327,10 @@ class _Prover:
         sizes = None
         if self.launch.symbolic_sizes:
             ls, ng = self.ids_ab[0].local_size, self.ids_ab[0].num_groups
-            sizes = (tuple(num(x) for x in ls), tuple(num(x) for x in ng))  # type: ignore[assignment]
+            sizes = ((num(ls[0]), num(ls[1]), num(ls[2])), (num(ng[0]), num(ng[1]), num(ng[2])))
         return Counterexample(kind, message, items, insts or [a.inst for a in accesses], push, buffers,
                               _space(accesses[0].storage) if accesses else "", resource,
                               num(accesses[0].offset) if accesses else None, sizes)
-
-
-def _array_entries(value: Any) -> dict[int, int]:
-    """The explicit entries of a z3 array model (a chain of Stores over a constant, or a lambda)."""
-    out: dict[int, int] = {}
-    try:
-        entries = value.as_list() if hasattr(value, "as_list") else []
-    except Exception:
-        entries = []
-    for item in entries:
-        if isinstance(item, list) and len(item) == 2:
-            out[item[0].as_long()] = item[1].as_long()
-    v = value
-    while z3.is_store(v):
-        k, x = v.arg(1), v.arg(2)
-        out.setdefault(k.as_long(), x.as_long())
-        v = v.arg(0)
-    if z3.is_const_array(v) and z3.is_bv_value(v.arg(0)):
-        out.setdefault(-1, v.arg(0).as_long())  # every other byte
-    return out
 
 
 def _space(storage: str) -> str:
