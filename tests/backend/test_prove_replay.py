@@ -25,7 +25,7 @@ RACY = """__kernel void k(__global int *A, int n) {
 }
 """
 UNBOUNDED = """__kernel void k(__global int *A, int n) {
-  for (int j = 0; j < n; j++) A[get_global_id(0)] += j;
+  for (int j = 0; j < n; j++) { A[get_global_id(0)] += j; barrier(CLK_GLOBAL_MEM_FENCE); }
 }
 """
 

@@ -132,9 +132,22 @@ def test_opencl_constant_loop_unrolled_exactly(tmp_path: Path) -> None:
 
 
 @needs_clspv
-def test_opencl_loop_with_a_symbolic_bound_is_unknown_not_proven(tmp_path: Path) -> None:
+def test_opencl_strided_loop_proven_with_inferred_invariants(tmp_path: Path) -> None:
+    # j = gid + k * global size: only the invariant (j - gid) % global size == 0 separates invocations
     src = """__kernel void k(__global int *A, int n) {
-      for (int j = 0; j < n; j++) A[get_global_id(0) + j * get_global_size(0)] = j;
+      for (int j = get_global_id(0); j < n; j += %s) A[j] = j;
+    }"""
+    assert prove_cl(tmp_path, src % "get_global_size(0)").verdict == "proven"
+    racy = prove_cl(tmp_path, src % "1")
+    assert kinds(racy) == {"data-race"}
+    assert all(c.abstract for c in racy.findings)  # found in the summarised loop: replay decides
+
+
+@needs_clspv
+def test_opencl_loop_with_barrier_and_symbolic_bound_is_unknown_not_proven(tmp_path: Path) -> None:
+    src = """__kernel void k(__global int *A, int n) {
+      __local int L[64];
+      for (int j = 0; j < n; j++) { L[get_local_id(0)] = j; barrier(CLK_LOCAL_MEM_FENCE); }
     }"""
     o = prove_cl(tmp_path, src)
     assert o.verdict == "unknown" and o.reason is not None and "invariant not found" in o.reason

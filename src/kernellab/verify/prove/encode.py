@@ -27,7 +27,7 @@ from kernellab.spirvsim.types import Type
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
 
 #: iterations a loop is unrolled before the encoder gives up on it
-MAX_UNROLL = 64
+MAX_UNROLL = 32
 #: SPIR-V memory-semantics bits (the dynamic checker's rules: docs/verify-vulkan.md)
 UNIFORM_MEMORY = 0x40
 WORKGROUP_MEMORY = 0x100
@@ -66,6 +66,8 @@ class AccessRecord:
     phase_sb: Any
     inst: Inst
     steps: list[tuple[Any, int]]
+    #: made in a loop summarised by invariants (its state over-approximated)
+    abstract: bool = False
 
 
 @dataclass
@@ -80,6 +82,7 @@ class AssertRecord:
     pred: Any
     cond: Any
     inst: Inst
+    abstract: bool = False
 
 
 @dataclass
@@ -102,6 +105,8 @@ class Trace:
     #: loads of shared read-only memory: (root, offset, size) -> term, for the counterexample
     reads: list[tuple[int, Any, int]] = field(default_factory=list)
     unrolled: int = 0
+    #: loops summarised by invariants (their exits over-approximated too)
+    summarized: int = 0
 
 
 @dataclass
@@ -176,6 +181,12 @@ class Encoder:
         self.key: tuple[int, ...] = ()
         self.calls = 0
         self.depth = 0
+        #: the private variables stored to (a loop's dry run collects those it writes)
+        self.stored: set[int] = set()
+        #: > 0 inside a loop summarised by invariants: its accesses' states are over-approximated
+        self.abstract = 0
+        #: the values known where the current loop starts (loop-invariant bounds for candidates)
+        self._outer: dict[Any, Any] = {}
 
     # --- values ------------------------------------------------------------------------------
 
@@ -237,7 +248,7 @@ class Encoder:
     def record(self, env: dict[Any, Any], pred: Any, p: Pointer, size: int, kind: str, inst: Inst) -> None:
         wg, sb = self.phase(env)
         self.trace.accesses.append(AccessRecord(p.root, p.storage, p.offset, size, kind, pred, wg, sb, inst,
-                                                list(p.steps)))
+                                                list(p.steps), self.abstract > 0))
 
     def load(self, env: dict[Any, Any], pred: Any, p: Pointer, inst: Inst, t: Type) -> Any:
         if p.storage == "Input":
@@ -312,6 +323,7 @@ class Encoder:
         self.bounds_private(env, p, t, inst)
         mem = self.private_memory(env, p.root)
         env[("mem", p.root)] = mem.store(pred, self.value_bytes(p.offset, t, v, inst))
+        self.stored.add(p.root)
 
     def builtin(self, p: Pointer, inst: Inst, t: Type) -> Any:
         deco = self.m.decorated(p.root, "BuiltIn")
@@ -449,14 +461,18 @@ class Encoder:
 
     def run_loop(self, fn: Function, head: Block, merge: Inst, edges: list[Edge], incoming: dict[int, list[Edge]],
                  returns: list[tuple[Any, dict[Any, Any], Any]], body: set[int]) -> None:
+        """Unroll the loop while its back edge may be taken; past :data:`MAX_UNROLL` iterations,
+        summarise it with inferred invariants (:meth:`summarize_loop`)."""
         ordered = [b for b in fn.ordered if b.label in body]
         current = edges
         key = self.key
+        saved = self.snapshot(incoming, returns)
         for k in range(MAX_UNROLL + 1):
             if k == MAX_UNROLL:
-                raise Unmodelled(f"invariant not found: the loop at line {_line(head, self.m)} still runs after "
-                                 f"{MAX_UNROLL} unrolled iterations (its trip count is not a small constant)",
-                                 _first_line(head), None)
+                self.restore(saved, incoming, returns)
+                self.key = key
+                self.summarize_loop(fn, head, body, ordered, edges, incoming, returns)
+                return
             self.key = key + (head.label, k)
             inner: dict[int, list[Edge]] = {head.label: current}
             self.run_region(fn, ordered, inner, returns, body, header=head.label)
@@ -469,6 +485,177 @@ class Encoder:
                 break
             current = back
         self.key = key
+
+    def snapshot(self, incoming: dict[int, list[Edge]], returns: list[Any]) -> tuple[Any, ...]:
+        t = self.trace
+        return ({k: list(v) for k, v in incoming.items()}, len(returns), len(t.accesses), len(t.barriers),
+                len(t.asserts), len(t.assumes), len(t.reads))
+
+    def restore(self, saved: tuple[Any, ...], incoming: dict[int, list[Edge]], returns: list[Any]) -> None:
+        inc, nret, na, nb, nas, nam, nr = saved
+        incoming.clear()
+        incoming.update(inc)
+        del returns[nret:]
+        t = self.trace
+        del t.accesses[na:], t.barriers[nb:], t.asserts[nas:], t.assumes[nam:], t.reads[nr:]
+
+    def summarize_loop(self, fn: Function, head: Block, body: set[int], ordered: list[Block], edges: list[Edge],
+                       incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
+        """The loop as one arbitrary iteration (Houdini, as GPUVerify infers invariants): its
+        header's values replaced by fresh ones constrained by the candidate invariants that hold
+        on entry and that an iteration preserves. Every state the loop reaches satisfies them, so
+        the accesses of the arbitrary iteration cover every real one; counterexamples found in it
+        are marked as such (:attr:`AccessRecord.abstract`)."""
+        where = f"the loop at line {_line(head, self.m)}"
+        if self._has_barrier(fn, body, set()):
+            raise Unmodelled(f"invariant not found: {where} has a barrier and a trip count that is not a small "
+                             "constant (barrier invariants are not inferred)", _first_line(head), None)
+        entry_pred = z3.simplify(z3.Or(*[e.pred for e in edges])) if len(edges) > 1 else edges[0].pred
+        entry_env = _merge_envs([(e.pred, e.env) for e in edges])
+        self._outer = entry_env
+        phis = [i for i in head.insts if i.op == "OpPhi"]
+        entry_vals: dict[int, Any] = {}
+        for inst in phis:
+            rid = inst.words[1]
+            vals = [(e.pred, e.phis[rid]) for e in edges if rid in e.phis]
+            v = vals[-1][1]
+            for p, x in reversed(vals[:-1]):
+                v = _ite(p, x, v)
+            entry_vals[rid] = v
+        havoc: dict[int, Any] = {}
+        for rid, v in entry_vals.items():
+            if isinstance(v, Pointer) or isinstance(v, tuple) or v is None:
+                raise Unmodelled(f"invariant not found: {where} carries a pointer or composite value",
+                                 _first_line(head), None)
+            havoc[rid] = z3.Const(f"{self.tag}_loop{head.label}_{rid}_{next(self.fresh_count)}", v.sort())
+        # a dry iteration finds the private memory the loop writes; it is havocked too
+        env_h = dict(entry_env)
+        base_phis = dict(havoc)
+        stored, self.stored = self.stored, set()
+        first = self.iterate(fn, head, ordered, body, env_h, entry_pred, base_phis, incoming, returns)
+        written, self.stored = self.stored, stored | self.stored
+        for root in written:
+            initial = z3.Array(f"{self.tag}_loopmem{head.label}_{next(self.fresh_count)}", z3.BitVecSort(64),
+                               z3.BitVecSort(8))
+            env_h[("mem", root)] = PrivateMemory(initial, ())
+        # candidate invariants over the havocked values
+        candidates = self.candidates(phis, havoc, entry_vals, first, body, fn)
+        subst_entry = [(havoc[r], entry_vals[r]) for r in havoc if z3.is_bv(havoc[r]) or z3.is_bool(havoc[r])]
+        candidates = [c for c in candidates
+                      if not self.solver_check(z3.And(entry_pred, z3.Not(z3.substitute(c, *subst_entry))))]
+        while True:
+            back = self.iterate(fn, head, ordered, body, env_h, z3.And(entry_pred, *candidates), base_phis,
+                                incoming, returns)
+            keep = []
+            for c in candidates:
+                broken = False
+                for e in back:
+                    pairs = [(havoc[r], e.phis[r]) for r in havoc if r in e.phis]
+                    if self.solver_check(z3.And(e.pred, z3.Not(z3.substitute(c, *pairs)))):
+                        broken = True
+                        break
+                if not broken:
+                    keep.append(c)
+            if len(keep) == len(candidates):
+                break
+            candidates = keep
+        self.trace.assumes.append(z3.Implies(entry_pred, z3.And(*candidates)) if candidates else z3.BoolVal(True))
+        self.abstract += 1
+        self.trace.summarized += 1
+        try:
+            inner: dict[int, list[Edge]] = {head.label: [Edge(entry_pred, env_h, dict(base_phis))]}
+            self.run_region(fn, ordered, inner, returns, body, header=head.label)
+        finally:
+            self.abstract -= 1
+        inner.pop(head.label, None)
+        for label, es in inner.items():
+            incoming.setdefault(label, []).extend(es)
+
+    def iterate(self, fn: Function, head: Block, ordered: list[Block], body: set[int], env: dict[Any, Any],
+                pred: Any, phis: dict[int, Any], incoming: dict[int, list[Edge]],
+                returns: list[tuple[Any, dict[Any, Any], Any]]) -> list[Edge]:
+        """A dry run of one iteration from ``env``: its back edges (nothing is recorded)."""
+        saved = self.snapshot(incoming, returns)
+        inner: dict[int, list[Edge]] = {head.label: [Edge(pred, dict(env), dict(phis))]}
+        try:
+            self.run_region(fn, ordered, inner, returns, body, header=head.label)
+        finally:
+            self.restore(saved, incoming, returns)
+        return inner.get(head.label, [])
+
+    def candidates(self, phis: list[Inst], havoc: dict[int, Any], entry: dict[int, Any], back: list[Edge],
+                   body: set[int], fn: Function) -> list[Any]:
+        """GPUVerify-style templates: each integer loop variable against its start (signed and
+        unsigned, both ways), against every loop-invariant bound it is compared with, and its
+        distance from the start a multiple of its step."""
+        out: list[Any] = []
+        loop_vars = [havoc[r] for r in havoc]
+        defined = {i.words[1] for label in body for i in fn.blocks[label].insts if i.typed}
+        for rid, v in havoc.items():
+            if not z3.is_bv(v):
+                continue
+            v0 = entry[rid]
+            out += [z3.ULE(v0, v), z3.ULE(v, v0), v0 <= v, v <= v0]
+            steps = []
+            for e in back:
+                nxt = e.phis.get(rid)
+                if nxt is None or not z3.is_bv(nxt):
+                    continue
+                step = z3.simplify(nxt - v)
+                if not _mentions(step, loop_vars):
+                    steps.append(step)
+            # the step as the body adds it (the back edge's value may be a choice clspv's loop form makes)
+            for b in (fn.blocks[label] for label in body):
+                for inst in b.insts:
+                    if inst.op in ("OpIAdd", "OpISub") and rid in inst.words[2:4]:
+                        other = inst.words[3] if inst.words[2] == rid else inst.words[2]
+                        step = self._invariant_value(other, defined)
+                        if step is None:  # computed in the body, perhaps the same every iteration
+                            step = next((e.env[other] for e in back if other in e.env), None)
+                        if step is not None and z3.is_bv(step) and step.size() == v.size() \
+                                and not _mentions(step, loop_vars):
+                            steps.append(step)
+            for step in steps:
+                if z3.is_bv_value(step) and step.as_long() in (0, 1):
+                    continue
+                out.append(z3.Implies(step != 0, z3.URem(v - v0, step) == 0))
+        # bounds: comparisons of a loop variable with a loop-invariant term, wherever the body makes them
+        for b in (fn.blocks[label] for label in body):
+            for inst in b.insts:
+                if inst.op not in _COMPARISONS:
+                    continue
+                for rid, v in havoc.items():
+                    if not z3.is_bv(v):
+                        continue
+                    a_, b_ = inst.words[2], inst.words[3]
+                    if rid not in (a_, b_) or (b_ if a_ == rid else a_) in havoc:
+                        continue
+                    bound = self._invariant_value(b_ if a_ == rid else a_, defined)
+                    if bound is None or not z3.is_bv(bound) or bound.size() != v.size():
+                        continue
+                    out += [z3.ULE(v, bound), v <= bound, z3.UGE(v, bound), v >= bound]
+        return out
+
+    def _invariant_value(self, vid: int, defined: set[int]) -> Any:
+        """A value the loop does not change: a constant or one computed before the loop."""
+        if vid in self.m.constants:
+            return self.const(vid)
+        if vid in defined:
+            return None
+        v = self._outer.get(vid)
+        return v if v is not None and not isinstance(v, (Pointer, tuple, PrivateMemory)) else None
+
+    def _has_barrier(self, fn: Function, labels: set[int], seen: set[int]) -> bool:
+        for label in labels:
+            for inst in fn.blocks[label].insts:
+                if inst.op == "OpControlBarrier":
+                    return True
+                if inst.op == "OpFunctionCall" and inst.words[2] not in seen:
+                    callee = self.m.functions.get(inst.words[2])
+                    seen.add(inst.words[2])
+                    if callee is not None and self._has_barrier(callee, set(callee.blocks), seen):
+                        return True
+        return False
 
     def run_block(self, fn: Function, b: Block, edges: list[Edge], incoming: dict[int, list[Edge]],
                   returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
@@ -631,7 +818,7 @@ class Encoder:
         # a precondition of a function other than the kernel is checked where it is called, then
         # assumed (the kernel's own are the launch's assumptions)
         if name.startswith("__kl_assert") or (name.startswith("__kl_requires") and self.depth > 1):
-            self.trace.asserts.append(AssertRecord(pred, cond, inst))
+            self.trace.asserts.append(AssertRecord(pred, cond, inst, self.abstract > 0))
         if not name.startswith("__kl_assert"):
             self.trace.assumes.append(z3.Implies(pred, cond))
 
@@ -778,6 +965,27 @@ class Encoder:
         elif op in _SHIFTS:
             out = z3.If(z3.UGE(_fit(a[1], a[0].size()), a[0].size()), self.fresh(t, "undef"), out)
         return out
+
+
+_COMPARISONS = frozenset({"OpULessThan", "OpULessThanEqual", "OpUGreaterThan", "OpUGreaterThanEqual",
+                          "OpSLessThan", "OpSLessThanEqual", "OpSGreaterThan", "OpSGreaterThanEqual",
+                          "OpIEqual", "OpINotEqual"})
+
+
+def _mentions(e: Any, names: list[Any]) -> bool:
+    """Whether ``e`` contains one of the constants ``names``."""
+    wanted = {n.get_id() for n in names}
+    seen: set[int] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if x.get_id() in seen:
+            continue
+        seen.add(x.get_id())
+        if x.get_id() in wanted:
+            return True
+        stack.extend(x.children())
+    return False
 
 
 def _truth(v: Any) -> Any:

@@ -60,6 +60,8 @@ class Counterexample:
     resource: str | None
     offset: int | None
     sizes: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None
+    #: found where a loop is summarised by invariants: the states may be ones no launch reaches
+    abstract: bool = False
 
 
 @dataclass
@@ -250,6 +252,7 @@ class _Prover:
             if model is not None:
                 out.append(self.example("assertion", "an assertion (__assert) can fail", model, [], single=True,
                                         insts=[r.inst]))
+                out[-1].abstract = r.abstract
         return out
 
     def divergence(self, ta: enc.Trace, tb: enc.Trace, cons: list[Any]) -> list[Counterexample]:
@@ -261,6 +264,7 @@ class _Prover:
             if model is not None:
                 out.append(self.example("barrier-divergence", "a barrier reached by one invocation of a "
                                         "work-group and not by another", model, [], insts=[ba.inst]))
+                out[-1].abstract = ta.summarized > 0
                 break
         return out
 
@@ -312,12 +316,12 @@ class _Prover:
                 t = self.m.types[self.m.type_of[vid]]
                 assert t.elem is not None
                 push = {k: num(z3.Select(array, k)) for k in range(t.elem.size)}
-        for root, offset, size in self.reads:  # the bytes that matter: those the two invocations read
-            if root in self.bindings and root in self.arrays:
+        for read_root, offset, size in self.reads:  # the bytes that matter: those the two invocations read
+            if read_root in self.bindings and read_root in self.arrays:
                 start = num(offset)
-                got = buffers.setdefault(self.bindings[root], {})
+                got = buffers.setdefault(self.bindings[read_root], {})
                 for k in range(size):
-                    got[start + k] = num(z3.Select(self.arrays[root], z3.BitVecVal(start + k, 64)))
+                    got[start + k] = num(z3.Select(self.arrays[read_root], z3.BitVecVal(start + k, 64)))
         root = accesses[0].root if accesses else None
         resource = None
         if root is not None:
@@ -330,7 +334,8 @@ class _Prover:
             sizes = ((num(ls[0]), num(ls[1]), num(ls[2])), (num(ng[0]), num(ng[1]), num(ng[2])))
         return Counterexample(kind, message, items, insts or [a.inst for a in accesses], push, buffers,
                               _space(accesses[0].storage) if accesses else "", resource,
-                              num(accesses[0].offset) if accesses else None, sizes)
+                              num(accesses[0].offset) if accesses else None, sizes,
+                              abstract=any(a.abstract for a in accesses))
 
 
 def _space(storage: str) -> str:

@@ -92,7 +92,7 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
             example = _instantiation_example(path, inst, compiled, c)
             f.examples[0]["counterexample"] = example
         confirmed = _replay_instantiation(path, inst, findings) if replay else None
-        _settle(launch, findings, confirmed)
+        _settle(launch, findings, confirmed, outcome.findings)
         result.findings += findings
     result.findings = ordered(result.findings)
     result.raw_messages = len(result.findings)
@@ -214,7 +214,7 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
                 launch.proof = "proven"
                 continue
             confirmed = _replay_scenario(path, scenario, number, findings) if replay else None
-            _settle(launch, findings, confirmed)
+            _settle(launch, findings, confirmed, outcome.findings)
             result.findings += findings
     result.findings = ordered(result.findings)
     result.raw_messages = len(result.findings)
@@ -240,8 +240,10 @@ def _unknown(launch: Launch, reason: str, line: tuple[str, int] | None = None) -
     launch.reason = reason + (f" at line {line[1]}" if line and f"line {line[1]}" not in reason else "")
 
 
-def _settle(launch: Launch, findings: list[Finding], confirmed: list[bool] | None) -> None:
-    """A counterexample the replay confirmed is a defect; one it did not is possible (a warning)."""
+def _settle(launch: Launch, findings: list[Finding], confirmed: list[bool] | None, found: list[Any]) -> None:
+    """A counterexample the replay confirmed is a defect; one it did not is possible (a warning),
+    or, when it came from a loop summarised by invariants (its state perhaps unreachable), makes
+    the launch unknown: the invariants were not strong enough."""
     for k, f in enumerate(findings):
         ok = confirmed[k] if confirmed is not None else False
         f.severity = "defect" if ok else "warning"
@@ -250,7 +252,11 @@ def _settle(launch: Launch, findings: list[Finding], confirmed: list[bool] | Non
             "possible: the replayed launch did not reproduce it" if confirmed is not None else
             "possible: not replayed")
     launch.proof = "defect" if any(f.severity == "defect" for f in findings) else "possible"
-    if launch.proof == "possible":
+    if launch.proof == "possible" and all(c.abstract for c in found):
+        launch.proof = "unknown"
+        launch.reason = ("invariant not found: the counterexamples lie in loops summarised by inferred invariants "
+                         "and no replayed launch reproduced them")
+    elif launch.proof == "possible":
         launch.reason = "no counterexample was reproduced by a replayed launch"
 
 
