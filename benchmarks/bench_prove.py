@@ -63,11 +63,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--suite", type=Path, default=DEFAULT_SUITE)
     ap.add_argument("--every", type=int, default=4, help="every Nth test of the suite (default 4)")
     ap.add_argument("--timeout", type=float, default=20.0)
+    ap.add_argument("--sets", default="opencl,glsl", help="which sets: opencl, glsl or both (default)")
     a = ap.parse_args(argv)
+    sets = {"opencl": lambda: opencl_times(a.suite, a.every, a.timeout), "glsl": lambda: glsl_times(a.timeout)}
+    names = {"opencl": "GPUVerify OpenCL subset", "glsl": "GLSL ports"}
     print("| set | kernels | proof median s | proof p95 s | wall median s (with compile) | verdicts |")
     print("|---|---|---|---|---|---|")
-    for name, (proofs, walls, verdicts) in (("GPUVerify OpenCL subset", opencl_times(a.suite, a.every, a.timeout)),
-                                            ("GLSL ports", glsl_times(a.timeout))):
+    for key in a.sets.split(","):
+        proofs, walls, verdicts = sets[key]()
+        name = names[key]
         print(f"| {name} | {len(proofs)} | {statistics.median(proofs):.2f} | {p95(proofs):.2f} | "
               f"{statistics.median(walls):.2f} | {', '.join(f'{k} {v}' for k, v in sorted(verdicts.items()))} |")
     return 0

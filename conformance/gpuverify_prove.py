@@ -150,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--only", help="tests whose id contains this")
     ap.add_argument("--json", type=Path, help="write every test's result here")
+    ap.add_argument("--log", type=Path, help="append each test's result to this JSON-lines file as it ends; "
+                                             "tests already in it are not run again (a resumed run)")
     ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.one:
@@ -158,8 +160,24 @@ def main(argv: list[str] | None = None) -> int:
     tests = sorted(a.suite.rglob("kernel.cl"))
     if a.only:
         tests = [t for t in tests if a.only in str(t.parent.relative_to(a.suite))]
+    done: dict[str, dict[str, Any]] = {}
+    if a.log and a.log.exists():
+        for line in a.log.read_text().splitlines():
+            if line.strip():
+                item = json.loads(line)
+                done[item["path"]] = item["result"]
+
+    def one(t: Path) -> dict[str, Any]:
+        if str(t) in done:
+            return done[str(t)]
+        r = run_one(t, a.timeout)
+        if a.log:
+            with a.log.open("a") as fh:
+                fh.write(json.dumps({"path": str(t), "result": r}) + "\n")
+        return r
+
     with ThreadPoolExecutor(max(1, a.jobs)) as pool:
-        results = list(pool.map(lambda t: run_one(t, a.timeout), tests))
+        results = list(pool.map(one, tests))
     rows = []
     for t, r in zip(tests, results):
         test = read_test(t, a.suite)
