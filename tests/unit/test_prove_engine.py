@@ -175,6 +175,21 @@ def test_opencl_unmodelled_annotation_is_unknown(tmp_path: Path) -> None:
     assert o.verdict == "unknown" and "__uniform_int" in (o.reason or "")
 
 
+@needs_clspv
+def test_opencl_symbolic_number_of_groups(tmp_path: Path) -> None:
+    src = "__kernel void k(__global int *A) { if (get_num_groups(0) != 4) A[0] = get_global_id(0); }"
+    path = tmp_path / "k.cl"
+    path.write_text(src)
+    compiled = opencl.compile_kernel(path, "k", "", (8, 1, 1), [])
+    fixed = opencl.launch(compiled, (32,), (8, 1, 1), [])
+    assert engine.prove(compiled.module, fixed).verdict == "proven"
+    symbolic = opencl.launch(compiled, (32,), (8, 1, 1), [], symbolic_sizes=True)
+    o = engine.prove(compiled.module, symbolic)
+    assert kinds(o) == {"data-race"}
+    sizes = o.findings[0].sizes
+    assert sizes is not None and sizes[0] == (8, 1, 1) and sizes[1][0] != 4
+
+
 # --- GLSL ---------------------------------------------------------------------------------------
 
 GLSL = """#version 450

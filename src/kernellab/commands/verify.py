@@ -41,7 +41,7 @@ def register(sub: Any) -> None:
                         "annotations for every value of its unconstrained arguments and buffer contents (z3; "
                         "docs/verify-prove.md). Exit 0 proven, 1 defects (or possible defects), 3 unknown")
     p.add_argument("--prove-sizes", action="store_true",
-                   help="with --prove: work-group size and count symbolic, up to the launch's")
+                   help="with --prove: the number of work-groups symbolic, from 1 up to the launch's")
     p.set_defaults(func=run)
 
 

@@ -41,7 +41,7 @@ class Launch:
     fixed: dict[Any, dict[int, int]] = field(default_factory=dict)
     #: (descriptor set, binding) or "push" -> a name the user knows
     names: dict[Any, str] = field(default_factory=dict)
-    #: make work-group size and count symbolic (up to these sizes)
+    #: make the count of work-groups symbolic (1 up to ``num_groups`` in each dimension)
     symbolic_sizes: bool = False
 
 
@@ -91,6 +91,11 @@ def prove(module: Module, launch: Launch, *, timeout: float = DEFAULT_TIMEOUT,
         out = Outcome("unknown", reason=exc.reason + (f" ({exc.text})" if exc.text else ""), line=exc.line)
     except _Deadline:
         out = Outcome("unknown", reason=f"solver time limit ({timeout:g} s) reached")
+    except z3.Z3Exception as exc:  # z3's memory cap, an exhausted resource: no verdict
+        out = Outcome("unknown", reason=f"solver error: {exc}")
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
+        # a shape of SPIR-V the encoder does not expect: never a verdict from it
+        out = Outcome("unknown", reason=f"unsupported construct: the encoder failed ({type(exc).__name__}: {exc})")
     out.seconds = time.monotonic() - start
     out.queries = prover.queries
     return out
@@ -123,11 +128,13 @@ class _Prover:
         la = self.launch
         if not la.symbolic_sizes:
             return ([z3.BitVecVal(x, 32) for x in la.local_size], [z3.BitVecVal(x, 32) for x in la.num_groups]), []
-        ls = [z3.BitVec(f"local_size{d}", 32) for d in range(3)]
+        # the work-group size is compiled into the module (GLSL's local_size, clspv's specialization
+        # constant), so only the count of work-groups becomes symbolic
+        ls = [z3.BitVecVal(x, 32) for x in la.local_size]
         ng = [z3.BitVec(f"num_groups{d}", 32) for d in range(3)]
         cons = []
         for d in range(3):
-            cons += [z3.UGE(ls[d], 1), z3.ULE(ls[d], la.local_size[d]), z3.UGE(ng[d], 1), z3.ULE(ng[d], la.num_groups[d])]
+            cons += [z3.UGE(ng[d], 1), z3.ULE(ng[d], la.num_groups[d])]
         return (ls, ng), cons
 
     def run(self) -> Outcome:
