@@ -73,8 +73,12 @@ def prove_test(path: Path, timeout: float) -> dict[str, Any]:
     gsize = tuple(l * g for l, g in zip(local, groups))
     clang = " ".join(v for k, v in ((o.partition("=")[0], o.partition("=")[2]) for o in test.options)
                      if k == "--clang-opt")
+    from kernellab.spirvsim.module import Unsupported
     try:
         spirv = opencl.compile_source(path, clang)
+    except Unsupported as exc:
+        out["kernels"]["*"] = {"verdict": "unknown", "reason": f"unsupported construct: {exc.problems[0].message}"}
+        return out
     except Exception as exc:  # a compile error is the test's outcome
         out["error"] = f"compile: {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
         return out

@@ -190,6 +190,19 @@ def test_opencl_symbolic_number_of_groups(tmp_path: Path) -> None:
     assert sizes is not None and sizes[0] == (8, 1, 1) and sizes[1][0] != 4
 
 
+@needs_clspv
+def test_opencl_async_copy_is_refused_not_proven(tmp_path: Path) -> None:
+    from kernellab.spirvsim.module import Unsupported
+    src = """__kernel void k(__global int *A) {
+      __local int L[64];
+      event_t e = async_work_group_copy(L, A, 64, 0);
+      A[get_local_id(0)] = 1;
+      wait_group_events(1, &e);
+    }"""
+    with pytest.raises(Unsupported, match="async_work_group_copy"):
+        prove_cl(tmp_path, src)
+
+
 # --- GLSL ---------------------------------------------------------------------------------------
 
 GLSL = """#version 450
