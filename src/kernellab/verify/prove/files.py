@@ -192,8 +192,8 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
             result.launches.append(launch)
             try:
                 if shader.uid not in programs:
-                    programs[shader.uid] = _program(scenario, shader, path)
-                module = programs[shader.uid].module()
+                    programs[shader.uid] = _scenario_module(scenario, shader, path, _program)
+                module = programs[shader.uid]
             except Unsupported as exc:
                 _unknown(launch, f"unsupported construct: {exc.problems[0].message if exc.problems else exc}")
                 continue
@@ -219,6 +219,24 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
     result.findings = ordered(result.findings)
     result.raw_messages = len(result.findings)
     return result
+
+
+def _scenario_module(scenario: Any, shader: Any, path: Path, program: Any) -> Any:
+    """A scenario shader's decoded module: GLSL and SPIR-V as the dynamic checker builds them;
+    OpenCL C through clspv at -O0 with the annotation header and no fallback to an optimised
+    build (which may delete the accesses a defect is made of)."""
+    if shader.type != "OpenCL-C":
+        return program(scenario, shader, path).module()
+    from kernellab.runtime.interface import clspv_specialization
+    from kernellab.spirvsim.machine import eval_spec_op
+    from kernellab.spirvsim.module import load
+    from kernellab.verify.prove import opencl
+
+    spirv = opencl.compile_source(shader.src_path, shader.build_options, roots=(path.resolve().parent,))
+    spec = clspv_specialization(scenario, shader, spirv)
+    module = load(spirv, shader.entry, file=str(shader.src_path), spec_constants=spec, eval_spec_op=eval_spec_op)
+    module.sources.setdefault("source", shader.src_path.read_text(errors="replace").split("\n"))
+    return module
 
 
 def _replay_scenario(path: Path, scenario: Any, number: int, findings: list[Finding]) -> list[bool] | None:
