@@ -203,6 +203,16 @@ def test_opencl_async_copy_is_refused_not_proven(tmp_path: Path) -> None:
         prove_cl(tmp_path, src)
 
 
+@needs_clspv
+def test_opencl_vector_component_chosen_at_run_time(tmp_path: Path) -> None:
+    src = """__kernel void k(__global int *A, int c) {
+      int4 v = (int4)(0, 1, 2, %s);
+      A[get_global_id(0) * 4 + v[(c + get_global_id(0)) & 3]] = 1;
+    }"""
+    assert prove_cl(tmp_path, src % "3").verdict == "proven"
+    assert kinds(prove_cl(tmp_path, src % "4")) == {"data-race"}  # index 4 is the next invocation's 0
+
+
 # --- GLSL ---------------------------------------------------------------------------------------
 
 GLSL = """#version 450

@@ -923,6 +923,15 @@ class Encoder:
                     return Pointer(a.root, a.storage, z3.If(c, a.offset, b.offset), a.pointee)
                 raise self.unmodelled(inst, "OpSelect between pointers into different variables")
             return _ite(c, a, b)
+        if op == "OpVectorExtractDynamic":
+            vec, idx = self.value(env, w[2]), self.value(env, w[3])
+            out = self.fresh(t, "undef")  # an index past the vector: undefined
+            for k in reversed(range(len(vec))):
+                out = z3.If(idx == k, vec[k], out)
+            return out
+        if op == "OpVectorInsertDynamic":
+            vec, comp, idx = self.value(env, w[2]), self.value(env, w[3]), self.value(env, w[4])
+            return tuple(z3.If(idx == k, comp, x) for k, x in enumerate(vec))
         if op in ("OpAll", "OpAny"):
             parts = list(self.value(env, w[2]))
             return z3.And(*parts) if op == "OpAll" else z3.Or(*parts)
