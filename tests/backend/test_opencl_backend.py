@@ -90,6 +90,23 @@ def test_launch_with_global_offset(pocl: OpenCLBackend) -> None:
     assert pocl.read_buffer(buf).view(np.int32).tolist() == [0, 0, 20, 30, 40, 50, 0, 0]
 
 
+def test_dispatch_from_a_global_offset_in_work_items(pocl: OpenCLBackend) -> None:
+    prog = pocl.create_program(ProgramSpec("ids2", b"__kernel void ids(__global int *o) "
+                                                   b"{ o[get_global_id(0)] = get_global_id(0) * 10; }",
+                                           "opencl-c", "ids", specialization=(SpecConstant(0, 2),)))
+    buf = pocl.alloc_buffer(32)
+    pocl.write_buffer(buf, np.zeros(8, np.int32))
+    pocl.dispatch(prog, [2], {(0, 0): buf}, offset=[3])  # two work-groups of two from id 3
+    pocl.submit()
+    assert pocl.read_buffer(buf).view(np.int32).tolist() == [0, 0, 0, 30, 40, 50, 60, 0]
+    pocl.write_buffer(buf, np.zeros(8, np.int32))
+    # counted in work-items, no work-group size of its own: the driver chooses one
+    free = pocl.create_program(ProgramSpec("ids3", prog.spec.code, "opencl-c", "ids"))
+    pocl.dispatch(free, [1], {(0, 0): buf}, offset=[1], global_size=[5])
+    pocl.submit()
+    assert pocl.read_buffer(buf).view(np.int32).tolist() == [0, 10, 20, 30, 40, 50, 0, 0]
+
+
 def test_local_memory_argument(pocl: OpenCLBackend) -> None:
     prog = pocl.create_program(ProgramSpec("scale3", SCALE, "opencl-c", "scale"))
     out, inp = pocl.alloc_buffer(32), pocl.alloc_buffer(32)

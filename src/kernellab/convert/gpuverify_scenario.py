@@ -66,11 +66,6 @@ def import_instantiations(path: str | Path, output_dir: str | Path, *, index: in
     for w in warnings:
         report(str(w))
     chosen = select(insts, index, path)
-    problems = [Problem(str(path), inst.pointer("global_offset"),
-                        "a scenario dispatch has no global offset; this launch cannot be imported")
-                for inst in chosen if inst.global_offset and any(inst.global_offset)]
-    if problems:
-        raise InputError(problems)
     shaders: list[dict[str, Any]] = []
     resources: list[dict[str, Any]] = []
     commands: list[dict[str, Any]] = []
@@ -143,6 +138,8 @@ def _import_launch(backend: OpenCLBackend, launch: PreparedLaunch, kernel_file: 
     dispatch: dict[str, Any] = {"shader_ref": f"kernel{i}",
                                 "rangeND": [g // n for g, n in zip(inst.global_size, local)],
                                 "bindings": bindings}
+    if inst.global_offset and any(inst.global_offset):  # kernellab's extension: the OpenCL backend runs it
+        dispatch["global_offset"] = list(inst.global_offset)
     if push:
         _write_npy(outs, out / f"i{i}_push.npy", np.frombuffer(push, np.uint8))
         resources.append({"raw_data": {"uid": f"i{i}_push", "src": f"i{i}_push.npy"}})
@@ -292,6 +289,8 @@ class _Exporter:
                                 "global_size": [g * n for g, n in zip(groups[:dims], local[:dims])],
                                 "entry_point": shader.entry,
                                 "kernel_arguments": self.arguments(k, d, program, specs, outs)}
+        if d.command.global_offset and any(d.command.global_offset):
+            inst["global_offset"] = (list(d.command.global_offset) + [0] * dims)[:dims]
         if shader.build_options:
             inst["compiler_flags"] = shader.build_options
         return inst
@@ -337,5 +336,5 @@ class _Exporter:
         program = self.programs[d.shader.uid]
         self.backend.dispatch(program, d.command.workgroups,
                               {(b.set, b.id): self.buffers[b.resource_ref] for b in d.command.bindings},
-                              self.push_data.get(d.command.push_data_ref, b""))
+                              self.push_data.get(d.command.push_data_ref, b""), offset=d.command.global_offset or ())
         self.backend.submit()
