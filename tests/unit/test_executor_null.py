@@ -16,6 +16,7 @@ import pytest
 
 from kernellab.backends.base import SOURCE, Capabilities, UnsupportedError
 from kernellab.backends.null import NullBackend
+from kernellab import model as m
 from kernellab.errors import InputError, KernellabError
 from kernellab.formats.scenario import load_scenario
 from kernellab.runtime.executor import Executor, RunOptions
@@ -231,3 +232,16 @@ def test_the_contract_refuses_work_items_a_backend_cannot_take(monkeypatch: pyte
     with pytest.raises(UnsupportedError, match="cannot take a global offset"):
         backend.dispatch(program, [2], {}, offset=[3])
     backend.dispatch(program, [2], {}, offset=[0])  # a zero offset is no offset
+
+
+def test_an_in_memory_global_size_reaches_the_backend(tmp_path: Path) -> None:
+    # a kernel-instantiation launch whose last work-group is partial: not a field of the file format
+    loaded, _ = load_scenario(scenario(tmp_path, [dispatch()]), tmp_path / "out")
+    command = loaded.commands[0]
+    assert isinstance(command, m.DispatchCompute) and "global_size" not in m.DispatchCompute.model_fields
+    command.global_size = (10,)
+    executor = Executor(loaded, RunOptions(backend="null"))
+    executor.run()
+    assert isinstance(executor.backend, NullBackend)
+    (event,) = [e for e in executor.backend.events if e.kind == "dispatch"]
+    assert event.detail["global_size"] == (10,) and event.detail["offset"] == (0,)
