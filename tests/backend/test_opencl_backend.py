@@ -252,3 +252,34 @@ def test_struct_value_too_wide(tmp_path: Path) -> None:
         run_instantiations(path, None, device="Portable", report=lambda s: None)
     [p] = info.value.problems
     assert p.where == "/0/kernel_arguments/1/value" and "needs 9 bytes but parameter 1 (pair p) has 8" in p.message
+
+
+def test_a_launch_runs_as_a_scenario_through_the_executor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 19: one engine; an image launch, which the scenario model cannot hold yet, runs directly
+    from kernellab.runtime.executor import Executor
+
+    ran: list[object] = []
+    real = Executor.run
+
+    def counted(self: Executor) -> object:
+        ran.append(self.scenario)
+        return real(self)
+
+    monkeypatch.setattr(Executor, "run", counted)
+    uneven = _inst(global_size=[6], local_size=[4], global_offset=[2])
+    uneven["kernel_arguments"][0]["size"] = 32
+    run_instantiations(_file(tmp_path, [uneven]), tmp_path / "o", device="Oclgrind", report=lambda s: None)
+    [scenario] = ran
+    [command] = scenario.commands
+    assert command.global_offset == [2] and command.global_size == (6,) and command.rangeND == [2]
+    # work-items 2..7 in two work-groups, the second partial (the first two elements keep their seeded values)
+    assert np.fromfile(tmp_path / "o" / "arg0.bin", np.uint32).tolist()[2:] == [17] * 6
+    ran.clear()
+    (tmp_path / "i.cl").write_text("__kernel void i(read_only image2d_t im, __global float *o) "
+                                   "{ o[0] = read_imagef(im, (int2)(0, 0)).x; }\n")
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "i.cl", "global_size": [1, 1],
+                                 "entry_point": "i", "kernel_arguments": [{"type": "image"},
+                                                                          {"type": "array", "size": 4}]}]))
+    run_instantiations(path, tmp_path / "p", device="Portable", report=lambda s: None)
+    assert ran == [] and (tmp_path / "p" / "arg1.bin").stat().st_size == 4

@@ -140,6 +140,8 @@ class OpenCLBackend(Backend):
         self._mems: list[Any] = []
         #: programs built by program_interface, by (source, options), taken by create_program
         self._built: dict[tuple[bytes, str], tuple[Any, list[str]]] = {}
+        #: (source, options, type names) -> their (sizeof, alignof): the probe is a build and a launch
+        self._layouts: dict[tuple[bytes, str, tuple[str, ...]], dict[str, tuple[int, int]]] = {}
         self._limits = self._read_limits()
 
     _LIMIT_NAMES = {"max_workgroup_size": "CL_DEVICE_MAX_WORK_ITEM_SIZES",
@@ -313,6 +315,12 @@ class OpenCLBackend(Backend):
         names = list(dict.fromkeys(type_names))
         if not names:
             return {}
+        key = (program.spec.code, self.driver_options(program.spec).key(), tuple(names))
+        if key not in self._layouts:
+            self._layouts[key] = self._probe_layout(program, names)
+        return dict(self._layouts[key])
+
+    def _probe_layout(self, program: OpenCLProgram, names: list[str]) -> dict[str, tuple[int, int]]:
         cl = self._cl
         probe = "\n__kernel void kernellab_sizeof_probe(__global ulong *out) {\n" + "".join(
             f"  out[{2 * i}] = sizeof({t}); out[{2 * i + 1}] = __alignof__({t});\n"
@@ -452,6 +460,7 @@ class OpenCLBackend(Backend):
         ncl.release("clFinish", self.queue.finish)
         self._recorded.clear()
         self._built.clear()
+        self._layouts.clear()
         for mem in self._mems:
             ncl.release("clReleaseMemObject", mem.release)
         self._mems.clear()

@@ -284,8 +284,12 @@ class Executor:
 
     def __init__(self, scenario: m.Scenario, options: RunOptions, *, inputs: InputSource | None = None,
                  sink: OutputSink | None = None, saved: Sequence[str] = (), write_files: bool = True,
-                 modules: ModuleCache | None = None, lease: BackendLease | None = None):
+                 modules: ModuleCache | None = None, lease: BackendLease | None = None,
+                 programs: Mapping[str, ProgramSpec] | None = None):
         self.scenario = scenario
+        #: the program of each shader the caller has already built (a kernel instantiation's,
+        #: built to learn its parameters), by uid: the executor does not make it again
+        self.given_programs: Mapping[str, ProgramSpec] = programs or {}
         self.options = options
         self.inputs: InputSource = inputs or FileInputs()
         self.sink = sink
@@ -556,7 +560,8 @@ class Executor:
             for shader in self._shaders(c):
                 if shader.uid in self.specs:
                     continue
-                spec = self.specs[shader.uid] = self._program_spec(backend, shader, (), modules)
+                spec = self.specs[shader.uid] = self.given_programs.get(shader.uid) or \
+                    self._program_spec(backend, shader, (), modules)
                 problems += self._shader_interface(backend, shader, spec, local_sizes, file)
         for i, c in dispatches:
             for shader in self._shaders(c):

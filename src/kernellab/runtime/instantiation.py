@@ -4,27 +4,31 @@ Each instantiation is one ``clEnqueueNDRangeKernel``: the kernel is built with t
 ``compiler_flags``, every argument is made from its record (hex scalars decoded with the file's
 endianness and the parameter's type, arrays from their ``.bin`` files, ``__local`` arrays of
 ``size`` bytes), and the launch uses the file's sizes and offset. Arguments the file leaves
-unconstrained are filled deterministically from the seed and reported.
+unconstrained are filled deterministically from the seed and reported. A launch runs as a scenario
+in memory through the one executor (:func:`as_scenario`), directly where the model cannot hold it yet.
 """
 from __future__ import annotations
 
 import math
 import mmap
 import os
+import dataclasses
 import re
 import shutil
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernellab import compiler_options
+from kernellab import model as m
 from kernellab.backends import opencl_abi as abi
-from kernellab.backends.base import BackendOptions, ProgramSpec
+from kernellab.backends.base import Backend, BackendOptions, Buffer, Image, Program, ProgramSpec, SpecConstant
 from kernellab.backends.opencl import KernelArg, OpenCLBackend, OpenCLBuffer, OpenCLProgram
 from kernellab.compile.pipeline import driver_source
-from kernellab.errors import BackendError, CompileError, InputError, Problem
+from kernellab.errors import BackendError, CompileError, InputError, KernellabError, Problem
 from kernellab.formats import gpuverify
 from kernellab.opencl_types import dtype_size
 from kernellab.formats.gpuverify import (ArrayArgument, ImageArgument, KernelArgument, KernelInstantiation,
@@ -43,6 +47,21 @@ def _stderr(msg: str) -> None:
 
 
 @dataclass
+class ArrayValue:
+    """A ``__global``/``__constant`` argument before any device holds it: its initial bytes in
+    the device's order (a mapped file where it came from one) and the flags it is created with."""
+
+    size: int
+    data: Any
+    flags: tuple[str, ...]
+    #: element type code for byte-order conversion (None = bytes)
+    dtype: str | None
+    #: the kernel cannot write it (__constant, CL_MEM_READ_ONLY): its final bytes are these (a
+    #: Path: the file's, copied as they are), no read-back needed; None when it may change
+    unchanged: Any = None
+
+
+@dataclass
 class PreparedLaunch:
     """One instantiation made concrete on a backend: the program, the argument values, and which
     buffers are outputs."""
@@ -58,23 +77,33 @@ class PreparedLaunch:
     unchanged: dict[int, Any] = field(default_factory=dict)
     #: one sentence per argument filled from the seed
     filled: list[str] = field(default_factory=list)
+    #: (sizeof, alignof) of the by-value types only the compiler can size
+    layout: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def launch(self, backend: OpenCLBackend) -> None:
+        """Enqueue the launch directly (its arguments made on ``backend`` by :func:`prepare`)."""
         i = self.inst
         try:
             backend.launch(self.program, self.args, i.global_size, i.local_size, i.global_offset,
                            label=f"{i.entry_point}#{i.index}")
         except BackendError as exc:
-            m = re.match(r"clSetKernelArg\(\w+, (\d+)\)", exc.call)
-            if m and exc.code == "CL_INVALID_ARG_SIZE":
-                n = int(m.group(1))
-                arg = self.program.args[n]
-                raise InputError([_problem(i, ["kernel_arguments", n, "value"],
-                                           f"the driver rejected this value's size for parameter {n} "
-                                           f"({arg.type_name} {arg.name}): kernellab cannot know the size of "
-                                           "this type, so write the value with all its bytes (two hex digits "
-                                           "per byte, leading zeros kept)")]) from exc
-            raise
+            named = self.named(exc)
+            if named is exc:
+                raise
+            raise named from exc
+
+    def named(self, exc: BackendError) -> KernellabError:
+        """A driver's refusal of an argument's size as bad input at its value; other errors as they are."""
+        found = re.match(r"clSetKernelArg\(\w+, (\d+)\)", exc.call)
+        if not found or exc.code != "CL_INVALID_ARG_SIZE":
+            return exc
+        n = int(found.group(1))
+        arg = self.program.args[n]
+        return InputError([_problem(self.inst, ["kernel_arguments", n, "value"],
+                                    f"the driver rejected this value's size for parameter {n} "
+                                    f"({arg.type_name} {arg.name}): kernellab cannot know the size of "
+                                    "this type, so write the value with all its bytes (two hex digits "
+                                    "per byte, leading zeros kept)")])
 
 
 def _problem(inst: KernelInstantiation, parts: Sequence[str | int], message: str) -> Problem:
@@ -216,10 +245,11 @@ def check_work_groups(backend: OpenCLBackend, insts: Sequence[KernelInstantiatio
         raise InputError(problems)
 
 
-def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLProgram, seed: int = 0
-            ) -> PreparedLaunch:
-    """Make every argument of ``inst`` on ``backend``; all mismatches with the kernel's parameters
-    are reported together as bad input."""
+def make_arguments(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLProgram, seed: int = 0
+                   ) -> PreparedLaunch:
+    """Every argument of ``inst``: arrays as :class:`ArrayValue` (no buffer yet), images and
+    samplers made on ``backend``; all mismatches with the kernel's parameters are reported
+    together as bad input."""
     params = program.args
     records = inst.kernel_arguments
     maker = _ArgumentMaker(backend, inst, seed)
@@ -233,14 +263,36 @@ def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLPr
                                    f"takes {len(params)} arguments")])
     launch = PreparedLaunch(inst, program, [])
     # structs and other by-value types numpy cannot size: the compiler says how big they are
-    sizes = {name: size for name, (size, _) in backend.type_layout(program, abi.unsized_types(params)).items()}
+    layout = backend.type_layout(program, abi.unsized_types(params))
+    sizes = {name: size for name, (size, _) in layout.items()}
     for n, (arg, rec) in enumerate(zip(params, records)):
         if rec is None:  # whole list unconstrained: make a record of the parameter's kind
             rec = _UNCONSTRAINED[arg.kind]()
-        launch.args.append(maker.argument(launch, n, arg, rec, sizes.get(arg.type_name)))
+        launch.args.append(maker.argument(n, arg, rec, sizes.get(arg.type_name)))
     if maker.problems:
         raise InputError(maker.problems)
     launch.filled = maker.filled
+    launch.layout = dict(layout)
+    return launch
+
+
+def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLProgram, seed: int = 0
+            ) -> PreparedLaunch:
+    """Make every argument of ``inst`` on ``backend`` (arrays allocated and written); all
+    mismatches with the kernel's parameters are reported together as bad input."""
+    return realize(backend, make_arguments(backend, inst, program, seed))
+
+
+def realize(backend: OpenCLBackend, launch: PreparedLaunch) -> PreparedLaunch:
+    """``launch`` with its array arguments created on ``backend`` and written."""
+    for n, value in enumerate(launch.args):
+        if isinstance(value, ArrayValue):
+            buf = backend.alloc_with_flags(value.size, value.flags, uid=f"arg{n}")
+            backend.write_buffer(buf, value.data)
+            launch.args[n] = launch.arrays[n] = buf
+            launch.array_dtypes[n] = value.dtype
+            if value.unchanged is not None:
+                launch.unchanged[n] = value.unchanged
     return launch
 
 
@@ -265,8 +317,7 @@ class _ArgumentMaker:
     def _fill_note(self, n: int, text: str) -> None:
         self.filled.append(f"{self.inst.file}: {self.inst.pointer('kernel_arguments', n)}: {text}")
 
-    def argument(self, launch: PreparedLaunch, n: int, arg: KernelArg, rec: KernelArgument,
-                 size: int | None) -> Any:
+    def argument(self, n: int, arg: KernelArg, rec: KernelArgument, size: int | None) -> Any:
         """The value of parameter ``n`` (None when it is refused: the problem is noted)."""
         inst = self.inst
         want = _RECORD_TYPE[arg.kind]
@@ -284,7 +335,7 @@ class _ArgumentMaker:
                                               f'is "{rec.address_space}" but parameter {n} ({arg.type_name} '
                                               f'{arg.name}) is declared __{declared}'))
                 return None
-            return self.local(n, arg, rec) if arg.kind == "local" else self.array(launch, n, arg, rec)
+            return self.local(n, arg, rec) if arg.kind == "local" else self.array(n, arg, rec)
         if isinstance(rec, SamplerArgument):
             self._fill_note(n, f"sampler argument {n} ({arg.name}) uses unnormalized coordinates, "
                                "clamp-to-edge, nearest filtering")
@@ -331,7 +382,7 @@ class _ArgumentMaker:
                                "(one element per work-item)")
         return abi.LocalMemory(size)
 
-    def array(self, launch: PreparedLaunch, n: int, arg: KernelArg, rec: ArrayArgument) -> OpenCLBuffer:
+    def array(self, n: int, arg: KernelArg, rec: ArrayArgument) -> ArrayValue:
         inst = self.inst
         data: Any = None
         if rec.data_path is not None:
@@ -348,16 +399,13 @@ class _ArgumentMaker:
                                f"bytes from seed {self.seed}")
         elif len(data) < size:
             data = bytes(data) + bytes(size - len(data))
-        buf = self.backend.alloc_with_flags(size, rec.flags or (), uid=f"arg{n}")
         data = _to_device_order(data, arg.type.dtype, inst.byteorder)
-        self.backend.write_buffer(buf, data)
-        launch.arrays[n] = buf
-        launch.array_dtypes[n] = arg.type.dtype
-        if arg.address_space == "constant" or "CL_MEM_READ_ONLY" in (rec.flags or ()):
+        value = ArrayValue(size, data, tuple(rec.flags or ()), arg.type.dtype)
+        if arg.address_space == "constant" or "CL_MEM_READ_ONLY" in value.flags:
             # the kernel cannot change it: its final bytes are its initial bytes, no read-back needed
             as_file = isinstance(data, mmap.mmap) and rec.data_path is not None and len(data) == size
-            launch.unchanged[n] = rec.data_path if as_file else data
-        return buf
+            value.unchanged = rec.data_path if as_file else data
+        return value
 
     def image(self, n: int, arg: KernelArg) -> Any:
         inst = self.inst
@@ -417,6 +465,144 @@ def select(insts: list[KernelInstantiation], index: int | None, file: Path) -> l
     return [insts[index]]
 
 
+# --- a launch as a scenario: the one executor runs it ------------------------------------------
+
+
+def expressible(launch: PreparedLaunch) -> bool:
+    """Whether a scenario holds the launch exactly: buffers, ``__local`` arrays of whole elements
+    and by-value arguments whose size is known. Images, samplers and values only the driver can
+    size are launched directly (docs/architecture.md, "Kernel instantiations run as scenarios")."""
+    for arg, value in zip(launch.program.args, launch.args):
+        if arg.kind in ("image", "sampler"):
+            return False
+        if arg.kind == "local" and (value.size == 0 or value.size % abi.local_element_size(arg)):
+            return False
+        if arg.kind == "scalar" and arg.type.size is None and arg.type_name not in launch.layout:
+            return False
+    return True
+
+
+def _access(flags: Sequence[str], space: str) -> str:
+    if space == "constant" or "CL_MEM_READ_ONLY" in flags:
+        return "readonly"
+    return "writeonly" if "CL_MEM_WRITE_ONLY" in flags else "readwrite"
+
+
+@dataclass
+class LaunchScenario:
+    """One launch as a scenario in memory: a shader, a buffer per array argument, the by-value
+    bytes as push data, and a dispatch with the launch's offset and sizes in work-items."""
+
+    scenario: m.Scenario
+    #: the program as built for the launch's parameters, with its specialization (local sizes)
+    program: ProgramSpec
+    #: buffer uid -> its argument's initial bytes and flags
+    values: dict[str, ArrayValue]
+    push: dict[str, bytes]
+    #: argument index -> buffer uid
+    arrays: dict[int, str]
+
+
+def as_scenario(launch: PreparedLaunch) -> LaunchScenario:
+    """The scenario of an :func:`expressible` launch (made by :func:`make_arguments`), laid out as
+    :mod:`kernellab.backends.opencl_abi` maps OpenCL C arguments."""
+    inst, args = launch.inst, launch.program.args
+    uid = f"{inst.entry_point}#{inst.index}"
+    specs = [{"id": d, "value": int(n)} for d, n in enumerate(inst.local_size or ())]
+    local_args = [(a, v) for a, v in zip(args, launch.args) if a.kind == "local"]
+    specs += [{"id": abi.FIRST_LOCAL_ARGUMENT_SPEC_ID + k, "value": abi.local_count(v.size, abi.local_element_size(a))}
+              for k, (a, v) in enumerate(local_args)]
+    push = abi.pack_push_constants(args, {a.index: bytes(v) for a, v in zip(args, launch.args) if a.kind == "scalar"},
+                                   launch.layout)
+    shader = m.Shader(uid=uid, src=str(inst.kernel_path), type="OpenCL-C", entry=inst.entry_point,
+                      push_constants_size=len(push), specialization_constants=specs)
+    shader._src_path = inst.kernel_path
+    resources: list[m.Resource] = [shader]
+    bindings, values, arrays = [], {}, {}
+    binding_of = abi.buffer_bindings(args)
+    for a, v in zip(args, launch.args):
+        if isinstance(v, ArrayValue):
+            buffer = f"{uid}/arg{a.index}"
+            resources.append(m.Buffer(uid=buffer, size=v.size, shader_access=_access(v.flags, a.address_space)))
+            bindings.append({"set": 0, "id": binding_of[a.index], "resource_ref": buffer})
+            values[buffer], arrays[a.index] = v, buffer
+    local = inst.local_size or (1,) * len(inst.global_size)
+    offset = {"global_offset": list(inst.global_offset)} if inst.global_offset else {}
+    command = m.DispatchCompute(shader_ref=uid, rangeND=[-(-g // n) for g, n in zip(inst.global_size, local)],
+                                bindings=bindings, **offset)
+    command.global_size = tuple(inst.global_size)
+    pushed = {}
+    if push:
+        # the bytes come from the file's kernel_arguments, served in memory (no .npy)
+        resources.append(m.RawData(uid=f"{uid}/push", src=f"{inst.file}#{inst.pointer('kernel_arguments')}"))
+        command.push_data_ref = pushed_uid = f"{uid}/push"
+        pushed[pushed_uid] = push
+    program = dataclasses.replace(launch.program.spec, push_constants_size=len(push),
+                                  specialization=tuple(SpecConstant(c["id"], c["value"]) for c in specs))
+    return LaunchScenario(m.Scenario(resources, [command], file=inst.file), program, values, pushed, arrays)
+
+
+class _LaunchInputs:
+    """A launch's initial bytes, from memory (mapped files where the file gave them)."""
+
+    def __init__(self, launch: LaunchScenario):
+        self.launch = launch
+
+    def fill_buffer(self, backend: Backend, r: m.Buffer, buf: Buffer, element: str) -> bool:
+        backend.write_buffer(buf, self.launch.values[r.uid].data)
+        return True
+
+    def fill_image(self, backend: Backend, r: m.Image, image: Image) -> None:
+        return None
+
+    def raw_data(self, r: m.RawData) -> bytes | None:
+        return self.launch.push.get(r.uid)
+
+
+class _LentBackend:
+    """The runner's open backend, lent to the executor; buffers created with their arguments' flags."""
+
+    def __init__(self, backend: OpenCLBackend, launch: LaunchScenario):
+        self.backend, self.launch = backend, launch
+
+    def lease(self, own: Callable[[], Backend], needs_own_device: bool) -> AbstractContextManager[Backend]:
+        return nullcontext(self.backend)
+
+    def alloc_buffer(self, backend: Backend, size: int, uid: str) -> Buffer:
+        return self.backend.alloc_with_flags(size, self.launch.values[uid].flags, uid=uid)
+
+    def create_program(self, backend: Backend, spec: ProgramSpec) -> Program:
+        return backend.create_program(spec)
+
+
+def _run_as_scenario(be: OpenCLBackend, launch: PreparedLaunch) -> dict[int, Any]:
+    """Run an :func:`expressible` launch through the executor; argument index -> its buffer."""
+    from kernellab.runtime.executor import Executor, RunOptions
+
+    shaped = as_scenario(launch)
+    executor = Executor(shaped.scenario, RunOptions(backend=be.name), inputs=_LaunchInputs(shaped),
+                        write_files=False, lease=_LentBackend(be, shaped),
+                        programs={shaped.scenario.commands[0].shader_ref: shaped.program})  # type: ignore[attr-defined]
+    executor.run()
+    return {n: executor.buffers[uid] for n, uid in shaped.arrays.items()}
+
+
+def _launch(be: OpenCLBackend, launch: PreparedLaunch) -> dict[int, Any]:
+    """Run one launch: as a scenario where the model holds it, else directly; its array buffers."""
+    if not expressible(launch):
+        launch = realize(be, launch)
+        launch.launch(be)
+        be.submit()
+        return dict(launch.arrays)
+    try:
+        return _run_as_scenario(be, launch)
+    except BackendError as exc:
+        named = launch.named(exc)
+        if named is exc:
+            raise
+        raise named from exc
+
+
 def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index: int | None = None, seed: int = 0,
                        device: str | None = None, report: Report | None = None,
                        backend: OpenCLBackend | None = None) -> int:
@@ -440,23 +626,23 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
         with OutputSet(output_dir) as outs:
             for inst in chosen:
                 program = build(be, inst, non_uniform_options(be, inst))
-                launch = prepare(be, inst, program, seed)
+                launch = make_arguments(be, inst, program, seed)
                 for line in launch.filled:
                     report(line)
                 launch_guard.naming(f"launch {inst.index} ({inst.entry_point}) of {path}")
-                launch.launch(be)
-                be.submit()
+                arrays = _launch(be, launch)
                 if output_dir is not None:
                     dest = output_dir_for(Path(output_dir), inst.index)
-                    for n, buf in launch.arrays.items():
-                        same = launch.unchanged.get(n)
+                    for n, buf in arrays.items():
+                        value = launch.args[n]
+                        same = value.unchanged if isinstance(value, ArrayValue) else launch.unchanged.get(n)
                         if isinstance(same, Path):
                             with outs.open(dest / f"arg{n}.bin") as fh:
                                 _copy_file(same, fh)
                             continue
                         data = same if same is not None else be.read_buffer(buf)
                         outs.bytes(dest / f"arg{n}.bin",
-                                   _from_device_order(data, launch.array_dtypes.get(n), inst.byteorder))
+                                   _from_device_order(data, program.args[n].type.dtype, inst.byteorder))
             written = outs.commit()
         where = f"; {len(written)} output file{'s' if len(written) != 1 else ''} in {output_dir}" \
             if output_dir is not None else ""
