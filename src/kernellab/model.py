@@ -246,7 +246,7 @@ class DispatchCompute(Command):
                                      "work-item per dimension (clEnqueueNDRangeKernel's global_work_offset)")
     #: in memory only (a kernel-instantiation launch, never read from a file): the work-items per
     #: dimension when they are not whole work-groups; ``rangeND`` then counts the work-groups,
-    #: the last of a dimension partial
+    #: the last of a dimension partial (1s where the driver chooses the work-group size)
     global_size: tuple[int, ...] | None = None
 
     @property

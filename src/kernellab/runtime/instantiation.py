@@ -503,40 +503,52 @@ class LaunchScenario:
     arrays: dict[int, str]
 
 
-def as_scenario(launch: PreparedLaunch) -> LaunchScenario:
-    """The scenario of an :func:`expressible` launch (made by :func:`make_arguments`), laid out as
-    :mod:`kernellab.backends.opencl_abi` maps OpenCL C arguments."""
+def as_scenario(launch: PreparedLaunch, *, whole_groups: bool = False) -> LaunchScenario:
+    """The scenario of a launch made by :func:`make_arguments`, laid out as
+    :mod:`kernellab.backends.opencl_abi` maps OpenCL C arguments: shader ``kernel<i>``, buffers
+    ``i<i>_arg<N>``, push data ``i<i>_push``. ``whole_groups``: for a file, which counts whole
+    work-groups (a launch with no ``local_size`` gets :func:`~kernellab.backends.opencl_abi.default_local_size`);
+    otherwise the global size is kept in work-items and a missing local size is the driver's
+    choice. An image or sampler parameter is bad input naming it."""
     inst, args = launch.inst, launch.program.args
-    uid = f"{inst.entry_point}#{inst.index}"
-    specs = [{"id": d, "value": int(n)} for d, n in enumerate(inst.local_size or ())]
+    i = inst.index
+    uid = f"kernel{i}"
+    local = inst.local_size or (abi.default_local_size(inst.global_size) if whole_groups else None)
+    specs = [{"id": d, "value": int(n)} for d, n in enumerate(local or ())]
     local_args = [(a, v) for a, v in zip(args, launch.args) if a.kind == "local"]
     specs += [{"id": abi.FIRST_LOCAL_ARGUMENT_SPEC_ID + k, "value": abi.local_count(v.size, abi.local_element_size(a))}
               for k, (a, v) in enumerate(local_args)]
+    unheld = [Problem(str(inst.file), inst.pointer("kernel_arguments", a.index),
+                      f"{a.kind} arguments have no scenario equivalent; this launch cannot be imported")
+              for a in args if a.kind in ("image", "sampler")]
+    if unheld:
+        raise InputError(unheld)
     push = abi.pack_push_constants(args, {a.index: bytes(v) for a, v in zip(args, launch.args) if a.kind == "scalar"},
                                    launch.layout)
-    shader = m.Shader(uid=uid, src=str(inst.kernel_path), type="OpenCL-C", entry=inst.entry_point,
-                      push_constants_size=len(push), specialization_constants=specs)
+    shader = m.Shader(uid=uid, src=inst.kernel_file, type="OpenCL-C", entry=inst.entry_point,
+                      build_options=inst.compiler_flags or "", push_constants_size=len(push),
+                      specialization_constants=specs)
     shader._src_path = inst.kernel_path
     resources: list[m.Resource] = [shader]
     bindings, values, arrays = [], {}, {}
     binding_of = abi.buffer_bindings(args)
     for a, v in zip(args, launch.args):
         if isinstance(v, ArrayValue):
-            buffer = f"{uid}/arg{a.index}"
+            buffer = f"i{i}_arg{a.index}"
             resources.append(m.Buffer(uid=buffer, size=v.size, shader_access=_access(v.flags, a.address_space)))
             bindings.append({"set": 0, "id": binding_of[a.index], "resource_ref": buffer})
             values[buffer], arrays[a.index] = v, buffer
-    local = inst.local_size or (1,) * len(inst.global_size)
-    offset = {"global_offset": list(inst.global_offset)} if inst.global_offset else {}
-    command = m.DispatchCompute(shader_ref=uid, rangeND=[-(-g // n) for g, n in zip(inst.global_size, local)],
-                                bindings=bindings, **offset)
-    command.global_size = tuple(inst.global_size)
+    offset = {"global_offset": list(inst.global_offset)} if inst.global_offset and any(inst.global_offset) else {}
+    groups = [-(-g // n) for g, n in zip(inst.global_size, local)] if local else [1] * len(inst.global_size)
+    command = m.DispatchCompute(shader_ref=uid, rangeND=groups, bindings=bindings, **offset)
+    if not whole_groups:
+        command.global_size = tuple(inst.global_size)
     pushed = {}
     if push:
-        # the bytes come from the file's kernel_arguments, served in memory (no .npy)
-        resources.append(m.RawData(uid=f"{uid}/push", src=f"{inst.file}#{inst.pointer('kernel_arguments')}"))
-        command.push_data_ref = pushed_uid = f"{uid}/push"
-        pushed[pushed_uid] = push
+        # the bytes come from the file's kernel_arguments (a file of them only where one is written)
+        resources.append(m.RawData(uid=f"i{i}_push", src=f"{inst.file}#{inst.pointer('kernel_arguments')}"))
+        command.push_data_ref = f"i{i}_push"
+        pushed[command.push_data_ref] = push
     program = dataclasses.replace(launch.program.spec, push_constants_size=len(push),
                                   specialization=tuple(SpecConstant(c["id"], c["value"]) for c in specs))
     return LaunchScenario(m.Scenario(resources, [command], file=inst.file), program, values, pushed, arrays)
