@@ -61,6 +61,20 @@ class ArrayValue:
     unchanged: Any = None
 
 
+@dataclass(frozen=True)
+class ImageValue:
+    """An image argument before any device holds it: RGBA float texels of ``shape``."""
+
+    shape: tuple[int, ...]
+    texels: Any
+    access: str
+
+
+@dataclass(frozen=True)
+class SamplerValue:
+    """A sampler argument: unnormalized coordinates, clamp-to-edge, nearest filtering."""
+
+
 @dataclass
 class PreparedLaunch:
     """One instantiation made concrete on a backend: the program, the argument values, and which
@@ -247,9 +261,9 @@ def check_work_groups(backend: OpenCLBackend, insts: Sequence[KernelInstantiatio
 
 def make_arguments(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLProgram, seed: int = 0
                    ) -> PreparedLaunch:
-    """Every argument of ``inst``: arrays as :class:`ArrayValue` (no buffer yet), images and
-    samplers made on ``backend``; all mismatches with the kernel's parameters are reported
-    together as bad input."""
+    """Every argument of ``inst``, none on a device yet (arrays as :class:`ArrayValue`, images
+    and samplers as :class:`ImageValue`/:class:`SamplerValue`; ``backend`` sizes the structs);
+    all mismatches with the kernel's parameters are reported together as bad input."""
     params = program.args
     records = inst.kernel_arguments
     maker = _ArgumentMaker(backend, inst, seed)
@@ -284,9 +298,14 @@ def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLPr
 
 
 def realize(backend: OpenCLBackend, launch: PreparedLaunch) -> PreparedLaunch:
-    """``launch`` with its array arguments created on ``backend`` and written."""
+    """``launch`` with its arrays, images and samplers created on ``backend`` (in argument order:
+    Oclgrind numbers memory objects by creation, and verify names an argument by that number)."""
     for n, value in enumerate(launch.args):
-        if isinstance(value, ArrayValue):
+        if isinstance(value, ImageValue):
+            launch.args[n] = backend.make_image(value.shape, value.texels, value.access)
+        elif isinstance(value, SamplerValue):
+            launch.args[n] = backend.make_sampler()
+        elif isinstance(value, ArrayValue):
             buf = backend.alloc_with_flags(value.size, value.flags, uid=f"arg{n}")
             backend.write_buffer(buf, value.data)
             launch.args[n] = launch.arrays[n] = buf
@@ -339,7 +358,7 @@ class _ArgumentMaker:
         if isinstance(rec, SamplerArgument):
             self._fill_note(n, f"sampler argument {n} ({arg.name}) uses unnormalized coordinates, "
                                "clamp-to-edge, nearest filtering")
-            return self.backend.make_sampler()
+            return SamplerValue()
         return self.image(n, arg)
 
     def scalar(self, n: int, arg: KernelArg, rec: ScalarArgument, size: int | None) -> bytes | None:
@@ -407,7 +426,7 @@ class _ArgumentMaker:
             value.unchanged = rec.data_path if as_file else data
         return value
 
-    def image(self, n: int, arg: KernelArg) -> Any:
+    def image(self, n: int, arg: KernelArg) -> ImageValue | None:
         inst = self.inst
         base = arg.type_name.replace("const", "").strip()
         dims = {"image1d_t": 1, "image2d_t": 2, "image3d_t": 3}.get(base)
@@ -424,7 +443,7 @@ class _ArgumentMaker:
         values = np.frombuffer(seeded_values("f4", texels, _rng(self.seed, inst, n)), dtype=np.float32)
         self._fill_note(n, f"image argument {n} ({arg.name}) is an RGBA float image of "
                            f"{'x'.join(map(str, shape))} texels (the global size) filled from seed {self.seed}")
-        return self.backend.make_image(shape, values.reshape(tuple(reversed(shape)) + (4,)), arg.access)
+        return ImageValue(tuple(shape), values.reshape(tuple(reversed(shape)) + (4,)), arg.access)
 
 
 def _mapped(path: Path) -> mmap.mmap | bytes:
