@@ -283,3 +283,14 @@ def test_a_launch_runs_as_a_scenario_through_the_executor(tmp_path: Path, monkey
                                                                           {"type": "array", "size": 4}]}]))
     run_instantiations(path, tmp_path / "p", device="Portable", report=lambda s: None)
     assert ran == [] and (tmp_path / "p" / "arg1.bin").stat().st_size == 4
+
+
+def test_the_executors_problems_name_the_instantiation_files_places(tmp_path: Path) -> None:
+    # checked against the device's limits before it runs (it was the driver's CL_INVALID_WORK_GROUP_SIZE)
+    from kernellab.errors import InputError
+
+    path = _file(tmp_path, [_inst(global_size=[1 << 16], local_size=[1 << 16])])
+    with pytest.raises(InputError) as info:
+        run_instantiations(path, None, device="Portable", report=lambda s: None)
+    assert {(p.file, p.where) for p in info.value.problems} == {(str(path), "/0/local_size")}
+    assert any("the device allows at most" in p.message for p in info.value.problems)

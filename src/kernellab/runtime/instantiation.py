@@ -520,6 +520,45 @@ class LaunchScenario:
     push: dict[str, bytes]
     #: argument index -> buffer uid
     arrays: dict[int, str]
+    #: the launch's instantiation, where the executor's problems are placed
+    inst: KernelInstantiation | None = None
+    #: argument indices of the ``__local`` parameters, in order (specialization ids 3, 4, ...)
+    local_arguments: list[int] = field(default_factory=list)
+
+    def place(self, where: str) -> str:
+        """The place in the instantiation file of a problem the executor found at ``where`` (a
+        JSON pointer into the scenario): the field the scenario's took its value from."""
+        inst = self.inst
+        assert inst is not None
+        parts = [p for p in where.split("/") if p]
+        argument = {uid: n for n, uid in self.arrays.items()}
+        if parts[:1] == ["resources"] and len(parts) >= 2 and parts[1].isdigit():
+            r = self.scenario.resources[int(parts[1])]
+            field_ = parts[3] if len(parts) > 3 else ""
+            if isinstance(r, m.Buffer):
+                return inst.pointer("kernel_arguments", argument[r.uid], *(["size"] if field_ == "size" else []))
+            if isinstance(r, m.Shader):
+                if field_ == "specialization_constants":
+                    constant = r.specialization_constants[int(parts[4])].id if len(parts) > 4 else 0
+                    if constant in abi.LOCAL_SIZE_SPEC_IDS:
+                        return inst.pointer("local_size")
+                    return inst.pointer("kernel_arguments", self.local_arguments[constant - abi.FIRST_LOCAL_ARGUMENT_SPEC_ID],
+                                        "size")
+                return inst.pointer({"entry": "entry_point", "build_options": "compiler_flags"}.get(field_,
+                                                                                                   "kernel_file"))
+            return inst.pointer("kernel_arguments")
+        if parts[:1] == ["commands"]:
+            rest = parts[3:]
+            if rest[:1] == ["rangeND"]:
+                return inst.pointer("global_size", *[int(k) for k in rest[1:2]])
+            if rest[:1] == ["global_offset"]:
+                return inst.pointer("global_offset")
+            if rest[:1] == ["bindings"] and len(rest) > 1:
+                command = self.scenario.commands[0]
+                assert isinstance(command, m.DispatchCompute)
+                return inst.pointer("kernel_arguments", argument[command.bindings[int(rest[1])].resource_ref])
+        return inst.pointer()
+
 
 
 def as_scenario(launch: PreparedLaunch, *, whole_groups: bool = False) -> LaunchScenario:
@@ -570,7 +609,8 @@ def as_scenario(launch: PreparedLaunch, *, whole_groups: bool = False) -> Launch
         pushed[command.push_data_ref] = push
     program = dataclasses.replace(launch.program.spec, push_constants_size=len(push),
                                   specialization=tuple(SpecConstant(c["id"], c["value"]) for c in specs))
-    return LaunchScenario(m.Scenario(resources, [command], file=inst.file), program, values, pushed, arrays)
+    return LaunchScenario(m.Scenario(resources, [command], file=inst.file), program, values, pushed, arrays, inst,
+                          [a.index for a, _ in local_args])
 
 
 class _LaunchInputs:
@@ -614,7 +654,11 @@ def _run_as_scenario(be: OpenCLBackend, launch: PreparedLaunch) -> dict[int, Any
     executor = Executor(shaped.scenario, RunOptions(backend=be.name), inputs=_LaunchInputs(shaped),
                         write_files=False, lease=_LentBackend(be, shaped),
                         programs={shaped.scenario.commands[0].shader_ref: shaped.program})  # type: ignore[attr-defined]
-    executor.run()
+    try:
+        executor.run()
+    except InputError as exc:  # the executor's checks place problems in the scenario: moved to the file's places
+        raise InputError([dataclasses.replace(p, file=str(launch.inst.file), where=shaped.place(p.where))
+                          for p in exc.problems]) from exc
     return {n: executor.buffers[uid] for n, uid in shaped.arrays.items()}
 
 
