@@ -38,7 +38,7 @@ from collections.abc import Callable
 import numpy as np
 
 from kernellab import tools
-from kernellab.testing.arm_runner import ArmRunner, lavapipe_icd, require_arm_runner
+from kernellab.testing.arm_runner import ArmRunner, lavapipe_icd, prepare_layer_dirs, require_arm_runner
 
 MIB = 1 << 20
 
@@ -315,13 +315,14 @@ class PlainArm:
         return proc.stdout.decode(errors="replace").strip() or "unknown"
 
 
-def runner_environments(keep_bytecode: bool = False, icd: Path | None = None,
-                        arm_executable: Path | None = None) -> tuple[Path, ArmRunner | PlainArm, dict, dict]:
+def runner_environments(keep_bytecode: bool = False, icd: Path | None = None, arm_executable: Path | None = None,
+                        arm_deploy: Path | None = None) -> tuple[Path, ArmRunner | PlainArm, dict, dict]:
     """The Vulkan driver's ICD (lavapipe unless ``icd`` names another), Arm's runner with its
     environment, and kernellab's environment, both pinned to that driver. ``keep_bytecode`` drops
     PYTHONDONTWRITEBYTECODE for kernellab: an installed kernellab runs from cached bytecode, and
-    with it set every run compiles every module again. ``arm_executable`` runs that binary without
-    the emulation layers instead of the pip package's runner."""
+    with it set every run compiles every module again. ``arm_executable`` runs that binary instead
+    of the pip package's runner: with the emulation layers of ``arm_deploy`` (the layer package's
+    ``deploy`` folder, copied to another machine), else without them."""
     icd = icd or lavapipe_icd()
     if icd is None:
         raise SystemExit("lavapipe not found: apt-get install mesa-vulkan-drivers libvulkan1")
@@ -329,6 +330,9 @@ def runner_environments(keep_bytecode: bool = False, icd: Path | None = None,
               "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR") or "/tmp"}
     if keep_bytecode:
         kl_env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if arm_executable is not None and arm_deploy is not None:
+        arm: ArmRunner | PlainArm = ArmRunner(arm_executable, arm_deploy, prepare_layer_dirs(arm_deploy))
+        return icd, arm, arm.environment(icd=icd), kl_env
     if arm_executable is not None:
         return icd, PlainArm(arm_executable), dict(kl_env), kl_env
     arm = require_arm_runner()
@@ -355,7 +359,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="also print the figures as a BENCHMARKS.md table")
     parser.add_argument("--icd", type=Path, help="the Vulkan driver's ICD manifest (default: lavapipe's)")
     parser.add_argument("--arm-executable", type=Path,
-                        help="Arm's scenario-runner binary, run without its emulation layers (default: the pip package's)")
+                        help="Arm's scenario-runner binary (default: the pip package's)")
+    parser.add_argument("--arm-deploy", type=Path,
+                        help="the emulation layer package's deploy folder for --arm-executable (default: no layers)")
     args = parser.parse_args(argv)
 
     names = [n.strip() for n in args.only.split(",") if n.strip()]
@@ -363,7 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown scenarios: {sorted(unknown)}")
 
-    icd, arm, arm_env, kl_env = runner_environments(icd=args.icd, arm_executable=args.arm_executable)
+    icd, arm, arm_env, kl_env = runner_environments(icd=args.icd, arm_executable=args.arm_executable,
+                                                    arm_deploy=args.arm_deploy)
     spawner = Spawner()
     tmp, root = work_folder(args.workdir, "kernellab-bench-")
 

@@ -22,9 +22,9 @@ import os
 import shlex
 import struct
 import sys
-import warnings
 import threading
 import types
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from kernellab import tools
-from kernellab.opencl_types import parse_type, source_typedefs
 from kernellab.formats.gpuverify import hex_value
+from kernellab.opencl_types import parse_type, source_typedefs
 from kernellab.outputs import write_bytes, write_text
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -412,6 +412,7 @@ def _flag_names(value: int) -> list[str]:
     return names
 
 
+#: the capture recording now: the program's OpenCL calls reach kernellab through process-wide hooks
 _active: Capture | None = None
 
 

@@ -102,6 +102,7 @@ class CodeCache:
                 pass
 
 
+#: the code cache in place for this process's command (install() puts it once; the dataclass hook reads it)
 _installed: CodeCache | None = None
 
 

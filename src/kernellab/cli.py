@@ -13,7 +13,10 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:  # the CLI imports errors only when a command runs (start-up)
+    from kernellab.errors import KernellabError
 
 from kernellab import __version__
 
@@ -49,10 +52,47 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        try:
+            super()._check_value(action, value)  # type: ignore[misc]
+        except argparse.ArgumentError as exc:
+            near = _nearest(str(value), [str(c) for c in action.choices or ()])
+            if near is None:
+                raise
+            raise argparse.ArgumentError(action, f"{exc.message} (did you mean {near!r}?)") from None
+
     def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep its message, drop the noise
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         sys.exit(2)
+
+
+def _nearest(word: str, candidates: Sequence[str]) -> str | None:
+    """The candidate closest to a mistyped ``word`` (``--scenari`` → ``--scenario``), if one is close."""
+    import difflib
+
+    close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> NoReturn:
+    """argparse's "unrecognized arguments", from the command's own parser (its usage, not the
+    top-level one) and with the nearest option of that command for each mistyped flag."""
+    command = getattr(args, "command", None)
+    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    owner = sub.choices[command] if sub is not None and command in sub.choices else parser
+    options = sorted(o for o in owner._option_string_actions if o.startswith("--"))
+    hints = {}
+    for word in extra:
+        flag = word.split("=", 1)[0]
+        if flag.startswith("-") and (near := _nearest(flag, options)) is not None:
+            hints[flag] = near
+    if len(hints) == 1:
+        hint = f" (did you mean {next(iter(hints.values()))}?)"
+    else:
+        hint = f" (did you mean {', '.join(f'{n} for {w}' for w, n in hints.items())}?)" if hints else ""
+    owner.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+    raise SystemExit(2)  # error() exits; its owner is typed loosely here
 
 
 def _named_command(argv: Sequence[str] | None) -> str | None:
@@ -149,7 +189,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         paused = collector_paused()
     with paused:
         parser = build_parser(argv, only_named=True)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        _refuse_unknown(parser, args, extra)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
@@ -194,6 +236,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.flush()  # a full disk or /dev/full behind stdout: an error naming it, here
         return status
     except KernellabError as exc:
+        exc = _with_misspelling_hints(exc)
         print(f"kernellab: error: {exc}" if exc.exit_status != 2 else str(exc), file=sys.stderr)
         return exc.exit_status
     except KeyboardInterrupt:
@@ -213,6 +256,27 @@ def _run(args: argparse.Namespace) -> int:
         print(f"kernellab: the full traceback is in {where}; please attach it to a bug report",
               file=sys.stderr)
         return 1
+
+
+def _with_misspelling_hints(exc: KernellabError) -> KernellabError:
+    """An :class:`InputError` about a field that is absent because a key misspells it (``bindngs``):
+    the same error naming that key and the field (the files named are re-read only then)."""
+    from kernellab.errors import InputError
+
+    if not isinstance(exc, InputError):
+        return exc
+    from kernellab.formats.jsonfile import load_json
+    from kernellab.formats.near_keys import with_misspelling_hints
+
+    problems = list(exc.problems)
+    for file in {p.file for p in problems if p.file.endswith(".json") and p.where.startswith("/")}:
+        try:
+            data = load_json(file)
+        except (InputError, OSError):
+            continue
+        problems = [q for p in problems
+                    for q in (with_misspelling_hints([p], data) if p.file == file else [p])]
+    return exc if problems == exc.problems else InputError(problems)
 
 
 #: the commands that run kernellab's own code only: ``capture`` runs the user's Python program

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab.shader_languages import LANGUAGE_FAMILIES
 from kernellab.errors import InputError, Problem
+from kernellab.shader_languages import LANGUAGE_FAMILIES
 
 #: flags allowed as they are, per language
 _GLSL_FLAGS = frozenset({"-O", "-Os", "-Od", "-g", "-g0", "-gV", "-gVS", "--relaxed-errors", "--suppress-warnings",
@@ -250,47 +250,68 @@ def _one(family: str | None, word: str, value: str | None, base: Path,
             return 1, Refusal(word, "needs a value")
         return 2, _one(family, word + value, None, base, roots)[1]
     if word.startswith(("-D", "-U")):
-        name, eq, macro_value = word[2:].partition("=")
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or (eq and word.startswith("-U")):
-            return 1, Refusal(_printable(word), "a macro name is a C identifier")
-        if _UNSAFE.search(macro_value):
-            return 1, Refusal(_printable(word), "a macro's value is one word: no whitespace, newline, quote, "
-                                                "backslash, '#' or control character")
-        if word.startswith("-U"):
-            return 1, Option(UNDEF, name)
-        return 1, Option(DEFINE, name, macro_value if eq else None)
+        return 1, _macro(word)
     if _UNSAFE.search(word):
         return 1, Refusal(_printable(word), "an option is one word: no whitespace, newline, quote, backslash, "
                                             "'#' or control character")
     if word.startswith("-I"):
-        folder = Path(word[2:])
-        folder = folder if folder.is_absolute() else base / folder
-        if not inside(folder, roots):
-            return 1, Refusal(word, f"{folder} is outside the workload's folder (allow it with --allow-outside)")
-        resolved = str(folder.resolve())
-        if _UNSAFE.search(resolved):
-            return 1, Refusal(word, f"the folder {resolved!r} cannot be passed as one word (whitespace or quotes)")
-        return 1, Option(INCLUDE_DIR, word[2:], resolved)
-    if family == "glsl":
-        if word in _GLSL_FLAGS:
-            return 1, Option(FLAG, word)
-        if word == "--target-env" and value in _GLSL_TARGET_ENVS:
-            return 2, Option(TARGET_ENV, word, value)
-        if word.startswith("--target-env="):
-            env = word.split("=", 1)[1]
-            return 1, Option(TARGET_ENV, "--target-env", env) if env in _GLSL_TARGET_ENVS \
-                else Refusal(word, "unknown target environment")
-    else:
-        if _OPENCL_STD.match(word):
-            return 1, Option(STD, word)
-        if word in _OPENCL_FLAGS or word in _OPENCL_CL:
-            return 1, Option(FLAG, word)
-        if word.startswith("-cl-"):
-            return 1, Refusal(word, "not an OpenCL C option of the OpenCL specification")
+        return 1, _include_dir(word, base, roots)
+    known = _glsl_option(word, value) if family == "glsl" else _opencl_option(word)
+    if known is not None:
+        return known
     if not word.startswith("-"):
         return 1, Refusal(word, "file names and other arguments never come from a file")
     return 1, Refusal(word, "only macros (-D/-U), include folders inside the workload (-I), optimization, debug "
                             "info and language-standard options are")
+
+
+def _macro(word: str) -> Option | Refusal:
+    """``-DNAME``, ``-DNAME=value`` or ``-UNAME``."""
+    name, eq, macro_value = word[2:].partition("=")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or (eq and word.startswith("-U")):
+        return Refusal(_printable(word), "a macro name is a C identifier")
+    if _UNSAFE.search(macro_value):
+        return Refusal(_printable(word), "a macro's value is one word: no whitespace, newline, quote, "
+                                         "backslash, '#' or control character")
+    if word.startswith("-U"):
+        return Option(UNDEF, name)
+    return Option(DEFINE, name, macro_value if eq else None)
+
+
+def _include_dir(word: str, base: Path, roots: Sequence[Path]) -> Option | Refusal:
+    """``-Ifolder``: allowed inside ``roots`` (relative to ``base``), passed on resolved."""
+    folder = Path(word[2:])
+    folder = folder if folder.is_absolute() else base / folder
+    if not inside(folder, roots):
+        return Refusal(word, f"{folder} is outside the workload's folder (allow it with --allow-outside)")
+    resolved = str(folder.resolve())
+    if _UNSAFE.search(resolved):
+        return Refusal(word, f"the folder {resolved!r} cannot be passed as one word (whitespace or quotes)")
+    return Option(INCLUDE_DIR, word[2:], resolved)
+
+
+def _glsl_option(word: str, value: str | None) -> tuple[int, Option | Refusal] | None:
+    """A glslc flag or target environment; None when ``word`` is neither."""
+    if word in _GLSL_FLAGS:
+        return 1, Option(FLAG, word)
+    if word == "--target-env" and value in _GLSL_TARGET_ENVS:
+        return 2, Option(TARGET_ENV, word, value)
+    if word.startswith("--target-env="):
+        env = word.split("=", 1)[1]
+        return 1, Option(TARGET_ENV, "--target-env", env) if env in _GLSL_TARGET_ENVS \
+            else Refusal(word, "unknown target environment")
+    return None
+
+
+def _opencl_option(word: str) -> tuple[int, Option | Refusal] | None:
+    """An OpenCL C language standard or build flag; None when ``word`` is neither."""
+    if _OPENCL_STD.match(word):
+        return 1, Option(STD, word)
+    if word in _OPENCL_FLAGS or word in _OPENCL_CL:
+        return 1, Option(FLAG, word)
+    if word.startswith("-cl-"):
+        return 1, Refusal(word, "not an OpenCL C option of the OpenCL specification")
+    return None
 
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from collections.abc import Iterator, Mapping
 
 
 def _default_cache_dir() -> Path:
@@ -31,6 +31,12 @@ def parse_tool_timeout(text: str, name: str = "--tool-timeout") -> float | None:
     if not seconds >= 0 or seconds == float("inf"):
         raise UsageError(f"{name}: expected a number of seconds (0 for no limit), got {text!r}")
     return seconds or None
+
+
+#: the address space one external tool may map (RLIMIT_AS in its process): a kernel that makes a
+#: compiler grow (a huge constant array, a macro explosion) ends that compiler, not the machine;
+#: glslang, clang and clspv need far less than this for any kernel of the examples
+DEFAULT_TOOL_MEMORY = 4 << 30
 
 
 #: the log levels ``KERNELLAB_LOG_LEVEL`` and ``--log-level`` take
@@ -65,6 +71,23 @@ class _Reader:
         except UsageError as exc:
             self.warnings.append(f"{exc}; using {DEFAULT_TOOL_TIMEOUT:g} s")
             return DEFAULT_TOOL_TIMEOUT
+
+    def tool_memory(self, name: str = "KERNELLAB_TOOL_MEMORY") -> int | None:
+        """Bytes (like 4e9), or 0 for no limit."""
+        text = self.env.get(name, "").strip()
+        if not text:
+            return DEFAULT_TOOL_MEMORY
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if value == 0:
+            return None
+        if not 1 << 20 <= value < 2 ** 63:
+            self.bad(name, text, "a number of bytes of at least 1 MiB (like 4e9), or 0 for no limit",
+                     f"{DEFAULT_TOOL_MEMORY >> 30} GiB")
+            return DEFAULT_TOOL_MEMORY
+        return int(value)
 
     def log_level(self, name: str = "KERNELLAB_LOG_LEVEL") -> str:
         text = self.env.get(name, "")
@@ -127,6 +150,8 @@ class Config:
     #: seconds an external tool (compiler, validator, disassembler) may run before it is killed;
     #: None for no limit (KERNELLAB_TOOL_TIMEOUT=0, or ``--tool-timeout 0``)
     tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
+    #: bytes of address space an external tool may map (KERNELLAB_TOOL_MEMORY; None: no limit)
+    tool_memory: int | None = DEFAULT_TOOL_MEMORY
     #: one line per ``KERNELLAB_*`` variable whose value was bad (its default is used instead)
     warnings: tuple[str, ...] = field(default=(), compare=False)
     #: folders outside a workload's own that its kernels may ``#include`` from and its include
@@ -145,6 +170,7 @@ class Config:
             vulkan_validation=read.flag("KERNELLAB_VULKAN_VALIDATION"),
             compile_cache=not read.flag("KERNELLAB_NO_CACHE"),
             tool_timeout=read.tool_timeout(),
+            tool_memory=read.tool_memory(),
             allow_outside=tuple(Path(p) for p in env.get("KERNELLAB_ALLOW_OUTSIDE", "").split(os.pathsep) if p),
         )
         config = replace(config, warnings=tuple(read.warnings))
@@ -154,6 +180,7 @@ class Config:
         return config
 
 
+#: this process's settings, read from the environment at first use; overridden() swaps them for a block
 _current: Config | None = None
 
 

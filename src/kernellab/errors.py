@@ -6,10 +6,11 @@ reads, so messages are complete sentences that name the file and the place in it
 """
 from __future__ import annotations
 
+import os
 import shlex
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Iterable, Sequence
 
 
 class KernellabError(Exception):
@@ -47,17 +48,17 @@ class InputError(KernellabError, ValueError):
 
     exit_status = 2
 
-    def __init__(self, problems: Sequence[Problem] | str, file: str | Path | None = None):
+    def __init__(self, problems: Sequence[Problem] | str, file: str | os.PathLike[str] | None = None):
         if isinstance(problems, str):
-            problems = [Problem(str(file) if file is not None else "", "", problems)]
+            problems = [Problem(os.fspath(file) if file is not None else "", "", problems)]
         self.problems = list(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
 
     @classmethod
-    def at(cls, file: str | Path, where: str | Sequence[str | int], message: str) -> InputError:
+    def at(cls, file: str | os.PathLike[str], where: str | Sequence[str | int], message: str) -> InputError:
         if not isinstance(where, str):
             where = json_pointer(where)
-        return cls([Problem(str(file), where, message)])
+        return cls([Problem(os.fspath(file), where, message)])
 
 
 class Problems:

@@ -23,10 +23,10 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
-from collections.abc import Callable, Mapping, Sequence
 
 from kernellab.errors import InputError, Problem
 
@@ -123,6 +123,8 @@ _BUILTINS: dict[str, Function] = {
     "floor": Function("floor", _floor, (1, 1)),
     "partition_round": Function("partition_round", partition_round, (2, 2)),
 }
+#: the functions expressions may call: the built-ins and what the program registered (register() is the
+#: public way a program adds its own, for every spec it reads later, as Python registers codecs)
 _registry: dict[str, Function] = dict(_BUILTINS)
 
 
@@ -248,7 +250,7 @@ def _power(a: Number, b: Number, col: int) -> Number:
         if b < 0:
             if a == 0:
                 raise _Refused(col, "zero to a negative power")
-            return _check_int(1 / _power(a, -b, col), col)
+            return 1 / _power(a, -b, col)  # a float or a fraction: no bits to check
         if abs(a) > 1 and b * math.log2(abs(a)) > MAX_INT_BITS:
             raise _Refused(col, f"{a} ** {b} would exceed {MAX_INT_BITS} bits; refused before computing it")
         return a ** b

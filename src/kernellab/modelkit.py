@@ -400,20 +400,40 @@ def json_schema_defs(classes: Iterable[type[Node]]) -> dict[str, Any]:
     return {name: _sorted(defs[name]) for name in sorted(defs)}
 
 
-def unknown_fields(cls: type[Node], data: Any) -> list[Loc]:
+#: how alike a key and a declared name must be to be called a misspelling (difflib's ratio):
+#: "bindngs"/"bindings" is 0.93, "sise"/"size" 0.75, "src"/"dst" 0.33
+NEAR_CUTOFF = 0.75
+
+
+def nearest(word: str, names: Iterable[str]) -> str | None:
+    """The name in ``names`` that ``word`` is a likely misspelling of, or None."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(names), n=1, cutoff=NEAR_CUTOFF)
+    return close[0] if close else None
+
+
+def unknown_fields(cls: type[Node], data: Any, *, near: bool = False) -> list[Any]:
     """The paths of the fields in ``data`` that ``cls`` does not declare, those of nested objects
-    included; found in the data as written, so also for an object that is refused."""
+    included; found in the data as written, so also for an object that is refused. With ``near``,
+    (path, the absent declared field the key likely misspells, or None) pairs."""
     if not isinstance(data, dict):
         return []
-    out: list[Loc] = [(key,) for key in data if key not in cls.model_fields]
+    absent = [name for name in cls.model_fields if name not in data]
+    out: list[Any] = [((key,), nearest(str(key), absent)) if near else (key,)
+                      for key in data if key not in cls.model_fields]
     for name, field in cls.model_fields.items():
         kind, value = field.type, data.get(name)
         if isinstance(kind, _Nested):
-            out += [(name, *where) for where in unknown_fields(kind.cls, value)]
+            out += [_below((name,), u, near) for u in unknown_fields(kind.cls, value, near=near)]
         elif isinstance(kind, _List) and isinstance(kind.item, _Nested) and isinstance(value, list):
             for j, item in enumerate(value):
-                out += [(name, j, *where) for where in unknown_fields(kind.item.cls, item)]
+                out += [_below((name, j), u, near) for u in unknown_fields(kind.item.cls, item, near=near)]
     return out
+
+
+def _below(prefix: Loc, found: Any, near: bool) -> Any:
+    return ((*prefix, *found[0]), found[1]) if near else (*prefix, *found)
 
 
 def _sorted(schema: Any, in_properties: bool = False) -> Any:

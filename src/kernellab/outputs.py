@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import re
 import secrets
@@ -50,16 +51,19 @@ _NAME_KEPT = 180
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 #: every OutputSet not yet committed or discarded, for the signal handlers
 _LIVE: weakref.WeakSet[OutputSet] = weakref.WeakSet()
-#: the umask, read once (reading it means setting it; doing that per file would race with threads)
-_UMASK: int | None = None
+
+
+@functools.cache
+def _umask() -> int:
+    """The process's umask, read once: reading it means setting it, and doing that per file would
+    race with threads (process-wide by nature; kernellab never changes it)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _file_mode() -> int:
-    global _UMASK
-    if _UMASK is None:
-        _UMASK = os.umask(0)
-        os.umask(_UMASK)
-    return 0o666 & ~_UMASK
+    return 0o666 & ~_umask()
 
 
 def _lock_name(token: str) -> str:
@@ -492,8 +496,15 @@ def discard_all() -> None:
         outputs.discard()
 
 
-#: set by the CLI: handlers are wanted, and put in place only while a file is staged
-_CLEANUP = {"wanted": False, "installed": False}
+class _SignalCleanup:
+    """Whether the CLI wants staged files removed on SIGTERM/SIGHUP, and whether the handlers are in
+    place now (only while a file is staged). Process-wide by nature: signal handlers are the process's."""
+
+    wanted = False
+    installed = False
+
+
+_CLEANUP = _SignalCleanup()
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
@@ -506,7 +517,7 @@ def _arm_handlers(on: bool) -> None:
     """Python runs a signal handler only between bytecodes: while a handler is installed, SIGTERM
     waits for a long native call (a kernel on Oclgrind, a driver wait) to return. So the handlers
     are in place only while staged files exist; otherwise the signal kills at once, as usual."""
-    if on == _CLEANUP["installed"] or not _CLEANUP["wanted"]:
+    if on == _CLEANUP.installed or not _CLEANUP.wanted:
         return
     for signum in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):  # not the main thread, or no such signal
@@ -515,7 +526,7 @@ def _arm_handlers(on: bool) -> None:
                 signal.signal(signum, _handler)
             elif not on and current is _handler:
                 signal.signal(signum, signal.SIG_DFL)
-    _CLEANUP["installed"] = on
+    _CLEANUP.installed = on
 
 
 def _staging_changed() -> None:
@@ -524,7 +535,7 @@ def _staging_changed() -> None:
 
 def install_signal_cleanup() -> None:
     """On SIGTERM or SIGHUP while files are staged, remove them, then die of the signal as before."""
-    _CLEANUP["wanted"] = True
+    _CLEANUP.wanted = True
     _staging_changed()
 
 

@@ -18,9 +18,9 @@ Importing this module costs nothing: numpy and the drivers load when a test firs
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
 
 import pytest
 
@@ -121,12 +121,13 @@ class ExpectationsFile(pytest.File):
                                                   f"`kernellab run {item.id} --check`")
             yield WorkloadItem.from_parent(self, name=name, suite_item=item, selector=selector, skip=skip)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+    # pytest calls a collector's repr_failure without a style: pytest.Collector narrows Node's signature so
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]  # as Collector
         from kernellab.errors import KernellabError
 
         if isinstance(excinfo.value, KernellabError):
             return str(excinfo.value)  # the file and the JSON path say it all; no traceback of ours
-        return super().repr_failure(excinfo, style=style)
+        return super().repr_failure(excinfo)
 
 
 class WorkloadMismatch(AssertionError):

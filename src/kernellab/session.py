@@ -356,13 +356,14 @@ class Session:
             scenario = self.load(workload, output_dir, check_files=not inputs)
         else:
             scenario = workload
-        parse = Phase("parse", t0, time.perf_counter())
         wanted = _outputs_to_read(scenario, outputs)
         source = ArrayInputs(scenario, dict(inputs or {}))
         sink = _MemoryOutputs()
         shared = self._backend()
         executor = Executor(scenario, self._options(), inputs=source, sink=sink, saved=wanted,
                             write_files=write_files, modules=self._modules, lease=shared)
+        # making the executor (the first time: importing it) is part of getting the workload ready
+        parse = Phase("parse", t0, time.perf_counter())
         try:
             executor.run()
         except BaseException:
@@ -379,7 +380,8 @@ class Session:
 
 
 #: the executor's steps as a workload's phases
-_PHASE_OF_STEP = {"load": "setup", "programs": "pipeline_creation", "commands": "run", "save": "read_back"}
+_PHASE_OF_STEP = {"open": "setup", "compile": "compile", "load": "setup", "programs": "pipeline_creation",
+                  "commands": "run", "save": "read_back"}
 
 
 def _outputs_to_read(scenario: m.Scenario, outputs: Iterable[str] | None) -> list[str]:

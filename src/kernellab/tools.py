@@ -50,15 +50,20 @@ ARM_GLSLC_PACKAGE = "ai-ml-sdk-scenario-runner"
 LLVM_VERSIONED = frozenset({"clang", "llvm-spirv", "llvm-dis", "llvm-as", "llvm-link"})
 
 
-def _prefix_dirs() -> list[Path]:
-    """Directories where pip packages put programs: cmeel's prefix and the venv's scripts."""
-    dirs: list[Path] = []
+def cmeel_prefixes() -> list[Path]:
+    """The ``cmeel.prefix`` folders of pip's cmeel packages (glslang, SPIRV-Tools, SPIR-V headers):
+    in the interpreter's site-packages, the user's, and any folder on ``sys.path`` that holds one
+    (``pip install --target DIR`` with DIR on PYTHONPATH), best first."""
     sites = [Path(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")]
     if site.ENABLE_USER_SITE:
         sites.append(Path(site.getusersitepackages()))
-    for folder in sites:
-        if folder / "cmeel.prefix" / "bin" not in dirs:
-            dirs.append(folder / "cmeel.prefix" / "bin")
+    sites += [Path(p) for p in sys.path if p and (Path(p) / "cmeel.prefix").is_dir()]
+    return list(dict.fromkeys(folder / "cmeel.prefix" for folder in sites))
+
+
+def _prefix_dirs() -> list[Path]:
+    """Directories where pip packages put programs: cmeel's prefix and the venv's scripts."""
+    dirs = [prefix / "bin" for prefix in cmeel_prefixes()]
     # the venv's scripts: programs of pip packages (cmeel's wrappers there are a fallback only)
     dirs.append(Path(sys.executable).parent)
     return dirs
@@ -131,15 +136,33 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
+def _memory_limit(nbytes: int | None) -> Any:
+    """What the child runs before ``exec``: its address space capped at ``nbytes`` (RLIMIT_AS),
+    so a tool that allocates without end fails its allocation instead of taking the machine."""
+    if nbytes is None:
+        return None
+    import resource
+    setrlimit, which = resource.setrlimit, resource.RLIMIT_AS
+    soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        nbytes = min(nbytes, hard)
+
+    def limit() -> None:  # in the forked child: bound names only, nothing imported or allocated
+        setrlimit(which, (nbytes, hard))
+    return limit
+
+
 def run_bounded(argv: Sequence[str], *, input: bytes | None, cwd: str | os.PathLike[str] | None,
-                env: dict[str, str], timeout: float | None) -> subprocess.CompletedProcess[bytes]:
+                env: dict[str, str], timeout: float | None,
+                memory: int | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run ``argv`` with its output captured, for at most ``timeout`` seconds (None: no limit).
 
     The program runs in a session of its own, so the time limit, an interrupt (Ctrl-C reaches
     kernellab only) or any other exception here kills it with every process it started: none is
     left running, nor holding the pipes open. Raises :class:`_Expired` past the limit. Standard
     input is ``input`` (from a temporary file) or empty: a program never waits for the terminal.
-    Standard output is kept whole; standard error as :class:`_Log` keeps it.
+    Standard output is kept whole; standard error as :class:`_Log` keeps it. With ``memory``, the
+    program may map at most that many bytes (RLIMIT_AS, set in the child before ``exec``).
     """
     import subprocess  # here: a run that finds every artifact in the cache starts no program
 
@@ -150,7 +173,7 @@ def run_bounded(argv: Sequence[str], *, input: bytes | None, cwd: str | os.PathL
         stdin.seek(0)
     try:
         proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                                env=env, start_new_session=True)
+                                env=env, start_new_session=True, preexec_fn=_memory_limit(memory))
     finally:
         if input is not None:
             stdin.close()  # the program has its own descriptor of the file
@@ -254,7 +277,7 @@ class Tool:
         limit = config.get().tool_timeout if timeout is None else timeout
         log.debug("run: %s", " ".join(argv))
         try:
-            proc = run_bounded(argv, input=input, cwd=cwd, env=env, timeout=limit)
+            proc = run_bounded(argv, input=input, cwd=cwd, env=env, timeout=limit, memory=config.get().tool_memory)
         except _Expired as exc:
             text = (exc.stdout + exc.stderr).decode(errors="replace")
             if len(text) > _TIMEOUT_LOG:  # its end, from a line's start
@@ -265,6 +288,10 @@ class Tool:
                                    ToolFailure(self.name, argv, -1, text, env_extra)) from None
         if proc.returncode != 0:
             text = (proc.stdout + proc.stderr).decode(errors="replace")
+            memory = config.get().tool_memory
+            if proc.returncode < 0 and memory:  # an allocation refused at the limit often ends in abort()
+                text += (f"\n[{self.name} was ended by a signal; it may have needed more than the {memory >> 20} MiB "
+                         "it may map: KERNELLAB_TOOL_MEMORY=BYTES raises the limit, 0 removes it]")
             raise error(f"{what}: {self.name} failed (exit {proc.returncode})",
                         ToolFailure(self.name, argv, proc.returncode, text, env_extra))
         return proc
@@ -385,6 +412,7 @@ class _VersionStore:
                 os.unlink(tmp)
 
 
+#: the tool-version file of each cache folder, read once per process (a version costs a subprocess)
 _version_stores: dict[Path, _VersionStore] = {}
 
 
@@ -409,6 +437,7 @@ def _search_dirs() -> list[tuple[str, list[Path]]]:
             ("PATH", path)]
 
 
+#: programs found (or not) per name, search path and tool path: PATH is searched once per process
 _found: dict[tuple[str, tuple[str, ...], str], Tool | None] = {}
 
 

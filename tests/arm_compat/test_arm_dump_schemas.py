@@ -14,7 +14,7 @@ from arm_compat.arm_compat_helpers import Case
 from arm_compat.test_arm_compute import _sum_case
 
 KERNELLAB_PROFILING_KEYS = {"device", "repeats", "total_ns"}
-KERNELLAB_PERF_KEYS = {"device", "phases_ms", "total_ms"}
+KERNELLAB_PERF_KEYS = {"device", "phases_ms", "total_ms", "wall_ms", "uncounted_ms"}
 
 
 def _dumps(case: Case, rng: np.random.Generator, tmp_path: Path, *args: str) -> dict[str, tuple[Path, Path]]:

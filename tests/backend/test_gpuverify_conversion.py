@@ -66,6 +66,24 @@ def test_run_import_run_round_trip(tmp_path: Path) -> None:
     assert shaders[0]["push_constants_size"] == 8
 
 
+@pytest.mark.parametrize("device", ["Portable", "Oclgrind"])
+def test_import_releases_each_buffer_once(tmp_path: Path, device: str, caplog: pytest.LogCaptureFixture,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 20: each launch's arrays were released by the import and again when the backend
+    closed, a "clReleaseMemObject failed: CL_INVALID_VALUE" warning per buffer."""
+    (tmp_path / "mix.cl").write_text(KERNEL)
+    launch = {"language": "OpenCL", "kernel_file": "mix.cl", "global_size": [32], "local_size": [16],
+              "entry_point": "blend", "kernel_arguments": [
+                  {"type": "scalar", "value": "0x7"}, {"type": "array", "size": 128},
+                  {"type": "array", "size": 64, "address_space": "local"},
+                  {"type": "array", "size": 128}, {"type": "scalar", "value": "0x20"}]}
+    (tmp_path / "k.json").write_text(json.dumps([launch, launch]))
+    with caplog.at_level("WARNING"):
+        assert main(["import", str(tmp_path / "k.json"), "-o", str(tmp_path / "out"), "--device", device]) == 0
+    assert not [r.getMessage() for r in caplog.records if "clReleaseMemObject" in r.getMessage()]
+    assert "clReleaseMemObject" not in capsys.readouterr().err
+
+
 def test_export_then_run_matches_scenario(tmp_path: Path) -> None:
     (tmp_path / "mix.cl").write_text(KERNEL)
     np.save(tmp_path / "in.npy", np.arange(64, dtype=np.int32))

@@ -82,9 +82,14 @@ def test_suite_passes_and_fails_with_a_report(suite: Path, tmp_path: Path) -> No
     trace = json.loads((tmp_path / "t.json").read_text())
     events = trace["traceEvents"]
     workloads = [e for e in events if e.get("cat") == "workload"]
-    assert len(workloads) == 8 and all(e["ph"] == "X" and e["dur"] > 0 for e in workloads)
+    # issue 20: the re-run workload's both attempts are slices (8 workloads, 9 attempts)
+    assert len(workloads) == 9 and all(e["ph"] == "X" and e["dur"] > 0 for e in workloads)
+    assert sorted(e["name"] for e in workloads if "off_by_one" in e["name"]) == [
+        "bad/off_by_one/scenario.json (attempt 1 of 2)", "bad/off_by_one/scenario.json (attempt 2 of 2)"]
     gpu = [e for e in events if e.get("cat") == "gpu"]
-    assert len(gpu) == 8 and all(e["name"] == "dispatch_compute add" and e["dur"] >= 0 for e in gpu)
+    assert len(gpu) == 9 and all(e["name"] == "dispatch_compute add" and e["dur"] >= 0 for e in gpu)
+    assert [a["status"] for a in bad["earlier_attempts"]] == ["fail"]
+    assert (tmp_path / "junit.xml").read_text().count("<rerunFailure") == 1
 
 
 def test_only_the_good_ones_pass_and_exit_zero(suite: Path) -> None:
@@ -204,6 +209,9 @@ def test_ray_gives_the_same_results_as_the_local_pool(suite: Path) -> None:
     ray = cli("test", suite, "--executor", "ray", "--jobs", 2, "--batch-size", 3, "--json", cwd=suite, timeout=600)
     assert ray.returncode == local.returncode == 1, ray.stderr[-3000:]
     strip = ("duration_s", "worker", "phases_ms")
-    same = {k: {f: v for f, v in r.items() if f not in strip} for k, r in ids(local).items()}
-    assert {k: {f: v for f, v in r.items() if f not in strip} for k, r in ids(ray).items()} == same
+
+    def kept(r: dict) -> dict:
+        return {f: [kept(a) for a in v] if f == "earlier_attempts" else v for f, v in r.items() if f not in strip}
+    same = {k: kept(r) for k, r in ids(local).items()}
+    assert {k: kept(r) for k, r in ids(ray).items()} == same
     assert "(ray)" in ray.stderr

@@ -134,7 +134,8 @@ def test_custom_border_color(tmp_path: Path) -> None:
     got = _sampling(tmp_path, _texels(), _uv([(-0.5, 0.5)]),
                     {"border_address_mode": "CLAMP_BORDER", "border_color": "FLOAT_CUSTOM_EXT",
                      "custom_border_color": [0.25, 0.5, 0.75, 1.0]})
-    np.testing.assert_allclose(got[0], [0.25, 0.5, 0.75, 1.0], atol=1e-6)
+    # a driver may hold the border colour in the image's format (NVIDIA: 8-bit UNORM, 64/255 for 0.25)
+    np.testing.assert_allclose(got[0], [0.25, 0.5, 0.75, 1.0], atol=1 / 255)
 
 
 def test_generated_mips_are_box_filtered(tmp_path: Path) -> None:

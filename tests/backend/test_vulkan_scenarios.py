@@ -291,6 +291,11 @@ def test_profiling_and_perf_counter_dumps(tmp_path: Path) -> None:
     perf = json.loads((tmp_path / "perf.json").read_text())
     assert set(perf["phases_ms"]) == {"parse", "setup", "pipeline_creation", "run", "save"}
     assert all(v >= 0 for v in perf["phases_ms"].values())
+    # issue 20: the two totals agree: total_ms is Arm's "Total Scenario Time" (the counters' sum)
+    # in ms; the phases' sum is wall_ms, the time no counter covers uncounted_ms
+    assert perf["total_ms"] == pytest.approx(perf["Total Scenario Time"] / 1e3)
+    assert perf["wall_ms"] == pytest.approx(sum(perf["phases_ms"].values()), abs=0.01)
+    assert perf["uncounted_ms"] == pytest.approx(perf["wall_ms"] - perf["total_ms"], abs=0.01)
     np.testing.assert_array_equal(out(tmp_path, "v", np.float32), np.full(4096, 6, np.float32))
 
 

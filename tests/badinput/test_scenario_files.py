@@ -139,8 +139,10 @@ def test_unknown_field_reported_with_the_error_of_its_object(tmp_path: Path) -> 
     with pytest.raises(InputError) as info:
         load_scenario(path)
     got = [(p.where, p.message, p.warning) for p in info.value.problems]
-    assert ("/resources/2/buffer", 'missing required field "size"', False) in got
-    assert ("/resources/2/buffer/sise", 'unknown field "sise"', True) in got
+    # issue 20: the misspelling is named with the field it stands for
+    assert ("/resources/2/buffer", 'missing required field "size" ("sise" is not a field: did you mean "size"?)',
+            False) in got
+    assert ("/resources/2/buffer/sise", 'unknown field "sise" (did you mean "size"?)', True) in got
     assert ("/commands/0/dispatch_compute/rangeND/0", "expected an integer >= 1, got 0", False) in got
     assert ("/commands/0/dispatch_compute/bindings/1/slot", 'unknown field "slot"', True) in got
     with pytest.raises(InputError) as info:

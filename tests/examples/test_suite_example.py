@@ -42,7 +42,7 @@ def test_pytest_plugin_collects_and_checks_the_suite(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "1 failed, 2 passed" in proc.stdout
     assert "c: 1 of 256 elements differ (exact)" in proc.stdout
-    assert f"[5] expected {float(c[5])!r}" in proc.stdout
+    assert f"[5] expected {str(c[5])}" in proc.stdout  # float32 digits, not float64 ones (issue 20)
 
 
 def test_plugin_parametrizes_devices_and_gives_a_session(tmp_path: Path) -> None:
@@ -61,3 +61,22 @@ def test_add(kernellab_session, kernellab_device):
     assert "8 passed" in proc.stdout
     assert "add.json[0]" in proc.stdout and "add.json[llvmpipe]" in proc.stdout
     assert "test_add[0]" in proc.stdout and "test_add[llvmpipe]" in proc.stdout
+
+
+def test_plugin_reports_an_unexpected_collection_error_as_pytest_does(tmp_path: Path) -> None:
+    # a failure that is no KernellabError gets pytest's own report; it was a TypeError (a style passed
+    # to Collector.repr_failure, which takes none)
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITE, suite)
+    (tmp_path / "conftest.py").write_text('''
+import kernellab.suite.expectations as expectations
+
+def _broken(path):
+    raise RuntimeError("the expectations reader broke")
+
+expectations.load_expectations = _broken
+''')
+    proc = pytest_run(suite, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "RuntimeError: the expectations reader broke" in proc.stdout
+    assert "TypeError" not in proc.stdout + proc.stderr

@@ -17,6 +17,7 @@ import os
 import random
 import shutil
 import signal
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -30,6 +31,36 @@ HOSTILE: list[Any] = [
     "/dev/zero", "a\u0000b", "\ud800", "-Xclang -load -Xclang ./evil.so", "-o /tmp/owned", "--depfile x",
     True, False, None, [], {}, [0] * 40, [2**32 - 1, 2**32 - 1, 2**32 - 1], {"x": 1},
 ]
+
+#: a file no case may create: hostile options and names below point at it
+OWNED = Path(tempfile.gettempdir()) / "kernellab-fuzz-owned"
+
+#: option strings of issue 18: quoting the driver splits again, newlines that become source lines
+#: on the clspv path, options that write or read files (clang's internal ones too), response files
+HOSTILE_OPTIONS: list[str] = [
+    "-DA='0 -I/ -DB=0'", '-DA="x y"', "-DA=0\\ -I/", '-DX=1\n#include "/etc/passwd"', "-DX=1\n#pragma once",
+    f"-dependency-file {OWNED} -MT x", f"-MD -MF {OWNED}", "-Xclang -load -Xclang ./evil.so", f"@{OWNED}",
+    "-include /etc/passwd", "-I/", "-I..", "-I ../..", '-D X="a\\"b"', "-DX=#", "-cl-std=CL2.0 -o x",
+    "-DX=\x1b[31m",
+]
+#: names and references of issue 18: folders in uids, control and direction characters, escapes
+HOSTILE_NAMES: list[str] = [
+    "..", "../../x", "a/b", str(OWNED), "x\x1b]0;owned\x07", "\u202ex.npy", "-rf", ".hidden", "x" * 300, "a\nb",
+    "../" * 20 + "etc/passwd", "%2e%2e", "..\\..\\x",
+]
+HOSTILE += HOSTILE_OPTIONS + HOSTILE_NAMES
+
+#: include lines hidden from a line-based pattern (comments, continuations, digraphs, trigraphs,
+#: macros, inactive branches), each naming a file outside the case's folder, a device, or the FIFO
+#: and the symbolic link :func:`mutate_files` makes
+HIDDEN_INCLUDES: list[str] = [
+    '/* c */ #include "{outside}"', '# /* c */ include "{outside}"', '#\\\ninclude "{outside}"',
+    '#inc\\\nlude "{outside}"', '%:include "{outside}"', '??=include "{outside}"', '#include "/dev/zero"',
+    '#include "fifo.h"', '#include "link.h"', '#if 0\n#include "{outside}"\n#endif', "#include <{outside}>",
+    '#include_next "{outside}"', "#define H <{outside}>\n#include H", '#if __has_include("{outside}")\n#endif',
+]
+#: kernel sources an include line may be planted in
+SOURCE_SUFFIXES = (".comp", ".cl", ".frag", ".vert", ".glsl", ".h")
 
 
 def _paths(node: Any, here: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -132,6 +163,38 @@ def mutate_bytes(data: bytes, rng: random.Random) -> bytes:
     return bytes(buf)
 
 
+def mutate_files(folder: Path, targets: tuple[str, ...], rng: random.Random) -> str:
+    """A file-system attack on the case's folder (what no byte mutation makes): an include line
+    hidden from a pattern planted in a kernel source, or a data file the workload names replaced by
+    a FIFO, a symbolic link to ``/dev/zero`` or one to a file outside the folder (which a workload
+    may read: it is data it names). Returns the file changed and how ("" when there is none)."""
+    outside = folder.parent / f"{folder.name}-outside.h"
+    outside.write_text("#error read from outside the workload's folder\n")
+    os.mkfifo(folder / "fifo.h")
+    os.symlink(outside, folder / "link.h")
+    sources = sorted(p.name for p in folder.iterdir()
+                     if p.suffix in SOURCE_SUFFIXES and p.is_file() and not p.is_symlink())
+    data = [t for t in targets if not t.endswith(".json")]
+    if sources and (not data or rng.random() < 0.6):
+        name = rng.choice(sources)
+        lines = (folder / name).read_text(errors="surrogateescape").split("\n")
+        at = rng.randrange(1 if lines[0].startswith("#version") else 0, len(lines) + 1)
+        hidden = rng.choice(HIDDEN_INCLUDES)
+        lines.insert(at, hidden.format(outside=outside))
+        (folder / name).write_text("\n".join(lines), errors="surrogateescape")
+        return f"{name} ({hidden!r} at line {at + 1})"  # the same words in every run (no temp folder)
+    if not data:
+        return ""
+    name = rng.choice(data)
+    (folder / name).unlink()
+    kind = rng.choice(["a FIFO", "a link to /dev/zero", "a link outside"])
+    if kind == "a FIFO":
+        os.mkfifo(folder / name)
+    else:
+        os.symlink("/dev/zero" if kind == "a link to /dev/zero" else outside, folder / name)
+    return f"{name} ({kind})"
+
+
 @dataclass(frozen=True)
 class Seed:
     name: str
@@ -176,14 +239,11 @@ def _files(folder: Path) -> set[Path]:
     return {p for p in folder.rglob("*")}
 
 
-def run_case(seed: Seed, case: int, work: Path, main: Callable[[list[str]], int], *,
-             time_limit: float = 10.0, base_seed: int = 0) -> Outcome:
-    rng = random.Random(f"{base_seed}:{seed.name}:{case}")
-    folder = work / f"{seed.name}-{case}"
-    shutil.copytree(seed.folder, folder, symlinks=True)
-    out = folder / "out"
-    target = rng.choice(seed.targets)
-    path = folder / target
+#: the share of cases that attack the file system (:func:`mutate_files`) instead of a file's content
+FILE_ATTACKS = 0.12
+
+
+def _mutate_content(path: Path, target: str, rng: random.Random) -> None:
     for _ in range(rng.randint(1, 3)):
         if target.endswith(".json"):
             try:
@@ -194,6 +254,20 @@ def run_case(seed: Seed, case: int, work: Path, main: Callable[[list[str]], int]
             path.write_bytes(text.encode("utf-8", "surrogatepass"))
         else:
             path.write_bytes(mutate_bytes(path.read_bytes(), rng))
+
+
+def run_case(seed: Seed, case: int, work: Path, main: Callable[[list[str]], int], *,
+             time_limit: float = 10.0, base_seed: int = 0) -> Outcome:
+    rng = random.Random(f"{base_seed}:{seed.name}:{case}")
+    folder = work / f"{seed.name}-{case}"
+    shutil.copytree(seed.folder, folder, symlinks=True)
+    out = folder / "out"
+    target = rng.choice(seed.targets)
+    path = folder / target
+    if rng.random() < FILE_ATTACKS:
+        target = mutate_files(folder, seed.targets, rng) or target
+    else:
+        _mutate_content(path, target, rng)
     before = _files(folder)
     argv = [a.format(dir=folder, out=out) for a in seed.argv]
     crashed: list[str] = []
@@ -218,6 +292,13 @@ def run_case(seed: Seed, case: int, work: Path, main: Callable[[list[str]], int]
                        if p.name.endswith(".tmp") or not _inside(p, out))
     if leftovers and status in (0, 2):
         status, detail = "leftover files", ", ".join(leftovers[:5])
+    if os.path.lexists(OWNED):  # an option or a name wrote where it pointed
+        status, detail = "wrote outside", str(OWNED)
+        os.unlink(OWNED)
+    if "\x1b" in stderr.getvalue() and status in (0, 2):  # cli.main escapes what it prints
+        status, detail = "raw control character", stderr.getvalue()[-200:]
+    with contextlib.suppress(FileNotFoundError):
+        (folder.parent / f"{folder.name}-outside.h").unlink()
     if status in (0, 2):
         shutil.rmtree(folder, ignore_errors=True)
     else:

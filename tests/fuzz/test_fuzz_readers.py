@@ -1,6 +1,13 @@
 """Every reader and `validate`, over thousands of mutated inputs: no traceback, no hang, no
 internal error, no file left behind (issue 10). `pytest tests/fuzz --fuzz-long` runs 20,000.
 
+Issue 18's attacks are among the mutations (fuzz/mutate.py): hostile option strings (quotes,
+newlines, ``-dependency-file``, ``-Xclang``, ``@file``) and names (``..``, ``/``, control
+characters, references outside) as JSON values, include lines hidden behind comments,
+continuations, digraphs and macros planted in kernel sources, and data files replaced by a FIFO
+or a symbolic link (to ``/dev/zero``, or outside the folder); a case that writes the file those
+options name, or prints a raw ESC, is a finding.
+
 The examples with draws, optical flow and graphs are also run on the device (``kernellab run``)
 mutated: what the device side reads (module code, image data, a graph's inputs) is past
 `validate`'s reach. CI runs 150 of those, ``--fuzz-long`` 5,000."""
@@ -250,3 +257,18 @@ def test_the_fuzzer_is_deterministic(tmp_path: Path) -> None:
     second = fuzz(seeds(tmp_path / "s2"), 30, tmp_path / "c2", base_seed=7)
     assert [(o.target, o.status) for o in first] == [(o.target, o.status) for o in second]
     assert np.unique([o.target for o in first]).size > 3
+
+
+def test_the_file_system_attacks_are_made_and_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 18's mutations of the folder itself (fuzz/mutate.py ``mutate_files``): every kind is
+    made, nothing goes wrong, and an include planted in an OpenCL C kernel is refused."""
+    from fuzz import mutate
+
+    monkeypatch.setattr(mutate, "FILE_ATTACKS", 1.0)
+    outcomes = fuzz(seeds(tmp_path / "seeds"), 60, tmp_path / "cases", base_seed=5)
+    assert not [o for o in outcomes if o.bad]
+    made = " ".join(o.target for o in outcomes)
+    for kind in ("(a FIFO)", "(a link to /dev/zero)", "(a link outside)", "include"):
+        assert kind in made, kind
+    planted = [o for o in outcomes if o.target.startswith(("k.cl (", "gemm.cl ("))]
+    assert planted and all(o.status == 2 for o in planted)

@@ -95,3 +95,25 @@ def test_a_fault_in_the_child_is_one_line(name: str) -> None:
 def test_another_signal_ends_the_parent_the_same_way() -> None:
     proc = subprocess.run([sys.executable, "-c", GUARDED, "SIGTERM"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == -signal.SIGTERM and proc.stderr == ""
+
+
+@pytest.mark.parametrize("command", ["partition-sweep", "schedule"])
+def test_a_pyschedcl_kernel_writing_out_of_bounds_is_named_by_schedule_and_partition_sweep(
+        tmp_path: Path, command: str) -> None:
+    """The commands that run PySchedCL specs run their kernels natively too (issue 18, point 4)."""
+    pytest.importorskip("pyopencl")
+    example = Path(__file__).parents[2] / "examples" / "pyschedcl"
+    (tmp_path / "Scale.json").write_text((example / "Scale.json").read_text())
+    (tmp_path / "Scale.cl").write_text("__kernel void Scale(__global const float *x, __global float *y, float k, int n)"
+                                       " { y[get_global_id(0) * (1L << 38)] = k * x[0]; }\n")
+    (tmp_path / "one.task").write_text("Scale.json 0 1024 k=3\n")
+    out = tmp_path / "out"
+    argv = (["partition-sweep", str(tmp_path / "Scale.json"), "--partitions", "0", "--json", str(out / "sweep.json")]
+            if command == "partition-sweep" else ["schedule", str(tmp_path / "one.task"), "--output", str(out)])
+    out.mkdir()
+    proc = kernellab(*argv)
+    assert proc.returncode == 1, proc.stderr  # not -11: the process did not die silently
+    (line,) = _errors(proc.stderr)
+    assert line.startswith(f"kernellab: error: the cpu part of kernel Scale of {tmp_path / 'Scale.json'} "
+                           "or one before it ended the process with SIGSEGV"), line
+    assert not any(p.is_file() for p in out.rglob("*"))  # nothing staged is left

@@ -123,6 +123,22 @@ def test_allow_outside_on_run_lets_a_shared_header_in(folders: Path, capsys: pyt
     assert (folders / "out" / "c.npy").exists()
 
 
+def test_run_and_validate_refuse_an_outside_include_alike(folders: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 20: run's refusal names the flag run takes, not build_options (the scenario has none)
+    nor "a compiler option" (an #include is not one), and validate says the same."""
+    (folders.parent / "outside" / "common.glsl").write_text("#define SCALE 1.0\n")
+    scenario = _scenario(folders, _with_include('#include "../outside/common.glsl"'))
+    messages = []
+    for args in (["run", str(scenario), "--output", str(folders / "out")], ["validate", str(scenario)]):
+        with config.override(cache_dir=folders.parent / "cache"):
+            assert main(args) == 2
+        err = capsys.readouterr().err.strip()
+        assert "(allow it with --allow-outside)" in err and err.count("\n") == 0, err
+        assert "build_options" not in err and "compiler option" not in err, err
+        messages.append(err.split(": /resources/0/shader/src: ", 1)[1])
+    assert messages[0] == messages[1]
+
+
 def test_an_unwritable_cache_is_a_warning(folders: Path, caplog: pytest.LogCaptureFixture) -> None:
     scenario = _scenario(folders, (EXAMPLE / "add.comp").read_text())
     not_a_folder = folders.parent / "cache-file"

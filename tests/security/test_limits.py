@@ -242,3 +242,32 @@ def test_a_full_standard_output_is_named(tmp_path: Path) -> None:
                               stderr=subprocess.PIPE, text=True, env={**os.environ, "XDG_RUNTIME_DIR": "/tmp"})
     assert proc.returncode == 1
     assert proc.stderr == "kernellab: error: standard output: No space left on device\n"
+
+
+LOCAL_ARRAYS = ("__kernel void k(__global uint *o, __local uint *l) { __local uint big[268435456];\n"
+                "  big[get_local_id(0)] = 1; l[0] = 1; barrier(CLK_LOCAL_MEM_FENCE); o[0] = big[0] + l[0]; }\n")
+LOCAL_ARGUMENT = ("__kernel void k(__global uint *o, __local uint *l) { l[get_local_id(0)] = 1;\n"
+                  "  barrier(CLK_LOCAL_MEM_FENCE); o[0] = l[0]; }\n")
+
+
+@pytest.mark.parametrize(("source", "where"), [(LOCAL_ARRAYS, "/0/kernel_file"), (LOCAL_ARGUMENT, "/0/kernel_arguments/1")],
+                         ids=["__local-array", "__local-argument"])
+@pytest.mark.parametrize("command", [("verify",), ("run", "--device", "Oclgrind"), ("run",)],
+                         ids=["verify", "run-oclgrind", "run-pocl"])
+def test_a_launch_past_the_device_local_memory_is_refused_before_it_runs(
+        tmp_path: Path, source: str, where: str, command: tuple[str, ...]) -> None:
+    """verify once reported Oclgrind's CL_OUT_OF_RESOURCES as a warning and called the file verified;
+    PoCL died of SIGSEGV allocating a 1 GiB __local array per work-group."""
+    pytest.importorskip("pyopencl")
+    import json
+    (tmp_path / "k.cl").write_text(source)
+    size = 4096 if source is LOCAL_ARRAYS else 4_000_000_000
+    path = tmp_path / "k.json"
+    path.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "k.cl", "global_size": [4], "local_size": [4],
+                                 "entry_point": "k", "kernel_arguments": [
+                                     {"type": "array", "size": 16},
+                                     {"type": "array", "address_space": "local", "size": size}]}]))
+    proc = cli_run(*command, path, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2, proc.stderr + proc.stdout
+    assert f"{path}: {where}: kernel k needs" in proc.stderr and "(CL_DEVICE_LOCAL_MEM_SIZE)" in proc.stderr
+    assert "verified" not in proc.stdout + proc.stderr and "Traceback" not in proc.stderr

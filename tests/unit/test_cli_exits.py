@@ -83,3 +83,26 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(monkeypatch: pytest.MonkeyPa
     assert cli.main([]) == 1
     assert capsys.readouterr().err == f"kernellab: error: {tmp_path / 'b.npy'}: No space left on device\n"
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("argv", "usage", "hint"), [
+    (["run", "x.json", "--scenari", "s"], "kernellab run", "unrecognized arguments: --scenari s (did you mean --scenario?)"),
+    (["test", "d", "--job", "2"], "kernellab test", "(did you mean --jobs?)"),
+    (["rnu", "x.json"], "kernellab", "invalid choice: 'rnu'"),
+])
+def test_a_mistyped_flag_or_command_suggests_the_nearest(argv: list[str], usage: str, hint: str,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert hint in err and f"usage: {usage} " in err, err
+    if argv[0] == "rnu":
+        assert "(did you mean 'run'?)" in err
+
+
+def test_an_unknown_flag_far_from_every_option_gets_no_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["validate", "x.json", "--qqqqqqqq"])
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --qqqqqqqq" in err and "did you mean" not in err

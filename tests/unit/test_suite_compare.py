@@ -108,3 +108,15 @@ def test_integer_tolerance() -> None:
     e = np.array([10, 20], np.int32)
     assert compare_arrays("c", np.array([11, 20], np.int32), e, Tolerance(atol=1, rtol=0)).ok
     assert not compare_arrays("c", np.array([12, 20], np.int32), e, Tolerance(atol=1, rtol=0)).ok
+
+
+def test_float32_values_print_in_their_own_shortest_digits() -> None:
+    e = np.array([250.501, 1.1], np.float32)
+    a = np.array([250.6, 1.1], np.float32)
+    r = compare_arrays("c", raw(a), e, Tolerance())
+    text = r.report()
+    assert "expected 250.501, actual 250.6" in text and "250.50100708007812" not in text
+    first = r.to_json()["first"][0]
+    assert first["expected"] == 250.501 and np.float32(first["expected"]) == e[0]
+    ints = compare_arrays("c", raw(np.array([7], np.int32)), np.array([5], np.int32), Tolerance())
+    assert "expected 5, actual 7" in ints.report() and ints.to_json()["first"][0]["actual"] == 7

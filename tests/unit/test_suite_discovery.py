@@ -158,7 +158,14 @@ def test_junit_xml_follows_the_schema() -> None:
     assert cases["a.bad.json"].find("failure") is not None
     assert cases["b.crash.json"].find("error").get("type") == "Crash"
     assert cases["b.known.json"].find("skipped") is not None
-    assert cases["c.flaky.json"].find("flakyFailure") is not None
+    # issue 20: every attempt is kept, in Surefire's re-run convention. The flaky one timed out,
+    # then passed: a flakyError (not flakyFailure) with the first attempt's type
+    assert cases["c.flaky.json"].find("flakyError").get("type") == "Timeout"
+    assert cases["c.flaky.json"].find("failure") is None and cases["c.flaky.json"].find("error") is None
+    bad_case = cases["a.bad.json"]  # failed twice: the first run's failure, then a rerunFailure
+    assert [c.tag for c in bad_case if c.tag != "system-out"] == ["failure", "rerunFailure"]
+    assert bad_case.find("rerunFailure").get("message") == "c: 1 of 4 elements differ"
+    assert [c.tag for c in cases["b.crash.json"] if c.tag != "system-out"] == ["error", "rerunError"]
     bad = text.replace('tests="6"', 'testz="6"', 1).replace("<testsuite ", "<testsuite bogus=\"1\" ", 1)
     with pytest.raises(xmlschema.XMLSchemaValidationError):
         schema.validate(bad)
@@ -176,3 +183,18 @@ def test_trace_events_have_the_trace_event_fields() -> None:
     assert ok_gpu["ts"] == run["ts"]  # GPU events start with the host's run phase
     assert {e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"} == {"host", "GPU"}
     assert len({e["pid"] for e in complete}) == 2  # one process per worker
+
+
+
+def test_every_attempt_of_a_rerun_is_a_trace_slice_and_a_json_record() -> None:
+    o = outcome()
+    flaky = next(x for x in o.results if x.id == "c/flaky.json")
+    first = flaky.earlier[0]
+    first.phases = [("setup", 90.0, 90.001), ("run", 90.001, 90.004)]
+    first.worker = "local-0"
+    slices = [e for e in trace_events(o) if e.get("cat") == "workload" and "flaky" in e["name"]]
+    assert [(e["name"], e["args"]["status"], e["args"]["attempt"]) for e in slices] == [
+        ("c/flaky.json (attempt 1 of 2)", "timeout", 1), ("c/flaky.json (attempt 2 of 2)", "pass", 2)]
+    row = flaky.to_json()
+    assert row["attempts"] == 2 and [a["status"] for a in row["earlier_attempts"]] == ["timeout"]
+    assert "earlier" not in row and "earlier_attempts" not in o.results[0].to_json()

@@ -217,6 +217,15 @@ class OpenCLBackend(Backend):
         self._mems.append(mem)
         return OpenCLBuffer(mem, size, uid)
 
+    def free_buffer(self, buf: OpenCLBuffer) -> None:
+        """Release ``buf`` now (an import frees each launch's arrays before the next), and so not
+        again when the backend closes (a second clReleaseMemObject is CL_INVALID_VALUE)."""
+        for i, mem in enumerate(self._mems):
+            if mem is buf.mem:
+                del self._mems[i]
+                ncl.release("clReleaseMemObject", mem.release)
+                return
+
     def _write_buffer(self, buf: Buffer, data: memoryview, offset: int) -> None:
         assert isinstance(buf, OpenCLBuffer)
         if self._direct:
@@ -285,6 +294,10 @@ class OpenCLBackend(Backend):
         interface = Interface(spec.entry, descriptors, push, spec_ids,
                               workgroup_memory=self._static_local_memory(kernel))
         return KernelInterface(interface, locals_)
+
+    def static_local_memory(self, program: OpenCLProgram) -> int:
+        """Bytes of ``program``'s ``__local`` arrays; 0 where the driver does not say."""
+        return self._static_local_memory(program.kernel)
 
     def _static_local_memory(self, kernel: Any) -> int:
         """Bytes of the kernel's ``__local`` arrays (CL_KERNEL_LOCAL_MEM_SIZE before any argument

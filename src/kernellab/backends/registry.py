@@ -32,22 +32,17 @@ REGISTRY: dict[str, Registered] = {r.name: r for r in (
     Registered("null", "kernellab.backends.null:NullBackend", listed=False),
 )}
 
-_loaded: dict[str, type[Backend]] = {}
-
-
 def names(*, listed_only: bool = True) -> list[str]:
     """Backend names in registration order (by default only those offered to users)."""
     return [r.name for r in REGISTRY.values() if r.listed or not listed_only]
 
 
 def backend_class(name: str) -> type[Backend]:
-    """The backend class by name, imported lazily so a missing driver only matters when used."""
-    cls = _loaded.get(name)
-    if cls is None:
-        entry = REGISTRY.get(name)
-        if entry is None:
-            raise UsageError(f"unknown backend {name!r} (have: {', '.join(names())})")
-        module, _, attr = entry.target.partition(":")
-        cls = getattr(importlib.import_module(module), attr)
-        _loaded[name] = cls
+    """The backend class by name, imported lazily so a missing driver only matters when used
+    (the import system keeps the module: no cache of our own)."""
+    entry = REGISTRY.get(name)
+    if entry is None:
+        raise UsageError(f"unknown backend {name!r} (have: {', '.join(names())})")
+    module, _, attr = entry.target.partition(":")
+    cls: type[Backend] = getattr(importlib.import_module(module), attr)
     return cls

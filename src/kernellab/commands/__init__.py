@@ -11,3 +11,42 @@ def add_allow_outside(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-outside", action="append", type=Path, default=[], metavar="PATH",
                         help="let include folders and #include targets lie in PATH too (default: only the "
                              "workload's folder); may be repeated")
+
+
+def run_target_env() -> tuple[str, str]:
+    """The SPIR-V environment ``run`` compiles a scenario's shaders for, and where that comes
+    from: the API version of the Vulkan device ``run`` chooses by default (a 1.3 device:
+    ``vulkan1.3``). Without a Vulkan device, ``vulkan1.2``. ``listing`` and ``snapshot`` use it
+    so that they show the module ``run`` runs."""
+    from kernellab.compile.sources import target_env_for_api
+    from kernellab.errors import KernellabError
+
+    try:
+        from kernellab.backends.registry import backend_class
+        from kernellab.native.devices import choose_device
+
+        device = choose_device(backend_class("vulkan").devices(), None)
+    except (KernellabError, OSError, ImportError):
+        return "vulkan1.2", "no Vulkan device found"
+    return target_env_for_api(device.api_version), f"Vulkan {device.api_version} on {device.name}"
+
+
+def add_target_env(parser: argparse.ArgumentParser) -> None:
+    """``--target-env`` of ``listing`` and ``snapshot``: by default the one ``run`` uses."""
+    parser.add_argument("--target-env", default=None, metavar="ENV",
+                        help="SPIR-V environment to compile and validate for (default: the one `run` uses, "
+                             "from the default Vulkan device's API version, e.g. vulkan1.3)")
+
+
+def resolve_target_env(asked: str | None, command: str) -> str:
+    """``--target-env`` as given, or ``run``'s; a note on standard error when the module shown is
+    not the one ``run`` would run."""
+    import sys
+
+    env, source = run_target_env()
+    if asked is None:
+        return env
+    if asked != env:
+        print(f"kernellab {command}: note: compiled for {asked} (--target-env); `run` compiles for {env} "
+              f"({source})", file=sys.stderr)
+    return asked

@@ -27,7 +27,10 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from kernellab.formats.detect import detect
 
-    if detect(args.file) == "pyschedcl":
+    fmt = detect(args.file)
+    if fmt == "amber":
+        return _import_amber(args.file, args.output)
+    if fmt == "pyschedcl":
         from kernellab.convert.pyschedcl_scenario import import_spec
         from kernellab.formats.pyschedcl.kernel import parse_assignments
         print(import_spec(args.file, args.output, variables=parse_assignments(args.set), seed=args.seed))
@@ -36,4 +39,30 @@ def run(args: argparse.Namespace) -> int:
     path = import_instantiations(args.file, args.output, index=args.index, seed=args.seed, device=args.device,
                                  report=lambda s: print(s, file=sys.stderr))
     print(path)
+    return 0
+
+
+def _import_amber(path: Path, folder: Path) -> int:
+    """An AmberScript file as scenario files in ``folder``, each checkpoint's EXPECTs in the
+    sidecar beside its scenario, so `kernellab test FOLDER` gives `kernellab run FILE`'s verdict."""
+    import json
+
+    from kernellab.compile.amber import prepare
+    from kernellab.outputs import usable_output_folder
+    from kernellab.suite.amber import checks_of
+    from kernellab.suite.expectations import Expectations, sidecar_for
+
+    usable_output_folder(folder)
+    script, checkpoints = prepare(path, folder)
+    for checkpoint in checkpoints:
+        sidecar = sidecar_for(checkpoint.scenario)
+        expectations = Expectations(sidecar, checkpoint.scenario, description=f"the EXPECTs of {path.name}",
+                                    checks=checks_of(script, checkpoint.expects))
+        tmp = sidecar.with_name(sidecar.name + ".tmp")
+        tmp.write_text(json.dumps(expectations.to_json(), indent=1) + "\n")
+        tmp.replace(sidecar)
+        print(checkpoint.scenario)
+    if script.features or script.extensions or script.instance_extensions or script.properties:
+        print(f"kernellab: notice: {path.name} requires device features or extensions; the scenarios do not "
+              "record them (kernellab run FILE checks them, exit 77)", file=sys.stderr)
     return 0

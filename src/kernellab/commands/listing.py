@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kernellab import config
+from kernellab.commands import add_target_env, resolve_target_env
 from kernellab.errors import InputError, UsageError
 from kernellab.outputs import write_text
 
@@ -28,7 +29,7 @@ def register(sub: Any) -> None:
                                    "spirv-kernel)")
     p.add_argument("--function", metavar="NAME", help="only this function (entry point name or OpName)")
     p.add_argument("--options", default=None, metavar="OPTS", help="build options (-D...; default: the file's)")
-    p.add_argument("--target-env", default="vulkan1.2", help="SPIR-V environment to compile and validate for")
+    add_target_env(p)
     p.add_argument("--defs", action="store_true", help="add def/use links (dst 'uses', src 'defs')")
     p.add_argument("--pcs", action="store_true", help="add each element's word offset in the module as 'pc'")
     p.add_argument("--hex-floats", action="store_true", help="float immediates as hex floats")
@@ -109,7 +110,7 @@ def _compile_and_list(args: argparse.Namespace) -> list[dict[str, Any]]:
     from kernellab.compile.pipeline import Compiler
     from kernellab.compile.sources import request_for
 
-    req = request_for(path, args.kernel, build_options=args.options, target_env=args.target_env)
+    req = request_for(path, args.kernel, build_options=args.options, target_env=resolve_target_env(args.target_env, "listing"))
     compiler = Compiler(req, ArtifactCache(config.get().cache_dir))
     stage = args.stage or VULKAN_MODULE_STAGE.get(req.language, "spirv")
     every = compiler.stages

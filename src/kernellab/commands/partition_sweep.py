@@ -85,6 +85,11 @@ def plot_sweep(points: Sequence[Any], best: Any, title: str, path: Path) -> None
 
 
 def run(args: argparse.Namespace) -> int:
+    from kernellab.commands.run import supervised_natively
+    # kernels run as native code on a CPU device: a crash is one line naming the part (launch_guard)
+    status = supervised_natively([], [args.json, args.plot])
+    if status is not None:
+        return status
     from kernellab.formats.pyschedcl.kernel import parse_assignments
     from kernellab.formats.pyschedcl.spec import load_spec
     from kernellab.outputs import write_text

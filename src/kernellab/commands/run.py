@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
                                    "switch by changing the program name.")
     p.add_argument("file", nargs="?", type=Path, help="the workload file (same as --scenario)")
     p.add_argument("--scenario", type=Path, help="scenario JSON file to run")
-    p.add_argument("--format", choices=["scenario", "kernel-instantiation", "pyschedcl"],
+    p.add_argument("--format", choices=["scenario", "kernel-instantiation", "pyschedcl", "amber"],
                    help="input format (default: detected from the file's content)")
     p.add_argument("--output", type=Path,
                    help="folder for the outputs: a scenario's relative dst paths and a PySchedCL spec's "
@@ -190,9 +190,11 @@ def _run(path: Path, args: argparse.Namespace) -> int:
         from kernellab.outputs import usable_output_folder
         usable_output_folder(args.output)  # a file, /proc, a read-only folder: said before anything runs
     fmt = args.format or detect_format(path)
+    if fmt == "amber":
+        return run_amber_file(path, args)
     if _native_kernels(fmt, args):
         from kernellab.native.launch_guard import supervised
-        status = supervised(cleanup=lambda: _sweep_outputs(args.output or path.parent))
+        status = supervised(cleanup=lambda: sweep_outputs(args.output or path.parent))
         if status is not None:  # the parent: the child ran the command
             return status
     check = getattr(args, "check", False) and not args.dry_run
@@ -218,6 +220,29 @@ def _run(path: Path, args: argparse.Namespace) -> int:
             from kernellab.suite.checking import check_written_outputs
             status = check_written_outputs(path, args.output, fmt, args.expectations, expectations=expectations)
     return status
+
+
+#: the automake/meson status of a skipped test: the device lacks what the file requires
+EXIT_SKIPPED = 77
+
+
+def run_amber_file(path: Path, args: argparse.Namespace) -> int:
+    """An AmberScript file: run it and check its EXPECTs (0 all hold, 1 one fails, 77 the device
+    lacks a required feature or extension)."""
+    from kernellab.session import Session
+    from kernellab.suite.amber import run_amber
+
+    with config.override(compile_cache=not getattr(args, "no_cache", False)), \
+            Session(args.device, backend=args.backend, robust_buffer_access=args.enable_robustness_features) as s:
+        outcome = run_amber(s, path)
+    if outcome.status == "pass":
+        print(f"{path}: pass ({outcome.report})", file=sys.stderr)
+        return 0
+    if outcome.status == "skip":
+        print(f"{path}: skipped: {outcome.report}", file=sys.stderr)
+        return EXIT_SKIPPED
+    print(f"{path}: fail\n{outcome.report}", file=sys.stderr)
+    return 1
 
 
 def format_options(args: argparse.Namespace, **changes: Any) -> FormatRunOptions:
@@ -250,8 +275,30 @@ def _native_kernels(fmt: str, args: argparse.Namespace) -> bool:
     return bool(armed) and opencl and not interactive and "oclgrind" not in str(args.device or "").lower()
 
 
-def _sweep_outputs(folder: Path) -> None:
-    """Remove the staged files a crashed run left under ``folder`` (its process is gone)."""
+def supervised_natively(folders: list[Path | None], files: list[Path | None]) -> int | None:
+    """For a command that runs OpenCL kernels natively, in the ``kernellab`` program's own process:
+    :func:`kernellab.native.launch_guard.supervised`; after a crash, what it staged is swept from
+    the output ``folders`` (and below) and the folders of its output ``files``. None: this process
+    runs the command."""
+    from kernellab.native.build_limit import armed
+    from kernellab.native.launch_guard import supervised
+    if not armed:
+        return None
+
+    def cleanup() -> None:
+        from kernellab.outputs import sweep_stale
+        for folder in folders:
+            if folder is not None:
+                sweep_outputs(folder)
+        for file in files:
+            if file is not None:
+                sweep_stale(file.parent)
+    return supervised(cleanup=cleanup)
+
+
+def sweep_outputs(folder: Path) -> None:
+    """Remove the staged files a crashed run left under ``folder`` (its process is gone); also for
+    the other commands that run OpenCL kernels natively (schedule, partition-sweep)."""
     from kernellab.outputs import sweep_stale
     for n, (root, _, _) in enumerate(os.walk(folder)):
         if n >= 10_000:

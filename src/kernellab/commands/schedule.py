@@ -85,6 +85,11 @@ def check_task_folders(graph: TaskGraph) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kernellab.commands.run import supervised_natively
+    # kernels run as native code on a CPU device: a crash is one line naming the part (launch_guard)
+    status = supervised_natively([args.output], [args.json, args.trace, args.gantt])
+    if status is not None:
+        return status
     from kernellab.outputs import OutputSet, write_text
     from kernellab.runtime.host_data import output_array
     from kernellab.runtime.partition import Session, choose_targets

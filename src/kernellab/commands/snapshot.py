@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 from kernellab import config
+from kernellab.commands import add_target_env, resolve_target_env
 from kernellab.errors import MissingToolError, UsageError
 from kernellab.outputs import write_bytes
 
@@ -26,7 +27,7 @@ def register(sub: Any) -> None:
                    help="text (disassembly, IR, source) or binary (SPIR-V, bitcode, device binary); "
                         "default: text for source stages, binary for the others")
     p.add_argument("--options", default=None, metavar="OPTS", help="build options (default: the file's)")
-    p.add_argument("--target-env", default="vulkan1.2", help="SPIR-V environment to compile and validate for")
+    add_target_env(p)
     p.add_argument("--device", default="", metavar="NAME",
                    help="OpenCL device for device-specific stages (substring of its name; default: the first "
                         "non-simulator device)")
@@ -43,7 +44,7 @@ def snapshot(args: argparse.Namespace) -> int:
                                             request_snapshot)
     from kernellab.compile.sources import request_for
 
-    req = request_for(args.source, args.kernel, build_options=args.options, target_env=args.target_env,
+    req = request_for(args.source, args.kernel, build_options=args.options, target_env=resolve_target_env(args.target_env, "snapshot"),
                       device=args.device)
     cache = None if args.no_cache else ArtifactCache(config.get().cache_dir)
     # device-independent stages are built for Vulkan, so asking for one never builds a device binary

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from collections.abc import Iterable, Sequence
@@ -36,21 +37,94 @@ def validate(args: argparse.Namespace) -> int:
         return 0
     if fmt == "pyschedcl":
         from kernellab.formats.pyschedcl.kernel import parse_assignments
-        from kernellab.formats.pyschedcl.spec import validate_spec
-        print(validate_spec(args.file, parse_assignments(args.set)))
+        from kernellab import compiler_options
+        from kernellab.errors import InputError
+        from kernellab.formats.pyschedcl.spec import load_spec, validate_spec
+        summary = validate_spec(args.file, parse_assignments(args.set))
+        # its kernel's #includes, as run, partition-sweep and schedule check them
+        problems = _include_problems([(load_spec(args.file).src, Path(args.file), (str(args.file), "/src"), (),
+                                       compiler_options.own(), "opencl-c")])
+        if problems:
+            raise InputError(problems)
+        print(summary)
         return 0
 
     scenario, warnings = load_scenario(args.file, args.output, strict=args.strict,
                                        allow_absolute_dst=args.allow_absolute_dst, allow_outside=args.allow_outside)
     _check_scenario_entries(args.file, scenario)
     _check_includes(args.file, scenario)
+    skipped = _compile_shaders(args.file, scenario)
     for w in warnings:
         print(w, file=sys.stderr)
+    for note in skipped:
+        print(f"note: {args.file}: {note}", file=sys.stderr)
     from kernellab.suite.wording import plural
     print(f"{args.file}: valid scenario ({plural(len(scenario.resources), 'resource')}, "
           f"{plural(len(scenario.commands), 'command')}"
           + (f", {plural(len(warnings), 'warning')}" if warnings else "") + ")")
     return 0
+
+
+#: the stage ``validate`` compiles each language to: the compiler's front end, no device needed
+#: (OpenCL C: clang's, as the OpenCL drivers and clspv have; SPIR-V: spirv-val on the module)
+VALIDATE_STAGE = {"glsl": "spirv", "spirv": "spirv", "opencl-c": "llvm-ir"}
+#: the SPIR-V environment shaders are checked for: the newest `run` compiles for
+VALIDATE_TARGET_ENV = "vulkan1.3"
+
+
+def _compile_shaders(path: Path, scenario: Any) -> list[str]:
+    """Compile each shader as far as its compiler's front end (cached, as `run`'s compiles are),
+    raising every compile error with the shader's JSON path; the notes of what was not compiled
+    for want of a tool."""
+    from kernellab.compile.languages import all_stages
+    from kernellab.compile.pipeline import Compiler
+    from kernellab.compile.sources import language_of, shader_request
+    from kernellab.errors import CompileError, InputError, MissingToolError
+
+    problems = []
+    skipped: dict[str, list[str]] = {}
+    for n, r in enumerate(scenario.resources):
+        if getattr(r, "kind", "") != "shader" or r.src_path is None or r.type not in ("GLSL", "SPIR-V", "OpenCL-C"):
+            continue
+        req = shader_request(Path(path), n, r, VALIDATE_TARGET_ENV)
+        if req.language == "spirv" and r.src_path.suffix.lower() == ".spvasm":
+            req = dataclasses.replace(req, language=language_of(r.src_path))
+        stage = VALIDATE_STAGE.get(req.language)
+        if stage is None or stage not in all_stages(req.language):
+            continue
+        every = all_stages(req.language)
+        needed = [t for name in _chain(every, stage) for t in every[name].tools if not _found(t)]
+        if req.language == "spirv":
+            needed = [] if _found("spirv-val") else ["spirv-val"]
+        if needed:
+            skipped.setdefault(", ".join(dict.fromkeys(needed)), []).append(r.uid)
+            continue
+        try:
+            Compiler(req).artifact(stage)
+        except CompileError as exc:
+            problems += exc.problems
+        except MissingToolError as exc:
+            skipped.setdefault(str(exc).split(":")[0], []).append(r.uid)
+    if problems:
+        raise InputError(problems)
+    return [f"shaders {', '.join(uids)} not compiled: no {tool} found (compiling was skipped)"
+            for tool, uids in skipped.items()]
+
+
+def _chain(every: Any, stage: str) -> list[str]:
+    """The stages that run a tool on the way to ``stage`` (``every``: the language's stages)."""
+    order = list(every)
+    names = []
+    while every[stage].run is not None:
+        names.append(stage)
+        stage = every[stage].after or order[order.index(stage) - 1]
+    return names
+
+
+def _found(tool: str) -> bool:
+    from kernellab import tools
+
+    return tools.find(tool) is not None
 
 
 def _validate_instantiations(args: argparse.Namespace) -> None:
@@ -68,6 +142,10 @@ def _validate_instantiations(args: argparse.Namespace) -> None:
                                    compiler_options.parsed_or_none("opencl-c", i.compiler_flags or "", Path(args.file).parent,
                                                                   compiler_options.allowed_roots(Path(args.file).parent)), "opencl-c")
                                   for i in insts)
+    # what run/verify/import refuse at /N/compiler_flags, validate reports too (the door's refusals)
+    roots = compiler_options.allowed_roots(Path(args.file).parent)
+    problems += [Problem(str(i.file), i.pointer("compiler_flags"), str(r)) for i in insts
+                 for r in compiler_options.check("opencl-c", i.compiler_flags or "", Path(args.file).parent, roots)]
     if args.strict and warnings:
         problems += [Problem(w.file, w.where, w.message) for w in warnings]
     if problems:
@@ -147,8 +225,8 @@ def _check_scenario_entries(path: Path, scenario: Any) -> None:
             continue
         why = _undefined_entry(r.src_path, r.entry)
         if why is not None:
-            n, given = at.get(r.uid, (None, True))
-            where = "/resources" if n is None else f"/resources/{n}/shader" + ("/entry" if given else "")
+            index, given = at.get(r.uid, (None, True))
+            where = "/resources" if index is None else f"/resources/{index}/shader" + ("/entry" if given else "")
             problems.append(Problem(str(path.resolve()), where, why + ("" if given else
                                                                   ' ("entry" defaults to "main")')))
     if problems:

@@ -44,7 +44,7 @@ def detect(path: Path) -> str:
     from kernellab.errors import InputError
     from kernellab.formats.detect import detect as detect_format
 
-    found = detect_format(path, among=("scenario", "kernel-instantiation", "pyschedcl"), otherwise="scenario")
+    found = detect_format(path, among=("scenario", "kernel-instantiation", "pyschedcl", "amber"), otherwise="scenario")
     if found == "pyschedcl":  # its fields would otherwise be read as a scenario's unknown ones
         raise InputError("verify takes scenarios and kernel-instantiation files, not PySchedCL kernel specs: "
                          f"`kernellab import {path} -o DIR` makes a scenario of it that verify checks", file=path)
@@ -60,6 +60,11 @@ def run(args: argparse.Namespace) -> int:
     files = args.file if isinstance(args.file, list) else [args.file]
     check = [name for arg in getattr(args, "check", []) or [] for name in arg.split(",")]
     formats = [args.format or detect(f) for f in files]
+    if "amber" in formats:  # an AmberScript file is checked as the scenario it becomes
+        from kernellab.compile.amber import scenario_of
+
+        files = [scenario_of(f) if fmt == "amber" else f for f, fmt in zip(files, formats)]
+        formats = ["scenario" if fmt == "amber" else fmt for fmt in formats]
     from kernellab.verify.checkers import verify_many  # Vulkan scenarios to the SPIR-V checker, the rest to Oclgrind
     from kernellab.verify.report import render
     from kernellab import config

@@ -16,7 +16,7 @@ import ctypes
 import os
 import sys
 
-from kernellab.compile.opencl_stages import clspv_source
+from kernellab.compile.opencl_stages import clspv_source, presumed_locations
 
 
 def _options(options: list[str]) -> list[str]:
@@ -84,6 +84,7 @@ def main(argv: list[str]) -> int:
         except RuntimeError as exc:
             spirv, log = None, str(exc)
     if log:
+        log = presumed_locations(log, text)  # clspv names the text "source" and ignores #line
         print(log, file=sys.stderr, end="" if log.endswith("\n") else "\n")
     if spirv is None:
         print("clspv: compile failed", file=sys.stderr)

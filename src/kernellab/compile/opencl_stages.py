@@ -12,6 +12,7 @@ list. clspv comes from a ``clspv`` program when one is installed, else from pip'
 from __future__ import annotations
 
 import importlib.util
+import re
 import shlex
 import sys
 from dataclasses import dataclass
@@ -123,6 +124,34 @@ def clspv_source(source: str, options: list[str]) -> str:
     if not lines:
         return source
     return "\n".join(lines) + "\n#line 1\n" + source
+
+
+_LINE_MARKER = re.compile(r'^[ \t]*#[ \t]*line[ \t]+(\d+)(?:[ \t]+"((?:[^"\\]|\\.)*)")?[ \t]*$')
+
+
+def presumed_locations(log: str, text: str, buffer: str = "source") -> str:
+    """clspv's log with each ``source:LINE:COL`` (its name for the text it was given, and the
+    line in that text) turned into the file and line the text's ``#line`` markers give: the
+    user's kernel or header, as the OpenCL drivers and glslang name them."""
+    starts: list[tuple[int, str | None, int]] = []  # (first line after a marker, file, its line there)
+    file: str | None = None
+    for number, line in enumerate(text.split("\n"), 1):
+        m = _LINE_MARKER.match(line)
+        if m is not None:
+            if m.group(2) is not None:
+                file = re.sub(r"\\(.)", r"\1", m.group(2))
+            starts.append((number + 1, file, int(m.group(1))))
+
+    def place(m: re.Match[str]) -> str:
+        physical = int(m.group(1))
+        name, line = None, physical
+        for start, marked, first in starts:
+            if start > physical:
+                break
+            name, line = marked, first + physical - start
+        return f"{name or buffer}:{line}:{m.group(2)}"
+
+    return re.sub(rf"(?<![\w/.]){re.escape(buffer)}:(\d+):(\d+)", place, log)
 
 
 #: added to clspv's options: its reflection then names each parameter's type, which gives the

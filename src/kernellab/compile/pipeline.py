@@ -18,9 +18,9 @@ from kernellab import compiler_options, config, tools
 from kernellab.compile import preprocess, tensor_glsl
 from kernellab.compile.cache import ArtifactCache, default_cache
 from kernellab.compile.languages import LANGUAGES, VULKAN_MODULE_STAGE, all_stages, stages_for
-from kernellab.compile.stage import (Artifact, CompileRequest, Output, Stage, check_spirv_binary, spirv_to_text,
+from kernellab.compile.stage import (Artifact, CompileRequest, Output, Stage, check_spirv_binary, placed, spirv_to_text,
                                      validate_spirv)
-from kernellab.errors import DeviceError, InputError
+from kernellab.errors import CompileError, DeviceError, InputError, Problem
 from kernellab.formats.paths import escaped_name
 from kernellab.outputs import write_bytes, write_text
 
@@ -36,11 +36,17 @@ INCLUDING_LANGUAGES = frozenset({"glsl", "opencl-c", tensor_glsl.LANGUAGE.name})
 
 
 def _read_source(req: CompileRequest) -> bytes:
-    # the workload's checks placed the file; here only what it is: a regular file, bounded
+    """The kernel's bytes, read as each file it includes is: a regular file, bounded, inside the
+    workload's folder or ``--allow-outside`` (a scenario's ``src: "/etc/passwd"`` once reached the
+    compiler, whose log quotes it, while validate refused it)."""
+    roots = [*(req.roots or (req.source.parent, *req.include_dirs)), *config.get().allow_outside]
     try:
-        return preprocess.read_checked(req.source, [Path("/")])[1]
+        return preprocess.read_checked(req.source, roots)[1]
     except ValueError as exc:
-        raise InputError(f"cannot read kernel source: {exc}", file=req.source) from None
+        place = req.place or source_place(req)
+        if place is None:
+            raise InputError(f"cannot read kernel source: {exc}", file=req.source) from None
+        raise InputError([Problem(place[0], place[1], f"cannot read the kernel: {exc}")]) from None
 
 
 def source_place(req: CompileRequest) -> tuple[str, str] | None:
@@ -63,7 +69,7 @@ def expand_request(req: CompileRequest, data: bytes | None = None) -> preprocess
     dirs = [*req.include_dirs, *preprocess.option_include_dirs(req.options, roots[0])]
     if req.options_from == "user":
         roots += dirs  # kernellab's own --options -I: the user's choice, as every option of theirs is
-    return preprocess.expand(req.source, req.language, dirs, roots, data, source_place(req))
+    return preprocess.expand(req.source, req.language, dirs, roots, data, source_place(req), marked=True)
 
 
 def _digest(*parts: bytes | str) -> str:
@@ -124,7 +130,10 @@ class Compiler:
             raise InputError(f"{self.request.source}: no stage {name!r} for {self.request.language} "
                              f"(stages: {', '.join(every)})")
         stage = every[name]
-        art = self._source(stage) if stage.run is None else self._made(stage, every)
+        try:
+            art = self._source(stage) if stage.run is None else self._made(stage, every)
+        except CompileError as exc:
+            raise placed(exc, self.request.place) from exc.__cause__
         self._done[name] = art
         if self.on_stage:
             self.on_stage(art)

@@ -283,17 +283,7 @@ class _Expander:
             return str(real)
 
     def expand(self, named: Path, data: bytes, real: Path, depth: int) -> bytes:
-        self.files.append((self.name(real), hashlib.sha256(data).hexdigest()))
-        self.total += len(data)
-        if self.total > MAX_TOTAL_BYTES:
-            raise _Refused(named, 1, f"the kernel and its includes are larger than {MAX_TOTAL_BYTES >> 20} MiB")
-        if _FILE_MACRO.search(data):
-            self.names_paths = True
-        found = directives(data, self.opencl)
-        probe = _PROBE.search(_without_comments(data, found))
-        if probe is not None:
-            raise _Refused(named, data.count(b"\n", 0, probe.start()) + 1,
-                           "__has_include is not allowed: it probes files the compiler would open")
+        found = self.scan(named, data, real)
         out = bytearray()
         at = 0
         for d in found:
@@ -310,25 +300,7 @@ class _Expander:
             assert m is not None
             if word != b"include":
                 raise _Refused(named, d.line, f"#{word.decode()} is not allowed (only #include)")
-            target = _TARGET.match(m.group(2))
-            if target is None:
-                raise _Refused(named, d.line, f"#include {m.group(2).strip().decode(errors='replace')}: "
-                                              "only a \"name\" or <name> is allowed (not a macro)")
-            quoted = target.group(1) is not None
-            text = (target.group(1) if quoted else target.group(2)).decode("utf-8", "surrogateescape")
-            shown = f'#include "{text}"' if quoted else f"#include <{text}>"
-            if depth + 1 > MAX_DEPTH:
-                raise _Refused(named, d.line, f"{shown}: includes nest deeper than {MAX_DEPTH} (a cycle?)")
-            if len(self.files) >= MAX_FILES:
-                raise _Refused(named, d.line, f"{shown}: more than {MAX_FILES} included files")
-            inc_named = self.lookup(Path(text), named.parent if quoted else None)
-            if inc_named is None:
-                raise _Refused(named, d.line, f"{shown}: file not found (looked in "
-                                              f"{', '.join(map(str, self.folders(named.parent if quoted else None)))})")
-            try:
-                inc_real, inc_data = read_checked(inc_named, self.roots)
-            except ValueError as exc:
-                raise _Refused(named, d.line, f"{shown}: {exc}") from None
+            inc_named, inc_real, inc_data = self.included(named, d, m.group(2), depth)
             self.links.append((self.name(real), d.line, self.name(inc_real)))
             out += data[at:d.start]
             if inc_real in self.once:
@@ -342,6 +314,44 @@ class _Expander:
             at = d.end
         out += data[at:]
         return bytes(out)
+
+    def scan(self, named: Path, data: bytes, real: Path) -> list[Directive]:
+        """The directives of one file, once it is counted (hash, total size) and known to probe no file."""
+        self.files.append((self.name(real), hashlib.sha256(data).hexdigest()))
+        self.total += len(data)
+        if self.total > MAX_TOTAL_BYTES:
+            raise _Refused(named, 1, f"the kernel and its includes are larger than {MAX_TOTAL_BYTES >> 20} MiB")
+        if _FILE_MACRO.search(data):
+            self.names_paths = True
+        found = directives(data, self.opencl)
+        probe = _PROBE.search(_without_comments(data, found))
+        if probe is not None:
+            raise _Refused(named, data.count(b"\n", 0, probe.start()) + 1,
+                           "__has_include is not allowed: it probes files the compiler would open")
+        return found
+
+    def included(self, named: Path, d: Directive, operand: bytes, depth: int) -> tuple[Path, Path, bytes]:
+        """The file an ``#include`` of ``named`` names: as found, resolved, and its bytes (checked)."""
+        target = _TARGET.match(operand)
+        if target is None:
+            raise _Refused(named, d.line, f"#include {operand.strip().decode(errors='replace')}: "
+                                          "only a \"name\" or <name> is allowed (not a macro)")
+        quoted = target.group(1) is not None
+        text = (target.group(1) if quoted else target.group(2)).decode("utf-8", "surrogateescape")
+        shown = f'#include "{text}"' if quoted else f"#include <{text}>"
+        if depth + 1 > MAX_DEPTH:
+            raise _Refused(named, d.line, f"{shown}: includes nest deeper than {MAX_DEPTH} (a cycle?)")
+        if len(self.files) >= MAX_FILES:
+            raise _Refused(named, d.line, f"{shown}: more than {MAX_FILES} included files")
+        inc_named = self.lookup(Path(text), named.parent if quoted else None)
+        if inc_named is None:
+            raise _Refused(named, d.line, f"{shown}: file not found (looked in "
+                                          f"{', '.join(map(str, self.folders(named.parent if quoted else None)))})")
+        try:
+            inc_real, inc_data = read_checked(inc_named, self.roots)
+        except ValueError as exc:
+            raise _Refused(named, d.line, f"{shown}: {exc}") from None
+        return inc_named, inc_real, inc_data
 
     def marker(self, line: int, named: Path) -> bytes:
         if named == self.source and not self.opencl:
@@ -370,10 +380,12 @@ def _without_comments(data: bytes, found: Sequence[Directive]) -> bytes:
 
 
 def expand(source: Path, language: str, include_dirs: Sequence[Path] = (), roots: Sequence[Path] = (),
-           data: bytes | None = None, place: tuple[str, str] | None = None) -> Expanded:
+           data: bytes | None = None, place: tuple[str, str] | None = None, *, marked: bool = False) -> Expanded:
     """The source with its includes inlined (see the module); an InputError naming the include
     (file and line) and ``place`` (the workload file and JSON path of the kernel) when one is
-    refused. ``roots`` default to the source's folder and ``include_dirs``."""
+    refused. ``roots`` default to the source's folder and ``include_dirs``. OpenCL C text starts
+    with a ``#line`` marker naming ``source`` when it has includes, or with ``marked`` (a source
+    read from the user's own file, not from a copy whose name the caller maps back itself)."""
     source = Path(source)
     opencl = language in ("opencl-c", "OpenCL-C")
     allowed = list(roots) or [source.parent, *include_dirs]
@@ -388,8 +400,10 @@ def expand(source: Path, language: str, include_dirs: Sequence[Path] = (), roots
         raise _error(place, source, f"cannot read the kernel: {exc}") from None
     except _Refused as exc:
         raise _error(place, source, f"{exc.file}:{exc.line}: {exc.message}") from None
-    if ex.links and opencl:
-        text = ex.marker(1, source) + text  # the compiler names the user's file, not its temp copy
+    if opencl and (ex.links or marked):
+        # the compiler names the user's file in its messages, not its temp copy, "source" or the
+        # kernel's uid (a driver builds from a string; clspv reads a copy)
+        text = ex.marker(1, source) + text
     return Expanded(text, tuple(ex.files), tuple(ex.links), ex.names_paths)
 
 

@@ -3,6 +3,7 @@ uid) to a :class:`CompileRequest`."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kernellab import spirv_format
 from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE
@@ -14,6 +15,16 @@ EXTENSIONS = {".comp": "glsl", ".glsl": "glsl", ".spv": "spirv", ".spvasm": "spi
               ".ocl": "opencl-c", ".vert": "glsl", ".frag": "glsl"}
 #: GLSL files named for a graphics stage are compiled for it (glslang's own convention)
 _STAGE_OF_EXTENSION = {".vert": "vertex", ".frag": "fragment"}
+
+
+def target_env_for_api(api_version: str) -> str:
+    """The SPIR-V environment for a Vulkan device of ``api_version`` ("1.3.230" → ``vulkan1.3``;
+    newer than 1.3 → 1.3, the newest the compilers know)."""
+    try:
+        major, minor = (int(x) for x in api_version.split(".")[:2])
+    except ValueError:
+        return "vulkan1.2"
+    return f"vulkan1.{min(minor, 3)}" if major == 1 else "vulkan1.3"
 
 
 def language_of(path: Path) -> str:
@@ -39,6 +50,10 @@ def request_for(path: str | Path, kernel: str | None = None, *, build_options: s
     path = Path(path).resolve()
     if not path.exists():
         raise InputError("no such file", file=path)
+    if path.suffix.lower() == ".amber":  # an AmberScript file: its pipelines, as the scenario it becomes
+        from kernellab.compile.amber import scenario_of
+
+        path = scenario_of(path)
     if path.suffix.lower() == ".json":
         return _from_workload(path, kernel, build_options, entry, target_env, device)
     if kernel is not None:
@@ -62,12 +77,8 @@ def _from_workload(path: Path, kernel: str | None, build_options: str | None, en
         scenario, _ = load_scenario(path, check_files=False)
         shaders = [r for r in scenario.resources if isinstance(r, m.Shader)]
         chosen = _choose(path, kernel, {s.uid: s for s in shaders}, "shader")
-        return CompileRequest(chosen.src_path, LANGUAGE_OF_SHADER_TYPE[chosen.type], entry=entry or chosen.entry,
-                              build_options=chosen.build_options if build_options is None else build_options,
-                              include_dirs=chosen.include_paths, target_env=target_env, device=device,
-                              options_from=_options_from(build_options), roots=(path.parent,),
-                              options_place=(str(path), f"/resources/{scenario.resources.index(chosen)}/shader"
-                                                        "/build_options"), shader_stage=chosen.stage)
+        return shader_request(path, scenario.resources.index(chosen), chosen, target_env, device=device,
+                              entry=entry, build_options=build_options)
     if fmt == "kernel-instantiation":
         from kernellab.formats import gpuverify
 
@@ -80,8 +91,21 @@ def _from_workload(path: Path, kernel: str | None, build_options: str | None, en
         return CompileRequest(chosen.kernel_path, "opencl-c", entry=entry or chosen.entry_point,
                               build_options=(chosen.compiler_flags or "") if build_options is None else build_options,
                               target_env=target_env, device=device, options_from=_options_from(build_options),
-                              roots=(path.parent,), options_place=(str(path), f"/{insts.index(chosen)}/compiler_flags"))
+                              roots=(path.parent,), options_place=(str(path), f"/{insts.index(chosen)}/compiler_flags"),
+                              place=(str(path), f"/{insts.index(chosen)}/kernel_file"))
     raise UsageError(f"{path}: a {fmt} file has no kernel source to compile here; name the .cl file instead")
+
+
+def shader_request(path: Path, index: int, shader: Any, target_env: str, *, device: str = "",
+                   entry: str | None = None, build_options: str | None = None) -> CompileRequest:
+    """The request for the shader at ``/resources/INDEX`` of the scenario ``path``: its options
+    (or ``build_options``, the user's ``--options``), include folders, stage; errors name its place."""
+    return CompileRequest(shader.src_path, LANGUAGE_OF_SHADER_TYPE[shader.type], entry=entry or shader.entry,
+                          build_options=shader.build_options if build_options is None else build_options,
+                          include_dirs=shader.include_paths, target_env=target_env, device=device,
+                          options_from=_options_from(build_options), roots=(path.parent,),
+                          options_place=(str(path), f"/resources/{index}/shader/build_options"),
+                          shader_stage=shader.stage, place=(str(path), f"/resources/{index}/shader/src"))
 
 
 def _options_from(command_line_options: str | None) -> str:

@@ -17,6 +17,18 @@ from kernellab.errors import CompileError, InputError, MissingToolError, Problem
 
 
 
+def placed(exc: CompileError, place: tuple[str, str] | None) -> CompileError:
+    """``exc`` headed by the workload file and the JSON path that name the kernel (as every
+    other bad-input error is); unchanged without a place or when it has one already."""
+    if place is None or any(p.file or p.where for p in exc.problems):
+        return exc
+    file, where = place
+    out = CompileError(f"{file}: {where}: {exc}")
+    out.failure = exc.failure
+    out.problems = [Problem(file, where, str(exc))]
+    return out
+
+
 @dataclass(frozen=True)
 class CompileRequest:
     """What to compile and how. Paths are absolute by the time a request is made."""
@@ -41,6 +53,8 @@ class CompileRequest:
     options_place: tuple[str, str] | None = None
     #: the pipeline stage a GLSL source is compiled for: ``compute``, ``vertex`` or ``fragment``
     shader_stage: str = "compute"
+    #: where a workload file names this kernel: (file, JSON pointer); a compile error names it
+    place: tuple[str, str] | None = None
 
     @property
     def options(self) -> list[str]:

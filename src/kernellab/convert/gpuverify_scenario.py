@@ -23,8 +23,9 @@ from kernellab import modelkit
 from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import ProgramSpec, SpecConstant
 from kernellab.compile.pipeline import expand_request
+from kernellab.compile.stage import placed
 from kernellab.backends.opencl import KernelArg, OpenCLBackend, OpenCLBuffer, OpenCLProgram
-from kernellab.errors import InputError, Problem, json_pointer
+from kernellab.errors import CompileError, InputError, Problem, json_pointer
 from kernellab.formats import gpuverify, npy
 from kernellab.formats.jsonfile import load_json
 from kernellab.formats.paths import name_problem, uid_where
@@ -222,7 +223,10 @@ class _Exporter:
                                push_constants_size=shader.push_constants_size,
                                specialization=tuple(SpecConstant(s.id, s.value)
                                                     for s in shader.specialization_constants))
-            self.programs[shader.uid] = self.backend.create_program(spec)  # type: ignore[assignment]
+            try:
+                self.programs[shader.uid] = self.backend.create_program(spec)  # type: ignore[assignment]
+            except CompileError as exc:  # named by the shader's place in the scenario, as `run` names it
+                raise placed(exc, shader_request(self.scenario, shader).place) from exc.__cause__
             self.kernel_files[shader.uid] = f"{shader.uid}.cl"
             with outs.open(self.out / self.kernel_files[shader.uid]) as fh:
                 fh.write(shader.src_path.read_bytes())

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -147,6 +147,19 @@ def parse_header(data: bytes | memoryview, file: str | os.PathLike[str] = "<dds>
     def bad(where: str, message: str) -> InputError:
         return InputError.at(file, where, message)
 
+    height, width, mip_count = _legacy_header(data, bad)
+    fmt, dxgi = _dx10_header(data, bad)
+    if width < 1 or height < 1:
+        raise bad("byte 12 (dwHeight/dwWidth)", f"image extent {width}x{height} is empty")
+    levels = max(mip_count, 1)
+    if levels > max_mip_levels(width, height):
+        raise bad("byte 28 (dwMipMapCount)", f"{levels} mip levels for a {width}x{height} image "
+                  f"(at most {max_mip_levels(width, height)})")
+    return DdsHeader(fmt, width, height, levels, dxgi)
+
+
+def _legacy_header(data: memoryview, bad: Callable[[str, str], InputError]) -> tuple[int, int, int]:
+    """The DDS_HEADER's height, width and mip count, once its sizes, flags and caps say a DX10 texture follows."""
     if data.nbytes < 4 or int.from_bytes(data[:4], "little") != MAGIC:
         raise bad("byte 0 (magic)", "not a DDS file: it does not start with 'DDS '")
     if data.nbytes < 4 + HEADER_SIZE:
@@ -167,6 +180,11 @@ def parse_header(data: bytes | memoryview, file: str | os.PathLike[str] = "<dds>
     if not (pf_flags & DDPF_FOURCC and fourcc == FOURCC_DX10):
         raise bad("byte 84 (ddspf.dwFourCC)", "only DDS files with the DX10 header are supported "
                   "(re-save it with a DX10 header, e.g. texconv -dx10)")
+    return height, width, mip_count
+
+
+def _dx10_header(data: memoryview, bad: Callable[[str, str], InputError]) -> tuple[VkFormatInfo, int]:
+    """The format of a single 2-D texture, and its DXGI number, from the DX10 header."""
     if data.nbytes < DATA_OFFSET:
         raise bad("byte 128 (DX10 header)", "the file ends inside the DX10 header")
     dxgi, dimension, misc, array_size = struct.unpack_from("<4I", data, 128)
@@ -181,13 +199,7 @@ def parse_header(data: bytes | memoryview, file: str | os.PathLike[str] = "<dds>
         name = DXGI_NAMES.get(dxgi, f"DXGI format {dxgi}")
         raise bad("byte 128 (dxgiFormat)", f"{name} is not a supported DDS format (supported: "
                   "uncompressed 8/16/32-bit UNORM, SNORM, UINT, SINT, FLOAT, sRGB, R11G11B10_FLOAT)")
-    if width < 1 or height < 1:
-        raise bad("byte 12 (dwHeight/dwWidth)", f"image extent {width}x{height} is empty")
-    levels = max(mip_count, 1)
-    if levels > max_mip_levels(width, height):
-        raise bad("byte 28 (dwMipMapCount)", f"{levels} mip levels for a {width}x{height} image "
-                  f"(at most {max_mip_levels(width, height)})")
-    return DdsHeader(fmt, width, height, levels, dxgi)
+    return fmt, dxgi
 
 
 def parse(data: bytes | memoryview, file: str | os.PathLike[str] = "<dds>") -> DdsImage:
@@ -241,7 +253,7 @@ def _level_bytes(fmt: VkFormatInfo, width: int, height: int, i: int,
         if level.dtype.itemsize != fmt.dtype.itemsize:
             raise ValueError(f"mip level {i} has dtype {level.dtype}, {fmt.name} stores {fmt.dtype}")
         level = np.ascontiguousarray(level)
-    raw = memoryview(level).cast("B")
+    raw = (level.data if isinstance(level, np.ndarray) else memoryview(level)).cast("B")
     if raw.nbytes != level_size(fmt, width, height, i):
         raise ValueError(f"mip level {i} has {raw.nbytes} bytes, "
                          f"{fmt.name} {mip_extent(width, height, i)} needs {level_size(fmt, width, height, i)}")

@@ -10,11 +10,24 @@ from kernellab.errors import InputError
 from kernellab.formats.jsonfile import load_json
 
 #: every workload format, in the order a file is tested against them
-FORMATS = ("scenario", "kernel-instantiation", "pyschedcl")
+FORMATS = ("scenario", "kernel-instantiation", "pyschedcl", "amber")
 #: what marks a file as each format, for the message when none does
 _MARKS = {"scenario": "a scenario (\"resources\"/\"commands\")",
           "kernel-instantiation": "a kernel instantiation (\"kernel_file\")",
-          "pyschedcl": "a kernel spec (\"globalWorkSize\")"}
+          "pyschedcl": "a kernel spec (\"globalWorkSize\")",
+          "amber": "an AmberScript file (.amber, or a first line #!amber)"}
+
+
+def is_amber(path: Path) -> bool:
+    """An AmberScript file: text, told by its extension or its ``#!amber`` first line (it is
+    not JSON, so this is asked before the JSON formats)."""
+    if path.suffix == ".amber":
+        return True
+    try:
+        with path.open("rb") as fh:
+            return fh.read(7) == b"#!amber"
+    except OSError:
+        return False
 
 
 def format_of(data: Any) -> str | None:
@@ -32,7 +45,7 @@ def format_of(data: Any) -> str | None:
 def detect(path: Path, among: Collection[str] = FORMATS, otherwise: str | None = None) -> str:
     """The format of the file at ``path``, one of ``among``; a file marked as none of them is
     ``otherwise`` when given (that format's reader then says what is missing), else an error."""
-    found = format_of(load_json(path))
+    found = "amber" if is_amber(path) else format_of(load_json(path))
     if found in among:
         return found  # type: ignore[return-value]
     if otherwise is not None:

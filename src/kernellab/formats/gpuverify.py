@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from collections.abc import Sequence
+from typing import Any, TypeGuard, TypeVar
 
 from kernellab.errors import InputError, Problem, Problems, json_pointer
-from kernellab.formats.paths import path_problem
 from kernellab.formats.jsonfile import load_json
+from kernellab.formats.paths import path_problem
 
 #: cl_mem_flags names a capture may record (with or without the CL_MEM_ prefix)
 MEM_FLAGS = ("READ_WRITE", "WRITE_ONLY", "READ_ONLY", "USE_HOST_PTR", "ALLOC_HOST_PTR", "COPY_HOST_PTR",
@@ -26,6 +26,7 @@ TOP_FIELDS = ("language", "endianness", "kernel_file", "local_size", "global_siz
               "compiler_flags", "entry_point", "kernel_arguments", "host_api_calls")
 _HEX = re.compile(r"^0[xX][0-9a-fA-F]+$")
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ class _Checker(Problems):
         return tuple(int(x) for x in v) if ok else None
 
 
-def _is_int(x: Any) -> bool:
+def _is_int(x: Any) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
@@ -182,64 +183,78 @@ def _argument(c: _Checker, v: Any, at: list[str | int], base: Path) -> KernelArg
         if key not in allowed:
             c.warn([*at, key], f"unknown field for a {kind} argument (ignored)")
     if kind == "scalar":
-        value = v.get("value")
-        if "value" in v:
-            if not isinstance(value, str):
-                c.add([*at, "value"], f'must be a hexadecimal string such as "0xA208", got {_describe(value)}')
-                value = None
-            elif not _HEX.match(value):
-                c.add([*at, "value"], f'must be a hexadecimal string starting with 0x (e.g. "0xA208"), got {value!r}')
-                value = None
-        return ScalarArgument(value)
+        return _scalar(c, v, at)
     if kind == "array":
-        size = v.get("size")
-        if "size" in v and (not _is_int(size) or size <= 0):
-            c.add([*at, "size"], f"must be a number of bytes > 0, got {_describe(size)}")
-            size = None
-        space = v.get("address_space")
-        if "address_space" in v and space not in ADDRESS_SPACES:
-            c.add([*at, "address_space"], f'must be "global", "local" or "constant", got {_describe(space)}')
-            space = None
-        flags = None
-        if "flags" in v:
-            raw = v["flags"]
-            if not isinstance(raw, list):
-                c.add([*at, "flags"], f"must be an array of cl_mem_flags names, got {_describe(raw)}")
-            else:
-                good = []
-                for i, f in enumerate(raw):
-                    name = f.upper().removeprefix("CL_MEM_") if isinstance(f, str) else None
-                    if name not in MEM_FLAGS:
-                        c.add([*at, "flags", i], f"unknown cl_mem_flags name {_describe(f)} (have: "
-                              + ", ".join("CL_MEM_" + m for m in MEM_FLAGS) + ")")
-                    else:
-                        good.append("CL_MEM_" + name)
-                exclusive = {"CL_MEM_READ_WRITE", "CL_MEM_READ_ONLY", "CL_MEM_WRITE_ONLY"} & set(good)
-                if len(exclusive) > 1:
-                    c.add([*at, "flags"], f"{' and '.join(sorted(exclusive))} cannot be combined")
-                flags = tuple(good)
-        data = v.get("data")
-        data_path = None
-        if "data" in v:
-            if not isinstance(data, str) or not data:
-                c.add([*at, "data"], f"must be the name of a binary file, got {_describe(data)}")
-                data = None
-            elif space == "local":
-                c.add([*at, "data"], "a local array cannot have data: __local memory starts undefined")
-                data = None
-            elif (why := path_problem(data)) is not None:
-                c.add([*at, "data"], why)
-                data = None
-            else:
-                data_path = (base / data).resolve()
-                if not data_path.is_file():
-                    c.add([*at, "data"], f"data file {data!r} not found (looked at {data_path})")
-                    data_path = None
-                elif _is_int(size) and size > 0 and data_path.stat().st_size > size:
-                    c.add([*at, "data"], f"data file {data!r} has {data_path.stat().st_size} bytes, more than "
-                          f"the array's size of {size} bytes")
-        return ArrayArgument(size, space, flags, data, data_path)
+        return _array(c, v, at, base)
     return ImageArgument() if kind == "image" else SamplerArgument()
+
+
+def _scalar(c: _Checker, v: dict, at: list[str | int]) -> ScalarArgument:
+    value = v.get("value")
+    if "value" in v:
+        if not isinstance(value, str):
+            c.add([*at, "value"], f'must be a hexadecimal string such as "0xA208", got {_describe(value)}')
+            value = None
+        elif not _HEX.match(value):
+            c.add([*at, "value"], f'must be a hexadecimal string starting with 0x (e.g. "0xA208"), got {value!r}')
+            value = None
+    return ScalarArgument(value)
+
+
+def _array(c: _Checker, v: dict, at: list[str | int], base: Path) -> ArrayArgument:
+    size = v.get("size")
+    if "size" in v and (not _is_int(size) or size <= 0):
+        c.add([*at, "size"], f"must be a number of bytes > 0, got {_describe(size)}")
+        size = None
+    space = v.get("address_space")
+    if "address_space" in v and space not in ADDRESS_SPACES:
+        c.add([*at, "address_space"], f'must be "global", "local" or "constant", got {_describe(space)}')
+        space = None
+    flags = _mem_flags(c, v["flags"], [*at, "flags"]) if "flags" in v else None
+    data, data_path = _array_data(c, v, at, base, space, size) if "data" in v else (None, None)
+    return ArrayArgument(size, space, flags, data, data_path)
+
+
+def _mem_flags(c: _Checker, raw: Any, at: list[str | int]) -> tuple[str, ...] | None:
+    """The cl_mem_flags names an array argument lists, each with its CL_MEM_ prefix."""
+    if not isinstance(raw, list):
+        c.add(at, f"must be an array of cl_mem_flags names, got {_describe(raw)}")
+        return None
+    good = []
+    for i, f in enumerate(raw):
+        name = f.upper().removeprefix("CL_MEM_") if isinstance(f, str) else None
+        if name not in MEM_FLAGS:
+            c.add([*at, i], f"unknown cl_mem_flags name {_describe(f)} (have: "
+                  + ", ".join("CL_MEM_" + m for m in MEM_FLAGS) + ")")
+        else:
+            good.append("CL_MEM_" + name)
+    exclusive = {"CL_MEM_READ_WRITE", "CL_MEM_READ_ONLY", "CL_MEM_WRITE_ONLY"} & set(good)
+    if len(exclusive) > 1:
+        c.add(at, f"{' and '.join(sorted(exclusive))} cannot be combined")
+    return tuple(good)
+
+
+def _array_data(c: _Checker, v: dict, at: list[str | int], base: Path, space: Any,
+                size: Any) -> tuple[str | None, Path | None]:
+    """An array argument's data file: as written, and resolved next to the JSON file when it is there."""
+    data = v["data"]
+    if not isinstance(data, str) or not data:
+        c.add([*at, "data"], f"must be the name of a binary file, got {_describe(data)}")
+        return None, None
+    if space == "local":
+        c.add([*at, "data"], "a local array cannot have data: __local memory starts undefined")
+        return None, None
+    if (why := path_problem(data)) is not None:
+        c.add([*at, "data"], why)
+        return None, None
+    data_path = (base / data).resolve()
+    if not data_path.is_file():
+        c.add([*at, "data"], f"data file {data!r} not found (looked at {data_path})")
+        return data, None
+    if _is_int(size) and size > 0 and data_path.stat().st_size > size:
+        c.add([*at, "data"], f"data file {data!r} has {data_path.stat().st_size} bytes, more than "
+              f"the array's size of {size} bytes")
+    return data, data_path
 
 
 def _host_call(c: _Checker, v: Any, at: list[str | int]) -> HostApiCall | None:
@@ -279,58 +294,68 @@ def _instantiation(c: _Checker, v: Any, i: int, file: Path) -> KernelInstantiati
         c.add([*at, "endianness"], f'must be "big" or "little", got {endianness!r}')
     kernel_file = c.string(v, "kernel_file", at, required=True)
     if kernel_file is not None:
-        if not kernel_file:
-            c.add([*at, "kernel_file"], "must name an OpenCL C source file, got an empty string")
-        elif (why := path_problem(kernel_file)) is not None:
-            c.add([*at, "kernel_file"], why)
-        else:
-            try:
-                path = (file.parent / kernel_file).resolve()
-                found = path.is_file()
-            except (OSError, ValueError) as exc:  # a NUL byte, a name too long for the system
-                c.add([*at, "kernel_file"], f"kernel file {kernel_file!r} is not a usable file name ({exc})")
-            else:
-                if not found:
-                    c.add([*at, "kernel_file"], f"kernel file {kernel_file!r} not found (looked at {path})")
+        _check_kernel_file(c, kernel_file, [*at, "kernel_file"], file)
     global_size = c.sizes(v, "global_size", at, 1, required=True)
     local_size = c.sizes(v, "local_size", at, 1)
     global_offset = c.sizes(v, "global_offset", at, 0)
     if global_size is not None:
-        for key, other in (("local_size", local_size), ("global_offset", global_offset)):
-            if other is not None and len(other) != len(global_size):
-                c.add([*at, key], f"has {len(other)} entries but global_size has {len(global_size)}: "
-                      "one per dimension")
-        if local_size is not None and len(local_size) == len(global_size):
-            for d, (g, l) in enumerate(zip(global_size, local_size)):
-                if g % l and not c.non_uniform:
-                    c.add([*at, "local_size", d], f"{l} does not divide global_size[{d}] = {g} "
-                          "(clEnqueueNDRangeKernel needs whole work-groups)")
+        _check_dimensions(c, at, global_size, local_size, global_offset)
     flags = c.string(v, "compiler_flags", at)
     entry = c.string(v, "entry_point", at, required=True)
     if entry is not None and not _IDENT.match(entry):
         c.add([*at, "entry_point"], f"must be a kernel name (an identifier), got {entry!r}")
-    arguments = None
-    if "kernel_arguments" in v:
-        raw = v["kernel_arguments"]
-        if not isinstance(raw, list):
-            c.add([*at, "kernel_arguments"], f"must be an array of kernel arguments, got {_describe(raw)}")
-        else:
-            arguments = [_argument(c, a, [*at, "kernel_arguments", n], file.parent) for n, a in enumerate(raw)]
-    calls = None
-    if "host_api_calls" in v:
-        raw = v["host_api_calls"]
-        if not isinstance(raw, list):
-            c.add([*at, "host_api_calls"], f"must be an array of host API calls, got {_describe(raw)}")
-        else:
-            calls = [_host_call(c, h, [*at, "host_api_calls", n]) for n, h in enumerate(raw)]
+    arguments: list[KernelArgument] | None = _items(c, v, "kernel_arguments", at, "an array of kernel arguments",
+                       lambda a, where: _argument(c, a, where, file.parent))
+    calls = _items(c, v, "host_api_calls", at, "an array of host API calls", lambda h, where: _host_call(c, h, where))
     if len(c.problems) > before or kernel_file is None or global_size is None or entry is None:
         return None
     return KernelInstantiation(
         file=file, index=i, kernel_file=kernel_file, global_size=global_size, entry_point=entry,
         language=language or "OpenCL", endianness=endianness, local_size=local_size, global_offset=global_offset,
-        compiler_flags=flags,
-        kernel_arguments=[a for a in arguments if a is not None] if arguments is not None else None,
-        host_api_calls=[h for h in calls if h is not None] if calls is not None else None)
+        compiler_flags=flags, kernel_arguments=arguments, host_api_calls=calls)
+
+
+def _check_kernel_file(c: _Checker, kernel_file: str, at: list[str | int], file: Path) -> None:
+    if not kernel_file:
+        c.add(at, "must name an OpenCL C source file, got an empty string")
+    elif (why := path_problem(kernel_file)) is not None:
+        c.add(at, why)
+    else:
+        try:
+            path = (file.parent / kernel_file).resolve()
+            found = path.is_file()
+        except (OSError, ValueError) as exc:  # a NUL byte, a name too long for the system
+            c.add(at, f"kernel file {kernel_file!r} is not a usable file name ({exc})")
+        else:
+            if not found:
+                c.add(at, f"kernel file {kernel_file!r} not found (looked at {path})")
+
+
+def _check_dimensions(c: _Checker, at: list[str | int], global_size: tuple[int, ...],
+                      local_size: tuple[int, ...] | None, global_offset: tuple[int, ...] | None) -> None:
+    """One entry per dimension everywhere, and whole work-groups unless the device runs partial ones."""
+    for key, other in (("local_size", local_size), ("global_offset", global_offset)):
+        if other is not None and len(other) != len(global_size):
+            c.add([*at, key], f"has {len(other)} entries but global_size has {len(global_size)}: "
+                  "one per dimension")
+    if local_size is not None and len(local_size) == len(global_size):
+        for d, (g, l) in enumerate(zip(global_size, local_size)):
+            if g % l and not c.non_uniform:
+                c.add([*at, "local_size", d], f"{l} does not divide global_size[{d}] = {g} "
+                      "(clEnqueueNDRangeKernel needs whole work-groups)")
+
+
+def _items(c: _Checker, v: dict, key: str, at: list[str | int], what: str,
+           item: Callable[[Any, list[str | int]], _T | None]) -> list[_T] | None:
+    """The good entries of the optional array ``v[key]`` (each read by ``item``); None when it is absent or no array."""
+    if key not in v:
+        return None
+    raw = v[key]
+    if not isinstance(raw, list):
+        c.add([*at, key], f"must be {what}, got {_describe(raw)}")
+        return None
+    read = [item(x, [*at, key, n]) for n, x in enumerate(raw)]
+    return [x for x in read if x is not None]
 
 
 def parse(data: Any, file: str | Path, *, non_uniform: bool = False

@@ -119,7 +119,7 @@ def _load_depth_stencil(path: str | os.PathLike[str], fmt: VkFormatInfo, width: 
                                                              f"Arm's runner, holds the depth only, as {device.name})",
                                     warning=True))
         texels = texels[:, :device.texel_size]
-    return ImageData(memoryview(np.ascontiguousarray(texels).reshape(-1)), 1, file_fmt, tuple(warnings))
+    return ImageData(np.ascontiguousarray(texels).reshape(-1).data, 1, file_fmt, tuple(warnings))
 
 
 def load_npy(path: str | os.PathLike[str], fmt: VkFormatInfo, width: int, height: int) -> np.ndarray:

@@ -5,7 +5,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from kernellab.errors import InputError, Problem
 
@@ -45,12 +45,21 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+def open_input(path: str | os.PathLike[str]) -> BinaryIO:
+    """``open(path, "rb")`` that never waits: a FIFO (or a device that blocks) opens at once, for
+    the caller's ``fstat`` to refuse it, instead of waiting for a writer that never comes."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    return os.fdopen(fd, "rb")
+
+
 def read_text_input(path: str | Path, what: str, limit: int) -> str:
     """A regular file's UTF-8 text, at most ``limit`` bytes (never /dev/zero, a FIFO or a folder)."""
     path = Path(path)
     try:
-        with open(path, "rb") as fh:
+        with open_input(path) as fh:
             st = os.fstat(fh.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError
             if not stat.S_ISREG(st.st_mode):
                 raise InputError(f"not a regular file, expected {what}", file=path)
             if st.st_size > limit:

@@ -126,9 +126,10 @@ def parse_header(head: bytes) -> NpyHeader:
     return NpyHeader(shape, descr, fortran, start + length, _itemsize(descr))
 
 
-def read_header(path: str | Path) -> NpyHeader:
+def read_header(path: str | os.PathLike[str]) -> NpyHeader:
     """Parse only the header of a .npy file; raises ValueError with a readable reason."""
-    with open(path, "rb") as fh:
+    from kernellab.formats.jsonfile import open_input
+    with open_input(path) as fh:  # a FIFO is refused, not waited on
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise ValueError("not a regular file, expected a NumPy .npy file")

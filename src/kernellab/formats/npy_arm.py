@@ -55,7 +55,7 @@ def _raw(data: Data) -> memoryview:
         return memoryview(data).cast("B")
     import numpy as np
 
-    return memoryview(np.ascontiguousarray(data)).cast("B")
+    return np.ascontiguousarray(data).data.cast("B")
 
 
 def write(fh: IO[bytes], data: Data, shape: tuple[int, ...] | list[int], descr: str) -> None:

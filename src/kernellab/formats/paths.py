@@ -21,10 +21,14 @@ PATH_MAX = 4095
 NAME_MAX = 255
 
 
-def path_problem(value: str) -> str | None:
-    """Why ``value`` cannot name a file here, or None when it can."""
+def path_problem(value: str, written: bool = False) -> str | None:
+    """Why ``value`` cannot name a file here, or None when it can. A file kernellab ``written``
+    (a ``dst``) holds no control or bidirectional character either: its name would reach every
+    terminal that lists the output folder raw (``ls`` prints an ESC as it is)."""
     if "\x00" in value:
         return f"{_shown(value)} is not a usable file name: it holds a NUL character"
+    if written and any(ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 or c in _BIDI for c in value):
+        return f"{_shown(value)} is not a usable file name for an output: it holds a control or bidirectional character"
     try:
         encoded = os.fsencode(value)
     except UnicodeError:

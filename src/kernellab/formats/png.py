@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -44,7 +45,7 @@ class PngHeader:
     interlace: int
 
 
-def _chunks(data: bytes, path: str | os.PathLike[str]):
+def _chunks(data: bytes, path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes, bytes]]:
     """(offset, type, body) of each chunk after the signature, CRCs checked."""
     pos = len(SIGNATURE)
     while True:

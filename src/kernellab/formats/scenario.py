@@ -17,12 +17,13 @@ from typing import Any
 
 from kernellab import model as m
 from kernellab import spirv_format
+from kernellab.compiler_options import allowed_roots, inside
 from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.formats import npy
-from kernellab.compiler_options import allowed_roots, inside
-from kernellab.formats.paths import path_problem
 from kernellab.formats.jsonfile import load_json
-from kernellab.modelkit import Invalid, dump, json_schema_defs, show, unknown_fields
+from kernellab.formats.near_keys import unknown_field_message, with_misspelling_hints
+from kernellab.formats.paths import path_problem
+from kernellab.modelkit import Invalid, dump, json_schema_defs, nearest, show, unknown_fields
 from kernellab.outputs import escapes
 from kernellab.vkregistry.vkformat import image_format_problem
 
@@ -90,8 +91,8 @@ class _Checker(Problems):
                 continue
             loc = (section, i, key)
             # unknown fields are named even when the object is refused: "sise" explains a missing "size"
-            for where in unknown_fields(kinds[kind], body):
-                self.unknown(loc + where, f"unknown field \"{where[-1]}\"")
+            for where, meant in unknown_fields(kinds[kind], body, near=True):
+                self.unknown(loc + where, unknown_field_message(str(where[-1]), meant))
             try:
                 obj = kinds[kind].model_validate(body)
             except Invalid as exc:
@@ -120,7 +121,7 @@ class _Checker(Problems):
         path when the user allowed it; never a folder, never the dst of another resource."""
         if not value:
             return None
-        if (why := path_problem(value)) is not None:
+        if (why := path_problem(value, written=True)) is not None:
             self.add(loc, why)
             return None
         if Path(value).is_absolute():
@@ -176,7 +177,8 @@ def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, str
         raise InputError.at(path, "/", f"expected an object with \"resources\" and \"commands\", got {show(data)}")
     for key in data:
         if key not in ("resources", "commands"):
-            ck.unknown((key,), f"unknown field \"{key}\"")
+            ck.unknown((key,), unknown_field_message(key, nearest(key, [k for k in ("resources", "commands")
+                                                                            if k not in data])))
     for key in ("resources", "commands"):
         if key not in data:
             ck.add((), f"missing required field \"{key}\"")
@@ -187,6 +189,7 @@ def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, str
     used = _used_uids(resources, commands) if len(ck.problems) == before and "commands" in data else None
     _check_resources(ck, resources, used)
     _check_commands(ck, resources, commands)
+    ck.problems = with_misspelling_hints(ck.problems, data)
     ck.raise_if_any(with_warnings=True)
     scenario = m.Scenario([r for _, r in resources], [c for _, c in commands], path.resolve(), ck.out)
     return scenario, ck.warnings
@@ -198,21 +201,7 @@ def _used_uids(resources: list[tuple[Loc, m.Resource]], commands: list[tuple[Loc
     resource, a graph's substitute shader, an aliased image, a memory group shared)."""
     named: set[str] = set()
     for _, c in commands:
-        if isinstance(c, m.DispatchCompute):
-            named |= {c.shader_ref, c.push_data_ref}
-        elif isinstance(c, m.DispatchGraph):
-            named |= {c.graph_ref, *(p.push_data_ref for p in c.push_constants),
-                      *(s.shader_ref for s in c.shader_substitutions)}
-        elif isinstance(c, m.DispatchDataGraph):
-            named |= {c.graph_ref, *c.graph_constants}
-        elif isinstance(c, m.DispatchBarrier):
-            named |= {*c.image_barrier_refs, *c.tensor_barrier_refs, *c.memory_barrier_refs, *c.buffer_barrier_refs}
-        elif isinstance(c, m.MarkBoundary):
-            named |= set(c.resources)
-        elif isinstance(c, m.DispatchFragment):
-            named |= {c.vertex_shader_ref, c.fragment_shader_ref, c.push_data_ref,
-                      *(a.resource_ref for a in c.color_attachment_refs)}
-        named |= {b.resource_ref for b in getattr(c, "bindings", [])}
+        named |= _named_by(c)
     # resources tied together are used together: a group of uids per tie, joined until nothing changes
     ties: list[set[str]] = []
     for _, r in resources:
@@ -237,6 +226,26 @@ def _used_uids(resources: list[tuple[Loc, m.Resource]], commands: list[tuple[Loc
     return used
 
 
+def _named_by(c: m.Command) -> set[str]:
+    """The uids one command names (its bindings included)."""
+    named: set[str] = {b.resource_ref for b in getattr(c, "bindings", [])}
+    if isinstance(c, m.DispatchCompute):
+        named |= {c.shader_ref, c.push_data_ref}
+    elif isinstance(c, m.DispatchGraph):
+        named |= {c.graph_ref, *(p.push_data_ref for p in c.push_constants),
+                  *(s.shader_ref for s in c.shader_substitutions)}
+    elif isinstance(c, m.DispatchDataGraph):
+        named |= {c.graph_ref, *c.graph_constants}
+    elif isinstance(c, m.DispatchBarrier):
+        named |= {*c.image_barrier_refs, *c.tensor_barrier_refs, *c.memory_barrier_refs, *c.buffer_barrier_refs}
+    elif isinstance(c, m.MarkBoundary):
+        named |= set(c.resources)
+    elif isinstance(c, m.DispatchFragment):
+        named |= {c.vertex_shader_ref, c.fragment_shader_ref, c.push_data_ref,
+                  *(a.resource_ref for a in c.color_attachment_refs)}
+    return named
+
+
 def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used: set[str] | None = None) -> None:
     """``used``: the uids commands use (a missing file of another resource is only a warning);
     None when every resource counts as used."""
@@ -253,61 +262,74 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used
             r._dst_path = ck.resolve_dst(loc + ("dst",), r.dst)
         elif isinstance(r, (m.RawData, m.Graph, m.GraphConstant)):
             r._src_path = ck.resolve_src(loc + ("src",), r.src, in_use)
-        elif isinstance(r, m.Shader):
-            r._src_path = ck.resolve_src(loc + ("src",), r.src, in_use)
-            if r.type == "SPIR-V" and r._src_path is not None and ck.check_files:
-                if (why := _spirv_problem(r._src_path)) is not None:
-                    ck.unusable(loc + ("src",), why, in_use)
-                    r._src_path = None
-            incs = []
-            for j, d in enumerate(r.include_dirs):
-                if (why := path_problem(d)) is not None:
-                    ck.add(loc + ("include_dirs", j), why)
-                    continue
-                p = Path(d) if Path(d).is_absolute() else ck.base / d
-                if not inside(p, ck.roots):
-                    ck.add(loc + ("include_dirs", j), f"include directory {p} is outside the scenario's folder "
-                                                      f"{ck.base} (allow it with --allow-outside)")
-                    continue
-                if ck.check_files and not p.is_dir():
-                    ck.add(loc + ("include_dirs", j), f"include directory not found: {p}")
-                incs.append(p)
-            r._include_paths = tuple(incs)
-        if isinstance(r, (m.Shader, m.Graph)) and r.push_constants_size % 4:
-            ck.add(loc + ("push_constants_size",),
-                     f"expected a multiple of 4, got {r.push_constants_size}")
-        if isinstance(r, m.Shader) and r.stage != "compute" and r.type == "OpenCL-C":
-            ck.add(loc + ("stage",), f"an OpenCL-C shader is a compute kernel; stage {r.stage} needs GLSL or SPIR-V")
         if isinstance(r, m.Shader):
-            seen: dict[int, int] = {}
-            for j, sc in enumerate(r.specialization_constants):
-                if sc.id in seen:
-                    ck.add(loc + ("specialization_constants", j, "id"),
-                             f"duplicate specialization constant id {sc.id} (also at index {seen[sc.id]})")
-                seen[sc.id] = j
-        if isinstance(r, m.Buffer) and r._src_path is not None:
+            _check_shader(ck, loc, r, in_use)
+        elif isinstance(r, m.Graph) and r.push_constants_size % 4:
+            ck.add(loc + ("push_constants_size",), f"expected a multiple of 4, got {r.push_constants_size}")
+        elif isinstance(r, (m.Buffer, m.RawData)) and r._src_path is not None:
             hdr = ck.npy_header(loc + ("src",), r._src_path)
-            if hdr is not None and hdr.nbytes != r.size:
+            if isinstance(r, m.Buffer) and hdr is not None and hdr.nbytes != r.size:
                 ck.add(loc + ("src",), f"{r._src_path} holds {hdr.nbytes} bytes "
                                          f"({hdr.dtype} {list(hdr.shape)}) but the buffer size is {r.size}")
-        if isinstance(r, m.RawData) and r._src_path is not None:
-            ck.npy_header(loc + ("src",), r._src_path)
-        if isinstance(r, m.Image) and r._src_path is not None and r._src_path.suffix.lower() == ".npy":
-            ck.npy_header(loc + ("src",), r._src_path)  # found here with its JSON path, not by the loader
-        if isinstance(r, m.Image) and (why := image_format_problem(r.format)) is not None:
-            ck.add(loc + ("format",), why)
-        if isinstance(r, m.Image) and r.custom_border_color is not None and r.border_color not in (
-                "INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT"):
-            ck.add(loc + ("custom_border_color",),
-                     "custom_border_color needs border_color INT_CUSTOM_EXT or FLOAT_CUSTOM_EXT")
-        if isinstance(r, m.Image) and r.border_color in ("INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT") \
-                and r.custom_border_color is None:
-            ck.add(loc + ("border_color",), f"border_color {r.border_color} needs custom_border_color")
+        elif isinstance(r, m.Image):
+            _check_image(ck, loc, r)
     if any(isinstance(r, (m.Tensor, m.Graph, m.GraphConstant)) or isinstance(r, m.DataResource)
            and r.memory_group is not None for _, r in resources):
         from kernellab.formats import scenario_ml  # tensors, graphs, shared memory: not a plain compute run's
 
         scenario_ml.check_resources(ck, resources)
+
+
+def _check_shader(ck: _Checker, loc: Loc, r: m.Shader, in_use: bool) -> None:
+    """A shader's source (a SPIR-V file must be one), include folders, push constants, stage and
+    specialization constants."""
+    r._src_path = ck.resolve_src(loc + ("src",), r.src, in_use)
+    if r.type == "SPIR-V" and r._src_path is not None and ck.check_files:
+        if (why := _spirv_problem(r._src_path)) is not None:
+            ck.unusable(loc + ("src",), why, in_use)
+            r._src_path = None
+    r._include_paths = _include_paths(ck, loc, r.include_dirs)
+    if r.push_constants_size % 4:
+        ck.add(loc + ("push_constants_size",), f"expected a multiple of 4, got {r.push_constants_size}")
+    if r.stage != "compute" and r.type == "OpenCL-C":
+        ck.add(loc + ("stage",), f"an OpenCL-C shader is a compute kernel; stage {r.stage} needs GLSL or SPIR-V")
+    seen: dict[int, int] = {}
+    for j, sc in enumerate(r.specialization_constants):
+        if sc.id in seen:
+            ck.add(loc + ("specialization_constants", j, "id"),
+                   f"duplicate specialization constant id {sc.id} (also at index {seen[sc.id]})")
+        seen[sc.id] = j
+
+
+def _include_paths(ck: _Checker, loc: Loc, include_dirs: Sequence[str]) -> tuple[Path, ...]:
+    """A shader's include folders, resolved; each must lie inside the scenario's folder (or an allowed one)."""
+    incs = []
+    for j, d in enumerate(include_dirs):
+        if (why := path_problem(d)) is not None:
+            ck.add(loc + ("include_dirs", j), why)
+            continue
+        p = Path(d) if Path(d).is_absolute() else ck.base / d
+        if not inside(p, ck.roots):
+            ck.add(loc + ("include_dirs", j), f"include directory {p} is outside the scenario's folder "
+                                              f"{ck.base} (allow it with --allow-outside)")
+            continue
+        if ck.check_files and not p.is_dir():
+            ck.add(loc + ("include_dirs", j), f"include directory not found: {p}")
+        incs.append(p)
+    return tuple(incs)
+
+
+def _check_image(ck: _Checker, loc: Loc, r: m.Image) -> None:
+    """An image's ``.npy`` header, format and border color."""
+    if r._src_path is not None and r._src_path.suffix.lower() == ".npy":
+        ck.npy_header(loc + ("src",), r._src_path)  # found here with its JSON path, not by the loader
+    if (why := image_format_problem(r.format)) is not None:
+        ck.add(loc + ("format",), why)
+    if r.custom_border_color is not None and r.border_color not in ("INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT"):
+        ck.add(loc + ("custom_border_color",),
+               "custom_border_color needs border_color INT_CUSTOM_EXT or FLOAT_CUSTOM_EXT")
+    if r.border_color in ("INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT") and r.custom_border_color is None:
+        ck.add(loc + ("border_color",), f"border_color {r.border_color} needs custom_border_color")
 
 
 #: what a file given as a SPIR-V module probably is, by its extension, and what to do about it
@@ -345,12 +367,48 @@ def _ref(ck: _Checker, by_uid: dict[str, tuple[Loc, m.Resource]], loc: Loc, uid:
     return hit[1]
 
 
+_DATA_KINDS: tuple[type[m.Resource], ...] = (m.Buffer, m.Image, m.Tensor)
+#: a barrier list of dispatch_barrier -> the resource kind it names
+_BARRIER_KINDS: dict[str, tuple[type[m.Resource], str]] = {
+    "image_barrier_refs": (m.ImageBarrier, "image_barrier"),
+    "tensor_barrier_refs": (m.TensorBarrier, "tensor_barrier"),
+    "memory_barrier_refs": (m.MemoryBarrier, "memory_barrier"),
+    "buffer_barrier_refs": (m.BufferBarrier, "buffer_barrier")}
+_ByUid = dict[str, tuple[Loc, m.Resource]]
+
+
 def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
                     commands: list[tuple[Loc, m.Command]]) -> None:
-    by_uid: dict[str, tuple[Loc, m.Resource]] = {}
+    by_uid: _ByUid = {}
     for loc, r in resources:
         by_uid.setdefault(r.uid, (loc, r))
-    data_kinds = (m.Buffer, m.Image, m.Tensor)
+    vgfs = _check_resource_refs(ck, resources, by_uid)
+    for loc, c in commands:
+        if isinstance(c, m.DispatchFragment):
+            from kernellab.formats import scenario_graphics
+
+            scenario_graphics.check_dispatch_fragment(ck, loc, c, by_uid, _ref, _check_push_size)
+        elif isinstance(c, m.DispatchCompute):
+            _check_dispatch_compute(ck, loc, c, by_uid)
+        elif isinstance(c, m.DispatchGraph):
+            _check_dispatch_graph(ck, loc, c, by_uid, vgfs)
+        elif isinstance(c, m.DispatchDataGraph):
+            _check_dispatch_data_graph(ck, loc, c, by_uid)
+        elif isinstance(c, m.DispatchOpticalFlow):
+            from kernellab.formats import scenario_optical_flow
+
+            scenario_optical_flow.check_dispatch_optical_flow(ck, loc, c, by_uid, _ref)
+        elif isinstance(c, m.DispatchBarrier):
+            for field, (cls, what) in _BARRIER_KINDS.items():
+                for j, uid in enumerate(getattr(c, field)):
+                    _ref(ck, by_uid, loc + (field, j), uid, (cls,), what)
+        elif isinstance(c, m.MarkBoundary):
+            for j, uid in enumerate(c.resources):
+                _ref(ck, by_uid, loc + ("resources", j), uid, _DATA_KINDS, "buffer, image or tensor")
+
+
+def _check_resource_refs(ck: _Checker, resources: list[tuple[Loc, m.Resource]], by_uid: _ByUid) -> dict[str, object]:
+    """The resources that name others (barriers, graphs' substitute shaders); the VGF file read for each graph."""
     vgfs: dict[str, object] = {}
     for loc, r in resources:
         if isinstance(r, m.BufferBarrier):
@@ -368,75 +426,57 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
             from kernellab.formats import scenario_ml
 
             vgfs[r.uid] = scenario_ml.check_graph(ck, loc, r, _ref, by_uid)
-    barrier_kinds = {"image_barrier_refs": (m.ImageBarrier, "image_barrier"),
-                     "tensor_barrier_refs": (m.TensorBarrier, "tensor_barrier"),
-                     "memory_barrier_refs": (m.MemoryBarrier, "memory_barrier"),
-                     "buffer_barrier_refs": (m.BufferBarrier, "buffer_barrier")}
-    frame_ids: dict[int, Loc] = {}
-    for loc, c in commands:
-        if isinstance(c, m.DispatchFragment):
-            from kernellab.formats import scenario_graphics
+    return vgfs
 
-            scenario_graphics.check_dispatch_fragment(ck, loc, c, by_uid, _ref, _check_push_size)
-        elif isinstance(c, (m.DispatchCompute, m.DispatchGraph)):
-            if isinstance(c, m.DispatchCompute):
-                shader = _ref(ck, by_uid, loc + ("shader_ref",), c.shader_ref, (m.Shader,), "shader")
-                if isinstance(shader, m.Shader) and shader.stage != "compute":
-                    ck.add(loc + ("shader_ref",), f"shader \"{shader.uid}\" has stage {shader.stage}; "
-                                                    "dispatch_compute runs compute shaders (a vertex and a "
-                                                    "fragment shader are drawn by dispatch_fragment)")
-                if c.push_data_ref:
-                    raw = _ref(ck, by_uid, loc + ("push_data_ref",), c.push_data_ref, (m.RawData,), "raw_data")
-                    _check_push_size(ck, loc + ("push_data_ref",), raw, shader)
-            else:
-                graph = _ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, (m.Graph,), "graph")
-                for j, pc in enumerate(c.push_constants):
-                    _ref(ck, by_uid, loc + ("push_constants", j, "push_data_ref"), pc.push_data_ref,
-                         (m.RawData,), "raw_data")
-                if isinstance(graph, m.Graph):
-                    from kernellab.formats import scenario_ml
 
-                    scenario_ml.check_dispatch_graph(ck, loc, c, vgfs.get(graph.uid), graph, by_uid, _ref)
-            slots: dict[tuple[int, int], int] = {}
-            for j, b in enumerate(c.bindings):
-                _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, data_kinds,
-                     "buffer, image or tensor")
-                if (b.set, b.id) in slots:
-                    ck.add(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
-                                                    f"by bindings/{slots[(b.set, b.id)]}")
-                else:
-                    slots[(b.set, b.id)] = j
-        elif isinstance(c, m.DispatchDataGraph):
-            shader = _ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, (m.Shader,), "shader")
-            if isinstance(shader, m.Shader) and shader.type != "SPIR-V":
-                ck.add(loc + ("graph_ref",), f"shader \"{shader.uid}\" is {shader.type}; {loc[-1]} runs a "
-                                               f"SPIR-V graph module (type SPIR-V)")
-            elif isinstance(shader, m.Shader):
-                from kernellab.formats import scenario_ml
+def _check_bindings(ck: _Checker, loc: Loc, bindings: Sequence[m.Binding], by_uid: _ByUid,
+                    kinds: tuple[type[m.Resource], ...], what: str) -> None:
+    """Each binding names a resource of ``kinds``, and takes a (set, binding) slot no earlier one took."""
+    slots: dict[tuple[int, int], int] = {}
+    for j, b in enumerate(bindings):
+        _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, kinds, what)
+        if (b.set, b.id) in slots:
+            ck.add(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
+                                            f"by bindings/{slots[(b.set, b.id)]}")
+        slots.setdefault((b.set, b.id), j)
 
-                scenario_ml.check_data_graph_interface(ck, loc, c, shader)
-            slots = {}
-            for j, b in enumerate(c.bindings):
-                _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, (m.Tensor,), "tensor")
-                if (b.set, b.id) in slots:
-                    ck.add(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
-                                                    f"by bindings/{slots[(b.set, b.id)]}")
-                slots.setdefault((b.set, b.id), j)
-            for j, uid in enumerate(c.graph_constants):
-                _ref(ck, by_uid, loc + ("graph_constants", j), uid, (m.GraphConstant,), "graph_constant")
-        elif isinstance(c, m.DispatchOpticalFlow):
-            from kernellab.formats import scenario_optical_flow
 
-            scenario_optical_flow.check_dispatch_optical_flow(ck, loc, c, by_uid, _ref)
-        elif isinstance(c, m.DispatchBarrier):
-            for field, (cls, what) in barrier_kinds.items():
-                for j, uid in enumerate(getattr(c, field)):
-                    _ref(ck, by_uid, loc + (field, j), uid, (cls,), what)
-        elif isinstance(c, m.MarkBoundary):
-            for j, uid in enumerate(c.resources):
-                _ref(ck, by_uid, loc + ("resources", j), uid, data_kinds, "buffer, image or tensor")
-            if c.frame_id is not None:
-                frame_ids.setdefault(c.frame_id, loc)
+def _check_dispatch_compute(ck: _Checker, loc: Loc, c: m.DispatchCompute, by_uid: _ByUid) -> None:
+    shader = _ref(ck, by_uid, loc + ("shader_ref",), c.shader_ref, (m.Shader,), "shader")
+    if isinstance(shader, m.Shader) and shader.stage != "compute":
+        ck.add(loc + ("shader_ref",), f"shader \"{shader.uid}\" has stage {shader.stage}; "
+                                        "dispatch_compute runs compute shaders (a vertex and a "
+                                        "fragment shader are drawn by dispatch_fragment)")
+    if c.push_data_ref:
+        raw = _ref(ck, by_uid, loc + ("push_data_ref",), c.push_data_ref, (m.RawData,), "raw_data")
+        _check_push_size(ck, loc + ("push_data_ref",), raw, shader)
+    _check_bindings(ck, loc, c.bindings, by_uid, _DATA_KINDS, "buffer, image or tensor")
+
+
+def _check_dispatch_graph(ck: _Checker, loc: Loc, c: m.DispatchGraph, by_uid: _ByUid,
+                          vgfs: dict[str, object]) -> None:
+    graph = _ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, (m.Graph,), "graph")
+    for j, pc in enumerate(c.push_constants):
+        _ref(ck, by_uid, loc + ("push_constants", j, "push_data_ref"), pc.push_data_ref, (m.RawData,), "raw_data")
+    if isinstance(graph, m.Graph):
+        from kernellab.formats import scenario_ml
+
+        scenario_ml.check_dispatch_graph(ck, loc, c, vgfs.get(graph.uid), graph, by_uid, _ref)
+    _check_bindings(ck, loc, c.bindings, by_uid, _DATA_KINDS, "buffer, image or tensor")
+
+
+def _check_dispatch_data_graph(ck: _Checker, loc: Loc, c: m.DispatchDataGraph, by_uid: _ByUid) -> None:
+    shader = _ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, (m.Shader,), "shader")
+    if isinstance(shader, m.Shader) and shader.type != "SPIR-V":
+        ck.add(loc + ("graph_ref",), f"shader \"{shader.uid}\" is {shader.type}; {loc[-1]} runs a "
+                                       f"SPIR-V graph module (type SPIR-V)")
+    elif isinstance(shader, m.Shader):
+        from kernellab.formats import scenario_ml
+
+        scenario_ml.check_data_graph_interface(ck, loc, c, shader)
+    _check_bindings(ck, loc, c.bindings, by_uid, (m.Tensor,), "tensor")
+    for j, uid in enumerate(c.graph_constants):
+        _ref(ck, by_uid, loc + ("graph_constants", j), uid, (m.GraphConstant,), "graph_constant")
 
 
 def _check_push_size(ck: _Checker, loc: Loc, raw: m.Resource | None, shader: m.Resource | None) -> None:

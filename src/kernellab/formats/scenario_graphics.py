@@ -29,6 +29,16 @@ def check_dispatch_fragment(ck: Problems, loc: Loc, c: m.DispatchFragment, by_ui
                             ref: Callable[..., m.Resource | None], check_push_size: Callable[..., None]) -> None:
     """Every problem of ``c`` (at ``loc``) added to ``ck``; ``ref`` resolves a uid (reporting a
     missing or wrong-kind one), ``check_push_size`` checks push data against a shader."""
+    _check_stages(ck, loc, c, by_uid, ref, check_push_size)
+    attached = _check_attachments(ck, loc, c, by_uid, ref)
+    if not c.color_attachment_refs and c.render_extent is None:
+        ck.add(loc, "dispatch_fragment requires color_attachment_refs or render_extent")
+    _check_bindings(ck, loc, c, by_uid, ref, attached)
+
+
+def _check_stages(ck: Problems, loc: Loc, c: m.DispatchFragment, by_uid: dict[str, Any],
+                  ref: Callable[..., m.Resource | None], check_push_size: Callable[..., None]) -> None:
+    """The vertex and fragment shaders, and the push data sized for them."""
     shaders = []
     for field, stage in (("vertex_shader_ref", "vertex"), ("fragment_shader_ref", "fragment")):
         shader = ref(ck, by_uid, loc + (field,), getattr(c, field), (m.Shader,), "shader")
@@ -42,7 +52,11 @@ def check_dispatch_fragment(ck: Problems, loc: Loc, c: m.DispatchFragment, by_ui
         if shaders:
             # one range serves both stages: Arm sizes it by the larger of the two shaders'
             check_push_size(ck, loc + ("push_data_ref",), raw, max(shaders, key=lambda s: s.push_constants_size))
-    #: (uid, level) -> index of the attachment rendering into it
+
+
+def _check_attachments(ck: Problems, loc: Loc, c: m.DispatchFragment, by_uid: dict[str, Any],
+                       ref: Callable[..., m.Resource | None]) -> dict[tuple[str, int], int]:
+    """The color attachments, one extent for all; (uid, level) -> index of the attachment rendering into it."""
     attached: dict[tuple[str, int], int] = {}
     extent = tuple(c.render_extent) if c.render_extent is not None else None
     first: tuple[str | int, ...] | None = ("render_extent",) if extent is not None else None
@@ -69,8 +83,12 @@ def check_dispatch_fragment(ck: Problems, loc: Loc, c: m.DispatchFragment, by_ui
             assert first is not None
             ck.add(at, f"All color attachments must share the same extent: \"{image.uid}\" is "
                        f"{size[0]}x{size[1]}, {'/'.join(map(str, first))} is {extent[0]}x{extent[1]}")
-    if not c.color_attachment_refs and c.render_extent is None:
-        ck.add(loc, "dispatch_fragment requires color_attachment_refs or render_extent")
+    return attached
+
+
+def _check_bindings(ck: Problems, loc: Loc, c: m.DispatchFragment, by_uid: dict[str, Any],
+                    ref: Callable[..., m.Resource | None], attached: dict[tuple[str, int], int]) -> None:
+    """The draw's bindings: each slot once, and no level it renders into."""
     slots: dict[tuple[int, int], int] = {}
     for j, b in enumerate(c.bindings):
         at = loc + ("bindings", j)

@@ -37,22 +37,30 @@ def check_resources(ck: Any, resources: list[tuple[Loc, m.Resource]]) -> None:
             ck.add(loc + ("dims",), f"image dims are [1, width, height, 1]; got {list(r.dims)}")
         if isinstance(r, m.GraphConstant):
             _check_graph_constant(ck, loc, r)
-        if not isinstance(r, m.Tensor):
-            continue
-        if r.alias_target is not None:
-            ck.add(loc + ("alias_target",), ALIAS_TARGET_DEPRECATED)
-        fmt = vkformat.lookup(r.format)
-        if fmt is None or not fmt.tensor:
-            ck.add(loc + ("format",), f"unsupported tensor format \"{r.format}\" "
-                                        f"(expected one of {'|'.join(vkformat.TENSOR_FORMAT_NAMES)})")
-            continue
-        _check_tensor_src(ck, loc, r, fmt)
-        if r.memory_group is not None and r.memory_group.offset % fmt.texel_size:
-            ck.add(loc + ("memory_group", "offset"), f"offset {r.memory_group.offset} is not a multiple of the "
-                                                       f"{fmt.texel_size}-byte elements of {r.format}")
-        target = _viewed_image(r, by_uid)
-        if target is not None:
-            _check_view(ck, loc, r, fmt, target)
+        if isinstance(r, m.Tensor):
+            _check_tensor(ck, loc, r, by_uid)
+    _check_memory_groups(ck, resources)
+
+
+def _check_tensor(ck: Any, loc: Loc, r: m.Tensor, by_uid: dict[str, tuple[Loc, m.Resource]]) -> None:
+    if r.alias_target is not None:
+        ck.add(loc + ("alias_target",), ALIAS_TARGET_DEPRECATED)
+    fmt = vkformat.lookup(r.format)
+    if fmt is None or not fmt.tensor:
+        ck.add(loc + ("format",), f"unsupported tensor format \"{r.format}\" "
+                                    f"(expected one of {'|'.join(vkformat.TENSOR_FORMAT_NAMES)})")
+        return
+    _check_tensor_src(ck, loc, r, fmt)
+    if r.memory_group is not None and r.memory_group.offset % fmt.texel_size:
+        ck.add(loc + ("memory_group", "offset"), f"offset {r.memory_group.offset} is not a multiple of the "
+                                                   f"{fmt.texel_size}-byte elements of {r.format}")
+    target = _viewed_image(r, by_uid)
+    if target is not None:
+        _check_view(ck, loc, r, fmt, target)
+
+
+def _check_memory_groups(ck: Any, resources: list[tuple[Loc, m.Resource]]) -> None:
+    """The resources sharing each memory group: one tiling, images aligned to their texels and of one level."""
     groups: dict[str, list[tuple[Loc, m.DataResource]]] = {}
     for loc, r in resources:
         if isinstance(r, m.DataResource) and r.memory_group is not None:
@@ -61,14 +69,15 @@ def check_resources(ck: Any, resources: list[tuple[Loc, m.Resource]]) -> None:
         check_group_tiling(ck, members, gid)
         tensors = [r for _, r in members if isinstance(r, m.Tensor)]
         for loc, r in members:
-            if isinstance(r, m.Image):
-                fmt = vkformat.lookup(r.format)
-                if fmt is not None and r.memory_group is not None and r.memory_group.offset % fmt.texel_size:
-                    ck.add(loc + ("memory_group", "offset"), f"offset {r.memory_group.offset} is not a multiple "
-                                                               f"of the {fmt.texel_size}-byte texels of {r.format}")
-                if tensors and r.mips > 1:
-                    ck.add(loc + ("mips",), f"image \"{r.uid}\" shares memory_group \"{gid}\" with tensor "
-                                              f"\"{tensors[0].uid}\"; only an image with one mip level can be aliased")
+            if not isinstance(r, m.Image):
+                continue
+            fmt = vkformat.lookup(r.format)
+            if fmt is not None and r.memory_group is not None and r.memory_group.offset % fmt.texel_size:
+                ck.add(loc + ("memory_group", "offset"), f"offset {r.memory_group.offset} is not a multiple "
+                                                           f"of the {fmt.texel_size}-byte texels of {r.format}")
+            if tensors and r.mips > 1:
+                ck.add(loc + ("mips",), f"image \"{r.uid}\" shares memory_group \"{gid}\" with tensor "
+                                          f"\"{tensors[0].uid}\"; only an image with one mip level can be aliased")
 
 
 #: Arm's runner's words (0.11, json_reader.cpp) for a tensor with ``alias_target``

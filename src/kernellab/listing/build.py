@@ -279,53 +279,11 @@ def _listing(module: Module, fn: _Function, names: _Names, platform: str, texts:
              opts: ListingOptions) -> dict[str, Any]:
     m = module
     label_index = {int(label.result): b for b, (label, _) in enumerate(fn.blocks)}  # type: ignore[arg-type]
-    ordered: list[Instruction] = [fn.header, *fn.params]
-    for _, body in fn.blocks:
-        ordered.extend(body)
-    if fn.end is not None:
-        ordered.append(fn.end)
+    ordered = _in_order(fn)
     inst_index = {id(inst): n for n, inst in enumerate(ordered)}
-    # function-local SSA values: they get def/use links and count toward live totals
-    local_def: dict[int, int] = {}
-    value_bit: dict[int, int] = {}
-    for inst in ordered[1:]:
-        if inst.result is not None and inst.type is not None and m.types.get(inst.type, None) is not None \
-                and m.types[inst.type].op != "OpTypeVoid":
-            local_def[inst.result] = inst_index[id(inst)]
-            value_bit[inst.result] = 1 << len(value_bit)
-
-    # CFG: a block's successors are the labels its terminator names
-    succs: list[list[int]] = []
-    for _, body in fn.blocks:
-        out: list[int] = []
-        if body and body[-1].opname in _TERMINATORS:
-            for o in body[-1].operands:
-                if o.role == "id":
-                    b = label_index.get(int(o.value))
-                    if b is not None and b not in out:
-                        out.append(b)
-        succs.append(out)
-    preds: list[list[int]] = [[] for _ in fn.blocks]
-    for b, out in enumerate(succs):
-        for s in out:
-            if b not in preds[s]:
-                preds[s].append(b)
-
-    # uses per instruction, and who uses each value
-    uses_of: dict[int, list[int]] = {v: [] for v in local_def}
-    use_mask: list[int] = [0] * len(ordered)
-    for n, inst in enumerate(ordered):
-        mask = 0
-        for o in inst.operands:
-            if o.role == "id":
-                v = int(o.value)
-                bit = value_bit.get(v)
-                if bit is not None:
-                    if not uses_of[v] or uses_of[v][-1] != n:
-                        uses_of[v].append(n)
-                    mask |= bit
-        use_mask[n] = mask
-
+    local_def, value_bit = _local_values(m, ordered, inst_index)
+    succs, preds = _control_flow(fn, label_index)
+    uses_of, use_mask = _uses(ordered, local_def, value_bit)
     live = _live_totals(fn, ordered, inst_index, label_index, value_bit, use_mask, succs)
 
     elems: list[dict[str, Any]] = []
@@ -357,6 +315,69 @@ def _listing(module: Module, fn: _Function, names: _Names, platform: str, texts:
     return {"version": LISTING_VERSION, "platform": platform,
             "function": function_name(m, int(fn.header.result), names.entries),  # type: ignore[arg-type]
             "elems": elems}
+
+
+def _in_order(fn: _Function) -> list[Instruction]:
+    """The function's instructions as listed: header, parameters, each block's body, the end."""
+    ordered: list[Instruction] = [fn.header, *fn.params]
+    for _, body in fn.blocks:
+        ordered.extend(body)
+    if fn.end is not None:
+        ordered.append(fn.end)
+    return ordered
+
+
+def _local_values(m: Module, ordered: list[Instruction],
+                  inst_index: dict[int, int]) -> tuple[dict[int, int], dict[int, int]]:
+    """Function-local SSA values (they get def/use links and count toward live totals): each one's
+    defining instruction, and its bit in the liveness bitsets."""
+    local_def: dict[int, int] = {}
+    value_bit: dict[int, int] = {}
+    for inst in ordered[1:]:
+        if inst.result is not None and inst.type is not None and m.types.get(inst.type, None) is not None \
+                and m.types[inst.type].op != "OpTypeVoid":
+            local_def[inst.result] = inst_index[id(inst)]
+            value_bit[inst.result] = 1 << len(value_bit)
+    return local_def, value_bit
+
+
+def _control_flow(fn: _Function, label_index: dict[int, int]) -> tuple[list[list[int]], list[list[int]]]:
+    """Successors and predecessors of each block: a block's successors are the labels its terminator names."""
+    succs: list[list[int]] = []
+    for _, body in fn.blocks:
+        out: list[int] = []
+        if body and body[-1].opname in _TERMINATORS:
+            for o in body[-1].operands:
+                b = label_index.get(int(o.value)) if o.role == "id" else None
+                if b is not None and b not in out:
+                    out.append(b)
+        succs.append(out)
+    preds: list[list[int]] = [[] for _ in fn.blocks]
+    for b, out in enumerate(succs):
+        for s in out:
+            if b not in preds[s]:
+                preds[s].append(b)
+    return succs, preds
+
+
+def _uses(ordered: list[Instruction], local_def: dict[int, int],
+          value_bit: dict[int, int]) -> tuple[dict[int, list[int]], list[int]]:
+    """Who uses each local value (instruction numbers), and the bitset of local values each instruction reads."""
+    uses_of: dict[int, list[int]] = {v: [] for v in local_def}
+    use_mask: list[int] = [0] * len(ordered)
+    for n, inst in enumerate(ordered):
+        mask = 0
+        for o in inst.operands:
+            if o.role != "id":
+                continue
+            v = int(o.value)
+            bit = value_bit.get(v)
+            if bit is not None:
+                if not uses_of[v] or uses_of[v][-1] != n:
+                    uses_of[v].append(n)
+                mask |= bit
+        use_mask[n] = mask
+    return uses_of, use_mask
 
 
 def _live_totals(fn: _Function, ordered: list[Instruction], inst_index: dict[int, int],
@@ -417,9 +438,9 @@ def _live_totals(fn: _Function, ordered: list[Instruction], inst_index: dict[int
                 totals[n] = (cur | use_mask[n] | bit).bit_count()
                 cur = (cur & ~bit) | use_mask[n]
     cur = live_in[0] if nblocks else 0
-    for p in reversed(fn.params):
-        n = inst_index[id(p)]
-        bit = value_bit.get(p.result, 0)  # type: ignore[arg-type]
+    for param in reversed(fn.params):
+        n = inst_index[id(param)]
+        bit = value_bit.get(param.result, 0) if param.result is not None else 0
         totals[n] = (cur | bit).bit_count()
         cur &= ~bit
     totals[0] = cur.bit_count()
@@ -464,9 +485,10 @@ class _Emitter:
         srcs = []
         for o in operands:
             if o.role == "id":
-                d = by_id.get(o.value)  # type: ignore[call-overload]
+                oid = int(o.value)
+                d = by_id.get(oid)
                 if d is None:
-                    d = by_id[o.value] = self._id_operand(int(o.value))  # type: ignore[index]
+                    d = by_id[oid] = self._id_operand(oid)
                 srcs.append(d)
             else:
                 srcs.append(self._literal(o, inst))

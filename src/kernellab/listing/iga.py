@@ -6,6 +6,8 @@ Validation reports every problem of the file at once, each with its JSON pointer
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,16 @@ def _json_type(v: Any) -> str:
         type(v), type(v).__name__)
 
 
+@dataclass
+class _Ids:
+    """The label and instruction ids seen so far, and the references to check once all are known."""
+
+    labels: set[int] = field(default_factory=set)
+    insts: set[int] = field(default_factory=set)
+    #: (path, "label"|"inst", id)
+    refs: list[tuple[list[str | int], str, int]] = field(default_factory=list)
+
+
 def validate_listing(doc: Any, file: str, base: list[str | int] | None = None) -> list[Problem]:
     """Every problem of one listing object (``base`` is its JSON path inside the file)."""
     c = _Checker(file)
@@ -73,86 +85,121 @@ def validate_listing(doc: Any, file: str, base: list[str | int] | None = None) -
     elems = c.typed(doc, "elems", list, base, required=True)
     if elems is None:
         return c.problems
-    label_ids: set[int] = set()
-    inst_ids: set[int] = set()
-    refs: list[tuple[list[str | int], str, int]] = []  # (path, "label"|"inst", id)
-    symbols: set[str] = set()
+    ids = _Ids()
     for n, el in enumerate(elems):
-        path = [*base, "elems", n]
-        if not isinstance(el, dict):
-            c.add(path, f"a listing element must be an object, not {_json_type(el)}")
-            continue
-        kind = el.get("kind")
-        if kind not in ("L", "I"):
-            c.add([*path, "kind"], f"'kind' must be \"L\" (label) or \"I\" (instruction), not {json.dumps(kind)}")
-            continue
-        ident = c.typed(el, "id", int, path, required=True)
-        c.typed(el, "pc", int, path)
-        if kind == "L":
-            if ident is not None:
-                if ident in label_ids:
-                    c.add([*path, "id"], f"label id {ident} is used by an earlier label")
-                label_ids.add(ident)
-            sym = c.typed(el, "symbol", str, path, required=True)
-            if sym is not None:
-                symbols.add(sym)
-            for key in ("preds", "succs"):
-                for k, x in enumerate(c.int_list(el, key, path)):
-                    refs.append(([*path, key, k], "label", x))
-            continue
-        if ident is not None:
-            if ident in inst_ids:
-                c.add([*path, "id"], f"instruction id {ident} is used by an earlier instruction")
-            inst_ids.add(ident)
-        c.typed(el, "op", str, path, required=True)
-        for key in ("es", "eo"):
-            c.typed(el, key, int, path)
-        c.typed(el, "wren", bool, path)
-        c.typed(el, "comment", str, path)
-        c.typed(el, "opts", list, path)
-        lt = c.typed(el, "liveTotals", dict, path)
-        if lt is not None:
-            for rf, v in lt.items():
-                if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                    c.add([*path, "liveTotals", rf],
-                          f"a live total must be a non-negative integer, not {json.dumps(v)}")
-        fm = c.typed(el, "fm", dict, path)
-        if fm is not None:
-            c.typed(fm, "cond", str, [*path, "fm"])
-        c.typed(el, "regDist", str, path)
-        if el.get("sbid") is not None:
-            c.typed(el, "sbid", dict, path, what="an object or null")
-        pred = c.typed(el, "pred", dict, path)
-        if pred is not None:
-            c.typed(pred, "inv", bool, [*path, "pred"])
-            c.typed(pred, "func", str, [*path, "pred"])
-            for k, x in enumerate(c.int_list(pred, "defs", [*path, "pred"])):
-                refs.append(([*path, "pred", "defs", k], "inst", x))
-        for key in ("freg",):
-            reg = c.typed(el, key, dict, path)
-            if reg is not None:
-                _check_reg(c, reg, [*path, key])
-        dst = c.typed(el, "dst", dict, path)
-        if dst is not None:
-            _check_operand(c, dst, [*path, "dst"], refs)
-        srcs = c.typed(el, "srcs", list, path)
-        for k, s in enumerate(srcs or []):
-            if not isinstance(s, dict):
-                c.add([*path, "srcs", k], f"an operand must be an object, not {_json_type(s)}")
-            else:
-                _check_operand(c, s, [*path, "srcs", k], refs)
-    for path, what, x in refs:
-        if what == "label" and x not in label_ids:
+        _check_element(c, el, [*base, "elems", n], ids)
+    for path, what, x in ids.refs:
+        if what == "label" and x not in ids.labels:
             c.add(path, f"no label has id {x}")
-        elif what == "inst" and x not in inst_ids:
+        elif what == "inst" and x not in ids.insts:
             c.add(path, f"no instruction has id {x}")
     return c.problems
+
+
+def _check_element(c: _Checker, el: Any, path: list[str | int], ids: _Ids) -> None:
+    if not isinstance(el, dict):
+        c.add(path, f"a listing element must be an object, not {_json_type(el)}")
+        return
+    kind = el.get("kind")
+    if kind not in ("L", "I"):
+        c.add([*path, "kind"], f"'kind' must be \"L\" (label) or \"I\" (instruction), not {json.dumps(kind)}")
+        return
+    ident = c.typed(el, "id", int, path, required=True)
+    c.typed(el, "pc", int, path)
+    seen, what = (ids.labels, "label") if kind == "L" else (ids.insts, "instruction")
+    if ident is not None:
+        if ident in seen:
+            c.add([*path, "id"], f"{what} id {ident} is used by an earlier {what}")
+        seen.add(ident)
+    if kind == "L":
+        _check_label(c, el, path, ids)
+    else:
+        _check_instruction(c, el, path, ids)
+
+
+def _check_label(c: _Checker, el: dict, path: list[str | int], ids: _Ids) -> None:
+    c.typed(el, "symbol", str, path, required=True)
+    for key in ("preds", "succs"):
+        for k, x in enumerate(c.int_list(el, key, path)):
+            ids.refs.append(([*path, key, k], "label", x))
+
+
+def _check_instruction(c: _Checker, el: dict, path: list[str | int], ids: _Ids) -> None:
+    c.typed(el, "op", str, path, required=True)
+    for key in ("es", "eo"):
+        c.typed(el, key, int, path)
+    c.typed(el, "wren", bool, path)
+    c.typed(el, "comment", str, path)
+    c.typed(el, "opts", list, path)
+    lt = c.typed(el, "liveTotals", dict, path)
+    for rf, v in (lt or {}).items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            c.add([*path, "liveTotals", rf], f"a live total must be a non-negative integer, not {json.dumps(v)}")
+    fm = c.typed(el, "fm", dict, path)
+    if fm is not None:
+        c.typed(fm, "cond", str, [*path, "fm"])
+    c.typed(el, "regDist", str, path)
+    if el.get("sbid") is not None:
+        c.typed(el, "sbid", dict, path, what="an object or null")
+    pred = c.typed(el, "pred", dict, path)
+    if pred is not None:
+        c.typed(pred, "inv", bool, [*path, "pred"])
+        c.typed(pred, "func", str, [*path, "pred"])
+        for k, x in enumerate(c.int_list(pred, "defs", [*path, "pred"])):
+            ids.refs.append(([*path, "pred", "defs", k], "inst", x))
+    _check_reg_field(c, el, "freg", path)
+    dst = c.typed(el, "dst", dict, path)
+    if dst is not None:
+        _check_operand(c, dst, [*path, "dst"], ids.refs)
+    srcs = c.typed(el, "srcs", list, path)
+    for k, s in enumerate(srcs or []):
+        if not isinstance(s, dict):
+            c.add([*path, "srcs", k], f"an operand must be an object, not {_json_type(s)}")
+        else:
+            _check_operand(c, s, [*path, "srcs", k], ids.refs)
 
 
 def _check_reg(c: _Checker, reg: dict, path: list[str | int]) -> None:
     c.typed(reg, "rn", str, path, required=True)
     c.typed(reg, "r", int, path, required=True)
     c.typed(reg, "sr", int, path)
+
+
+def _check_reg_field(c: _Checker, obj: dict, key: str, path: list[str | int], required: bool = False) -> None:
+    """``obj[key]``, when there (or ``required``), is a register object."""
+    reg = c.typed(obj, key, dict, path, required=required)
+    if reg is not None:
+        _check_reg(c, reg, [*path, key])
+
+
+def _check_ri(c: _Checker, op: dict, path: list[str | int]) -> None:
+    _check_reg_field(c, op, "areg", path, required=True)
+    c.typed(op, "aoff", int, path)
+
+
+def _check_da(c: _Checker, op: dict, path: list[str | int]) -> None:
+    _check_reg_field(c, op, "reg", path, required=True)
+    c.typed(op, "len", int, path)
+
+
+def _check_ad(c: _Checker, op: dict, path: list[str | int]) -> None:
+    _check_reg_field(c, op, "areg", path)
+    addr = c.typed(op, "addr", dict, path)
+    if addr is not None and addr.get("reg") is not None:
+        _check_reg_field(c, addr, "reg", [*path, "addr"])
+    c.typed(op, "surf", dict, path)
+
+
+#: the fields each operand kind adds to the common ones
+_OPERAND_CHECKS: dict[str, Callable[[_Checker, dict, list[str | int]], None]] = {
+    "RD": lambda c, op, path: _check_reg_field(c, op, "reg", path, required=True),
+    "RI": _check_ri,
+    "IM": lambda c, op, path: c.typed(op, "value", str, path, required=True,
+                                      what="a string (IGA writes immediates as strings)"),
+    "LB": lambda c, op, path: c.typed(op, "target", str, path, required=True),
+    "DA": _check_da,
+    "AD": _check_ad,
+}
 
 
 def _check_operand(c: _Checker, op: dict, path: list[str | int], refs: list) -> None:
@@ -166,33 +213,9 @@ def _check_operand(c: _Checker, op: dict, path: list[str | int], refs: list) -> 
     if rgn is not None:
         for key in ("h", "v", "w"):
             c.typed(rgn, key, int, [*path, "rgn"])
-    if kind == "RD":
-        reg = c.typed(op, "reg", dict, path, required=True)
-        if reg is not None:
-            _check_reg(c, reg, [*path, "reg"])
-    elif kind == "RI":
-        areg = c.typed(op, "areg", dict, path, required=True)
-        if areg is not None:
-            _check_reg(c, areg, [*path, "areg"])
-        c.typed(op, "aoff", int, path)
-    elif kind == "IM":
-        c.typed(op, "value", str, path, required=True, what="a string (IGA writes immediates as strings)")
-    elif kind == "LB":
-        c.typed(op, "target", str, path, required=True)
-    elif kind == "DA":
-        reg = c.typed(op, "reg", dict, path, required=True)
-        if reg is not None:
-            _check_reg(c, reg, [*path, "reg"])
-        c.typed(op, "len", int, path)
-    elif kind == "AD":
-        for key in ("areg", "addr", "surf"):
-            sub = c.typed(op, key, dict, path)
-            if sub is not None and key == "areg":
-                _check_reg(c, sub, [*path, key])
-            if sub is not None and key == "addr" and sub.get("reg") is not None:
-                reg = c.typed(sub, "reg", dict, [*path, key])
-                if reg is not None:
-                    _check_reg(c, reg, [*path, key, "reg"])
+    check = _OPERAND_CHECKS.get(kind)
+    if check is not None:
+        check(c, op, path)
     for key in ("defs", "uses"):
         if op.get(key) is None:
             continue  # null: dataflow analysis was off

@@ -14,7 +14,7 @@ from pathlib import Path
 from kernellab import spirv_format
 from kernellab.errors import InputError
 from kernellab.listing import grammar
-from kernellab.listing.grammar import InstructionSet, InstructionSpec, OperandSpec
+from kernellab.listing.grammar import InstructionSet, InstructionSpec, OperandKind, OperandSpec
 
 #: operand kinds that hold an <id>
 ID_KINDS = frozenset({"IdResultType", "IdResult", "IdRef", "IdMemorySemantics", "IdScope"})
@@ -117,6 +117,13 @@ class _Reader:
         return text
 
 
+def _literal(w: int, kind: str) -> Operand:
+    """A one-word literal: a 32-bit float for ``LiteralFloat``, else the unsigned word."""
+    if kind == "LiteralFloat":
+        return Operand(kind, "literal", struct.unpack("<f", w.to_bytes(4, "little"))[0], w, float_width=32)
+    return Operand(kind, "literal", w, w)
+
+
 def _number(r: _Reader, t: TypeInfo | None, kind: str) -> Operand:
     """A literal sized and typed by ``t`` (a scalar type); 32-bit unsigned when unknown."""
     width = t.width if t and t.op in ("OpTypeInt", "OpTypeFloat") else 32
@@ -202,50 +209,47 @@ class Decoder:
                 self._operand(r, inst, spec.kind, gset)
 
     def _operand(self, r: _Reader, inst: Instruction, kind: str, gset: InstructionSet) -> None:
-        m = self.module
         ops = inst.operands
         if kind == "IdResultType":
             inst.type = r.word()
-            return
-        if kind == "IdResult":
+        elif kind == "IdResult":
             inst.result = r.word()
-            return
-        if kind in ID_KINDS:
+        elif kind in ID_KINDS:
             ops.append(Operand(kind, "id", r.word()))
-            return
-        if kind == "LiteralString":
-            s = r.string()
-            ops.append(Operand(kind, "string", s))
-            return
-        if kind == "LiteralContextDependentNumber":
+        elif kind == "LiteralString":
+            ops.append(Operand(kind, "string", r.string()))
+        elif kind == "LiteralContextDependentNumber":
             # OpConstant/OpSpecConstant: the result type gives the width and format
-            ops.append(_number(r, m.types.get(inst.type or 0), kind))
-            return
-        if kind == "LiteralExtInstInteger":
+            ops.append(_number(r, self.module.types.get(inst.type or 0), kind))
+        elif kind == "LiteralExtInstInteger":
             self._extinst(r, inst)
-            return
-        if kind == "LiteralSpecConstantOpInteger":
-            code = r.word()
-            target = self.core.instructions.get(code)
-            if target is None:
-                raise self.fail(f"word {inst.offset}", f"OpSpecConstantOp names unknown opcode {code}")
-            ops.append(Operand(kind, "opcode", target.opname[2:], code))
-            rest = tuple(o for o in target.operands if o.kind not in ("IdResultType", "IdResult"))
-            self._operands(r, inst, rest, self.core)
-            return
-        if kind == "PairLiteralIntegerIdRef" and inst.opname == "OpSwitch":
-            # the case literal is as wide as the selector's type
-            sel = inst.operands[0].value if inst.operands else 0
-            ops.append(_number(r, m.types.get(m.type_of.get(sel, 0)), "LiteralInteger"))  # type: ignore[arg-type]
-            ops.append(Operand("IdRef", "id", r.word()))
-            return
-        if kind.startswith("Literal"):
-            w = r.word()
-            if kind == "LiteralFloat":
-                ops.append(Operand(kind, "literal", struct.unpack("<f", w.to_bytes(4, "little"))[0], w, float_width=32))
-            else:
-                ops.append(Operand(kind, "literal", w, w))
-            return
+        elif kind == "LiteralSpecConstantOpInteger":
+            self._spec_constant_op(r, inst, kind)
+        elif kind == "PairLiteralIntegerIdRef" and inst.opname == "OpSwitch":
+            self._switch_case(r, inst)
+        elif kind.startswith("Literal"):
+            ops.append(_literal(r.word(), kind))
+        else:
+            self._grammar_operand(r, inst, kind, gset)
+
+    def _spec_constant_op(self, r: _Reader, inst: Instruction, kind: str) -> None:
+        code = r.word()
+        target = self.core.instructions.get(code)
+        if target is None:
+            raise self.fail(f"word {inst.offset}", f"OpSpecConstantOp names unknown opcode {code}")
+        inst.operands.append(Operand(kind, "opcode", target.opname[2:], code))
+        rest = tuple(o for o in target.operands if o.kind not in ("IdResultType", "IdResult"))
+        self._operands(r, inst, rest, self.core)
+
+    def _switch_case(self, r: _Reader, inst: Instruction) -> None:
+        # the case literal is as wide as the selector's type
+        m = self.module
+        sel = int(inst.operands[0].value) if inst.operands else 0
+        inst.operands.append(_number(r, m.types.get(m.type_of.get(sel, 0)), "LiteralInteger"))
+        inst.operands.append(Operand("IdRef", "id", r.word()))
+
+    def _grammar_operand(self, r: _Reader, inst: Instruction, kind: str, gset: InstructionSet) -> None:
+        """An operand of a kind the grammar defines: a composite of other kinds, a value enum or a bit mask."""
         k = gset.operand_kinds.get(kind) or self.core.operand_kinds.get(kind)
         if k is None:
             raise self.fail(f"word {inst.offset}", f"{inst.opname}: operand kind {kind} is not in the grammar")
@@ -256,41 +260,42 @@ class Decoder:
         w = r.word()
         if k.category == "ValueEnum":
             e = k.enumerants.get(w)
-            ops.append(Operand(kind, "enum", e.name if e else str(w), w))
+            inst.operands.append(Operand(kind, "enum", e.name if e else str(w), w))
             if e and e.parameters:
                 self._operands(r, inst, e.parameters, gset)
-            return
-        # BitEnum: the names of the set bits, then each set bit's parameters in bit order
+        else:
+            self._bit_enum(r, inst, kind, k, w, gset)
+
+    def _bit_enum(self, r: _Reader, inst: Instruction, kind: str, k: OperandKind, w: int, gset: InstructionSet) -> None:
+        """A mask: the names of the set bits, then each set bit's parameters in bit order."""
         if w == 0:
             zero = k.enumerants.get(0)
-            ops.append(Operand(kind, "enum", zero.name if zero else "None", 0))
+            inst.operands.append(Operand(kind, "enum", zero.name if zero else "None", 0))
             return
-        names, params = [], []
+        names: list[str] = []
+        params: list[OperandSpec] = []
         rest = w
         for bit in range(32):
-            b = 1 << bit
-            if w & b:
-                e = k.enumerants.get(b)
-                if e is None:
-                    continue
+            e = k.enumerants.get(1 << bit) if w & (1 << bit) else None
+            if e is not None:
                 names.append(e.name)
-                rest &= ~b
+                rest &= ~(1 << bit)
                 params.extend(e.parameters)
         if rest:
             names.append(f"0x{rest:x}")
-        ops.append(Operand(kind, "enum", "|".join(names), w))
+        inst.operands.append(Operand(kind, "enum", "|".join(names), w))
         self._operands(r, inst, tuple(params), gset)
 
     def _extinst(self, r: _Reader, inst: Instruction) -> None:
-        set_id = inst.operands[-1].value if inst.operands else 0
-        name = self.module.ext_sets.get(set_id, "")  # type: ignore[arg-type]
+        set_id = int(inst.operands[-1].value) if inst.operands else 0
+        name = self.module.ext_sets.get(set_id, "")
         if set_id not in self.ext_sets:
-            self.ext_sets[set_id] = grammar.extended(name, self.directory) if name else None  # type: ignore[index]
-        gset = self.ext_sets[set_id]  # type: ignore[index]
+            self.ext_sets[set_id] = grammar.extended(name, self.directory) if name else None
+        gset = self.ext_sets[set_id]
         number = r.word()
         spec = gset.instructions.get(number) if gset else None
         inst.ext_set = name
-        if spec is None:
+        if spec is None or gset is None:
             inst.ext_op = str(number)
             inst.operands.append(Operand("LiteralExtInstInteger", "extinst", str(number), number))
             while r.more():
@@ -298,7 +303,7 @@ class Decoder:
             return
         inst.ext_op = spec.opname
         inst.operands.append(Operand("LiteralExtInstInteger", "extinst", spec.opname, number))
-        self._operands(r, inst, spec.operands, gset)  # type: ignore[arg-type]
+        self._operands(r, inst, spec.operands, gset)
 
     def _record(self, inst: Instruction) -> None:
         m = self.module
@@ -309,13 +314,13 @@ class Decoder:
         op = inst.opname
         ops = inst.operands
         if op == "OpName":
-            m.names[ops[0].value] = ops[1].value  # type: ignore[index]
+            m.names[int(ops[0].value)] = str(ops[1].value)
         elif op == "OpMemberName":
-            m.member_names[(ops[0].value, ops[1].value)] = ops[2].value  # type: ignore[index]
-        elif op == "OpExtInstImport":
-            m.ext_sets[inst.result] = ops[0].value  # type: ignore[index,assignment]
-        elif op == "OpString":
-            m.strings[inst.result] = ops[0].value  # type: ignore[index,assignment]
+            m.member_names[(int(ops[0].value), int(ops[1].value))] = str(ops[2].value)
+        elif op == "OpExtInstImport" and inst.result is not None:
+            m.ext_sets[inst.result] = str(ops[0].value)
+        elif op == "OpString" and inst.result is not None:
+            m.strings[inst.result] = str(ops[0].value)
         elif op == "OpCapability":
             m.capabilities.append(str(ops[0].value))
         elif op.startswith("OpType") and inst.result is not None:

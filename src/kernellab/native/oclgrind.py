@@ -114,6 +114,7 @@ _MEM_OBJECT_IMAGE2D, _MEM_OBJECT_IMAGE3D, _MEM_OBJECT_IMAGE1D = 0x10F1, 0x10F2, 
 
 # --- the library ---------------------------------------------------------------------------
 
+#: the loaded runtime (empty until lib()): process-wide by nature, a shared library loads once per process
 _lib: list[Any] = []
 
 #: ICD files naming Oclgrind's runtime: pip's wheels put theirs beside pyopencl's loader

@@ -25,7 +25,9 @@ from kernellab.backends.base import (SOURCE, Backend, BackendOptions, BindingSlo
 from kernellab.backends.registry import backend_class
 from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_cache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages, expand_request
-from kernellab.errors import FileSystemError, InputError, KernellabError, Problem, json_pointer
+from kernellab.compile.sources import target_env_for_api
+from kernellab.compile.stage import placed
+from kernellab.errors import CompileError, FileSystemError, InputError, KernellabError, Problem, json_pointer
 from kernellab.formats import npy, npy_arm
 from kernellab.formats.paths import escaped_name
 from kernellab.outputs import OutputSet
@@ -140,15 +142,6 @@ class RunReport:
         return ms
 
 
-def _target_env(api_version: str) -> str:
-    try:
-        major, minor = (int(x) for x in api_version.split(".")[:2])
-    except ValueError:
-        return "vulkan1.2"
-    return f"vulkan1.{min(minor, 3)}" if major == 1 else "vulkan1.3"
-
-
-
 def shader_request(scenario: m.Scenario, shader: m.Shader, target_env: str = "", device: str = "") -> CompileRequest:
     """The compile request of a scenario's shader: its ``build_options`` go through the door
     (:mod:`kernellab.compiler_options`) and a refusal names their place in the scenario."""
@@ -160,8 +153,11 @@ def shader_request(scenario: m.Scenario, shader: m.Shader, target_env: str = "",
         else (str(shader.src_path), "build options")
     return CompileRequest(source=shader.src_path, language=LANGUAGE_OF_TYPE[shader.type], entry=shader.entry,
                           build_options=shader.build_options, include_dirs=shader.include_paths,
-                          target_env=target_env, device=device, roots=(Path(file).parent,),
-                          options_place=place, shader_stage=shader.stage)
+                          target_env=target_env, device=device,
+                          # a VGF's module is kernellab's own temporary file, read from its folder
+                          roots=(Path(file).parent,) if index is not None else (shader.src_path.parent,),
+                          options_place=place, shader_stage=shader.stage,
+                          place=(str(file), f"/resources/{index}/shader/src") if index is not None else None)
 
 
 def driver_options(scenario: m.Scenario, shader: m.Shader) -> compiler_options.Options:
@@ -543,7 +539,7 @@ class Executor:
 
     def _modules(self, backend: Backend, cache: ArtifactCache | None) -> _VulkanModules:
         if self.modules is None:
-            self.modules = _VulkanModules(self, _target_env(backend.device.api_version), cache)
+            self.modules = _VulkanModules(self, target_env_for_api(backend.device.api_version), cache)
         return self.modules
 
     # --- checks before anything runs --------------------------------------------------------
@@ -611,6 +607,8 @@ class Executor:
                     if shader.type == "OpenCL-C" and given_size else None  # type: ignore[arg-type]
         except UnknownEntryError as exc:
             return [Problem(file, json_pointer(at + ("entry",)), f"shader {shader.uid!r}: {exc}")]
+        except CompileError as exc:  # the driver's build of OpenCL C: named by the shader's src
+            raise placed(exc, (str(file), json_pointer(at + ("src",)))) from exc.__cause__
         self.interfaces[shader.uid] = known
         if size is not None:
             local_sizes[shader.uid] = LocalSize(size, at + (("specialization_constants",) if given_size else ("src",)))
@@ -800,6 +798,7 @@ class Executor:
             # tensors, graphs and optical flow need a device with extensions only a run of their own enables
             own_device = self.ml is not None or self.optical_flows is not None
             backend = stack.enter_context(self.lease.lease(self.open_backend, own_device))
+            self.report.step("open", t)  # a session's device opens on its first workload
             self.report.device = backend.device.name
             self.backend = backend
             if self.ml is not None:
@@ -812,7 +811,9 @@ class Executor:
             log.info("setup: opened %s on the %s backend (%.1f ms)", self.report.device, backend.name, ms)
             # compiled and checked before any resource exists: a bad number must not reach the driver
             t = time.perf_counter()
+            # the shaders are compiled (or found in the caches) and checked here, before any resource
             self.check(backend)
+            self.report.step("compile", t)
             ms = self.report.add_phase("pipeline_creation", t)
             t = time.perf_counter()
             self.load_resources(backend)

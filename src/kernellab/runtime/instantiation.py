@@ -283,6 +283,12 @@ def make_arguments(backend: OpenCLBackend, inst: KernelInstantiation, program: O
         if rec is None:  # whole list unconstrained: make a record of the parameter's kind
             rec = _UNCONSTRAINED[arg.kind]()
         launch.args.append(maker.argument(n, arg, rec, sizes.get(arg.type_name)))
+    if not maker.problems:
+        from kernellab.runtime.limits import local_memory_problems
+        local = [(inst.pointer("kernel_arguments", n), a.size) for n, a in enumerate(launch.args)
+                 if isinstance(a, abi.LocalMemory)]
+        maker.problems += local_memory_problems(str(inst.file), inst.entry_point, (
+            inst.pointer("kernel_file"), backend.static_local_memory(program)), local, backend.limits)
     if maker.problems:
         raise InputError(maker.problems)
     launch.filled = maker.filled

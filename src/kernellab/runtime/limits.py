@@ -36,7 +36,7 @@ def check_limits(scenario: m.Scenario, limits: Limits, file: str | Path, *,
     ``shared_memory``: the bytes of workgroup (``shared``/``__local``) memory each shader uses."""
     check = _Check(limits, str(file))
     check.shared_memory(scenario, shared_memory)
-    storage_bound = set()
+    storage_bound: set[tuple[int, int]] = set()
     for i, c in enumerate(scenario.commands):
         storage = {(s.set, s.id) for s in slots.get(i, ()) if s.descriptor == "storage-buffer"}
         if isinstance(c, (m.DispatchCompute, m.DispatchFragment)):
@@ -153,3 +153,20 @@ class _Check:
             self.below(at + ("bindings", j, "id"), b.id, "max_per_set_descriptors",
                        f"binding {j} ({b.resource_ref!r}) has binding id {b.id}; drivers size a set up to its "
                        "largest id")
+
+
+def local_memory_problems(file: str, entry: str, static: tuple[str, int], arguments: Sequence[tuple[str, int]],
+                          limits: Limits) -> list[Problem]:
+    """An OpenCL launch's ``__local`` memory past the device's, found before it is enqueued: a CPU
+    driver allocates it per work-group (PoCL dies of SIGSEGV at 1 GiB); Oclgrind refuses only at
+    the enqueue, when a check would already have counted the launch as run. ``static`` is (JSON
+    path of the kernel file, bytes of its ``__local`` arrays); ``arguments`` (JSON path, bytes) of
+    each ``__local`` argument. The problem names the largest part, where a file changes it."""
+    bound = limits.max_shared_memory_size
+    total = static[1] + sum(n for _, n in arguments)
+    if bound is None or total <= bound:
+        return []
+    where, _ = max([static, *arguments], key=lambda part: part[1])
+    parts = [f"{static[1]} in its __local arrays"] + [f"{n} in __local argument at {at}" for at, n in arguments]
+    return [Problem(file, where, f"kernel {entry} needs {total} bytes of __local memory ({', '.join(parts)}); "
+                                 f"the device allows at most {bound} ({limits.name('max_shared_memory_size')})")]

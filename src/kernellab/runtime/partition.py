@@ -510,6 +510,8 @@ class _Run:
         gsize = (part.count,) + tuple(kernel.global_size[1:])
         offset = (part.start,) + (0,) * (len(gsize) - 1) if self.split == "offset" and part.start else None
         waits = [ev for label, ev in part.events] + (self.setup_events if lane.queue is not self.first_queue else [])
+        from kernellab.native import launch_guard  # a crash names this part (schedule, partition-sweep)
+        launch_guard.naming(f"the {part.role} part of kernel {kernel.spec.name} of {kernel.spec.file} or one before it")
         ev = guarded(f"clEnqueueNDRangeKernel({kernel.spec.name}, {part.role} part)", cl.enqueue_nd_range_kernel,
                      lane.queue, k, gsize, kernel.local_size, offset, wait_for=waits or None)
         part.events.append(("kernel", ev))

@@ -16,7 +16,6 @@ planned and the measured start and end and the kernel time from profiling events
 """
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from kernellab.errors import InputError, KernellabError, Problem
+from kernellab.formats.jsonfile import MAX_JSON_BYTES, decode_json, read_text_input
 from kernellab.formats.pyschedcl.graph import TaskGraph, load_dag_json, load_graph, load_task_file
 from kernellab.formats.pyschedcl.kernel import ResolvedKernel
 from kernellab.runtime.host_data import fill_inputs
@@ -45,13 +45,8 @@ class Timings:
     def load(cls, paths: Sequence[str | Path]) -> Timings:
         t = cls()
         for path in paths:
-            try:
-                doc = json.loads(Path(path).read_text(encoding="utf-8"))
-            except OSError as exc:
-                raise InputError(f"cannot read the timings: {exc.strerror or exc}", path) from None
-            except json.JSONDecodeError as exc:
-                raise InputError([Problem(str(path), f"line {exc.lineno}, column {exc.colno}",
-                                          f"not valid JSON: {exc.msg}")]) from None
+            doc = decode_json(read_text_input(path, "a partition-sweep document (JSON)", MAX_JSON_BYTES), path,
+                              "not valid JSON")
             if not isinstance(doc, dict) or doc.get("kind") != "kernellab.partition-sweep":
                 raise InputError("not a partition-sweep document (write one with kernellab partition-sweep --json)", path)
             try:
@@ -337,17 +332,9 @@ def load_workload(path: str | Path) -> TaskGraph:
     specs with ``id``/``depends``/``from``) or a task set (``SPEC P DATASET`` lines), told apart by
     content: a JSON list is an expanded DAG, a ``---`` line makes a ``.graph``."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read it: {exc.strerror or exc}", path) from None
+    text = read_text_input(path, "a task set, a .graph or a DAG", MAX_JSON_BYTES)
     if text.lstrip().startswith("["):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError([Problem(str(path), f"line {exc.lineno}, column {exc.colno}",
-                                      f"not valid JSON: {exc.msg}")]) from None
-        return load_dag_json(path, data)
+        return load_dag_json(path, decode_json(text, path, "not valid JSON"))
     if any(line.strip() == "---" for line in text.splitlines()) or path.suffix == ".graph":
         return load_graph(path)
     return load_task_file(path)

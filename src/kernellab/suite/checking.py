@@ -19,7 +19,7 @@ def output_files(expectations: Expectations, workload: Path, output_dir: Path | 
         from kernellab.formats.scenario import load_scenario
 
         scenario, _ = load_scenario(workload, output_dir, check_files=False)
-    for name in expectations.outputs:
+    for name in expectations.output_names():
         r = scenario.by_uid.get(name) if scenario is not None else None
         if r is not None:
             dst = getattr(r, "dst_path", None)

@@ -40,6 +40,8 @@ class OutputResult:
     #: a problem with the whole output (size, missing output, RMSE over its bound)
     problem: str = ""
     rmse: float | None = None
+    #: what was required, where a tolerance does not say it (an AmberScript comparator: "LT", "EQ within 1%")
+    criterion: str = ""
 
     def report(self) -> str:
         if self.ok:
@@ -49,10 +51,11 @@ class OutputResult:
             lines.append(f"{self.name}: {self.problem}")
         if self.failed:
             lines.append(f"{self.name}: {self.failed} of {self.compared} elements differ "
-                         f"({self.tolerance.describe()})")
+                         f"({self.criterion or self.tolerance.describe()})")
             for m in self.first:
                 idx = m.index[0] if len(m.index) == 1 else m.index
-                lines.append(f"  [{idx}] expected {m.expected!r}, actual {m.actual!r} (allowed: {m.allowed})")
+                lines.append(f"  [{idx}] expected {shown(m.expected)}, actual {shown(m.actual)} "
+                             f"(allowed: {m.allowed})")
             if self.failed > len(self.first):
                 lines.append(f"  ... and {self.failed - len(self.first)} more")
         return "\n".join(lines)
@@ -78,8 +81,21 @@ class CheckResult:
         return "\n".join(o.report() for o in self.outputs if not o.ok)
 
 
+def shown(v: Any) -> str:
+    """A value as its own dtype's shortest repr: a float32 250.501 prints as 250.501, not as the
+    float64 digits of the same bits (250.50100708007812)."""
+    if isinstance(v, np.generic):
+        return str(v)
+    return repr(v)
+
+
 def _plain(v: Any) -> Any:
-    if isinstance(v, (np.generic,)):
+    if isinstance(v, np.floating):
+        # the float64 nearest the shortest float32/float16 digits reads back as the same value
+        v = float(str(v))
+    elif isinstance(v, np.complexfloating):
+        v = complex(str(v).strip("()")) if np.isfinite(v) else v.item()
+    elif isinstance(v, np.generic):
         v = v.item()
     if isinstance(v, float) and not np.isfinite(v):
         return str(v)
@@ -158,7 +174,7 @@ def compare_arrays(name: str, actual: np.ndarray, reference: np.ndarray, tol: To
     if result.failed:
         for flat in np.flatnonzero(bad)[:SHOWN]:
             index = tuple(int(i) for i in np.unravel_index(int(flat), reference.shape)) if reference.ndim else ()
-            result.first.append(ElementMismatch(index, e[flat].item(), a[flat].item(), _allowed(tol, allowed, flat)))
+            result.first.append(ElementMismatch(index, e[flat], a[flat], _allowed(tol, allowed, flat)))
     if tol.rmse is not None:
         mask = checked & both
         if np.any(mask):
@@ -239,4 +255,102 @@ def check_outputs(expectations: Expectations, actual: Mapping[str, np.ndarray | 
             result.outputs.append(OutputResult(name, False, e.tolerance, problem="the run produced no such output"))
             continue
         result.outputs.append(compare_arrays(name, got, ref, e.tolerance, e.where, expectations.sidecar))
+    if expectations.checks:
+        data = {name: None if actual.get(name) is None else np.ascontiguousarray(actual[name]).tobytes()
+                for name in expectations.output_names()}
+        result.outputs.extend(check_all(expectations.checks, data).outputs)
+    return result
+
+
+#: Amber's default relative tolerance for EQ on floating-point values (verifier.cc: kEpsilon, a percentage)
+_FLOAT_EQ_PERCENT = 0.000001
+
+
+def _holds(cmp: str, actual: Any, expected: Any, tolerance: tuple[float, bool] | None) -> bool:
+    import math
+
+    if cmp in ("EQ", "NE") and (isinstance(expected, float) or tolerance is not None):
+        a, e = float(actual), float(expected)
+        if math.isnan(a) or math.isnan(e):
+            same = math.isnan(a) == math.isnan(e)
+        else:
+            value, percent = tolerance if tolerance is not None else (_FLOAT_EQ_PERCENT, True)
+            same = abs(a - e) <= (value / 100.0 * abs(e) if percent else value)
+        return same if cmp == "EQ" else not same
+    return {"EQ": actual == expected, "NE": actual != expected, "LT": actual < expected,
+            "LE": actual <= expected, "GT": actual > expected, "GE": actual >= expected}[cmp]
+
+
+def check_probe(probe: Any, data: bytes | None) -> OutputResult:
+    """One :class:`~kernellab.suite.expectations.ProbeExpectation` against the output's bytes."""
+    name = f"{probe.where}: {probe.text}" if probe.where else probe.output
+    criterion = probe.comparator if probe.tolerance is None else \
+        f"EQ within {probe.tolerance[0]:g}{'%' if probe.tolerance[1] else ''}"
+    result = OutputResult(name, False, Tolerance(), compared=len(probe.values), criterion=criterion)
+    if data is None:
+        result.problem = f"the run produced no output {probe.output!r}"
+        return result
+    bad = []
+    for i, ((offset, dtype), expected) in enumerate(zip(probe.components, probe.values)):
+        size = np.dtype(dtype).itemsize
+        if offset + size > len(data):
+            result.problem = (f"value {i} at byte {offset} lies outside {probe.output!r} "
+                              f"({len(data)} bytes)")
+            return result
+        actual = np.frombuffer(data, dtype=dtype, count=1, offset=offset)[0].item()
+        if isinstance(expected, float) and np.dtype(dtype).kind == "f":
+            # Amber converts the expected value to the component's type before comparing
+            with np.errstate(over="ignore"):
+                expected = np.array(expected, dtype=dtype).item()
+        if not _holds(probe.comparator, actual, expected, probe.tolerance):
+            bad.append(ElementMismatch((i,), expected, actual, criterion))
+    result.failed = len(bad)
+    result.first = bad[:SHOWN]
+    result.ok = not bad
+    return result
+
+
+def check_comparison(comparison: Any, data: bytes | None, other: bytes | None) -> OutputResult:
+    """One :class:`~kernellab.suite.expectations.OutputComparison` of two outputs' bytes."""
+    name = f"{comparison.where}: {comparison.text}" if comparison.where else comparison.output
+    result = OutputResult(name, False, Tolerance(), criterion=comparison.comparison)
+    if data is None or other is None:
+        result.problem = "the run produced no such output"
+        return result
+    if len(data) != len(other):
+        result.problem = f"sizes differ: {len(data)} and {len(other)} bytes"
+        return result
+    a = np.frombuffer(data, dtype=comparison.dtype)
+    e = np.frombuffer(other, dtype=comparison.dtype)
+    result.compared = a.size
+    if comparison.comparison == "EQ_BUFFER":
+        rows_a = a.view(np.uint8).reshape(a.size, -1)
+        rows_e = e.view(np.uint8).reshape(e.size, -1)
+        differ = np.flatnonzero(np.any(rows_a != rows_e, axis=1))
+        result.failed = int(differ.size)
+        result.first = [ElementMismatch((int(i),), e[i].item(), a[i].item(), "exact") for i in differ[:SHOWN]]
+    elif comparison.comparison == "RMSE_BUFFER":
+        result.rmse = float(np.sqrt(np.mean((a.astype(np.float64) - e.astype(np.float64)) ** 2))) if a.size else 0.0
+        if not result.rmse <= (comparison.tolerance or 0.0):
+            result.problem = f"RMSE {result.rmse:.6g} exceeds {comparison.tolerance:g}"
+    else:
+        ha = np.bincount(a.view(np.uint8), minlength=256) / max(a.nbytes, 1)
+        he = np.bincount(e.view(np.uint8), minlength=256) / max(e.nbytes, 1)
+        emd = float(np.sum(np.abs(np.cumsum(ha - he)))) / 255.0
+        if not emd <= (comparison.tolerance or 0.0):
+            result.problem = f"histogram EMD {emd:.6g} exceeds {comparison.tolerance:g}"
+    result.ok = result.failed == 0 and not result.problem
+    return result
+
+
+def check_all(checks: list[Any], outputs: Mapping[str, bytes | None]) -> CheckResult:
+    """Every check (probes and output comparisons) against the outputs' bytes, in order."""
+    from kernellab.suite.expectations import ProbeExpectation
+
+    result = CheckResult()
+    for c in checks:
+        if isinstance(c, ProbeExpectation):
+            result.outputs.append(check_probe(c, outputs.get(c.output)))
+        else:
+            result.outputs.append(check_comparison(c, outputs.get(c.output), outputs.get(c.other)))
     return result

@@ -12,7 +12,7 @@ from pathlib import Path
 from collections.abc import Iterable
 
 from kernellab.errors import InputError, UsageError
-from kernellab.suite.expectations import SIDECAR_SUFFIX, is_sidecar, load_expectations, sidecar_for
+from kernellab.suite.expectations import AMBER_SUFFIX, SIDECAR_SUFFIX, is_sidecar, load_expectations, sidecar_for
 
 
 @dataclass(frozen=True)
@@ -62,9 +62,14 @@ def discover(paths: Iterable[str | Path], notes: list[str] | None = None) -> lis
     (exit 2). Suites run scenarios: a kernel-instantiation file or PySchedCL spec with a sidecar
     (checked by ``run --check``) is left out, with a line in ``notes``."""
     sidecars: set[Path] = set()
+    ambers: set[Path] = set()
     for p in map(Path, paths):
         if p.is_dir():
             sidecars.update(q for q in p.rglob(f"*{SIDECAR_SUFFIX}") if q.is_file())
+            ambers.update(q for q in p.rglob(f"*{AMBER_SUFFIX}") if q.is_file())
+        elif p.suffix == AMBER_SUFFIX and p.is_file():
+            # an AmberScript file carries its expectations (EXPECT): it is its own sidecar
+            ambers.add(p)
         elif is_sidecar(p) and p.is_file():
             sidecars.add(p)
         elif p.is_file():
@@ -90,6 +95,9 @@ def discover(paths: Iterable[str | Path], notes: list[str] | None = None) -> lis
                              f"`kernellab run {item.id} --check`)")
             continue
         items.setdefault(item.id, item)
+    for amber in sorted(ambers):
+        item_id = workload_id(amber)
+        items.setdefault(item_id, SuiteItem(item_id, amber, amber))
     if problems:
         raise InputError(problems)
     return sorted(items.values(), key=lambda i: i.id)

@@ -31,12 +31,15 @@ from collections.abc import Iterable, Mapping
 
 from kernellab.errors import InputError, Problem, json_pointer
 from kernellab.outputs import escapes
+from kernellab.formats.paths import path_problem
 
 SIDECAR_SUFFIX = ".expect.json"
+#: AmberScript files: workloads that carry their own expectations (EXPECT), found by suites as they are
+AMBER_SUFFIX = ".amber"
 NAN_MODES = ("equal", "ignore", "never")
 TOLERANCE_FIELDS = ("atol", "rtol", "ulps", "rmse", "nan")
 OUTPUT_FIELDS = ("reference", "dtype", *TOLERANCE_FIELDS)
-TOP_FIELDS = ("$schema", "workload", "outputs", "defaults", "description")
+TOP_FIELDS = ("$schema", "workload", "outputs", "defaults", "description", "checks")
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,17 @@ class Expectations:
     workload: Path
     outputs: dict[str, OutputExpectation] = field(default_factory=dict)
     description: str = ""
+    #: value probes and output comparisons (an imported AmberScript file's EXPECTs)
+    checks: list[Any] = field(default_factory=list)
+
+    def output_names(self) -> list[str]:
+        """Every output the expectations read: those with references, then those the checks name."""
+        names = list(self.outputs)
+        for c in self.checks:
+            for name in (c.output, getattr(c, "other", "")):
+                if name and name not in names:
+                    names.append(name)
+        return names
 
     def to_json(self) -> dict[str, Any]:
         base = self.sidecar.parent
@@ -99,12 +113,16 @@ class Expectations:
         if self.workload != default_workload(self.sidecar):
             data["workload"] = _relative(self.workload, base)
         data["outputs"] = {}
+        if self.checks and not self.outputs:
+            del data["outputs"]
         for name, e in self.outputs.items():
             entry: dict[str, Any] = {"reference": _relative(e.reference, base)}
             if e.dtype:
                 entry["dtype"] = e.dtype
             entry.update(e.tolerance.to_json())
             data["outputs"][name] = entry
+        if self.checks:
+            data["checks"] = [c.to_json() for c in self.checks]
         return data
 
 
@@ -128,6 +146,9 @@ def references_outside(expectations: Expectations, names: Iterable[str]) -> list
             problems.append(Problem(str(expectations.sidecar), f"{e.where}/reference",
                                     f"reference {why}, outside the sidecar's folder {folder}: bless writes "
                                     "references only there"))
+        elif (flaw := path_problem(str(e.reference.relative_to(folder) if e.reference.is_relative_to(folder)
+                                       else e.reference.name), written=True)) is not None:
+            problems.append(Problem(str(expectations.sidecar), f"{e.where}/reference", flaw))
     return problems
 
 
@@ -210,36 +231,52 @@ def parse_expectations(data: Any, sidecar: Path) -> Expectations:
             _unknown(problems, file, ("defaults",), data["defaults"], TOLERANCE_FIELDS)
             defaults = _tolerance(problems, file, ("defaults",), data["defaults"], defaults)
     outputs: dict[str, OutputExpectation] = {}
+    checks: list[Any] = []
+    if "checks" in data:
+        try:
+            checks = parse_checks(data["checks"], file)
+        except InputError as exc:
+            problems.extend(exc.problems)
     raw = data.get("outputs")
-    if not isinstance(raw, dict) or not raw:
+    if checks and (raw is None or raw == {}):
+        raw = {}
+    elif not isinstance(raw, dict) or not raw:
         problems.append(Problem(file, "/outputs" if "outputs" in data else "/",
                                 "expected \"outputs\": an object with at least one output"
                                 if "outputs" in data else "missing required field \"outputs\""))
         raw = {}
     for name, entry in raw.items():
-        loc: tuple[str | int, ...] = ("outputs", name)
-        if not isinstance(entry, dict):
-            problems.append(Problem(file, json_pointer(loc), "expected an object with \"reference\""))
-            continue
-        _unknown(problems, file, loc, entry, OUTPUT_FIELDS)
-        ref = entry.get("reference")
-        if not isinstance(ref, str) or not ref:
-            problems.append(Problem(file, json_pointer(loc + ("reference",)) if "reference" in entry
-                                    else json_pointer(loc), "expected \"reference\": a .npy file"))
-            continue
-        dtype = entry.get("dtype")
-        if dtype is not None:
-            dtype = _dtype_name(problems, file, loc + ("dtype",), dtype)
-        tol = _tolerance(problems, file, loc, entry, defaults)
-        if tol.atol is None and tol.rtol is not None:
-            tol = replace(tol, atol=0.0)
-        if tol.rtol is None and tol.atol is not None:
-            tol = replace(tol, rtol=0.0)
-        outputs[name] = OutputExpectation(name, sidecar.parent / ref, tol, dtype, json_pointer(loc))
+        output = _output(problems, file, sidecar, name, entry, defaults)
+        if output is not None:
+            outputs[name] = output
     if problems:
         raise InputError(problems)
     desc = data.get("description", "")
-    return Expectations(sidecar, workload, outputs, desc if isinstance(desc, str) else "")
+    return Expectations(sidecar, workload, outputs, desc if isinstance(desc, str) else "", checks)
+
+
+def _output(problems: list[Problem], file: str, sidecar: Path, name: str, entry: Any,
+            defaults: Tolerance) -> OutputExpectation | None:
+    """One entry of ``outputs``; None (its problems added) when it is unusable."""
+    loc: tuple[str | int, ...] = ("outputs", name)
+    if not isinstance(entry, dict):
+        problems.append(Problem(file, json_pointer(loc), "expected an object with \"reference\""))
+        return None
+    _unknown(problems, file, loc, entry, OUTPUT_FIELDS)
+    ref = entry.get("reference")
+    if not isinstance(ref, str) or not ref:
+        problems.append(Problem(file, json_pointer(loc + ("reference",)) if "reference" in entry
+                                else json_pointer(loc), "expected \"reference\": a .npy file"))
+        return None
+    dtype = entry.get("dtype")
+    if dtype is not None:
+        dtype = _dtype_name(problems, file, loc + ("dtype",), dtype)
+    tol = _tolerance(problems, file, loc, entry, defaults)
+    if tol.atol is None and tol.rtol is not None:
+        tol = replace(tol, atol=0.0)
+    if tol.rtol is None and tol.atol is not None:
+        tol = replace(tol, rtol=0.0)
+    return OutputExpectation(name, sidecar.parent / ref, tol, dtype, json_pointer(loc))
 
 
 def _dtype_name(problems: list[Problem], file: str, loc: tuple[str | int, ...], value: Any) -> str | None:
@@ -296,7 +333,7 @@ def json_schema() -> dict[str, Any]:
         "description": "Expected outputs of the workload beside it (NAME.expect.json for NAME.json).",
         "type": "object",
         "additionalProperties": False,
-        "required": ["outputs"],
+        "anyOf": [{"required": ["outputs"]}, {"required": ["checks"]}],
         "properties": {
             "$schema": {"type": "string"},
             "description": {"type": "string"},
@@ -306,5 +343,101 @@ def json_schema() -> dict[str, Any]:
             "outputs": {"type": "object", "minProperties": 1, "additionalProperties": output,
                         "description": "per output (a resource uid, or a file the run writes): "
                                        "reference and comparison"},
+            "checks": {"type": "array", "items": {"type": "object"},
+                       "description": "value probes ({output, comparator, components, values, tolerance}) and "
+                                      "output comparisons ({output, comparison, other, dtype, tolerance}): an "
+                                      "imported AmberScript file's EXPECTs"},
         },
     }
+
+
+#: comparators of value probes (AmberScript's ``EXPECT buf IDX x CMP values``)
+PROBE_COMPARATORS = ("EQ", "NE", "LT", "LE", "GT", "GE")
+#: comparisons of one output with another (AmberScript's buffer comparators)
+OUTPUT_COMPARISONS = ("EQ_BUFFER", "RMSE_BUFFER", "EQ_HISTOGRAM_EMD_BUFFER")
+
+
+@dataclass(frozen=True)
+class ProbeExpectation:
+    """Values at byte offsets of one output, each compared with ``comparator``: ``components``
+    gives each value's byte offset and NumPy dtype. ``tolerance`` (value, percent) applies to
+    ``EQ`` only, as in Amber: within ``value`` (absolute) or ``value``% of the expected value."""
+
+    output: str
+    comparator: str
+    components: tuple[tuple[int, str], ...]
+    values: tuple[int | float, ...]
+    tolerance: tuple[float, bool] | None = None
+    #: where it is written (``t.amber:12``) and its text, for the failure message
+    where: str = ""
+    text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"output": self.output, "comparator": self.comparator,
+                               "components": [list(c) for c in self.components], "values": list(self.values)}
+        if self.tolerance is not None:
+            out["tolerance"] = {"value": self.tolerance[0], "percent": self.tolerance[1]}
+        out.update({"where": self.where, "text": self.text})
+        return out
+
+
+@dataclass(frozen=True)
+class OutputComparison:
+    """One output against another, both read as ``dtype``: ``EQ_BUFFER`` (every value equal),
+    ``RMSE_BUFFER`` (root mean square error <= ``tolerance``), ``EQ_HISTOGRAM_EMD_BUFFER`` (the
+    earth mover's distance of their 8-bit histograms <= ``tolerance``)."""
+
+    output: str
+    comparison: str
+    other: str
+    dtype: str
+    tolerance: float | None = None
+    where: str = ""
+    text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"output": self.output, "comparison": self.comparison, "other": self.other,
+                               "dtype": self.dtype}
+        if self.tolerance is not None:
+            out["tolerance"] = self.tolerance
+        out.update({"where": self.where, "text": self.text})
+        return out
+
+
+Check = ProbeExpectation | OutputComparison
+
+
+def parse_checks(data: Any, file: str) -> list[Check]:
+    """The ``checks`` of a sidecar (an imported AmberScript file's EXPECTs), every problem at once."""
+    problems: list[Problem] = []
+    checks: list[Check] = []
+    if not isinstance(data, list):
+        raise InputError.at(file, "/checks", "expected an array of checks")
+    for i, c in enumerate(data):
+        loc = ("checks", i)
+        try:
+            if not isinstance(c, dict):
+                raise TypeError("expected an object")
+            if "comparator" in c:
+                if c["comparator"] not in PROBE_COMPARATORS:
+                    raise TypeError(f"comparator: expected one of {'|'.join(PROBE_COMPARATORS)}")
+                tol = c.get("tolerance")
+                probe = ProbeExpectation(
+                    str(c["output"]), c["comparator"], tuple((int(o), str(d)) for o, d in c["components"]),
+                    tuple(c["values"]), None if tol is None else (float(tol["value"]), bool(tol["percent"])),
+                    str(c.get("where", "")), str(c.get("text", "")))
+                if len(probe.components) != len(probe.values):
+                    raise TypeError("components and values differ in length")
+                checks.append(probe)
+            else:
+                if c.get("comparison") not in OUTPUT_COMPARISONS:
+                    raise TypeError(f"comparison: expected one of {'|'.join(OUTPUT_COMPARISONS)}")
+                tol = c.get("tolerance")
+                checks.append(OutputComparison(str(c["output"]), c["comparison"], str(c["other"]), str(c["dtype"]),
+                                               None if tol is None else float(tol), str(c.get("where", "")),
+                                               str(c.get("text", ""))))
+        except (TypeError, KeyError, ValueError) as exc:
+            problems.append(Problem(file, json_pointer(loc), f"not a check: {exc}"))
+    if problems:
+        raise InputError(problems)
+    return checks

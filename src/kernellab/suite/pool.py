@@ -11,10 +11,10 @@ import multiprocessing
 import signal
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any
-from collections.abc import Callable
 
 from kernellab.suite.discovery import SuiteItem
 from kernellab.suite.results import TestResult
@@ -122,30 +122,17 @@ class LocalExecutor:
                 for index, w in enumerate(workers):
                     if w.item is None:
                         continue
-                    item = w.item
-                    got: TestResult | None = None
-                    try:
-                        if w.conn.poll():
-                            got = w.conn.recv()
-                    except (EOFError, OSError):
-                        got = None
+                    got = self._received(w)
                     if got is not None:
                         finish(got)
                         assign(w)
                         continue
-                    elapsed = time.perf_counter() - w.started
-                    if not w.process.is_alive():
-                        w.process.join()
-                        finish(TestResult(item.id, "crash", elapsed, worker=w.name,
-                                          message=f"the worker died ({_signal_name(w.process.exitcode)}) "
-                                                  f"running this workload; it was replaced"))
-                    elif self.timeout is not None and elapsed > self.timeout:
-                        finish(TestResult(item.id, "timeout", elapsed, worker=w.name,
-                                          message=f"no result after {self.timeout:g} s; the worker was killed "
-                                                  f"and replaced"))
-                        self._stop(w, kill=True)
-                    else:
+                    failed = self._failure(w)
+                    if failed is None:
                         continue
+                    finish(failed)
+                    if failed.status == "timeout":
+                        self._stop(w, kill=True)
                     w.conn.close()
                     workers[index] = replacement = self._start()
                     assign(replacement)
@@ -153,3 +140,29 @@ class LocalExecutor:
             for w in workers:
                 self._stop(w, kill=w.item is not None)
         return results
+
+    @staticmethod
+    def _received(w: _Worker) -> TestResult | None:
+        """The result busy worker ``w`` has sent, if any yet."""
+        try:
+            if w.conn.poll():
+                got: TestResult = w.conn.recv()
+                return got
+        except (EOFError, OSError):
+            pass
+        return None
+
+    def _failure(self, w: _Worker) -> TestResult | None:
+        """The crash or timeout of busy worker ``w`` (which must then be replaced), if it met one."""
+        assert w.item is not None
+        elapsed = time.perf_counter() - w.started
+        if not w.process.is_alive():
+            w.process.join()
+            return TestResult(w.item.id, "crash", elapsed, worker=w.name,
+                              message=f"the worker died ({_signal_name(w.process.exitcode)}) "
+                                      f"running this workload; it was replaced")
+        if self.timeout is not None and elapsed > self.timeout:
+            return TestResult(w.item.id, "timeout", elapsed, worker=w.name,
+                              message=f"no result after {self.timeout:g} s; the worker was killed "
+                                      f"and replaced")
+        return None

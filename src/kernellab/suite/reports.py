@@ -85,10 +85,19 @@ def junit_xml(outcome: SuiteOutcome, suite_name: str = "kernellab") -> str:
                              classname=xml_text(folder.replace("/", ".") or suite_name, multiline=False),
                              time=f"{r.duration_s:.3f}")
         title, message = xml_text(r.title, multiline=False), xml_text(r.message)
-        first_line = xml_text(r.message.splitlines()[0], multiline=False) if r.message else title
+        first_line = _first_line(r)
+        attempts = [*r.earlier, r]
         if r.outcome == "fail":
-            tag = "failure" if r.status == "fail" else "error"
-            ET.SubElement(case, tag, type=title, message=first_line).text = message
+            # Surefire's re-run convention: the first run's failure or error, then one rerunFailure
+            # or rerunError per re-run
+            first = attempts[0]
+            tag = "failure" if first.status == "fail" else "error"
+            ET.SubElement(case, tag, type=xml_text(first.title, multiline=False),
+                          message=_first_line(first)).text = xml_text(first.message)
+            for again in attempts[1:]:
+                ET.SubElement(case, "rerunFailure" if again.status == "fail" else "rerunError",
+                              type=xml_text(again.title, multiline=False),
+                              message=_first_line(again)).text = xml_text(again.message)
         elif r.outcome == "unexpected-pass":
             ET.SubElement(case, "failure", type="UnexpectedPass", message=first_line).text = message
         elif r.outcome == "expected-fail":
@@ -97,11 +106,20 @@ def junit_xml(outcome: SuiteOutcome, suite_name: str = "kernellab") -> str:
         elif r.outcome == "skip":
             ET.SubElement(case, "skipped", type="Skip", message=xml_text(r.message, multiline=False))
         elif r.outcome == "flaky":
-            ET.SubElement(case, "flakyFailure", type="Flaky", message=first_line).text = message
+            # Surefire's convention: the test passed; each failed attempt before is a flakyFailure
+            # (outputs differed) or flakyError (an error, crash or timeout) with its own message
+            for failed in r.earlier or [r]:
+                ET.SubElement(case, "flakyFailure" if failed.status == "fail" or failed is r else "flakyError",
+                              type=xml_text(failed.title, multiline=False) if failed is not r else "Flaky",
+                              message=_first_line(failed)).text = xml_text(failed.message)
         if r.device:
             ET.SubElement(case, "system-out").text = xml_text(f"device: {r.device}\nworker: {r.worker}\n")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _first_line(r: Any) -> str:
+    return xml_text(r.message.splitlines()[0], multiline=False) if r.message else xml_text(r.title, multiline=False)
 
 
 #: deqp-runner's status words for kernellab's outcomes (a failure keeps its own status: Fail, Crash...)
@@ -124,14 +142,17 @@ def results_csv(outcome: SuiteOutcome) -> str:
 def trace_events(outcome: SuiteOutcome) -> list[dict[str, Any]]:
     from kernellab.suite.trace import metadata, workload_events
 
-    origin = min((p[1] for r in outcome.results for p in r.phases), default=0.0)
+    every = [(r, n, a) for r in outcome.results for n, a in enumerate([*r.earlier, r], 1)]
+    origin = min((p[1] for _, _, a in every for p in a.phases), default=0.0)
     pids: dict[str, int] = {}
     events: list[dict[str, Any]] = []
-    for r in outcome.results:
-        worker = r.worker or "worker"
+    for r, n, attempt in every:  # each attempt of a re-run workload is a slice of its own
+        worker = attempt.worker or "worker"
         if worker not in pids:
             pids[worker] = len(pids) + 1
-            events += metadata(pids[worker], f"{worker} ({r.device})" if r.device else worker)
-        events += workload_events(r.id, pids[worker], r.phases, r.gpu, origin,
-                                  {"status": r.status, "outcome": r.outcome})
+            events += metadata(pids[worker], f"{worker} ({attempt.device})" if attempt.device else worker)
+        total = len(r.earlier) + 1
+        name = r.id if total == 1 else f"{r.id} (attempt {n} of {total})"
+        events += workload_events(name, pids[worker], attempt.phases, attempt.gpu, origin,
+                                  {"status": attempt.status, "outcome": r.outcome, "attempt": n})
     return events

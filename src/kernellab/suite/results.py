@@ -28,6 +28,8 @@ class TestResult:
     #: per submit, (label, start_ns, end_ns) on the device clock
     gpu: list[list[tuple[str, float, float]]] = field(default_factory=list)
     attempts: int = 1
+    #: the attempts before this one, oldest first (a re-run keeps the first: reports show both)
+    earlier: list[TestResult] = field(default_factory=list)
     #: after the baseline and the re-run: pass | fail | flaky | expected-fail | unexpected-pass | skip
     outcome: str = ""
 
@@ -36,11 +38,23 @@ class TestResult:
         return STATUS_TITLE[self.status]
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        earlier = self.earlier
+        self.earlier = []  # asdict would copy every attempt's phases and GPU times
+        try:
+            data = asdict(self)
+        finally:
+            self.earlier = earlier
         data.pop("phases")
         data.pop("gpu")
+        data.pop("earlier")
+        if earlier:
+            data["earlier_attempts"] = [{"status": e.status, "duration_s": round(e.duration_s, 6),
+                                         "message": e.message, "worker": e.worker} for e in earlier]
         data["duration_s"] = round(self.duration_s, 6)
-        data["phases_ms"] = {name: round((end - start) * 1e3, 3) for name, start, end in self.phases}
+        phases: dict[str, float] = {}
+        for name, start, end in self.phases:  # a phase met twice (setup: device, then resources) adds up
+            phases[name] = phases.get(name, 0.0) + (end - start) * 1e3
+        data["phases_ms"] = {name: round(ms, 3) for name, ms in phases.items()}
         return data
 
     def identity(self) -> tuple[str, str, str]:

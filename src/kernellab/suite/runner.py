@@ -47,6 +47,9 @@ class SuiteOutcome:
 
 def classify(first: TestResult, rerun: TestResult | None, baseline: dict[str, str]) -> TestResult:
     listed = first.id in baseline
+    if first.status == "skip":  # the device lacks what the workload requires (an AmberScript file's features)
+        first.outcome = "skip"
+        return first
     if first.status == "pass":
         first.outcome = "unexpected-pass" if listed else "pass"
         if listed:
@@ -55,6 +58,8 @@ def classify(first: TestResult, rerun: TestResult | None, baseline: dict[str, st
     if listed:
         first.outcome = "expected-fail"
         return first
+    if rerun is not None:
+        rerun.earlier = [*first.earlier, first]
     if rerun is not None and rerun.status == "pass":
         rerun.outcome = "flaky"
         rerun.attempts = 2
@@ -77,7 +82,7 @@ def run_suite(items: list[SuiteItem], executor: Any, baseline: dict[str, str] | 
     failed = [False]
 
     def seen(r: TestResult) -> None:
-        failed[0] = failed[0] or (r.status != "pass" and r.id not in baseline)
+        failed[0] = failed[0] or (r.status not in ("pass", "skip") and r.id not in baseline)
         on_result(r)
 
     if stop_on_failure:
@@ -85,7 +90,7 @@ def run_suite(items: list[SuiteItem], executor: Any, baseline: dict[str, str] | 
     else:
         first = {r.id: r for r in executor.run(items, on_result)}
     ran = [i for i in items if i.id in first]
-    retry = [i for i in ran if first[i.id].status != "pass" and i.id not in baseline]
+    retry = [i for i in ran if first[i.id].status not in ("pass", "skip") and i.id not in baseline]
     again: dict[str, TestResult] = {}
     if retry and rerun_failures:
         again = {r.id: r for r in executor.run(retry, lambda r: None, rerun=True)}

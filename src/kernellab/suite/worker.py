@@ -48,11 +48,15 @@ def run_item(session: Any, item: SuiteItem, worker: str = "") -> TestResult:
     result = TestResult(item.id, "pass", worker=worker, device=session.device)
     try:
         _fault_hook(item)
+        if item.workload.suffix == ".amber":
+            return _run_amber_item(session, item, result, start, epoch)
         expectations = load_expectations(item.sidecar)
-        run = session.run_workload(item.workload, outputs=list(expectations.outputs))
+        run = session.run_workload(item.workload, outputs=expectations.output_names())
         check = check_outputs(expectations, run.outputs)
         compare_end = time.perf_counter()
         result.phases = [(p.name, p.start + epoch, p.end + epoch) for p in run.phases]
+        if result.phases and result.phases[0][0] == "parse":  # reading the sidecar is parsing too
+            result.phases[0] = ("parse", start + epoch, result.phases[0][2])
         result.phases.append(("compare", result.phases[-1][2] if result.phases else start + epoch, compare_end + epoch))
         result.gpu = [[(t.label, t.start_ns, t.end_ns) for t in submit] for submit in run.gpu_timings]
         if not check.ok:
@@ -64,6 +68,18 @@ def run_item(session: Any, item: SuiteItem, worker: str = "") -> TestResult:
     except Exception as exc:  # a bug or a driver error surfacing as a Python exception: this test's
         result.status = "error"
         result.message = f"{type(exc).__name__}: {exc}"
+    result.duration_s = time.perf_counter() - start
+    return result
+
+
+def _run_amber_item(session: Any, item: SuiteItem, result: TestResult, start: float, epoch: float) -> TestResult:
+    """An AmberScript file: its EXPECTs are its expectations (no sidecar)."""
+    from kernellab.suite.amber import run_amber
+
+    outcome = run_amber(session, item.workload)
+    result.status = outcome.status
+    result.message = outcome.report if outcome.status != "pass" else ""
+    result.phases = [(p.name, p.start + epoch, p.end + epoch) for p in outcome.phases]
     result.duration_s = time.perf_counter() - start
     return result
 

@@ -82,13 +82,14 @@ def _build(backend: Any, inst: Any) -> tuple[Any, list[int], str | None]:
     # what the driver builds: the kernel with its includes inlined and checked (#line keeps lines)
     source = driver_source(inst.kernel_path, inst.file, (str(inst.file), inst.pointer("kernel_file")),
                            options=file_options(inst)).decode("utf-8", "surrogateescape")
-    options = (non_uniform_options(backend, inst) + own(*BUILD_OPTIONS)).without_include_dirs()
+    # build() inlines the includes itself, so it needs the file's -I folders (it drops them after)
+    options = non_uniform_options(backend, inst) + own(*BUILD_OPTIONS)
     modelled = asynccopy.instrument(source)
     note = None
     if modelled is not None:
         spec = ProgramSpec(uid=f"{inst.kernel_file}:{inst.entry_point}:async", language="opencl-c",
                            code=modelled.encode("utf-8", "surrogateescape"), entry=inst.entry_point,
-                           options=options)
+                           options=options.without_include_dirs())
         try:
             return backend.create_program(spec), asynccopy.call_lines(source), None
         except CompileError as exc:  # fall back to Oclgrind's own model of the copies

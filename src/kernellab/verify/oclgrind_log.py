@@ -290,13 +290,7 @@ def classify(msg: Message) -> Finding | None:
     index = launch.get("index") if launch else None
     number = launch.get("file", 0) if launch else 0
     if kind == "api-error":
-        function = _field(lines, "Function:") or "?"
-        if _API_FUNCTIONS_IGNORED.match(function):
-            return None
-        error = _field(lines, "Error:") or "?"
-        extra = [l.strip() for l in lines if l.strip() and not l.strip().startswith(("Function:", "Error:"))]
-        return Finding("api-error", f"{function} failed with {error}" + (f": {'; '.join(extra)}" if extra else ""),
-                       launch.get("kernel") if launch else None, index, file=number)
+        return _api_error(lines, launch, index, number)
     if kind == "other" and not any(l.strip().startswith("Kernel:") for l in lines) \
             and not msg.header.startswith("OCLGRIND FATAL ERROR"):
         return None  # a line some other part of the process printed (e.g. the compiler)
@@ -305,42 +299,18 @@ def classify(msg: Message) -> Finding | None:
     m = _ADDRESS.search(msg.header)
     if m:
         space, address = m.group(1), m.group(2)
-    accesses = []
     places: list[tuple[Any, Any, Any]] = []
     if kind == "data-race":
-        second = next((i for i, l in enumerate(lines) if l.strip().startswith("Second entity:")), len(lines))
-        for part, name in ((lines[:second], "First entity:"), (lines[second:], "Second entity:")):
-            found = _locations(part, kernel_file)
-            loc, src, instr = found[0] if found else (None, None, None)
-            accesses.append(Access(_entity(_field(part, name) or "") or {}, loc, src, instr))
-        g1, g2 = (accesses[0].work_item.get("group"), accesses[1].work_item.get("group"))
-        race = dict(race or {}, scope="intra-group" if g1 is not None and g1 == g2 else "inter-group")
+        accesses, race = _race_accesses(lines, kernel_file, race)
     else:
         places = _locations(lines, kernel_file)
-        if kind == "barrier-divergence":
-            group_id = re.search(r"\((\d+),(\d+),(\d+)\)", _field(lines, "Work-group:") or "")
-            entity = _entity(_field(lines, "Work-item:") or "") or \
-                ({"group": [int(x) for x in group_id.groups()]} if group_id else None)
-        else:
-            entity = _entity(_field(lines, "Entity:") or "")
-        loc, src, instr = places[0] if places else (None, None, None)
-        accesses.append(Access(entity or {}, loc, src, instr))
+        accesses = [_access(kind, lines, places)]
     accesses = [_user_access(a, launch) for a in accesses]
     if kind == "data-race" and _copy_with_itself(accesses):
         return None
     detail = ""
-    if kind == "barrier-divergence" and _fence_only(lines, places):
-        if _event_bits_differ(lines):
-            detail = f"{(accesses[0].what or 'async copy').replace(', in flight', '')}: work-items passed it different events"
-        else:
-            kind = "barrier-flags"
-            detail = "; ".join(l.strip() for l in lines if l.strip().startswith("fence="))
-    if kind == "barrier-divergence" and not detail:
-        detail = next((l.strip() for l in lines if l.strip().startswith("Only ")), "")
-        if msg.header.startswith("Work-group divergence detected (async copy)"):
-            detail = "async copy: " + (detail or "work-items passed it different arguments")
-        elif accesses[0].what:
-            detail = f"{accesses[0].what.replace(', in flight', '')} not reached by every work-item of the group"
+    if kind == "barrier-divergence":
+        kind, detail = _divergence(msg, places, accesses)
     variable = None
     if kind == "array-index":
         kind, detail, variable = _static_index(msg.header, accesses[0].location)
@@ -353,6 +323,62 @@ def classify(msg: Message) -> Finding | None:
                 f"argument {arg['argument']}, byte offset {arg['offset']}"
     _user_terms(finding, launch)
     return finding
+
+
+def _api_error(lines: list[str], launch: Event | None, index: Any, number: Any) -> Finding | None:
+    """An OpenCL call that failed; None for the calls whose failures are expected."""
+    function = _field(lines, "Function:") or "?"
+    if _API_FUNCTIONS_IGNORED.match(function):
+        return None
+    error = _field(lines, "Error:") or "?"
+    extra = [l.strip() for l in lines if l.strip() and not l.strip().startswith(("Function:", "Error:"))]
+    return Finding("api-error", f"{function} failed with {error}" + (f": {'; '.join(extra)}" if extra else ""),
+                   launch.get("kernel") if launch else None, index, file=number)
+
+
+def _race_accesses(lines: list[str], kernel_file: str | None,
+                   race: dict[str, str] | None) -> tuple[list[Access], dict[str, str]]:
+    """The two sides of a data race, and the race with its scope (within a work-group or across)."""
+    accesses = []
+    second = next((i for i, l in enumerate(lines) if l.strip().startswith("Second entity:")), len(lines))
+    for part, name in ((lines[:second], "First entity:"), (lines[second:], "Second entity:")):
+        found = _locations(part, kernel_file)
+        loc, src, instr = found[0] if found else (None, None, None)
+        accesses.append(Access(_entity(_field(part, name) or "") or {}, loc, src, instr))
+    g1, g2 = (accesses[0].work_item.get("group"), accesses[1].work_item.get("group"))
+    return accesses, dict(race or {}, scope="intra-group" if g1 is not None and g1 == g2 else "inter-group")
+
+
+def _access(kind: str, lines: list[str], places: list[tuple[Any, Any, Any]]) -> Access:
+    """The one access of a finding other than a race: its work-item (or work-group) and first place."""
+    if kind == "barrier-divergence":
+        group_id = re.search(r"\((\d+),(\d+),(\d+)\)", _field(lines, "Work-group:") or "")
+        entity = _entity(_field(lines, "Work-item:") or "") or \
+            ({"group": [int(x) for x in group_id.groups()]} if group_id else None)
+    else:
+        entity = _entity(_field(lines, "Entity:") or "")
+    loc, src, instr = places[0] if places else (None, None, None)
+    return Access(entity or {}, loc, src, instr)
+
+
+def _divergence(msg: Message, places: list[tuple[Any, Any, Any]], accesses: list[Access]) -> tuple[str, str]:
+    """A barrier divergence's kind and detail: work-items that passed an async copy different events,
+    barriers that differ only in their fence flags, or a barrier some work-items did not reach."""
+    lines = msg.lines
+    kind, detail = "barrier-divergence", ""
+    if _fence_only(lines, places):
+        if _event_bits_differ(lines):
+            detail = f"{(accesses[0].what or 'async copy').replace(', in flight', '')}: work-items passed it different events"
+        else:
+            kind = "barrier-flags"
+            detail = "; ".join(l.strip() for l in lines if l.strip().startswith("fence="))
+    if kind == "barrier-divergence" and not detail:
+        detail = next((l.strip() for l in lines if l.strip().startswith("Only ")), "")
+        if msg.header.startswith("Work-group divergence detected (async copy)"):
+            detail = "async copy: " + (detail or "work-items passed it different arguments")
+        elif accesses[0].what:
+            detail = f"{accesses[0].what.replace(', in flight', '')} not reached by every work-item of the group"
+    return kind, detail
 
 
 _ENTITY_LINES = re.compile(r"^\s*(?:First entity|Second entity|Entity|Work-item):.*$", re.M)

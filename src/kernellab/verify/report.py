@@ -76,48 +76,56 @@ def render(result: VerifyResult) -> str:
 
 
 def _render(result: VerifyResult) -> str:
-    checker, reports = _CHECKERS[result.checker]
-    out = []
-    for launch in result.launches:
-        for note in launch.filled:
-            out.append(f"note: {note}")
-    for launch in result.launches:
-        if launch.output:
-            out.append(f"printf output of launch {launch.index} ({launch.kernel}):")
-            out += [f"  | {line}" for line in launch.output.rstrip("\n").split("\n")]
+    out = _launch_notes(result)
     enqueued = {l.index: l.enqueued_at for l in result.launches}
     for f in result.findings:
         out.append(render_finding(f, enqueued.get(f.instantiation)))
         out.append("")
-    n = len(result.launches)
     for l in result.launches:
         if not l.ran:
             out.append(f"note: launch {l.index} ({l.kernel}) did not run, so nothing in it was checked: {l.error}")
     if len(result.launches) > 1:
         for l in result.launches:
             out.append(f"launch {l.index} ({l.kernel}): {result.launch_verdict(l.index)}")
+    out += _verdict(result)
+    return "\n".join(out)
+
+
+def _launch_notes(result: VerifyResult) -> list[str]:
+    """What verify filled in for the launches, then each launch's printf output."""
+    out = [f"note: {note}" for launch in result.launches for note in launch.filled]
+    for launch in result.launches:
+        if launch.output:
+            out.append(f"printf output of launch {launch.index} ({launch.kernel}):")
+            out += [f"  | {line}" for line in launch.output.rstrip("\n").split("\n")]
+    return out
+
+
+def _by_kind(findings: list[Finding]) -> str:
+    """``2 data-race, 1 out-of-bounds``: how many findings of each kind, in order of first appearance."""
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.kind] = counts.get(f.kind, 0) + 1
+    return ", ".join(f"{c} {k}" for k, c in counts.items())
+
+
+def _verdict(result: VerifyResult) -> list[str]:
+    """The closing line (not finished, verified, or the defects), and the truncation warning."""
+    checker, reports = _CHECKERS[result.checker]
+    n = len(result.launches)
     warned = ""
     if result.warnings:
-        counts: dict[str, int] = {}
-        for f in result.warnings:
-            counts[f.kind] = counts.get(f.kind, 0) + 1
         warned = f"; {len(result.warnings)} warning{'s' if len(result.warnings) != 1 else ''} (" + \
-            ", ".join(f"{c} {k}" for k, c in counts.items()) + "; --check KIND makes them defects)"
+            _by_kind(result.warnings) + "; --check KIND makes them defects)"
     if not result.defects and result.unfinished:
-        out.append(f"{result.file}: not finished — {len(result.unfinished)} of {n} launch{'es' if n != 1 else ''} "
-                   f"stopped at the time limit; {checker} found no defect in what ran{warned}")
-        return "\n".join(out)
+        return [f"{result.file}: not finished — {len(result.unfinished)} of {n} launch{'es' if n != 1 else ''} "
+                f"stopped at the time limit; {checker} found no defect in what ran{warned}"]
     if not result.defects:
-        out.append(f"{result.file}: verified — {checker} found no data race, barrier divergence or out-of-bounds "
-                   f"access in {n} launch{'es' if n != 1 else ''}{warned}")
-        return "\n".join(out)
-    counts = {}
-    for f in result.defects:
-        counts[f.kind] = counts.get(f.kind, 0) + 1
-    summary = ", ".join(f"{c} {k}" for k, c in counts.items())
-    out.append(f"{result.file}: {len(result.defects)} defect{'s' if len(result.defects) != 1 else ''} "
-               f"({summary}) from {result.raw_messages} {reports}{warned}")
+        return [f"{result.file}: verified — {checker} found no data race, barrier divergence or out-of-bounds "
+                f"access in {n} launch{'es' if n != 1 else ''}{warned}"]
+    out = [f"{result.file}: {len(result.defects)} defect{'s' if len(result.defects) != 1 else ''} "
+           f"({_by_kind(result.defects)}) from {result.raw_messages} {reports}{warned}"]
     if result.truncated:
         out.append(f"warning: Oclgrind stopped reporting after {MAX_REPORTS} reports in a launch; counts are lower "
                    "bounds and further findings of that launch may be hidden")
-    return "\n".join(out)
+    return out

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernellab.errors import InputError, Problem, Problems, UsageError, json_pointer
+from kernellab.errors import InputError, Problems, UsageError, json_pointer
 from kernellab.formats.pyschedcl.kernel import KernelSpec, Sym, parse_assignment
 from kernellab.formats.pyschedcl.spec import BUFFER_KINDS, load_spec, spec_from_data
 
@@ -99,10 +99,9 @@ def _number_token(tok: str) -> int | float | None:
 
 
 def _read_lines(path: Path, what: str) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read the {what}: {exc.strerror or exc}", str(path)) from None
+    from kernellab.formats.jsonfile import MAX_JSON_BYTES, read_text_input
+    # a regular file of at most 16 MiB, like every JSON input: never a FIFO or /dev/zero
+    return read_text_input(path, f"a {what}", MAX_JSON_BYTES).splitlines()
 
 
 def load_task_file(path: str | Path) -> TaskGraph:
@@ -286,13 +285,8 @@ def load_dag_json(path: str | Path, data: Any = None) -> TaskGraph:
     path = Path(path)
     file = str(path)
     if data is None:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise InputError(f"cannot read the DAG: {exc.strerror or exc}", file) from None
-        except json.JSONDecodeError as exc:
-            raise InputError([Problem(file, f"line {exc.lineno}, column {exc.colno}",
-                                      f"not valid JSON: {exc.msg}")]) from None
+        from kernellab.formats.jsonfile import MAX_JSON_BYTES, decode_json, read_text_input
+        data = decode_json(read_text_input(path, "a DAG (JSON)", MAX_JSON_BYTES), file, "not valid JSON")
     c = Problems(file)
     if not isinstance(data, list):
         c.add("", f"a DAG must be a JSON list of kernel specs, got {type(data).__name__}")
@@ -316,21 +310,7 @@ def load_dag_json(path: str | Path, data: Any = None) -> TaskGraph:
             c.problems.extend(exc.problems)
             continue
         tasks[tid] = Task(tid, spec, spec.partition, {}, ptr)
-        fed: set[str] = set()
-        for key, _ in BUFFER_KINDS:
-            for j, b in enumerate(item.get(key) or []):
-                src = b.get("from") if isinstance(b, dict) else None
-                if src is None:
-                    continue
-                where = json_pointer([i, key, j, "from"])
-                if not isinstance(src, dict) or "kernel" not in src or "pos" not in src:
-                    c.add(where, 'expected {"kernel": ID, "pos": P}')
-                    continue
-                try:
-                    edges.append(Edge(str(src["kernel"]), int(src["pos"]), tid, int(b["pos"]), where))
-                    fed.add(str(src["kernel"]))
-                except (TypeError, ValueError, KeyError):
-                    c.add(where, f"expected integer positions, got {json.dumps(src)}")
+        fed = _buffer_edges(c, item, i, tid, edges)
         deps = item.get("depends", [])
         deps = [] if deps is None else deps
         if not isinstance(deps, list):
@@ -340,3 +320,24 @@ def load_dag_json(path: str | Path, data: Any = None) -> TaskGraph:
             if str(d) not in fed:
                 edges.append(Edge(str(d), -1, tid, -1, json_pointer([i, "depends"])))
     return _finish_graph(c, file, tasks, edges, declared, "the DAG lists no kernels")
+
+
+def _buffer_edges(c: Problems, item: dict, i: int, tid: str, edges: list[Edge]) -> set[str]:
+    """Append an edge for each input buffer of task ``tid`` that another task's output feeds
+    (``"from"``); the ids of those feeding tasks."""
+    fed: set[str] = set()
+    for key, _ in BUFFER_KINDS:
+        for j, b in enumerate(item.get(key) or []):
+            src = b.get("from") if isinstance(b, dict) else None
+            if src is None:
+                continue
+            where = json_pointer([i, key, j, "from"])
+            if not isinstance(src, dict) or "kernel" not in src or "pos" not in src:
+                c.add(where, 'expected {"kernel": ID, "pos": P}')
+                continue
+            try:
+                edges.append(Edge(str(src["kernel"]), int(src["pos"]), tid, int(b["pos"]), where))
+                fed.add(str(src["kernel"]))
+            except (TypeError, ValueError, KeyError):
+                c.add(where, f"expected integer positions, got {json.dumps(src)}")
+    return fed

@@ -94,15 +94,9 @@ def load_spec(path: str | Path, data: Any = None) -> KernelSpec:
     path = Path(path)
     file = str(path)
     if data is None:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot read the spec: {exc.strerror or exc}", file) from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError([Problem(file, f"line {exc.lineno}, column {exc.colno}",
-                                      f"not valid JSON: {exc.msg}")]) from None
+        from kernellab.formats.jsonfile import MAX_JSON_BYTES, decode_json, read_text_input
+        # the readers' caps: a regular file, 16 MiB, 64 levels deep, integers of 40 digits
+        data = decode_json(read_text_input(path, "a kernel spec (JSON)", MAX_JSON_BYTES), file, "not valid JSON")
     return spec_from_data(data, file, path.parent)
 
 

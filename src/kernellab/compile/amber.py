@@ -1,0 +1,43 @@
+"""An AmberScript file as scenario files every command reads: parsed (``formats.amber``), its
+SPIRV-ASM shaders assembled with spirv-as, written to a cache folder named by the file's content
+and path. ``run``/``test`` run its checkpoints; ``verify``, ``listing``, ``snapshot`` read the last
+one, which holds every pipeline and every RUN."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from kernellab.formats.amber.materialize import Checkpoint, write_scenarios
+from kernellab.formats.amber.parse import load_amber
+from kernellab.formats.amber.script import AmberScript
+
+#: Amber's default SPIR-V target for assembly (its ShaderCompiler: universal SPIR-V 1.0)
+DEFAULT_SPIRV_ENV = "spv1.0"
+
+
+def assemble(source: str, target_env: str) -> bytes:
+    from kernellab import tools
+    from kernellab.errors import CompileError
+
+    spirv_as = tools.require("spirv-as", "assembling an AmberScript SPIRV-ASM shader")
+    return spirv_as.transform(["--target-env", target_env or DEFAULT_SPIRV_ENV, tools.INPUT, "-o", tools.OUTPUT],
+                              input=source.encode(), input_name="shader.spvasm", output_name="shader.spv",
+                              what="assembling a SPIRV-ASM shader", error=CompileError)
+
+
+def prepare(path: str | Path, folder: Path | None = None) -> tuple[AmberScript, list[Checkpoint]]:
+    """Parse ``path`` and write its scenarios (into ``folder``, default a cache folder named by
+    the file's content and path)."""
+    from kernellab import config
+
+    path = Path(path)
+    script = load_amber(path)
+    if folder is None:
+        digest = hashlib.sha256(path.read_bytes() + str(path.resolve()).encode()).hexdigest()[:20]
+        folder = config.get().cache_dir / "amber" / digest
+    return script, write_scenarios(script, folder, assemble)
+
+
+def scenario_of(path: str | Path) -> Path:
+    """The scenario holding all of the file's pipelines and RUNs (its last checkpoint)."""
+    return prepare(path)[1][-1].scenario

@@ -1,0 +1,558 @@
+"""Reading AmberScript's compute subset (Amber's docs/amber_script.md) into :class:`AmberScript`.
+
+Every problem names the file, the line and the column. Constructs outside the compute subset
+(graphics pipelines, draws, images, samplers) are refused with :class:`Unsupported`, which names
+the construct, so a corpus run can tell "refused" from "bad input".
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from kernellab.errors import InputError, Problem
+from kernellab.formats.amber.script import (AmberScript, Binding, Buffer, Command, Copy, Expect, Pipeline, Run,
+                                            Shader)
+from kernellab.formats.amber.tokens import Token, tokenize_line
+from kernellab.formats.amber.types import Element, TypeError_, element
+
+SHADER_FORMATS = ("GLSL", "SPIRV-ASM", "SPIRV-HEX", "OPENCL-C", "HLSL")
+COMPARATORS = ("EQ", "NE", "LT", "LE", "GT", "GE")
+BUFFER_COMPARATORS = ("EQ_BUFFER", "RMSE_BUFFER", "EQ_HISTOGRAM_EMD_BUFFER")
+BIND_KINDS = ("storage", "uniform", "push_constant")
+#: what kernellab refuses (the construct, and why), each naming its line
+GRAPHICS = "graphics pipelines are not supported (kernellab runs AmberScript's compute subset)"
+_INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|\d+)$")
+
+
+class Unsupported(InputError):
+    """A construct of AmberScript that kernellab does not run; ``construct`` names it."""
+
+    def __init__(self, path: Path, token: Token, construct: str, message: str):
+        super().__init__([_problem(path, token, message)])
+        self.construct = construct
+
+
+def _problem(path: Path, token: Token, message: str) -> Problem:
+    return Problem(str(path), f"line {token.line}, column {token.column}", message)
+
+
+class _Lines:
+    """The file's lines, tokenized on demand; shader and data blocks are read raw."""
+
+    def __init__(self, path: Path, text: str):
+        self.path = path
+        self.lines = text.splitlines()
+        self.index = 0
+
+    def next_tokens(self) -> list[Token] | None:
+        while self.index < len(self.lines):
+            self.index += 1
+            tokens = tokenize_line(self.lines[self.index - 1], self.index)
+            # a trailing backslash continues the statement on the next line
+            while tokens and tokens[-1].text == "\\" and self.index < len(self.lines):
+                self.index += 1
+                tokens = tokens[:-1] + tokenize_line(self.lines[self.index - 1], self.index)
+            if tokens:
+                return tokens
+        return None
+
+    def raw_until_end(self, opener: Token) -> str:
+        """The lines up to a line that is ``END`` (the shader's text)."""
+        body: list[str] = []
+        while self.index < len(self.lines):
+            line = self.lines[self.index]
+            self.index += 1
+            if line.strip() == "END":
+                return "\n".join(body) + "\n"
+            body.append(line)
+        raise self.error(opener, f"{opener.text} block has no END")
+
+    def tokens_until_end(self, opener: Token) -> Iterator[Token]:
+        while True:
+            tokens = self.next_tokens()
+            if tokens is None:
+                raise self.error(opener, f"{opener.text} block has no END")
+            for t in tokens:
+                if t.text == "END":
+                    return
+                yield t
+
+    def error(self, token: Token, message: str) -> InputError:
+        return InputError([_problem(self.path, token, message)])
+
+    def refuse(self, token: Token, construct: str, message: str) -> Unsupported:
+        return Unsupported(self.path, token, construct, message)
+
+
+class _Words:
+    """The tokens of one statement, consumed left to right."""
+
+    def __init__(self, src: _Lines, tokens: list[Token]):
+        self.src = src
+        self.tokens = tokens
+        self.i = 0
+
+    @property
+    def done(self) -> bool:
+        return self.i >= len(self.tokens)
+
+    def peek(self) -> str:
+        return self.tokens[self.i].text if not self.done else ""
+
+    def last(self) -> Token:
+        return self.tokens[min(self.i, len(self.tokens)) - 1]
+
+    def take(self, what: str) -> Token:
+        if self.done:
+            end = self.tokens[-1]
+            raise self.src.error(Token("", end.line, end.column + len(end.text) + 1), f"expected {what}")
+        self.i += 1
+        return self.tokens[self.i - 1]
+
+    def keyword(self, *words: str) -> Token:
+        t = self.take(" or ".join(words))
+        if t.text not in words:
+            raise self.src.error(t, f"expected {' or '.join(words)}, got {t.text!r}")
+        return t
+
+    def integer(self, what: str, minimum: int = 0) -> int:
+        t = self.take(what)
+        if not _INT.match(t.text) or int(t.text, 0) < minimum:
+            raise self.src.error(t, f"expected {what} (an integer >= {minimum}), got {t.text!r}")
+        return int(t.text, 0)
+
+    def finish(self) -> None:
+        if not self.done:
+            t = self.tokens[self.i]
+            raise self.src.error(t, f"unexpected {t.text!r} at the end of the statement")
+
+
+def number(src: _Lines, t: Token, dtype: str) -> int | float:
+    """A value of a component of type ``dtype``; negative integers of unsigned types wrap."""
+    text = t.text
+    if dtype.startswith("float"):
+        try:
+            if re.match(r"^[+-]?0[xX]", text) and not _INT.match(text):
+                return float.fromhex(text)
+            return float(text)
+        except ValueError:
+            raise src.error(t, f"expected a {dtype} value, got {text!r}") from None
+    if not _INT.match(text):
+        try:  # Amber reads a number such as 0.0 into an integer type too (truncating it)
+            value = int(float(text))
+        except (ValueError, OverflowError):
+            raise src.error(t, f"expected an integer ({dtype}), got {text!r}") from None
+    else:
+        value = int(text, 0)
+    bits = int(re.sub(r"\D", "", dtype))
+    if not -(1 << (bits - 1)) <= value < (1 << bits):
+        raise src.error(t, f"{text} does not fit {dtype}")
+    if dtype.startswith("uint"):
+        value &= (1 << bits) - 1
+    elif value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return value
+
+
+def expect_value(src: _Lines, t: Token) -> int | float:
+    if _INT.match(t.text):
+        return int(t.text, 0)
+    try:
+        return float(t.text)
+    except ValueError:
+        raise src.error(t, f"expected a number, got {t.text!r}") from None
+
+
+class Parser:
+    def __init__(self, path: Path, text: str):
+        self.src = _Lines(path, text)
+        self.script = AmberScript(path)
+        self.virtual_files: dict[str, str] = {}
+
+    def parse(self) -> AmberScript:
+        while True:
+            tokens = self.src.next_tokens()
+            if tokens is None:
+                return self.script
+            self.statement(tokens, self.script.commands)
+
+    # --- statements ----------------------------------------------------------------------------
+    def statement(self, tokens: list[Token], commands: list[Command]) -> None:
+        w = _Words(self.src, tokens)
+        head = w.take("a statement")
+        word = head.text
+        handler = {
+            "SHADER": self.shader, "BUFFER": self.buffer, "PIPELINE": self.pipeline,
+            "DERIVE_PIPELINE": self.derive_pipeline, "DEVICE_FEATURE": self.requirement,
+            "DEVICE_EXTENSION": self.requirement, "INSTANCE_EXTENSION": self.requirement,
+            "DEVICE_PROPERTY": self.requirement, "SET": self.set_engine_data, "VIRTUAL_FILE": self.virtual_file,
+        }.get(word)
+        if handler is not None:
+            handler(head, w)
+            return
+        if word in ("RUN", "EXPECT", "COPY", "REPEAT"):
+            getattr(self, word.lower())(head, w, commands)
+            return
+        if word in ("CLEAR", "CLEAR_COLOR", "CLEAR_DEPTH", "CLEAR_STENCIL"):
+            raise self.src.refuse(head, word, GRAPHICS + f": {word} clears a framebuffer")
+        if word in ("IMAGE", "SAMPLER", "STRUCT", "DEBUG"):
+            raise self.src.refuse(head, word, f"{word} is not supported by kernellab's AmberScript reader yet")
+        raise self.src.error(head, f"unknown statement {word!r}")
+
+    def shader(self, head: Token, w: _Words) -> None:
+        stage = w.take("a shader stage")
+        if stage.text != "compute":
+            raise self.src.refuse(stage, f"SHADER {stage.text}", GRAPHICS + f": SHADER {stage.text}")
+        name = w.take("the shader's name")
+        if w.peek() == "SPIRV-BIN":
+            raise self.src.refuse(w.take("SPIRV-BIN"), "SPIRV-BIN", "SPIRV-BIN shaders (from a file) are not "
+                                                                    "supported")
+        fmt = w.keyword(*SHADER_FORMATS)
+        if fmt.text == "HLSL":
+            raise self.src.refuse(fmt, "HLSL", "HLSL shaders are not supported (no HLSL compiler is used)")
+        target_env = ""
+        source = None
+        while not w.done:
+            t = w.keyword("TARGET_ENV", "VIRTUAL_FILE", "FILE")
+            if t.text == "TARGET_ENV":
+                target_env = w.take("a target environment").text
+            else:
+                ref = w.take("a file name")
+                if ref.text not in self.virtual_files:
+                    raise self.src.refuse(ref, "SHADER FILE", "shaders from files other than VIRTUAL_FILE are "
+                                                              "not supported")
+                source = self.virtual_files[ref.text]
+        if name.text in self.script.shaders:
+            raise self.src.error(name, f"shader {name.text!r} is already defined")
+        if source is None:
+            source = self.src.raw_until_end(head)
+        self.script.shaders[name.text] = Shader(name.text, fmt.text, source, head.line, target_env)
+
+    def virtual_file(self, head: Token, w: _Words) -> None:
+        name = w.take("a file name")
+        w.finish()
+        self.virtual_files[name.text] = self.src.raw_until_end(head)
+
+    def buffer(self, head: Token, w: _Words) -> None:
+        name = w.take("the buffer's name")
+        if name.text in self.script.buffers:
+            raise self.src.error(name, f"buffer {name.text!r} is already defined")
+        kind = w.keyword("DATA_TYPE", "FORMAT")
+        type_token = w.take("a data type")
+        if re.search(r"_(UNORM|SNORM|USCALED|SSCALED|SRGB|UFLOAT)", type_token.text):
+            raise self.src.refuse(type_token, "normalized formats", f"format {type_token.text} is not supported by "
+                                                                    "kernellab's AmberScript reader yet")
+        std140 = False
+        if w.peek() in ("STD140", "STD430"):
+            std140 = w.take("a layout").text == "STD140"
+        try:
+            elem = element(type_token.text, std140)
+        except TypeError_ as exc:
+            raise self.src.error(type_token, str(exc)) from None
+        values: list[int | float] = []
+        init = w.take("SIZE or DATA") if not w.done else None
+        if init is None:
+            raise self.src.error(type_token, "expected SIZE or DATA after the type")
+        if init.text == "DATA":
+            dtypes = [d for _, d in elem.components]
+            for t in self.data_tokens(init, w):
+                values.append(number(self.src, t, dtypes[len(values) % len(dtypes)]))
+            if len(values) % len(dtypes):
+                raise self.src.error(init, f"DATA holds {len(values)} values, not a whole number of "
+                                           f"{type_token.text} elements ({len(dtypes)} values each)")
+        elif init.text == "SIZE":
+            count = w.integer("the element count")
+            values = self.size_initializer(w, elem, count)
+        elif init.text in ("WIDTH", "HEIGHT", "MIP_LEVELS", "SAMPLES", "FILE"):
+            raise self.src.refuse(init, f"BUFFER {init.text}", f"BUFFER ... {init.text} is not supported by "
+                                                               "kernellab's AmberScript reader yet")
+        else:
+            raise self.src.error(init, f"expected SIZE or DATA, got {init.text!r}")
+        del kind
+        self.script.buffers[name.text] = Buffer(name.text, elem, values, head.line)
+
+    def data_tokens(self, opener: Token, w: _Words) -> Iterator[Token]:
+        """The values of a DATA block: the rest of the line, then lines, up to END."""
+        while not w.done:
+            t = w.take("a value")
+            if t.text == "END":
+                w.finish()
+                return
+            yield t
+        yield from self.src.tokens_until_end(opener)
+
+    def size_initializer(self, w: _Words, elem: Element, count: int) -> list[int | float]:
+        dtypes = [d for _, d in elem.components]
+        total = count * len(dtypes)
+        if w.done:
+            return [0] * total
+        how = w.keyword("FILL", "SERIES_FROM", "FILE")
+        if how.text == "FILE":
+            raise self.src.refuse(how, "BUFFER FILE", "BUFFER ... FILE is not supported by kernellab's "
+                                                      "AmberScript reader yet")
+        first_token = w.take("a value")
+        first = number(self.src, first_token, dtypes[0])
+        if how.text == "FILL":
+            w.finish()
+            return [number(self.src, first_token, dtypes[i % len(dtypes)]) for i in range(total)]
+        w.keyword("INC_BY")
+        step_token = w.take("the increment")
+        step = number(self.src, step_token, dtypes[0])
+        w.finish()
+        if len(dtypes) != 1:
+            raise self.src.error(how, "SERIES_FROM needs a scalar data type")
+        values = [first + step * i for i in range(total)]
+        return [number(self.src, Token(repr(v), how.line, how.column), dtypes[0]) if dtypes[0].startswith("float")
+                else _wrap(int(v), dtypes[0]) for v in values]
+
+    def pipeline(self, head: Token, w: _Words) -> None:
+        kind = w.take("compute or graphics")
+        if kind.text != "compute":
+            raise self.src.refuse(kind, "PIPELINE graphics", GRAPHICS + f": PIPELINE {kind.text}")
+        name = w.take("the pipeline's name")
+        w.finish()
+        if name.text in self.script.pipelines:
+            raise self.src.error(name, f"pipeline {name.text!r} is already defined")
+        p = Pipeline(name.text, head.line)
+        self.pipeline_body(head, p)
+        self.script.pipelines[name.text] = p
+
+    def derive_pipeline(self, head: Token, w: _Words) -> None:
+        import copy
+
+        name = w.take("the new pipeline's name")
+        w.keyword("FROM")
+        parent = w.take("the pipeline derived from")
+        w.finish()
+        if parent.text not in self.script.pipelines:
+            raise self.src.error(parent, f"no pipeline {parent.text!r} is defined")
+        p = copy.deepcopy(self.script.pipelines[parent.text])
+        p.name, p.line = name.text, head.line
+        self.pipeline_body(head, p)
+        self.script.pipelines[name.text] = p
+
+    def pipeline_body(self, head: Token, p: Pipeline) -> None:
+        while True:
+            tokens = self.src.next_tokens()
+            if tokens is None:
+                raise self.src.error(head, "PIPELINE block has no END")
+            w = _Words(self.src, tokens)
+            t = w.take("a pipeline statement")
+            if t.text == "END":
+                w.finish()
+                break
+            if t.text == "ATTACH":
+                self.attach(w, p)
+            elif t.text == "BIND":
+                self.bind(t, w, p)
+            elif t.text == "SET":
+                self.set_kernel_arg(w, p)
+            elif t.text == "COMPILE_OPTIONS":
+                w.take("the shader's name")
+                w.finish()
+                p.compile_options = " ".join(tok.text for tok in self.src.tokens_until_end(t))
+            elif t.text in ("SUBGROUP", "SHADER_OPTIMIZATION", "POLYGON_MODE", "FRAMEBUFFER_SIZE", "VERTEX_DATA",
+                            "INDEX_DATA", "BLEND", "DEPTH", "STENCIL", "VIEWPORT", "PATCH_CONTROL_POINTS"):
+                raise self.src.refuse(t, t.text, f"{t.text} in a pipeline is not supported by kernellab's "
+                                                 "AmberScript reader yet")
+            else:
+                raise self.src.error(t, f"unknown pipeline statement {t.text!r}")
+        if not p.shader:
+            raise self.src.error(head, f"pipeline {p.name!r} attaches no shader")
+
+    def attach(self, w: _Words, p: Pipeline) -> None:
+        name = w.take("a shader's name")
+        if name.text not in self.script.shaders:
+            raise self.src.error(name, f"no shader {name.text!r} is defined")
+        p.shader = name.text
+        while not w.done:
+            t = w.keyword("ENTRY_POINT", "SPECIALIZE", "TYPE")
+            if t.text == "ENTRY_POINT":
+                p.entry = w.take("an entry point").text
+            elif t.text == "TYPE":
+                stage = w.take("a stage")
+                if stage.text != "compute":
+                    raise self.src.refuse(stage, "graphics", GRAPHICS)
+            else:
+                sid = w.integer("a specialization id")
+                type_token, elem = self.typed(w)
+                if len(elem.components) != 1:
+                    raise self.src.error(type_token, "SPECIALIZE takes a scalar type")
+                value = number(self.src, w.take("a value"), elem.components[0][1])
+                p.specializations.append((sid, value))
+
+    def typed(self, w: _Words) -> tuple[Token, Element]:
+        """``AS type``: the type's token and layout."""
+        w.keyword("AS")
+        type_token = w.take("a type")
+        try:
+            return type_token, element(type_token.text)
+        except TypeError_ as exc:
+            raise self.src.error(type_token, str(exc)) from None
+
+    def bind(self, head: Token, w: _Words, p: Pipeline) -> None:
+        what = w.take("BUFFER")
+        if what.text != "BUFFER":
+            raise self.src.refuse(what, f"BIND {what.text}", f"BIND {what.text} is not supported by kernellab's "
+                                                             "AmberScript reader yet")
+        buf = w.take("a buffer's name")
+        if buf.text not in self.script.buffers:
+            raise self.src.error(buf, f"no buffer {buf.text!r} is defined")
+        if w.peek() == "KERNEL":
+            w.take("KERNEL")
+            how = w.keyword("ARG_NAME", "ARG_NUMBER")
+            arg: str | int = w.take("an argument").text if how.text == "ARG_NAME" else w.integer("an argument number")
+            w.finish()
+            # a derived pipeline's BIND replaces the binding of the same argument
+            p.bindings = [b for b in p.bindings if not (b.kind == "kernel" and b.arg == arg)]
+            p.bindings.append(Binding(buf.text, "kernel", 0, -1, head.line, arg))
+            return
+        w.keyword("AS")
+        kind = w.take("a descriptor type")
+        if kind.text not in BIND_KINDS:
+            raise self.src.refuse(kind, f"BIND AS {kind.text}", f"binding as {kind.text} is not supported by "
+                                                                "kernellab's AmberScript reader yet")
+        dset, binding = 0, -1
+        while not w.done:
+            t = w.take("DESCRIPTOR_SET or BINDING")
+            if t.text == "DESCRIPTOR_SET":
+                dset = w.integer("a descriptor set")
+            elif t.text == "BINDING":
+                binding = w.integer("a binding")
+            else:
+                raise self.src.refuse(t, t.text, f"{t.text} is not supported by kernellab's AmberScript reader yet")
+        if kind.text != "push_constant" and binding < 0:
+            raise self.src.error(kind, "BIND BUFFER needs BINDING")
+        p.bindings = [b for b in p.bindings if b.kind == "kernel" or (b.set, b.binding) != (dset, binding)]
+        p.bindings.append(Binding(buf.text, kind.text, dset, binding, head.line))
+
+    def set_kernel_arg(self, w: _Words, p: Pipeline) -> None:
+        w.keyword("KERNEL")
+        how = w.keyword("ARG_NAME", "ARG_NUMBER")
+        arg: str | int = w.take("an argument").text if how.text == "ARG_NAME" else w.integer("an argument number")
+        _, elem = self.typed(w)
+        dtypes = [d for _, d in elem.components]
+        values = [number(self.src, w.take("a value"), d) for d in dtypes]
+        w.finish()
+        p.kernel_args.append((arg, elem, values))
+
+    def requirement(self, head: Token, w: _Words) -> None:
+        name = w.take("a name")
+        w.finish()
+        target = {"DEVICE_FEATURE": self.script.features, "DEVICE_EXTENSION": self.script.extensions,
+                  "INSTANCE_EXTENSION": self.script.instance_extensions,
+                  "DEVICE_PROPERTY": self.script.properties}[head.text]
+        target.append((name.text, head.line))
+
+    def set_engine_data(self, head: Token, w: _Words) -> None:
+        what = w.keyword("ENGINE_DATA")
+        key = w.keyword("fence_timeout_ms")
+        w.integer("milliseconds")
+        w.finish()
+        del what, key
+
+    # --- commands ------------------------------------------------------------------------------
+    def run(self, head: Token, w: _Words, commands: list[Command]) -> None:
+        if w.peek() == "TIMED_EXECUTION":
+            w.take("TIMED_EXECUTION")
+        name = w.take("a pipeline's name")
+        if name.text not in self.script.pipelines:
+            raise self.src.error(name, f"no compute pipeline {name.text!r} is defined")
+        if w.peek().startswith("DRAW") or w.peek() == "DRAW_RECT":
+            raise self.src.refuse(w.take("DRAW"), "DRAW", GRAPHICS + ": a draw command")
+        groups = (w.integer("the work-group count in x", 1), w.integer("the work-group count in y", 1),
+                  w.integer("the work-group count in z", 1))
+        w.finish()
+        commands.append(Run(name.text, groups, head.line))
+
+    def copy(self, head: Token, w: _Words, commands: list[Command]) -> None:
+        a = w.take("the source buffer")
+        w.keyword("TO")
+        b = w.take("the target buffer")
+        w.finish()
+        for t in (a, b):
+            if t.text not in self.script.buffers:
+                raise self.src.error(t, f"no buffer {t.text!r} is defined")
+        commands.append(Copy(a.text, b.text, head.line))
+
+    def repeat(self, head: Token, w: _Words, commands: list[Command]) -> None:
+        count = w.integer("the repeat count", 1)
+        w.finish()
+        body: list[Command] = []
+        while True:
+            tokens = self.src.next_tokens()
+            if tokens is None:
+                raise self.src.error(head, "REPEAT block has no END")
+            if tokens[0].text == "END" and len(tokens) == 1:
+                break
+            self.statement(tokens, body)
+        for _ in range(count):
+            commands.extend(body)
+
+    def expect(self, head: Token, w: _Words, commands: list[Command]) -> None:
+        buf = w.take("a buffer's name")
+        if buf.text not in self.script.buffers:
+            raise self.src.error(buf, f"no buffer {buf.text!r} is defined")
+        text = " ".join(t.text for t in w.tokens)
+        if w.peek() in BUFFER_COMPARATORS:
+            cmp = w.take("a comparator")
+            other = w.take("the buffer compared with")
+            if other.text not in self.script.buffers:
+                raise self.src.error(other, f"no buffer {other.text!r} is defined")
+            e = Expect(buf.text, cmp.text, head.line, head.column, text, other=other.text)
+            if cmp.text != "EQ_BUFFER":
+                w.keyword("TOLERANCE")
+                e.tolerances.append((float(expect_value(self.src, w.take("the tolerance"))), False))
+            w.finish()
+            commands.append(e)
+            return
+        w.keyword("IDX")
+        offset = w.integer("the byte offset")
+        if _INT.match(w.peek()):
+            raise self.src.refuse(w.take("IDX y"), "EXPECT IDX x y", "probing images (IDX x y) is not supported: "
+                                                                     "kernellab's AmberScript reader has no images yet")
+        e = Expect(buf.text, "EQ", head.line, head.column, text, offset=offset)
+        if w.peek() == "TOLERANCE":
+            w.take("TOLERANCE")
+            while w.peek() not in COMPARATORS and not w.done:
+                t = w.take("a tolerance")
+                percent = t.text.endswith("%")
+                value = expect_value(self.src, Token(t.text.rstrip("%"), t.line, t.column))
+                e.tolerances.append((float(value), percent))
+            if not 1 <= len(e.tolerances) <= 4:
+                raise self.src.error(head, "TOLERANCE takes 1 to 4 values")
+        cmp = w.keyword(*COMPARATORS)
+        e.comparator = cmp.text
+        if e.tolerances and cmp.text != "EQ":
+            raise self.src.error(cmp, "TOLERANCE applies only to EQ")
+        while not w.done:
+            e.values.append(expect_value(self.src, w.take("a value")))
+        if not e.values:
+            raise self.src.error(cmp, f"{cmp.text} needs at least one value")
+        commands.append(e)
+
+
+def _wrap(value: int, dtype: str) -> int:
+    bits = int(re.sub(r"\D", "", dtype))
+    value &= (1 << bits) - 1
+    if not dtype.startswith("uint") and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return value
+
+
+def parse_amber(text: str, path: str | Path) -> AmberScript:
+    """Parse an AmberScript file's text; raises :class:`~kernellab.errors.InputError` naming the
+    line and column (:class:`Unsupported` for constructs outside the compute subset)."""
+    return Parser(Path(path), text).parse()
+
+
+def load_amber(path: str | Path) -> AmberScript:
+    from kernellab.errors import FileSystemError
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise FileSystemError(f"{path}: {exc.strerror or exc}") from None
+    return parse_amber(text, path)

@@ -1,0 +1,98 @@
+"""The parsed form of an AmberScript file's compute subset: what the file declares, in order."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernellab.formats.amber.types import Element
+
+
+@dataclass
+class Shader:
+    name: str
+    #: GLSL | SPIRV-ASM | SPIRV-HEX | OPENCL-C
+    format: str
+    source: str
+    line: int
+    target_env: str = ""
+
+
+@dataclass
+class Buffer:
+    name: str
+    element: Element
+    #: every component's value, element after element (len = elements * components)
+    values: list[int | float]
+    line: int
+
+
+@dataclass
+class Binding:
+    buffer: str
+    #: storage | uniform | push_constant | ...
+    kind: str
+    set: int
+    binding: int
+    line: int
+    #: OpenCL C (``KERNEL ARG_NAME``/``ARG_NUMBER``): the kernel argument's name or number
+    arg: str | int = ""
+
+
+@dataclass
+class Pipeline:
+    name: str
+    line: int
+    shader: str = ""
+    entry: str = "main"
+    specializations: list[tuple[int, int | float]] = field(default_factory=list)
+    bindings: list[Binding] = field(default_factory=list)
+    #: OpenCL C: (argument name, value bytes' element, values) of SET KERNEL ARG_NAME ... AS
+    kernel_args: list[tuple[str | int, Element, list[int | float]]] = field(default_factory=list)
+    compile_options: str = ""
+
+
+@dataclass
+class Run:
+    pipeline: str
+    groups: tuple[int, int, int]
+    line: int
+
+
+@dataclass
+class Copy:
+    source: str
+    target: str
+    line: int
+
+
+@dataclass
+class Expect:
+    """One EXPECT: a probe (``IDX``) or a comparison with another buffer."""
+
+    buffer: str
+    comparator: str
+    line: int
+    column: int
+    text: str
+    offset: int = 0
+    values: list[int | float] = field(default_factory=list)
+    #: (value, percent) of TOLERANCE
+    tolerances: list[tuple[float, bool]] = field(default_factory=list)
+    other: str = ""
+
+
+Command = Run | Copy | Expect
+
+
+@dataclass
+class AmberScript:
+    path: Path
+    shaders: dict[str, Shader] = field(default_factory=dict)
+    buffers: dict[str, Buffer] = field(default_factory=dict)
+    pipelines: dict[str, Pipeline] = field(default_factory=dict)
+    commands: list[Command] = field(default_factory=list)
+    #: (name, line) of DEVICE_FEATURE / DEVICE_EXTENSION / INSTANCE_EXTENSION / DEVICE_PROPERTY
+    features: list[tuple[str, int]] = field(default_factory=list)
+    extensions: list[tuple[str, int]] = field(default_factory=list)
+    instance_extensions: list[tuple[str, int]] = field(default_factory=list)
+    properties: list[tuple[str, int]] = field(default_factory=list)

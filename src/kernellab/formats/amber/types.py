@@ -1,0 +1,75 @@
+"""AmberScript's data types and their layout in memory (std430, or std140 on request).
+
+A buffer's element is a list of components, each at a byte offset with a NumPy dtype; values
+written in ``DATA``, ``FILL`` and ``EXPECT`` fill the components in order, element after element,
+skipping padding. The rules are Amber's (docs/amber_script.md, "Buffers"): a vec3 (and a matrix
+column of three rows) takes the room of a vec4; in std140 every matrix column takes a vec4's.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SCALARS = {"int8": "int8", "uint8": "uint8", "int16": "int16", "uint16": "uint16", "int32": "int32",
+           "uint32": "uint32", "int64": "int64", "uint64": "uint64", "float16": "float16", "float": "float32",
+           "double": "float64"}
+#: the numeric kinds of VkFormat component names (``R32G32B32A32_SFLOAT``)
+FORMAT_KINDS = {"SFLOAT": "float", "UINT": "uint", "SINT": "int"}
+
+_VEC = re.compile(r"^vec([234])<(\w+)>$")
+_MAT = re.compile(r"^mat([234])x([234])<(\w+)>$")
+_FORMAT = re.compile(r"^((?:[RGBA]\d+)+)_(\w+)$")
+
+
+class TypeError_(ValueError):
+    """A type name AmberScript does not have (or kernellab does not lay out yet)."""
+
+
+@dataclass(frozen=True)
+class Element:
+    """One element of a buffer: components (byte offset, dtype) and its size with padding."""
+
+    name: str
+    components: tuple[tuple[int, str], ...]
+    size: int
+
+    @property
+    def is_float(self) -> bool:
+        return all(d.startswith("float") for _, d in self.components)
+
+
+def _dtype_size(dtype: str) -> int:
+    return int(re.sub(r"\D", "", dtype)) // 8
+
+
+def _columns(name: str, dtype: str, cols: int, rows: int, std140: bool) -> Element:
+    size = _dtype_size(dtype)
+    padded = 4 if rows == 3 or (std140 and cols > 1) else rows
+    comps = tuple((c * padded * size + r * size, dtype) for c in range(cols) for r in range(rows))
+    return Element(name, comps, cols * padded * size)
+
+
+def element(name: str, std140: bool = False) -> Element:
+    """The layout of a ``DATA_TYPE`` or ``FORMAT`` name; raises :class:`TypeError_`."""
+    if name in SCALARS:
+        return _columns(name, SCALARS[name], 1, 1, std140)
+    m = _VEC.match(name)
+    if m and m.group(2) in SCALARS:
+        return _columns(name, SCALARS[m.group(2)], 1, int(m.group(1)), std140)
+    m = _MAT.match(name)
+    if m and m.group(3) in SCALARS:
+        return _columns(name, SCALARS[m.group(3)], int(m.group(1)), int(m.group(2)), std140)
+    m = _FORMAT.match(name)
+    if m and m.group(2) in FORMAT_KINDS:
+        bits = [int(b) for b in re.findall(r"\d+", m.group(1))]
+        kind = FORMAT_KINDS[m.group(2)]
+        offset, comps = 0, []
+        for b in bits:
+            dtype = f"{kind}{b}"
+            if dtype not in SCALARS.values():
+                raise TypeError_(f"format {name}: {b}-bit {m.group(2)} components are not supported")
+            comps.append((offset, dtype))
+            offset += b // 8
+        return Element(name, tuple(comps), offset)
+    raise TypeError_(f"unknown data type {name!r} (expected int8..uint64, float16, float, double, "
+                     "vecN<T>, matCxR<T> or a format such as R32G32B32A32_SFLOAT)")

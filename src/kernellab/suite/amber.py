@@ -1,0 +1,116 @@
+"""Running an AmberScript file: its scenarios on a session, its EXPECTs checked.
+
+The file becomes scenario files (``formats.amber``) in a folder of the cache named by the file's
+content, so a suite that runs it again reads the same files. Outcomes: ``pass`` (every EXPECT
+holds), ``fail`` (one does not; each failure names its line), ``skip`` (the device lacks a
+DEVICE_FEATURE / DEVICE_EXTENSION the file requires: Amber's own verdict for it too).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernellab.formats.amber.materialize import Checkpoint
+from kernellab.formats.amber.script import AmberScript, Expect
+from kernellab.suite.expectations import AMBER_SUFFIX, Check, OutputComparison, ProbeExpectation
+
+
+def is_amber(path: str | Path) -> bool:
+    return Path(path).suffix == AMBER_SUFFIX
+
+
+def checks_of(script: AmberScript, expects: list[Expect]) -> list[Check]:
+    """The EXPECTs as the suite's expectation kinds: each value at its byte offset and type."""
+    out: list[Check] = []
+    for e in expects:
+        where = f"{script.path.name}:{e.line}"
+        elem = script.buffers[e.buffer].element
+        if e.other:
+            tol = e.tolerances[0][0] if e.tolerances else None
+            out.append(OutputComparison(e.buffer, e.comparator, e.other, elem.components[0][1], tol, where, e.text))
+            continue
+        components = []
+        for i in range(len(e.values)):
+            k, rest = i // len(elem.components), i % len(elem.components)
+            offset, dtype = elem.components[rest]
+            components.append((e.offset + k * elem.size + offset, dtype))
+        values = tuple(float(v) if dtypes_float(dtype) else v for (_, dtype), v in zip(components, e.values))
+        out.append(ProbeExpectation(e.buffer, e.comparator, tuple(components), values,
+                                    e.tolerances[0] if e.tolerances else None, where, e.text))
+    return out
+
+
+def dtypes_float(dtype: str) -> bool:
+    return dtype.startswith("float")
+
+
+@dataclass
+class AmberTest:
+    script: AmberScript
+    checkpoints: list[Checkpoint]
+    checks: list[list[Check]] = field(default_factory=list)
+
+
+def prepare(path: str | Path, folder: Path | None = None) -> AmberTest:
+    """Parse ``path``, write its scenarios and turn its EXPECTs into checks per checkpoint."""
+    from kernellab.compile.amber import prepare as write
+
+    script, checkpoints = write(path, folder)
+    return AmberTest(script, checkpoints, [checks_of(script, c.expects) for c in checkpoints])
+
+
+def missing_requirements(script: AmberScript, device: int) -> list[str]:
+    """What the file requires that the device lacks ("DEVICE_FEATURE shaderFloat64 (line 3)")."""
+    from kernellab.backends.vulkan_supported import supported
+
+    have = supported(device)
+    missing = []
+    for name, line in script.features:
+        if not have.feature(name):
+            missing.append(f"DEVICE_FEATURE {name} (line {line})")
+    for name, line in script.extensions:
+        if name not in have.extensions:
+            missing.append(f"DEVICE_EXTENSION {name} (line {line})")
+    for name, line in script.instance_extensions:
+        if name not in have.instance_extensions:
+            missing.append(f"INSTANCE_EXTENSION {name} (line {line})")
+    for name, line in script.properties:
+        if not have.feature(name):
+            missing.append(f"DEVICE_PROPERTY {name} (line {line})")
+    return missing
+
+
+@dataclass
+class AmberOutcome:
+    #: pass | fail | skip
+    status: str
+    report: str = ""
+    phases: list[Any] = field(default_factory=list)
+
+
+def run_amber(session: Any, path: str | Path) -> AmberOutcome:
+    """Run every checkpoint of the file on ``session`` and check its EXPECTs."""
+    from kernellab.suite.compare import check_all
+
+    test = prepare(path)
+    missing = missing_requirements(test.script, session.device_info.index)
+    if missing:
+        return AmberOutcome("skip", "the device lacks " + ", ".join(missing))
+    buffers = list(test.script.buffers)
+    failures = []
+    phases: list[Any] = []
+    for checkpoint, checks in zip(test.checkpoints, test.checks):
+        run = session.run_workload(checkpoint.scenario, outputs=buffers)
+        phases.extend(run.phases)
+        data = {name: run.outputs[name].tobytes() for name in buffers}
+        for name, b in test.script.buffers.items():
+            size = len(b.values) // len(b.element.components) * b.element.size
+            data[name] = data[name][:size]
+        result = check_all(checks, data)
+        if not result.ok:
+            failures.append(result.report())
+    if failures:
+        return AmberOutcome("fail", "\n".join(failures), phases)
+    count = sum(len(c) for c in test.checks)
+    return AmberOutcome("pass", f"{count} EXPECT{'s' if count != 1 else ''} hold", phases)

@@ -1,0 +1,87 @@
+"""AmberScript files run on lavapipe: `kernellab run` exit statuses, `kernellab test` on .amber files."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FILES = Path(__file__).resolve().parent.parent / "amber"
+CASES = sorted(FILES.glob("*.amber"))
+
+
+def cli(*args: object, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kernellab", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env={**os.environ, "XDG_RUNTIME_DIR": "/tmp"}, timeout=300)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_each_feature_file_passes_and_a_changed_expectation_fails(case, tmp_path):
+    ok = cli("run", case, cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    text = case.read_text()
+    last = text.rstrip().splitlines()[-1]
+    assert last.startswith("EXPECT")
+    # the negative control: the last EXPECT made false must fail, naming its line
+    if "EQ_BUFFER want" in last:
+        bad = last.replace("EQ_BUFFER want", "EQ_BUFFER in")
+    elif "RMSE_BUFFER" in last:
+        bad = last.replace("TOLERANCE 0.01", "TOLERANCE 0.00001")
+    else:
+        words = last.split()
+        words[-1] = str(int(words[-1]) + 1) if words[-1].lstrip("-").isdigit() else str(float(words[-1]) + 9)
+        bad = " ".join(words)
+    (tmp_path / case.name).write_text(text.replace(last, bad))
+    failed = cli("run", tmp_path / case.name, cwd=tmp_path)
+    line = len(text.rstrip().splitlines())
+    assert failed.returncode == 1, failed.stderr
+    assert f"{case.name}:{line}: {bad}" in failed.stderr
+
+
+def test_a_missing_feature_is_a_skip_with_77(tmp_path):
+    text = (FILES / "glsl_storage.amber").read_text()
+    (tmp_path / "t.amber").write_text("DEVICE_EXTENSION VK_KHRX_no_such_extension\n" + text)
+    r = cli("run", tmp_path / "t.amber", cwd=tmp_path)
+    assert r.returncode == 77, r.stderr
+    assert "DEVICE_EXTENSION VK_KHRX_no_such_extension (line 1)" in r.stderr
+
+
+def test_bad_input_and_graphics_exit_2_naming_the_place(tmp_path):
+    (tmp_path / "g.amber").write_text("#!amber\nPIPELINE graphics g\nEND\n")
+    r = cli("run", tmp_path / "g.amber", cwd=tmp_path)
+    assert r.returncode == 2 and "g.amber: line 2, column 10: graphics pipelines are not supported" in r.stderr
+    (tmp_path / "b.amber").write_text("BUFFER b DATA_TYPE uint32 SIZE x\n")
+    r = cli("run", tmp_path / "b.amber", cwd=tmp_path)
+    assert r.returncode == 2 and "b.amber: line 1, column 32:" in r.stderr
+
+
+def test_kernellab_test_takes_amber_files_and_folders(tmp_path):
+    r = cli("test", FILES, "--jobs", "2", "--json", "--progress", "off", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    results = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(results) == len(CASES) and {d["status"] for d in results} == {"pass"}
+    text = (FILES / "push_constant.amber").read_text()
+    (tmp_path / "bad.amber").write_text(text.replace("EQ 7 10 13 16", "EQ 7 10 13 17"))
+    (tmp_path / "skip.amber").write_text("DEVICE_FEATURE NoSuchFeatures.noSuchFeature\n" + text)
+    r = cli("test", tmp_path / "bad.amber", tmp_path / "skip.amber", "--json", "--progress", "off", cwd=tmp_path)
+    assert r.returncode == 1
+    by_id = {d["id"]: d for d in map(json.loads, r.stdout.splitlines())}
+    assert by_id["bad.amber"]["status"] == "fail" and "bad.amber:21: EXPECT out IDX 0 EQ 7 10 13 17" in by_id["bad.amber"]["message"]
+    assert by_id["skip.amber"]["outcome"] == "skip"
+
+
+def test_import_writes_scenarios_that_kernellab_test_runs_to_the_same_verdict(tmp_path):
+    out = tmp_path / "imported"
+    r = cli("import", FILES / "checkpoints.amber", "-o", out, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in out.glob("*.expect.json")) == ["checkpoints.checkpoint2.expect.json",
+                                                                 "checkpoints.expect.json"]
+    assert cli("test", out, "--progress", "off", cwd=tmp_path).returncode == 0
+    assert cli("run", out / "checkpoints.json", "--check", cwd=tmp_path).returncode == 0
+    sidecar = out / "checkpoints.checkpoint2.expect.json"
+    sidecar.write_text(sidecar.read_text().replace("0.25", "0.3"))
+    r = cli("test", out, "--progress", "off", "--no-rerun", cwd=tmp_path)
+    assert r.returncode == 1 and "checkpoints.amber:22: EXPECT v IDX 0 EQ 2.0 1.0 0.5 0.3" in r.stderr
