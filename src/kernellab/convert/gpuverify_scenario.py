@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -140,6 +140,7 @@ def _exportable_dispatches(scenario: m.Scenario, path: Path) -> list[_Dispatch]:
     for n, c in enumerate(scenario.commands):
         if isinstance(c, m.DispatchCompute):
             shader = scenario.by_uid[c.shader_ref]
+            assert isinstance(shader, m.Shader)  # the reader checked the reference
             if shader.type != "OpenCL-C":
                 problems.append(Problem(str(path), json_pointer(["commands", n]),
                                         f"dispatch of {shader.type} shader \"{shader.uid}\": only OpenCL C "
@@ -204,7 +205,7 @@ class _Exporter:
         self.buffers: dict[str, OpenCLBuffer] = {}
         for r in scenario.resources:
             if isinstance(r, m.Buffer):
-                self.buffers[r.uid] = backend.alloc_buffer(r.size, r.uid)
+                self.buffers[r.uid] = cast(OpenCLBuffer, backend.alloc_buffer(r.size, r.uid))
                 data = npy.load_bytes(r.src_path) if r.src_path is not None else np.zeros(r.size, np.uint8)
                 backend.write_buffer(self.buffers[r.uid], np.asarray(data)[:r.size])
         self.push_data = {r.uid: bytes(npy.load_bytes(r.src_path)) for r in scenario.resources
@@ -282,6 +283,7 @@ class _Exporter:
                                       f"kernel argument {a.index} ({a.name}) is buffer argument "
                                       f"{binding} but binding (set 0, id {binding}) is not bound")])
         res = self.scenario.by_uid[uid]
+        assert isinstance(res, m.Buffer)  # a binding names a buffer here (the dispatch was checked)
         name = f"d{k}_arg{a.index}.bin"
         with outs.open(self.out / name) as fh:
             fh.write(self.backend.read_buffer(self.buffers[uid]).tobytes())

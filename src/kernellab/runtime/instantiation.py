@@ -721,7 +721,7 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
                             with outs.open(dest / f"arg{n}.bin") as fh:
                                 _copy_file(same, fh)
                             continue
-                        data = same if same is not None else be.read_buffer(buf)
+                        data = same if same is not None else be.read_buffer(buf).tobytes()
                         outs.bytes(dest / f"arg{n}.bin",
                                    _from_device_order(data, program.args[n].type.dtype, inst.byteorder))
             written = outs.commit()
