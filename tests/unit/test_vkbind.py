@@ -99,3 +99,14 @@ def test_a_device_is_opened_and_a_buffer_mapped_through_the_binding(vk) -> None:
     vk.vkFreeMemory(device, memory, None)
     vk.vkDestroyDevice(device, None)
     vk.vkDestroyInstance(inst, None)
+
+
+def test_a_plain_device_enables_no_instance_extension_it_was_not_asked_for(vk) -> None:
+    from kernellab.backends.vulkan_device import Instance
+
+    if not Instance.shared().physical_devices:
+        pytest.skip("no Vulkan device")
+    assert Instance.shared().extensions == ()
+    # --enable-gpu-debug-markers gets an instance of its own with VK_EXT_debug_utils (where the loader has it)
+    assert Instance.with_debug_utils() is not Instance.shared()
+    assert set(Instance.with_debug_utils().extensions) <= {"VK_EXT_debug_utils"}

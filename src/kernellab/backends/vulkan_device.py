@@ -61,15 +61,24 @@ class Instance:
 
     @classmethod
     def shared(cls) -> Instance:
+        """The plain instance: no layer, no extension (a run enables only what it asks for)."""
         if cls._shared is None:
-            # VK_EXT_debug_utils when the loader has it: --enable-gpu-debug-markers labels commands
+            cls._shared = Instance()
+        return cls._shared
+
+    _with_debug_utils: Instance | None = None
+
+    @classmethod
+    def with_debug_utils(cls) -> Instance:
+        """An instance with VK_EXT_debug_utils when the loader has it (--enable-gpu-debug-markers)."""
+        if cls._with_debug_utils is None:
             vk = nvk.compute()
             try:
                 have = {e.extensionName for e in vk.vkEnumerateInstanceExtensionProperties(None)}
             except vk.VkError:
                 have = set()
-            cls._shared = Instance(extensions=[e for e in (_DEBUG_UTILS,) if e in have])
-        return cls._shared
+            cls._with_debug_utils = Instance(extensions=[e for e in (_DEBUG_UTILS,) if e in have])
+        return cls._with_debug_utils
 
     def proc(self, name: str) -> Any:
         """An instance-level extension function (None when the instance lacks it)."""
@@ -205,7 +214,7 @@ class VulkanDevice:
 
     # --- opening the device --------------------------------------------------------------------
     def _physical_device(self) -> Any:
-        inst = Instance.shared()
+        inst = Instance.with_debug_utils() if self.options.debug_markers and not self.options.ml else Instance.shared()
         physical = inst.physical_devices[self.info.index]
         if not self.options.ml:
             return physical
@@ -427,7 +436,7 @@ class VulkanDevice:
 
     def _debug_label_functions(self) -> tuple[Any, Any] | None:
         """(vkCmdBeginDebugUtilsLabelEXT, vkCmdEndDebugUtilsLabelEXT), or None without the extension."""
-        inst = Instance.shared() if not self.options.ml else None
+        inst = Instance.with_debug_utils() if not self.options.ml else None
         if inst is None or _DEBUG_UTILS not in inst.extensions:
             log.warning("--enable-gpu-debug-markers: %s is not available here; no labels", _DEBUG_UTILS)
             return None
