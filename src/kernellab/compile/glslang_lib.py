@@ -8,8 +8,10 @@ renamed entry point goes to the tool, as does any host without the library.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -125,8 +127,29 @@ def compile_in_process(source: bytes, stage: str, target_env: str, glsl_version:
     return out.raw
 
 
+_VERSION = re.compile(rb"^[ \t]*#[ \t]*version[ \t]+(\d+)(?:[ \t]+(es|core|compatibility))?", re.MULTILINE)
+#: (stage, target, #version line, override) whose built-in symbol tables this process holds
+_warm: set[tuple[str, str, bytes, int | None]] = set()
+
+
+def _warm_up(source: bytes, stage: str, target_env: str, glsl_version: int | None) -> None:
+    """Have glslang build, in this process, the built-in symbol tables a shader of this version,
+    profile, stage and target needs (most of a first compile's cost), by compiling an empty shader
+    of kernellab's own; each forked child then finds them built."""
+    found = _VERSION.search(source)
+    line = found.group(0).strip() if found else b""
+    key = (stage, target_env, line, glsl_version)
+    if key in _warm:
+        return
+    _warm.add(key)
+    layout = b"layout(local_size_x = 1) in;\n" if stage == "compute" else b""
+    with contextlib.suppress(CompileFailed):  # a version glslang refuses: the child reports it
+        compile_in_process(line + b"\n" + layout + b"void main() {}\n", stage, target_env, glsl_version)
+
+
 def compile_contained(source: bytes, stage: str, target_env: str, glsl_version: int | None) -> bytes:
     """:func:`compile_in_process` in a forked child: the module, or :class:`CompileFailed`."""
+    _warm_up(source, stage, target_env, glsl_version)
     return contained(compile_in_process, source, stage, target_env, glsl_version)
 
 
