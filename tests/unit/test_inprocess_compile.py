@@ -60,3 +60,18 @@ def test_validation_through_the_library(glslang: None) -> None:
     assert spirv_tools_lib.is_valid(module, "vulkan1.2") is True
     assert spirv_tools_lib.is_valid(module[:-8], "vulkan1.2") is False
     assert spirv_tools_lib.is_valid(module, "not-an-environment") is None
+
+
+def test_a_process_with_other_threads_uses_the_tool(glslang: None) -> None:
+    import threading
+
+    assert glslang_lib.supports("vulkan1.2", "compute")
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:  # a fork now could copy a lock another thread holds
+        assert not glslang_lib.supports("vulkan1.2", "compute")
+        assert spirv_tools_lib.is_valid(b"\x03\x02\x23\x07" + bytes(16), "vulkan1.2") is None
+    finally:
+        stop.set()
+        other.join()

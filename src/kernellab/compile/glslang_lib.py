@@ -96,7 +96,13 @@ def libraries() -> tuple[ctypes.CDLL, ctypes.CDLL, ctypes.CDLL] | None:
 
 
 def supports(target_env: str, stage: str) -> bool:
-    return target_env in _TARGETS and stage in _STAGES and libraries() is not None
+    """Whether a forked compile can serve: the target and stage are ones it maps, the library is
+    there, and this process runs one thread (a child forked while another thread holds a lock,
+    glslang's own included, would wait for it for ever)."""
+    import threading
+
+    return target_env in _TARGETS and stage in _STAGES and threading.active_count() == 1 and \
+        libraries() is not None
 
 
 def compile_in_process(source: bytes, stage: str, target_env: str, glsl_version: int | None) -> bytes:

@@ -55,8 +55,10 @@ def _validate(data: bytes, env: int) -> bytes:
 
 def is_valid(data: bytes, env_name: str) -> bool | None:
     """Whether ``data`` is a valid module for ``env_name`` (None: the library cannot say)."""
+    import threading
+
     env = target_env(env_name)
-    if env is None or len(data) % 4:
+    if env is None or len(data) % 4 or threading.active_count() > 1:  # see glslang_lib.supports
         return None
     try:
         return contained(_validate, data, env) == b"valid"
