@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kernellab.backends.base import BackendOptions
 from kernellab.backends.opencl import OpenCLBackend
 from kernellab.formats.pyschedcl.spec import load_spec
 from kernellab.runtime.host_data import fill_inputs
-from kernellab.runtime.partition import Session, choose_targets, execute
-from kernellab.runtime.spec_scenario import run_unsplit
+from kernellab.runtime.partition import Session, choose_targets, execute, plan_parts
+from kernellab.runtime.spec_scenario import Part, run_split, run_unsplit, split_scenario
 
 from test_pyschedcl_helpers import MATMUL, SCALE4, vecadd_spec, write_spec
 
@@ -18,7 +19,8 @@ from test_pyschedcl_helpers import MATMUL, SCALE4, vecadd_spec, write_spec
 @pytest.fixture(scope="module")
 def pocl():
     cpu, gpu = choose_targets("pocl")
-    with Session(cpu, gpu) as session, OpenCLBackend.open("Portable Computing Language") as backend:
+    timed = BackendOptions(timestamps=True)
+    with Session(cpu, gpu) as session, OpenCLBackend.open("Portable Computing Language", timed) as backend:
         yield session, backend
 
 
@@ -56,3 +58,40 @@ def test_local_arguments_and_vector_types_through_the_executor(tmp_path, pocl):
             "varArguments": [{"pos": 1, "type": "int", "value": "3"}],
             "localArguments": [{"pos": 2, "type": "int4", "size": "8"}]}
     same_as_partition_runner(pocl, write_spec(tmp_path, "scale4", SCALE4, spec), {"dataset": 24})
+
+
+@pytest.mark.parametrize("split", ["subbuffer", "offset"])
+@pytest.mark.parametrize("partition", [3, 8])
+def test_split_dispatch_on_one_device(tmp_path, pocl, split, partition):
+    """One dispatch per part; in subbuffer mode a part binds a range of each buffer where the split
+    is aligned for sub-buffers and rows of its own elsewhere."""
+    session, backend = pocl
+    kernel = load_spec(vecadd_spec(tmp_path)).resolve({"dataset": 640})
+    host = fill_inputs(kernel, seed=2)
+    parts = [Part(role, start, count) for role, start, count in plan_parts(kernel, partition)]
+    # both splits are aligned for sub-buffers: partition 3 takes rows of its own as the unaligned would
+    assert parts[1].start * 4 % session.lanes["cpu"].align == 0
+    ranged = {0, 1, 2} if partition == 8 else set()
+    run = run_split(kernel, host, parts, split, backend, ranged)
+    assert sorted(run.kernel_times) == ["cpu", "gpu"]
+    if split == "offset" or ranged:
+        out = run.outputs[2]
+        assert 2 not in run.copies
+    else:
+        assert 2 not in run.outputs
+        out = np.concatenate([a for _, a in run.copies[2]])
+    if split == "subbuffer":  # in offset mode the kernel's bound n is the part's size, not its end
+        assert np.array_equal(out, host[0] + host[1])
+    assert out.any()
+    assert np.array_equal(out, execute(session, kernel, host, partition, split).outputs[2])
+
+
+def test_split_scenario_binds_each_part_its_rows(tmp_path):
+    kernel = load_spec(vecadd_spec(tmp_path)).resolve({"dataset": 96})
+    shaped = split_scenario(kernel, fill_inputs(kernel), [Part("gpu", 0, 48), Part("cpu", 48, 48)], "subbuffer",
+                            {0, 1, 2})
+    ranges = [[b.buffer_range for b in c.bindings] for c in shaped.scenario.commands]
+    assert ranges == [[(0, 192)] * 3, [(192, 192)] * 3]
+    assert [c.global_size for c in shaped.scenario.commands] == [(48,), (48,)]
+    assert shaped.pushes == {"push_constants.gpu": (48).to_bytes(4, "little"),
+                             "push_constants.cpu": (48).to_bytes(4, "little")}
