@@ -228,6 +228,9 @@ class Binding(Node):
               description="mip level to bind; absent: the whole chain (sampled) or level 0 (storage)")
     descriptor_type = Enum("VK_DESCRIPTOR_TYPE_AUTO", "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
                            default="VK_DESCRIPTOR_TYPE_AUTO")
+    #: in memory only (a part of a split PySchedCL dispatch, never read from a file): the bytes
+    #: (offset, size) of the buffer the binding sees, from its offset as byte 0 (an OpenCL sub-buffer)
+    buffer_range: tuple[int, int] | None = None
 
 
 class Command(Node):

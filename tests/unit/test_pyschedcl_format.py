@@ -181,3 +181,13 @@ def test_json_schema_describes_the_fields():
         assert pattern.match(ok), ok
     for bad in ("float3", "size_t", "vec4"):
         assert not pattern.match(bad), bad
+
+
+def test_a_backend_without_buffer_views_refuses_a_binding_range():
+    from kernellab.backends.null import NullBackend
+    from kernellab.errors import UsageError
+
+    backend = NullBackend(NullBackend.devices()[0])
+    buf = backend.alloc_buffer(64, "b")
+    with pytest.raises(UsageError, match="cannot bind a range of buffer 'b'"):
+        backend.sub_buffer(buf, 0, 32)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 from collections.abc import Mapping, Sequence
 
 from kernellab import compiler_options
-from kernellab.errors import KernellabError
+from kernellab.errors import KernellabError, UsageError
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
 from kernellab.native.devices import DEVICE_KINDS, DeviceInfo, choose_device  # noqa: F401
 
@@ -571,6 +571,11 @@ class Backend(abc.ABC):
             raise ValueError(f"buffer {buf.uid!r}: write of {view.nbytes} bytes at {offset} exceeds its "
                              f"{buf.size} bytes")
         self._write_buffer(buf, view, offset)
+
+    def sub_buffer(self, buf: Buffer, offset: int, size: int) -> Buffer:
+        """``size`` bytes of ``buf`` from ``offset``, bound as a buffer of their own (a split
+        dispatch's part sees its rows only); backends without buffer views refuse it."""
+        raise UsageError(f"the {self.name} backend cannot bind a range of buffer {buf.uid!r}")
 
     def clear_buffer(self, buf: Buffer) -> None:
         """Set every byte of ``buf`` to zero."""

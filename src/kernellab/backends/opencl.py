@@ -193,6 +193,14 @@ class OpenCLBackend(Backend):
         return "oclgrind" in str(self.device.details.get("platform", "")).lower()
 
     # --- memory ---------------------------------------------------------------------------
+    def sub_buffer(self, buf: Buffer, offset: int, size: int) -> OpenCLBuffer:
+        """A sub-buffer: no copy; ``offset`` must be a multiple of the device's base address
+        alignment (the caller chooses aligned splits, the driver refuses others)."""
+        assert isinstance(buf, OpenCLBuffer)
+        mem = ncl.guarded(f"clCreateSubBuffer({buf.uid}, {offset}+{size})", buf.mem.get_sub_region, offset, size)
+        self._mems.append(mem)
+        return OpenCLBuffer(mem, size, f"{buf.uid}[{offset}:{offset + size}]")
+
     def _alloc_buffer(self, size: int, uid: str) -> OpenCLBuffer:
         cl = self._cl
         mem = ncl.guarded(f"clCreateBuffer({uid or size})", cl.Buffer, self.context, cl.mem_flags.READ_WRITE, size)

@@ -295,6 +295,8 @@ class Executor:
         self.lease: BackendLease = lease or OwnBackend()
         self.report = RunReport()
         self.buffers: dict[str, Buffer] = {}
+        #: views of buffer ranges that bindings name (in-memory split dispatches)
+        self._ranges: dict[tuple[str, tuple[int, int]], Buffer] = {}
         self.images: dict[str, Image] = {}
         self.programs: dict[tuple[str, tuple[BindingSlot, ...]], Program] = {}
         self.push_data: dict[str, bytes] = {}
@@ -675,7 +677,9 @@ class Executor:
         bound: dict[tuple[int, int], Buffer | ImageBinding] = {}
         slots = {(s.set, s.id): s.descriptor for s in self._slots(c)}
         for b in c.bindings:
-            if b.resource_ref in self.buffers:
+            if b.resource_ref in self.buffers and b.buffer_range is not None:
+                bound[(b.set, b.id)] = self._buffer_range(b.resource_ref, b.buffer_range)
+            elif b.resource_ref in self.buffers:
                 bound[(b.set, b.id)] = self.buffers[b.resource_ref]
             elif b.resource_ref in self.images:
                 # a storage descriptor sees one level: the lod asked for, else level 0
@@ -684,6 +688,15 @@ class Executor:
             elif self.ml is not None and b.resource_ref in self.ml.tensors:
                 bound[(b.set, b.id)] = self.ml.tensors[b.resource_ref]
         return bound
+
+    def _buffer_range(self, uid: str, rng: tuple[int, int]) -> Buffer:
+        """The view of a binding's range of a buffer, made once per run (it lives as long as the buffer)."""
+        key = (uid, rng)
+        view = self._ranges.get(key)
+        if view is None:
+            assert self.backend is not None
+            view = self._ranges[key] = self.backend.sub_buffer(self.buffers[uid], rng[0], rng[1])
+        return view
 
     # --- run -----------------------------------------------------------------------------------
     def run_commands(self, backend: Backend, outputs: OutputSet, capture: bool) -> list[CommandTiming]:
