@@ -76,6 +76,7 @@ def prove_test(path: Path, timeout: float) -> dict[str, Any]:
     from kernellab.spirvsim.module import Unsupported
     try:
         spirv = opencl.compile_source(path, clang)
+        ir = opencl.source_ir(path, clang)
     except Unsupported as exc:
         out["kernels"]["*"] = {"verdict": "unknown", "reason": f"unsupported construct: {exc.problems[0].message}"}
         return out
@@ -92,7 +93,7 @@ def prove_test(path: Path, timeout: float) -> dict[str, Any]:
                 if k < len(args):
                     args[k].value = value
             launch = opencl.launch(compiled, gsize, local, args, offset)  # type: ignore[arg-type]
-            o = engine.prove(compiled.module, launch, timeout=timeout)
+            o = opencl.guarded(engine.prove(compiled.module, launch, timeout=timeout), ir, compiled.module, name)
         except Exception as exc:
             out["kernels"][name] = {"verdict": "unknown", "reason": f"unsupported: {str(exc).strip()[:200]}"}
             continue
@@ -159,7 +160,15 @@ def run_in_worker(path: Path, timeout: float) -> dict[str, Any]:
     return r
 
 
-def main(argv: list[str] | None = None) -> int:
+#: tests whose expected verdict rests on a reading of OpenCL C that kernellab does not share, and
+#: why (docs/verify-prove.md, "Where kernellab and GPUVerify differ"); not counted as unsound
+SPEC_CONFLICTS = {
+    "reducedstrengthnonloopbug": "the kernel is empty; the race is in a function no kernel calls, which "
+                                 "no launch runs (OpenCL C 1.2 s3.2: a launch executes the kernel's body)",
+}
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--suite", type=Path, default=DEFAULT_SUITE)
     ap.add_argument("--jobs", type=int, default=1)
@@ -172,21 +181,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", action="store_true",
                     help="prove in --jobs long-lived worker processes (faster; a hung proof is not killed) "
                          "instead of one process per test")
-    a = ap.parse_args(argv)
-    if a.one:
-        print(json.dumps(prove_test(a.one, a.timeout)))
-        return 0
-    tests = sorted(a.suite.rglob("kernel.cl"))
-    if a.only:
-        tests = [t for t in tests if a.only in str(t.parent.relative_to(a.suite))]
+    return ap.parse_args(argv)
+
+
+def _logged(log: Path | None) -> dict[str, dict[str, Any]]:
+    """The results of a resumed run's log, by test path."""
     done: dict[str, dict[str, Any]] = {}
-    if a.log and a.log.exists():
-        for line in a.log.read_text().splitlines():
+    if log and log.exists():
+        for line in log.read_text().splitlines():
             if line.strip():
                 item = json.loads(line)
                 done[item["path"]] = item["result"]
+    return done
 
+
+def run_tests(tests: list[Path], a: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every test's result, in the order of ``tests``, ``a.jobs`` at a time."""
     from concurrent.futures import ProcessPoolExecutor
+    done = _logged(a.log)
     workers = ProcessPoolExecutor(max(1, a.jobs)) if a.workers else None
 
     def one(t: Path) -> dict[str, Any]:
@@ -208,14 +220,23 @@ def main(argv: list[str] | None = None) -> int:
         results = list(pool.map(one, tests))
     if workers is not None:
         workers.shutdown(cancel_futures=True)
-    rows = []
-    for t, r in zip(tests, results):
-        test = read_test(t, a.suite)
-        got = outcome(r, test.options)
-        reasons = sorted({k.get("reason") or "" for k in r.get("kernels", {}).values() if k["verdict"] == "unknown"})
-        rows.append({"id": test.id, "expected": test.expectation, "got": got, "class": classify(test.expectation, got),
-                     "reasons": reasons, "error": r.get("error"), "wall": r.get("wall"),
-                     "kernels": r.get("kernels", {})})
+    return results
+
+
+def row(test: Any, r: dict[str, Any]) -> dict[str, Any]:
+    """One test's line of the table."""
+    got = outcome(r, test.options)
+    reasons = sorted({k.get("reason") or "" for k in r.get("kernels", {}).values() if k["verdict"] == "unknown"})
+    cls = classify(test.expectation, got)
+    if test.id in SPEC_CONFLICTS and cls.endswith("(UNSOUND)"):
+        cls = "xfail: proven (spec-conflict)"
+    return {"id": test.id, "expected": test.expectation, "got": got, "class": cls, "reasons": reasons,
+            "error": r.get("error"), "wall": r.get("wall"), "kernels": r.get("kernels", {})}
+
+
+def report(rows: list[dict[str, Any]]) -> list[str]:
+    """The table, the share of ``//pass`` tests proven, and the unsound tests (printed); returns
+    the unsound tests' ids."""
     table = Counter(r["class"] for r in rows)
     print("| outcome | tests |\n|---|---|")
     for k, n in sorted(table.items()):
@@ -229,6 +250,20 @@ def main(argv: list[str] | None = None) -> int:
     print("\n| unknown reason | tests |\n|---|---|")
     for k, n in why.most_common():
         print(f"| {k} | {n} |")
+    return unsound
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = _arguments(argv)
+    if a.one:
+        print(json.dumps(prove_test(a.one, a.timeout)))
+        return 0
+    tests = sorted(a.suite.rglob("kernel.cl"))
+    if a.only:
+        tests = [t for t in tests if a.only in str(t.parent.relative_to(a.suite))]
+    results = run_tests(tests, a)
+    rows = [row(read_test(t, a.suite), r) for t, r in zip(tests, results)]
+    unsound = report(rows)
     if a.json:
         a.json.write_text(json.dumps(rows, indent=1))
     return 1 if unsound else 0

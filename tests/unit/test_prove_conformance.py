@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from conformance.gpuverify_prove import classify, kernel_args, outcome, sizes  # noqa: E402
+from conformance.gpuverify_prove import classify, kernel_args, outcome, row, sizes  # noqa: E402
 
 
 def test_sizes_from_the_header() -> None:
@@ -30,3 +30,12 @@ def test_outcome_and_classes() -> None:
     assert classify("NOT_ALL_VERIFIED", "proven") == "xfail: proven (UNSOUND)"
     assert classify("pass", "defect") == "pass: defect (false alarm)"
     assert classify("CLANG_ERROR", "error").startswith("xfail:CLANG_ERROR")
+
+
+def test_a_spec_conflict_is_not_counted_unsound() -> None:
+    from types import SimpleNamespace
+    proven = {"kernels": {"foo": {"verdict": "proven"}}}
+    conflict = SimpleNamespace(id="reducedstrengthnonloopbug", expectation="NOT_ALL_VERIFIED", options=[])
+    assert row(conflict, proven)["class"] == "xfail: proven (spec-conflict)"
+    other = SimpleNamespace(id="misc/fail/miscfail8", expectation="NOT_ALL_VERIFIED", options=[])
+    assert row(other, proven)["class"] == "xfail: proven (UNSOUND)"

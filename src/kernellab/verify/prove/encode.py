@@ -36,6 +36,11 @@ SHARED = ("StorageBuffer", "Uniform", "Workgroup", "PushConstant")
 #: functions the engine reads as GPUVerify-style annotations (docs/verify-prove.md)
 
 
+#: ops that build, take apart or copy values without computing: :meth:`Encoder.composite`
+_COMPOSITE_OPS = ("OpCompositeExtract", "OpCompositeConstruct", "OpCompositeInsert", "OpVectorShuffle",
+                  "OpCopyObject", "OpUndef")
+
+
 class Unmodelled(Exception):
     """Something the encoding does not model: the proof's verdict is ``unknown``."""
 
@@ -596,39 +601,49 @@ class Encoder:
                 continue
             v0 = entry[rid]
             out += [z3.ULE(v0, v), z3.ULE(v, v0), v0 <= v, v <= v0]
-            steps = []
-            for e in back:
-                nxt = e.phis.get(rid)
-                if nxt is None or not z3.is_bv(nxt):
-                    continue
-                step = z3.simplify(nxt - v)
-                if not _mentions(step, loop_vars):
-                    steps.append(step)
-            # the step as the body adds it (the back edge's value may be a choice clspv's loop form makes)
-            for b in (fn.blocks[label] for label in body):
-                for inst in b.insts:
-                    if inst.op in ("OpIAdd", "OpISub") and rid in inst.words[2:4]:
-                        other = inst.words[3] if inst.words[2] == rid else inst.words[2]
-                        step = self._invariant_value(other, defined)
-                        if step is None:  # computed in the body, perhaps the same every iteration
-                            step = next((e.env[other] for e in back if other in e.env), None)
-                        if step is not None and z3.is_bv(step) and step.size() == v.size() \
-                                and not _mentions(step, loop_vars):
-                            steps.append(step)
-            for step in steps:
+            for step in self._loop_steps(rid, v, back, body, fn, defined, loop_vars):
                 if z3.is_bv_value(step) and step.as_long() in (0, 1):
                     continue
                 out.append(z3.Implies(step != 0, z3.URem(v - v0, step) == 0))
-        # bounds: comparisons of a loop variable with a loop-invariant term, wherever the body makes them
+        return out + self._bound_templates(havoc, body, fn, defined)
+
+    def _loop_steps(self, rid: int, v: Any, back: list[Edge], body: set[int], fn: Function, defined: set[int],
+                    loop_vars: list[Any]) -> list[Any]:
+        """What one iteration adds to loop variable ``rid``: the back edges' value less the
+        variable's, and the terms the body adds to or subtracts from it (the back edge's value may
+        be a choice clspv's loop form makes); only terms no loop variable changes."""
+        steps = []
+        for e in back:
+            nxt = e.phis.get(rid)
+            if nxt is None or not z3.is_bv(nxt):
+                continue
+            step = z3.simplify(nxt - v)
+            if not _mentions(step, loop_vars):
+                steps.append(step)
+        for b in (fn.blocks[label] for label in body):
+            for inst in b.insts:
+                if inst.op not in ("OpIAdd", "OpISub") or rid not in inst.words[2:4]:
+                    continue
+                other = inst.words[3] if inst.words[2] == rid else inst.words[2]
+                step = self._invariant_value(other, defined)
+                if step is None:  # computed in the body, perhaps the same every iteration
+                    step = next((e.env[other] for e in back if other in e.env), None)
+                if step is not None and z3.is_bv(step) and step.size() == v.size() \
+                        and not _mentions(step, loop_vars):
+                    steps.append(step)
+        return steps
+
+    def _bound_templates(self, havoc: dict[int, Any], body: set[int], fn: Function, defined: set[int]) -> list[Any]:
+        """Comparisons of a loop variable with a loop-invariant term, wherever the body makes
+        them: the variable below and above that bound, signed and unsigned."""
+        out: list[Any] = []
         for b in (fn.blocks[label] for label in body):
             for inst in b.insts:
                 if inst.op not in _COMPARISONS:
                     continue
                 for rid, v in havoc.items():
-                    if not z3.is_bv(v):
-                        continue
                     a_, b_ = inst.words[2], inst.words[3]
-                    if rid not in (a_, b_) or (b_ if a_ == rid else a_) in havoc:
+                    if not z3.is_bv(v) or rid not in (a_, b_) or (b_ if a_ == rid else a_) in havoc:
                         continue
                     bound = self._invariant_value(b_ if a_ == rid else a_, defined)
                     if bound is None or not z3.is_bv(bound) or bound.size() != v.size():
@@ -724,67 +739,70 @@ class Encoder:
 
     def step(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
         op, w = inst.op, inst.words
-        m = self.m
-        if op in ("OpAccessChain", "OpInBoundsAccessChain"):
-            env[w[1]] = self.access_chain(env, inst, False)
-            return
-        if op in ("OpPtrAccessChain", "OpInBoundsPtrAccessChain"):
-            env[w[1]] = self.access_chain(env, inst, True)
-            return
-        if op == "OpLoad":
-            p = self.value(env, w[2])
-            if not isinstance(p, Pointer):
-                raise self.unmodelled(inst, "a load through a pointer the engine does not follow")
-            env[w[1]] = self.load(env, pred, p, inst, m.types[w[0]])
-            return
-        if op == "OpStore":
-            p = self.value(env, w[0])
-            if not isinstance(p, Pointer):
-                raise self.unmodelled(inst, "a store through a pointer the engine does not follow")
-            v = self.value(env, w[1])
-            if p.storage in ("Function", "Private"):
-                self.private_store(env, pred, p, v, p.pointee, inst)
-            elif p.storage in ("StorageBuffer", "Workgroup"):
-                self.record(env, pred, p, max(p.pointee.size, 1), "write", inst)
-            else:
-                raise self.unmodelled(inst, f"a store to {p.storage} memory")
-            return
-        if op == "OpControlBarrier":
+        if op in ("OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain", "OpInBoundsPtrAccessChain"):
+            env[w[1]] = self.access_chain(env, inst, "Ptr" in op)
+        elif op == "OpLoad":
+            self.load_inst(env, pred, inst)
+        elif op == "OpStore":
+            self.store_inst(env, pred, inst)
+        elif op == "OpControlBarrier":
             self.barrier(env, pred, inst)
-            return
-        if op == "OpMemoryBarrier":
-            sem = self.value(env, w[1])
-            k = _const_int(sem)
-            if k is None:
-                raise self.unmodelled(inst, "a memory barrier whose semantics are not a constant")
-            self.pending_semantics |= k
-            return
-        if op.startswith("OpAtomic"):
+        elif op == "OpMemoryBarrier":
+            self.memory_barrier(env, inst)
+        elif op.startswith("OpAtomic"):
             self.atomic(env, pred, inst)
-            return
-        if op == "OpFunctionCall":
-            callee = m.functions.get(w[2])
-            name = self.annotation_name(w[2]) or m.names.get(w[2], "")
-            args = [self.value(env, a) for a in w[3:]]
-            if name in NAMES:
-                self.annotation(env, pred, inst, name, args)
-                if inst.typed:
-                    env[w[1]] = self.fresh(m.types[w[0]])
-                return
-            if callee is None or not callee.blocks:
-                raise self.unmodelled(inst, f"a call of {name or 'a function without a body'}")
-            value, out = self.run_function(callee, env, args, pred)
-            env.update({k: v for k, v in out.items() if isinstance(k, tuple) or k in ("phase_wg", "phase_sb")})
-            if w[0] in m.types and m.types[w[0]].kind != "void":
-                env[w[1]] = value
-            return
-        if op == "OpExtInst":
+        elif op == "OpFunctionCall":
+            self.call(env, pred, inst)
+        elif op == "OpExtInst":
             env[w[1]] = self.ext_inst(env, inst)
-            return
-        if not inst.typed:
+        elif not inst.typed:
             raise self.unmodelled(inst, op)
-        t = m.types[w[0]]
-        env[w[1]] = self.compute(env, inst, t)
+        else:
+            env[w[1]] = self.compute(env, inst, self.m.types[w[0]])
+
+    def load_inst(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
+        w = inst.words
+        p = self.value(env, w[2])
+        if not isinstance(p, Pointer):
+            raise self.unmodelled(inst, "a load through a pointer the engine does not follow")
+        env[w[1]] = self.load(env, pred, p, inst, self.m.types[w[0]])
+
+    def store_inst(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
+        w = inst.words
+        p = self.value(env, w[0])
+        if not isinstance(p, Pointer):
+            raise self.unmodelled(inst, "a store through a pointer the engine does not follow")
+        v = self.value(env, w[1])
+        if p.storage in ("Function", "Private"):
+            self.private_store(env, pred, p, v, p.pointee, inst)
+        elif p.storage in ("StorageBuffer", "Workgroup"):
+            self.record(env, pred, p, max(p.pointee.size, 1), "write", inst)
+        else:
+            raise self.unmodelled(inst, f"a store to {p.storage} memory")
+
+    def memory_barrier(self, env: dict[Any, Any], inst: Inst) -> None:
+        k = _const_int(self.value(env, inst.words[1]))
+        if k is None:
+            raise self.unmodelled(inst, "a memory barrier whose semantics are not a constant")
+        self.pending_semantics |= k
+
+    def call(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
+        """A call: an annotation (docs/verify-prove.md, "Annotations"), or a function run inline."""
+        m, w = self.m, inst.words
+        callee = m.functions.get(w[2])
+        name = self.annotation_name(w[2]) or m.names.get(w[2], "")
+        args = [self.value(env, a) for a in w[3:]]
+        if name in NAMES:
+            self.annotation(env, pred, inst, name, args)
+            if inst.typed:
+                env[w[1]] = self.fresh(m.types[w[0]])
+            return
+        if callee is None or not callee.blocks:
+            raise self.unmodelled(inst, f"a call of {name or 'a function without a body'}")
+        value, out = self.run_function(callee, env, args, pred)
+        env.update({k: v for k, v in out.items() if isinstance(k, tuple) or k in ("phase_wg", "phase_sb")})
+        if w[0] in m.types and m.types[w[0]].kind != "void":
+            env[w[1]] = value
 
     def annotation_name(self, fid: int) -> str | None:
         """The annotation a function is: by its name (GLSL), or the constant its body adds (clspv
@@ -888,6 +906,23 @@ class Encoder:
 
     def compute(self, env: dict[Any, Any], inst: Inst, t: Type) -> Any:
         op, w = inst.op, inst.words
+        if op in _COMPOSITE_OPS:
+            return self.composite(env, inst, t)
+        if op == "OpSelect":
+            return self.select(env, inst)
+        if op in ("OpVectorExtractDynamic", "OpVectorInsertDynamic", "OpAll", "OpAny"):
+            return self.vector_op(env, inst, t)
+        args = [self.value(env, a) for a in w[2:]]
+        if any(isinstance(a, Pointer) for a in args):
+            raise self.unmodelled(inst, f"{op} on a pointer")
+        if t.kind == "vector":
+            return tuple(self.scalar_op(inst, [a[k] if isinstance(a, tuple) else a for a in args], t.elem)
+                         for k in range(t.count))
+        return self.scalar_op(inst, args, t)
+
+    def composite(self, env: dict[Any, Any], inst: Inst, t: Type) -> Any:
+        """The ops of :data:`_COMPOSITE_OPS`: vectors and structs as tuples of their parts."""
+        op, w = inst.op, inst.words
         if op == "OpCompositeExtract":
             v = self.value(env, w[2])
             for k in w[3:]:
@@ -910,19 +945,23 @@ class Encoder:
             return tuple(both[k] if k != 0xFFFFFFFF else self.fresh(t.elem) for k in w[4:])  # type: ignore[arg-type]
         if op == "OpCopyObject":
             return self.value(env, w[2])
-        if op == "OpUndef":
-            return self.fresh(t, "undef")
-        if op == "OpSelect":
-            c, a, b = (self.value(env, x) for x in w[2:5])
-            if isinstance(c, tuple):
-                return tuple(_ite(ci, ai, bi) for ci, ai, bi in zip(c, a, b))
-            if isinstance(a, tuple):
-                return tuple(_ite(c, ai, bi) for ai, bi in zip(a, b))
-            if isinstance(a, Pointer) or isinstance(b, Pointer):
-                if isinstance(a, Pointer) and isinstance(b, Pointer) and a.root == b.root:
-                    return Pointer(a.root, a.storage, z3.If(c, a.offset, b.offset), a.pointee)
-                raise self.unmodelled(inst, "OpSelect between pointers into different variables")
-            return _ite(c, a, b)
+        return self.fresh(t, "undef")  # OpUndef
+
+    def select(self, env: dict[Any, Any], inst: Inst) -> Any:
+        c, a, b = (self.value(env, x) for x in inst.words[2:5])
+        if isinstance(c, tuple):
+            return tuple(_ite(ci, ai, bi) for ci, ai, bi in zip(c, a, b))
+        if isinstance(a, tuple):
+            return tuple(_ite(c, ai, bi) for ai, bi in zip(a, b))
+        if isinstance(a, Pointer) or isinstance(b, Pointer):
+            if isinstance(a, Pointer) and isinstance(b, Pointer) and a.root == b.root:
+                return Pointer(a.root, a.storage, z3.If(c, a.offset, b.offset), a.pointee)
+            raise self.unmodelled(inst, "OpSelect between pointers into different variables")
+        return _ite(c, a, b)
+
+    def vector_op(self, env: dict[Any, Any], inst: Inst, t: Type) -> Any:
+        """A vector's component chosen at run time (read or written), and OpAll/OpAny."""
+        op, w = inst.op, inst.words
         if op == "OpVectorExtractDynamic":
             vec, idx = self.value(env, w[2]), self.value(env, w[3])
             out = self.fresh(t, "undef")  # an index past the vector: undefined
@@ -932,16 +971,8 @@ class Encoder:
         if op == "OpVectorInsertDynamic":
             vec, comp, idx = self.value(env, w[2]), self.value(env, w[3]), self.value(env, w[4])
             return tuple(z3.If(idx == k, comp, x) for k, x in enumerate(vec))
-        if op in ("OpAll", "OpAny"):
-            parts = list(self.value(env, w[2]))
-            return z3.And(*parts) if op == "OpAll" else z3.Or(*parts)
-        args = [self.value(env, a) for a in w[2:]]
-        if any(isinstance(a, Pointer) for a in args):
-            raise self.unmodelled(inst, f"{op} on a pointer")
-        if t.kind == "vector":
-            return tuple(self.scalar_op(inst, [a[k] if isinstance(a, tuple) else a for a in args], t.elem)
-                         for k in range(t.count))
-        return self.scalar_op(inst, args, t)
+        parts = list(self.value(env, w[2]))
+        return z3.And(*parts) if op == "OpAll" else z3.Or(*parts)
 
     def scalar_op(self, inst: Inst, a: list[Any], t: Type | None) -> Any:
         assert t is not None

@@ -79,7 +79,9 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
         except Unsupported as exc:
             _unknown(launch, f"unsupported construct: {exc.problems[0].message if exc.problems else exc}")
             continue
-        outcome = engine.prove(compiled.module, la, timeout=timeout)
+        outcome = opencl.guarded(engine.prove(compiled.module, la, timeout=timeout),
+                                 opencl.source_ir(source, inst.compiler_flags or ""), compiled.module,
+                                 inst.entry_point)
         launch.seconds = round(outcome.seconds, 3)
         findings = [_finding(c, inst.entry_point, inst.index, compiled.module, source) for c in outcome.findings]
         if outcome.verdict == "unknown":
@@ -174,7 +176,7 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
     from kernellab.formats.scenario import load_scenario
     from kernellab.spirvsim.module import Unsupported
     from kernellab.verify import terms
-    from kernellab.verify.prove import engine
+    from kernellab.verify.prove import engine, opencl
     from kernellab.verify.vulkan import _Buffers, _program
 
     scenario, _ = load_scenario(path)
@@ -193,7 +195,7 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
             try:
                 if shader.uid not in programs:
                     programs[shader.uid] = _scenario_module(scenario, shader, path, _program)
-                module = programs[shader.uid]
+                module, source_ir = programs[shader.uid]
             except Unsupported as exc:
                 _unknown(launch, f"unsupported construct: {exc.problems[0].message if exc.problems else exc}")
                 continue
@@ -205,6 +207,8 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
             push = state.push_constants(c)
             la.fixed["push"] = dict(enumerate(push))
             outcome = engine.prove(module, la, timeout=timeout)
+            if source_ir is not None:
+                outcome = opencl.guarded(outcome, source_ir, module, shader.entry)
             launch.seconds = round(outcome.seconds, 3)
             if outcome.verdict == "unknown":
                 _unknown(launch, outcome.reason or "", outcome.line)
@@ -221,12 +225,14 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
     return result
 
 
-def _scenario_module(scenario: Any, shader: Any, path: Path, program: Any) -> Any:
+def _scenario_module(scenario: Any, shader: Any, path: Path, program: Any) -> tuple[Any, Any]:
     """A scenario shader's decoded module: GLSL and SPIR-V as the dynamic checker builds them;
     OpenCL C through clspv at -O0 with the annotation header and no fallback to an optimised
-    build (which may delete the accesses a defect is made of)."""
+    build (which may delete the accesses a defect is made of), with clang's IR of the source to
+    check that clspv kept every access (:func:`~kernellab.verify.prove.opencl.guarded`; None for
+    the other languages)."""
     if shader.type != "OpenCL-C":
-        return program(scenario, shader, path).module()
+        return program(scenario, shader, path).module(), None
     from kernellab.runtime.interface import clspv_specialization
     from kernellab.spirvsim.machine import eval_spec_op
     from kernellab.spirvsim.module import load
@@ -236,7 +242,7 @@ def _scenario_module(scenario: Any, shader: Any, path: Path, program: Any) -> An
     spec = clspv_specialization(scenario, shader, spirv)
     module = load(spirv, shader.entry, file=str(shader.src_path), spec_constants=spec, eval_spec_op=eval_spec_op)
     module.sources.setdefault("source", shader.src_path.read_text(errors="replace").split("\n"))
-    return module
+    return module, opencl.source_ir(shader.src_path, shader.build_options)
 
 
 def _replay_scenario(path: Path, scenario: Any, number: int, findings: list[Finding]) -> list[bool] | None:

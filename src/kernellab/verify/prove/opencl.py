@@ -67,6 +67,57 @@ def compile_source(source: Path, options: str, *, roots: tuple[Path, ...] = ()) 
         return bytes(Compiler(req).vulkan_module().data)
 
 
+@dataclass
+class SourceIR:
+    """clang's ``-O0`` IR of a source (``text``), or why there is none (``missing``)."""
+
+    text: str | None
+    missing: str = ""
+
+
+def source_ir(source: Path, options: str) -> SourceIR:
+    """clang's ``-O0`` IR of ``source`` with the annotation header (the text clspv compiles), for
+    :func:`lost_accesses`."""
+    import shlex
+    import tempfile
+
+    from kernellab.errors import MissingToolError, ToolError
+    from kernellab.verify.prove import kept
+
+    with tempfile.TemporaryDirectory(prefix="kl-prove-") as tmp:
+        annotated = Path(tmp) / source.name
+        annotated.write_text(ANNOTATION_HEADER + source.read_text(errors="replace"))
+        try:
+            return SourceIR(kept.clang_ir(annotated, shlex.split(options), source.parent.resolve()))
+        except MissingToolError:
+            return SourceIR(None, "clang not found")
+        except ToolError as exc:
+            return SourceIR(None, f"clang failed: {str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ''}")
+
+
+def lost_accesses(ir: SourceIR, module: Module, entry: str) -> str | None:
+    """Why a ``proven`` verdict over ``module`` (clspv's, of ``entry``) cannot stand: clspv removed accesses the source
+    makes (docs/verify-prove.md, "Accesses clspv deletes"), or clang was not there to check."""
+    from kernellab.verify.prove import kept
+
+    if ir.text is None:
+        return f"cannot check clspv kept every access ({ir.missing}): not proven"
+    missing = kept.lost(kept.llvm_accesses(ir.text, entry), kept.spirv_accesses(module))
+    return kept.describe(missing) if missing else None
+
+
+def guarded(outcome: Any, ir: SourceIR, module: Module, entry: str) -> Any:
+    """``outcome`` (an engine :class:`~kernellab.verify.prove.engine.Outcome`), made ``unknown``
+    where it is ``proven`` but :func:`lost_accesses` gives a reason."""
+    if outcome.verdict != "proven":
+        return outcome
+    reason = lost_accesses(ir, module, entry)
+    if reason is None:
+        return outcome
+    from dataclasses import replace
+    return replace(outcome, verdict="unknown", reason=reason)
+
+
 def kernel_names(spirv: bytes) -> list[str]:
     from kernellab.spirvsim.clspv import reflection
     return sorted(reflection(spirv))
