@@ -85,3 +85,33 @@ def test_import_writes_scenarios_that_kernellab_test_runs_to_the_same_verdict(tm
     sidecar.write_text(sidecar.read_text().replace("0.25", "0.3"))
     r = cli("test", out, "--progress", "off", "--no-rerun", cwd=tmp_path)
     assert r.returncode == 1 and "checkpoints.amber:22: EXPECT v IDX 0 EQ 2.0 1.0 0.5 0.3" in r.stderr
+
+
+def test_a_shader_needing_an_extension_the_device_lacks_is_a_skip_naming_it(tmp_path):
+    """The CTS's subgroup_uniform_control_flow files declare no DEVICE_EXTENSION: the requirement
+    comes from the shader's SPIR-V (OpExtension), looked up in the registry's table."""
+    from kernellab.backends.vulkan_supported import supported
+
+    (tmp_path / "u.amber").write_text("""#!amber
+SHADER compute s GLSL TARGET_ENV spv1.3
+#version 450
+#extension GL_EXT_subgroup_uniform_control_flow : enable
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) buffer B { uint v[]; };
+void main() [[subgroup_uniform_control_flow]] { v[0] = 5u; }
+END
+BUFFER b DATA_TYPE uint32 SIZE 1 FILL 0
+PIPELINE compute p
+  ATTACH s
+  BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0
+END
+RUN p 1 1 1
+EXPECT b IDX 0 EQ 5
+""")
+    r = cli("run", tmp_path / "u.amber", cwd=tmp_path)
+    if "VK_KHR_shader_subgroup_uniform_control_flow" in supported(0).extensions:
+        assert r.returncode == 0, r.stderr
+    else:
+        assert r.returncode == 77, r.stderr
+        assert ("pipeline.p: SPIR-V extension SPV_KHR_subgroup_uniform_control_flow "
+                "(needs VK_KHR_shader_subgroup_uniform_control_flow)") in r.stderr

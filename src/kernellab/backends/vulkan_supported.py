@@ -14,6 +14,8 @@ class Supported:
     features: dict[str, bool] = field(default_factory=dict)
     extensions: set[str] = field(default_factory=set)
     instance_extensions: set[str] = field(default_factory=set)
+    #: the device's Vulkan version (major, minor)
+    version: tuple[int, int] = (1, 0)
 
     def feature(self, name: str) -> bool:
         """``name`` or ``Struct.name``: only the member's name decides (the core struct that
@@ -71,6 +73,8 @@ def supported(index: int) -> Supported:
     for type_name, struct in props.items():
         for name, value in _fields(vf, struct, type_name).items():
             out.features.setdefault(name, value)
+    api = p2.properties.apiVersion
+    out.version = ((api >> 22) & 0x7F, (api >> 12) & 0x3FF)
     out.extensions = {e.extensionName for e in vk.vkEnumerateDeviceExtensionProperties(pd, None)}
     try:
         out.instance_extensions = {e.extensionName for e in vk.vkEnumerateInstanceExtensionProperties(None)}
@@ -78,3 +82,55 @@ def supported(index: int) -> Supported:
         pass
     _CACHE[index] = out
     return out
+
+
+def _enabled(way: dict[str, str], have: Supported) -> bool | None:
+    """Whether the device offers this way of enabling; None for a property value (not asked)."""
+    if "version" in way:
+        major, minor = (int(x) for x in way["version"].removeprefix("VK_VERSION_").split("_"))
+        return have.version >= (major, minor)
+    if "extension" in way:
+        return way["extension"] in have.extensions
+    if "feature" in way:
+        return have.feature(way["feature"])
+    return None
+
+
+def _describe(way: dict[str, str]) -> str:
+    if "feature" in way:
+        return f"{way.get('struct', '')}.{way['feature']}".lstrip(".")
+    return way.get("extension") or way.get("version") or f"{way.get('member')} {way.get('value')}"
+
+
+def _lacking(what: str, ways: list[dict[str, str]], have: Supported) -> str | None:
+    verdicts = [_enabled(w, have) for w in ways]
+    if not ways or any(v is not False for v in verdicts):
+        return None
+    return f"{what} (needs {' or '.join(_describe(w) for w in ways)})"
+
+
+def missing_for_spirv(module: bytes, have: Supported) -> list[str]:
+    """The module's SPIR-V extensions and capabilities the device cannot enable, each with what
+    would enable it ("SPIR-V extension SPV_KHR_x (needs VK_KHR_y)"), by the registry's table."""
+    from kernellab.spirv_format import instructions, literal_string, words
+    from kernellab.vkregistry import spirv
+
+    module_words = words(module)
+    out = []
+    for start, count, opcode in instructions(module_words):
+        if opcode == _OP_EXTENSION:
+            name = literal_string(module_words, start + 1, start + count)[0]
+            ways = spirv.extension_enables(name)
+            lack = _lacking(f"SPIR-V extension {name}", ways, have) if ways is not None else None
+        elif opcode == _OP_CAPABILITY:
+            known = spirv.capability(module_words[start + 1])
+            lack = _lacking(f"SPIR-V capability {known[0]}", known[1], have) if known else None
+        else:
+            continue
+        if lack:
+            out.append(lack)
+    return out
+
+
+#: the opcodes of OpExtension and OpCapability (SPIR-V specification, 3.52)
+_OP_EXTENSION, _OP_CAPABILITY = 10, 17
