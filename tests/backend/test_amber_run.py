@@ -115,3 +115,53 @@ EXPECT b IDX 0 EQ 5
         assert r.returncode == 77, r.stderr
         assert ("pipeline.p: SPIR-V extension SPV_KHR_subgroup_uniform_control_flow "
                 "(needs VK_KHR_shader_subgroup_uniform_control_flow)") in r.stderr
+
+
+def test_subgroup_required_size_is_honoured_and_one_the_device_lacks_is_a_skip(tmp_path):
+    from kernellab.backends.vulkan_supported import supported
+
+    have = supported(0)
+    size = have.limits["maxSubgroupSize"]
+    text = """#!amber
+SHADER compute s GLSL TARGET_ENV spv1.3
+#version 450
+#extension GL_KHR_shader_subgroup_basic : enable
+layout(local_size_x = 128) in;
+layout(set = 0, binding = 0) buffer B { uint v[]; };
+void main() { v[gl_GlobalInvocationID.x] = gl_SubgroupSize; }
+END
+BUFFER out DATA_TYPE uint32 SIZE 128 FILL 0
+PIPELINE compute p
+  ATTACH s
+  SUBGROUP s
+    REQUIRED_SIZE @N@
+  END
+  BIND BUFFER out AS storage DESCRIPTOR_SET 0 BINDING 0
+END
+RUN p 1 1 1
+EXPECT out IDX 508 EQ @N@
+"""
+    (tmp_path / "r.amber").write_text(text.replace("@N@", str(size)))
+    r = cli("run", tmp_path / "r.amber", cwd=tmp_path)
+    if have.feature("subgroupSizeControl") and have.limits["requiredSubgroupSizeStages"] & 0x20:
+        assert r.returncode == 0, r.stderr
+    else:
+        assert r.returncode == 77, r.stderr
+    (tmp_path / "big.amber").write_text(text.replace("@N@", str(size * 2)))
+    r = cli("run", tmp_path / "big.amber", cwd=tmp_path)
+    assert r.returncode == 77, r.stderr
+    assert "(SUBGROUP of pipeline p, line 12)" in r.stderr
+
+
+def test_the_subgroup_sizing_becomes_the_compute_stage_flags_and_required_size():
+    from kernellab.backends.base import ProgramSpec, SubgroupSizing
+    from kernellab.backends.vulkan import subgroup_stage_info
+    from kernellab.native import vk as nvk
+
+    vk = nvk.load()
+    spec = ProgramSpec("p", b"", "spirv")
+    assert subgroup_stage_info(vk, spec) == (0, None)
+    flags, info = subgroup_stage_info(vk, ProgramSpec("p", b"", "spirv", subgroup=SubgroupSizing(16, True, False)))
+    assert flags == 0x2 and info.requiredSubgroupSize == 16
+    flags, info = subgroup_stage_info(vk, ProgramSpec("p", b"", "spirv", subgroup=SubgroupSizing(0, False, True)))
+    assert flags == 0x1 and info is None

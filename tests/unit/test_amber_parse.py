@@ -177,3 +177,37 @@ def test_a_sidecar_carries_checks(tmp_path):
         parse_expectations({"checks": [{"output": "b", "comparator": "ABOUT", "components": [], "values": []}]},
                            sidecar)
     assert "t.expect.json: /checks/0: not a check: comparator" in str(info.value)
+
+
+def subgroup_pipe(body: str) -> str:
+    return SHADER + "BUFFER b DATA_TYPE uint32 SIZE 1 FILL 0\n" + PIPE.replace(
+        "  BIND", "  SUBGROUP s\n" + body + "  END\n  BIND") + "RUN p 1 1 1\n"
+
+
+def test_subgroup_becomes_the_scenario_shaders_subgroup_field(tmp_path):
+    s = parse(subgroup_pipe("    FULLY_POPULATED on\n    VARYING_SIZE off\n    REQUIRED_SIZE 16\n"))
+    assert s.pipelines["p"].subgroup == (16, True, False, 10)
+    from kernellab import model as m
+    from kernellab.formats.scenario import load_scenario
+
+    scenario, _ = load_scenario(write_scenarios(s, tmp_path, lambda src, env: b"")[-1].scenario)
+    shader = next(r for r in scenario.resources if isinstance(r, m.Shader))
+    assert shader.subgroup is not None
+    assert (shader.subgroup.required_size, shader.subgroup.full_subgroups, shader.subgroup.varying_size) == (
+        16, True, False)
+
+
+@pytest.mark.parametrize("body, where, words", [
+    ("    REQUIRED_SIZE 12\n", "line 11, column 19", "not a power of two"),
+    ("    FULLY_POPULATED maybe\n", "line 11, column 21", "expected on or off"),
+    ("    WIDTH 3\n", "line 11, column 5", "expected FULLY_POPULATED"),
+])
+def test_bad_subgroup_names_line_and_column(body, where, words):
+    message = error_of(subgroup_pipe(body))
+    assert f"t.amber: {where}: " in message and words in message
+
+
+def test_subgroup_required_size_min_max_is_refused():
+    with pytest.raises(Unsupported) as info:
+        parse(subgroup_pipe("    REQUIRED_SIZE MAX\n"))
+    assert info.value.construct == "SUBGROUP REQUIRED_SIZE MIN/MAX"

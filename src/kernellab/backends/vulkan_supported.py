@@ -14,6 +14,8 @@ class Supported:
     features: dict[str, bool] = field(default_factory=dict)
     extensions: set[str] = field(default_factory=set)
     instance_extensions: set[str] = field(default_factory=set)
+    #: integer properties of the Vulkan 1.1-1.3 property structs (``minSubgroupSize``)
+    limits: dict[str, int] = field(default_factory=dict)
     #: the device's Vulkan version (major, minor)
     version: tuple[int, int] = (1, 0)
 
@@ -58,7 +60,9 @@ def supported(index: int) -> Supported:
     vk.lib.vkGetPhysicalDeviceFeatures2(pd, f2)
     props = {}
     pnext = vf.NULL
-    for type_name, stype in (("VkPhysicalDeviceVulkan12Properties",
+    for type_name, stype in (("VkPhysicalDeviceVulkan13Properties",
+                              "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES"),
+                             ("VkPhysicalDeviceVulkan12Properties",
                               "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES"),
                              ("VkPhysicalDeviceVulkan11Properties",
                               "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES")):
@@ -73,6 +77,7 @@ def supported(index: int) -> Supported:
     for type_name, struct in props.items():
         for name, value in _fields(vf, struct, type_name).items():
             out.features.setdefault(name, value)
+            out.limits.setdefault(name, int(getattr(struct, name)))
     api = p2.properties.apiVersion
     out.version = ((api >> 22) & 0x7F, (api >> 12) & 0x3FF)
     out.extensions = {e.extensionName for e in vk.vkEnumerateDeviceExtensionProperties(pd, None)}

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernellab.formats.amber.materialize import Checkpoint
-from kernellab.formats.amber.script import AmberScript, Expect
+from kernellab.formats.amber.script import AmberScript, Expect, Pipeline
 from kernellab.suite.expectations import AMBER_SUFFIX, Check, OutputComparison, ProbeExpectation
+
+if TYPE_CHECKING:
+    from kernellab.backends.vulkan_supported import Supported
 
 
 def is_amber(path: str | Path) -> bool:
@@ -78,6 +81,29 @@ def missing_requirements(script: AmberScript, device: int) -> list[str]:
     for name, line in script.properties:
         if not have.feature(name):
             missing.append(f"DEVICE_PROPERTY {name} (line {line})")
+    for p in script.pipelines.values():
+        missing += missing_for_subgroup(p, have)
+    return missing
+
+
+#: VK_SHADER_STAGE_COMPUTE_BIT
+_COMPUTE_STAGE = 0x20
+
+
+def missing_for_subgroup(p: Pipeline, have: Supported) -> list[str]:
+    """What the pipeline's SUBGROUP asks that the device cannot honour (Amber's own checks)."""
+    if p.subgroup is None:
+        return []
+    size, full, varying, line = p.subgroup
+    where = f"(SUBGROUP of pipeline {p.name}, line {line})"
+    missing = [f"{need} {where}" for need, wanted in (("computeFullSubgroups", full),
+                                                      ("subgroupSizeControl", bool(size) or varying))
+               if wanted and not have.feature(need)]
+    low, high = have.limits.get("minSubgroupSize", 0), have.limits.get("maxSubgroupSize", 0)
+    if size and not missing and not low <= size <= high:
+        missing.append(f"a subgroup size of {size} (it offers {low} to {high}) {where}")
+    if size and not missing and not have.limits.get("requiredSubgroupSizeStages", 0) & _COMPUTE_STAGE:
+        missing.append(f"a required subgroup size in compute shaders (requiredSubgroupSizeStages) {where}")
     return missing
 
 

@@ -352,7 +352,9 @@ class Parser:
                 w.take("the shader's name")
                 w.finish()
                 p.compile_options = " ".join(tok.text for tok in self.src.tokens_until_end(t))
-            elif t.text in ("SUBGROUP", "SHADER_OPTIMIZATION", "POLYGON_MODE", "FRAMEBUFFER_SIZE", "VERTEX_DATA",
+            elif t.text == "SUBGROUP":
+                self.subgroup(t, w, p)
+            elif t.text in ("SHADER_OPTIMIZATION", "POLYGON_MODE", "FRAMEBUFFER_SIZE", "VERTEX_DATA",
                             "INDEX_DATA", "BLEND", "DEPTH", "STENCIL", "VIEWPORT", "PATCH_CONTROL_POINTS"):
                 raise self.src.refuse(t, t.text, f"{t.text} in a pipeline is not supported by kernellab's "
                                                  "AmberScript reader yet")
@@ -360,6 +362,29 @@ class Parser:
                 raise self.src.error(t, f"unknown pipeline statement {t.text!r}")
         if not p.shader:
             raise self.src.error(head, f"pipeline {p.name!r} attaches no shader")
+
+    def subgroup(self, head: Token, w: _Words, p: Pipeline) -> None:
+        """``SUBGROUP shader`` ... ``END``: FULLY_POPULATED, VARYING_SIZE (on/off), REQUIRED_SIZE n."""
+        name = w.take("the shader's name")
+        w.finish()
+        if name.text != p.shader:
+            raise self.src.error(name, f"SUBGROUP names {name.text!r}, not the attached shader {p.shader!r}")
+        size, full, varying = 0, False, False
+        words = _Words(self.src, list(self.src.tokens_until_end(head)))
+        while not words.done:
+            key = words.keyword("FULLY_POPULATED", "VARYING_SIZE", "REQUIRED_SIZE")
+            if key.text == "REQUIRED_SIZE":
+                if words.peek() in ("MIN", "MAX"):
+                    raise self.src.refuse(words.take("MIN or MAX"), "SUBGROUP REQUIRED_SIZE MIN/MAX",
+                                          "REQUIRED_SIZE MIN/MAX is not supported by kernellab's AmberScript "
+                                          "reader yet (give the size)")
+                size = words.integer("the subgroup size", 1)
+                if size & (size - 1):
+                    raise self.src.error(words.last(), f"REQUIRED_SIZE {size} is not a power of two")
+            else:
+                on = words.keyword("on", "off").text == "on"
+                full, varying = (on, varying) if key.text == "FULLY_POPULATED" else (full, on)
+        p.subgroup = (size, full, varying, head.line)
 
     def attach(self, w: _Words, p: Pipeline) -> None:
         name = w.take("a shader's name")
