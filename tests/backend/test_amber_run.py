@@ -34,6 +34,9 @@ def test_each_feature_file_passes_and_a_changed_expectation_fails(case, tmp_path
         words = last.split()
         words[-1] = str(int(words[-1]) + 1) if words[-1].lstrip("-").isdigit() else str(float(words[-1]) + 9)
         bad = " ".join(words)
+    for data in FILES.iterdir():  # the files a BUFFER ... FILE reads, beside the script
+        if data.suffix != ".amber":
+            (tmp_path / data.name).write_bytes(data.read_bytes())
     (tmp_path / case.name).write_text(text.replace(last, bad))
     failed = cli("run", tmp_path / case.name, cwd=tmp_path)
     line = len(text.rstrip().splitlines())

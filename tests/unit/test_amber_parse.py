@@ -211,3 +211,24 @@ def test_subgroup_required_size_min_max_is_refused():
     with pytest.raises(Unsupported) as info:
         parse(subgroup_pipe("    REQUIRED_SIZE MAX\n"))
     assert info.value.construct == "SUBGROUP REQUIRED_SIZE MIN/MAX"
+
+
+def test_buffer_file_text_and_binary_read_beside_the_script(tmp_path):
+    import struct
+
+    (tmp_path / "v.txt").write_text("# x y\n1.5, -2\n3 4 5\n")
+    (tmp_path / "v.bin").write_bytes(struct.pack("<2f2I", 1.5, -2.0, 7, 8))
+    s = parse_amber("BUFFER t DATA_TYPE vec2<float> SIZE 3 FILE TEXT v.txt\n"
+                    "BUFFER b DATA_TYPE uint32 SIZE 3 FILE BINARY v.bin\n", tmp_path / "t.amber")
+    # TEXT: the file's values, zero past its end; BINARY: its bytes in the buffer's layout
+    assert s.buffers["t"].values == [1.5, -2.0, 3.0, 4.0, 5.0, 0]
+    assert s.buffers["b"].values == [0x3FC00000, 0xC0000000, 7]
+
+
+def test_buffer_file_missing_or_png_names_the_line(tmp_path):
+    with pytest.raises(InputError) as info:
+        parse_amber("\nBUFFER b DATA_TYPE uint32 SIZE 1 FILE TEXT nowhere.txt\n", tmp_path / "t.amber")
+    assert "t.amber: line 2, column 44: cannot read" in str(info.value)
+    with pytest.raises(Unsupported) as refused:
+        parse_amber("BUFFER b FORMAT R32_SFLOAT SIZE 1 FILE PNG x.png\n", tmp_path / "t.amber")
+    assert refused.value.construct == "BUFFER FILE PNG"

@@ -289,8 +289,7 @@ class Parser:
             return [0] * total
         how = w.keyword("FILL", "SERIES_FROM", "FILE")
         if how.text == "FILE":
-            raise self.src.refuse(how, "BUFFER FILE", "BUFFER ... FILE is not supported by kernellab's "
-                                                      "AmberScript reader yet")
+            return self.file_initializer(w, elem, count)
         first_token = w.take("a value")
         first = number(self.src, first_token, dtypes[0])
         if how.text == "FILL":
@@ -305,6 +304,31 @@ class Parser:
         values = [first + step * i for i in range(total)]
         return [number(self.src, Token(repr(v), how.line, how.column), dtypes[0]) if dtypes[0].startswith("float")
                 else _wrap(int(v), dtypes[0]) for v in values]
+
+    def file_initializer(self, w: _Words, elem: Element, count: int) -> list[int | float]:
+        """``FILE BINARY|TEXT name``: the buffer's first ``count`` elements from a file beside the
+        script (BINARY: its bytes in the buffer's layout; TEXT: values as DATA writes them)."""
+        kind = w.keyword("BINARY", "TEXT", "PNG")
+        if kind.text == "PNG":
+            raise self.src.refuse(kind, "BUFFER FILE PNG", "BUFFER ... FILE PNG is not supported by kernellab's "
+                                                           "AmberScript reader yet")
+        name = w.take("a file name")
+        w.finish()
+        path = self.src.path.parent / name.text
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise self.src.error(name, f"cannot read {path}: {exc.strerror or exc}") from None
+        dtypes = [d for _, d in elem.components]
+        if kind.text == "BINARY":
+            values = values_of_bytes(elem, data[:count * elem.size])
+        else:
+            text = _Lines(path, data.decode("utf-8", errors="replace"))
+            values = []
+            while (tokens := text.next_tokens()) is not None:
+                values += [number(text, t, dtypes[(len(values) + i) % len(dtypes)]) for i, t in enumerate(tokens)]
+        values = values[:count * len(dtypes)]
+        return values + [0] * (count * len(dtypes) - len(values))
 
     def pipeline(self, head: Token, w: _Words) -> None:
         kind = w.take("compute or graphics")
@@ -556,6 +580,16 @@ class Parser:
         if not e.values:
             raise self.src.error(cmp, f"{cmp.text} needs at least one value")
         commands.append(e)
+
+
+def values_of_bytes(elem: Element, data: bytes) -> list[int | float]:
+    """The component values of the whole elements ``data`` holds, in the buffer's layout."""
+    import numpy as np
+
+    count = len(data) // elem.size
+    raw = np.frombuffer(data[:count * elem.size], dtype=np.uint8).reshape(count, elem.size)
+    columns = [raw[:, off:off + np.dtype(d).itemsize].copy().view(d).ravel().tolist() for off, d in elem.components]
+    return [v for row in zip(*columns) for v in row]
 
 
 def _wrap(value: int, dtype: str) -> int:
