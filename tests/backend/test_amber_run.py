@@ -168,3 +168,35 @@ def test_the_subgroup_sizing_becomes_the_compute_stage_flags_and_required_size()
     assert flags == 0x2 and info.requiredSubgroupSize == 16
     flags, info = subgroup_stage_info(vk, ProgramSpec("p", b"", "spirv", subgroup=SubgroupSizing(0, False, True)))
     assert flags == 0x1 and info is None
+
+
+def test_shader_features_the_device_has_are_enabled_so_the_validation_layer_is_quiet(tmp_path):
+    """An int8 storage buffer needs shaderInt8 and storageBuffer8BitAccess enabled at device
+    creation (before, the validation layer reported VUID-RuntimeSpirv-storageBuffer8BitAccess-06328)."""
+    from kernellab.backends.vulkan_supported import supported
+
+    if not Path("/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json").exists():
+        pytest.skip("the Khronos validation layer is not installed")
+    if not (supported(0).feature("shaderInt8") and supported(0).feature("storageBuffer8BitAccess")):
+        pytest.skip("the device has no 8-bit storage")
+    (tmp_path / "i8.amber").write_text("""#!amber
+SHADER compute s GLSL
+#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+layout(local_size_x = 4) in;
+layout(set = 0, binding = 0) buffer B { int8_t v[]; };
+void main() { v[gl_GlobalInvocationID.x] = int8_t(gl_GlobalInvocationID.x + 1u); }
+END
+BUFFER b DATA_TYPE int8 SIZE 4 FILL 0
+PIPELINE compute p
+  ATTACH s
+  BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0
+END
+RUN p 1 1 1
+EXPECT b IDX 0 EQ 1 2 3 4
+""")
+    r = subprocess.run([sys.executable, "-m", "kernellab", "run", "--no-cache", tmp_path / "i8.amber"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                       env={**os.environ, "XDG_RUNTIME_DIR": "/tmp", "VK_INSTANCE_LAYERS": "VK_LAYER_KHRONOS_validation"})
+    assert r.returncode == 0, r.stderr
+    assert "VUID" not in r.stdout + r.stderr

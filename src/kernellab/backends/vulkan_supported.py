@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from kernellab.native import vk as nvk
 
@@ -139,3 +140,50 @@ def missing_for_spirv(module: bytes, have: Supported) -> list[str]:
 
 #: the opcodes of OpExtension and OpCapability (SPIR-V specification, 3.52)
 _OP_EXTENSION, _OP_CAPABILITY = 10, 17
+
+
+#: the shader features enabled at device creation wherever the device has them: a module that
+#: declares their capabilities (Int16, StorageBuffer8BitAccess...) may be run only on a device
+#: with them enabled; none of them changes how a module without them runs
+SHADER_FEATURES: dict[str, tuple[str, ...]] = {
+    "VkPhysicalDeviceFeatures": (
+        "shaderFloat64", "shaderInt64", "shaderInt16", "shaderStorageImageExtendedFormats",
+        "shaderStorageImageReadWithoutFormat", "shaderStorageImageWriteWithoutFormat",
+        "shaderImageGatherExtended", "shaderUniformBufferArrayDynamicIndexing",
+        "shaderSampledImageArrayDynamicIndexing", "shaderStorageBufferArrayDynamicIndexing",
+        "shaderStorageImageArrayDynamicIndexing"),
+    "VkPhysicalDeviceVulkan11Features": (
+        "storageBuffer16BitAccess", "uniformAndStorageBuffer16BitAccess", "storagePushConstant16",
+        "variablePointersStorageBuffer", "variablePointers"),
+    "VkPhysicalDeviceVulkan12Features": (
+        "storageBuffer8BitAccess", "uniformAndStorageBuffer8BitAccess", "storagePushConstant8",
+        "shaderBufferInt64Atomics", "shaderSharedInt64Atomics", "shaderFloat16", "shaderInt8",
+        "scalarBlockLayout", "uniformBufferStandardLayout", "shaderSubgroupExtendedTypes",
+        "vulkanMemoryModel", "vulkanMemoryModelDeviceScope", "subgroupBroadcastDynamicId"),
+    "VkPhysicalDeviceVulkan13Features": (
+        "subgroupSizeControl", "computeFullSubgroups", "shaderIntegerDotProduct",
+        "shaderDemoteToHelperInvocation", "shaderTerminateInvocation", "shaderZeroInitializeWorkgroupMemory"),
+}
+_MIN_VERSION = {"VkPhysicalDeviceVulkan11Features": (1, 2), "VkPhysicalDeviceVulkan12Features": (1, 2),
+                "VkPhysicalDeviceVulkan13Features": (1, 3)}
+
+
+def enable_shader_features(vk: Any, index: int, features: Any, chain: Any, *, vulkan13: bool = True) -> tuple[Any, list[Any]]:
+    """Turn on in ``features`` (a VkPhysicalDeviceFeatures) and in Vulkan 1.1-1.3 feature structs
+    put before ``chain`` the :data:`SHADER_FEATURES` device ``index`` has; the new chain head and
+    what to keep alive until the device exists. ``vulkan13``: False where the chain already
+    holds a struct the 1.3 one may not sit beside (VkPhysicalDeviceDynamicRenderingFeatures)."""
+    have = supported(index)
+    for name in SHADER_FEATURES["VkPhysicalDeviceFeatures"]:
+        if have.feature(name):
+            setattr(features, name, True)
+    keep = [chain]
+    for type_name, names in SHADER_FEATURES.items():
+        minimum = _MIN_VERSION.get(type_name)
+        if minimum is None or have.version < minimum or (type_name.endswith("13Features") and not vulkan13):
+            continue
+        on = {n: True for n in names if have.feature(n)}
+        if on:
+            chain = getattr(vk, type_name)(pNext=chain, **on)
+            keep.append(chain)
+    return chain, keep
