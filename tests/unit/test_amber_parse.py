@@ -232,3 +232,14 @@ def test_buffer_file_missing_or_png_names_the_line(tmp_path):
     with pytest.raises(Unsupported) as refused:
         parse_amber("BUFFER b FORMAT R32_SFLOAT SIZE 1 FILE PNG x.png\n", tmp_path / "t.amber")
     assert refused.value.construct == "BUFFER FILE PNG"
+
+
+def test_shader_from_a_file_and_spirv_bin(tmp_path):
+    (tmp_path / "s.comp").write_text("#version 450\nvoid main() {}\n")
+    (tmp_path / "s.spv").write_bytes(bytes([3, 2, 0x23, 7, 0, 1]))
+    s = parse_amber("SHADER compute g GLSL FILE s.comp\nSHADER compute b SPIRV-BIN FILE s.spv\n", tmp_path / "t.amber")
+    assert s.shaders["g"].source == "#version 450\nvoid main() {}\n"
+    assert (s.shaders["b"].format, s.shaders["b"].source) == ("SPIRV-HEX", "03 02 23 07 00 01")
+    with pytest.raises(InputError) as info:
+        parse_amber("SHADER compute g GLSL FILE none.comp\n", tmp_path / "t.amber")
+    assert "t.amber: line 1, column 28: cannot read" in str(info.value)

@@ -205,10 +205,7 @@ class Parser:
         if stage.text != "compute":
             raise self.src.refuse(stage, f"SHADER {stage.text}", GRAPHICS + f": SHADER {stage.text}")
         name = w.take("the shader's name")
-        if w.peek() == "SPIRV-BIN":
-            raise self.src.refuse(w.take("SPIRV-BIN"), "SPIRV-BIN", "SPIRV-BIN shaders (from a file) are not "
-                                                                    "supported")
-        fmt = w.keyword(*SHADER_FORMATS)
+        fmt = w.keyword(*SHADER_FORMATS, "SPIRV-BIN")
         if fmt.text == "HLSL":
             raise self.src.refuse(fmt, "HLSL", "HLSL shaders are not supported (no HLSL compiler is used)")
         target_env = ""
@@ -219,15 +216,30 @@ class Parser:
                 target_env = w.take("a target environment").text
             else:
                 ref = w.take("a file name")
-                if ref.text not in self.virtual_files:
-                    raise self.src.refuse(ref, "SHADER FILE", "shaders from files other than VIRTUAL_FILE are "
-                                                              "not supported")
-                source = self.virtual_files[ref.text]
+                source = self.virtual_files.get(ref.text) if t.text == "VIRTUAL_FILE" else None
+                if source is None:
+                    source = self.shader_file(ref, binary=fmt.text == "SPIRV-BIN")
         if name.text in self.script.shaders:
             raise self.src.error(name, f"shader {name.text!r} is already defined")
         if source is None:
+            if fmt.text == "SPIRV-BIN":
+                raise self.src.error(fmt, "a SPIRV-BIN shader is read from a FILE")
             source = self.src.raw_until_end(head)
-        self.script.shaders[name.text] = Shader(name.text, fmt.text, source, head.line, target_env)
+        # a SPIR-V binary is kept as the SPIRV-HEX text of its bytes
+        kind = "SPIRV-HEX" if fmt.text == "SPIRV-BIN" else fmt.text
+        self.script.shaders[name.text] = Shader(name.text, kind, source, head.line, target_env)
+
+    def shader_file(self, ref: Token, binary: bool) -> str:
+        """A shader's text (a binary: its bytes in hexadecimal) from a virtual file, else from a
+        file beside the script, as Amber looks them up."""
+        if ref.text in self.virtual_files:
+            return self.virtual_files[ref.text]
+        path = self.src.path.parent / ref.text
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise self.src.error(ref, f"cannot read {path}: {exc.strerror or exc}") from None
+        return data.hex(" ") if binary else data.decode("utf-8", errors="replace")
 
     def virtual_file(self, head: Token, w: _Words) -> None:
         name = w.take("a file name")
