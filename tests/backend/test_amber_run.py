@@ -18,6 +18,22 @@ def cli(*args: object, cwd: Path) -> subprocess.CompletedProcess[str]:
                           cwd=cwd, env={**os.environ, "XDG_RUNTIME_DIR": "/tmp"}, timeout=300)
 
 
+def one_buffer_script(glsl: str, data_type: str, size: int, expect: str) -> str:
+    """A script running one GLSL compute shader once over one storage buffer ``b`` (binding 0),
+    zero-filled, then checking its first elements."""
+    return f"""#!amber
+SHADER compute s GLSL TARGET_ENV spv1.3
+{glsl}END
+BUFFER b DATA_TYPE {data_type} SIZE {size} FILL 0
+PIPELINE compute p
+  ATTACH s
+  BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0
+END
+RUN p 1 1 1
+EXPECT b IDX 0 EQ {expect}
+"""
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
 def test_each_feature_file_passes_and_a_changed_expectation_fails(case, tmp_path):
     ok = cli("run", case, cwd=tmp_path)
@@ -95,22 +111,12 @@ def test_a_shader_needing_an_extension_the_device_lacks_is_a_skip_naming_it(tmp_
     comes from the shader's SPIR-V (OpExtension), looked up in the registry's table."""
     from kernellab.backends.vulkan_supported import supported
 
-    (tmp_path / "u.amber").write_text("""#!amber
-SHADER compute s GLSL TARGET_ENV spv1.3
-#version 450
+    (tmp_path / "u.amber").write_text(one_buffer_script("""#version 450
 #extension GL_EXT_subgroup_uniform_control_flow : enable
 layout(local_size_x = 1) in;
 layout(set = 0, binding = 0) buffer B { uint v[]; };
 void main() [[subgroup_uniform_control_flow]] { v[0] = 5u; }
-END
-BUFFER b DATA_TYPE uint32 SIZE 1 FILL 0
-PIPELINE compute p
-  ATTACH s
-  BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0
-END
-RUN p 1 1 1
-EXPECT b IDX 0 EQ 5
-""")
+""", "uint32", 1, "5"))
     r = cli("run", tmp_path / "u.amber", cwd=tmp_path)
     if "VK_KHR_shader_subgroup_uniform_control_flow" in supported(0).extensions:
         assert r.returncode == 0, r.stderr
@@ -179,22 +185,12 @@ def test_shader_features_the_device_has_are_enabled_so_the_validation_layer_is_q
         pytest.skip("the Khronos validation layer is not installed")
     if not (supported(0).feature("shaderInt8") and supported(0).feature("storageBuffer8BitAccess")):
         pytest.skip("the device has no 8-bit storage")
-    (tmp_path / "i8.amber").write_text("""#!amber
-SHADER compute s GLSL
-#version 450
+    (tmp_path / "i8.amber").write_text(one_buffer_script("""#version 450
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
 layout(local_size_x = 4) in;
 layout(set = 0, binding = 0) buffer B { int8_t v[]; };
 void main() { v[gl_GlobalInvocationID.x] = int8_t(gl_GlobalInvocationID.x + 1u); }
-END
-BUFFER b DATA_TYPE int8 SIZE 4 FILL 0
-PIPELINE compute p
-  ATTACH s
-  BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0
-END
-RUN p 1 1 1
-EXPECT b IDX 0 EQ 1 2 3 4
-""")
+""", "int8", 4, "1 2 3 4"))
     r = subprocess.run([sys.executable, "-m", "kernellab", "run", "--no-cache", tmp_path / "i8.amber"],
                        capture_output=True, text=True, cwd=tmp_path, timeout=300,
                        env={**os.environ, "XDG_RUNTIME_DIR": "/tmp", "VK_INSTANCE_LAYERS": "VK_LAYER_KHRONOS_validation"})
