@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from kernellab.backends import vulkan_supported as vs
+from kernellab.backends import vulkan_features as vs
 
 
 class FakeVk:
@@ -13,20 +13,19 @@ class FakeVk:
         return lambda **fields: SimpleNamespace(type=type_name, **fields)
 
 
-def test_only_features_the_device_has_are_enabled_and_chained(monkeypatch):
+def test_only_features_the_device_has_are_enabled_and_chained():
     have = vs.Supported(features={"shaderInt16": True, "shaderFloat64": False, "shaderInt8": True,
                                   "computeFullSubgroups": True}, version=(1, 3))
-    monkeypatch.setitem(vs._CACHE, 7, have)
     features = SimpleNamespace()
-    head, keep = vs.enable_shader_features(FakeVk(), 7, features, "tail")
+    head, keep = vs.enable_shader_features(FakeVk(), have, features, "tail")
     assert vars(features) == {"shaderInt16": True}
     assert (head.type, head.computeFullSubgroups) == ("VkPhysicalDeviceVulkan13Features", True)
     assert (head.pNext.type, head.pNext.shaderInt8, head.pNext.pNext) == ("VkPhysicalDeviceVulkan12Features",
                                                                            True, "tail")
     assert keep[0] == "tail" and head in keep
     # beside VkPhysicalDeviceDynamicRenderingFeatures the 1.3 struct is left out; a 1.1 device gets none
-    head, _ = vs.enable_shader_features(FakeVk(), 7, SimpleNamespace(), "tail", vulkan13=False)
+    head, _ = vs.enable_shader_features(FakeVk(), have, SimpleNamespace(), "tail", vulkan13=False)
     assert head.type == "VkPhysicalDeviceVulkan12Features"
-    monkeypatch.setitem(vs._CACHE, 7, vs.Supported(features=have.features, version=(1, 1)))
-    head, _ = vs.enable_shader_features(FakeVk(), 7, SimpleNamespace(), "tail")
+    old = vs.Supported(features=have.features, version=(1, 1))
+    head, _ = vs.enable_shader_features(FakeVk(), old, SimpleNamespace(), "tail")
     assert head == "tail"

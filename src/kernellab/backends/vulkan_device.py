@@ -244,9 +244,9 @@ class VulkanDevice:
                 chain = vk.VkPhysicalDeviceDynamicRenderingFeatures(pNext=chain, dynamicRendering=True)
         keep_shader: list[Any] = []
         if not options.ml:  # Arm's ML chain (below) carries the Vulkan 1.x feature structs itself
-            from kernellab.backends.vulkan_supported import enable_shader_features
+            from kernellab.backends.vulkan_features import enable_shader_features, read_supported
 
-            chain, keep_shader = enable_shader_features(vk, self.info.index, features, chain,
+            chain, keep_shader = enable_shader_features(vk, read_supported(self.physical), features, chain,
                                                         vulkan13=not options.graphics)
         keep_flow: list[Any] = []
         if options.optical_flow:

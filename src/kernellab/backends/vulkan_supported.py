@@ -1,93 +1,24 @@
 """What a Vulkan device supports, by the names AmberScript requires them with: core features
 (``shaderFloat64``), features of the Vulkan 1.1-1.3 structs under their extension struct's name
 (``Storage16BitFeatures.storageBuffer16BitAccess``), boolean properties
-(``FloatControlsProperties.shaderDenormPreserveFloat16``), and device and instance extensions."""
+(``FloatControlsProperties.shaderDenormPreserveFloat16``), and device and instance extensions;
+and what a SPIR-V module needs that a device lacks."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from kernellab.backends.vulkan_features import Supported, read_supported
 
-from kernellab.native import vk as nvk
-
-
-@dataclass
-class Supported:
-    features: dict[str, bool] = field(default_factory=dict)
-    extensions: set[str] = field(default_factory=set)
-    instance_extensions: set[str] = field(default_factory=set)
-    #: integer properties of the Vulkan 1.1-1.3 property structs (``minSubgroupSize``)
-    limits: dict[str, int] = field(default_factory=dict)
-    #: the device's Vulkan version (major, minor)
-    version: tuple[int, int] = (1, 0)
-
-    def feature(self, name: str) -> bool:
-        """``name`` or ``Struct.name``: only the member's name decides (the core struct that
-        holds it since Vulkan 1.1-1.3 is asked)."""
-        return self.features.get(name.rpartition(".")[2], False)
-
+__all__ = ["Supported", "missing_for_spirv", "supported"]
 
 _CACHE: dict[int, Supported] = {}
 
 
-def _fields(vf: object, struct: object, type_name: str) -> dict[str, bool]:
-    out = {}
-    for name, _ in vf.typeof(type_name).fields:  # type: ignore[attr-defined]
-        if name in ("sType", "pNext"):
-            continue
-        value = getattr(struct, name)
-        if isinstance(value, int):
-            out[name] = bool(value)
-    return out
-
-
 def supported(index: int) -> Supported:
-    """The features, boolean properties and extensions of Vulkan device ``index``."""
-    if index in _CACHE:
-        return _CACHE[index]
-    from kernellab.backends.vulkan_device import Instance
+    """The features, properties and extensions of Vulkan device ``index``."""
+    if index not in _CACHE:
+        from kernellab.backends.vulkan_device import Instance
 
-    vk = nvk.load()
-    vf = vk.ffi
-    pd = Instance.shared().physical_devices[index]
-    structs = {}
-    nxt = vf.NULL
-    chain = [("VkPhysicalDeviceVulkan13Features", "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES"),
-             ("VkPhysicalDeviceVulkan12Features", "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES"),
-             ("VkPhysicalDeviceVulkan11Features", "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES")]
-    for type_name, stype in chain:
-        structs[type_name] = nxt = vf.new(f"{type_name}*", {"sType": getattr(vk, stype), "pNext": nxt})
-    f2 = vf.new("VkPhysicalDeviceFeatures2*", {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                                               "pNext": nxt})
-    vk.lib.vkGetPhysicalDeviceFeatures2(pd, f2)
-    props = {}
-    pnext = vf.NULL
-    for type_name, stype in (("VkPhysicalDeviceVulkan13Properties",
-                              "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES"),
-                             ("VkPhysicalDeviceVulkan12Properties",
-                              "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES"),
-                             ("VkPhysicalDeviceVulkan11Properties",
-                              "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES")):
-        props[type_name] = pnext = vf.new(f"{type_name}*", {"sType": getattr(vk, stype), "pNext": pnext})
-    p2 = vf.new("VkPhysicalDeviceProperties2*", {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                                 "pNext": pnext})
-    vk.lib.vkGetPhysicalDeviceProperties2(pd, p2)
-    out = Supported()
-    out.features.update(_fields(vf, f2.features, "VkPhysicalDeviceFeatures"))
-    for type_name, struct in structs.items():
-        out.features.update(_fields(vf, struct, type_name))
-    for type_name, struct in props.items():
-        for name, value in _fields(vf, struct, type_name).items():
-            out.features.setdefault(name, value)
-            out.limits.setdefault(name, int(getattr(struct, name)))
-    api = p2.properties.apiVersion
-    out.version = ((api >> 22) & 0x7F, (api >> 12) & 0x3FF)
-    out.extensions = {e.extensionName for e in vk.vkEnumerateDeviceExtensionProperties(pd, None)}
-    try:
-        out.instance_extensions = {e.extensionName for e in vk.vkEnumerateInstanceExtensionProperties(None)}
-    except vk.VkError:
-        pass
-    _CACHE[index] = out
-    return out
+        _CACHE[index] = read_supported(Instance.shared().physical_devices[index])
+    return _CACHE[index]
 
 
 def _enabled(way: dict[str, str], have: Supported) -> bool | None:
@@ -140,50 +71,3 @@ def missing_for_spirv(module: bytes, have: Supported) -> list[str]:
 
 #: the opcodes of OpExtension and OpCapability (SPIR-V specification, 3.52)
 _OP_EXTENSION, _OP_CAPABILITY = 10, 17
-
-
-#: the shader features enabled at device creation wherever the device has them: a module that
-#: declares their capabilities (Int16, StorageBuffer8BitAccess...) may be run only on a device
-#: with them enabled; none of them changes how a module without them runs
-SHADER_FEATURES: dict[str, tuple[str, ...]] = {
-    "VkPhysicalDeviceFeatures": (
-        "shaderFloat64", "shaderInt64", "shaderInt16", "shaderStorageImageExtendedFormats",
-        "shaderStorageImageReadWithoutFormat", "shaderStorageImageWriteWithoutFormat",
-        "shaderImageGatherExtended", "shaderUniformBufferArrayDynamicIndexing",
-        "shaderSampledImageArrayDynamicIndexing", "shaderStorageBufferArrayDynamicIndexing",
-        "shaderStorageImageArrayDynamicIndexing"),
-    "VkPhysicalDeviceVulkan11Features": (
-        "storageBuffer16BitAccess", "uniformAndStorageBuffer16BitAccess", "storagePushConstant16",
-        "variablePointersStorageBuffer", "variablePointers"),
-    "VkPhysicalDeviceVulkan12Features": (
-        "storageBuffer8BitAccess", "uniformAndStorageBuffer8BitAccess", "storagePushConstant8",
-        "shaderBufferInt64Atomics", "shaderSharedInt64Atomics", "shaderFloat16", "shaderInt8",
-        "scalarBlockLayout", "uniformBufferStandardLayout", "shaderSubgroupExtendedTypes",
-        "vulkanMemoryModel", "vulkanMemoryModelDeviceScope", "subgroupBroadcastDynamicId"),
-    "VkPhysicalDeviceVulkan13Features": (
-        "subgroupSizeControl", "computeFullSubgroups", "shaderIntegerDotProduct",
-        "shaderDemoteToHelperInvocation", "shaderTerminateInvocation", "shaderZeroInitializeWorkgroupMemory"),
-}
-_MIN_VERSION = {"VkPhysicalDeviceVulkan11Features": (1, 2), "VkPhysicalDeviceVulkan12Features": (1, 2),
-                "VkPhysicalDeviceVulkan13Features": (1, 3)}
-
-
-def enable_shader_features(vk: Any, index: int, features: Any, chain: Any, *, vulkan13: bool = True) -> tuple[Any, list[Any]]:
-    """Turn on in ``features`` (a VkPhysicalDeviceFeatures) and in Vulkan 1.1-1.3 feature structs
-    put before ``chain`` the :data:`SHADER_FEATURES` device ``index`` has; the new chain head and
-    what to keep alive until the device exists. ``vulkan13``: False where the chain already
-    holds a struct the 1.3 one may not sit beside (VkPhysicalDeviceDynamicRenderingFeatures)."""
-    have = supported(index)
-    for name in SHADER_FEATURES["VkPhysicalDeviceFeatures"]:
-        if have.feature(name):
-            setattr(features, name, True)
-    keep = [chain]
-    for type_name, names in SHADER_FEATURES.items():
-        minimum = _MIN_VERSION.get(type_name)
-        if minimum is None or have.version < minimum or (type_name.endswith("13Features") and not vulkan13):
-            continue
-        on = {n: True for n in names if have.feature(n)}
-        if on:
-            chain = getattr(vk, type_name)(pNext=chain, **on)
-            keep.append(chain)
-    return chain, keep
