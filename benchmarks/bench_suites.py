@@ -2,6 +2,7 @@
 """Issue 13 benchmark: a 200-workload suite with expectations, ``kernellab test`` vs Arm's runner.
 
     python benchmarks/bench_suites.py [--count 200] [--repeats 3] [--ray] [--workdir DIR] [--json F]
+                                      [--glsl-distinct] [--cold]
 
 Generates ``count`` small scenarios in four kinds, a quarter each, every one with its own inputs,
 an expectations sidecar and a NumPy reference:
@@ -102,7 +103,18 @@ def _dispatch(shader: str, bindings: list[str], push: str | None = None) -> dict
     return {"dispatch_compute": d}
 
 
-def make_suite(root: Path, count: int) -> dict[str, int]:
+def _distinct_glsl(resources: list[dict], folder: Path, i: int) -> None:
+    """Give each scenario its own GLSL source (the shared shader with a line naming the workload):
+    every workload is then a compile-cache miss for kernellab, as it is a compile for Arm."""
+    for r in resources:
+        shader = r.get("shader")
+        if shader is not None:
+            name = Path(shader["src"]).stem
+            (folder / f"{name}.comp").write_text(SHADERS[name] + f"// workload {i}\n")
+            shader["src"], shader["type"] = f"{name}.comp", "GLSL"
+
+
+def make_suite(root: Path, count: int, glsl_distinct: bool = False) -> dict[str, int]:
     """``count`` scenarios under root/suite/KIND/NNN/; returns the count per kind."""
     rng = np.random.default_rng(13)
     made = {k: 0 for k in KINDS}
@@ -155,6 +167,8 @@ def make_suite(root: Path, count: int) -> dict[str, int]:
                     _dispatch("step", ["b", "c"], "p2")]
             mid = (np.sin(a.astype(np.float64)) * 2 + 1).astype(f32)
             ref, out, tol = (np.sin(mid.astype(np.float64)) * 0.5 - 1).astype(f32), "c", {"atol": 1e-4, "rtol": 1e-4}
+        if glsl_distinct:
+            _distinct_glsl(res, folder, i)
         (folder / "scenario.json").write_text(json.dumps({"resources": res, "commands": cmds}, indent=1))
         np.save(folder / "ref.npy", ref.astype(f32))
         (folder / "scenario.expect.json").write_text(json.dumps(
@@ -229,13 +243,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ray", action="store_true", help="also time --executor ray on a local Ray instance")
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--glsl-distinct", action="store_true",
+                        help="each scenario ships its own GLSL source (Arm compiles it on every run)")
+    parser.add_argument("--cold", action="store_true",
+                        help="each kernellab run starts from an empty compile cache (KERNELLAB_CACHE_DIR)")
     args = parser.parse_args(argv)
 
     icd, arm, arm_env, kl_env = runner_environments(keep_bytecode=True)
     tmp, root = work_folder(args.workdir, "kernellab-bench-suites-")
     try:
         compile_shaders(root)
-        made = make_suite(root, args.count)
+        made = make_suite(root, args.count, args.glsl_distinct)
         print(f"machine: {machine_description()}")
         print(f"date:    {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
         print(f"suite:   {args.count} scenarios ({', '.join(f'{v} {k}' for k, v in made.items())}); "
@@ -247,7 +265,11 @@ def main(argv: list[str] | None = None) -> int:
             runs["arm"].append(wall)
             outcomes["arm"] = {"fail": fails, "pass": args.count - fails}
             for key, extra in (("jobs1", ["--jobs", "1"]), ("jobs2", ["--jobs", "2"])):
-                wall, outcomes[key] = kernellab_test(root, kl_env, *extra)
+                env = dict(kl_env)
+                if args.cold:
+                    cache = root / f"cache-{key}-{len(runs[key])}"
+                    env["KERNELLAB_CACHE_DIR"] = str(cache)
+                wall, outcomes[key] = kernellab_test(root, env, *extra)
                 runs[key].append(wall)
             if args.ray:
                 wall, outcomes["ray2"] = kernellab_test(root, kl_env, "--executor", "ray", "--jobs", "2")

@@ -253,6 +253,13 @@ class DispatchCompute(Command):
     rangeND = List(Int(1, U32), min_len=1, max_len=3, description="workgroup counts per dimension")
     bindings = List(Binding, default=[])
     implicit_barrier = Bool(default=True)
+    global_offset = List(Int(0, U32), default=None, min_len=1, max_len=3,
+                         description="kernellab extension, OpenCL backend only: the global id of the first "
+                                     "work-item per dimension (clEnqueueNDRangeKernel's global_work_offset)")
+    #: in memory only (a kernel-instantiation launch, never read from a file): the work-items per
+    #: dimension when they are not whole work-groups; ``rangeND`` then counts the work-groups,
+    #: the last of a dimension partial (1s where the driver chooses the work-group size)
+    global_size: tuple[int, ...] | None = None
 
     @property
     def workgroups(self) -> tuple[int, int, int]:

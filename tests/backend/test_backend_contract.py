@@ -141,9 +141,13 @@ def _vulkan_device() -> DeviceInfo:
 
 
 def _count_vulkan_handles(monkeypatch: pytest.MonkeyPatch) -> tuple[collections.Counter, collections.Counter]:
-    """Wrap the binding's create/destroy calls; returns (created, destroyed) handle counters keyed
-    by (object type, address). The shared VkInstance is not the backend's and is left out."""
+    """Wrap both bindings' create/destroy calls (the compute binding's, and the ``vulkan``
+    package's, which a device with images switches to); returns (created, destroyed) handle
+    counters keyed by (object type, address). The shared VkInstance is not the backend's and is
+    left out."""
     import vulkan
+
+    from kernellab.native import vkbind
 
     created: collections.Counter = collections.Counter()
     destroyed: collections.Counter = collections.Counter()
@@ -153,7 +157,12 @@ def _count_vulkan_handles(monkeypatch: pytest.MonkeyPatch) -> tuple[collections.
         return kind, int(ffi.cast("uintptr_t", handle))
 
     def wrap_create(name: str, kind: str, count_at: int | None = None) -> None:
-        fn = getattr(vulkan, name)
+        for module in (vulkan, vkbind):
+            if hasattr(module, name):
+                wrap_create_in(module, name, kind, count_at)
+
+    def wrap_create_in(module: Any, name: str, kind: str, count_at: int | None) -> None:
+        fn = getattr(module, name)
 
         def create(*args: Any, **kwargs: Any) -> Any:
             out = fn(*args, **kwargs)
@@ -162,16 +171,21 @@ def _count_vulkan_handles(monkeypatch: pytest.MonkeyPatch) -> tuple[collections.
                 created[key(kind, h)] += 1
             return out
 
-        monkeypatch.setattr(vulkan, name, create)
+        monkeypatch.setattr(module, name, create)
 
     def wrap_destroy(name: str, kind: str, position: int) -> None:
-        fn = getattr(vulkan, name)
+        for module in (vulkan, vkbind):
+            if hasattr(module, name):
+                wrap_destroy_in(module, name, kind, position)
+
+    def wrap_destroy_in(module: Any, name: str, kind: str, position: int) -> None:
+        fn = getattr(module, name)
 
         def destroy(*args: Any, **kwargs: Any) -> Any:
             destroyed[key(kind, args[position])] += 1
             return fn(*args, **kwargs)
 
-        monkeypatch.setattr(vulkan, name, destroy)
+        monkeypatch.setattr(module, name, destroy)
 
     kinds = ["Buffer", "Image", "ImageView", "Sampler", "ShaderModule", "PipelineLayout", "DescriptorSetLayout",
              "DescriptorPool", "QueryPool", "Fence", "CommandPool", "PipelineCache"]

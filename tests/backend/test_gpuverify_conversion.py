@@ -116,15 +116,25 @@ def test_export_then_run_matches_scenario(tmp_path: Path) -> None:
     assert (tmp_path / "replay" / "1" / "arg1.bin").read_bytes() == _npy_bytes(tmp_path / "c.npy")
 
 
-def test_import_rejects_global_offset(tmp_path: Path) -> None:
-    (tmp_path / "mix.cl").write_text(KERNEL)
+def test_a_global_offset_is_imported_and_exported(tmp_path: Path) -> None:
+    # issue 19: a scenario dispatch carries the offset (kernellab's extension, run on OpenCL)
+    (tmp_path / "ids.cl").write_text("__kernel void ids(__global int *o) { o[get_global_id(0)] = "
+                                     "get_global_id(0) * 10 + 1; }\n")
     k = tmp_path / "k.json"
-    k.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "mix.cl", "global_size": [16],
-                              "global_offset": [4], "entry_point": "blend"}]))
-    with pytest.raises(InputError) as info:
-        import_instantiations(k, tmp_path / "out")
-    assert [p.where for p in info.value.problems] == ["/0/global_offset"]
-    assert not (tmp_path / "out" / "scenario.json").exists()
+    k.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "ids.cl", "global_size": [8], "local_size": [4],
+                              "global_offset": [4], "entry_point": "ids",
+                              "kernel_arguments": [{"type": "array", "size": 64}]}]))
+    assert main(["run", str(k), "--output", str(tmp_path / "direct")]) == 0
+    direct = np.fromfile(tmp_path / "direct" / "arg0.bin", np.int32)
+    assert direct[4:12].tolist() == [41, 51, 61, 71, 81, 91, 101, 111]
+    scenario = import_instantiations(k, tmp_path / "imported")
+    dispatch = json.loads(scenario.read_text())["commands"][0]["dispatch_compute"]
+    assert dispatch["global_offset"] == [4] and dispatch["rangeND"] == [2]
+    assert main(["run", str(scenario), "--backend", "opencl", "--device", "Portable"]) == 0
+    assert _npy_bytes(tmp_path / "imported" / "arg0.npy") == direct.tobytes()
+    exported = export_scenario(scenario, tmp_path / "exp")
+    [inst] = json.loads(exported.read_text())
+    assert inst["global_offset"] == [4] and inst["global_size"] == [8] and inst["local_size"] == [4]
 
 
 def test_export_rejects_glsl_dispatch(tmp_path: Path) -> None:

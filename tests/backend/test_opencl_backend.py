@@ -90,6 +90,23 @@ def test_launch_with_global_offset(pocl: OpenCLBackend) -> None:
     assert pocl.read_buffer(buf).view(np.int32).tolist() == [0, 0, 20, 30, 40, 50, 0, 0]
 
 
+def test_dispatch_from_a_global_offset_in_work_items(pocl: OpenCLBackend) -> None:
+    prog = pocl.create_program(ProgramSpec("ids2", b"__kernel void ids(__global int *o) "
+                                                   b"{ o[get_global_id(0)] = get_global_id(0) * 10; }",
+                                           "opencl-c", "ids", specialization=(SpecConstant(0, 2),)))
+    buf = pocl.alloc_buffer(32)
+    pocl.write_buffer(buf, np.zeros(8, np.int32))
+    pocl.dispatch(prog, [2], {(0, 0): buf}, offset=[3])  # two work-groups of two from id 3
+    pocl.submit()
+    assert pocl.read_buffer(buf).view(np.int32).tolist() == [0, 0, 0, 30, 40, 50, 60, 0]
+    pocl.write_buffer(buf, np.zeros(8, np.int32))
+    # counted in work-items, no work-group size of its own: the driver chooses one
+    free = pocl.create_program(ProgramSpec("ids3", prog.spec.code, "opencl-c", "ids"))
+    pocl.dispatch(free, [1], {(0, 0): buf}, offset=[1], global_size=[5])
+    pocl.submit()
+    assert pocl.read_buffer(buf).view(np.int32).tolist() == [0, 10, 20, 30, 40, 50, 0, 0]
+
+
 def test_local_memory_argument(pocl: OpenCLBackend) -> None:
     prog = pocl.create_program(ProgramSpec("scale3", SCALE, "opencl-c", "scale"))
     out, inp = pocl.alloc_buffer(32), pocl.alloc_buffer(32)
@@ -235,3 +252,45 @@ def test_struct_value_too_wide(tmp_path: Path) -> None:
         run_instantiations(path, None, device="Portable", report=lambda s: None)
     [p] = info.value.problems
     assert p.where == "/0/kernel_arguments/1/value" and "needs 9 bytes but parameter 1 (pair p) has 8" in p.message
+
+
+def test_a_launch_runs_as_a_scenario_through_the_executor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 19: one engine; an image launch, which the scenario model cannot hold yet, runs directly
+    from kernellab.runtime.executor import Executor
+
+    ran: list[object] = []
+    real = Executor.run
+
+    def counted(self: Executor) -> object:
+        ran.append(self.scenario)
+        return real(self)
+
+    monkeypatch.setattr(Executor, "run", counted)
+    uneven = _inst(global_size=[6], local_size=[4], global_offset=[2])
+    uneven["kernel_arguments"][0]["size"] = 32
+    run_instantiations(_file(tmp_path, [uneven]), tmp_path / "o", device="Oclgrind", report=lambda s: None)
+    [scenario] = ran
+    [command] = scenario.commands
+    assert command.global_offset == [2] and command.global_size == (6,) and command.rangeND == [2]
+    # work-items 2..7 in two work-groups, the second partial (the first two elements keep their seeded values)
+    assert np.fromfile(tmp_path / "o" / "arg0.bin", np.uint32).tolist()[2:] == [17] * 6
+    ran.clear()
+    (tmp_path / "i.cl").write_text("__kernel void i(read_only image2d_t im, __global float *o) "
+                                   "{ o[0] = read_imagef(im, (int2)(0, 0)).x; }\n")
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "i.cl", "global_size": [1, 1],
+                                 "entry_point": "i", "kernel_arguments": [{"type": "image"},
+                                                                          {"type": "array", "size": 4}]}]))
+    run_instantiations(path, tmp_path / "p", device="Portable", report=lambda s: None)
+    assert ran == [] and (tmp_path / "p" / "arg1.bin").stat().st_size == 4
+
+
+def test_the_executors_problems_name_the_instantiation_files_places(tmp_path: Path) -> None:
+    # checked against the device's limits before it runs (it was the driver's CL_INVALID_WORK_GROUP_SIZE)
+    from kernellab.errors import InputError
+
+    path = _file(tmp_path, [_inst(global_size=[1 << 16], local_size=[1 << 16])])
+    with pytest.raises(InputError) as info:
+        run_instantiations(path, None, device="Portable", report=lambda s: None)
+    assert {(p.file, p.where) for p in info.value.problems} == {(str(path), "/0/local_size")}
+    assert any("the device allows at most" in p.message for p in info.value.problems)

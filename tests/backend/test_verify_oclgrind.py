@@ -280,3 +280,31 @@ def test_a_scenario_is_loaded_once(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["verify", str(_scenario(tmp_path, SCENARIO_KERNEL))]) == 0
     assert "verified — Oclgrind found no" in capsys.readouterr().out
     assert len(loads) == 1
+
+
+def _offset_scenario(folder: Path) -> Path:
+    # in bounds only from global id 4: an offset lost on the way reads and writes out[-4..-1]
+    (folder / "k.cl").write_text("__kernel void back(__global int *out) { out[get_global_id(0) - 4] = 1; }\n")
+    path = folder / "s.json"
+    path.write_text(json.dumps({
+        "resources": [{"shader": {"uid": "k", "src": "k.cl", "type": "OpenCL-C", "entry": "back",
+                                  "specialization_constants": [{"id": 0, "value": 4}]}},
+                      {"buffer": {"uid": "out", "size": 16, "shader_access": "readwrite"}}],
+        "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [1], "global_offset": [4],
+                                           "bindings": [{"set": 0, "id": 0, "resource_ref": "out"}]}}]}))
+    return path
+
+
+def test_a_scenario_dispatch_keeps_its_global_offset_on_oclgrind(tmp_path: Path) -> None:
+    assert verify(_offset_scenario(tmp_path), fmt="scenario").verdict == "verified"
+
+
+def test_the_spirv_checker_refuses_a_global_offset(tmp_path: Path) -> None:
+    from kernellab.errors import InputError
+    from kernellab.verify.vulkan import verify_scenario
+
+    with pytest.raises(InputError) as info:
+        verify_scenario(_offset_scenario(tmp_path))
+    [problem] = info.value.problems
+    assert problem.where == "/commands/0/dispatch_compute/global_offset"
+    assert "runs whole work-groups from global id 0" in problem.message

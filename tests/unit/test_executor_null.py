@@ -16,6 +16,7 @@ import pytest
 
 from kernellab.backends.base import SOURCE, Capabilities, UnsupportedError
 from kernellab.backends.null import NullBackend
+from kernellab import model as m
 from kernellab.errors import InputError, KernellabError
 from kernellab.formats.scenario import load_scenario
 from kernellab.runtime.executor import Executor, RunOptions
@@ -191,3 +192,56 @@ def test_optical_flow_needs_a_backend_that_declares_it(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedError, match=r"the null backend does not run dispatch_optical_flow "
                                                r"\(VK_ARM_data_graph_optical_flow\): use --backend vulkan"):
         run(path, tmp_path / "out")
+
+
+def _offset_dispatch(offset: list[int]) -> dict[str, Any]:
+    body = dispatch()
+    body["dispatch_compute"]["global_offset"] = offset
+    return body
+
+
+def test_a_global_offset_reaches_the_backend(tmp_path: Path) -> None:
+    _, backend = run(scenario(tmp_path, [_offset_dispatch([4, 0, 2])]), tmp_path / "out")
+    (event,) = [e for e in backend.events if e.kind == "dispatch"]
+    assert event.detail["offset"] == (4, 0, 2) and event.detail["global_size"] is None
+
+
+def test_a_global_offset_needs_a_backend_that_takes_work_items(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(NullBackend, "capabilities", Capabilities(title="Vulkan", languages={"glsl": SOURCE}))
+    with pytest.raises(InputError) as info:
+        run(scenario(tmp_path, [_offset_dispatch([4, 0, 0])]), tmp_path / "out")
+    text = str(info.value)
+    assert "/commands/0/dispatch_compute/global_offset" in text
+    assert "the Vulkan backend dispatches whole work-groups from global id 0 and takes no global offset" in text
+
+
+def test_a_global_offset_has_one_entry_per_dimension(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"global_offset: has 2 dimension\(s\) and the dispatch's range 3"):
+        run(scenario(tmp_path, [_offset_dispatch([4, 0])]), tmp_path / "out")
+
+
+def test_the_contract_refuses_work_items_a_backend_cannot_take(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernellab.backends.base import BackendOptions, ProgramSpec
+
+    monkeypatch.setattr(NullBackend, "capabilities", Capabilities(title="Vulkan", languages={"glsl": SOURCE}))
+    backend = NullBackend(NullBackend.devices()[0], BackendOptions())
+    program = backend.create_program(ProgramSpec(uid="k", code=b"", language="glsl", entry="main"))
+    with pytest.raises(UnsupportedError, match="cannot take a global size in work-items"):
+        backend.dispatch(program, [2], {}, global_size=[100])
+    with pytest.raises(UnsupportedError, match="cannot take a global offset"):
+        backend.dispatch(program, [2], {}, offset=[3])
+    backend.dispatch(program, [2], {}, offset=[0])  # a zero offset is no offset
+
+
+def test_an_in_memory_global_size_reaches_the_backend(tmp_path: Path) -> None:
+    # a kernel-instantiation launch whose last work-group is partial: not a field of the file format
+    loaded, _ = load_scenario(scenario(tmp_path, [dispatch()]), tmp_path / "out")
+    command = loaded.commands[0]
+    assert isinstance(command, m.DispatchCompute) and "global_size" not in m.DispatchCompute.model_fields
+    command.global_size = (10,)
+    executor = Executor(loaded, RunOptions(backend="null"))
+    executor.run()
+    assert isinstance(executor.backend, NullBackend)
+    (event,) = [e for e in executor.backend.events if e.kind == "dispatch"]
+    assert event.detail["global_size"] == (10,) and event.detail["offset"] == (0,)

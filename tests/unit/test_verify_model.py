@@ -44,7 +44,7 @@ def test_json_keeps_its_shape() -> None:
     keys = ["verdict", "file", "checked", "launches", "findings", "reports", "truncated"]
     assert list(oclgrind) == keys and list(spirv) == keys + ["checker"] and spirv["checker"] == "spirv"
     assert oclgrind["launches"] == [{"instantiation": 0, "kernel": "k (main)", "verdict": "defects", "ran": True,
-                                     "enqueued_at": None, "filled": [], "output": None}]
+                                     "enqueued_at": None, "filled": [], "output": None, "method": "launch"}]
     f = oclgrind["findings"][0]
     assert list(f) == ["kind", "severity", "kernel", "instantiation", "work_items", "address_space", "address",
                        "resource", "index", "variable", "location", "source_line", "source", "message", "count",

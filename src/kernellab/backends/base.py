@@ -212,6 +212,9 @@ class Capabilities:
     mapped_buffers: bool = False
     #: graphics pipelines: :meth:`Backend.create_graphics_program` and :meth:`Backend.draw`
     graphics: bool = False
+    #: :meth:`Backend.dispatch` takes a global offset and a global size in work-items (the last
+    #: work-group of a dimension may be partial), as clEnqueueNDRangeKernel does
+    work_items: bool = False
 
     def program_form(self, language: str) -> str | None:
         return self.languages.get(language)
@@ -613,16 +616,39 @@ class Backend(abc.ABC):
 
     def dispatch(self, program: Program, workgroups: Sequence[int],
                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding],
-                 push_data: bytes = b"", label: str = "") -> None:
-        """Record a dispatch of ``workgroups`` (1-3 counts, padded with 1) into the current frame."""
+                 push_data: bytes = b"", label: str = "", *, offset: Sequence[int] = (),
+                 global_size: Sequence[int] | None = None) -> None:
+        """Record a dispatch of ``workgroups`` (1-3 counts, padded with 1) into the current frame.
+
+        ``offset`` is the global id of the first work-item per dimension (clEnqueueNDRangeKernel's
+        offset); ``global_size`` counts the work-items per dimension instead of whole work-groups,
+        so the last work-group of a dimension may be partial (``workgroups`` is then only their
+        count). Either needs ``capabilities.work_items``; other backends refuse it, naming it."""
+        uid = program.spec.uid
         groups = tuple(workgroups) + (1,) * (3 - len(workgroups))
         if len(groups) != 3 or any(int(g) < 1 for g in groups):
-            raise ValueError(f"dispatch of {program.spec.uid!r}: workgroup counts must be 1-3 positive ints, "
+            raise ValueError(f"dispatch of {uid!r}: workgroup counts must be 1-3 positive ints, "
                              f"got {list(workgroups)}")
         if len(push_data) > program.spec.push_constants_size:
-            raise ValueError(f"dispatch of {program.spec.uid!r}: {len(push_data)} bytes of push data exceed "
+            raise ValueError(f"dispatch of {uid!r}: {len(push_data)} bytes of push data exceed "
                              f"push_constants_size {program.spec.push_constants_size}")
-        self._dispatch(program, groups, bindings, push_data, label or program.spec.uid)
+        if not any(offset) and global_size is None:
+            self._dispatch(program, groups, bindings, push_data, label or uid)
+            return
+        if not self.capabilities.work_items:
+            what = "a global offset" if any(offset) else "a global size in work-items"
+            raise UnsupportedError(f"dispatch of {uid!r}: the {self.capabilities.title} backend dispatches whole "
+                                   f"work-groups from global id 0 and cannot take {what} (the OpenCL backend can)")
+        sizes = tuple(int(g) for g in global_size) if global_size is not None else None
+        if sizes is not None and not (1 <= len(sizes) <= 3 and all(g >= 1 for g in sizes)):
+            raise ValueError(f"dispatch of {uid!r}: a global size must be 1-3 positive ints, got {list(sizes)}")
+        dims = len(sizes) if sizes is not None else len(workgroups)
+        if len(offset) > dims or any(int(o) < 0 for o in offset):
+            raise ValueError(f"dispatch of {uid!r}: the global offset must be up to {dims} non-negative ints, "
+                             f"got {list(offset)}")
+        # dimensions the offset leaves out start at 0, as those the work-group counts leave out are 1
+        start = tuple(int(o) for o in offset) + (0,) * (dims - len(offset))
+        self._dispatch_range(program, groups, bindings, push_data, label or uid, start, sizes)
 
     def create_graphics_program(self, spec: GraphicsProgramSpec) -> Program:
         """A graphics pipeline (``capabilities.graphics`` only)."""
@@ -743,6 +769,13 @@ class Backend(abc.ABC):
     def _dispatch(self, program: Program, groups: tuple[int, int, int],
                   bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes,
                   label: str) -> None: ...
+
+    def _dispatch_range(self, program: Program, groups: tuple[int, int, int],
+                        bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
+                        offset: tuple[int, ...], global_size: tuple[int, ...] | None) -> None:
+        """A dispatch from global id ``offset`` of ``global_size`` work-items (None: ``groups``
+        whole work-groups); only a backend with ``capabilities.work_items`` is asked."""
+        raise UnsupportedError(f"the {self.capabilities.title} backend has no dispatch with a global offset")
 
     @abc.abstractmethod
     def _barrier(self, buffers: Sequence[tuple[Buffer, int, int]], memory: bool, label: str) -> None: ...

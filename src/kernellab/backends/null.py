@@ -71,7 +71,8 @@ class _Recorded:
 class NullBackend(Backend):
     name: ClassVar[str] = "null"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        title="null", languages={"glsl": SOURCE, "spirv": SOURCE, "opencl-c": SOURCE}, mapped_buffers=True)
+        title="null", languages={"glsl": SOURCE, "spirv": SOURCE, "opencl-c": SOURCE}, mapped_buffers=True,
+        work_items=True)
     #: shader uid -> what its dispatches do when their frame runs (tests set this)
     effects: ClassVar[dict[str, Effect]] = {}
     #: the device's limits (tests set this)
@@ -154,6 +155,13 @@ class NullBackend(Backend):
         self._frame.append(_Recorded(label, program, bound, bytes(push_data), groups))
         self._record("dispatch", label, shader=program.spec.uid, groups=groups,
                      bindings={slot: b.uid for slot, b in bound.items()}, push=bytes(push_data))
+
+    def _dispatch_range(self, program: Program, groups: tuple[int, int, int],
+                        bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
+                        offset: tuple[int, ...], global_size: tuple[int, ...] | None) -> None:
+        self._dispatch(program, groups, bindings, push_data, label)
+        last = self.events[-1]
+        self.events[-1] = Event(last.kind, last.label, {**last.detail, "offset": offset, "global_size": global_size})
 
     def _barrier(self, buffers: Sequence[tuple[Buffer, int, int]], memory: bool, label: str) -> None:
         self._frame.append(_Recorded(label, None, {}, b"", (0, 0, 0)))

@@ -116,7 +116,8 @@ class _Recorded:
 class OpenCLBackend(Backend):
     name: ClassVar[str] = "opencl"
     capabilities: ClassVar[Capabilities] = Capabilities(
-        title="OpenCL", languages={"opencl-c": SOURCE}, elsewhere="run on Vulkan for GLSL and SPIR-V")
+        title="OpenCL", languages={"opencl-c": SOURCE}, elsewhere="run on Vulkan for GLSL and SPIR-V",
+        work_items=True)
 
     def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions(), *, direct: bool = False):
         """``direct``: Oclgrind's runtime called directly (:mod:`kernellab.native.oclgrind`), not
@@ -139,6 +140,8 @@ class OpenCLBackend(Backend):
         self._mems: list[Any] = []
         #: programs built by program_interface, by (source, options), taken by create_program
         self._built: dict[tuple[bytes, str], tuple[Any, list[str]]] = {}
+        #: (source, options, type names) -> their (sizeof, alignof): the probe is a build and a launch
+        self._layouts: dict[tuple[bytes, str, tuple[str, ...]], dict[str, tuple[int, int]]] = {}
         self._limits = self._read_limits()
 
     _LIMIT_NAMES = {"max_workgroup_size": "CL_DEVICE_MAX_WORK_ITEM_SIZES",
@@ -325,6 +328,12 @@ class OpenCLBackend(Backend):
         names = list(dict.fromkeys(type_names))
         if not names:
             return {}
+        key = (program.spec.code, self.driver_options(program.spec).key(), tuple(names))
+        if key not in self._layouts:
+            self._layouts[key] = self._probe_layout(program, names)
+        return dict(self._layouts[key])
+
+    def _probe_layout(self, program: OpenCLProgram, names: list[str]) -> dict[str, tuple[int, int]]:
         cl = self._cl
         probe = "\n__kernel void kernellab_sizeof_probe(__global ulong *out) {\n" + "".join(
             f"  out[{2 * i}] = sizeof({t}); out[{2 * i + 1}] = __alignof__({t});\n"
@@ -419,17 +428,31 @@ class OpenCLBackend(Backend):
 
     def _dispatch(self, program: Program, groups: tuple[int, int, int],
                   bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str) -> None:
+        self._dispatch_range(program, groups, bindings, push_data, label, (0, 0, 0), None)
+
+    def _dispatch_range(self, program: Program, groups: tuple[int, int, int],
+                        bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
+                        offset: tuple[int, ...], global_size: tuple[int, ...] | None) -> None:
         assert isinstance(program, OpenCLProgram)
         spec_values = {c.id: int(c.value) for c in program.spec.specialization}
-        local = opencl_abi.local_size(spec_values, program.compile_work_group_size)
         # structs: the compiler knows their layout (asked only when the kernel takes one)
         layout = self.type_layout(program, opencl_abi.unsized_types(program.args))
         args = opencl_abi.scenario_arguments(program.args, lambda binding: bindings.get((0, binding)), push_data,
                                              spec_values, layout, program.spec.uid)
-        global_size = tuple(g * l for g, l in zip(groups, local))
+        local: tuple[int, ...] | None = opencl_abi.local_size(spec_values, program.compile_work_group_size)
+        if global_size is None:
+            assert local is not None
+            global_size = tuple(g * n for g, n in zip(groups, local))
+        else:
+            dims = len(global_size)
+            given = any(i in spec_values for i in opencl_abi.LOCAL_SIZE_SPEC_IDS) or any(
+                program.compile_work_group_size)
+            # counted in work-items with no size of its own, the driver chooses the work-group size
+            local = local[:dims] if given and local is not None else None
         # dispatches run in order, asynchronously: a crash is this one's or one enqueued before it
         launch_guard.naming(f"the dispatch of {label} (kernel {program.spec.entry}) or one before it")
-        self.launch(program, args, global_size, local, None, label)
+        start = (tuple(offset) + (0,) * len(global_size))[:len(global_size)] if any(offset) else None
+        self.launch(program, args, global_size, local, start, label)
 
     def _barrier(self, buffers: Sequence[tuple[Buffer, int, int]], memory: bool, label: str) -> None:
         # one in-order queue: every command already sees the effects of the ones before it
@@ -450,6 +473,7 @@ class OpenCLBackend(Backend):
         ncl.release("clFinish", self.queue.finish)
         self._recorded.clear()
         self._built.clear()
+        self._layouts.clear()
         for mem in self._mems:
             ncl.release("clReleaseMemObject", mem.release)
         self._mems.clear()

@@ -73,12 +73,13 @@ def dynamic_rendering_supported(vk: Any, physical: Any) -> bool:
     return bool(feature.dynamicRendering)
 
 
-def specialization_info(constants: Sequence[Any]) -> tuple[Any, list[Any]]:
+def specialization_info(constants: Sequence[Any], vk: Any = None) -> tuple[Any, list[Any]]:
     """A VkSpecializationInfo for SpecConstants (4 bytes each, in order), or None; plus the cffi
-    objects that must outlive the pipeline-creation call (the binding keeps no references)."""
+    objects that must outlive the pipeline-creation call (the binding keeps no references).
+    ``vk``: the binding the pipeline is made through (default: the ``vulkan`` package)."""
     if not constants:
         return None, []
-    vk = nvk.load()
+    vk = vk if vk is not None else nvk.load()
     data = b"".join(c.encode() for c in constants)
     entries = [vk.VkSpecializationMapEntry(constantID=c.id, offset=4 * i, size=4) for i, c in enumerate(constants)]
     pdata = vk.ffi.new("char[]", data)

@@ -1,4 +1,4 @@
-"""The Vulkan backend (through the ``vulkan`` cffi binding), built from parts.
+"""The Vulkan backend, built from parts.
 
 :class:`~kernellab.backends.vulkan_device.VulkanDevice` opens the device and owns what is shared
 (memory, pipeline cache, descriptor sets, command recording); the backend itself runs buffers and
@@ -6,6 +6,8 @@ compute programs on it, and each optional feature is a part made on first use th
 device explicitly: images (``vulkan_image``), graphics pipelines (``vulkan_graphics``), tensors
 and memory groups, graph segments (``vulkan_ml``), optical flow (``vulkan_optical_flow``). The
 runtime reaches a part through the feature accessors of :class:`~kernellab.backends.base.Backend`.
+Buffers and compute go through kernellab's small binding (``native/vkbind``); the parts that need
+more switch the device to the ``vulkan`` package (``VulkanDevice.use_full_binding``).
 """
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ class VulkanBackend(Backend):
 
     @classmethod
     def devices(cls) -> list[DeviceInfo]:
-        vk = nvk.load()
+        vk = nvk.compute()
         inst = Instance.shared()
         if not inst.physical_devices:
             raise DeviceError(f"the Vulkan loader found no devices: {INSTALL_HINT}")
@@ -88,6 +90,7 @@ class VulkanBackend(Backend):
         if self._images is None:
             from kernellab.backends.vulkan_image import VulkanImages
 
+            self.gpu.use_full_binding()  # the compute binding declares no image functions
             self._images = VulkanImages(self.gpu)
         return self._images
 
@@ -164,7 +167,7 @@ class VulkanBackend(Backend):
             module = vk.vkCreateShaderModule(gpu.handle, vk.VkShaderModuleCreateInfo(
                 codeSize=len(spec.code), pCode=spec.code), None)
         set_layouts, layout, set_bindings = gpu.pipeline_layout(spec)
-        spec_info, keep = specialization_info(spec.specialization)
+        spec_info, keep = specialization_info(spec.specialization, vk)
         flags, sizing = subgroup_stage_info(vk, spec)
         stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module,
                                                    pName=spec.entry, pSpecializationInfo=spec_info,

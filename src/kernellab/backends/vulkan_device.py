@@ -43,7 +43,7 @@ class Instance:
     _shared: Instance | None = None
 
     def __init__(self, layers: Sequence[str] = (), extensions: Sequence[str] = ()):
-        vk = nvk.load()
+        vk = nvk.compute()
         app = vk.VkApplicationInfo(pApplicationName="kernellab", applicationVersion=1, pEngineName="kernellab",
                                    engineVersion=1, apiVersion=vk.VK_MAKE_VERSION(1, 3, 0))
         info = vk.VkInstanceCreateInfo(pApplicationInfo=app, enabledLayerCount=len(layers),
@@ -61,20 +61,30 @@ class Instance:
 
     @classmethod
     def shared(cls) -> Instance:
+        """The plain instance: no layer, no extension (a run enables only what it asks for)."""
         if cls._shared is None:
-            # VK_EXT_debug_utils when the loader has it: --enable-gpu-debug-markers labels commands
-            vk = nvk.load()
+            cls._shared = Instance()
+        return cls._shared
+
+    _with_debug_utils: Instance | None = None
+
+    @classmethod
+    def with_debug_utils(cls) -> Instance:
+        """An instance with VK_EXT_debug_utils when the loader has it (--enable-gpu-debug-markers)."""
+        if cls._with_debug_utils is None:
+            vk = nvk.compute()
             try:
                 have = {e.extensionName for e in vk.vkEnumerateInstanceExtensionProperties(None)}
             except vk.VkError:
                 have = set()
-            cls._shared = Instance(extensions=[e for e in (_DEBUG_UTILS,) if e in have])
-        return cls._shared
+            cls._with_debug_utils = Instance(extensions=[e for e in (_DEBUG_UTILS,) if e in have])
+        return cls._with_debug_utils
 
     def proc(self, name: str) -> Any:
         """An instance-level extension function (None when the instance lacks it)."""
         try:
-            return nvk.load().vkGetInstanceProcAddr(self.handle, name)
+            vk = nvk.load()
+            return vk.vkGetInstanceProcAddr(nvk.Api(vk).adopt(self.handle), name)
         except Exception:  # the binding raises its own ProcedureNotFoundError
             return None
 
@@ -131,14 +141,19 @@ class VulkanDevice:
     def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions()):
         self.info = device
         self.options = options
-        # every vk* call through this view is checked; one view per backend (tests count its calls)
-        vk = nvk.Api()
-        self.vk = vk
-        self.ffi = vk.ffi
-        self.lib = vk.lib
+        # every vk* call through this view is checked; one view per backend (tests count its calls).
+        # The compute path's small binding unless the work needs the full one from the start
+        # (images switch later: use_full_binding)
+        self.vk: Any = nvk.Api(nvk.compute())
+        self.ffi, self.lib = self.vk.ffi, self.vk.lib
+        #: the device works through the ``vulkan`` package, not the compute binding
+        self.full_binding = False
+        if options.ml or options.graphics or options.optical_flow or options.debug_markers:
+            self.use_full_binding()
+        vk = self.vk
         #: the device was opened with VK_ARM_tensors/VK_ARM_data_graph (``BackendOptions.ml``)
         self.ml = options.ml
-        self.physical = self._physical_device()
+        self.physical = vk.adopt(self._physical_device())
         props = vk.vkGetPhysicalDeviceProperties(self.physical)
         # copy scalars out now: the cffi struct is freed with `props`, and views into it would dangle
         self.timestamp_period = float(props.limits.timestampPeriod)
@@ -171,6 +186,19 @@ class VulkanDevice:
         self.debug_labels = self._debug_label_functions() if options.debug_markers else None
         self._queries_used = 0
 
+    def use_full_binding(self) -> None:
+        """Work through the ``vulkan`` package from now on (images, graphics, tensors, graphs need
+        its declarations); handles made so far are adopted as they are passed."""
+        if not self.full_binding:
+            self.full_binding = True
+            self.vk = nvk.Api(nvk.load(), adopt=True)
+            self.ffi = self.vk.ffi
+            self.lib = self.vk.lib
+            if hasattr(self, "handle"):
+                self.physical, self.handle = self.vk.adopt(self.physical), self.vk.adopt(self.handle)
+                self.queue, self.command_pool = self.vk.adopt(self.queue), self.vk.adopt(self.command_pool)
+                self.fence, self.pipeline_cache = self.vk.adopt(self.fence), self.vk.adopt(self.pipeline_cache)
+
     @property
     def arm(self) -> Any:
         """The VK_ARM_tensors / VK_ARM_data_graph entry points of this device (kernellab's own FFI)."""
@@ -186,7 +214,7 @@ class VulkanDevice:
 
     # --- opening the device --------------------------------------------------------------------
     def _physical_device(self) -> Any:
-        inst = Instance.shared()
+        inst = Instance.with_debug_utils() if self.options.debug_markers and not self.options.ml else Instance.shared()
         physical = inst.physical_devices[self.info.index]
         if not self.options.ml:
             return physical
@@ -244,9 +272,9 @@ class VulkanDevice:
                 chain = vk.VkPhysicalDeviceDynamicRenderingFeatures(pNext=chain, dynamicRendering=True)
         keep_shader: list[Any] = []
         if not options.ml:  # Arm's ML chain (below) carries the Vulkan 1.x feature structs itself
-            from kernellab.backends.vulkan_features import enable_shader_features, read_supported
+            from kernellab.backends.vulkan_features import enable_shader_features, shader_features_of
 
-            chain, keep_shader = enable_shader_features(vk, read_supported(self.physical), features, chain,
+            chain, keep_shader = enable_shader_features(vk, shader_features_of(vk, self.physical), features, chain,
                                                         vulkan13=not options.graphics)
         keep_flow: list[Any] = []
         if options.optical_flow:
@@ -414,7 +442,7 @@ class VulkanDevice:
 
     def _debug_label_functions(self) -> tuple[Any, Any] | None:
         """(vkCmdBeginDebugUtilsLabelEXT, vkCmdEndDebugUtilsLabelEXT), or None without the extension."""
-        inst = Instance.shared() if not self.options.ml else None
+        inst = Instance.with_debug_utils() if not self.options.ml else None
         if inst is None or _DEBUG_UTILS not in inst.extensions:
             log.warning("--enable-gpu-debug-markers: %s is not available here; no labels", _DEBUG_UTILS)
             return None

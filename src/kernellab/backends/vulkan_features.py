@@ -38,9 +38,11 @@ def _fields(vf: object, struct: object, type_name: str) -> dict[str, bool]:
 
 
 def read_supported(pd: Any) -> Supported:
-    """The features, boolean and integer properties, version and extensions of physical device ``pd``."""
+    """The features, boolean and integer properties, version and extensions of physical device
+    ``pd`` (a handle of either binding: the ``vulkan`` package declares every struct asked)."""
     vk = nvk.load()
     vf = vk.ffi
+    pd = nvk.Api(vk, adopt=True).adopt(pd)
     structs = {}
     nxt = vf.NULL
     chain = [("VkPhysicalDeviceVulkan13Features", "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES"),
@@ -126,3 +128,23 @@ def enable_shader_features(vk: Any, have: Supported, features: Any, chain: Any, 
             chain = getattr(vk, type_name)(pNext=chain, **on)
             keep.append(chain)
     return chain, keep
+
+
+def shader_features_of(vk: Any, physical: Any) -> Supported:
+    """The :data:`SHADER_FEATURES` physical device ``physical`` has and its version, asked through
+    ``vk`` (the binding the device is opened with: the compute path's own binding declares these
+    structs, so opening a device loads no other)."""
+    api = vk.vkGetPhysicalDeviceProperties(physical).apiVersion
+    have = Supported(version=((api >> 22) & 0x7F, (api >> 12) & 0x3FF))
+    structs = []
+    chain = None
+    for type_name, minimum in _MIN_VERSION.items():
+        if have.version >= minimum:
+            chain = getattr(vk, type_name)(pNext=chain)
+            structs.append((type_name, chain))
+    f2 = vk.VkPhysicalDeviceFeatures2(pNext=chain)
+    vk.vkGetPhysicalDeviceFeatures2(physical, f2)
+    have.features = {n: bool(getattr(f2.features, n)) for n in SHADER_FEATURES["VkPhysicalDeviceFeatures"]}
+    for type_name, struct in structs:
+        have.features.update({n: bool(getattr(struct, n)) for n in SHADER_FEATURES[type_name]})
+    return have

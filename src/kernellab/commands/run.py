@@ -363,13 +363,13 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
 
 
 def _load_vulkan_binding() -> None:
-    """Import the ``vulkan`` binding now, with start-up's collector pause (its 8,000 names are
-    a quarter of start-up's objects); a missing loader is reported where the device is opened."""
+    """Load the compute path's Vulkan binding now, with start-up's collector pause; a missing
+    loader is reported where the device is opened."""
     from kernellab.errors import DeviceError
     from kernellab.native import vk
 
     try:
-        vk.load()
+        vk.compute()
     except DeviceError:
         pass
 

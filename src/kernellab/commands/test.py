@@ -5,10 +5,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernellab.backends.registry import names as backend_names
 from kernellab.errors import UsageError
+
+if TYPE_CHECKING:  # the suite's modules load when the command runs
+    from kernellab.suite.discovery import SuiteItem
+    from kernellab.suite.runner import SuiteOutcome
 
 
 def register(sub: Any) -> None:
@@ -93,6 +97,25 @@ def test(args: argparse.Namespace) -> int:
 
 def _test(args: argparse.Namespace, executor: Any, entries: dict[str, tuple[str, int]],
           shard_spec: tuple[int, int] | None) -> int:
+    items, skipped = _select(args, entries, shard_spec)
+    if args.list:
+        for item in items:
+            print(item.id)
+        return 0
+    if not items and skipped:
+        print(f"kernellab test: every workload found matches the skip list ({len(skipped)})", file=sys.stderr)
+    elif not items:
+        print("kernellab test: no workloads with expectations found", file=sys.stderr)
+        return 0 if shard_spec else 1
+    baseline = {item_id: status for item_id, (status, _) in entries.items()}
+    outcome = _run(args, executor, items, baseline, skipped)
+    _report(args, executor, outcome)
+    return 0 if outcome.ok else 1
+
+
+def _select(args: argparse.Namespace, entries: dict[str, tuple[str, int]],
+            shard_spec: tuple[int, int] | None) -> tuple[list[SuiteItem], list[SuiteItem]]:
+    """The suite's items this run runs (its shard, -k and --skip applied) and those skipped."""
     from kernellab.suite.baseline import unmatched_lines
     from kernellab.suite.discovery import discover, shard
     from kernellab.suite.selection import select
@@ -105,47 +128,44 @@ def _test(args: argparse.Namespace, executor: Any, entries: dict[str, tuple[str,
         # against the whole suite found: one baseline serves every shard and every -k
         for warning in unmatched_lines(args.baseline, entries, (i.id for i in items)):
             print(warning, file=sys.stderr)
-    baseline = {item_id: status for item_id, (status, _) in entries.items()}
     if shard_spec:
         items = shard(items, *shard_spec)
-    items, skipped = select(items, args.keep, args.skip)
-    if args.list:
-        for item in items:
-            print(item.id)
-        return 0
-    if not items and skipped:
-        print(f"kernellab test: every workload found matches the skip list ({len(skipped)})", file=sys.stderr)
-    elif not items:
-        print("kernellab test: no workloads with expectations found", file=sys.stderr)
-        return 0 if shard_spec else 1
+    return select(items, args.keep, args.skip)
 
-    from kernellab.suite.reports import json_lines, junit_xml, results_csv, summary, trace_events
+
+def _run(args: argparse.Namespace, executor: Any, items: list[SuiteItem], baseline: dict[str, str],
+         skipped: list[SuiteItem]) -> SuiteOutcome:
+    """Run the items, with a progress bar on a terminal (or with --progress on)."""
     from kernellab.suite.runner import run_suite
 
     show = args.progress == "on" or (args.progress == "auto" and sys.stderr.isatty())
-    if show:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    if not show:
+        return run_suite(items, executor, baseline, rerun_failures=not args.no_rerun, skipped=skipped,
+                         stop_on_failure=args.exitfirst)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from kernellab.textsafe import raw  # the bar's own escape sequences; its text is ours
+    from kernellab.textsafe import raw  # the bar's own escape sequences; its text is ours
 
-        progress = Progress(TextColumn("testing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[bad]}"),
-                            TimeElapsedColumn(), console=Console(file=raw(sys.stderr)), transient=True)
-        task = progress.add_task("test", total=len(items), bad="")
-        bad = [0]
+    progress = Progress(TextColumn("testing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[bad]}"),
+                        TimeElapsedColumn(), console=Console(file=raw(sys.stderr)), transient=True)
+    task = progress.add_task("test", total=len(items), bad="")
+    bad = [0]
 
-        def on_result(r: Any) -> None:
-            bad[0] += r.status != "pass"
-            progress.update(task, advance=1, bad=f"{bad[0]} failing" if bad[0] else "")
-        with progress:
-            outcome = run_suite(items, executor, baseline, on_result, rerun_failures=not args.no_rerun,
-                                skipped=skipped, stop_on_failure=args.exitfirst)
-    else:
-        outcome = run_suite(items, executor, baseline, rerun_failures=not args.no_rerun, skipped=skipped,
-                            stop_on_failure=args.exitfirst)
+    def on_result(r: Any) -> None:
+        bad[0] += r.status != "pass"
+        progress.update(task, advance=1, bad=f"{bad[0]} failing" if bad[0] else "")
+    with progress:
+        return run_suite(items, executor, baseline, on_result, rerun_failures=not args.no_rerun,
+                         skipped=skipped, stop_on_failure=args.exitfirst)
 
+
+def _report(args: argparse.Namespace, executor: Any, outcome: SuiteOutcome) -> None:
+    """The reports asked for (JSON lines, JUnit, CSV, trace, a new baseline) and the summary."""
     from kernellab.outputs import write_text
     from kernellab.suite.baseline import baseline_text
+    from kernellab.suite.reports import json_lines, junit_xml, results_csv, summary, trace_events
+
     if args.json:
         json_lines(outcome, sys.stdout)
     if args.junit:
@@ -159,4 +179,3 @@ def _test(args: argparse.Namespace, executor: Any, entries: dict[str, tuple[str,
         write_text(args.write_baseline, baseline_text(
             (r.id, r.title) for r in outcome.results if r.outcome in ("fail", "expected-fail")))
     summary(outcome, sys.stderr, executor=executor.name, jobs=args.jobs if args.executor == "local" else None)
-    return 0 if outcome.ok else 1

@@ -36,6 +36,12 @@ def register(sub: Any) -> None:
                         "not finished and the others still run")
     p.add_argument("--vulkan", action="store_true", help="check scenarios' OpenCL C dispatches as Vulkan runs them "
                    "(clspv) with the SPIR-V checker; GLSL and SPIR-V shaders always are (docs/verify-vulkan.md)")
+    p.add_argument("--prove", action="store_true",
+                   help="prove each launch free of races, barrier divergence, out-of-bounds accesses and failing "
+                        "annotations for every value of its unconstrained arguments and buffer contents (z3; "
+                        "docs/verify-prove.md). Exit 0 proven, 1 defects (or possible defects), 3 unknown")
+    p.add_argument("--prove-sizes", action="store_true",
+                   help="with --prove: the number of work-groups symbolic, from 1 up to the launch's")
     p.set_defaults(func=run)
 
 
@@ -66,10 +72,17 @@ def run(args: argparse.Namespace) -> int:
         files = [scenario_of(f) if fmt == "amber" else f for f, fmt in zip(files, formats)]
         formats = ["scenario" if fmt == "amber" else fmt for fmt in formats]
     from kernellab.verify.checkers import verify_many  # Vulkan scenarios to the SPIR-V checker, the rest to Oclgrind
-    from kernellab.verify.report import render
     from kernellab import config
     from kernellab.verify.run import ending_process_on_timeout
     text = getattr(args, "timeout", None)
+    if getattr(args, "prove_sizes", False) and not getattr(args, "prove", False):
+        raise UsageError("--prove-sizes needs --prove")
+    if getattr(args, "prove", False):  # the proof's own limit: 60 s a launch unless --timeout says
+        from kernellab.verify.prove.files import prove_files
+        limit = None if text is None else config.parse_tool_timeout(str(text), "--timeout")
+        results = prove_files(files, formats=formats, index=args.index, timeout=limit or None, jobs=jobs,
+                              prove_sizes=args.prove_sizes)
+        return _report(args, results)
     timeout = config.get().tool_timeout if text is None else config.parse_tool_timeout(str(text), "--timeout")
     with ending_process_on_timeout():  # this process is the command's own: a launch past its limit may end it
         results = verify_many(files, formats=formats, index=args.index, seed=args.seed, check=check, jobs=jobs,
@@ -77,10 +90,15 @@ def run(args: argparse.Namespace) -> int:
     for r in results:
         for launch in r.unfinished:
             print(f"kernellab verify: error: {launch.error}", file=sys.stderr)
+    return _report(args, results)
+
+
+def _report(args: argparse.Namespace, results: list[Any]) -> int:
+    from kernellab.verify.report import render
     if args.json:
         doc: Any = results[0].to_json() if len(results) == 1 else {
-            "verdict": next((v for v in ("defects", "not finished") if any(r.verdict == v for r in results)),
-                            "verified"),
+            "verdict": next((v for v in ("defects", "not finished", "possible", "unknown")
+                             if any(r.verdict == v for r in results)), "verified"),
             "files": [r.to_json() for r in results]}
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -10,7 +10,6 @@ when its header names this device.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import struct
@@ -22,6 +21,10 @@ from kernellab import config
 from kernellab.errors import FileSystemError, KernellabError
 from kernellab.outputs import write_bytes
 
+try:  # CPython's own SHA-256: hashlib would load OpenSSL (11 M instructions) for every run
+    from _sha256 import sha256
+except ImportError:  # an interpreter without the builtin module
+    from hashlib import sha256
 
 #: an entry's first bytes: a format tag and the SHA-256 of the data that follows, so a truncated
 #: or damaged entry (a full disk, another program) is a miss, never a module handed to a driver
@@ -57,7 +60,7 @@ class ArtifactCache:
             self._warn("read", path, exc.strerror or type(exc).__name__)
             return None
         data = entry[_ENTRY_HEAD:]
-        if not entry.startswith(_ENTRY_TAG) or hashlib.sha256(data).digest() != entry[len(_ENTRY_TAG):_ENTRY_HEAD]:
+        if not entry.startswith(_ENTRY_TAG) or sha256(data).digest() != entry[len(_ENTRY_TAG):_ENTRY_HEAD]:
             self._warn("use the damaged entry", path, "its checksum does not match")
             return None
         return data
@@ -65,7 +68,7 @@ class ArtifactCache:
     def put(self, key: str, ext: str, data: bytes) -> None:
         path = self._path(key, ext)
         try:
-            write_bytes(path, _ENTRY_TAG + hashlib.sha256(data).digest() + data)
+            write_bytes(path, _ENTRY_TAG + sha256(data).digest() + data)
         except OSError as exc:
             self._warn("write", path, exc.strerror or type(exc).__name__)
         except FileSystemError as exc:

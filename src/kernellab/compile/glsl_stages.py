@@ -1,7 +1,8 @@
 """GLSL shaders: ``glsl`` → ``preprocessed`` (glslangValidator -E) → ``spirv``
 (glslangValidator -V, from the source) → ``spirv-opt``. A shader is compiled for the stage its
 request names (``compute``; ``vertex`` and ``fragment`` for ``dispatch_fragment``), as Arm's
-runner gives glslang the scenario's ``stage``."""
+runner gives glslang the scenario's ``stage``. The ``spirv`` stage calls glslang's library in a
+forked child where it can (``glslang_lib``: the same module without starting the tool)."""
 from __future__ import annotations
 
 import re
@@ -53,7 +54,26 @@ def _glslang_target(env: str) -> str:
     return env if env.startswith("vulkan") else "vulkan1.2"
 
 
+def _in_process(src: Artifact, req: CompileRequest) -> bytes | None:
+    """The module from glslang's library in a forked child (the tool's output, byte for byte), or
+    None where the request needs the tool: compiler options, a renamed entry point, no library,
+    or a shader the library rejects (the tool then gives the error message)."""
+    from kernellab.compile import glslang_lib
+
+    target = _glslang_target(req.target_env)
+    if req.entry != "main" or without_include_dirs(req.options) or not glslang_lib.supports(target, req.shader_stage):
+        return None
+    version = None if has_version_line(src.data) else int(ARM_DEFAULT_VERSION)
+    try:
+        return glslang_lib.compile_contained(src.data, req.shader_stage, target, version)
+    except glslang_lib.CompileFailed:
+        return None
+
+
 def _glsl_to_spirv(src: Artifact, req: CompileRequest) -> bytes:
+    module = _in_process(src, req)
+    if module is not None:
+        return module
     # glslang compiles the source with its includes inlined, in a private folder under the
     # file's own name (debug info and messages name it, not a temporary path)
     glslang = tools.require("glslangValidator", "compiling GLSL")

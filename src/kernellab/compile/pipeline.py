@@ -7,7 +7,6 @@ stages) all come from this one structure.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -16,7 +15,7 @@ from pathlib import Path
 
 from kernellab import compiler_options, config, tools
 from kernellab.compile import preprocess, tensor_glsl
-from kernellab.compile.cache import ArtifactCache, default_cache
+from kernellab.compile.cache import ArtifactCache, default_cache, sha256
 from kernellab.compile.languages import LANGUAGES, VULKAN_MODULE_STAGE, all_stages, stages_for
 from kernellab.compile.stage import (Artifact, CompileRequest, Output, Stage, check_spirv_binary, placed, spirv_to_text,
                                      validate_spirv)
@@ -73,7 +72,7 @@ def expand_request(req: CompileRequest, data: bytes | None = None) -> preprocess
 
 
 def _digest(*parts: bytes | str) -> str:
-    h = hashlib.sha256()
+    h = sha256()
     for p in parts:
         b = p.encode() if isinstance(p, str) else p
         h.update(len(b).to_bytes(8, "little"))

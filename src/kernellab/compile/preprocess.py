@@ -27,7 +27,6 @@ markers, so diagnostics and debug lines name the right file and line.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import shutil
@@ -37,6 +36,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernellab.compile.cache import sha256
 from kernellab.errors import InputError, Problem, ToolError
 
 #: an included file larger than this is refused (a kernel's header is kilobytes)
@@ -81,7 +81,7 @@ class Expanded:
     @property
     def key(self) -> str:
         """Everything the text depends on except the folder it lies in."""
-        h = hashlib.sha256()
+        h = sha256()
         for part in (*(f"{n}\0{d}" for n, d in self.files), *(f"{a}\0{n}\0{b}" for a, n, b in self.links)):
             data = part.encode("utf-8", "surrogateescape")
             h.update(len(data).to_bytes(8, "little"))
@@ -317,7 +317,7 @@ class _Expander:
 
     def scan(self, named: Path, data: bytes, real: Path) -> list[Directive]:
         """The directives of one file, once it is counted (hash, total size) and known to probe no file."""
-        self.files.append((self.name(real), hashlib.sha256(data).hexdigest()))
+        self.files.append((self.name(real), sha256(data).hexdigest()))
         self.total += len(data)
         if self.total > MAX_TOTAL_BYTES:
             raise _Refused(named, 1, f"the kernel and its includes are larger than {MAX_TOTAL_BYTES >> 20} MiB")

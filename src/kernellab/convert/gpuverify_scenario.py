@@ -14,11 +14,12 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from kernellab import model as m
+from kernellab import modelkit
 from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import ProgramSpec, SpecConstant
 from kernellab.compile.pipeline import expand_request
@@ -26,24 +27,14 @@ from kernellab.compile.stage import placed
 from kernellab.backends.opencl import KernelArg, OpenCLBackend, OpenCLBuffer, OpenCLProgram
 from kernellab.errors import CompileError, InputError, Problem, json_pointer
 from kernellab.formats import gpuverify, npy
-from kernellab.formats.gpuverify import KernelInstantiation
 from kernellab.formats.jsonfile import load_json
 from kernellab.formats.paths import name_problem, uid_where
 from kernellab.formats.scenario import load_scenario
 from kernellab.outputs import OutputSet
 from kernellab.runtime.executor import driver_options, shader_request
-from kernellab.runtime.instantiation import PreparedLaunch, build, prepare, select
+from kernellab.runtime.instantiation import LaunchScenario, as_scenario, build, make_arguments, select
 
 Report = Callable[[str], None]
-
-
-def _access(flags: tuple[str, ...] | None, space: str) -> str:
-    flags = flags or ()
-    if space == "constant" or "CL_MEM_READ_ONLY" in flags:
-        return "readonly"
-    if "CL_MEM_WRITE_ONLY" in flags:
-        return "writeonly"
-    return "readwrite"
 
 
 def _write_npy(outs: OutputSet, path: Path, array: np.ndarray) -> None:
@@ -67,11 +58,6 @@ def import_instantiations(path: str | Path, output_dir: str | Path, *, index: in
     for w in warnings:
         report(str(w))
     chosen = select(insts, index, path)
-    problems = [Problem(str(path), inst.pointer("global_offset"),
-                        "a scenario dispatch has no global offset; this launch cannot be imported")
-                for inst in chosen if inst.global_offset and any(inst.global_offset)]
-    if problems:
-        raise InputError(problems)
     shaders: list[dict[str, Any]] = []
     resources: list[dict[str, Any]] = []
     commands: list[dict[str, Any]] = []
@@ -81,20 +67,19 @@ def import_instantiations(path: str | Path, output_dir: str | Path, *, index: in
             kernels: dict[Path, str] = {}
             for inst in chosen:
                 program = build(backend, inst)
-                launch = prepare(backend, inst, program, seed)
+                launch = make_arguments(backend, inst, program, seed)
                 for line in launch.filled:
                     report(line)
+                shaped = as_scenario(launch, whole_groups=True)
                 src = inst.kernel_path
                 if src not in kernels:
                     kernels[src] = f"kernel{len(kernels)}_{src.name}"
                     with outs.open(out / kernels[src]) as fh:
                         fh.write(src.read_bytes())
-                shader, used, command = _import_launch(backend, launch, kernels[src], outs, out, path)
+                shader, used, command = _import_launch(shaped, inst.index, kernels[src], outs, out)
                 shaders.append(shader)
                 resources += used
                 commands.append(command)
-                for buf in launch.arrays.values():
-                    backend.free_buffer(buf)
             scenario_path = out / "scenario.json"
             with outs.open(scenario_path) as fh:
                 fh.write((json.dumps({"resources": shaders + resources, "commands": commands}, indent=2)
@@ -105,63 +90,28 @@ def import_instantiations(path: str | Path, output_dir: str | Path, *, index: in
     return scenario_path
 
 
-def _import_launch(backend: OpenCLBackend, launch: PreparedLaunch, kernel_file: str, outs: OutputSet,
-                   out: Path, path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
-    """One prepared launch as (shader resource, its buffer and push-data resources, its dispatch)."""
-    inst, program = launch.inst, launch.program
-    i = inst.index
-    local = inst.local_size or abi.default_local_size(inst.global_size)
-    specs = [{"id": d, "value": int(v)} for d, v in enumerate(local)]
+def _import_launch(shaped: LaunchScenario, i: int, kernel_file: str, outs: OutputSet,
+                   out: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """One launch's scenario written out: (shader resource, its buffer and push-data resources,
+    its dispatch); each buffer's initial bytes as ``<uid>.npy``, its ``dst`` where ``kernellab run``
+    writes the argument (``arg<N>.npy``, ``<i>/arg<N>.npy`` for i > 0)."""
     resources: list[dict[str, Any]] = []
-    bindings: list[dict[str, Any]] = []
-    scalars: dict[int, bytes] = {}
-    binding_of = abi.buffer_bindings(program.args)
-    local_id = abi.FIRST_LOCAL_ARGUMENT_SPEC_ID
-    for arg, value in zip(program.args, launch.args):
-        kind = arg.kind
-        if kind == "buffer":
-            assert isinstance(value, OpenCLBuffer)
-            resources.append(_import_buffer(backend, inst, arg, value, outs, out))
-            bindings.append({"set": 0, "id": binding_of[arg.index], "resource_ref": f"i{i}_arg{arg.index}"})
-        elif kind == "local":
-            assert isinstance(value, abi.LocalMemory)
-            specs.append({"id": local_id, "value": abi.local_count(value.size, abi.local_element_size(arg))})
-            local_id += 1
-        elif kind == "scalar":
-            scalars[arg.index] = bytes(value)
-        else:
-            raise InputError([Problem(str(path), inst.pointer("kernel_arguments", arg.index),
-                                      f"{kind} arguments have no scenario equivalent; this launch "
-                                      "cannot be imported")])
-    push = abi.pack_push_constants(program.args, scalars,
-                                   backend.type_layout(program, abi.unsized_types(program.args)))
-    shader: dict[str, Any] = {"uid": f"kernel{i}", "src": kernel_file, "type": "OpenCL-C", "entry": inst.entry_point}
-    if inst.compiler_flags:
-        shader["build_options"] = inst.compiler_flags
-    if push:
-        shader["push_constants_size"] = len(push)
-    shader["specialization_constants"] = specs
-    dispatch: dict[str, Any] = {"shader_ref": f"kernel{i}",
-                                "rangeND": [g // n for g, n in zip(inst.global_size, local)],
-                                "bindings": bindings}
-    if push:
-        _write_npy(outs, out / f"i{i}_push.npy", np.frombuffer(push, np.uint8))
-        resources.append({"raw_data": {"uid": f"i{i}_push", "src": f"i{i}_push.npy"}})
-        dispatch["push_data_ref"] = f"i{i}_push"
-    return {"shader": shader}, resources, {"dispatch_compute": dispatch}
-
-
-def _import_buffer(backend: OpenCLBackend, inst: KernelInstantiation, arg: KernelArg, value: OpenCLBuffer,
-                   outs: OutputSet, out: Path) -> dict[str, Any]:
-    """A buffer argument's uploaded bytes as ``i<i>_arg<N>.npy`` and its buffer resource."""
-    i = inst.index
-    uid = f"i{i}_arg{arg.index}"
-    rec = inst.kernel_arguments[arg.index] if inst.kernel_arguments else None
-    flags = rec.flags if isinstance(rec, gpuverify.ArrayArgument) else None
-    _write_npy(outs, out / f"{uid}.npy", backend.read_buffer(value))
-    dst = f"arg{arg.index}.npy" if i == 0 else f"{i}/arg{arg.index}.npy"
-    return {"buffer": {"uid": uid, "size": value.size, "shader_access": _access(flags, arg.address_space),
-                       "src": f"{uid}.npy", "dst": dst}}
+    argument = {uid: n for n, uid in shaped.arrays.items()}
+    shader: dict[str, Any] = {}
+    for r in shaped.scenario.resources:
+        if isinstance(r, m.Shader):
+            r.src = kernel_file
+            shader = {"shader": modelkit.dump(r)}
+        elif isinstance(r, m.Buffer):
+            _write_npy(outs, out / f"{r.uid}.npy", np.frombuffer(shaped.values[r.uid].data, np.uint8))
+            n = argument[r.uid]
+            r.src, r.dst = f"{r.uid}.npy", f"arg{n}.npy" if i == 0 else f"{i}/arg{n}.npy"
+            resources.append({"buffer": modelkit.dump(r)})
+        elif isinstance(r, m.RawData):
+            _write_npy(outs, out / f"{r.uid}.npy", np.frombuffer(shaped.push[r.uid], np.uint8))
+            r.src = f"{r.uid}.npy"
+            resources.append({"raw_data": modelkit.dump(r)})
+    return shader, resources, {"dispatch_compute": modelkit.dump(shaped.scenario.commands[0])}
 
 
 # --- scenario -> kernel instantiations -------------------------------------------------------
@@ -190,6 +140,7 @@ def _exportable_dispatches(scenario: m.Scenario, path: Path) -> list[_Dispatch]:
     for n, c in enumerate(scenario.commands):
         if isinstance(c, m.DispatchCompute):
             shader = scenario.by_uid[c.shader_ref]
+            assert isinstance(shader, m.Shader)  # the reader checked the reference
             if shader.type != "OpenCL-C":
                 problems.append(Problem(str(path), json_pointer(["commands", n]),
                                         f"dispatch of {shader.type} shader \"{shader.uid}\": only OpenCL C "
@@ -254,7 +205,7 @@ class _Exporter:
         self.buffers: dict[str, OpenCLBuffer] = {}
         for r in scenario.resources:
             if isinstance(r, m.Buffer):
-                self.buffers[r.uid] = backend.alloc_buffer(r.size, r.uid)
+                self.buffers[r.uid] = cast(OpenCLBuffer, backend.alloc_buffer(r.size, r.uid))
                 data = npy.load_bytes(r.src_path) if r.src_path is not None else np.zeros(r.size, np.uint8)
                 backend.write_buffer(self.buffers[r.uid], np.asarray(data)[:r.size])
         self.push_data = {r.uid: bytes(npy.load_bytes(r.src_path)) for r in scenario.resources
@@ -296,6 +247,8 @@ class _Exporter:
                                 "global_size": [g * n for g, n in zip(groups[:dims], local[:dims])],
                                 "entry_point": shader.entry,
                                 "kernel_arguments": self.arguments(k, d, program, specs, outs)}
+        if d.command.global_offset and any(d.command.global_offset):
+            inst["global_offset"] = (list(d.command.global_offset) + [0] * dims)[:dims]
         if shader.build_options:
             inst["compiler_flags"] = shader.build_options
         return inst
@@ -330,6 +283,7 @@ class _Exporter:
                                       f"kernel argument {a.index} ({a.name}) is buffer argument "
                                       f"{binding} but binding (set 0, id {binding}) is not bound")])
         res = self.scenario.by_uid[uid]
+        assert isinstance(res, m.Buffer)  # a binding names a buffer here (the dispatch was checked)
         name = f"d{k}_arg{a.index}.bin"
         with outs.open(self.out / name) as fh:
             fh.write(self.backend.read_buffer(self.buffers[uid]).tobytes())
@@ -341,5 +295,5 @@ class _Exporter:
         program = self.programs[d.shader.uid]
         self.backend.dispatch(program, d.command.workgroups,
                               {(b.set, b.id): self.buffers[b.resource_ref] for b in d.command.bindings},
-                              self.push_data.get(d.command.push_data_ref, b""))
+                              self.push_data.get(d.command.push_data_ref, b""), offset=d.command.global_offset or ())
         self.backend.submit()

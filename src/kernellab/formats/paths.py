@@ -6,12 +6,16 @@ letting the operating system's error (ValueError, UnicodeEncodeError, ENAMETOOLO
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kernellab.errors import InputError
+
+try:  # CPython's own SHA-256: hashlib loads OpenSSL, which a run has no other use for
+    from _sha256 import sha256
+except ImportError:
+    from hashlib import sha256
 
 if TYPE_CHECKING:
     from kernellab.model import Scenario
@@ -112,5 +116,5 @@ def escaped_name(value: str) -> str:
     text = "".join(chr(b) if b in _PLAIN and not (i == 0 and b in b".-") else f"%{b:02X}"
                    for i, b in enumerate(raw)) or "%"
     if len(text) > NAME_CAP:
-        text = text[:NAME_CAP - 17] + "~" + hashlib.sha256(raw).hexdigest()[:16]
+        text = text[:NAME_CAP - 17] + "~" + sha256(raw).hexdigest()[:16]
     return text

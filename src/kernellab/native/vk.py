@@ -1,5 +1,12 @@
-"""The Vulkan boundary: loading the ``vulkan`` binding (advice when the loader is missing), the
-result-name table, and the one place a failed call becomes a :class:`~kernellab.errors.BackendError`.
+"""The Vulkan boundary: loading a binding (advice when the loader is missing), the result-name
+table, and the one place a failed call becomes a :class:`~kernellab.errors.BackendError`.
+
+Two bindings serve one interface (the ``vulkan`` package's): :func:`compute` is kernellab's small
+one (``vkbind``: the compute path's functions, declared from ``vk.xml``), which a run of buffers
+and compute pipelines uses; :func:`load` is the ``vulkan`` package, which declares everything
+(images, tensors, graphs, graphics). Their handle types are distinct cffi types: an :class:`Api`
+made with ``adopt=True`` takes handles the other binding made (a device opened for compute that
+then needs images).
 
 Calls go through :class:`Api`, a view of the binding whose ``vk*`` functions are wrapped: a
 failing result (the binding raises ``VkError``/``VkException``) becomes an error naming the
@@ -30,6 +37,31 @@ _STATUS_NAMES = ("VK_SUCCESS", "VK_NOT_READY", "VK_TIMEOUT", "VK_INCOMPLETE", "V
 _RESULTS_UNKNOWN_TO_BINDING = {1000297000: "VkPipelineCompileRequired"}
 
 _vk: Any = None
+_compute: Any = None
+
+
+def compute() -> Any:
+    """The small binding of the compute path (see the module's doc)."""
+    global _compute
+    if _compute is None:
+        os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+        from kernellab.native import vkbind  # noqa: PLC0415
+
+        try:
+            vkbind.load_library()
+        except OSError as exc:
+            raise DeviceError(f"the Vulkan loader (libvulkan.so.1) was not found: {INSTALL_HINT}") from exc
+        _compute = vkbind
+    return _compute
+
+
+def native_errors() -> tuple[type[BaseException], ...]:
+    """The exception classes of the bindings loaded so far (a result other than success)."""
+    found: list[type[BaseException]] = []
+    for module in (_compute, _vk):
+        if module is not None:
+            found += [module.VkError, module.VkException]
+    return tuple(found)
 
 
 def load() -> Any:
@@ -51,16 +83,10 @@ def load() -> Any:
 
 @functools.lru_cache(maxsize=1)
 def result_names() -> dict[int, str]:
-    """``VkResult`` value -> symbolic name, built once from the binding's constants (for aliases,
-    the first name in sorted order: the core name before its ``_KHR`` spelling)."""
-    vk = load()
-    table: dict[int, str] = {}
-    for name in sorted(dir(vk)):
-        if name.startswith("VK_ERROR") or name in _STATUS_NAMES:
-            value = getattr(vk, name)
-            if isinstance(value, int):
-                table.setdefault(value, name)
-    return table
+    """``VkResult`` value -> symbolic name, from the registry's enum (its names, not aliases)."""
+    from kernellab.native.vkbind_table import RESULTS  # noqa: PLC0415
+
+    return {value: name for value, name in RESULTS.items() if name.startswith("VK_ERROR") or name in _STATUS_NAMES}
 
 
 @functools.lru_cache(maxsize=1)
@@ -75,7 +101,9 @@ def result_name(code: int) -> str:
 def code_name(exc: BaseException) -> str:
     """The symbolic result of an exception the binding raised (VkErrorOutOfDeviceMemory ->
     VK_ERROR_OUT_OF_DEVICE_MEMORY)."""
-    code = _code_of_exception().get(type(exc))
+    code = getattr(exc, "code", None)  # the small binding's classes carry their code
+    if not isinstance(code, int) and _vk is not None:
+        code = _code_of_exception().get(type(exc))
     if code is not None and code in result_names():
         return result_names()[code]
     name = type(exc).__name__  # a class the table lacks: spell its name the registry's way
@@ -91,13 +119,14 @@ def check(call: str, code: int) -> None:
 @contextlib.contextmanager
 def checked(call: str) -> Iterator[None]:
     """Name the calls of the block ``call`` in the error they raise."""
-    vk = load()
     try:
         yield
     except BackendError as exc:  # raised by an Api function: keep the code, tell which call it was
         raise failure(call, exc.code) from None
-    except (vk.VkError, vk.VkException) as exc:  # errors, and the other results the binding raises
-        raise failure(call, code_name(exc)) from None
+    except Exception as exc:
+        if isinstance(exc, native_errors()):  # errors, and the other results a binding raises
+            raise failure(call, code_name(exc)) from None
+        raise
 
 
 def release(call: str, fn: Callable[..., Any], *args: Any) -> None:
@@ -107,24 +136,53 @@ def release(call: str, fn: Callable[..., Any], *args: Any) -> None:
     except BackendError as exc:
         cleanup_failed(call, exc.code)
     except Exception as exc:  # noqa: BLE001 - clean-up goes on whatever one release did
-        vk = _vk
-        code = code_name(exc) if vk is not None and isinstance(exc, (vk.VkError, vk.VkException)) else repr(exc)
+        code = code_name(exc) if isinstance(exc, native_errors()) else repr(exc)
         cleanup_failed(call, code)
 
 
 class Api:
-    """The binding with every ``vk*`` function checked; every other name (structs, constants,
-    ``ffi``, ``lib``) is the binding's own. One per backend, so a test can count the calls."""
+    """A binding with every ``vk*`` function checked; every other name (structs, constants,
+    ``ffi``, ``lib``) is the binding's own. One per backend, so a test can count the calls.
 
-    def __init__(self, module: Any = None):
+    With ``adopt``, handles the other binding made are taken as this one's (cast by address),
+    in the arguments of functions and the members given to structures."""
+
+    def __init__(self, module: Any = None, adopt: bool = False):
         self._module = module if module is not None else load()
+        self._adopt = adopt
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._module, name)
         if name.startswith("vk") and callable(value):
             value = _wrapped(name, value, (self._module.VkError, self._module.VkException))
+        if self._adopt and name.startswith(("vk", "Vk")) and callable(value):
+            value = _adopting(value, self._module.ffi)
         setattr(self, name, value)  # resolved once per name
         return value
+
+    def adopt(self, value: Any) -> Any:
+        """``value`` (a handle of either binding, or a list of them) as this binding's."""
+        return _adopted(value, self._module.ffi)
+
+
+def _adopted(value: Any, ffi: Any) -> Any:
+    if isinstance(value, list):
+        return [_adopted(v, ffi) for v in value]
+    if isinstance(value, ffi.CData):
+        ctype = ffi.typeof(value)
+        if ctype.kind == "pointer" and ctype.item.kind == "struct" and ctype.cname.endswith("_T *"):
+            own = ffi.typeof(ctype.cname)
+            if own is not ctype:  # a handle of the other binding
+                return ffi.cast(own, value)
+    return value
+
+
+def _adopting(fn: Callable[..., Any], ffi: Any) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return fn(*(_adopted(a, ffi) for a in args), **{k: _adopted(v, ffi) for k, v in kwargs.items()})
+
+    call.__name__ = call.__qualname__ = fn.__name__
+    return call
 
 
 def _wrapped(name: str, fn: Callable[..., Any], native: tuple[type[BaseException], ...]) -> Callable[..., Any]:

@@ -286,8 +286,12 @@ class Executor:
 
     def __init__(self, scenario: m.Scenario, options: RunOptions, *, inputs: InputSource | None = None,
                  sink: OutputSink | None = None, saved: Sequence[str] = (), write_files: bool = True,
-                 modules: ModuleCache | None = None, lease: BackendLease | None = None):
+                 modules: ModuleCache | None = None, lease: BackendLease | None = None,
+                 programs: Mapping[str, ProgramSpec] | None = None):
         self.scenario = scenario
+        #: the program of each shader the caller has already built (a kernel instantiation's,
+        #: built to learn its parameters), by uid: the executor does not make it again
+        self.given_programs: Mapping[str, ProgramSpec] = programs or {}
         self.options = options
         self.inputs: InputSource = inputs or FileInputs()
         self.sink = sink
@@ -558,7 +562,8 @@ class Executor:
             for shader in self._shaders(c):
                 if shader.uid in self.specs:
                     continue
-                spec = self.specs[shader.uid] = self._program_spec(backend, shader, (), modules)
+                spec = self.specs[shader.uid] = self.given_programs.get(shader.uid) or \
+                    self._program_spec(backend, shader, (), modules)
                 problems += self._shader_interface(backend, shader, spec, local_sizes, file)
         for i, c in dispatches:
             for shader in self._shaders(c):
@@ -566,6 +571,7 @@ class Executor:
                 if known is not None:
                     problems += check_dispatch(self.scenario, i, c, shader, known.interface, file,
                                                spec_constants=False)
+        problems += _check_ranges(dispatches, backend, file)
         problems += check_limits(self.scenario, backend.limits, file,
                                  slots={i: self._slots(c) for i, c in dispatches}, local_sizes=local_sizes,
                                  shared_memory={uid: workgroup_memory(self.scenario.by_uid[uid], known)  # type: ignore[arg-type]
@@ -696,7 +702,8 @@ class Executor:
                 program = self.programs[(shader.uid, self._slots(c))]
                 self.say("INFO", "Dispatch compute")
                 backend.dispatch(program, c.workgroups, self._bound(c), self.push_data.get(c.push_data_ref, b""),
-                                 label=f"{index}:dispatch_compute:{shader.uid}")
+                                 label=f"{index}:dispatch_compute:{shader.uid}", offset=c.global_offset or (),
+                                 global_size=c.global_size)
                 if c.implicit_barrier:
                     backend.barrier(memory=True, label=f"{index}:implicit_barrier")
             elif isinstance(c, m.DispatchFragment):
@@ -870,6 +877,24 @@ class Executor:
                 opts.progress(rep + 1, opts.repeat)
         ms = self.report.add_phase("run", t)
         log.info("run: %d commands x %d repeats (%.1f ms)", len(self.scenario.commands), opts.repeat, ms)
+
+
+def _check_ranges(dispatches: Sequence[tuple[int, m.Command]], backend: Backend, file: str) -> list[Problem]:
+    """A dispatch's global offset: as many dimensions as its range, on a backend that takes one."""
+    problems = []
+    for i, c in dispatches:
+        if not isinstance(c, m.DispatchCompute) or c.global_offset is None:
+            continue
+        at = json_pointer(("commands", i, c.kind, "global_offset"))
+        dims = len(c.global_size or c.rangeND)
+        if len(c.global_offset) != dims:
+            problems.append(Problem(file, at, f"has {len(c.global_offset)} dimension(s) and the dispatch's range "
+                                              f"{dims}: give one offset per dimension"))
+        elif any(c.global_offset) and not backend.capabilities.work_items:
+            problems.append(Problem(file, at, f"the {backend.capabilities.title} backend dispatches whole "
+                                              "work-groups from global id 0 and takes no global offset (a "
+                                              "kernellab extension for OpenCL C: run it with --backend opencl)"))
+    return problems
 
 
 class _VulkanModules:

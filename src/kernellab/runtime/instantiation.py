@@ -4,27 +4,31 @@ Each instantiation is one ``clEnqueueNDRangeKernel``: the kernel is built with t
 ``compiler_flags``, every argument is made from its record (hex scalars decoded with the file's
 endianness and the parameter's type, arrays from their ``.bin`` files, ``__local`` arrays of
 ``size`` bytes), and the launch uses the file's sizes and offset. Arguments the file leaves
-unconstrained are filled deterministically from the seed and reported.
+unconstrained are filled deterministically from the seed and reported. A launch runs as a scenario
+in memory through the one executor (:func:`as_scenario`), directly where the model cannot hold it yet.
 """
 from __future__ import annotations
 
 import math
 import mmap
 import os
+import dataclasses
 import re
 import shutil
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernellab import compiler_options
+from kernellab import model as m
 from kernellab.backends import opencl_abi as abi
-from kernellab.backends.base import BackendOptions, ProgramSpec
+from kernellab.backends.base import Backend, BackendOptions, Buffer, Image, Program, ProgramSpec, SpecConstant
 from kernellab.backends.opencl import KernelArg, OpenCLBackend, OpenCLBuffer, OpenCLProgram
 from kernellab.compile.pipeline import driver_source
-from kernellab.errors import BackendError, CompileError, InputError, Problem
+from kernellab.errors import BackendError, CompileError, InputError, KernellabError, Problem
 from kernellab.formats import gpuverify
 from kernellab.opencl_types import dtype_size
 from kernellab.formats.gpuverify import (ArrayArgument, ImageArgument, KernelArgument, KernelInstantiation,
@@ -43,6 +47,35 @@ def _stderr(msg: str) -> None:
 
 
 @dataclass
+class ArrayValue:
+    """A ``__global``/``__constant`` argument before any device holds it: its initial bytes in
+    the device's order (a mapped file where it came from one) and the flags it is created with."""
+
+    size: int
+    data: Any
+    flags: tuple[str, ...]
+    #: element type code for byte-order conversion (None = bytes)
+    dtype: str | None
+    #: the kernel cannot write it (__constant, CL_MEM_READ_ONLY): its final bytes are these (a
+    #: Path: the file's, copied as they are), no read-back needed; None when it may change
+    unchanged: Any = None
+
+
+@dataclass(frozen=True)
+class ImageValue:
+    """An image argument before any device holds it: RGBA float texels of ``shape``."""
+
+    shape: tuple[int, ...]
+    texels: Any
+    access: str
+
+
+@dataclass(frozen=True)
+class SamplerValue:
+    """A sampler argument: unnormalized coordinates, clamp-to-edge, nearest filtering."""
+
+
+@dataclass
 class PreparedLaunch:
     """One instantiation made concrete on a backend: the program, the argument values, and which
     buffers are outputs."""
@@ -58,23 +91,33 @@ class PreparedLaunch:
     unchanged: dict[int, Any] = field(default_factory=dict)
     #: one sentence per argument filled from the seed
     filled: list[str] = field(default_factory=list)
+    #: (sizeof, alignof) of the by-value types only the compiler can size
+    layout: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def launch(self, backend: OpenCLBackend) -> None:
+        """Enqueue the launch directly (its arguments made on ``backend`` by :func:`prepare`)."""
         i = self.inst
         try:
             backend.launch(self.program, self.args, i.global_size, i.local_size, i.global_offset,
                            label=f"{i.entry_point}#{i.index}")
         except BackendError as exc:
-            m = re.match(r"clSetKernelArg\(\w+, (\d+)\)", exc.call)
-            if m and exc.code == "CL_INVALID_ARG_SIZE":
-                n = int(m.group(1))
-                arg = self.program.args[n]
-                raise InputError([_problem(i, ["kernel_arguments", n, "value"],
-                                           f"the driver rejected this value's size for parameter {n} "
-                                           f"({arg.type_name} {arg.name}): kernellab cannot know the size of "
-                                           "this type, so write the value with all its bytes (two hex digits "
-                                           "per byte, leading zeros kept)")]) from exc
-            raise
+            named = self.named(exc)
+            if named is exc:
+                raise
+            raise named from exc
+
+    def named(self, exc: BackendError) -> KernellabError:
+        """A driver's refusal of an argument's size as bad input at its value; other errors as they are."""
+        found = re.match(r"clSetKernelArg\(\w+, (\d+)\)", exc.call)
+        if not found or exc.code != "CL_INVALID_ARG_SIZE":
+            return exc
+        n = int(found.group(1))
+        arg = self.program.args[n]
+        return InputError([_problem(self.inst, ["kernel_arguments", n, "value"],
+                                    f"the driver rejected this value's size for parameter {n} "
+                                    f"({arg.type_name} {arg.name}): kernellab cannot know the size of "
+                                    "this type, so write the value with all its bytes (two hex digits "
+                                    "per byte, leading zeros kept)")])
 
 
 def _problem(inst: KernelInstantiation, parts: Sequence[str | int], message: str) -> Problem:
@@ -216,10 +259,11 @@ def check_work_groups(backend: OpenCLBackend, insts: Sequence[KernelInstantiatio
         raise InputError(problems)
 
 
-def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLProgram, seed: int = 0
-            ) -> PreparedLaunch:
-    """Make every argument of ``inst`` on ``backend``; all mismatches with the kernel's parameters
-    are reported together as bad input."""
+def make_arguments(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLProgram, seed: int = 0
+                   ) -> PreparedLaunch:
+    """Every argument of ``inst``, none on a device yet (arrays as :class:`ArrayValue`, images
+    and samplers as :class:`ImageValue`/:class:`SamplerValue`; ``backend`` sizes the structs);
+    all mismatches with the kernel's parameters are reported together as bad input."""
     params = program.args
     records = inst.kernel_arguments
     maker = _ArgumentMaker(backend, inst, seed)
@@ -233,11 +277,12 @@ def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLPr
                                    f"takes {len(params)} arguments")])
     launch = PreparedLaunch(inst, program, [])
     # structs and other by-value types numpy cannot size: the compiler says how big they are
-    sizes = {name: size for name, (size, _) in backend.type_layout(program, abi.unsized_types(params)).items()}
+    layout = backend.type_layout(program, abi.unsized_types(params))
+    sizes = {name: size for name, (size, _) in layout.items()}
     for n, (arg, rec) in enumerate(zip(params, records)):
         if rec is None:  # whole list unconstrained: make a record of the parameter's kind
             rec = _UNCONSTRAINED[arg.kind]()
-        launch.args.append(maker.argument(launch, n, arg, rec, sizes.get(arg.type_name)))
+        launch.args.append(maker.argument(n, arg, rec, sizes.get(arg.type_name)))
     if not maker.problems:
         from kernellab.runtime.limits import local_memory_problems
         local = [(inst.pointer("kernel_arguments", n), a.size) for n, a in enumerate(launch.args)
@@ -247,6 +292,32 @@ def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLPr
     if maker.problems:
         raise InputError(maker.problems)
     launch.filled = maker.filled
+    launch.layout = dict(layout)
+    return launch
+
+
+def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLProgram, seed: int = 0
+            ) -> PreparedLaunch:
+    """Make every argument of ``inst`` on ``backend`` (arrays allocated and written); all
+    mismatches with the kernel's parameters are reported together as bad input."""
+    return realize(backend, make_arguments(backend, inst, program, seed))
+
+
+def realize(backend: OpenCLBackend, launch: PreparedLaunch) -> PreparedLaunch:
+    """``launch`` with its arrays, images and samplers created on ``backend`` (in argument order:
+    Oclgrind numbers memory objects by creation, and verify names an argument by that number)."""
+    for n, value in enumerate(launch.args):
+        if isinstance(value, ImageValue):
+            launch.args[n] = backend.make_image(value.shape, value.texels, value.access)
+        elif isinstance(value, SamplerValue):
+            launch.args[n] = backend.make_sampler()
+        elif isinstance(value, ArrayValue):
+            buf = backend.alloc_with_flags(value.size, value.flags, uid=f"arg{n}")
+            backend.write_buffer(buf, value.data)
+            launch.args[n] = launch.arrays[n] = buf
+            launch.array_dtypes[n] = value.dtype
+            if value.unchanged is not None:
+                launch.unchanged[n] = value.unchanged
     return launch
 
 
@@ -271,8 +342,7 @@ class _ArgumentMaker:
     def _fill_note(self, n: int, text: str) -> None:
         self.filled.append(f"{self.inst.file}: {self.inst.pointer('kernel_arguments', n)}: {text}")
 
-    def argument(self, launch: PreparedLaunch, n: int, arg: KernelArg, rec: KernelArgument,
-                 size: int | None) -> Any:
+    def argument(self, n: int, arg: KernelArg, rec: KernelArgument, size: int | None) -> Any:
         """The value of parameter ``n`` (None when it is refused: the problem is noted)."""
         inst = self.inst
         want = _RECORD_TYPE[arg.kind]
@@ -290,11 +360,11 @@ class _ArgumentMaker:
                                               f'is "{rec.address_space}" but parameter {n} ({arg.type_name} '
                                               f'{arg.name}) is declared __{declared}'))
                 return None
-            return self.local(n, arg, rec) if arg.kind == "local" else self.array(launch, n, arg, rec)
+            return self.local(n, arg, rec) if arg.kind == "local" else self.array(n, arg, rec)
         if isinstance(rec, SamplerArgument):
             self._fill_note(n, f"sampler argument {n} ({arg.name}) uses unnormalized coordinates, "
                                "clamp-to-edge, nearest filtering")
-            return self.backend.make_sampler()
+            return SamplerValue()
         return self.image(n, arg)
 
     def scalar(self, n: int, arg: KernelArg, rec: ScalarArgument, size: int | None) -> bytes | None:
@@ -337,7 +407,7 @@ class _ArgumentMaker:
                                "(one element per work-item)")
         return abi.LocalMemory(size)
 
-    def array(self, launch: PreparedLaunch, n: int, arg: KernelArg, rec: ArrayArgument) -> OpenCLBuffer:
+    def array(self, n: int, arg: KernelArg, rec: ArrayArgument) -> ArrayValue:
         inst = self.inst
         data: Any = None
         if rec.data_path is not None:
@@ -354,18 +424,15 @@ class _ArgumentMaker:
                                f"bytes from seed {self.seed}")
         elif len(data) < size:
             data = bytes(data) + bytes(size - len(data))
-        buf = self.backend.alloc_with_flags(size, rec.flags or (), uid=f"arg{n}")
         data = _to_device_order(data, arg.type.dtype, inst.byteorder)
-        self.backend.write_buffer(buf, data)
-        launch.arrays[n] = buf
-        launch.array_dtypes[n] = arg.type.dtype
-        if arg.address_space == "constant" or "CL_MEM_READ_ONLY" in (rec.flags or ()):
+        value = ArrayValue(size, data, tuple(rec.flags or ()), arg.type.dtype)
+        if arg.address_space == "constant" or "CL_MEM_READ_ONLY" in value.flags:
             # the kernel cannot change it: its final bytes are its initial bytes, no read-back needed
             as_file = isinstance(data, mmap.mmap) and rec.data_path is not None and len(data) == size
-            launch.unchanged[n] = rec.data_path if as_file else data
-        return buf
+            value.unchanged = rec.data_path if as_file else data
+        return value
 
-    def image(self, n: int, arg: KernelArg) -> Any:
+    def image(self, n: int, arg: KernelArg) -> ImageValue | None:
         inst = self.inst
         base = arg.type_name.replace("const", "").strip()
         dims = {"image1d_t": 1, "image2d_t": 2, "image3d_t": 3}.get(base)
@@ -382,7 +449,7 @@ class _ArgumentMaker:
         values = np.frombuffer(seeded_values("f4", texels, _rng(self.seed, inst, n)), dtype=np.float32)
         self._fill_note(n, f"image argument {n} ({arg.name}) is an RGBA float image of "
                            f"{'x'.join(map(str, shape))} texels (the global size) filled from seed {self.seed}")
-        return self.backend.make_image(shape, values.reshape(tuple(reversed(shape)) + (4,)), arg.access)
+        return ImageValue(tuple(shape), values.reshape(tuple(reversed(shape)) + (4,)), arg.access)
 
 
 def _mapped(path: Path) -> mmap.mmap | bytes:
@@ -423,6 +490,200 @@ def select(insts: list[KernelInstantiation], index: int | None, file: Path) -> l
     return [insts[index]]
 
 
+# --- a launch as a scenario: the one executor runs it ------------------------------------------
+
+
+def expressible(launch: PreparedLaunch) -> bool:
+    """Whether a scenario holds the launch exactly: buffers, ``__local`` arrays of whole elements
+    and by-value arguments whose size is known. Images, samplers and values only the driver can
+    size are launched directly (docs/architecture.md, "Kernel instantiations run as scenarios")."""
+    for arg, value in zip(launch.program.args, launch.args):
+        if arg.kind in ("image", "sampler"):
+            return False
+        if arg.kind == "local" and (value.size == 0 or value.size % abi.local_element_size(arg)):
+            return False
+        if arg.kind == "scalar" and arg.type.size is None and arg.type_name not in launch.layout:
+            return False
+    return True
+
+
+def _access(flags: Sequence[str], space: str) -> str:
+    if space == "constant" or "CL_MEM_READ_ONLY" in flags:
+        return "readonly"
+    return "writeonly" if "CL_MEM_WRITE_ONLY" in flags else "readwrite"
+
+
+@dataclass
+class LaunchScenario:
+    """One launch as a scenario in memory: a shader, a buffer per array argument, the by-value
+    bytes as push data, and a dispatch with the launch's offset and sizes in work-items."""
+
+    scenario: m.Scenario
+    #: the program as built for the launch's parameters, with its specialization (local sizes)
+    program: ProgramSpec
+    #: buffer uid -> its argument's initial bytes and flags
+    values: dict[str, ArrayValue]
+    push: dict[str, bytes]
+    #: argument index -> buffer uid
+    arrays: dict[int, str]
+    #: the launch's instantiation, where the executor's problems are placed
+    inst: KernelInstantiation | None = None
+    #: argument indices of the ``__local`` parameters, in order (specialization ids 3, 4, ...)
+    local_arguments: list[int] = field(default_factory=list)
+
+    def place(self, where: str) -> str:
+        """The place in the instantiation file of a problem the executor found at ``where`` (a
+        JSON pointer into the scenario): the field the scenario's took its value from."""
+        inst = self.inst
+        assert inst is not None
+        parts = [p for p in where.split("/") if p]
+        argument = {uid: n for n, uid in self.arrays.items()}
+        if parts[:1] == ["resources"] and len(parts) >= 2 and parts[1].isdigit():
+            r = self.scenario.resources[int(parts[1])]
+            field_ = parts[3] if len(parts) > 3 else ""
+            if isinstance(r, m.Buffer):
+                return inst.pointer("kernel_arguments", argument[r.uid], *(["size"] if field_ == "size" else []))
+            if isinstance(r, m.Shader):
+                if field_ == "specialization_constants":
+                    constant = r.specialization_constants[int(parts[4])].id if len(parts) > 4 else 0
+                    if constant in abi.LOCAL_SIZE_SPEC_IDS:
+                        return inst.pointer("local_size")
+                    return inst.pointer("kernel_arguments", self.local_arguments[constant - abi.FIRST_LOCAL_ARGUMENT_SPEC_ID],
+                                        "size")
+                return inst.pointer({"entry": "entry_point", "build_options": "compiler_flags"}.get(field_,
+                                                                                                   "kernel_file"))
+            return inst.pointer("kernel_arguments")
+        if parts[:1] == ["commands"]:
+            rest = parts[3:]
+            if rest[:1] == ["rangeND"]:
+                return inst.pointer("global_size", *[int(k) for k in rest[1:2]])
+            if rest[:1] == ["global_offset"]:
+                return inst.pointer("global_offset")
+            if rest[:1] == ["bindings"] and len(rest) > 1:
+                command = self.scenario.commands[0]
+                assert isinstance(command, m.DispatchCompute)
+                return inst.pointer("kernel_arguments", argument[command.bindings[int(rest[1])].resource_ref])
+        return inst.pointer()
+
+
+
+def as_scenario(launch: PreparedLaunch, *, whole_groups: bool = False) -> LaunchScenario:
+    """The scenario of a launch made by :func:`make_arguments`, laid out as
+    :mod:`kernellab.backends.opencl_abi` maps OpenCL C arguments: shader ``kernel<i>``, buffers
+    ``i<i>_arg<N>``, push data ``i<i>_push``. ``whole_groups``: for a file, which counts whole
+    work-groups (a launch with no ``local_size`` gets :func:`~kernellab.backends.opencl_abi.default_local_size`);
+    otherwise the global size is kept in work-items and a missing local size is the driver's
+    choice. An image or sampler parameter is bad input naming it."""
+    inst, args = launch.inst, launch.program.args
+    i = inst.index
+    uid = f"kernel{i}"
+    local = inst.local_size or (abi.default_local_size(inst.global_size) if whole_groups else None)
+    specs = [{"id": d, "value": int(n)} for d, n in enumerate(local or ())]
+    local_args = [(a, v) for a, v in zip(args, launch.args) if a.kind == "local"]
+    specs += [{"id": abi.FIRST_LOCAL_ARGUMENT_SPEC_ID + k, "value": abi.local_count(v.size, abi.local_element_size(a))}
+              for k, (a, v) in enumerate(local_args)]
+    unheld = [Problem(str(inst.file), inst.pointer("kernel_arguments", a.index),
+                      f"{a.kind} arguments have no scenario equivalent; this launch cannot be imported")
+              for a in args if a.kind in ("image", "sampler")]
+    if unheld:
+        raise InputError(unheld)
+    push = abi.pack_push_constants(args, {a.index: bytes(v) for a, v in zip(args, launch.args) if a.kind == "scalar"},
+                                   launch.layout)
+    shader = m.Shader(uid=uid, src=inst.kernel_file, type="OpenCL-C", entry=inst.entry_point,
+                      build_options=inst.compiler_flags or "", push_constants_size=len(push),
+                      specialization_constants=specs)
+    shader._src_path = inst.kernel_path
+    resources: list[m.Resource] = [shader]
+    bindings, values, arrays = [], {}, {}
+    binding_of = abi.buffer_bindings(args)
+    for a, v in zip(args, launch.args):
+        if isinstance(v, ArrayValue):
+            buffer = f"i{i}_arg{a.index}"
+            resources.append(m.Buffer(uid=buffer, size=v.size, shader_access=_access(v.flags, a.address_space)))
+            bindings.append({"set": 0, "id": binding_of[a.index], "resource_ref": buffer})
+            values[buffer], arrays[a.index] = v, buffer
+    offset = {"global_offset": list(inst.global_offset)} if inst.global_offset and any(inst.global_offset) else {}
+    groups = [-(-g // n) for g, n in zip(inst.global_size, local)] if local else [1] * len(inst.global_size)
+    command = m.DispatchCompute(shader_ref=uid, rangeND=groups, bindings=bindings, **offset)
+    if not whole_groups:
+        command.global_size = tuple(inst.global_size)
+    pushed = {}
+    if push:
+        # the bytes come from the file's kernel_arguments (a file of them only where one is written)
+        resources.append(m.RawData(uid=f"i{i}_push", src=f"{inst.file}#{inst.pointer('kernel_arguments')}"))
+        command.push_data_ref = f"i{i}_push"
+        pushed[command.push_data_ref] = push
+    program = dataclasses.replace(launch.program.spec, push_constants_size=len(push),
+                                  specialization=tuple(SpecConstant(c["id"], c["value"]) for c in specs))
+    return LaunchScenario(m.Scenario(resources, [command], file=inst.file), program, values, pushed, arrays, inst,
+                          [a.index for a, _ in local_args])
+
+
+class _LaunchInputs:
+    """A launch's initial bytes, from memory (mapped files where the file gave them)."""
+
+    def __init__(self, launch: LaunchScenario):
+        self.launch = launch
+
+    def fill_buffer(self, backend: Backend, r: m.Buffer, buf: Buffer, element: str) -> bool:
+        backend.write_buffer(buf, self.launch.values[r.uid].data)
+        return True
+
+    def fill_image(self, backend: Backend, r: m.Image, image: Image) -> None:
+        return None
+
+    def raw_data(self, r: m.RawData) -> bytes | None:
+        return self.launch.push.get(r.uid)
+
+
+class _LentBackend:
+    """The runner's open backend, lent to the executor; buffers created with their arguments' flags."""
+
+    def __init__(self, backend: OpenCLBackend, launch: LaunchScenario):
+        self.backend, self.launch = backend, launch
+
+    def lease(self, own: Callable[[], Backend], needs_own_device: bool) -> AbstractContextManager[Backend]:
+        return nullcontext(self.backend)
+
+    def alloc_buffer(self, backend: Backend, size: int, uid: str) -> Buffer:
+        return self.backend.alloc_with_flags(size, self.launch.values[uid].flags, uid=uid)
+
+    def create_program(self, backend: Backend, spec: ProgramSpec) -> Program:
+        return backend.create_program(spec)
+
+
+def _run_as_scenario(be: OpenCLBackend, launch: PreparedLaunch) -> dict[int, Any]:
+    """Run an :func:`expressible` launch through the executor; argument index -> its buffer."""
+    from kernellab.runtime.executor import Executor, RunOptions
+
+    shaped = as_scenario(launch)
+    executor = Executor(shaped.scenario, RunOptions(backend=be.name), inputs=_LaunchInputs(shaped),
+                        write_files=False, lease=_LentBackend(be, shaped),
+                        programs={shaped.scenario.commands[0].shader_ref: shaped.program})  # type: ignore[attr-defined]
+    try:
+        executor.run()
+    except InputError as exc:  # the executor's checks place problems in the scenario: moved to the file's places
+        raise InputError([dataclasses.replace(p, file=str(launch.inst.file), where=shaped.place(p.where))
+                          for p in exc.problems]) from exc
+    return {n: executor.buffers[uid] for n, uid in shaped.arrays.items()}
+
+
+def _launch(be: OpenCLBackend, launch: PreparedLaunch) -> dict[int, Any]:
+    """Run one launch: as a scenario where the model holds it, else directly; its array buffers."""
+    if not expressible(launch):
+        launch = realize(be, launch)
+        launch.launch(be)
+        be.submit()
+        return dict(launch.arrays)
+    try:
+        return _run_as_scenario(be, launch)
+    except BackendError as exc:
+        named = launch.named(exc)
+        if named is exc:
+            raise
+        raise named from exc
+
+
 def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index: int | None = None, seed: int = 0,
                        device: str | None = None, report: Report | None = None,
                        backend: OpenCLBackend | None = None) -> int:
@@ -446,23 +707,23 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
         with OutputSet(output_dir) as outs:
             for inst in chosen:
                 program = build(be, inst, non_uniform_options(be, inst))
-                launch = prepare(be, inst, program, seed)
+                launch = make_arguments(be, inst, program, seed)
                 for line in launch.filled:
                     report(line)
                 launch_guard.naming(f"launch {inst.index} ({inst.entry_point}) of {path}")
-                launch.launch(be)
-                be.submit()
+                arrays = _launch(be, launch)
                 if output_dir is not None:
                     dest = output_dir_for(Path(output_dir), inst.index)
-                    for n, buf in launch.arrays.items():
-                        same = launch.unchanged.get(n)
+                    for n, buf in arrays.items():
+                        value = launch.args[n]
+                        same = value.unchanged if isinstance(value, ArrayValue) else launch.unchanged.get(n)
                         if isinstance(same, Path):
                             with outs.open(dest / f"arg{n}.bin") as fh:
                                 _copy_file(same, fh)
                             continue
-                        data = same if same is not None else be.read_buffer(buf)
+                        data = same if same is not None else be.read_buffer(buf).tobytes()
                         outs.bytes(dest / f"arg{n}.bin",
-                                   _from_device_order(data, launch.array_dtypes.get(n), inst.byteorder))
+                                   _from_device_order(data, program.args[n].type.dtype, inst.byteorder))
             written = outs.commit()
         where = f"; {len(written)} output file{'s' if len(written) != 1 else ''} in {output_dir}" \
             if output_dir is not None else ""

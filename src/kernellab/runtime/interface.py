@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kernellab.compile.cache import sha256
 from kernellab import model as m
 from kernellab.backends.base import KernelInterface, LocalArgument, UnknownEntryError
 from kernellab.errors import Problem, json_pointer
@@ -331,14 +331,14 @@ def workgroup_memory(shader: m.Shader, known: KernelInterface) -> int:
 @functools.cache
 def _code_digest() -> bytes:
     """The code that reflects is part of the key: a change to it never meets an old entry."""
-    h = hashlib.sha256()
+    h = sha256()
     for source in (Path(__file__), Path(__file__).parents[1] / "listing" / "reflect.py"):
         h.update(source.read_bytes())
     return h.digest()
 
 
 def _cache_key(spirv: bytes, entry: str) -> str:
-    h = hashlib.sha256(_code_digest())
+    h = sha256(_code_digest())
     h.update(entry.encode("utf-8", "surrogatepass") + b"\0")
     h.update(spirv)
     return h.hexdigest()

@@ -276,9 +276,9 @@ def _check_signature(cl: Any, k: Any, kernel: ResolvedKernel) -> None:
             if a.pos == i and (pointer or space != aq.PRIVATE):
                 problems.append(Problem(spec.file, a.where, f"argument {i} ({tname} {name}) of {spec.name} is not "
                                                             "passed by value, but the spec describes it as a varArgument"))
-        for a in spec.local_args:
-            if a.pos == i and space != aq.LOCAL:
-                problems.append(Problem(spec.file, a.where, f"argument {i} ({tname} {name}) of {spec.name} is not "
+        for la in spec.local_args:
+            if la.pos == i and space != aq.LOCAL:
+                problems.append(Problem(spec.file, la.where, f"argument {i} ({tname} {name}) of {spec.name} is not "
                                                             "a __local pointer, but the spec describes it as a localArgument"))
     if problems:
         raise InputError(problems)

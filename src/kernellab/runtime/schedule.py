@@ -195,75 +195,90 @@ class ScheduleResult:
 def execute_plan(session: Session, graph: TaskGraph, the_plan: Plan, seed: int = 0,
                  split: str = "subbuffer") -> ScheduleResult:
     """Run the plan: one thread per lane, each task once its predecessors are done."""
-    kernels = {t: pt.kernel for t, pt in the_plan.tasks.items()}
-    index = {t: i for i, t in enumerate(graph.tasks)}
-    incoming: dict[str, list[Any]] = {t: [] for t in graph.tasks}
-    for e in graph.edges:
-        if e.dst_pos >= 0:  # not an ordering-only dependency
-            incoming[e.dst].append(e)
-    done = {t: threading.Event() for t in graph.tasks}
-    lane_ready = {t: threading.Event() for t in graph.tasks}  # the CPU-class lane reached a split task
-    outputs: dict[str, dict[int, np.ndarray]] = {}
-    runs: dict[str, TaskRun] = {}
-    failures: list[BaseException] = []
-    # build every program first, so the trace shows execution and not the OpenCL C compiler
-    for pt in the_plan.tasks.values():
-        session.check_fits(pt.kernel)
-        for lane in pt.lanes:
-            session.program(session.lanes[lane].context, pt.kernel)
-    # and generate the seeded inputs, so the trace shows the devices' work, not numpy's
-    generated = {tid: fill_inputs(kernels[tid], seed, stream=index[tid]) for tid in graph.tasks}
-    t0 = time.perf_counter()
+    return _Execution(session, graph, the_plan, split).run(seed)
 
-    def run_task(tid: str) -> None:
-        k = kernels[tid]
-        host = generated.pop(tid)
-        for e in incoming[tid]:
-            host[e.dst_pos] = outputs[e.src][e.src_pos]
-        pt = the_plan.tasks[tid]
-        start = time.perf_counter() - t0
-        result = execute(session, k, host, pt.partition, split)
-        end = time.perf_counter() - t0
-        outputs[tid] = result.outputs
-        runs[tid] = TaskRun(tid, pt.lanes, start, end, result)
 
-    def lane_worker(lane: str) -> None:
-        for tid in the_plan.order[lane]:
-            if failures:
+class _Execution:
+    """One run of a plan: the lanes' threads and what they share (the tasks' events and outputs,
+    the first failure stopping every lane)."""
+
+    def __init__(self, session: Session, graph: TaskGraph, the_plan: Plan, split: str):
+        self.session, self.graph, self.plan, self.split = session, graph, the_plan, split
+        self.kernels = {t: pt.kernel for t, pt in the_plan.tasks.items()}
+        self.incoming: dict[str, list[Any]] = {t: [] for t in graph.tasks}
+        for e in graph.edges:
+            if e.dst_pos >= 0:  # not an ordering-only dependency
+                self.incoming[e.dst].append(e)
+        self.done = {t: threading.Event() for t in graph.tasks}
+        self.lane_ready = {t: threading.Event() for t in graph.tasks}  # the CPU-class lane reached a split task
+        self.outputs: dict[str, dict[int, np.ndarray]] = {}
+        self.runs: dict[str, TaskRun] = {}
+        self.failures: list[BaseException] = []
+        self.generated: dict[str, dict[int, np.ndarray]] = {}
+        self.t0 = 0.0
+
+    def run(self, seed: int) -> ScheduleResult:
+        session = self.session
+        # build every program first, so the trace shows execution and not the OpenCL C compiler
+        for pt in self.plan.tasks.values():
+            session.check_fits(pt.kernel)
+            for lane in pt.lanes:
+                session.program(session.lanes[lane].context, pt.kernel)
+        # and generate the seeded inputs, so the trace shows the devices' work, not numpy's
+        index = {t: i for i, t in enumerate(self.graph.tasks)}
+        self.generated = {tid: fill_inputs(self.kernels[tid], seed, stream=index[tid]) for tid in self.graph.tasks}
+        self.t0 = time.perf_counter()
+        threads = [threading.Thread(target=self._lane, args=(lane,), name=f"kernellab-{lane}-lane") for lane in LANES]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        if self.failures:
+            exc = self.failures[0]
+            if isinstance(exc, KernellabError):
+                raise exc
+            raise KernellabError(f"a scheduled task failed: {exc!r}") from exc
+        return ScheduleResult(self.plan, self.runs, self.outputs, time.perf_counter() - self.t0)
+
+    def _lane(self, lane: str) -> None:
+        try:
+            self._lane_tasks(lane)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            self.failures.append(exc)
+
+    def _lane_tasks(self, lane: str) -> None:
+        """Run the lane's tasks in the plan's order; stop at the first failure on any lane."""
+        for tid in self.plan.order[lane]:
+            if self.failures or not all(self._wait(self.done[pred]) for pred in self.graph.predecessors(tid)):
                 return
-            for pred in graph.predecessors(tid):
-                while not done[pred].wait(0.05):
-                    if failures:
+            if self.plan.tasks[tid].placement == "split":
+                if lane == "cpu":
+                    self.lane_ready[tid].set()  # the split task may now take this lane's queue too
+                    if not self._wait(self.done[tid]):
                         return
-            pt = the_plan.tasks[tid]
-            try:
-                if pt.placement == "split":
-                    if lane == "cpu":
-                        lane_ready[tid].set()  # the split task may now take this lane's queue too
-                        while not done[tid].wait(0.05):
-                            if failures:
-                                return
-                        continue
-                    while not lane_ready[tid].wait(0.05):
-                        if failures:
-                            return
-                run_task(tid)
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-                failures.append(exc)
-                return
-            done[tid].set()
+                    continue
+                if not self._wait(self.lane_ready[tid]):
+                    return
+            self._run_task(tid)
+            self.done[tid].set()
 
-    threads = [threading.Thread(target=lane_worker, args=(lane,), name=f"kernellab-{lane}-lane") for lane in LANES]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    if failures:
-        exc = failures[0]
-        if isinstance(exc, KernellabError):
-            raise exc
-        raise KernellabError(f"a scheduled task failed: {exc!r}") from exc
-    return ScheduleResult(the_plan, runs, outputs, time.perf_counter() - t0)
+    def _wait(self, event: threading.Event) -> bool:
+        """Wait for ``event``; False when a lane failed first."""
+        while not event.wait(0.05):
+            if self.failures:
+                return False
+        return True
+
+    def _run_task(self, tid: str) -> None:
+        host = self.generated.pop(tid)
+        for e in self.incoming[tid]:
+            host[e.dst_pos] = self.outputs[e.src][e.src_pos]
+        pt = self.plan.tasks[tid]
+        start = time.perf_counter() - self.t0
+        result = execute(self.session, self.kernels[tid], host, pt.partition, self.split)
+        end = time.perf_counter() - self.t0
+        self.outputs[tid] = result.outputs
+        self.runs[tid] = TaskRun(tid, pt.lanes, start, end, result)
 
 
 def trace_document(graph: TaskGraph, session: Session, result: ScheduleResult) -> dict[str, Any]:

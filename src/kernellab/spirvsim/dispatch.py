@@ -155,10 +155,13 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_poi
         out[uid] = bytes(new)
         if region.read is not None and region.written is not None:
             units = -(-region.size // region.unit)
-            kept = [None if a is None else a[:units].copy()
-                    for a in (region.read_by, region.read_at, region.written_by, region.written_at)]
+            read_by, read_at, written_by, written_at = (
+                None if a is None else a[:units].copy()
+                for a in (region.read_by, region.read_at, region.written_by, region.written_at))
             footprints[uid] = Footprint(uid, offset, region.read[:region.size].copy(),
-                                        region.written[:region.size].copy(), region.unit, *kept,
+                                        region.written[:region.size].copy(), region.unit,
+                                        read_by=read_by, read_at=read_at, written_by=written_by,
+                                        written_at=written_at,
                                         storage="image" if region.storage == images.STORAGE else "storage-buffer")
 
     def describe(lane: int, inst: int) -> dict[str, Any]:

@@ -179,10 +179,27 @@ class Machine:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise TimeLimitError("the dispatch ran past its time limit")
         k = 0
+        if insts[0].op == "OpPhi":
+            k = self._phis(insts, m, pred, full)
+        for inst in insts[k:-1]:
+            h = HANDLERS.get(inst.op)
+            if h is None:
+                raise self.m.fail(inst, f"{inst.op} is not supported by the SPIR-V checker")
+            h(self, inst, m, full)
+        term = insts[-1]
+        if term.op == "OpBranch":
+            pc[m] = order[term.words[0]]
+        else:
+            ret = self._terminate(term, m, pc, order, ret)
+        pred[m] = block.label
+        return ret
+
+    def _phis(self, insts: list[Inst], m: np.ndarray, pred: np.ndarray, full: bool) -> int:
+        """Set the block's OpPhi results from the predecessor each lane came from; the number of them."""
+        k = 0
         phis = []
         while insts[k].op == "OpPhi":
-            inst = insts[k]
-            w = inst.words
+            w = insts[k].words
             v: Any = None
             for j in range(2, len(w), 2):
                 val = self.values.get(w[j])
@@ -191,36 +208,22 @@ class Machine:
                 v = val if v is None else merge(pred == w[j + 1], val, v)
             phis.append((w[1], v))
             k += 1
+        # all read before any is set: a phi may read another phi of the block (its value on entry)
         for rid, v in phis:
             self.set(rid, v, m, full)
-        for inst in insts[k:-1]:
-            h = HANDLERS.get(inst.op)
-            if h is None:
-                raise self.m.fail(inst, f"{inst.op} is not supported by the SPIR-V checker")
-            h(self, inst, m, full)
-        term = insts[-1]
+        return k
+
+    def _terminate(self, term: Inst, m: np.ndarray, pc: np.ndarray, order: dict[int, int], ret: Any) -> Any:
+        """Move the lanes ``m`` on past the block's terminator ``term`` (other than OpBranch);
+        the function's return value so far."""
         w = term.words
         op = term.op
-        if op == "OpBranch":
-            pc[m] = order[w[0]]
-        elif op == "OpBranchConditional":
+        if op == "OpBranchConditional":
             c = np.broadcast_to(self.values[w[0]], (self.L,))
             pc[m & c] = order[w[1]]
             pc[m & ~c] = order[w[2]]
         elif op == "OpSwitch":
-            sel = np.broadcast_to(self.values[w[0]], (self.L,))
-            left = m.copy()
-            width = sel.dtype.itemsize * 8
-            step = 2 if width <= 32 else 3
-            j = 2
-            while j < len(w):
-                lit = w[j] if step == 2 else w[j] | (w[j + 1] << 32)
-                target = w[j + step - 1]
-                hit = left & (sel == np.asarray(lit).astype(sel.dtype))
-                pc[hit] = order[target]
-                left &= ~hit
-                j += step
-            pc[left] = order[w[1]]
+            self._switch(w, m, pc, order)
         elif op == "OpReturn":
             pc[m] = DONE
         elif op == "OpReturnValue":
@@ -231,8 +234,22 @@ class Machine:
             raise self.m.fail(term, "an invocation reached OpUnreachable (undefined behaviour)")
         else:
             raise self.m.fail(term, f"{op} is not supported by the SPIR-V checker (not a compute instruction)")
-        pred[m] = block.label
         return ret
+
+    def _switch(self, w: tuple[int, ...], m: np.ndarray, pc: np.ndarray, order: dict[int, int]) -> None:
+        sel = np.broadcast_to(self.values[w[0]], (self.L,))
+        left = m.copy()
+        width = sel.dtype.itemsize * 8
+        step = 2 if width <= 32 else 3
+        j = 2
+        while j < len(w):
+            lit = w[j] if step == 2 else w[j] | (w[j + 1] << 32)
+            target = w[j + step - 1]
+            hit = left & (sel == np.asarray(lit).astype(sel.dtype))
+            pc[hit] = order[target]
+            left &= ~hit
+            j += step
+        pc[left] = order[w[1]]
 
     def set(self, rid: int, v: Any, m: np.ndarray, full: bool) -> None:
         if full or rid not in self.values:
@@ -618,69 +635,110 @@ def pure(module: Module, op: str, rt: Type, args: list[Any], inst: Inst) -> Any:
         rs = scalar_of(rt)
         return cw(lambda a: f1(a, rs, ot), args[0])
     if op in ops.TERNARY_BITFIELD:
-        rs = scalar_of(rt)
-        if isinstance(args[0], tuple):
-            return tuple(ops.bitfield(op, [args[0][i], args[1][i] if op == "OpBitFieldInsert" else args[1],
-                                           *args[2:]], rs) for i in range(len(args[0])))
-        return ops.bitfield(op, args, rs)  # type: ignore[arg-type]
-    if op == "OpSelect":
-        c = args[0]
-        if isinstance(args[1], Ptr):
-            return merge(np.asarray(c), args[1], args[2])
-        if isinstance(args[1], tuple) and not isinstance(c, tuple):
-            return tuple(np.where(c, a, b) for a, b in zip(args[1], args[2]))
-        return cw(lambda cc, a, b: np.where(cc, a, b), c, args[1], args[2])
-    if op == "OpCompositeConstruct":
-        if rt.kind == "vector":
-            return tuple(x for a in args for x in (a if isinstance(a, tuple) else (a,)))
-        return tuple(args)
-    if op == "OpCompositeExtract":
-        v = args[0]
-        for k in inst.words[3:]:
-            v = v[k]
-        return v
-    if op == "OpCompositeInsert":
-        return _insert(args[1], list(inst.words[4:]), args[0])
-    if op == "OpVectorShuffle":
-        both = tuple(args[0]) + tuple(args[1])
-        return tuple(both[k] if k != 0xFFFFFFFF else np.zeros((), rt.elem.dtype) for k in inst.words[4:])  # type: ignore[union-attr]
-    if op == "OpVectorExtractDynamic":
-        idx = np.asarray(args[1])
-        out = np.asarray(args[0][0])
-        for i, c in enumerate(args[0]):
-            out = np.where(idx == i, c, out)
-        return out
-    if op == "OpVectorInsertDynamic":
-        idx = np.asarray(args[2])
-        return tuple(np.where(idx == i, args[1], c) for i, c in enumerate(args[0]))
-    if op == "OpVectorTimesScalar":
-        return tuple((c * args[1]).astype(rt.elem.dtype) for c in args[0])  # type: ignore[union-attr]
-    if op == "OpDot":
-        return ops.dot(args[0], args[1], rt)
-    if op == "OpAny":
-        out = np.asarray(False)
-        for c in args[0]:
-            out = out | c
-        return out
-    if op == "OpAll":
-        out = np.asarray(True)
-        for c in args[0]:
-            out = out & c
-        return out
-    if op == "OpBitcast":
-        src = scalar_type(np.asarray(flatten(args[0])[0]).dtype)
-        src_t = Type(0, "vector", elem=src, count=len(args[0])) if isinstance(args[0], tuple) else src
-        return ops.bitcast(args[0], src_t, rt)
+        return _bitfield(op, rt, args)
     if op in EXTENDED:
-        rs = scalar_of(rt.members[0])
-        return cw(lambda a, b: EXTENDED[op](np.asarray(a), np.asarray(b), rs), args[0], args[1]) \
-            if not isinstance(args[0], tuple) else tuple(
-                zip(*[EXTENDED[op](np.asarray(a), np.asarray(b), rs) for a, b in zip(args[0], args[1])]))
-    if op in ("OpCopyObject", "OpCopyLogical"):
-        return args[0]
-    if op == "OpUndef":
-        return zero_value(rt)
-    raise module.fail(inst, f"{op} is not supported by the SPIR-V checker")
+        return _extended(op, rt, args)
+    f = _PURE.get(op)
+    if f is None:
+        raise module.fail(inst, f"{op} is not supported by the SPIR-V checker")
+    return f(rt, args, inst)
+
+
+def _bitfield(op: str, rt: Type, args: list[Any]) -> Any:
+    rs = scalar_of(rt)
+    if isinstance(args[0], tuple):
+        return tuple(ops.bitfield(op, [args[0][i], args[1][i] if op == "OpBitFieldInsert" else args[1],
+                                       *args[2:]], rs) for i in range(len(args[0])))
+    return ops.bitfield(op, args, rs)  # type: ignore[arg-type]
+
+
+def _extended(op: str, rt: Type, args: list[Any]) -> Any:
+    rs = scalar_of(rt.members[0])
+    f = EXTENDED[op]
+    if not isinstance(args[0], tuple):
+        return cw(lambda a, b: f(np.asarray(a), np.asarray(b), rs), args[0], args[1])
+    return tuple(zip(*[f(np.asarray(a), np.asarray(b), rs) for a, b in zip(args[0], args[1])]))
+
+
+def _select(rt: Type, args: list[Any], inst: Inst) -> Any:
+    c = args[0]
+    if isinstance(args[1], Ptr):
+        return merge(np.asarray(c), args[1], args[2])
+    if isinstance(args[1], tuple) and not isinstance(c, tuple):
+        return tuple(np.where(c, a, b) for a, b in zip(args[1], args[2]))
+    return cw(lambda cc, a, b: np.where(cc, a, b), c, args[1], args[2])
+
+
+def _composite_construct(rt: Type, args: list[Any], inst: Inst) -> Any:
+    if rt.kind == "vector":
+        return tuple(x for a in args for x in (a if isinstance(a, tuple) else (a,)))
+    return tuple(args)
+
+
+def _composite_extract(rt: Type, args: list[Any], inst: Inst) -> Any:
+    v = args[0]
+    for k in inst.words[3:]:
+        v = v[k]
+    return v
+
+
+def _vector_shuffle(rt: Type, args: list[Any], inst: Inst) -> Any:
+    both = tuple(args[0]) + tuple(args[1])
+    return tuple(both[k] if k != 0xFFFFFFFF else np.zeros((), rt.elem.dtype) for k in inst.words[4:])  # type: ignore[union-attr]
+
+
+def _vector_extract_dynamic(rt: Type, args: list[Any], inst: Inst) -> Any:
+    idx = np.asarray(args[1])
+    out = np.asarray(args[0][0])
+    for i, c in enumerate(args[0]):
+        out = np.where(idx == i, c, out)
+    return out
+
+
+def _vector_insert_dynamic(rt: Type, args: list[Any], inst: Inst) -> Any:
+    idx = np.asarray(args[2])
+    return tuple(np.where(idx == i, args[1], c) for i, c in enumerate(args[0]))
+
+
+def _any(rt: Type, args: list[Any], inst: Inst) -> Any:
+    out = np.asarray(False)
+    for c in args[0]:
+        out = out | c
+    return out
+
+
+def _all(rt: Type, args: list[Any], inst: Inst) -> Any:
+    out = np.asarray(True)
+    for c in args[0]:
+        out = out & c
+    return out
+
+
+def _bitcast(rt: Type, args: list[Any], inst: Inst) -> Any:
+    src = scalar_type(np.asarray(flatten(args[0])[0]).dtype)
+    src_t = Type(0, "vector", elem=src, count=len(args[0])) if isinstance(args[0], tuple) else src
+    return ops.bitcast(args[0], src_t, rt)
+
+
+#: the pure instructions other than the arithmetic tables of ops: (result type, operand values, instruction)
+_PURE: dict[str, Callable[[Type, list[Any], Inst], Any]] = {
+    "OpSelect": _select,
+    "OpCompositeConstruct": _composite_construct,
+    "OpCompositeExtract": _composite_extract,
+    "OpCompositeInsert": lambda rt, args, inst: _insert(args[1], list(inst.words[4:]), args[0]),
+    "OpVectorShuffle": _vector_shuffle,
+    "OpVectorExtractDynamic": _vector_extract_dynamic,
+    "OpVectorInsertDynamic": _vector_insert_dynamic,
+    "OpVectorTimesScalar": lambda rt, args, inst: tuple(
+        (c * args[1]).astype(rt.elem.dtype) for c in args[0]),  # type: ignore[union-attr]
+    "OpDot": lambda rt, args, inst: ops.dot(args[0], args[1], rt),
+    "OpAny": _any,
+    "OpAll": _all,
+    "OpBitcast": _bitcast,
+    "OpCopyObject": lambda rt, args, inst: args[0],
+    "OpCopyLogical": lambda rt, args, inst: args[0],
+    "OpUndef": lambda rt, args, inst: zero_value(rt),
+}
 
 
 def _wide(a: np.ndarray, b: np.ndarray, t: Type, signed: bool) -> tuple[np.ndarray, np.ndarray]:

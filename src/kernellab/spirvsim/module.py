@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -200,111 +200,140 @@ class _Reader:
         #: DebugSource result id -> its file name, for the DebugLines that name it
         self.debug_sources: dict[int, str] = {}
         self.m = Module(file, insts, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, "", [], (1, 1, 1), {})
+        # where the reading stands: the module's strings and modes so far, the entry point once
+        # seen, the source line the next instruction comes from, the function and block it is in
+        self.strings: dict[int, str] = {}
+        self.modes: list[Inst] = []
+        self.entry: Inst | None = None
+        self.current_line: tuple[str, int] | None = None
+        self.fn: Function | None = None
+        self.block: list[Inst] | None = None
+        self.label = 0
+        self.wanted_entry = ""
 
     def fail(self, inst: Inst | None, message: str) -> Unsupported:
         return self.m.fail(inst, message)
 
     def read(self, entry_point: str) -> Module:
-        m = self.m
-        strings: dict[int, str] = {}
-        modes: list[Inst] = []
-        entry: Inst | None = None
-        i = 0
-        current_line: tuple[str, int] | None = None
-        fn: Function | None = None
-        block: list[Inst] | None = None
-        label = 0
+        self.wanted_entry = entry_point
         for inst in self.insts:
-            op, w = inst.op, inst.words
-            if op == "OpCapability":
-                name = enum_name("Capability", w[0])
-                if name not in SUPPORTED_CAPABILITIES:
-                    raise self.fail(inst, f"OpCapability {name} is not supported by the SPIR-V checker")
-            elif op == "OpExtInstImport":
-                name, _ = inst.string(1)
-                if name != "GLSL.std.450" and not name.startswith("NonSemantic."):
-                    raise self.fail(inst, f"OpExtInstImport \"{name}\": only GLSL.std.450 and non-semantic "
-                                          "instruction sets are supported")
-                m.ext_sets[w[0]] = name
-            elif op == "OpEntryPoint":
-                name, after = inst.string(2)
-                if name == entry_point and enum_name("ExecutionModel", w[0]) == "GLCompute":
-                    entry = inst
-                    m.entry_function, m.entry_name, m.interface = w[1], name, list(w[after:])
-            elif op in ("OpExecutionMode", "OpExecutionModeId"):
-                modes.append(inst)
-            elif op == "OpString":
-                strings[w[0]] = inst.string(1)[0]
-            elif op == "OpSource":
-                if len(w) >= 4:
-                    self._add_source(strings.get(w[2], ""), inst.string(3)[0])
-            elif op == "OpSourceContinued":
-                pass  # continuation text is rare from glslang; lines past it show no text
-            elif op == "OpName":
-                m.names[w[0]] = inst.string(1)[0]
-            elif op == "OpDecorate" or op == "OpDecorateId":
-                m.decorations.setdefault(w[0], []).append((enum_name("Decoration", w[1]), w[2:]))
-            elif op == "OpMemberDecorate":
-                m.member_decorations.setdefault((w[0], w[1]), []).append((enum_name("Decoration", w[2]), w[3:]))
-            elif op == "OpLine":
-                current_line = (strings.get(w[0], ""), w[1])
-            elif op == "OpNoLine":
-                current_line = None
-            elif op.startswith("OpType"):
-                self._type(inst)
-            elif op.startswith("OpConstant") or op.startswith("OpSpecConstant") or op == "OpUndef" and fn is None:
-                self._constant(inst)
-            elif op == "OpVariable" and fn is None:
-                m.type_of[w[1]] = w[0]
-                m.variables[w[1]] = inst
-            elif op == "OpFunction":
-                fn = Function(w[1], w[0], [], {}, 0)
-                m.type_of[w[1]] = w[0]
-            elif op == "OpFunctionParameter":
-                assert fn is not None
-                fn.params.append(w[1])
-                m.type_of[w[1]] = w[0]
-            elif op == "OpLabel":
-                assert fn is not None
-                label, block, current_line = w[0], [], None
-                if not fn.blocks:
-                    fn.entry = label
-            elif op == "OpFunctionEnd":
-                assert fn is not None
-                m.functions[fn.id] = fn
-                fn = None
-            elif op == "OpExtInst" and m.ext_sets.get(w[2], "").startswith("NonSemantic."):
-                line = self._nonsemantic(inst, strings)
-                if line is not None:
-                    current_line = line
-            elif op in ("OpMemoryModel", "OpExtension", "OpModuleProcessed", "OpSelectionMerge", "OpLoopMerge",
-                        "OpNop") and block is None:
-                pass
-            elif fn is not None and block is not None:
-                inst.line = current_line
-                if op == "OpVariable":
-                    fn.variables.append(inst)
-                    m.type_of[w[1]] = w[0]
-                    continue
-                block.append(inst)
-                if inst.typed:
-                    m.type_of[w[1]] = w[0]
-                if op in ("OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpReturnValue", "OpKill",
-                          "OpUnreachable", "OpTerminateInvocation"):
-                    fn.blocks[label] = Block(label, block)
-                    block, current_line = None, None
-            elif op in ("OpMemoryModel", "OpExtension", "OpModuleProcessed", "OpNop", "OpMemberName",
-                        "OpSourceExtension", "OpDecorateString", "OpMemberDecorateString"):
-                pass
-            else:
-                raise self.fail(inst, f"{op} is not supported by the SPIR-V checker")
-            i += 1
-        if entry is None:
+            self._instruction(inst)
+        if self.entry is None:
             raise InputError.at(self.file, "", f"no GLCompute entry point named {entry_point!r}")
-        self._modes(modes)
-        for f in m.functions.values():
+        self._modes(self.modes)
+        for f in self.m.functions.values():
             _order_blocks(f)
-        return m
+        return self.m
+
+    def _instruction(self, inst: Inst) -> None:
+        op = inst.op
+        declare = _DECLARATIONS.get(op)
+        if declare is not None:
+            declare(self, inst)
+        elif op.startswith("OpType"):
+            self._type(inst)
+        elif op.startswith("OpConstant") or op.startswith("OpSpecConstant") or op == "OpUndef" and self.fn is None:
+            self._constant(inst)
+        elif op == "OpVariable" and self.fn is None:
+            self.m.type_of[inst.words[1]] = inst.words[0]
+            self.m.variables[inst.words[1]] = inst
+        elif op == "OpExtInst" and self.m.ext_sets.get(inst.words[2], "").startswith("NonSemantic."):
+            line = self._nonsemantic(inst, self.strings)
+            if line is not None:
+                self.current_line = line
+        elif op in _OUTSIDE_BLOCKS and self.block is None:
+            pass
+        elif self.fn is not None and self.block is not None:
+            self._in_block(inst, self.fn, self.block)
+        elif op not in _IGNORED:
+            raise self.fail(inst, f"{op} is not supported by the SPIR-V checker")
+
+    def _in_block(self, inst: Inst, fn: Function, block: list[Inst]) -> None:
+        op, w = inst.op, inst.words
+        inst.line = self.current_line
+        if op == "OpVariable":
+            fn.variables.append(inst)
+            self.m.type_of[w[1]] = w[0]
+            return
+        block.append(inst)
+        if inst.typed:
+            self.m.type_of[w[1]] = w[0]
+        if op in _TERMINATORS:
+            fn.blocks[self.label] = Block(self.label, block)
+            self.block, self.current_line = None, None
+
+    # ---- one method per declaration, in _DECLARATIONS -------------------------------------------
+
+    def _capability(self, inst: Inst) -> None:
+        name = enum_name("Capability", inst.words[0])
+        if name not in SUPPORTED_CAPABILITIES:
+            raise self.fail(inst, f"OpCapability {name} is not supported by the SPIR-V checker")
+
+    def _ext_inst_import(self, inst: Inst) -> None:
+        name, _ = inst.string(1)
+        if name != "GLSL.std.450" and not name.startswith("NonSemantic."):
+            raise self.fail(inst, f"OpExtInstImport \"{name}\": only GLSL.std.450 and non-semantic "
+                                  "instruction sets are supported")
+        self.m.ext_sets[inst.words[0]] = name
+
+    def _entry_point(self, inst: Inst) -> None:
+        w = inst.words
+        name, after = inst.string(2)
+        if name == self.wanted_entry and enum_name("ExecutionModel", w[0]) == "GLCompute":
+            self.entry = inst
+            self.m.entry_function, self.m.entry_name, self.m.interface = w[1], name, list(w[after:])
+
+    def _execution_mode(self, inst: Inst) -> None:
+        self.modes.append(inst)
+
+    def _string(self, inst: Inst) -> None:
+        self.strings[inst.words[0]] = inst.string(1)[0]
+
+    def _source(self, inst: Inst) -> None:
+        w = inst.words
+        if len(w) >= 4:
+            self._add_source(self.strings.get(w[2], ""), inst.string(3)[0])
+
+    def _source_continued(self, inst: Inst) -> None:
+        pass  # continuation text is rare from glslang; lines past it show no text
+
+    def _name(self, inst: Inst) -> None:
+        self.m.names[inst.words[0]] = inst.string(1)[0]
+
+    def _decorate(self, inst: Inst) -> None:
+        w = inst.words
+        self.m.decorations.setdefault(w[0], []).append((enum_name("Decoration", w[1]), w[2:]))
+
+    def _member_decorate(self, inst: Inst) -> None:
+        w = inst.words
+        self.m.member_decorations.setdefault((w[0], w[1]), []).append((enum_name("Decoration", w[2]), w[3:]))
+
+    def _line(self, inst: Inst) -> None:
+        self.current_line = (self.strings.get(inst.words[0], ""), inst.words[1])
+
+    def _no_line(self, inst: Inst) -> None:
+        self.current_line = None
+
+    def _function(self, inst: Inst) -> None:
+        w = inst.words
+        self.fn = Function(w[1], w[0], [], {}, 0)
+        self.m.type_of[w[1]] = w[0]
+
+    def _function_parameter(self, inst: Inst) -> None:
+        assert self.fn is not None
+        self.fn.params.append(inst.words[1])
+        self.m.type_of[inst.words[1]] = inst.words[0]
+
+    def _label(self, inst: Inst) -> None:
+        assert self.fn is not None
+        self.label, self.block, self.current_line = inst.words[0], [], None
+        if not self.fn.blocks:
+            self.fn.entry = self.label
+
+    def _function_end(self, inst: Inst) -> None:
+        assert self.fn is not None
+        self.m.functions[self.fn.id] = self.fn
+        self.fn = None
 
     def _add_source(self, file: str, text: str) -> None:
         if text:
@@ -329,65 +358,67 @@ class _Reader:
     def _type(self, inst: Inst) -> None:
         m, w, op = self.m, inst.words, inst.op
         tid = w[0]
-        name = m.names.get(tid, "")
-        if op == "OpTypeVoid":
-            t = Type(tid, "void")
-        elif op == "OpTypeBool":
-            t = Type(tid, "bool")
-        elif op == "OpTypeInt":
-            t = Type(tid, "int", width=w[1], signed=bool(w[2]))
-        elif op == "OpTypeFloat":
-            if len(w) > 2:
-                raise self.fail(inst, "OpTypeFloat with a floating-point encoding is not supported")
-            t = Type(tid, "float", width=w[1])
-        elif op == "OpTypeVector":
-            t = Type(tid, "vector", elem=m.types[w[1]], count=w[2])
-        elif op == "OpTypeArray":
-            length = m.constants.get(w[2])
-            if length is None or isinstance(length, tuple):
-                raise self.fail(inst, "OpTypeArray whose length is not a constant")
-            stride = (m.decorated(tid, "ArrayStride") or (0,))[0]
-            t = Type(tid, "array", elem=m.types[w[1]], count=int(length), stride=stride)
-        elif op == "OpTypeRuntimeArray":
-            stride = (m.decorated(tid, "ArrayStride") or (0,))[0]
-            t = Type(tid, "runtime_array", elem=m.types[w[1]], stride=stride)
-        elif op == "OpTypeStruct":
-            members = tuple(m.types[x] for x in w[1:])
-            offsets: list[int | None] = []
-            for k in range(len(members)):
-                off = next((a[0] for n, a in m.member_decorations.get((tid, k), ()) if n == "Offset"), None)
-                offsets.append(off)
-            if any(o is None for o in offsets) and any(o is not None for o in offsets):
-                raise self.fail(inst, "OpTypeStruct with Offset decorations on only some members")
-            t = Type(tid, "struct", members=members,
-                     offsets=tuple(o for o in offsets if o is not None))
-        elif op == "OpTypePointer":
-            storage = enum_name("StorageClass", w[1])
-            if storage not in SUPPORTED_STORAGE:
-                raise self.fail(inst, f"OpTypePointer to storage class {storage} is not supported")
-            t = Type(tid, "pointer", storage=storage, elem=m.types.get(w[2]))
-            if t.elem is None:
-                raise self.fail(inst, "OpTypePointer to a forward-declared type is not supported")
-            ptr_stride = m.decorated(tid, "ArrayStride")
-            t.stride = ptr_stride[0] if ptr_stride else 0
-        elif op == "OpTypeFunction":
-            t = Type(tid, "function")
-        elif op == "OpTypeImage":
-            it = image_type(w, enum_name("ImageFormat", w[7]))
-            if isinstance(it, str):
-                raise self.fail(inst, it)
-            m.image_types[tid] = it
-            t = Type(tid, "image", elem=m.types[w[1]])
-        elif op == "OpTypeSampledImage":
-            t = Type(tid, "sampled_image", elem=m.types[w[1]])
-        elif op == "OpTypeSampler":
-            t = Type(tid, "sampler")
-        else:
+        make = _TYPES.get(op)
+        if make is None:
             raise self.fail(inst, f"{op} is not supported by the SPIR-V checker")
-        t.name = name
+        t = make(self, inst)
+        t.name = m.names.get(tid, "")
         if t.kind not in ("void", "pointer", "function", "image", "sampled_image", "sampler"):
             finish_layout(t)
         m.types[tid] = t
+
+    # ---- one method per type declaration, in _TYPES -----------------------------------------
+
+    def _float_type(self, inst: Inst) -> Type:
+        w = inst.words
+        if len(w) > 2:
+            raise self.fail(inst, "OpTypeFloat with a floating-point encoding is not supported")
+        return Type(w[0], "float", width=w[1])
+
+    def _array_type(self, inst: Inst) -> Type:
+        m, w = self.m, inst.words
+        length = m.constants.get(w[2])
+        if length is None or isinstance(length, tuple):
+            raise self.fail(inst, "OpTypeArray whose length is not a constant")
+        stride = (m.decorated(w[0], "ArrayStride") or (0,))[0]
+        return Type(w[0], "array", elem=m.types[w[1]], count=int(length), stride=stride)
+
+    def _runtime_array_type(self, inst: Inst) -> Type:
+        m, w = self.m, inst.words
+        stride = (m.decorated(w[0], "ArrayStride") or (0,))[0]
+        return Type(w[0], "runtime_array", elem=m.types[w[1]], stride=stride)
+
+    def _struct_type(self, inst: Inst) -> Type:
+        m, w = self.m, inst.words
+        tid = w[0]
+        members = tuple(m.types[x] for x in w[1:])
+        offsets: list[int | None] = []
+        for k in range(len(members)):
+            off = next((a[0] for n, a in m.member_decorations.get((tid, k), ()) if n == "Offset"), None)
+            offsets.append(off)
+        if any(o is None for o in offsets) and any(o is not None for o in offsets):
+            raise self.fail(inst, "OpTypeStruct with Offset decorations on only some members")
+        return Type(tid, "struct", members=members, offsets=tuple(o for o in offsets if o is not None))
+
+    def _pointer_type(self, inst: Inst) -> Type:
+        m, w = self.m, inst.words
+        storage = enum_name("StorageClass", w[1])
+        if storage not in SUPPORTED_STORAGE:
+            raise self.fail(inst, f"OpTypePointer to storage class {storage} is not supported")
+        t = Type(w[0], "pointer", storage=storage, elem=m.types.get(w[2]))
+        if t.elem is None:
+            raise self.fail(inst, "OpTypePointer to a forward-declared type is not supported")
+        ptr_stride = m.decorated(w[0], "ArrayStride")
+        t.stride = ptr_stride[0] if ptr_stride else 0
+        return t
+
+    def _image_type(self, inst: Inst) -> Type:
+        w = inst.words
+        it = image_type(w, enum_name("ImageFormat", w[7]))
+        if isinstance(it, str):
+            raise self.fail(inst, it)
+        self.m.image_types[w[0]] = it
+        return Type(w[0], "image", elem=self.m.types[w[1]])
 
     def _constant(self, inst: Inst) -> None:
         m, w, op = self.m, inst.words, inst.op
@@ -445,6 +476,53 @@ class _Reader:
         if size is None:
             raise InputError.at(self.file, "", f"entry point {m.entry_name!r} declares no workgroup size")
         m.local_size = size
+
+
+#: module-level declarations, wherever they stand: opcode -> the reader's method for it
+_DECLARATIONS: dict[str, Callable[[_Reader, Inst], None]] = {
+    "OpCapability": _Reader._capability,
+    "OpExtInstImport": _Reader._ext_inst_import,
+    "OpEntryPoint": _Reader._entry_point,
+    "OpExecutionMode": _Reader._execution_mode,
+    "OpExecutionModeId": _Reader._execution_mode,
+    "OpString": _Reader._string,
+    "OpSource": _Reader._source,
+    "OpSourceContinued": _Reader._source_continued,
+    "OpName": _Reader._name,
+    "OpDecorate": _Reader._decorate,
+    "OpDecorateId": _Reader._decorate,
+    "OpMemberDecorate": _Reader._member_decorate,
+    "OpLine": _Reader._line,
+    "OpNoLine": _Reader._no_line,
+    "OpFunction": _Reader._function,
+    "OpFunctionParameter": _Reader._function_parameter,
+    "OpLabel": _Reader._label,
+    "OpFunctionEnd": _Reader._function_end,
+}
+#: type declarations: opcode -> the reader's method making the type (its name and layout come after)
+_TYPES: dict[str, Callable[[_Reader, Inst], Type]] = {
+    "OpTypeVoid": lambda r, inst: Type(inst.words[0], "void"),
+    "OpTypeBool": lambda r, inst: Type(inst.words[0], "bool"),
+    "OpTypeInt": lambda r, inst: Type(inst.words[0], "int", width=inst.words[1], signed=bool(inst.words[2])),
+    "OpTypeFloat": _Reader._float_type,
+    "OpTypeVector": lambda r, inst: Type(inst.words[0], "vector", elem=r.m.types[inst.words[1]], count=inst.words[2]),
+    "OpTypeArray": _Reader._array_type,
+    "OpTypeRuntimeArray": _Reader._runtime_array_type,
+    "OpTypeStruct": _Reader._struct_type,
+    "OpTypePointer": _Reader._pointer_type,
+    "OpTypeFunction": lambda r, inst: Type(inst.words[0], "function"),
+    "OpTypeImage": _Reader._image_type,
+    "OpTypeSampledImage": lambda r, inst: Type(inst.words[0], "sampled_image", elem=r.m.types[inst.words[1]]),
+    "OpTypeSampler": lambda r, inst: Type(inst.words[0], "sampler"),
+}
+#: instructions skipped outside a block (inside one they are kept: the block order reads the merges)
+_OUTSIDE_BLOCKS = frozenset({"OpMemoryModel", "OpExtension", "OpModuleProcessed", "OpSelectionMerge", "OpLoopMerge",
+                             "OpNop"})
+#: instructions with no effect on running the shader (names, layout), skipped outside a block
+_IGNORED = frozenset({"OpMemoryModel", "OpExtension", "OpModuleProcessed", "OpNop", "OpMemberName",
+                      "OpSourceExtension", "OpDecorateString", "OpMemberDecorateString"})
+_TERMINATORS = frozenset({"OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpReturnValue", "OpKill",
+                          "OpUnreachable", "OpTerminateInvocation"})
 
 
 def _order_blocks(fn: Function) -> None:

@@ -250,177 +250,215 @@ _F1: dict[str, Callable[[Arr], Arr]] = {
 }
 
 
+def _smooth_step(a: Arr, args: list[Arr], rt: Type) -> Arr:
+    t = np.clip((args[2] - a) / (args[1] - a), 0, 1)
+    return (t * t * (3 - 2 * t)).astype(rt.dtype)
+
+
+#: GLSL.std.450 instructions of more than one operand, or typed by more than the result:
+#: (first operand, all operands, result type, first operand's type) -> one component
+_CW: dict[str, Callable[[Arr, list[Arr], Type, Type], Arr]] = {
+    "Round": lambda a, args, rt, ot: _round_half_away(a, rt),
+    "FSign": lambda a, args, rt, ot: _fsign(a, rt),
+    "SSign": lambda a, args, rt, ot: _ssign(a, rt),
+    "SAbs": lambda a, args, rt, ot: _sabs(a, rt),
+    "Atan2": lambda a, args, rt, ot: np.arctan2(a, args[1]).astype(rt.dtype),
+    "Pow": lambda a, args, rt, ot: np.power(a, args[1]).astype(rt.dtype),
+    "FMin": lambda a, args, rt, ot: np.minimum(a, args[1]).astype(rt.dtype),
+    "NMin": lambda a, args, rt, ot: np.fmin(a, args[1]).astype(rt.dtype),
+    "FMax": lambda a, args, rt, ot: np.maximum(a, args[1]).astype(rt.dtype),
+    "NMax": lambda a, args, rt, ot: np.fmax(a, args[1]).astype(rt.dtype),
+    "UMin": lambda a, args, rt, ot: np.minimum(a, args[1]).astype(rt.dtype),
+    "UMax": lambda a, args, rt, ot: np.maximum(a, args[1]).astype(rt.dtype),
+    "SMin": lambda a, args, rt, ot: np.minimum(_s(a, ot), _s(args[1], ot)).astype(rt.dtype),
+    "SMax": lambda a, args, rt, ot: np.maximum(_s(a, ot), _s(args[1], ot)).astype(rt.dtype),
+    "FClamp": lambda a, args, rt, ot: np.minimum(np.maximum(a, args[1]), args[2]).astype(rt.dtype),
+    "NClamp": lambda a, args, rt, ot: np.minimum(np.maximum(a, args[1]), args[2]).astype(rt.dtype),
+    "UClamp": lambda a, args, rt, ot: np.minimum(np.maximum(a, args[1]), args[2]).astype(rt.dtype),
+    "SClamp": lambda a, args, rt, ot: np.minimum(np.maximum(_s(a, ot), _s(args[1], ot)),
+                                                 _s(args[2], ot)).astype(rt.dtype),
+    "FMix": lambda a, args, rt, ot: (a * (1 - args[2]) + args[1] * args[2]).astype(rt.dtype),
+    "Step": lambda a, args, rt, ot: np.where(args[1] < a, 0, 1).astype(rt.dtype),
+    "SmoothStep": lambda a, args, rt, ot: _smooth_step(a, args, rt),
+    "Fma": lambda a, args, rt, ot: (a * args[1] + args[2]).astype(rt.dtype),
+    "Ldexp": lambda a, args, rt, ot: np.ldexp(
+        a, _s(args[1], ot if ot.kind == "int" else rt).astype(np.int32)).astype(rt.dtype),
+    "FindILsb": lambda a, args, rt, ot: _find_lsb(a, rt),
+    "FindUMsb": lambda a, args, rt, ot: _find_umsb(a, rt),
+    "FindSMsb": lambda a, args, rt, ot: _find_smsb(a, rt, ot),
+}
+
+
 def glsl_componentwise(name: str, args: list[Arr], rt: Type, ot: Type) -> Arr | None:
     """A component of a GLSL.std.450 instruction that works component by component; None when
     ``name`` is not one of those."""
-    if name in _F1:
-        return np.asarray(_F1[name](args[0])).astype(rt.dtype)
-    a = args[0]
-    if name == "Round":
-        return _round_half_away(a, rt)
-    if name == "FSign":
-        return _fsign(a, rt)
-    if name == "SSign":
-        return _ssign(a, rt)
-    if name == "SAbs":
-        return _sabs(a, rt)
-    if name == "Atan2":
-        return np.arctan2(a, args[1]).astype(rt.dtype)
-    if name == "Pow":
-        return np.power(a, args[1]).astype(rt.dtype)
-    if name in ("FMin", "NMin"):
-        return (np.fmin if name == "NMin" else np.minimum)(a, args[1]).astype(rt.dtype)
-    if name in ("FMax", "NMax"):
-        return (np.fmax if name == "NMax" else np.maximum)(a, args[1]).astype(rt.dtype)
-    if name == "UMin":
-        return np.minimum(a, args[1]).astype(rt.dtype)
-    if name == "UMax":
-        return np.maximum(a, args[1]).astype(rt.dtype)
-    if name == "SMin":
-        return np.minimum(_s(a, ot), _s(args[1], ot)).astype(rt.dtype)
-    if name == "SMax":
-        return np.maximum(_s(a, ot), _s(args[1], ot)).astype(rt.dtype)
-    if name in ("FClamp", "NClamp"):
-        return np.minimum(np.maximum(a, args[1]), args[2]).astype(rt.dtype)
-    if name == "UClamp":
-        return np.minimum(np.maximum(a, args[1]), args[2]).astype(rt.dtype)
-    if name == "SClamp":
-        return np.minimum(np.maximum(_s(a, ot), _s(args[1], ot)), _s(args[2], ot)).astype(rt.dtype)
-    if name == "FMix":
-        return (a * (1 - args[2]) + args[1] * args[2]).astype(rt.dtype)
-    if name == "Step":
-        return np.where(args[1] < a, 0, 1).astype(rt.dtype)
-    if name == "SmoothStep":
-        t = np.clip((args[2] - a) / (args[1] - a), 0, 1)
-        return (t * t * (3 - 2 * t)).astype(rt.dtype)
-    if name == "Fma":
-        return (a * args[1] + args[2]).astype(rt.dtype)
-    if name == "Ldexp":
-        return np.ldexp(a, _s(args[1], ot if ot.kind == "int" else rt).astype(np.int32)).astype(rt.dtype)
-    if name == "FindILsb":
-        return _find_lsb(a, rt)
-    if name == "FindUMsb":
-        return _find_umsb(a, rt)
-    if name == "FindSMsb":
-        return _find_smsb(a, rt, ot)
-    return None
+    f1 = _F1.get(name)
+    if f1 is not None:
+        return np.asarray(f1(args[0])).astype(rt.dtype)
+    f = _CW.get(name)
+    return None if f is None else f(args[0], args, rt, ot)
 
 
 #: GLSL.std.450 instructions handled component by component
-GLSL_COMPONENTWISE = frozenset(_F1) | {
-    "Round", "FSign", "SSign", "SAbs", "Atan2", "Pow", "FMin", "NMin", "FMax", "NMax", "UMin", "UMax", "SMin",
-    "SMax", "FClamp", "NClamp", "UClamp", "SClamp", "FMix", "Step", "SmoothStep", "Fma", "Ldexp", "FindILsb",
-    "FindUMsb", "FindSMsb"}
+GLSL_COMPONENTWISE = frozenset(_F1) | frozenset(_CW)
 
 
-def glsl_geometric(name: str, args: list[Any], rt: Type) -> Any:
-    """GLSL.std.450 instructions on whole vectors (Length, Dot-based ones, Cross, packing)."""
-    def comps(v: Any) -> list[Arr]:
-        return list(v) if isinstance(v, tuple) else [v]
+def _comps(v: Any) -> list[Arr]:
+    return list(v) if isinstance(v, tuple) else [v]
 
-    # locals change between arrays, tuples and lists from one instruction to the next
-    out: Any
-    d: Any
-    k: Any
-    v: Any
-    lo: Any
-    hi: Any
-    q: Any
-    bits: Any
 
-    def dot(x: Any, y: Any) -> Arr:
-        out: Any = 0
-        for p, q in zip(comps(x), comps(y)):
-            out = out + p * q
-        return np.asarray(out)
+def _vdot(x: Any, y: Any) -> Arr:
+    out: Any = 0
+    for p, q in zip(_comps(x), _comps(y)):
+        out = out + p * q
+    return np.asarray(out)
 
-    dtype = (rt.elem if rt.kind == "vector" else rt).dtype if rt.kind != "struct" else None  # type: ignore[union-attr]
-    if name == "Length":
-        return np.sqrt(dot(args[0], args[0])).astype(dtype)
-    if name == "Distance":
-        d = tuple(p - q for p, q in zip(comps(args[0]), comps(args[1])))
-        return np.sqrt(dot(d, d)).astype(dtype)
-    if name == "Normalize":
-        n = np.sqrt(dot(args[0], args[0]))
-        out = [(c / n).astype(dtype) for c in comps(args[0])]
-        return tuple(out) if rt.kind == "vector" else out[0]
-    if name == "Cross":
-        (a0, a1, a2), (b0, b1, b2) = args[0], args[1]
-        return ((a1 * b2 - a2 * b1).astype(dtype), (a2 * b0 - a0 * b2).astype(dtype),
-                (a0 * b1 - a1 * b0).astype(dtype))
-    if name == "Reflect":
-        d = dot(args[1], args[0])
-        out = [(i - 2 * d * n).astype(dtype) for i, n in zip(comps(args[0]), comps(args[1]))]
-        return tuple(out) if rt.kind == "vector" else out[0]
-    if name == "FaceForward":
-        d = dot(args[2], args[1])
-        out = [np.where(d < 0, n, -n).astype(dtype) for n in comps(args[0])]
-        return tuple(out) if rt.kind == "vector" else out[0]
-    if name == "Refract":
-        d = dot(args[1], args[0])
-        eta = np.asarray(args[2])
-        k = 1 - eta * eta * (1 - d * d)
-        out = [np.where(k < 0, 0, eta * i - (eta * d + np.sqrt(np.maximum(k, 0))) * n).astype(dtype)
-               for i, n in zip(comps(args[0]), comps(args[1]))]
-        return tuple(out) if rt.kind == "vector" else out[0]
-    if name in ("ModfStruct", "FrexpStruct"):
-        whole_t, part_t = rt.members
-        fd = (whole_t.elem if whole_t.kind == "vector" else whole_t).dtype  # type: ignore[union-attr]
-        xs = comps(args[0])
-        if name == "ModfStruct":
-            first = [(x - np.trunc(x)).astype(fd) for x in xs]
-            second = [np.trunc(x).astype(fd) for x in xs]
-        else:
-            pairs = [np.frexp(x) for x in xs]
-            first = [m.astype(fd) for m, _ in pairs]
-            idt = (part_t.elem if part_t.kind == "vector" else part_t).dtype  # type: ignore[union-attr]
-            second = [e.astype(np.int32).astype(idt) for _, e in pairs]
-        vec = isinstance(args[0], tuple)
-        return (tuple(first) if vec else first[0], tuple(second) if vec else second[0])
-    if name == "PackDouble2x32":
-        lo, hi = (np.asarray(c).astype(np.uint64) for c in comps(args[0]))
-        return np.ascontiguousarray(lo | (hi << np.uint64(32))).view(np.float64)
-    if name == "UnpackDouble2x32":
-        bits = np.ascontiguousarray(np.asarray(args[0], np.float64)).view(np.uint64)
-        return ((bits & np.uint64(0xFFFFFFFF)).astype(np.uint32), (bits >> np.uint64(32)).astype(np.uint32))
-    if name == "PackHalf2x16":
-        lo, hi = (np.asarray(c).astype(np.float16).view(np.uint16).astype(np.uint32) for c in comps(args[0]))
-        return (lo | (hi << np.uint32(16))).astype(np.uint32)
-    if name == "UnpackHalf2x16":
-        v = np.asarray(args[0]).astype(np.uint32)
-        lo = (v & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16).astype(dtype)
-        hi = (v >> np.uint32(16)).astype(np.uint16).view(np.float16).astype(dtype)
-        return (lo, hi)
-    if name in ("PackUnorm4x8", "PackSnorm4x8", "PackUnorm2x16", "PackSnorm2x16"):
-        bits = 8 if name.endswith("4x8") else 16
-        signed = "Snorm" in name
-        out = np.zeros(np.shape(comps(args[0])[0]), np.uint32)
-        for i, c in enumerate(comps(args[0])):
+
+def _like(out: list[Arr], rt: Type) -> Any:
+    """The components ``out`` as a value of type ``rt``: a vector or a scalar."""
+    return tuple(out) if rt.kind == "vector" else out[0]
+
+
+def _distance(args: list[Any], rt: Type, dtype: Any) -> Any:
+    d = tuple(p - q for p, q in zip(_comps(args[0]), _comps(args[1])))
+    return np.sqrt(_vdot(d, d)).astype(dtype)
+
+
+def _normalize(args: list[Any], rt: Type, dtype: Any) -> Any:
+    n = np.sqrt(_vdot(args[0], args[0]))
+    return _like([(c / n).astype(dtype) for c in _comps(args[0])], rt)
+
+
+def _cross(args: list[Any], rt: Type, dtype: Any) -> Any:
+    (a0, a1, a2), (b0, b1, b2) = args[0], args[1]
+    return ((a1 * b2 - a2 * b1).astype(dtype), (a2 * b0 - a0 * b2).astype(dtype),
+            (a0 * b1 - a1 * b0).astype(dtype))
+
+
+def _reflect(args: list[Any], rt: Type, dtype: Any) -> Any:
+    d = _vdot(args[1], args[0])
+    return _like([(i - 2 * d * n).astype(dtype) for i, n in zip(_comps(args[0]), _comps(args[1]))], rt)
+
+
+def _face_forward(args: list[Any], rt: Type, dtype: Any) -> Any:
+    d = _vdot(args[2], args[1])
+    return _like([np.where(d < 0, n, -n).astype(dtype) for n in _comps(args[0])], rt)
+
+
+def _refract(args: list[Any], rt: Type, dtype: Any) -> Any:
+    d = _vdot(args[1], args[0])
+    eta = np.asarray(args[2])
+    k = 1 - eta * eta * (1 - d * d)
+    return _like([np.where(k < 0, 0, eta * i - (eta * d + np.sqrt(np.maximum(k, 0))) * n).astype(dtype)
+                  for i, n in zip(_comps(args[0]), _comps(args[1]))], rt)
+
+
+def _split_struct(name: str, args: list[Any], rt: Type) -> Any:
+    """ModfStruct (fraction, whole part) and FrexpStruct (significand, exponent)."""
+    whole_t, part_t = rt.members
+    fd = (whole_t.elem if whole_t.kind == "vector" else whole_t).dtype  # type: ignore[union-attr]
+    xs = _comps(args[0])
+    if name == "ModfStruct":
+        first = [(x - np.trunc(x)).astype(fd) for x in xs]
+        second = [np.trunc(x).astype(fd) for x in xs]
+    else:
+        pairs = [np.frexp(x) for x in xs]
+        first = [m.astype(fd) for m, _ in pairs]
+        idt = (part_t.elem if part_t.kind == "vector" else part_t).dtype  # type: ignore[union-attr]
+        second = [e.astype(np.int32).astype(idt) for _, e in pairs]
+    vec = isinstance(args[0], tuple)
+    return (tuple(first) if vec else first[0], tuple(second) if vec else second[0])
+
+
+def _pack_double(args: list[Any], rt: Type, dtype: Any) -> Any:
+    lo, hi = (np.asarray(c).astype(np.uint64) for c in _comps(args[0]))
+    return np.ascontiguousarray(lo | (hi << np.uint64(32))).view(np.float64)
+
+
+def _unpack_double(args: list[Any], rt: Type, dtype: Any) -> Any:
+    bits = np.ascontiguousarray(np.asarray(args[0], np.float64)).view(np.uint64)
+    return ((bits & np.uint64(0xFFFFFFFF)).astype(np.uint32), (bits >> np.uint64(32)).astype(np.uint32))
+
+
+def _pack_half(args: list[Any], rt: Type, dtype: Any) -> Any:
+    lo, hi = (np.asarray(c).astype(np.float16).view(np.uint16).astype(np.uint32) for c in _comps(args[0]))
+    return (lo | (hi << np.uint32(16))).astype(np.uint32)
+
+
+def _unpack_half(args: list[Any], rt: Type, dtype: Any) -> Any:
+    v = np.asarray(args[0]).astype(np.uint32)
+    lo = (v & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16).astype(dtype)
+    hi = (v >> np.uint32(16)).astype(np.uint16).view(np.float16).astype(dtype)
+    return (lo, hi)
+
+
+def _pack_norm(bits: int, signed: bool) -> Callable[[list[Any], Type, Any], Arr]:
+    """PackUnorm4x8, PackSnorm4x8, PackUnorm2x16, PackSnorm2x16: components of ``bits`` bits."""
+    def pack(args: list[Any], rt: Type, dtype: Any) -> Arr:
+        out = np.zeros(np.shape(_comps(args[0])[0]), np.uint32)
+        for i, c in enumerate(_comps(args[0])):
             if signed:
                 q = np.rint(np.clip(c, -1, 1) * ((1 << (bits - 1)) - 1)).astype(np.int64) & ((1 << bits) - 1)
             else:
                 q = np.rint(np.clip(c, 0, 1) * ((1 << bits) - 1)).astype(np.int64)
             out |= (q.astype(np.uint32) << np.uint32(i * bits))
         return out
-    if name in ("UnpackUnorm4x8", "UnpackSnorm4x8", "UnpackUnorm2x16", "UnpackSnorm2x16"):
-        bits = 8 if name.endswith("4x8") else 16
+    return pack
+
+
+def _unpack_norm(bits: int, signed: bool) -> Callable[[list[Any], Type, Any], tuple[Arr, ...]]:
+    """UnpackUnorm4x8, UnpackSnorm4x8, UnpackUnorm2x16, UnpackSnorm2x16: components of ``bits`` bits."""
+    def unpack(args: list[Any], rt: Type, dtype: Any) -> tuple[Arr, ...]:
         v = np.asarray(args[0]).astype(np.uint32)
         out = []
         for i in range(32 // bits):
             q = (v >> np.uint32(i * bits)) & np.uint32((1 << bits) - 1)
-            if "Snorm" in name:
+            if signed:
                 sq = q.astype(np.int64) - np.where(q >= (1 << (bits - 1)), 1 << bits, 0)
                 out.append(np.clip(sq / ((1 << (bits - 1)) - 1), -1, 1).astype(dtype))
             else:
                 out.append((q / ((1 << bits) - 1)).astype(dtype))
         return tuple(out)
-    return None
+    return unpack
 
 
-GLSL_GEOMETRIC = frozenset({"Length", "Distance", "Normalize", "Cross", "Reflect", "Refract", "FaceForward",
-                            "ModfStruct", "FrexpStruct", "PackDouble2x32", "UnpackDouble2x32", "PackHalf2x16",
-                            "UnpackHalf2x16", "PackUnorm4x8", "PackSnorm4x8", "PackUnorm2x16", "PackSnorm2x16",
-                            "UnpackUnorm4x8", "UnpackSnorm4x8", "UnpackUnorm2x16", "UnpackSnorm2x16"})
+#: GLSL.std.450 instructions on whole vectors: (operand values, result type, its component dtype) -> value
+_GEOMETRIC: dict[str, Callable[[list[Any], Type, Any], Any]] = {
+    "Length": lambda args, rt, dtype: np.sqrt(_vdot(args[0], args[0])).astype(dtype),
+    "Distance": _distance,
+    "Normalize": _normalize,
+    "Cross": _cross,
+    "Reflect": _reflect,
+    "FaceForward": _face_forward,
+    "Refract": _refract,
+    "ModfStruct": lambda args, rt, dtype: _split_struct("ModfStruct", args, rt),
+    "FrexpStruct": lambda args, rt, dtype: _split_struct("FrexpStruct", args, rt),
+    "PackDouble2x32": _pack_double,
+    "UnpackDouble2x32": _unpack_double,
+    "PackHalf2x16": _pack_half,
+    "UnpackHalf2x16": _unpack_half,
+    "PackUnorm4x8": _pack_norm(8, signed=False),
+    "PackSnorm4x8": _pack_norm(8, signed=True),
+    "PackUnorm2x16": _pack_norm(16, signed=False),
+    "PackSnorm2x16": _pack_norm(16, signed=True),
+    "UnpackUnorm4x8": _unpack_norm(8, signed=False),
+    "UnpackSnorm4x8": _unpack_norm(8, signed=True),
+    "UnpackUnorm2x16": _unpack_norm(16, signed=False),
+    "UnpackSnorm2x16": _unpack_norm(16, signed=True),
+}
+
+
+def glsl_geometric(name: str, args: list[Any], rt: Type) -> Any:
+    """GLSL.std.450 instructions on whole vectors (Length, Dot-based ones, Cross, packing); None
+    when ``name`` is not one of those."""
+    f = _GEOMETRIC.get(name)
+    if f is None:
+        return None
+    dtype = (rt.elem if rt.kind == "vector" else rt).dtype if rt.kind != "struct" else None  # type: ignore[union-attr]
+    return f(args, rt, dtype)
+
+
+GLSL_GEOMETRIC = frozenset(_GEOMETRIC)
 
 
 def dot(a: tuple, b: tuple, rt: Type) -> Arr:

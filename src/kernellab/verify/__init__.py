@@ -14,6 +14,9 @@ def __getattr__(name: str) -> Any:
     if name == "VerifyResult":
         from kernellab.verify import model
         return model.VerifyResult
+    if name == "verify":  # the dynamic check, or with prove=True the proof
+        from kernellab.verify import api
+        return api.verify
     if name in __all__:
         from kernellab.verify import run
         return getattr(run, name)

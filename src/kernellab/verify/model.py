@@ -35,6 +35,8 @@ KINDS = {
     "unwaited-event": "a work-item finished without waiting for its async copies (wait_group_events)",
     "invalid-wait-event": "wait_group_events was given an event that is not an async copy's",
     "other": "any other problem Oclgrind reports (e.g. an unsupported builtin)",
+    "assertion": "a GPUVerify annotation (__assert, __invariant, a called function's __requires) that can fail "
+                 "(verify --prove)",
 }
 
 #: what GPUVerify calls a defect: these decide the verdict whatever ``--check`` says
@@ -43,7 +45,10 @@ DEFECT_KINDS = ("data-race", "barrier-divergence", "out-of-bounds")
 CHECK_ALIASES = {"uninitialized": "uninitialized-read", "misaligned": "misaligned-access", "api": "api-error"}
 
 #: which checker produced a result: Oclgrind, or kernellab's SPIR-V checker (docs/verify-vulkan.md)
-Checker = Literal["oclgrind", "spirv"]
+Checker = Literal["oclgrind", "spirv", "proof"]
+#: a launch's verdict from verify --prove (docs/verify-prove.md): proven for every input; a defect a
+#: replayed launch confirmed; a possible defect the replay did not reproduce; unknown, with a reason
+ProofVerdict = Literal["proven", "defect", "possible", "unknown"]
 
 
 def checked_kinds(names: Iterable[str]) -> frozenset[str]:
@@ -210,11 +215,19 @@ class Launch:
     command: int | None = None
     invocations: int | None = None
     seconds: float | None = None
+    #: how the verdict was reached: a run of the launch, or a proof for every input (verify --prove)
+    method: Literal["launch", "proof"] = "launch"
+    #: the proof's verdict and, for ``unknown`` or ``possible``, why
+    proof: ProofVerdict | None = None
+    reason: str | None = None
 
     def to_json(self, verdict: str) -> dict[str, Any]:
         return {"instantiation": self.index, "kernel": self.kernel, "verdict": verdict, "ran": self.ran,
                 "enqueued_at": self.enqueued_at, "filled": self.filled, "output": self.output,
-                **({"error": self.error} if self.error is not None else {})}
+                "method": self.method,
+                **({"error": self.error} if self.error is not None else {}),
+                **({"proof": self.proof, "reason": self.reason, "seconds": self.seconds}
+                   if self.proof is not None else {})}
 
 
 @dataclass
@@ -247,16 +260,27 @@ class VerifyResult:
 
     @property
     def verdict(self) -> str:
-        return "defects" if self.defects else "not finished" if self.unfinished else "verified"
+        if self.defects:
+            return "defects"
+        if self.unfinished:
+            return "not finished"
+        proofs = {l.proof for l in self.launches}
+        return "possible" if "possible" in proofs else "unknown" if "unknown" in proofs else "verified"
 
     @property
     def exit_status(self) -> int:
-        return 1 if self.defects or self.unfinished else 0
+        """0 verified (or proven), 1 defects (a possible one too) or not finished, 3 a proof that
+        reached no verdict (``unknown``); 2, bad input, is the command's."""
+        verdict = self.verdict
+        return 0 if verdict == "verified" else 3 if verdict == "unknown" else 1
 
     def launch_verdict(self, index: int | None) -> str:
         if any(f.instantiation == index for f in self.defects):
             return "defects"
-        return "not finished" if any(l.index == index for l in self.unfinished) else "verified"
+        if any(l.index == index for l in self.unfinished):
+            return "not finished"
+        proof = next((l.proof for l in self.launches if l.index == index and l.proof), None)
+        return proof if proof in ("possible", "unknown") else "verified"
 
     def to_json(self) -> dict[str, Any]:
         out = {"verdict": self.verdict, "file": str(self.file), "checked": sorted(self.checked),

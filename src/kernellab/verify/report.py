@@ -11,6 +11,7 @@ from kernellab.verify.model import Checker, Finding, Location, VerifyResult, Wor
 _CHECKERS: dict[Checker, tuple[str, str]] = {
     "oclgrind": ("Oclgrind", "Oclgrind reports"),
     "spirv": ("the SPIR-V checker", "reports of the SPIR-V checker"),
+    "proof": ("the prover (verify --prove)", "counterexamples"),
 }
 
 
@@ -120,11 +121,18 @@ def _verdict(result: VerifyResult) -> list[str]:
     if not result.defects and result.unfinished:
         return [f"{result.file}: not finished — {len(result.unfinished)} of {n} launch{'es' if n != 1 else ''} "
                 f"stopped at the time limit; {checker} found no defect in what ran{warned}"]
+    out = [f"launch {l.index} ({l.kernel}): {l.proof} — {l.reason}" for l in result.launches
+           if l.proof in ("unknown", "possible")]
+    if not result.defects and result.checker == "proof":
+        verdict = {"verified": "proven — no data race, barrier divergence, out-of-bounds access or failing "
+                               "assertion for any input", "possible": "possible defects (not reproduced by a launch)",
+                   "unknown": "unknown — not proven"}[result.verdict]
+        return [*out, f"{result.file}: {verdict} in {n} launch{'es' if n != 1 else ''}{warned}"]
     if not result.defects:
-        return [f"{result.file}: verified — {checker} found no data race, barrier divergence or out-of-bounds "
-                f"access in {n} launch{'es' if n != 1 else ''}{warned}"]
-    out = [f"{result.file}: {len(result.defects)} defect{'s' if len(result.defects) != 1 else ''} "
-           f"({_by_kind(result.defects)}) from {result.raw_messages} {reports}{warned}"]
+        return [*out, f"{result.file}: verified — {checker} found no data race, barrier divergence or "
+                      f"out-of-bounds access in {n} launch{'es' if n != 1 else ''}{warned}"]
+    out.append(f"{result.file}: {len(result.defects)} defect{'s' if len(result.defects) != 1 else ''} "
+               f"({_by_kind(result.defects)}) from {result.raw_messages} {reports}{warned}")
     if result.truncated:
         out.append(f"warning: Oclgrind stopped reporting after {MAX_REPORTS} reports in a launch; counts are lower "
                    "bounds and further findings of that launch may be hidden")

@@ -277,6 +277,12 @@ def _refuse_draws(scenario: m.Scenario, path: Path) -> None:
                         f"verify checks dispatch_compute only; {c.kind} ({_WHAT[c.kind]}) is not checked "
                         "(run it with kernellab run)")
                 for ci, c in enumerate(scenario.commands) if isinstance(c, _UNCHECKED)]
+    # the checker numbers work-items from 0, as Vulkan does: an offset would be checked wrongly
+    problems += [Problem(str(path), f"/commands/{ci}/dispatch_compute/global_offset",
+                         "the SPIR-V checker runs whole work-groups from global id 0 and takes no global offset "
+                         "(without --vulkan, Oclgrind checks an OpenCL C dispatch with one)")
+                 for ci, c in enumerate(scenario.commands)
+                 if isinstance(c, m.DispatchCompute) and c.global_offset and any(c.global_offset)]
     if problems:
         raise InputError(problems)
 

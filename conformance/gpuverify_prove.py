@@ -1,0 +1,247 @@
+"""GPUVerify's OpenCL test suite through ``verify --prove``: every test, with its header's sizes.
+
+Each ``kernel.cl`` of ``testsuite/OpenCL`` starts ``//pass`` or ``//xfail:CODE`` and a line of
+GPUVerify options (``//--local_size=64 --num_groups=64 ...``). Every kernel of the file is proven
+at those sizes (unscaled: the proof does not simulate invocations), each test in its own process
+under a time limit. The table: expected ``pass`` -> proven / unknown / defect (a false alarm);
+expected ``xfail:NOT_ALL_VERIFIED`` -> defect / unknown / proven (**unsound**); other xfail codes
+(GPUVerify's own tool errors) are counted apart.
+
+GPUVerify checks array bounds only with ``--check-array-bounds``; without it an out-of-bounds
+finding is not part of the test's verdict, so it is left out here (kernellab reports it).
+
+    python conformance/gpuverify_prove.py --suite /work/ext/gpuverify/testsuite/OpenCL --jobs 2
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make ``conformance`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from conformance.gpuverify_suite import option_values, parse_dims, read_test  # noqa: E402
+
+DEFAULT_SUITE = Path("/work/ext/gpuverify/testsuite/OpenCL")
+#: GPUVerify switches that narrow what a test's verdict covers: the kinds it then checks
+_NARROWING = {"--only-divergence": {"barrier-divergence"}, "--only-intra-group": None}
+
+
+def sizes(options: dict[str, str]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    local = parse_dims(options["--local_size"])
+    if "--global_size" in options:
+        glob = parse_dims(options["--global_size"])
+        groups = [g // l for g, l in zip(glob, local)]
+    else:
+        groups = parse_dims(options["--num_groups"])
+    dims = max(len(local), len(groups))
+    local += [1] * (3 - len(local))
+    groups += [1] * (3 - len(groups))
+    del dims
+    return tuple(local[:3]), tuple(groups[:3])  # type: ignore[return-value]
+
+
+def kernel_args(options: dict[str, str]) -> dict[str, list[bytes]]:
+    """``--kernel-args=kernel,0x...,...``: the scalar values GPUVerify fixes, by kernel."""
+    out: dict[str, list[bytes]] = {}
+    text = options.get("--kernel-args")
+    if text:
+        name, *values = text.split(",")
+        out[name] = [int(v, 16).to_bytes(max(4, (len(v) - 2 + 1) // 2), "little") for v in values]
+    return out
+
+
+def prove_test(path: Path, timeout: float) -> dict[str, Any]:
+    """One test, in this process: every kernel's verdict and findings."""
+    from kernellab.verify.prove import engine, opencl
+
+    test = read_test(path, path.parent.parent)
+    opts = option_values(test.options)
+    out: dict[str, Any] = {"expectation": test.expectation, "kernels": {}}
+    try:
+        local, groups = sizes(opts)
+    except (KeyError, ValueError) as exc:
+        out["error"] = f"sizes: {exc}"
+        return out
+    gsize = tuple(l * g for l, g in zip(local, groups))
+    clang = " ".join(v for k, v in ((o.partition("=")[0], o.partition("=")[2]) for o in test.options)
+                     if k == "--clang-opt")
+    from kernellab.spirvsim.module import Unsupported
+    try:
+        spirv = opencl.compile_source(path, clang)
+    except Unsupported as exc:
+        out["kernels"]["*"] = {"verdict": "unknown", "reason": f"unsupported construct: {exc.problems[0].message}"}
+        return out
+    except Exception as exc:  # a compile error is the test's outcome
+        out["error"] = f"compile: {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
+        return out
+    fixed = kernel_args(opts)
+    offset = tuple(parse_dims(opts["--global_offset"]) + [0, 0]) [:3] if "--global_offset" in opts else (0, 0, 0)
+    for name in opencl.kernel_names(spirv):
+        try:
+            compiled = opencl.load_kernel(spirv, path, name, local, [])
+            args = [opencl.ArgumentSpec("scalar", f"arg{k}") for k in range(max(compiled.kernel.arguments, default=-1) + 1)]
+            for k, value in enumerate(fixed.get(name, [])):
+                if k < len(args):
+                    args[k].value = value
+            launch = opencl.launch(compiled, gsize, local, args, offset)  # type: ignore[arg-type]
+            o = engine.prove(compiled.module, launch, timeout=timeout)
+        except Exception as exc:
+            out["kernels"][name] = {"verdict": "unknown", "reason": f"unsupported: {str(exc).strip()[:200]}"}
+            continue
+        out["kernels"][name] = {"verdict": o.verdict, "reason": o.reason, "seconds": round(o.seconds, 3),
+                                "kinds": sorted({f.kind for f in o.findings})}
+    return out
+
+
+def outcome(r: dict[str, Any], options: list[str]) -> str:
+    """proven / defect / unknown / error for the whole test."""
+    if "error" in r:
+        return "error"
+    checked = {"data-race", "barrier-divergence", "assertion"}
+    if "--check-array-bounds" in option_values(options):
+        checked.add("out-of-bounds")
+    if "--only-divergence" in option_values(options):
+        checked = {"barrier-divergence"}
+    verdicts = []
+    for k in r["kernels"].values():
+        if k["verdict"] == "defect" and not set(k.get("kinds", ())) & checked:
+            verdicts.append("proven")  # found only what GPUVerify does not check here
+        else:
+            verdicts.append(k["verdict"])
+    if not verdicts:
+        return "error"
+    if "defect" in verdicts:
+        return "defect"
+    return "unknown" if "unknown" in verdicts else "proven"
+
+
+def classify(expectation: str, got: str) -> str:
+    if expectation == "pass":
+        return {"proven": "pass: proven", "unknown": "pass: unknown", "defect": "pass: defect (false alarm)",
+                "error": "pass: error"}[got]
+    if expectation == "NOT_ALL_VERIFIED":
+        return {"defect": "xfail: defect", "unknown": "xfail: unknown", "proven": "xfail: proven (UNSOUND)",
+                "error": "xfail: error"}[got]
+    return f"xfail:{expectation} (tool error expected): {got}"
+
+
+def run_one(path: Path, timeout: float) -> dict[str, Any]:
+    """One test in a child process under a watchdog (the engine's limit plus start-up)."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", str(path), "--timeout", str(timeout)]
+    start = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout * 4 + 60, env=os.environ)
+        r = json.loads(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else {
+            "error": f"crashed: {p.stderr.strip()[-300:]}"}
+    except subprocess.TimeoutExpired:
+        r = {"kernels": {"*": {"verdict": "unknown", "reason": "watchdog time limit"}}}
+    r["wall"] = round(time.monotonic() - start, 3)
+    return r
+
+
+def run_in_worker(path: Path, timeout: float) -> dict[str, Any]:
+    """One test in a long-lived worker process (the imports paid once per worker; the engine's
+    own deadline bounds each proof)."""
+    start = time.monotonic()
+    try:
+        r = prove_test(path, timeout)
+    except Exception as exc:  # a crash of one test is its result
+        r = {"error": f"crashed: {type(exc).__name__}: {exc}"[:300]}
+    r["wall"] = round(time.monotonic() - start, 3)
+    return r
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--suite", type=Path, default=DEFAULT_SUITE)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--only", help="tests whose id contains this")
+    ap.add_argument("--json", type=Path, help="write every test's result here")
+    ap.add_argument("--log", type=Path, help="append each test's result to this JSON-lines file as it ends; "
+                                             "tests already in it are not run again (a resumed run)")
+    ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--workers", action="store_true",
+                    help="prove in --jobs long-lived worker processes (faster; a hung proof is not killed) "
+                         "instead of one process per test")
+    a = ap.parse_args(argv)
+    if a.one:
+        print(json.dumps(prove_test(a.one, a.timeout)))
+        return 0
+    tests = sorted(a.suite.rglob("kernel.cl"))
+    if a.only:
+        tests = [t for t in tests if a.only in str(t.parent.relative_to(a.suite))]
+    done: dict[str, dict[str, Any]] = {}
+    if a.log and a.log.exists():
+        for line in a.log.read_text().splitlines():
+            if line.strip():
+                item = json.loads(line)
+                done[item["path"]] = item["result"]
+
+    from concurrent.futures import ProcessPoolExecutor
+    workers = ProcessPoolExecutor(max(1, a.jobs)) if a.workers else None
+
+    def one(t: Path) -> dict[str, Any]:
+        if str(t) in done:
+            return done[str(t)]
+        if workers is not None:
+            try:
+                r = workers.submit(run_in_worker, t, a.timeout).result(timeout=a.timeout * 4 + 60)
+            except Exception as exc:  # the watchdog, or a worker that died
+                r = {"kernels": {"*": {"verdict": "unknown", "reason": f"watchdog: {type(exc).__name__}"}}}
+        else:
+            r = run_one(t, a.timeout)
+        if a.log:
+            with a.log.open("a") as fh:
+                fh.write(json.dumps({"path": str(t), "result": r}) + "\n")
+        return r
+
+    with ThreadPoolExecutor(max(1, a.jobs)) as pool:
+        results = list(pool.map(one, tests))
+    if workers is not None:
+        workers.shutdown(cancel_futures=True)
+    rows = []
+    for t, r in zip(tests, results):
+        test = read_test(t, a.suite)
+        got = outcome(r, test.options)
+        reasons = sorted({k.get("reason") or "" for k in r.get("kernels", {}).values() if k["verdict"] == "unknown"})
+        rows.append({"id": test.id, "expected": test.expectation, "got": got, "class": classify(test.expectation, got),
+                     "reasons": reasons, "error": r.get("error"), "wall": r.get("wall"),
+                     "kernels": r.get("kernels", {})})
+    table = Counter(r["class"] for r in rows)
+    print("| outcome | tests |\n|---|---|")
+    for k, n in sorted(table.items()):
+        print(f"| {k} | {n} |")
+    passes = [r for r in rows if r["expected"] == "pass"]
+    proven = sum(r["got"] == "proven" for r in passes)
+    print(f"\npass proven: {proven}/{len(passes)} ({100 * proven / max(1, len(passes)):.1f}%)")
+    unsound = [r["id"] for r in rows if r["class"].endswith("(UNSOUND)")]
+    print(f"unsound: {len(unsound)} {unsound}")
+    why = Counter(_reason_class(x) for r in rows if r["got"] == "unknown" for x in r["reasons"])
+    print("\n| unknown reason | tests |\n|---|---|")
+    for k, n in why.most_common():
+        print(f"| {k} | {n} |")
+    if a.json:
+        a.json.write_text(json.dumps(rows, indent=1))
+    return 1 if unsound else 0
+
+
+def _reason_class(reason: str) -> str:
+    """A reason without its particulars (line numbers, source text), for counting."""
+    import re
+    reason = re.sub(r"\(.*\)$", "", reason).strip()
+    reason = re.sub(r"line \d+", "line N", reason)
+    reason = re.sub(r"\d+", "N", reason)
+    return reason[:110]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,232 @@
+"""kernellab's small Vulkan binding: the compute path's functions and structures, with the
+calling convention of the ``vulkan`` package, so one backend serves either.
+
+Its declarations are data generated from ``vk.xml`` (:mod:`kernellab.vkregistry.binding`):
+``_vkbind_ffi`` (cffi's out-of-line ABI mode: importing it parses no C) and ``vkbind_table``
+(constants, ``sType`` values, each command's parameters and output). Importing this module costs a
+few million instructions where the ``vulkan`` package costs seventy; the images, tensors, graphs
+and graphics parts keep the package, which declares everything.
+
+The convention, as the package has it: ``VkFoo(**members)`` gives a structure with its ``sType``
+filled and a count member set from the list it counts; a list becomes a C array, a ``str`` a C
+string, a structure given where a pointer is wanted its address (all kept alive with the
+structure); a command returns its output parameter (a handle, a structure, or an array) instead
+of taking it, and a failing ``VkResult`` raises the :class:`VkError` subclass of its code.
+"""
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from kernellab.native import vkbind_table as table
+from kernellab.native._vkbind_ffi import ffi
+
+#: structures (and arrays) -> what they point to, kept alive as long as they are
+_alive: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+_lib: Any = None
+
+
+class VkException(Exception):
+    """A non-error result other than VK_SUCCESS (VK_TIMEOUT, VK_INCOMPLETE, ...)."""
+
+    code = 0
+
+
+class VkError(Exception):
+    """An error result (negative ``VkResult``)."""
+
+    code = 0
+
+
+def _class_name(result: str) -> str:
+    # VK_ERROR_OUT_OF_DEVICE_MEMORY -> VkErrorOutOfDeviceMemory, as the vulkan package spells it
+    return "Vk" + "".join(w.capitalize() for w in result.split("_")[1:])
+
+
+#: VkResult value -> the exception class raised for it
+exception_codes: dict[int, type[Exception]] = {}
+for _code, _name in table.RESULTS.items():
+    if _code:
+        exception_codes[_code] = type(_class_name(_name), (VkError if _code < 0 else VkException,), {"code": _code})
+_exceptions = {cls.__name__: cls for cls in exception_codes.values()}
+
+
+def VK_MAKE_VERSION(major: int, minor: int, patch: int) -> int:  # noqa: N802 - the C macro's name
+    return (major << 22) | (minor << 12) | patch
+
+
+def load_library() -> Any:
+    """The Vulkan loader (OSError when it is not installed)."""
+    global _lib
+    if _lib is None:
+        _lib = ffi.dlopen("libvulkan.so.1")
+    return _lib
+
+
+def _pointer(value: Any, ctype: Any, keep: list[Any]) -> Any:
+    """``value`` as the C pointer type ``ctype``; what the pointer needs goes into ``keep``."""
+    item = ctype.item
+    if isinstance(value, ffi.CData):
+        kind = ffi.typeof(value).kind
+        if kind in ("struct", "union"):
+            keep.append(value)
+            return ffi.addressof(value)
+        return value
+    if isinstance(value, str):
+        value = value.encode()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        buf = ffi.from_buffer(value)
+        keep.append(buf)
+        return ffi.cast(ctype, buf)
+    if isinstance(value, (list, tuple)):
+        if item.kind == "pointer" and item.item.cname == "char":  # a list of strings
+            strings = [ffi.new("char[]", s.encode()) for s in value]
+            keep.extend(strings)
+            value = strings
+        array = ffi.new(item.cname + "[]", value)
+        keep.append(array)
+        return array
+    return ffi.cast(ctype, value)
+
+
+def _structure(name: str) -> Callable[..., Any]:
+    ctype = ffi.typeof(name)
+    fields = dict(ctype.fields)
+    stype = table.STYPES.get(name)
+    counts = table.COUNTS.get(name, {})
+    pointer_type = name + "*"
+
+    def make(**members: Any) -> Any:
+        keep: list[Any] = []
+        init: dict[str, Any] = {}
+        if stype is not None:
+            init["sType"] = stype
+        for key, value in members.items():
+            if value is None:
+                continue
+            ftype = fields[key].type
+            init[key] = _pointer(value, ftype, keep) if ftype.kind == "pointer" else value
+        for count, counted in counts.items():
+            given = next((members[c] for c in counted if members.get(c) is not None), None)
+            if count not in init and given is not None:
+                init[count] = len(given)
+        value = ffi.new(pointer_type, init)[0]
+        if keep:
+            _alive[value] = keep
+        return value
+
+    make.__name__ = make.__qualname__ = name
+    return make
+
+
+class StrWrap:
+    """A returned structure whose fixed ``char`` arrays read as ``str`` (``deviceName``)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def __getattr__(self, key: str) -> Any:
+        value = getattr(self.obj, key)
+        if isinstance(value, ffi.CData) and ffi.typeof(value).kind == "array" and \
+                ffi.typeof(value).item.cname == "char":
+            return ffi.string(value).decode("utf-8", "replace")
+        return value
+
+
+def _wrap(item: Any) -> Any:
+    return StrWrap(item) if ffi.typeof(item).cname in _STRING_STRUCTS else item
+
+
+_STRING_STRUCTS = frozenset(table.STRINGS) | frozenset("struct " + s for s in table.STRINGS)
+
+
+def _argument(value: Any, ctype: Any, keep: list[Any]) -> Any:
+    if ctype.kind != "pointer":
+        return value
+    if value is None:
+        return ffi.NULL
+    return _pointer(value, ctype, keep)
+
+
+def _raise(result: int) -> None:
+    raise exception_codes.get(result, VkError)(result)
+
+
+def _command(name: str) -> Callable[..., Any]:
+    params, returns_result, output = table.COMMANDS[name]
+    fn = getattr(load_library(), name)
+    argtypes = ffi.typeof(fn).args
+
+    def convert(args: tuple[Any, ...], keep: list[Any]) -> list[Any]:
+        return [_argument(a, t, keep) for a, t in zip(args, argtypes)]
+
+    if name == "vkMapMemory":
+        def map_memory(device: Any, memory: Any, offset: int, size: int, flags: int) -> Any:
+            data = ffi.new("void**")
+            result = fn(device, memory, offset, size, flags, data)
+            if result:
+                _raise(result)
+            return ffi.buffer(data[0], size)
+
+        return map_memory
+
+    def call(*args: Any) -> Any:
+        keep: list[Any] = []
+        if output is None or len(args) == len(params):  # no output, or the caller gave it
+            result = fn(*convert(args, keep))
+            if returns_result and result:
+                _raise(result)
+            return args[-1] if output is not None else result
+        kind, length = output
+        length = length or ""
+        out_type = argtypes[-1].item.cname
+        converted = convert(args, keep)
+        if kind == "list":
+            count = ffi.new("uint32_t*")
+            converted = converted[:params.index(length)] + [count]
+            result = fn(*converted, ffi.NULL)
+            if returns_result and result:
+                _raise(result)
+            out = ffi.new(out_type + "[]", count[0])
+            result = fn(*converted, out)
+            if returns_result and result:
+                _raise(result)
+            return [_wrap(x) for x in out] if out_type in _STRING_STRUCTS else list(out)
+        if kind == "array":
+            owner, _, member = length.partition("->")  # "pAllocateInfo->commandBufferCount"
+            n = args[params.index(owner)]
+            out = ffi.new(f"{out_type}[{getattr(n, member) if member else n}]")
+        else:
+            out = ffi.new(out_type + "*")
+        result = fn(*converted, out)
+        if returns_result and result:
+            _raise(result)
+        return out if kind == "array" else _wrap(out[0])
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def __getattr__(name: str) -> Any:
+    """Constants, structures, commands and exception classes, made on first use."""
+    if name in table.CONSTANTS:
+        value: Any = table.CONSTANTS[name]
+    elif name in table.COMMANDS:
+        value = _command(name)
+    elif name in _exceptions:
+        value = _exceptions[name]
+    elif name.startswith("Vk"):
+        try:
+            ffi.typeof(name)
+        except ffi.error:
+            raise AttributeError(f"the compute binding does not declare {name}") from None
+        value = _structure(name)
+    elif name == "lib":
+        value = load_library()
+    else:
+        raise AttributeError(f"the compute binding does not declare {name}")
+    globals()[name] = value
+    return value

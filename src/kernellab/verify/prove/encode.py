@@ -1,0 +1,1118 @@
+"""One invocation of a compute shader as formulas over bit-vectors (z3): the SPIR-V of a
+:class:`~kernellab.spirvsim.module.Module` executed symbolically, every block under its path
+predicate, every value a term of the invocation's ids, the launch's arguments and buffer contents.
+
+What the encoding yields is a :class:`Trace`: the invocation's memory accesses (root variable,
+byte offset, size, read/write/atomic, predicate, barrier phases), its barriers (predicate) and
+its assertions. :mod:`kernellab.verify.prove.engine` builds two traces, for two distinct
+invocations, and asks z3 whether they can race, diverge or leave a buffer.
+
+Soundness rules: integers are bit-vectors of their SPIR-V width (wrap-around is modelled);
+a value the encoding cannot compute exactly (floating point, a load of memory some invocation
+writes) is a fresh unconstrained term, which only widens what the proof covers; an instruction
+it does not model raises :class:`Unmodelled` naming it and its source line, never skipped.
+Loops are unrolled while the back edge may still be taken; a loop still running after
+:data:`MAX_UNROLL` iterations raises :class:`Unmodelled` ("invariant not found").
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name
+from kernellab.spirvsim.types import Type
+from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
+
+#: iterations a loop is unrolled before the encoder gives up on it
+MAX_UNROLL = 32
+#: SPIR-V memory-semantics bits (the dynamic checker's rules: docs/verify-vulkan.md)
+UNIFORM_MEMORY = 0x40
+WORKGROUP_MEMORY = 0x100
+#: storage classes whose memory two invocations share
+SHARED = ("StorageBuffer", "Uniform", "Workgroup", "PushConstant")
+#: functions the engine reads as GPUVerify-style annotations (docs/verify-prove.md)
+
+
+class Unmodelled(Exception):
+    """Something the encoding does not model: the proof's verdict is ``unknown``."""
+
+    def __init__(self, reason: str, line: tuple[str, int] | None = None, text: str | None = None):
+        super().__init__(reason)
+        self.reason, self.line, self.text = reason, line, text
+
+
+@dataclass
+class Pointer:
+    root: int  # the variable's id
+    storage: str
+    offset: Any  # BV64 byte offset from the variable's start
+    pointee: Type
+    #: (index, length) of every sized-array step, for per-dimension bounds
+    steps: list[tuple[Any, int]] = field(default_factory=list)
+
+
+@dataclass
+class AccessRecord:
+    root: int
+    storage: str
+    offset: Any
+    size: int
+    kind: str  # read | write | atomic-read | atomic-write
+    pred: Any
+    phase_wg: Any
+    phase_sb: Any
+    inst: Inst
+    steps: list[tuple[Any, int]]
+    #: made in a loop summarised by invariants (its state over-approximated)
+    abstract: bool = False
+
+
+@dataclass
+class BarrierRecord:
+    pred: Any
+    inst: Inst
+    key: tuple[int, ...]
+
+
+@dataclass
+class AssertRecord:
+    pred: Any
+    cond: Any
+    inst: Inst
+    abstract: bool = False
+
+
+@dataclass
+class Ids:
+    """An invocation's built-in ids (BV32 each, three dimensions)."""
+
+    local: list[Any]
+    group: list[Any]
+    global_: list[Any]
+    num_groups: list[Any]
+    local_size: list[Any]
+
+
+@dataclass
+class Trace:
+    accesses: list[AccessRecord] = field(default_factory=list)
+    barriers: list[BarrierRecord] = field(default_factory=list)
+    asserts: list[AssertRecord] = field(default_factory=list)
+    assumes: list[Any] = field(default_factory=list)
+    #: loads of shared read-only memory: (root, offset, size) -> term, for the counterexample
+    reads: list[tuple[int, Any, int]] = field(default_factory=list)
+    unrolled: int = 0
+    #: loops summarised by invariants (their exits over-approximated too)
+    summarized: int = 0
+
+
+@dataclass
+class Edge:
+    pred: Any
+    env: dict[Any, Any]
+    phis: dict[int, Any]
+
+
+@dataclass(frozen=True)
+class PrivateMemory:
+    """An invocation's private (Function/Private) variable as a log of predicated byte writes over
+    its unknown initial contents. Kept in Python, not as a z3 array: a load at a constant offset
+    picks the writes at that offset, so z3 sees bit-vectors only. Two paths' memories merge by
+    joining their logs after the part they share (each write carries its own path predicate, and
+    the paths into a block exclude each other)."""
+
+    initial: Any  # z3 Array(BV64, BV8)
+    writes: tuple[tuple[Any, int | None, Any, Any], ...]  # (offset, constant offset, byte, predicate)
+
+    def store(self, pred: Any, pairs: list[tuple[Any, Any]]) -> PrivateMemory:
+        new = tuple((o, o.as_long() if z3.is_bv_value(o) else None, b, pred) for o, b in pairs)
+        return PrivateMemory(self.initial, self.writes + new)
+
+    def load(self, offset: Any) -> Any:
+        k = offset.as_long() if z3.is_bv_value(offset) else None
+        out = None
+        start = 0
+        for n in range(len(self.writes) - 1, -1, -1):  # the newest write that surely hit is where to start
+            o, ko, b, p = self.writes[n]
+            if k is not None and ko == k and z3.is_true(p):
+                start, out = n + 1, b
+                break
+        if out is None:
+            out = z3.Select(self.initial, offset)
+        for o, ko, b, p in self.writes[start:]:
+            if k is not None and ko is not None:
+                if ko != k:
+                    continue
+                out = b if z3.is_true(p) else z3.If(p, b, out)
+            else:
+                out = z3.If(z3.And(p, o == offset), b, out)
+        return out
+
+    def merge(self, other: PrivateMemory) -> PrivateMemory:
+        if other is self:
+            return self
+        a, b = self.writes, other.writes
+        n = 0
+        while n < min(len(a), len(b)) and a[n] is b[n]:
+            n += 1
+        return PrivateMemory(self.initial, a + b[n:])
+
+
+@dataclass
+class Memory:
+    """What the encoder knows of shared memory: the variables no invocation writes (read from
+    byte arrays both invocations share) and the bytes fixed by the launch."""
+
+    read_only: dict[int, Any]  # root id -> z3 Array(BV64, BV8)
+
+
+class Encoder:
+    def __init__(self, module: Module, ids: Ids, memory: Memory, tag: str, var_size: dict[int, int | None],
+                 solver_check: Any):
+        self.m, self.ids, self.memory, self.tag = module, ids, memory, tag
+        self.var_size = var_size
+        self.trace = Trace()
+        self.fresh_count = itertools.count()
+        self.solver_check = solver_check  # (pred) -> may it be true?
+        self.pending_semantics = 0
+        self.key: tuple[int, ...] = ()
+        self.calls = 0
+        self.depth = 0
+        #: the private variables stored to (a loop's dry run collects those it writes)
+        self.stored: set[int] = set()
+        #: > 0 inside a loop summarised by invariants: its accesses' states are over-approximated
+        self.abstract = 0
+        #: the values known where the current loop starts (loop-invariant bounds for candidates)
+        self._outer: dict[Any, Any] = {}
+
+    # --- values ------------------------------------------------------------------------------
+
+    def fresh(self, t: Type, what: str = "v") -> Any:
+        n = next(self.fresh_count)
+        if t.kind == "bool":
+            return z3.Bool(f"{self.tag}_{what}{n}")
+        if t.kind in ("int", "float"):
+            return z3.BitVec(f"{self.tag}_{what}{n}", t.width)
+        if t.kind in ("vector", "array"):
+            assert t.elem is not None
+            return tuple(self.fresh(t.elem, what) for _ in range(t.count))
+        if t.kind == "struct":
+            return tuple(self.fresh(x, what) for x in t.members)
+        raise self.unmodelled(None, f"a value of type {t.describe()}")
+
+    def unmodelled(self, inst: Inst | None, what: str) -> Unmodelled:
+        line = inst.line if inst is not None else None
+        return Unmodelled(f"unsupported construct: {what}", line, self.m.source_text(line))
+
+    def const(self, cid: int) -> Any:
+        t = self.m.types[self.m.type_of[cid]]
+        return self._const_value(t, self.m.constants[cid])
+
+    def _const_value(self, t: Type, v: Any) -> Any:
+        if t.kind == "bool":
+            return z3.BoolVal(bool(v))
+        if t.kind == "int":
+            return z3.BitVecVal(int(v) & ((1 << t.width) - 1), t.width)
+        if t.kind == "float":
+            raw = int(v.view(f"u{t.width // 8}"))
+            return z3.BitVecVal(raw, t.width)
+        if t.kind in ("vector", "array"):
+            assert t.elem is not None
+            return tuple(self._const_value(t.elem, x) for x in v)
+        if t.kind == "struct":
+            return tuple(self._const_value(mt, x) for mt, x in zip(t.members, v))
+        raise Unmodelled(f"unsupported construct: a constant of type {t.describe()}")
+
+    def value(self, env: dict[Any, Any], vid: int) -> Any:
+        if vid in env:
+            return env[vid]
+        if vid in self.m.constants:
+            return self.const(vid)
+        if vid in self.m.variables:
+            return self.var_pointer(vid)
+        raise Unmodelled(f"unsupported construct: value %{vid} used before it is defined")
+
+    def var_pointer(self, vid: int) -> Pointer:
+        t = self.m.types[self.m.type_of[vid]]
+        assert t.elem is not None
+        return Pointer(vid, t.storage, z3.BitVecVal(0, 64), t.elem)
+
+    # --- memory ------------------------------------------------------------------------------
+
+    def phase(self, env: dict[Any, Any]) -> tuple[Any, Any]:
+        return env.get("phase_wg", z3.BitVecVal(0, 16)), env.get("phase_sb", z3.BitVecVal(0, 16))
+
+    def record(self, env: dict[Any, Any], pred: Any, p: Pointer, size: int, kind: str, inst: Inst) -> None:
+        wg, sb = self.phase(env)
+        self.trace.accesses.append(AccessRecord(p.root, p.storage, p.offset, size, kind, pred, wg, sb, inst,
+                                                list(p.steps), self.abstract > 0))
+
+    def load(self, env: dict[Any, Any], pred: Any, p: Pointer, inst: Inst, t: Type) -> Any:
+        if p.storage == "Input":
+            return self.builtin(p, inst, t)
+        if p.storage in ("Function", "Private"):
+            return self.private_load(env, p, t, inst)
+        self.record(env, pred, p, max(t.size, 1), "read", inst)
+        array = self.memory.read_only.get(p.root)
+        if array is None:
+            return self.fresh(t, "ld")
+        value = self.bytes_value(lambda o: z3.Select(array, o), p.offset, t, inst)
+        self.trace.reads.append((p.root, p.offset, t.size))
+        return value
+
+    def bytes_value(self, byte_at: Any, offset: Any, t: Type, inst: Inst) -> Any:
+        """A value of type ``t`` from the bytes ``byte_at(offset)`` gives (little-endian)."""
+        if t.kind in ("int", "float"):
+            parts = [byte_at(z3.simplify(offset + k)) for k in range(t.width // 8)]
+            return parts[0] if len(parts) == 1 else z3.Concat(*reversed(parts))
+        if t.kind == "bool":
+            return byte_at(z3.simplify(offset)) != 0
+        if t.kind in ("vector", "array"):
+            assert t.elem is not None
+            stride = t.stride or t.elem.size
+            return tuple(self.bytes_value(byte_at, offset + k * stride, t.elem, inst) for k in range(t.count))
+        if t.kind == "struct":
+            return tuple(self.bytes_value(byte_at, offset + o, mt, inst) for mt, o in zip(t.members, t.offsets))
+        raise self.unmodelled(inst, f"a load of {t.describe()}")
+
+    def value_bytes(self, offset: Any, t: Type, v: Any, inst: Inst) -> list[tuple[Any, Any]]:
+        """The (offset, byte) pairs a store of ``v`` writes."""
+        if t.kind in ("int", "float"):
+            return [(z3.simplify(offset + k), z3.Extract(8 * k + 7, 8 * k, v)) for k in range(t.width // 8)]
+        if t.kind == "bool":
+            return [(z3.simplify(offset), z3.If(v, z3.BitVecVal(1, 8), z3.BitVecVal(0, 8)))]
+        out: list[tuple[Any, Any]] = []
+        if t.kind in ("vector", "array"):
+            assert t.elem is not None
+            stride = t.stride or t.elem.size
+            for k in range(t.count):
+                out += self.value_bytes(offset + k * stride, t.elem, v[k], inst)
+            return out
+        if t.kind == "struct":
+            for mt, o, x in zip(t.members, t.offsets, v):
+                out += self.value_bytes(offset + o, mt, x, inst)
+            return out
+        raise self.unmodelled(inst, f"a store of {t.describe()}")
+
+    def private_memory(self, env: dict[Any, Any], root: int) -> PrivateMemory:
+        key = ("mem", root)
+        if key not in env:  # a module-scope Private variable, first touched here
+            inst = self.m.variables[root]
+            mem = PrivateMemory(z3.Array(f"{self.tag}_priv{root}", z3.BitVecSort(64), z3.BitVecSort(8)), ())
+            if len(inst.words) > 3:  # its initializer
+                t = self.m.types[self.m.type_of[root]]
+                assert t.elem is not None
+                mem = mem.store(z3.BoolVal(True), self.value_bytes(z3.BitVecVal(0, 64), t.elem,
+                                                                   self.value(env, inst.words[3]), inst))
+            env[key] = mem
+        mem = env[key]
+        assert isinstance(mem, PrivateMemory)
+        return mem
+
+    def private_load(self, env: dict[Any, Any], p: Pointer, t: Type, inst: Inst) -> Any:
+        self.bounds_private(env, p, t, inst)
+        return self.bytes_value(self.private_memory(env, p.root).load, p.offset, t, inst)
+
+    def bounds_private(self, env: dict[Any, Any], p: Pointer, t: Type, inst: Inst) -> None:
+        self.record(env, env["pred"], p, max(t.size, 1), "private", inst)
+
+    def private_store(self, env: dict[Any, Any], pred: Any, p: Pointer, v: Any, t: Type, inst: Inst) -> None:
+        self.bounds_private(env, p, t, inst)
+        mem = self.private_memory(env, p.root)
+        env[("mem", p.root)] = mem.store(pred, self.value_bytes(p.offset, t, v, inst))
+        self.stored.add(p.root)
+
+    def builtin(self, p: Pointer, inst: Inst, t: Type) -> Any:
+        deco = self.m.decorated(p.root, "BuiltIn")
+        if deco is None:
+            raise self.unmodelled(inst, "a load of an Input variable that is not a built-in")
+        name = enum_name("BuiltIn", deco[0])
+        ids = self.ids
+        vectors = {"GlobalInvocationId": ids.global_, "LocalInvocationId": ids.local, "WorkgroupId": ids.group,
+                   "NumWorkgroups": ids.num_groups, "WorkgroupSize": ids.local_size}
+        if name == "LocalInvocationIndex":
+            ls = ids.local_size
+            whole: Any = ids.local[0] + ls[0] * (ids.local[1] + ls[1] * ids.local[2])
+            vector: list[Any] = [whole]
+        elif name in vectors:
+            vector = vectors[name]
+        else:
+            raise self.unmodelled(inst, f"the built-in {name}")
+        whole_size = 4 * len(vector) if len(vector) > 1 else 4
+        if t.kind == "vector" and t.size == whole_size:
+            return tuple(vector)
+        if t.kind == "int" and t.width == 32:
+            k = _const_int(p.offset)
+            if k is None:
+                # a component chosen at run time: select it
+                out = vector[-1]
+                for i in reversed(range(len(vector) - 1)):
+                    out = z3.If(p.offset == 4 * i, vector[i], out)
+                return out
+            return vector[k // 4]
+        raise self.unmodelled(inst, f"a load of {t.describe()} from the built-in {name}")
+
+    # --- pointers ----------------------------------------------------------------------------
+
+    def access_chain(self, env: dict[Any, Any], inst: Inst, first_is_element: bool) -> Pointer:
+        w = inst.words
+        base = self.value(env, w[2])
+        if not isinstance(base, Pointer):
+            raise self.unmodelled(inst, "an access chain whose base is not a variable's pointer")
+        t = base.pointee
+        offset = base.offset
+        steps = list(base.steps)
+        indexes = list(w[3:])
+        if first_is_element:
+            rt = self.m.types[self.m.type_of[w[2]]]
+            stride = rt.stride or t.size
+            if not stride:
+                raise self.unmodelled(inst, f"{inst.op} on a pointer with no array stride")
+            offset = offset + _sext64(self.value(env, indexes[0])) * stride
+            indexes = indexes[1:]
+        for ix in indexes:
+            if t.kind == "struct":
+                k = _const_int(self.value(env, ix))
+                if k is None:
+                    raise self.unmodelled(inst, "a struct member chosen at run time")
+                offset = offset + t.offsets[k] if t.offsets else offset
+                t = t.members[k]
+            elif t.kind in ("array", "runtime_array", "vector"):
+                assert t.elem is not None
+                idx = self.value(env, ix)
+                stride = t.stride or t.elem.size
+                offset = offset + _sext64(idx) * stride
+                if t.kind != "runtime_array":
+                    steps.append((idx, t.count))
+                t = t.elem
+            else:
+                raise self.unmodelled(inst, f"an access chain into {t.describe()}")
+        rt = self.m.types[w[0]]
+        assert rt.elem is not None
+        return Pointer(base.root, base.storage, z3.simplify(offset), rt.elem, steps)
+
+    # --- execution ---------------------------------------------------------------------------
+
+    def run_entry(self, assumptions: Any) -> Trace:
+        fn = self.m.functions[self.m.entry_function]
+        env: dict[Any, Any] = {"pred": z3.BoolVal(True)}
+        self.run_function(fn, env, [], z3.BoolVal(True))
+        return self.trace
+
+    def run_function(self, fn: Function, env: dict[Any, Any], args: list[Any], pred: Any) -> tuple[Any, dict]:
+        self.calls += 1
+        if self.calls > 10000:
+            raise Unmodelled("unsupported construct: too many function calls (recursion?)")
+        local = dict(env)
+        for pid, a in zip(fn.params, args):
+            local[pid] = a
+        for v in fn.variables:
+            t = self.m.types[self.m.type_of[v.words[1]]]
+            assert t.elem is not None
+            local[v.words[1]] = Pointer(v.words[1], "Function", z3.BitVecVal(0, 64), t.elem)
+            mem = PrivateMemory(z3.Array(f"{self.tag}_fn{v.words[1]}_{self.calls}", z3.BitVecSort(64),
+                                         z3.BitVecSort(8)), ())
+            if len(v.words) > 3:
+                mem = mem.store(z3.BoolVal(True), self.value_bytes(z3.BitVecVal(0, 64), t.elem,
+                                                                   self.value(local, v.words[3]), v))
+            local[("mem", v.words[1])] = mem
+        incoming: dict[int, list[Edge]] = {fn.entry: [Edge(pred, local, {})]}
+        returns: list[tuple[Any, dict[Any, Any], Any]] = []
+        self.depth += 1
+        self.run_region(fn, fn.ordered, incoming, returns, set(fn.blocks))
+        self.depth -= 1
+        if not returns:
+            return None, env
+        out = _merge_envs([(p, e) for p, e, _ in returns])
+        value = None
+        if returns[0][2] is not None:
+            value = returns[-1][2]
+            for p, _, v in reversed(returns[:-1]):
+                value = _ite(p, v, value)
+        # the caller keeps its own values; memory and phases come back from the callee
+        result = dict(env)
+        for k, v in out.items():
+            if isinstance(k, tuple) or k in ("phase_wg", "phase_sb"):
+                result[k] = v
+        return value, result
+
+    def run_region(self, fn: Function, blocks: list[Block], incoming: dict[int, list[Edge]],
+                   returns: list[tuple[Any, dict[Any, Any], Any]], members: set[int],
+                   header: int | None = None) -> None:
+        """Run ``blocks`` (structured order) once; edges to blocks outside ``members`` (and back to
+        ``header``) stay in ``incoming`` for the caller."""
+        done: set[int] = set()
+        for b in blocks:
+            if b.label in done or b.label not in members:
+                continue
+            edges = incoming.pop(b.label, [])
+            if not edges:
+                continue
+            merge = next((i for i in b.insts if i.op == "OpLoopMerge"), None)
+            if merge is not None and b.label != header:
+                body = _loop_blocks(fn, b.label, merge.words[0])
+                done |= body
+                self.run_loop(fn, b, merge, edges, incoming, returns, body)
+                continue
+            self.run_block(fn, b, edges, incoming, returns)
+
+    def run_loop(self, fn: Function, head: Block, merge: Inst, edges: list[Edge], incoming: dict[int, list[Edge]],
+                 returns: list[tuple[Any, dict[Any, Any], Any]], body: set[int]) -> None:
+        """Unroll the loop while its back edge may be taken; past :data:`MAX_UNROLL` iterations,
+        summarise it with inferred invariants (:meth:`summarize_loop`)."""
+        ordered = [b for b in fn.ordered if b.label in body]
+        current = edges
+        key = self.key
+        saved = self.snapshot(incoming, returns)
+        for k in range(MAX_UNROLL + 1):
+            if k == MAX_UNROLL:
+                self.restore(saved, incoming, returns)
+                self.key = key
+                self.summarize_loop(fn, head, body, ordered, edges, incoming, returns)
+                return
+            self.key = key + (head.label, k)
+            inner: dict[int, list[Edge]] = {head.label: current}
+            self.run_region(fn, ordered, inner, returns, body, header=head.label)
+            back = inner.pop(head.label, [])
+            for label, es in inner.items():
+                incoming.setdefault(label, []).extend(es)
+            self.trace.unrolled = max(self.trace.unrolled, k + 1)
+            back = [e for e in back if self.solver_check(e.pred)]
+            if not back:
+                break
+            current = back
+        self.key = key
+
+    def snapshot(self, incoming: dict[int, list[Edge]], returns: list[Any]) -> tuple[Any, ...]:
+        t = self.trace
+        return ({k: list(v) for k, v in incoming.items()}, len(returns), len(t.accesses), len(t.barriers),
+                len(t.asserts), len(t.assumes), len(t.reads))
+
+    def restore(self, saved: tuple[Any, ...], incoming: dict[int, list[Edge]], returns: list[Any]) -> None:
+        inc, nret, na, nb, nas, nam, nr = saved
+        incoming.clear()
+        incoming.update(inc)
+        del returns[nret:]
+        t = self.trace
+        del t.accesses[na:], t.barriers[nb:], t.asserts[nas:], t.assumes[nam:], t.reads[nr:]
+
+    def summarize_loop(self, fn: Function, head: Block, body: set[int], ordered: list[Block], edges: list[Edge],
+                       incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
+        """The loop as one arbitrary iteration (Houdini, as GPUVerify infers invariants): its
+        header's values replaced by fresh ones constrained by the candidate invariants that hold
+        on entry and that an iteration preserves. Every state the loop reaches satisfies them, so
+        the accesses of the arbitrary iteration cover every real one; counterexamples found in it
+        are marked as such (:attr:`AccessRecord.abstract`)."""
+        where = f"the loop at line {_line(head, self.m)}"
+        if self._has_barrier(fn, body, set()):
+            raise Unmodelled(f"invariant not found: {where} has a barrier and a trip count that is not a small "
+                             "constant (barrier invariants are not inferred)", _first_line(head), None)
+        entry_pred = z3.simplify(z3.Or(*[e.pred for e in edges])) if len(edges) > 1 else edges[0].pred
+        entry_env = _merge_envs([(e.pred, e.env) for e in edges])
+        self._outer = entry_env
+        phis = [i for i in head.insts if i.op == "OpPhi"]
+        entry_vals: dict[int, Any] = {}
+        for inst in phis:
+            rid = inst.words[1]
+            vals = [(e.pred, e.phis[rid]) for e in edges if rid in e.phis]
+            v = vals[-1][1]
+            for p, x in reversed(vals[:-1]):
+                v = _ite(p, x, v)
+            entry_vals[rid] = v
+        havoc: dict[int, Any] = {}
+        for rid, v in entry_vals.items():
+            if isinstance(v, Pointer) or isinstance(v, tuple) or v is None:
+                raise Unmodelled(f"invariant not found: {where} carries a pointer or composite value",
+                                 _first_line(head), None)
+            havoc[rid] = z3.Const(f"{self.tag}_loop{head.label}_{rid}_{next(self.fresh_count)}", v.sort())
+        # a dry iteration finds the private memory the loop writes; it is havocked too
+        env_h = dict(entry_env)
+        base_phis = dict(havoc)
+        stored, self.stored = self.stored, set()
+        first = self.iterate(fn, head, ordered, body, env_h, entry_pred, base_phis, incoming, returns)
+        written, self.stored = self.stored, stored | self.stored
+        for root in written:
+            initial = z3.Array(f"{self.tag}_loopmem{head.label}_{next(self.fresh_count)}", z3.BitVecSort(64),
+                               z3.BitVecSort(8))
+            env_h[("mem", root)] = PrivateMemory(initial, ())
+        # candidate invariants over the havocked values
+        candidates = self.candidates(phis, havoc, entry_vals, first, body, fn)
+        subst_entry = [(havoc[r], entry_vals[r]) for r in havoc if z3.is_bv(havoc[r]) or z3.is_bool(havoc[r])]
+        candidates = [c for c in candidates
+                      if not self.solver_check(z3.And(entry_pred, z3.Not(z3.substitute(c, *subst_entry))))]
+        while True:
+            back = self.iterate(fn, head, ordered, body, env_h, z3.And(entry_pred, *candidates), base_phis,
+                                incoming, returns)
+            keep = []
+            for c in candidates:
+                broken = False
+                for e in back:
+                    pairs = [(havoc[r], e.phis[r]) for r in havoc if r in e.phis]
+                    if self.solver_check(z3.And(e.pred, z3.Not(z3.substitute(c, *pairs)))):
+                        broken = True
+                        break
+                if not broken:
+                    keep.append(c)
+            if len(keep) == len(candidates):
+                break
+            candidates = keep
+        self.trace.assumes.append(z3.Implies(entry_pred, z3.And(*candidates)) if candidates else z3.BoolVal(True))
+        self.abstract += 1
+        self.trace.summarized += 1
+        try:
+            inner: dict[int, list[Edge]] = {head.label: [Edge(entry_pred, env_h, dict(base_phis))]}
+            self.run_region(fn, ordered, inner, returns, body, header=head.label)
+        finally:
+            self.abstract -= 1
+        inner.pop(head.label, None)
+        for label, es in inner.items():
+            incoming.setdefault(label, []).extend(es)
+
+    def iterate(self, fn: Function, head: Block, ordered: list[Block], body: set[int], env: dict[Any, Any],
+                pred: Any, phis: dict[int, Any], incoming: dict[int, list[Edge]],
+                returns: list[tuple[Any, dict[Any, Any], Any]]) -> list[Edge]:
+        """A dry run of one iteration from ``env``: its back edges (nothing is recorded)."""
+        saved = self.snapshot(incoming, returns)
+        inner: dict[int, list[Edge]] = {head.label: [Edge(pred, dict(env), dict(phis))]}
+        try:
+            self.run_region(fn, ordered, inner, returns, body, header=head.label)
+        finally:
+            self.restore(saved, incoming, returns)
+        return inner.get(head.label, [])
+
+    def candidates(self, phis: list[Inst], havoc: dict[int, Any], entry: dict[int, Any], back: list[Edge],
+                   body: set[int], fn: Function) -> list[Any]:
+        """GPUVerify-style templates: each integer loop variable against its start (signed and
+        unsigned, both ways), against every loop-invariant bound it is compared with, and its
+        distance from the start a multiple of its step."""
+        out: list[Any] = []
+        loop_vars = [havoc[r] for r in havoc]
+        defined = {i.words[1] for label in body for i in fn.blocks[label].insts if i.typed}
+        for rid, v in havoc.items():
+            if not z3.is_bv(v):
+                continue
+            v0 = entry[rid]
+            out += [z3.ULE(v0, v), z3.ULE(v, v0), v0 <= v, v <= v0]
+            steps = []
+            for e in back:
+                nxt = e.phis.get(rid)
+                if nxt is None or not z3.is_bv(nxt):
+                    continue
+                step = z3.simplify(nxt - v)
+                if not _mentions(step, loop_vars):
+                    steps.append(step)
+            # the step as the body adds it (the back edge's value may be a choice clspv's loop form makes)
+            for b in (fn.blocks[label] for label in body):
+                for inst in b.insts:
+                    if inst.op in ("OpIAdd", "OpISub") and rid in inst.words[2:4]:
+                        other = inst.words[3] if inst.words[2] == rid else inst.words[2]
+                        step = self._invariant_value(other, defined)
+                        if step is None:  # computed in the body, perhaps the same every iteration
+                            step = next((e.env[other] for e in back if other in e.env), None)
+                        if step is not None and z3.is_bv(step) and step.size() == v.size() \
+                                and not _mentions(step, loop_vars):
+                            steps.append(step)
+            for step in steps:
+                if z3.is_bv_value(step) and step.as_long() in (0, 1):
+                    continue
+                out.append(z3.Implies(step != 0, z3.URem(v - v0, step) == 0))
+        # bounds: comparisons of a loop variable with a loop-invariant term, wherever the body makes them
+        for b in (fn.blocks[label] for label in body):
+            for inst in b.insts:
+                if inst.op not in _COMPARISONS:
+                    continue
+                for rid, v in havoc.items():
+                    if not z3.is_bv(v):
+                        continue
+                    a_, b_ = inst.words[2], inst.words[3]
+                    if rid not in (a_, b_) or (b_ if a_ == rid else a_) in havoc:
+                        continue
+                    bound = self._invariant_value(b_ if a_ == rid else a_, defined)
+                    if bound is None or not z3.is_bv(bound) or bound.size() != v.size():
+                        continue
+                    out += [z3.ULE(v, bound), v <= bound, z3.UGE(v, bound), v >= bound]
+        return out
+
+    def _invariant_value(self, vid: int, defined: set[int]) -> Any:
+        """A value the loop does not change: a constant or one computed before the loop."""
+        if vid in self.m.constants:
+            return self.const(vid)
+        if vid in defined:
+            return None
+        v = self._outer.get(vid)
+        return v if v is not None and not isinstance(v, (Pointer, tuple, PrivateMemory)) else None
+
+    def _has_barrier(self, fn: Function, labels: set[int], seen: set[int]) -> bool:
+        for label in labels:
+            for inst in fn.blocks[label].insts:
+                if inst.op == "OpControlBarrier":
+                    return True
+                if inst.op == "OpFunctionCall" and inst.words[2] not in seen:
+                    callee = self.m.functions.get(inst.words[2])
+                    seen.add(inst.words[2])
+                    if callee is not None and self._has_barrier(callee, set(callee.blocks), seen):
+                        return True
+        return False
+
+    def run_block(self, fn: Function, b: Block, edges: list[Edge], incoming: dict[int, list[Edge]],
+                  returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
+        pred = z3.simplify(z3.Or(*[e.pred for e in edges])) if len(edges) > 1 else edges[0].pred
+        env = _merge_envs([(e.pred, e.env) for e in edges])
+        env["pred"] = pred
+        self.pending_semantics = 0  # a memory barrier adds its bits to a control barrier of its own block
+        for inst in b.insts:
+            op = inst.op
+            if op == "OpPhi":
+                rid = inst.words[1]
+                vals = [(e.pred, e.phis[rid]) for e in edges if rid in e.phis]
+                if len(vals) != len(edges):
+                    raise self.unmodelled(inst, "an OpPhi without a value for every incoming edge")
+                v = vals[-1][1]
+                for p, x in reversed(vals[:-1]):
+                    v = _ite(p, x, v)
+                env[rid] = v
+                continue
+            if op in ("OpLoopMerge", "OpSelectionMerge", "OpLine", "OpNoLine", "OpNop"):
+                continue
+            if op == "OpBranch":
+                self.edge(fn, b, inst.words[0], pred, env, incoming)
+            elif op == "OpBranchConditional":
+                c = self.value(env, inst.words[0])
+                t_, f_ = inst.words[1], inst.words[2]
+                if t_ == f_:
+                    self.edge(fn, b, t_, pred, env, incoming)
+                else:
+                    self.edge(fn, b, t_, z3.simplify(z3.And(pred, c)), env, incoming)
+                    self.edge(fn, b, f_, z3.simplify(z3.And(pred, z3.Not(c))), env, incoming)
+            elif op == "OpSwitch":
+                sel = self.value(env, inst.words[0])
+                others: list[Any] = []
+                w = inst.words
+                targets: dict[int, list[Any]] = {}
+                for k in range(2, len(w), 2):
+                    lit = z3.BitVecVal(w[k], sel.size())
+                    targets.setdefault(w[k + 1], []).append(sel == lit)
+                    others.append(sel == lit)
+                targets.setdefault(w[1], []).append(z3.Not(z3.Or(*others)) if others else z3.BoolVal(True))
+                for target, conds in targets.items():
+                    self.edge(fn, b, target, z3.simplify(z3.And(pred, z3.Or(*conds))), env, incoming)
+            elif op == "OpReturn":
+                returns.append((pred, env, None))
+            elif op == "OpReturnValue":
+                returns.append((pred, env, self.value(env, inst.words[0])))
+            elif op == "OpUnreachable":
+                pass
+            else:
+                self.step(env, pred, inst)
+
+    def edge(self, fn: Function, src: Block, target: int, pred: Any, env: dict[Any, Any],
+             incoming: dict[int, list[Edge]]) -> None:
+        if z3.is_false(pred):
+            return
+        phis: dict[int, Any] = {}
+        for inst in fn.blocks[target].insts:
+            if inst.op != "OpPhi":
+                break
+            w = inst.words
+            for k in range(2, len(w), 2):
+                if w[k + 1] == src.label:
+                    phis[w[1]] = self.value(env, w[k])
+        incoming.setdefault(target, []).append(Edge(pred, dict(env), phis))
+
+    def step(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
+        op, w = inst.op, inst.words
+        m = self.m
+        if op in ("OpAccessChain", "OpInBoundsAccessChain"):
+            env[w[1]] = self.access_chain(env, inst, False)
+            return
+        if op in ("OpPtrAccessChain", "OpInBoundsPtrAccessChain"):
+            env[w[1]] = self.access_chain(env, inst, True)
+            return
+        if op == "OpLoad":
+            p = self.value(env, w[2])
+            if not isinstance(p, Pointer):
+                raise self.unmodelled(inst, "a load through a pointer the engine does not follow")
+            env[w[1]] = self.load(env, pred, p, inst, m.types[w[0]])
+            return
+        if op == "OpStore":
+            p = self.value(env, w[0])
+            if not isinstance(p, Pointer):
+                raise self.unmodelled(inst, "a store through a pointer the engine does not follow")
+            v = self.value(env, w[1])
+            if p.storage in ("Function", "Private"):
+                self.private_store(env, pred, p, v, p.pointee, inst)
+            elif p.storage in ("StorageBuffer", "Workgroup"):
+                self.record(env, pred, p, max(p.pointee.size, 1), "write", inst)
+            else:
+                raise self.unmodelled(inst, f"a store to {p.storage} memory")
+            return
+        if op == "OpControlBarrier":
+            self.barrier(env, pred, inst)
+            return
+        if op == "OpMemoryBarrier":
+            sem = self.value(env, w[1])
+            k = _const_int(sem)
+            if k is None:
+                raise self.unmodelled(inst, "a memory barrier whose semantics are not a constant")
+            self.pending_semantics |= k
+            return
+        if op.startswith("OpAtomic"):
+            self.atomic(env, pred, inst)
+            return
+        if op == "OpFunctionCall":
+            callee = m.functions.get(w[2])
+            name = self.annotation_name(w[2]) or m.names.get(w[2], "")
+            args = [self.value(env, a) for a in w[3:]]
+            if name in NAMES:
+                self.annotation(env, pred, inst, name, args)
+                if inst.typed:
+                    env[w[1]] = self.fresh(m.types[w[0]])
+                return
+            if callee is None or not callee.blocks:
+                raise self.unmodelled(inst, f"a call of {name or 'a function without a body'}")
+            value, out = self.run_function(callee, env, args, pred)
+            env.update({k: v for k, v in out.items() if isinstance(k, tuple) or k in ("phase_wg", "phase_sb")})
+            if w[0] in m.types and m.types[w[0]].kind != "void":
+                env[w[1]] = value
+            return
+        if op == "OpExtInst":
+            env[w[1]] = self.ext_inst(env, inst)
+            return
+        if not inst.typed:
+            raise self.unmodelled(inst, op)
+        t = m.types[w[0]]
+        env[w[1]] = self.compute(env, inst, t)
+
+    def annotation_name(self, fid: int) -> str | None:
+        """The annotation a function is: by its name (GLSL), or the constant its body adds (clspv
+        keeps no names)."""
+        name = self.m.names.get(fid, "")
+        name = name.split("(")[0]
+        if name in NAMES:
+            return name
+        fn = self.m.functions.get(fid)
+        if fn is None or len(fn.blocks) != 1 or len(fn.params) != 1:
+            return None
+        for inst in next(iter(fn.blocks.values())).insts:
+            if inst.op == "OpIAdd" and inst.words[3] in self.m.constants:
+                got = MAGIC.get(int(self.m.constants[inst.words[3]]))
+                if got:
+                    return got
+        return None
+
+    def annotation(self, env: dict[Any, Any], pred: Any, inst: Inst, name: str, args: list[Any]) -> None:
+        if not args:
+            raise self.unmodelled(inst, f"the annotation {name} without an argument")
+        if name.startswith("__kl_unsupported"):
+            number = _const_int(args[0])
+            raise self.unmodelled(inst, f"the GPUVerify annotation {unsupported_name(number if number is not None else -1)}")
+        arg = args[0]
+        if isinstance(arg, Pointer):  # glslang passes a function's argument through a variable
+            if arg.storage not in ("Function", "Private"):
+                raise self.unmodelled(inst, f"the annotation {name} given a pointer to {arg.storage} memory")
+            arg = self.bytes_value(self.private_memory(env, arg.root).load, arg.offset, arg.pointee, inst)
+        cond = _truth(arg)
+        # a precondition of a function other than the kernel is checked where it is called, then
+        # assumed (the kernel's own are the launch's assumptions)
+        if name.startswith("__kl_assert") or (name.startswith("__kl_requires") and self.depth > 1):
+            self.trace.asserts.append(AssertRecord(pred, cond, inst, self.abstract > 0))
+        if not name.startswith("__kl_assert"):
+            self.trace.assumes.append(z3.Implies(pred, cond))
+
+    def barrier(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
+        scope = _const_int(self.value(env, inst.words[0]))
+        sem = _const_int(self.value(env, inst.words[2]))
+        if scope is None or sem is None:
+            raise self.unmodelled(inst, "a barrier whose scope or semantics are not constants")
+        if enum_name("Scope", scope) not in ("Workgroup", "Subgroup", "Device", "CrossDevice"):
+            raise self.unmodelled(inst, f"a barrier of scope {enum_name('Scope', scope)}")
+        if enum_name("Scope", scope) == "Subgroup":
+            raise self.unmodelled(inst, "a subgroup barrier")
+        sem |= self.pending_semantics
+        self.pending_semantics = 0
+        wg, sb = self.phase(env)
+        one = z3.BitVecVal(1, 16)
+        if sem & WORKGROUP_MEMORY:
+            env["phase_wg"] = z3.simplify(z3.If(pred, wg + one, wg))
+        if sem & UNIFORM_MEMORY:
+            env["phase_sb"] = z3.simplify(z3.If(pred, sb + one, sb))
+        self.trace.barriers.append(BarrierRecord(pred, inst, self.key + (inst.index,)))
+
+    def atomic(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
+        op, w = inst.op, inst.words
+        if op == "OpAtomicStore":
+            p = self.value(env, w[0])
+        else:
+            p = self.value(env, w[2])
+        if not isinstance(p, Pointer):
+            raise self.unmodelled(inst, f"{op} through a pointer the engine does not follow")
+        if p.storage not in ("StorageBuffer", "Workgroup"):
+            raise self.unmodelled(inst, f"{op} on {p.storage} memory")
+        kind = "atomic-read" if op == "OpAtomicLoad" else "atomic-write"
+        self.record(env, pred, p, max(p.pointee.size, 1), kind, inst)
+        if inst.typed:
+            env[w[1]] = self.fresh(self.m.types[w[0]], "atomic")
+
+    def ext_inst(self, env: dict[Any, Any], inst: Inst) -> Any:
+        w = inst.words
+        t = self.m.types[w[0]]
+        set_name = self.m.ext_sets.get(w[2], "")
+        if set_name.startswith("NonSemantic."):
+            return None
+        name = extinst_name(set_name, w[3])
+        args = [self.value(env, a) for a in w[4:]]
+        if t.kind == "vector":
+            return tuple(self._ext_scalar(inst, name, [a[k] for a in args], t.elem) for k in range(t.count))
+        return self._ext_scalar(inst, name, args, t)
+
+    def _ext_scalar(self, inst: Inst, name: str, args: list[Any], t: Type | None) -> Any:
+        assert t is not None
+        if t.kind == "float":
+            return self.fresh(t, "f")
+        ops = {"UMin": lambda a, b: z3.If(z3.ULT(a, b), a, b), "UMax": lambda a, b: z3.If(z3.UGT(a, b), a, b),
+               "SMin": lambda a, b: z3.If(a < b, a, b), "SMax": lambda a, b: z3.If(a > b, a, b)}
+        if name in ops:
+            return ops[name](*args)
+        if name == "SAbs":
+            return z3.If(args[0] < 0, -args[0], args[0])
+        if name == "UClamp":
+            return ops["UMin"](ops["UMax"](args[0], args[1]), args[2])
+        if name == "SClamp":
+            return ops["SMin"](ops["SMax"](args[0], args[1]), args[2])
+        if t.kind == "int" and name in ("FindUMsb", "FindSMsb", "FindILsb"):
+            return self.fresh(t, "bits")
+        raise self.unmodelled(inst, f"the extended instruction {name}")
+
+    def compute(self, env: dict[Any, Any], inst: Inst, t: Type) -> Any:
+        op, w = inst.op, inst.words
+        if op == "OpCompositeExtract":
+            v = self.value(env, w[2])
+            for k in w[3:]:
+                v = v[k]
+            return v
+        if op == "OpCompositeConstruct":
+            parts = [self.value(env, a) for a in w[2:]]
+            if t.kind == "vector":
+                flat: list[Any] = []
+                for p in parts:
+                    flat.extend(p if isinstance(p, tuple) else [p])
+                return tuple(flat)
+            return tuple(parts)
+        if op == "OpCompositeInsert":
+            obj, comp = self.value(env, w[2]), self.value(env, w[3])
+            return _insert(comp, obj, list(w[4:]))
+        if op == "OpVectorShuffle":
+            a, b = self.value(env, w[2]), self.value(env, w[3])
+            both = list(a) + list(b)
+            return tuple(both[k] if k != 0xFFFFFFFF else self.fresh(t.elem) for k in w[4:])  # type: ignore[arg-type]
+        if op == "OpCopyObject":
+            return self.value(env, w[2])
+        if op == "OpUndef":
+            return self.fresh(t, "undef")
+        if op == "OpSelect":
+            c, a, b = (self.value(env, x) for x in w[2:5])
+            if isinstance(c, tuple):
+                return tuple(_ite(ci, ai, bi) for ci, ai, bi in zip(c, a, b))
+            if isinstance(a, tuple):
+                return tuple(_ite(c, ai, bi) for ai, bi in zip(a, b))
+            if isinstance(a, Pointer) or isinstance(b, Pointer):
+                if isinstance(a, Pointer) and isinstance(b, Pointer) and a.root == b.root:
+                    return Pointer(a.root, a.storage, z3.If(c, a.offset, b.offset), a.pointee)
+                raise self.unmodelled(inst, "OpSelect between pointers into different variables")
+            return _ite(c, a, b)
+        if op == "OpVectorExtractDynamic":
+            vec, idx = self.value(env, w[2]), self.value(env, w[3])
+            out = self.fresh(t, "undef")  # an index past the vector: undefined
+            for k in reversed(range(len(vec))):
+                out = z3.If(idx == k, vec[k], out)
+            return out
+        if op == "OpVectorInsertDynamic":
+            vec, comp, idx = self.value(env, w[2]), self.value(env, w[3]), self.value(env, w[4])
+            return tuple(z3.If(idx == k, comp, x) for k, x in enumerate(vec))
+        if op in ("OpAll", "OpAny"):
+            parts = list(self.value(env, w[2]))
+            return z3.And(*parts) if op == "OpAll" else z3.Or(*parts)
+        args = [self.value(env, a) for a in w[2:]]
+        if any(isinstance(a, Pointer) for a in args):
+            raise self.unmodelled(inst, f"{op} on a pointer")
+        if t.kind == "vector":
+            return tuple(self.scalar_op(inst, [a[k] if isinstance(a, tuple) else a for a in args], t.elem)
+                         for k in range(t.count))
+        return self.scalar_op(inst, args, t)
+
+    def scalar_op(self, inst: Inst, a: list[Any], t: Type | None) -> Any:
+        assert t is not None
+        op = inst.op
+        if op in _FLOAT_OPS or (op.startswith("OpF") and op not in ("OpFunctionCall",)):
+            return self.fresh(t, "f")
+        if op in ("OpConvertFToU", "OpConvertFToS", "OpConvertUToF", "OpConvertSToF", "OpFConvert",
+                  "OpIsNan", "OpIsInf", "OpQuantizeToF16"):
+            return self.fresh(t, "f")
+        if op == "OpBitcast":
+            x = a[0]
+            if isinstance(x, tuple) or not z3.is_bv(x) or x.size() != t.width:
+                raise self.unmodelled(inst, "an OpBitcast between values of different shapes")
+            return x
+        if op in ("OpUConvert", "OpSConvert"):
+            x = a[0]
+            if t.width == x.size():
+                return x
+            if t.width < x.size():
+                return z3.Extract(t.width - 1, 0, x)
+            ext = z3.ZeroExt if op == "OpUConvert" else z3.SignExt
+            return ext(t.width - x.size(), x)
+        fn = _INT_OPS.get(op)
+        if fn is None:
+            raise self.unmodelled(inst, op)
+        out = fn(*a)
+        # SPIR-V leaves a division by zero and a shift by the width or more undefined: any value
+        if op in _DIVISIONS:
+            out = z3.If(a[1] == 0, self.fresh(t, "undef"), out)
+        elif op in _SHIFTS:
+            out = z3.If(z3.UGE(_fit(a[1], a[0].size()), a[0].size()), self.fresh(t, "undef"), out)
+        return out
+
+
+_COMPARISONS = frozenset({"OpULessThan", "OpULessThanEqual", "OpUGreaterThan", "OpUGreaterThanEqual",
+                          "OpSLessThan", "OpSLessThanEqual", "OpSGreaterThan", "OpSGreaterThanEqual",
+                          "OpIEqual", "OpINotEqual"})
+
+
+def _mentions(e: Any, names: list[Any]) -> bool:
+    """Whether ``e`` contains one of the constants ``names``."""
+    wanted = {n.get_id() for n in names}
+    seen: set[int] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if x.get_id() in seen:
+            continue
+        seen.add(x.get_id())
+        if x.get_id() in wanted:
+            return True
+        stack.extend(x.children())
+    return False
+
+
+def _truth(v: Any) -> Any:
+    if z3.is_bool(v):
+        return v
+    return v != 0
+
+
+def _insert(comp: Any, obj: Any, path: list[int]) -> Any:
+    if not path:
+        return comp
+    items = list(obj)
+    items[path[0]] = _insert(comp, items[path[0]], path[1:])
+    return tuple(items)
+
+
+def _fit(b: Any, width: int) -> Any:
+    if b.size() == width:
+        return b
+    return z3.ZeroExt(width - b.size(), b) if b.size() < width else z3.Extract(width - 1, 0, b)
+
+
+_INT_OPS: dict[str, Any] = {
+    "OpIAdd": lambda a, b: a + b, "OpISub": lambda a, b: a - b, "OpIMul": lambda a, b: a * b,
+    "OpUDiv": z3.UDiv, "OpSDiv": lambda a, b: a / b, "OpUMod": z3.URem, "OpSRem": z3.SRem,
+    "OpSMod": lambda a, b: a % b,  # z3's bvsmod: the sign of the divisor, as OpSMod
+    "OpShiftLeftLogical": lambda a, b: a << _fit(b, a.size()),
+    "OpShiftRightLogical": lambda a, b: z3.LShR(a, _fit(b, a.size())),
+    "OpShiftRightArithmetic": lambda a, b: a >> _fit(b, a.size()),
+    "OpBitwiseAnd": lambda a, b: a & b, "OpBitwiseOr": lambda a, b: a | b, "OpBitwiseXor": lambda a, b: a ^ b,
+    "OpNot": lambda a: ~a, "OpSNegate": lambda a: -a,
+    "OpIEqual": lambda a, b: a == b, "OpINotEqual": lambda a, b: a != b,
+    "OpULessThan": z3.ULT, "OpULessThanEqual": z3.ULE, "OpUGreaterThan": z3.UGT, "OpUGreaterThanEqual": z3.UGE,
+    "OpSLessThan": lambda a, b: a < b, "OpSLessThanEqual": lambda a, b: a <= b,
+    "OpSGreaterThan": lambda a, b: a > b, "OpSGreaterThanEqual": lambda a, b: a >= b,
+    "OpLogicalAnd": z3.And, "OpLogicalOr": z3.Or, "OpLogicalNot": z3.Not,
+    "OpLogicalEqual": lambda a, b: a == b, "OpLogicalNotEqual": lambda a, b: a != b,
+}
+_DIVISIONS = frozenset({"OpUDiv", "OpSDiv", "OpUMod", "OpSRem", "OpSMod"})
+_SHIFTS = frozenset({"OpShiftLeftLogical", "OpShiftRightLogical", "OpShiftRightArithmetic"})
+_FLOAT_OPS = frozenset({"OpDot", "OpVectorTimesScalar", "OpMatrixTimesVector", "OpOrdered", "OpUnordered"})
+
+
+def _ite(c: Any, a: Any, b: Any) -> Any:
+    if isinstance(a, PrivateMemory) and isinstance(b, PrivateMemory):
+        return a.merge(b)
+    if isinstance(a, tuple):
+        return tuple(_ite(c, x, y) for x, y in zip(a, b))
+    if isinstance(a, Pointer) or isinstance(b, Pointer):
+        if isinstance(a, Pointer) and isinstance(b, Pointer) and a.root == b.root:
+            return Pointer(a.root, a.storage, z3.If(c, a.offset, b.offset), a.pointee)
+        if a is b:
+            return a
+        raise Unmodelled("unsupported construct: a pointer chosen between different variables")
+    if a is None or b is None:
+        return a if b is None else b
+    if a.eq(b):
+        return a
+    return z3.If(c, a, b)
+
+
+def _merge_envs(items: list[tuple[Any, dict[Any, Any]]]) -> dict[Any, Any]:
+    if len(items) == 1:
+        return dict(items[0][1])
+    base = dict(items[-1][1])
+    keys = set().union(*(e.keys() for _, e in items))
+    for k in keys:
+        if k == "pred":
+            continue
+        vals = [(p, e.get(k)) for p, e in items]
+        present = [(p, v) for p, v in vals if v is not None]
+        if not present:
+            continue
+        v = present[-1][1]
+        for p, x in reversed(present[:-1]):
+            if x is v:
+                continue
+            v = _ite(p, x, v)
+        base[k] = v
+    return base
+
+
+def _loop_blocks(fn: Function, header: int, merge: int) -> set[int]:
+    """The loop's blocks: those reachable from its header without passing its merge block."""
+    out, stack = {header}, [header]
+    while stack:
+        b = fn.blocks[stack.pop()]
+        term = b.insts[-1]
+        w = term.words
+        targets: list[int] = []
+        if term.op == "OpBranch":
+            targets = [w[0]]
+        elif term.op == "OpBranchConditional":
+            targets = [w[1], w[2]]
+        elif term.op == "OpSwitch":
+            targets = [w[1]] + [w[k] for k in range(3, len(w), 2)]
+        for t in targets:
+            if t != merge and t not in out and t in fn.blocks:
+                out.add(t)
+                stack.append(t)
+    return out
+
+
+def _const_int(v: Any) -> int | None:
+    if isinstance(v, int):
+        return v
+    v = z3.simplify(v)
+    return v.as_long() if z3.is_bv_value(v) else None
+
+
+def _sext64(v: Any) -> Any:
+    return z3.SignExt(64 - v.size(), v) if v.size() < 64 else v
+
+
+def _first_line(b: Block) -> tuple[str, int] | None:
+    return next((i.line for i in b.insts if i.line), None)
+
+
+def _line(b: Block, m: Module) -> str:
+    line = _first_line(b)
+    return str(line[1]) if line else "?"

@@ -1,0 +1,355 @@
+"""The proof of one launch: GPUVerify's two-invocation reduction over SPIR-V.
+
+Two arbitrary distinct invocations A and B of the launch are encoded
+(:mod:`kernellab.verify.prove.encode`), sharing the launch's arguments and the contents of the
+buffers no invocation writes; z3 is then asked, for every pair of their accesses, whether they can
+touch the same bytes unordered by a barrier (a race), for every barrier whether one of two
+invocations of a work-group can reach it while the other does not (divergence), and for every
+access whether it can fall outside its variable or buffer (out-of-bounds). Unsatisfiable for all:
+proven for every input. A satisfying model is a counterexample (:class:`Counterexample`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from kernellab.spirvsim.module import Inst, Module
+from kernellab.verify.prove import encode as enc
+
+#: seconds one launch's proof may take (z3 time limit plus the encoder's own checks)
+DEFAULT_TIMEOUT = 60.0
+#: megabytes z3 may use
+DEFAULT_MEMORY_MB = 4096
+
+
+@dataclass
+class Launch:
+    """What the proof assumes of one launch: its sizes, the bytes of each buffer (None: as
+    GPUVerify, an argument array without a size has no bound), the bytes the launch fixes (push
+    constants: the scalar arguments given a value) and the names of the variables for reports."""
+
+    local_size: tuple[int, int, int]
+    num_groups: tuple[int, int, int]
+    global_offset: tuple[int, int, int] = (0, 0, 0)
+    #: (descriptor set, binding) -> bytes of the bound buffer (None: unbounded)
+    buffer_sizes: dict[tuple[int, int], int | None] = field(default_factory=dict)
+    #: bytes the launch fixes, of the push-constant block ("push") or a read-only buffer ((set,
+    #: binding)): offset -> byte
+    fixed: dict[Any, dict[int, int]] = field(default_factory=dict)
+    #: (descriptor set, binding) or "push" -> a name the user knows
+    names: dict[Any, str] = field(default_factory=dict)
+    #: make the count of work-groups symbolic (1 up to ``num_groups`` in each dimension)
+    symbolic_sizes: bool = False
+
+
+@dataclass
+class Counterexample:
+    kind: str
+    message: str
+    #: the two invocations: {"global": [..], "local": [..], "group": [..]}
+    work_items: list[dict[str, list[int]]]
+    inst: list[Inst]
+    #: the push-constant block's bytes (offset -> byte) in the model
+    push_bytes: dict[int, int]
+    #: (set, binding) -> {offset: byte} of the read-only buffers' bytes the invocations read
+    buffer_bytes: dict[tuple[int, int], dict[int, int]]
+    address_space: str
+    resource: str | None
+    offset: int | None
+    sizes: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None
+    #: found where a loop is summarised by invariants: the states may be ones no launch reaches
+    abstract: bool = False
+
+
+@dataclass
+class Outcome:
+    verdict: str  # proven | defect | unknown
+    findings: list[Counterexample] = field(default_factory=list)
+    reason: str | None = None
+    line: tuple[str, int] | None = None
+    seconds: float = 0.0
+    queries: int = 0
+
+
+class _Deadline(Exception):
+    pass
+
+
+def prove(module: Module, launch: Launch, *, timeout: float = DEFAULT_TIMEOUT,
+          memory_mb: int = DEFAULT_MEMORY_MB) -> Outcome:
+    """Prove the launch free of races, barrier divergence and out-of-bounds accesses, or find
+    counterexamples, or say why neither was possible."""
+    start = time.monotonic()
+    z3.set_param("memory_max_size", memory_mb)
+    prover = _Prover(module, launch, start + timeout)
+    try:
+        out = prover.run()
+    except enc.Unmodelled as exc:
+        out = Outcome("unknown", reason=exc.reason + (f" ({exc.text})" if exc.text else ""), line=exc.line)
+    except _Deadline:
+        out = Outcome("unknown", reason=f"solver time limit ({timeout:g} s) reached")
+    except z3.Z3Exception as exc:  # z3's memory cap, an exhausted resource: no verdict
+        out = Outcome("unknown", reason=f"solver error: {exc}")
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
+        # a shape of SPIR-V the encoder does not expect: never a verdict from it
+        out = Outcome("unknown", reason=f"unsupported construct: the encoder failed ({type(exc).__name__}: {exc})")
+    out.seconds = time.monotonic() - start
+    out.queries = prover.queries
+    return out
+
+
+class _Prover:
+    def __init__(self, module: Module, launch: Launch, deadline: float):
+        self.m, self.launch, self.deadline = module, launch, deadline
+        self.queries = 0
+        self.bindings: dict[int, tuple[int, int]] = {}
+        for vid in module.variables:
+            s, b = module.decorated(vid, "DescriptorSet"), module.decorated(vid, "Binding")
+            if s is not None and b is not None:
+                self.bindings[vid] = (s[0], b[0])
+        self.push_var = next((vid for vid, inst in module.variables.items()
+                              if module.types[module.type_of[vid]].storage == "PushConstant"), None)
+
+    # --- the launch --------------------------------------------------------------------------
+
+    def ids(self, tag: str, sizes: tuple[list[Any], list[Any]]) -> tuple[enc.Ids, list[Any]]:
+        ls, ng = sizes
+        local = [z3.BitVec(f"{tag}_local{d}", 32) for d in range(3)]
+        group = [z3.BitVec(f"{tag}_group{d}", 32) for d in range(3)]
+        off = self.launch.global_offset
+        glob = [group[d] * ls[d] + local[d] + off[d] for d in range(3)]
+        cons = [z3.ULT(local[d], ls[d]) for d in range(3)] + [z3.ULT(group[d], ng[d]) for d in range(3)]
+        return enc.Ids(local, group, glob, ng, ls), cons
+
+    def sizes(self) -> tuple[tuple[list[Any], list[Any]], list[Any]]:
+        la = self.launch
+        if not la.symbolic_sizes:
+            return ([z3.BitVecVal(x, 32) for x in la.local_size], [z3.BitVecVal(x, 32) for x in la.num_groups]), []
+        # the work-group size is compiled into the module (GLSL's local_size, clspv's specialization
+        # constant), so only the count of work-groups becomes symbolic
+        ls = [z3.BitVecVal(x, 32) for x in la.local_size]
+        ng = [z3.BitVec(f"num_groups{d}", 32) for d in range(3)]
+        cons = []
+        for d in range(3):
+            cons += [z3.UGE(ng[d], 1), z3.ULE(ng[d], la.num_groups[d])]
+        return (ls, ng), cons
+
+    def run(self) -> Outcome:
+        sizes, size_cons = self.sizes()
+        ids_a, cons_a = self.ids("A", sizes)
+        ids_b, cons_b = self.ids("B", sizes)
+        shared = {vid for vid, inst in self.m.variables.items()
+                  if self.m.types[self.m.type_of[vid]].storage in ("StorageBuffer", "Uniform", "PushConstant")}
+        arrays = {vid: z3.Array(f"mem{vid}", z3.BitVecSort(64), z3.BitVecSort(8)) for vid in shared}
+        fixed = []
+        keys: dict[Any, int | None] = {b: v for v, b in self.bindings.items()}
+        keys["push"] = self.push_var
+        for key, values in self.launch.fixed.items():
+            vid = keys.get(key)
+            if vid is not None and vid in arrays:
+                fixed += [z3.Select(arrays[vid], off) == byte for off, byte in values.items()]
+        base = size_cons + fixed
+        trace_a = self.encode(ids_a, arrays, "A", base + cons_a)
+        written = {a.root for a in trace_a.accesses if a.kind != "read" and a.kind != "private"}
+        if written & set(arrays):
+            arrays = {k: v for k, v in arrays.items() if k not in written}
+            trace_a = self.encode(ids_a, arrays, "A", base + cons_a)
+        trace_b = self.encode(ids_b, arrays, "B", base + cons_b)
+        self.arrays = arrays
+        self.ids_ab = (ids_a, ids_b)
+        self.reads = trace_a.reads + trace_b.reads
+        both = base + cons_a + cons_b + trace_a.assumes + trace_b.assumes
+        distinct = z3.Or(*[ids_a.local[d] != ids_b.local[d] for d in range(3)],
+                         *[ids_a.group[d] != ids_b.group[d] for d in range(3)])
+        same_group = z3.And(*[ids_a.group[d] == ids_b.group[d] for d in range(3)])
+        found: list[Counterexample] = []
+        found += self.out_of_bounds(trace_a, base + cons_a + trace_a.assumes)
+        found += self.assertions(trace_a, base + cons_a + trace_a.assumes)
+        found += self.divergence(trace_a, trace_b, both + [distinct, same_group])
+        found += self.races(trace_a, trace_b, both + [distinct], same_group)
+        return Outcome("defect" if found else "proven", found)
+
+    def encode(self, ids: enc.Ids, arrays: dict[int, Any], tag: str, cons: list[Any]) -> enc.Trace:
+        solver = z3.Solver()
+        solver.add(*cons)
+
+        def may(pred: Any) -> bool:
+            self.tick()
+            if z3.is_false(pred):
+                return False
+            solver.push()
+            solver.add(pred)
+            solver.set("timeout", self.ms())
+            r = solver.check()
+            solver.pop()
+            if r == z3.unknown:
+                raise _Deadline()
+            return r == z3.sat
+
+        sizes = {vid: self.var_size(vid) for vid in self.m.variables}
+        e = enc.Encoder(self.m, ids, enc.Memory(dict(arrays)), tag, sizes, may)
+        trace = e.run_entry(None)
+        # the assumptions hold on the path that reaches them: they constrain the rest of the check
+        return trace
+
+    def var_size(self, vid: int) -> int | None:
+        t = self.m.types[self.m.type_of[vid]]
+        assert t.elem is not None
+        if vid in self.bindings:
+            return self.launch.buffer_sizes.get(self.bindings[vid])
+        if t.elem.kind == "runtime_array" or (t.elem.kind == "struct" and t.elem.members
+                                              and t.elem.members[-1].kind == "runtime_array"):
+            return None
+        return t.elem.size
+
+    def tick(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise _Deadline()
+
+    def ms(self) -> int:
+        return max(1, int((self.deadline - time.monotonic()) * 1000))
+
+    def check(self, cons: list[Any]) -> z3.ModelRef | None:
+        self.tick()
+        self.queries += 1
+        s = z3.Solver()
+        s.set("timeout", self.ms())
+        s.add(*cons)
+        r = s.check()
+        if r == z3.unknown:
+            raise _Deadline()
+        return s.model() if r == z3.sat else None
+
+    # --- the checks --------------------------------------------------------------------------
+
+    def size_of(self, root: int) -> int | None:
+        return self.var_size(root)
+
+    def out_of_bounds(self, trace: enc.Trace, cons: list[Any]) -> list[Counterexample]:
+        """One query per instruction: any of its occurrences (unrolled copies) out of bounds."""
+        out: list[Counterexample] = []
+        per_dimension = not self.m.object_bounds
+        groups: dict[int, list[tuple[enc.AccessRecord, Any]]] = {}
+        for a in trace.accesses:
+            size = self.size_of(a.root)
+            conds = []
+            if size is not None:
+                conds.append(z3.Or(a.offset < 0, a.offset + a.size > size))
+            if per_dimension:
+                conds += [z3.UGE(idx, n) for idx, n in a.steps if n > 0]
+            if conds:
+                groups.setdefault(a.inst.index, []).append((a, z3.And(a.pred, z3.Or(*conds))))
+        for items in groups.values():
+            model = self.check(cons + [z3.Or(*[c for _, c in items])])
+            if model is None:
+                continue
+            a = next((a for a, c in items if z3.is_true(model.eval(c, model_completion=True))), items[0][0])
+            size = self.size_of(a.root)
+            out.append(self.example("out-of-bounds", f"{_what(a)} outside its {size} bytes" if size else
+                                    f"{_what(a)} past an array's length", model, [a], single=True))
+        return out
+
+    def assertions(self, trace: enc.Trace, cons: list[Any]) -> list[Counterexample]:
+        out = []
+        for r in trace.asserts:
+            model = self.check(cons + [r.pred, z3.Not(r.cond)])
+            if model is not None:
+                out.append(self.example("assertion", "an assertion (__assert) can fail", model, [], single=True,
+                                        insts=[r.inst]))
+                out[-1].abstract = r.abstract
+        return out
+
+    def divergence(self, ta: enc.Trace, tb: enc.Trace, cons: list[Any]) -> list[Counterexample]:
+        if [b.key for b in ta.barriers] != [b.key for b in tb.barriers]:
+            raise enc.Unmodelled("unsupported construct: the two invocations' barriers could not be paired")
+        out = []
+        for ba, bb in zip(ta.barriers, tb.barriers):
+            model = self.check(cons + [ba.pred != bb.pred])
+            if model is not None:
+                out.append(self.example("barrier-divergence", "a barrier reached by one invocation of a "
+                                        "work-group and not by another", model, [], insts=[ba.inst]))
+                out[-1].abstract = ta.summarized > 0
+                break
+        return out
+
+    def races(self, ta: enc.Trace, tb: enc.Trace, cons: list[Any], same_group: Any) -> list[Counterexample]:
+        """One query per pair of instructions: any of their occurrences' pairs racing."""
+        out: list[Counterexample] = []
+        groups: dict[tuple[int, int], list[tuple[enc.AccessRecord, enc.AccessRecord, Any]]] = {}
+        for a in ta.accesses:
+            if a.storage not in ("StorageBuffer", "Workgroup"):
+                continue
+            for b in tb.accesses:
+                if b.root != a.root or (a.kind.endswith("read") and b.kind.endswith("read")):
+                    continue
+                if a.kind.startswith("atomic") and b.kind.startswith("atomic"):
+                    continue
+                if b.inst.index < a.inst.index:  # A and B are symmetric: (x, y) covers (y, x)
+                    continue
+                overlap = z3.And(a.offset < b.offset + b.size, b.offset < a.offset + a.size)
+                if a.storage == "Workgroup":
+                    unordered = z3.And(same_group, a.phase_wg == b.phase_wg)
+                else:
+                    unordered = z3.Or(z3.Not(same_group), a.phase_sb == b.phase_sb)
+                groups.setdefault((a.inst.index, b.inst.index), []).append(
+                    (a, b, z3.And(a.pred, b.pred, overlap, unordered)))
+        for items in groups.values():
+            model = self.check(cons + [z3.Or(*[c for _, _, c in items])])
+            if model is None:
+                continue
+            a, b, _ = next((x for x in items if z3.is_true(model.eval(x[2], model_completion=True))), items[0])
+            kind = "write-write" if "write" in a.kind and "write" in b.kind else "read-write"
+            out.append(self.example("data-race", f"{kind} race on {_space(a.storage)} memory", model, [a, b]))
+        return out
+
+    # --- counterexamples ---------------------------------------------------------------------
+
+    def example(self, kind: str, message: str, model: z3.ModelRef, accesses: list[enc.AccessRecord],
+                single: bool = False, insts: list[Inst] | None = None) -> Counterexample:
+        def num(x: Any) -> int:
+            return model.eval(x, model_completion=True).as_long()  # type: ignore[no-any-return]
+
+        items = []
+        for ids in self.ids_ab[:1] if single else self.ids_ab:
+            items.append({"global": [num(x) for x in ids.global_], "local": [num(x) for x in ids.local],
+                          "group": [num(x) for x in ids.group]})
+        push: dict[int, int] = {}
+        buffers: dict[tuple[int, int], dict[int, int]] = {}
+        for vid, array in self.arrays.items():
+            if vid == self.push_var:
+                t = self.m.types[self.m.type_of[vid]]
+                assert t.elem is not None
+                push = {k: num(z3.Select(array, k)) for k in range(t.elem.size)}
+        for read_root, offset, size in self.reads:  # the bytes that matter: those the two invocations read
+            if read_root in self.bindings and read_root in self.arrays:
+                start = num(offset)
+                got = buffers.setdefault(self.bindings[read_root], {})
+                for k in range(size):
+                    got[start + k] = num(z3.Select(self.arrays[read_root], z3.BitVecVal(start + k, 64)))
+        root = accesses[0].root if accesses else None
+        resource = None
+        if root is not None:
+            key = self.bindings.get(root)
+            resource = self.launch.names.get(key) if key else None
+            resource = resource or self.m.names.get(root)
+        sizes = None
+        if self.launch.symbolic_sizes:
+            ls, ng = self.ids_ab[0].local_size, self.ids_ab[0].num_groups
+            sizes = ((num(ls[0]), num(ls[1]), num(ls[2])), (num(ng[0]), num(ng[1]), num(ng[2])))
+        return Counterexample(kind, message, items, insts or [a.inst for a in accesses], push, buffers,
+                              _space(accesses[0].storage) if accesses else "", resource,
+                              num(accesses[0].offset) if accesses else None, sizes,
+                              abstract=any(a.abstract for a in accesses))
+
+
+def _space(storage: str) -> str:
+    return {"Workgroup": "workgroup", "StorageBuffer": "storage-buffer", "Uniform": "uniform",
+            "Function": "private", "Private": "private", "PushConstant": "push-constant"}.get(storage, storage)
+
+
+def _what(a: enc.AccessRecord) -> str:
+    verb = "write" if "write" in a.kind else "read"
+    return f"a {a.size}-byte {verb} of {_space(a.storage)} memory"

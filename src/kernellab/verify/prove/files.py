@@ -1,0 +1,298 @@
+"""``verify --prove`` on files: each launch of a kernel-instantiation file (OpenCL C, compiled by
+clspv) and each ``dispatch_compute`` of a scenario (GLSL, SPIR-V, or OpenCL C) proven by the
+engine, its counterexamples replayed by the dynamic ``verify``, and the outcome as
+:mod:`kernellab.verify.model`'s records (``checker`` ``"proof"``, each launch with ``method``
+``"proof"`` and its proof verdict).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kernellab.errors import InputError
+from kernellab.verify.model import Access, Finding, Launch, Location, VerifyResult, checked_kinds, ordered
+
+log = logging.getLogger(__name__)
+
+#: what the proof checks: GPUVerify's three kinds and the annotations' assertions
+PROVED_KINDS = frozenset({"data-race", "barrier-divergence", "out-of-bounds", "assertion"})
+
+
+def prove_files(paths: Sequence[str | Path], *, formats: Sequence[str] | None = None, index: int | None = None,
+                timeout: float | None = None, jobs: int = 1, prove_sizes: bool = False,
+                replay: bool = True) -> list[VerifyResult]:
+    """Prove every launch of every file; one result per file, in the order given. ``jobs``: files
+    proven in that many processes at once."""
+    files = [Path(p) for p in paths]
+    formats = list(formats) if formats else ["kernel-instantiation"] * len(files)
+    args = [(f, fmt, index, timeout, prove_sizes, replay) for f, fmt in zip(files, formats)]
+    if jobs > 1 and len(files) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(min(jobs, len(files))) as pool:
+            return list(pool.map(_prove_file, args))
+    return [_prove_file(a) for a in args]
+
+
+def _prove_file(a: tuple[Path, str, int | None, float | None, bool, bool]) -> VerifyResult:
+    path, fmt, index, timeout, sizes, replay = a
+    from kernellab.verify.prove.engine import DEFAULT_TIMEOUT
+    limit = timeout or DEFAULT_TIMEOUT
+    if fmt == "scenario":
+        return _prove_scenario(path, index, limit, sizes, replay)
+    return _prove_instantiations(path, index, limit, sizes, replay)
+
+
+# --- kernel-instantiation files ------------------------------------------------------------------
+
+def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: bool, replay: bool) -> VerifyResult:
+    from kernellab.formats import gpuverify
+    from kernellab.verify.prove import engine, opencl
+
+    insts, problems = gpuverify.load(path)
+    if problems:
+        raise InputError(problems)
+    result = VerifyResult(path, [], checked=checked_kinds(()) | PROVED_KINDS, checker="proof")
+    for inst in insts:
+        if index is not None and inst.index != index:
+            continue
+        launch = Launch(inst.index, inst.entry_point, method="proof")
+        result.launches.append(launch)
+        if inst.language != "OpenCL":
+            raise InputError.at(str(path), f"/{inst.index}/language", "verify --prove takes OpenCL C kernels")
+        if inst.local_size is None:
+            _unknown(launch, "the launch gives no local size (GPUVerify needs one too)")
+            continue
+        local = _dims(inst.local_size)
+        source = (path.parent / inst.kernel_file).resolve()
+        specs = _argument_specs(inst)
+        from kernellab.spirvsim.module import Unsupported
+        try:
+            compiled = opencl.compile_kernel(source, inst.entry_point, inst.compiler_flags or "", local, specs,
+                                             roots=(path.resolve().parent,))
+            la = opencl.launch(compiled, tuple(inst.global_size), local, specs, _dims(inst.global_offset or (0,), 0),
+                               symbolic_sizes=sizes)
+        except Unsupported as exc:
+            _unknown(launch, f"unsupported construct: {exc.problems[0].message if exc.problems else exc}")
+            continue
+        outcome = engine.prove(compiled.module, la, timeout=timeout)
+        launch.seconds = round(outcome.seconds, 3)
+        findings = [_finding(c, inst.entry_point, inst.index, compiled.module, source) for c in outcome.findings]
+        if outcome.verdict == "unknown":
+            _unknown(launch, outcome.reason or "", outcome.line)
+            continue
+        if not findings:
+            launch.proof = "proven"
+            continue
+        for c, f in zip(outcome.findings, findings):
+            example = _instantiation_example(path, inst, compiled, c)
+            f.examples[0]["counterexample"] = example
+        confirmed = _replay_instantiation(path, inst, findings) if replay else None
+        _settle(launch, findings, confirmed, outcome.findings)
+        result.findings += findings
+    result.findings = ordered(result.findings)
+    result.raw_messages = len(result.findings)
+    return result
+
+
+def _dims(values: Sequence[int], pad: int = 1) -> tuple[int, int, int]:
+    v = list(values)[:3] + [pad] * (3 - len(values))
+    return (v[0], v[1], v[2])
+
+
+def _argument_specs(inst: Any) -> list[Any]:
+    from kernellab.formats.gpuverify import ArrayArgument, ScalarArgument
+    from kernellab.verify.prove.opencl import ArgumentSpec
+
+    out = []
+    for k, arg in enumerate(inst.kernel_arguments or []):
+        name = f"argument {k}"
+        if isinstance(arg, ScalarArgument):
+            value = None
+            if arg.value is not None:
+                number = int(arg.value, 16)
+                value = number.to_bytes(max(8, (number.bit_length() + 7) // 8), "little")
+            out.append(ArgumentSpec("scalar", name, value=value))
+        elif isinstance(arg, ArrayArgument):
+            out.append(ArgumentSpec("local" if arg.address_space == "local" else "buffer", name, size=arg.size))
+        else:
+            out.append(ArgumentSpec("other", name))
+    return out
+
+
+def _instantiation_example(path: Path, inst: Any, compiled: Any, c: Any) -> dict[str, Any]:
+    """The counterexample as a kernel-instantiation (the launch with the scalar values the model
+    chose), which the dynamic verify runs."""
+    from kernellab.formats import gpuverify
+    from kernellab.verify.prove.opencl import scalar_arguments
+
+    doc = gpuverify.to_json(inst)
+    doc["kernel_file"] = str((path.parent / inst.kernel_file).resolve())
+    values = scalar_arguments(compiled, c.push_bytes, c.buffer_bytes)
+    args = doc.get("kernel_arguments") or []
+    for ordinal, raw in values.items():
+        if ordinal < len(args) and args[ordinal].get("type") == "scalar":
+            args[ordinal]["value"] = "0x" + raw[::-1].hex()
+    if c.sizes is not None:
+        local, groups = c.sizes
+        doc["local_size"] = list(local)
+        doc["global_size"] = [l * g for l, g in zip(local, groups)]
+    return doc
+
+
+def _replay_instantiation(path: Path, inst: Any, findings: list[Finding]) -> list[bool] | None:
+    """Run each counterexample's launch with the dynamic verify (Oclgrind): whether it shows a
+    finding of the same kind. None: the dynamic verify could not run."""
+    from kernellab.verify.run import verify_many
+
+    out = []
+    for f in findings:
+        doc = f.examples[0]["counterexample"]
+        fd, name = tempfile.mkstemp(prefix=".kl-prove-", suffix=".json", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w") as fh:
+                json.dump([doc], fh)
+            try:
+                r = verify_many([name], formats=["kernel-instantiation"], timeout=120)[0]
+            except Exception as exc:  # the replay is evidence, not the verdict: say why it is missing
+                log.warning("%s: the counterexample could not be replayed: %s", path, exc)
+                return None
+            out.append(any(d.kind == f.kind for d in r.findings))
+        finally:
+            os.unlink(name)
+    return out
+
+
+# --- scenarios -----------------------------------------------------------------------------------
+
+def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, replay: bool) -> VerifyResult:
+    from kernellab import model as m
+    from kernellab.formats.scenario import load_scenario
+    from kernellab.spirvsim.module import Unsupported
+    from kernellab.verify import terms
+    from kernellab.verify.prove import engine
+    from kernellab.verify.vulkan import _Buffers, _program
+
+    scenario, _ = load_scenario(path)
+    result = VerifyResult(path, [], checked=checked_kinds(()) | PROVED_KINDS, checker="proof")
+    state = _Buffers(scenario, path)
+    dispatches = [(ci, c) for ci, c in enumerate(scenario.commands) if isinstance(c, m.DispatchCompute)]
+    programs: dict[str, Any] = {}
+    with terms.reading_within([path.resolve().parent]):
+        for number, (ci, c) in enumerate(dispatches):
+            if index is not None and number != index:
+                continue
+            shader = scenario.by_uid[c.shader_ref]
+            assert isinstance(shader, m.Shader)
+            launch = Launch(number, f"{shader.uid} ({shader.entry})", command=ci, method="proof")
+            result.launches.append(launch)
+            try:
+                if shader.uid not in programs:
+                    programs[shader.uid] = _scenario_module(scenario, shader, path, _program)
+                module = programs[shader.uid]
+            except Unsupported as exc:
+                _unknown(launch, f"unsupported construct: {exc.problems[0].message if exc.problems else exc}")
+                continue
+            la = engine.Launch(module.local_size, _dims(c.workgroups), symbolic_sizes=sizes)
+            for key, b in state.bindings(c, ci).items():
+                total = len(b.data) - b.offset
+                la.buffer_sizes[key] = b.range if b.range is not None else total
+                la.names[key] = b.uid
+            push = state.push_constants(c)
+            la.fixed["push"] = dict(enumerate(push))
+            outcome = engine.prove(module, la, timeout=timeout)
+            launch.seconds = round(outcome.seconds, 3)
+            if outcome.verdict == "unknown":
+                _unknown(launch, outcome.reason or "", outcome.line)
+                continue
+            findings = [_finding(f, launch.kernel, number, module, shader.src_path) for f in outcome.findings]
+            if not findings:
+                launch.proof = "proven"
+                continue
+            confirmed = _replay_scenario(path, scenario, number, findings) if replay else None
+            _settle(launch, findings, confirmed, outcome.findings)
+            result.findings += findings
+    result.findings = ordered(result.findings)
+    result.raw_messages = len(result.findings)
+    return result
+
+
+def _scenario_module(scenario: Any, shader: Any, path: Path, program: Any) -> Any:
+    """A scenario shader's decoded module: GLSL and SPIR-V as the dynamic checker builds them;
+    OpenCL C through clspv at -O0 with the annotation header and no fallback to an optimised
+    build (which may delete the accesses a defect is made of)."""
+    if shader.type != "OpenCL-C":
+        return program(scenario, shader, path).module()
+    from kernellab.runtime.interface import clspv_specialization
+    from kernellab.spirvsim.machine import eval_spec_op
+    from kernellab.spirvsim.module import load
+    from kernellab.verify.prove import opencl
+
+    spirv = opencl.compile_source(shader.src_path, shader.build_options, roots=(path.resolve().parent,))
+    spec = clspv_specialization(scenario, shader, spirv)
+    module = load(spirv, shader.entry, file=str(shader.src_path), spec_constants=spec, eval_spec_op=eval_spec_op)
+    module.sources.setdefault("source", shader.src_path.read_text(errors="replace").split("\n"))
+    return module
+
+
+def _replay_scenario(path: Path, scenario: Any, number: int, findings: list[Finding]) -> list[bool] | None:
+    """The scenario's dispatch run by the SPIR-V checker with the scenario's own data: a
+    counterexample needing other buffer contents is not reproduced (then "possible")."""
+    from kernellab.verify.vulkan import verify_scenario
+    try:
+        r = verify_scenario(path, scenario=scenario, index=number)
+    except Exception as exc:
+        log.warning("%s: the counterexample could not be replayed: %s", path, exc)
+        return None
+    return [any(d.kind == f.kind for d in r.findings) for f in findings]
+
+
+# --- findings ------------------------------------------------------------------------------------
+
+def _unknown(launch: Launch, reason: str, line: tuple[str, int] | None = None) -> None:
+    launch.proof = "unknown"
+    launch.reason = reason + (f" at line {line[1]}" if line and f"line {line[1]}" not in reason else "")
+
+
+def _settle(launch: Launch, findings: list[Finding], confirmed: list[bool] | None, found: list[Any]) -> None:
+    """A counterexample the replay confirmed is a defect; one it did not is possible (a warning),
+    or, when it came from a loop summarised by invariants (its state perhaps unreachable), makes
+    the launch unknown: the invariants were not strong enough."""
+    for k, f in enumerate(findings):
+        ok = confirmed[k] if confirmed is not None else False
+        f.severity = "defect" if ok else "warning"
+        f.detail = (f.detail + "; " if f.detail else "") + (
+            "confirmed by a replayed launch" if ok else
+            "possible: the replayed launch did not reproduce it" if confirmed is not None else
+            "possible: not replayed")
+    launch.proof = "defect" if any(f.severity == "defect" for f in findings) else "possible"
+    if launch.proof == "possible" and all(c.abstract for c in found):
+        launch.proof = "unknown"
+        launch.reason = ("invariant not found: the counterexamples lie in loops summarised by inferred invariants "
+                         "and no replayed launch reproduced them")
+    elif launch.proof == "possible":
+        launch.reason = "no counterexample was reproduced by a replayed launch"
+
+
+def _finding(c: Any, kernel: str | None, index: int | None, module: Any, source: Path | None) -> Finding:
+    accesses = []
+    for k, inst in enumerate(c.inst):
+        item = c.work_items[min(k, len(c.work_items) - 1)]
+        loc: Location | None = None
+        if inst.line is not None:
+            loc = {"file": str(source) if source is not None else inst.line[0], "line": inst.line[1], "column": 0}
+        accesses.append(Access(item, loc, module.source_text(inst.line), inst.op))
+    example = {"work_items": c.work_items, "address": c.offset, "push_constants": _hex(c.push_bytes),
+               "buffers": {f"{s}.{b}": {str(k): v for k, v in sorted(got.items())[:64]}
+                           for (s, b), got in c.buffer_bytes.items() if got}}
+    return Finding(c.kind, c.message, kernel, index, address_space=c.address_space or None,
+                   address=None if c.offset is None else str(c.offset), accesses=accesses, examples=[example],
+                   resource=c.resource, detail="counterexample found by the prover")
+
+
+def _hex(data: dict[int, int]) -> str:
+    return bytes(data.get(k, 0) for k in range(max(data, default=-1) + 1)).hex()
