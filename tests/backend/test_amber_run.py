@@ -196,3 +196,13 @@ void main() { v[gl_GlobalInvocationID.x] = int8_t(gl_GlobalInvocationID.x + 1u);
                        env={**os.environ, "XDG_RUNTIME_DIR": "/tmp", "VK_INSTANCE_LAYERS": "VK_LAYER_KHRONOS_validation"})
     assert r.returncode == 0, r.stderr
     assert "VUID" not in r.stdout + r.stderr
+
+
+def test_a_device_feature_the_device_has_runs(tmp_path):
+    """DEVICE_FEATURE is looked up on the device the run opened (through either Vulkan binding)."""
+    from kernellab.backends.vulkan_supported import supported
+
+    text = (FILES / "glsl_storage.amber").read_text()
+    (tmp_path / "t.amber").write_text("DEVICE_FEATURE Storage16BitFeatures.storageBuffer16BitAccess\n" + text)
+    r = cli("run", tmp_path / "t.amber", cwd=tmp_path)
+    assert r.returncode == (0 if supported(0).feature("storageBuffer16BitAccess") else 77), r.stderr
