@@ -43,6 +43,7 @@ def compute_only(path: Path) -> bool:
     return bool(_COMPUTE.search(text)) and not _GRAPHICS.search(text)
 
 
+_FILE_REF = re.compile(r"\bFILE\s+(?:TEXT\s+|BINARY\s+|PNG\s+)?([^\s#]+)")
 _EQ_BUFFER = re.compile(r"^\s*EXPECT\s+(\S+)\s+EQ_BUFFER\s+(\S+)", re.MULTILINE)
 
 
@@ -163,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         target = args.out / "mutants" / folder_of(f, amber, cts) / f.name
         target.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(target, text)
+        for name in _FILE_REF.findall(text):  # the data and shader files it reads, beside it
+            if (f.parent / name).is_file() and not (target.parent / name).exists():
+                (target.parent / name).write_bytes((f.parent / name).read_bytes())
         mutants[f] = target.resolve()
     mutant_results = run_test(list(mutants.values()), args.kernellab, args.jobs, args.timeout)
     control = {f: verdict(mutant_results.get(str(m)))[0] for f, m in mutants.items()}

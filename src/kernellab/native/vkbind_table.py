@@ -467,7 +467,11 @@ STYPES = {'VkApplicationInfo': 0,
  'VkQueryPoolCreateInfo': 11,
  'VkPhysicalDeviceMaintenance3Properties': 1000168000,
  'VkPipelineCreationFeedbackCreateInfo': 1000192000,
- 'VkPhysicalDeviceCustomBorderColorFeaturesEXT': 1000287002}
+ 'VkPhysicalDeviceCustomBorderColorFeaturesEXT': 1000287002,
+ 'VkPhysicalDeviceVulkan11Features': 49,
+ 'VkPhysicalDeviceVulkan12Features': 51,
+ 'VkPhysicalDeviceVulkan13Features': 53,
+ 'VkPipelineShaderStageRequiredSubgroupSizeCreateInfo': 1000225001}
 STRINGS = ['VkExtensionProperties', 'VkPhysicalDeviceProperties']
 COUNTS = {'VkInstanceCreateInfo': {'enabledLayerCount': ['ppEnabledLayerNames'],
                           'enabledExtensionCount': ['ppEnabledExtensionNames']},

@@ -37,7 +37,11 @@ COMMANDS: tuple[str, ...] = (
 
 #: structures reached only through ``pNext`` chains, which the commands' signatures do not name
 STRUCTS: tuple[str, ...] = ("VkPhysicalDeviceMaintenance3Properties", "VkPipelineCreationFeedbackCreateInfo",
-                            "VkPhysicalDeviceCustomBorderColorFeaturesEXT")
+                            "VkPhysicalDeviceCustomBorderColorFeaturesEXT",
+                            # the shader features enabled at device creation (backends/vulkan_features.py)
+                            # and a compute stage's required subgroup size (AmberScript's SUBGROUP)
+                            "VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features",
+                            "VkPhysicalDeviceVulkan13Features", "VkPipelineShaderStageRequiredSubgroupSizeCreateInfo")
 
 #: structures only ever passed as NULL: declared opaque (their function pointers are not needed)
 OPAQUE: tuple[str, ...] = ("VkAllocationCallbacks",)
