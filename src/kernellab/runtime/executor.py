@@ -706,60 +706,88 @@ class Executor:
 
     # --- run -----------------------------------------------------------------------------------
     def run_commands(self, backend: Backend, outputs: OutputSet, capture: bool) -> list[CommandTiming]:
+        """Record the scenario's commands in order, submitting at each frame boundary and at the
+        end; the timings of every submission."""
         timings: list[CommandTiming] = []
         frame = 0
         for index, c in enumerate(self.scenario.commands):
-            if isinstance(c, m.DispatchCompute):
-                shader = self.scenario.by_uid[c.shader_ref]
-                assert isinstance(shader, m.Shader)
-                program = self.programs[(shader.uid, self._slots(c))]
-                self.say("INFO", "Dispatch compute")
-                backend.dispatch(program, c.workgroups, self._bound(c), self.push_data.get(c.push_data_ref, b""),
-                                 label=f"{index}:dispatch_compute:{shader.uid}", offset=c.global_offset or (),
-                                 global_size=c.global_size)
-                if c.implicit_barrier:
-                    backend.barrier(memory=True, label=f"{index}:implicit_barrier")
-            elif isinstance(c, m.DispatchFragment):
-                self.say("INFO", "Dispatch graphics")
-                attachments = [ImageBinding(self.images[a.resource_ref], a.lod or 0) for a in c.color_attachment_refs]
-                backend.draw(self.programs[self._graphics_key(c)], attachments, self._render_extent(c), self._bound(c),
-                             self.push_data.get(c.push_data_ref, b""), label=f"{index}:dispatch_fragment:{c.name}",
-                             barrier=c.implicit_barrier)
-            elif isinstance(c, m.DispatchBarrier):
-                ranges = []
-                for uid in c.buffer_barrier_refs:
-                    bb = self.scenario.by_uid[uid]
-                    assert isinstance(bb, m.BufferBarrier)
-                    ranges.append((self.buffers[bb.buffer_resource], bb.offset, bb.size))
-                if ranges or c.memory_barrier_refs:
-                    backend.barrier(ranges, memory=bool(c.memory_barrier_refs), label=f"{index}:dispatch_barrier")
-                if c.tensor_barrier_refs:
-                    self.ml.tensor_barriers(backend, c.tensor_barrier_refs)
-                for uid in c.image_barrier_refs:
-                    ib = self.scenario.by_uid[uid]
-                    assert isinstance(ib, m.ImageBarrier)
-                    rng = ib.subresource_range
-                    backend.image_barrier(self.images[ib.image_resource], ib.old_layout.removeprefix("IMAGE_LAYOUT_"),
-                                          ib.new_layout.removeprefix("IMAGE_LAYOUT_"), rng.base_mip_level,
-                                          rng.level_count, rng.base_array_layer, rng.layer_count)
-            elif isinstance(c, m.MarkBoundary):
-                timings += backend.submit()
-                if capture and self.options.capture_frames is not None:
-                    n = c.frame_id if c.frame_id is not None else frame
-                    for uid in c.resources:
-                        self._save(backend, outputs, uid,
-                                   self.options.capture_frames / f"{escaped_name(uid)}.frame{n}.npy")
+            if isinstance(c, m.MarkBoundary):
+                timings += self._mark_boundary(backend, outputs, capture, c, frame)
                 frame += 1
-            elif isinstance(c, m.DispatchOpticalFlow):
-                self.say("INFO", "Dispatch graph")
-                self.optical_flows.run(backend, index)
-                if c.implicit_barrier:
-                    backend.barrier(memory=True, label=f"{index}:implicit_barrier")
-            elif isinstance(c, (m.DispatchGraph, m.DispatchDataGraph)):
-                self.ml.run_graph(backend, index)
-                if c.implicit_barrier:
-                    backend.barrier(memory=True, label=f"{index}:implicit_barrier")
+            else:
+                self._record(backend, index, c)
         timings += backend.submit()
+        return timings
+
+    def _record(self, backend: Backend, index: int, c: m.Command) -> None:
+        """One command other than a frame boundary, recorded on the backend (the reader accepts
+        no other kind)."""
+        if isinstance(c, m.DispatchCompute):
+            self._dispatch_compute(backend, index, c)
+        elif isinstance(c, m.DispatchFragment):
+            self._dispatch_fragment(backend, index, c)
+        elif isinstance(c, m.DispatchBarrier):
+            self._dispatch_barrier(backend, index, c)
+        elif isinstance(c, m.DispatchOpticalFlow):
+            self.say("INFO", "Dispatch graph")
+            self.optical_flows.run(backend, index)
+            self._implicit_barrier(backend, index, c)
+        elif isinstance(c, (m.DispatchGraph, m.DispatchDataGraph)):
+            self.ml.run_graph(backend, index)
+            self._implicit_barrier(backend, index, c)
+
+    def _implicit_barrier(self, backend: Backend, index: int,
+                          c: m.DispatchCompute | m.DispatchOpticalFlow | m.DispatchGraph | m.DispatchDataGraph) -> None:
+        """The memory barrier a dispatch asks for after itself."""
+        if c.implicit_barrier:
+            backend.barrier(memory=True, label=f"{index}:implicit_barrier")
+
+    def _dispatch_compute(self, backend: Backend, index: int, c: m.DispatchCompute) -> None:
+        shader = self.scenario.by_uid[c.shader_ref]
+        assert isinstance(shader, m.Shader)
+        program = self.programs[(shader.uid, self._slots(c))]
+        self.say("INFO", "Dispatch compute")
+        backend.dispatch(program, c.workgroups, self._bound(c), self.push_data.get(c.push_data_ref, b""),
+                         label=f"{index}:dispatch_compute:{shader.uid}", offset=c.global_offset or (),
+                         global_size=c.global_size)
+        self._implicit_barrier(backend, index, c)
+
+    def _dispatch_fragment(self, backend: Backend, index: int, c: m.DispatchFragment) -> None:
+        self.say("INFO", "Dispatch graphics")
+        attachments = [ImageBinding(self.images[a.resource_ref], a.lod or 0) for a in c.color_attachment_refs]
+        backend.draw(self.programs[self._graphics_key(c)], attachments, self._render_extent(c), self._bound(c),
+                     self.push_data.get(c.push_data_ref, b""), label=f"{index}:dispatch_fragment:{c.name}",
+                     barrier=c.implicit_barrier)
+
+    def _dispatch_barrier(self, backend: Backend, index: int, c: m.DispatchBarrier) -> None:
+        """A barrier command: its buffer ranges and memory in one barrier, then its tensors', then
+        one layout transition per image barrier."""
+        ranges = []
+        for uid in c.buffer_barrier_refs:
+            bb = self.scenario.by_uid[uid]
+            assert isinstance(bb, m.BufferBarrier)
+            ranges.append((self.buffers[bb.buffer_resource], bb.offset, bb.size))
+        if ranges or c.memory_barrier_refs:
+            backend.barrier(ranges, memory=bool(c.memory_barrier_refs), label=f"{index}:dispatch_barrier")
+        if c.tensor_barrier_refs:
+            self.ml.tensor_barriers(backend, c.tensor_barrier_refs)
+        for uid in c.image_barrier_refs:
+            ib = self.scenario.by_uid[uid]
+            assert isinstance(ib, m.ImageBarrier)
+            rng = ib.subresource_range
+            backend.image_barrier(self.images[ib.image_resource], ib.old_layout.removeprefix("IMAGE_LAYOUT_"),
+                                  ib.new_layout.removeprefix("IMAGE_LAYOUT_"), rng.base_mip_level,
+                                  rng.level_count, rng.base_array_layer, rng.layer_count)
+
+    def _mark_boundary(self, backend: Backend, outputs: OutputSet, capture: bool, c: m.MarkBoundary,
+                       frame: int) -> list[CommandTiming]:
+        """The end of a frame: submit what was recorded, then save the resources it names when
+        frames are captured (``frame``: the boundaries before this one, when it has no frame id)."""
+        timings = backend.submit()
+        if capture and self.options.capture_frames is not None:
+            n = c.frame_id if c.frame_id is not None else frame
+            for uid in c.resources:
+                self._save(backend, outputs, uid, self.options.capture_frames / f"{escaped_name(uid)}.frame{n}.npy")
         return timings
 
     def _render_extent(self, c: m.DispatchFragment) -> tuple[int, int]:

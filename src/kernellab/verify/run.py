@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 from kernellab.errors import InputError, KernellabError, Problem, ToolError, json_pointer
 from kernellab.verify.model import Finding, Launch, VerifyResult, checked_kinds, ordered
 
-if TYPE_CHECKING:  # the scenario model only for scenarios: a kernel-instantiation verify starts without it
+if TYPE_CHECKING:  # loaded when needed: a kernel-instantiation verify starts without the scenario model
     from kernellab import model as m
+    from kernellab.verify.oclgrind_log import Message
 
 
 def _units(path: Path, index: int | None) -> list[tuple[str, int | None]]:
@@ -214,62 +215,104 @@ def _launch(event: Event) -> Launch:
 
 def _results(files: list[Path], logs: list[tuple[str, Share]], scenarios: dict[int, _Exported],
              checked: frozenset[str]) -> list[VerifyResult]:
-    from kernellab.verify import oclgrind_log
-    results = [VerifyResult(f, [], checked=checked) for f in files]
-    found: list[list[Finding]] = [[] for _ in files]
-    problems: list[Problem] = []
+    """One result per file from the harnesses' logs; every file's bad input raised together."""
+    tally = _Tally(files, scenarios, checked)
     for text, share in logs:
+        tally.read(text, share)
+    if tally.problems:
+        raise InputError(tally.problems)
+    for n, result in enumerate(tally.results):
+        _finish(result, tally.found[n], scenarios.get(n), logs[0][0])
+    return tally.results
+
+
+class _Tally:
+    """What the harness logs say so far: each file's launches and findings, and bad input."""
+
+    def __init__(self, files: list[Path], scenarios: dict[int, _Exported], checked: frozenset[str]) -> None:
+        self.files = files
+        self.scenarios = scenarios
+        self.results = [VerifyResult(f, [], checked=checked) for f in files]
+        self.found: list[list[Finding]] = [[] for _ in files]
+        self.problems: list[Problem] = []
+
+    def read(self, text: str, share: Share) -> None:
+        """One harness's log: its launches first (the message parser reads them), then its
+        findings, then what happened to each launch."""
+        from kernellab.verify import oclgrind_log
         messages, events = oclgrind_log.parse_stream(text)
         harness_ids = _harness_ids(share)
         for e in events:
             e["file"] = harness_ids.get(e.get("file", -1), -1)
-            if e["event"] == "failure" and e["file"] == -1:
-                raise KernellabError(e["message"])
-            if e["event"] == "input-error":
-                problems += [Problem(p["file"], p["where"], p["message"]) for p in e["problems"]]
-            elif e["event"] == "failure":
-                raise KernellabError(e["message"])
-            elif e["event"] == "begin":
-                if e["file"] in scenarios:
-                    scenarios[e["file"]].name_in_scenario(e)
-                results[e["file"]].launches.append(_launch(e))
+            self._began(e)
         for f in oclgrind_log.summarize(messages):
-            found[f.file].append(f)
+            self.found[f.file].append(f)
         for e in events:
-            if e["event"] == "output":  # the kernel's printf text
-                for l in results[e["file"]].launches:
-                    if l.index == e["index"]:
-                        l.output = e["text"]
-            if e["event"] == "timeout":
-                _unfinished(results[e["file"]], e, str(files[e["file"]]))
-            if e["event"] == "launch-error":
-                r = results[e["file"]]
-                for l in r.launches:
-                    if l.index == e["index"]:
-                        l.ran, l.error = False, e["message"]
-                if not any(f.kind == "api-error" and f.instantiation == e["index"] for f in found[e["file"]]):
-                    kernel = next((l.kernel for l in r.launches if l.index == e["index"]), None)
-                    found[e["file"]].append(Finding("api-error", e["message"], kernel, e["index"], file=e["file"]))
+            self._ended(e)
+        self._count(messages)
+
+    def _began(self, event: Event) -> None:
+        """A harness failure, a file's bad input, or a launch begun."""
+        if event["event"] == "failure":
+            raise KernellabError(event["message"])
+        if event["event"] == "input-error":
+            self.problems += [Problem(p["file"], p["where"], p["message"]) for p in event["problems"]]
+        elif event["event"] == "begin":
+            if event["file"] in self.scenarios:
+                self.scenarios[event["file"]].name_in_scenario(event)
+            self.results[event["file"]].launches.append(_launch(event))
+
+    def _ended(self, event: Event) -> None:
+        """A launch's printed text, its stop at the time limit, or its error from the OpenCL API."""
+        if event["event"] == "output":
+            self._printed(event)
+        elif event["event"] == "timeout":
+            _unfinished(self.results[event["file"]], event, str(self.files[event["file"]]))
+        elif event["event"] == "launch-error":
+            self._failed(event)
+
+    def _printed(self, event: Event) -> None:
+        """The kernel's printf text, on its launch."""
+        for launch in self.results[event["file"]].launches:
+            if launch.index == event["index"]:
+                launch.output = event["text"]
+
+    def _failed(self, event: Event) -> None:
+        """A launch the OpenCL API refused: not run, and an api-error finding unless Oclgrind
+        reported one already."""
+        launches, found = self.results[event["file"]].launches, self.found[event["file"]]
+        for launch in launches:
+            if launch.index == event["index"]:
+                launch.ran, launch.error = False, event["message"]
+        if any(f.kind == "api-error" and f.instantiation == event["index"] for f in found):
+            return
+        kernel = next((l.kernel for l in launches if l.index == event["index"]), None)
+        found.append(Finding("api-error", event["message"], kernel, event["index"], file=event["file"]))
+
+    def _count(self, messages: list[Message]) -> None:
+        """Oclgrind's messages per file before grouping, and whether it stopped reporting."""
         for message in messages:
-            if message.launch is not None:
-                if "suppressing further errors" in message.header:
-                    results[message.launch.get("file", 0)].truncated = True
-                else:
-                    results[message.launch.get("file", 0)].raw_messages += 1
-    if problems:
-        raise InputError(problems)
-    for n, r in enumerate(results):
-        if not r.launches:
-            raise ToolError(f"verifying {r.file}: the Oclgrind harness launched nothing\n{logs[0][0][-2000:]}")
-        r.launches.sort(key=lambda l: l.index or 0)
-        for f in found[n]:
-            f.severity = "defect" if f.kind in checked else "warning"
-            if n in scenarios and f.instantiation is not None:
-                pointers = scenarios[n].pointers
-                if f.instantiation < len(pointers):
-                    f.detail = (f.detail + "; " if f.detail else "") + f"scenario command {pointers[f.instantiation]}"
-        r.findings = ordered(found[n])  # grouped by summarize: a launch is in one share
-    return results
+            if message.launch is None:
+                continue
+            result = self.results[message.launch.get("file", 0)]
+            if "suppressing further errors" in message.header:
+                result.truncated = True
+            else:
+                result.raw_messages += 1
+
+
+def _finish(result: VerifyResult, found: list[Finding], scenario: _Exported | None, log: str) -> None:
+    """A file's launches in order and its findings graded (a defect when their kind is checked),
+    each at its scenario command when the file is a scenario; ``log``: the first harness's, shown
+    when the file launched nothing."""
+    if not result.launches:
+        raise ToolError(f"verifying {result.file}: the Oclgrind harness launched nothing\n{log[-2000:]}")
+    result.launches.sort(key=lambda l: l.index or 0)
+    for f in found:
+        f.severity = "defect" if f.kind in result.checked else "warning"
+        if scenario is not None:
+            scenario.place(f)
+    result.findings = ordered(found)  # grouped by summarize: a launch is in one share
 
 
 def _unfinished(result: VerifyResult, event: Event, file: str) -> None:
@@ -299,6 +342,12 @@ class _Exported:
     bindings: list[dict[int, str]]
     #: per dispatch: its JSON pointer in the scenario
     pointers: list[str]
+
+    def place(self, finding: Finding) -> None:
+        """The finding's scenario command, after its detail."""
+        if finding.instantiation is not None and finding.instantiation < len(self.pointers):
+            command = f"scenario command {self.pointers[finding.instantiation]}"
+            finding.detail = (finding.detail + "; " if finding.detail else "") + command
 
     def name_in_scenario(self, launch: Event) -> None:
         """The exported launch's files and buffers as the scenario names them (before its
