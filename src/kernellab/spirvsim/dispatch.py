@@ -21,6 +21,7 @@ from kernellab.spirvsim.machine import Machine, eval_spec_op, flatten, refuse_un
 from kernellab.spirvsim.memory import MAX_BATCH_MEMORY, accessor_bytes, check_memory, GLOBAL, GROUP, LANE, Region
 from kernellab.spirvsim.module import SUPPORTED_BUILTINS, Module, enum_name, load
 from kernellab.spirvsim.shadow import Shadow
+from kernellab.spirvsim.subgroup import DEFAULT_SUBGROUP_SIZE, Layout
 from kernellab.spirvsim.types import Type, scalar_sizes
 
 #: invocations run together in one batch (whole workgroups); bounds the NumPy arrays' length
@@ -90,7 +91,7 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
                    spec_constants: Mapping[int, int | float | bool] | None = None, checks: Collection[str] = (),
                    file: str = "<spirv>", batch_invocations: int = DEFAULT_BATCH_INVOCATIONS,
                    max_steps: int = DEFAULT_MAX_STEPS, max_work: int = DEFAULT_MAX_WORK,
-                   timeout: float | None = None) -> DispatchResult:
+                   timeout: float | None = None, subgroup_size: int = DEFAULT_SUBGROUP_SIZE) -> DispatchResult:
     """Run one dispatch of ``entry_point`` with shadow memory and report its defects.
 
     ``workgroups`` is (x, y, z) counts; ``checks`` holds the ``--check`` kinds (``uninitialized``
@@ -98,6 +99,7 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
     Raises :class:`~kernellab.spirvsim.module.Unsupported` for a shader outside the supported
     subset and :class:`InputError` for a missing binding or a dispatch past the limits;
     :class:`~kernellab.errors.TimeLimitError` past ``timeout`` seconds (None: no limit).
+    ``subgroup_size`` is the device's subgroup size (a power of two up to 128).
     """
     started = time.perf_counter()
     deadline = time.monotonic() + timeout if timeout else None
@@ -125,9 +127,9 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
     for first in range(0, ngroups, per_batch):
         count = min(per_batch, ngroups - first)
         regions = dict(buffers)
-        regions.update(_batch_regions(module, count, gs, first, geometry, push_constants))
+        regions.update(_batch_regions(module, count, gs, first, geometry, push_constants, subgroup_size))
         mach = Machine(module, regions, count * gs, gs, first, recorder, uninitialized=uninitialized,
-                       max_steps=max_steps, deadline=deadline)
+                       max_steps=max_steps, deadline=deadline, subgroup_size=subgroup_size)
         mach.run_entry()
         steps += mach.steps
         work += mach.steps * count * gs
@@ -153,7 +155,8 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
     def describe(lane: int, inst: int) -> dict[str, Any]:
         return {"invocation": geometry.who(lane), **_where(module, inst)}
     return DispatchResult(findings, out, footprints, ngroups * gs, time.perf_counter() - started, ls,
-                          verdict(findings, checks), {"block_instructions": steps}, describe)
+                          verdict(findings, checks),
+                          {"block_instructions": steps, "subgroups": uses_subgroups(module)}, describe)
 
 
 class _Geometry:
@@ -252,6 +255,18 @@ def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding], gs: 
     return regions, owners
 
 
+def uses_subgroups(module: Module) -> bool:
+    """Whether the result may depend on the subgroup size: a subgroup instruction or built-in."""
+    if any(inst.op.startswith("OpGroupNonUniform") for fn in module.functions.values()
+           for b in fn.blocks.values() for inst in b.insts):
+        return True
+    for vid in module.variables:
+        bi = module.decorated(vid, "BuiltIn")
+        if bi and enum_name("BuiltIn", bi[0]).startswith(("Subgroup", "NumSubgroups")) and _used(module, vid):
+            return True
+    return False
+
+
 def _used(module: Module, vid: int) -> bool:
     """Whether any function instruction names the variable (glslang declares unused ones too)."""
     cache = getattr(module, "_used_ids", None)
@@ -301,7 +316,7 @@ def _constant_bytes(t: Type, value: Any) -> bytes:
 
 
 def _batch_regions(module: Module, count: int, gs: int, first: int, geometry: _Geometry,
-                   push_constants: bytes) -> dict[int, Region]:
+                   push_constants: bytes, subgroup_size: int = DEFAULT_SUBGROUP_SIZE) -> dict[int, Region]:
     regions: dict[int, Region] = {}
     lanes = count * gs
     glob, loc, grp = geometry.ids(first * gs + np.arange(lanes, dtype=np.int64))
@@ -311,6 +326,10 @@ def _batch_regions(module: Module, count: int, gs: int, first: int, geometry: _G
         "LocalInvocationIndex": (np.arange(lanes) % gs)[:, None],
         "WorkgroupSize": np.broadcast_to(np.asarray(geometry.local), (lanes, 3)),
     }
+    sub = Layout(lanes, gs, subgroup_size)
+    builtins.update({
+        "SubgroupSize": np.full((lanes, 1), subgroup_size), "SubgroupLocalInvocationId": sub.inv[:, None],
+        "SubgroupId": sub.local_sub[:, None], "NumSubgroups": np.full((lanes, 1), sub.per_group), **sub.masks()})
     for vid, var in module.variables.items():
         ptr_t = module.types[var.words[0]]
         t = ptr_t.elem

@@ -17,6 +17,7 @@ import numpy as np
 from kernellab import spirv_format
 from kernellab.errors import InputError, Problem
 from kernellab.listing import grammar
+from kernellab.spirvsim import matrix, subgroup
 from kernellab.spirvsim.types import MAX_VALUE_SCALARS, Type, finish_layout
 
 #: capabilities whose instructions the interpreter implements (or that change nothing it models)
@@ -30,7 +31,7 @@ SUPPORTED_CAPABILITIES = frozenset({
     # pointers chosen by OpPhi/OpSelect are modelled when they point into one variable; a choice
     # between variables, pointers held in memory and pointer comparisons are refused where met
     "VariablePointers", "VariablePointersStorageBuffer",
-})
+}) | subgroup.CAPABILITIES
 
 #: storage classes of variables the interpreter models
 SUPPORTED_STORAGE = frozenset({"StorageBuffer", "Uniform", "PushConstant", "Workgroup", "Function",
@@ -38,7 +39,7 @@ SUPPORTED_STORAGE = frozenset({"StorageBuffer", "Uniform", "PushConstant", "Work
 
 #: built-in inputs of a compute shader the interpreter provides
 SUPPORTED_BUILTINS = frozenset({"GlobalInvocationId", "LocalInvocationId", "WorkgroupId", "NumWorkgroups",
-                                "LocalInvocationIndex", "WorkgroupSize"})
+                                "LocalInvocationIndex", "WorkgroupSize"}) | subgroup.BUILTINS
 
 
 class Unsupported(InputError):
@@ -158,7 +159,7 @@ def _scalar_value(t: Type, words: Sequence[int]) -> np.ndarray:
 def _zero(t: Type) -> Any:
     if t.scalar:
         return np.zeros((), t.dtype)
-    if t.kind == "vector" or t.kind == "array":
+    if t.kind in ("vector", "array", "matrix"):
         assert t.elem is not None
         return tuple(_zero(t.elem) for _ in range(t.count))
     if t.kind == "struct":
@@ -336,6 +337,8 @@ class _Reader:
             t = Type(tid, "float", width=w[1])
         elif op == "OpTypeVector":
             t = Type(tid, "vector", elem=m.types[w[1]], count=w[2])
+        elif op == "OpTypeMatrix":
+            t = Type(tid, "matrix", elem=m.types[w[1]], count=w[2])
         elif op == "OpTypeArray":
             length = m.constants.get(w[2])
             if length is None or isinstance(length, tuple):
@@ -346,7 +349,7 @@ class _Reader:
             stride = (m.decorated(tid, "ArrayStride") or (0,))[0]
             t = Type(tid, "runtime_array", elem=m.types[w[1]], stride=stride)
         elif op == "OpTypeStruct":
-            members = tuple(m.types[x] for x in w[1:])
+            members = tuple(self._member_layout(tid, k, m.types[x]) for k, x in enumerate(w[1:]))
             offsets: list[int | None] = []
             for k in range(len(members)):
                 off = next((a[0] for n, a in m.member_decorations.get((tid, k), ()) if n == "Offset"), None)
@@ -369,9 +372,21 @@ class _Reader:
         else:
             raise self.fail(inst, f"{op} is not supported by the SPIR-V checker")
         t.name = name
-        if t.kind not in ("void", "pointer", "function"):
+        if t.kind == "matrix":
+            matrix.finish(t)
+        elif t.kind not in ("void", "pointer", "function"):
             finish_layout(t)
         m.types[tid] = t
+
+    def _member_layout(self, struct: int, k: int, t: Type) -> Type:
+        """A struct member's type with its ``MatrixStride``/``RowMajor`` layout when it holds matrices."""
+        if not matrix.contains_matrix(t):
+            return t
+        decorations = dict(self.m.member_decorations.get((struct, k), ()))
+        stride = decorations.get("MatrixStride")
+        if stride is None:
+            return t
+        return matrix.lay_out(t, stride[0], "RowMajor" in decorations)
 
     def _constant(self, inst: Inst) -> None:
         m, w, op = self.m, inst.words, inst.op

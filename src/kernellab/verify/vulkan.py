@@ -57,6 +57,8 @@ class VulkanVerifyResult(VerifyResult):
     """A scenario checked by the SPIR-V checker: OpenCL verify's result with the checker named."""
 
     checker: str = "spirv"
+    #: whether a dispatch's shader depends on the subgroup size (subgroup instructions or built-ins)
+    uses_subgroups: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return dict(super().to_json(), checker=self.checker)
@@ -78,7 +80,7 @@ def uses_vulkan_checker(path: Path, vulkan: bool = False) -> bool:
 
 def verify_many(paths: Sequence[str | Path], *, formats: Sequence[str] | None = None, index: int | None = None,
                 seed: int = 0, check: Sequence[str] = (), jobs: int = 1, vulkan: bool = False,
-                timeout: float | None = 1800) -> list[VerifyResult]:
+                timeout: float | None = 1800, subgroup_size: int | str | None = None) -> list[VerifyResult]:
     """:func:`kernellab.verify.run.verify_many`, with the scenarios whose shaders run on Vulkan
     checked here; one result per file, in the order given."""
     from kernellab.verify import run
@@ -92,7 +94,8 @@ def verify_many(paths: Sequence[str | Path], *, formats: Sequence[str] | None = 
                                  seed=seed, check=check, jobs=jobs, timeout=timeout)
         results.update(zip(rest, others))
     for n in mine:
-        results[n] = verify_scenario(files[n], check=check, index=index, file_number=n, timeout=timeout)
+        results[n] = verify_scenario(files[n], check=check, index=index, file_number=n, timeout=timeout,
+                                     subgroup_size=subgroup_size)
     return [results[n] for n in range(len(files))]
 
 
@@ -108,17 +111,41 @@ def render(result: VerifyResult) -> str:
 
 def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int | None = None,
                     file_number: int = 0, max_work: int | None = None,
-                    timeout: float | None = None) -> VulkanVerifyResult:
+                    timeout: float | None = None, subgroup_size: int | str | None = None) -> VulkanVerifyResult:
     """:func:`_verify_scenario`, quoting source lines only from files in the scenario's folder: a
-    module names its source files itself (OpString), and may name any file."""
+    module names its source files itself (OpString), and may name any file.
+
+    ``subgroup_size``: the device's subgroup size (None: lavapipe's,
+    :data:`~kernellab.spirvsim.subgroup.DEFAULT_SUBGROUP_SIZE`), or ``"all"``: the scenario is
+    checked once per size drivers report (when a shader depends on it), each finding's message
+    naming its size."""
+    from kernellab.spirvsim.subgroup import ALL_SUBGROUP_SIZES, DEFAULT_SUBGROUP_SIZE
+    sizes = ALL_SUBGROUP_SIZES if subgroup_size == "all" else (int(subgroup_size or DEFAULT_SUBGROUP_SIZE),)
+    result: VulkanVerifyResult | None = None
     with terms.reading_within([Path(path).resolve().parent]):
-        return _verify_scenario(path, check=check, index=index, file_number=file_number, max_work=max_work,
-                                timeout=timeout)
+        for size in sizes:
+            one = _verify_scenario(path, check=check, index=index, file_number=file_number, max_work=max_work,
+                                   timeout=timeout, subgroup_size=size)
+            if len(sizes) > 1:
+                for f in one.findings:
+                    f.message = f"[subgroup size {size}] {f.message}"
+                for launch in one.launches:
+                    launch["subgroup_size"] = size
+            if result is None:
+                result = one
+            else:
+                result.findings = fnd.ordered(result.findings + one.findings)
+                result.launches += one.launches
+                result.raw_messages += one.raw_messages
+            if not one.uses_subgroups:
+                break  # no dispatch depends on the size: one check says it all
+    assert result is not None
+    return result
 
 
 def _verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int | None = None,
                      file_number: int = 0, max_work: int | None = None,
-                     timeout: float | None = None) -> VulkanVerifyResult:
+                     timeout: float | None = None, subgroup_size: int = 8) -> VulkanVerifyResult:
     """Check every ``dispatch_compute`` of a scenario in the SPIR-V checker and the hazards
     between them. ``index`` keeps the findings of dispatch N only (all dispatches still run:
     each reads what the ones before it wrote). ``timeout``: seconds each dispatch may take in
@@ -155,7 +182,8 @@ def _verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int 
         try:
             r = spirvsim.check_dispatch(spirv, shader.entry, c.workgroups, bindings=bindings, push_constants=push,
                                         spec_constants=spec, checks=checked, file=str(shader.src_path),
-                                        max_work=limit, timeout=timeout)
+                                        max_work=limit, timeout=timeout, subgroup_size=subgroup_size)
+            result.uses_subgroups |= bool(r.stats.get("subgroups"))
         except spirvsim.Unsupported:
             raise
         except TimeLimitError:
