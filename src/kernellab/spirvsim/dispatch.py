@@ -21,6 +21,7 @@ from kernellab.spirvsim.machine import Machine, eval_spec_op, flatten, refuse_un
 from kernellab.spirvsim.memory import MAX_BATCH_MEMORY, accessor_bytes, check_memory, GLOBAL, GROUP, LANE, Region
 from kernellab.spirvsim.module import SUPPORTED_BUILTINS, Module, enum_name, load
 from kernellab.spirvsim.shadow import Shadow
+from kernellab.spirvsim.pointers import DeviceMemory
 from kernellab.spirvsim.subgroup import DEFAULT_SUBGROUP_SIZE, Layout
 from kernellab.spirvsim.types import Type, scalar_sizes
 
@@ -91,7 +92,8 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
                    spec_constants: Mapping[int, int | float | bool] | None = None, checks: Collection[str] = (),
                    file: str = "<spirv>", batch_invocations: int = DEFAULT_BATCH_INVOCATIONS,
                    max_steps: int = DEFAULT_MAX_STEPS, max_work: int = DEFAULT_MAX_WORK,
-                   timeout: float | None = None, subgroup_size: int = DEFAULT_SUBGROUP_SIZE) -> DispatchResult:
+                   timeout: float | None = None, subgroup_size: int = DEFAULT_SUBGROUP_SIZE,
+                   addressable: Sequence[tuple[int, Binding]] = ()) -> DispatchResult:
     """Run one dispatch of ``entry_point`` with shadow memory and report its defects.
 
     ``workgroups`` is (x, y, z) counts; ``checks`` holds the ``--check`` kinds (``uninitialized``
@@ -99,7 +101,9 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
     Raises :class:`~kernellab.spirvsim.module.Unsupported` for a shader outside the supported
     subset and :class:`InputError` for a missing binding or a dispatch past the limits;
     :class:`~kernellab.errors.TimeLimitError` past ``timeout`` seconds (None: no limit).
-    ``subgroup_size`` is the device's subgroup size (a power of two up to 128).
+    ``subgroup_size`` is the device's subgroup size (a power of two up to 128); ``addressable``
+    the buffers a shader may reach by device address (``PhysicalStorageBuffer``), each with its
+    base address (:func:`~kernellab.spirvsim.pointers.address_of`), whole buffers.
     """
     started = time.perf_counter()
     deadline = time.monotonic() + timeout if timeout else None
@@ -118,6 +122,10 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
     per_group = check_memory(*_variable_sizes(module), gs)
     batch_invocations = min(batch_invocations, max(1, MAX_BATCH_MEMORY // max(1, per_group)) * gs)
     buffers, owners = _bind_buffers(module, dict(bindings or {}), gs, ngroups * gs)
+    device = _device_memory(module, addressable, owners, gs, ngroups * gs)
+    if device is not None:
+        bindings = dict(bindings or {})
+        bindings.update({(-1, k): b for k, (_, b) in enumerate(addressable)})  # their original bytes
     shadow_bytes = sum(r.shadow.nbytes for r in owners.values() if r.shadow is not None)
     if shadow_bytes > MAX_SHADOW_BYTES:
         raise InputError(f"the writable buffers need {shadow_bytes >> 20} MiB of shadow memory, past the checker's "
@@ -129,7 +137,7 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
         regions = dict(buffers)
         regions.update(_batch_regions(module, count, gs, first, geometry, push_constants, subgroup_size))
         mach = Machine(module, regions, count * gs, gs, first, recorder, uninitialized=uninitialized,
-                       max_steps=max_steps, deadline=deadline, subgroup_size=subgroup_size)
+                       max_steps=max_steps, deadline=deadline, subgroup_size=subgroup_size, device=device)
         mach.run_entry()
         steps += mach.steps
         work += mach.steps * count * gs
@@ -239,7 +247,8 @@ def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding], gs: 
                                  "one buffer are not supported by the SPIR-V checker")
             label = "StorageBuffer" if writable or storage == "StorageBuffer" else "Uniform"
             # who accessed a buffer is kept per unit of the smallest scalar any buffer access uses
-            unit, who = _granule(module, "StorageBuffer", "Uniform"), np.int32 if invocations < 2 ** 31 else np.int64
+            unit = _granule(module, "StorageBuffer", "Uniform", "PhysicalStorageBuffer")
+            who = np.int32 if invocations < 2 ** 31 else np.int64
             tracked += accessor_bytes(size, unit, who)
             if tracked > MAX_SHADOW_BYTES:  # refused before allocating: a buffer's records are many times its size
                 raise InputError(f"the buffers need {tracked >> 20} MiB to record their accesses, past the checker's "
@@ -249,10 +258,37 @@ def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding], gs: 
             owners[okey] = region
         if writable and region.shadow is None:
             region.writable = True
-            region.granule = _granule(module, storage)
+            region.granule = _granule(module, storage, "PhysicalStorageBuffer")
             region.shadow = Shadow(region.data.size // region.granule, gs, across_groups=True)
         regions[vid] = region
     return regions, owners
+
+
+def _device_memory(module: Module, addressable: Sequence[tuple[int, Binding]],
+                   owners: dict[tuple[str, int, int], Region], gs: int, invocations: int) -> DeviceMemory | None:
+    """The buffers reachable by device address, sharing the regions (and shadow memory) of the
+    same buffers bound to descriptors; None when the module uses no device address."""
+    if not any(t.kind == "pointer" and t.storage == "PhysicalStorageBuffer" for t in module.types.values()):
+        return None
+    out = []
+    unit = _granule(module, "StorageBuffer", "Uniform", "PhysicalStorageBuffer")
+    for base, b in addressable:
+        data = b.data.tobytes() if isinstance(b.data, np.ndarray) else bytes(b.data)
+        key = (b.uid, 0, len(data))
+        region = owners.get(key)
+        if region is None:
+            if any(k[0] == b.uid for k in owners):
+                raise InputError(f"buffer {b.uid} is bound to a descriptor in part and reached by device address: "
+                                 "overlapping views of one buffer are not supported by the SPIR-V checker")
+            region = Region.make(b.uid, "PhysicalStorageBuffer", GLOBAL, 1, len(data), data)
+            region.track_accessors(unit, np.int32 if invocations < 2 ** 31 else np.int64)
+            owners[key] = region
+        if region.shadow is None:
+            region.writable = True
+            region.granule = _granule(module, "StorageBuffer", "PhysicalStorageBuffer")
+            region.shadow = Shadow(region.data.size // region.granule, gs, across_groups=True)
+        out.append((base, region))
+    return DeviceMemory(out)
 
 
 def uses_subgroups(module: Module) -> bool:

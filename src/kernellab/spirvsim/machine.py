@@ -25,7 +25,7 @@ from kernellab.spirvsim.findings import Recorder
 from kernellab.spirvsim.memory import GLOBAL, GROUP, LANE, Ptr, Region
 from kernellab.spirvsim.module import (Block, Function, Inst, Module, Unsupported, core_grammar, extinst_name,
                                        zero_value)
-from kernellab.spirvsim import matrix, subgroup
+from kernellab.spirvsim import matrix, pointers, subgroup
 from kernellab.spirvsim.shadow import ATOMIC_READ, ATOMIC_WRITE, CLASS_NAMES, EPOCHS, READ, WRITE
 from kernellab.spirvsim.types import MAX_VALUE_SCALARS, Type
 
@@ -101,7 +101,8 @@ class Machine:
 
     def __init__(self, module: Module, globals_: dict[int, Region], lanes: int, group_size: int,
                  first_group: int, recorder: Recorder, *, uninitialized: bool, max_steps: int,
-                 deadline: float | None = None, subgroup_size: int = subgroup.DEFAULT_SUBGROUP_SIZE):
+                 deadline: float | None = None, subgroup_size: int = subgroup.DEFAULT_SUBGROUP_SIZE,
+                 device: pointers.DeviceMemory | None = None):
         self.m = module
         self.L = lanes
         self.gs = group_size
@@ -124,6 +125,7 @@ class Machine:
         self.fn_regions: dict[int, Region] = {}
         self.all_lanes = np.arange(lanes)
         self.object_bounds = module.object_bounds
+        self.device = device  # the buffers reached by device address (PhysicalStorageBuffer)
         self.subgroups = subgroup.Subgroups(self, subgroup.Layout(lanes, group_size, subgroup_size))
 
     # ---- running ---------------------------------------------------------------------------
@@ -155,7 +157,8 @@ class Machine:
         vid = var.words[1]
         t = self.m.types[var.words[0]].elem
         assert t is not None
-        if t.kind in ("pointer", "void", "function") or (t.size == 0 and not t.leaves):
+        if t.kind in ("void", "function") or t.kind == "pointer" and t.storage != "PhysicalStorageBuffer" or (
+                t.size == 0 and not t.leaves):
             raise self.m.fail(var, f"a Function variable of type {t.kind} (pointers held in memory) is not supported")
         region = self.fn_regions.get(vid)
         if region is None:
@@ -370,6 +373,9 @@ class Machine:
                 leaves.append(out)
         if not t.leaves:
             raise self.m.fail(inst, "load of a runtime array as a whole")
+        if t.kind == "pointer":  # a device address held in memory
+            assert self.device is not None and t.elem is not None
+            return self.device.pointer(leaves[0], t.elem)
         return rebuild(t, leaves)[0]
 
     def store(self, ptr: Ptr, value: Any, m: np.ndarray, inst: Inst, full: bool | None = None,
@@ -379,6 +385,10 @@ class Machine:
             for one, mk in self._each_variable(ptr, m):
                 self.store(one, value, mk, inst, False, cls)
             return
+        if isinstance(value, Ptr):  # a device address stored to memory
+            if self.device is None or ptr.type.kind != "pointer":
+                raise self.m.fail(inst, "a pointer stored to memory (only device addresses are supported)")
+            value = self.device.address(value)
         region = ptr.region
         if not region.writable:
             raise self.m.fail(inst, f"store to read-only {region.label} {region.name}")
@@ -894,4 +904,6 @@ HANDLERS: dict[str, Callable[[Machine, Inst, np.ndarray, bool], None]] = {
     "OpAtomicLoad": Machine.atomic,
     "OpAtomicStore": Machine.atomic,
     **{op: lambda mach, inst, m, full: mach.subgroups.execute(inst, m, full) for op in subgroup.OPS},
+    "OpConvertUToPtr": pointers.convert,
+    "OpConvertPtrToU": pointers.convert,
 }

@@ -18,6 +18,7 @@ from kernellab import spirv_format
 from kernellab.errors import InputError, Problem
 from kernellab.listing import grammar
 from kernellab.spirvsim import matrix, subgroup
+from kernellab.spirvsim.pointers import ADDRESS_TYPE
 from kernellab.spirvsim.types import MAX_VALUE_SCALARS, Type, finish_layout
 
 #: capabilities whose instructions the interpreter implements (or that change nothing it models)
@@ -30,12 +31,12 @@ SUPPORTED_CAPABILITIES = frozenset({
     "DenormPreserve", "DenormFlushToZero", "SignedZeroInfNanPreserve", "RoundingModeRTE", "RoundingModeRTZ",
     # pointers chosen by OpPhi/OpSelect are modelled when they point into one variable; a choice
     # between variables, pointers held in memory and pointer comparisons are refused where met
-    "VariablePointers", "VariablePointersStorageBuffer",
+    "VariablePointers", "VariablePointersStorageBuffer", "PhysicalStorageBufferAddresses",
 }) | subgroup.CAPABILITIES
 
 #: storage classes of variables the interpreter models
 SUPPORTED_STORAGE = frozenset({"StorageBuffer", "Uniform", "PushConstant", "Workgroup", "Function",
-                               "Private", "Input"})
+                               "Private", "Input", "PhysicalStorageBuffer"})
 
 #: built-in inputs of a compute shader the interpreter provides
 SUPPORTED_BUILTINS = frozenset({"GlobalInvocationId", "LocalInvocationId", "WorkgroupId", "NumWorkgroups",
@@ -358,11 +359,21 @@ class _Reader:
                 raise self.fail(inst, "OpTypeStruct with Offset decorations on only some members")
             t = Type(tid, "struct", members=members,
                      offsets=tuple(o for o in offsets if o is not None))
+        elif op == "OpTypeForwardPointer":
+            storage = enum_name("StorageClass", w[1])
+            if storage != "PhysicalStorageBuffer":
+                raise self.fail(inst, f"OpTypeForwardPointer to storage class {storage} is not supported")
+            m.types[tid] = Type(tid, "pointer", storage=storage, size=8, leaves=[(0, ADDRESS_TYPE)])
+            return
         elif op == "OpTypePointer":
             storage = enum_name("StorageClass", w[1])
             if storage not in SUPPORTED_STORAGE:
                 raise self.fail(inst, f"OpTypePointer to storage class {storage} is not supported")
-            t = Type(tid, "pointer", storage=storage, elem=m.types.get(w[2]))
+            forward = m.types.get(tid)
+            t = forward if forward is not None else Type(tid, "pointer", storage=storage)
+            t.elem = m.types.get(w[2])
+            if storage == "PhysicalStorageBuffer":  # a device address in memory: 8 bytes
+                t.size, t.leaves = 8, [(0, ADDRESS_TYPE)]
             if t.elem is None:
                 raise self.fail(inst, "OpTypePointer to a forward-declared type is not supported")
             ptr_stride = m.decorated(tid, "ArrayStride")

@@ -182,7 +182,8 @@ def _verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int 
         try:
             r = spirvsim.check_dispatch(spirv, shader.entry, c.workgroups, bindings=bindings, push_constants=push,
                                         spec_constants=spec, checks=checked, file=str(shader.src_path),
-                                        max_work=limit, timeout=timeout, subgroup_size=subgroup_size)
+                                        max_work=limit, timeout=timeout, subgroup_size=subgroup_size,
+                                        addressable=state.addressable())
             result.uses_subgroups |= bool(r.stats.get("subgroups"))
         except spirvsim.Unsupported:
             raise
@@ -251,6 +252,13 @@ class _Buffers:
             # (OpTypeImage and the tensor types are outside its subset)
         return out
 
+    def addressable(self) -> list[tuple[int, Any]]:
+        """Every buffer with the device address the checker gives it: the scenario's n-th buffer
+        (in resource order, from 0) at ``spirvsim.pointers.address_of(n)``."""
+        from kernellab.spirvsim import Binding
+        from kernellab.spirvsim.pointers import address_of
+        return [(address_of(n), Binding(uid, data)) for n, (uid, data) in enumerate(self.data.items())]
+
     def push_constants(self, c: m.DispatchCompute) -> bytes:
         return self.push.get(c.push_data_ref, b"") if c.push_data_ref else b""
 
@@ -292,6 +300,17 @@ def _compile(scenario: m.Scenario, shader: m.Shader, path: Path) -> bytes:
         return Compiler(req).vulkan_module().data
 
     extra = _CHECKING_OPTIONS.get(language, "")
+    if language == "glsl":
+        try:
+            return build(extra)
+        except CompileError as exc:
+            # glslang's NonSemantic debug information is invalid for some shaders (buffer_reference
+            # types: "Id is 0"); OpLine information (-g) still names every line
+            if "spirv-val" not in str(exc):
+                raise
+            log.warning("%s: glslang -gVS wrote a module spirv-val rejects; checking the -g build (OpLine "
+                        "debug information)", shader.src_path)
+            return build(" -g")
     if language != "opencl-c":
         return build(extra)
     try:
