@@ -1,7 +1,8 @@
 """Findings of the SPIR-V checker, grouped so that one defect is reported once.
 
 The kinds and the verdict rule are OpenCL verify's: ``data-race``, ``barrier-divergence`` and
-``out-of-bounds`` are defects; ``uninitialized-read`` is a warning unless checked
+``out-of-bounds`` are defects, and so are the subgroup kinds ``subgroup-inactive-read`` and
+``subgroup-nonuniform`` (:mod:`kernellab.spirvsim.subgroup`); ``uninitialized-read`` is a warning unless checked
 (``--check uninitialized`` or ``--check all``). A finding names the resource (the buffer's
 ``uid`` or the workgroup variable), the element index, the source line of each access and the
 invocations involved (global, local and workgroup ids), with a count and a few examples.
