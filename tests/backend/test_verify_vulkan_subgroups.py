@@ -86,41 +86,34 @@ void main() {
 """
 
 
-def test_shuffle_of_an_inactive_invocation_is_a_defect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    planted = SHUFFLE.replace("BODY", "if (gl_SubgroupInvocationID % 2 == 0) outv[i] = subgroupShuffleXor(v, 1u);")
-    status, doc = verify(scenario(tmp_path / "planted", planted), capsys)
-    assert status == 1 and kinds(doc) == {"subgroup-inactive-read"}
+#: planted subgroup defect -> (kind, count, the clean twin)
+SUBGROUP_DEFECTS = {
+    # only the even invocations are active, and each reads its odd neighbour
+    "if (gl_SubgroupInvocationID % 2 == 0) outv[i] = subgroupShuffleXor(v, 1u);": (
+        "subgroup-inactive-read", 64,
+        "uint s = subgroupShuffleXor(v, 1u);\n  if (gl_SubgroupInvocationID % 2 == 0) outv[i] = s;"),
+    # the last invocation of each of the 16 subgroups of 8 reads past its subgroup
+    "outv[i] = subgroupShuffleDown(v, 1u);": (
+        "subgroup-inactive-read", 16,
+        "uint k = gl_SubgroupInvocationID + 1u < gl_SubgroupSize ? 1u : 0u;\n  outv[i] = subgroupShuffleDown(v, k);"),
+    # guarding the store does not help: the read past the subgroup still happens
+    "uint s = subgroupShuffleDown(v, 1u);\n  if (gl_SubgroupInvocationID + 1u < gl_SubgroupSize) outv[i] = s;": (
+        "subgroup-inactive-read", 16, "outv[i] = subgroupShuffleDown(v, 0u);"),
+    # inverse ballot's Value must be the same in the whole subgroup
+    "outv[i] = subgroupInverseBallot(uvec4(v)) ? 1u : 0u;": (
+        "subgroup-nonuniform", 16, "outv[i] = subgroupInverseBallot(subgroupBallot(v > 3u)) ? 1u : 0u;"),
+}
+
+
+@pytest.mark.parametrize("planted", sorted(SUBGROUP_DEFECTS))
+def test_subgroup_defect_and_clean_twin(planted: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    kind, count, clean = SUBGROUP_DEFECTS[planted]
+    data = np.arange(1024, dtype=np.uint32)
+    status, doc = verify(scenario(tmp_path / "planted", SHUFFLE.replace("BODY", planted), data=data), capsys)
+    assert status == 1 and kinds(doc) == {kind}
     (f,) = doc["findings"]
-    assert f["severity"] == "defect" and "subgroupShuffleXor" in f["source_line"]
-    assert f["count"] == 64  # the even invocations of both workgroups
-    clean = SHUFFLE.replace("BODY", "uint s = subgroupShuffleXor(v, 1u);\n  if (gl_SubgroupInvocationID % 2 == 0) "
-                                    "outv[i] = s;")
-    status, doc = verify(scenario(tmp_path / "clean", clean), capsys)
-    assert (status, doc["findings"]) == (0, [])
-
-
-def test_shuffle_down_past_the_subgroup_is_a_defect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    planted = SHUFFLE.replace("BODY", "outv[i] = subgroupShuffleDown(v, 1u);")
-    status, doc = verify(scenario(tmp_path / "planted", planted), capsys)
-    assert status == 1 and kinds(doc) == {"subgroup-inactive-read"}
-    assert doc["findings"][0]["count"] == 16  # the last invocation of each of the 16 subgroups of 8
-    clean = SHUFFLE.replace("BODY", "uint s = subgroupShuffleDown(v, 1u);\n  "
-                                    "if (gl_SubgroupInvocationID + 1u < gl_SubgroupSize) outv[i] = s;")
-    # the last invocation still reads past the subgroup: guarding the store does not help
-    status, doc = verify(scenario(tmp_path / "guarded", clean), capsys)
-    assert status == 1 and kinds(doc) == {"subgroup-inactive-read"}
-    clean = SHUFFLE.replace("BODY", "uint k = gl_SubgroupInvocationID + 1u < gl_SubgroupSize ? 1u : 0u;\n  "
-                                    "outv[i] = subgroupShuffleDown(v, k);")
-    status, doc = verify(scenario(tmp_path / "clean", clean), capsys)
-    assert (status, doc["findings"]) == (0, [])
-
-
-def test_non_uniform_inverse_ballot_is_a_defect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    planted = SHUFFLE.replace("BODY", "outv[i] = subgroupInverseBallot(uvec4(v)) ? 1u : 0u;")
-    status, doc = verify(scenario(tmp_path / "planted", planted, data=np.arange(1024, dtype=np.uint32)), capsys)
-    assert status == 1 and kinds(doc) == {"subgroup-nonuniform"}
-    clean = SHUFFLE.replace("BODY", "outv[i] = subgroupInverseBallot(subgroupBallot(v > 3u)) ? 1u : 0u;")
-    status, doc = verify(scenario(tmp_path / "clean", clean, data=np.arange(1024, dtype=np.uint32)), capsys)
+    assert f["severity"] == "defect" and f["count"] == count and "subgroup" in f["source_line"]
+    status, doc = verify(scenario(tmp_path / "clean", SHUFFLE.replace("BODY", clean), data=data), capsys)
     assert (status, doc["findings"]) == (0, [])
 
 

@@ -122,3 +122,30 @@ def test_layout_of_a_partial_last_subgroup() -> None:
     assert masks["SubgroupEqMask"][3].tolist() == [8, 0, 0, 0]
     assert masks["SubgroupGeMask"][9].tolist() == [0xFE, 0, 0, 0]  # invocation 1, bits 1..7
     assert masks["SubgroupLtMask"][3].tolist() == [7, 0, 0, 0]
+
+
+QUAD = """#version 450
+#extension GL_KHR_shader_subgroup_quad : require
+layout(local_size_x = 16) in;
+layout(std430, binding = 0) buffer B { uint data[]; };
+layout(std430, binding = 1) buffer O { uint outv[]; };
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  outv[i] = subgroupQuadBroadcast(data[i], INDEX);
+}
+"""
+
+
+@pytest.mark.parametrize("index, uniform", [("(gl_SubgroupInvocationID >> 2) & 3u", True),
+                                            ("gl_SubgroupInvocationID & 3u", False)])
+def test_quad_broadcast_index_uniform_per_quad(index: str, uniform: bool) -> None:
+    # a per-quad Index is fine (Vulkan CTS subgroups.quad.*broadcast_nonconst* relies on it)
+    spv = glsl_to_spirv(QUAD.replace("INDEX", index), target_env="vulkan1.2")
+    data = np.arange(16, dtype=np.uint32) * 10
+    r = check_dispatch(spv, "main", (1, 1, 1), subgroup_size=8,
+                       bindings={(0, 0): Binding("data", data.tobytes()), (0, 1): Binding("out", bytes(64))})
+    assert [f.kind for f in r.findings] == ([] if uniform else ["subgroup-nonuniform"])
+    if uniform:
+        lane = np.arange(16) % 8
+        expect = (np.arange(16) - lane % 4 + (lane >> 2)) * 10
+        assert np.frombuffer(r.buffers["out"], np.uint32).tolist() == expect.tolist()

@@ -219,8 +219,7 @@ class Subgroups:
             out = tuple(words[lay.sub, k] for k in range(4))
         elif name == "InverseBallot":
             value = self.value(w[3])
-            for c in value:
-                self._uniform(inst, act, None, "Value", np.broadcast_to(np.asarray(c), (L,)))
+            self._uniform(inst, act, w[3], "Value")
             out = _bits(value, L)[np.arange(L), lay.inv]
         elif name == "BallotBitExtract":
             idx = np.broadcast_to(np.asarray(self.value(w[4])).astype(np.int64), (L,)) & 127
@@ -256,7 +255,7 @@ class Subgroups:
                       "ShuffleDown": lay.inv + k}[name]
             out = self._read(inst, m, act, self.value(w[3]), target)
         elif name == "QuadBroadcast":
-            idx = self._uniform(inst, act, w[4], "Index")
+            idx = self._uniform(inst, act, w[4], "Index", width=4)  # uniform in each quad (as the CTS tests)
             out = self._read(inst, m, act, self.value(w[3]), (lay.inv & ~3) + idx)
         elif name == "QuadSwap":
             direction = self.const(w[4], inst, "Direction")
@@ -274,27 +273,36 @@ class Subgroups:
             raise mach.m.fail(inst, f"{inst.op} is not supported by the SPIR-V checker")
         mach.set(w[1], out, m, full)
 
-    def _uniform(self, inst: Any, act: np.ndarray, vid: int | None, what: str,
-                 values: np.ndarray | None = None) -> np.ndarray:
-        """Per lane the operand ``vid``; a subgroup whose active invocations disagree on it is a
-        ``subgroup-nonuniform`` finding."""
+    def _uniform(self, inst: Any, act: np.ndarray, vid: int, what: str, width: int | None = None) -> np.ndarray:
+        """Per lane the operand ``vid`` (its first component); a subgroup (or each ``width``
+        invocations of it: a quad) whose active invocations disagree on it (on any component) is
+        a ``subgroup-nonuniform`` finding."""
         mach, lay = self.mach, self.lay
-        v = np.broadcast_to(np.asarray(mach.values[vid] if values is None else values), (mach.L,))
+        value = mach.values[vid]
+        parts = value if isinstance(value, tuple) else (value,)
+        width = min(width or lay.size, lay.size)
+        table = lay.table.reshape(-1, width)
+        act = act.reshape(-1, width)
+        first = act.argmax(axis=1)
+        unequal = np.zeros(act.shape, bool)
+        for c in parts:
+            if np.ndim(c):
+                g = lay.grid(c, mach.L).reshape(-1, width)
+                unequal |= g != g[np.arange(g.shape[0]), first][:, None]
+        v = np.broadcast_to(np.asarray(parts[0]), (mach.L,))
         v = v.astype(np.int64) if v.dtype.kind in "ui" else v
-        if np.ndim(mach.values[vid] if values is None else values):
-            g = lay.grid(v, mach.L)
-            first = act.argmax(axis=1)
-            ref = g[np.arange(lay.rows), first][:, None]
-            differs = (act & (g != ref)).any(axis=1)
+        if unequal.any():
+            differs = (act & unequal).any(axis=1)
             if differs.any():
                 rows = np.nonzero(differs)[0]
-                lanes_a = lay.table[rows, first[rows]]
-                other = (act & (g != ref))[rows].argmax(axis=1)
-                lanes_b = lay.table[rows, other]
+                lanes_a = table[rows, first[rows]]
+                other = (act & unequal)[rows].argmax(axis=1)
+                lanes_b = table[rows, other]
                 mach.rec.subgroup("subgroup-nonuniform", inst.index, mach.lane_global[lanes_a],
                                   mach.lane_global[lanes_b],
-                                  f"{inst.op[2:]}: its {what} must be dynamically uniform in the subgroup, but "
-                                  "active invocations of one subgroup pass different values")
+                                  f"{inst.op[2:]}: its {what} must be dynamically uniform in the "
+                                  f"{'quad' if width == 4 else 'subgroup'}, but active invocations of one pass "
+                                  "different values")
         return v
 
     def _read(self, inst: Any, m: np.ndarray, act: np.ndarray, value: Any, target: np.ndarray,
