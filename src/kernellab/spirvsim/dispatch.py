@@ -365,7 +365,10 @@ def _batch_regions(module: Module, count: int, gs: int, first: int, geometry: _G
     sub = Layout(lanes, gs, subgroup_size)
     builtins.update({
         "SubgroupSize": np.full((lanes, 1), subgroup_size), "SubgroupLocalInvocationId": sub.inv[:, None],
-        "SubgroupId": sub.local_sub[:, None], "NumSubgroups": np.full((lanes, 1), sub.per_group), **sub.masks()})
+        "SubgroupId": sub.local_sub[:, None], "NumSubgroups": np.full((lanes, 1), sub.per_group)})
+    asked = {enum_name("BuiltIn", (module.decorated(v, "BuiltIn") or (0,))[0]) for v in module.variables}
+    if any(name.endswith("Mask") for name in asked):  # (lanes, 128) bits each: only when declared
+        builtins.update(sub.masks())
     for vid, var in module.variables.items():
         ptr_t = module.types[var.words[0]]
         t = ptr_t.elem
