@@ -48,7 +48,7 @@ KINDS = {
 }
 
 #: what GPUVerify calls a defect: these decide the verdict whatever ``--check`` says
-DEFECT_KINDS = ("data-race", "barrier-divergence", "out-of-bounds", "subgroup-inactive-read", "subgroup-nonuniform")
+DEFECT_KINDS = ("data-race", "barrier-divergence", "out-of-bounds")
 #: short names ``--check`` also accepts
 CHECK_ALIASES = {"uninitialized": "uninitialized-read", "misaligned": "misaligned-access", "api": "api-error"}
 
