@@ -24,17 +24,21 @@ import logging
 import os
 import time
 from collections import defaultdict
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
-from collections.abc import Iterable, Mapping
+from typing import IO, TYPE_CHECKING, Any, Union
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from kernellab.errors import UsageError
+
 if TYPE_CHECKING:
     from kernellab import model as m
-    from kernellab.backends.base import Backend, Buffer, CommandTiming, Program, ProgramSpec
+    from kernellab.backends.base import Backend, Buffer, CommandTiming, Image, Program, ProgramSpec
+    from kernellab.compile.pipeline import Compiler
+    from kernellab.runtime.executor import RunOptions
 
 log = logging.getLogger("kernellab.session")
 
@@ -58,46 +62,46 @@ class WorkloadRun:
     outputs: dict[str, np.ndarray]
     device: str
     phases: list[Phase] = field(default_factory=list)
-    #: per submit, the commands' GPU timings (nanoseconds on the device clock)
-    gpu_timings: list[list[CommandTiming]] = field(default_factory=list)
+    #: per repeat, the commands' GPU timings (nanoseconds on the device clock; empty without
+    #: ``timestamps=True``)
+    gpu_timings: Sequence[list[CommandTiming]] = field(default_factory=list)
 
 
 class _SharedBackend:
-    """The session's backend as one workload sees it: closing is a no-op, pipelines are reused,
-    buffers go back to a pool when the workload ends."""
+    """The session's backend as the workloads' lease: each workload runs on the one device
+    (closing it is the session's business), pipelines are reused, buffers go back to a pool when
+    the workload ends. Tensors, graphs and optical flow get a device of their own."""
 
     def __init__(self, backend: Backend):
-        self._backend = backend
+        self.backend = backend
         self._free: dict[int, list[Buffer]] = defaultdict(list)
         self._lent: list[Buffer] = []
         self._programs: dict[ProgramSpec, Program] = {}
         self.pooled_bytes = 0
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._backend, name)
+    def lease(self, own: Callable[[], Backend], needs_own_device: bool) -> AbstractContextManager[Backend]:
+        return own() if needs_own_device else nullcontext(self.backend)
 
-    def __enter__(self) -> _SharedBackend:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-    def alloc_buffer(self, size: int, uid: str = "") -> Buffer:
+    def alloc_buffer(self, backend: Backend, size: int, uid: str) -> Buffer:
+        if backend is not self.backend:
+            return backend.alloc_buffer(size, uid)
         free = self._free.get(size)
         if free:
             buf = free.pop()
             self.pooled_bytes -= size
             buf.uid = uid
-            self._backend.clear_buffer(buf)  # a workload never sees another's data
+            backend.clear_buffer(buf)  # a workload never sees another's data
         else:
-            buf = self._backend.alloc_buffer(size, uid)
+            buf = backend.alloc_buffer(size, uid)
         self._lent.append(buf)
         return buf
 
-    def create_program(self, spec: ProgramSpec) -> Program:
+    def create_program(self, backend: Backend, spec: ProgramSpec) -> Program:
+        if backend is not self.backend:
+            return backend.create_program(spec)
         program = self._programs.get(spec)
         if program is None:
-            program = self._programs[spec] = self._backend.create_program(spec)
+            program = self._programs[spec] = backend.create_program(spec)
         return program
 
     def workload_done(self) -> None:
@@ -107,29 +111,121 @@ class _SharedBackend:
         self._lent.clear()
 
 
+class _SessionModules:
+    """Vulkan modules remembered by the session: the same text with the same options compiles once."""
+
+    def __init__(self) -> None:
+        self._spirv: dict[tuple[Any, ...], bytes] = {}
+
+    def vulkan_module(self, compiler: Compiler) -> bytes:
+        req = compiler.request
+        try:
+            text = Path(req.source).read_bytes()
+        except OSError:
+            return compiler.vulkan_module().data  # let the compiler report it
+        key = (os.path.normpath(req.source), text, req.language, req.entry, req.build_options,
+               tuple(map(str, req.include_dirs)), req.target_env)
+        code = self._spirv.get(key)
+        if code is None:
+            code = self._spirv[key] = compiler.vulkan_module().data
+        return code
+
+
+class InputTypeError(UsageError, TypeError):
+    """An input that is not an array of numbers (a list, a string): its bytes would mean nothing
+    the shader expects."""
+
+
+class ArrayInputs:
+    """The initial data of a workload's resources from arrays by uid (``inputs``), checked
+    against what takes them; the scenario's files for the rest."""
+
+    def __init__(self, scenario: m.Scenario, values: Mapping[str, Any]):
+        from kernellab import model as m
+        from kernellab.runtime.executor import FileInputs
+
+        unknown = sorted(set(values) - set(scenario.by_uid))
+        if unknown:
+            raise UsageError(f"inputs name no resource of the workload: {', '.join(unknown)}")
+        for uid in values:
+            r = scenario.by_uid[uid]
+            if isinstance(r, m.Tensor):
+                raise UsageError(f"input {uid!r}: tensors take their data from files (src) for now")
+            if not isinstance(r, (m.Buffer, m.Image, m.RawData)):
+                raise UsageError(f"input {uid!r} names a {type(r).__name__.lower()}; inputs give the data of "
+                                 "buffers, images and raw data (push constants)")
+        self.values = dict(values)
+        self.files = FileInputs()
+
+    def fill_buffer(self, backend: Backend, r: m.Buffer, buf: Buffer, element: str) -> bool:
+        if r.uid not in self.values:
+            return self.files.fill_buffer(backend, r, buf, element)
+        data = _array(r.uid, self.values[r.uid], f"buffer {r.uid!r}", element)
+        if element and data.dtype.itemsize > 1 and data.dtype.kind in "biuf" and \
+                data.dtype.newbyteorder("=") != np.dtype(element):
+            want = np.dtype(element).name
+            raise UsageError(f"input {r.uid!r}: an array of {data.dtype.name}, but the shader reads buffer "
+                             f"{r.uid!r} as {want}: convert it (array.astype(np.{want})), or pass its raw "
+                             "bytes as uint8/int8")
+        raw = data.reshape(-1).view(np.uint8)
+        if raw.nbytes > buf.size:
+            raise UsageError(f"input {r.uid!r}: {raw.nbytes} bytes do not fit the buffer's {buf.size}")
+        backend.clear_buffer(buf)
+        backend.write_buffer(buf, raw)
+        return True
+
+    def fill_image(self, backend: Backend, r: m.Image, image: Image) -> None:
+        if r.uid not in self.values:
+            self.files.fill_image(backend, r, image)
+            return
+        from kernellab.vkregistry import vkformat
+
+        data = _array(r.uid, self.values[r.uid], f"image {r.uid!r}")
+        fmt = vkformat.lookup(r.format)
+        if fmt is not None and data.dtype.itemsize > 1 and not fmt.npy_dtype_ok(data.dtype):
+            raise UsageError(f"input {r.uid!r}: an array of {data.dtype.name}, but image {r.uid!r} is {fmt.name}, "
+                             f"whose values are {fmt.dtype.name}: convert it, or pass its raw bytes as uint8")
+        backend.write_image(image, data.reshape(-1).view(np.uint8), 1)
+
+    def raw_data(self, r: m.RawData) -> bytes | None:
+        if r.uid not in self.values:
+            return self.files.raw_data(r)
+        return _array(r.uid, self.values[r.uid], f"raw data {r.uid!r}").tobytes()
+
+
+def _array(uid: str, value: Any, what: str, element: str = "") -> np.ndarray:
+    """``value`` as a contiguous array: a NumPy array or scalar as it is, bytes as uint8; a list
+    or anything else is an :class:`InputTypeError` (its numbers have no type a shader could read)."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return np.frombuffer(value, dtype=np.uint8)
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.ascontiguousarray(value)
+    hint = f"np.asarray(value, dtype=np.{np.dtype(element).name})" if element else \
+        "np.asarray(value, dtype=...) with the type the shader reads"
+    raise InputTypeError(f"input {uid!r} is a {type(value).__name__}, not an array: {what} takes the bytes of "
+                         f"a NumPy array, so give {hint}")
+
+
 class _MemoryOutputs:
-    """Stands in for :class:`kernellab.outputs.OutputSet`: 'files' are kept as bytes."""
+    """Saved resources kept as the bytes of their files, by name."""
 
     def __init__(self) -> None:
         self.files: dict[str, bytes] = {}
 
-    def open(self, path: str | Path) -> Any:
-        outputs = self
+    def open(self, path: Path) -> IO[bytes]:
+        return _MemoryFile(self.files, str(path))
 
-        class _File(io.BytesIO):
-            def close(self) -> None:
-                outputs.files[str(path)] = self.getvalue()
-                super().close()
 
-        return _File()
+class _MemoryFile(io.BytesIO):
+    def __init__(self, files: dict[str, bytes], name: str):
+        super().__init__()
+        self._files = files
+        self._name = name
 
-    def npy(self, path: str | Path, array: np.ndarray) -> None:
-        buf = io.BytesIO()
-        np.save(buf, array)
-        self.files[str(path)] = buf.getvalue()
-
-    def bytes(self, path: str | Path, data: bytes | memoryview) -> None:
-        self.files[str(path)] = bytes(data)
+    def close(self) -> None:
+        if not self.closed:
+            self._files[self._name] = self.getvalue()
+        super().close()
 
 
 class Session:
@@ -156,7 +252,7 @@ class Session:
         self.device_info = choose_device(cls.devices(), self.wanted_device)
         self._shared: _SharedBackend | None = None
         self._runs_on_device = 0
-        self._spirv: dict[tuple[Any, ...], bytes] = {}
+        self._modules = _SessionModules()
         self._scenarios: dict[tuple[Any, ...], tuple[m.Scenario, list[Any]]] = {}
         self._closed = False
         self._open()
@@ -167,7 +263,7 @@ class Session:
         return self.device_info.name
 
     # --- device lifetime ---------------------------------------------------------------------
-    def _options(self, **extra: Any) -> Any:
+    def _options(self, **extra: Any) -> RunOptions:
         from kernellab.runtime.executor import RunOptions
 
         return RunOptions(device=str(self.device_info.index), backend=self.backend_name,
@@ -185,7 +281,7 @@ class Session:
     def _drop_device(self) -> None:
         if self._shared is not None:
             shared, self._shared = self._shared, None
-            shared._backend.close()
+            shared.backend.close()
 
     def _backend(self) -> _SharedBackend:
         if self._closed:
@@ -253,14 +349,20 @@ class Session:
                      outputs: Iterable[str] | None = None, output_dir: str | Path | None = None,
                      write_files: bool = False) -> WorkloadRun:
         """Like :meth:`run`, with the host phases and GPU timings of the run."""
+        from kernellab.runtime.executor import Executor
+
         t0 = time.perf_counter()
         if isinstance(workload, (str, Path)):
             scenario = self.load(workload, output_dir, check_files=not inputs)
         else:
             scenario = workload
         parse = Phase("parse", t0, time.perf_counter())
-        wanted = list(outputs) if outputs is not None else None
-        executor = _session_executor()(scenario, self._options(), self, dict(inputs or {}), wanted, write_files)
+        wanted = _outputs_to_read(scenario, outputs)
+        source = ArrayInputs(scenario, dict(inputs or {}))
+        sink = _MemoryOutputs()
+        shared = self._backend()
+        executor = Executor(scenario, self._options(), inputs=source, sink=sink, saved=wanted,
+                            write_files=write_files, modules=self._modules, lease=shared)
         try:
             executor.run()
         except BaseException:
@@ -268,154 +370,31 @@ class Session:
             self._drop_device()
             raise
         finally:
-            if self._shared is not None:
-                self._shared.workload_done()
+            shared.workload_done()
         self._runs_on_device += 1
-        return WorkloadRun(executor.arrays, executor.report.device, [parse, *executor.phases],
-                           executor.report.timings)
-
-    def spirv(self, key: tuple[Any, ...], build: Any) -> bytes:
-        code = self._spirv.get(key)
-        if code is None:
-            code = self._spirv[key] = build()
-        return code
+        arrays = {uid: np.load(io.BytesIO(sink.files[f"{uid}.npy"]), allow_pickle=False) for uid in wanted}
+        phases = [Phase(_PHASE_OF_STEP[name], start, end) for name, start, end in executor.report.steps
+                  if name in _PHASE_OF_STEP]
+        return WorkloadRun(arrays, executor.report.device, [parse, *phases], executor.report.timings)
 
 
-class _MemoCompiler:
-    """A Compiler whose Vulkan module is remembered by the session (same text, same options)."""
-
-    def __init__(self, compiler: Any, session: Session):
-        self._compiler = compiler
-        self._session = session
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._compiler, name)
-
-    def vulkan_module(self) -> Any:
-        from kernellab.compile.pipeline import Artifact
-
-        req = self._compiler.request
-        try:
-            text = Path(req.source).read_bytes()
-        except OSError:
-            return self._compiler.vulkan_module()  # let the compiler report it
-        key = (os.path.normpath(req.source), text, req.language, req.entry, req.build_options,
-               tuple(map(str, req.include_dirs)),
-               req.target_env)
-        data = self._session.spirv(key, lambda: self._compiler.vulkan_module().data)
-        return Artifact("spirv", data, "")
+#: the executor's steps as a workload's phases
+_PHASE_OF_STEP = {"load": "setup", "programs": "pipeline_creation", "commands": "run", "save": "read_back"}
 
 
-_EXECUTOR_CLASS: list[type] = []
+def _outputs_to_read(scenario: m.Scenario, outputs: Iterable[str] | None) -> list[str]:
+    """The uids of the resources to read back: ``outputs``, else those with a ``dst``."""
+    from kernellab import model as m
+    from kernellab.errors import UsageError
 
-
-def _session_executor() -> type:
-    """The executor subclass, made on first use so importing this module does not import Vulkan."""
-    if not _EXECUTOR_CLASS:
-        _EXECUTOR_CLASS.append(_make_session_executor())
-    return _EXECUTOR_CLASS[0]
-
-
-def _make_session_executor() -> type:
-    # long only because it holds a class body (each method is short): defining the class here keeps
-    # `import kernellab` from importing the executor, numpy and Vulkan
-    from kernellab.runtime.executor import Executor
-
-    class SessionExecutor(Executor):  # type: ignore[misc, valid-type]
-        """The executor on a session's device, with arrays in and out instead of files."""
-
-        def __init__(self, scenario: m.Scenario, options: Any, session: Session, inputs: dict[str, Any],
-                     wanted: list[str] | None, write_files: bool):
-            super().__init__(scenario, options)
-            self.session = session
-            self.inputs = inputs
-            self.wanted = wanted
-            self.write_files = write_files
-            self.arrays: dict[str, np.ndarray] = {}
-            self.phases: list[Phase] = []
-            unknown = sorted(set(inputs) - set(scenario.by_uid))
-            if unknown:
-                from kernellab.errors import UsageError
-                raise UsageError(f"inputs name no resource of the workload: {', '.join(unknown)}")
-
-        def _timed(self, name: str) -> Any:
-            phases = self.phases
-
-            class _Timer:
-                def __enter__(self) -> None:
-                    self.start = time.perf_counter()
-
-                def __exit__(self, *exc: object) -> None:
-                    phases.append(Phase(name, self.start, time.perf_counter()))
-            return _Timer()
-
-        def open_backend(self) -> Any:
-            if self.ml is not None:
-                return super().open_backend()  # tensors/graphs: a device with the ML extensions
-            shared = self.session._backend()
-            self.report.device = shared.device.name
-            return nullcontext(shared)
-
-        def _compiler(self, shader: Any, target_env: str, cache: Any) -> Any:
-            compiler = super()._compiler(shader, target_env, cache)
-            return compiler if self.options.dump_stages is not None else _MemoCompiler(compiler, self.session)
-
-        def _fill(self, backend: Any, buf: Any, path: Path) -> None:  # type: ignore[override]
-            if buf.uid in self.inputs:
-                return  # written from the array below
-            super()._fill(backend, buf, path)
-
-        def load_resources(self, backend: Any) -> None:
-            with self._timed("setup"):
-                super().load_resources(backend)
-                for uid, value in self.inputs.items():
-                    self._write_input(backend, uid, value)
-
-        def _write_input(self, backend: Any, uid: str, value: Any) -> None:
-            from kernellab.errors import UsageError
-
-            data = np.ascontiguousarray(value)
-            raw = data.reshape(-1).view(np.uint8)
-            if uid in self.buffers:
-                buf = self.buffers[uid]
-                if raw.nbytes > buf.size:
-                    raise UsageError(f"input {uid!r}: {raw.nbytes} bytes do not fit the buffer's {buf.size}")
-                backend.clear_buffer(buf)
-                backend.write_buffer(buf, raw)
-            elif uid in self.images:
-                backend.write_image(self.images[uid], raw, 1)
-            elif self.ml is not None and uid in self.ml.tensors:
-                raise UsageError(f"input {uid!r}: tensors take their data from files (src) for now")
-            else:
-                self.push_data[uid] = raw.tobytes()
-
-        def create_programs(self, backend: Any) -> None:
-            with self._timed("pipeline_creation"):
-                super().create_programs(backend)
-
-        def run_commands(self, backend: Any, outputs: Any, capture: bool) -> list[Any]:
-            with self._timed("run"):
-                return super().run_commands(backend, outputs, capture)
-
-        def save_outputs(self, backend: Any, outputs: Any) -> None:
-            with self._timed("read_back"):
-                names = self.wanted if self.wanted is not None else [
-                    r.uid for r in self.scenario.resources if getattr(r, "dst_path", None) is not None]
-                memory = _MemoryOutputs()
-                for uid in names:
-                    if uid in self.buffers:
-                        # what np.load gives for Arm's dst file: the raw bytes as int8
-                        self.arrays[uid] = np.array(backend.read_buffer(self.buffers[uid]), copy=True).view(np.int8)
-                    elif uid in self.images or (self.ml is not None and uid in self.ml.tensors):
-                        self._save(backend, memory, uid, Path(f"{uid}.npy"))  # type: ignore[arg-type]  # same interface
-                        self.arrays[uid] = np.load(io.BytesIO(memory.files.pop(f"{uid}.npy")), allow_pickle=False)
-                    else:
-                        from kernellab.errors import UsageError
-                        raise UsageError(f"output {uid!r}: the workload has no buffer, image or tensor of that uid")
-                if self.write_files:
-                    super().save_outputs(backend, outputs)
-
-    return SessionExecutor
+    if outputs is None:
+        return [r.uid for r in scenario.resources if isinstance(r, (m.Buffer, m.Image, m.Tensor))
+                and r.dst_path is not None]
+    wanted = list(outputs)
+    for uid in wanted:
+        if not isinstance(scenario.by_uid.get(uid), (m.Buffer, m.Image, m.Tensor)):
+            raise UsageError(f"output {uid!r}: the workload has no buffer, image or tensor of that uid")
+    return wanted
 
 
 def run(workload: Workload, inputs: Mapping[str, Any] | None = None, *, device: str | int | None = None,
@@ -426,4 +405,4 @@ def run(workload: Workload, inputs: Mapping[str, Any] | None = None, *, device: 
         return session.run(workload, inputs, outputs=outputs, output_dir=output_dir, write_files=write_files)
 
 
-__all__ = ["Session", "WorkloadRun", "Phase", "run"]
+__all__ = ["Session", "WorkloadRun", "Phase", "InputTypeError", "run"]

@@ -58,7 +58,7 @@ def test_direct_backend_runs_like_pyopencl() -> None:
             program = backend.create_program(_spec(SCALE))
             buf = backend.alloc_with_flags(64 * 4, ["CL_MEM_READ_WRITE"], uid="a")
             backend.write_buffer(buf, np.arange(64, dtype=np.float32).tobytes())
-            from kernellab.backends.opencl import LocalMemory
+            from kernellab.backends.opencl_abi import LocalMemory
             backend.launch(program, [buf, np.float32(2).tobytes(), LocalMemory(16 * 4)], [64], [16])
             backend.submit()
             results[direct] = (backend.device.name, [(a.name, a.address_space, a.type_name) for a in program.args],

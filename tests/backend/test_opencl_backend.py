@@ -9,7 +9,8 @@ import pytest
 
 from kernellab.backends.base import ProgramSpec, SpecConstant, choose_device
 from kernellab.backends.registry import backend_class
-from kernellab.backends.opencl import LocalMemory, OpenCLBackend
+from kernellab.backends.opencl import OpenCLBackend
+from kernellab.backends.opencl_abi import LocalMemory
 from kernellab.runtime.instantiation import run_instantiations
 
 

@@ -160,11 +160,13 @@ def test_run_spec_writes_typed_outputs(tmp_path):
 
 
 def test_run_from_cli_namespace(tmp_path):
-    """What ``kernellab run SPEC.json`` hands over once it has detected a kernel spec."""
+    """What ``kernellab run SPEC.json`` hands over once it has detected a kernel spec: its command
+    line as typed options (the runtime takes no argparse namespace)."""
     import argparse
 
+    from kernellab.commands.run import format_options
     from kernellab.commands.spec_args import add_spec_arguments
-    from kernellab.runtime.partition import run_from_cli
+    from kernellab.runtime.runners import FormatRunOptions, run_format
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--output", type=Path)
@@ -176,7 +178,9 @@ def test_run_from_cli_namespace(tmp_path):
     args = parser.parse_args(["--set", "dataset=48", "--partition", "4", "--devices", "cpu", "--seed", "9",
                               "--input", f"1={tmp_path / 'b.npy'}", "--output", str(tmp_path / "o"),
                               "--profiling-dump-path", str(tmp_path / "profile.json")])
-    assert run_from_cli(path, args) == 0
+    options = format_options(args)
+    assert isinstance(options, FormatRunOptions) and options.variables == {"dataset": 48}
+    assert run_format("pyschedcl", path, options) == 0
     profile = json.loads((tmp_path / "profile.json").read_text())
     assert profile["partition"] == 4 and [p["role"] for p in profile["parts"]] == ["gpu", "cpu"]
     assert sum(p["items"] for p in profile["parts"]) == 48

@@ -136,7 +136,7 @@ def test_clean_async_copy_verifies(tmp_path: Path) -> None:
 def test_non_uniform_work_groups_run_on_oclgrind(tmp_path: Path) -> None:
     src = "__kernel void k(__global int *out) {\n  out[get_global_id(0)] = get_local_size(0);\n}\n"
     clean = verify(write(tmp_path, "nu", src, [{"type": "array", "size": 80}], [20], [8]))
-    assert clean.verdict == "verified" and clean.launches[0]["uniform"] is False
+    assert clean.verdict == "verified" and clean.launches[0].uniform is False
     # the last, partial group (4 work-items) writes past a 16-element buffer: found, so it ran
     short = verify(write(tmp_path, "nu2", src, [{"type": "array", "size": 64}], [20], [8]))
     oob = [f for f in short.findings if f.kind == "out-of-bounds"]

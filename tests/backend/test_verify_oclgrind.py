@@ -263,3 +263,20 @@ def test_verify_a_capture_points_at_the_host_call(tmp_path: Path, capsys: pytest
     assert result.to_json()["launches"][0]["enqueued_at"] == f"{prog}:9"
     assert _cli(path, as_json=False) == 1
     assert f"launch enqueued at {prog}:9" in capsys.readouterr().out
+
+
+def test_a_scenario_is_loaded_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernellab.cli import main
+    from kernellab.formats import scenario as scenario_format
+    real, loads = scenario_format.load_scenario, []
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        loads.append(args)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(scenario_format, "load_scenario", counting)
+    # the routing, the export to instantiations and the mapping back share one load
+    monkeypatch.setattr("kernellab.convert.gpuverify_scenario.load_scenario", counting)
+    assert main(["verify", str(_scenario(tmp_path, SCENARIO_KERNEL))]) == 0
+    assert "verified — Oclgrind found no" in capsys.readouterr().out
+    assert len(loads) == 1

@@ -97,7 +97,7 @@ def test_jobs_json_names_the_reason(tmp_path: Path) -> None:
 def test_library_jobs_limit_per_launch(tmp_path: Path) -> None:
     spin, clean = write(tmp_path, "S", ["spin"]), write(tmp_path, "C", ["k"])
     stopped, verified = verify_many([spin, clean], jobs=2, timeout=1)
-    assert stopped.exit_status == 1 and [l["kernel"] for l in stopped.unfinished] == ["spin"]
+    assert stopped.exit_status == 1 and [l.kernel for l in stopped.unfinished] == ["spin"]
     assert verified.verdict == "verified"
     assert not leftovers(tmp_path)
 

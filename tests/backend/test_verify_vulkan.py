@@ -400,3 +400,26 @@ def test_aliased_buffers_refused(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["verify", str(path)]) == 2
     err = capsys.readouterr().err
     assert "/commands/0/dispatch_compute/bindings/0" in err and "memory_group" in err
+
+
+def test_a_scenario_is_loaded_once_and_each_shader_decoded_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernellab.formats import scenario as scenario_format
+    from kernellab.spirvsim import dispatch as spirvsim_dispatch, module as spirvsim_module
+    calls = {"load_scenario": 0, "decode": 0}
+
+    def counting(name: str, real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return call
+    monkeypatch.setattr(scenario_format, "load_scenario", counting("load_scenario", scenario_format.load_scenario))
+    decode = counting("decode", spirvsim_module.load)
+    monkeypatch.setattr(spirvsim_module, "load", decode)
+    monkeypatch.setattr(spirvsim_dispatch, "load", decode)
+    # three dispatches of two shaders: the first runs twice
+    path = scenario(tmp_path, {"k": WRITER, "j": PLANTED["shared-race"][1]},
+                    [dispatch("k"), dispatch("j"), dispatch("k")])
+    status, doc = verify(path, capsys)
+    assert status == 0 and [l["kernel"] for l in doc["launches"]] == ["k (main)", "j (main)", "k (main)"]
+    assert calls == {"load_scenario": 1, "decode": 2}

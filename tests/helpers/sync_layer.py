@@ -162,8 +162,8 @@ def _record_as_arm(path: Path) -> None:
                 "ACCESS_MEMORY_READ": vk.VK_ACCESS_2_MEMORY_READ_BIT}[name]
 
     def barrier(self: Any, buffers: Any, memory: bool, label: str) -> None:
-        vk = self.vk
-        cmd = self._begin()
+        vk = self.gpu.vk
+        cmd = self.gpu.begin()
         index, kind = label.split(":", 1)
         mems, bufs = [], []
         if kind == "implicit_barrier":

@@ -73,3 +73,38 @@ def test_pack_values_pads_to_whole_words():
     assert abi.pack_values([]) == b""
     assert abi.pack_values([(b"\x01", 1), (b"\x02\x00", 2)]) == b"\x01\x00\x02\x00"
     assert abi.pack_values([(b"\x01", 1)]) == b"\x01\x00\x00\x00"
+
+
+# --- the one argument packer ------------------------------------------------------------------
+
+class _Cl:
+    """Stands for the OpenCL runtime module: what clSetKernelArg is handed for local memory."""
+
+    @staticmethod
+    def LocalMemory(size):  # noqa: N802 - pyopencl's name
+        return ("local", size)
+
+
+def test_scenario_arguments_in_parameter_order():
+    push = bytes(range(48))
+    args = abi.scenario_arguments(ARGS, {0: "A", 1: "B"}.get, push, {3: 5, 4: 2}, {"struct s": (8, 4)}, "k")
+    assert args == ["A", push[0:1], push[16:32], abi.LocalMemory(20), push[32:40], "B", abi.LocalMemory(16)]
+
+
+def test_scenario_arguments_name_what_is_missing():
+    with pytest.raises(ValueError, match=r"binding \(set 0, id 1\) is not bound"):
+        abi.scenario_arguments(ARGS, {0: "A"}.get, bytes(48), {}, {"struct s": (8, 4)}, "k")
+    with pytest.raises(ValueError, match="needs push-constant bytes 16..32, only 8 given"):
+        abi.scenario_arguments(ARGS, {0: "A", 1: "B"}.get, bytes(8), {}, {"struct s": (8, 4)}, "k")
+
+
+def test_positional_arguments_fill_memory_objects_in_the_places_left():
+    args = abi.positional_arguments(5, {1: b"\x01\0\0\0"}, {3: 64}, iter(["a", "b", "c"]))
+    assert args == ["a", b"\x01\0\0\0", "b", abi.LocalMemory(64), "c"]
+
+
+def test_driver_values_one_conversion_for_every_launch():
+    values = abi.driver_values([b"\x02\0", abi.LocalMemory(0), "buf"], _Cl, lambda a: f"mem:{a}")
+    assert values[0].dtype.name == "uint8" and values[0].tobytes() == b"\x02\0"
+    assert values[1:] == [("local", 1), "mem:buf"]  # a local allocation is never empty
+    assert abi.driver_values([b"\x02\0"], _Cl, str, raw_bytes=True) == [b"\x02\0"]

@@ -1,7 +1,7 @@
 """Parsing Oclgrind's diagnostics into findings, on a recorded log (no device)."""
 from __future__ import annotations
 
-from kernellab.verify import findings as fnd
+from kernellab.verify import model, oclgrind_log as fnd
 
 LOG = """\
 @@kernellab begin {"index": 0, "kernel": "k", "kernel_file": "/w/k.cl", "buffers": [0, 2], "filled": []}
@@ -77,7 +77,7 @@ Oclgrind - OpenCL runtime error detected
 """
 
 
-def findings() -> list[fnd.Finding]:
+def findings() -> list[model.Finding]:
     messages, events = fnd.parse_stream(LOG)
     assert [e["event"] for e in events] == ["begin", "end"]
     return fnd.group([f for f in (fnd.classify(m) for m in messages) if f is not None])
@@ -129,4 +129,4 @@ def test_api_error_keeps_launch_calls_only() -> None:
 
 def test_every_kind_documented() -> None:
     for kind in ("data-race", "barrier-divergence", "out-of-bounds", "uninitialized-read", "api-error"):
-        assert kind in fnd.KINDS
+        assert kind in model.KINDS

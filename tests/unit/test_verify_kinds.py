@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 
 from kernellab.verify import asynccopy
-from kernellab.verify import findings as fnd
+from kernellab.verify import model, oclgrind_log as fnd
 
 
 def test_gpuverify_kinds_are_always_defects() -> None:
-    assert fnd.checked_kinds([]) == frozenset({"data-race", "barrier-divergence", "out-of-bounds"})
-    assert "uninitialized-read" in fnd.checked_kinds(["uninitialized"])
-    assert fnd.checked_kinds(["all"]) == frozenset(fnd.KINDS)
-    assert {"misaligned-access", "unwaited-event"} <= fnd.checked_kinds(["misaligned", " unwaited-event"])
+    assert model.checked_kinds([]) == frozenset({"data-race", "barrier-divergence", "out-of-bounds"})
+    assert "uninitialized-read" in model.checked_kinds(["uninitialized"])
+    assert model.checked_kinds(["all"]) == frozenset(model.KINDS)
+    assert {"misaligned-access", "unwaited-event"} <= model.checked_kinds(["misaligned", " unwaited-event"])
     with pytest.raises(ValueError, match="unknown check 'race'"):
-        fnd.checked_kinds(["race"])
+        model.checked_kinds(["race"])
 
 
 def test_every_oclgrind_diagnostic_has_a_kind() -> None:
@@ -38,7 +38,7 @@ def test_every_oclgrind_diagnostic_has_a_kind() -> None:
     }
     for header, kind in headers.items():
         assert fnd._kind(header)[0] == kind, header
-        assert kind in fnd.KINDS
+        assert kind in model.KINDS
 
 
 SOURCE = """\

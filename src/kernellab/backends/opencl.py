@@ -107,13 +107,6 @@ class OpenCLProgram(Program):
         self.compile_work_group_size = compile_work_group_size
 
 
-@dataclass(frozen=True)
-class LocalMemory:
-    """A ``__local`` pointer argument of ``size`` bytes."""
-
-    size: int
-
-
 @dataclass
 class _Recorded:
     label: str
@@ -275,7 +268,7 @@ class OpenCLBackend(Backend):
             raise UnknownEntryError(spec.entry, names)
         kernel = ncl.guarded(f"clCreateKernel({spec.entry})", self._cl.Kernel, program, spec.entry)
         args = self._arg_info(kernel, spec.code.decode("utf-8", errors="replace"))
-        descriptors = {(0, b): Descriptor(0, b, "STORAGE_BUFFER", args[i].name)
+        descriptors = {(0, b): Descriptor(0, b, "STORAGE_BUFFER", args[i].name, element=args[i].type.dtype or "")
                        for i, b in opencl_abi.buffer_bindings(args).items()}
         push = 0
         if not opencl_abi.unsized_types(args):  # a struct's size needs the compiler: not checked here
@@ -368,26 +361,16 @@ class OpenCLBackend(Backend):
                local_size: Sequence[int] | None = None, global_offset: Sequence[int] | None = None,
                label: str = "") -> None:
         """Enqueue ``program`` like clEnqueueNDRangeKernel: ``args[i]`` is an
-        :class:`OpenCLBuffer`, a :class:`LocalMemory`, bytes for a by-value argument, or an
+        :class:`OpenCLBuffer`, an :class:`~kernellab.backends.opencl_abi.LocalMemory`, bytes for a by-value argument, or an
         image/sampler made by :meth:`make_image`/:meth:`make_sampler`."""
         assert isinstance(program, OpenCLProgram)
         cl = self._cl
         kernel = program.kernel
         if len(args) != kernel.num_args:
             raise ValueError(f"kernel {program.spec.entry!r} takes {kernel.num_args} arguments, got {len(args)}")
-        for i, a in enumerate(args):
-            if isinstance(a, OpenCLBuffer):
-                value: Any = a.mem
-            elif isinstance(a, LocalMemory):
-                value = cl.LocalMemory(max(1, a.size))
-            elif isinstance(a, (bytes, bytearray, memoryview)):
-                if self._direct:
-                    value = bytes(a)
-                else:
-                    import numpy as np
-                    value = np.frombuffer(bytes(a), dtype=np.uint8)
-            else:
-                value = a
+        values = opencl_abi.driver_values(args, cl, lambda a: a.mem if isinstance(a, OpenCLBuffer) else a,
+                                          raw_bytes=self._direct)
+        for i, value in enumerate(values):
             ncl.guarded(f"clSetKernelArg({program.spec.entry}, {i})", kernel.set_arg, i, value)
         event = ncl.guarded(f"clEnqueueNDRangeKernel({program.spec.entry})", cl.enqueue_nd_range_kernel,
                          self.queue, kernel, tuple(int(g) for g in global_size),
@@ -427,32 +410,9 @@ class OpenCLBackend(Backend):
         spec_values = {c.id: int(c.value) for c in program.spec.specialization}
         local = opencl_abi.local_size(spec_values, program.compile_work_group_size)
         # structs: the compiler knows their layout (asked only when the kernel takes one)
-        slots = opencl_abi.value_slots(program.args, self.type_layout(program, opencl_abi.unsized_types(program.args)))
-        counts = opencl_abi.local_counts(program.args, spec_values)
-        binding_of = opencl_abi.buffer_bindings(program.args)
-        args: list[Any] = []
-        for arg in program.args:
-            kind = arg.kind
-            if kind == "buffer":
-                binding = binding_of[arg.index]
-                buf = bindings.get((0, binding))
-                if buf is None:
-                    raise ValueError(f"dispatch of {program.spec.uid!r}: kernel argument {arg.index} "
-                                     f"({arg.name}) is buffer argument {binding}, but binding "
-                                     f"(set 0, id {binding}) is not bound")
-                args.append(buf)
-            elif kind == "local":
-                args.append(LocalMemory(counts[arg.index] * opencl_abi.local_element_size(arg)))
-            elif kind == "scalar":
-                offset, size = slots[arg.index]
-                chunk = push_data[offset:offset + size]
-                if len(chunk) < size:
-                    raise ValueError(f"dispatch of {program.spec.uid!r}: argument {arg.index} ({arg.name}) needs "
-                                     f"push-constant bytes {offset}..{offset + size}, only {len(push_data)} given")
-                args.append(chunk)
-            else:
-                raise ValueError(f"dispatch of {program.spec.uid!r}: argument {arg.index} ({arg.name}) is an "
-                                 f"{kind}; scenarios cannot bind {kind}s to OpenCL C kernels")
+        layout = self.type_layout(program, opencl_abi.unsized_types(program.args))
+        args = opencl_abi.scenario_arguments(program.args, lambda binding: bindings.get((0, binding)), push_data,
+                                             spec_values, layout, program.spec.uid)
         global_size = tuple(g * l for g, l in zip(groups, local))
         # dispatches run in order, asynchronously: a crash is this one's or one enqueued before it
         launch_guard.naming(f"the dispatch of {label} (kernel {program.spec.entry}) or one before it")

@@ -18,8 +18,9 @@ workload formats, and the kernel-instantiation runner share it, so they cannot d
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kernellab.errors import InputError
 
@@ -63,6 +64,13 @@ class Argument(Protocol):
 
     @property
     def kind(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class LocalMemory:
+    """A ``__local`` pointer argument of ``size`` bytes."""
+
+    size: int
 
 
 def align_up(offset: int, alignment: int) -> int:
@@ -186,3 +194,71 @@ def default_local_size(global_size: Sequence[int], limit: int = 64) -> tuple[int
     dimension 0 up to ``limit``, 1 in the other dimensions (a scenario must name one)."""
     first = max(d for d in range(1, min(limit, global_size[0]) + 1) if global_size[0] % d == 0)
     return (first,) + (1,) * (len(global_size) - 1)
+
+
+# --- the argument packer: every OpenCL launch (scenario dispatch, kernel instantiation, PySchedCL
+# part) turns its arguments into clSetKernelArg values here, so they cannot drift apart
+
+
+def scenario_arguments(args: Sequence[Argument], buffers: Callable[[int], Any], push_data: bytes,
+                       spec_values: Mapping[int, int], layout: Layout | None, kernel: str) -> list[Any]:
+    """A scenario dispatch's kernel arguments in parameter order: the buffer bound at
+    ``buffers(binding)`` (None: not bound), a :class:`LocalMemory` sized by specialization
+    constants 3, 4, ... and each by-value argument's slice of ``push_data``. A mismatch is a
+    :class:`ValueError` naming ``kernel``."""
+    slots = value_slots(args, layout)
+    counts = local_counts(args, spec_values)
+    binding_of = buffer_bindings(args)
+    out: list[Any] = []
+    for arg in args:
+        kind = arg.kind
+        if kind == "buffer":
+            binding = binding_of[arg.index]
+            buf = buffers(binding)
+            if buf is None:
+                raise ValueError(f"dispatch of {kernel!r}: kernel argument {arg.index} ({arg.name}) is buffer "
+                                 f"argument {binding}, but binding (set 0, id {binding}) is not bound")
+            out.append(buf)
+        elif kind == "local":
+            out.append(LocalMemory(counts[arg.index] * local_element_size(arg)))
+        elif kind == "scalar":
+            offset, size = slots[arg.index]
+            chunk = push_data[offset:offset + size]
+            if len(chunk) < size:
+                raise ValueError(f"dispatch of {kernel!r}: argument {arg.index} ({arg.name}) needs push-constant "
+                                 f"bytes {offset}..{offset + size}, only {len(push_data)} given")
+            out.append(chunk)
+        else:
+            raise ValueError(f"dispatch of {kernel!r}: argument {arg.index} ({arg.name}) is an {kind}; scenarios "
+                             f"cannot bind {kind}s to OpenCL C kernels")
+    return out
+
+
+def positional_arguments(count: int, values: Mapping[int, bytes], local_bytes: Mapping[int, int],
+                         memory: Iterable[Any]) -> list[Any]:
+    """``count`` kernel arguments in parameter order: by-value bytes and ``__local`` sizes at their
+    positions, the memory objects of ``memory`` in order in the places left."""
+    rest: Iterator[Any] = iter(memory)
+    return [values[pos] if pos in values else LocalMemory(local_bytes[pos]) if pos in local_bytes else next(rest)
+            for pos in range(count)]
+
+
+def driver_values(args: Sequence[Any], cl: Any, handle: Callable[[Any], Any], raw_bytes: bool = False) -> list[Any]:
+    """What clSetKernelArg takes for each argument, through the runtime ``cl`` (pyopencl or
+    Oclgrind's direct binding): ``handle(a)`` for a memory object (a backend's buffer wrapper,
+    an image, a sampler), a local allocation of at least one byte, by-value bytes as a uint8
+    array (as bytes with ``raw_bytes``: the direct binding takes them so)."""
+    out: list[Any] = []
+    for a in args:
+        if isinstance(a, LocalMemory):
+            out.append(cl.LocalMemory(max(1, a.size)))
+        elif isinstance(a, (bytes, bytearray, memoryview)):
+            if raw_bytes:
+                out.append(bytes(a))
+            else:
+                import numpy as np
+
+                out.append(np.frombuffer(bytes(a), dtype=np.uint8))
+        else:
+            out.append(handle(a))
+    return out

@@ -125,7 +125,8 @@ def _run_files(args: argparse.Namespace, fmt: str, old: Any, dtypes: dict[str, s
     import tempfile
 
     from kernellab.errors import InputError
-    from kernellab.runtime.runners import runner_for
+    from kernellab.commands.run import format_options
+    from kernellab.runtime.runners import run_format
     from kernellab.suite.checking import read_output
     from kernellab.suite.expectations import references_outside
 
@@ -133,8 +134,7 @@ def _run_files(args: argparse.Namespace, fmt: str, old: Any, dtypes: dict[str, s
         raise InputError(problems)
     with tempfile.TemporaryDirectory(prefix="kernellab-bless-") as tmp:
         folder = Path(tmp)
-        run_args = argparse.Namespace(**{**vars(args), "output": folder, "profiling_dump_path": None})
-        status = runner_for(fmt)(args.file, run_args)
+        status = run_format(fmt, args.file, format_options(args, output=folder, profiling_path=None))
         if status:
             raise UsageError(f"{args.file}: the run failed (exit {status}); nothing blessed")
         written = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -10,11 +11,14 @@ import tempfile
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernellab import config
 from kernellab.backends.registry import names as backend_names
 from kernellab.errors import UsageError
+
+if TYPE_CHECKING:
+    from kernellab.runtime.runners import FormatRunOptions
 
 log = logging.getLogger("kernellab.run")
 
@@ -206,14 +210,34 @@ def _run(path: Path, args: argparse.Namespace) -> int:
                   "written; pass --output DIR to keep them", file=sys.stderr)
         with config.override(compile_cache=not getattr(args, "no_cache", False)):
             if fmt != "scenario":
-                from kernellab.runtime.runners import runner_for
-                status = runner_for(fmt)(path, args)
+                from kernellab.runtime.runners import run_format
+                status = run_format(fmt, path, format_options(args))
             else:
                 status = run_scenario(path, args)
         if check and status == 0:
             from kernellab.suite.checking import check_written_outputs
             status = check_written_outputs(path, args.output, fmt, args.expectations, expectations=expectations)
     return status
+
+
+def format_options(args: argparse.Namespace, **changes: Any) -> FormatRunOptions:
+    """The typed options of a kernel-instantiation or PySchedCL run from its command line
+    (``run``'s and ``bless``'s flags; a flag a command lacks keeps its default), with ``changes``."""
+    from kernellab.runtime.runners import FormatRunOptions, parse_inputs
+
+    seed = getattr(args, "seed", None)
+    variables: dict[str, Any] = {}
+    if getattr(args, "set", None):  # only a spec has variables: a kernel-instantiation run skips the parser
+        from kernellab.formats.pyschedcl.kernel import parse_assignments
+        variables = parse_assignments(args.set)
+    options = FormatRunOptions(output=getattr(args, "output", None), device=getattr(args, "device", None),
+                               seed=int(seed) if seed is not None else 0, index=getattr(args, "index", None),
+                               variables=variables,
+                               partition=getattr(args, "partition", None), devices=getattr(args, "devices", None),
+                               inputs=parse_inputs(getattr(args, "input", None)),
+                               split=getattr(args, "split", None) or "subbuffer",
+                               profiling_path=getattr(args, "profiling_dump_path", None))
+    return dataclasses.replace(options, **changes)
 
 
 def _native_kernels(fmt: str, args: argparse.Namespace) -> bool:

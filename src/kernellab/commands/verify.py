@@ -75,16 +75,8 @@ def run(args: argparse.Namespace) -> int:
     files = args.file if isinstance(args.file, list) else [args.file]
     check = [name for arg in getattr(args, "check", []) or [] for name in arg.split(",")]
     formats = [args.format or detect(f) for f in files]
-    if "scenario" in formats:  # Vulkan scenarios to the SPIR-V checker, the rest to Oclgrind
-        from kernellab.verify.vulkan import render, verify_many
-    else:  # kernel-instantiation files only: skip the SPIR-V checker's imports (verify's start-up)
-        from kernellab.verify.report import render
-        from kernellab.verify.run import verify_many as oclgrind_many
-
-        def verify_many(files: Any, **kw: Any) -> Any:
-            kw.pop("vulkan", None)
-            kw.pop("subgroup_size", None)
-            return oclgrind_many(files, **kw)
+    from kernellab.verify.checkers import verify_many  # Vulkan scenarios to the SPIR-V checker, the rest to Oclgrind
+    from kernellab.verify.report import render
     from kernellab import config
     from kernellab.verify.run import ending_process_on_timeout
     text = getattr(args, "timeout", None)
@@ -95,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
                               **({"subgroup_size": args.subgroup_size} if getattr(args, "subgroup_size", None) else {}))
     for r in results:
         for launch in r.unfinished:
-            print(f"kernellab verify: error: {launch['error']}", file=sys.stderr)
+            print(f"kernellab verify: error: {launch.error}", file=sys.stderr)
     if args.json:
         doc: Any = results[0].to_json() if len(results) == 1 else {
             "verdict": next((v for v in ("defects", "not finished") if any(r.verdict == v for r in results)),

@@ -22,7 +22,7 @@ from kernellab import model as m
 from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import ProgramSpec, SpecConstant
 from kernellab.compile.pipeline import expand_request
-from kernellab.backends.opencl import KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram
+from kernellab.backends.opencl import KernelArg, OpenCLBackend, OpenCLBuffer, OpenCLProgram
 from kernellab.errors import InputError, Problem, json_pointer
 from kernellab.formats import gpuverify, npy
 from kernellab.formats.gpuverify import KernelInstantiation
@@ -123,7 +123,7 @@ def _import_launch(backend: OpenCLBackend, launch: PreparedLaunch, kernel_file: 
             resources.append(_import_buffer(backend, inst, arg, value, outs, out))
             bindings.append({"set": 0, "id": binding_of[arg.index], "resource_ref": f"i{i}_arg{arg.index}"})
         elif kind == "local":
-            assert isinstance(value, LocalMemory)
+            assert isinstance(value, abi.LocalMemory)
             specs.append({"id": local_id, "value": abi.local_count(value.size, abi.local_element_size(arg))})
             local_id += 1
         elif kind == "scalar":
@@ -212,18 +212,20 @@ def _exportable_dispatches(scenario: m.Scenario, path: Path) -> list[_Dispatch]:
 
 
 def export_scenario(path: str | Path, output_dir: str | Path, *, device: str | None = None,
-                    report: Report | None = None) -> Path:
+                    report: Report | None = None, scenario: m.Scenario | None = None) -> Path:
     """Write ``output_dir/instantiations.json``: one instantiation per OpenCL C dispatch of the
     scenario, with each bound buffer's contents at that dispatch (the dispatches before the last
     are run on an OpenCL device to know them).
 
     Returns the file; ``export_scenario.last_commands`` is not kept: the i-th instantiation is the
-    i-th ``dispatch_compute`` of the scenario (see :func:`dispatch_pointers`)."""
+    i-th ``dispatch_compute`` of the scenario (see :func:`dispatch_pointers`). ``scenario``: the
+    file already loaded (verify loads it once), its warnings already given."""
     report = report or (lambda s: None)
     path, out = Path(path), Path(output_dir)
-    scenario, warnings = load_scenario(path)
-    for w in warnings:
-        report(str(w))
+    if scenario is None:
+        scenario, warnings = load_scenario(path)
+        for w in warnings:
+            report(str(w))
     dispatches = _exportable_dispatches(scenario, path)
     backend = OpenCLBackend.open(device)
     try:

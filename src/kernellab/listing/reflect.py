@@ -34,6 +34,9 @@ class Descriptor:
     #: buffers: bytes per element of the trailing runtime array (0 when there is none)
     stride: int = 0
     writes: bool = True
+    #: buffers: the NumPy type code ("f4", "u4", "i8", ...) of every scalar the block holds, when
+    #: they are all of one type ("" for a block mixing types): what its data should be made of
+    element: str = ""
 
 
 @dataclass
@@ -124,6 +127,21 @@ class _Layout:
                 size = int(matrix[0]) * int(self.m.defs[mtype].operands[1].value)
             end = max(end, offset + size)
         return end
+
+    def scalar_codes(self, type_id: int) -> set[str]:
+        """NumPy type codes of the scalars a type is made of ("?" for what is no number)."""
+        inst = self.m.defs[type_id]
+        op = inst.opname
+        if op == "OpTypeFloat":
+            return {f"f{int(inst.operands[0].value) // 8}"}
+        if op == "OpTypeInt":
+            signed = len(inst.operands) > 1 and int(inst.operands[1].value)
+            return {f"{'i' if signed else 'u'}{int(inst.operands[0].value) // 8}"}
+        if op in ("OpTypeVector", "OpTypeMatrix", "OpTypeArray", "OpTypeRuntimeArray"):
+            return self.scalar_codes(int(inst.operands[0].value))
+        if op == "OpTypeStruct":
+            return set().union(*(self.scalar_codes(int(member.value)) for member in inst.operands))
+        return {"?"}
 
     def runtime_stride(self, struct_id: int) -> int:
         inst = self.m.defs[struct_id]
@@ -242,13 +260,15 @@ def reflect(spirv: bytes, entry: str = "main", file: str = "", *, module: Module
             continue
         kind, count, element = _descriptor_type(module, pointee, storage, deco)
         min_size = stride = 0
+        scalars: set[str] = set()
         if kind in ("STORAGE_BUFFER", "UNIFORM_BUFFER") and module.defs[element].opname == "OpTypeStruct":
             min_size, stride = layout.struct_size(element), layout.runtime_stride(element)
+            scalars = layout.scalar_codes(element)
         writes = "NonWritable" not in info and not all(
             "NonWritable" in member.get((element, i), {}) for i in range(len(module.defs[element].operands) or 1))
         name = module.names.get(inst.result or 0) or module.names.get(element, "")
         d = Descriptor(int(info["DescriptorSet"][0]), int(info["Binding"][0]), kind, name, count, min_size, stride,
-                       writes)
+                       writes, scalars.pop() if len(scalars) == 1 and "?" not in scalars else "")
         interface.descriptors[(d.set, d.binding)] = d
     interface.spec_ids = frozenset(spec_ids)
     return interface

@@ -8,10 +8,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, overload
+from typing import IO, Any, Protocol, overload
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 
@@ -104,6 +104,9 @@ class RepeatTimings(Sequence[list[CommandTiming]]):
     def __iter__(self) -> Iterator[list[CommandTiming]]:
         return (self._kept.get(i, []) for i in range(self._count))
 
+    def __repr__(self) -> str:
+        return f"RepeatTimings({list(self)!r})"
+
 
 @dataclass
 class RunReport:
@@ -118,6 +121,13 @@ class RunReport:
     timestamp_period: float = 1.0
     #: (command name, bytes) of each data-graph pipeline's session memory
     session_memory: list[tuple[str, int]] = field(default_factory=list)
+    #: (step, start, end) in ``time.perf_counter()`` seconds of the steps a caller may show on a
+    #: time line: ``load`` (resources), ``programs``, ``commands`` (once per repeat), ``save``
+    steps: list[tuple[str, float, float]] = field(default_factory=list)
+
+    def step(self, name: str, start: float) -> None:
+        """Note that step ``name`` ran from ``start`` until now."""
+        self.steps.append((name, start, time.perf_counter()))
 
     def count(self, name: str, category: str, start: float, inference: bool = True) -> None:
         """One of Arm's perf counters: the time since ``start`` under ``name``."""
@@ -161,10 +171,128 @@ def driver_options(scenario: m.Scenario, shader: m.Shader) -> compiler_options.O
     req.check_file_options()
     return req.option_list.without_include_dirs()
 
+# --- the executor's collaborators: what a caller may change without subclassing it -----------
+
+
+class InputSource(Protocol):
+    """Where a run's resources get their initial data."""
+
+    def fill_buffer(self, backend: Backend, r: m.Buffer, buf: Buffer, element: str) -> bool:
+        """Write ``r``'s initial bytes into ``buf``; False when it has none (the executor zeroes
+        it). ``element`` is the NumPy type code of the scalars the shaders read it as ("" unknown)."""
+        ...
+
+    def fill_image(self, backend: Backend, r: m.Image, image: Image) -> None:
+        """Write ``r``'s initial texels into ``image``, if it has any."""
+        ...
+
+    def raw_data(self, r: m.RawData) -> bytes | None:
+        """The bytes of ``r`` (push constants), None when it has none."""
+        ...
+
+
+class OutputSink(Protocol):
+    """Where saved resources go, files (:class:`~kernellab.outputs.OutputSet`) or memory: a
+    file named ``path`` opened for writing, kept when it is closed."""
+
+    def open(self, path: Path) -> IO[bytes]: ...
+
+
+class ModuleCache(Protocol):
+    """The Vulkan SPIR-V module of a compile request (compiled, or remembered from before)."""
+
+    def vulkan_module(self, compiler: Compiler) -> bytes: ...
+
+
+class BackendLease(Protocol):
+    """The backend a run uses: opened for it, or lent by a longer-lived owner (a session) that
+    may also hand out its buffers and programs."""
+
+    def lease(self, own: Callable[[], Backend], needs_own_device: bool) -> AbstractContextManager[Backend]:
+        """The backend, as a context manager; ``own()`` opens one of the run's own (``needs_own_device``:
+        the run needs a device with extensions only it enables)."""
+        ...
+
+    def alloc_buffer(self, backend: Backend, size: int, uid: str) -> Buffer: ...
+
+    def create_program(self, backend: Backend, spec: ProgramSpec) -> Program: ...
+
+
+class FileInputs:
+    """Initial data from the files the scenario names (``src``)."""
+
+    def fill_buffer(self, backend: Backend, r: m.Buffer, buf: Buffer, element: str) -> bool:
+        if r.src_path is None:
+            return False
+        hdr = npy.read_header(r.src_path)
+        if backend.capabilities.mapped_buffers and not hdr.fortran_order:
+            # read the file straight into the mapped device memory: no intermediate copy
+            target = backend.buffer_view_bytes(buf)[:hdr.nbytes]
+            with open(r.src_path, "rb") as fh:
+                fh.seek(hdr.data_offset)
+                got = fh.readinto(target)
+            if got != hdr.nbytes:
+                raise InputError(f"truncated .npy file: expected {hdr.nbytes} data bytes, read {got}", file=r.src_path)
+        else:
+            backend.write_buffer(buf, npy.load_bytes(r.src_path))
+        return True
+
+    def fill_image(self, backend: Backend, r: m.Image, image: Image) -> None:
+        if r.src_path is None:
+            return
+        from kernellab.formats import imagefile  # NumPy's: only scenarios with images import it
+        from kernellab.vkregistry import vkformat
+
+        fmt = vkformat.lookup(r.format)
+        assert fmt is not None  # the executor refused an unknown format before allocating
+        width, height = image_extent(r)
+        data = imagefile.load(r.src_path, fmt, width, height, r.mips)
+        for w in data.warnings:
+            log.warning("%s", w)
+        backend.write_image(image, data.data, data.mip_levels)
+
+    def raw_data(self, r: m.RawData) -> bytes | None:
+        return npy.read_bytes(r.src_path) if r.src_path is not None else None
+
+
+class CompileEach:
+    """No memory between runs: each run compiles its modules (the compiler's artifact cache may
+    still answer)."""
+
+    def vulkan_module(self, compiler: Compiler) -> bytes:
+        return compiler.vulkan_module().data
+
+
+class OwnBackend:
+    """A backend opened for the run and closed after it."""
+
+    def lease(self, own: Callable[[], Backend], needs_own_device: bool) -> AbstractContextManager[Backend]:
+        return own()
+
+    def alloc_buffer(self, backend: Backend, size: int, uid: str) -> Buffer:
+        return backend.alloc_buffer(size, uid)
+
+    def create_program(self, backend: Backend, spec: ProgramSpec) -> Program:
+        return backend.create_program(spec)
+
+
 class Executor:
-    def __init__(self, scenario: m.Scenario, options: RunOptions):
+    """Runs one scenario. Its collaborators say where data comes from (``inputs``, default the
+    scenario's files), where saved resources go (``sink`` for the resources ``saved``, besides the
+    ``dst`` files unless ``write_files`` is False), which modules are remembered (``modules``) and
+    whose backend it runs on (``lease``)."""
+
+    def __init__(self, scenario: m.Scenario, options: RunOptions, *, inputs: InputSource | None = None,
+                 sink: OutputSink | None = None, saved: Sequence[str] = (), write_files: bool = True,
+                 modules: ModuleCache | None = None, lease: BackendLease | None = None):
         self.scenario = scenario
         self.options = options
+        self.inputs: InputSource = inputs or FileInputs()
+        self.sink = sink
+        self.saved = list(saved)
+        self.write_files = write_files
+        self.module_cache: ModuleCache = modules or CompileEach()
+        self.lease: BackendLease = lease or OwnBackend()
         self.report = RunReport()
         self.buffers: dict[str, Buffer] = {}
         self.images: dict[str, Image] = {}
@@ -257,21 +385,34 @@ class Executor:
         for r in self.scenario.resources:
             t = time.perf_counter()
             if isinstance(r, m.Buffer):
-                buf = grouped.get(r.uid) or backend.alloc_buffer(r.size, r.uid)
+                buf = grouped.get(r.uid) or self.lease.alloc_buffer(backend, r.size, r.uid)
                 self.buffers[r.uid] = buf
-                if r.src_path is not None:
-                    self._fill(backend, buf, r.src_path)
-                elif r.uid not in grouped:
+                if not self.inputs.fill_buffer(backend, r, buf, self.declared_element(r.uid)) and \
+                        r.uid not in grouped:
                     # device memory is not born zeroed; Arm's runner starts such buffers at zero
                     backend.clear_buffer(buf)
             elif isinstance(r, m.Image):
                 self.images[r.uid] = self._load_image(backend, r, grouped.get(r.uid))
             elif isinstance(r, m.Tensor):
                 self.ml.load_tensor(backend, r)
-            elif isinstance(r, m.RawData) and r.src_path is not None:
-                self.push_data[r.uid] = npy.read_bytes(r.src_path)
+            elif isinstance(r, m.RawData) and (data := self.inputs.raw_data(r)) is not None:
+                self.push_data[r.uid] = data
             if isinstance(r, (m.Buffer, m.Image, m.Tensor, m.RawData)):
                 self.report.count(f"Load Resource: {r.uid}", "Scenario Setup", t)
+
+    def declared_element(self, uid: str) -> str:
+        """The NumPy type code of the scalars every dispatch binding buffer ``uid`` reads it as
+        (known once :meth:`check` reflected the shaders); "" when unknown or when they differ."""
+        codes = set()
+        for c in self.scenario.commands:
+            if not isinstance(c, m.DispatchCompute):
+                continue
+            known = self.interfaces.get(c.shader_ref)
+            for b in c.bindings:
+                if b.resource_ref == uid:
+                    d = known.interface.descriptors.get((b.set, b.id)) if known is not None else None
+                    codes.add(d.element if d is not None else "")
+        return codes.pop() if len(codes) == 1 else ""
 
     def _image_spec(self, r: m.Image) -> ImageSpec:
         width, height = image_extent(r)
@@ -292,20 +433,13 @@ class Executor:
                          color_attachment=r.color_attachment)
 
     def _load_image(self, backend: Backend, r: m.Image, image: Image | None = None) -> Image:
-        from kernellab.formats import imagefile  # NumPy's: only scenarios with images import it
         from kernellab.vkregistry import vkformat
 
-        fmt = vkformat.lookup(r.format)
-        if fmt is None:
+        if vkformat.lookup(r.format) is None:
             raise InputError.at(self.scenario.file or "", "/resources", f"image \"{r.uid}\": unknown format {r.format}")
-        width, height = image_extent(r)
         if image is None:
             image = backend.alloc_image(self._image_spec(r))
-        if r.src_path is not None:
-            data = imagefile.load(r.src_path, fmt, width, height, r.mips)
-            for w in data.warnings:
-                log.warning("%s", w)
-            backend.write_image(image, data.data, data.mip_levels)
+        self.inputs.fill_image(backend, r, image)
         return image
 
     def _bound_as_storage(self, uid: str) -> bool:
@@ -322,21 +456,8 @@ class Executor:
                                              if not sampled(self.scenario.by_uid[b.resource_ref], b)}  # type: ignore[arg-type]
         return uid in self._storage_images
 
-    @staticmethod
-    def _fill(backend: Backend, buf: Buffer, path: Path) -> None:
-        hdr = npy.read_header(path)
-        if backend.capabilities.mapped_buffers and not hdr.fortran_order:
-            # read the file straight into the mapped device memory: no intermediate copy
-            target = backend.buffer_view_bytes(buf)[:hdr.nbytes]
-            with open(path, "rb") as fh:
-                fh.seek(hdr.data_offset)
-                got = fh.readinto(target)
-            if got != hdr.nbytes:
-                raise InputError(f"truncated .npy file: expected {hdr.nbytes} data bytes, read {got}", file=path)
-        else:
-            backend.write_buffer(buf, npy.load_bytes(path))
-
-    def _compiler(self, shader: m.Shader, target_env: str, cache: ArtifactCache | None) -> Compiler:
+    def compiler(self, shader: m.Shader, target_env: str, cache: ArtifactCache | None) -> Compiler:
+        """The compiler of ``shader``'s Vulkan module for this run's device."""
         return Compiler(shader_request(self.scenario, shader, target_env, self.report.device), cache)
 
     def create_programs(self, backend: Backend) -> None:
@@ -354,7 +475,7 @@ class Executor:
                 spec = self.specs.get(shader.uid) or self._program_spec(backend, shader, (), modules)
                 t = time.perf_counter()
                 try:
-                    self.programs[key] = backend.create_program(dataclasses.replace(spec, slots=key[1]))
+                    self.programs[key] = self.lease.create_program(backend, dataclasses.replace(spec, slots=key[1]))
                 except PipelineCacheMiss as exc:
                     self.say("ERROR", str(exc))
                     raise
@@ -448,11 +569,11 @@ class Executor:
                                  shared_memory={uid: workgroup_memory(self.scenario.by_uid[uid], known)  # type: ignore[arg-type]
                                                 for uid, known in self.interfaces.items() if known is not None})
         for uid, known in self.interfaces.items():
-            shader = self.scenario.by_uid[uid]
-            assert isinstance(shader, m.Shader)
+            reflected = self.scenario.by_uid[uid]
+            assert isinstance(reflected, m.Shader)
             if known is not None:
                 # an id the module lacks is legal Vulkan (ignored), so Arm runs it: a warning unless --strict
-                for p in check_spec_constants(self.scenario, shader, known.interface, file,
+                for p in check_spec_constants(self.scenario, reflected, known.interface, file,
                                               warning=not self.options.strict):
                     if p.warning:
                         log.warning("%s", p)
@@ -636,7 +757,7 @@ class Executor:
                 except OSError as exc:  # a full disk fails the write or the close: name the file
                     raise FileSystemError.from_os(exc, exc.filename or r.dst_path) from None
 
-    def _save(self, backend: Backend, outputs: OutputSet, uid: str, path: Path) -> None:
+    def _save(self, backend: Backend, outputs: OutputSink, uid: str, path: Path) -> None:
         """Write a resource as Arm's runner does: a buffer as a 1-D int8 array of its raw bytes,
         an image's level 0 as DDS or [1, H, W, C] .npy by the file's extension."""
         if uid in self.buffers:
@@ -663,13 +784,16 @@ class Executor:
             png.check_dst_format(fmt.name, path)
         with outputs.open(path) as fh:
             imagefile.write(fh, suffix, fmt, image.spec.width, image.spec.height,
-                            memoryview(backend.read_image(image, 0)))
+                            backend.read_image(image, 0).data)
 
     def run(self) -> RunReport:
         opts = self.options
         with ExitStack() as stack:
             t = time.perf_counter()
-            backend = stack.enter_context(self.open_backend())
+            # tensors, graphs and optical flow need a device with extensions only a run of their own enables
+            own_device = self.ml is not None or self.optical_flows is not None
+            backend = stack.enter_context(self.lease.lease(self.open_backend, own_device))
+            self.report.device = backend.device.name
             self.backend = backend
             if self.ml is not None:
                 self.ml.check_backend(backend)
@@ -685,11 +809,13 @@ class Executor:
             ms = self.report.add_phase("pipeline_creation", t)
             t = time.perf_counter()
             self.load_resources(backend)
+            self.report.step("load", t)
             ms_load = self.report.add_phase("setup", t)
             log.info("setup: %d buffers and %d images created and filled (%.1f ms)", len(self.buffers),
                      len(self.images), ms_load)
             t = time.perf_counter()
             self.create_programs(backend)
+            self.report.step("programs", t)
             ms += self.report.add_phase("pipeline_creation", t)
             log.info("pipeline creation: %d programs from %d shaders (%.1f ms)", len(self.programs), len(self.specs),
                      ms)
@@ -700,7 +826,12 @@ class Executor:
             if not opts.dry_run:
                 self._run_repeats(backend, outputs)
                 t = time.perf_counter()
-                self.save_outputs(backend, outputs)
+                if self.sink is not None:
+                    for uid in self.saved:
+                        self._save(backend, self.sink, uid, Path(f"{uid}.npy"))
+                if self.write_files:
+                    self.save_outputs(backend, outputs)
+                self.report.step("save", t)
                 ms = self.report.add_phase("save", t)
                 self.report.count("Save Resources", "Save Results", t, inference=False)
                 log.info("save: %d outputs written (%.1f ms)", len(outputs.paths), ms)
@@ -725,6 +856,7 @@ class Executor:
             t_rep = time.perf_counter()
             # frames are captured on the last repeat only, so files hold the final state
             self.report.timings.append(self.run_commands(backend, outputs, capture=rep == opts.repeat - 1))
+            self.report.step("commands", t_rep)
             if opts.iteration_counters:
                 self.report.count(f"Submit Commands. Iteration: {rep + 1}", "Run Scenario", t_rep, inference=False)
             if opts.progress:
@@ -751,10 +883,12 @@ class _VulkanModules:
 
                 code = tensor_shader_spirv(shader, self.target_env)
             if code is None:
-                compiler = ex._compiler(shader, self.target_env, self.cache)
-                code = compiler.vulkan_module().data
-                if ex.options.dump_stages is not None:
+                compiler = ex.compiler(shader, self.target_env, self.cache)
+                if ex.options.dump_stages is not None:  # every stage of this compile, so no memory
+                    code = compiler.vulkan_module().data
                     dump_stages(compiler, ex.options.dump_stages, shader.uid)
+                else:
+                    code = ex.module_cache.vulkan_module(compiler)
             self.modules[shader.uid] = code
         return self.modules[shader.uid]
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from kernellab import compiler_options
 from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import BackendOptions, ProgramSpec
-from kernellab.backends.opencl import KernelArg, LocalMemory, OpenCLBackend, OpenCLBuffer, OpenCLProgram
+from kernellab.backends.opencl import KernelArg, OpenCLBackend, OpenCLBuffer, OpenCLProgram
 from kernellab.compile.pipeline import driver_source
 from kernellab.errors import BackendError, CompileError, InputError, Problem
 from kernellab.formats import gpuverify
@@ -323,13 +323,13 @@ class _ArgumentMaker:
         reach = [g + o for g, o in zip(inst.global_size, inst.global_offset or (0,) * len(inst.global_size))]
         return math.prod(inst.local_size if local and inst.local_size else reach)
 
-    def local(self, n: int, arg: KernelArg, rec: ArrayArgument) -> LocalMemory:
+    def local(self, n: int, arg: KernelArg, rec: ArrayArgument) -> abi.LocalMemory:
         size = rec.size
         if size is None:
             size = self._default_items(True) * abi.local_element_size(arg)
             self._fill_note(n, f"__local argument {n} ({arg.name}) has no size; using {size} bytes "
                                "(one element per work-item)")
-        return LocalMemory(size)
+        return abi.LocalMemory(size)
 
     def array(self, launch: PreparedLaunch, n: int, arg: KernelArg, rec: ArrayArgument) -> OpenCLBuffer:
         inst = self.inst
@@ -465,15 +465,3 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
         if own:
             be.close()
     return 0
-
-
-def run_from_cli(path: Path, args: Any) -> int:
-    """``kernellab run K.json`` for a kernel-instantiation file (called by the run command).
-
-    Reads ``args.output``, ``args.device`` and, when the run command defines them, ``args.index``
-    and ``args.seed``. Without ``--output`` the launches run and nothing is written.
-    """
-    index = getattr(args, "index", None)
-    seed = getattr(args, "seed", None)
-    return run_instantiations(path, getattr(args, "output", None), index=index,
-                              seed=0 if seed is None else int(seed), device=getattr(args, "device", None))

@@ -347,7 +347,7 @@ def _cache_key(spirv: bytes, entry: str) -> str:
 def _dumps(interface: Interface, facts: ModuleFacts) -> bytes:
     return json.dumps({
         "entry": interface.entry,
-        "descriptors": [[d.set, d.binding, d.type, d.name, d.count, d.min_size, d.stride, d.writes]
+        "descriptors": [[d.set, d.binding, d.type, d.name, d.count, d.min_size, d.stride, d.writes, d.element]
                         for d in interface.descriptors.values()],
         "push": interface.push_constant_size, "spec_ids": sorted(interface.spec_ids),
         "local_size": list(interface.local_size) if interface.local_size else None,
@@ -360,8 +360,8 @@ def _dumps(interface: Interface, facts: ModuleFacts) -> bytes:
 
 def _loads(raw: bytes) -> tuple[Interface, ModuleFacts]:
     d: dict[str, Any] = json.loads(raw)
-    descriptors = [Descriptor(int(s), int(b), str(t), str(n), int(c), int(ms), int(st), bool(w))
-                   for s, b, t, n, c, ms, st, w in d["descriptors"]]
+    descriptors = [Descriptor(int(s), int(b), str(t), str(n), int(c), int(ms), int(st), bool(w), str(e))
+                   for s, b, t, n, c, ms, st, w, e in d["descriptors"]]
     interface = Interface(str(d["entry"]), {(x.set, x.binding): x for x in descriptors}, int(d["push"]),
                           frozenset(int(i) for i in d["spec_ids"]),
                           tuple(int(n) for n in d["local_size"]) if d["local_size"] else None,  # type: ignore[arg-type]

@@ -33,13 +33,14 @@ from typing import Any
 import numpy as np
 
 from kernellab import compiler_options
+from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import DeviceInfo
 from kernellab.compile.pipeline import driver_source
 from kernellab.native import cl as ncl
 from kernellab.native.devices import GPU_KINDS, select, selector_kind
 from kernellab.errors import (BackendError, CompileError, DeviceError, InputError, Problem, ToolFailure,
                               UsageError)
-from kernellab.formats.pyschedcl.kernel import ResolvedBuffer, ResolvedKernel, parse_assignments
+from kernellab.formats.pyschedcl.kernel import ResolvedBuffer, ResolvedKernel
 from kernellab.formats.pyschedcl.spec import load_spec
 from kernellab.outputs import write_text
 from kernellab.runtime.host_data import fill_inputs, write_outputs
@@ -502,15 +503,9 @@ class _Run:
         """Set the part's arguments, enqueue its kernel and the commands that bring its results back."""
         cl, guarded, kernel, lane = self.cl, self.guarded, self.kernel, part.lane
         k = self.session.kernel(lane.context, kernel)
-        values = kernel.arg_values(part.start, part.count)
-        buffers = iter(part.args)
-        for pos in range(kernel.spec.arg_count):
-            if pos in values:
-                value: Any = values[pos]
-            elif pos in kernel.local_bytes:
-                value = cl.LocalMemory(kernel.local_bytes[pos])
-            else:
-                value = next(buffers)
+        values = {pos: v.tobytes() for pos, v in kernel.arg_values(part.start, part.count).items()}
+        args = abi.positional_arguments(kernel.spec.arg_count, values, kernel.local_bytes, part.args)
+        for pos, value in enumerate(abi.driver_values(args, cl, lambda mem: mem)):
             guarded(f"clSetKernelArg({kernel.spec.name}, {pos})", k.set_arg, pos, value)
         gsize = (part.count,) + tuple(kernel.global_size[1:])
         offset = (part.start,) + (0,) * (len(gsize) - 1) if self.split == "offset" and part.start else None
@@ -635,28 +630,6 @@ def profile_document(kernel: ResolvedKernel, session: Session, result: RunResult
                        "kernel_ns": t.kernel_ns,
                        "commands": [{"command": label, "start_ns": a, "end_ns": b} for label, a, b in t.events]}
                       for t in result.parts]}
-
-
-def parse_inputs(items: Sequence[str] | None) -> dict[int, Path]:
-    out: dict[int, Path] = {}
-    for item in items or ():
-        pos, sep, file = item.partition("=")
-        if not sep or not pos.strip().isdigit() or not file:
-            raise UsageError(f"--input {item!r}: expected POS=FILE.npy, e.g. --input 0=a.npy")
-        out[int(pos)] = Path(file)
-    return out
-
-
-def run_from_cli(path: Path, args: Any) -> int:
-    """``kernellab run SPEC.json`` once the run command has detected a PySchedCL spec."""
-    output = getattr(args, "output", None)
-    if output is None:
-        output = Path(path).parent
-    return run_spec(path, output, variables=parse_assignments(getattr(args, "set", None)),
-                    partition=getattr(args, "partition", None), devices=getattr(args, "devices", None),
-                    seed=getattr(args, "seed", 0) or 0, inputs=parse_inputs(getattr(args, "input", None)),
-                    split=getattr(args, "split", None) or "subbuffer",
-                    profiling_path=getattr(args, "profiling_dump_path", None))
 
 
 # --- the partition sweep ---------------------------------------------------------------------

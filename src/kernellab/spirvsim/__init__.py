@@ -10,8 +10,9 @@ from kernellab.spirvsim.dispatch import Binding, DispatchResult, Footprint, chec
 from kernellab.spirvsim.findings import DEFECT_KINDS, KINDS, Finding, verdict
 from kernellab.spirvsim.glsl import glsl_to_spirv
 from kernellab.spirvsim.hazards import dispatch_hazards
+from kernellab.spirvsim.images import ImageBinding, Sampler
 from kernellab.spirvsim.module import Unsupported
 from kernellab.spirvsim.sync import Dependency
 
 __all__ = ["Binding", "DispatchResult", "Footprint", "check_dispatch", "DEFECT_KINDS", "KINDS", "Finding",
-           "verdict", "glsl_to_spirv", "dispatch_hazards", "Dependency", "Unsupported"]
+           "verdict", "glsl_to_spirv", "dispatch_hazards", "Dependency", "Unsupported", "ImageBinding", "Sampler"]

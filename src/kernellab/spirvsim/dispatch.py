@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 import numpy as np
 
 from kernellab.errors import InputError
+from kernellab.spirvsim import images
 from kernellab.spirvsim.findings import Finding, Recorder, verdict
 from kernellab.spirvsim.machine import Machine, eval_spec_op, flatten, refuse_unsupported
 from kernellab.spirvsim.memory import MAX_BATCH_MEMORY, accessor_bytes, check_memory, GLOBAL, GROUP, LANE, Region
@@ -60,6 +61,8 @@ class Footprint:
     read_at: np.ndarray | None = None
     written_by: np.ndarray | None = None
     written_at: np.ndarray | None = None
+    #: what the bytes are: a buffer's ("storage-buffer") or an image's texels ("image")
+    storage: str = "storage-buffer"
 
     def accessor(self, byte: int, write: bool) -> tuple[int, int] | None:
         """(invocation, instruction) that last wrote (``write``) or read the byte at ``byte``
@@ -87,7 +90,7 @@ class DispatchResult:
     describe: Callable[[int, int], dict[str, Any]] | None = None
 
 
-def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, workgroups: Sequence[int], *,
+def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_point: str, workgroups: Sequence[int], *,
                    bindings: Mapping[tuple[int, int], Binding] | None = None, push_constants: bytes = b"",
                    spec_constants: Mapping[int, int | float | bool] | None = None, checks: Collection[str] = (),
                    file: str = "<spirv>", batch_invocations: int = DEFAULT_BATCH_INVOCATIONS,
@@ -104,13 +107,17 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
     ``subgroup_size`` is the device's subgroup size (a power of two up to 128); ``addressable``
     the buffers a shader may reach by device address (``PhysicalStorageBuffer``), each with its
     base address (:func:`~kernellab.spirvsim.pointers.address_of`), whole buffers.
+    ``spirv`` may be the module already read by :func:`~kernellab.spirvsim.module.load` for
+    ``entry_point`` with these ``spec_constants`` (a caller checking several dispatches of one
+    shader reads it once): it is run as it is.
     """
     started = time.perf_counter()
     deadline = time.monotonic() + timeout if timeout else None
     wg = tuple(int(x) for x in workgroups) + (1,) * (3 - len(workgroups))
     if len(wg) != 3 or min(wg) < 1:
         raise InputError(f"workgroup counts must be three positive numbers, not {tuple(workgroups)}")
-    module = load(spirv, entry_point, file=file, spec_constants=spec_constants, eval_spec_op=eval_spec_op)
+    module = spirv if isinstance(spirv, Module) else load(spirv, entry_point, file=file, spec_constants=spec_constants,
+                                                          eval_spec_op=eval_spec_op)
     refuse_unsupported(module)
     ls = module.local_size
     gs = ls[0] * ls[1] * ls[2]
@@ -126,6 +133,8 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
     if device is not None:
         bindings = dict(bindings or {})
         bindings.update({(-1, k): b for k, (_, b) in enumerate(addressable)})  # their original bytes
+    handles, image_owners = images.bind(module, dict(bindings or {}), gs, ngroups * gs)
+    owners.update(image_owners)
     shadow_bytes = sum(r.shadow.nbytes for r in owners.values() if r.shadow is not None)
     if shadow_bytes > MAX_SHADOW_BYTES:
         raise InputError(f"the writable buffers need {shadow_bytes >> 20} MiB of shadow memory, past the checker's "
@@ -138,6 +147,7 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
         regions.update(_batch_regions(module, count, gs, first, geometry, push_constants, subgroup_size))
         mach = Machine(module, regions, count * gs, gs, first, recorder, uninitialized=uninitialized,
                        max_steps=max_steps, deadline=deadline, subgroup_size=subgroup_size, device=device)
+        mach.values.update(handles)
         mach.run_entry()
         steps += mach.steps
         work += mach.steps * count * gs
@@ -158,7 +168,8 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray, entry_point: str, 
             kept = [None if a is None else a[:units].copy()
                     for a in (region.read_by, region.read_at, region.written_by, region.written_at)]
             footprints[uid] = Footprint(uid, offset, region.read[:region.size].copy(),
-                                        region.written[:region.size].copy(), region.unit, *kept)
+                                        region.written[:region.size].copy(), region.unit, *kept,
+                                        storage="image" if region.storage == images.STORAGE else "storage-buffer")
 
     def describe(lane: int, inst: int) -> dict[str, Any]:
         return {"invocation": geometry.who(lane), **_where(module, inst)}
@@ -411,6 +422,6 @@ def _batch_regions(module: Module, count: int, gs: int, first: int, geometry: _G
             r = Region.make(name, storage, LANE, lanes, t.size, writable=False)
             r.data.reshape(lanes, r.rowsize)[:, :t.size] = values.view(np.uint8).reshape(lanes, -1)
             regions[vid] = r
-        elif storage not in ("StorageBuffer", "Uniform"):
+        elif storage not in ("StorageBuffer", "Uniform", "UniformConstant"):
             raise module.fail(var, f"variables in storage class {storage} are not supported")
     return regions

@@ -114,7 +114,10 @@ class Recorder:
                 self._add(key, make, len(s2), examples)
 
     def out_of_bounds(self, resource: str, storage: str, inst: int, access: str, lanes: np.ndarray,
-                      index: np.ndarray | None, offsets: np.ndarray, size: int) -> None:
+                      index: np.ndarray | None, offsets: np.ndarray, size: int,
+                      texels: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+        """``texels``: for an image, per access its (x, y, z) coordinates, the extent of the level and
+        the level (the message names these instead of bytes)."""
         key = ("out-of-bounds", resource, (inst,))
         examples = []
         for j in range(min(EXAMPLES, len(lanes))):
@@ -122,9 +125,15 @@ class Recorder:
                                   "byte_offset": int(offsets[j])}
             if index is not None:
                 ex["index"] = int(index[j])
+            if texels is not None:
+                ex["coordinates"], ex["level"] = texels[0][j].tolist(), int(texels[2][j])
             examples.append(ex)
         what = f"element {int(index[0])}" if index is not None else f"byte offset {int(offsets[0])}"
         msg = f"out-of-bounds {access} of {resource} ({storage}, {size} bytes): {what}"
+        if texels is not None:
+            coords, extent, level = texels
+            msg = (f"out-of-bounds {access} of {resource} ({storage}): texel {tuple(coords[0].tolist())} outside "
+                   f"mip level {int(level[0])} of {'x'.join(str(int(x)) for x in extent[0])} texels")
         self._add(key, lambda: Finding("out-of-bounds", msg, resource, storage), len(lanes), examples)
 
     def uninitialized(self, resource: str, inst: int, lanes: np.ndarray, index: np.ndarray | None) -> None:

@@ -79,15 +79,16 @@ def _pair(uid: str, a_side: tuple[int, DispatchResult, Footprint], b_side: tuple
         wrote = (mine == "written", theirs == "written")
         examples = [_example(int(x), a_side, b_side, wrote, hazard) for x in at[starts[:EXAMPLES]]]
         what_a, what_b = ("wrote" if w else "read" for w in wrote)
-        missing = _missing(hazard, since, bool(available[at[0] - lo]), uid, ci, cj)
-        message = (f"hazard on buffer {uid} ({hazard}) between command {ci} and command {cj}: command {ci} "
+        missing = _missing(hazard, since, bool(available[at[0] - lo]), uid, ci, cj, fa.storage == "image")
+        message = (f"hazard on {'image' if fa.storage == 'image' else 'buffer'} {uid} ({hazard}) between command "
+                   f"{ci} and command {cj}: command {ci} "
                    f"{what_a} and command {cj} {what_b} bytes {int(at[0])}..{int(at[-1])}; {missing}")
-        out.append(Finding("data-race", message, uid, "storage-buffer", "inter-dispatch", None,
+        out.append(Finding("data-race", message, uid, fa.storage, "inter-dispatch", None,
                            examples[0]["accesses"], int(clash.sum()), examples))
     return out
 
 
-def _missing(hazard: str, since: Since, available: bool, uid: str, ci: int, cj: int) -> str:
+def _missing(hazard: str, since: Since, available: bool, uid: str, ci: int, cj: int, image: bool = False) -> str:
     """What the hazard lacks, in the specification's terms, naming what was recorded."""
     names = [d.name for d in since.seen]
     recorded = ("recorded between them: " + ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
@@ -96,8 +97,10 @@ def _missing(hazard: str, since: Since, available: bool, uid: str, ci: int, cj: 
         return (f"no execution dependency orders command {cj} after command {ci}, no chain of barriers from "
                 f"the COMPUTE stage to the COMPUTE stage ({recorded})")
     if not available:
+        barrier = f"an image_barrier of {uid} holding these mip levels" if image else \
+            f"a buffer_barrier of {uid} holding these bytes"
         return (f"only an execution dependency orders them: no barrier makes command {ci}'s write available "
-                f"(a memory_barrier, or a buffer_barrier of {uid} holding these bytes, with src_access a write "
+                f"(a memory_barrier, or {barrier}, with src_access a write "
                 f"and src_stage COMPUTE or ALL; {recorded})")
     return (f"command {ci}'s write is made available but not visible to the read (no barrier after that with "
             f"dst_access a read and dst_stage COMPUTE or ALL holds these bytes; {recorded})")

@@ -20,7 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 from kernellab.errors import InputError, TimeLimitError
-from kernellab.spirvsim import ops
+from kernellab.spirvsim import images, ops
 from kernellab.spirvsim.findings import Recorder
 from kernellab.spirvsim.memory import GLOBAL, GROUP, LANE, Ptr, Region
 from kernellab.spirvsim.module import (Block, Function, Inst, Module, Unsupported, core_grammar, extinst_name,
@@ -60,6 +60,8 @@ def cw(f: Callable[..., Any], *vals: Any) -> Any:
 
 
 def merge(m: np.ndarray, new: Any, old: Any) -> Any:
+    if new is old or isinstance(new, images.Handle) and new == old:  # a descriptor: one value for all lanes
+        return new
     if isinstance(new, tuple):
         return tuple(merge(m, a, b) for a, b in zip(new, old))
     if isinstance(new, Ptr):
@@ -114,6 +116,8 @@ class Machine:
         self.epoch_buf = np.zeros(self.G, np.int64)
         self.pending_wg = np.zeros(self.G, bool)
         self.pending_buf = np.zeros(self.G, bool)
+        self.epoch_img = np.zeros(self.G, np.int64)  # image memory's barrier phase (ImageMemory semantics)
+        self.pending_img = np.zeros(self.G, bool)
         self.rec = recorder
         self.check_uninit = uninitialized
         self.max_steps = max_steps
@@ -255,7 +259,8 @@ class Machine:
 
     def _keys(self, region: Region, lanes: np.ndarray) -> np.ndarray:
         g = self.lane_group[lanes]
-        epoch = self.epoch_wg if region.per == GROUP else self.epoch_buf
+        epoch = self.epoch_wg if region.per == GROUP else self.epoch_img if region.storage == images.STORAGE \
+            else self.epoch_buf
         return self.group_global[g] * EPOCHS + epoch[g]
 
     def _prepare(self, ptr: Ptr, m: np.ndarray, full: bool, rel: int, nbytes: int, inst: Inst, access: str
@@ -507,8 +512,10 @@ class Machine:
         ordering = (sem & SEM_ORDERING) != 0
         self.epoch_wg[done & (self.pending_wg | (ordering & ((sem & SEM_WORKGROUP) != 0)))] += 1
         self.epoch_buf[done & (self.pending_buf | (ordering & ((sem & SEM_UNIFORM) != 0)))] += 1
+        self.epoch_img[done & (self.pending_img | (ordering & ((sem & images.SEM_IMAGE) != 0)))] += 1
         self.pending_wg[done] = False
         self.pending_buf[done] = False
+        self.pending_img[done] = False
 
     def _subgroup_barrier(self, inst: Inst, m: np.ndarray) -> bool:
         """A Subgroup-scope control barrier: divergence is judged per subgroup. It orders
@@ -544,6 +551,8 @@ class Machine:
             self.pending_wg |= done
         if sem & SEM_UNIFORM:
             self.pending_buf |= done
+        if sem & images.SEM_IMAGE:
+            self.pending_img |= done
 
     # ---- atomics -----------------------------------------------------------------------------
 
@@ -789,6 +798,9 @@ def eval_spec_op(module: Module, inst: Inst) -> Any:
 
 def _load(mach: Machine, inst: Inst, m: np.ndarray, full: bool) -> None:
     w = inst.words
+    if isinstance(mach.values[w[2]], images.Handle):  # an image variable: the load is its descriptor
+        mach.values[w[1]] = mach.values[w[2]]
+        return
     mach.set(w[1], mach.load(mach.values[w[2]], m, full, inst), m, full)
 
 
@@ -906,4 +918,5 @@ HANDLERS: dict[str, Callable[[Machine, Inst, np.ndarray, bool], None]] = {
     **{op: lambda mach, inst, m, full: mach.subgroups.execute(inst, m, full) for op in subgroup.OPS},
     "OpConvertUToPtr": pointers.convert,
     "OpConvertPtrToU": pointers.convert,
+    **images.HANDLERS,
 }

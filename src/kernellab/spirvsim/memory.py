@@ -97,7 +97,7 @@ class Region:
     @property
     def label(self) -> str:
         return {"StorageBuffer": "storage-buffer", "Uniform": "uniform-buffer", "PushConstant": "push-constant",
-                "Workgroup": "workgroup", "Function": "function", "Private": "private", "Input": "input"}.get(
+                "Workgroup": "workgroup", "Function": "function", "Private": "private", "Input": "input", "Image": "image"}.get(
                     self.storage, self.storage)
 
     @classmethod

@@ -19,6 +19,7 @@ from kernellab.errors import InputError, Problem
 from kernellab.listing import grammar
 from kernellab.spirvsim import matrix, subgroup
 from kernellab.spirvsim.pointers import ADDRESS_TYPE
+from kernellab.spirvsim.images import ImageType, image_type
 from kernellab.spirvsim.types import MAX_VALUE_SCALARS, Type, finish_layout
 
 #: capabilities whose instructions the interpreter implements (or that change nothing it models)
@@ -32,11 +33,14 @@ SUPPORTED_CAPABILITIES = frozenset({
     # pointers chosen by OpPhi/OpSelect are modelled when they point into one variable; a choice
     # between variables, pointers held in memory and pointer comparisons are refused where met
     "VariablePointers", "VariablePointersStorageBuffer", "PhysicalStorageBufferAddresses",
+    # images: storage images, combined image samplers and their queries (spirvsim.images)
+    "ImageQuery", "StorageImageReadWithoutFormat", "StorageImageWriteWithoutFormat", "StorageImageExtendedFormats",
+    "Image1D", "Sampled1D",
 }) | subgroup.CAPABILITIES
 
 #: storage classes of variables the interpreter models
 SUPPORTED_STORAGE = frozenset({"StorageBuffer", "Uniform", "PushConstant", "Workgroup", "Function",
-                               "Private", "Input", "PhysicalStorageBuffer"})
+                               "Private", "Input", "UniformConstant", "Image", "PhysicalStorageBuffer"})
 
 #: built-in inputs of a compute shader the interpreter provides
 SUPPORTED_BUILTINS = frozenset({"GlobalInvocationId", "LocalInvocationId", "WorkgroupId", "NumWorkgroups",
@@ -118,6 +122,8 @@ class Module:
     interface: list[int]
     local_size: tuple[int, int, int]
     sources: dict[str, list[str]]  # file -> source lines (from OpSource / DebugSource)
+    #: OpTypeImage id -> its operands
+    image_types: dict[int, ImageType] = field(default_factory=dict)
 
     def fail(self, inst: Inst | None, message: str) -> Unsupported:
         where = f"word {inst.offset}" if inst is not None else ""
@@ -380,12 +386,22 @@ class _Reader:
             t.stride = ptr_stride[0] if ptr_stride else 0
         elif op == "OpTypeFunction":
             t = Type(tid, "function")
+        elif op == "OpTypeImage":
+            it = image_type(w, enum_name("ImageFormat", w[7]))
+            if isinstance(it, str):
+                raise self.fail(inst, it)
+            m.image_types[tid] = it
+            t = Type(tid, "image", elem=m.types[w[1]])
+        elif op == "OpTypeSampledImage":
+            t = Type(tid, "sampled_image", elem=m.types[w[1]])
+        elif op == "OpTypeSampler":
+            t = Type(tid, "sampler")
         else:
             raise self.fail(inst, f"{op} is not supported by the SPIR-V checker")
         t.name = name
         if t.kind == "matrix":
             matrix.finish(t)
-        elif t.kind not in ("void", "pointer", "function"):
+        elif t.kind not in ("void", "pointer", "function", "image", "sampled_image", "sampler"):
             finish_layout(t)
         m.types[tid] = t
 

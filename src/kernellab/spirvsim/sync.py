@@ -1,6 +1,6 @@
 """Vulkan synchronization between the dispatches of one queue, as the specification defines it
 ("Synchronization and Cache Control" and Appendix B, "Memory Model"), for compute-shader
-accesses to buffers.
+accesses to buffers and images.
 
 A recorded dependency (a pipeline barrier's memory, buffer, image or tensor barrier, the full
 memory barrier after a dispatch, a submission the host waits for) is a :class:`Dependency`.
@@ -37,9 +37,11 @@ ALL = COMPUTE | GRAPH | GRAPHICS
 class Dependency:
     """One dependency recorded by command ``at`` (after that command's own work): stage bits on both sides, the compute-shader
     accesses (``"read"``, ``"write"``) in its first and second access scopes, and its resource:
-    ``buffer`` None for all memory, else that buffer's ``offset``/``size`` (None: to the end);
-    ``memory`` False for a barrier of another kind of resource (image, tensor), an execution
-    dependency only as far as buffers go. ``name`` is how a finding names it."""
+    ``buffer`` None for all memory, else that buffer's or image's uid with the ``offset``/``size``
+    of the bytes it covers (None: to the end; an image barrier's subresource range is the bytes of
+    its mip levels in the image's packed texels, :func:`kernellab.spirvsim.images.level_offsets`);
+    ``memory`` False for a barrier of a resource the checker does not follow (a tensor), an
+    execution dependency only. ``name`` is how a finding names it."""
 
     at: int
     name: str

@@ -1,19 +1,26 @@
-"""The readable form of a verify result: one paragraph per defect, pointing at source lines."""
+"""The readable form of a verify result, whichever checker ran: one paragraph per defect,
+pointing at source lines, then the verdict in words naming the checker (from the result's
+``checker``)."""
 from __future__ import annotations
 
 from kernellab.textsafe import escape
-from kernellab.verify.findings import Finding
 from kernellab.verify.harness import MAX_REPORTS
-from kernellab.verify.run import VerifyResult
+from kernellab.verify.model import Checker, Finding, Location, VerifyResult, WorkItem
+
+#: each checker as the verdict names it, and its reports (the raw messages before grouping)
+_CHECKERS: dict[Checker, tuple[str, str]] = {
+    "oclgrind": ("Oclgrind", "Oclgrind reports"),
+    "spirv": ("the SPIR-V checker", "reports of the SPIR-V checker"),
+}
 
 
-def _where(loc: dict | None) -> str:
+def _where(loc: Location | None) -> str:
     if not loc:
         return "(no source location)"
     return f"{loc['file']}:{loc['line']}:{loc['column']}"
 
 
-def _item(w: dict) -> str:
+def _item(w: WorkItem) -> str:
     if "global" in w:
         return f"global {tuple(w['global'])} local {tuple(w['local'])} group {tuple(w['group'])}"
     if "group" in w:
@@ -69,26 +76,26 @@ def render(result: VerifyResult) -> str:
 
 
 def _render(result: VerifyResult) -> str:
+    checker, reports = _CHECKERS[result.checker]
     out = []
     for launch in result.launches:
-        for note in launch.get("filled", []):
+        for note in launch.filled:
             out.append(f"note: {note}")
     for launch in result.launches:
-        if launch.get("output"):
-            out.append(f"printf output of launch {launch.get('index')} ({launch.get('kernel')}):")
-            out += [f"  | {line}" for line in launch["output"].rstrip("\n").split("\n")]
-    enqueued = {l.get("index"): l.get("enqueued_at") for l in result.launches}
+        if launch.output:
+            out.append(f"printf output of launch {launch.index} ({launch.kernel}):")
+            out += [f"  | {line}" for line in launch.output.rstrip("\n").split("\n")]
+    enqueued = {l.index: l.enqueued_at for l in result.launches}
     for f in result.findings:
         out.append(render_finding(f, enqueued.get(f.instantiation)))
         out.append("")
     n = len(result.launches)
     for l in result.launches:
-        if not l.get("ran", True):
-            out.append(f"note: launch {l.get('index')} ({l.get('kernel')}) did not run, so nothing in it was checked: "
-                       f"{l.get('error')}")
+        if not l.ran:
+            out.append(f"note: launch {l.index} ({l.kernel}) did not run, so nothing in it was checked: {l.error}")
     if len(result.launches) > 1:
         for l in result.launches:
-            out.append(f"launch {l.get('index')} ({l.get('kernel')}): {result.launch_verdict(l.get('index'))}")
+            out.append(f"launch {l.index} ({l.kernel}): {result.launch_verdict(l.index)}")
     warned = ""
     if result.warnings:
         counts: dict[str, int] = {}
@@ -98,10 +105,10 @@ def _render(result: VerifyResult) -> str:
             ", ".join(f"{c} {k}" for k, c in counts.items()) + "; --check KIND makes them defects)"
     if not result.defects and result.unfinished:
         out.append(f"{result.file}: not finished — {len(result.unfinished)} of {n} launch{'es' if n != 1 else ''} "
-                   f"stopped at the time limit; Oclgrind found no defect in what ran{warned}")
+                   f"stopped at the time limit; {checker} found no defect in what ran{warned}")
         return "\n".join(out)
     if not result.defects:
-        out.append(f"{result.file}: verified — Oclgrind found no data race, barrier divergence or out-of-bounds "
+        out.append(f"{result.file}: verified — {checker} found no data race, barrier divergence or out-of-bounds "
                    f"access in {n} launch{'es' if n != 1 else ''}{warned}")
         return "\n".join(out)
     counts = {}
@@ -109,7 +116,7 @@ def _render(result: VerifyResult) -> str:
         counts[f.kind] = counts.get(f.kind, 0) + 1
     summary = ", ".join(f"{c} {k}" for k, c in counts.items())
     out.append(f"{result.file}: {len(result.defects)} defect{'s' if len(result.defects) != 1 else ''} "
-               f"({summary}) from {result.raw_messages} Oclgrind reports{warned}")
+               f"({summary}) from {result.raw_messages} {reports}{warned}")
     if result.truncated:
         out.append(f"warning: Oclgrind stopped reporting after {MAX_REPORTS} reports in a launch; counts are lower "
                    "bounds and further findings of that launch may be hidden")

@@ -19,62 +19,16 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
-from kernellab.errors import InputError, KernellabError, Problem, ToolError
+from kernellab.errors import InputError, KernellabError, Problem, ToolError, json_pointer
+from kernellab.verify.model import Finding, Launch, VerifyResult, checked_kinds, ordered
 
-
-@dataclass
-class VerifyResult:
-    file: Path
-    findings: list[Any]  # kernellab.verify.findings.Finding
-    #: harness events: one "begin" per launch, with the arguments it filled from the seed
-    launches: list[dict[str, Any]] = field(default_factory=list)
-    #: Oclgrind stopped reporting after OCLGRIND_MAX_ERRORS messages
-    truncated: bool = False
-    raw_messages: int = 0
-    #: the kinds that count as defects (GPUVerify's three plus --check)
-    checked: frozenset[str] = frozenset()
-
-    @property
-    def defects(self) -> list[Any]:
-        return [f for f in self.findings if f.severity == "defect"]
-
-    @property
-    def warnings(self) -> list[Any]:
-        return [f for f in self.findings if f.severity != "defect"]
-
-    @property
-    def unfinished(self) -> list[dict[str, Any]]:
-        """Launches stopped at the time limit: nothing after their stop was checked."""
-        return [l for l in self.launches if l.get("unfinished")]
-
-    @property
-    def verdict(self) -> str:
-        return "defects" if self.defects else "not finished" if self.unfinished else "verified"
-
-    @property
-    def exit_status(self) -> int:
-        return 1 if self.defects or self.unfinished else 0
-
-    def launch_verdict(self, index: int | None) -> str:
-        if any(f.instantiation == index for f in self.defects):
-            return "defects"
-        return "not finished" if any(l.get("index") == index for l in self.unfinished) else "verified"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "file": str(self.file),
-                "checked": sorted(self.checked),
-                "launches": [{"instantiation": l.get("index"), "kernel": l.get("kernel"),
-                              "verdict": self.launch_verdict(l.get("index")), "ran": l.get("ran", True),
-                              "enqueued_at": l.get("enqueued_at"), "filled": l.get("filled", []),
-                              "output": l.get("output"), **({"error": l["error"]} if "error" in l else {})}
-                             for l in self.launches],
-                "findings": [f.to_json() for f in self.findings],
-                "reports": self.raw_messages, "truncated": self.truncated}
+if TYPE_CHECKING:  # the scenario model only for scenarios: a kernel-instantiation verify starts without it
+    from kernellab import model as m
 
 
 def _units(path: Path, index: int | None) -> list[tuple[str, int | None]]:
@@ -139,6 +93,8 @@ def _run_here(units: Sequence[tuple[str, int | None]], seed: int, uninitialized:
 
 
 Share = list[tuple[tuple[str, int | None], int]]
+#: a harness event (the JSON of one of its marker lines)
+Event = dict[str, Any]
 
 
 def _run_children(shares: list[Share], seed: int, uninitialized: bool,
@@ -199,8 +155,8 @@ def _kill_group(proc: Any) -> None:
 
 def _stopped_unit(log: str) -> int | None:
     """The harness's number of the launch its watchdog stopped (its ``timeout`` marker)."""
-    from kernellab.verify import findings as fnd
-    _, events = fnd.parse_stream(log)
+    from kernellab.verify import oclgrind_log
+    _, events = oclgrind_log.parse_stream(log)
     return next((e.get("file") for e in events if e["event"] == "timeout"), None)
 
 
@@ -211,8 +167,8 @@ def verify(path: str | Path, *, fmt: str = "kernel-instantiation", index: int | 
 
 
 def verify_many(paths: Sequence[str | Path], *, formats: Sequence[str] | None = None, index: int | None = None,
-                seed: int = 0, check: Sequence[str] = (), jobs: int = 1,
-                timeout: float | None = 1800) -> list[VerifyResult]:
+                seed: int = 0, check: Sequence[str] = (), jobs: int = 1, timeout: float | None = 1800,
+                loaded: Mapping[int, m.Scenario] | None = None) -> list[VerifyResult]:
     """Every launch of every file in this process (or ``jobs`` child processes), one result per file.
 
     ``check`` names kinds that count as defects besides data races, barrier divergence and
@@ -221,10 +177,10 @@ def verify_many(paths: Sequence[str | Path], *, formats: Sequence[str] | None = 
     file's problems; a harness that crashes raises :class:`ToolError` with a repro command.
     ``timeout`` limits each launch run in a child (``jobs`` > 1): one past it is stopped and
     reported as not finished (:attr:`VerifyResult.unfinished`); with ``jobs=1`` the launches run in
-    this process without a limit (see :func:`ending_process_on_timeout`)."""
-    from kernellab.verify import findings as fnd
+    this process without a limit (see :func:`ending_process_on_timeout`). ``loaded``: scenarios
+    already loaded, by their place in ``paths`` (the others are loaded here)."""
     try:
-        checked = fnd.checked_kinds(check)
+        checked = checked_kinds(check)
     except ValueError as exc:
         from kernellab.errors import UsageError
         raise UsageError(f"--check: {exc}") from exc
@@ -232,12 +188,12 @@ def verify_many(paths: Sequence[str | Path], *, formats: Sequence[str] | None = 
     files = [Path(p) for p in paths]
     formats = list(formats) if formats else ["kernel-instantiation"] * len(files)
     with tempfile.TemporaryDirectory(prefix="kernellab-verify-") as tmp:
-        scenarios: dict[int, Any] = {}
+        scenarios: dict[int, _Exported] = {}
         targets: list[Path] = []
         for n, (path, fmt) in enumerate(zip(files, formats)):
             if fmt == "scenario":
-                scenarios[n] = _export_scenario(path, Path(tmp) / str(n))
-                targets.append(scenarios[n]["exported"])
+                scenarios[n] = _export_scenario(path, Path(tmp) / str(n), (loaded or {}).get(n))
+                targets.append(scenarios[n].exported)
             else:
                 targets.append(path)
         units = [(u, n) for n, t in enumerate(targets) for u in _units(t, index)]
@@ -250,14 +206,20 @@ def verify_many(paths: Sequence[str | Path], *, formats: Sequence[str] | None = 
         return _results(files, logs, scenarios, checked)
 
 
-def _results(files: list[Path], logs: list[tuple[str, Share]], scenarios: dict[int, Any],
+def _launch(event: Event) -> Launch:
+    """The result's record of a harness ``begin`` event."""
+    return Launch(event.get("index"), event.get("kernel"), enqueued_at=event.get("enqueued_at"),
+                  filled=list(event.get("filled", [])), uniform=event.get("uniform"))
+
+
+def _results(files: list[Path], logs: list[tuple[str, Share]], scenarios: dict[int, _Exported],
              checked: frozenset[str]) -> list[VerifyResult]:
-    from kernellab.verify import findings as fnd
+    from kernellab.verify import oclgrind_log
     results = [VerifyResult(f, [], checked=checked) for f in files]
-    found: list[list[Any]] = [[] for _ in files]
+    found: list[list[Finding]] = [[] for _ in files]
     problems: list[Problem] = []
     for text, share in logs:
-        messages, events = fnd.parse_stream(text)
+        messages, events = oclgrind_log.parse_stream(text)
         harness_ids = _harness_ids(share)
         for e in events:
             e["file"] = harness_ids.get(e.get("file", -1), -1)
@@ -269,56 +231,55 @@ def _results(files: list[Path], logs: list[tuple[str, Share]], scenarios: dict[i
                 raise KernellabError(e["message"])
             elif e["event"] == "begin":
                 if e["file"] in scenarios:
-                    _scenario_terms(e, scenarios[e["file"]])
-                results[e["file"]].launches.append(e)
-        for f in fnd.summarize(messages):
+                    scenarios[e["file"]].name_in_scenario(e)
+                results[e["file"]].launches.append(_launch(e))
+        for f in oclgrind_log.summarize(messages):
             found[f.file].append(f)
         for e in events:
             if e["event"] == "output":  # the kernel's printf text
                 for l in results[e["file"]].launches:
-                    if l.get("index") == e["index"]:
-                        l["output"] = e["text"]
+                    if l.index == e["index"]:
+                        l.output = e["text"]
             if e["event"] == "timeout":
                 _unfinished(results[e["file"]], e, str(files[e["file"]]))
             if e["event"] == "launch-error":
                 r = results[e["file"]]
                 for l in r.launches:
-                    if l.get("index") == e["index"]:
-                        l["ran"], l["error"] = False, e["message"]
+                    if l.index == e["index"]:
+                        l.ran, l.error = False, e["message"]
                 if not any(f.kind == "api-error" and f.instantiation == e["index"] for f in found[e["file"]]):
-                    kernel = next((l["kernel"] for l in r.launches if l["index"] == e["index"]), None)
-                    found[e["file"]].append(fnd.Finding("api-error", e["message"], kernel, e["index"],
-                                                        file=e["file"]))
-        for m in messages:
-            if m.launch is not None:
-                if "suppressing further errors" in m.header:
-                    results[m.launch.get("file", 0)].truncated = True
+                    kernel = next((l.kernel for l in r.launches if l.index == e["index"]), None)
+                    found[e["file"]].append(Finding("api-error", e["message"], kernel, e["index"], file=e["file"]))
+        for message in messages:
+            if message.launch is not None:
+                if "suppressing further errors" in message.header:
+                    results[message.launch.get("file", 0)].truncated = True
                 else:
-                    results[m.launch.get("file", 0)].raw_messages += 1
+                    results[message.launch.get("file", 0)].raw_messages += 1
     if problems:
         raise InputError(problems)
     for n, r in enumerate(results):
         if not r.launches:
             raise ToolError(f"verifying {r.file}: the Oclgrind harness launched nothing\n{logs[0][0][-2000:]}")
-        r.launches.sort(key=lambda l: l.get("index") or 0)
+        r.launches.sort(key=lambda l: l.index or 0)
         for f in found[n]:
             f.severity = "defect" if f.kind in checked else "warning"
             if n in scenarios and f.instantiation is not None:
-                pointers = scenarios[n]["pointers"]
+                pointers = scenarios[n].pointers
                 if f.instantiation < len(pointers):
                     f.detail = (f.detail + "; " if f.detail else "") + f"scenario command {pointers[f.instantiation]}"
-        r.findings = fnd.ordered(found[n])  # grouped by summarize: a launch is in one share
+        r.findings = ordered(found[n])  # grouped by summarize: a launch is in one share
     return results
 
 
-def _unfinished(result: VerifyResult, event: dict[str, Any], file: str) -> None:
+def _unfinished(result: VerifyResult, event: Event, file: str) -> None:
     """A launch stopped at its time limit: not finished, with the reason, whether or not it began."""
     reason = overrun_message(file, event.get("index"), event.get("kernel", "?"), event.get("seconds", 0))
-    launch = next((l for l in result.launches if l.get("index") == event.get("index")), None)
+    launch = next((l for l in result.launches if l.index == event.get("index")), None)
     if launch is None:  # stopped while building
-        launch = {"event": "begin", "index": event.get("index"), "kernel": event.get("kernel"), "filled": []}
+        launch = Launch(event.get("index"), event.get("kernel"))
         result.launches.append(launch)
-    launch.update(ran=False, error=reason, unfinished=True)
+    launch.ran, launch.error, launch.unfinished = False, reason, True
 
 
 def _harness_ids(share: Share) -> dict[int, int]:
@@ -326,28 +287,42 @@ def _harness_ids(share: Share) -> dict[int, int]:
     return {k: number for k, (_, number) in enumerate(share)}
 
 
-def _export_scenario(path: Path, into: Path) -> dict[str, Any]:
+@dataclass
+class _Exported:
+    """A scenario's OpenCL C dispatches exported as kernel instantiations, and what maps the
+    findings back to the scenario: its kernel files, buffer uids and dispatch commands."""
+
+    exported: Path
+    #: exported kernel file name -> the scenario's shader file
+    sources: dict[str, str]
+    #: per dispatch: binding number (set 0) -> the buffer's uid
+    bindings: list[dict[int, str]]
+    #: per dispatch: its JSON pointer in the scenario
+    pointers: list[str]
+
+    def name_in_scenario(self, launch: Event) -> None:
+        """The exported launch's files and buffers as the scenario names them (before its
+        messages are parsed: the parser reads them from the launch)."""
+        launch["kernel_file"] = self.sources.get(Path(str(launch.get("kernel_file", ""))).name,
+                                                 launch.get("kernel_file"))
+        launch["filled"] = []
+        index = launch.get("index")
+        bound = self.bindings[index] if index is not None and index < len(self.bindings) else {}
+        for binding, info in enumerate(launch.get("buffer_info", [])):
+            if binding in bound:
+                info["resource"] = bound[binding]
+
+
+def _export_scenario(path: Path, into: Path, scenario: m.Scenario | None) -> _Exported:
     """A scenario's OpenCL C dispatches as kernel instantiations (each with its buffers' contents
-    at that dispatch); findings are mapped back to the scenario's kernel files, buffer uids and
-    dispatch commands."""
+    at that dispatch); ``scenario``: the file already loaded (None: loaded here)."""
+    from kernellab import model as m
     from kernellab.convert import gpuverify_scenario as conv
-    from kernellab.formats.scenario import load_scenario
-    from kernellab.model import DispatchCompute
-    scenario, _ = load_scenario(path)
-    sources = {f"{r.uid}.cl": str(r.src_path) for r in scenario.resources if getattr(r, "kind", "") == "shader"}
-    bindings = [{b.id: b.resource_ref for b in c.bindings if b.set == 0}
-                for c in scenario.commands if isinstance(c, DispatchCompute)]
-    exported = conv.export_scenario(path, into)
-    return {"exported": exported, "sources": sources, "bindings": bindings, "pointers": conv.dispatch_pointers(path)}
-
-
-def _scenario_terms(launch: dict[str, Any], scenario: dict[str, Any]) -> None:
-    """The exported launch's files and buffers as the scenario names them."""
-    launch["kernel_file"] = scenario["sources"].get(Path(str(launch.get("kernel_file", ""))).name,
-                                                    launch.get("kernel_file"))
-    launch["filled"] = []
-    index = launch.get("index")
-    bound = scenario["bindings"][index] if index is not None and index < len(scenario["bindings"]) else {}
-    for binding, info in enumerate(launch.get("buffer_info", [])):
-        if binding in bound:
-            info["resource"] = bound[binding]
+    if scenario is None:
+        from kernellab.formats.scenario import load_scenario
+        scenario, _ = load_scenario(path)
+    sources = {f"{r.uid}.cl": str(r.src_path) for r in scenario.resources if isinstance(r, m.Shader)}
+    dispatches = [(ci, c) for ci, c in enumerate(scenario.commands) if isinstance(c, m.DispatchCompute)]
+    exported = conv.export_scenario(path, into, scenario=scenario)
+    return _Exported(exported, sources, [{b.id: b.resource_ref for b in c.bindings if b.set == 0} for _, c in dispatches],
+                     [json_pointer(["commands", ci]) for ci, _ in dispatches])

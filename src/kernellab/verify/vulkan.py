@@ -7,24 +7,27 @@ information, so findings name GLSL lines), bound to the scenario's buffers as th
 them, with the dispatch's push constants and the shader's specialization constants; the buffers
 each dispatch leaves are what the next one reads. Then every pair of dispatches touching the same
 bytes of a buffer, one writing, is a hazard unless a barrier of the scenario orders them
-(:func:`orders`). Findings come back as :class:`kernellab.verify.findings.Finding`, so verdicts,
-kinds, JSON and exit statuses are OpenCL verify's. The method, limits and refusals are in
-docs/verify-vulkan.md.
+(:func:`dependencies`). This module is the checker's adapter: its findings become
+:mod:`kernellab.verify.model`'s, so verdicts, kinds, JSON and exit statuses are OpenCL verify's.
+Each shader is compiled and decoded once per verify, however many dispatches run it. The method,
+limits and refusals are in docs/verify-vulkan.md.
 """
 from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any
 
-
 from kernellab import model as m
+from kernellab import spirvsim
 from kernellab.errors import InputError, Problem, TimeLimitError, UsageError
-from kernellab.verify import findings as fnd, terms
-from kernellab.verify.run import VerifyResult
+from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE
+from kernellab.spirvsim.module import Module
+from kernellab.verify import terms
+from kernellab.verify.model import Access, Finding, Launch, Location, VerifyResult, WorkItem, checked_kinds, ordered
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +39,6 @@ DEFAULT_MAX_WORK = 4_000_000_000
 #: OpenCL C dispatches are otherwise checked on Oclgrind
 VULKAN_TYPES = ("GLSL", "SPIR-V")
 
-#: the compile layer's language of each scenario shader type
-_LANGUAGES = {"GLSL": "glsl", "SPIR-V": "spirv", "OpenCL-C": "opencl-c"}
 #: options added for checking: debug information, so findings name source lines, and for clspv
 #: no optimisation, since its optimiser deletes dead and out-of-bounds accesses (and with them
 #: the defects the source has) before the checker could see them
@@ -51,25 +52,14 @@ _SCOPES = {"intra-workgroup": "intra-group", "inter-workgroup": "inter-group", "
 _ACCESSES = {"ACCESS_COMPUTE_SHADER_WRITE": ("write",), "ACCESS_MEMORY_WRITE": ("write",),
              "ACCESS_COMPUTE_SHADER_READ": ("read",), "ACCESS_MEMORY_READ": ("read",)}
 
-
-@dataclass
-class VulkanVerifyResult(VerifyResult):
-    """A scenario checked by the SPIR-V checker: OpenCL verify's result with the checker named."""
-
-    checker: str = "spirv"
-    #: whether a dispatch's shader depends on the subgroup size (subgroup instructions or built-ins)
-    uses_subgroups: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(super().to_json(), checker=self.checker)
+#: a buffer's uid -> (the shader's name for it, offset of its array, bytes per element)
+Layouts = dict[str, tuple[str | None, int, int]]
 
 
-def uses_vulkan_checker(path: Path, vulkan: bool = False) -> bool:
+def uses_vulkan_checker(scenario: m.Scenario, vulkan: bool = False) -> bool:
     """Whether a scenario's dispatches go to the SPIR-V checker: any GLSL or SPIR-V shader, or
     OpenCL C when ``vulkan`` asks to check it as Vulkan runs it (compiled by clspv). A scenario
     with a command only Vulkan runs (a draw, optical flow) comes here too, to be refused by name."""
-    from kernellab.formats.scenario import load_scenario
-    scenario, _ = load_scenario(path)
     if any(isinstance(c, _UNCHECKED) for c in scenario.commands):
         return True
     types = {getattr(scenario.by_uid.get(uid), "type", None) for c in scenario.commands
@@ -78,114 +68,112 @@ def uses_vulkan_checker(path: Path, vulkan: bool = False) -> bool:
     return bool(types & set(VULKAN_TYPES)) or (vulkan and "OpenCL-C" in types)
 
 
-def verify_many(paths: Sequence[str | Path], *, formats: Sequence[str] | None = None, index: int | None = None,
-                seed: int = 0, check: Sequence[str] = (), jobs: int = 1, vulkan: bool = False,
-                timeout: float | None = 1800, subgroup_size: int | str | None = None) -> list[VerifyResult]:
-    """:func:`kernellab.verify.run.verify_many`, with the scenarios whose shaders run on Vulkan
-    checked here; one result per file, in the order given."""
-    from kernellab.verify import run
-    files = [Path(p) for p in paths]
-    formats = list(formats) if formats else ["kernel-instantiation"] * len(files)
-    mine = [n for n, (f, fmt) in enumerate(zip(files, formats)) if fmt == "scenario" and uses_vulkan_checker(f, vulkan)]
-    rest = [n for n in range(len(files)) if n not in mine]
-    results: dict[int, VerifyResult] = {}
-    if rest:
-        others = run.verify_many([files[n] for n in rest], formats=[formats[n] for n in rest], index=index,
-                                 seed=seed, check=check, jobs=jobs, timeout=timeout)
-        results.update(zip(rest, others))
-    for n in mine:
-        results[n] = verify_scenario(files[n], check=check, index=index, file_number=n, timeout=timeout,
-                                     subgroup_size=subgroup_size)
-    return [results[n] for n in range(len(files))]
-
-
-def render(result: VerifyResult) -> str:
-    """The readable report (kernellab.verify.report's), naming the checker that ran."""
-    from kernellab.verify.report import render as render_oclgrind
-    text = render_oclgrind(result)
-    if isinstance(result, VulkanVerifyResult):
-        text = text.replace("Oclgrind found no", "the SPIR-V checker found no").replace(
-            " Oclgrind reports", " reports of the SPIR-V checker")
-    return text
-
-
-def verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int | None = None,
-                    file_number: int = 0, max_work: int | None = None,
-                    timeout: float | None = None, subgroup_size: int | str | None = None) -> VulkanVerifyResult:
+def verify_scenario(path: str | Path, *, scenario: m.Scenario | None = None, check: Sequence[str] = (),
+                    index: int | None = None, file_number: int = 0, max_work: int | None = None,
+                    timeout: float | None = None, subgroup_size: int | str | None = None) -> VerifyResult:
     """:func:`_verify_scenario`, quoting source lines only from files in the scenario's folder: a
-    module names its source files itself (OpString), and may name any file.
+    module names its source files itself (OpString), and may name any file. ``scenario``: the
+    file already loaded (None: loaded here).
 
     ``subgroup_size``: the device's subgroup size (None: lavapipe's,
     :data:`~kernellab.spirvsim.subgroup.DEFAULT_SUBGROUP_SIZE`), or ``"all"``: the scenario is
     checked once per size drivers report (when a shader depends on it), each finding's message
     naming its size."""
     from kernellab.spirvsim.subgroup import ALL_SUBGROUP_SIZES, DEFAULT_SUBGROUP_SIZE
+    if scenario is None:
+        from kernellab.formats.scenario import load_scenario
+        scenario, _ = load_scenario(path)
     sizes = ALL_SUBGROUP_SIZES if subgroup_size == "all" else (int(subgroup_size or DEFAULT_SUBGROUP_SIZE),)
-    result: VulkanVerifyResult | None = None
+    result: VerifyResult | None = None
     with terms.reading_within([Path(path).resolve().parent]):
         for size in sizes:
-            one = _verify_scenario(path, check=check, index=index, file_number=file_number, max_work=max_work,
-                                   timeout=timeout, subgroup_size=size)
+            one, uses_subgroups = _verify_scenario(Path(path), scenario, check=check, index=index,
+                                                   file_number=file_number, max_work=max_work, timeout=timeout,
+                                                   subgroup_size=size)
             if len(sizes) > 1:
                 for f in one.findings:
                     f.message = f"[subgroup size {size}] {f.message}"
                 for launch in one.launches:
-                    launch["subgroup_size"] = size
+                    launch.subgroup_size = size
             if result is None:
                 result = one
             else:
-                result.findings = fnd.ordered(result.findings + one.findings)
+                result.findings = ordered(result.findings + one.findings)
                 result.launches += one.launches
                 result.raw_messages += one.raw_messages
-            if not one.uses_subgroups:
+            if not uses_subgroups:
                 break  # no dispatch depends on the size: one check says it all
     assert result is not None
     return result
 
 
-def _verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int | None = None,
+@dataclass
+class _Program:
+    """A shader as the checker runs it: compiled for checking, with its specialization
+    constants, and its module, decoded once for every dispatch of it and for the report's names."""
+
+    shader: m.Shader
+    spirv: bytes
+    spec: dict[int, Any]
+    _module: Module | None = None
+
+    @property
+    def kernel(self) -> str:
+        return f"{self.shader.uid} ({self.shader.entry})"
+
+    def module(self) -> Module:
+        """The decoded module (decoded on first use: its errors are the dispatch's)."""
+        if self._module is None:
+            from kernellab.spirvsim.machine import eval_spec_op
+            from kernellab.spirvsim.module import load
+            self._module = load(self.spirv, self.shader.entry, file=str(self.shader.src_path),
+                                spec_constants=self.spec, eval_spec_op=eval_spec_op)
+        return self._module
+
+
+def _program(scenario: m.Scenario, shader: m.Shader, path: Path) -> _Program:
+    from kernellab.runtime.interface import clspv_specialization
+    spirv = _compile(scenario, shader, path)
+    return _Program(shader, spirv, clspv_specialization(scenario, shader, spirv))  # OpenCL C: __local sizes
+
+
+def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] = (), index: int | None = None,
                      file_number: int = 0, max_work: int | None = None,
-                     timeout: float | None = None, subgroup_size: int = 8) -> VulkanVerifyResult:
+                     timeout: float | None = None, subgroup_size: int = 8) -> tuple[VerifyResult, bool]:
     """Check every ``dispatch_compute`` of a scenario in the SPIR-V checker and the hazards
     between them. ``index`` keeps the findings of dispatch N only (all dispatches still run:
     each reads what the ones before it wrote). ``timeout``: seconds each dispatch may take in
     the checker (None or 0: no limit); past it, :class:`TimeLimitError` names the dispatch."""
-    from kernellab import spirvsim
-    from kernellab.formats.scenario import load_scenario
-    from kernellab.runtime.interface import clspv_specialization
     try:
         # what the specification leaves undefined in a subgroup operation is a defect, as races are
-        checked = fnd.checked_kinds(check) | {"subgroup-inactive-read", "subgroup-nonuniform"}
+        checked = checked_kinds(check) | {"subgroup-inactive-read", "subgroup-nonuniform"}
     except ValueError as exc:
         raise UsageError(f"--check: {exc}") from exc
-    path = Path(path)
-    scenario, _ = load_scenario(path)
     _refuse_draws(scenario, path)
     limit = max_work or _max_work()
     state = _Buffers(scenario, path)
-    modules: dict[str, bytes] = {}
-    result = VulkanVerifyResult(path, [], checked=checked)
-    runs: list[tuple[int, Any]] = []
-    layouts: dict[str, tuple[str | None, int, int]] = {}
-    found: list[fnd.Finding] = []
-    sources: dict[int, str | None] = {}  # command -> its OpenCL C file (clspv names it "source")
+    programs: dict[str, _Program] = {}
+    result = VerifyResult(path, [], checked=checked, checker="spirv")
+    uses_subgroups = False  # whether a dispatch depends on the subgroup size
+    runs: list[tuple[int, spirvsim.DispatchResult]] = []
+    layouts: Layouts = {}
+    found: list[Finding] = []
+    sources: dict[int, str | None] = {}  # command -> its shader file (clspv names it "source")
     dispatches = [(ci, c) for ci, c in enumerate(scenario.commands) if isinstance(c, m.DispatchCompute)]
     for number, (ci, c) in enumerate(dispatches):
         shader = scenario.by_uid[c.shader_ref]
         assert isinstance(shader, m.Shader)
-        if shader.uid not in modules:
-            modules[shader.uid] = _compile(scenario, shader, path)
-        spirv = modules[shader.uid]
-        spec = clspv_specialization(scenario, shader, spirv)  # OpenCL C: __local sizes in clspv's elements
+        if shader.uid not in programs:
+            programs[shader.uid] = _program(scenario, shader, path)
+        program = programs[shader.uid]
         bindings = state.bindings(c, ci)
-        push = state.push_constants(c)
         where = f"/commands/{ci}/dispatch_compute"
         try:
-            r = spirvsim.check_dispatch(spirv, shader.entry, c.workgroups, bindings=bindings, push_constants=push,
-                                        spec_constants=spec, checks=checked, file=str(shader.src_path),
-                                        max_work=limit, timeout=timeout, subgroup_size=subgroup_size,
-                                        addressable=state.addressable())
-            result.uses_subgroups |= bool(r.stats.get("subgroups"))
+            r = spirvsim.check_dispatch(program.module(), shader.entry, c.workgroups, bindings=bindings,
+                                        push_constants=state.push_constants(c), checks=checked,
+                                        file=str(shader.src_path), max_work=limit, timeout=timeout,
+                                        subgroup_size=subgroup_size, addressable=state.addressable())
+            uses_subgroups |= bool(r.stats.get("subgroups"))
         except spirvsim.Unsupported:
             raise
         except TimeLimitError:
@@ -196,23 +184,23 @@ def _verify_scenario(path: str | Path, *, check: Sequence[str] = (), index: int 
             raise InputError([Problem(str(path), where, f"{p.message}") for p in exc.problems]) from exc
         state.update(r.buffers)
         runs.append((ci, r))
-        layouts.update(_layouts(spirv, shader.entry, spec, c))
-        kernel = f"{shader.uid} ({shader.entry})"
-        result.launches.append({"index": number, "kernel": kernel, "ran": True, "enqueued_at": None, "filled": [],
-                                "command": ci, "invocations": r.invocations, "seconds": round(r.seconds, 3)})
+        layouts.update(_layouts(program.module(), c))
+        layouts.update(_image_layouts(scenario, c))
+        result.launches.append(Launch(number, program.kernel, command=ci, invocations=r.invocations,
+                                      seconds=round(r.seconds, 3)))
         source = sources[ci] = str(shader.src_path)
-        found += [_finding(f, kernel, number, ci, file_number, layouts, source) for f in r.findings]
+        found += [_finding(f, program.kernel, number, ci, file_number, layouts, source) for f in r.findings]
     numbers = {ci: n for n, (ci, _) in enumerate(dispatches)}
-    kernels = {l["command"]: l["kernel"] for l in result.launches}
+    kernels = {l.command: l.kernel for l in result.launches if l.command is not None}
     for h in hazards(scenario, runs):
         found.append(_hazard(h, kernels, numbers, file_number, layouts, sources))
     if index is not None:
         found = [f for f in found if f.instantiation == index]
     for mine in found:
         mine.severity = "defect" if mine.kind in checked else "warning"
-    result.findings = fnd.ordered(found)
+    result.findings = ordered(found)
     result.raw_messages = sum(f.count for f in found)
-    return result
+    return result, uses_subgroups
 
 
 def _max_work() -> int:
@@ -237,6 +225,8 @@ class _Buffers:
                 self.data[r.uid] = raw[:r.size].ljust(r.size, b"\0")
             elif isinstance(r, m.RawData) and r.src_path is not None:
                 self.push[r.uid] = bytes(npy.load_bytes(r.src_path))
+            elif isinstance(r, m.Image):
+                self.data[r.uid] = image_binding(r, None, b"").data
 
     def bindings(self, c: m.DispatchCompute, ci: int) -> dict[tuple[int, int], Any]:
         from kernellab.spirvsim import Binding
@@ -249,8 +239,9 @@ class _Buffers:
                                         f"buffer {r.uid} shares memory (memory_group {r.memory_group.id}): aliased "
                                         "resources are not modelled by the SPIR-V checker")
                 out[(b.set, b.id)] = Binding(r.uid, self.data[r.uid])
-            # images and tensors are not bound: a shader using one is refused by the checker
-            # (OpTypeImage and the tensor types are outside its subset)
+            elif isinstance(r, m.Image):
+                out[(b.set, b.id)] = image_binding(r, b, self.data[r.uid])
+            # tensors are not bound: a shader using one is refused by the checker
         return out
 
     def addressable(self) -> list[tuple[int, Any]]:
@@ -265,6 +256,49 @@ class _Buffers:
 
     def update(self, buffers: dict[str, bytes]) -> None:
         self.data.update(buffers)
+
+
+def image_binding(r: m.Image, b: m.Binding | None, texels: bytes) -> Any:
+    """An image resource as the checker binds it (:class:`kernellab.spirvsim.ImageBinding`): the
+    format the runner creates (a depth format's colour stand-in), the extent, the mip levels, the
+    sampler of its filters and address mode, and the view the binding names (``lod``: that level;
+    else the whole chain, which a storage image's view narrows to level 0). Without a binding
+    ``b``, its texels as the runner starts it: its ``src`` file's levels, the rest generated,
+    zeros without a file."""
+    from kernellab.runtime.executor import image_extent
+    from kernellab.spirvsim import ImageBinding, Sampler
+    from kernellab.spirvsim.images import image_bytes
+    from kernellab.vkregistry import vkformat
+    width, height = image_extent(r)
+    fmt_name = vkformat.device_format_name(r.format)
+    if b is None:
+        loaded, levels = b"", 0
+        if r.src_path is not None:
+            from kernellab.formats import imagefile
+            fmt = vkformat.lookup(r.format)
+            assert fmt is not None  # the scenario reader checked the format
+            data = imagefile.load(r.src_path, fmt, width, height, r.mips)
+            loaded, levels = bytes(data.data), data.mip_levels
+        texels = image_bytes(fmt_name, width, height, r.mips, loaded, levels)
+    sampler = Sampler(r.min_filter or "NEAREST", r.mag_filter or "NEAREST", r.mip_filter or "NEAREST",
+                      r.border_address_mode or "CLAMP_EDGE", r.border_color or "FLOAT_TRANSPARENT_BLACK",
+                      tuple(r.custom_border_color) if r.custom_border_color else None)
+    lod = b.lod if b is not None else None
+    return ImageBinding(r.uid, fmt_name, width, height, r.mips, texels, base_level=lod or 0,
+                        levels=None if lod is None else 1, sampler=sampler)
+
+
+def _image_layouts(scenario: m.Scenario, c: m.DispatchCompute) -> dict[str, tuple[str | None, int, int]]:
+    """uid -> (None, 0, texel size) of the images a dispatch binds, so a hazard's byte offset in
+    an image's packed texels reads as a texel index (level after level)."""
+    from kernellab.vkregistry import vkformat
+    out: dict[str, tuple[str | None, int, int]] = {}
+    for b in c.bindings:
+        r = scenario.by_uid.get(b.resource_ref)
+        fmt = vkformat.lookup(vkformat.device_format_name(r.format)) if isinstance(r, m.Image) else None
+        if fmt is not None:
+            out[b.resource_ref] = (None, 0, fmt.texel_size)
+    return out
 
 
 #: commands the checker does not run, with what they are: a scenario holding one is refused
@@ -291,7 +325,7 @@ def _compile(scenario: m.Scenario, shader: m.Shader, path: Path) -> bytes:
     from kernellab.compile.pipeline import CompileRequest, Compiler
     from kernellab.errors import CompileError
     assert shader.src_path is not None
-    language = _LANGUAGES[shader.type]
+    language = LANGUAGE_OF_SHADER_TYPE[shader.type]
     place = (str(path), f"/resources/{scenario.resources.index(shader)}/shader/build_options")
 
     def build(extra: str) -> bytes:
@@ -325,19 +359,12 @@ def _compile(scenario: m.Scenario, shader: m.Shader, path: Path) -> bytes:
         return data
 
 
-def _layouts(spirv: bytes, entry: str, spec: dict[int, Any],
-             c: m.DispatchCompute) -> dict[str, tuple[str | None, int, int]]:
+def _layouts(module: Module, c: m.DispatchCompute) -> Layouts:
     """uid -> (the shader's name for the buffer, offset of its array, bytes per element), so a
     byte offset of a hazard reads as an element index."""
-    from kernellab.spirvsim.module import load
-    from kernellab.spirvsim.machine import eval_spec_op
     from kernellab.spirvsim.types import scalar_sizes
-    try:
-        module = load(spirv, entry, spec_constants=spec, eval_spec_op=eval_spec_op)
-    except Exception:  # the dispatch itself was checked; names only help the report
-        return {}
     bound = {(b.set, b.id): b.resource_ref for b in c.bindings}
-    out = {}
+    out: Layouts = {}
     for vid, var in module.variables.items():
         ptr = module.types[var.words[0]]
         if ptr.storage not in ("StorageBuffer", "Uniform") or ptr.elem is None:
@@ -362,17 +389,17 @@ def _layouts(spirv: bytes, entry: str, spec: dict[int, Any],
 
 # --- findings in the scenario's terms -------------------------------------------------------------
 
-def _work_item(invocation: dict[str, list[int]]) -> dict[str, list[int]]:
+def _work_item(invocation: dict[str, list[int]]) -> WorkItem:
     return {"global": invocation["global"], "local": invocation["local"], "group": invocation["workgroup"]}
 
 
-def _access(a: dict[str, Any], source: str | None = None) -> fnd.Access:
+def _access(a: dict[str, Any], source: str | None = None) -> Access:
     """One side of a finding; ``source`` is the shader's file: clspv's line information calls it
     ``source``, glslang's its base name (it compiles a copy with the includes inlined; the
     included files keep their paths through ``#line``)."""
     loc = a.get("location")
     text = a.get("source_line")
-    location = None
+    location: Location | None = None
     if loc and source is not None and loc["file"] in (_CLSPV_SOURCE, Path(source).name):
         loc = dict(loc, file=source)
         # the user's own line: a module's embedded text is the inlined copy's when there were includes
@@ -383,14 +410,15 @@ def _access(a: dict[str, Any], source: str | None = None) -> fnd.Access:
         if text is not None:
             raw = terms.line_text(loc["file"], loc["line"])
             column = (len(raw) - len(raw.lstrip()) + 1) if raw else 1
-        location = {"file": loc["file"], "line": loc["line"], "column": column}
+        location = Location(file=loc["file"], line=loc["line"], column=column)
     what = None if a.get("access") in ("read", "write", "barrier") else a.get("access")
-    return fnd.Access(_work_item(a["invocation"]) if "invocation" in a else {}, location, text,
+    return Access(_work_item(a["invocation"]) if "invocation" in a else {}, location, text,
                       f"{a.get('instruction')} (word {a.get('word')})" if a.get("instruction") else None, what)
 
 
-def _finding(f: Any, kernel: str, number: int, ci: int, file_number: int,
-             layouts: dict[str, tuple[str | None, int, int]], source: str | None = None) -> fnd.Finding:
+def _finding(f: spirvsim.Finding, kernel: str, number: int, ci: int, file_number: int, layouts: Layouts,
+             source: str | None = None) -> Finding:
+    """A finding of one dispatch in OpenCL verify's terms."""
     accesses = [_access(a, source) for a in f.accesses]
     race = None
     if f.kind == "data-race":
@@ -398,7 +426,7 @@ def _finding(f: Any, kernel: str, number: int, ci: int, file_number: int,
         race = {"type": "write-write" if all("write" in k for k in kinds) else "read-write",
                 "scope": _SCOPES.get(f.scope or "", f.scope or "")}
     buffer = f.storage not in (None, "workgroup", "function", "private")
-    out = fnd.Finding(f.kind, f.message, kernel, number, address_space=f.storage, accesses=accesses, race=race,
+    out = Finding(f.kind, f.message, kernel, number, address_space=f.storage, accesses=accesses, race=race,
                       count=f.count, detail=f"scenario command /commands/{ci}", file=file_number,
                       resource=f.resource if buffer else None, index=f.index,
                       variable=(layouts.get(f.resource or "", (None,))[0] or f.resource) if buffer else f.resource)
@@ -414,17 +442,17 @@ def _finding(f: Any, kernel: str, number: int, ci: int, file_number: int,
     return out
 
 
-def _hazard(f: Any, kernels: dict[int, str], numbers: dict[int, int], file_number: int,
-            layouts: dict[str, tuple[str | None, int, int]], sources: dict[int, str | None]) -> fnd.Finding:
+def _hazard(f: spirvsim.Finding, kernels: dict[int, str | None], numbers: dict[int, int], file_number: int,
+            layouts: Layouts, sources: dict[int, str | None]) -> Finding:
     """A hazard in OpenCL verify's terms: each access names its command (``what``), the
     invocation and source line that made it; each example the element, the two commands and
     both sides."""
     first, second = (a["command"] for a in f.accesses)
-    name, offset, size = layouts.get(f.resource, (None, 0, 1))
+    name, offset, size = layouts.get(f.resource or "", (None, 0, 1))
     kinds = [a["access"] for a in f.accesses]
     race = {"type": "write-write" if kinds == ["wrote", "wrote"] else "read-write", "scope": "inter-dispatch"}
 
-    def side(a: dict[str, Any]) -> fnd.Access:
+    def side(a: dict[str, Any]) -> Access:
         out = _access(a, sources.get(a["command"]))
         out.what = f"command {a['command']} ({kernels.get(a['command'])}) {a['access']}"
         return out
@@ -432,7 +460,7 @@ def _hazard(f: Any, kernels: dict[int, str], numbers: dict[int, int], file_numbe
     elements = [(ex["byte_offset"] - offset) // size for ex in f.examples]
     span = _BYTES.search(f.message)
     lo, hi = (int(span.group(1)), int(span.group(2))) if span else (0, 0)
-    out = fnd.Finding("data-race", f.message, kernels.get(second), numbers.get(second), address_space=f.storage,
+    out = Finding("data-race", f.message, kernels.get(second), numbers.get(second), address_space=f.storage,
                       accesses=accesses, race=race, count=max(1, f.count // size), resource=f.resource,
                       index=elements[0] if elements else None, variable=name or f.resource, file=file_number,
                       detail=f"elements {(lo - offset) // size}..{(hi - offset) // size} of {size} bytes; "
@@ -461,7 +489,7 @@ def _stages(names: Sequence[str]) -> int:
     return out
 
 
-def dependencies(scenario: m.Scenario) -> list[Any]:
+def dependencies(scenario: m.Scenario) -> list[spirvsim.Dependency]:
     """The dependencies the runner records between the scenario's commands
     (:class:`kernellab.spirvsim.Dependency`), as Arm's runner records them: after a dispatch
     with ``implicit_barrier`` (the default) a full memory barrier (all commands, memory read and
@@ -469,7 +497,8 @@ def dependencies(scenario: m.Scenario) -> list[Any]:
     recording the next (a full dependency: the fence signal makes every device write available,
     the next vkQueueSubmit makes it visible); each barrier of a ``dispatch_barrier`` its own
     dependency (synchronization2), with its stages, access masks and, for a buffer barrier, its
-    buffer's range (image and tensor barriers order execution only, as far as buffers go). A
+    buffer's range, for an image barrier its image's mip levels (tensor barriers order execution
+    only). A
     ``dispatch_barrier`` naming no barrier records no dependency."""
     from kernellab.spirvsim import Dependency
     from kernellab.spirvsim.sync import full
@@ -483,21 +512,40 @@ def dependencies(scenario: m.Scenario) -> list[Any]:
                 for ref in refs:
                     b = scenario.by_uid[ref]
                     assert isinstance(b, m.BarrierBase)
-                    sides = dict(src_stages=_stages(b.src_stage), dst_stages=_stages(b.dst_stage),
-                                 src_access=frozenset(_ACCESSES.get(b.src_access, ())),
-                                 dst_access=frozenset(_ACCESSES.get(b.dst_access, ())))
+                    sides = (_stages(b.src_stage), _stages(b.dst_stage), frozenset(_ACCESSES.get(b.src_access, ())),
+                             frozenset(_ACCESSES.get(b.dst_access, ())))
                     name = f"{b.kind} {b.uid} ({where})"
                     if isinstance(b, m.BufferBarrier):
-                        out.append(Dependency(ci, name, buffer=b.buffer_resource, offset=b.offset, size=b.size,
-                                              **sides))
+                        out.append(Dependency(ci, name, *sides, buffer=b.buffer_resource, offset=b.offset,
+                                              size=b.size))
+                    elif isinstance(b, m.ImageBarrier):
+                        start, size = _image_barrier_range(scenario, b)
+                        out.append(Dependency(ci, name, *sides, buffer=b.image_resource, offset=start, size=size))
                     else:
-                        out.append(Dependency(ci, name, memory=isinstance(b, m.MemoryBarrier), **sides))
+                        out.append(Dependency(ci, name, *sides, memory=isinstance(b, m.MemoryBarrier)))
         elif getattr(c, "implicit_barrier", False):
             out.append(full(ci, f"implicit barrier of {c.kind} ({where})"))
     return out
 
 
-def hazards(scenario: m.Scenario, runs: Sequence[tuple[int, Any]]) -> list[Any]:
+def _image_barrier_range(scenario: m.Scenario, b: m.ImageBarrier) -> tuple[int, int]:
+    """The bytes of an image barrier's mip levels in its image's packed texels (the checker's
+    layout: level after level)."""
+    from kernellab.runtime.executor import image_extent
+    from kernellab.spirvsim.images import level_offsets
+    from kernellab.vkregistry import vkformat
+    r = scenario.by_uid.get(b.image_resource)
+    if not isinstance(r, m.Image):
+        return 0, 0
+    width, height = image_extent(r)
+    offsets = level_offsets(vkformat.device_format_name(r.format), width, height, r.mips)
+    rng = b.subresource_range
+    first = min(rng.base_mip_level, r.mips)
+    last = min(rng.base_mip_level + rng.level_count, r.mips)
+    return offsets[first], offsets[last] - offsets[first]
+
+
+def hazards(scenario: m.Scenario, runs: Sequence[tuple[int, spirvsim.DispatchResult]]) -> list[spirvsim.Finding]:
     """Hazard findings (spirvsim's, scope ``inter-dispatch``) between checked dispatches
     (command index, result): read-after-write, write-after-write and write-after-read, each
     with the bytes the scenario's dependencies order taken out."""

@@ -5,73 +5,25 @@ Oclgrind writes one message per defective access: a header line, then lines inde
 :func:`classify` turns each message into a :class:`Finding`, and :func:`group` merges the
 findings that differ only by work-item or address (count + a few examples); :func:`summarize` does
 both for a whole log, classifying each shape of message once (a racy line can print thousands).
-Kinds beyond GPUVerify's three (:data:`DEFECT_KINDS`) are warnings unless checked.
+The findings are :mod:`kernellab.verify.model`'s, as the SPIR-V checker's are.
 """
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterable
 
 from kernellab.verify import terms
 from kernellab.verify.asynccopy import EVENT_SHIFT, SHADOW_COLUMN
 from kernellab.verify.harness import MARK
+from kernellab.verify.model import _NUMBERS, Access, Finding, Location, WorkItem, ordered
 
-#: finding kinds, in report order; the first three are defects in GPUVerify's sense, the rest are
-#: reported as warnings unless ``--check`` names them
-KINDS = {
-    "data-race": "two work-items access the same address without synchronization, at least one writing "
-                 "(an async copy in flight counts as an access by the work-group)",
-    "barrier-divergence": "not every work-item of a work-group reached the same barrier, async copy or "
-                          "wait_group_events, or they passed it different arguments",
-    "out-of-bounds": "an access outside its buffer, __local allocation or private array (null pointers included)",
-    "subgroup-inactive-read": "a subgroup operation (shuffle, broadcast, quad, rotate) read the value of an "
-                              "invocation that is not active in the subgroup: the result is undefined",
-    "subgroup-nonuniform": "an operand of a subgroup operation that must be dynamically uniform in the subgroup "
-                           "differs between its active invocations",
-    "uninitialized-read": "a value read before anything was written there was used",
-    "array-index": "an index past an inner dimension of a multi-dimensional array, the access possibly staying "
-                   "inside the array (GPUVerify checks the whole array's bounds; an index past the first "
-                   "dimension leaves the array and is out-of-bounds)",
-    "barrier-flags": "work-items reached the same barrier with different memory-fence flags",
-    "api-error": "an OpenCL API call the launch made failed (bad sizes, arguments, ...)",
-    "misaligned-access": "a load or store through a pointer not aligned to its type",
-    "write-to-read-only": "a store to a buffer created with CL_MEM_READ_ONLY",
-    "read-from-write-only": "a load from a buffer created with CL_MEM_WRITE_ONLY",
-    "mapped-buffer-access": "the kernel touched a buffer that was mapped on the host",
-    "unwaited-event": "a work-item finished without waiting for its async copies (wait_group_events)",
-    "invalid-wait-event": "wait_group_events was given an event that is not an async copy's",
-    "other": "any other problem Oclgrind reports (e.g. an unsupported builtin)",
-}
-
-#: what GPUVerify calls a defect: these decide the verdict whatever ``--check`` says
-DEFECT_KINDS = ("data-race", "barrier-divergence", "out-of-bounds")
-#: short names ``--check`` also accepts
-CHECK_ALIASES = {"uninitialized": "uninitialized-read", "misaligned": "misaligned-access", "api": "api-error"}
-
-
-def checked_kinds(names: Iterable[str]) -> frozenset[str]:
-    """The kinds that count as defects: GPUVerify's three plus every kind ``names`` lists
-    (``all`` = every kind). Unknown names raise ValueError naming them."""
-    out = set(DEFECT_KINDS)
-    unknown = []
-    for name in names:
-        name = name.strip()
-        if not name:
-            continue
-        if name == "all":
-            out.update(KINDS)
-        elif CHECK_ALIASES.get(name, name) in KINDS:
-            out.add(CHECK_ALIASES.get(name, name))
-        else:
-            unknown.append(name)
-    if unknown:
-        raise ValueError(f"unknown check {', '.join(map(repr, unknown))}; known: all, "
-                         + ", ".join(sorted(set(KINDS) | set(CHECK_ALIASES))))
-    return frozenset(out)
+#: a harness event (a marker line's JSON): a launch's ``begin`` carries what the parser needs to
+#: name things in the user's terms (kernel file, buffers, async copies)
+Event = dict[str, Any]
 
 _API_FUNCTIONS_IGNORED = re.compile(r"^clGet\w*Info$")  # the harness's own queries, not the launch's
 
@@ -87,102 +39,15 @@ class Message:
 
     header: str
     lines: list[str]
-    #: the instantiation it happened in (None outside any launch)
-    launch: dict[str, Any] | None = None
+    #: the ``begin`` event of the instantiation it happened in (None outside any launch)
+    launch: Event | None = None
 
 
-@dataclass
-class Access:
-    work_item: dict[str, list[int]]
-    location: dict[str, Any] | None
-    source_line: str | None
-    instruction: str | None = None
-    #: what the access is when it is not the user's own load or store (an async copy's)
-    what: str | None = None
-
-
-@dataclass
-class Finding:
-    kind: str
-    message: str
-    kernel: str | None
-    instantiation: int | None
-    address_space: str | None = None
-    address: str | None = None
-    accesses: list[Access] = field(default_factory=list)
-    race: dict[str, str] | None = None
-    #: for grouped findings
-    count: int = 1
-    examples: list[dict[str, Any]] = field(default_factory=list)
-    detail: str = ""
-    #: "defect" (counts for the verdict) or "warning"; set by the caller's --check choice
-    severity: str = "defect"
-    #: in the user's terms: the buffer (argument or scenario uid), the element, the variable
-    resource: str | None = None
-    index: int | None = None
-    variable: str | None = None
-    #: where the user wrote the line (a capture's host program), when not the kernel file itself
-    source: dict[str, Any] | None = None
-    #: which file of a multi-file call the launch came from
-    file: int = 0
-    #: bytes per element of ``resource``/``variable`` (how ``index`` was computed)
-    element_size: int | None = None
-
-    @property
-    def location(self) -> dict[str, Any] | None:
-        return next((a.location for a in self.accesses if a.location), None)
-
-    @property
-    def source_line(self) -> str | None:
-        return next((a.source_line for a in self.accesses if a.location), None)
-
-    def key(self, race: dict[str, str] | None = None) -> tuple:
-        """What makes two findings the same defect: kind, kernel, launch, space and source places
-        (``race``: this finding's key with other race details)."""
-        places = tuple((a.location or {}).get("line", 0) * 100000 + (a.location or {}).get("column", 0)
-                       for a in self.accesses)
-        if self.kind == "data-race":
-            places = tuple(sorted(places))  # A-vs-B and B-vs-A are one race
-        details = tuple(sorted((race or self.race).items())) if (race or self.race) else ()
-        headline = _NUMBERS.sub("#", self.message)
-        return (self.file, self.kind, self.kernel, self.instantiation, self.address_space, places, details, headline,
-                self.resource, self.variable)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "kind": self.kind,
-            "severity": self.severity,
-            "kernel": self.kernel,
-            "instantiation": self.instantiation,
-            "work_items": [e["work_items"] for e in self.examples] or [[a.work_item for a in self.accesses]],
-            "address_space": self.address_space,
-            "address": self.address,
-            "resource": self.resource,
-            "index": self.index,
-            "variable": self.variable,
-            "location": self.location,
-            "source_line": self.source_line,
-            "source": self.source or (dict(self.location, text=self.source_line) if self.location else None),
-            "message": self.message,
-            "count": self.count,
-        }
-        if self.race:
-            out["race"] = self.race
-        if len(self.accesses) > 1:
-            out["accesses"] = [{"work_item": a.work_item, "location": a.location, "source_line": a.source_line,
-                                **({"what": a.what} if a.what else {})} for a in self.accesses]
-        if self.examples:
-            out["examples"] = self.examples
-        if self.detail:
-            out["detail"] = self.detail
-        return out
-
-
-def parse_stream(text: str) -> tuple[list[Message], list[dict[str, Any]]]:
+def parse_stream(text: str) -> tuple[list[Message], list[Event]]:
     """Split the harness's stderr into Oclgrind messages and harness events (in order)."""
     messages: list[Message] = []
-    events: list[dict[str, Any]] = []
-    launch: dict[str, Any] | None = None
+    events: list[Event] = []
+    launch: Event | None = None
     current: Message | None = None
     mark = MARK + " "
     for raw in text.splitlines():
@@ -211,7 +76,7 @@ def parse_stream(text: str) -> tuple[list[Message], list[dict[str, Any]]]:
     return messages, events
 
 
-def _entity(text: str) -> dict[str, list[int]] | None:
+def _entity(text: str) -> WorkItem | None:
     m = _ENTITY.search(text)
     if m:
         v = [int(x) for x in m.groups()]
@@ -222,9 +87,13 @@ def _entity(text: str) -> dict[str, list[int]] | None:
     return None
 
 
-def _locations(lines: list[str], kernel_file: str | None) -> list[tuple[dict[str, Any] | None, str | None, str | None]]:
+#: a place Oclgrind names in a message: (location, source line, instruction)
+Place = tuple[Location | None, str | None, str | None]
+
+
+def _locations(lines: list[str], kernel_file: str | None) -> list[Place]:
     """Every (location, source line, instruction) in a message body, in order."""
-    found = []
+    found: list[Place] = []
     for i, line in enumerate(lines):
         m = _LOCATION.search(line.strip())
         if m:
@@ -283,7 +152,7 @@ def _kind(header: str) -> tuple[str, dict[str, str] | None]:
     return "other", None
 
 
-def _buffer_argument(address: str, space: str | None, launch: dict[str, Any] | None) -> dict[str, int] | None:
+def _buffer_argument(address: str, space: str | None, launch: Event | None) -> dict[str, int] | None:
     """Oclgrind addresses are (buffer number << 48) | offset; global buffers were created in
     argument order, so the number names the argument."""
     value = int(address, 16)
@@ -294,7 +163,7 @@ def _buffer_argument(address: str, space: str | None, launch: dict[str, Any] | N
     return out
 
 
-def _user_access(acc: Access, launch: dict[str, Any] | None) -> Access:
+def _user_access(acc: Access, launch: Event | None) -> Access:
     """The access with its source line read from the user's kernel file, and an async copy's
     modelled access (see :mod:`kernellab.verify.asynccopy`) named as the copy at its call."""
     loc = acc.location
@@ -322,7 +191,7 @@ def _user_access(acc: Access, launch: dict[str, Any] | None) -> Access:
     return acc
 
 
-def _user_terms(finding: Finding, launch: dict[str, Any] | None) -> None:
+def _user_terms(finding: Finding, launch: Event | None) -> None:
     """``resource``/``index``/``variable``/``source`` for a finding with an address."""
     kernel_file = launch.get("kernel_file") if launch else None
     loc = finding.location
@@ -381,11 +250,11 @@ def _copy_with_itself(accesses: list[Access]) -> bool:
         return False  # one copy per work-group: copies of two groups racing is a defect
     if any(a.what == GROUP_COPY for a in accesses):
         return True
-    lines = {(a.location or {}).get("line") for a in accesses}
+    lines = {a.location["line"] if a.location else None for a in accesses}
     return len(lines) == 1
 
 
-def _static_index(header: str, location: dict[str, Any] | None) -> tuple[str, str, str | None]:
+def _static_index(header: str, location: Location | None) -> tuple[str, str, str | None]:
     """Kind, detail and array of ``Index (i) exceeds static array size (n)``: Oclgrind checks each
     index of an access into a declared array against its dimension. GPUVerify's meaning: an access
     outside the declared array is out-of-bounds, one past an inner dimension that stays inside the
@@ -489,10 +358,9 @@ def classify(msg: Message) -> Finding | None:
 _ENTITY_LINES = re.compile(r"^\s*(?:First entity|Second entity|Entity|Work-item):.*$", re.M)
 _ENTITIES = re.compile(r"(?:First entity|Second entity|Entity|Work-item):\s*(?:Global\((\d+),(\d+),(\d+)\)\s+"
                        r"Local\((\d+),(\d+),(\d+)\)\s+)?Group\((\d+),(\d+),(\d+)\)")
-_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
 
 
-def _items(body: str) -> list[dict[str, list[int]]]:
+def _items(body: str) -> list[WorkItem]:
     items = []
     for g in _ENTITIES.findall(body):
         if g[0]:
@@ -503,7 +371,7 @@ def _items(body: str) -> list[dict[str, list[int]]]:
     return items
 
 
-def _scope(items: list[dict[str, list[int]]]) -> str:
+def _scope(items: list[WorkItem]) -> str:
     g1, g2 = (items + [{}, {}])[0].get("group"), (items + [{}, {}])[1].get("group")
     return "intra-group" if g1 is not None and g1 == g2 else "inter-group"
 
@@ -560,7 +428,7 @@ def summarize(messages: Iterable[Message]) -> list[Finding]:
         scope = _scope(items) if proto.race else None
         key = keys.get((sig, scope))
         if key is None:
-            key = keys[(sig, scope)] = proto.key(dict(proto.race, scope=scope)) if proto.race else proto.key()
+            key = keys[(sig, scope)] = proto.key(dict(proto.race, scope=scope or "")) if proto.race else proto.key()
         groups.setdefault(key, []).append((example, proto, m, body))
     out = []
     for entries in groups.values():
@@ -602,14 +470,6 @@ def _distinct(examples: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             if len(unique) == MAX_EXAMPLES:
                 break
     return unique
-
-
-def ordered(findings: list[Finding]) -> list[Finding]:
-    """In report order: file, launch, kind, source place."""
-    order = list(KINDS)
-    return sorted(findings, key=lambda f: (f.file, f.instantiation or 0, order.index(f.kind),
-                                           (f.location or {}).get("line", 0),
-                                           (f.location or {}).get("column", 0), f.message))
 
 
 MAX_EXAMPLES = 3
