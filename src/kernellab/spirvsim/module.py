@@ -17,6 +17,8 @@ import numpy as np
 from kernellab import spirv_format
 from kernellab.errors import InputError, Problem
 from kernellab.listing import grammar
+from kernellab.spirvsim import matrix, subgroup
+from kernellab.spirvsim.pointers import ADDRESS_TYPE
 from kernellab.spirvsim.images import ImageType, image_type
 from kernellab.spirvsim.types import MAX_VALUE_SCALARS, Type, finish_layout
 
@@ -30,19 +32,19 @@ SUPPORTED_CAPABILITIES = frozenset({
     "DenormPreserve", "DenormFlushToZero", "SignedZeroInfNanPreserve", "RoundingModeRTE", "RoundingModeRTZ",
     # pointers chosen by OpPhi/OpSelect are modelled when they point into one variable; a choice
     # between variables, pointers held in memory and pointer comparisons are refused where met
-    "VariablePointers", "VariablePointersStorageBuffer",
+    "VariablePointers", "VariablePointersStorageBuffer", "PhysicalStorageBufferAddresses",
     # images: storage images, combined image samplers and their queries (spirvsim.images)
     "ImageQuery", "StorageImageReadWithoutFormat", "StorageImageWriteWithoutFormat", "StorageImageExtendedFormats",
     "Image1D", "Sampled1D",
-})
+}) | subgroup.CAPABILITIES
 
 #: storage classes of variables the interpreter models
 SUPPORTED_STORAGE = frozenset({"StorageBuffer", "Uniform", "PushConstant", "Workgroup", "Function",
-                               "Private", "Input", "UniformConstant", "Image"})
+                               "Private", "Input", "UniformConstant", "Image", "PhysicalStorageBuffer"})
 
 #: built-in inputs of a compute shader the interpreter provides
 SUPPORTED_BUILTINS = frozenset({"GlobalInvocationId", "LocalInvocationId", "WorkgroupId", "NumWorkgroups",
-                                "LocalInvocationIndex", "WorkgroupSize"})
+                                "LocalInvocationIndex", "WorkgroupSize"}) | subgroup.BUILTINS
 
 
 class Unsupported(InputError):
@@ -164,7 +166,7 @@ def _scalar_value(t: Type, words: Sequence[int]) -> np.ndarray:
 def _zero(t: Type) -> Any:
     if t.scalar:
         return np.zeros((), t.dtype)
-    if t.kind == "vector" or t.kind == "array":
+    if t.kind in ("vector", "array", "matrix"):
         assert t.elem is not None
         return tuple(_zero(t.elem) for _ in range(t.count))
     if t.kind == "struct":
@@ -342,6 +344,8 @@ class _Reader:
             t = Type(tid, "float", width=w[1])
         elif op == "OpTypeVector":
             t = Type(tid, "vector", elem=m.types[w[1]], count=w[2])
+        elif op == "OpTypeMatrix":
+            t = Type(tid, "matrix", elem=m.types[w[1]], count=w[2])
         elif op == "OpTypeArray":
             length = m.constants.get(w[2])
             if length is None or isinstance(length, tuple):
@@ -352,7 +356,7 @@ class _Reader:
             stride = (m.decorated(tid, "ArrayStride") or (0,))[0]
             t = Type(tid, "runtime_array", elem=m.types[w[1]], stride=stride)
         elif op == "OpTypeStruct":
-            members = tuple(m.types[x] for x in w[1:])
+            members = tuple(self._member_layout(tid, k, m.types[x]) for k, x in enumerate(w[1:]))
             offsets: list[int | None] = []
             for k in range(len(members)):
                 off = next((a[0] for n, a in m.member_decorations.get((tid, k), ()) if n == "Offset"), None)
@@ -361,11 +365,21 @@ class _Reader:
                 raise self.fail(inst, "OpTypeStruct with Offset decorations on only some members")
             t = Type(tid, "struct", members=members,
                      offsets=tuple(o for o in offsets if o is not None))
+        elif op == "OpTypeForwardPointer":
+            storage = enum_name("StorageClass", w[1])
+            if storage != "PhysicalStorageBuffer":
+                raise self.fail(inst, f"OpTypeForwardPointer to storage class {storage} is not supported")
+            m.types[tid] = Type(tid, "pointer", storage=storage, size=8, leaves=[(0, ADDRESS_TYPE)])
+            return
         elif op == "OpTypePointer":
             storage = enum_name("StorageClass", w[1])
             if storage not in SUPPORTED_STORAGE:
                 raise self.fail(inst, f"OpTypePointer to storage class {storage} is not supported")
-            t = Type(tid, "pointer", storage=storage, elem=m.types.get(w[2]))
+            forward = m.types.get(tid)
+            t = forward if forward is not None else Type(tid, "pointer", storage=storage)
+            t.elem = m.types.get(w[2])
+            if storage == "PhysicalStorageBuffer":  # a device address in memory: 8 bytes
+                t.size, t.leaves = 8, [(0, ADDRESS_TYPE)]
             if t.elem is None:
                 raise self.fail(inst, "OpTypePointer to a forward-declared type is not supported")
             ptr_stride = m.decorated(tid, "ArrayStride")
@@ -385,9 +399,21 @@ class _Reader:
         else:
             raise self.fail(inst, f"{op} is not supported by the SPIR-V checker")
         t.name = name
-        if t.kind not in ("void", "pointer", "function", "image", "sampled_image", "sampler"):
+        if t.kind == "matrix":
+            matrix.finish(t)
+        elif t.kind not in ("void", "pointer", "function", "image", "sampled_image", "sampler"):
             finish_layout(t)
         m.types[tid] = t
+
+    def _member_layout(self, struct: int, k: int, t: Type) -> Type:
+        """A struct member's type with its ``MatrixStride``/``RowMajor`` layout when it holds matrices."""
+        if not matrix.contains_matrix(t):
+            return t
+        decorations = dict(self.m.member_decorations.get((struct, k), ()))
+        stride = decorations.get("MatrixStride")
+        if stride is None:
+            return t
+        return matrix.lay_out(t, stride[0], "RowMajor" in decorations)
 
     def _constant(self, inst: Inst) -> None:
         m, w, op = self.m, inst.words, inst.op

@@ -70,16 +70,41 @@ def uses_vulkan_checker(scenario: m.Scenario, vulkan: bool = False) -> bool:
 
 def verify_scenario(path: str | Path, *, scenario: m.Scenario | None = None, check: Sequence[str] = (),
                     index: int | None = None, file_number: int = 0, max_work: int | None = None,
-                    timeout: float | None = None) -> VerifyResult:
+                    timeout: float | None = None, subgroup_size: int | str | None = None) -> VerifyResult:
     """:func:`_verify_scenario`, quoting source lines only from files in the scenario's folder: a
     module names its source files itself (OpString), and may name any file. ``scenario``: the
-    file already loaded (None: loaded here)."""
+    file already loaded (None: loaded here).
+
+    ``subgroup_size``: the device's subgroup size (None: lavapipe's,
+    :data:`~kernellab.spirvsim.subgroup.DEFAULT_SUBGROUP_SIZE`), or ``"all"``: the scenario is
+    checked once per size drivers report (when a shader depends on it), each finding's message
+    naming its size."""
+    from kernellab.spirvsim.subgroup import ALL_SUBGROUP_SIZES, DEFAULT_SUBGROUP_SIZE
     if scenario is None:
         from kernellab.formats.scenario import load_scenario
         scenario, _ = load_scenario(path)
+    sizes = ALL_SUBGROUP_SIZES if subgroup_size == "all" else (int(subgroup_size or DEFAULT_SUBGROUP_SIZE),)
+    result: VerifyResult | None = None
     with terms.reading_within([Path(path).resolve().parent]):
-        return _verify_scenario(Path(path), scenario, check=check, index=index, file_number=file_number,
-                                max_work=max_work, timeout=timeout)
+        for size in sizes:
+            one, uses_subgroups = _verify_scenario(Path(path), scenario, check=check, index=index,
+                                                   file_number=file_number, max_work=max_work, timeout=timeout,
+                                                   subgroup_size=size)
+            if len(sizes) > 1:
+                for f in one.findings:
+                    f.message = f"[subgroup size {size}] {f.message}"
+                for launch in one.launches:
+                    launch.subgroup_size = size
+            if result is None:
+                result = one
+            else:
+                result.findings = ordered(result.findings + one.findings)
+                result.launches += one.launches
+                result.raw_messages += one.raw_messages
+            if not uses_subgroups:
+                break  # no dispatch depends on the size: one check says it all
+    assert result is not None
+    return result
 
 
 @dataclass
@@ -114,13 +139,14 @@ def _program(scenario: m.Scenario, shader: m.Shader, path: Path) -> _Program:
 
 def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] = (), index: int | None = None,
                      file_number: int = 0, max_work: int | None = None,
-                     timeout: float | None = None) -> VerifyResult:
+                     timeout: float | None = None, subgroup_size: int = 8) -> tuple[VerifyResult, bool]:
     """Check every ``dispatch_compute`` of a scenario in the SPIR-V checker and the hazards
     between them. ``index`` keeps the findings of dispatch N only (all dispatches still run:
     each reads what the ones before it wrote). ``timeout``: seconds each dispatch may take in
     the checker (None or 0: no limit); past it, :class:`TimeLimitError` names the dispatch."""
     try:
-        checked = checked_kinds(check)
+        # what the specification leaves undefined in a subgroup operation is a defect, as races are
+        checked = checked_kinds(check) | {"subgroup-inactive-read", "subgroup-nonuniform"}
     except ValueError as exc:
         raise UsageError(f"--check: {exc}") from exc
     _refuse_draws(scenario, path)
@@ -128,6 +154,7 @@ def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] =
     state = _Buffers(scenario, path)
     programs: dict[str, _Program] = {}
     result = VerifyResult(path, [], checked=checked, checker="spirv")
+    uses_subgroups = False  # whether a dispatch depends on the subgroup size
     runs: list[tuple[int, spirvsim.DispatchResult]] = []
     layouts: Layouts = {}
     found: list[Finding] = []
@@ -144,7 +171,9 @@ def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] =
         try:
             r = spirvsim.check_dispatch(program.module(), shader.entry, c.workgroups, bindings=bindings,
                                         push_constants=state.push_constants(c), checks=checked,
-                                        file=str(shader.src_path), max_work=limit, timeout=timeout)
+                                        file=str(shader.src_path), max_work=limit, timeout=timeout,
+                                        subgroup_size=subgroup_size, addressable=state.addressable())
+            uses_subgroups |= bool(r.stats.get("subgroups"))
         except spirvsim.Unsupported:
             raise
         except TimeLimitError:
@@ -171,7 +200,7 @@ def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] =
         mine.severity = "defect" if mine.kind in checked else "warning"
     result.findings = ordered(found)
     result.raw_messages = sum(f.count for f in found)
-    return result
+    return result, uses_subgroups
 
 
 def _max_work() -> int:
@@ -214,6 +243,13 @@ class _Buffers:
                 out[(b.set, b.id)] = image_binding(r, b, self.data[r.uid])
             # tensors are not bound: a shader using one is refused by the checker
         return out
+
+    def addressable(self) -> list[tuple[int, Any]]:
+        """Every buffer with the device address the checker gives it: the scenario's n-th buffer
+        (in resource order, from 0) at ``spirvsim.pointers.address_of(n)``."""
+        from kernellab.spirvsim import Binding
+        from kernellab.spirvsim.pointers import address_of
+        return [(address_of(n), Binding(uid, data)) for n, (uid, data) in enumerate(self.data.items())]
 
     def push_constants(self, c: m.DispatchCompute) -> bytes:
         return self.push.get(c.push_data_ref, b"") if c.push_data_ref else b""
@@ -299,6 +335,17 @@ def _compile(scenario: m.Scenario, shader: m.Shader, path: Path) -> bytes:
         return Compiler(req).vulkan_module().data
 
     extra = _CHECKING_OPTIONS.get(language, "")
+    if language == "glsl":
+        try:
+            return build(extra)
+        except CompileError as exc:
+            # glslang's NonSemantic debug information is invalid for some shaders (buffer_reference
+            # types: "Id is 0"); OpLine information (-g) still names every line
+            if "spirv-val" not in str(exc):
+                raise
+            log.warning("%s: glslang -gVS wrote a module spirv-val rejects; checking the -g build (OpLine "
+                        "debug information)", shader.src_path)
+            return build(" -g")
     if language != "opencl-c":
         return build(extra)
     try:
