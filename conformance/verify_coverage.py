@@ -98,7 +98,7 @@ def classify(rc: int | None, stdout: str, stderr: str, seconds: float, pipelines
             kind = "defects" if rc == 1 else "internal-error"
         return Outcome(kind, verdict, seconds, pipelines, findings)
     message = (stderr.strip().splitlines() or [""])[-1]
-    if "Traceback" in stderr or rc not in (0, 1, 2):
+    if "Traceback" in stderr or "attach it to a bug report" in stderr or rc not in (0, 1, 2):
         return Outcome("internal-error", message, seconds, pipelines, [])
     if _CHECKER_REFUSAL.search(message):
         return Outcome("refused-checker", message, seconds, pipelines, [])
@@ -119,7 +119,9 @@ def arm_scenarios(root: Path) -> list[Path]:
     """One scenario JSON with a dispatch_compute per captured folder."""
     found = []
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        for f in sorted(folder.glob("*.json")):
+        origin = folder / ".origin"  # arm-capture-wrapper.sh names the scenario the test ran
+        named = [folder / origin.read_text().split()[0]] if origin.is_file() and origin.read_text().strip() else []
+        for f in named or sorted(folder.glob("*.json")):
             if "dispatch_compute" in f.read_text(errors="replace"):
                 found.append(f)
                 break
@@ -178,6 +180,7 @@ def reread(results: Path) -> dict[Path, tuple[str, Outcome]]:
         kind = r["kind"]
         if kind.startswith("refused-"):
             kind = "refused-checker" if _CHECKER_REFUSAL.search(r["detail"]) else "refused-reader"
+            kind = "internal-error" if "attach it to a bug report" in r["detail"] else kind
         outcomes[Path(r["file"])] = (r["corpus"], Outcome(kind, r["detail"], r["seconds"], r["pipelines"],
                                                           r["findings"]))
     return outcomes

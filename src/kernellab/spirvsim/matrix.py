@@ -130,6 +130,8 @@ def glsl(name: str, mat: Any, rt: Type) -> Any:
     """GLSL.std.450 Determinant and MatrixInverse, in the matrix's precision."""
     a, shape = _stack(mat)
     dt = a.dtype
+    if dt == np.float16:  # NumPy's linalg has no half precision: computed in single, rounded back
+        a = a.astype(np.float32)
     n = a.shape[-1]
     if name == "Determinant":
         return np.linalg.det(a).astype(dt).reshape(shape)

@@ -46,6 +46,13 @@ SUPPORTED_STORAGE = frozenset({"StorageBuffer", "Uniform", "PushConstant", "Work
 SUPPORTED_BUILTINS = frozenset({"GlobalInvocationId", "LocalInvocationId", "WorkgroupId", "NumWorkgroups",
                                 "LocalInvocationIndex", "WorkgroupSize"}) | subgroup.BUILTINS
 
+#: execution modes that promise no more than the interpreter already does: structured
+#: reconvergence at every merge (SubgroupUniformControlFlowKHR), and NumPy's IEEE arithmetic,
+#: which keeps denormals, signed zeros, infinities and NaNs and rounds to nearest even
+#: (DenormFlushToZero and RoundingModeRTZ would not be modelled: refused)
+_NEUTRAL_MODES = frozenset({"SubgroupUniformControlFlowKHR", "DenormPreserve", "SignedZeroInfNanPreserve",
+                            "RoundingModeRTE"})
+
 
 class Unsupported(InputError):
     """The shader uses something the interpreter does not model; it is refused, not checked."""
@@ -462,7 +469,7 @@ class _Reader:
                 size = (w[2], w[3], w[4])
             elif mode == "LocalSizeId":
                 size = tuple(int(m.constants[x]) for x in w[2:5])  # type: ignore[assignment]
-            else:
+            elif mode not in _NEUTRAL_MODES:
                 raise self.fail(inst, f"OpExecutionMode {mode} is not supported by the SPIR-V checker")
         for cid, value in m.constants.items():
             builtin = m.decorated(cid, "BuiltIn")

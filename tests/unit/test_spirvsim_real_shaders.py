@@ -1,0 +1,92 @@
+"""Constructs the Vulkan CTS's compute shaders use that the checker first refused or failed on
+(conformance/verify_coverage.py): the neutral execution modes and half-precision Determinant /
+MatrixInverse, each with a planted defect beside its clean twin."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from kernellab import tools
+from kernellab.spirvsim import Binding, Unsupported, check_dispatch, glsl_to_spirv
+
+UNIFORM_CF = """#version 450
+#extension GL_EXT_subgroup_uniform_control_flow : require
+layout(local_size_x = 32) in;
+layout(std430, binding = 0) buffer B { uint data[]; };
+void main() [[subgroup_uniform_control_flow]] {
+  uint i = gl_LocalInvocationID.x;
+  data[INDEX] = i;
+}
+"""
+
+
+def _kinds(spv: bytes, size: int = 128) -> list[str]:
+    r = check_dispatch(spv, "main", (1, 1, 1), bindings={(0, 0): Binding("data", bytes(size))})
+    return sorted({f.kind for f in r.findings})
+
+
+@pytest.mark.parametrize("index, kinds", [("i", []), ("i / 2u", ["data-race"])])
+def test_subgroup_uniform_control_flow_is_checked(index, kinds):
+    spv = glsl_to_spirv(UNIFORM_CF.replace("INDEX", index), debug="-g0")
+    assert _kinds(spv) == kinds
+
+
+def _with_mode(mode: str, capability: str) -> bytes:
+    """The clean shader above with a float-controls execution mode added."""
+    dis, asm = tools.find("spirv-dis"), tools.find("spirv-as")
+    if dis is None or asm is None:
+        pytest.skip("needs spirv-dis and spirv-as")
+    spv = glsl_to_spirv(UNIFORM_CF.replace("INDEX", "i").replace("[[subgroup_uniform_control_flow]]", ""),
+                        debug="-g0")
+    env = {**os.environ, **dis.env}
+    lines = subprocess.run([str(dis.path), "-", "--raw-id"], input=spv, capture_output=True, check=True,
+                           env=env).stdout.decode().splitlines()
+    out = []
+    for line in lines:
+        out.append(line)
+        if line.startswith("OpCapability Shader"):
+            out += [f"OpCapability {capability}", 'OpExtension "SPV_KHR_float_controls"']
+        if "OpExecutionMode" in line and "LocalSize" in line:
+            out.append(line.split("LocalSize")[0] + mode)
+    return subprocess.run([str(asm.path), "-", "-o", "-", "--target-env", "vulkan1.2"], input="\n".join(out).encode(),
+                          capture_output=True, check=True, env=env).stdout
+
+
+def test_float_controls_that_numpy_keeps_are_accepted():
+    assert _kinds(_with_mode("DenormPreserve 32", "DenormPreserve")) == []
+    assert _kinds(_with_mode("SignedZeroInfNanPreserve 32", "SignedZeroInfNanPreserve")) == []
+
+
+def test_flush_to_zero_is_refused():
+    with pytest.raises(Unsupported, match="DenormFlushToZero"):
+        _kinds(_with_mode("DenormFlushToZero 32", "DenormFlushToZero"))
+
+
+HALF_MAT = """#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+layout(local_size_x = 4) in;
+layout(std430, binding = 0) buffer B { float16_t outv[]; };
+void main() {
+  uint i = gl_LocalInvocationID.x;
+  f16mat3 m = f16mat3(float16_t(2.0), float16_t(1.0), float16_t(0.0),
+                      float16_t(0.0), float16_t(3.0), float16_t(0.0),
+                      float16_t(1.0), float16_t(0.0), float16_t(float(i) + 1.0));
+  outv[INDEX] = determinant(m) + inverse(m)[0][0];
+}
+"""
+
+
+@pytest.mark.parametrize("index, kinds", [("i", []), ("i + 1u", ["out-of-bounds"])])
+def test_half_precision_determinant_and_inverse(index, kinds):
+    spv = glsl_to_spirv(HALF_MAT.replace("INDEX", index), debug="-g0")
+    r = check_dispatch(spv, "main", (1, 1, 1), bindings={(0, 0): Binding("out", bytes(8))})
+    assert sorted({f.kind for f in r.findings}) == kinds
+    if not kinds:
+        got = np.frombuffer(r.buffers["out"], np.float16)
+        for i in range(4):
+            m = np.array([[2, 1, 0], [0, 3, 0], [1, 0, i + 1]], np.float32).T  # GLSL is column-major
+            want = np.linalg.det(m) + np.linalg.inv(m)[0, 0]
+            assert got[i] == pytest.approx(want, rel=1e-2)
