@@ -120,6 +120,16 @@ class SpecializationConstant(Node):
     value = Scalar
 
 
+class SubgroupSize(Node):
+    """kernellab's extension (AmberScript's ``SUBGROUP`` of a compute pipeline): how the device
+    sizes the pipeline's subgroups (VK_EXT_subgroup_size_control, core in Vulkan 1.3)."""
+
+    required_size = Int(1, U32, default=None,
+                        description="the subgroup size the pipeline must run with (a power of two)")
+    full_subgroups = Bool(default=False, description="every subgroup fully populated (computeFullSubgroups)")
+    varying_size = Bool(default=False, description="the subgroup size may vary (ALLOW_VARYING_SUBGROUP_SIZE)")
+
+
 class Shader(Resource):
     kind: ClassVar[str] = "shader"
     src = Str(nonempty=True, description="shader source file (GLSL, SPIR-V binary or OpenCL C)")
@@ -131,6 +141,8 @@ class Shader(Resource):
     include_dirs = List(Str(), default=[])
     push_constants_size = Int(0, U32, default=0, description="bytes of push constants; a multiple of 4")
     specialization_constants = List(SpecializationConstant, default=[])
+    subgroup = Nested(SubgroupSize, default=None,
+                      description="kernellab's extension: the compute pipeline's subgroup sizing (docs/scenario.md)")
     _src_path: Path | None = None
     _include_paths: tuple[Path, ...] = ()
 

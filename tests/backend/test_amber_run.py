@@ -34,6 +34,9 @@ def test_each_feature_file_passes_and_a_changed_expectation_fails(case, tmp_path
         words = last.split()
         words[-1] = str(int(words[-1]) + 1) if words[-1].lstrip("-").isdigit() else str(float(words[-1]) + 9)
         bad = " ".join(words)
+    for data in FILES.iterdir():  # the files a BUFFER ... FILE reads, beside the script
+        if data.suffix != ".amber":
+            (tmp_path / data.name).write_bytes(data.read_bytes())
     (tmp_path / case.name).write_text(text.replace(last, bad))
     failed = cli("run", tmp_path / case.name, cwd=tmp_path)
     line = len(text.rstrip().splitlines())
@@ -85,3 +88,115 @@ def test_import_writes_scenarios_that_kernellab_test_runs_to_the_same_verdict(tm
     sidecar.write_text(sidecar.read_text().replace("0.25", "0.3"))
     r = cli("test", out, "--progress", "off", "--no-rerun", cwd=tmp_path)
     assert r.returncode == 1 and "checkpoints.amber:22: EXPECT v IDX 0 EQ 2.0 1.0 0.5 0.3" in r.stderr
+
+
+def test_a_shader_needing_an_extension_the_device_lacks_is_a_skip_naming_it(tmp_path):
+    """The CTS's subgroup_uniform_control_flow files declare no DEVICE_EXTENSION: the requirement
+    comes from the shader's SPIR-V (OpExtension), looked up in the registry's table."""
+    from kernellab.backends.vulkan_supported import supported
+
+    (tmp_path / "u.amber").write_text("""#!amber
+SHADER compute s GLSL TARGET_ENV spv1.3
+#version 450
+#extension GL_EXT_subgroup_uniform_control_flow : enable
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) buffer B { uint v[]; };
+void main() [[subgroup_uniform_control_flow]] { v[0] = 5u; }
+END
+BUFFER b DATA_TYPE uint32 SIZE 1 FILL 0
+PIPELINE compute p
+  ATTACH s
+  BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0
+END
+RUN p 1 1 1
+EXPECT b IDX 0 EQ 5
+""")
+    r = cli("run", tmp_path / "u.amber", cwd=tmp_path)
+    if "VK_KHR_shader_subgroup_uniform_control_flow" in supported(0).extensions:
+        assert r.returncode == 0, r.stderr
+    else:
+        assert r.returncode == 77, r.stderr
+        assert ("pipeline.p: SPIR-V extension SPV_KHR_subgroup_uniform_control_flow "
+                "(needs VK_KHR_shader_subgroup_uniform_control_flow)") in r.stderr
+
+
+def test_subgroup_required_size_is_honoured_and_one_the_device_lacks_is_a_skip(tmp_path):
+    from kernellab.backends.vulkan_supported import supported
+
+    have = supported(0)
+    size = have.limits["maxSubgroupSize"]
+    text = """#!amber
+SHADER compute s GLSL TARGET_ENV spv1.3
+#version 450
+#extension GL_KHR_shader_subgroup_basic : enable
+layout(local_size_x = 128) in;
+layout(set = 0, binding = 0) buffer B { uint v[]; };
+void main() { v[gl_GlobalInvocationID.x] = gl_SubgroupSize; }
+END
+BUFFER out DATA_TYPE uint32 SIZE 128 FILL 0
+PIPELINE compute p
+  ATTACH s
+  SUBGROUP s
+    REQUIRED_SIZE @N@
+  END
+  BIND BUFFER out AS storage DESCRIPTOR_SET 0 BINDING 0
+END
+RUN p 1 1 1
+EXPECT out IDX 508 EQ @N@
+"""
+    (tmp_path / "r.amber").write_text(text.replace("@N@", str(size)))
+    r = cli("run", tmp_path / "r.amber", cwd=tmp_path)
+    if have.feature("subgroupSizeControl") and have.limits["requiredSubgroupSizeStages"] & 0x20:
+        assert r.returncode == 0, r.stderr
+    else:
+        assert r.returncode == 77, r.stderr
+    (tmp_path / "big.amber").write_text(text.replace("@N@", str(size * 2)))
+    r = cli("run", tmp_path / "big.amber", cwd=tmp_path)
+    assert r.returncode == 77, r.stderr
+    assert "(SUBGROUP of pipeline p, line 12)" in r.stderr
+
+
+def test_the_subgroup_sizing_becomes_the_compute_stage_flags_and_required_size():
+    from kernellab.backends.base import ProgramSpec, SubgroupSizing
+    from kernellab.backends.vulkan import subgroup_stage_info
+    from kernellab.native import vk as nvk
+
+    vk = nvk.load()
+    spec = ProgramSpec("p", b"", "spirv")
+    assert subgroup_stage_info(vk, spec) == (0, None)
+    flags, info = subgroup_stage_info(vk, ProgramSpec("p", b"", "spirv", subgroup=SubgroupSizing(16, True, False)))
+    assert flags == 0x2 and info.requiredSubgroupSize == 16
+    flags, info = subgroup_stage_info(vk, ProgramSpec("p", b"", "spirv", subgroup=SubgroupSizing(0, False, True)))
+    assert flags == 0x1 and info is None
+
+
+def test_shader_features_the_device_has_are_enabled_so_the_validation_layer_is_quiet(tmp_path):
+    """An int8 storage buffer needs shaderInt8 and storageBuffer8BitAccess enabled at device
+    creation (before, the validation layer reported VUID-RuntimeSpirv-storageBuffer8BitAccess-06328)."""
+    from kernellab.backends.vulkan_supported import supported
+
+    if not Path("/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json").exists():
+        pytest.skip("the Khronos validation layer is not installed")
+    if not (supported(0).feature("shaderInt8") and supported(0).feature("storageBuffer8BitAccess")):
+        pytest.skip("the device has no 8-bit storage")
+    (tmp_path / "i8.amber").write_text("""#!amber
+SHADER compute s GLSL
+#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+layout(local_size_x = 4) in;
+layout(set = 0, binding = 0) buffer B { int8_t v[]; };
+void main() { v[gl_GlobalInvocationID.x] = int8_t(gl_GlobalInvocationID.x + 1u); }
+END
+BUFFER b DATA_TYPE int8 SIZE 4 FILL 0
+PIPELINE compute p
+  ATTACH s
+  BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0
+END
+RUN p 1 1 1
+EXPECT b IDX 0 EQ 1 2 3 4
+""")
+    r = subprocess.run([sys.executable, "-m", "kernellab", "run", "--no-cache", tmp_path / "i8.amber"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                       env={**os.environ, "XDG_RUNTIME_DIR": "/tmp", "VK_INSTANCE_LAYERS": "VK_LAYER_KHRONOS_validation"})
+    assert r.returncode == 0, r.stderr
+    assert "VUID" not in r.stdout + r.stderr

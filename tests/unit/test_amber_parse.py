@@ -177,3 +177,69 @@ def test_a_sidecar_carries_checks(tmp_path):
         parse_expectations({"checks": [{"output": "b", "comparator": "ABOUT", "components": [], "values": []}]},
                            sidecar)
     assert "t.expect.json: /checks/0: not a check: comparator" in str(info.value)
+
+
+def subgroup_pipe(body: str) -> str:
+    return SHADER + "BUFFER b DATA_TYPE uint32 SIZE 1 FILL 0\n" + PIPE.replace(
+        "  BIND", "  SUBGROUP s\n" + body + "  END\n  BIND") + "RUN p 1 1 1\n"
+
+
+def test_subgroup_becomes_the_scenario_shaders_subgroup_field(tmp_path):
+    s = parse(subgroup_pipe("    FULLY_POPULATED on\n    VARYING_SIZE off\n    REQUIRED_SIZE 16\n"))
+    assert s.pipelines["p"].subgroup == (16, True, False, 10)
+    from kernellab import model as m
+    from kernellab.formats.scenario import load_scenario
+
+    scenario, _ = load_scenario(write_scenarios(s, tmp_path, lambda src, env: b"")[-1].scenario)
+    shader = next(r for r in scenario.resources if isinstance(r, m.Shader))
+    assert shader.subgroup is not None
+    assert (shader.subgroup.required_size, shader.subgroup.full_subgroups, shader.subgroup.varying_size) == (
+        16, True, False)
+
+
+@pytest.mark.parametrize("body, where, words", [
+    ("    REQUIRED_SIZE 12\n", "line 11, column 19", "not a power of two"),
+    ("    FULLY_POPULATED maybe\n", "line 11, column 21", "expected on or off"),
+    ("    WIDTH 3\n", "line 11, column 5", "expected FULLY_POPULATED"),
+])
+def test_bad_subgroup_names_line_and_column(body, where, words):
+    message = error_of(subgroup_pipe(body))
+    assert f"t.amber: {where}: " in message and words in message
+
+
+def test_subgroup_required_size_min_max_is_refused():
+    with pytest.raises(Unsupported) as info:
+        parse(subgroup_pipe("    REQUIRED_SIZE MAX\n"))
+    assert info.value.construct == "SUBGROUP REQUIRED_SIZE MIN/MAX"
+
+
+def test_buffer_file_text_and_binary_read_beside_the_script(tmp_path):
+    import struct
+
+    (tmp_path / "v.txt").write_text("# x y\n1.5, -2\n3 4 5\n")
+    (tmp_path / "v.bin").write_bytes(struct.pack("<2f2I", 1.5, -2.0, 7, 8))
+    s = parse_amber("BUFFER t DATA_TYPE vec2<float> SIZE 3 FILE TEXT v.txt\n"
+                    "BUFFER b DATA_TYPE uint32 SIZE 3 FILE BINARY v.bin\n", tmp_path / "t.amber")
+    # TEXT: the file's values, zero past its end; BINARY: its bytes in the buffer's layout
+    assert s.buffers["t"].values == [1.5, -2.0, 3.0, 4.0, 5.0, 0]
+    assert s.buffers["b"].values == [0x3FC00000, 0xC0000000, 7]
+
+
+def test_buffer_file_missing_or_png_names_the_line(tmp_path):
+    with pytest.raises(InputError) as info:
+        parse_amber("\nBUFFER b DATA_TYPE uint32 SIZE 1 FILE TEXT nowhere.txt\n", tmp_path / "t.amber")
+    assert "t.amber: line 2, column 44: cannot read" in str(info.value)
+    with pytest.raises(Unsupported) as refused:
+        parse_amber("BUFFER b FORMAT R32_SFLOAT SIZE 1 FILE PNG x.png\n", tmp_path / "t.amber")
+    assert refused.value.construct == "BUFFER FILE PNG"
+
+
+def test_shader_from_a_file_and_spirv_bin(tmp_path):
+    (tmp_path / "s.comp").write_text("#version 450\nvoid main() {}\n")
+    (tmp_path / "s.spv").write_bytes(bytes([3, 2, 0x23, 7, 0, 1]))
+    s = parse_amber("SHADER compute g GLSL FILE s.comp\nSHADER compute b SPIRV-BIN FILE s.spv\n", tmp_path / "t.amber")
+    assert s.shaders["g"].source == "#version 450\nvoid main() {}\n"
+    assert (s.shaders["b"].format, s.shaders["b"].source) == ("SPIRV-HEX", "03 02 23 07 00 01")
+    with pytest.raises(InputError) as info:
+        parse_amber("SHADER compute g GLSL FILE none.comp\n", tmp_path / "t.amber")
+    assert "t.amber: line 1, column 28: cannot read" in str(info.value)

@@ -66,6 +66,16 @@ class BindingSlot:
 
 
 @dataclass(frozen=True)
+class SubgroupSizing:
+    """How a compute pipeline's subgroups are sized (VK_EXT_subgroup_size_control): a required
+    size (0: the device's choice), fully populated subgroups, a size that may vary."""
+
+    required_size: int = 0
+    full: bool = False
+    varying: bool = False
+
+
+@dataclass(frozen=True)
 class ProgramSpec:
     """Everything a backend needs to turn a compiled kernel into something dispatchable."""
 
@@ -79,6 +89,8 @@ class ProgramSpec:
     slots: tuple[BindingSlot, ...] = ()
     #: OpenCL C build options, parsed by the door (compiler_options): never a string
     options: compiler_options.Options = compiler_options.Options()
+    #: Vulkan compute: the scenario shader's ``subgroup`` (None: the device sizes subgroups freely)
+    subgroup: SubgroupSizing | None = None
 
 
 @dataclass(frozen=True)

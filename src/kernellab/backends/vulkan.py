@@ -9,7 +9,7 @@ runtime reaches a part through the feature accessors of :class:`~kernellab.backe
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from collections.abc import Callable, Mapping, Sequence
 
 from kernellab.backends.base import (VULKAN_MODULE, Backend, BackendOptions, Buffer, Capabilities, CommandTiming,
@@ -165,8 +165,10 @@ class VulkanBackend(Backend):
                 codeSize=len(spec.code), pCode=spec.code), None)
         set_layouts, layout, set_bindings = gpu.pipeline_layout(spec)
         spec_info, keep = specialization_info(spec.specialization)
+        flags, sizing = subgroup_stage_info(vk, spec)
         stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module,
-                                                   pName=spec.entry, pSpecializationInfo=spec_info)
+                                                   pName=spec.entry, pSpecializationInfo=spec_info,
+                                                   flags=flags, pNext=sizing)
         pipeline = create_compute_pipeline(vk, gpu.handle, gpu.pipeline_cache, stage, layout, spec.uid,
                                            f"vkCreateComputePipelines({spec.uid}, entry {spec.entry!r})",
                                            self.options.fail_on_pipeline_cache_miss)
@@ -225,3 +227,20 @@ class VulkanBackend(Backend):
         parts: list[Callable[[], None]] = [p.close for p in (self._optical_flows, self._graphs, self._tensors,
                                                              self._images) if p is not None]
         self.gpu.close(parts)
+
+
+#: VkPipelineShaderStageCreateFlagBits (the ``vulkan`` module's names for them are None)
+_ALLOW_VARYING_SUBGROUP_SIZE, _REQUIRE_FULL_SUBGROUPS = 0x1, 0x2
+
+
+def subgroup_stage_info(vk: Any, spec: ProgramSpec) -> tuple[int, Any]:
+    """The compute stage's create flags and ``pNext`` for the program's subgroup sizing
+    (VK_EXT_subgroup_size_control, core in 1.3): full subgroups and varying sizes are stage
+    flags, a required size a VkPipelineShaderStageRequiredSubgroupSizeCreateInfo."""
+    g = spec.subgroup
+    if g is None:
+        return 0, None
+    flags = (_REQUIRE_FULL_SUBGROUPS if g.full else 0) | (_ALLOW_VARYING_SUBGROUP_SIZE if g.varying else 0)
+    sizing = vk.VkPipelineShaderStageRequiredSubgroupSizeCreateInfo(requiredSubgroupSize=g.required_size) \
+        if g.required_size else None
+    return flags, sizing

@@ -242,6 +242,12 @@ class VulkanDevice:
                 raise DeviceError(f"{self.info.name}: Graphics scenarios require Vulkan dynamicRendering support")
             if not options.ml:  # with ML, the Vulkan 1.3 feature struct of that chain enables it
                 chain = vk.VkPhysicalDeviceDynamicRenderingFeatures(pNext=chain, dynamicRendering=True)
+        keep_shader: list[Any] = []
+        if not options.ml:  # Arm's ML chain (below) carries the Vulkan 1.x feature structs itself
+            from kernellab.backends.vulkan_supported import enable_shader_features
+
+            chain, keep_shader = enable_shader_features(vk, self.info.index, features, chain,
+                                                        vulkan13=not options.graphics)
         keep_flow: list[Any] = []
         if options.optical_flow:
             from kernellab.backends.vulkan_optical_flow_decls import EXTENSION as OPTICAL_FLOW
@@ -266,7 +272,7 @@ class VulkanDevice:
                                       ppEnabledExtensionNames=extensions or None)
         with checked("vkCreateDevice"):
             handle = vk.vkCreateDevice(self.physical, dinfo, None)
-        del keep_features, keep_flow  # the feature chain must live until the device exists, no longer
+        del keep_features, keep_flow, keep_shader  # the feature chain must live until the device exists, no longer
         return handle
 
     # --- limits -----

@@ -20,8 +20,8 @@ from kernellab import model as m
 from kernellab.backends import opencl_abi
 from kernellab.backends.base import (SOURCE, Backend, BackendOptions, BindingSlot, Buffer, CommandTiming,
                                      GraphicsProgramSpec, Image, ImageBinding, ImageSpec, KernelInterface, Program,
-                                     ProgramSpec, SamplerSpec, PipelineCacheMiss, SpecConstant, UnknownEntryError,
-                                     choose_device)
+                                     ProgramSpec, SamplerSpec, PipelineCacheMiss, SpecConstant, SubgroupSizing,
+                                     UnknownEntryError, choose_device)
 from kernellab.backends.registry import backend_class
 from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_cache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages, expand_request
@@ -158,6 +158,12 @@ def shader_request(scenario: m.Scenario, shader: m.Shader, target_env: str = "",
                           roots=(Path(file).parent,) if index is not None else (shader.src_path.parent,),
                           options_place=place, shader_stage=shader.stage,
                           place=(str(file), f"/resources/{index}/shader/src") if index is not None else None)
+
+
+def subgroup_sizing(shader: m.Shader) -> SubgroupSizing | None:
+    """The backend's form of the shader's ``subgroup`` (kernellab's extension, docs/scenario.md)."""
+    g = shader.subgroup
+    return None if g is None else SubgroupSizing(g.required_size or 0, g.full_subgroups, g.varying_size)
 
 
 def driver_options(scenario: m.Scenario, shader: m.Shader) -> compiler_options.Options:
@@ -635,7 +641,7 @@ class Executor:
                                    clspv_specialization(self.scenario, shader, code, modules.cache).items())
         return ProgramSpec(uid=shader.uid, code=code, language="spirv", entry=shader.entry,
                            specialization=specialization, push_constants_size=shader.push_constants_size,
-                           slots=slots)
+                           slots=slots, subgroup=subgroup_sizing(shader))
 
     def _shaders(self, c: m.DispatchCompute | m.DispatchFragment) -> list[m.Shader]:
         """The shaders a dispatch runs: its compute shader, or a draw's vertex and fragment shaders."""

@@ -144,6 +144,10 @@ class _Writer:
                 entry["specialization_constants"] = [{"id": i, "value": v} for i, v in p.specializations]
             if p.compile_options:
                 entry["build_options"] = p.compile_options
+            if p.subgroup is not None:
+                size, full, varying, _ = p.subgroup
+                entry["subgroup"] = {"full_subgroups": full, "varying_size": varying,
+                                     **({"required_size": size} if size else {})}
             dispatch: dict[str, Any] = {"shader_ref": uid, "bindings": []}
             push = b""
             params = _opencl_params(shader.source, p.entry) if kind == "OpenCL-C" else []

@@ -205,10 +205,7 @@ class Parser:
         if stage.text != "compute":
             raise self.src.refuse(stage, f"SHADER {stage.text}", GRAPHICS + f": SHADER {stage.text}")
         name = w.take("the shader's name")
-        if w.peek() == "SPIRV-BIN":
-            raise self.src.refuse(w.take("SPIRV-BIN"), "SPIRV-BIN", "SPIRV-BIN shaders (from a file) are not "
-                                                                    "supported")
-        fmt = w.keyword(*SHADER_FORMATS)
+        fmt = w.keyword(*SHADER_FORMATS, "SPIRV-BIN")
         if fmt.text == "HLSL":
             raise self.src.refuse(fmt, "HLSL", "HLSL shaders are not supported (no HLSL compiler is used)")
         target_env = ""
@@ -219,15 +216,30 @@ class Parser:
                 target_env = w.take("a target environment").text
             else:
                 ref = w.take("a file name")
-                if ref.text not in self.virtual_files:
-                    raise self.src.refuse(ref, "SHADER FILE", "shaders from files other than VIRTUAL_FILE are "
-                                                              "not supported")
-                source = self.virtual_files[ref.text]
+                source = self.virtual_files.get(ref.text) if t.text == "VIRTUAL_FILE" else None
+                if source is None:
+                    source = self.shader_file(ref, binary=fmt.text == "SPIRV-BIN")
         if name.text in self.script.shaders:
             raise self.src.error(name, f"shader {name.text!r} is already defined")
         if source is None:
+            if fmt.text == "SPIRV-BIN":
+                raise self.src.error(fmt, "a SPIRV-BIN shader is read from a FILE")
             source = self.src.raw_until_end(head)
-        self.script.shaders[name.text] = Shader(name.text, fmt.text, source, head.line, target_env)
+        # a SPIR-V binary is kept as the SPIRV-HEX text of its bytes
+        kind = "SPIRV-HEX" if fmt.text == "SPIRV-BIN" else fmt.text
+        self.script.shaders[name.text] = Shader(name.text, kind, source, head.line, target_env)
+
+    def shader_file(self, ref: Token, binary: bool) -> str:
+        """A shader's text (a binary: its bytes in hexadecimal) from a virtual file, else from a
+        file beside the script, as Amber looks them up."""
+        if ref.text in self.virtual_files:
+            return self.virtual_files[ref.text]
+        path = self.src.path.parent / ref.text
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise self.src.error(ref, f"cannot read {path}: {exc.strerror or exc}") from None
+        return data.hex(" ") if binary else data.decode("utf-8", errors="replace")
 
     def virtual_file(self, head: Token, w: _Words) -> None:
         name = w.take("a file name")
@@ -289,8 +301,7 @@ class Parser:
             return [0] * total
         how = w.keyword("FILL", "SERIES_FROM", "FILE")
         if how.text == "FILE":
-            raise self.src.refuse(how, "BUFFER FILE", "BUFFER ... FILE is not supported by kernellab's "
-                                                      "AmberScript reader yet")
+            return self.file_initializer(w, elem, count)
         first_token = w.take("a value")
         first = number(self.src, first_token, dtypes[0])
         if how.text == "FILL":
@@ -305,6 +316,31 @@ class Parser:
         values = [first + step * i for i in range(total)]
         return [number(self.src, Token(repr(v), how.line, how.column), dtypes[0]) if dtypes[0].startswith("float")
                 else _wrap(int(v), dtypes[0]) for v in values]
+
+    def file_initializer(self, w: _Words, elem: Element, count: int) -> list[int | float]:
+        """``FILE BINARY|TEXT name``: the buffer's first ``count`` elements from a file beside the
+        script (BINARY: its bytes in the buffer's layout; TEXT: values as DATA writes them)."""
+        kind = w.keyword("BINARY", "TEXT", "PNG")
+        if kind.text == "PNG":
+            raise self.src.refuse(kind, "BUFFER FILE PNG", "BUFFER ... FILE PNG is not supported by kernellab's "
+                                                           "AmberScript reader yet")
+        name = w.take("a file name")
+        w.finish()
+        path = self.src.path.parent / name.text
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise self.src.error(name, f"cannot read {path}: {exc.strerror or exc}") from None
+        dtypes = [d for _, d in elem.components]
+        if kind.text == "BINARY":
+            values = values_of_bytes(elem, data[:count * elem.size])
+        else:
+            text = _Lines(path, data.decode("utf-8", errors="replace"))
+            values = []
+            while (tokens := text.next_tokens()) is not None:
+                values += [number(text, t, dtypes[(len(values) + i) % len(dtypes)]) for i, t in enumerate(tokens)]
+        values = values[:count * len(dtypes)]
+        return values + [0] * (count * len(dtypes) - len(values))
 
     def pipeline(self, head: Token, w: _Words) -> None:
         kind = w.take("compute or graphics")
@@ -352,7 +388,9 @@ class Parser:
                 w.take("the shader's name")
                 w.finish()
                 p.compile_options = " ".join(tok.text for tok in self.src.tokens_until_end(t))
-            elif t.text in ("SUBGROUP", "SHADER_OPTIMIZATION", "POLYGON_MODE", "FRAMEBUFFER_SIZE", "VERTEX_DATA",
+            elif t.text == "SUBGROUP":
+                self.subgroup(t, w, p)
+            elif t.text in ("SHADER_OPTIMIZATION", "POLYGON_MODE", "FRAMEBUFFER_SIZE", "VERTEX_DATA",
                             "INDEX_DATA", "BLEND", "DEPTH", "STENCIL", "VIEWPORT", "PATCH_CONTROL_POINTS"):
                 raise self.src.refuse(t, t.text, f"{t.text} in a pipeline is not supported by kernellab's "
                                                  "AmberScript reader yet")
@@ -360,6 +398,29 @@ class Parser:
                 raise self.src.error(t, f"unknown pipeline statement {t.text!r}")
         if not p.shader:
             raise self.src.error(head, f"pipeline {p.name!r} attaches no shader")
+
+    def subgroup(self, head: Token, w: _Words, p: Pipeline) -> None:
+        """``SUBGROUP shader`` ... ``END``: FULLY_POPULATED, VARYING_SIZE (on/off), REQUIRED_SIZE n."""
+        name = w.take("the shader's name")
+        w.finish()
+        if name.text != p.shader:
+            raise self.src.error(name, f"SUBGROUP names {name.text!r}, not the attached shader {p.shader!r}")
+        size, full, varying = 0, False, False
+        words = _Words(self.src, list(self.src.tokens_until_end(head)))
+        while not words.done:
+            key = words.keyword("FULLY_POPULATED", "VARYING_SIZE", "REQUIRED_SIZE")
+            if key.text == "REQUIRED_SIZE":
+                if words.peek() in ("MIN", "MAX"):
+                    raise self.src.refuse(words.take("MIN or MAX"), "SUBGROUP REQUIRED_SIZE MIN/MAX",
+                                          "REQUIRED_SIZE MIN/MAX is not supported by kernellab's AmberScript "
+                                          "reader yet (give the size)")
+                size = words.integer("the subgroup size", 1)
+                if size & (size - 1):
+                    raise self.src.error(words.last(), f"REQUIRED_SIZE {size} is not a power of two")
+            else:
+                on = words.keyword("on", "off").text == "on"
+                full, varying = (on, varying) if key.text == "FULLY_POPULATED" else (full, on)
+        p.subgroup = (size, full, varying, head.line)
 
     def attach(self, w: _Words, p: Pipeline) -> None:
         name = w.take("a shader's name")
@@ -531,6 +592,16 @@ class Parser:
         if not e.values:
             raise self.src.error(cmp, f"{cmp.text} needs at least one value")
         commands.append(e)
+
+
+def values_of_bytes(elem: Element, data: bytes) -> list[int | float]:
+    """The component values of the whole elements ``data`` holds, in the buffer's layout."""
+    import numpy as np
+
+    count = len(data) // elem.size
+    raw = np.frombuffer(data[:count * elem.size], dtype=np.uint8).reshape(count, elem.size)
+    columns = [raw[:, off:off + np.dtype(d).itemsize].copy().view(d).ravel().tolist() for off, d in elem.components]
+    return [v for row in zip(*columns) for v in row]
 
 
 def _wrap(value: int, dtype: str) -> int:

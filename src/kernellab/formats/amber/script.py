@@ -49,6 +49,8 @@ class Pipeline:
     #: OpenCL C: (argument name, value bytes' element, values) of SET KERNEL ARG_NAME ... AS
     kernel_args: list[tuple[str | int, Element, list[int | float]]] = field(default_factory=list)
     compile_options: str = ""
+    #: SUBGROUP: (required size or 0, FULLY_POPULATED, VARYING_SIZE, line); None when not given
+    subgroup: tuple[int, bool, bool, int] | None = None
 
 
 @dataclass
