@@ -90,3 +90,33 @@ def test_half_precision_determinant_and_inverse(index, kinds):
             m = np.array([[2, 1, 0], [0, 3, 0], [1, 0, i + 1]], np.float32).T  # GLSL is column-major
             want = np.linalg.det(m) + np.linalg.inv(m)[0, 0]
             assert got[i] == pytest.approx(want, rel=1e-2)
+
+
+REQUIRED = """#version 450
+#extension GL_KHR_shader_subgroup_basic : require
+layout(local_size_x = 8) in;
+layout(std430, set = 0, binding = 0) buffer B { uint data[]; };
+void main() {
+  if (gl_SubgroupID == 0u) data[gl_SubgroupInvocationID] = 1u;
+}
+"""
+
+
+@pytest.mark.parametrize("required, kinds", [(4, set()), (None, {"out-of-bounds"})])
+def test_verify_runs_a_pipeline_with_its_required_subgroup_size(tmp_path, capsys, required, kinds):
+    """A buffer of 4 uints written by subgroup 0's lanes: in bounds with the required size 4,
+    out of bounds with lavapipe's 8 (the size verify uses when the pipeline requires none)."""
+    import json
+
+    from kernellab.cli import main
+    (tmp_path / "k.comp").write_text(REQUIRED)
+    shader: dict[str, object] = {"uid": "k", "src": "k.comp", "type": "GLSL"}
+    if required is not None:
+        shader["subgroup"] = {"required_size": required}
+    (tmp_path / "s.json").write_text(json.dumps({"resources": [
+        {"shader": shader}, {"buffer": {"uid": "data", "size": 16, "shader_access": "readwrite"}}],
+        "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [1], "bindings": [
+            {"set": 0, "id": 0, "resource_ref": "data"}]}}]}))
+    main(["verify", str(tmp_path / "s.json"), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert {f["kind"] for f in doc["findings"]} == kinds

@@ -137,6 +137,13 @@ def _program(scenario: m.Scenario, shader: m.Shader, path: Path) -> _Program:
     return _Program(shader, spirv, clspv_specialization(scenario, shader, spirv))  # OpenCL C: __local sizes
 
 
+def _subgroup_size(shader: m.Shader, device: int) -> int:
+    """The size a pipeline runs with: its required size (VK_EXT_subgroup_size_control, AmberScript's
+    SUBGROUP ... REQUIRED_SIZE) when it names one, else the device's."""
+    wanted = shader.subgroup.required_size if shader.subgroup is not None else None
+    return int(wanted) if wanted else device
+
+
 def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] = (), index: int | None = None,
                      file_number: int = 0, max_work: int | None = None,
                      timeout: float | None = None, subgroup_size: int = 8) -> tuple[VerifyResult, bool]:
@@ -172,7 +179,8 @@ def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] =
             r = spirvsim.check_dispatch(program.module(), shader.entry, c.workgroups, bindings=bindings,
                                         push_constants=state.push_constants(c), checks=checked,
                                         file=str(shader.src_path), max_work=limit, timeout=timeout,
-                                        subgroup_size=subgroup_size, addressable=state.addressable())
+                                        subgroup_size=_subgroup_size(shader, subgroup_size),
+                                        addressable=state.addressable())
             uses_subgroups |= bool(r.stats.get("subgroups"))
         except spirvsim.Unsupported:
             raise
