@@ -97,7 +97,9 @@ def classify(rc: int | None, stdout: str, stderr: str, seconds: float, pipelines
         else:
             kind = "defects" if rc == 1 else "internal-error"
         return Outcome(kind, verdict, seconds, pipelines, findings)
-    message = (stderr.strip().splitlines() or [""])[-1]
+    lines = stderr.strip().splitlines() or [""]
+    # a tool's failure ends with its repro line: the first line says what failed
+    message = lines[0] if lines[-1].startswith("repro:") else lines[-1]
     if "Traceback" in stderr or "attach it to a bug report" in stderr or rc not in (0, 1, 2):
         return Outcome("internal-error", message, seconds, pipelines, [])
     if _CHECKER_REFUSAL.search(message):

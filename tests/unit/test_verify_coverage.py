@@ -50,3 +50,9 @@ def test_pipelines_counted(tmp_path):
                                                  {"dispatch_compute": {"shader_ref": "y"}}]}))
     assert vc.pipelines_in(amber) == 2
     assert vc.pipelines_in(scenario) == 2
+
+
+def test_a_tool_failure_is_named_by_its_first_line():
+    o = vc.classify(2, "", "/x/shader0.spv: SPIR-V is not valid for vulkan1.2: spirv-val failed (exit 1)\n"
+                    "error: line 26: ...\nrepro: LD_LIBRARY_PATH=/x spirv-val /tmp/m.spv", 1.0, 1)
+    assert o.kind == "refused-reader" and "not valid" in o.detail
