@@ -11,7 +11,8 @@ the checker (the AmberScript reader or the scenario loader), time limit or inter
 ``--arm`` names a folder of scenario folders (each with one scenario JSON that has a
 ``dispatch_compute``); CONFORMANCE.md says how they are captured from Arm's suite. One
 ``kernellab verify --json`` process per file, ``--jobs`` (at most 2) at once, each stopped after
-``--timeout`` seconds.
+``--timeout`` seconds; with ``--vulkan``, so that OpenCL C shaders (Amber's OPENCL-C) are checked as
+Vulkan runs them (clspv), by the SPIR-V checker.
 """
 from __future__ import annotations
 
@@ -110,7 +111,7 @@ def classify(rc: int | None, stdout: str, stderr: str, seconds: float, pipelines
 def verify_one(path: Path, kernellab: Path, timeout: int) -> Outcome:
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run([str(kernellab), "verify", "--json", str(path)], capture_output=True, text=True,
+        proc = subprocess.run([str(kernellab), "verify", "--vulkan", "--json", str(path)], capture_output=True, text=True,
                               timeout=timeout, cwd=path.parent)
     except subprocess.TimeoutExpired:
         return classify(None, "", "", time.perf_counter() - t0, pipelines_in(path))
