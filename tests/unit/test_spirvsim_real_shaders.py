@@ -120,3 +120,23 @@ def test_verify_runs_a_pipeline_with_its_required_subgroup_size(tmp_path, capsys
     main(["verify", str(tmp_path / "s.json"), "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert {f["kind"] for f in doc["findings"]} == kinds
+
+
+@pytest.mark.parametrize("index, kinds", [("i", set()), ("i / 2u", {"data-race"})])
+def test_verify_checks_a_spirv_1_6_module(tmp_path, capsys, index, kinds):
+    """Arm's scenarios ship SPIR-V 1.6 (glslc for Vulkan 1.3): validated for vulkan1.3, then checked."""
+    import json
+
+    from kernellab.cli import main
+    spv = glsl_to_spirv(UNIFORM_CF.replace("INDEX", index).replace("[[subgroup_uniform_control_flow]]", ""),
+                        target_env="vulkan1.3", debug="-g0")
+    assert spv[5] == 6  # the module's minor version
+    (tmp_path / "k.spv").write_bytes(spv)
+    (tmp_path / "s.json").write_text(json.dumps({"resources": [
+        {"shader": {"uid": "k", "src": "k.spv", "type": "SPIR-V"}},
+        {"buffer": {"uid": "data", "size": 128, "shader_access": "readwrite"}}],
+        "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [1], "bindings": [
+            {"set": 0, "id": 0, "resource_ref": "data"}]}}]}))
+    main(["verify", str(tmp_path / "s.json"), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert {f["kind"] for f in doc["findings"]} == kinds

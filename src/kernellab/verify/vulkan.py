@@ -325,6 +325,16 @@ def _refuse_draws(scenario: m.Scenario, path: Path) -> None:
         raise InputError(problems)
 
 
+def _module_env(src: Path) -> str:
+    """The environment a SPIR-V module is validated for: the Vulkan version its SPIR-V version
+    needs (1.6: Vulkan 1.3, as glslc writes for Arm's scenarios), at least ``vulkan1.2``."""
+    head = src.read_bytes()[:8]
+    if len(head) == 8 and int.from_bytes(head[:4], "little") == 0x07230203:
+        minor = (int.from_bytes(head[4:], "little") >> 8) & 0xFF
+        return "vulkan1.3" if minor >= 6 else "vulkan1.2"
+    return "vulkan1.2"  # spirv-val will name what is wrong
+
+
 def _compile(scenario: m.Scenario, shader: m.Shader, path: Path) -> bytes:
     """The SPIR-V the checker runs: what Vulkan runs, compiled with debug information (and, for
     clspv, without optimisation: :data:`_CHECKING_OPTIONS`). When clspv fails at ``-O0`` or
@@ -339,7 +349,8 @@ def _compile(scenario: m.Scenario, shader: m.Shader, path: Path) -> bytes:
     def build(extra: str) -> bytes:
         req = CompileRequest(source=shader.src_path, language=language, entry=shader.entry,  # type: ignore[arg-type]
                              build_options=(shader.build_options + extra).strip(), include_dirs=shader.include_paths,
-                             roots=(path.resolve().parent,), options_place=place)
+                             roots=(path.resolve().parent,), options_place=place,
+                             **({"target_env": _module_env(shader.src_path)} if language == "spirv" else {}))
         return Compiler(req).vulkan_module().data
 
     extra = _CHECKING_OPTIONS.get(language, "")
