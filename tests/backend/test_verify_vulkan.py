@@ -323,12 +323,12 @@ def test_past_the_work_limit_a_clear_error(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_unsupported_instruction_refused_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    shader = ("#version 450\n#extension GL_KHR_shader_subgroup_arithmetic : require\n"
+    shader = ("#version 450\n#extension GL_NV_shader_subgroup_partitioned : require\n"
               "layout(local_size_x = 16) in;\n" + DATA +
-              "void main() { data[gl_GlobalInvocationID.x] = subgroupAdd(1u); }\n")
+              "void main() { data[gl_GlobalInvocationID.x] = subgroupPartitionNV(1u).x; }\n")
     path = scenario(tmp_path, {"k": shader}, [dispatch("k")])
     assert main(["verify", str(path)]) == 2
-    assert "GroupNonUniform" in capsys.readouterr().err
+    assert "GroupNonUniformPartitionedNV" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(tools.find("clspv") is None and importlib.util.find_spec("pyclspv") is None,

@@ -170,11 +170,11 @@ void main() {
 
 @pytest.mark.parametrize("source, named", [
     ("""#version 450
-#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_NV_shader_subgroup_partitioned : require
 layout(local_size_x = 32) in;
 layout(std430, binding = 0) buffer O { uint o[]; };
-void main() { o[gl_LocalInvocationID.x] = subgroupAdd(1u); }
-""", "GroupNonUniform"),
+void main() { o[gl_LocalInvocationID.x] = subgroupPartitionNV(1u).x; }
+""", "GroupNonUniformPartitionedNV"),
     ("""#version 450
 layout(local_size_x = 8) in;
 layout(binding = 0, r32f) uniform imageBuffer img;

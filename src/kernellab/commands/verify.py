@@ -42,7 +42,22 @@ def register(sub: Any) -> None:
                         "docs/verify-prove.md). Exit 0 proven, 1 defects (or possible defects), 3 unknown")
     p.add_argument("--prove-sizes", action="store_true",
                    help="with --prove: the number of work-groups symbolic, from 1 up to the launch's")
+    p.add_argument("--subgroup-size", type=_subgroup_size, metavar="N|all",
+                   help="the subgroup size the SPIR-V checker runs Vulkan shaders with (default 8, lavapipe's); "
+                        "'all': each size drivers report, 4 to 128, as separate checks")
     p.set_defaults(func=run)
+
+
+def _subgroup_size(text: str) -> int | str:
+    if text == "all":
+        return text
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1 or n > 128 or n & (n - 1):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a power of two from 1 to 128, nor 'all'")
+    return n
 
 
 def detect(path: Path) -> str:
@@ -86,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
     timeout = config.get().tool_timeout if text is None else config.parse_tool_timeout(str(text), "--timeout")
     with ending_process_on_timeout():  # this process is the command's own: a launch past its limit may end it
         results = verify_many(files, formats=formats, index=args.index, seed=args.seed, check=check, jobs=jobs,
-                              vulkan=getattr(args, "vulkan", False), timeout=timeout)
+                              vulkan=getattr(args, "vulkan", False), timeout=timeout,
+                              **({"subgroup_size": args.subgroup_size} if getattr(args, "subgroup_size", None) else {}))
     for r in results:
         for launch in r.unfinished:
             print(f"kernellab verify: error: {launch.error}", file=sys.stderr)

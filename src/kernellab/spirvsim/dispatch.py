@@ -22,6 +22,8 @@ from kernellab.spirvsim.machine import Machine, eval_spec_op, flatten, refuse_un
 from kernellab.spirvsim.memory import MAX_BATCH_MEMORY, accessor_bytes, check_memory, GLOBAL, GROUP, LANE, Region
 from kernellab.spirvsim.module import SUPPORTED_BUILTINS, Module, enum_name, load
 from kernellab.spirvsim.shadow import Shadow
+from kernellab.spirvsim.pointers import DeviceMemory
+from kernellab.spirvsim.subgroup import DEFAULT_SUBGROUP_SIZE, Layout
 from kernellab.spirvsim.types import Type, scalar_sizes
 
 #: invocations run together in one batch (whole workgroups); bounds the NumPy arrays' length
@@ -93,7 +95,8 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_poi
                    spec_constants: Mapping[int, int | float | bool] | None = None, checks: Collection[str] = (),
                    file: str = "<spirv>", batch_invocations: int = DEFAULT_BATCH_INVOCATIONS,
                    max_steps: int = DEFAULT_MAX_STEPS, max_work: int = DEFAULT_MAX_WORK,
-                   timeout: float | None = None) -> DispatchResult:
+                   timeout: float | None = None, subgroup_size: int = DEFAULT_SUBGROUP_SIZE,
+                   addressable: Sequence[tuple[int, Binding]] = ()) -> DispatchResult:
     """Run one dispatch of ``entry_point`` with shadow memory and report its defects.
 
     ``workgroups`` is (x, y, z) counts; ``checks`` holds the ``--check`` kinds (``uninitialized``
@@ -101,6 +104,9 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_poi
     Raises :class:`~kernellab.spirvsim.module.Unsupported` for a shader outside the supported
     subset and :class:`InputError` for a missing binding or a dispatch past the limits;
     :class:`~kernellab.errors.TimeLimitError` past ``timeout`` seconds (None: no limit).
+    ``subgroup_size`` is the device's subgroup size (a power of two up to 128); ``addressable``
+    the buffers a shader may reach by device address (``PhysicalStorageBuffer``), each with its
+    base address (:func:`~kernellab.spirvsim.pointers.address_of`), whole buffers.
     ``spirv`` may be the module already read by :func:`~kernellab.spirvsim.module.load` for
     ``entry_point`` with these ``spec_constants`` (a caller checking several dispatches of one
     shader reads it once): it is run as it is.
@@ -123,6 +129,10 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_poi
     per_group = check_memory(*_variable_sizes(module), gs)
     batch_invocations = min(batch_invocations, max(1, MAX_BATCH_MEMORY // max(1, per_group)) * gs)
     buffers, owners = _bind_buffers(module, dict(bindings or {}), gs, ngroups * gs)
+    device = _device_memory(module, addressable, owners, gs, ngroups * gs)
+    if device is not None:
+        bindings = dict(bindings or {})
+        bindings.update({(-1, k): b for k, (_, b) in enumerate(addressable)})  # their original bytes
     handles, image_owners = images.bind(module, dict(bindings or {}), gs, ngroups * gs)
     owners.update(image_owners)
     shadow_bytes = sum(r.shadow.nbytes for r in owners.values() if r.shadow is not None)
@@ -134,9 +144,9 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_poi
     for first in range(0, ngroups, per_batch):
         count = min(per_batch, ngroups - first)
         regions = dict(buffers)
-        regions.update(_batch_regions(module, count, gs, first, geometry, push_constants))
+        regions.update(_batch_regions(module, count, gs, first, geometry, push_constants, subgroup_size))
         mach = Machine(module, regions, count * gs, gs, first, recorder, uninitialized=uninitialized,
-                       max_steps=max_steps, deadline=deadline)
+                       max_steps=max_steps, deadline=deadline, subgroup_size=subgroup_size, device=device)
         mach.values.update(handles)
         mach.run_entry()
         steps += mach.steps
@@ -167,7 +177,8 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_poi
     def describe(lane: int, inst: int) -> dict[str, Any]:
         return {"invocation": geometry.who(lane), **_where(module, inst)}
     return DispatchResult(findings, out, footprints, ngroups * gs, time.perf_counter() - started, ls,
-                          verdict(findings, checks), {"block_instructions": steps}, describe)
+                          verdict(findings, checks),
+                          {"block_instructions": steps, "subgroups": uses_subgroups(module)}, describe)
 
 
 class _Geometry:
@@ -250,7 +261,8 @@ def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding], gs: 
                                  "one buffer are not supported by the SPIR-V checker")
             label = "StorageBuffer" if writable or storage == "StorageBuffer" else "Uniform"
             # who accessed a buffer is kept per unit of the smallest scalar any buffer access uses
-            unit, who = _granule(module, "StorageBuffer", "Uniform"), np.int32 if invocations < 2 ** 31 else np.int64
+            unit = _granule(module, "StorageBuffer", "Uniform", "PhysicalStorageBuffer")
+            who = np.int32 if invocations < 2 ** 31 else np.int64
             tracked += accessor_bytes(size, unit, who)
             if tracked > MAX_SHADOW_BYTES:  # refused before allocating: a buffer's records are many times its size
                 raise InputError(f"the buffers need {tracked >> 20} MiB to record their accesses, past the checker's "
@@ -260,10 +272,49 @@ def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding], gs: 
             owners[okey] = region
         if writable and region.shadow is None:
             region.writable = True
-            region.granule = _granule(module, storage)
+            region.granule = _granule(module, storage, "PhysicalStorageBuffer")
             region.shadow = Shadow(region.data.size // region.granule, gs, across_groups=True)
         regions[vid] = region
     return regions, owners
+
+
+def _device_memory(module: Module, addressable: Sequence[tuple[int, Binding]],
+                   owners: dict[tuple[str, int, int], Region], gs: int, invocations: int) -> DeviceMemory | None:
+    """The buffers reachable by device address, sharing the regions (and shadow memory) of the
+    same buffers bound to descriptors; None when the module uses no device address."""
+    if not any(t.kind == "pointer" and t.storage == "PhysicalStorageBuffer" for t in module.types.values()):
+        return None
+    out = []
+    unit = _granule(module, "StorageBuffer", "Uniform", "PhysicalStorageBuffer")
+    for base, b in addressable:
+        data = b.data.tobytes() if isinstance(b.data, np.ndarray) else bytes(b.data)
+        key = (b.uid, 0, len(data))
+        region = owners.get(key)
+        if region is None:
+            if any(k[0] == b.uid for k in owners):
+                raise InputError(f"buffer {b.uid} is bound to a descriptor in part and reached by device address: "
+                                 "overlapping views of one buffer are not supported by the SPIR-V checker")
+            region = Region.make(b.uid, "PhysicalStorageBuffer", GLOBAL, 1, len(data), data)
+            region.track_accessors(unit, np.int32 if invocations < 2 ** 31 else np.int64)
+            owners[key] = region
+        if region.shadow is None:
+            region.writable = True
+            region.granule = _granule(module, "StorageBuffer", "PhysicalStorageBuffer")
+            region.shadow = Shadow(region.data.size // region.granule, gs, across_groups=True)
+        out.append((base, region))
+    return DeviceMemory(out)
+
+
+def uses_subgroups(module: Module) -> bool:
+    """Whether the result may depend on the subgroup size: a subgroup instruction or built-in."""
+    if any(inst.op.startswith("OpGroupNonUniform") for fn in module.functions.values()
+           for b in fn.blocks.values() for inst in b.insts):
+        return True
+    for vid in module.variables:
+        bi = module.decorated(vid, "BuiltIn")
+        if bi and enum_name("BuiltIn", bi[0]).startswith(("Subgroup", "NumSubgroups")) and _used(module, vid):
+            return True
+    return False
 
 
 def _used(module: Module, vid: int) -> bool:
@@ -315,7 +366,7 @@ def _constant_bytes(t: Type, value: Any) -> bytes:
 
 
 def _batch_regions(module: Module, count: int, gs: int, first: int, geometry: _Geometry,
-                   push_constants: bytes) -> dict[int, Region]:
+                   push_constants: bytes, subgroup_size: int = DEFAULT_SUBGROUP_SIZE) -> dict[int, Region]:
     regions: dict[int, Region] = {}
     lanes = count * gs
     glob, loc, grp = geometry.ids(first * gs + np.arange(lanes, dtype=np.int64))
@@ -325,6 +376,13 @@ def _batch_regions(module: Module, count: int, gs: int, first: int, geometry: _G
         "LocalInvocationIndex": (np.arange(lanes) % gs)[:, None],
         "WorkgroupSize": np.broadcast_to(np.asarray(geometry.local), (lanes, 3)),
     }
+    sub = Layout(lanes, gs, subgroup_size)
+    builtins.update({
+        "SubgroupSize": np.full((lanes, 1), subgroup_size), "SubgroupLocalInvocationId": sub.inv[:, None],
+        "SubgroupId": sub.local_sub[:, None], "NumSubgroups": np.full((lanes, 1), sub.per_group)})
+    asked = {enum_name("BuiltIn", (module.decorated(v, "BuiltIn") or (0,))[0]) for v in module.variables}
+    if any(name.endswith("Mask") for name in asked):  # (lanes, 128) bits each: only when declared
+        builtins.update(sub.masks())
     for vid, var in module.variables.items():
         ptr_t = module.types[var.words[0]]
         t = ptr_t.elem

@@ -1,7 +1,8 @@
 """Findings of the SPIR-V checker, grouped so that one defect is reported once.
 
 The kinds and the verdict rule are OpenCL verify's: ``data-race``, ``barrier-divergence`` and
-``out-of-bounds`` are defects; ``uninitialized-read`` is a warning unless checked
+``out-of-bounds`` are defects, and so are the subgroup kinds ``subgroup-inactive-read`` and
+``subgroup-nonuniform`` (:mod:`kernellab.spirvsim.subgroup`); ``uninitialized-read`` is a warning unless checked
 (``--check uninitialized`` or ``--check all``). A finding names the resource (the buffer's
 ``uid`` or the workgroup variable), the element index, the source line of each access and the
 invocations involved (global, local and workgroup ids), with a count and a few examples.
@@ -15,7 +16,7 @@ from collections.abc import Callable, Collection
 import numpy as np
 
 #: kinds that make the verdict ``defects`` whatever is checked
-DEFECT_KINDS = ("data-race", "barrier-divergence", "out-of-bounds")
+DEFECT_KINDS = ("data-race", "barrier-divergence", "out-of-bounds", "subgroup-inactive-read", "subgroup-nonuniform")
 #: every kind the checker reports
 KINDS = DEFECT_KINDS + ("uninitialized-read",)
 #: examples kept per finding
@@ -145,6 +146,21 @@ class Recorder:
             examples.append(ex)
         msg = f"read of {resource} (workgroup memory) before anything was written there"
         self._add(key, lambda: Finding("uninitialized-read", msg, resource, "workgroup"), len(lanes), examples)
+
+    def subgroup(self, kind: str, inst: int, lanes: np.ndarray, partners: np.ndarray, message: str,
+                 targets: np.ndarray | None = None) -> None:
+        """A subgroup operation the specification leaves undefined: ``lanes`` executed it,
+        ``partners`` (-1: none) is the invocation it read (inactive) or one that disagreed."""
+        key = (kind, None, (inst,))
+        examples = []
+        for j in range(min(EXAMPLES, len(lanes))):
+            ex: dict[str, Any] = {"accesses": [self._access(int(lanes[j]), inst, "subgroup operation")]}
+            if int(partners[j]) >= 0:
+                ex["partner"] = self.who(int(partners[j]))
+            if targets is not None:
+                ex["subgroup_invocation"] = int(targets[j])
+            examples.append(ex)
+        self._add(key, lambda: Finding(kind, message), len(lanes), examples)
 
     def divergence(self, inst: int, arrived: list[int], missing: list[int], groups: int) -> None:
         key = ("barrier-divergence", None, (inst,))

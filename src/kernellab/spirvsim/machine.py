@@ -25,6 +25,7 @@ from kernellab.spirvsim.findings import Recorder
 from kernellab.spirvsim.memory import GLOBAL, GROUP, LANE, Ptr, Region
 from kernellab.spirvsim.module import (Block, Function, Inst, Module, Unsupported, core_grammar, extinst_name,
                                        zero_value)
+from kernellab.spirvsim import matrix, pointers, subgroup
 from kernellab.spirvsim.shadow import ATOMIC_READ, ATOMIC_WRITE, CLASS_NAMES, EPOCHS, READ, WRITE
 from kernellab.spirvsim.types import MAX_VALUE_SCALARS, Type
 
@@ -102,7 +103,8 @@ class Machine:
 
     def __init__(self, module: Module, globals_: dict[int, Region], lanes: int, group_size: int,
                  first_group: int, recorder: Recorder, *, uninitialized: bool, max_steps: int,
-                 deadline: float | None = None):
+                 deadline: float | None = None, subgroup_size: int = subgroup.DEFAULT_SUBGROUP_SIZE,
+                 device: pointers.DeviceMemory | None = None):
         self.m = module
         self.L = lanes
         self.gs = group_size
@@ -127,6 +129,8 @@ class Machine:
         self.fn_regions: dict[int, Region] = {}
         self.all_lanes = np.arange(lanes)
         self.object_bounds = module.object_bounds
+        self.device = device  # the buffers reached by device address (PhysicalStorageBuffer)
+        self.subgroups = subgroup.Subgroups(self, subgroup.Layout(lanes, group_size, subgroup_size))
 
     # ---- running ---------------------------------------------------------------------------
 
@@ -157,7 +161,8 @@ class Machine:
         vid = var.words[1]
         t = self.m.types[var.words[0]].elem
         assert t is not None
-        if t.kind in ("pointer", "void", "function") or (t.size == 0 and not t.leaves):
+        if t.kind in ("void", "function") or t.kind == "pointer" and t.storage != "PhysicalStorageBuffer" or (
+                t.size == 0 and not t.leaves):
             raise self.m.fail(var, f"a Function variable of type {t.kind} (pointers held in memory) is not supported")
         region = self.fn_regions.get(vid)
         if region is None:
@@ -390,6 +395,9 @@ class Machine:
                 leaves.append(out)
         if not t.leaves:
             raise self.m.fail(inst, "load of a runtime array as a whole")
+        if t.kind == "pointer":  # a device address held in memory
+            assert self.device is not None and t.elem is not None
+            return self.device.pointer(leaves[0], t.elem)
         return rebuild(t, leaves)[0]
 
     def store(self, ptr: Ptr, value: Any, m: np.ndarray, inst: Inst, full: bool | None = None,
@@ -399,6 +407,10 @@ class Machine:
             for one, mk in self._each_variable(ptr, m):
                 self.store(one, value, mk, inst, False, cls)
             return
+        if isinstance(value, Ptr):  # a device address stored to memory
+            if self.device is None or ptr.type.kind != "pointer":
+                raise self.m.fail(inst, "a pointer stored to memory (only device addresses are supported)")
+            value = self.device.address(value)
         region = ptr.region
         if not region.writable:
             raise self.m.fail(inst, f"store to read-only {region.label} {region.name}")
@@ -446,17 +458,19 @@ class Machine:
                 continue
             e = self._index(v)
             if t.kind == "vector":
-                step, count = t.elem.nbytes, t.count  # type: ignore[union-attr]
+                step, count = t.stride or t.elem.nbytes, t.count  # type: ignore[union-attr]
+            elif t.kind == "matrix":
+                step, count = t.stride, t.count
             elif t.kind in ("array", "runtime_array"):
                 step, count = t.stride, t.count
             else:
                 raise self.m.fail(inst, f"access chain into a {t.kind}")
             off = off + e * step
-            if t.kind == "vector" or t.kind == "array" and not self.object_bounds:
+            if t.kind in ("vector", "matrix") or t.kind == "array" and not self.object_bounds:
                 out = (e < 0) | (e >= count)
                 if np.any(out):
                     bad = out if bad is None else (bad | out)
-            if t.kind != "vector" and not index_done:
+            if t.kind not in ("vector", "matrix") and not index_done:
                 index = e if not in_array or index is None else index * count + e
                 in_array = True
             t = t.elem  # type: ignore[assignment]
@@ -477,8 +491,10 @@ class Machine:
     def control_barrier(self, inst: Inst, m: np.ndarray, full: bool) -> None:
         w = inst.words
         scope = self.values[w[0]]
-        if np.ndim(scope) or int(scope) == SCOPE_SUBGROUP:
-            raise self.m.fail(inst, "OpControlBarrier with a Subgroup or non-constant execution scope is not supported")
+        if np.ndim(scope):
+            raise self.m.fail(inst, "OpControlBarrier with a non-constant execution scope is not supported")
+        if int(scope) == SCOPE_SUBGROUP and self._subgroup_barrier(inst, m):
+            return
         counts = np.bincount(self.lane_group[m], minlength=self.G)
         partial = (counts > 0) & (counts < self.gs)
         sem_value = self.values[w[2]]
@@ -518,7 +534,28 @@ class Machine:
         self.pending_buf[done] = False
         self.pending_img[done] = False
 
+    def _subgroup_barrier(self, inst: Inst, m: np.ndarray) -> bool:
+        """A Subgroup-scope control barrier: divergence is judged per subgroup. It orders
+        accesses like a workgroup barrier when a subgroup is the whole workgroup (returns False:
+        go on as one); otherwise it orders nothing (returns True), since the shadow memory keeps
+        barrier phases per workgroup: accesses it orders within a subgroup may then be reported
+        as races, but no race is missed."""
+        lay = self.subgroups.lay
+        if lay.per_group == 1:
+            return False
+        act = lay.active(m)
+        partial = act.any(axis=1) & (act.sum(axis=1) < lay.valid.sum(axis=1))
+        if partial.any():
+            rows = np.nonzero(partial)[0][:3]
+            arrived = [int(self.lane_global[lay.table[r, act[r].argmax()]]) for r in rows]
+            missing = [int(self.lane_global[lay.table[r, (lay.valid[r] & ~act[r]).argmax()]]) for r in rows]
+            self.rec.divergence(inst.index, arrived, missing, int(partial.sum()))
+        return True
+
     def memory_barrier(self, inst: Inst, m: np.ndarray, full: bool) -> None:
+        scope = self.values[inst.words[0]]
+        if np.ndim(scope) == 0 and int(scope) == SCOPE_SUBGROUP and self.subgroups.lay.per_group > 1:
+            return  # subgroupMemoryBarrier*(): orders a subgroup's accesses only (see _subgroup_barrier)
         value = self.values[inst.words[1]]
         if np.ndim(value):
             raise self.m.fail(inst, "OpMemoryBarrier with non-constant semantics is not supported")
@@ -738,6 +775,7 @@ _PURE: dict[str, Callable[[Type, list[Any], Inst], Any]] = {
     "OpCopyObject": lambda rt, args, inst: args[0],
     "OpCopyLogical": lambda rt, args, inst: args[0],
     "OpUndef": lambda rt, args, inst: zero_value(rt),
+    **dict.fromkeys(matrix.OPS, lambda rt, args, inst: matrix.evaluate(inst.op, args, rt)),
 }
 
 
@@ -792,7 +830,7 @@ _LITERAL_TAIL = {"OpCompositeExtract": 1, "OpCompositeInsert": 2, "OpVectorShuff
 PURE_OPS = (set(ops.BINARY) | set(ops.UNARY) | ops.TERNARY_BITFIELD | {
     "OpSelect", "OpCompositeConstruct", "OpCompositeExtract", "OpCompositeInsert", "OpVectorShuffle",
     "OpVectorExtractDynamic", "OpVectorInsertDynamic", "OpVectorTimesScalar", "OpDot", "OpAny", "OpAll",
-    "OpBitcast", "OpCopyLogical", "OpUndef"} | set(EXTENDED))
+    "OpBitcast", "OpCopyLogical", "OpUndef"} | set(EXTENDED) | matrix.OPS)
 
 
 def _pure_handler(mach: Machine, inst: Inst, m: np.ndarray, full: bool) -> None:
@@ -861,6 +899,8 @@ def _ext_inst(mach: Machine, inst: Inst, m: np.ndarray, full: bool) -> None:
         v = cw(lambda *a: ops.glsl_componentwise(name, list(a), rs, ot), *args)
     elif name in ops.GLSL_GEOMETRIC:
         v = ops.glsl_geometric(name, args, rt)
+    elif name in matrix.GLSL:
+        v = matrix.glsl(name, args[0], rt)
     elif name in ("Modf", "Frexp"):
         # the struct-returning forms' semantics, with the second member stored through the pointer
         ptr: Ptr = args[1]
@@ -908,11 +948,8 @@ def refuse_unsupported(module: Module) -> None:
                     if set_name.startswith("NonSemantic."):
                         continue
                     name = extinst_name(set_name, inst.words[3])
-                    if name not in ops.GLSL_COMPONENTWISE | ops.GLSL_GEOMETRIC | {"Modf", "Frexp"}:
+                    if name not in ops.GLSL_COMPONENTWISE | ops.GLSL_GEOMETRIC | {"Modf", "Frexp"} | matrix.GLSL:
                         raise module.fail(inst, f"GLSL.std.450 {name} is not supported by the SPIR-V checker")
-                elif op == "OpControlBarrier" and np.ndim(module.constants.get(inst.words[0], 2)) == 0 and \
-                        int(module.constants.get(inst.words[0], 2)) == SCOPE_SUBGROUP:
-                    raise module.fail(inst, "OpControlBarrier with Subgroup execution scope is not supported")
 
 
 HANDLERS: dict[str, Callable[[Machine, Inst, np.ndarray, bool], None]] = {
@@ -935,5 +972,8 @@ HANDLERS: dict[str, Callable[[Machine, Inst, np.ndarray, bool], None]] = {
     **{op: Machine.atomic for op in ATOMIC_OPS},
     "OpAtomicLoad": Machine.atomic,
     "OpAtomicStore": Machine.atomic,
+    **{op: lambda mach, inst, m, full: mach.subgroups.execute(inst, m, full) for op in subgroup.OPS},
+    "OpConvertUToPtr": pointers.convert,
+    "OpConvertPtrToU": pointers.convert,
     **images.HANDLERS,
 }

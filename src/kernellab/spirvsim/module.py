@@ -17,6 +17,8 @@ import numpy as np
 from kernellab import spirv_format
 from kernellab.errors import InputError, Problem
 from kernellab.listing import grammar
+from kernellab.spirvsim import matrix, subgroup
+from kernellab.spirvsim.pointers import ADDRESS_TYPE
 from kernellab.spirvsim.images import ImageType, image_type
 from kernellab.spirvsim.types import MAX_VALUE_SCALARS, Type, finish_layout
 
@@ -30,19 +32,26 @@ SUPPORTED_CAPABILITIES = frozenset({
     "DenormPreserve", "DenormFlushToZero", "SignedZeroInfNanPreserve", "RoundingModeRTE", "RoundingModeRTZ",
     # pointers chosen by OpPhi/OpSelect are modelled when they point into one variable; a choice
     # between variables, pointers held in memory and pointer comparisons are refused where met
-    "VariablePointers", "VariablePointersStorageBuffer",
+    "VariablePointers", "VariablePointersStorageBuffer", "PhysicalStorageBufferAddresses",
     # images: storage images, combined image samplers and their queries (spirvsim.images)
     "ImageQuery", "StorageImageReadWithoutFormat", "StorageImageWriteWithoutFormat", "StorageImageExtendedFormats",
     "Image1D", "Sampled1D",
-})
+}) | subgroup.CAPABILITIES
 
 #: storage classes of variables the interpreter models
 SUPPORTED_STORAGE = frozenset({"StorageBuffer", "Uniform", "PushConstant", "Workgroup", "Function",
-                               "Private", "Input", "UniformConstant", "Image"})
+                               "Private", "Input", "UniformConstant", "Image", "PhysicalStorageBuffer"})
 
 #: built-in inputs of a compute shader the interpreter provides
 SUPPORTED_BUILTINS = frozenset({"GlobalInvocationId", "LocalInvocationId", "WorkgroupId", "NumWorkgroups",
-                                "LocalInvocationIndex", "WorkgroupSize"})
+                                "LocalInvocationIndex", "WorkgroupSize"}) | subgroup.BUILTINS
+
+#: execution modes that promise no more than the interpreter already does: structured
+#: reconvergence at every merge (SubgroupUniformControlFlowKHR), and NumPy's IEEE arithmetic,
+#: which keeps denormals, signed zeros, infinities and NaNs and rounds to nearest even
+#: (DenormFlushToZero and RoundingModeRTZ would not be modelled: refused)
+_NEUTRAL_MODES = frozenset({"SubgroupUniformControlFlowKHR", "DenormPreserve", "SignedZeroInfNanPreserve",
+                            "RoundingModeRTE"})
 
 
 class Unsupported(InputError):
@@ -164,7 +173,7 @@ def _scalar_value(t: Type, words: Sequence[int]) -> np.ndarray:
 def _zero(t: Type) -> Any:
     if t.scalar:
         return np.zeros((), t.dtype)
-    if t.kind == "vector" or t.kind == "array":
+    if t.kind in ("vector", "array", "matrix"):
         assert t.elem is not None
         return tuple(_zero(t.elem) for _ in range(t.count))
     if t.kind == "struct":
@@ -363,7 +372,9 @@ class _Reader:
             raise self.fail(inst, f"{op} is not supported by the SPIR-V checker")
         t = make(self, inst)
         t.name = m.names.get(tid, "")
-        if t.kind not in ("void", "pointer", "function", "image", "sampled_image", "sampler"):
+        if t.kind == "matrix":
+            matrix.finish(t)
+        elif t.kind not in ("void", "pointer", "function", "image", "sampled_image", "sampler"):
             finish_layout(t)
         m.types[tid] = t
 
@@ -391,7 +402,7 @@ class _Reader:
     def _struct_type(self, inst: Inst) -> Type:
         m, w = self.m, inst.words
         tid = w[0]
-        members = tuple(m.types[x] for x in w[1:])
+        members = tuple(self._member_layout(tid, k, m.types[x]) for k, x in enumerate(w[1:]))
         offsets: list[int | None] = []
         for k in range(len(members)):
             off = next((a[0] for n, a in m.member_decorations.get((tid, k), ()) if n == "Offset"), None)
@@ -400,17 +411,37 @@ class _Reader:
             raise self.fail(inst, "OpTypeStruct with Offset decorations on only some members")
         return Type(tid, "struct", members=members, offsets=tuple(o for o in offsets if o is not None))
 
+    def _forward_pointer_type(self, inst: Inst) -> Type:
+        storage = enum_name("StorageClass", inst.words[1])
+        if storage != "PhysicalStorageBuffer":
+            raise self.fail(inst, f"OpTypeForwardPointer to storage class {storage} is not supported")
+        return Type(inst.words[0], "pointer", storage=storage, size=8, leaves=[(0, ADDRESS_TYPE)])
+
     def _pointer_type(self, inst: Inst) -> Type:
         m, w = self.m, inst.words
         storage = enum_name("StorageClass", w[1])
         if storage not in SUPPORTED_STORAGE:
             raise self.fail(inst, f"OpTypePointer to storage class {storage} is not supported")
-        t = Type(w[0], "pointer", storage=storage, elem=m.types.get(w[2]))
+        forward = m.types.get(w[0])  # declared by OpTypeForwardPointer (a buffer_reference block)
+        t = forward if forward is not None else Type(w[0], "pointer", storage=storage)
+        t.elem = m.types.get(w[2])
+        if storage == "PhysicalStorageBuffer":  # a device address in memory: 8 bytes
+            t.size, t.leaves = 8, [(0, ADDRESS_TYPE)]
         if t.elem is None:
             raise self.fail(inst, "OpTypePointer to a forward-declared type is not supported")
         ptr_stride = m.decorated(w[0], "ArrayStride")
         t.stride = ptr_stride[0] if ptr_stride else 0
         return t
+
+    def _member_layout(self, struct: int, k: int, t: Type) -> Type:
+        """A struct member's type with its ``MatrixStride``/``RowMajor`` layout when it holds matrices."""
+        if not matrix.contains_matrix(t):
+            return t
+        decorations = dict(self.m.member_decorations.get((struct, k), ()))
+        stride = decorations.get("MatrixStride")
+        if stride is None:
+            return t
+        return matrix.lay_out(t, stride[0], "RowMajor" in decorations)
 
     def _image_type(self, inst: Inst) -> Type:
         w = inst.words
@@ -467,7 +498,7 @@ class _Reader:
                 size = (w[2], w[3], w[4])
             elif mode == "LocalSizeId":
                 size = tuple(int(m.constants[x]) for x in w[2:5])  # type: ignore[assignment]
-            else:
+            elif mode not in _NEUTRAL_MODES:
                 raise self.fail(inst, f"OpExecutionMode {mode} is not supported by the SPIR-V checker")
         for cid, value in m.constants.items():
             builtin = m.decorated(cid, "BuiltIn")
@@ -506,9 +537,11 @@ _TYPES: dict[str, Callable[[_Reader, Inst], Type]] = {
     "OpTypeInt": lambda r, inst: Type(inst.words[0], "int", width=inst.words[1], signed=bool(inst.words[2])),
     "OpTypeFloat": _Reader._float_type,
     "OpTypeVector": lambda r, inst: Type(inst.words[0], "vector", elem=r.m.types[inst.words[1]], count=inst.words[2]),
+    "OpTypeMatrix": lambda r, inst: Type(inst.words[0], "matrix", elem=r.m.types[inst.words[1]], count=inst.words[2]),
     "OpTypeArray": _Reader._array_type,
     "OpTypeRuntimeArray": _Reader._runtime_array_type,
     "OpTypeStruct": _Reader._struct_type,
+    "OpTypeForwardPointer": _Reader._forward_pointer_type,
     "OpTypePointer": _Reader._pointer_type,
     "OpTypeFunction": lambda r, inst: Type(inst.words[0], "function"),
     "OpTypeImage": _Reader._image_type,

@@ -139,6 +139,8 @@ def scalar_sizes(t: Type) -> set[int]:
     """The byte sizes of the scalars inside ``t`` (without listing its leaves)."""
     if t.scalar:
         return {t.nbytes}
+    if t.kind == "pointer":  # a device address held in memory (the pointee is not inside)
+        return {8}
     if t.kind == "struct":
         return set().union(*(scalar_sizes(m) for m in t.members)) if t.members else set()
     return scalar_sizes(t.elem) if t.elem is not None else set()

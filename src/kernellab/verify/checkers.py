@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the scenario model only for scenarios: a kernel-instantiati
 
 def verify_many(paths: Sequence[str | Path], *, formats: Sequence[str] | None = None, index: int | None = None,
                 seed: int = 0, check: Sequence[str] = (), jobs: int = 1, vulkan: bool = False,
-                timeout: float | None = 1800) -> list[VerifyResult]:
+                timeout: float | None = 1800, subgroup_size: int | str | None = None) -> list[VerifyResult]:
     """:func:`kernellab.verify.run.verify_many`, with the scenarios whose shaders run on Vulkan
     checked by the SPIR-V checker; one result per file, in the order given."""
     from kernellab.verify import run
@@ -43,5 +43,5 @@ def verify_many(paths: Sequence[str | Path], *, formats: Sequence[str] | None = 
     for n in mine:
         from kernellab.verify.vulkan import verify_scenario
         results[n] = verify_scenario(files[n], scenario=scenarios[n], check=check, index=index, file_number=n,
-                                     timeout=timeout)
+                                     timeout=timeout, subgroup_size=subgroup_size)
     return [results[n] for n in range(len(files))]

@@ -22,6 +22,10 @@ KINDS = {
     "barrier-divergence": "not every work-item of a work-group reached the same barrier, async copy or "
                           "wait_group_events, or they passed it different arguments",
     "out-of-bounds": "an access outside its buffer, __local allocation or private array (null pointers included)",
+    "subgroup-inactive-read": "a subgroup operation (shuffle, broadcast, quad, rotate) read the value of an "
+                              "invocation that is not active in the subgroup: the result is undefined",
+    "subgroup-nonuniform": "an operand of a subgroup operation that must be dynamically uniform in the subgroup "
+                           "differs between its active invocations",
     "uninitialized-read": "a value read before anything was written there was used",
     "array-index": "an index past an inner dimension of a multi-dimensional array, the access possibly staying "
                    "inside the array (GPUVerify checks the whole array's bounds; an index past the first "
@@ -220,6 +224,8 @@ class Launch:
     #: the proof's verdict and, for ``unknown`` or ``possible``, why
     proof: ProofVerdict | None = None
     reason: str | None = None
+    #: the subgroup size it was checked with, when ``--subgroup-size all`` checked several
+    subgroup_size: int | None = None
 
     def to_json(self, verdict: str) -> dict[str, Any]:
         return {"instantiation": self.index, "kernel": self.kernel, "verdict": verdict, "ran": self.ran,

@@ -70,16 +70,41 @@ def uses_vulkan_checker(scenario: m.Scenario, vulkan: bool = False) -> bool:
 
 def verify_scenario(path: str | Path, *, scenario: m.Scenario | None = None, check: Sequence[str] = (),
                     index: int | None = None, file_number: int = 0, max_work: int | None = None,
-                    timeout: float | None = None) -> VerifyResult:
+                    timeout: float | None = None, subgroup_size: int | str | None = None) -> VerifyResult:
     """:func:`_verify_scenario`, quoting source lines only from files in the scenario's folder: a
     module names its source files itself (OpString), and may name any file. ``scenario``: the
-    file already loaded (None: loaded here)."""
+    file already loaded (None: loaded here).
+
+    ``subgroup_size``: the device's subgroup size (None: lavapipe's,
+    :data:`~kernellab.spirvsim.subgroup.DEFAULT_SUBGROUP_SIZE`), or ``"all"``: the scenario is
+    checked once per size drivers report (when a shader depends on it), each finding's message
+    naming its size."""
+    from kernellab.spirvsim.subgroup import ALL_SUBGROUP_SIZES, DEFAULT_SUBGROUP_SIZE
     if scenario is None:
         from kernellab.formats.scenario import load_scenario
         scenario, _ = load_scenario(path)
+    sizes = ALL_SUBGROUP_SIZES if subgroup_size == "all" else (int(subgroup_size or DEFAULT_SUBGROUP_SIZE),)
+    result: VerifyResult | None = None
     with terms.reading_within([Path(path).resolve().parent]):
-        return _verify_scenario(Path(path), scenario, check=check, index=index, file_number=file_number,
-                                max_work=max_work, timeout=timeout)
+        for size in sizes:
+            one, uses_subgroups = _verify_scenario(Path(path), scenario, check=check, index=index,
+                                                   file_number=file_number, max_work=max_work, timeout=timeout,
+                                                   subgroup_size=size)
+            if len(sizes) > 1:
+                for f in one.findings:
+                    f.message = f"[subgroup size {size}] {f.message}"
+                for launch in one.launches:
+                    launch.subgroup_size = size
+            if result is None:
+                result = one
+            else:
+                result.findings = ordered(result.findings + one.findings)
+                result.launches += one.launches
+                result.raw_messages += one.raw_messages
+            if not uses_subgroups:
+                break  # no dispatch depends on the size: one check says it all
+    assert result is not None
+    return result
 
 
 @dataclass
@@ -112,15 +137,23 @@ def _program(scenario: m.Scenario, shader: m.Shader, path: Path) -> _Program:
     return _Program(shader, spirv, clspv_specialization(scenario, shader, spirv))  # OpenCL C: __local sizes
 
 
+def _subgroup_size(shader: m.Shader, device: int) -> int:
+    """The size a pipeline runs with: its required size (VK_EXT_subgroup_size_control, AmberScript's
+    SUBGROUP ... REQUIRED_SIZE) when it names one, else the device's."""
+    wanted = shader.subgroup.required_size if shader.subgroup is not None else None
+    return int(wanted) if wanted else device
+
+
 def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] = (), index: int | None = None,
                      file_number: int = 0, max_work: int | None = None,
-                     timeout: float | None = None) -> VerifyResult:
+                     timeout: float | None = None, subgroup_size: int = 8) -> tuple[VerifyResult, bool]:
     """Check every ``dispatch_compute`` of a scenario in the SPIR-V checker and the hazards
     between them. ``index`` keeps the findings of dispatch N only (all dispatches still run:
     each reads what the ones before it wrote). ``timeout``: seconds each dispatch may take in
     the checker (None or 0: no limit); past it, :class:`TimeLimitError` names the dispatch."""
     try:
-        checked = checked_kinds(check)
+        # what the specification leaves undefined in a subgroup operation is a defect, as races are
+        checked = checked_kinds(check) | {"subgroup-inactive-read", "subgroup-nonuniform"}
     except ValueError as exc:
         raise UsageError(f"--check: {exc}") from exc
     _refuse_draws(scenario, path)
@@ -128,6 +161,7 @@ def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] =
     state = _Buffers(scenario, path)
     programs: dict[str, _Program] = {}
     result = VerifyResult(path, [], checked=checked, checker="spirv")
+    uses_subgroups = False  # whether a dispatch depends on the subgroup size
     runs: list[tuple[int, spirvsim.DispatchResult]] = []
     layouts: Layouts = {}
     found: list[Finding] = []
@@ -144,7 +178,10 @@ def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] =
         try:
             r = spirvsim.check_dispatch(program.module(), shader.entry, c.workgroups, bindings=bindings,
                                         push_constants=state.push_constants(c), checks=checked,
-                                        file=str(shader.src_path), max_work=limit, timeout=timeout)
+                                        file=str(shader.src_path), max_work=limit, timeout=timeout,
+                                        subgroup_size=_subgroup_size(shader, subgroup_size),
+                                        addressable=state.addressable())
+            uses_subgroups |= bool(r.stats.get("subgroups"))
         except spirvsim.Unsupported:
             raise
         except TimeLimitError:
@@ -171,7 +208,7 @@ def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] =
         mine.severity = "defect" if mine.kind in checked else "warning"
     result.findings = ordered(found)
     result.raw_messages = sum(f.count for f in found)
-    return result
+    return result, uses_subgroups
 
 
 def _max_work() -> int:
@@ -214,6 +251,13 @@ class _Buffers:
                 out[(b.set, b.id)] = image_binding(r, b, self.data[r.uid])
             # tensors are not bound: a shader using one is refused by the checker
         return out
+
+    def addressable(self) -> list[tuple[int, Any]]:
+        """Every buffer with the device address the checker gives it: the scenario's n-th buffer
+        (in resource order, from 0) at ``spirvsim.pointers.address_of(n)``."""
+        from kernellab.spirvsim import Binding
+        from kernellab.spirvsim.pointers import address_of
+        return [(address_of(n), Binding(uid, data)) for n, (uid, data) in enumerate(self.data.items())]
 
     def push_constants(self, c: m.DispatchCompute) -> bytes:
         return self.push.get(c.push_data_ref, b"") if c.push_data_ref else b""
@@ -287,6 +331,16 @@ def _refuse_draws(scenario: m.Scenario, path: Path) -> None:
         raise InputError(problems)
 
 
+def _module_env(src: Path) -> str:
+    """The environment a SPIR-V module is validated for: the Vulkan version its SPIR-V version
+    needs (1.6: Vulkan 1.3, as glslc writes for Arm's scenarios), at least ``vulkan1.2``."""
+    head = src.read_bytes()[:8]
+    if len(head) == 8 and int.from_bytes(head[:4], "little") == 0x07230203:
+        minor = (int.from_bytes(head[4:], "little") >> 8) & 0xFF
+        return "vulkan1.3" if minor >= 6 else "vulkan1.2"
+    return "vulkan1.2"  # spirv-val will name what is wrong
+
+
 def _compile(scenario: m.Scenario, shader: m.Shader, path: Path) -> bytes:
     """The SPIR-V the checker runs: what Vulkan runs, compiled with debug information (and, for
     clspv, without optimisation: :data:`_CHECKING_OPTIONS`). When clspv fails at ``-O0`` or
@@ -297,14 +351,26 @@ def _compile(scenario: m.Scenario, shader: m.Shader, path: Path) -> bytes:
     assert shader.src_path is not None
     language = LANGUAGE_OF_SHADER_TYPE[shader.type]
     place = (str(path), f"/resources/{scenario.resources.index(shader)}/shader/build_options")
+    env = _module_env(shader.src_path) if language == "spirv" else "vulkan1.2"
 
     def build(extra: str) -> bytes:
         req = CompileRequest(source=shader.src_path, language=language, entry=shader.entry,  # type: ignore[arg-type]
                              build_options=(shader.build_options + extra).strip(), include_dirs=shader.include_paths,
-                             roots=(path.resolve().parent,), options_place=place)
+                             roots=(path.resolve().parent,), options_place=place, target_env=env)
         return Compiler(req).vulkan_module().data
 
     extra = _CHECKING_OPTIONS.get(language, "")
+    if language == "glsl":
+        try:
+            return build(extra)
+        except CompileError as exc:
+            # glslang's NonSemantic debug information is invalid for some shaders (buffer_reference
+            # types: "Id is 0"); OpLine information (-g) still names every line
+            if "spirv-val" not in str(exc):
+                raise
+            log.warning("%s: glslang -gVS wrote a module spirv-val rejects; checking the -g build (OpLine "
+                        "debug information)", shader.src_path)
+            return build(" -g")
     if language != "opencl-c":
         return build(extra)
     try:
