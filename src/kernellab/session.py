@@ -268,7 +268,7 @@ class Session:
 
         return RunOptions(device=str(self.device_info.index), backend=self.backend_name,
                           robust_buffer_access=self.robust_buffer_access, timestamps=self.timestamps,
-                          cache_dir=self.cache_dir, **extra)
+                          cache_dir=self.cache_dir, guard_bands=True, **extra)
 
     def _open(self) -> None:
         from kernellab.backends.base import BackendOptions
@@ -373,6 +373,8 @@ class Session:
         finally:
             shared.workload_done()
         self._runs_on_device += 1
+        for w in executor.report.warnings:
+            log.warning("%s", w)
         arrays = {uid: np.load(io.BytesIO(sink.files[f"{uid}.npy"]), allow_pickle=False) for uid in wanted}
         phases = [Phase(_PHASE_OF_STEP[name], start, end) for name, start, end in executor.report.steps
                   if name in _PHASE_OF_STEP]

@@ -600,6 +600,19 @@ class Backend(abc.ABC):
         """The buffer's bytes as a uint8 array; only valid until the next submit, write or close."""
         return self._read_buffer(buf)
 
+    def read_buffer_range(self, buf: Buffer, offset: int, size: int) -> bytes:
+        """``size`` bytes of ``buf`` from ``offset`` (a guard band: no copy of the rest)."""
+        if offset < 0 or size < 0 or offset + size > buf.size:
+            raise ValueError(f"buffer {buf.uid!r}: read of {size} bytes at {offset} exceeds its {buf.size} bytes")
+        return bytes(self.read_buffer_bytes(buf)[offset:offset + size])
+
+    @property
+    def writes_past_end_reach_memory(self) -> bool:
+        """Whether a kernel's write past the end of a bound buffer lands in the memory after it,
+        unchecked (a plain pointer, no robust access, no bounds-checking driver or simulator): only
+        then can a guard band after the buffer show it."""
+        return False
+
     def buffer_view(self, buf: Buffer) -> np.ndarray:
         """The buffer's device bytes, writable in place (``capabilities.mapped_buffers`` only)."""
         raise UnsupportedError(f"the {self.name} backend does not map buffers")

@@ -252,6 +252,25 @@ class OpenCLBackend(Backend):
                  is_blocking=True)
         return out
 
+    def read_buffer_range(self, buf: Buffer, offset: int, size: int) -> bytes:
+        assert isinstance(buf, OpenCLBuffer)
+        if offset < 0 or size < 0 or offset + size > buf.size:
+            raise ValueError(f"buffer {buf.uid!r}: read of {size} bytes at {offset} exceeds its {buf.size} bytes")
+        out = bytearray(size)
+        host: Any = out
+        if not self._direct:
+            import numpy as np
+            host = np.frombuffer(out, dtype=np.uint8)
+        ncl.guarded(f"clEnqueueReadBuffer({buf.uid}, {offset}+{size})", self._cl.enqueue_copy, self.queue, host,
+                    buf.mem, src_offset=offset, is_blocking=True)
+        return bytes(out)
+
+    @property
+    def writes_past_end_reach_memory(self) -> bool:
+        # a kernel indexes a plain pointer; Oclgrind alone checks each access against its allocation
+        # (and reports it better than a guard band could)
+        return not self.is_oclgrind
+
     # --- programs -------------------------------------------------------------------------
     def driver_options(self, spec: ProgramSpec) -> compiler_options.Options:
         """The spec's options (the door's typed list) and the ones every build gets."""

@@ -343,7 +343,7 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
                          clear_pipeline_cache=args.clear_pipeline_cache and cache_dir is not None,
                          arm_log=cache_dir is not None,
                          debug_markers=getattr(args, "enable_gpu_debug_markers", False),
-                         strict=args.strict,
+                         strict=args.strict, guard_bands=True,
                          finish=lambda report, outputs: _stage_dumps(args, report, outputs, parse_ms))
     progress = None
     if args.repeat > 1:
@@ -356,6 +356,8 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
             report = execute(scenario, options)
     else:
         report = execute(scenario, options)
+    for notice in report.warnings:
+        print(f"kernellab: warning: {notice}", file=sys.stderr)
     if getattr(args, "trace", None) is not None:
         from kernellab.suite.trace import run_report_events, write_trace
         write_trace(args.trace, run_report_events(str(path), report))

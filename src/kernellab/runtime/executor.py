@@ -67,6 +67,10 @@ class RunOptions:
     strict: bool = False
     #: called after each repeat with (done, total) for a progress bar
     progress: Callable[[int, int], None] | None = None
+    #: allocate each buffer a dispatch may write with a guard band after it, and warn (in
+    #: :attr:`RunReport.warnings`) when a dispatch wrote into it; only where such writes reach
+    #: memory (:attr:`Backend.writes_past_end_reach_memory`, no robust buffer access)
+    guard_bands: bool = False
     #: stages more files (profiling dumps) into the run's outputs once every output is written,
     #: so they are committed with them, or not at all
     finish: Callable[[RunReport, OutputSet], None] | None = None
@@ -126,6 +130,8 @@ class RunReport:
     #: (step, start, end) in ``time.perf_counter()`` seconds of the steps a caller may show on a
     #: time line: ``load`` (resources), ``programs``, ``commands`` (once per repeat), ``save``
     steps: list[tuple[str, float, float]] = field(default_factory=list)
+    #: what the run noticed that does not fail it (a write past a buffer's end), one sentence each
+    warnings: list[str] = field(default_factory=list)
 
     def step(self, name: str, start: float) -> None:
         """Note that step ``name`` ran from ``start`` until now."""
@@ -140,6 +146,21 @@ class RunReport:
         ms = (time.perf_counter() - start) * 1e3
         self.phases_ms[name] = self.phases_ms.get(name, 0.0) + ms
         return ms
+
+
+#: the byte a guard band is filled with before the commands run
+GUARD_BYTE = 0xA5
+
+
+#: bytes of guard band after a buffer: an overrun by a few thousand elements lands in it, and a
+#: big buffer costs no big copy
+GUARD_SIZE = 65536
+
+
+#: the exact-size view of each guarded allocation, made once: a session's pool lends the
+#: allocation again to later workloads (a weakref.WeakKeyDictionary, made on first use: a run
+#: without guard bands imports nothing for it)
+_guard_views: Any = None
 
 
 def shader_request(scenario: m.Scenario, shader: m.Shader, target_env: str = "", device: str = "") -> CompileRequest:
@@ -301,6 +322,8 @@ class Executor:
         self.lease: BackendLease = lease or OwnBackend()
         self.report = RunReport()
         self.buffers: dict[str, Buffer] = {}
+        #: uid -> (the allocation with a guard band after the buffer's bytes, guard bytes)
+        self.guards: dict[str, tuple[Buffer, int]] = {}
         #: views of buffer ranges that bindings name (in-memory split dispatches)
         self._ranges: dict[tuple[str, tuple[int, int]], Buffer] = {}
         self.images: dict[str, Image] = {}
@@ -390,10 +413,12 @@ class Executor:
             # are still written in resource order, so where they overlap the later one wins
             self.ml.alloc_groups(backend, self._image_spec)
             grouped = self.ml.grouped
+        guarded = self._guarded_uids(backend)
         for r in self.scenario.resources:
             t = time.perf_counter()
             if isinstance(r, m.Buffer):
-                buf = grouped.get(r.uid) or self.lease.alloc_buffer(backend, r.size, r.uid)
+                buf = grouped.get(r.uid) or (self._guarded_buffer(backend, r) if r.uid in guarded else
+                                             self.lease.alloc_buffer(backend, r.size, r.uid))
                 self.buffers[r.uid] = buf
                 if not self.inputs.fill_buffer(backend, r, buf, self.declared_element(r.uid)) and \
                         r.uid not in grouped:
@@ -407,6 +432,65 @@ class Executor:
                 self.push_data[r.uid] = data
             if isinstance(r, (m.Buffer, m.Image, m.Tensor, m.RawData)):
                 self.report.count(f"Load Resource: {r.uid}", "Scenario Setup", t)
+
+    def _guarded_uids(self, backend: Backend) -> set[str]:
+        """The buffers a guard band follows: those a dispatch binds whole as a storage buffer its
+        shader may write, where a write past the end reaches memory (not memory groups, ranges,
+        tensor or optical-flow scenarios: their buffers share or alias memory)."""
+        if not self.options.guard_bands or self.options.robust_buffer_access or \
+                not backend.writes_past_end_reach_memory or self.ml is not None or self.optical_flows is not None:
+            return set()
+        guarded, ranged = set(), set()
+        for c in self.scenario.commands:
+            if not isinstance(c, (m.DispatchCompute, m.DispatchFragment)):
+                continue
+            storage = {(s.set, s.id) for s in self._slots(c) if s.descriptor == "storage-buffer"}
+            declared: dict[tuple[int, int], Any] = {}
+            for shader in self._shaders(c):
+                known = self.interfaces.get(shader.uid)
+                declared.update(known.interface.descriptors if known is not None else {})
+            for b in c.bindings:
+                if b.buffer_range is not None:
+                    ranged.add(b.resource_ref)
+                elif (b.set, b.id) in storage and getattr(declared.get((b.set, b.id)), "writes", True):
+                    guarded.add(b.resource_ref)
+        return guarded - ranged
+
+    def _guarded_buffer(self, backend: Backend, r: m.Buffer) -> Buffer:
+        """Buffer ``r`` as an exact-size view of an allocation :data:`GUARD_SIZE` bytes longer, the
+        band after it filled with :data:`GUARD_BYTE`."""
+        global _guard_views
+        if _guard_views is None:
+            import weakref
+            _guard_views = weakref.WeakKeyDictionary()
+        band = GUARD_SIZE
+        whole = self.lease.alloc_buffer(backend, r.size + band, r.uid)
+        try:
+            view = _guard_views.get(whole)
+        except TypeError:  # a backend's buffers that cannot be weakly referenced: a view per run
+            view = None
+        if view is None:
+            view = backend.sub_buffer(whole, 0, r.size)
+            try:
+                _guard_views[whole] = view
+            except TypeError:
+                pass
+        view.uid = r.uid
+        backend.write_buffer(whole, bytes([GUARD_BYTE]) * band, r.size)
+        self.guards[r.uid] = (whole, band)
+        return view
+
+    def check_guards(self, backend: Backend) -> None:
+        """A warning for each guard band a dispatch changed: the spec leaves such writes undefined,
+        so the run does not fail, but ``verify`` can name the access."""
+        where = f" {self.scenario.file}" if self.scenario.file is not None else " S.json"
+        for uid, (whole, band) in self.guards.items():
+            data = backend.read_buffer_range(whole, whole.size - band, band)
+            changed = band - data.count(GUARD_BYTE)
+            if changed:
+                text = (f"a dispatch wrote past the end of buffer {uid!r} ({changed} of {band} guard bytes changed "
+                        f"after it): `kernellab verify{where}` names the access")
+                self.report.warnings.append(text)
 
     def declared_element(self, uid: str) -> str:
         """The NumPy type code of the scalars every dispatch binding buffer ``uid`` reads it as
@@ -880,6 +964,7 @@ class Executor:
             outputs = stack.enter_context(OutputSet(self.scenario.output_dir))
             if not opts.dry_run:
                 self._run_repeats(backend, outputs)
+                self.check_guards(backend)
                 t = time.perf_counter()
                 if self.sink is not None:
                     for uid in self.saved:
