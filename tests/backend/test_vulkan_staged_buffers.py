@@ -55,7 +55,6 @@ def discrete(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     def init(self: VulkanDevice, *args: Any, **kwargs: Any) -> None:
         real_init(self, *args, **kwargs)
-        self.use_full_binding()
         self.vk = _DiscreteLayout(self.vk, calls)
 
     monkeypatch.setattr(VulkanDevice, "_pick_memory_types",
@@ -91,5 +90,6 @@ def test_a_staged_buffer_is_written_at_an_offset_cleared_and_read_back(discrete:
         assert bytes(backend.read_buffer_bytes(buf)) == want.tobytes()
         assert np.array_equal(backend.read_buffer(buf), want)
         assert "fill" in discrete
+        assert not backend.gpu.full_binding  # copies and fills are in the compute path's small binding
     finally:
         backend.close()

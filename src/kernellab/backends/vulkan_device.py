@@ -429,7 +429,6 @@ class VulkanDevice:
 
     def fill_zero(self, buf: VulkanBuffer) -> None:
         """Clear ``buf`` on the device, now (its memory need not be mapped)."""
-        self.use_full_binding()  # the compute binding declares no transfer commands
         vk = self.vk
 
         whole = buf.size - buf.size % 4  # a fill writes whole 4-byte words
@@ -444,7 +443,6 @@ class VulkanDevice:
         self.upload(buf, memoryview(bytes(buf.size - whole)), whole)
 
     def _copy_now(self, src: VulkanBuffer, src_offset: int, dst: VulkanBuffer, dst_offset: int, size: int) -> None:
-        self.use_full_binding()  # the compute binding declares no transfer commands
         vk = self.vk
 
         def record(cmd: Any) -> None:
