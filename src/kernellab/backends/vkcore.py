@@ -60,6 +60,8 @@ class DeviceMemory:
     size: int
     mapping: Any
     array: np.ndarray = field(repr=False)
+    #: the memory type it was allocated from
+    type_index: int = 0
 
 
 

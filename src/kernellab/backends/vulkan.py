@@ -11,6 +11,7 @@ more switch the device to the ``vulkan`` package (``VulkanDevice.use_full_bindin
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable, Mapping, Sequence
 
@@ -71,6 +72,10 @@ class VulkanBackend(Backend):
     def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions()):
         super().__init__(device, options)
         self.gpu = VulkanDevice(device, options)
+        if not self.gpu.memory.mapped(self.gpu.memory.device):
+            # buffers in device-only memory: files go through write_buffer, not into a mapping.
+            # The class declares what the backend can do; this device can do less (shadowed per instance)
+            vars(self)["capabilities"] = replace(self.capabilities, mapped_buffers=False)
         # the optional parts, made on first use (a buffer-only run imports none of their modules)
         self._images: VulkanImages | None = None
         self._graphics: VulkanGraphics | None = None
@@ -131,10 +136,16 @@ class VulkanBackend(Backend):
 
     def _write_buffer(self, buf: Buffer, data: memoryview, offset: int) -> None:
         assert isinstance(buf, VulkanBuffer)
-        buf.view[offset:offset + data.nbytes] = data
+        if buf.mapping is None:
+            self.gpu.upload(buf, data, offset)
+        else:  # writing through a mapping is fast even where reading it back is not (write-combined)
+            buf.view[offset:offset + data.nbytes] = data
 
     def _clear_buffer(self, buf: Buffer) -> None:
         assert isinstance(buf, VulkanBuffer)
+        if buf.mapping is None:
+            self.gpu.fill_zero(buf)
+            return
         zeros = bytes(min(buf.size, _ZERO_BLOCK))
         for start in range(0, buf.size, len(zeros)):
             end = min(start + len(zeros), buf.size)
@@ -142,20 +153,33 @@ class VulkanBackend(Backend):
 
     def _read_buffer(self, buf: Buffer) -> np.ndarray:
         assert isinstance(buf, VulkanBuffer)
-        return buf.array
+        if buf.host_cached:
+            return buf.array
+        import numpy as np
+
+        return np.frombuffer(self.gpu.read_back(buf), dtype=np.uint8)
 
     def buffer_view(self, buf: Buffer) -> np.ndarray:
         """The mapped bytes, writable: files are read straight into it (no staging copy)."""
         assert isinstance(buf, VulkanBuffer)
+        self._require_mapping(buf)
         return buf.array
 
     def read_buffer_bytes(self, buf: Buffer) -> memoryview:
+        """The buffer's bytes: its mapping where the CPU reads it fast, else a copy made by the
+        device into host-cached memory (never CPU reads of uncached device memory)."""
         assert isinstance(buf, VulkanBuffer)
-        return buf.view
+        return buf.view if buf.host_cached else self.gpu.read_back(buf)
 
     def buffer_view_bytes(self, buf: Buffer) -> memoryview:
         assert isinstance(buf, VulkanBuffer)
+        self._require_mapping(buf)
         return buf.view
+
+    def _require_mapping(self, buf: VulkanBuffer) -> None:
+        if buf.mapping is None:
+            raise DeviceError(f"buffer {buf.uid!r} lives in device-only memory: it has no mapped bytes "
+                              "(capabilities.mapped_buffers is false on this device)")
 
     # --- compute programs ----------------------------------------------------------------------
     def _create_program(self, spec: ProgramSpec) -> VulkanProgram:

@@ -117,6 +117,8 @@ class VulkanBuffer(Buffer):
     view: memoryview = field(repr=False)
     #: False when the buffer lives in memory shared with other resources (a memory group)
     owns_memory: bool = True
+    #: the CPU reads the mapping fast (host-cached memory); otherwise reads go through a staged copy
+    host_cached: bool = True
     _array: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -127,6 +129,70 @@ class VulkanBuffer(Buffer):
 
             self._array = np.frombuffer(self.view, dtype=np.uint8)
         return self._array
+
+
+# VkMemoryPropertyFlagBits (the spec's values: the chooser below runs on plain flags, no binding)
+_DEVICE_LOCAL, _HOST_VISIBLE, _HOST_COHERENT, _HOST_CACHED = 0x1, 0x2, 0x4, 0x8
+_MAPPABLE = _HOST_VISIBLE | _HOST_COHERENT
+
+
+@dataclass(frozen=True)
+class MemoryTypes:
+    """The memory type of each buffer role, chosen from a device's memory type flags.
+
+    On a discrete GPU the device-local memory the CPU can map (ReBAR) is write-combined and
+    uncached: writing through a mapping is fine, reading it back costs seconds for large
+    buffers. So results come out through a copy into host-cached memory unless the
+    device-local type is itself host-cached (CPU devices, integrated GPUs), where buffers
+    are read in place (zero copy)."""
+
+    #: the propertyFlags of each memory type, by index
+    flags: tuple[int, ...]
+    #: buffers the shaders use
+    device: int
+    #: staging buffers data is written into before a copy to a device buffer
+    upload: int
+    #: staging buffers a device buffer is copied into to be read by the CPU
+    readback: int
+
+    def mapped(self, index: int) -> bool:
+        """Whether memory of type ``index`` is host-visible and coherent (mapped for its life)."""
+        return self.flags[index] & _MAPPABLE == _MAPPABLE
+
+    def host_cached(self, index: int) -> bool:
+        return self.mapped(index) and bool(self.flags[index] & _HOST_CACHED)
+
+    @property
+    def zero_copy(self) -> bool:
+        """Device buffers are read and written in place through their mapping."""
+        return self.host_cached(self.device)
+
+
+def choose_memory_types(flags: Sequence[int]) -> MemoryTypes:
+    """The memory type of each buffer role among types with ``flags`` (see :class:`MemoryTypes`)."""
+    plain = [(i, f) for i, f in enumerate(flags) if not f & ~0xF]  # no protected, lazy or vendor types
+
+    def best(score: Callable[[int], int], what: str) -> int:
+        ranked = [(score(f), -i, i) for i, f in plain if score(f) > 0]
+        if not ranked:
+            raise DeviceError(f"no {what} memory type")
+        return max(ranked)[2]
+
+    def device(f: int) -> int:
+        if not f & _DEVICE_LOCAL:
+            return 1 if f & _MAPPABLE == _MAPPABLE else 0
+        if f & _MAPPABLE == _MAPPABLE:
+            return 4 if f & _HOST_CACHED else 3
+        return 2
+
+    def upload(f: int) -> int:
+        return 0 if f & _MAPPABLE != _MAPPABLE else 1 if f & _DEVICE_LOCAL else 2
+
+    def readback(f: int) -> int:
+        return 0 if f & _MAPPABLE != _MAPPABLE else 2 if f & _HOST_CACHED else 1
+
+    return MemoryTypes(tuple(flags), best(device, "device-local"), best(upload, "host-visible coherent"),
+                       best(readback, "host-visible coherent"))
 
 
 #: descriptor kinds a program slot may have -> VkDescriptorType values
@@ -162,7 +228,7 @@ class VulkanDevice:
         self.custom_border_color = "VK_EXT_custom_border_color" in device.details.get("extensions", ())
         self.handle = self._create_device()
         self.queue = vk.vkGetDeviceQueue(self.handle, self.family, 0)
-        self.memory_type = self._pick_memory_type()
+        self.memory = self._pick_memory_types()
         self.limits = self._read_limits(props.limits)
         with checked("vkCreateCommandPool"):
             self.command_pool = vk.vkCreateCommandPool(self.handle, vk.VkCommandPoolCreateInfo(
@@ -313,7 +379,7 @@ class VulkanDevice:
             vk.vkGetPhysicalDeviceProperties2(self.physical, vk.VkPhysicalDeviceProperties2(pNext=m3))
             per_set, allocation = int(m3.maxPerSetDescriptors) or None, int(m3.maxMemoryAllocationSize) or None
         mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
-        heap = int(mp.memoryHeaps[mp.memoryTypes[self.memory_type].heapIndex].size)
+        heap = int(mp.memoryHeaps[mp.memoryTypes[self.memory.device].heapIndex].size)
         return Limits(max_bound_descriptor_sets=int(limits.maxBoundDescriptorSets),
                       max_per_set_descriptors=per_set,
                       max_workgroup_count=tuple(int(x) for x in limits.maxComputeWorkGroupCount),  # type: ignore[arg-type]
@@ -327,39 +393,95 @@ class VulkanDevice:
                       max_allocation_size=allocation, memory_heap_size=heap or None)
 
     # --- memory -------
-    def _pick_memory_type(self) -> int:
-        vk = self.vk
-        mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
-        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-        best, best_score = None, -1
-        for i in range(mp.memoryTypeCount):
-            flags = mp.memoryTypes[i].propertyFlags
-            if flags & want != want:
-                continue
-            score = (2 if flags & vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT else 0) + \
-                    (1 if flags & vk.VK_MEMORY_PROPERTY_HOST_CACHED_BIT else 0)
-            if score > best_score:
-                best, best_score = i, score
-        if best is None:
-            raise DeviceError(f"{self.info.name}: no host-visible coherent memory type")
-        return best
+    def _pick_memory_types(self) -> MemoryTypes:
+        mp = self.vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
+        try:
+            return choose_memory_types([int(mp.memoryTypes[i].propertyFlags) for i in range(mp.memoryTypeCount)])
+        except DeviceError as exc:
+            raise DeviceError(f"{self.info.name}: {exc}") from None
 
     def alloc_buffer(self, size: int, uid: str) -> VulkanBuffer:
-        buf = self._make_buffer(size, uid)
+        buf = self._make_buffer(size, uid, self.memory.device)
         self._buffers.append(buf)
         return buf
 
-    def staging(self, size: int) -> VulkanBuffer:
-        """A buffer for a transfer, not kept: the caller frees it (:meth:`free_buffer`)."""
-        return self._make_buffer(size, "staging")
+    def staging(self, size: int, readback: bool = False) -> VulkanBuffer:
+        """A host-visible buffer for a transfer, not kept: the caller frees it (:meth:`free_buffer`);
+        ``readback``: the device copies into it and the CPU reads it (host-cached memory)."""
+        return self._make_buffer(size, "staging", self.memory.readback if readback else self.memory.upload)
+
+    def upload(self, buf: VulkanBuffer, data: memoryview, offset: int) -> None:
+        """Write ``data`` into ``buf`` at ``offset`` through a staging buffer and a copy, now."""
+        if not data.nbytes:
+            return
+        staging = self.staging(data.nbytes)
+        try:
+            staging.view[:] = data.cast("B")
+            self._copy_now(staging, 0, buf, offset, data.nbytes)
+        finally:
+            self.free_buffer(staging)
+
+    def read_back(self, buf: VulkanBuffer) -> memoryview:
+        """``buf``'s bytes, copied by the device into host-cached memory and then out of it."""
+        out = bytearray(buf.size)
+        if buf.size:
+            staging = self.staging(buf.size, readback=True)
+            try:
+                self._copy_now(buf, 0, staging, 0, buf.size)
+                out[:] = staging.view
+            finally:
+                self.free_buffer(staging)
+        return memoryview(out)
+
+    def fill_zero(self, buf: VulkanBuffer) -> None:
+        """Clear ``buf`` on the device, now (its memory need not be mapped)."""
+        vk = self.vk
+
+        whole = buf.size - buf.size % 4  # a fill writes whole 4-byte words
+
+        def record(cmd: Any) -> None:
+            self._transfer_barrier(cmd, before=True)
+            vk.vkCmdFillBuffer(cmd, buf.handle, 0, whole, 0)
+            self._transfer_barrier(cmd, before=False)
+
+        if whole:
+            self.one_shot(record)
+        self.upload(buf, memoryview(bytes(buf.size - whole)), whole)
+
+    def _copy_now(self, src: VulkanBuffer, src_offset: int, dst: VulkanBuffer, dst_offset: int, size: int) -> None:
+        vk = self.vk
+
+        def record(cmd: Any) -> None:
+            self._transfer_barrier(cmd, before=True)
+            vk.vkCmdCopyBuffer(cmd, src.handle, dst.handle, 1,
+                               [vk.VkBufferCopy(srcOffset=src_offset, dstOffset=dst_offset, size=size)])
+            self._transfer_barrier(cmd, before=False)
+
+        self.one_shot(record)
+
+    def _transfer_barrier(self, cmd: Any, before: bool) -> None:
+        """Order a transfer after the work submitted before it, and what follows (shaders, host
+        reads) after the transfer."""
+        vk = self.vk
+        all_access = vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT
+        transfer = vk.VK_ACCESS_TRANSFER_READ_BIT | vk.VK_ACCESS_TRANSFER_WRITE_BIT
+        src_access, dst_access = (all_access, transfer) if before else (vk.VK_ACCESS_TRANSFER_WRITE_BIT,
+                                                                        all_access | vk.VK_ACCESS_HOST_READ_BIT)
+        src_stage, dst_stage = (vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT)
+        if not before:
+            src_stage, dst_stage = vk.VK_PIPELINE_STAGE_TRANSFER_BIT, (vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT |
+                                                                       vk.VK_PIPELINE_STAGE_HOST_BIT)
+        vk.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1,
+                                [vk.VkMemoryBarrier(srcAccessMask=src_access, dstAccessMask=dst_access)],
+                                0, None, 0, None)
 
     def free_buffer(self, b: VulkanBuffer) -> None:
         vk = self.vk
         # views must go before the mapping does
         b._array = None
         b.view = memoryview(b"")
-        b.mapping = None
-        if b.owns_memory:
+        mapped, b.mapping = b.mapping is not None, None
+        if b.owns_memory and mapped:
             nvk.release("vkUnmapMemory", vk.vkUnmapMemory, self.handle, b.memory)
         nvk.release(f"vkDestroyBuffer({b.uid})", vk.vkDestroyBuffer, self.handle, b.handle, None)
         if b.owns_memory:
@@ -379,7 +501,8 @@ class VulkanDevice:
         with checked("vkBindBufferMemory"):
             self.vk.vkBindBufferMemory(self.handle, handle, memory.handle, offset)
         buf = VulkanBuffer(spec.size, spec.uid, handle, memory.handle, memory.mapping,
-                           memoryview(memory.mapping).cast("B")[offset:offset + spec.size], owns_memory=False)
+                           memoryview(memory.mapping).cast("B")[offset:offset + spec.size], owns_memory=False,
+                           host_cached=self.memory.host_cached(memory.type_index))
         self._buffers.append(buf)
         return buf
 
@@ -403,7 +526,7 @@ class VulkanDevice:
                                                                               memoryTypeIndex=index), None)
         with checked("vkMapMemory"):
             mapping = vk.vkMapMemory(self.handle, handle, 0, size, 0)
-        mem = DeviceMemory(handle, size, mapping, np.frombuffer(mapping, np.uint8, count=size))
+        mem = DeviceMemory(handle, size, mapping, np.frombuffer(mapping, np.uint8, count=size), index)
         self._memories.append(mem)
         return mem
 
@@ -421,24 +544,28 @@ class VulkanDevice:
         nvk.release("vkFreeMemory", self.vk.vkFreeMemory, self.handle, mem.handle, None)
 
 
-    def _make_buffer(self, size: int, uid: str) -> VulkanBuffer:
+    def _make_buffer(self, size: int, uid: str, memory_type: int) -> VulkanBuffer:
         vk = self.vk
         handle, req = self.create_buffer_handle(size, uid)
-        if not req.memoryTypeBits & (1 << self.memory_type):
+        if not req.memoryTypeBits & (1 << memory_type):
             nvk.release("vkDestroyBuffer", vk.vkDestroyBuffer, self.handle, handle, None)
-            raise DeviceError(f"{self.info.name}: buffers cannot live in host-visible memory")
+            raise DeviceError(f"{self.info.name}: buffers cannot live in memory type {memory_type} "
+                              f"(memoryTypeBits {int(req.memoryTypeBits):#x})")
         try:
             with checked(f"vkAllocateMemory({uid}, {req.size} bytes)"):
                 memory = vk.vkAllocateMemory(self.handle, vk.VkMemoryAllocateInfo(
-                    allocationSize=req.size, memoryTypeIndex=self.memory_type), None)
+                    allocationSize=req.size, memoryTypeIndex=memory_type), None)
         except BackendError:
             nvk.release("vkDestroyBuffer", vk.vkDestroyBuffer, self.handle, handle, None)
             raise
         with checked("vkBindBufferMemory"):
             vk.vkBindBufferMemory(self.handle, handle, memory, 0)
+        if not self.memory.mapped(memory_type):  # device-only memory: data moves by copies
+            return VulkanBuffer(size, uid, handle, memory, None, memoryview(b""), host_cached=False)
         with checked("vkMapMemory"):
             mapping = vk.vkMapMemory(self.handle, memory, 0, size, 0)
-        return VulkanBuffer(size, uid, handle, memory, mapping, memoryview(mapping).cast("B")[:size])
+        return VulkanBuffer(size, uid, handle, memory, mapping, memoryview(mapping).cast("B")[:size],
+                            host_cached=self.memory.host_cached(memory_type))
 
     def _debug_label_functions(self) -> tuple[Any, Any] | None:
         """(vkCmdBeginDebugUtilsLabelEXT, vkCmdEndDebugUtilsLabelEXT), or None without the extension."""

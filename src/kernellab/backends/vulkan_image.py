@@ -233,7 +233,7 @@ class VulkanImages:
         assert isinstance(image, VulkanImage)
         vk = self.vk
         w, h = image.extent(level)
-        staging = self.gpu.staging(image.level_size(level))
+        staging = self.gpu.staging(image.level_size(level), readback=True)
 
         def record(cmd: Any) -> None:
             layout = image.layout if image.layout == vk.VK_IMAGE_LAYOUT_GENERAL else vk.VK_IMAGE_LAYOUT_GENERAL

@@ -413,6 +413,8 @@ COMMANDS = {'vkCreateInstance': (['pCreateInfo', 'pAllocator', 'pInstance'], Tru
                              None),
  'vkCmdPushConstants': (['commandBuffer', 'layout', 'stageFlags', 'offset', 'size', 'pValues'], False, None),
  'vkCmdDispatch': (['commandBuffer', 'groupCountX', 'groupCountY', 'groupCountZ'], False, None),
+ 'vkCmdCopyBuffer': (['commandBuffer', 'srcBuffer', 'dstBuffer', 'regionCount', 'pRegions'], False, None),
+ 'vkCmdFillBuffer': (['commandBuffer', 'dstBuffer', 'dstOffset', 'size', 'data'], False, None),
  'vkCmdPipelineBarrier': (['commandBuffer',
                            'srcStageMask',
                            'dstStageMask',

@@ -17,7 +17,8 @@ from typing import Any
 from kernellab.vkregistry import tables
 
 #: the commands of the compute path (instance, device, buffers, memory, descriptors, compute
-#: pipelines, pipeline cache, command buffers, barriers, dispatch, fences, timestamps)
+#: pipelines, pipeline cache, command buffers, barriers, dispatch, buffer copies and fills, fences,
+#: timestamps)
 COMMANDS: tuple[str, ...] = (
     "vkCreateInstance", "vkDestroyInstance", "vkEnumerateInstanceExtensionProperties", "vkEnumeratePhysicalDevices",
     "vkEnumerateDeviceExtensionProperties", "vkGetPhysicalDeviceProperties", "vkGetPhysicalDeviceProperties2",
@@ -31,6 +32,7 @@ COMMANDS: tuple[str, ...] = (
     "vkDestroyPipelineCache", "vkGetPipelineCacheData", "vkCreateCommandPool", "vkDestroyCommandPool",
     "vkAllocateCommandBuffers", "vkFreeCommandBuffers", "vkBeginCommandBuffer", "vkEndCommandBuffer",
     "vkResetCommandBuffer", "vkCmdBindPipeline", "vkCmdBindDescriptorSets", "vkCmdPushConstants", "vkCmdDispatch",
+    "vkCmdCopyBuffer", "vkCmdFillBuffer",
     "vkCmdPipelineBarrier", "vkQueueSubmit", "vkCreateFence", "vkDestroyFence", "vkWaitForFences", "vkResetFences",
     "vkCreateQueryPool", "vkDestroyQueryPool", "vkCmdResetQueryPool", "vkCmdWriteTimestamp", "vkGetQueryPoolResults",
 )
