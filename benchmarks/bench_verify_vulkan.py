@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_opencl import MATMUL_KERNEL, OCLGRIND_DIRECT as OCLGRIND_64  # noqa: E402 - issue 3's kernel and peer
+from bench_opencl import MATMUL_KERNEL  # noqa: E402 - issue 3's kernel and peer
+from bench_opencl import OCLGRIND_DIRECT as OCLGRIND_64
 
 MATMUL_GLSL = """\
 #version 450
@@ -91,7 +92,7 @@ def glsl_scenario(work: Path, n: int) -> Path:
 
 def clspv_scenario(work: Path, n: int) -> Path:
     """The OpenCL C kernel as a Vulkan scenario: bound where clspv's reflection puts each argument."""
-    from kernellab.compile.pipeline import CompileRequest, Compiler
+    from kernellab.compile.pipeline import Compiler, CompileRequest
     from kernellab.spirvsim import Binding
     from kernellab.spirvsim.clspv import launch, reflection
     (work / "matmul.cl").write_text(MATMUL_KERNEL)

@@ -102,7 +102,7 @@ def accesses_left(kernel: Path, entry: str) -> dict[str, int] | str:
     """The memory accesses of ``entry`` in the clspv module ``kernellab verify --vulkan`` checks
     (``-O0 -g``, else clspv's default build when that fails), by storage class and kind
     (``Workgroup:write``...): what the compiler left for the checker to see."""
-    from kernellab.compile.pipeline import CompileRequest, Compiler
+    from kernellab.compile.pipeline import Compiler, CompileRequest
     from kernellab.spirvsim.module import load
     failed = ""
     for options in ("-O0 -g", "-g"):

@@ -7,13 +7,11 @@ editors use. Paths are kept as written; :mod:`kernellab.formats.scenario` resolv
 """
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import ClassVar
 
-from kernellab.modelkit import (I64, U32, U64, Bool, Enum, Int, List, Nested, Node, Number, Scalar, Str,
-                                VkFormat)
-
+from kernellab.modelkit import I64, U32, U64, Bool, Enum, Int, List, Nested, Node, Number, Scalar, Str, VkFormat
 
 ACCESS = ("ACCESS_MEMORY_WRITE", "ACCESS_MEMORY_READ", "ACCESS_GRAPH_WRITE", "ACCESS_GRAPH_READ",
           "ACCESS_COMPUTE_SHADER_WRITE", "ACCESS_COMPUTE_SHADER_READ")

@@ -24,11 +24,11 @@ import logging
 import os
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Union
-from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers.scenarios import kernellab
-
-from kernellab.testing.arm_runner import ArmRunner
 
 from arm_compat.test_arm_tensors import STORE
+from helpers.scenarios import kernellab
+from kernellab.testing.arm_runner import ArmRunner
 
 W, H = 5, 3
 IMAGE = np.array([[[y * 40 + x * 8 + c for c in range(4)] for x in range(W)] for y in range(H)], np.uint8)

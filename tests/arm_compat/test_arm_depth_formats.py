@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers.scenarios import kernellab
 
+from helpers.scenarios import kernellab
 from kernellab.formats import dds, imagefile
 from kernellab.testing.arm_runner import ArmRunner
 from kernellab.vkregistry import vkformat

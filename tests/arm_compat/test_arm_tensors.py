@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers.scenarios import kernellab
 
+from helpers.scenarios import kernellab
 from kernellab.testing.arm_runner import ArmRunner
 
 
@@ -109,7 +109,6 @@ def test_graph_with_substituted_shader_matches_arm(tmp_path: Path, arm_runner: A
         build_conv_vgf,
         conv_reference,
     )
-
     from kernellab.formats import vgf
 
     g = vgf.read(build_conv_vgf(tmp_path, "conv_post", with_placeholder=True))

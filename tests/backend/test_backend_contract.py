@@ -5,15 +5,23 @@ dispatches, what a backend declares it cannot do it refuses, and closing frees w
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
 
-from kernellab.backends.base import (SOURCE, Backend, BackendOptions, BindingSlot, DeviceInfo, ImageSpec,
-                                     ProgramSpec, UnsupportedError)
+from kernellab.backends.base import (
+    SOURCE,
+    Backend,
+    BackendOptions,
+    BindingSlot,
+    DeviceInfo,
+    ImageSpec,
+    ProgramSpec,
+    UnsupportedError,
+)
 from kernellab.backends.null import NullBackend
 from kernellab.backends.registry import backend_class, names
 from kernellab.errors import KernellabError
@@ -68,7 +76,7 @@ def _program(backend: Backend, tmp_path: Path) -> ProgramSpec:
     if caps.program_form(language) == SOURCE:
         return ProgramSpec(uid="increment", code=source.encode(), language=language, entry=ENTRY[language],
                            slots=slots)
-    from kernellab.compile.pipeline import CompileRequest, Compiler
+    from kernellab.compile.pipeline import Compiler, CompileRequest
 
     path = tmp_path / "increment.comp"
     path.write_text(source)
@@ -240,8 +248,8 @@ def test_closing_the_opencl_backend_releases_its_memory_objects(monkeypatch: pyt
 def test_closing_frees_tensors_and_shared_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     """VK_ARM_tensors objects (made through kernellab's own FFI) and memory-group allocations too."""
     device = _vulkan_device()
-    from kernellab.backends.vulkan_arm_calls import ArmDevice
     from kernellab.backends.base import BufferSpec, TensorSpec
+    from kernellab.backends.vulkan_arm_calls import ArmDevice
 
     created, destroyed = _count_vulkan_handles(monkeypatch)
     arm_live: collections.Counter = collections.Counter()

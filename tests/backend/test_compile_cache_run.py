@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from helpers.fake_tools import counting_wrappers, spawned
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,8 +15,8 @@ import pytest
 from kernellab.backends.opencl_abi import default_local_size as choose_local_size
 from kernellab.backends.opencl_abi import pack_push_constants, unpack_push_constants
 from kernellab.cli import main
-from kernellab.errors import InputError
 from kernellab.convert.gpuverify_scenario import export_scenario, import_instantiations
+from kernellab.errors import InputError
 
 KERNEL = """\
 __kernel void blend(int bias, __global int *out, __local int *tile, __global const int *in, int n) {

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from kernellab.backends.base import ProgramSpec, SpecConstant, choose_device
-from kernellab.backends.registry import backend_class
 from kernellab.backends.opencl import OpenCLBackend
 from kernellab.backends.opencl_abi import LocalMemory
+from kernellab.backends.registry import backend_class
 from kernellab.runtime.instantiation import run_instantiations
 
 

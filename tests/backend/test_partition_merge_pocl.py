@@ -16,7 +16,6 @@ from kernellab.errors import InputError
 from kernellab.formats.pyschedcl.spec import load_spec
 from kernellab.runtime.host_data import fill_inputs
 from kernellab.runtime.partition import Session, choose_targets, execute
-
 from test_pyschedcl_helpers import VECADD, problems, write_spec
 
 # each part writes its own elements of a whole (break: 0) buffer, found from offset_percent

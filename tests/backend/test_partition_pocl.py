@@ -12,8 +12,8 @@ import pytest
 from kernellab.formats.pyschedcl.spec import load_spec
 from kernellab.runtime.host_data import fill_inputs
 from kernellab.runtime.partition import Session, choose_targets, execute, run_spec
-
 from test_pyschedcl_helpers import MATMUL, MATVEC, SCALE4, TRANSPOSE, vecadd_spec, write_spec
+
 
 @pytest.fixture(scope="module")
 def pocl_session():

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers.fake_tools import impostors
 
+from helpers.fake_tools import impostors
 from kernellab import tools
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,6 @@ pytest.importorskip("z3", reason="needs z3-solver (pip install kernellab[prove])
 sys.path.insert(0, str(Path(__file__).parent))
 from test_verify_vulkan_ports import PORTS, port_scenario  # noqa: E402
 
-
 RACY = """__kernel void k(__global int *A, int n) {
   int i = get_global_id(0);
   if (i < n) A[i] = A[i + 1];

@@ -11,15 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernellab.runtime.executor import driver_options
+from kernellab import model as m
 from kernellab.backends.base import ProgramSpec, SpecConstant
 from kernellab.backends.opencl import OpenCLBackend
-from kernellab.formats import npy
 from kernellab.convert.pyschedcl_scenario import import_spec
+from kernellab.formats import npy
 from kernellab.formats.scenario import load_scenario
-from kernellab import model as m
+from kernellab.runtime.executor import driver_options
 from kernellab.runtime.partition import run_spec
-
 from test_pyschedcl_helpers import MATMUL, MATVEC, SCALE4, vecadd_spec, write_spec
 
 

@@ -12,7 +12,6 @@ from kernellab.formats.pyschedcl.spec import load_spec
 from kernellab.runtime.host_data import fill_inputs
 from kernellab.runtime.partition import Session, choose_targets, execute
 from kernellab.runtime.schedule import execute_plan, plan, resolve_graph
-
 from test_pyschedcl_helpers import vecadd_spec, write_spec
 
 SCALE = """

@@ -12,7 +12,6 @@ from kernellab.formats.pyschedcl.spec import load_spec
 from kernellab.runtime.host_data import fill_inputs
 from kernellab.runtime.partition import Session, choose_targets, execute, plan_parts
 from kernellab.runtime.spec_scenario import Part, run_split, run_unsplit, split_scenario
-
 from test_pyschedcl_helpers import MATMUL, SCALE4, vecadd_spec, write_spec
 
 

@@ -405,7 +405,8 @@ def test_aliased_buffers_refused(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_a_scenario_is_loaded_once_and_each_shader_decoded_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     from kernellab.formats import scenario as scenario_format
-    from kernellab.spirvsim import dispatch as spirvsim_dispatch, module as spirvsim_module
+    from kernellab.spirvsim import dispatch as spirvsim_dispatch
+    from kernellab.spirvsim import module as spirvsim_module
     calls = {"load_scenario": 0, "decode": 0}
 
     def counting(name: str, real: Any) -> Any:

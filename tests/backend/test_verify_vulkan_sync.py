@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import sync_layer
 from kernellab import tools
 from kernellab.cli import main
-from helpers import sync_layer
 
 pytestmark = pytest.mark.skipif(tools.find("glslangValidator") is None, reason="needs glslangValidator")
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from helpers.scenarios import write
 from helpers.vgf_models import (
     IN_SHAPE,
@@ -19,7 +20,6 @@ from helpers.vgf_models import (
     build_conv_vgf,
     conv_reference,
 )
-
 from kernellab.cli import main
 
 pytest.importorskip("vgfpy", reason="pip ai-ml-sdk-vgf-library (kernellab[ml]) decodes VGF files")

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from helpers.optical_flow import flow_scenario, pattern
 from helpers.scenarios import write
-
 from kernellab.cli import main
 
 pytest.importorskip("emulation_layer", reason="pip ai-ml-emulation-layer-for-vulkan (kernellab[ml]) adds "

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers.scenarios import kernellab, write
 
+from helpers.scenarios import kernellab, write
 from kernellab.cli import main
 from kernellab.vkregistry import vkformat
 

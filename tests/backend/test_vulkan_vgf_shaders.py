@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers.scenarios import write
 
+from helpers.scenarios import write
 from kernellab.cli import main
 
 vgfpy = pytest.importorskip("vgfpy", reason="pip ai-ml-sdk-vgf-library (kernellab[ml]) writes VGF files")
@@ -163,7 +163,6 @@ def test_spirv_graph_with_graph_constants(tmp_path: Path) -> None:
     """The conv graph's module with its weights given as a graph_constant (id 0, the first
     entry of graph_constants) computes what the VGF computes."""
     from helpers.vgf_models import IN_SHAPE, OUT_SHAPE, build_conv_vgf, conv_reference
-
     from kernellab.formats import vgf
 
     g = vgf.read(build_conv_vgf(tmp_path, "conv"))

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from helpers.optical_flow import flow_scenario
 from helpers.scenarios import kernellab, write
-
 from kernellab.errors import InputError
 from kernellab.formats.scenario import load_scenario
 

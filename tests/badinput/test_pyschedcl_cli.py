@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 
 from kernellab.cli import main
-
 from test_pyschedcl_helpers import spec_file
 
 

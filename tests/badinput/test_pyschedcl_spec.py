@@ -10,8 +10,8 @@ from kernellab.errors import InputError, UsageError
 from kernellab.formats.pyschedcl.graph import load_graph, load_task_file
 from kernellab.formats.pyschedcl.kernel import parse_assignment
 from kernellab.formats.pyschedcl.spec import load_spec
-
 from test_pyschedcl_helpers import GOOD, problems, spec_file
+
 
 def load_bad(tmp: Path, **changes) -> dict[str, str]:
     path = spec_file(tmp, **changes)

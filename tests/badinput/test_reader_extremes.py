@@ -9,7 +9,6 @@ import pytest
 from kernellab.errors import InputError
 from kernellab.formats import gpuverify
 from kernellab.formats.pyschedcl.spec import load_spec
-
 from test_pyschedcl_helpers import GOOD, problems, spec_file
 
 

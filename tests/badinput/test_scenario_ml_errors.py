@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers.scenarios import kernellab, write
 
+from helpers.scenarios import kernellab, write
 from kernellab.errors import InputError
 from kernellab.formats.scenario import load_scenario
 

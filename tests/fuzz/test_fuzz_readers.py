@@ -107,7 +107,6 @@ def _graph_constant(folder: Path) -> None:
     """The tests' conv graph (Arm's model converter): run as its VGF, and its SPIR-V module run
     with the weights as a ``graph_constant``."""
     from helpers.vgf_models import IN_SHAPE, OUT_SHAPE, build_conv_vgf
-
     from kernellab.formats import vgf
 
     g = vgf.read(build_conv_vgf(folder, "conv"))

@@ -142,9 +142,9 @@ def layer_hazards(path: Path, recording: str) -> set[str]:
 def _record_as_arm(path: Path) -> None:
     """Make kernellab's Vulkan backend record barriers as Arm's runner does (barrier.cpp,
     compute.cpp): each scenario barrier with its own stages and access masks."""
+    from kernellab import model as m
     from kernellab.backends import vulkan as backend
     from kernellab.formats.scenario import load_scenario
-    from kernellab import model as m
     scenario, _ = load_scenario(path)
 
     def stages(vk: Any, names: list[str]) -> int:

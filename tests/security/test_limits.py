@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from helpers.scenarios import vector_add, write
 from kernellab import cli, tools
 from kernellab.backends.base import Limits
 from kernellab.errors import InputError
@@ -24,8 +25,6 @@ from kernellab.runtime.limits import check_limits
 from kernellab.spirvsim import memory
 from kernellab.spirvsim.types import Leaves, Type, finish_layout
 from kernellab.verify import terms
-
-from helpers.scenarios import vector_add, write
 
 #: enough for the interpreter, NumPy, lavapipe and the compilers; far less than a 1 GiB array's
 #: one Python object per element

@@ -14,12 +14,11 @@ from xml.etree import ElementTree as ET
 import numpy as np
 import pytest
 
+from helpers.scenarios import vector_add, write
 from kernellab import textsafe
 from kernellab.suite.reports import junit_xml
 from kernellab.suite.results import TestResult
 from kernellab.suite.runner import SuiteOutcome
-
-from helpers.scenarios import vector_add, write
 
 #: a terminal title change, a bell and a right-to-left override
 HOSTILE = "\x1b]0;pwned\x07\u202eevil"

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers.fake_tools import write_script
 
+from helpers.fake_tools import write_script
 from kernellab import config, tools
 from kernellab.compile import bitcode
 from kernellab.errors import MissingToolError

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.fake_tools import counting_wrappers, spawned
 
+from helpers.fake_tools import counting_wrappers, spawned
 from kernellab import config, tools
 from kernellab.compile.cache import default_cache
-from kernellab.compile.pipeline import CompileRequest, Compiler
+from kernellab.compile.pipeline import Compiler, CompileRequest
 from kernellab.errors import InputError
 
 SHADER = """#version 450

@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.fake_tools import counting_wrappers, spawned
 
+from helpers.fake_tools import counting_wrappers, spawned
 from kernellab import config, tools
 from kernellab.cli import main
-from kernellab.compile.pipeline import CompileRequest, Compiler
+from kernellab.compile.pipeline import Compiler, CompileRequest
 from kernellab.errors import InputError
 
 HAS_CLANG = all(tools.find(t) is not None for t in ("clang", "llvm-dis", "llvm-spirv"))

@@ -12,7 +12,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from conformance import common, gpuverify_suite as gv, oclgrind_suite as og  # noqa: E402
+from conformance import common  # noqa: E402
+from conformance import gpuverify_suite as gv
+from conformance import oclgrind_suite as og
+
 from kernellab.formats import gpuverify  # noqa: E402
 
 RACE = """//xfail:NOT_ALL_VERIFIED

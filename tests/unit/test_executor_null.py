@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from kernellab import model as m
 from kernellab.backends.base import SOURCE, Capabilities, UnsupportedError
 from kernellab.backends.null import NullBackend
-from kernellab import model as m
 from kernellab.errors import InputError, KernellabError
 from kernellab.formats.scenario import load_scenario
 from kernellab.runtime.executor import Executor, RunOptions

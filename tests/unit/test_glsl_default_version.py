@@ -10,7 +10,7 @@ import pytest
 from kernellab import config
 from kernellab.cli import main
 from kernellab.compile.glsl_stages import ARM_DEFAULT_VERSION, has_version_line
-from kernellab.compile.pipeline import CompileRequest, Compiler
+from kernellab.compile.pipeline import Compiler, CompileRequest
 from kernellab.errors import CompileError
 
 BODY = ("layout(local_size_x = 4) in;\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kernellab import tools
-from kernellab.compile.pipeline import CompileRequest, Compiler
+from kernellab.compile.pipeline import Compiler, CompileRequest
 from kernellab.listing.build import ListingOptions, build_listings
 from kernellab.listing.iga import validate_listing
 from kernellab.listing.render import blocks

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kernellab import tools
-from kernellab.compile.pipeline import CompileRequest, Compiler
+from kernellab.compile.pipeline import Compiler, CompileRequest
 from kernellab.errors import CompileError, InputError
 from kernellab.listing import grammar
 from kernellab.listing.disasm import disassemble, format_float, hex_float

@@ -13,8 +13,21 @@ import pytest
 
 from kernellab import model as m
 from kernellab.formats.scenario import json_schema, load_scenario
-from kernellab.modelkit import (U32, Enum, Field, Int, Invalid, List, Nested, Node, Number, Str, VkFormat, dump,
-                                unknown_fields)
+from kernellab.modelkit import (
+    U32,
+    Enum,
+    Field,
+    Int,
+    Invalid,
+    List,
+    Nested,
+    Node,
+    Number,
+    Str,
+    VkFormat,
+    dump,
+    unknown_fields,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p for p in (ROOT / "examples").rglob("*.json") if '"commands"' in p.read_text())

@@ -10,10 +10,21 @@ import pytest
 from kernellab import tools
 from kernellab.compile.cache import ArtifactCache
 from kernellab.compile.pipeline import CompileRequest
-from kernellab.compile.snapshot import (Device, InvalidArgValue, InvalidDevice, InvalidProgram,
-                                        InvalidProgramExecutable, InvalidValue, Program, SnapshotError,
-                                        SnapshotFormat, SnapshotInfo, list_snapshot_stages, missing_stages,
-                                        request_snapshot)
+from kernellab.compile.snapshot import (
+    Device,
+    InvalidArgValue,
+    InvalidDevice,
+    InvalidProgram,
+    InvalidProgramExecutable,
+    InvalidValue,
+    Program,
+    SnapshotError,
+    SnapshotFormat,
+    SnapshotInfo,
+    list_snapshot_stages,
+    missing_stages,
+    request_snapshot,
+)
 
 HAS_CLSPV = tools.find("clspv") is not None or importlib.util.find_spec("pyclspv") is not None
 SHADERS = Path(__file__).parent / "shaders"

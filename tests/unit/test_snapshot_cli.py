@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 import re
+import shutil
 from pathlib import Path
 
 import pytest

@@ -361,9 +361,9 @@ def test_image_hazard_between_dispatches_and_the_image_barrier_that_orders_it(
 
 
 def test_later_dispatch_reads_what_the_earlier_one_wrote(tmp_path: Path) -> None:
+    from kernellab.formats.scenario import load_scenario
     from kernellab.spirvsim import Binding
     from kernellab.verify.vulkan import _Buffers, image_binding
-    from kernellab.formats.scenario import load_scenario
     path = scenario(tmp_path, WRITE_TO_READ)
     sc, _ = load_scenario(path)
     state = _Buffers(sc, path)
@@ -378,6 +378,7 @@ def test_later_dispatch_reads_what_the_earlier_one_wrote(tmp_path: Path) -> None
 
 def test_blur_example_writing_the_image_it_samples_races(tmp_path: Path) -> None:
     import shutil
+
     from kernellab.verify.vulkan import verify_scenario
     folder = tmp_path / "blur"
     shutil.copytree(BLUR, folder)

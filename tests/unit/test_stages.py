@@ -9,7 +9,7 @@ import pytest
 from kernellab import tools
 from kernellab.compile.cache import ArtifactCache
 from kernellab.compile.opencl_stages import _hexdump, clspv_source, embedded_bitcode
-from kernellab.compile.pipeline import CompileRequest, Compiler, all_stages, dump_stages
+from kernellab.compile.pipeline import Compiler, CompileRequest, all_stages, dump_stages
 from kernellab.errors import InputError
 
 HAS_CLSPV = tools.find("clspv") is not None or importlib.util.find_spec("pyclspv") is not None

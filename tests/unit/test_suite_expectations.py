@@ -7,8 +7,13 @@ from pathlib import Path
 import pytest
 
 from kernellab.errors import InputError
-from kernellab.suite.expectations import (json_schema, load_expectations, parse_expectations, sidecar_for,
-                                          default_workload)
+from kernellab.suite.expectations import (
+    default_workload,
+    json_schema,
+    load_expectations,
+    parse_expectations,
+    sidecar_for,
+)
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "suite"
 

@@ -1,7 +1,8 @@
 """Parsing Oclgrind's diagnostics into findings, on a recorded log (no device)."""
 from __future__ import annotations
 
-from kernellab.verify import model, oclgrind_log as fnd
+from kernellab.verify import model
+from kernellab.verify import oclgrind_log as fnd
 
 LOG = """\
 @@kernellab begin {"index": 0, "kernel": "k", "kernel_file": "/w/k.cl", "buffers": [0, 2], "filled": []}

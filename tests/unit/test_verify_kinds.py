@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kernellab.verify import asynccopy
-from kernellab.verify import model, oclgrind_log as fnd
+from kernellab.verify import asynccopy, model
+from kernellab.verify import oclgrind_log as fnd
 
 
 def test_gpuverify_kinds_are_always_defects() -> None:

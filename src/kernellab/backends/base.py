@@ -10,12 +10,13 @@ from __future__ import annotations
 import abc
 import math
 import struct
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
-from collections.abc import Mapping, Sequence
 
 from kernellab import compiler_options
 from kernellab.errors import KernellabError, UsageError
+
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
 from kernellab.native.devices import DEVICE_KINDS, DeviceInfo, choose_device  # noqa: F401
 

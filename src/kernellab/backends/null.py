@@ -21,14 +21,26 @@ contract test can show that closing frees them all.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
-from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from kernellab.backends.base import (SOURCE, Backend, BackendOptions, Buffer, Capabilities, CommandTiming, DeviceInfo,
-                                     ImageBinding, KernelInterface, Limits, Program, ProgramSpec)
+from kernellab.backends.base import (
+    SOURCE,
+    Backend,
+    BackendOptions,
+    Buffer,
+    Capabilities,
+    CommandTiming,
+    DeviceInfo,
+    ImageBinding,
+    KernelInterface,
+    Limits,
+    Program,
+    ProgramSpec,
+)
 from kernellab.errors import DeviceError
 
 #: what a dispatch does when its frame runs: (bound buffers' bytes by (set, binding), push data, groups)

@@ -19,15 +19,29 @@ way clspv lays them out for Vulkan, so one scenario runs on both backends:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
-from collections.abc import Mapping, Sequence
 
-from kernellab.backends import opencl_abi
-from kernellab.backends.base import (SOURCE, Backend, BackendOptions, Buffer, Capabilities, CommandTiming, DeviceInfo,
-                                     ImageBinding, KernelInterface, Limits, LocalArgument, Program, ProgramSpec,
-                                     UnknownEntryError, choose_device)
 from kernellab import compiler_options
+from kernellab.backends import opencl_abi
+from kernellab.backends.base import (
+    SOURCE,
+    Backend,
+    BackendOptions,
+    Buffer,
+    Capabilities,
+    CommandTiming,
+    DeviceInfo,
+    ImageBinding,
+    KernelInterface,
+    Limits,
+    LocalArgument,
+    Program,
+    ProgramSpec,
+    UnknownEntryError,
+    choose_device,
+)
 from kernellab.errors import CompileError, DeviceError
 from kernellab.native import cl as ncl
 from kernellab.native import launch_guard

@@ -2,9 +2,9 @@
 the pipeline kinds (compute, graphics, graph segments) are created with."""
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from collections.abc import Callable, Sequence
 
 from kernellab.backends.base import Image, ImageSpec, PipelineCacheMiss, Program, ProgramSpec
 from kernellab.errors import BackendError

@@ -11,12 +11,23 @@ more switch the device to the ``vulkan`` package (``VulkanDevice.use_full_bindin
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
-from collections.abc import Callable, Mapping, Sequence
 
-from kernellab.backends.base import (VULKAN_MODULE, Backend, BackendOptions, Buffer, Capabilities, CommandTiming,
-                                     DeviceInfo, ImageBinding, Limits, Program, ProgramSpec)
+from kernellab.backends.base import (
+    VULKAN_MODULE,
+    Backend,
+    BackendOptions,
+    Buffer,
+    Capabilities,
+    CommandTiming,
+    DeviceInfo,
+    ImageBinding,
+    Limits,
+    Program,
+    ProgramSpec,
+)
 from kernellab.backends.vkcore import VulkanProgram, create_compute_pipeline, specialization_info
 from kernellab.backends.vulkan_device import Instance, VulkanBuffer, VulkanDevice
 from kernellab.errors import DeviceError, InputError

@@ -13,15 +13,44 @@ layer: the names callers use, from the four modules that do the work.
 """
 from __future__ import annotations
 
-from kernellab.backends.vulkan_arm_calls import (ArmDevice, GraphConstant, GraphTensor, address, chain, check,
-                                                 tensor_dependency_info, tensor_description, tensor_descriptor_write,
-                                                 to_arm, to_vulkan)
-from kernellab.backends.vulkan_arm_decls import (DECLARED_EXTENSIONS, EXTENSIONS, REGISTRY_PACKAGE, const, ctype, ffi,
-                                                 generate_cdef, new)
+from kernellab.backends.vulkan_arm_calls import (
+                                                 ArmDevice,
+                                                 GraphConstant,
+                                                 GraphTensor,
+                                                 address,
+                                                 chain,
+                                                 check,
+                                                 tensor_dependency_info,
+                                                 tensor_description,
+                                                 tensor_descriptor_write,
+                                                 to_arm,
+                                                 to_vulkan,
+)
+from kernellab.backends.vulkan_arm_decls import (
+                                                 DECLARED_EXTENSIONS,
+                                                 EXTENSIONS,
+                                                 REGISTRY_PACKAGE,
+                                                 const,
+                                                 ctype,
+                                                 ffi,
+                                                 generate_cdef,
+                                                 new,
+)
 from kernellab.backends.vulkan_arm_features import DeviceFeatures, data_graph_queue_family, device_features, ml_features
-from kernellab.backends.vulkan_arm_layers import (GRAPH_LAYER, LAYER_ORDER, LAYER_PACKAGE, TENSOR_LAYER,
-                                                  EmulationLayers, available_layers, create_instance,
-                                                  device_extensions, instance_layers, layers_visible, prepare_layers)
+from kernellab.backends.vulkan_arm_layers import (
+                                                 GRAPH_LAYER,
+                                                 LAYER_ORDER,
+                                                 LAYER_PACKAGE,
+                                                 TENSOR_LAYER,
+                                                 EmulationLayers,
+                                                 available_layers,
+                                                 create_instance,
+                                                 device_extensions,
+                                                 instance_layers,
+                                                 layers_visible,
+                                                 prepare_layers,
+)
+
 # GL_ARM_tensors shaders are compiled in compile/; the names stay reachable here for existing callers
 from kernellab.compile.tensor_glsl import uses_tensors
 from kernellab.native.vk import result_name

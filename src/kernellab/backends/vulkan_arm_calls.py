@@ -18,7 +18,6 @@ from kernellab.backends.vulkan_arm_decls import const, ctype, ffi, new
 from kernellab.errors import BackendError
 from kernellab.native import vk as nvk
 
-
 # --------------------------------------------------------------------------------------------
 # crossing between the two FFIs
 

@@ -21,8 +21,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kernellab.backends.base import (BackendOptions, Buffer, BufferSpec, CommandTiming, DeviceInfo, ImageBinding,
-                                     Limits, ProgramSpec, UnsupportedError)
+from kernellab.backends.base import (
+    BackendOptions,
+    Buffer,
+    BufferSpec,
+    CommandTiming,
+    DeviceInfo,
+    ImageBinding,
+    Limits,
+    ProgramSpec,
+    UnsupportedError,
+)
 from kernellab.backends.vkcore import DeviceMemory, VulkanImage, VulkanProgram, dynamic_rendering_supported
 from kernellab.errors import BackendError, DeviceError, InputError
 from kernellab.native import vk as nvk

@@ -14,8 +14,8 @@ attachments.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from kernellab.backends.base import Buffer, GraphicsProgramSpec, ImageBinding, Program, UnsupportedError
 from kernellab.backends.vkcore import CacheFeedback, VulkanImage, VulkanProgram, specialization_info, through_cache

@@ -10,10 +10,26 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kernellab.backends.base import (AlignmentError, Buffer, BufferSpec, GraphSegment, GraphSegmentSpec, Image,
-                                     ImageSpec, Tensor, TensorSpec, UnsupportedError)
-from kernellab.backends.vkcore import (CacheFeedback, DeviceMemory, create_compute_pipeline,
-                                       release_data_graph_program, specialization_info, through_cache)
+from kernellab.backends.base import (
+    AlignmentError,
+    Buffer,
+    BufferSpec,
+    GraphSegment,
+    GraphSegmentSpec,
+    Image,
+    ImageSpec,
+    Tensor,
+    TensorSpec,
+    UnsupportedError,
+)
+from kernellab.backends.vkcore import (
+    CacheFeedback,
+    DeviceMemory,
+    create_compute_pipeline,
+    release_data_graph_program,
+    specialization_info,
+    through_cache,
+)
 from kernellab.backends.vulkan_device import VulkanBuffer
 from kernellab.backends.vulkan_graph import GraphSegmentProgram
 from kernellab.backends.vulkan_tensor import VulkanTensor

@@ -124,8 +124,8 @@ def _run_files(args: argparse.Namespace, fmt: str, old: Any, dtypes: dict[str, s
     files it writes there (by their path in the folder, as ``run --check`` names them)."""
     import tempfile
 
-    from kernellab.errors import InputError
     from kernellab.commands.run import format_options
+    from kernellab.errors import InputError
     from kernellab.runtime.runners import run_format
     from kernellab.suite.checking import read_output
     from kernellab.suite.expectations import references_outside

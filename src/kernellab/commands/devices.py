@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from kernellab.backends.base import choose_device
-from kernellab.backends.registry import backend_class, names as backend_names
+from kernellab.backends.registry import backend_class
+from kernellab.backends.registry import names as backend_names
 from kernellab.errors import KernellabError
 
 

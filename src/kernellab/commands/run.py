@@ -7,8 +7,8 @@ import dataclasses
 import json
 import logging
 import os
-import tempfile
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any

@@ -93,8 +93,15 @@ def run(args: argparse.Namespace) -> int:
     from kernellab.outputs import OutputSet, write_text
     from kernellab.runtime.host_data import output_array
     from kernellab.runtime.partition import Session, choose_targets
-    from kernellab.runtime.schedule import (Timings, chrome_trace_events, execute_plan, load_workload, plan,
-                                            resolve_graph, trace_document)
+    from kernellab.runtime.schedule import (
+        Timings,
+        chrome_trace_events,
+        execute_plan,
+        load_workload,
+        plan,
+        resolve_graph,
+        trace_document,
+    )
 
     graph = load_workload(args.file)
     kernels = resolve_graph(graph)

@@ -40,8 +40,14 @@ def snapshot(args: argparse.Namespace) -> int:
     # the compiler is imported only when the command runs (the CLI builds every parser for --help)
     from kernellab.compile.cache import ArtifactCache
     from kernellab.compile.languages import all_stages
-    from kernellab.compile.snapshot import (Device, Program, SnapshotFormat, list_snapshot_stages, missing_stages,
-                                            request_snapshot)
+    from kernellab.compile.snapshot import (
+        Device,
+        Program,
+        SnapshotFormat,
+        list_snapshot_stages,
+        missing_stages,
+        request_snapshot,
+    )
     from kernellab.compile.sources import request_for
 
     req = request_for(args.source, args.kernel, build_options=args.options, target_env=resolve_target_env(args.target_env, "snapshot"),

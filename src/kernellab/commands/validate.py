@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from pathlib import Path
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from kernellab.commands import add_allow_outside
@@ -36,9 +36,9 @@ def validate(args: argparse.Namespace) -> int:
         _validate_instantiations(args)
         return 0
     if fmt == "pyschedcl":
-        from kernellab.formats.pyschedcl.kernel import parse_assignments
         from kernellab import compiler_options
         from kernellab.errors import InputError
+        from kernellab.formats.pyschedcl.kernel import parse_assignments
         from kernellab.formats.pyschedcl.spec import load_spec, validate_spec
         summary = validate_spec(args.file, parse_assignments(args.set))
         # its kernel's #includes, as run, partition-sweep and schedule check them
@@ -209,6 +209,7 @@ def _undefined_entry(source: Path | None, entry: str) -> str | None:
 def _check_scenario_entries(path: Path, scenario: Any) -> None:
     """An OpenCL C shader's ``entry`` must be a kernel its source defines."""
     import json
+
     from kernellab.errors import InputError, Problem
     try:
         raw = json.loads(path.read_text(encoding="utf-8")).get("resources", [])

@@ -86,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
 
         files = [scenario_of(f) if fmt == "amber" else f for f, fmt in zip(files, formats)]
         formats = ["scenario" if fmt == "amber" else fmt for fmt in formats]
-    from kernellab.verify.checkers import verify_many  # Vulkan scenarios to the SPIR-V checker, the rest to Oclgrind
     from kernellab import config
+    from kernellab.verify.checkers import verify_many  # Vulkan scenarios to the SPIR-V checker, the rest to Oclgrind
     from kernellab.verify.run import ending_process_on_timeout
     text = getattr(args, "timeout", None)
     if getattr(args, "prove_sizes", False) and not getattr(args, "prove", False):

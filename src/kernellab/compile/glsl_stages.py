@@ -13,7 +13,6 @@ from kernellab.compile.spirv_stages import SPIRV_OPT
 from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage
 from kernellab.errors import CompileError
 
-
 #: the GLSL version Arm's Scenario Runner compiles a shader without a ``#version`` line as (its
 #: glslang is called with a default version of 460, desktop profile: a version-less shader that
 #: calls GLSL 4.60's anyInvocation() runs there, and its glslc writes ``OpSource GLSL 460``)

@@ -17,8 +17,16 @@ from kernellab import compiler_options, config, tools
 from kernellab.compile import preprocess, tensor_glsl
 from kernellab.compile.cache import ArtifactCache, default_cache, sha256
 from kernellab.compile.languages import LANGUAGES, VULKAN_MODULE_STAGE, all_stages, stages_for
-from kernellab.compile.stage import (Artifact, CompileRequest, Output, Stage, check_spirv_binary, placed, spirv_to_text,
-                                     validate_spirv)
+from kernellab.compile.stage import (
+    Artifact,
+    CompileRequest,
+    Output,
+    Stage,
+    check_spirv_binary,
+    placed,
+    spirv_to_text,
+    validate_spirv,
+)
 from kernellab.errors import CompileError, DeviceError, InputError, Problem
 from kernellab.formats.paths import escaped_name
 from kernellab.outputs import write_bytes, write_text

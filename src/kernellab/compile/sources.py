@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from kernellab import spirv_format
-from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE
 from kernellab.compile.stage import CompileRequest
 from kernellab.errors import InputError, UsageError
+from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE
 
 #: file extension -> source language
 EXTENSIONS = {".comp": "glsl", ".glsl": "glsl", ".spv": "spirv", ".spvasm": "spirv-asm", ".cl": "opencl-c",

@@ -16,7 +16,6 @@ from kernellab import compiler_options, config, shader_languages, spirv_format, 
 from kernellab.errors import CompileError, InputError, MissingToolError, Problem
 
 
-
 def placed(exc: CompileError, place: tuple[str, str] | None) -> CompileError:
     """``exc`` headed by the workload file and the JSON path that name the kernel (as every
     other bad-input error is); unchanged without a place or when it has one already."""

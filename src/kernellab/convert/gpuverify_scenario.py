@@ -22,9 +22,9 @@ from kernellab import model as m
 from kernellab import modelkit
 from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import ProgramSpec, SpecConstant
+from kernellab.backends.opencl import KernelArg, OpenCLBackend, OpenCLBuffer, OpenCLProgram
 from kernellab.compile.pipeline import expand_request
 from kernellab.compile.stage import placed
-from kernellab.backends.opencl import KernelArg, OpenCLBackend, OpenCLBuffer, OpenCLProgram
 from kernellab.errors import CompileError, InputError, Problem, json_pointer
 from kernellab.formats import gpuverify, npy
 from kernellab.formats.jsonfile import load_json

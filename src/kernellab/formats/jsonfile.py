@@ -9,7 +9,6 @@ from typing import Any, BinaryIO
 
 from kernellab.errors import InputError, Problem
 
-
 #: what a JSON input may be: workloads are small; a larger file is a mistake or an attack
 MAX_JSON_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 64

@@ -8,9 +8,9 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Iterable
 
 from kernellab.textsafe import escape, escape_line
 

@@ -13,8 +13,8 @@ import contextlib
 import functools
 import os
 import sys
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 from kernellab import compiler_options, config
 from kernellab.errors import BackendError

@@ -9,9 +9,9 @@ are chosen only when named), then by index.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Mapping, Sequence
 
 from kernellab.errors import UsageError
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from typing import Any
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from kernellab.errors import BackendError, DeviceError
 from kernellab.native.failure import cleanup_failed, failure

@@ -8,20 +8,36 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol, overload
-from collections.abc import Callable, Iterator, Mapping, Sequence
-
 
 from kernellab import compiler_options
 from kernellab import model as m
 from kernellab.backends import opencl_abi
-from kernellab.backends.base import (SOURCE, Backend, BackendOptions, BindingSlot, Buffer, CommandTiming,
-                                     GraphicsProgramSpec, Image, ImageBinding, ImageSpec, KernelInterface, Program,
-                                     ProgramSpec, SamplerSpec, PipelineCacheMiss, SpecConstant, SubgroupSizing,
-                                     UnknownEntryError, choose_device)
+from kernellab.backends.base import (
+    SOURCE,
+    Backend,
+    BackendOptions,
+    BindingSlot,
+    Buffer,
+    CommandTiming,
+    GraphicsProgramSpec,
+    Image,
+    ImageBinding,
+    ImageSpec,
+    KernelInterface,
+    PipelineCacheMiss,
+    Program,
+    ProgramSpec,
+    SamplerSpec,
+    SpecConstant,
+    SubgroupSizing,
+    UnknownEntryError,
+    choose_device,
+)
 from kernellab.backends.registry import backend_class
 from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_cache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages, expand_request
@@ -33,8 +49,15 @@ from kernellab.formats.paths import escaped_name
 from kernellab.outputs import OutputSet
 from kernellab.runtime import arm_log
 from kernellab.runtime.arm_dumps import PerfCounter
-from kernellab.runtime.interface import (check_dispatch, check_local_arguments, check_spec_constants, clspv_specialization,
-                                         reflect_module, stage_problem, workgroup_memory)
+from kernellab.runtime.interface import (
+    check_dispatch,
+    check_local_arguments,
+    check_spec_constants,
+    clspv_specialization,
+    reflect_module,
+    stage_problem,
+    workgroup_memory,
+)
 from kernellab.runtime.limits import LocalSize, check_limits
 from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE as LANGUAGE_OF_TYPE
 from kernellab.shader_languages import SHADER_TYPE_OF_LANGUAGE as TYPE_OF_LANGUAGE

@@ -21,8 +21,19 @@ from pathlib import Path
 from typing import Any
 
 from kernellab import model as m
-from kernellab.backends.base import (Backend, Buffer, BufferSpec, GraphConstantSpec, GraphFeature, GraphSegment,
-                                     GraphSegmentSpec, Image, SpecConstant, Tensor, TensorSpec)
+from kernellab.backends.base import (
+    Backend,
+    Buffer,
+    BufferSpec,
+    GraphConstantSpec,
+    GraphFeature,
+    GraphSegment,
+    GraphSegmentSpec,
+    Image,
+    SpecConstant,
+    Tensor,
+    TensorSpec,
+)
 from kernellab.errors import InputError
 from kernellab.formats.paths import escaped_name
 

@@ -9,10 +9,10 @@ in memory through the one executor (:func:`as_scenario`), directly where the mod
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import mmap
 import os
-import dataclasses
 import re
 import shutil
 import sys
@@ -30,10 +30,16 @@ from kernellab.backends.opencl import KernelArg, OpenCLBackend, OpenCLBuffer, Op
 from kernellab.compile.pipeline import driver_source
 from kernellab.errors import BackendError, CompileError, InputError, KernellabError, Problem
 from kernellab.formats import gpuverify
-from kernellab.opencl_types import dtype_size
-from kernellab.formats.gpuverify import (ArrayArgument, ImageArgument, KernelArgument, KernelInstantiation,
-                                         SamplerArgument, ScalarArgument)
+from kernellab.formats.gpuverify import (
+    ArrayArgument,
+    ImageArgument,
+    KernelArgument,
+    KernelInstantiation,
+    SamplerArgument,
+    ScalarArgument,
+)
 from kernellab.native import launch_guard
+from kernellab.opencl_types import dtype_size
 from kernellab.outputs import OutputSet
 
 if TYPE_CHECKING:  # NumPy only where values are generated or swapped: verify's launches run without it

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kernellab.compile.cache import sha256
 from kernellab import model as m
 from kernellab.backends.base import KernelInterface, LocalArgument, UnknownEntryError
+from kernellab.compile.cache import sha256
 from kernellab.errors import Problem, json_pointer
 from kernellab.listing.reflect import Descriptor, Interface
 

@@ -12,8 +12,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kernellab import model as m
-from kernellab.backends.base import (AlignmentError, Backend, Buffer, BufferSpec, Image, ImageSpec, Tensor, TensorFeature,
-                                     TensorSpec, UnsupportedError)
+from kernellab.backends.base import (
+    AlignmentError,
+    Backend,
+    Buffer,
+    BufferSpec,
+    Image,
+    ImageSpec,
+    Tensor,
+    TensorFeature,
+    TensorSpec,
+    UnsupportedError,
+)
 from kernellab.errors import InputError
 from kernellab.formats import npy, npy_arm, tensorfile
 from kernellab.outputs import OutputSet

@@ -25,8 +25,8 @@ import logging
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +36,11 @@ from kernellab import compiler_options
 from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import DeviceInfo
 from kernellab.compile.pipeline import driver_source
-from kernellab.native import cl as ncl
-from kernellab.native.devices import GPU_KINDS, select, selector_kind
-from kernellab.errors import (BackendError, CompileError, DeviceError, InputError, Problem, ToolFailure,
-                              UsageError)
+from kernellab.errors import BackendError, CompileError, DeviceError, InputError, Problem, ToolFailure, UsageError
 from kernellab.formats.pyschedcl.kernel import ResolvedBuffer, ResolvedKernel
 from kernellab.formats.pyschedcl.spec import load_spec
+from kernellab.native import cl as ncl
+from kernellab.native.devices import GPU_KINDS, select, selector_kind
 from kernellab.outputs import write_text
 from kernellab.runtime.host_data import fill_inputs, write_outputs
 from kernellab.runtime.split_modes import SPLIT_MODES

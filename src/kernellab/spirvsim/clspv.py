@@ -10,9 +10,9 @@ is refused by name.
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Sequence
 
 from kernellab import spirv_format
 from kernellab.errors import InputError

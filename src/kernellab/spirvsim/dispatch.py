@@ -9,9 +9,9 @@ of each buffer the dispatch read and wrote (what a check of hazards between disp
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -19,10 +19,10 @@ from kernellab.errors import InputError
 from kernellab.spirvsim import images
 from kernellab.spirvsim.findings import Finding, Recorder, verdict
 from kernellab.spirvsim.machine import Machine, eval_spec_op, flatten, refuse_unsupported
-from kernellab.spirvsim.memory import MAX_BATCH_MEMORY, accessor_bytes, check_memory, GLOBAL, GROUP, LANE, Region
+from kernellab.spirvsim.memory import GLOBAL, GROUP, LANE, MAX_BATCH_MEMORY, Region, accessor_bytes, check_memory
 from kernellab.spirvsim.module import SUPPORTED_BUILTINS, Module, enum_name, load
-from kernellab.spirvsim.shadow import Shadow
 from kernellab.spirvsim.pointers import DeviceMemory
+from kernellab.spirvsim.shadow import Shadow
 from kernellab.spirvsim.subgroup import DEFAULT_SUBGROUP_SIZE, Layout
 from kernellab.spirvsim.types import Type, scalar_sizes
 

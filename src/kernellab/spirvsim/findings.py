@@ -9,9 +9,9 @@ invocations involved (global, local and workgroup ids), with a count and a few e
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable, Collection
 
 import numpy as np
 

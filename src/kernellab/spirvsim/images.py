@@ -23,9 +23,9 @@ texels by another invocation of the dispatch is a race.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable, Mapping
 
 import numpy as np
 

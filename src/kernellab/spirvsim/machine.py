@@ -14,18 +14,16 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from kernellab.errors import InputError, TimeLimitError
-from kernellab.spirvsim import images, ops
+from kernellab.spirvsim import images, matrix, ops, pointers, subgroup
 from kernellab.spirvsim.findings import Recorder
 from kernellab.spirvsim.memory import GLOBAL, GROUP, LANE, Ptr, Region
-from kernellab.spirvsim.module import (Block, Function, Inst, Module, Unsupported, core_grammar, extinst_name,
-                                       zero_value)
-from kernellab.spirvsim import matrix, pointers, subgroup
+from kernellab.spirvsim.module import Block, Function, Inst, Module, Unsupported, core_grammar, extinst_name, zero_value
 from kernellab.spirvsim.shadow import ATOMIC_READ, ATOMIC_WRITE, CLASS_NAMES, EPOCHS, READ, WRITE
 from kernellab.spirvsim.types import MAX_VALUE_SCALARS, Type
 

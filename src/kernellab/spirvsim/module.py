@@ -8,9 +8,9 @@ prepared for execution, always naming the instruction (:class:`Unsupported`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -18,8 +18,8 @@ from kernellab import spirv_format
 from kernellab.errors import InputError, Problem
 from kernellab.listing import grammar
 from kernellab.spirvsim import matrix, subgroup
-from kernellab.spirvsim.pointers import ADDRESS_TYPE
 from kernellab.spirvsim.images import ImageType, image_type
+from kernellab.spirvsim.pointers import ADDRESS_TYPE
 from kernellab.spirvsim.types import MAX_VALUE_SCALARS, Type, finish_layout
 
 #: capabilities whose instructions the interpreter implements (or that change nothing it models)

@@ -8,8 +8,8 @@ components and the result's scalar type ``rt`` and the first operand's scalar ty
 """
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -6,8 +6,8 @@ the baseline is kept up to date (``--write-baseline`` writes the current failure
 """
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 
 from kernellab.errors import InputError, Problem
 

@@ -6,10 +6,10 @@ shows the first few with index, expected and actual value and the tolerance that
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Mapping
 
 import numpy as np
 

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterable, Mapping
 
 from kernellab.errors import InputError, Problem, json_pointer
-from kernellab.outputs import escapes
 from kernellab.formats.paths import path_problem
+from kernellab.outputs import escapes
 
 SIDECAR_SUFFIX = ".expect.json"
 #: AmberScript files: workloads that carry their own expectations (EXPECT), found by suites as they are

@@ -7,8 +7,8 @@ import json
 import tempfile
 from pathlib import Path
 
-import kernellab.session  # noqa: F401
 import kernellab.runtime.executor  # noqa: F401
+import kernellab.session  # noqa: F401
 from kernellab.formats.scenario import load_scenario
 from kernellab.suite import compare, worker  # noqa: F401
 

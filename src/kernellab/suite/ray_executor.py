@@ -8,8 +8,8 @@ batch as crashes and is replaced; ``timeout`` bounds a batch (its unfinished ite
 from __future__ import annotations
 
 import time
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 from kernellab.errors import MissingToolError
 from kernellab.suite.discovery import SuiteItem

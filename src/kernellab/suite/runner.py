@@ -8,9 +8,9 @@ further workload starts, and those never started are counted in ``not_run``.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from collections.abc import Callable
 
 from kernellab.suite.discovery import SuiteItem
 from kernellab.suite.results import FAILING_OUTCOMES, TestResult

@@ -9,8 +9,8 @@ left out of every report (as pytest's ``-k`` deselects).
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 
 from kernellab.errors import InputError, Problem, UsageError
 from kernellab.suite.discovery import SuiteItem

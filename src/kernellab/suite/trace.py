@@ -9,9 +9,9 @@ lengths and the gaps between them as the device measured them.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterable, Sequence
 
 HOST_TID = 1
 GPU_TID = 2

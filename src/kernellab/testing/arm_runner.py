@@ -25,9 +25,9 @@ import importlib.util
 import json
 import os
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Sequence
 
 from kernellab import config, tools
 from kernellab.errors import MissingToolError

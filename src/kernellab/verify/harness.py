@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass
 import os
 import sys
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterator, Sequence
 
 MARK = "@@kernellab"
 
@@ -73,12 +73,11 @@ def _build(backend: Any, inst: Any) -> tuple[Any, list[int], str | None]:
     """The instantiation's program with async copies modelled (see :mod:`kernellab.verify.asynccopy`):
     (program, lines of the copies, a note when the model could not be applied)."""
     from kernellab.backends.base import ProgramSpec
-    from kernellab.errors import CompileError
-    from kernellab.compiler_options import own
-    from kernellab.runtime.instantiation import build, non_uniform_options
-    from kernellab.verify import asynccopy
     from kernellab.compile.pipeline import driver_source
-    from kernellab.runtime.instantiation import file_options
+    from kernellab.compiler_options import own
+    from kernellab.errors import CompileError
+    from kernellab.runtime.instantiation import build, file_options, non_uniform_options
+    from kernellab.verify import asynccopy
     # what the driver builds: the kernel with its includes inlined and checked (#line keeps lines)
     source = driver_source(inst.kernel_path, inst.file, (str(inst.file), inst.pointer("kernel_file")),
                            options=file_options(inst)).decode("utf-8", "surrogateescape")

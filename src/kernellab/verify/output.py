@@ -12,8 +12,8 @@ import functools
 import os
 import sys
 import tempfile
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 #: at most this much of a launch's printf output is kept (a kernel printing in a loop can write a lot)
 MAX_OUTPUT = 64 * 1024

@@ -104,6 +104,7 @@ def _run_children(shares: list[Share], seed: int, uninitialized: bool,
     ends it with a marker; the launches after the one stopped go to a new process). The logs with
     the units each covers."""
     import subprocess  # only for --jobs: one job runs in this process
+
     from kernellab.verify.harness import TIMEOUT_STATUS
     env = dict(os.environ)
     # the jobs already use the cores; Oclgrind's own threads would only contend

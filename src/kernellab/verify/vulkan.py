@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kernellab import model as m
-from kernellab import spirvsim
+from kernellab import spirv_format, spirvsim
 from kernellab.errors import InputError, Problem, TimeLimitError, UsageError
 from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE
 from kernellab.spirvsim.module import Module
@@ -335,7 +335,7 @@ def _module_env(src: Path) -> str:
     """The environment a SPIR-V module is validated for: the Vulkan version its SPIR-V version
     needs (1.6: Vulkan 1.3, as glslc writes for Arm's scenarios), at least ``vulkan1.2``."""
     head = src.read_bytes()[:8]
-    if len(head) == 8 and int.from_bytes(head[:4], "little") == 0x07230203:
+    if len(head) == 8 and int.from_bytes(head[:4], "little") == spirv_format.MAGIC:
         minor = (int.from_bytes(head[4:], "little") >> 8) & 0xFF
         return "vulkan1.3" if minor >= 6 else "vulkan1.2"
     return "vulkan1.2"  # spirv-val will name what is wrong
@@ -346,7 +346,7 @@ def _compile(scenario: m.Scenario, shader: m.Shader, path: Path) -> bytes:
     clspv, without optimisation: :data:`_CHECKING_OPTIONS`). When clspv fails at ``-O0`` or
     writes a module spirv-val rejects (it does on some kernels it compiles at its default level),
     the default build is checked and a warning says so."""
-    from kernellab.compile.pipeline import CompileRequest, Compiler
+    from kernellab.compile.pipeline import Compiler, CompileRequest
     from kernellab.errors import CompileError
     assert shader.src_path is not None
     language = LANGUAGE_OF_SHADER_TYPE[shader.type]

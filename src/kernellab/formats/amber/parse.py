@@ -11,8 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kernellab.errors import InputError, Problem
-from kernellab.formats.amber.script import (AmberScript, Binding, Buffer, Command, Copy, Expect, Pipeline, Run,
-                                            Shader)
+from kernellab.formats.amber.script import AmberScript, Binding, Buffer, Command, Copy, Expect, Pipeline, Run, Shader
 from kernellab.formats.amber.tokens import Token, tokenize_line
 from kernellab.formats.amber.types import Element, TypeError_, element
 

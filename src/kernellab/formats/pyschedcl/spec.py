@@ -10,12 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from kernellab import expressions
-from kernellab.formats.paths import path_problem
 from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.expressions import ExpressionError
+from kernellab.formats.paths import path_problem
 from kernellab.formats.pyschedcl.elements import ElementType, parse_type
-from kernellab.formats.pyschedcl.kernel import (RESERVED_VARIABLES, BufferSpec, KernelSpec, LocalArgument, Sym,
-                                                VarArgument)
+from kernellab.formats.pyschedcl.kernel import (
+    RESERVED_VARIABLES,
+    BufferSpec,
+    KernelSpec,
+    LocalArgument,
+    Sym,
+    VarArgument,
+)
 
 log = logging.getLogger("kernellab.pyschedcl")
 

@@ -16,7 +16,6 @@ from kernellab.spirvsim.module import Module
 from kernellab.verify.prove.annotations import ANNOTATION_HEADER
 
 
-
 @dataclass
 class ArgumentSpec:
     """One kernel argument as the launch gives it: a ``__global``/``__constant`` buffer of
@@ -47,7 +46,7 @@ def compile_source(source: Path, options: str, *, roots: tuple[Path, ...] = ()) 
     import re
     import tempfile
 
-    from kernellab.compile.pipeline import CompileRequest, Compiler
+    from kernellab.compile.pipeline import Compiler, CompileRequest
     from kernellab.spirvsim.module import Unsupported
 
     text = source.read_text(errors="replace")
