@@ -558,6 +558,19 @@ _TERMINATORS = frozenset({"OpBranch", "OpBranchConditional", "OpSwitch", "OpRetu
                           "OpUnreachable", "OpTerminateInvocation"})
 
 
+def successors(block: Block) -> list[int]:
+    """The labels a block's terminator may branch to (the switch's default first)."""
+    term = block.insts[-1]
+    w = term.words
+    if term.op == "OpBranch":
+        return [w[0]]
+    if term.op == "OpBranchConditional":
+        return [w[1], w[2]]
+    if term.op == "OpSwitch":
+        return [w[1]] + [w[k] for k in range(3, len(w), 2)]
+    return []
+
+
 def _order_blocks(fn: Function) -> None:
     """Number the blocks so that every construct's blocks come before its merge block and a
     loop's body before its continue target: a depth-first reverse post-order that visits a
@@ -569,15 +582,7 @@ def _order_blocks(fn: Function) -> None:
     """
     succ: dict[int, list[int]] = {}
     for b in fn.blocks.values():
-        term = b.insts[-1]
-        w = term.words
-        targets: list[int] = []
-        if term.op == "OpBranch":
-            targets = [w[0]]
-        elif term.op == "OpBranchConditional":
-            targets = [w[1], w[2]]
-        elif term.op == "OpSwitch":
-            targets = [w[1]] + [w[k] for k in range(3, len(w), 2)]
+        targets = successors(b)
         first: list[int] = []
         for inst in b.insts[:-1]:
             if inst.op == "OpLoopMerge":

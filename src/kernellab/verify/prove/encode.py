@@ -22,7 +22,7 @@ from typing import Any
 
 import z3
 
-from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name
+from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name, successors
 from kernellab.spirvsim.types import Type
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
 
@@ -1112,17 +1112,7 @@ def _loop_blocks(fn: Function, header: int, merge: int) -> set[int]:
     """The loop's blocks: those reachable from its header without passing its merge block."""
     out, stack = {header}, [header]
     while stack:
-        b = fn.blocks[stack.pop()]
-        term = b.insts[-1]
-        w = term.words
-        targets: list[int] = []
-        if term.op == "OpBranch":
-            targets = [w[0]]
-        elif term.op == "OpBranchConditional":
-            targets = [w[1], w[2]]
-        elif term.op == "OpSwitch":
-            targets = [w[1]] + [w[k] for k in range(3, len(w), 2)]
-        for t in targets:
+        for t in successors(fn.blocks[stack.pop()]):
             if t != merge and t not in out and t in fn.blocks:
                 out.add(t)
                 stack.append(t)
