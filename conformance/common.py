@@ -337,6 +337,12 @@ def interpret(status: int, stdout: str, stderr: str, seconds: float = 0.0) -> Ou
 
 
 def _outcome(doc: dict[str, Any], status: int, seconds: float) -> Outcome:
+    # a launch that did not run (refused at the enqueue, a time limit) checked nothing, whatever
+    # the file's verdict says: counting it "verified" made a TN of a kernel the device refused
+    idle = [l for l in doc.get("launches", []) if isinstance(l, dict) and l.get("ran") is False]
+    if idle:
+        return Outcome("error", [], [], seconds, f"launch {idle[0].get('instantiation')} did not run: "
+                       f"{str(idle[0].get('error', ''))[:300]}", status)
     defects, others = [], []
     for f in doc.get("findings", []) + doc.get("warnings", []):
         kind = str(f.get("kind", "other"))
