@@ -358,6 +358,9 @@ def test_oclgrind_arguments_must_match_parameters(tmp_path):
 FAKE_KERNELLAB = """#!{python}
 import json, sys
 files = [a for a in sys.argv[2:] if a.endswith(".json")]
+if "--timeout" not in sys.argv or sys.argv[sys.argv.index("--timeout") + 1] != "60":  # the suite's limit is verify's
+    print("no --timeout 60", file=sys.stderr)
+    sys.exit(2)
 if any("bad" in f for f in files):
     print(f"{{files[0]}}: /0: bad input", file=sys.stderr)
     sys.exit(2)
