@@ -240,6 +240,8 @@ def _open_child(dir_fd: int, part: str, shown: Path) -> int:
 def _new_lock(dir_fd: int) -> tuple[int, str]:
     """A fresh lock file in the folder ``dir_fd``, locked: (its descriptor, its token)."""
     while True:
+        # os.urandom is what secrets.token_hex reads; importing secrets (hmac, hashlib with
+        # OpenSSL, random) cost every command ~5 ms of start-up
         token = f"{os.getpid()}-{os.urandom(4).hex()}"
         fd = os.open(_lock_name(token), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      _file_mode(), dir_fd=dir_fd)

@@ -230,6 +230,28 @@ def test_interpret_verify_output(status, stdout, verdict, defects, others):
     assert (o.verdict, o.defect_kinds, o.other_kinds) == (verdict, defects, others)
 
 
+def test_a_launch_that_did_not_run_is_no_verdict():
+    # kernellab verify said "verified" with a note when Oclgrind refused the enqueue (4 MiB of
+    # __local memory): the suite counted that a TN though nothing was checked
+    out = json.dumps({"verdict": "verified", "findings": [], "warnings": [{"kind": "api-error"}],
+                      "launches": [{"instantiation": 0, "kernel": "foo", "ran": False,
+                                    "error": "clEnqueueNDRangeKernel(foo) failed: CL_OUT_OF_RESOURCES"}]})
+    o = common.interpret(0, out, "")
+    assert o.verdict == "error" and "did not run" in o.message and "CL_OUT_OF_RESOURCES" in o.message
+    ran = json.loads(out)
+    ran["launches"][0]["ran"] = True
+    assert common.interpret(0, json.dumps(ran), "").verdict == "verified"
+
+
+def test_more_local_memory_than_the_device_is_left_out(tmp_path):
+    text = ("//pass\n//--local_size=1024 --num_groups=1024 --no-inline\n"
+            "__kernel void foo(int x) { __local int S[1024*1024]; S[get_local_id(0)] = x; }\n")
+    suite = write_suite(tmp_path / "s", {"annotation_tests/ite": text})
+    path = suite / "annotation_tests" / "ite" / "kernel.cl"
+    category, reason = gv.left_out_reason(gv.read_test(path, suite), path.read_text())
+    assert category == "device-limits" and "4 MiB" in reason
+
+
 def test_confusion_matrix_counts():
     rows = [{"id": "a", "launch": "a", "expected": "verified", "outcome": gv.classify("verified", "defects")},
             {"id": "b", "launch": "b", "expected": "defects", "outcome": gv.classify("defects", "defects"),
@@ -339,6 +361,9 @@ def test_oclgrind_arguments_must_match_parameters(tmp_path):
 FAKE_KERNELLAB = """#!{python}
 import json, sys
 files = [a for a in sys.argv[2:] if a.endswith(".json")]
+if "--timeout" not in sys.argv or sys.argv[sys.argv.index("--timeout") + 1] != "60":  # the suite's limit is verify's
+    print("no --timeout 60", file=sys.stderr)
+    sys.exit(2)
 if any("bad" in f for f in files):
     print(f"{{files[0]}}: /0: bad input", file=sys.stderr)
     sys.exit(2)

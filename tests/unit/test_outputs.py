@@ -243,3 +243,11 @@ def test_one_lock_is_held_for_all_the_folders_of_a_run(tmp_path: Path) -> None:
         assert sweep.stdout.strip() == "[]" and len(staged(tmp_path / "d7")) == 1
         outs.commit()
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["o.bin"] * 40
+
+
+def test_outputs_import_no_secrets_module() -> None:
+    """Every command imports kernellab.outputs: its lock tokens come from os.urandom, not from
+    secrets, whose import (hmac, hashlib with OpenSSL, random) made listing and verify ~10% slower."""
+    code = "import sys, kernellab.outputs; print(sorted({'secrets', 'hmac'} & set(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"

@@ -180,13 +180,15 @@ def file_options(inst: KernelInstantiation) -> compiler_options.Options:
 
 
 def build(backend: OpenCLBackend, inst: KernelInstantiation,
-          options: compiler_options.Options | None = None) -> OpenCLProgram:
+          options: compiler_options.Options | None = None, source: bytes | None = None) -> OpenCLProgram:
     """Build the instantiation's kernel with ``options`` (by default its file's, through the door);
-    a compile error or a missing entry point is bad input pointing at ``kernel_file``/``entry_point``."""
+    a compile error or a missing entry point is bad input pointing at ``kernel_file``/``entry_point``.
+    ``source``: the kernel's :func:`driver_source` where the caller has it already."""
     options = file_options(inst) if options is None else options
     # the driver gets the kernel with its includes inlined and checked (an InputError names the include)
-    source = driver_source(inst.kernel_path, inst.file, (str(inst.file), inst.pointer("kernel_file")),
-                           options=options)
+    if source is None:
+        source = driver_source(inst.kernel_path, inst.file, (str(inst.file), inst.pointer("kernel_file")),
+                               options=options)
     options = options.without_include_dirs()
     spec = ProgramSpec(uid=f"{inst.kernel_file}:{inst.entry_point}", code=source, language="opencl-c",
                        entry=inst.entry_point, options=options)

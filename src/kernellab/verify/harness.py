@@ -79,8 +79,9 @@ def _build(backend: Any, inst: Any) -> tuple[Any, list[int], str | None]:
     from kernellab.runtime.instantiation import build, file_options, non_uniform_options
     from kernellab.verify import asynccopy
     # what the driver builds: the kernel with its includes inlined and checked (#line keeps lines)
-    source = driver_source(inst.kernel_path, inst.file, (str(inst.file), inst.pointer("kernel_file")),
-                           options=file_options(inst)).decode("utf-8", "surrogateescape")
+    inlined = driver_source(inst.kernel_path, inst.file, (str(inst.file), inst.pointer("kernel_file")),
+                            options=file_options(inst))
+    source = inlined.decode("utf-8", "surrogateescape")
     # build() inlines the includes itself, so it needs the file's -I folders (it drops them after)
     options = non_uniform_options(backend, inst) + own(*BUILD_OPTIONS)
     modelled = asynccopy.instrument(source)
@@ -93,7 +94,7 @@ def _build(backend: Any, inst: Any) -> tuple[Any, list[int], str | None]:
             return backend.create_program(spec), asynccopy.call_lines(source), None
         except CompileError as exc:  # fall back to Oclgrind's own model of the copies
             note = f"async copies not modelled (the rewritten kernel did not build: {str(exc).splitlines()[-1]})"
-    return build(backend, inst, options), [], note
+    return build(backend, inst, options, inlined), [], note  # includes inlined once, not twice
 
 
 def _buffers(launch: Any, program: Any) -> list[dict[str, Any]]:
