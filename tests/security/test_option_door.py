@@ -243,7 +243,7 @@ def _instantiation_file(tmp_path: Path, flags: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("command", [("verify",), ("run", "--device", "Oclgrind"), ("import",)])
+@pytest.mark.parametrize("command", [("verify",), ("verify", "--prove"), ("run", "--device", "Oclgrind"), ("import",)])
 def test_a_kernel_instantiation_files_flags_pass_the_door(tmp_path: Path, command: tuple[str, ...]) -> None:
     pytest.importorskip("pyopencl")
     for name, flags in _attacks(tmp_path):
@@ -264,7 +264,8 @@ def _scenario(tmp_path: Path, flags: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("command", [("export",), ("run", "--backend", "opencl"), ("snapshot",)])
+@pytest.mark.parametrize("command", [("export",), ("run", "--backend", "opencl"), ("snapshot",),
+                                     ("verify", "--prove")])
 def test_a_scenarios_build_options_pass_the_door(tmp_path: Path, command: tuple[str, ...]) -> None:
     """``export`` and the OpenCL backend hand them to a driver; ``snapshot`` to clang and clspv
     (where a -D value is written into the source: a newline there was an #include)."""
@@ -272,7 +273,7 @@ def test_a_scenarios_build_options_pass_the_door(tmp_path: Path, command: tuple[
     for name, flags in _attacks(tmp_path):
         path = _scenario(tmp_path, flags)
         out = {"export": ["--output", str(tmp_path / "out")], "run": ["--output", str(tmp_path / "out")],
-               "snapshot": ["--stage", "spirv-vulkan"]}[command[0]]
+               "snapshot": ["--stage", "spirv-vulkan"], "verify": []}[command[0]]
         proc = kernellab(*command, str(path), *out, cwd=tmp_path)
         _refused(name, proc, path, "/resources/0/shader/build_options", tmp_path)
 

@@ -2,12 +2,14 @@
 of ``run``, ``validate``, ``bless``, ``import``, ``verify`` and the compile helpers."""
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from kernellab.errors import InputError
-from kernellab.formats.jsonfile import load_json
+from kernellab.formats.jsonfile import load_json, open_input
 
 #: every workload format, in the order a file is tested against them
 FORMATS = ("scenario", "kernel-instantiation", "pyschedcl", "amber")
@@ -24,8 +26,8 @@ def is_amber(path: Path) -> bool:
     if path.suffix == ".amber":
         return True
     try:
-        with path.open("rb") as fh:
-            return fh.read(7) == b"#!amber"
+        with open_input(path) as fh:  # a FIFO opens without waiting, and is not read
+            return stat.S_ISREG(os.fstat(fh.fileno()).st_mode) and fh.read(7) == b"#!amber"
     except OSError:
         return False
 

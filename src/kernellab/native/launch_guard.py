@@ -13,11 +13,12 @@ its runs are not forked; neither are calls through the Python API, whose process
 """
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 #: the signals a faulting kernel or driver dies of; others (SIGINT, SIGTERM, SIGKILL) are passed on
 FAULTS = (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT)
@@ -25,12 +26,28 @@ _SIZE = 4096
 
 #: the page shared with the supervising parent; None when this process is not supervised
 _page: list[mmap.mmap] = []
+#: names a caller holds for what runs inside it (a kernel-instantiation launch run as a scenario:
+#: its dispatch is that launch, and the file's words name it better than the scenario's)
+_held: list[str] = []
+
+
+@contextlib.contextmanager
+def held(what: str) -> Iterator[None]:
+    """``what`` names every launch made inside the block; inner :func:`naming` calls keep it."""
+    naming(what)
+    _held.append(what)
+    try:
+        yield
+    finally:
+        _held.pop()
 
 
 def naming(what: str) -> None:
     """Record ``what`` (``launch 0 (k) of k.json``) as the launch now running, for the parent."""
     if not _page:
         return
+    if _held:
+        what = _held[-1]
     data = what.encode("utf-8", "replace")[:_SIZE - 4]
     page = _page[0]
     page[4:4 + len(data)] = data

@@ -718,8 +718,8 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
                 launch = make_arguments(be, inst, program, seed)
                 for line in launch.filled:
                     report(line)
-                launch_guard.naming(f"launch {inst.index} ({inst.entry_point}) of {path}")
-                arrays = _launch(be, launch)
+                with launch_guard.held(f"launch {inst.index} ({inst.entry_point}) of {path}"):
+                    arrays = _launch(be, launch)
                 if output_dir is not None:
                     dest = output_dir_for(Path(output_dir), inst.index)
                     for n, buf in arrays.items():

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kernellab import compiler_options
 from kernellab.errors import InputError
 from kernellab.verify.model import Access, Finding, Launch, Location, VerifyResult, checked_kinds, ordered
 
@@ -72,7 +73,11 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
         specs = _argument_specs(inst)
         from kernellab.spirvsim.module import Unsupported
         try:
-            compiled = opencl.compile_kernel(source, inst.entry_point, inst.compiler_flags or "", local, specs,
+            # the file's options through the door, as every build of them
+            flags = compiler_options.read("opencl-c", inst.compiler_flags or "", path.parent,
+                                          compiler_options.allowed_roots(path.parent),
+                                          (str(path), inst.pointer("compiler_flags")))
+            compiled = opencl.compile_kernel(source, inst.entry_point, flags, local, specs,
                                              roots=(path.resolve().parent,))
             la = opencl.launch(compiled, tuple(inst.global_size), local, specs, _dims(inst.global_offset or (0,), 0),
                                symbolic_sizes=sizes)
@@ -80,7 +85,7 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
             _unknown(launch, f"unsupported construct: {exc.problems[0].message if exc.problems else exc}")
             continue
         outcome = opencl.guarded(engine.prove(compiled.module, la, timeout=timeout),
-                                 opencl.source_ir(source, inst.compiler_flags or ""), compiled.module,
+                                 opencl.source_ir(source, flags), compiled.module,
                                  inst.entry_point)
         launch.seconds = round(outcome.seconds, 3)
         findings = [_finding(c, inst.entry_point, inst.index, compiled.module, source) for c in outcome.findings]
@@ -238,11 +243,14 @@ def _scenario_module(scenario: Any, shader: Any, path: Path, program: Any) -> tu
     from kernellab.spirvsim.module import load
     from kernellab.verify.prove import opencl
 
-    spirv = opencl.compile_source(shader.src_path, shader.build_options, roots=(path.resolve().parent,))
+    options = compiler_options.read("opencl-c", shader.build_options, path.parent,
+                                    compiler_options.allowed_roots(path.parent, shader.include_paths),
+                                    (str(path), f"/resources/{scenario.resources.index(shader)}/shader/build_options"))
+    spirv = opencl.compile_source(shader.src_path, options, roots=(path.resolve().parent,))
     spec = clspv_specialization(scenario, shader, spirv)
     module = load(spirv, shader.entry, file=str(shader.src_path), spec_constants=spec, eval_spec_op=eval_spec_op)
     module.sources.setdefault("source", shader.src_path.read_text(errors="replace").split("\n"))
-    return module, opencl.source_ir(shader.src_path, shader.build_options)
+    return module, opencl.source_ir(shader.src_path, options)
 
 
 def _replay_scenario(path: Path, scenario: Any, number: int, findings: list[Finding]) -> list[bool] | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernellab import compiler_options
 from kernellab.spirvsim.module import Module
 from kernellab.verify.prove.annotations import ANNOTATION_HEADER
 
@@ -40,10 +41,20 @@ class Compiled:
 UNMODELLED_BUILTINS = ("async_work_group_copy", "async_work_group_strided_copy", "wait_group_events")
 
 
-def compile_source(source: Path, options: str, *, roots: tuple[Path, ...] = ()) -> bytes:
+def _options(options: compiler_options.Options | str) -> compiler_options.Options:
+    """A file's options as the door parsed them, or text: the user's own (a command line's)."""
+    if isinstance(options, str):
+        return compiler_options.parse("opencl-c", options, Path("."), (), origin="user")
+    return options
+
+
+def compile_source(source: Path, options: compiler_options.Options | str, *, roots: tuple[Path, ...] = ()) -> bytes:
     """clspv ``-O0 -g`` of ``source`` with the annotation header (every kernel of it). A source
-    calling one of :data:`UNMODELLED_BUILTINS` is refused (:class:`Unsupported`: verdict unknown)."""
+    calling one of :data:`UNMODELLED_BUILTINS` is refused (:class:`Unsupported`: verdict unknown).
+    ``options``: a file's, parsed by :mod:`kernellab.compiler_options` (their tokens hold no
+    whitespace or quote), or the user's own text."""
     import re
+    import shlex
     import tempfile
 
     from kernellab.compile.pipeline import Compiler, CompileRequest
@@ -61,7 +72,8 @@ def compile_source(source: Path, options: str, *, roots: tuple[Path, ...] = ()) 
         annotated = Path(tmp) / source.name
         annotated.write_text(ANNOTATION_HEADER + text)
         req = CompileRequest(source=annotated, language="opencl-c", entry="",
-                             build_options=f"-O0 -g -I{source.parent.resolve()} {options}".strip(),
+                             build_options=shlex.join(["-O0", "-g", f"-I{source.parent.resolve()}",
+                                                       *_options(options).argv()]),
                              options_from="user", roots=roots + (source.parent.resolve(), Path(tmp)))
         return bytes(Compiler(req).vulkan_module().data)
 
@@ -74,10 +86,9 @@ class SourceIR:
     missing: str = ""
 
 
-def source_ir(source: Path, options: str) -> SourceIR:
+def source_ir(source: Path, options: compiler_options.Options | str) -> SourceIR:
     """clang's ``-O0`` IR of ``source`` with the annotation header (the text clspv compiles), for
     :func:`lost_accesses`."""
-    import shlex
     import tempfile
 
     from kernellab.errors import MissingToolError, ToolError
@@ -87,7 +98,7 @@ def source_ir(source: Path, options: str) -> SourceIR:
         annotated = Path(tmp) / source.name
         annotated.write_text(ANNOTATION_HEADER + source.read_text(errors="replace"))
         try:
-            return SourceIR(kept.clang_ir(annotated, shlex.split(options), source.parent.resolve()))
+            return SourceIR(kept.clang_ir(annotated, _options(options).argv(), source.parent.resolve()))
         except MissingToolError:
             return SourceIR(None, "clang not found")
         except ToolError as exc:
@@ -147,7 +158,7 @@ def load_kernel(spirv: bytes, source: Path, entry: str, local_size: tuple[int, i
     return Compiled(module, kernel, spirv)
 
 
-def compile_kernel(source: Path, entry: str, options: str, local_size: tuple[int, int, int],
+def compile_kernel(source: Path, entry: str, options: compiler_options.Options | str, local_size: tuple[int, int, int],
                    args: list[ArgumentSpec], *, roots: tuple[Path, ...] = ()) -> Compiled:
     """:func:`compile_source` and :func:`load_kernel` for one kernel."""
     return load_kernel(compile_source(source, options, roots=roots), source, entry, local_size, args)
