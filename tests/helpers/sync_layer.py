@@ -162,8 +162,10 @@ def _record_as_arm(path: Path) -> None:
                 "ACCESS_MEMORY_READ": vk.VK_ACCESS_2_MEMORY_READ_BIT}[name]
 
     def barrier(self: Any, buffers: Any, memory: bool, label: str) -> None:
+        # Arm's recording needs synchronization2's structs, which only the full binding declares
+        self.gpu.use_full_binding()
         vk = self.gpu.vk
-        cmd = self.gpu.begin()
+        cmd = vk.adopt(self.gpu.begin())
         index, kind = label.split(":", 1)
         mems, bufs = [], []
         if kind == "implicit_barrier":
@@ -186,7 +188,7 @@ def _record_as_arm(path: Path) -> None:
                     srcStageMask=stages(vk, b.src_stage), dstStageMask=stages(vk, b.dst_stage),
                     srcAccessMask=access(vk, b.src_access), dstAccessMask=access(vk, b.dst_access),
                     srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED, dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                    buffer=buf.handle, offset=offset, size=size))
+                    buffer=vk.adopt(buf.handle), offset=offset, size=size))
         vk.vkCmdPipelineBarrier2(cmd, vk.VkDependencyInfo(memoryBarrierCount=len(mems), pMemoryBarriers=mems or None,
                                                           bufferMemoryBarrierCount=len(bufs),
                                                           pBufferMemoryBarriers=bufs or None))

@@ -104,12 +104,23 @@ def _locations(lines: list[str], kernel_file: str | None) -> list[Place]:
             file = name
             if kernel_file and name in ("input.cl", "", Path(kernel_file).name):
                 file = kernel_file
-            elif kernel_file and (Path(kernel_file).parent / name).is_file():
-                file = str(Path(kernel_file).parent / name)
+            elif kernel_file and (found_file := _named_file(name, Path(kernel_file))) is not None:
+                file = found_file
             src = lines[i + 1].strip() if i + 1 < len(lines) else None
             instr = lines[i - 1].strip() if i > 0 else None
             found.append(({"file": file, "line": int(m.group(1)), "column": int(m.group(2))}, src, instr))
     return found
+
+
+def _named_file(name: str, kernel_file: Path) -> str | None:
+    """The file a location's ``name`` means: a header beside the kernel (Oclgrind gives base
+    names), or a path clang made relative to the folder it ran in (an ancestor of the kernel's)."""
+    if not name or Path(name).is_absolute():
+        return None
+    for folder in (kernel_file.parent, *kernel_file.parent.parents, Path.cwd()):
+        if (folder / name).is_file():
+            return str(folder / name)
+    return None
 
 
 def _field(lines: list[str], name: str) -> str | None:
