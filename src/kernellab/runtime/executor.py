@@ -39,6 +39,7 @@ from kernellab.backends.base import (
     choose_device,
 )
 from kernellab.backends.registry import backend_class
+from kernellab.compile import sources
 from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_cache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages, expand_request
 from kernellab.compile.sources import target_env_for_api
@@ -190,18 +191,17 @@ def shader_request(scenario: m.Scenario, shader: m.Shader, target_env: str = "",
     """The compile request of a scenario's shader: its ``build_options`` go through the door
     (:mod:`kernellab.compiler_options`) and a refusal names their place in the scenario."""
     assert shader.src_path is not None
-    file = scenario.file or shader.src_path
     # a shader not among the resources is a VGF's embedded GLSL: its file is the place
     index = next((i for i, r in enumerate(scenario.resources) if r is shader), None)
-    place = (str(file), f"/resources/{index}/shader/build_options") if index is not None \
-        else (str(shader.src_path), "build options")
+    if index is not None:
+        return sources.shader_request(Path(scenario.file or shader.src_path), index, shader, target_env,
+                                      device=device)
     return CompileRequest(source=shader.src_path, language=LANGUAGE_OF_TYPE[shader.type], entry=shader.entry,
                           build_options=shader.build_options, include_dirs=shader.include_paths,
                           target_env=target_env, device=device,
                           # a VGF's module is kernellab's own temporary file, read from its folder
-                          roots=(Path(file).parent,) if index is not None else (shader.src_path.parent,),
-                          options_place=place, shader_stage=shader.stage,
-                          place=(str(file), f"/resources/{index}/shader/src") if index is not None else None)
+                          roots=(shader.src_path.parent,), options_place=(str(shader.src_path), "build options"),
+                          shader_stage=shader.stage)
 
 
 def subgroup_sizing(shader: m.Shader) -> SubgroupSizing | None:
