@@ -206,7 +206,7 @@ def choose_memory_types(flags: Sequence[int]) -> MemoryTypes:
 
 #: descriptor kinds a program slot may have -> VkDescriptorType values
 DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3, "combined-image-sampler": 1,
-                    "tensor": 1000460000}  # VK_DESCRIPTOR_TYPE_TENSOR_ARM
+                    "sampled-image": 2, "sampler": 0, "tensor": 1000460000}  # VK_DESCRIPTOR_TYPE_TENSOR_ARM
 
 
 
@@ -664,7 +664,9 @@ class VulkanDevice:
         if lod not in image.views:
             vk = self.vk
             base, count = (0, image.spec.mips) if lod is None else (lod, 1)
-            info = vk.VkImageViewCreateInfo(image=image.handle, viewType=vk.VK_IMAGE_VIEW_TYPE_2D,
+            # VkImageViewType 1D, 2D, 3D are VkImageType's values
+            view_type = {"1D": 0, "2D": 1, "3D": 2}[image.spec.image_type]
+            info = vk.VkImageViewCreateInfo(image=image.handle, viewType=view_type,
                                             format=image.vk_format, components=vk.VkComponentMapping(),
                                             subresourceRange=self.color_range(base, count))
             with checked(f"vkCreateImageView({image.spec.uid}, lod {lod})"):
@@ -729,7 +731,7 @@ class VulkanDevice:
             else:
                 image = res.image
                 assert isinstance(image, VulkanImage)
-                sampler = image.sampler if kinds[binding] == "combined-image-sampler" else None
+                sampler = image.sampler if kinds[binding] in ("combined-image-sampler", "sampler") else None
                 info = vk.VkDescriptorImageInfo(sampler=sampler, imageView=self.image_view(image, res.lod),
                                                 imageLayout=image.layout)
                 writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,

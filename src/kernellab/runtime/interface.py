@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 #: the descriptor types each kind of resource can be bound as
 _COMPATIBLE = {
     "buffer": {"STORAGE_BUFFER", "UNIFORM_BUFFER"},
-    "image": {"STORAGE_IMAGE", "SAMPLED_IMAGE", "COMBINED_IMAGE_SAMPLER"},
+    "image": {"STORAGE_IMAGE", "SAMPLED_IMAGE", "COMBINED_IMAGE_SAMPLER", "SAMPLER"},
     "tensor": {"TENSOR_ARM"},
 }
 
@@ -88,6 +88,12 @@ def _check_resource(scenario: m.Scenario, binding: m.Binding, descriptor: Descri
         yield Problem(file, json_pointer(("resources", r_index, "buffer", "size")),
                       f"buffer {resource.uid!r} is {resource.size} bytes; {_describe(descriptor)} needs at "
                       f"least {descriptor.min_size}")
+    explicit = binding.descriptor_type.removeprefix("VK_DESCRIPTOR_TYPE_")
+    if isinstance(resource, m.Image) and explicit not in ("AUTO", "STORAGE_IMAGE") and explicit != descriptor.type:
+        yield Problem(file, json_pointer(at + ("descriptor_type",)),
+                      f"image {resource.uid!r} is bound as {explicit.lower().replace('_', ' ')}, but the shader "
+                      f"declares {_describe(descriptor)}")
+        return
     if isinstance(resource, m.Image):
         storage = descriptor.type == "STORAGE_IMAGE"
         if storage and resource.shader_access == "readonly" and binding.descriptor_type != \

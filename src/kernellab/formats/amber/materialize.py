@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kernellab.errors import InputError, Problem
+from kernellab.formats.amber import images
 from kernellab.formats.amber.script import AmberScript, Copy, Expect, Pipeline, Run, Shader
 from kernellab.formats.amber.types import Element
 
@@ -133,8 +134,12 @@ class _Writer:
         for name in self.script.buffers:
             data = self.initial[name]
             index = list(self.script.buffers).index(name)
+            if self.script.buffers[name].image is not None:
+                resources.append(images.image_resource(self.script, name, index, data, self.write, self.error))
+                continue
             resources.append({"buffer": {"uid": name, "size": max(len(data), 1), "shader_access": "readwrite",
                                          "src": self.data_file(name, data), "dst": f"buffer{index}.out.npy"}})
+        resources += images.sampler_holders(self.script)
         for p in self.script.pipelines.values():
             shader = self.script.shaders[p.shader]
             src, kind = self.shader_file(shader)
@@ -152,6 +157,9 @@ class _Writer:
             push = b""
             params = _opencl_params(shader.source, p.entry) if kind == "OpenCL-C" else []
             for b in p.bindings:
+                if images.is_image_binding(self.script, b):
+                    dispatch["bindings"].append(images.binding_entry(self.script, b, self.error))
+                    continue
                 if b.kind == "push_constant":
                     push = self.initial[b.buffer]
                     continue
