@@ -216,9 +216,9 @@ def read_beside(src: Any, ref: Token) -> bytes:
 def _png_values(src: Any, ref: Token, data: bytes, elem: Element, image: ImageShape) -> list[int | float]:
     from kernellab.formats import png
 
-    if image.format not in ("VK_FORMAT_R8G8B8A8_UNORM", "VK_FORMAT_R8G8B8A8_SRGB") or image.depth != 1:
-        raise src.error(ref, f"a PNG holds 8-bit RGBA texels: the image must be a 2D R8G8B8A8_UNORM or _SRGB "
-                             f"image, not {image.format.removeprefix('VK_FORMAT_')}")
+    if not image.format.startswith("VK_FORMAT_R8G8B8A8_") or image.depth != 1:
+        raise src.error(ref, f"a PNG holds 8-bit RGBA texels: the image must be a 2D R8G8B8A8 image, not "
+                             f"{image.dims} {image.format.removeprefix('VK_FORMAT_')}")
     try:
         texels = png.decode(data, src.path.parent / ref.text, image.width, image.height)
     except InputError as exc:
