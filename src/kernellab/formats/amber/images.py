@@ -392,10 +392,39 @@ def parse_pixel_probe(parser: Any, head: Token, w: Any, buf: Token, x: int, text
 BOUND_KINDS = IMAGE_BIND_KINDS + ("sampler",)
 
 
+_OPENCL_IMAGE = re.compile(r"\bimage[123]d(_array)?_t\b")
+
+
+def opencl_descriptor_param(declaration: str) -> bool:
+    """Whether an OpenCL C kernel parameter is an image or a sampler (clspv gives each a descriptor)."""
+    return bool(_OPENCL_IMAGE.search(declaration) or re.search(r"\bsampler_t\b", declaration))
+
+
+def _kernel_param(source: str, entry: str, arg: str | int) -> str:
+    """The declaration of kernel ``entry``'s parameter ``arg`` (a name or a 0-based number), or ""."""
+    m = re.search(r"(?:__)?kernel\s+void\s+" + re.escape(entry) + r"\s*\(([^)]*)\)", source)
+    params = [p.strip() for p in m.group(1).split(",")] if m else []
+    for i, p in enumerate(params):
+        words = re.findall(r"\w+", p)
+        if arg == i or (words and arg == words[-1]):
+            return p
+    return ""
+
+
+def _kernel_kind(script: Any, p: Pipeline, b: Binding) -> str:
+    """The image bind kind of an OpenCL C image or sampler argument (clspv's descriptor types:
+    a write_only or read_write image is a storage image, a read_only one a sampled image)."""
+    if b.sampler:
+        return "sampler"
+    decl = _kernel_param(script.shaders[p.shader].source, p.entry, b.arg)
+    return "storage_image" if re.search(r"\b(__)?(write_only|read_write)\b", decl) else "sampled_image"
+
+
 def image_access(script: Any, name: str) -> str:
     """The scenario ``shader_access`` of image ``name``: storage only (``image_read``), sampled
     only (``readonly``) or both (``readwrite``), from how the pipelines bind it."""
-    kinds = {b.kind for p in script.pipelines.values() for b in p.bindings if b.buffer == name}
+    kinds = {_kernel_kind(script, p, b) if b.kind == "kernel" else b.kind
+             for p in script.pipelines.values() for b in p.bindings if b.buffer == name}
     storage = "storage_image" in kinds
     sampled = bool(kinds & {"sampled_image", "combined_image_sampler"})
     return "readwrite" if storage and sampled else "image_read" if storage else "readonly"
@@ -460,21 +489,20 @@ def image_resource(script: Any, name: str, index: int, data: bytes, write: Calla
 def sampler_holders(script: Any) -> list[dict[str, Any]]:
     """A 1x1 image per SAMPLER bound on its own: a scenario image carries its sampler, and a
     ``VK_DESCRIPTOR_TYPE_SAMPLER`` binding of it takes only that sampler."""
-    bound = {b.buffer for p in script.pipelines.values() for b in p.bindings if b.kind == "sampler"}
+    bound = {b.buffer for p in script.pipelines.values() for b in p.bindings if b.kind == "sampler" or b.sampler}
     return [{"image": {"uid": SAMPLER_HOLDER + name, "format": "VK_FORMAT_R8G8B8A8_UNORM", "dims": [1, 1],
                        "shader_access": "readonly", **_sampler_fields(script.samplers[name])}}
             for name in script.samplers if name in bound]
 
 
-def binding_entry(script: Any, b: Binding, error: Callable[[int, str], InputError]) -> dict[str, Any]:
-    """The scenario binding of an image or sampler BIND."""
-    if b.kind == "kernel":
-        raise error(b.line, "binding an IMAGE or SAMPLER to an OpenCL C kernel argument is not supported by "
-                            "kernellab's AmberScript reader yet")
-    ref = SAMPLER_HOLDER + b.buffer if b.kind == "sampler" else b.buffer
-    entry: dict[str, Any] = {"set": b.set, "id": b.binding, "resource_ref": ref,
-                             "descriptor_type": DESCRIPTOR_TYPES[b.kind]}
-    if b.kind == "storage_image" or b.base_mip:
+def binding_entry(script: Any, p: Pipeline, b: Binding, binding: int | None = None) -> dict[str, Any]:
+    """The scenario binding of an image or sampler BIND (an OpenCL C argument's: at ``binding``,
+    the descriptor clspv gives it)."""
+    kind = _kernel_kind(script, p, b) if b.kind == "kernel" else b.kind
+    ref = SAMPLER_HOLDER + b.buffer if kind == "sampler" else b.buffer
+    entry: dict[str, Any] = {"set": b.set, "id": b.binding if binding is None else binding, "resource_ref": ref,
+                             "descriptor_type": DESCRIPTOR_TYPES[kind]}
+    if kind == "storage_image" or b.base_mip:
         # a storage descriptor sees one level; a sampled one from BASE_MIP_LEVEL (that level alone)
         entry["lod"] = b.base_mip
     return entry

@@ -54,7 +54,7 @@ def _opencl_params(source: str, entry: str) -> list[tuple[str, bool]]:
     for p in m.group(1).split(","):
         p = p.strip()
         name = re.findall(r"\w+", p)[-1] if re.findall(r"\w+", p) else ""
-        params.append((name, "*" in p and not re.search(r"\b(__)?local\b", p)))
+        params.append((name, ("*" in p or images.opencl_descriptor_param(p)) and not re.search(r"\b(__)?local\b", p)))
     return params
 
 
@@ -157,8 +157,8 @@ class _Writer:
             push = b""
             params = _opencl_params(shader.source, p.entry) if kind == "OpenCL-C" else []
             for b in p.bindings:
-                if images.is_image_binding(self.script, b):
-                    dispatch["bindings"].append(images.binding_entry(self.script, b, self.error))
+                if images.is_image_binding(self.script, b) and b.kind != "kernel":
+                    dispatch["bindings"].append(images.binding_entry(self.script, p, b))
                     continue
                 if b.kind == "push_constant":
                     push = self.initial[b.buffer]
@@ -171,6 +171,9 @@ class _Writer:
                         raise self.error(b.line, f"kernel argument {b.arg!r} is not a global or constant pointer "
                                                  f"of {p.entry}")
                     binding = sum(1 for _, ptr in params[:arg_index] if ptr)
+                    if images.is_image_binding(self.script, b):
+                        dispatch["bindings"].append(images.binding_entry(self.script, p, b, binding))
+                        continue
                 dispatch["bindings"].append({"set": b.set, "id": binding, "resource_ref": b.buffer})
             if kind == "OpenCL-C":
                 push = _pod_bytes(p, params, self.error) or push
