@@ -161,3 +161,62 @@ def test_bad_png_files_name_the_script_line_and_the_png(tmp_path):
     message = error_of(SHADER + "IMAGE img FORMAT R32_UINT DIM_2D WIDTH 2 HEIGHT 1 FILE PNG wide.png\n",
                        tmp_path / "t.amber")
     assert "line 5, column 60" in message and "must be a 2D R8G8B8A8 image" in message
+
+
+def _scenario_with_image(tmp_path: Path, **fields: object) -> Path:
+    from helpers.scenarios import vector_add, write
+
+    path, doc = vector_add(tmp_path)
+    doc["resources"].append({"image": {"uid": "im", "dims": [4, 4], "format": "VK_FORMAT_R32_UINT",
+                                       "shader_access": "image_read", **fields}})
+    write(path, doc)
+    return path
+
+
+@pytest.mark.parametrize("fields, pointer, words", [
+    ({"samples": 3}, "/image/samples", "expected a power of two"),
+    ({"samples": 128}, "/image/samples", "<= 64"),
+    ({"samples": 4, "mips": 2}, "/image/samples", "it has mip levels"),
+    ({"samples": 4, "image_type": "3D"}, "/image/samples", "it is not 2D"),
+    ({"samples": 4, "dst": "o.npy"}, "/image/samples", "it has a dst"),
+    ({"depth": 2}, "/image/depth", "depth 2 needs image_type 3D"),
+    ({"image_type": "1D"}, "/image/dims", "a 1D image has height 1"),
+    ({"image_type": "3D", "dims": [1, 4, 4, 1]}, "/image/image_type", "takes dims [width, height]"),
+    ({"address_modes": ["REPEAT", "REPEAT", "REPEAT"], "border_address_mode": "REPEAT"}, "/image/address_modes",
+     "not both"),
+    ({"address_modes": ["REPEAT", "REPEAT"]}, "/image/address_modes", "exactly 3 entries"),
+    ({"min_lod": 2, "max_lod": 1}, "/image/max_lod", "below min_lod"),
+    ({"compare_op": "SOMETIMES"}, "/image/compare_op", "expected one of"),
+    ({"image_type": "4D"}, "/image/image_type", "expected one of"),
+])
+def test_scenario_reader_refuses_image_extensions_that_contradict(tmp_path, fields, pointer, words):
+    from kernellab.formats.scenario import load_scenario
+
+    with pytest.raises(InputError) as info:
+        load_scenario(_scenario_with_image(tmp_path, **fields))
+    message = str(info.value)
+    assert pointer in message and words in message, message
+
+
+def test_scenario_reader_takes_image_extensions(tmp_path):
+    from kernellab import model as m
+    from kernellab.formats.scenario import load_scenario
+
+    scenario, _ = load_scenario(_scenario_with_image(tmp_path, image_type="3D", depth=2, address_modes=[
+        "CLAMP_EDGE", "REPEAT", "MIRROR_CLAMP_EDGE"], min_lod=0.5, max_lod=2, compare_op="LESS",
+        unnormalized_coordinates=True))
+    im = scenario.by_uid["im"]
+    assert isinstance(im, m.Image)
+    assert (im.image_type, im.depth, im.samples, im.address_modes) == ("3D", 2, 1, ["CLAMP_EDGE", "REPEAT",
+                                                                                     "MIRROR_CLAMP_EDGE"])
+    assert (im.min_lod, im.max_lod, im.compare_op, im.unnormalized_coordinates) == (0.5, 2, "LESS", True)
+
+
+def test_a_pixel_probe_survives_the_sidecar():
+    from kernellab.suite.expectations import PixelProbe, parse_checks
+
+    script = parse_amber(IMG + "EXPECT img IDX 1 0 SIZE 2 2 TOLERANCE 1 2 3 4% EQ_RGBA 255 0 0 128\n", Path("t.amber"))
+    (probe,) = checks_of(script, list(script.commands))
+    assert isinstance(probe, PixelProbe)
+    assert probe.tolerances == ((1.0, False), (2.0, False), (3.0, False), (4.0, True))
+    assert parse_checks([probe.to_json()], "t.json") == [probe]
