@@ -220,3 +220,15 @@ def test_a_pixel_probe_survives_the_sidecar():
     assert isinstance(probe, PixelProbe)
     assert probe.tolerances == ((1.0, False), (2.0, False), (3.0, False), (4.0, True))
     assert parse_checks([probe.to_json()], "t.json") == [probe]
+
+
+def test_image_file_binary_and_text_fill_the_texels(tmp_path):
+    (tmp_path / "t.bin").write_bytes(np.array([1.5, -2.0, 3.0], np.float32).tobytes())
+    (tmp_path / "t.txt").write_text("7 8\n9\n")
+    script = parse_amber(SHADER + "IMAGE a DATA_TYPE float DIM_1D WIDTH 4 FILE BINARY t.bin\n"
+                                  "IMAGE b DATA_TYPE int32 DIM_1D WIDTH 3 FILE TEXT t.txt\n", tmp_path / "t.amber")
+    assert script.buffers["a"].values == [1.5, -2.0, 3.0, 0]
+    assert script.buffers["b"].values == [7, 8, 9]
+    (tmp_path / "t.txt").write_text("7 8\n9 oops\n10\n")
+    message = error_of(SHADER + "IMAGE b DATA_TYPE int32 DIM_1D WIDTH 4 FILE TEXT t.txt\n", tmp_path / "t.amber")
+    assert "t.txt: line 2, column 3: expected an integer (int32), got 'oops'" in message

@@ -167,13 +167,21 @@ def _initial_values(parser: Any, w: Any, elem: Element, image: ImageShape,
         if len(values) > count * per:
             raise src.error(init, f"DATA holds {len(values)} values; the image has {count} texels of {per}")
         return values + [0] * (count * per - len(values))
-    how = w.keyword("PNG", "BINARY")
+    how = w.keyword("PNG", "BINARY", "TEXT")
     ref = w.take("a file name")
     w.finish()
     data = read_beside(src, ref)
     if how.text == "PNG":
         return _png_values(src, ref, data, elem, image)
-    values = values_of_texels(elem, data[:count * elem.size])
+    if how.text == "BINARY":
+        values = values_of_texels(elem, data[:count * elem.size])
+    else:  # values as DATA writes them, each read where the file holds it
+        dtype = elem.components[0][1]
+        text = type(src)(src.path.parent / ref.text, data.decode("utf-8", errors="replace"))
+        values = []
+        while len(values) < count * per and (tokens := text.next_tokens()) is not None:
+            values += [number(text, t, dtype) for t in tokens]
+    values = values[:count * per]
     return values + [0] * (count * per - len(values))
 
 
