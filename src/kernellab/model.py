@@ -89,6 +89,11 @@ def _optional_number(description: str) -> Any:
     return Field(Number, None, description)
 
 
+def _optional_format(description: str) -> Any:
+    """A VkFormat field that may be absent (None)."""
+    return Field(VkFormat, None, description)
+
+
 class Image(DataResource):
     kind: ClassVar[str] = "image"
     format = VkFormat
@@ -259,11 +264,14 @@ class Binding(Node):
     resource_ref = Str(nonempty=True)
     lod = Int(0, U32, default=None,
               description="mip level to bind; absent: the whole chain (sampled) or level 0 (storage)")
-    # SAMPLED_IMAGE, SAMPLER and COMBINED_IMAGE_SAMPLER are kernellab's extensions (AmberScript's
-    # sampled_image, BIND SAMPLER, combined_image_sampler): a SAMPLER binding takes the image's sampler
+    # SAMPLED_IMAGE, SAMPLER, COMBINED_IMAGE_SAMPLER and the texel buffers are kernellab's extensions
+    # (AmberScript's sampled_image, BIND SAMPLER, combined_image_sampler, *_texel_buffer): a SAMPLER
+    # binding takes the image's sampler, a texel buffer binding views a buffer as texel_format texels
     descriptor_type = Enum("VK_DESCRIPTOR_TYPE_AUTO", "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
                            "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE", "VK_DESCRIPTOR_TYPE_SAMPLER",
-                           "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER", default="VK_DESCRIPTOR_TYPE_AUTO")
+                           "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER", "VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER",
+                           "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER", default="VK_DESCRIPTOR_TYPE_AUTO")
+    texel_format = _optional_format("kernellab's extension: the VkFormat a texel buffer binding views the buffer as")
     #: in memory only (a part of a split PySchedCL dispatch, never read from a file): the bytes
     #: (offset, size) of the buffer the binding sees, from its offset as byte 0 (an OpenCL sub-buffer)
     buffer_range: tuple[int, int] | None = None

@@ -12,7 +12,7 @@ import pytest
 from kernellab.errors import InputError
 from kernellab.formats import png
 from kernellab.formats.amber.materialize import write_scenarios
-from kernellab.formats.amber.parse import Unsupported, parse_amber
+from kernellab.formats.amber.parse import parse_amber
 from kernellab.suite.amber import checks_of
 from kernellab.suite.compare import check_all
 
@@ -76,12 +76,35 @@ def test_bad_image_bind_names_line_and_column(bind, where, words):
     assert f"t.amber: {where}: " in message and words in message
 
 
-def test_texel_buffers_are_refused_naming_the_construct():
-    with pytest.raises(Unsupported) as info:
-        parse_amber(IMG + "PIPELINE compute p\n  ATTACH s\n  BIND BUFFER img AS uniform_texel_buffer BINDING 0\nEND\n",
-                    Path("t.amber"))
-    assert info.value.construct == "BIND AS uniform_texel_buffer"
-    assert "line 10, column 22" in str(info.value)
+@pytest.mark.parametrize("bind, where, words", [
+    ("BIND BUFFER img AS uniform_texel_buffer BINDING 0", "line 10, column 15", "is an IMAGE"),
+    ("BIND BUFFER v3 AS storage_texel_buffer BINDING 0", "line 10, column 15", "has no texel format"),
+    ("BIND BUFFER buf AS storage_texel_buffer DESCRIPTOR_SET 1", "line 10, column 22", "needs BINDING"),
+    ("BIND BUFFER buf AS storage_texel_buffer BINDING 0 BASE_MIP_LEVEL 0", "line 10, column 53",
+     "expected DESCRIPTOR_SET or BINDING"),
+])
+def test_bad_texel_buffer_bind_names_line_and_column(bind, where, words):
+    text = IMG.replace("SAMPLER smp\n", "BUFFER v3 DATA_TYPE vec3<float> SIZE 2 FILL 0\n")
+    message = error_of(text + f"PIPELINE compute p\n  ATTACH s\n  {bind}\nEND\n")
+    assert f"t.amber: {where}: " in message and words in message
+
+
+def test_texel_buffers_become_bindings_with_their_format(tmp_path):
+    text = SHADER + """BUFFER f FORMAT R16G16_SINT DATA 1 2 END
+BUFFER d DATA_TYPE vec4<float> SIZE 2 FILL 0
+PIPELINE compute p
+  ATTACH s
+  BIND BUFFER f AS uniform_texel_buffer DESCRIPTOR_SET 0 BINDING 0
+  BIND BUFFER d AS storage_texel_buffer DESCRIPTOR_SET 0 BINDING 1
+END
+RUN p 1 1 1
+"""
+    script = parse_amber(text, tmp_path / "t.amber")
+    scenario = json.loads(write_scenarios(script, tmp_path, lambda s, e: b"")[0].scenario.read_text())
+    bindings = scenario["commands"][0]["dispatch_compute"]["bindings"]
+    assert [(b["descriptor_type"], b["texel_format"]) for b in bindings] == [
+        ("VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER", "VK_FORMAT_R16G16_SINT"),
+        ("VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER", "VK_FORMAT_R32G32B32A32_SFLOAT")]
 
 
 @pytest.mark.parametrize("probe, where, words", [
@@ -232,3 +255,25 @@ def test_image_file_binary_and_text_fill_the_texels(tmp_path):
     (tmp_path / "t.txt").write_text("7 8\n9 oops\n10\n")
     message = error_of(SHADER + "IMAGE b DATA_TYPE int32 DIM_1D WIDTH 4 FILE TEXT t.txt\n", tmp_path / "t.amber")
     assert "t.txt: line 2, column 3: expected an integer (int32), got 'oops'" in message
+
+
+@pytest.mark.parametrize("binding, pointer, words", [
+    ({"descriptor_type": "VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER"}, "/bindings/0/texel_format", "needs texel_format"),
+    ({"texel_format": "VK_FORMAT_R32_SFLOAT"}, "/bindings/0/texel_format", "goes with a texel buffer"),
+    ({"descriptor_type": "VK_DESCRIPTOR_TYPE_SAMPLER"}, "/bindings/0/descriptor_type", "binds an image, not a buffer"),
+    ({"descriptor_type": "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER", "texel_format": "VK_FORMAT_R32_SFLOAT",
+      "resource_ref": "im"}, "/bindings/0/descriptor_type", "binds a buffer, not a image"),
+    ({"texel_format": "VK_FORMAT_NOPE", "descriptor_type": "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER"},
+     "/bindings/0/texel_format", "VK_FORMAT_NOPE"),
+])
+def test_scenario_reader_checks_texel_buffer_bindings(tmp_path, binding, pointer, words):
+    from helpers.scenarios import write
+    from kernellab.formats.scenario import load_scenario
+
+    path = _scenario_with_image(tmp_path)
+    doc = json.loads(path.read_text())
+    doc["commands"][0]["dispatch_compute"]["bindings"][0].update(binding)
+    write(path, doc)
+    with pytest.raises(InputError) as info:
+        load_scenario(path)
+    assert pointer in str(info.value) and words in str(info.value), str(info.value)

@@ -171,6 +171,14 @@ class ImageBinding:
     lod: int | None = None
 
 
+@dataclass(frozen=True)
+class TexelBufferBinding:
+    """A buffer bound to a texel buffer descriptor, its bytes viewed as ``format`` texels."""
+
+    buffer: Buffer
+    format: str
+
+
 class Buffer(abc.ABC):
     """A device buffer of ``size`` bytes created by a backend."""
 
@@ -459,7 +467,7 @@ class GraphicsFeature(Protocol):
     def create_graphics_pipeline(self, spec: GraphicsProgramSpec) -> Program: ...
 
     def record_draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
-                    bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
+                    bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes, label: str,
                     barrier: bool) -> None: ...
 
 
@@ -646,7 +654,7 @@ class Backend(abc.ABC):
         return self._create_program(spec)
 
     def dispatch(self, program: Program, workgroups: Sequence[int],
-                 bindings: Mapping[tuple[int, int], Buffer | ImageBinding],
+                 bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding],
                  push_data: bytes = b"", label: str = "", *, offset: Sequence[int] = (),
                  global_size: Sequence[int] | None = None) -> None:
         """Record a dispatch of ``workgroups`` (1-3 counts, padded with 1) into the current frame.
@@ -688,7 +696,7 @@ class Backend(abc.ABC):
         return self.need(self.graphics(), "graphics").create_graphics_pipeline(spec)
 
     def draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
-             bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes = b"",
+             bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes = b"",
              label: str = "", barrier: bool = True) -> None:
         """Record a draw of three vertices (no vertex input) into ``attachments`` (one mip level
         each), viewport and scissor ``extent``; with ``barrier`` its writes are made visible to
@@ -798,11 +806,11 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def _dispatch(self, program: Program, groups: tuple[int, int, int],
-                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes,
+                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes,
                   label: str) -> None: ...
 
     def _dispatch_range(self, program: Program, groups: tuple[int, int, int],
-                        bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
+                        bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes, label: str,
                         offset: tuple[int, ...], global_size: tuple[int, ...] | None) -> None:
         """A dispatch from global id ``offset`` of ``global_size`` work-items (None: ``groups``
         whole work-groups); only a backend with ``capabilities.work_items`` is asked."""

@@ -25,6 +25,7 @@ from kernellab.formats.near_keys import unknown_field_message, with_misspelling_
 from kernellab.formats.paths import path_problem
 from kernellab.modelkit import Invalid, dump, json_schema_defs, nearest, show, unknown_fields
 from kernellab.outputs import escapes
+from kernellab.vkregistry import vkformat
 from kernellab.vkregistry.vkformat import image_format_problem
 
 log = logging.getLogger("kernellab.scenario")
@@ -463,6 +464,28 @@ def _check_bindings(ck: _Checker, loc: Loc, bindings: Sequence[m.Binding], by_ui
             ck.add(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
                                             f"by bindings/{slots[(b.set, b.id)]}")
         slots.setdefault((b.set, b.id), j)
+        _check_descriptor_type(ck, loc + ("bindings", j), b, by_uid)
+
+
+_TEXEL_TYPES = ("VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER", "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER")
+
+
+def _check_descriptor_type(ck: _Checker, loc: Loc, b: m.Binding, by_uid: _ByUid) -> None:
+    """kernellab's descriptor types: texel buffers view a buffer with a texel_format, the others bind an image."""
+    hit = by_uid.get(b.resource_ref)
+    resource = hit[1] if hit is not None else None
+    texel = b.descriptor_type in _TEXEL_TYPES
+    if b.texel_format is not None and vkformat.lookup(b.texel_format) is None:
+        ck.add(loc + ("texel_format",), f"unknown format {b.texel_format}")
+    if texel and b.texel_format is None:
+        ck.add(loc + ("texel_format",), f"{b.descriptor_type} needs texel_format (the VkFormat of its texels)")
+    if not texel and b.texel_format is not None:
+        ck.add(loc + ("texel_format",), "texel_format goes with a texel buffer descriptor_type "
+                                        "(VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER or ..._STORAGE_TEXEL_BUFFER)")
+    if texel and resource is not None and not isinstance(resource, m.Buffer):
+        ck.add(loc + ("descriptor_type",), f"{b.descriptor_type} binds a buffer, not a {resource.kind}")
+    if not texel and b.descriptor_type != "VK_DESCRIPTOR_TYPE_AUTO" and isinstance(resource, m.Buffer):
+        ck.add(loc + ("descriptor_type",), f"{b.descriptor_type} binds an image, not a buffer")
 
 
 def _check_dispatch_compute(ck: _Checker, loc: Loc, c: m.DispatchCompute, by_uid: _ByUid) -> None:

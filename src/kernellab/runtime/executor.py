@@ -35,7 +35,9 @@ from kernellab.backends.base import (
     SamplerSpec,
     SpecConstant,
     SubgroupSizing,
+    TexelBufferBinding,
     UnknownEntryError,
+    UnsupportedError,
     choose_device,
 )
 from kernellab.backends.registry import backend_class
@@ -779,7 +781,9 @@ class Executor:
             declared.update(known.interface.descriptors if known is not None else {})
         for b in c.bindings:
             r = self.scenario.by_uid[b.resource_ref]
-            if isinstance(r, m.Buffer):
+            if isinstance(r, m.Buffer) and b.descriptor_type in _TEXEL_SLOTS:
+                slots.append(BindingSlot(b.set, b.id, _TEXEL_SLOTS[b.descriptor_type]))
+            elif isinstance(r, m.Buffer):
                 # a shader's uniform block takes the buffer as a uniform buffer (Arm binds every
                 # buffer as storage, which Vulkan forbids for a uniform block)
                 uniform = getattr(declared.get((b.set, b.id)), "type", "") == "UNIFORM_BUFFER"
@@ -794,11 +798,18 @@ class Executor:
                 slots.append(BindingSlot(b.set, b.id, "tensor"))
         return tuple(sorted(slots))
 
-    def _bound(self, c: m.DispatchCompute | m.DispatchFragment) -> dict[tuple[int, int], Buffer | ImageBinding]:
-        bound: dict[tuple[int, int], Buffer | ImageBinding] = {}
+    def _bound(self, c: m.DispatchCompute | m.DispatchFragment
+               ) -> dict[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding]:
+        bound: dict[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding] = {}
         slots = {(s.set, s.id): s.descriptor for s in self._slots(c)}
         for b in c.bindings:
-            if b.resource_ref in self.buffers and b.buffer_range is not None:
+            if b.resource_ref in self.buffers and b.texel_format is not None:
+                if self.backend is not None and not self.backend.capabilities.images:
+                    # texel buffers are Vulkan buffer views: a backend without images has none
+                    raise UnsupportedError(f"the {self.backend.capabilities.title} backend has no texel buffers "
+                                           f"(binding of {b.resource_ref!r} as {b.descriptor_type})")
+                bound[(b.set, b.id)] = TexelBufferBinding(self.buffers[b.resource_ref], b.texel_format)
+            elif b.resource_ref in self.buffers and b.buffer_range is not None:
                 bound[(b.set, b.id)] = self._buffer_range(b.resource_ref, b.buffer_range)
             elif b.resource_ref in self.buffers:
                 bound[(b.set, b.id)] = self.buffers[b.resource_ref]
@@ -1091,6 +1102,8 @@ def _device_id(details: Mapping[str, Any], key: str) -> int:
 
 
 #: the descriptor kind of an image binding that names its descriptor type (kernellab's extension)
+_TEXEL_SLOTS = {"VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER": "uniform-texel-buffer",
+                "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER": "storage-texel-buffer"}
 _EXPLICIT_IMAGE_SLOTS = {"VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE": "sampled-image", "VK_DESCRIPTOR_TYPE_SAMPLER": "sampler",
                          "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER": "combined-image-sampler"}
 

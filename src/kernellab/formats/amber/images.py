@@ -32,7 +32,9 @@ TEXEL_BUFFER_KINDS = ("uniform_texel_buffer", "storage_texel_buffer")
 DESCRIPTOR_TYPES = {"storage_image": "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
                     "sampled_image": "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE",
                     "combined_image_sampler": "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER",
-                    "sampler": "VK_DESCRIPTOR_TYPE_SAMPLER"}
+                    "sampler": "VK_DESCRIPTOR_TYPE_SAMPLER",
+                    "uniform_texel_buffer": "VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER",
+                    "storage_texel_buffer": "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER"}
 DIMS = {"DIM_1D": "1D", "DIM_2D": "2D", "DIM_3D": "3D"}
 SAMPLE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 FILTERS = {"nearest": "NEAREST", "linear": "LINEAR"}
@@ -287,11 +289,12 @@ def _float(src: Any, t: Token) -> float:
 
 def parse_bind_image(parser: Any, head: Token, w: Any, p: Pipeline, buf: Token, kind: Token) -> None:
     """The rest of ``BIND BUFFER img AS storage_image|sampled_image|combined_image_sampler``:
-    ``[SAMPLER s]`` (combined), ``DESCRIPTOR_SET n``, ``BINDING n``, ``[BASE_MIP_LEVEL n]``."""
+    ``[SAMPLER s]`` (combined), ``DESCRIPTOR_SET n``, ``BINDING n``, ``[BASE_MIP_LEVEL n]``; or of
+    ``BIND BUFFER b AS uniform_texel_buffer|storage_texel_buffer DESCRIPTOR_SET n BINDING n``."""
     src = parser.src
     if kind.text in TEXEL_BUFFER_KINDS:
-        raise src.refuse(kind, f"BIND AS {kind.text}", f"binding as {kind.text} is not supported: the scenario "
-                                                       "model has no texel buffer views")
+        _parse_bind_texel_buffer(parser, head, w, p, buf, kind)
+        return
     image = parser.script.buffers[buf.text].image
     if image is None:
         raise src.error(buf, f"{buf.text!r} is a BUFFER, not an IMAGE: it cannot be bound as {kind.text}")
@@ -320,6 +323,34 @@ def parse_bind_image(parser: Any, head: Token, w: Any, p: Pipeline, buf: Token, 
     if image.samples > 1 and kind.text != "storage_image":
         raise src.error(kind, f"multisampled image {buf.text!r} can be bound only as storage_image")
     _replace(p, Binding(buf.text, kind.text, dset, binding, head.line, sampler=sampler, base_mip=base_mip))
+
+
+def texel_format(buf: Buffer) -> VkFormatInfo | None:
+    """The format a BUFFER's texels have as a texel buffer: its ``FORMAT``, or its ``DATA_TYPE``'s
+    (None when the elements are not texels: a matrix, or a padded vec3)."""
+    fmt = format_of(buf.element.name) if re.match(r"^[RGBA]\d", buf.element.name) else \
+        format_of_data_type(buf.element)
+    return fmt if fmt is not None and fmt.texel_size == buf.element.size else None
+
+
+def _parse_bind_texel_buffer(parser: Any, head: Token, w: Any, p: Pipeline, buf: Token, kind: Token) -> None:
+    src = parser.src
+    target = parser.script.buffers[buf.text]
+    if target.image is not None:
+        raise src.error(buf, f"{buf.text!r} is an IMAGE: a texel buffer binds a BUFFER")
+    if texel_format(target) is None:
+        raise src.error(buf, f"buffer {buf.text!r} ({target.element.name}) has no texel format: give it a FORMAT "
+                             "such as R32G32B32A32_SFLOAT, or a scalar, vec2 or vec4 DATA_TYPE")
+    dset, binding = 0, -1
+    while not w.done:
+        t = w.keyword("DESCRIPTOR_SET", "BINDING")
+        if t.text == "DESCRIPTOR_SET":
+            dset = w.integer("a descriptor set")
+        else:
+            binding = w.integer("a binding")
+    if binding < 0:
+        raise src.error(kind, f"BIND BUFFER ... AS {kind.text} needs BINDING")
+    _replace(p, Binding(buf.text, kind.text, dset, binding, head.line))
 
 
 def parse_bind_sampler(parser: Any, head: Token, w: Any, p: Pipeline) -> None:
@@ -397,7 +428,7 @@ def parse_pixel_probe(parser: Any, head: Token, w: Any, buf: Token, x: int, text
 # --- as scenario resources ---------------------------------------------------------------------
 
 #: the Binding kinds this module turns into scenario bindings
-BOUND_KINDS = IMAGE_BIND_KINDS + ("sampler",)
+BOUND_KINDS = IMAGE_BIND_KINDS + TEXEL_BUFFER_KINDS + ("sampler",)
 
 
 _OPENCL_IMAGE = re.compile(r"\bimage[123]d(_array)?_t\b")
@@ -510,6 +541,10 @@ def binding_entry(script: Any, p: Pipeline, b: Binding, binding: int | None = No
     ref = SAMPLER_HOLDER + b.buffer if kind == "sampler" else b.buffer
     entry: dict[str, Any] = {"set": b.set, "id": b.binding if binding is None else binding, "resource_ref": ref,
                              "descriptor_type": DESCRIPTOR_TYPES[kind]}
+    if kind in TEXEL_BUFFER_KINDS:
+        fmt = texel_format(script.buffers[b.buffer])
+        assert fmt is not None  # the parser checked it
+        entry["texel_format"] = fmt.name
     if kind == "storage_image" or b.base_mip:
         # a storage descriptor sees one level; a sampled one from BASE_MIP_LEVEL (that level alone)
         entry["lod"] = b.base_mip
