@@ -341,13 +341,7 @@ def _parse_bind_texel_buffer(parser: Any, head: Token, w: Any, p: Pipeline, buf:
     if texel_format(target) is None:
         raise src.error(buf, f"buffer {buf.text!r} ({target.element.name}) has no texel format: give it a FORMAT "
                              "such as R32G32B32A32_SFLOAT, or a scalar, vec2 or vec4 DATA_TYPE")
-    dset, binding = 0, -1
-    while not w.done:
-        t = w.keyword("DESCRIPTOR_SET", "BINDING")
-        if t.text == "DESCRIPTOR_SET":
-            dset = w.integer("a descriptor set")
-        else:
-            binding = w.integer("a binding")
+    dset, binding = _set_and_binding(w)
     if binding < 0:
         raise src.error(kind, f"BIND BUFFER ... AS {kind.text} needs BINDING")
     _replace(p, Binding(buf.text, kind.text, dset, binding, head.line))
@@ -367,6 +361,14 @@ def parse_bind_sampler(parser: Any, head: Token, w: Any, p: Pipeline) -> None:
         p.bindings = [b for b in p.bindings if not (b.kind == "kernel" and b.arg == arg)]
         p.bindings.append(Binding(s.text, "kernel", 0, -1, head.line, arg, sampler=s.text))
         return
+    dset, binding = _set_and_binding(w)
+    if binding < 0:
+        raise src.error(s, "BIND SAMPLER needs BINDING (or KERNEL ARG_NAME/ARG_NUMBER)")
+    _replace(p, Binding(s.text, "sampler", dset, binding, head.line, sampler=s.text))
+
+
+def _set_and_binding(w: Any) -> tuple[int, int]:
+    """``DESCRIPTOR_SET n`` (default 0) and ``BINDING n`` (-1 when missing), in either order."""
     dset, binding = 0, -1
     while not w.done:
         t = w.keyword("DESCRIPTOR_SET", "BINDING")
@@ -374,9 +376,7 @@ def parse_bind_sampler(parser: Any, head: Token, w: Any, p: Pipeline) -> None:
             dset = w.integer("a descriptor set")
         else:
             binding = w.integer("a binding")
-    if binding < 0:
-        raise src.error(s, "BIND SAMPLER needs BINDING (or KERNEL ARG_NAME/ARG_NUMBER)")
-    _replace(p, Binding(s.text, "sampler", dset, binding, head.line, sampler=s.text))
+    return dset, binding
 
 
 def _replace(p: Pipeline, b: Binding) -> None:
