@@ -277,3 +277,18 @@ def test_scenario_reader_checks_texel_buffer_bindings(tmp_path, binding, pointer
     with pytest.raises(InputError) as info:
         load_scenario(path)
     assert pointer in str(info.value) and words in str(info.value), str(info.value)
+
+
+def test_a_multisampled_image_needs_the_feature_and_the_sample_count():
+    from kernellab.backends.vulkan_features import Supported
+    from kernellab.suite.amber import missing_for_images
+
+    script = parse_amber(SHADER + "IMAGE ms FORMAT R32_UINT DIM_2D WIDTH 2 HEIGHT 2 SAMPLES 8\n"
+                                  "IMAGE one FORMAT R32_UINT DIM_2D WIDTH 2 HEIGHT 2\n", Path("t.amber"))
+    lavapipe = Supported(features={"shaderStorageImageMultisample": True}, limits={"storageImageSampleCounts": 0b101})
+    assert missing_for_images(script, lavapipe) == [
+        "storage images of 8 samples (storageImageSampleCounts: 1, 4) (IMAGE ms, line 5)"]
+    assert missing_for_images(script, Supported(limits={"storageImageSampleCounts": 0xFF})) == [
+        "shaderStorageImageMultisample (IMAGE ms, line 5)"]
+    assert missing_for_images(script, Supported(features={"shaderStorageImageMultisample": True},
+                                                limits={"storageImageSampleCounts": 0b1111})) == []

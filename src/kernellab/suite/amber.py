@@ -90,12 +90,23 @@ def missing_requirements(script: AmberScript, device: int) -> list[str]:
             missing.append(f"DEVICE_PROPERTY {name} (line {line})")
     for p in script.pipelines.values():
         missing += missing_for_subgroup(p, have)
+    missing += missing_for_images(script, have)
+    return missing
+
+
+def missing_for_images(script: AmberScript, have: Supported) -> list[str]:
+    """What a multisampled IMAGE needs (it is a storage image: the parser allows no other use)."""
+    missing = []
+    counts = have.limits.get("storageImageSampleCounts", 0)
     for b in script.buffers.values():
-        counts = have.limits.get("storageImageSampleCounts", 0)
-        if b.image is not None and b.image.samples > 1 and not counts & b.image.samples:
+        if b.image is None or b.image.samples == 1:
+            continue
+        where = f"(IMAGE {b.name}, line {b.line})"
+        if not have.feature("shaderStorageImageMultisample"):
+            missing.append(f"shaderStorageImageMultisample {where}")
+        elif not counts & b.image.samples:
             offered = ", ".join(str(1 << i) for i in range(7) if counts & (1 << i)) or "none"
-            missing.append(f"storage images of {b.image.samples} samples (storageImageSampleCounts: {offered}) "
-                           f"(IMAGE {b.name}, line {b.line})")
+            missing.append(f"storage images of {b.image.samples} samples (storageImageSampleCounts: {offered}) {where}")
     return missing
 
 
