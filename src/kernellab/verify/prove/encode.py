@@ -938,8 +938,8 @@ class Encoder:
                 return tuple(flat)
             return tuple(parts)
         if op == "OpCompositeInsert":
-            obj, comp = self.value(env, w[2]), self.value(env, w[3])
-            return _insert(comp, obj, list(w[4:]))
+            part, whole = self.value(env, w[2]), self.value(env, w[3])  # Object, then Composite
+            return _insert(part, whole, list(w[4:]))
         if op == "OpVectorShuffle":
             a, b = self.value(env, w[2]), self.value(env, w[3])
             both = list(a) + list(b)
