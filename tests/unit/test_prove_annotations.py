@@ -229,3 +229,41 @@ def test_prepare_spreads_function_wide_invariants_over_loops() -> None:
 def test_prepare_leaves_function_wide_invariant_of_a_do_loop_unsupported() -> None:
     src = "kernel void k(int n) {\n  do { n--; } while (n > 0);\n  __function_wide_invariant(n >= 0);\n}\n"
     assert "__function_wide_invariant(n >= 0)" in annotations.prepare(src)
+
+
+# --- GLSL --------------------------------------------------------------------------------------
+
+HAS_GLSLANG = tools.find("glslangValidator") is not None
+GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(std430, set = 0, binding = 0) buffer Data { int data[]; };
+layout(push_constant) uniform Push { int n; } pc;
+%s
+void main() {
+  uint lid = gl_LocalInvocationID.x;
+  %s
+  data[gl_GlobalInvocationID.x] = 1;
+}
+"""
+
+
+@pytest.mark.skipif(not HAS_GLSLANG, reason="needs glslangValidator")
+def test_glsl_other_invocation() -> None:
+    pytest.importorskip("z3", reason="needs z3-solver (pip install kernellab[prove])")
+    from kernellab.spirvsim import glsl_to_spirv
+    from kernellab.spirvsim.machine import eval_spec_op
+    from kernellab.spirvsim.module import load
+    from kernellab.verify.prove import engine
+
+    def run(body: str) -> tuple[str, set[str]]:
+        module = load(glsl_to_spirv(GLSL % (annotations.GLSL_HEADER, body)), "main", file="s.comp",
+                      eval_spec_op=eval_spec_op)
+        launch = engine.Launch(module.local_size, (4, 1, 1))
+        launch.buffer_sizes[(0, 0)] = 4096
+        o = engine.prove(module, launch, timeout=60)
+        return o.verdict, {f.kind for f in o.findings}
+
+    assert run("kl_assert(kl_uniform(pc.n)); kl_assert(kl_implies(kl_uniform(gl_WorkGroupID.x), "
+               "kl_distinct(lid))); kl_assert(kl_uniform(kl_enabled()));") == PROVEN
+    assert run("kl_assert(kl_uniform(lid));") == ASSERTION
+    assert run("if (lid < 3u) kl_assert(kl_uniform(kl_enabled()));") == ASSERTION

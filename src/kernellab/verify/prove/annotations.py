@@ -199,11 +199,17 @@ GLSL_HEADER = """\
 bool __kl_assert(bool c) { return c; }
 bool __kl_assume(bool c) { return c; }
 bool __kl_requires(bool c) { return c; }
+int __kl_other(int x) { return x; }
+int __kl_enabled(int x) { return x; }
 #define kl_assert(x) __kl_assert(x)
 #define kl_assume(x) __kl_assume(x)
 #define kl_requires(x) __kl_requires(x)
 #define kl_invariant(x) __kl_assert(x)
 #define kl_implies(a, b) (!(a) || (b))
+#define kl_other(x) __kl_other(int(x))
+#define kl_uniform(x) (int(x) == __kl_other(int(x)))
+#define kl_distinct(x) (int(x) != __kl_other(int(x)))
+#define kl_enabled() (__kl_enabled(0) != 0)
 """
 
 
