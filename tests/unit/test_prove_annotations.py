@@ -128,6 +128,26 @@ def test_ensures_checked_for_every_argument_the_precondition_allows(tmp_path: Pa
 
 
 @needs_clspv
+def test_ensures_over_the_other_invocation(tmp_path: Path) -> None:
+    src = """int next(int x) {
+      __requires(__implies(__same_group, __distinct_int(x)));
+      __ensures(__implies(__same_group, __distinct_int(__return_val_int())));
+      return x %s;
+    }
+    __kernel void k(__global int *A) { A[get_global_id(0)] = next(get_local_id(0)); }"""
+    assert verdict(tmp_path, src % "+ 1") == PROVEN
+    assert verdict(tmp_path, src % "/ 2") == ASSERTION
+
+
+@needs_clspv
+def test_specification_function_is_unknown(tmp_path: Path) -> None:
+    src = """void __spec_f(__global int *p) { __requires(__no_read(p)); }
+    __kernel void k(__global int *A) { __spec_f(A); A[get_global_id(0)] = 1; }"""
+    o = prove(tmp_path, src)
+    assert o.verdict == "unknown" and "__spec_" in o.reason and o.line[1] == 1  # type: ignore[attr-defined]
+
+
+@needs_clspv
 def test_ensures_with_vector_return_and_old(tmp_path: Path) -> None:
     src = """int4 inc(int4 v, int p) {
       __ensures(__return_val_int4().x == v.x + %s);

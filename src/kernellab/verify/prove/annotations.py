@@ -40,6 +40,7 @@ UNSUPPORTED = (
     '__accessed',
     '__non_temporal_loads_begin',
     '__non_temporal_loads_end',
+    '__spec_* function (a call stands for its contract)',
 )
 #: GPUVerify's specification language as calls the engine reads: each annotation a call of an
 #: function clspv keeps as a call (``noinline``; a declared function without a body crashes clspv).
@@ -104,15 +105,16 @@ __attribute__((noinline)) int __kl_requires_fn(int c) { return c + 0x4b4c0015; }
 #define __exclusive(x) (!__all(x))
 #define __same_group (get_group_id(0) == __other_int(get_group_id(0)) \\
     & get_group_id(1) == __other_int(get_group_id(1)) & get_group_id(2) == __other_int(get_group_id(2)))
-#define __read(p) (__kl_read((int)(p)[0]) != 0)
-#define __write(p) (__kl_write((int)(p)[0]) != 0)
+#define __KL_PROBE(p) ((int)*(volatile __typeof__((p)[0]) *)&(p)[0])
+#define __read(p) (__kl_read(__KL_PROBE(p)) != 0)
+#define __write(p) (__kl_write(__KL_PROBE(p)) != 0)
 #define __no_read(p) (!__read(p))
 #define __no_write(p) (!__write(p))
 #define __read_implies(p, e) (!__read(p) || (e))
 #define __write_implies(p, e) (!__write(p) || (e))
-#define __read_offset_bytes(p) ((size_t)__kl_read_offset((int)(p)[0]))
-#define __write_offset_bytes(p) ((size_t)__kl_write_offset((int)(p)[0]))
-#define __ptr_offset_bytes(p) ((size_t)__kl_ptr_offset((int)(p)[0]))
+#define __read_offset_bytes(p) ((size_t)__kl_read_offset(__KL_PROBE(p)))
+#define __write_offset_bytes(p) ((size_t)__kl_write_offset(__KL_PROBE(p)))
+#define __ptr_offset_bytes(p) ((size_t)__kl_ptr_offset(__KL_PROBE(p)))
 #define __requires_fresh_array(p) ((void)0)
 #define __add_noovfl_unsigned_int(x, y) __kl_noovfl((x), (y))
 #define __add_noovfl_int(x, y) __kl_noovfl_signed((x), (y))
@@ -319,6 +321,9 @@ def prepare(text: str) -> str:
     edits: list[tuple[int, int, str]] = []  # (start, length removed, text put there)
     for f in _functions(text):
         body = text[f.body:f.end]
+        name = re.search(r"(\w+)\s*\([^()]*\)\s*$", text[f.signature:f.body])
+        if not f.kernel and name and name.group(1).startswith("__spec_"):
+            edits.append((f.body + 1, 0, f"__kl_unsupported({len(UNSUPPORTED) - 1});"))
         if not f.kernel:
             for m in re.finditer(r"\b(__global_requires|__requires)\s*\(", body):
                 edits.append((f.body + m.start(1), len(m.group(1)), m.group(1) + "_in_function"))

@@ -38,6 +38,8 @@ class Frame:
     modular: bool = False
     #: the first access record of the modular run; before it, the logs are any state
     floor: int = 0
+    #: the ``__other_*`` records the postconditions' expressions made
+    others: list[OtherRecord] = field(default_factory=list)
     entry: dict[tuple[str, int], tuple[Any, Any]] = field(default_factory=dict)
 
 
@@ -57,6 +59,8 @@ class Specs:
     def __init__(self, enc: Any, assert_record: Any):
         self.enc, self.assert_record = enc, assert_record
         self._modular_next = False
+        #: how many __other_* records there were at the last statement-like annotation
+        self.mark = 0
         self.frames: list[Frame] = []
         self.defs: dict[int, Any] | None = None
         self.count = itertools.count()
@@ -90,10 +94,14 @@ class Specs:
             frame.returns.append(value)
             return value
         cond = arg if z3.is_bool(arg) else arg != 0
+        # the __other_* records made since the last statement-like annotation belong to this one
+        mine = trace.others[self.mark:] if self.mark <= len(trace.others) else []
+        self.mark = len(trace.others)
         if name in ("__kl_ensures", "__kl_ensures_all"):
             if frame is None or not inner:
                 raise enc.unmodelled(inst, f"{_SOURCE[name]} in a kernel (a postcondition of the launch)")
             frame.ensures.append((pred, cond, inst, name == "__kl_ensures_all"))
+            frame.others += mine
             return None
         if name == "__kl_assert":
             self.check(pred, cond, inst)
@@ -259,6 +267,9 @@ class Specs:
             if value is None:
                 raise enc.unmodelled(frame.ensures[0][2], "__return_val_* in a function that returns nothing")
             pairs += _pairs(placeholder, value)
+        for r in frame.others:  # what the other invocation sees of a postcondition
+            refreshed = self.at_return(out, r.value)
+            r.value = z3.substitute(refreshed, *pairs) if pairs else refreshed
         for pred, cond, inst, every in frame.ensures:
             refreshed = self.at_return(out, cond)
             done = z3.substitute(refreshed, *pairs) if pairs else refreshed
