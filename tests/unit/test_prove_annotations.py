@@ -287,3 +287,17 @@ def test_glsl_other_invocation() -> None:
                "kl_distinct(lid))); kl_assert(kl_uniform(kl_enabled()));") == PROVEN
     assert run("kl_assert(kl_uniform(lid));") == ASSERTION
     assert run("if (lid < 3u) kl_assert(kl_uniform(kl_enabled()));") == ASSERTION
+
+
+@needs_clspv
+def test_log_in_a_summarised_loop_sees_earlier_iterations(tmp_path: Path) -> None:
+    # 64 iterations: past the unrolling limit, the loop is summarised by invariants
+    src = """__kernel void k(__global int *A) {
+      for (int i = 0; __invariant(__write_implies(A, __write_offset_bytes(A) / 4 %% get_global_size(0)
+                                                    == get_global_id(0))), i < 64; i++)
+        A[get_global_id(0) + %s] = i;
+    }"""
+    assert verdict(tmp_path, src % "i * get_global_size(0)") == PROVEN
+    # an earlier iteration wrote off the invocation's column: the invariant fails at a later head
+    o = prove(tmp_path, src % "i * get_global_size(0) + (i == 40)")
+    assert o.verdict != "proven"  # type: ignore[attr-defined]

@@ -575,14 +575,17 @@ class Encoder:
             if len(keep) == len(candidates):
                 break
             candidates = keep
-        self.trace.assumes.append(z3.Implies(entry_pred, z3.And(*candidates)) if candidates else z3.BoolVal(True))
+        invariant = z3.Implies(entry_pred, z3.And(*candidates)) if candidates else z3.BoolVal(True)
+        self.trace.assumes.append(invariant)
         self.abstract += 1
         self.trace.summarized += 1
+        mark = self.specs.loop_start(invariant)  # the access logs see an earlier iteration
         try:
             inner: dict[int, list[Edge]] = {head.label: [Edge(entry_pred, env_h, dict(base_phis))]}
             self.run_region(fn, ordered, inner, returns, body, header=head.label)
         finally:
             self.abstract -= 1
+        self.specs.loop_end(mark)
         inner.pop(head.label, None)
         for label, es in inner.items():
             incoming.setdefault(label, []).extend(es)

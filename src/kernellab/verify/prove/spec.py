@@ -44,6 +44,20 @@ class Frame:
 
 
 @dataclass
+class LoopMark:
+    """A loop summarised by invariants, while its arbitrary iteration is encoded: the logs read
+    in it are settled when it ends (an earlier iteration's accesses are those of the whole body)."""
+
+    start: int  # its first access record
+    fresh: int  # the encoder's fresh-value counter when it started
+    calls: int  # and its call counter
+    logs: int  # and this helper's own counter
+    invariant: Any
+    #: logs read in the iteration: (kind, root, storage, (wg, sb) phases, access index, has, offset, assume index)
+    deferred: list[tuple[Any, ...]] = field(default_factory=list)
+
+
+@dataclass
 class OtherRecord:
     """A value of this invocation that the other one's ``__other_*`` at the same place sees."""
 
@@ -67,6 +81,7 @@ class Specs:
         #: log variables -> (kind, root): re-evaluated where a postcondition is checked
         self.log_vars: dict[int, tuple[str, int, str]] = {}
         self._cache: dict[tuple[Any, ...], tuple[Any, Any, int, Any]] = {}
+        self.loops: list[LoopMark] = []
 
     # --- calls -------------------------------------------------------------------------------
 
@@ -216,6 +231,9 @@ class Specs:
         has = z3.Bool(f"{enc.tag}_log_{kind}{root}_has{n}")
         off = z3.BitVec(f"{enc.tag}_log_{kind}{root}_off{n}", 64)
         cons = self.log_constraint(env, kind, root, storage, has, off)
+        if enc.abstract == 1 and self.loops:  # settled where the loop's iteration ends
+            self.loops[-1].deferred.append((kind, root, storage, enc.phase(env), len(trace.accesses), has, off,
+                                            len(trace.assumes)))
         trace.assumes.append(cons)
         self._cache[key] = (has, off, len(trace.assumes) - 1, cons)
         self.log_vars[has.get_id()] = (kind, root, storage)
@@ -226,23 +244,91 @@ class Specs:
         enc = self.enc
         if enc.abstract > 0:
             # in a loop summarised by invariants the earlier iterations' accesses are not in the
-            # trace: the log may hold anything
+            # trace: the log may hold anything (where the loop is the only one summarised, its
+            # end settles it: :meth:`loop_end`)
             return z3.BoolVal(True)
-        wg, sb = enc.phase(env)
         frame = next((f for f in reversed(self.frames) if f.modular), None)
         floor = frame.floor if frame is not None else 0
-        options = []
-        for r in enc.trace.accesses[floor:]:
-            if r.root != root or r.kind != kind:
-                continue
-            same = r.phase_wg == wg if r.storage == "Workgroup" else r.phase_sb == sb
-            options.append(z3.And(r.pred, same, off == r.offset))
+        options = self.log_options(enc.trace.accesses[floor:], kind, root, enc.phase(env), off)
         if frame is not None:  # before the contract's run: any log its preconditions allow
             e_has, e_off = frame.entry.setdefault((kind, root), (
                 z3.Bool(f"{enc.tag}_entry_{kind}{root}_has{next(self.count)}"),
                 z3.BitVec(f"{enc.tag}_entry_{kind}{root}_off{next(self.count)}", 64)))
             options.append(z3.And(e_has, off == e_off))
         return z3.Implies(has, z3.Or(*options)) if options else z3.Not(has)
+
+    @staticmethod
+    def log_options(records: list[Any], kind: str, root: int, phase: tuple[Any, Any], off: Any,
+                    rename: list[tuple[Any, Any]] | None = None) -> list[Any]:
+        """For each reached ``kind`` access of ``root`` in ``records`` in the current barrier
+        interval: it is the one logged (its terms renamed by ``rename``, if given)."""
+        wg, sb = phase
+        out = []
+        for r in records:
+            if r.root != root or r.kind != kind:
+                continue
+            same = r.phase_wg == wg if r.storage == "Workgroup" else r.phase_sb == sb
+            option = z3.And(r.pred, same, off == r.offset)
+            out.append(z3.substitute(option, *rename) if rename else option)
+        return out
+
+    def loop_start(self, invariant: Any) -> LoopMark:
+        mark = LoopMark(len(self.enc.trace.accesses), next(self.enc.fresh_count), self.enc.calls, next(self.count),
+                        invariant)
+        self.loops.append(mark)
+        return mark
+
+    def loop_end(self, mark: LoopMark) -> None:
+        """The logs read in the summarised iteration: one logged access is one made before the
+        loop, one of this iteration before the read, or one of an earlier iteration — the body's
+        accesses with every value the iteration made renamed (another arbitrary iteration that
+        satisfies the loop's invariants)."""
+        self.loops.pop()
+        enc, t = self.enc, self.enc.trace
+        if not mark.deferred:
+            return
+        body = t.accesses[mark.start:]
+        rename = self.renaming(mark, body)
+        earlier = z3.substitute(mark.invariant, *rename) if rename else mark.invariant
+        frame = next((f for f in reversed(self.frames) if f.modular), None)
+        floor = frame.floor if frame is not None else 0
+        for kind, root, storage, phase, index, has, off, at in mark.deferred:
+            if at >= len(t.assumes) or not z3.is_true(t.assumes[at]):
+                continue
+            options = self.log_options(t.accesses[floor:index], kind, root, phase, off)
+            again = self.log_options(body, kind, root, phase, off, rename)
+            if again:
+                options.append(z3.And(earlier, z3.Or(*again)))
+            if frame is not None:
+                e_has, e_off = frame.entry.setdefault((kind, root), (
+                    z3.Bool(f"{enc.tag}_entry_{kind}{root}_has{next(self.count)}"),
+                    z3.BitVec(f"{enc.tag}_entry_{kind}{root}_off{next(self.count)}", 64)))
+                options.append(z3.And(e_has, off == e_off))
+            t.assumes[at] = z3.Implies(has, z3.Or(*options)) if options else z3.Not(has)
+
+    def renaming(self, mark: LoopMark, body: list[Any]) -> list[tuple[Any, Any]]:
+        """Fresh copies of the values the summarised iteration made (loop variables, loads,
+        private memory, ...), found by the numbers in their names."""
+        import re
+        tag = re.escape(self.enc.tag)
+        made = re.compile(rf"^{tag}_(?:(?:v|ld|f|undef|atomic|bits|other|retval|contract_arg|loop\d+_\d+_|"
+                          rf"loopmem\d+_)(\d+)|fn\d+_(\d+)|(?:log|entry)_\w+?_(?:has|off)(\d+))$")
+        seen: dict[int, Any] = {}
+        stack = [mark.invariant] + [x for r in body for x in (r.pred, r.offset)]
+        visited: set[int] = set()
+        while stack:
+            x = stack.pop()
+            if x.get_id() in visited:
+                continue
+            visited.add(x.get_id())
+            if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+                m = made.match(x.decl().name())
+                if m and ((m.group(1) and int(m.group(1)) > mark.fresh) or (m.group(2) and int(m.group(2)) > mark.calls)
+                          or (m.group(3) and int(m.group(3)) > mark.logs)):
+                    seen[x.get_id()] = x
+            stack.extend(x.children())
+        n = next(self.count)
+        return [(x, z3.Const(f"{x.decl().name()}_earlier{n}", x.sort())) for x in seen.values()]
 
     # --- functions ---------------------------------------------------------------------------
 
