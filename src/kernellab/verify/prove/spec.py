@@ -292,7 +292,7 @@ class Specs:
         earlier = z3.substitute(mark.invariant, *rename) if rename else mark.invariant
         frame = next((f for f in reversed(self.frames) if f.modular), None)
         floor = frame.floor if frame is not None else 0
-        for kind, root, storage, phase, index, has, off, at in mark.deferred:
+        for kind, root, _storage, phase, index, has, off, at in mark.deferred:
             if at >= len(t.assumes) or not z3.is_true(t.assumes[at]):
                 continue
             options = self.log_options(t.accesses[floor:index], kind, root, phase, off)
