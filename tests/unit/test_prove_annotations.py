@@ -301,3 +301,11 @@ def test_log_in_a_summarised_loop_sees_earlier_iterations(tmp_path: Path) -> Non
     # an earlier iteration wrote off the invocation's column: the invariant fails at a later head
     o = prove(tmp_path, src % "i * get_global_size(0) + (i == 40)")
     assert o.verdict != "proven"  # type: ignore[attr-defined]
+
+
+def test_a_function_the_source_defines_is_not_the_headers() -> None:
+    src = "bool __equal_floats(float* p, float* q) {\n  return *p == *q;\n}\n__kernel void k() { __assert(1); }\n"
+    text = annotations.annotated(src)
+    head, _, body = text.rpartition("#line 1\n")
+    assert "#undef __equal_floats" in head and "#undef __assert" not in head
+    assert body == src

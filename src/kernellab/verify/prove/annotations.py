@@ -363,5 +363,12 @@ def prepare(text: str) -> str:
 
 def annotated(text: str) -> str:
     """An OpenCL C source as the proof compiles it: the annotation header, then the source
-    (:func:`prepare`), its line numbers kept."""
-    return ANNOTATION_HEADER + prepare(text)
+    (:func:`prepare`), its line numbers kept. A function the source defines under a name the
+    header takes (GPUVerify's tests define their own ``__equal_floats``) is the source's."""
+    own = sorted({m.group(1) for m in re.finditer(r"\b(__\w+)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*\{", text)
+                  if re.search(rf"^#define {re.escape(m.group(1))}\(", ANNOTATION_HEADER, re.M)})
+    header = ANNOTATION_HEADER
+    if own:
+        cut = header.rindex("#line 1")
+        header = header[:cut] + "".join(f"#undef {name}\n" for name in own) + header[cut:]
+    return header + prepare(text)
