@@ -25,7 +25,7 @@ import z3
 from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name, successors
 from kernellab.spirvsim.types import Type
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
-from kernellab.verify.prove.spec import OtherRecord, Specs
+from kernellab.verify.prove.spec import OtherRecord, Specs, subterms
 
 #: iterations a loop is unrolled before the encoder gives up on it
 MAX_UNROLL = 32
@@ -1019,17 +1019,7 @@ _COMPARISONS = frozenset({"OpULessThan", "OpULessThanEqual", "OpUGreaterThan", "
 def _mentions(e: Any, names: list[Any]) -> bool:
     """Whether ``e`` contains one of the constants ``names``."""
     wanted = {n.get_id() for n in names}
-    seen: set[int] = set()
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if x.get_id() in seen:
-            continue
-        seen.add(x.get_id())
-        if x.get_id() in wanted:
-            return True
-        stack.extend(x.children())
-    return False
+    return any(True for _ in subterms([e], lambda x: x.get_id() in wanted))
 
 
 def _truth(v: Any) -> Any:

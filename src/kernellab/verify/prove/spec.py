@@ -313,22 +313,17 @@ class Specs:
         tag = re.escape(self.enc.tag)
         made = re.compile(rf"^{tag}_(?:(?:v|ld|f|undef|atomic|bits|other|retval|contract_arg|loop\d+_\d+_|"
                           rf"loopmem\d+_)(\d+)|fn\d+_(\d+)|(?:log|entry)_\w+?_(?:has|off)(\d+))$")
-        seen: dict[int, Any] = {}
-        stack = [mark.invariant] + [x for r in body for x in (r.pred, r.offset)]
-        visited: set[int] = set()
-        while stack:
-            x = stack.pop()
-            if x.get_id() in visited:
-                continue
-            visited.add(x.get_id())
-            if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                m = made.match(x.decl().name())
-                if m and ((m.group(1) and int(m.group(1)) > mark.fresh) or (m.group(2) and int(m.group(2)) > mark.calls)
-                          or (m.group(3) and int(m.group(3)) > mark.logs)):
-                    seen[x.get_id()] = x
-            stack.extend(x.children())
+        def since(x: Any) -> bool:
+            if not (z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED):
+                return False
+            m = made.match(x.decl().name())
+            return m is not None and bool((m.group(1) and int(m.group(1)) > mark.fresh)
+                                          or (m.group(2) and int(m.group(2)) > mark.calls)
+                                          or (m.group(3) and int(m.group(3)) > mark.logs))
+
         n = next(self.count)
-        return [(x, z3.Const(f"{x.decl().name()}_earlier{n}", x.sort())) for x in seen.values()]
+        roots = [mark.invariant] + [x for r in body for x in (r.pred, r.offset)]
+        return [(x, z3.Const(f"{x.decl().name()}_earlier{n}", x.sort())) for x in subterms(roots, since)]
 
     # --- functions ---------------------------------------------------------------------------
 
@@ -366,16 +361,7 @@ class Specs:
 
     def at_return(self, out: dict[Any, Any], cond: Any) -> Any:
         """``cond`` with its access-log terms read again where the function returns."""
-        found: dict[int, Any] = {}
-        stack, seen = [cond], set()
-        while stack:
-            x = stack.pop()
-            if x.get_id() in seen:
-                continue
-            seen.add(x.get_id())
-            if x.get_id() in self.log_vars:
-                found[x.get_id()] = x
-            stack.extend(x.children())
+        found = {x.get_id(): x for x in subterms([cond], lambda x: x.get_id() in self.log_vars)}
         pairs = []
         done: dict[tuple[str, int], tuple[Any, Any]] = {}
         for x in found.values():
@@ -411,18 +397,20 @@ def link_others(ta: Any, tb: Any) -> list[Any]:
 
 def mentions_other(cond: Any, trace: Any) -> bool:
     wanted = {r.fresh.get_id() for r in trace.others}
-    if not wanted:
-        return False
-    stack, seen = [cond], set()
+    return bool(wanted) and any(True for _ in subterms([cond], lambda x: x.get_id() in wanted))
+
+
+def subterms(roots: list[Any], pick: Any) -> Any:
+    """The distinct subterms of ``roots`` that ``pick`` accepts (each once)."""
+    stack, seen = list(roots), set()
     while stack:
         x = stack.pop()
         if x.get_id() in seen:
             continue
         seen.add(x.get_id())
-        if x.get_id() in wanted:
-            return True
+        if pick(x):
+            yield x
         stack.extend(x.children())
-    return False
 
 
 def _pairs(placeholder: Any, value: Any) -> list[tuple[Any, Any]]:
