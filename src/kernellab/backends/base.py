@@ -19,6 +19,7 @@ from kernellab.errors import KernellabError, UsageError
 
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
 from kernellab.native.devices import DEVICE_KINDS, DeviceInfo, choose_device  # noqa: F401
+from kernellab.opencl_types import ArgType
 
 if TYPE_CHECKING:  # a run of buffers never imports NumPy: the byte-level methods take memoryviews
     import numpy as np
@@ -260,6 +261,8 @@ class Limits:
     max_allocation_size: int | None = None
     #: bytes of the memory heap the run's buffers come from, all together (images may live elsewhere)
     memory_heap_size: int | None = None
+    #: a bound buffer range (:meth:`Backend.sub_buffer`) must start at a multiple of this many bytes
+    buffer_range_alignment: int | None = None
     #: limit -> its name on this backend's API, for messages (Vulkan's names unless given)
     names: Mapping[str, str] = field(default_factory=lambda: dict(VULKAN_LIMIT_NAMES), compare=False)
 
@@ -283,12 +286,47 @@ class LocalArgument:
 
 
 @dataclass(frozen=True)
+class KernelArg:
+    """One parameter of a kernel taken as source, as the driver reports it (OpenCL's argument info)."""
+
+    index: int
+    name: str
+    #: "global" | "local" | "constant" | "private" (private = passed by value)
+    address_space: str
+    type_name: str
+    access: str = "none"  # image access qualifier: read_only, write_only, read_write, none
+    #: the pointee type for pointers, the value type otherwise
+    type: ArgType = field(default_factory=lambda: ArgType("", None))
+
+    @property
+    def is_pointer(self) -> bool:
+        return self.type_name.endswith("*")
+
+    @property
+    def kind(self) -> str:
+        """"buffer", "local", "scalar", "image" or "sampler"."""
+        base = self.type_name.replace("const", "").strip()
+        if base == "sampler_t":
+            return "sampler"
+        if base.startswith("image") and base.endswith("_t"):  # image2d_t, image1d_buffer_t, ...
+            return "image"
+        if self.address_space == "local":
+            return "local"
+        if self.address_space in ("global", "constant") and self.is_pointer:
+            return "buffer"
+        return "scalar"
+
+
+@dataclass(frozen=True)
 class KernelInterface:
     """What a program's entry point expects from a dispatch (descriptors, push-constant bytes,
     specialization ids), and the ``__local`` arguments whose lengths must be given."""
 
     interface: Interface
     local_arguments: tuple[LocalArgument, ...] = ()
+    #: every parameter in order, where the backend takes the program as source and its driver
+    #: reports them (OpenCL C); empty otherwise
+    parameters: tuple[KernelArg, ...] = ()
 
 
 class UnknownEntryError(KernellabError):
@@ -589,6 +627,19 @@ class Backend(abc.ABC):
         """``size`` bytes of ``buf`` from ``offset``, bound as a buffer of their own (a split
         dispatch's part sees its rows only); backends without buffer views refuse it."""
         raise UsageError(f"the {self.name} backend cannot bind a range of buffer {buf.uid!r}")
+
+    def free_buffer(self, buf: Buffer) -> None:
+        """Release ``buf`` (or a view of :meth:`sub_buffer`) now rather than at :meth:`close`: a
+        caller that runs many scenarios on one backend frees each run's buffers. Views go first.
+        By default nothing: the backend releases its buffers when it closes."""
+        return None
+
+    def transfer_timings(self) -> list[CommandTiming]:
+        """Device times of the buffer transfers since the last call (``write:<uid>``,
+        ``fill:<uid>``, ``read:<uid>``): the writes before a frame and the reads after it, which
+        :meth:`submit`'s dispatch timings leave out. Only on a backend opened with timestamps that
+        profiles its transfers (OpenCL: their events); empty otherwise."""
+        return []
 
     def clear_buffer(self, buf: Buffer) -> None:
         """Set every byte of ``buf`` to zero."""

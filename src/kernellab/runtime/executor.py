@@ -811,6 +811,19 @@ class Executor:
             view = self._ranges[key] = self.backend.sub_buffer(self.buffers[uid], rng[0], rng[1])
         return view
 
+    def free_buffers(self) -> None:
+        """Release this run's buffers and their views on the backend it ran on, for a caller that
+        lent a backend it keeps for many runs and whose lease made the buffers for this run alone
+        (a PySchedCL sweep): views first, then the buffers."""
+        if self.backend is None:
+            return
+        for view in self._ranges.values():
+            self.backend.free_buffer(view)
+        for buf in self.buffers.values():
+            self.backend.free_buffer(buf)
+        self._ranges.clear()
+        self.buffers.clear()
+
     # --- run -----------------------------------------------------------------------------------
     def run_commands(self, backend: Backend, outputs: OutputSet, capture: bool) -> list[CommandTiming]:
         """Record the scenario's commands in order, submitting at each frame boundary and at the

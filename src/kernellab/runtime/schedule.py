@@ -222,8 +222,7 @@ class _Execution:
         # build every program first, so the trace shows execution and not the OpenCL C compiler
         for pt in self.plan.tasks.values():
             session.check_fits(pt.kernel)
-            for lane in pt.lanes:
-                session.program(session.lanes[lane].context, pt.kernel)
+            session.program(pt.kernel, pt.lanes)
         # and generate the seeded inputs, so the trace shows the devices' work, not numpy's
         index = {t: i for i, t in enumerate(self.graph.tasks)}
         self.generated = {tid: fill_inputs(self.kernels[tid], seed, stream=index[tid]) for tid in self.graph.tasks}
