@@ -217,6 +217,9 @@ class Capabilities:
     #: :meth:`Backend.dispatch` takes a global offset and a global size in work-items (the last
     #: work-group of a dimension may be partial), as clEnqueueNDRangeKernel does
     work_items: bool = False
+    #: :meth:`Backend.kernel_launches`: kernels launched with arguments by position (kernel
+    #: instantiations, verify's launches)
+    kernel_launches: bool = False
 
     def program_form(self, language: str) -> str | None:
         return self.languages.get(language)
@@ -544,11 +547,57 @@ class OpticalFlowFeature(Protocol):
 
 
 #: each optional feature's capability -> how a message says a backend lacks it
+class KernelLaunchFeature(Protocol):
+    """Kernels taken as source, launched the way ``clEnqueueNDRangeKernel`` does: positional
+    arguments (buffers made with their ``cl_mem_flags``, ``__local`` sizes, by-value bytes,
+    images and samplers), a global size, offset and local size of the caller's. What a
+    kernel-instantiation file needs beyond a scenario's dispatch."""
+
+    @property
+    def is_simulator(self) -> bool:
+        """The device simulates kernels and checks each access (Oclgrind): it runs work-groups of
+        unequal size whatever OpenCL C version it reports."""
+
+    def language_version(self) -> tuple[int, int] | None:
+        """The device's kernel language version (OpenCL C major, minor); None when it does not say."""
+
+    def non_uniform_work_groups(self) -> bool:
+        """Whether a device of a version where they are optional (OpenCL 3.0) supports work-groups
+        of unequal size (True when it cannot tell)."""
+
+    def kernel_arguments(self, program: Program) -> list[KernelArg]:
+        """The program's parameters, in order, as the driver reports them."""
+
+    def static_local_memory(self, program: Program) -> int:
+        """Bytes of the program's own ``__local`` arrays; 0 where the driver does not say."""
+
+    def type_layout(self, program: Program, type_names: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """``(sizeof, alignof)`` of by-value types only the compiler can size."""
+
+    def alloc_with_flags(self, size: int, flags: Sequence[str], uid: str = "") -> Buffer:
+        """A buffer created with named ``cl_mem_flags`` (``CL_MEM_READ_ONLY``...)."""
+
+    def make_image(self, dims: Sequence[int], data: np.ndarray, access: str) -> Any:
+        """A float RGBA image of ``dims`` holding ``data``."""
+
+    def make_sampler(self, normalized: bool = False, addressing: str = "CLAMP_TO_EDGE",
+                     filtering: str = "NEAREST") -> Any: ...
+
+    def read_launch_image(self, image: Any, dims: Sequence[int]) -> np.ndarray:
+        """The texels of an image made by :meth:`make_image`."""
+
+    def launch(self, program: Program, args: Sequence[Any], global_size: Sequence[int],
+               local_size: Sequence[int] | None = None, global_offset: Sequence[int] | None = None,
+               label: str = "") -> None:
+        """Enqueue ``program`` with ``args`` by position into the current frame."""
+
+
 FEATURE_MISSING = {"images": "does not support images", "graphics": "has no graphics pipelines",
                    "tensors": "has no tensors (VK_ARM_tensors)",
                    "memory_groups": "has no memory groups (resources sharing one allocation)",
                    "graphs": "has no graphs (VK_ARM_data_graph)",
-                   "optical_flow": "has no optical flow (VK_ARM_data_graph_optical_flow)"}
+                   "optical_flow": "has no optical flow (VK_ARM_data_graph_optical_flow)",
+                   "kernel_launches": "launches no kernels with arguments by position (run it on OpenCL)"}
 
 _Part = TypeVar("_Part")
 
@@ -797,6 +846,9 @@ class Backend(abc.ABC):
         return None
 
     def optical_flow(self) -> OpticalFlowFeature | None:
+        return None
+
+    def kernel_launches(self) -> KernelLaunchFeature | None:
         return None
 
     def need(self, part: _Part | None, capability: str) -> _Part:

@@ -98,7 +98,7 @@ class OpenCLBackend(Backend):
     name: ClassVar[str] = "opencl"
     capabilities: ClassVar[Capabilities] = Capabilities(
         title="OpenCL", languages={"opencl-c": SOURCE}, elsewhere="run on Vulkan for GLSL and SPIR-V",
-        work_items=True)
+        work_items=True, kernel_launches=True)
 
     def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions(), *, direct: bool = False):
         """``direct``: Oclgrind's runtime called directly (:mod:`kernellab.native.oclgrind`), not
@@ -144,6 +144,8 @@ class OpenCLBackend(Backend):
             return ncl.guarded(f"clGetDeviceInfo({what})", dev.get_info, getattr(info, what))
 
         sizes = [int(x) for x in ask("MAX_WORK_ITEM_SIZES")][:3]
+        # bits; Oclgrind's runtime called directly does not offer the query (nor sub-buffers)
+        align = int(ask("MEM_BASE_ADDR_ALIGN")) // 8 if hasattr(info, "MEM_BASE_ADDR_ALIGN") else None
         return Limits(max_workgroup_size=tuple(sizes + [1] * (3 - len(sizes))),  # type: ignore[arg-type]
                       max_workgroup_invocations=int(ask("MAX_WORK_GROUP_SIZE")),
                       max_storage_buffer_range=int(ask("MAX_MEM_ALLOC_SIZE")),
@@ -151,7 +153,7 @@ class OpenCLBackend(Backend):
                       max_push_constants_size=int(ask("MAX_PARAMETER_SIZE")),
                       max_shared_memory_size=int(ask("LOCAL_MEM_SIZE")),
                       memory_heap_size=int(ask("GLOBAL_MEM_SIZE")),
-                      buffer_range_alignment=max(1, int(ask("MEM_BASE_ADDR_ALIGN")) // 8), names=self._LIMIT_NAMES)
+                      buffer_range_alignment=max(1, align) if align is not None else None, names=self._LIMIT_NAMES)
 
     @property
     def limits(self) -> Limits:
@@ -176,6 +178,31 @@ class OpenCLBackend(Backend):
     @property
     def is_oclgrind(self) -> bool:
         return "oclgrind" in str(self.device.details.get("platform", "")).lower()
+
+    # --- launches by position (base.KernelLaunchFeature): the backend is its own part ---------
+    def kernel_launches(self) -> OpenCLBackend:
+        return self
+
+    @property
+    def is_simulator(self) -> bool:
+        return self.is_oclgrind
+
+    def language_version(self) -> tuple[int, int] | None:
+        found = re.search(r"OpenCL C (\d+)\.(\d+)", str(getattr(self.cl_device, "opencl_c_version", "")))
+        return (int(found.group(1)), int(found.group(2))) if found else None
+
+    #: CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT: optional from OpenCL 3.0
+    _NON_UNIFORM_QUERY = 0x10AB
+
+    def non_uniform_work_groups(self) -> bool:
+        try:
+            return bool(self.cl_device.get_info(self._NON_UNIFORM_QUERY))
+        except Exception:  # noqa: BLE001 - an ICD without the query: trust the version
+            return True
+
+    def kernel_arguments(self, program: Program) -> list[KernelArg]:
+        assert isinstance(program, OpenCLProgram)
+        return program.args
 
     # --- memory ---------------------------------------------------------------------------
     def sub_buffer(self, buf: Buffer, offset: int, size: int) -> OpenCLBuffer:
@@ -335,8 +362,9 @@ class OpenCLBackend(Backend):
                               workgroup_memory=self._static_local_memory(kernel))
         return KernelInterface(interface, locals_, tuple(args))
 
-    def static_local_memory(self, program: OpenCLProgram) -> int:
+    def static_local_memory(self, program: Program) -> int:
         """Bytes of ``program``'s ``__local`` arrays; 0 where the driver does not say."""
+        assert isinstance(program, OpenCLProgram)
         return self._static_local_memory(program.kernel)
 
     def _static_local_memory(self, kernel: Any) -> int:
@@ -361,10 +389,11 @@ class OpenCLBackend(Backend):
             cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, self.cl_device))
         return OpenCLProgram(spec, program, kernel, args, (wg + (0, 0, 0))[:3])  # type: ignore[arg-type]
 
-    def type_layout(self, program: OpenCLProgram, type_names: Sequence[str]) -> dict[str, tuple[int, int]]:
+    def type_layout(self, program: Program, type_names: Sequence[str]) -> dict[str, tuple[int, int]]:
         """``(sizeof, alignof)`` of by-value parameter types kernellab cannot size itself (structs,
         typedefs of structs), asked of the compiler: the program is rebuilt with one more kernel
         that writes both for each type, and run on one work-item."""
+        assert isinstance(program, OpenCLProgram)
         names = list(dict.fromkeys(type_names))
         if not names:
             return {}
