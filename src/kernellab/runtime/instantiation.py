@@ -614,8 +614,7 @@ def as_scenario(launch: PreparedLaunch, *, whole_groups: bool = False) -> Launch
                                    launch.layout)
     shader = m.Shader(uid=uid, src=inst.kernel_file, type="OpenCL-C", entry=inst.entry_point,
                       build_options=inst.compiler_flags or "", push_constants_size=len(push),
-                      specialization_constants=specs)
-    shader._src_path = inst.kernel_path
+                      specialization_constants=specs, src_path=inst.kernel_path)
     resources: list[m.Resource] = [shader]
     bindings, values, arrays = [], {}, {}
     binding_of = abi.buffer_bindings(args)

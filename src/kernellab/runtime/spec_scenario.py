@@ -75,8 +75,7 @@ def spec_scenario(kernel: ResolvedKernel, host: Mapping[int, np.ndarray]) -> Spe
                                                     value=abi.local_count(kernel.local_bytes[pos], arg.type.itemsize)))
     shader = m.Shader(uid=spec.name, src=spec.src.name, entry=spec.name, type="OpenCL-C",
                       build_options=kernel.build_options, push_constants_size=len(push),
-                      specialization_constants=spec_consts)
-    shader._src_path = spec.src
+                      specialization_constants=spec_consts, src_path=spec.src)
     resources: list[Any] = [shader]
     bindings, data, buffers = [], {}, {}
     # binding B is the B-th buffer argument in parameter order (clspv's layout, which the OpenCL
