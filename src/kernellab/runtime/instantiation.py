@@ -674,12 +674,13 @@ class _LentBackend:
         return backend.create_program(spec)
 
 
-def _run_as_scenario(be: Backend, launch: PreparedLaunch) -> dict[int, Any]:
+def _run_as_scenario(be: Backend, launch: PreparedLaunch, device_limits: bool = True) -> dict[int, Any]:
     """Run an :func:`expressible` launch through the executor; argument index -> its buffer."""
     from kernellab.runtime.executor import Executor, RunOptions
 
     shaped = as_scenario(launch)
-    executor = Executor(shaped.scenario, RunOptions(backend=be.name), inputs=_LaunchInputs(shaped),
+    executor = Executor(shaped.scenario, RunOptions(backend=be.name, device_limits=device_limits),
+                        inputs=_LaunchInputs(shaped),
                         write_files=False, lease=_LentBackend(be, shaped),
                         programs={shaped.scenario.commands[0].shader_ref: shaped.program})  # type: ignore[attr-defined]
     try:
@@ -690,15 +691,17 @@ def _run_as_scenario(be: Backend, launch: PreparedLaunch) -> dict[int, Any]:
     return {n: executor.buffers[uid] for n, uid in shaped.arrays.items()}
 
 
-def launch_arrays(be: Backend, launch: PreparedLaunch) -> dict[int, Any]:
-    """Run one launch: as a scenario where the model holds it, else directly; its array buffers."""
+def launch_arrays(be: Backend, launch: PreparedLaunch, *, device_limits: bool = True) -> dict[int, Any]:
+    """Run one launch: as a scenario where the model holds it, else directly; its array buffers.
+    ``device_limits``: sizes past the device's limits are bad input before the launch; without
+    (verify), the driver refuses the launch and the checker reports it."""
     if not expressible(launch):
         launch = realize(be, launch)
         launch.launch(be)
         be.submit()
         return dict(launch.arrays)
     try:
-        return _run_as_scenario(be, launch)
+        return _run_as_scenario(be, launch, device_limits)
     except BackendError as exc:
         named = launch.named(exc)
         if named is exc:
