@@ -170,16 +170,16 @@ class Session:
         """The kernel's source as the driver gets it and its options, built and checked against the
         spec on the backends of ``roles`` (once per backend and kernel)."""
         spec = kernel.spec
-        key = (str(spec.file), spec.name, kernel.build_options)
+        folder = Path(spec.file).parent
+        # the spec's macros become -D options: through the door like any file's options
+        read = compiler_options.read("opencl-c", kernel.build_options, folder, compiler_options.allowed_roots(folder),
+                                     (str(spec.file), "/macros"))
+        key = (str(spec.file), spec.name, read.key())
         with self._lock:
             if key not in self._built:
-                folder = Path(spec.file).parent
-                # the spec's macros become -D options: through the door like any file's options
-                options = compiler_options.read("opencl-c", kernel.build_options, folder,
-                                                compiler_options.allowed_roots(folder), (str(spec.file), "/macros"))
                 # the driver gets the kernel with its includes inlined and checked (an InputError names the include)
-                source = driver_source(spec.src, Path(spec.file), (str(spec.file), "/src"), options=options)
-                self._built[key] = (source, options.without_include_dirs())
+                source = driver_source(spec.src, Path(spec.file), (str(spec.file), "/src"), options=read)
+                self._built[key] = (source, read.without_include_dirs())
             code, options = self._built[key]
             for role in roles:
                 backend = self.lanes[role].backend
