@@ -11,7 +11,9 @@ split across both; ``free=True`` lets the policy choose for every task: either l
 measured split when a sweep measured splits.
 
 Execution follows the plan with one thread per lane; a task starts when its predecessors are
-done, and data moves along the DAG's edges through host memory. The trace records, per task, the
+done, and data moves along the DAG's edges through host memory. Each task runs through
+:func:`~kernellab.runtime.partition.execute` (its parts as scenarios through the one executor); two
+lanes on one device share its backend and its one queue, so their tasks take turns on it. The trace records, per task, the
 planned and the measured start and end and the kernel time from profiling events.
 """
 from __future__ import annotations
