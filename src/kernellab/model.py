@@ -51,6 +51,7 @@ class DataResource(Resource):
     src = Str(default="", description="file to initialize the resource from")
     dst = Str(default="", description="file to write the contents to after the commands ran")
     memory_group = Nested(MemoryGroup, default=None)
+    model_locations: ClassVar[tuple[str, ...]] = ("src_path", "dst_path")
     _src_path: Path | None = None
     _dst_path: Path | None = None
 
@@ -134,6 +135,7 @@ class Image(DataResource):
 class RawData(Resource):
     kind: ClassVar[str] = "raw_data"
     src = Str(nonempty=True, description="NumPy file holding the bytes")
+    model_locations: ClassVar[tuple[str, ...]] = ("src_path",)
     _src_path: Path | None = None
 
     @property
@@ -169,6 +171,7 @@ class Shader(Resource):
     specialization_constants = List(SpecializationConstant, default=[])
     subgroup = Nested(SubgroupSize, default=None,
                       description="kernellab's extension: the compute pipeline's subgroup sizing (docs/scenario.md)")
+    model_locations: ClassVar[tuple[str, ...]] = ("src_path", "include_paths")
     _src_path: Path | None = None
     _include_paths: tuple[Path, ...] = ()
 
@@ -197,6 +200,7 @@ class Graph(Resource):
     specialization_constants_map = List(SpecializationConstantMap, default=[])
     shader_substitutions = List(ShaderSubstitution, default=[])
     push_constants_size = Int(0, U32, default=0)
+    model_locations: ClassVar[tuple[str, ...]] = ("src_path",)
     _src_path: Path | None = None
 
     @property
@@ -212,6 +216,7 @@ class GraphConstant(Resource):
     dims = List(Int(1, I64), min_len=1, max_len=6)
     format = VkFormat
     src = Str(nonempty=True, description="NumPy file holding the values, shaped by dims")
+    model_locations: ClassVar[tuple[str, ...]] = ("src_path",)
     _src_path: Path | None = None
 
     @property

@@ -251,26 +251,30 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used
     """``used``: the uids commands use (a missing file of another resource is only a warning);
     None when every resource counts as used."""
     first: dict[str, Loc] = {}
-    for loc, r in resources:
+    for k, (loc, r) in enumerate(resources):
         if r.uid in first:
             ck.add(loc + ("uid",),
                    f"duplicate uid \"{r.uid}\" (first defined at {json_pointer(first[r.uid] + ('uid',))})")
         else:
             first[r.uid] = loc
         in_use = used is None or r.uid in used
+        # each resource at the files its fields name, resolved: the object the scenario holds
         if isinstance(r, m.DataResource):
-            r._src_path = ck.resolve_src(loc + ("src",), r.src, in_use)
-            r._dst_path = ck.resolve_dst(loc + ("dst",), r.dst)
+            r = r.located(src_path=ck.resolve_src(loc + ("src",), r.src, in_use),
+                          dst_path=ck.resolve_dst(loc + ("dst",), r.dst))
         elif isinstance(r, (m.RawData, m.Graph, m.GraphConstant)):
-            r._src_path = ck.resolve_src(loc + ("src",), r.src, in_use)
+            r = r.located(src_path=ck.resolve_src(loc + ("src",), r.src, in_use))
+        elif isinstance(r, m.Shader):
+            r = _located_shader(ck, loc, r, in_use)
+        resources[k] = (loc, r)
         if isinstance(r, m.Shader):
-            _check_shader(ck, loc, r, in_use)
+            _check_shader(ck, loc, r)
         elif isinstance(r, m.Graph) and r.push_constants_size % 4:
             ck.add(loc + ("push_constants_size",), f"expected a multiple of 4, got {r.push_constants_size}")
-        elif isinstance(r, (m.Buffer, m.RawData)) and r._src_path is not None:
-            hdr = ck.npy_header(loc + ("src",), r._src_path)
+        elif isinstance(r, (m.Buffer, m.RawData)) and r.src_path is not None:
+            hdr = ck.npy_header(loc + ("src",), r.src_path)
             if isinstance(r, m.Buffer) and hdr is not None and hdr.nbytes != r.size:
-                ck.add(loc + ("src",), f"{r._src_path} holds {hdr.nbytes} bytes "
+                ck.add(loc + ("src",), f"{r.src_path} holds {hdr.nbytes} bytes "
                                          f"({hdr.dtype} {list(hdr.shape)}) but the buffer size is {r.size}")
         elif isinstance(r, m.Image):
             _check_image(ck, loc, r)
@@ -281,15 +285,18 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used
         scenario_ml.check_resources(ck, resources)
 
 
-def _check_shader(ck: _Checker, loc: Loc, r: m.Shader, in_use: bool) -> None:
-    """A shader's source (a SPIR-V file must be one), include folders, push constants, stage and
-    specialization constants."""
-    r._src_path = ck.resolve_src(loc + ("src",), r.src, in_use)
-    if r.type == "SPIR-V" and r._src_path is not None and ck.check_files:
-        if (why := _spirv_problem(r._src_path)) is not None:
+def _located_shader(ck: _Checker, loc: Loc, r: m.Shader, in_use: bool) -> m.Shader:
+    """The shader at its source (a SPIR-V file must be one) and include folders."""
+    src = ck.resolve_src(loc + ("src",), r.src, in_use)
+    if r.type == "SPIR-V" and src is not None and ck.check_files:
+        if (why := _spirv_problem(src)) is not None:
             ck.unusable(loc + ("src",), why, in_use)
-            r._src_path = None
-    r._include_paths = _include_paths(ck, loc, r.include_dirs)
+            src = None
+    return r.located(src_path=src, include_paths=_include_paths(ck, loc, r.include_dirs))
+
+
+def _check_shader(ck: _Checker, loc: Loc, r: m.Shader) -> None:
+    """A shader's push constants, stage and specialization constants."""
     if r.push_constants_size % 4:
         ck.add(loc + ("push_constants_size",), f"expected a multiple of 4, got {r.push_constants_size}")
     if r.stage != "compute" and r.type == "OpenCL-C":
@@ -322,8 +329,8 @@ def _include_paths(ck: _Checker, loc: Loc, include_dirs: Sequence[str]) -> tuple
 
 def _check_image(ck: _Checker, loc: Loc, r: m.Image) -> None:
     """An image's ``.npy`` header, format and border color."""
-    if r._src_path is not None and r._src_path.suffix.lower() == ".npy":
-        ck.npy_header(loc + ("src",), r._src_path)  # found here with its JSON path, not by the loader
+    if r.src_path is not None and r.src_path.suffix.lower() == ".npy":
+        ck.npy_header(loc + ("src",), r.src_path)  # found here with its JSON path, not by the loader
     if (why := image_format_problem(r.format)) is not None:
         ck.add(loc + ("format",), why)
     if r.custom_border_color is not None and r.border_color not in ("INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT"):

@@ -97,6 +97,9 @@ class RunOptions:
     #: :attr:`RunReport.warnings`) when a dispatch wrote into it; only where such writes reach
     #: memory (:attr:`Backend.writes_past_end_reach_memory`, no robust buffer access)
     guard_bands: bool = False
+    #: check every number against the device's limits before anything runs; off for ``verify``,
+    #: where the driver's refusal of a launch is what the checker (Oclgrind's API checks) reports
+    device_limits: bool = True
     #: stages more files (profiling dumps) into the run's outputs once every output is written,
     #: so they are committed with them, or not at all
     finish: Callable[[RunReport, OutputSet], None] | None = None
@@ -689,10 +692,8 @@ class Executor:
                     problems += check_dispatch(self.scenario, i, c, shader, known.interface, file,
                                                spec_constants=False)
         problems += _check_ranges(dispatches, backend, file)
-        problems += check_limits(self.scenario, backend.limits, file,
-                                 slots={i: self._slots(c) for i, c in dispatches}, local_sizes=local_sizes,
-                                 shared_memory={uid: workgroup_memory(self.scenario.by_uid[uid], known)  # type: ignore[arg-type]
-                                                for uid, known in self.interfaces.items() if known is not None})
+        if self.options.device_limits:
+            problems += self._limit_problems(backend, file, dispatches, local_sizes)
         for uid, known in self.interfaces.items():
             reflected = self.scenario.by_uid[uid]
             assert isinstance(reflected, m.Shader)
@@ -707,6 +708,14 @@ class Executor:
         if problems:
             raise InputError(list(dict.fromkeys(problems)))  # a shader dispatched twice: its problems once
         log.info("check: %d dispatch(es) match their shaders' interfaces and the device's limits", len(dispatches))
+
+    def _limit_problems(self, backend: Backend, file: str,
+                        dispatches: Sequence[tuple[int, m.DispatchCompute | m.DispatchFragment]],
+                        local_sizes: dict[str, LocalSize]) -> list[Problem]:
+        return check_limits(self.scenario, backend.limits, file,
+                            slots={i: self._slots(c) for i, c in dispatches}, local_sizes=local_sizes,
+                            shared_memory={uid: workgroup_memory(self.scenario.by_uid[uid], known)  # type: ignore[arg-type]
+                                           for uid, known in self.interfaces.items() if known is not None})
 
     def _shader_interface(self, backend: Backend, shader: m.Shader, spec: ProgramSpec,
                           local_sizes: dict[str, LocalSize], file: str) -> list[Problem]:
@@ -829,6 +838,19 @@ class Executor:
             assert self.backend is not None
             view = self._ranges[key] = self.backend.sub_buffer(self.buffers[uid], rng[0], rng[1])
         return view
+
+    def free_buffers(self) -> None:
+        """Release this run's buffers and their views on the backend it ran on, for a caller that
+        lent a backend it keeps for many runs and whose lease made the buffers for this run alone
+        (a PySchedCL sweep): views first, then the buffers."""
+        if self.backend is None:
+            return
+        for view in self._ranges.values():
+            self.backend.free_buffer(view)
+        for buf in self.buffers.values():
+            self.backend.free_buffer(buf)
+        self._ranges.clear()
+        self.buffers.clear()
 
     # --- run -----------------------------------------------------------------------------------
     def run_commands(self, backend: Backend, outputs: OutputSet, capture: bool) -> list[CommandTiming]:
