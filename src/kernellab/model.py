@@ -237,10 +237,17 @@ class Binding(Node):
     lod = Int(0, U32, default=None,
               description="mip level to bind; absent: the whole chain (sampled) or level 0 (storage)")
     descriptor_type = Enum("VK_DESCRIPTOR_TYPE_AUTO", "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
+                           "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC", "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC",
                            default="VK_DESCRIPTOR_TYPE_AUTO")
-    #: in memory only (a part of a split PySchedCL dispatch, never read from a file): the bytes
-    #: (offset, size) of the buffer the binding sees, from its offset as byte 0 (an OpenCL sub-buffer)
-    buffer_range: tuple[int, int] | None = None
+    #: the bytes (offset, size) of the buffer the binding sees, from its offset as byte 0: a part of
+    #: a split PySchedCL dispatch (an OpenCL sub-buffer), or a file's descriptor range (the Vulkan
+    #: descriptor's offset and range, AmberScript's DESCRIPTOR_OFFSET/DESCRIPTOR_RANGE)
+    buffer_range = List(Int(0, U64), default=None, min_len=2, max_len=2,
+                        description="kernellab extension: [offset, size] in bytes of the buffer the descriptor "
+                                    "sees (VkDescriptorBufferInfo's offset and range); absent: the whole buffer")
+    dynamic_offset = Int(0, U32, default=0,
+                         description="kernellab extension: a dynamic descriptor's offset, added to the range's "
+                                     "when the set is bound (vkCmdBindDescriptorSets' pDynamicOffsets)")
 
 
 class Command(Node):

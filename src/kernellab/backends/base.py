@@ -166,6 +166,23 @@ class Buffer(abc.ABC):
     uid: str
 
 
+class DynamicBuffer(Buffer):
+    """A buffer (or a range of one) bound to a dynamic uniform or storage descriptor:
+    ``dynamic_offset`` is added to the descriptor's offset when its set is bound
+    (``vkCmdBindDescriptorSets``' dynamic offsets), so one descriptor set serves every offset."""
+
+    def __init__(self, buffer: Buffer, dynamic_offset: int):
+        self.buffer = buffer
+        self.dynamic_offset = dynamic_offset
+        self.size = buffer.size
+        self.uid = buffer.uid
+
+
+#: the dynamic descriptor types a scenario binding may name, as :class:`BindingSlot` descriptors
+DYNAMIC_BUFFER_TYPES = {"VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC": "storage-buffer-dynamic",
+                        "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC": "uniform-buffer-dynamic"}
+
+
 class Program(abc.ABC):
     """A pipeline (Vulkan) or kernel (OpenCL) made from a :class:`ProgramSpec`."""
 

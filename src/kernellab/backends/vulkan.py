@@ -170,6 +170,15 @@ class VulkanBackend(Backend):
 
         return np.frombuffer(self.gpu.read_back(buf), dtype=np.uint8)
 
+    def sub_buffer(self, buf: Buffer, offset: int, size: int) -> VulkanBuffer:
+        """``size`` bytes of ``buf`` from ``offset``: the same VkBuffer, bound to descriptors at
+        that offset with that range (a descriptor's range, or a split dispatch's part)."""
+        assert isinstance(buf, VulkanBuffer)
+        if offset < 0 or size < 1 or offset + size > buf.size:
+            raise ValueError(f"buffer {buf.uid!r}: a range of {size} bytes at {offset} exceeds its {buf.size} bytes")
+        return replace(buf, size=size, offset=buf.offset + offset, view=buf.view[offset:offset + size],
+                       owns_memory=False, _array=None)
+
     def buffer_view(self, buf: Buffer) -> np.ndarray:
         """The mapped bytes, writable: files are read straight into it (no staging copy)."""
         assert isinstance(buf, VulkanBuffer)
@@ -226,7 +235,7 @@ class VulkanBackend(Backend):
         if gpu.timing:
             gpu.timestamp(cmd)
         gpu.bind_program(cmd, program, vk.VK_PIPELINE_BIND_POINT_COMPUTE, vk.VK_SHADER_STAGE_COMPUTE_BIT,
-                         gpu.descriptor_sets(program, bindings), push_data)
+                         gpu.descriptor_sets(program, bindings), push_data, gpu.dynamic_offsets(program, bindings))
         vk.vkCmdDispatch(cmd, *groups)
         if gpu.timing:
             gpu.end_timing(cmd, label)

@@ -27,6 +27,7 @@ from kernellab.backends.base import (
     BufferSpec,
     CommandTiming,
     DeviceInfo,
+    DynamicBuffer,
     ImageBinding,
     Limits,
     ProgramSpec,
@@ -129,6 +130,9 @@ class VulkanBuffer(Buffer):
     #: the CPU reads the mapping fast (host-cached memory); otherwise reads go through a staged copy
     host_cached: bool = True
     _array: np.ndarray | None = field(default=None, repr=False)
+    #: a range of a buffer (``VulkanBackend.sub_buffer``): where it starts in ``handle``, which
+    #: descriptors bind it at (VkDescriptorBufferInfo's offset)
+    offset: int = 0
 
     @property
     def array(self) -> np.ndarray:
@@ -206,6 +210,7 @@ def choose_memory_types(flags: Sequence[int]) -> MemoryTypes:
 
 #: descriptor kinds a program slot may have -> VkDescriptorType values
 DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3, "combined-image-sampler": 1,
+                    "storage-buffer-dynamic": 9, "uniform-buffer-dynamic": 8,
                     "tensor": 1000460000}  # VK_DESCRIPTOR_TYPE_TENSOR_ARM
 
 
@@ -693,6 +698,8 @@ class VulkanDevice:
                         resources: tuple[VulkanBuffer | ImageBinding, ...]) -> Any:
         vk = self.vk
         layout = program.set_layouts[set_index]
+        # a dynamic descriptor's set serves every dynamic offset: the set is that of the buffer
+        resources = tuple(r.buffer if isinstance(r, DynamicBuffer) else r for r in resources)  # type: ignore[misc]
         key = (id(layout), tuple((id(r), None) if not isinstance(r, ImageBinding) else
                                  (id(r.image), r.lod, r.image.layout) for r in resources))  # type: ignore[attr-defined]
         hit = self._sets.get(key)
@@ -721,9 +728,9 @@ class VulkanDevice:
                 keep += k
             elif isinstance(res, VulkanBuffer):
                 # a uniform block sees at most maxUniformBufferRange bytes (the run checked it fits)
-                size = res.size if kinds[binding] != "uniform-buffer" else \
+                size = res.size if not kinds[binding].startswith("uniform-buffer") else \
                     min(res.size, self.limits.max_uniform_buffer_range or res.size)
-                info = vk.VkDescriptorBufferInfo(buffer=res.handle, offset=0, range=size)
+                info = vk.VkDescriptorBufferInfo(buffer=res.handle, offset=res.offset, range=size)
                 writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
                                                       descriptorType=dtype, pBufferInfo=[info]))
             else:
@@ -819,15 +826,25 @@ class VulkanDevice:
                 nvk.release("vkDestroyFence", vk.vkDestroyFence, self.handle, fence, None)
             nvk.release("vkFreeCommandBuffers", vk.vkFreeCommandBuffers, self.handle, self.command_pool, 1, [cmd])
     def bind_program(self, cmd: Any, program: VulkanProgram, bind_point: int, push_stages: int, sets: list[Any],
-                     push_data: bytes) -> None:
-        """Bind ``program``'s pipeline (unless it is bound), its descriptor sets and its push data."""
+                     push_data: bytes, dynamic_offsets: Sequence[int] = ()) -> None:
+        """Bind ``program``'s pipeline (unless it is bound), its descriptor sets (with the offsets of
+        its dynamic descriptors, in set and binding order) and its push data."""
         vk = self.vk
         self.bind_pipeline(cmd, bind_point, program.pipeline)
         if sets:
-            vk.vkCmdBindDescriptorSets(cmd, bind_point, program.layout, 0, len(sets), sets, 0, None)
+            vk.vkCmdBindDescriptorSets(cmd, bind_point, program.layout, 0, len(sets), sets, len(dynamic_offsets),
+                                       list(dynamic_offsets) or None)
         if push_data:
             pdata = self.ffi.new("char[]", push_data)
             vk.vkCmdPushConstants(cmd, program.layout, push_stages, 0, len(push_data), pdata)
+
+    @staticmethod
+    def dynamic_offsets(program: VulkanProgram, bindings: Mapping[tuple[int, int], Buffer | ImageBinding]
+                        ) -> list[int]:
+        """The dynamic offset of each dynamic descriptor of ``program``, in set then binding order
+        (the order vkCmdBindDescriptorSets takes them)."""
+        return [getattr(bindings.get((s.set, s.id)), "dynamic_offset", 0)
+                for s in sorted(program.spec.slots, key=lambda s: (s.set, s.id)) if s.descriptor.endswith("-dynamic")]
 
     def descriptor_sets(self, program: VulkanProgram,
                          bindings: Mapping[tuple[int, int], Buffer | ImageBinding]) -> list[Any]:

@@ -434,11 +434,32 @@ def _check_bindings(ck: _Checker, loc: Loc, bindings: Sequence[m.Binding], by_ui
     """Each binding names a resource of ``kinds``, and takes a (set, binding) slot no earlier one took."""
     slots: dict[tuple[int, int], int] = {}
     for j, b in enumerate(bindings):
-        _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, kinds, what)
+        resource = _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, kinds, what)
+        _check_buffer_range(ck, loc + ("bindings", j), b, resource)
         if (b.set, b.id) in slots:
             ck.add(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
                                             f"by bindings/{slots[(b.set, b.id)]}")
         slots.setdefault((b.set, b.id), j)
+
+
+def _check_buffer_range(ck: _Checker, loc: Loc, b: m.Binding, resource: m.Resource | None) -> None:
+    """A binding's range and dynamic offset: of a buffer, inside it (a dynamic offset only on a
+    dynamic descriptor)."""
+    dynamic = b.descriptor_type.endswith("_BUFFER_DYNAMIC")
+    if b.dynamic_offset and not dynamic:
+        ck.add(loc + ("dynamic_offset",), "a dynamic offset needs a dynamic descriptor_type "
+                                           "(VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC or _UNIFORM_BUFFER_DYNAMIC)")
+    if (b.buffer_range is not None or dynamic) and resource is not None and not isinstance(resource, m.Buffer):
+        ck.add(loc, f"\"{b.resource_ref}\" is a {resource.kind}: a buffer_range or a dynamic descriptor binds a buffer")
+        return
+    if isinstance(resource, m.Buffer):
+        offset, size = b.buffer_range if b.buffer_range is not None else (0, resource.size)
+        if offset + size + b.dynamic_offset > resource.size:
+            ck.add(loc + ("buffer_range" if b.buffer_range is not None else "dynamic_offset",),
+                   f"the binding sees bytes {offset + b.dynamic_offset} to {offset + size + b.dynamic_offset} of "
+                   f"buffer \"{resource.uid}\", which has {resource.size}")
+        elif b.buffer_range is not None and size < 1:
+            ck.add(loc + ("buffer_range", 1), "a range of at least 1 byte")
 
 
 def _check_dispatch_compute(ck: _Checker, loc: Loc, c: m.DispatchCompute, by_uid: _ByUid) -> None:

@@ -18,12 +18,14 @@ from kernellab import compiler_options
 from kernellab import model as m
 from kernellab.backends import opencl_abi
 from kernellab.backends.base import (
+    DYNAMIC_BUFFER_TYPES,
     SOURCE,
     Backend,
     BackendOptions,
     BindingSlot,
     Buffer,
     CommandTiming,
+    DynamicBuffer,
     GraphicsProgramSpec,
     Image,
     ImageBinding,
@@ -777,7 +779,10 @@ class Executor:
                 # a shader's uniform block takes the buffer as a uniform buffer (Arm binds every
                 # buffer as storage, which Vulkan forbids for a uniform block)
                 uniform = getattr(declared.get((b.set, b.id)), "type", "") == "UNIFORM_BUFFER"
-                slots.append(BindingSlot(b.set, b.id, "uniform-buffer" if uniform else "storage-buffer"))
+                kind = "uniform-buffer" if uniform else "storage-buffer"
+                if b.descriptor_type in DYNAMIC_BUFFER_TYPES:
+                    kind = DYNAMIC_BUFFER_TYPES[b.descriptor_type]
+                slots.append(BindingSlot(b.set, b.id, kind))
             elif isinstance(r, m.Image):
                 sampled = r.shader_access in ("readonly", "readwrite") and \
                     b.descriptor_type != "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE"
@@ -790,10 +795,12 @@ class Executor:
         bound: dict[tuple[int, int], Buffer | ImageBinding] = {}
         slots = {(s.set, s.id): s.descriptor for s in self._slots(c)}
         for b in c.bindings:
-            if b.resource_ref in self.buffers and b.buffer_range is not None:
-                bound[(b.set, b.id)] = self._buffer_range(b.resource_ref, b.buffer_range)
-            elif b.resource_ref in self.buffers:
-                bound[(b.set, b.id)] = self.buffers[b.resource_ref]
+            if b.resource_ref in self.buffers:
+                buf = self.buffers[b.resource_ref] if b.buffer_range is None else \
+                    self._buffer_range(b.resource_ref, (b.buffer_range[0], b.buffer_range[1]))
+                if b.descriptor_type in DYNAMIC_BUFFER_TYPES:
+                    buf = DynamicBuffer(buf, b.dynamic_offset)
+                bound[(b.set, b.id)] = buf
             elif b.resource_ref in self.images:
                 # a storage descriptor sees one level: the lod asked for, else level 0
                 lod = b.lod if b.lod is not None or slots[(b.set, b.id)] != "storage-image" else 0

@@ -84,10 +84,19 @@ def _check_resource(scenario: m.Scenario, binding: m.Binding, descriptor: Descri
         yield Problem(file, json_pointer(at + ("resource_ref",)),
                       f"{kind} {binding.resource_ref!r} cannot be bound to {_describe(descriptor)}")
         return
-    if isinstance(resource, m.Buffer) and resource.size < descriptor.min_size:
+    if isinstance(resource, m.Buffer) and binding.buffer_range is not None and \
+            binding.buffer_range[1] < descriptor.min_size:
+        yield Problem(file, json_pointer(at + ("buffer_range", 1)),
+                      f"the binding sees {binding.buffer_range[1]} bytes of buffer {resource.uid!r}; "
+                      f"{_describe(descriptor)} needs at least {descriptor.min_size}")
+    elif isinstance(resource, m.Buffer) and resource.size < descriptor.min_size:
         yield Problem(file, json_pointer(("resources", r_index, "buffer", "size")),
                       f"buffer {resource.uid!r} is {resource.size} bytes; {_describe(descriptor)} needs at "
                       f"least {descriptor.min_size}")
+    dynamic = binding.descriptor_type.removeprefix("VK_DESCRIPTOR_TYPE_").removesuffix("_DYNAMIC")
+    if binding.descriptor_type.endswith("_DYNAMIC") and dynamic != descriptor.type:
+        yield Problem(file, json_pointer(at + ("descriptor_type",)),
+                      f"{binding.descriptor_type} binds buffer {binding.resource_ref!r} to {_describe(descriptor)}")
     if isinstance(resource, m.Image):
         storage = descriptor.type == "STORAGE_IMAGE"
         if storage and resource.shader_access == "readonly" and binding.descriptor_type != \

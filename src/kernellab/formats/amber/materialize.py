@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kernellab.errors import InputError, Problem
+from kernellab.formats.amber.bind import descriptor_fields
 from kernellab.formats.amber.script import AmberScript, Copy, Expect, Pipeline, Run, Shader
 from kernellab.formats.amber.types import Element
 
@@ -163,7 +164,13 @@ class _Writer:
                         raise self.error(b.line, f"kernel argument {b.arg!r} is not a global or constant pointer "
                                                  f"of {p.entry}")
                     binding = sum(1 for _, ptr in params[:arg_index] if ptr)
-                dispatch["bindings"].append({"set": b.set, "id": binding, "resource_ref": b.buffer})
+                entry_of_binding: dict[str, Any] = {"set": b.set, "id": binding, "resource_ref": b.buffer}
+                if b.kind != "kernel":
+                    try:
+                        entry_of_binding.update(descriptor_fields(b, len(self.initial[b.buffer])))
+                    except ValueError as exc:
+                        raise self.error(b.line, str(exc)) from None
+                dispatch["bindings"].append(entry_of_binding)
             if kind == "OpenCL-C":
                 push = _pod_bytes(p, params, self.error) or push
             if push:

@@ -18,7 +18,7 @@ from kernellab.formats.amber.types import Element, TypeError_, element
 SHADER_FORMATS = ("GLSL", "SPIRV-ASM", "SPIRV-HEX", "OPENCL-C", "HLSL")
 COMPARATORS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 BUFFER_COMPARATORS = ("EQ_BUFFER", "RMSE_BUFFER", "EQ_HISTOGRAM_EMD_BUFFER")
-BIND_KINDS = ("storage", "uniform", "push_constant")
+BIND_KINDS = ("storage", "uniform", "storage_dynamic", "uniform_dynamic", "push_constant")
 #: what kernellab refuses (the construct, and why), each naming its line
 GRAPHICS = "graphics pipelines are not supported (kernellab runs AmberScript's compute subset)"
 _INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|\d+)$")
@@ -474,18 +474,30 @@ class Parser:
             raise self.src.refuse(kind, f"BIND AS {kind.text}", f"binding as {kind.text} is not supported by "
                                                                 "kernellab's AmberScript reader yet")
         dset, binding = 0, -1
+        dynamic = kind.text.endswith("_dynamic")
+        # Amber's order: DESCRIPTOR_SET s BINDING b [OFFSET o] [DESCRIPTOR_OFFSET o] [DESCRIPTOR_RANGE r]
+        ranges = {"OFFSET": -1 if dynamic else 0, "DESCRIPTOR_OFFSET": 0, "DESCRIPTOR_RANGE": -1}
         while not w.done:
-            t = w.take("DESCRIPTOR_SET or BINDING")
+            t = w.keyword("DESCRIPTOR_SET", "BINDING", *(("OFFSET",) if dynamic else ()), "DESCRIPTOR_OFFSET",
+                          "DESCRIPTOR_RANGE")
             if t.text == "DESCRIPTOR_SET":
                 dset = w.integer("a descriptor set")
             elif t.text == "BINDING":
                 binding = w.integer("a binding")
+            elif kind.text == "push_constant":
+                raise self.src.error(t, f"{t.text} does not apply to a push_constant buffer")
+            elif t.text == "DESCRIPTOR_RANGE" and w.peek() == "-1":  # Amber's VK_WHOLE_SIZE
+                w.take("-1")
             else:
-                raise self.src.refuse(t, t.text, f"{t.text} is not supported by kernellab's AmberScript reader yet")
+                ranges[t.text] = w.integer(f"{t.text}'s bytes", 1 if t.text == "DESCRIPTOR_RANGE" else 0)
         if kind.text != "push_constant" and binding < 0:
             raise self.src.error(kind, "BIND BUFFER needs BINDING")
+        if ranges["OFFSET"] < 0:
+            raise self.src.error(kind, f"BIND BUFFER ... AS {kind.text} needs OFFSET (the dynamic offset)")
         p.bindings = [b for b in p.bindings if b.kind == "kernel" or (b.set, b.binding) != (dset, binding)]
-        p.bindings.append(Binding(buf.text, kind.text, dset, binding, head.line))
+        p.bindings.append(Binding(buf.text, kind.text, dset, binding, head.line, dynamic_offset=ranges["OFFSET"],
+                                  descriptor_offset=ranges["DESCRIPTOR_OFFSET"],
+                                  descriptor_range=ranges["DESCRIPTOR_RANGE"]))
 
     def set_kernel_arg(self, w: _Words, p: Pipeline) -> None:
         w.keyword("KERNEL")

@@ -36,6 +36,10 @@ class Binding:
     line: int
     #: OpenCL C (``KERNEL ARG_NAME``/``ARG_NUMBER``): the kernel argument's name or number
     arg: str | int = ""
+    #: ``OFFSET`` of a dynamic descriptor, ``DESCRIPTOR_OFFSET``, ``DESCRIPTOR_RANGE`` (-1: the rest)
+    dynamic_offset: int = 0
+    descriptor_offset: int = 0
+    descriptor_range: int = -1
 
 
 @dataclass

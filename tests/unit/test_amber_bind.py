@@ -1,0 +1,103 @@
+"""AmberScript's descriptor ranges and dynamic descriptors (DESCRIPTOR_OFFSET, DESCRIPTOR_RANGE,
+storage_dynamic, uniform_dynamic) as scenario bindings, and the scenario reader's checks of them."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernellab.errors import InputError
+from kernellab.formats.amber.materialize import write_scenarios
+from kernellab.formats.amber.parse import parse_amber
+
+SHADER = """SHADER compute s GLSL
+#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) buffer B { uint v[]; };
+void main() { v[0] = 1u; }
+END
+BUFFER b DATA_TYPE uint32 SIZE 128 FILL 0
+"""
+
+
+def bindings_of(bind: str, tmp_path: Path) -> list[dict]:
+    script = parse_amber(SHADER + f"PIPELINE compute p\n  ATTACH s\n  {bind}\nEND\nRUN p 1 1 1\n", Path("t.amber"))
+    scenario = write_scenarios(script, tmp_path, lambda src, env: b"")[-1].scenario
+    from kernellab.formats.scenario import load_scenario
+
+    load_scenario(scenario)  # the scenario reader accepts the fields
+    return json.loads(scenario.read_text())["commands"][0]["dispatch_compute"]["bindings"]
+
+
+@pytest.mark.parametrize("bind, fields", [
+    ("BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0", {}),
+    ("BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0 DESCRIPTOR_OFFSET 256", {"buffer_range": [256, 256]}),
+    ("BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0 DESCRIPTOR_OFFSET 16 DESCRIPTOR_RANGE 32",
+     {"buffer_range": [16, 32]}),
+    ("BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0 DESCRIPTOR_RANGE -1", {}),
+    # a dynamic descriptor's whole range is what the two offsets leave (Amber's rule)
+    ("BIND BUFFER b AS storage_dynamic DESCRIPTOR_SET 0 BINDING 0 OFFSET 256",
+     {"descriptor_type": "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC", "dynamic_offset": 256,
+      "buffer_range": [0, 256]}),
+    ("BIND BUFFER b AS uniform_dynamic DESCRIPTOR_SET 0 BINDING 0 OFFSET 64 DESCRIPTOR_OFFSET 128 "
+     "DESCRIPTOR_RANGE 16", {"descriptor_type": "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC", "dynamic_offset": 64,
+                             "buffer_range": [128, 16]}),
+])
+def test_bind_offsets_and_ranges_become_binding_fields(bind, fields, tmp_path):
+    (binding,) = bindings_of(bind, tmp_path)
+    assert binding == {"set": 0, "id": 0, "resource_ref": "b", **fields}
+
+
+@pytest.mark.parametrize("bind, where, words", [
+    ("BIND BUFFER b AS storage_dynamic DESCRIPTOR_SET 0 BINDING 0", "line 10, column 20", "needs OFFSET"),
+    ("BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0 OFFSET 4", "line 10, column 55",
+     "expected DESCRIPTOR_SET or BINDING or DESCRIPTOR_OFFSET"),
+    ("BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0 DESCRIPTOR_RANGE 0", "line 10, column 72",
+     "an integer >= 1"),
+    ("BIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0 DESCRIPTOR_OFFSET 512", "line 10",
+     "pass the end of the buffer (512 bytes)"),
+    ("BIND BUFFER b AS storage_dynamic DESCRIPTOR_SET 0 BINDING 0 OFFSET 256 DESCRIPTOR_RANGE 512", "line 10",
+     "pass the end of the buffer"),
+])
+def test_bad_offsets_name_the_line(bind, where, words, tmp_path):
+    with pytest.raises(InputError) as info:
+        bindings_of(bind, tmp_path)
+    assert f"t.amber: {where}" in str(info.value) and words in str(info.value)
+
+
+def scenario_with(binding: dict, tmp_path: Path) -> Path:
+    (tmp_path / "s.comp").write_text("#version 450\nlayout(local_size_x = 1) in;\n"
+                                     "layout(set = 0, binding = 0) buffer B { uint v[]; };\nvoid main() { v[0] = 1u; }\n")
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({
+        "resources": [{"buffer": {"uid": "b", "size": 64, "shader_access": "readwrite"}},
+                      {"shader": {"uid": "s", "src": "s.comp", "type": "GLSL", "entry": "main"}}],
+        "commands": [{"dispatch_compute": {"shader_ref": "s", "rangeND": [1],
+                                           "bindings": [{"set": 0, "id": 0, "resource_ref": "b", **binding}]}}]}))
+    return path
+
+
+@pytest.mark.parametrize("binding, where, words", [
+    ({"buffer_range": [32, 64]}, "/commands/0/dispatch_compute/bindings/0/buffer_range",
+     "sees bytes 32 to 96 of buffer \"b\", which has 64"),
+    ({"dynamic_offset": 16}, "/commands/0/dispatch_compute/bindings/0/dynamic_offset", "needs a dynamic descriptor_type"),
+    ({"descriptor_type": "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC", "dynamic_offset": 16},
+     "/commands/0/dispatch_compute/bindings/0/dynamic_offset", "sees bytes 16 to 80"),
+    ({"buffer_range": [8]}, "/commands/0/dispatch_compute/bindings/0/buffer_range", "exactly 2 entries"),
+])
+def test_the_scenario_reader_checks_ranges_and_dynamic_offsets(binding, where, words, tmp_path):
+    from kernellab.formats.scenario import load_scenario
+
+    with pytest.raises(InputError) as info:
+        load_scenario(scenario_with(binding, tmp_path))
+    assert f"s.json: {where}: " in str(info.value) and words in str(info.value)
+
+
+def test_a_range_and_dynamic_offset_that_fit_are_read(tmp_path):
+    from kernellab.formats.scenario import load_scenario
+
+    scenario, _ = load_scenario(scenario_with({"descriptor_type": "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC",
+                                               "dynamic_offset": 16, "buffer_range": [16, 32]}, tmp_path))
+    binding = scenario.commands[0].bindings[0]
+    assert (binding.buffer_range, binding.dynamic_offset) == ([16, 32], 16)
