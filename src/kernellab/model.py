@@ -245,6 +245,10 @@ class Binding(Node):
     buffer_range = List(Int(0, U64), default=None, min_len=2, max_len=2,
                         description="kernellab extension: [offset, size] in bytes of the buffer the descriptor "
                                     "sees (VkDescriptorBufferInfo's offset and range); absent: the whole buffer")
+    array_element = Int(0, U32, default=0,
+                        description="kernellab extension: the element of a descriptor array this binding fills "
+                                    "(VkWriteDescriptorSet's dstArrayElement); bindings of one set and binding "
+                                    "number fill elements 0, 1, ... of the shader's array of buffers")
     dynamic_offset = Int(0, U32, default=0,
                          description="kernellab extension: a dynamic descriptor's offset, added to the range's "
                                      "when the set is bound (vkCmdBindDescriptorSets' pDynamicOffsets)")

@@ -101,3 +101,42 @@ def test_a_range_and_dynamic_offset_that_fit_are_read(tmp_path):
                                                "dynamic_offset": 16, "buffer_range": [16, 32]}, tmp_path))
     binding = scenario.commands[0].bindings[0]
     assert (binding.buffer_range, binding.dynamic_offset) == ([16, 32], 16)
+
+
+def test_buffer_array_fills_elements_with_their_own_offsets(tmp_path):
+    bindings = bindings_of("BIND BUFFER_ARRAY b b AS storage_dynamic DESCRIPTOR_SET 0 BINDING 0 OFFSET 0 256 "
+                           "DESCRIPTOR_OFFSET 16 0 DESCRIPTOR_RANGE 4 -1", tmp_path)
+    dynamic = {"set": 0, "id": 0, "resource_ref": "b", "descriptor_type": "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC"}
+    assert bindings == [{**dynamic, "buffer_range": [16, 4]},
+                        {**dynamic, "array_element": 1, "dynamic_offset": 256, "buffer_range": [0, 256]}]
+
+
+@pytest.mark.parametrize("bind, where, words", [
+    ("BIND BUFFER_ARRAY b b AS storage DESCRIPTOR_SET 0 BINDING 0 DESCRIPTOR_OFFSET 4", "line 10, column 83",
+     "DESCRIPTOR_OFFSET's bytes for buffer 2 of 2"),
+    ("BIND BUFFER_ARRAY b c AS storage DESCRIPTOR_SET 0 BINDING 0", "line 10, column 23", "no buffer 'c'"),
+    ("BIND BUFFER_ARRAY b b AS push_constant", "line 10, column 28", "one buffer"),
+])
+def test_bad_buffer_arrays_name_the_line(bind, where, words, tmp_path):
+    with pytest.raises(InputError) as info:
+        bindings_of(bind, tmp_path)
+    assert f"t.amber: {where}" in str(info.value) and words in str(info.value)
+
+
+def test_the_scenario_reader_wants_array_elements_from_zero_without_gaps(tmp_path):
+    from kernellab.formats.scenario import load_scenario
+
+    path = scenario_with({}, tmp_path)
+    data = json.loads(path.read_text())
+    data["commands"][0]["dispatch_compute"]["bindings"].append(
+        {"set": 0, "id": 0, "resource_ref": "b", "array_element": 2})
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError) as info:
+        load_scenario(path)
+    assert "bindings/1/array_element: set 0 binding 0 is an array of buffers: its bindings fill elements 0 to 1, " \
+           "got elements 0, 2" in str(info.value)
+    data["commands"][0]["dispatch_compute"]["bindings"][1]["array_element"] = 0
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError) as info:
+        load_scenario(path)
+    assert "bindings/1: set 0 binding 0 is already bound by bindings/0" in str(info.value)

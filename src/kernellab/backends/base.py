@@ -64,6 +64,8 @@ class BindingSlot:
     set: int
     id: int
     descriptor: str = "storage-buffer"
+    #: descriptors in the binding (an array of buffers in the shader)
+    count: int = 1
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,16 @@ class DynamicBuffer(Buffer):
         self.dynamic_offset = dynamic_offset
         self.size = buffer.size
         self.uid = buffer.uid
+
+
+class BufferArray(Buffer):
+    """The buffers of one descriptor array (a shader's array of blocks), element by element; each
+    may be a :class:`DynamicBuffer`."""
+
+    def __init__(self, elements: tuple[Buffer, ...]):
+        self.elements = elements
+        self.size = max(b.size for b in elements)
+        self.uid = ",".join(b.uid for b in elements)
 
 
 #: the dynamic descriptor types a scenario binding may name, as :class:`BindingSlot` descriptors

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from kernellab.backends.base import (
     BackendOptions,
     Buffer,
+    BufferArray,
     BufferSpec,
     CommandTiming,
     DeviceInfo,
@@ -142,6 +143,16 @@ class VulkanBuffer(Buffer):
 
             self._array = np.frombuffer(self.view, dtype=np.uint8)
         return self._array
+
+
+def _without_dynamic(r: Any) -> Any:
+    """The buffer (or array of buffers) a descriptor is written with: a dynamic offset is given at
+    bind time, not in the set."""
+    if isinstance(r, DynamicBuffer):
+        return r.buffer
+    if isinstance(r, BufferArray):
+        return BufferArray(tuple(_without_dynamic(b) for b in r.elements))
+    return r
 
 
 # VkMemoryPropertyFlagBits (the spec's values: the chooser below runs on plain flags, no binding)
@@ -619,19 +630,22 @@ class VulkanDevice:
             return None
         return bytes(self.ffi.buffer(blob, size[0]))
 
-    def set_layout(self, bindings: tuple[tuple[int, str], ...], stages: int | None = None) -> Any:
-        """The layout of one descriptor set, for the compute stage or (``stages``) those given."""
+    def set_layout(self, bindings: tuple[tuple[int, str] | tuple[int, str, int], ...], stages: int | None = None
+                   ) -> Any:
+        """The layout of one descriptor set, for the compute stage or (``stages``) those given: each
+        binding number with its descriptor type (and count, when it is an array of descriptors)."""
         key: tuple = bindings if stages is None else (stages, bindings)
         if key in self._layouts:
             return self._layouts[key]
         vk = self.vk
         stages = vk.VK_SHADER_STAGE_COMPUTE_BIT if stages is None else stages
         entries = []
-        for binding, kind in bindings:
+        for binding, kind, *count in bindings:
             if kind not in DESCRIPTOR_TYPES:
                 raise InputError(f"descriptor type {kind!r} is not supported by the Vulkan backend")
             entries.append(vk.VkDescriptorSetLayoutBinding(binding=binding, descriptorType=DESCRIPTOR_TYPES[kind],
-                                                           descriptorCount=1, stageFlags=stages))
+                                                           descriptorCount=count[0] if count else 1,
+                                                           stageFlags=stages))
         info = vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(entries), pBindings=entries or None)
         with checked("vkCreateDescriptorSetLayout"):
             layout = vk.vkCreateDescriptorSetLayout(self.handle, info, None)
@@ -643,9 +657,10 @@ class VulkanDevice:
         """(set layouts, pipeline layout, set -> binding ids) for ``spec``'s slots and push range,
         seen by the compute stage or (``stages``) those given."""
         vk = self.vk
-        by_set: dict[int, list[tuple[int, str]]] = {}
+        by_set: dict[int, list[tuple[int, str] | tuple[int, str, int]]] = {}
         for slot in spec.slots:
-            by_set.setdefault(slot.set, []).append((slot.id, slot.descriptor))
+            by_set.setdefault(slot.set, []).append((slot.id, slot.descriptor) if slot.count == 1 else
+                                                   (slot.id, slot.descriptor, slot.count))
         n_sets = max(by_set) + 1 if by_set else 0
         set_layouts = [self.set_layout(tuple(sorted(by_set.get(s, []))), stages) for s in range(n_sets)]
         range_stages = vk.VK_SHADER_STAGE_COMPUTE_BIT if stages is None else stages
@@ -655,7 +670,7 @@ class VulkanDevice:
             layout = vk.vkCreatePipelineLayout(self.handle, vk.VkPipelineLayoutCreateInfo(
                 setLayoutCount=n_sets, pSetLayouts=set_layouts or None,
                 pushConstantRangeCount=len(ranges), pPushConstantRanges=ranges or None), None)
-        return set_layouts, layout, {s: tuple(b for b, _ in sorted(by_set.get(s, []))) for s in range(n_sets)}
+        return set_layouts, layout, {s: tuple(b[0] for b in sorted(by_set.get(s, []))) for s in range(n_sets)}
 
     def add_program(self, program: VulkanProgram) -> VulkanProgram:
         """Keep a compute or graphics pipeline until :meth:`close`."""
@@ -699,8 +714,9 @@ class VulkanDevice:
         vk = self.vk
         layout = program.set_layouts[set_index]
         # a dynamic descriptor's set serves every dynamic offset: the set is that of the buffer
-        resources = tuple(r.buffer if isinstance(r, DynamicBuffer) else r for r in resources)  # type: ignore[misc]
-        key = (id(layout), tuple((id(r), None) if not isinstance(r, ImageBinding) else
+        resources = tuple(_without_dynamic(r) for r in resources)  # type: ignore[misc]
+        key = (id(layout), tuple((id(r), None) if not isinstance(r, (ImageBinding, BufferArray)) else
+                                 (tuple(map(id, r.elements)), None) if isinstance(r, BufferArray) else
                                  (id(r.image), r.lod, r.image.layout) for r in resources))  # type: ignore[attr-defined]
         hit = self._sets.get(key)
         if hit is not None:
@@ -722,17 +738,18 @@ class VulkanDevice:
         keep: list[Any] = []
         for binding, res in zip(program.set_bindings[set_index], resources):
             dtype = DESCRIPTOR_TYPES[kinds[binding]]
-            if not isinstance(res, (VulkanBuffer, ImageBinding)):  # a tensor
+            if not isinstance(res, (VulkanBuffer, BufferArray, ImageBinding)):  # a tensor
                 write, k = self.tensor_descriptor_write(dset, binding, res.view)
                 writes.append(write)
                 keep += k
-            elif isinstance(res, VulkanBuffer):
+            elif isinstance(res, (VulkanBuffer, BufferArray)):
                 # a uniform block sees at most maxUniformBufferRange bytes (the run checked it fits)
-                size = res.size if not kinds[binding].startswith("uniform-buffer") else \
-                    min(res.size, self.limits.max_uniform_buffer_range or res.size)
-                info = vk.VkDescriptorBufferInfo(buffer=res.handle, offset=res.offset, range=size)
-                writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
-                                                      descriptorType=dtype, pBufferInfo=[info]))
+                most = self.limits.max_uniform_buffer_range if kinds[binding].startswith("uniform-buffer") else None
+                elements = res.elements if isinstance(res, BufferArray) else (res,)
+                infos = [vk.VkDescriptorBufferInfo(buffer=b.handle, offset=b.offset, range=min(b.size, most or b.size))
+                         for b in elements if isinstance(b, VulkanBuffer)]
+                writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=len(infos),
+                                                      descriptorType=dtype, pBufferInfo=infos))
             else:
                 image = res.image
                 assert isinstance(image, VulkanImage)
@@ -843,8 +860,13 @@ class VulkanDevice:
                         ) -> list[int]:
         """The dynamic offset of each dynamic descriptor of ``program``, in set then binding order
         (the order vkCmdBindDescriptorSets takes them)."""
-        return [getattr(bindings.get((s.set, s.id)), "dynamic_offset", 0)
-                for s in sorted(program.spec.slots, key=lambda s: (s.set, s.id)) if s.descriptor.endswith("-dynamic")]
+        offsets = []
+        for slot in sorted(program.spec.slots, key=lambda s: (s.set, s.id)):
+            if slot.descriptor.endswith("-dynamic"):
+                res = bindings.get((slot.set, slot.id))
+                elements = res.elements if isinstance(res, BufferArray) else (res,)
+                offsets += [getattr(b, "dynamic_offset", 0) for b in elements]
+        return offsets
 
     def descriptor_sets(self, program: VulkanProgram,
                          bindings: Mapping[tuple[int, int], Buffer | ImageBinding]) -> list[Any]:

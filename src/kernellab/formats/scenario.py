@@ -432,14 +432,27 @@ def _check_resource_refs(ck: _Checker, resources: list[tuple[Loc, m.Resource]], 
 def _check_bindings(ck: _Checker, loc: Loc, bindings: Sequence[m.Binding], by_uid: _ByUid,
                     kinds: tuple[type[m.Resource], ...], what: str) -> None:
     """Each binding names a resource of ``kinds``, and takes a (set, binding) slot no earlier one took."""
-    slots: dict[tuple[int, int], int] = {}
+    slots: dict[tuple[int, int, int], int] = {}
+    elements: dict[tuple[int, int], list[int]] = {}
     for j, b in enumerate(bindings):
         resource = _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, kinds, what)
         _check_buffer_range(ck, loc + ("bindings", j), b, resource)
-        if (b.set, b.id) in slots:
-            ck.add(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
-                                            f"by bindings/{slots[(b.set, b.id)]}")
-        slots.setdefault((b.set, b.id), j)
+        element = f" element {b.array_element}" if b.array_element else ""
+        if (b.set, b.id, b.array_element) in slots:
+            ck.add(loc + ("bindings", j), f"set {b.set} binding {b.id}{element} is already bound "
+                                            f"by bindings/{slots[(b.set, b.id, b.array_element)]}")
+        slots.setdefault((b.set, b.id, b.array_element), j)
+        elements.setdefault((b.set, b.id), []).append(j)
+    for (s, i), js in elements.items():
+        have = sorted({bindings[j].array_element for j in js})
+        if have != list(range(len(have))):
+            ck.add(loc + ("bindings", js[-1], "array_element"),
+                   f"set {s} binding {i} is an array of buffers: its bindings fill elements 0 to {len(have) - 1}, "
+                   f"got elements {', '.join(map(str, have))}")
+        elif len(have) > 1 and any(not isinstance(by_uid.get(bindings[j].resource_ref, (None, None))[1], m.Buffer)
+                                   for j in js):
+            ck.add(loc + ("bindings", js[-1], "array_element"), f"set {s} binding {i}: only buffers are bound "
+                                                                  "as an array here")
 
 
 def _check_buffer_range(ck: _Checker, loc: Loc, b: m.Binding, resource: m.Resource | None) -> None:

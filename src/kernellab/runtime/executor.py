@@ -24,6 +24,7 @@ from kernellab.backends.base import (
     BackendOptions,
     BindingSlot,
     Buffer,
+    BufferArray,
     CommandTiming,
     DynamicBuffer,
     GraphicsProgramSpec,
@@ -782,7 +783,10 @@ class Executor:
                 kind = "uniform-buffer" if uniform else "storage-buffer"
                 if b.descriptor_type in DYNAMIC_BUFFER_TYPES:
                     kind = DYNAMIC_BUFFER_TYPES[b.descriptor_type]
-                slots.append(BindingSlot(b.set, b.id, kind))
+                # bindings filling elements of one array of buffers make one slot of that many
+                count = 1 + max(a.array_element for a in c.bindings if (a.set, a.id) == (b.set, b.id))
+                if b.array_element == 0:
+                    slots.append(BindingSlot(b.set, b.id, kind, count))
             elif isinstance(r, m.Image):
                 sampled = r.shader_access in ("readonly", "readwrite") and \
                     b.descriptor_type != "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE"
@@ -794,12 +798,17 @@ class Executor:
     def _bound(self, c: m.DispatchCompute | m.DispatchFragment) -> dict[tuple[int, int], Buffer | ImageBinding]:
         bound: dict[tuple[int, int], Buffer | ImageBinding] = {}
         slots = {(s.set, s.id): s.descriptor for s in self._slots(c)}
+        counts = {(s.set, s.id): s.count for s in self._slots(c)}
+        arrays: dict[tuple[int, int], dict[int, Buffer]] = {}
         for b in c.bindings:
             if b.resource_ref in self.buffers:
                 buf = self.buffers[b.resource_ref] if b.buffer_range is None else \
                     self._buffer_range(b.resource_ref, (b.buffer_range[0], b.buffer_range[1]))
                 if b.descriptor_type in DYNAMIC_BUFFER_TYPES:
                     buf = DynamicBuffer(buf, b.dynamic_offset)
+                if counts[(b.set, b.id)] > 1:
+                    arrays.setdefault((b.set, b.id), {})[b.array_element] = buf
+                    continue
                 bound[(b.set, b.id)] = buf
             elif b.resource_ref in self.images:
                 # a storage descriptor sees one level: the lod asked for, else level 0
@@ -807,6 +816,8 @@ class Executor:
                 bound[(b.set, b.id)] = ImageBinding(self.images[b.resource_ref], lod)
             elif self.ml is not None and b.resource_ref in self.ml.tensors:
                 bound[(b.set, b.id)] = self.ml.tensors[b.resource_ref]
+        for key, elements in arrays.items():
+            bound[key] = BufferArray(tuple(elements[i] for i in sorted(elements)))
         return bound
 
     def _buffer_range(self, uid: str, rng: tuple[int, int]) -> Buffer:

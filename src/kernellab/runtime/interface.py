@@ -68,6 +68,11 @@ def check_dispatch(scenario: m.Scenario, index: int, command: m.DispatchCompute 
             continue
         j, binding = bound[key]
         problems.extend(_check_resource(scenario, binding, descriptor, file, at + ("bindings", j)))
+        elements = sum(1 for b in command.bindings if (b.set, b.id) == key)
+        if elements != descriptor.count and max(elements, descriptor.count) > 1 and descriptor.count:
+            problems.append(Problem(file, json_pointer(at + ("bindings", j)),
+                                    f"shader {shader.uid!r} uses {_describe(descriptor)}, an array of "
+                                    f"{descriptor.count}; {elements} bound (array_element 0 to {elements - 1})"))
     problems.extend(_check_push_constants(scenario, index, command, shader, interface, file))
     if spec_constants:
         problems.extend(check_spec_constants(scenario, shader, interface, file))

@@ -19,7 +19,7 @@ DYNAMIC_TYPES = {"storage_dynamic": "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC",
 def descriptor_fields(b: Binding, buffer_size: int) -> dict[str, Any]:
     """The binding's fields beyond set, id and resource; raises ValueError (the message names
     what does not fit) when the offsets and range pass the end of the buffer."""
-    fields: dict[str, Any] = {}
+    fields: dict[str, Any] = {"array_element": b.array_element} if b.array_element else {}
     if b.kind in DYNAMIC_TYPES:
         fields["descriptor_type"] = DYNAMIC_TYPES[b.kind]
         if b.dynamic_offset:

@@ -453,13 +453,17 @@ class Parser:
 
     def bind(self, head: Token, w: _Words, p: Pipeline) -> None:
         what = w.take("BUFFER")
-        if what.text != "BUFFER":
+        if what.text not in ("BUFFER", "BUFFER_ARRAY"):
             raise self.src.refuse(what, f"BIND {what.text}", f"BIND {what.text} is not supported by kernellab's "
                                                              "AmberScript reader yet")
-        buf = w.take("a buffer's name")
-        if buf.text not in self.script.buffers:
-            raise self.src.error(buf, f"no buffer {buf.text!r} is defined")
-        if w.peek() == "KERNEL":
+        names = [w.take("a buffer's name")]
+        while what.text == "BUFFER_ARRAY" and w.peek() not in ("AS", ""):
+            names.append(w.take("a buffer's name"))
+        for buf in names:
+            if buf.text not in self.script.buffers:
+                raise self.src.error(buf, f"no buffer {buf.text!r} is defined")
+        buf = names[0]
+        if w.peek() == "KERNEL" and what.text == "BUFFER":
             w.take("KERNEL")
             how = w.keyword("ARG_NAME", "ARG_NUMBER")
             arg: str | int = w.take("an argument").text if how.text == "ARG_NAME" else w.integer("an argument number")
@@ -473,10 +477,25 @@ class Parser:
         if kind.text not in BIND_KINDS:
             raise self.src.refuse(kind, f"BIND AS {kind.text}", f"binding as {kind.text} is not supported by "
                                                                 "kernellab's AmberScript reader yet")
+        if kind.text == "push_constant" and len(names) > 1:
+            raise self.src.error(kind, "a push_constant buffer is one buffer")
+        dset, binding, ranges = self.descriptor_options(w, kind, len(names))
+        if ranges["OFFSET"][0] < 0:
+            raise self.src.error(kind, f"BIND {what.text} ... AS {kind.text} needs OFFSET (the dynamic offset)")
+        p.bindings = [b for b in p.bindings if b.kind == "kernel" or (b.set, b.binding) != (dset, binding)]
+        for i, name in enumerate(names):
+            p.bindings.append(Binding(name.text, kind.text, dset, binding, head.line,
+                                      dynamic_offset=ranges["OFFSET"][i],
+                                      descriptor_offset=ranges["DESCRIPTOR_OFFSET"][i],
+                                      descriptor_range=ranges["DESCRIPTOR_RANGE"][i], array_element=i))
+
+    def descriptor_options(self, w: _Words, kind: Token, n: int) -> tuple[int, int, dict[str, list[int]]]:
+        """Amber's order: DESCRIPTOR_SET s BINDING b [OFFSET o...] [DESCRIPTOR_OFFSET o...]
+        [DESCRIPTOR_RANGE r...], one value per buffer of a BUFFER_ARRAY: (set, binding, the lists;
+        OFFSET -1 where a dynamic descriptor has none, DESCRIPTOR_RANGE -1 for the rest)."""
         dset, binding = 0, -1
         dynamic = kind.text.endswith("_dynamic")
-        # Amber's order: DESCRIPTOR_SET s BINDING b [OFFSET o] [DESCRIPTOR_OFFSET o] [DESCRIPTOR_RANGE r]
-        ranges = {"OFFSET": -1 if dynamic else 0, "DESCRIPTOR_OFFSET": 0, "DESCRIPTOR_RANGE": -1}
+        ranges = {"OFFSET": [-1 if dynamic else 0] * n, "DESCRIPTOR_OFFSET": [0] * n, "DESCRIPTOR_RANGE": [-1] * n}
         while not w.done:
             t = w.keyword("DESCRIPTOR_SET", "BINDING", *(("OFFSET",) if dynamic else ()), "DESCRIPTOR_OFFSET",
                           "DESCRIPTOR_RANGE")
@@ -486,18 +505,16 @@ class Parser:
                 binding = w.integer("a binding")
             elif kind.text == "push_constant":
                 raise self.src.error(t, f"{t.text} does not apply to a push_constant buffer")
-            elif t.text == "DESCRIPTOR_RANGE" and w.peek() == "-1":  # Amber's VK_WHOLE_SIZE
-                w.take("-1")
             else:
-                ranges[t.text] = w.integer(f"{t.text}'s bytes", 1 if t.text == "DESCRIPTOR_RANGE" else 0)
+                for i in range(n):
+                    what_value = f"{t.text}'s bytes" + (f" for buffer {i + 1} of {n}" if n > 1 else "")
+                    if t.text == "DESCRIPTOR_RANGE" and w.peek() == "-1":  # Amber's VK_WHOLE_SIZE
+                        w.take("-1")
+                    else:
+                        ranges[t.text][i] = w.integer(what_value, 1 if t.text == "DESCRIPTOR_RANGE" else 0)
         if kind.text != "push_constant" and binding < 0:
             raise self.src.error(kind, "BIND BUFFER needs BINDING")
-        if ranges["OFFSET"] < 0:
-            raise self.src.error(kind, f"BIND BUFFER ... AS {kind.text} needs OFFSET (the dynamic offset)")
-        p.bindings = [b for b in p.bindings if b.kind == "kernel" or (b.set, b.binding) != (dset, binding)]
-        p.bindings.append(Binding(buf.text, kind.text, dset, binding, head.line, dynamic_offset=ranges["OFFSET"],
-                                  descriptor_offset=ranges["DESCRIPTOR_OFFSET"],
-                                  descriptor_range=ranges["DESCRIPTOR_RANGE"]))
+        return dset, binding, ranges
 
     def set_kernel_arg(self, w: _Words, p: Pipeline) -> None:
         w.keyword("KERNEL")

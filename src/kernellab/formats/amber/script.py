@@ -40,6 +40,8 @@ class Binding:
     dynamic_offset: int = 0
     descriptor_offset: int = 0
     descriptor_range: int = -1
+    #: BIND BUFFER_ARRAY: the buffer's element of the descriptor array
+    array_element: int = 0
 
 
 @dataclass
