@@ -11,7 +11,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
-from kernellab.modelkit import I64, U32, U64, Bool, Enum, Int, List, Nested, Node, Number, Scalar, Str, VkFormat
+from kernellab.modelkit import (
+    I64,
+    U32,
+    U64,
+    Bool,
+    Enum,
+    Field,
+    Int,
+    List,
+    Nested,
+    Node,
+    Number,
+    Scalar,
+    Str,
+    VkFormat,
+)
 
 ACCESS = ("ACCESS_MEMORY_WRITE", "ACCESS_MEMORY_READ", "ACCESS_GRAPH_WRITE", "ACCESS_GRAPH_READ",
           "ACCESS_COMPUTE_SHADER_WRITE", "ACCESS_COMPUTE_SHADER_READ")
@@ -238,7 +253,10 @@ class Binding(Node):
               description="mip level to bind; absent: the whole chain (sampled) or level 0 (storage)")
     descriptor_type = Enum("VK_DESCRIPTOR_TYPE_AUTO", "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
                            "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC", "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC",
+                           "VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER", "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER",
                            default="VK_DESCRIPTOR_TYPE_AUTO")
+    texel_format = Field(VkFormat, default=None,
+                         description="kernellab extension: a texel buffer descriptor's format (its VkBufferView's)")
     #: the bytes (offset, size) of the buffer the binding sees, from its offset as byte 0: a part of
     #: a split PySchedCL dispatch (an OpenCL sub-buffer), or a file's descriptor range (the Vulkan
     #: descriptor's offset and range, AmberScript's DESCRIPTOR_OFFSET/DESCRIPTOR_RANGE)

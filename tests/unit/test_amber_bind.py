@@ -140,3 +140,48 @@ def test_the_scenario_reader_wants_array_elements_from_zero_without_gaps(tmp_pat
     with pytest.raises(InputError) as info:
         load_scenario(path)
     assert "bindings/1: set 0 binding 0 is already bound by bindings/0" in str(info.value)
+
+
+def test_texel_buffers_take_the_buffers_format(tmp_path):
+    (binding,) = bindings_of("BIND BUFFER b AS storage_texel_buffer DESCRIPTOR_SET 0 BINDING 0", tmp_path)
+    assert binding == {"set": 0, "id": 0, "resource_ref": "b", "descriptor_type": "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER",
+                       "texel_format": "VK_FORMAT_R32_UINT"}
+
+
+@pytest.mark.parametrize("name, layout, vk", [
+    ("R8G8B8A8_UNORM", ((0, "uint8"), (1, "uint8"), (2, "uint8"), (3, "uint8")), "VK_FORMAT_R8G8B8A8_UNORM"),
+    ("R8G8_SNORM", ((0, "int8"), (1, "int8")), "VK_FORMAT_R8G8_SNORM"),
+    ("B8G8R8A8_SRGB", ((0, "uint8"), (1, "uint8"), (2, "uint8"), (3, "uint8")), "VK_FORMAT_B8G8R8A8_SRGB"),
+    ("R16_USCALED", ((0, "uint16"),), "VK_FORMAT_R16_USCALED"),
+    ("vec4<float>", ((0, "float32"), (4, "float32"), (8, "float32"), (12, "float32")),
+     "VK_FORMAT_R32G32B32A32_SFLOAT"),
+    ("vec2<int16>", ((0, "int16"), (2, "int16")), "VK_FORMAT_R16G16_SINT"),
+])
+def test_formats_store_the_integers_they_are_made_of(name, layout, vk):
+    from kernellab.formats.amber.types import element, vk_format
+
+    assert element(name).components == layout
+    assert vk_format(element(name)) == vk
+
+
+def test_a_padded_element_has_no_texel_format_and_packed_formats_are_refused(tmp_path):
+    from kernellab.formats.amber.parse import Unsupported
+    from kernellab.formats.amber.types import TypeError_, element, vk_format
+
+    with pytest.raises(TypeError_):
+        vk_format(element("vec3<float>"))  # a vec3 takes a vec4's room
+    with pytest.raises(Unsupported) as info:
+        parse_amber("BUFFER b DATA_TYPE A2B10G10R10_UNORM_PACK32 SIZE 1 FILL 0\n", Path("t.amber"))
+    assert "line 1, column 20" in str(info.value) and "packed" in str(info.value)
+
+
+def test_texel_format_goes_with_a_texel_descriptor_type(tmp_path):
+    from kernellab.formats.scenario import load_scenario
+
+    for binding, words in [({"texel_format": "VK_FORMAT_R32_UINT"}, "bindings/0/texel_format: texel_format is a "
+                                                                     "texel buffer's"),
+                           ({"descriptor_type": "VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER"},
+                            "bindings/0: a texel buffer descriptor_type needs a texel_format")]:
+        with pytest.raises(InputError) as info:
+            load_scenario(scenario_with(binding, tmp_path))
+        assert words in str(info.value)

@@ -180,6 +180,17 @@ class DynamicBuffer(Buffer):
         self.uid = buffer.uid
 
 
+class TexelBuffer(Buffer):
+    """A buffer (or a range of one) bound to a uniform or storage texel buffer descriptor, through
+    a view of it in ``format`` (a VkFormat name)."""
+
+    def __init__(self, buffer: Buffer, format: str):
+        self.buffer = buffer
+        self.format = format
+        self.size = buffer.size
+        self.uid = buffer.uid
+
+
 class BufferArray(Buffer):
     """The buffers of one descriptor array (a shader's array of blocks), element by element; each
     may be a :class:`DynamicBuffer`."""
@@ -193,6 +204,9 @@ class BufferArray(Buffer):
 #: the dynamic descriptor types a scenario binding may name, as :class:`BindingSlot` descriptors
 DYNAMIC_BUFFER_TYPES = {"VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC": "storage-buffer-dynamic",
                         "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC": "uniform-buffer-dynamic"}
+#: the texel buffer descriptor types, as :class:`BindingSlot` descriptors
+TEXEL_BUFFER_TYPES = {"VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER": "uniform-texel-buffer",
+                      "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER": "storage-texel-buffer"}
 
 
 class Program(abc.ABC):

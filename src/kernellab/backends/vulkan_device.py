@@ -32,6 +32,7 @@ from kernellab.backends.base import (
     ImageBinding,
     Limits,
     ProgramSpec,
+    TexelBuffer,
     UnsupportedError,
 )
 from kernellab.backends.vkcore import DeviceMemory, VulkanImage, VulkanProgram, dynamic_rendering_supported
@@ -145,6 +146,17 @@ class VulkanBuffer(Buffer):
         return self._array
 
 
+def _set_key(r: Any) -> Any:
+    """What identifies a descriptor's contents, for the cache of descriptor sets."""
+    if isinstance(r, ImageBinding):
+        return (id(r.image), r.lod, getattr(r.image, "layout", None))
+    if isinstance(r, BufferArray):
+        return tuple(_set_key(b) for b in r.elements)
+    if isinstance(r, TexelBuffer):
+        return (id(r.buffer), r.format)
+    return (id(r), None)
+
+
 def _without_dynamic(r: Any) -> Any:
     """The buffer (or array of buffers) a descriptor is written with: a dynamic offset is given at
     bind time, not in the set."""
@@ -221,7 +233,8 @@ def choose_memory_types(flags: Sequence[int]) -> MemoryTypes:
 
 #: descriptor kinds a program slot may have -> VkDescriptorType values
 DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3, "combined-image-sampler": 1,
-                    "storage-buffer-dynamic": 9, "uniform-buffer-dynamic": 8,
+                    "storage-buffer-dynamic": 9, "uniform-buffer-dynamic": 8, "uniform-texel-buffer": 4,
+                    "storage-texel-buffer": 5,
                     "tensor": 1000460000}  # VK_DESCRIPTOR_TYPE_TENSOR_ARM
 
 
@@ -270,6 +283,8 @@ class VulkanDevice:
         self._descriptor_pools: list[Any] = []
         self._pool_left = 0
         self._sets: dict[tuple, Any] = {}
+        #: VkBufferViews of texel buffer descriptors, by (buffer handle address, offset, size, format)
+        self._texel_views: dict[tuple[int, int, int, str], Any] = {}
         self._query_pools: list[Any] = []
         self._cmd: Any = None
         self._bound_pipeline: Any = None
@@ -508,14 +523,18 @@ class VulkanDevice:
         mapped, b.mapping = b.mapping is not None, None
         if b.owns_memory and mapped:
             nvk.release("vkUnmapMemory", vk.vkUnmapMemory, self.handle, b.memory)
+        if self._texel_views:
+            self._destroy_texel_views(b.handle)
         nvk.release(f"vkDestroyBuffer({b.uid})", vk.vkDestroyBuffer, self.handle, b.handle, None)
         if b.owns_memory:
             nvk.release(f"vkFreeMemory({b.uid})", vk.vkFreeMemory, self.handle, b.memory, None)
 
     def create_buffer_handle(self, size: int, uid: str) -> tuple[Any, Any]:
         vk = self.vk
+        # any buffer may be bound as a texel buffer too (UNIFORM_/STORAGE_TEXEL_BUFFER_BIT: the
+        # spec's values, which the compute binding does not declare)
         usage = (vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
-                 vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
+                 vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT | 0x4 | 0x8)
         with checked(f"vkCreateBuffer({uid}, {size} bytes)"):
             handle = vk.vkCreateBuffer(self.handle, vk.VkBufferCreateInfo(
                 size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
@@ -711,13 +730,14 @@ class VulkanDevice:
     # --- descriptor sets -----------------------------------------------------------------------
     def _descriptor_set(self, program: VulkanProgram, set_index: int,
                         resources: tuple[VulkanBuffer | ImageBinding, ...]) -> Any:
+        if any(isinstance(r, TexelBuffer) or isinstance(r, BufferArray) and isinstance(r.elements[0], TexelBuffer)
+               for r in resources):
+            self.use_full_binding()  # the compute binding declares no buffer views
         vk = self.vk
         layout = program.set_layouts[set_index]
         # a dynamic descriptor's set serves every dynamic offset: the set is that of the buffer
         resources = tuple(_without_dynamic(r) for r in resources)  # type: ignore[misc]
-        key = (id(layout), tuple((id(r), None) if not isinstance(r, (ImageBinding, BufferArray)) else
-                                 (tuple(map(id, r.elements)), None) if isinstance(r, BufferArray) else
-                                 (id(r.image), r.lod, r.image.layout) for r in resources))  # type: ignore[attr-defined]
+        key = (id(layout), tuple(_set_key(r) for r in resources))
         hit = self._sets.get(key)
         if hit is not None:
             return hit
@@ -738,7 +758,13 @@ class VulkanDevice:
         keep: list[Any] = []
         for binding, res in zip(program.set_bindings[set_index], resources):
             dtype = DESCRIPTOR_TYPES[kinds[binding]]
-            if not isinstance(res, (VulkanBuffer, BufferArray, ImageBinding)):  # a tensor
+            if isinstance(res, TexelBuffer) or isinstance(res, BufferArray) and \
+                    isinstance(res.elements[0], TexelBuffer):
+                elements = res.elements if isinstance(res, BufferArray) else (res,)
+                views = [self.texel_view(t.buffer, t.format) for t in elements if isinstance(t, TexelBuffer)]
+                writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=len(views),
+                                                      descriptorType=dtype, pTexelBufferView=views))
+            elif not isinstance(res, (VulkanBuffer, BufferArray, ImageBinding)):  # a tensor
                 write, k = self.tensor_descriptor_write(dset, binding, res.view)
                 writes.append(write)
                 keep += k
@@ -855,6 +881,28 @@ class VulkanDevice:
             pdata = self.ffi.new("char[]", push_data)
             vk.vkCmdPushConstants(cmd, program.layout, push_stages, 0, len(push_data), pdata)
 
+    def texel_view(self, buf: Buffer, format: str) -> Any:
+        """The VkBufferView of ``buf`` (a buffer or a range of one) in ``format``, made once."""
+        assert isinstance(buf, VulkanBuffer)
+        self.use_full_binding()  # the compute binding declares no buffer views
+        vk = self.vk
+        key = (int(self.ffi.cast("uintptr_t", buf.handle)), buf.offset, buf.size, format)
+        if key not in self._texel_views:
+            value = getattr(vk, format, None)
+            if not isinstance(value, int):
+                raise InputError(f"buffer {buf.uid!r}: {format} is not a VkFormat this Vulkan knows")
+            with checked(f"vkCreateBufferView({buf.uid}, {format})"):
+                self._texel_views[key] = vk.vkCreateBufferView(self.handle, vk.VkBufferViewCreateInfo(
+                    buffer=buf.handle, format=value, offset=buf.offset, range=buf.size), None)
+        return self._texel_views[key]
+
+    def _destroy_texel_views(self, handle: Any = None) -> None:
+        """Destroy the texel views of the buffer ``handle`` (all of them: None), before it goes."""
+        address = None if handle is None else int(self.ffi.cast("uintptr_t", handle))
+        for key in [k for k in self._texel_views if address is None or k[0] == address]:
+            nvk.release("vkDestroyBufferView", self.vk.vkDestroyBufferView, self.handle, self._texel_views.pop(key),
+                        None)
+
     @staticmethod
     def dynamic_offsets(program: VulkanProgram, bindings: Mapping[tuple[int, int], Buffer | ImageBinding]
                         ) -> list[int]:
@@ -935,6 +983,7 @@ class VulkanDevice:
                         ("vkDestroyShaderModule", p.module)]
             if p.fragment_module is not None:
                 destroy.append(("vkDestroyShaderModule", p.fragment_module))
+        self._destroy_texel_views()
         destroy += [("vkDestroyDescriptorSetLayout", h) for h in self._layouts.values()]
         destroy += [("vkDestroyDescriptorPool", h) for h in self._descriptor_pools]
         destroy += [("vkDestroyQueryPool", h) for h in self._query_pools]

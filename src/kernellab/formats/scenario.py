@@ -459,11 +459,19 @@ def _check_buffer_range(ck: _Checker, loc: Loc, b: m.Binding, resource: m.Resour
     """A binding's range and dynamic offset: of a buffer, inside it (a dynamic offset only on a
     dynamic descriptor)."""
     dynamic = b.descriptor_type.endswith("_BUFFER_DYNAMIC")
+    texel = b.descriptor_type.endswith("_TEXEL_BUFFER")
+    if texel != (b.texel_format is not None):
+        ck.add(loc + (("texel_format",) if not texel else ()),
+               "a texel buffer descriptor_type needs a texel_format" if texel else
+               "texel_format is a texel buffer's (descriptor_type VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER or "
+               "_STORAGE_TEXEL_BUFFER)")
     if b.dynamic_offset and not dynamic:
         ck.add(loc + ("dynamic_offset",), "a dynamic offset needs a dynamic descriptor_type "
                                            "(VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC or _UNIFORM_BUFFER_DYNAMIC)")
-    if (b.buffer_range is not None or dynamic) and resource is not None and not isinstance(resource, m.Buffer):
-        ck.add(loc, f"\"{b.resource_ref}\" is a {resource.kind}: a buffer_range or a dynamic descriptor binds a buffer")
+    if (b.buffer_range is not None or dynamic or texel) and resource is not None and \
+            not isinstance(resource, m.Buffer):
+        ck.add(loc, f"\"{b.resource_ref}\" is a {resource.kind}: a buffer_range, a dynamic or a texel buffer "
+                    "descriptor binds a buffer")
         return
     if isinstance(resource, m.Buffer):
         offset, size = b.buffer_range if b.buffer_range is not None else (0, resource.size)

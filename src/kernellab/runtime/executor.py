@@ -20,6 +20,7 @@ from kernellab.backends import opencl_abi
 from kernellab.backends.base import (
     DYNAMIC_BUFFER_TYPES,
     SOURCE,
+    TEXEL_BUFFER_TYPES,
     Backend,
     BackendOptions,
     BindingSlot,
@@ -38,6 +39,7 @@ from kernellab.backends.base import (
     SamplerSpec,
     SpecConstant,
     SubgroupSizing,
+    TexelBuffer,
     UnknownEntryError,
     choose_device,
 )
@@ -781,8 +783,7 @@ class Executor:
                 # buffer as storage, which Vulkan forbids for a uniform block)
                 uniform = getattr(declared.get((b.set, b.id)), "type", "") == "UNIFORM_BUFFER"
                 kind = "uniform-buffer" if uniform else "storage-buffer"
-                if b.descriptor_type in DYNAMIC_BUFFER_TYPES:
-                    kind = DYNAMIC_BUFFER_TYPES[b.descriptor_type]
+                kind = {**DYNAMIC_BUFFER_TYPES, **TEXEL_BUFFER_TYPES}.get(b.descriptor_type, kind)
                 # bindings filling elements of one array of buffers make one slot of that many
                 count = 1 + max(a.array_element for a in c.bindings if (a.set, a.id) == (b.set, b.id))
                 if b.array_element == 0:
@@ -806,6 +807,8 @@ class Executor:
                     self._buffer_range(b.resource_ref, (b.buffer_range[0], b.buffer_range[1]))
                 if b.descriptor_type in DYNAMIC_BUFFER_TYPES:
                     buf = DynamicBuffer(buf, b.dynamic_offset)
+                elif b.descriptor_type in TEXEL_BUFFER_TYPES:
+                    buf = TexelBuffer(buf, b.texel_format)
                 if counts[(b.set, b.id)] > 1:
                     arrays.setdefault((b.set, b.id), {})[b.array_element] = buf
                     continue

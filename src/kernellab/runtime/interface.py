@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 #: the descriptor types each kind of resource can be bound as
 _COMPATIBLE = {
-    "buffer": {"STORAGE_BUFFER", "UNIFORM_BUFFER"},
+    "buffer": {"STORAGE_BUFFER", "UNIFORM_BUFFER", "UNIFORM_TEXEL_BUFFER", "STORAGE_TEXEL_BUFFER"},
     "image": {"STORAGE_IMAGE", "SAMPLED_IMAGE", "COMBINED_IMAGE_SAMPLER"},
     "tensor": {"TENSOR_ARM"},
 }
@@ -98,8 +98,11 @@ def _check_resource(scenario: m.Scenario, binding: m.Binding, descriptor: Descri
         yield Problem(file, json_pointer(("resources", r_index, "buffer", "size")),
                       f"buffer {resource.uid!r} is {resource.size} bytes; {_describe(descriptor)} needs at "
                       f"least {descriptor.min_size}")
-    dynamic = binding.descriptor_type.removeprefix("VK_DESCRIPTOR_TYPE_").removesuffix("_DYNAMIC")
-    if binding.descriptor_type.endswith("_DYNAMIC") and dynamic != descriptor.type:
+    # a dynamic or texel descriptor type must be the one the shader declares, and a texel buffer
+    # the shader declares needs one
+    named = binding.descriptor_type.removeprefix("VK_DESCRIPTOR_TYPE_").removesuffix("_DYNAMIC")
+    if isinstance(resource, m.Buffer) and (binding.descriptor_type.endswith(("_DYNAMIC", "_TEXEL_BUFFER")) or
+                                           descriptor.type.endswith("_TEXEL_BUFFER")) and named != descriptor.type:
         yield Problem(file, json_pointer(at + ("descriptor_type",)),
                       f"{binding.descriptor_type} binds buffer {binding.resource_ref!r} to {_describe(descriptor)}")
     if isinstance(resource, m.Image):

@@ -11,15 +11,24 @@ from __future__ import annotations
 from typing import Any
 
 from kernellab.formats.amber.script import Binding
+from kernellab.formats.amber.types import Element, TypeError_, vk_format
 
 DYNAMIC_TYPES = {"storage_dynamic": "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC",
                  "uniform_dynamic": "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC"}
+TEXEL_TYPES = {"uniform_texel_buffer": "VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER",
+               "storage_texel_buffer": "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER"}
 
 
-def descriptor_fields(b: Binding, buffer_size: int) -> dict[str, Any]:
-    """The binding's fields beyond set, id and resource; raises ValueError (the message names
-    what does not fit) when the offsets and range pass the end of the buffer."""
+def descriptor_fields(b: Binding, buffer_size: int, element: Element) -> dict[str, Any]:
+    """The binding's fields beyond set, id and resource (``element``: the buffer's, whose format
+    a texel buffer's view takes); raises ValueError (the message names what does not fit) when
+    the offsets and range pass the end of the buffer or a texel buffer's elements have no format."""
     fields: dict[str, Any] = {"array_element": b.array_element} if b.array_element else {}
+    if b.kind in TEXEL_TYPES:
+        try:
+            fields.update(descriptor_type=TEXEL_TYPES[b.kind], texel_format=vk_format(element))
+        except TypeError_ as exc:
+            raise ValueError(f"BIND BUFFER {b.buffer} AS {b.kind}: {exc}") from None
     if b.kind in DYNAMIC_TYPES:
         fields["descriptor_type"] = DYNAMIC_TYPES[b.kind]
         if b.dynamic_offset:

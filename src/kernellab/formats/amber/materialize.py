@@ -167,7 +167,8 @@ class _Writer:
                 entry_of_binding: dict[str, Any] = {"set": b.set, "id": binding, "resource_ref": b.buffer}
                 if b.kind != "kernel":
                     try:
-                        entry_of_binding.update(descriptor_fields(b, len(self.initial[b.buffer])))
+                        entry_of_binding.update(descriptor_fields(b, len(self.initial[b.buffer]),
+                                                                  self.script.buffers[b.buffer].element))
                     except ValueError as exc:
                         raise self.error(b.line, str(exc)) from None
                 dispatch["bindings"].append(entry_of_binding)

@@ -18,7 +18,8 @@ from kernellab.formats.amber.types import Element, TypeError_, element
 SHADER_FORMATS = ("GLSL", "SPIRV-ASM", "SPIRV-HEX", "OPENCL-C", "HLSL")
 COMPARATORS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 BUFFER_COMPARATORS = ("EQ_BUFFER", "RMSE_BUFFER", "EQ_HISTOGRAM_EMD_BUFFER")
-BIND_KINDS = ("storage", "uniform", "storage_dynamic", "uniform_dynamic", "push_constant")
+BIND_KINDS = ("storage", "uniform", "storage_dynamic", "uniform_dynamic", "uniform_texel_buffer",
+              "storage_texel_buffer", "push_constant")
 #: what kernellab refuses (the construct, and why), each naming its line
 GRAPHICS = "graphics pipelines are not supported (kernellab runs AmberScript's compute subset)"
 _INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|\d+)$")
@@ -251,9 +252,10 @@ class Parser:
             raise self.src.error(name, f"buffer {name.text!r} is already defined")
         kind = w.keyword("DATA_TYPE", "FORMAT")
         type_token = w.take("a data type")
-        if re.search(r"_(UNORM|SNORM|USCALED|SSCALED|SRGB|UFLOAT)", type_token.text):
-            raise self.src.refuse(type_token, "normalized formats", f"format {type_token.text} is not supported by "
-                                                                    "kernellab's AmberScript reader yet")
+        if re.search(r"_(UFLOAT|PACK\d+)", type_token.text):
+            raise self.src.refuse(type_token, "packed formats", f"format {type_token.text} (components packed in "
+                                                                "a word) is not supported by kernellab's "
+                                                                "AmberScript reader yet")
         std140 = False
         if w.peek() in ("STD140", "STD430"):
             std140 = w.take("a layout").text == "STD140"
