@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from kernellab.compiler_options import Options
 from kernellab.formats.amber.materialize import Checkpoint, write_scenarios
 from kernellab.formats.amber.parse import load_amber
 from kernellab.formats.amber.script import AmberScript
@@ -25,6 +26,32 @@ def assemble(source: str, target_env: str) -> bytes:
                               what="assembling a SPIRV-ASM shader", error=CompileError)
 
 
+#: AmberScript TARGET_ENV names as glslang's --target-env takes them
+_GLSLANG_ENV = {f"spv1.{i}": f"spirv1.{i}" for i in range(7)}
+
+
+def optimize(shader: Path, kind: str, target_env: str, passes: Options) -> bytes:
+    """The module of ``shader`` (a scenario shader file of type ``kind``) after spirv-opt's
+    ``passes``, which the options door checked (rendered from them, never from the file's text).
+    A GLSL source is compiled as Amber does: for TARGET_ENV, else Vulkan 1.0."""
+    from kernellab import tools
+    from kernellab.compile.pipeline import Compiler
+    from kernellab.compile.stage import CompileRequest
+    from kernellab.errors import CompileError
+    from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE
+
+    if kind == "SPIR-V":
+        module = shader.read_bytes()
+    else:
+        env = _GLSLANG_ENV.get(target_env, target_env or "vulkan1.0")
+        module = Compiler(CompileRequest(shader, LANGUAGE_OF_SHADER_TYPE[kind], target_env=env,
+                                         roots=(shader.parent,))).vulkan_module().data
+    spirv_opt = tools.require("spirv-opt", "SHADER_OPTIMIZATION of an AmberScript pipeline")
+    return spirv_opt.transform([*passes.argv(), tools.INPUT, "-o", tools.OUTPUT], input=module,
+                               input_name="shader.spv", output_name="optimized.spv",
+                               what="optimizing a shader (SHADER_OPTIMIZATION)", error=CompileError)
+
+
 def prepare(path: str | Path, folder: Path | None = None) -> tuple[AmberScript, list[Checkpoint]]:
     """Parse ``path`` and write its scenarios (into ``folder``, default a cache folder named by
     the file's content and path)."""
@@ -35,7 +62,7 @@ def prepare(path: str | Path, folder: Path | None = None) -> tuple[AmberScript, 
     if folder is None:
         digest = hashlib.sha256(path.read_bytes() + str(path.resolve()).encode()).hexdigest()[:20]
         folder = config.get().cache_dir / "amber" / digest
-    return script, write_scenarios(script, folder, assemble)
+    return script, write_scenarios(script, folder, assemble, optimize)
 
 
 def scenario_of(path: str | Path) -> Path:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernellab.compiler_options import Options
 from kernellab.errors import InputError, Problem
 from kernellab.formats.amber.bind import descriptor_fields
 from kernellab.formats.amber.script import AmberScript, Copy, Expect, Pipeline, Run, Shader
@@ -21,6 +22,9 @@ from kernellab.formats.amber.types import Element
 
 #: (SPIR-V assembly, target environment) -> module bytes; given by the caller (formats run no tools)
 Assembler = Callable[[str, str], bytes]
+#: (shader file written, its scenario shader type, target environment, spirv-opt passes) -> the
+#: optimized module (SHADER_OPTIMIZATION); given by the caller
+Optimizer = Callable[[Path, str, str, Options], bytes]
 
 
 @dataclass
@@ -81,10 +85,11 @@ def _pod_bytes(p: Pipeline, params: list[tuple[str, bool]], error: Callable[[int
 
 
 class _Writer:
-    def __init__(self, script: AmberScript, folder: Path, assemble: Assembler):
+    def __init__(self, script: AmberScript, folder: Path, assemble: Assembler, optimize: Optimizer | None = None):
         self.script = script
         self.folder = folder
         self.assemble = assemble
+        self.optimize = optimize
         self.files: dict[str, str] = {}
         self.initial: dict[str, bytes] = {name: buffer_bytes(b.element, b.values)
                                           for name, b in script.buffers.items()}
@@ -110,6 +115,15 @@ class _Writer:
             data = self.assemble(shader.source, shader.target_env)
         self.write(name, data)
         return name, kind
+
+    def optimized_file(self, p: Pipeline, shader: Shader, src: str, kind: str) -> tuple[str, str]:
+        """The pipeline's module after its SHADER_OPTIMIZATION passes, as a SPIR-V file of its own
+        (Amber optimizes the compiled module before the pipeline is made)."""
+        if self.optimize is None:
+            raise self.error(p.line, "SHADER_OPTIMIZATION needs the SPIR-V optimizer (spirv-opt)")
+        name = f"pipeline{list(self.script.pipelines).index(p.name)}.opt.spv"
+        self.write(name, self.optimize(self.folder / src, kind, shader.target_env, p.optimizations))
+        return name, "SPIR-V"
 
     def write(self, name: str, data: bytes) -> None:
         path = self.folder / name
@@ -139,6 +153,8 @@ class _Writer:
         for p in self.script.pipelines.values():
             shader = self.script.shaders[p.shader]
             src, kind = self.shader_file(shader)
+            if p.optimizations:
+                src, kind = self.optimized_file(p, shader, src, kind)
             uid = f"pipeline.{p.name}"
             entry: dict[str, Any] = {"uid": uid, "src": src, "type": kind, "entry": p.entry}
             if p.specializations:
@@ -232,8 +248,9 @@ def _npy(data: bytes) -> bytes:
     return out.getvalue()
 
 
-def write_scenarios(script: AmberScript, folder: Path, assemble: Assembler) -> list[Checkpoint]:
+def write_scenarios(script: AmberScript, folder: Path, assemble: Assembler,
+                    optimize: Optimizer | None = None) -> list[Checkpoint]:
     """Write the scenario files of ``script`` into ``folder`` (made if missing); the checkpoints
     in order, each with the EXPECTs checked there."""
     folder.mkdir(parents=True, exist_ok=True)
-    return _Writer(script, folder, assemble).checkpoints(script.path.stem)
+    return _Writer(script, folder, assemble, optimize).checkpoints(script.path.stem)

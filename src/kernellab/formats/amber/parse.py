@@ -391,7 +391,9 @@ class Parser:
                 p.compile_options = " ".join(tok.text for tok in self.src.tokens_until_end(t))
             elif t.text == "SUBGROUP":
                 self.subgroup(t, w, p)
-            elif t.text in ("SHADER_OPTIMIZATION", "POLYGON_MODE", "FRAMEBUFFER_SIZE", "VERTEX_DATA",
+            elif t.text == "SHADER_OPTIMIZATION":
+                self.shader_optimization(t, w, p)
+            elif t.text in ("POLYGON_MODE", "FRAMEBUFFER_SIZE", "VERTEX_DATA",
                             "INDEX_DATA", "BLEND", "DEPTH", "STENCIL", "VIEWPORT", "PATCH_CONTROL_POINTS"):
                 raise self.src.refuse(t, t.text, f"{t.text} in a pipeline is not supported by kernellab's "
                                                  "AmberScript reader yet")
@@ -399,6 +401,28 @@ class Parser:
                 raise self.src.error(t, f"unknown pipeline statement {t.text!r}")
         if not p.shader:
             raise self.src.error(head, f"pipeline {p.name!r} attaches no shader")
+
+    def shader_optimization(self, head: Token, w: _Words, p: Pipeline) -> None:
+        """``SHADER_OPTIMIZATION shader`` ... ``END``: spirv-opt passes, one word each, each from
+        the fixed table of ``compiler_options`` (a refused one names its line and column)."""
+        from kernellab.compiler_options import OptionsRefused, optimizer_passes
+
+        name = w.take("the shader's name")
+        w.finish()
+        if name.text != p.shader:
+            raise self.src.error(name, f"SHADER_OPTIMIZATION names {name.text!r}, not the attached shader "
+                                       f"{p.shader!r}")
+        words = list(self.src.tokens_until_end(head))
+        for t in words:
+            try:
+                optimizer_passes([t.text])
+            except OptionsRefused as exc:
+                raise self.src.error(t, str(exc.refusals[0])) from None
+        if self.script.shaders[p.shader].format == "OPENCL-C":
+            raise self.src.refuse(head, "SHADER_OPTIMIZATION of OpenCL C", "SHADER_OPTIMIZATION of an OPENCL-C "
+                                                                          "shader is not supported by kernellab's "
+                                                                          "AmberScript reader yet")
+        p.optimizations = optimizer_passes([t.text for t in words])
 
     def subgroup(self, head: Token, w: _Words, p: Pipeline) -> None:
         """``SUBGROUP shader`` ... ``END``: FULLY_POPULATED, VARYING_SIZE (on/off), REQUIRED_SIZE n."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernellab.compiler_options import Options
 from kernellab.formats.amber.types import Element
 
 
@@ -57,6 +58,8 @@ class Pipeline:
     compile_options: str = ""
     #: SUBGROUP: (required size or 0, FULLY_POPULATED, VARYING_SIZE, line); None when not given
     subgroup: tuple[int, bool, bool, int] | None = None
+    #: SHADER_OPTIMIZATION: the spirv-opt passes, checked against compiler_options' table
+    optimizations: Options = field(default_factory=Options)
 
 
 @dataclass
