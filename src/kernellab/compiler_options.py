@@ -187,6 +187,24 @@ def optimizer_passes(words: Sequence[str]) -> Options:
     return Options(tuple(Option(FLAG, w) for w in words), "file")
 
 
+#: clspv options a file may name (AmberScript's COMPILE_OPTIONS) that change where a kernel's
+#: arguments and built-in values reach it: by-value arguments in a uniform buffer or clustered
+#: push constants, the work dimension and global offset as specialization constants. Whoever
+#: passes them reads the layout back from clspv's reflection (``compile.amber.kernel_arguments``).
+CLSPV_LAYOUT_OPTIONS = frozenset({"-pod-ubo", "-pod-pushconstant", "-cluster-pod-kernel-args", "-work-dim",
+                                  "-global-offset"})
+
+
+def clspv_layout_options(words: Sequence[str]) -> Options:
+    """Options of :data:`CLSPV_LAYOUT_OPTIONS`, one word each; :class:`OptionsRefused` names any other."""
+    refusals = [Refusal(_printable(w), "not a clspv argument-layout option kernellab reads back "
+                                       f"({', '.join(sorted(CLSPV_LAYOUT_OPTIONS))})")
+                for w in words if w not in CLSPV_LAYOUT_OPTIONS]
+    if refusals:
+        raise OptionsRefused(refusals)
+    return Options(tuple(Option(FLAG, w) for w in words), "file")
+
+
 def own(*words: str) -> Options:
     """Options kernellab adds itself (``-cl-kernel-arg-info``, ``-cl-opt-disable``, ``-cl-std=..``),
     which are flags of the OpenCL allow-list; anything else is a programming error."""

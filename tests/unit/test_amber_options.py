@@ -53,3 +53,44 @@ def test_bad_shader_optimization_names_the_line(body, where, words):
     with pytest.raises(InputError) as info:
         parse_amber(pipeline(body), Path("t.amber"))
     assert f"t.amber: {where}: " in str(info.value) and words in str(info.value)
+
+
+KERNEL = """SHADER compute k OPENCL-C
+kernel void f(global int* out, int a) { out[0] = a; }
+END
+BUFFER b DATA_TYPE int32 SIZE 1 FILL 0
+"""
+
+
+def kernel_pipeline(options: str) -> str:
+    return KERNEL + (f"PIPELINE compute p\n  ATTACH k ENTRY_POINT f\n  COMPILE_OPTIONS k\n    {options}\n  END\n"
+                     "  BIND BUFFER b KERNEL ARG_NAME out\nEND\n")
+
+
+def test_compile_options_keep_clspv_layout_options_apart():
+    p = parse_amber(kernel_pipeline("-pod-ubo -DN=3 -cl-fast-relaxed-math -work-dim"), Path("t.amber")).pipelines["p"]
+    assert p.clspv_layout.argv() == ["-pod-ubo", "-work-dim"]
+    assert p.compile_options == "-DN=3 -cl-fast-relaxed-math"
+
+
+@pytest.mark.parametrize("options, where, words", [
+    ("-pod-ubo -o /tmp/x", "line 8, column 14", "'-o' is not allowed in a file"),
+    ("-cl-fast-relaxed-math -constant-args-ubo", "line 8, column 27", "'-constant-args-ubo' is not allowed"),
+    ("-Xclang", "line 8, column 5", "'-Xclang' is not allowed in a file"),
+])
+def test_other_compile_options_are_refused_naming_the_line(options, where, words):
+    with pytest.raises(InputError) as info:
+        parse_amber(kernel_pipeline(options), Path("t.amber"))
+    assert f"t.amber: {where}: " in str(info.value) and words in str(info.value)
+
+
+def test_layout_options_render_through_the_door_into_the_compile_request(tmp_path):
+    from kernellab.compile.stage import CompileRequest
+    from kernellab.compiler_options import clspv_layout_options
+
+    source = tmp_path / "k.cl"
+    source.write_text("kernel void f(global int* out) {}\n")
+    req = CompileRequest(source, "opencl-c", build_options="-DN=1", clspv_layout=("-pod-ubo",))
+    assert req.options == ["-DN=1", "-pod-ubo"]
+    with pytest.raises(OptionsRefused):
+        clspv_layout_options(["-pod-ubo", "-o"])

@@ -10,7 +10,7 @@ from pathlib import Path
 from kernellab.compiler_options import Options
 from kernellab.formats.amber.materialize import Checkpoint, write_scenarios
 from kernellab.formats.amber.parse import load_amber
-from kernellab.formats.amber.script import AmberScript
+from kernellab.formats.amber.script import AmberScript, KernelArgument
 
 #: Amber's default SPIR-V target for assembly (its ShaderCompiler: universal SPIR-V 1.0)
 DEFAULT_SPIRV_ENV = "spv1.0"
@@ -62,9 +62,54 @@ def prepare(path: str | Path, folder: Path | None = None) -> tuple[AmberScript, 
     if folder is None:
         digest = hashlib.sha256(path.read_bytes() + str(path.resolve()).encode()).hexdigest()[:20]
         folder = config.get().cache_dir / "amber" / digest
-    return script, write_scenarios(script, folder, assemble, optimize)
+    return script, write_scenarios(script, folder, assemble, optimize, compile_kernel)
 
 
 def scenario_of(path: str | Path) -> Path:
     """The scenario holding all of the file's pipelines and RUNs (its last checkpoint)."""
     return prepare(path)[1][-1].scenario
+
+
+def compile_kernel(source: Path, entry: str, build_options: str, layout: Options
+                   ) -> tuple[bytes, dict[int, KernelArgument]]:
+    """An OpenCL C kernel compiled by clspv with layout options (checked by the options door), and
+    where clspv's reflection puts each of its arguments, by ordinal."""
+    from kernellab.compile.pipeline import Compiler
+    from kernellab.compile.stage import CompileRequest
+
+    req = CompileRequest(source, "opencl-c", entry=entry, build_options=build_options, roots=(source.parent,),
+                         clspv_layout=tuple(layout.argv()))
+    module = Compiler(req).vulkan_module().data
+    return module, kernel_arguments(module, entry)
+
+
+def kernel_arguments(module: bytes, entry: str) -> dict[int, KernelArgument]:
+    """The ``Argument*`` instructions of clspv's ``NonSemantic.ClspvReflection`` for kernel
+    ``entry``: each argument's kind, descriptor set and binding, and a by-value one's offset and size."""
+    from kernellab.listing.spirv import decode
+
+    decoded = decode(module, "clspv module")
+
+    def value(operand: object) -> int:
+        inst = decoded.defs.get(int(operand))  # type: ignore[call-overload]
+        return int(inst.operands[0].value) if inst is not None and inst.operands else -1
+
+    kernels: dict[int, str] = {}
+    out: dict[int, KernelArgument] = {}
+    for inst in decoded.instructions:
+        if inst.opname != "OpExtInst" or not inst.ext_set.startswith("NonSemantic.ClspvReflection"):
+            continue
+        ops = [o.value for o in inst.operands[2:]]
+        if inst.ext_op == "Kernel" and inst.result is not None:
+            kernels[inst.result] = decoded.strings.get(int(ops[1]), "")  # type: ignore[call-overload]
+        elif inst.ext_op.startswith("Argument") and inst.ext_op != "ArgumentInfo" and \
+                kernels.get(int(ops[0])) == entry:  # type: ignore[call-overload]
+            numbers = [value(o) for o in ops[1:6]]
+            position = numbers[0]
+            if inst.ext_op == "ArgumentPodPushConstant":
+                out[position] = KernelArgument(inst.ext_op, offset=numbers[1], size=numbers[2])
+            elif inst.ext_op in ("ArgumentPodUniform", "ArgumentPodStorageBuffer"):
+                out[position] = KernelArgument(inst.ext_op, numbers[1], numbers[2], numbers[3], numbers[4])
+            elif inst.ext_op != "ArgumentWorkgroup":
+                out[position] = KernelArgument(inst.ext_op, numbers[1], numbers[2])
+    return out

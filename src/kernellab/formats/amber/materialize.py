@@ -17,7 +17,8 @@ from typing import Any
 from kernellab.compiler_options import Options
 from kernellab.errors import InputError, Problem
 from kernellab.formats.amber.bind import descriptor_fields
-from kernellab.formats.amber.script import AmberScript, Copy, Expect, Pipeline, Run, Shader
+from kernellab.formats.amber.clspv_layout import BUFFER_ARGUMENTS, ordinal, placed_values
+from kernellab.formats.amber.script import AmberScript, Binding, Copy, Expect, KernelArgument, Pipeline, Run, Shader
 from kernellab.formats.amber.types import Element
 
 #: (SPIR-V assembly, target environment) -> module bytes; given by the caller (formats run no tools)
@@ -25,6 +26,9 @@ Assembler = Callable[[str, str], bytes]
 #: (shader file written, its scenario shader type, target environment, spirv-opt passes) -> the
 #: optimized module (SHADER_OPTIMIZATION); given by the caller
 Optimizer = Callable[[Path, str, str, Options], bytes]
+#: (OpenCL C file written, kernel, build options, clspv layout options) -> (the clspv module, where
+#: its reflection puts each argument, by ordinal); given by the caller
+KernelCompiler = Callable[[Path, str, str, Options], tuple[bytes, dict[int, KernelArgument]]]
 
 
 @dataclass
@@ -85,11 +89,13 @@ def _pod_bytes(p: Pipeline, params: list[tuple[str, bool]], error: Callable[[int
 
 
 class _Writer:
-    def __init__(self, script: AmberScript, folder: Path, assemble: Assembler, optimize: Optimizer | None = None):
+    def __init__(self, script: AmberScript, folder: Path, assemble: Assembler, optimize: Optimizer | None = None,
+                 compile_kernel: KernelCompiler | None = None):
         self.script = script
         self.folder = folder
         self.assemble = assemble
         self.optimize = optimize
+        self.compile_kernel = compile_kernel
         self.files: dict[str, str] = {}
         self.initial: dict[str, bytes] = {name: buffer_bytes(b.element, b.values)
                                           for name, b in script.buffers.items()}
@@ -115,6 +121,16 @@ class _Writer:
             data = self.assemble(shader.source, shader.target_env)
         self.write(name, data)
         return name, kind
+
+    def kernel_file(self, p: Pipeline, src: str) -> tuple[str, str, dict[int, KernelArgument]]:
+        """The pipeline's kernel compiled by clspv with its layout options, as a SPIR-V file of its
+        own, and where clspv's reflection puts each argument."""
+        if self.compile_kernel is None:
+            raise self.error(p.line, "COMPILE_OPTIONS that move arguments need clspv")
+        module, layout = self.compile_kernel(self.folder / src, p.entry, p.compile_options, p.clspv_layout)
+        name = f"pipeline{list(self.script.pipelines).index(p.name)}.clspv.spv"
+        self.write(name, module)
+        return name, "SPIR-V", layout
 
     def optimized_file(self, p: Pipeline, shader: Shader, src: str, kind: str) -> tuple[str, str]:
         """The pipeline's module after its SHADER_OPTIMIZATION passes, as a SPIR-V file of its own
@@ -151,54 +167,85 @@ class _Writer:
             resources.append({"buffer": {"uid": name, "size": max(len(data), 1), "shader_access": "readwrite",
                                          "src": self.data_file(name, data), "dst": f"buffer{index}.out.npy"}})
         for p in self.script.pipelines.values():
-            shader = self.script.shaders[p.shader]
-            src, kind = self.shader_file(shader)
-            if p.optimizations:
-                src, kind = self.optimized_file(p, shader, src, kind)
-            uid = f"pipeline.{p.name}"
-            entry: dict[str, Any] = {"uid": uid, "src": src, "type": kind, "entry": p.entry}
-            if p.specializations:
-                entry["specialization_constants"] = [{"id": i, "value": v} for i, v in p.specializations]
-            if p.compile_options:
-                entry["build_options"] = p.compile_options
-            if p.subgroup is not None:
-                size, full, varying, _ = p.subgroup
-                entry["subgroup"] = {"full_subgroups": full, "varying_size": varying,
-                                     **({"required_size": size} if size else {})}
-            dispatch: dict[str, Any] = {"shader_ref": uid, "bindings": []}
-            push = b""
-            params = _opencl_params(shader.source, p.entry) if kind == "OpenCL-C" else []
-            for b in p.bindings:
-                if b.kind == "push_constant":
-                    push = self.initial[b.buffer]
-                    continue
-                binding = b.binding
-                if b.kind == "kernel":
-                    names = [n for n, _ in params]
-                    arg_index: int | str = names.index(b.arg) if b.arg in names else b.arg
-                    if not isinstance(arg_index, int) or not 0 <= arg_index < len(params) or not params[arg_index][1]:
-                        raise self.error(b.line, f"kernel argument {b.arg!r} is not a global or constant pointer "
-                                                 f"of {p.entry}")
-                    binding = sum(1 for _, ptr in params[:arg_index] if ptr)
-                entry_of_binding: dict[str, Any] = {"set": b.set, "id": binding, "resource_ref": b.buffer}
-                if b.kind != "kernel":
-                    try:
-                        entry_of_binding.update(descriptor_fields(b, len(self.initial[b.buffer]),
-                                                                  self.script.buffers[b.buffer].element))
-                    except ValueError as exc:
-                        raise self.error(b.line, str(exc)) from None
-                dispatch["bindings"].append(entry_of_binding)
-            if kind == "OpenCL-C":
-                push = _pod_bytes(p, params, self.error) or push
-            if push:
-                push_uid = f"push.{p.name}"
-                self.write(f"{push_uid}.npy", _npy(push + b"\0" * (-len(push) % 4)))
-                resources.append({"raw_data": {"uid": push_uid, "src": f"{push_uid}.npy"}})
-                entry["push_constants_size"] = len(push) + (-len(push) % 4)
-                dispatch["push_data_ref"] = push_uid
-            resources.append({"shader": entry})
-            dispatch_base[p.name] = dispatch
+            dispatch_base[p.name] = self.pipeline(p, resources)
         return resources, dispatch_base
+
+    def pipeline(self, p: Pipeline, resources: list[dict[str, Any]]) -> dict[str, Any]:
+        """The pipeline's scenario shader (and push data, and clspv's blocks of by-value
+        arguments) appended to ``resources``; its dispatch, less the work-group counts."""
+        shader = self.script.shaders[p.shader]
+        src, kind = self.shader_file(shader)
+        if p.optimizations:
+            src, kind = self.optimized_file(p, shader, src, kind)
+        params = _opencl_params(shader.source, p.entry) if kind == "OpenCL-C" else []
+        layout = None
+        if p.clspv_layout and kind == "OpenCL-C":
+            src, kind, layout = self.kernel_file(p, src)
+        uid = f"pipeline.{p.name}"
+        entry: dict[str, Any] = {"uid": uid, "src": src, "type": kind, "entry": p.entry}
+        if p.specializations:
+            entry["specialization_constants"] = [{"id": i, "value": v} for i, v in p.specializations]
+        if p.compile_options and kind == "OpenCL-C":  # a module clspv made has them built in
+            entry["build_options"] = p.compile_options
+        if p.subgroup is not None:
+            size, full, varying, _ = p.subgroup
+            entry["subgroup"] = {"full_subgroups": full, "varying_size": varying,
+                                 **({"required_size": size} if size else {})}
+        dispatch: dict[str, Any] = {"shader_ref": uid, "bindings": []}
+        push = b""
+        for b in p.bindings:
+            if b.kind == "push_constant":
+                push = self.initial[b.buffer]
+            else:
+                dispatch["bindings"].append(self.binding(p, b, params, layout))
+        # a derived pipeline's BIND of an argument by number replaces one by name: the last wins
+        dispatch["bindings"] = list({(d["set"], d["id"], d.get("array_element", 0)): d
+                                     for d in dispatch["bindings"]}.values())
+        if kind == "OpenCL-C":
+            push = _pod_bytes(p, params, self.error) or push
+        elif layout is not None:
+            push, blocks = placed_values(p, params, layout, buffer_bytes, self.error)
+            for (dset, dbinding), data in blocks.items():
+                block_uid = f"pod.{p.name}.{dset}.{dbinding}"
+                self.write(f"{block_uid}.npy", _npy(data + b"\0" * (-len(data) % 16)))
+                resources.append({"buffer": {"uid": block_uid, "size": len(data) + (-len(data) % 16),
+                                             "shader_access": "readonly", "src": f"{block_uid}.npy"}})
+                dispatch["bindings"].append({"set": dset, "id": dbinding, "resource_ref": block_uid})
+        if push:
+            push_uid = f"push.{p.name}"
+            self.write(f"{push_uid}.npy", _npy(push + b"\0" * (-len(push) % 4)))
+            resources.append({"raw_data": {"uid": push_uid, "src": f"{push_uid}.npy"}})
+            entry["push_constants_size"] = len(push) + (-len(push) % 4)
+            dispatch["push_data_ref"] = push_uid
+        resources.append({"shader": entry})
+        return dispatch
+
+    def binding(self, p: Pipeline, b: Binding, params: list[tuple[str, bool]],
+                layout: dict[int, KernelArgument] | None) -> dict[str, Any]:
+        """A BIND as a scenario binding: a kernel argument where clspv's reflection (``layout``)
+        or kernellab's convention puts it, a descriptor with its range and type."""
+        dset, binding = b.set, b.binding
+        if b.kind == "kernel" and layout is not None:
+            index = ordinal(b.arg, params)
+            where = layout.get(index) if index is not None else None
+            if where is None or where.kind not in BUFFER_ARGUMENTS:
+                raise self.error(b.line, f"kernel argument {b.arg!r} is not a buffer argument of {p.entry} "
+                                         "(clspv's reflection)")
+            dset, binding = where.set, where.binding
+        elif b.kind == "kernel":
+            names = [n for n, _ in params]
+            arg_index: int | str = names.index(b.arg) if b.arg in names else b.arg
+            if not isinstance(arg_index, int) or not 0 <= arg_index < len(params) or not params[arg_index][1]:
+                raise self.error(b.line, f"kernel argument {b.arg!r} is not a global or constant pointer "
+                                         f"of {p.entry}")
+            binding = sum(1 for _, ptr in params[:arg_index] if ptr)
+        out: dict[str, Any] = {"set": dset, "id": binding, "resource_ref": b.buffer}
+        if b.kind != "kernel":
+            try:
+                out.update(descriptor_fields(b, len(self.initial[b.buffer]), self.script.buffers[b.buffer].element))
+            except ValueError as exc:
+                raise self.error(b.line, str(exc)) from None
+        return out
 
     def checkpoints(self, stem: str) -> list[Checkpoint]:
         resources, dispatches = self.resources()
@@ -248,9 +295,9 @@ def _npy(data: bytes) -> bytes:
     return out.getvalue()
 
 
-def write_scenarios(script: AmberScript, folder: Path, assemble: Assembler,
-                    optimize: Optimizer | None = None) -> list[Checkpoint]:
+def write_scenarios(script: AmberScript, folder: Path, assemble: Assembler, optimize: Optimizer | None = None,
+                    compile_kernel: KernelCompiler | None = None) -> list[Checkpoint]:
     """Write the scenario files of ``script`` into ``folder`` (made if missing); the checkpoints
     in order, each with the EXPECTs checked there."""
     folder.mkdir(parents=True, exist_ok=True)
-    return _Writer(script, folder, assemble, optimize).checkpoints(script.path.stem)
+    return _Writer(script, folder, assemble, optimize, compile_kernel).checkpoints(script.path.stem)

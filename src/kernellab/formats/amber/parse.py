@@ -386,9 +386,7 @@ class Parser:
             elif t.text == "SET":
                 self.set_kernel_arg(w, p)
             elif t.text == "COMPILE_OPTIONS":
-                w.take("the shader's name")
-                w.finish()
-                p.compile_options = " ".join(tok.text for tok in self.src.tokens_until_end(t))
+                self.compile_options(t, w, p)
             elif t.text == "SUBGROUP":
                 self.subgroup(t, w, p)
             elif t.text == "SHADER_OPTIMIZATION":
@@ -401,6 +399,24 @@ class Parser:
                 raise self.src.error(t, f"unknown pipeline statement {t.text!r}")
         if not p.shader:
             raise self.src.error(head, f"pipeline {p.name!r} attaches no shader")
+
+    def compile_options(self, head: Token, w: _Words, p: Pipeline) -> None:
+        """``COMPILE_OPTIONS shader`` ... ``END``: clspv's argument-layout options (a fixed table,
+        whose layout kernellab reads back from clspv's reflection) apart, the rest must be build
+        options a file may give (compiler_options' OpenCL C allow-list); a refused one names its line."""
+        from kernellab import compiler_options as co
+
+        w.take("the shader's name")
+        w.finish()
+        words = list(self.src.tokens_until_end(head))
+        rest = [t for t in words if t.text not in co.CLSPV_LAYOUT_OPTIONS]
+        text = " ".join(t.text for t in rest)
+        refusals = co.check("OpenCL-C", text, self.src.path.parent, (self.src.path.parent,))
+        if refusals:
+            where = next((t for t in rest if t.text == refusals[0].option), head)
+            raise self.src.error(where, str(refusals[0]))
+        p.compile_options = text
+        p.clspv_layout = co.clspv_layout_options([t.text for t in words if t.text in co.CLSPV_LAYOUT_OPTIONS])
 
     def shader_optimization(self, head: Token, w: _Words, p: Pipeline) -> None:
         """``SHADER_OPTIMIZATION shader`` ... ``END``: spirv-opt passes, one word each, each from

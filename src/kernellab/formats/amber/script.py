@@ -60,6 +60,22 @@ class Pipeline:
     subgroup: tuple[int, bool, bool, int] | None = None
     #: SHADER_OPTIMIZATION: the spirv-opt passes, checked against compiler_options' table
     optimizations: Options = field(default_factory=Options)
+    #: COMPILE_OPTIONS that move a kernel's arguments (compiler_options.CLSPV_LAYOUT_OPTIONS)
+    clspv_layout: Options = field(default_factory=Options)
+
+
+@dataclass(frozen=True)
+class KernelArgument:
+    """Where clspv put one argument of a kernel, as its reflection says: ``kind`` is the
+    reflection instruction (``ArgumentStorageBuffer``, ``ArgumentPodPushConstant``,
+    ``ArgumentPodUniform``...), then the descriptor set and binding, and a by-value argument's
+    byte offset and size in its push constants or buffer."""
+
+    kind: str
+    set: int = 0
+    binding: int = 0
+    offset: int = 0
+    size: int = 0
 
 
 @dataclass
