@@ -30,6 +30,28 @@ def assemble(source: str, target_env: str) -> bytes:
 _GLSLANG_ENV = {f"spv1.{i}": f"spirv1.{i}" for i in range(7)}
 
 
+def compile_hlsl(source: str, entry: str, target_env: str) -> bytes:
+    """An HLSL compute shader's module from glslang (``glslangValidator -D``, as Amber's DXC path
+    would make it), for ``entry`` and TARGET_ENV (default Vulkan 1.0); the target environment
+    goes through the options door, the entry point must be an identifier."""
+    import re
+
+    from kernellab import compiler_options, tools
+    from kernellab.errors import CompileError, InputError
+
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", entry):
+        raise InputError(f"HLSL entry point {entry!r} is not an identifier")
+    env = _GLSLANG_ENV.get(target_env, target_env or "vulkan1.0")
+    try:
+        options = compiler_options.parse("glsl", f"--target-env={env}", Path("."), ())
+    except compiler_options.OptionsRefused as exc:
+        raise InputError(f"HLSL shader: TARGET_ENV {target_env}: {exc}") from None
+    glslang = tools.require("glslangValidator", "compiling an AmberScript HLSL shader")
+    return glslang.transform(["-D", "-V", "-S", "comp", "-e", entry, *options.argv(), tools.INPUT,
+                              "-o", tools.OUTPUT], input=source.encode(), input_name="shader.hlsl",
+                             output_name="shader.spv", what="compiling an HLSL shader", error=CompileError)
+
+
 def optimize(shader: Path, kind: str, target_env: str, passes: Options) -> bytes:
     """The module of ``shader`` (a scenario shader file of type ``kind``) after spirv-opt's
     ``passes``, which the options door checked (rendered from them, never from the file's text).
@@ -62,7 +84,7 @@ def prepare(path: str | Path, folder: Path | None = None) -> tuple[AmberScript, 
     if folder is None:
         digest = hashlib.sha256(path.read_bytes() + str(path.resolve()).encode()).hexdigest()[:20]
         folder = config.get().cache_dir / "amber" / digest
-    return script, write_scenarios(script, folder, assemble, optimize, compile_kernel)
+    return script, write_scenarios(script, folder, assemble, optimize, compile_kernel, compile_hlsl)
 
 
 def scenario_of(path: str | Path) -> Path:

@@ -26,6 +26,8 @@ Assembler = Callable[[str, str], bytes]
 #: (shader file written, its scenario shader type, target environment, spirv-opt passes) -> the
 #: optimized module (SHADER_OPTIMIZATION); given by the caller
 Optimizer = Callable[[Path, str, str, Options], bytes]
+#: (HLSL source, entry point, target environment) -> the module; given by the caller
+HlslCompiler = Callable[[str, str, str], bytes]
 #: (OpenCL C file written, kernel, build options, clspv layout options) -> (the clspv module, where
 #: its reflection puts each argument, by ordinal); given by the caller
 KernelCompiler = Callable[[Path, str, str, Options], tuple[bytes, dict[int, KernelArgument]]]
@@ -88,14 +90,30 @@ def _pod_bytes(p: Pipeline, params: list[tuple[str, bool]], error: Callable[[int
     return bytes(out)
 
 
+#: the shader a COPY after a RUN dispatches: word i of the target from word i of the source
+COPY_SHADER = "amber.copy"
+COPY_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) readonly buffer Source { uint source[]; };
+layout(set = 0, binding = 1) writeonly buffer Target { uint target[]; };
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  if (i < uint(target.length())) {
+    target[i] = source[i];
+  }
+}
+"""
+
+
 class _Writer:
     def __init__(self, script: AmberScript, folder: Path, assemble: Assembler, optimize: Optimizer | None = None,
-                 compile_kernel: KernelCompiler | None = None):
+                 compile_kernel: KernelCompiler | None = None, compile_hlsl: HlslCompiler | None = None):
         self.script = script
         self.folder = folder
         self.assemble = assemble
         self.optimize = optimize
         self.compile_kernel = compile_kernel
+        self.compile_hlsl = compile_hlsl
         self.files: dict[str, str] = {}
         self.initial: dict[str, bytes] = {name: buffer_bytes(b.element, b.values)
                                           for name, b in script.buffers.items()}
@@ -110,6 +128,8 @@ class _Writer:
             name, kind, data = f"shader{index}.comp", "GLSL", shader.source.encode()
         elif shader.format == "OPENCL-C":
             name, kind, data = f"shader{index}.cl", "OpenCL-C", shader.source.encode()
+        elif shader.format == "HLSL":  # compiled per pipeline, for its entry point (hlsl_file)
+            name, kind, data = f"shader{index}.hlsl", "HLSL", shader.source.encode()
         elif shader.format == "SPIRV-HEX":
             try:
                 data = bytes(int(t, 16) for t in shader.source.split())
@@ -121,6 +141,14 @@ class _Writer:
             data = self.assemble(shader.source, shader.target_env)
         self.write(name, data)
         return name, kind
+
+    def hlsl_file(self, p: Pipeline, shader: Shader) -> tuple[str, str]:
+        """The pipeline's HLSL shader compiled for its entry point, as a SPIR-V file of its own."""
+        if self.compile_hlsl is None:
+            raise self.error(shader.line, "an HLSL shader needs an HLSL compiler (glslangValidator)")
+        name = f"pipeline{list(self.script.pipelines).index(p.name)}.hlsl.spv"
+        self.write(name, self.compile_hlsl(shader.source, p.entry, shader.target_env))
+        return name, "SPIR-V"
 
     def kernel_file(self, p: Pipeline, src: str) -> tuple[str, str, dict[int, KernelArgument]]:
         """The pipeline's kernel compiled by clspv with its layout options, as a SPIR-V file of its
@@ -175,6 +203,8 @@ class _Writer:
         arguments) appended to ``resources``; its dispatch, less the work-group counts."""
         shader = self.script.shaders[p.shader]
         src, kind = self.shader_file(shader)
+        if kind == "HLSL":
+            src, kind = self.hlsl_file(p, shader)
         if p.optimizations:
             src, kind = self.optimized_file(p, shader, src, kind)
         params = _opencl_params(shader.source, p.entry) if kind == "OpenCL-C" else []
@@ -247,6 +277,22 @@ class _Writer:
                 raise self.error(b.line, str(exc)) from None
         return out
 
+    def copy_dispatch(self, c: Copy, resources: list[dict[str, Any]]) -> dict[str, Any]:
+        """A COPY after a RUN: a dispatch of kernellab's copy shader (each invocation one word of
+        the target from the source), on the buffers as the commands before it left them."""
+        sizes = len(self.initial[c.source]), len(self.initial[c.target])
+        if sizes[0] != sizes[1] or sizes[0] % 4 or not sizes[0]:
+            raise self.error(c.line, f"COPY {c.source} TO {c.target} after a RUN: the buffers are {sizes[0]} and "
+                                     f"{sizes[1]} bytes; kernellab copies between buffers of one size, a multiple "
+                                     "of 4 bytes, once the device has them")
+        if not any(r.get("shader", {}).get("uid") == COPY_SHADER for r in resources):
+            self.write("amber_copy.comp", COPY_GLSL.encode())
+            resources.append({"shader": {"uid": COPY_SHADER, "src": "amber_copy.comp", "type": "GLSL",
+                                         "entry": "main"}})
+        return {"shader_ref": COPY_SHADER, "rangeND": [-(-sizes[0] // 4 // 64), 1, 1],
+                "bindings": [{"set": 0, "id": 0, "resource_ref": c.source},
+                             {"set": 0, "id": 1, "resource_ref": c.target}]}
+
     def checkpoints(self, stem: str) -> list[Checkpoint]:
         resources, dispatches = self.resources()
         out: list[Checkpoint] = []
@@ -269,11 +315,11 @@ class _Writer:
                 d = dict(dispatches[c.pipeline], rangeND=list(c.groups))
                 commands.append({"dispatch_compute": d})
                 ran = True
+            elif isinstance(c, Copy) and ran:
+                if pending:  # the EXPECTs before it see the buffers before it
+                    close()
+                commands.append({"dispatch_compute": self.copy_dispatch(c, resources)})
             elif isinstance(c, Copy):
-                if ran:
-                    raise InputError([Problem(str(self.script.path), f"line {c.line}",
-                                              "COPY after a RUN is not supported by kernellab's AmberScript "
-                                              "reader yet")])
                 self.initial[c.target] = self.initial[c.source]
                 resources[:] = [r for r in resources]
                 for r in resources:
@@ -296,8 +342,9 @@ def _npy(data: bytes) -> bytes:
 
 
 def write_scenarios(script: AmberScript, folder: Path, assemble: Assembler, optimize: Optimizer | None = None,
-                    compile_kernel: KernelCompiler | None = None) -> list[Checkpoint]:
+                    compile_kernel: KernelCompiler | None = None,
+                    compile_hlsl: HlslCompiler | None = None) -> list[Checkpoint]:
     """Write the scenario files of ``script`` into ``folder`` (made if missing); the checkpoints
     in order, each with the EXPECTs checked there."""
     folder.mkdir(parents=True, exist_ok=True)
-    return _Writer(script, folder, assemble, optimize, compile_kernel).checkpoints(script.path.stem)
+    return _Writer(script, folder, assemble, optimize, compile_kernel, compile_hlsl).checkpoints(script.path.stem)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kernellab.errors import InputError, Problem
 from kernellab.formats.amber.script import AmberScript, Binding, Buffer, Command, Copy, Expect, Pipeline, Run, Shader
+from kernellab.formats.amber.structs import Member, Struct, struct_element
 from kernellab.formats.amber.tokens import Token, tokenize_line
 from kernellab.formats.amber.types import Element, TypeError_, element
 
@@ -169,6 +170,7 @@ class Parser:
         self.src = _Lines(path, text)
         self.script = AmberScript(path)
         self.virtual_files: dict[str, str] = {}
+        self.structs: dict[str, Struct] = {}
 
     def parse(self) -> AmberScript:
         while True:
@@ -191,12 +193,15 @@ class Parser:
         if handler is not None:
             handler(head, w)
             return
-        if word in ("RUN", "EXPECT", "COPY", "REPEAT"):
+        if word in ("RUN", "EXPECT", "COPY", "REPEAT", "DEBUG"):
             getattr(self, word.lower())(head, w, commands)
             return
         if word in ("CLEAR", "CLEAR_COLOR", "CLEAR_DEPTH", "CLEAR_STENCIL"):
             raise self.src.refuse(head, word, GRAPHICS + f": {word} clears a framebuffer")
-        if word in ("IMAGE", "SAMPLER", "STRUCT", "DEBUG"):
+        if word == "STRUCT":
+            self.struct(head, w)
+            return
+        if word in ("IMAGE", "SAMPLER"):
             raise self.src.refuse(head, word, f"{word} is not supported by kernellab's AmberScript reader yet")
         raise self.src.error(head, f"unknown statement {word!r}")
 
@@ -206,8 +211,6 @@ class Parser:
             raise self.src.refuse(stage, f"SHADER {stage.text}", GRAPHICS + f": SHADER {stage.text}")
         name = w.take("the shader's name")
         fmt = w.keyword(*SHADER_FORMATS, "SPIRV-BIN")
-        if fmt.text == "HLSL":
-            raise self.src.refuse(fmt, "HLSL", "HLSL shaders are not supported (no HLSL compiler is used)")
         target_env = ""
         source = None
         while not w.done:
@@ -241,6 +244,51 @@ class Parser:
             raise self.src.error(ref, f"cannot read {path}: {exc.strerror or exc}") from None
         return data.hex(" ") if binary else data.decode("utf-8", errors="replace")
 
+    def struct(self, head: Token, w: _Words) -> None:
+        """``STRUCT name [STRIDE n]``, then ``type member [OFFSET o]`` lines, ``END``."""
+        name = w.take("the struct's name")
+        if name.text in self.structs:
+            raise self.src.error(name, f"STRUCT {name.text!r} is already defined")
+        s = Struct(name.text, head.line)
+        if not w.done:
+            w.keyword("STRIDE")
+            s.stride = w.integer("the stride in bytes", 1)
+        w.finish()
+        while True:
+            tokens = self.src.next_tokens()
+            if tokens is None:
+                raise self.src.error(head, "STRUCT block has no END")
+            line = _Words(self.src, tokens)
+            type_token = line.take("a member's type")
+            if type_token.text == "END":
+                line.finish()
+                break
+            if type_token.text == name.text:
+                raise self.src.error(type_token, "a STRUCT cannot hold itself")
+            if type_token.text not in self.structs:
+                try:
+                    element(type_token.text)
+                except TypeError_ as exc:
+                    raise self.src.error(type_token, f"{exc} for a STRUCT member") from None
+            member = line.take("the member's name")
+            if any(m.name == member.text for m in s.members):
+                raise self.src.error(member, f"STRUCT {name.text} already has a member {member.text!r}")
+            m = Member(type_token.text, member.text, member.line, member.column)
+            while not line.done:
+                key = line.keyword("OFFSET", "ARRAY_STRIDE", "MATRIX_STRIDE")
+                if key.text != "OFFSET":
+                    raise self.src.refuse(key, f"STRUCT {key.text}", f"{key.text} is not supported by kernellab's "
+                                                                     "AmberScript reader yet")
+                m.offset = line.integer("the member's offset in bytes")
+            s.members.append(m)
+        if not s.members:
+            raise self.src.error(head, f"STRUCT {name.text} has no members")
+        try:  # a bad OFFSET or STRIDE is named here (a std140 buffer's at its BUFFER)
+            struct_element(name.text, False, {**self.structs, name.text: s})
+        except TypeError_ as exc:
+            raise self.src.error(head, str(exc)) from None
+        self.structs[name.text] = s
+
     def virtual_file(self, head: Token, w: _Words) -> None:
         name = w.take("a file name")
         w.finish()
@@ -260,7 +308,8 @@ class Parser:
         if w.peek() in ("STD140", "STD430"):
             std140 = w.take("a layout").text == "STD140"
         try:
-            elem = element(type_token.text, std140)
+            elem = struct_element(type_token.text, std140, self.structs) if type_token.text in self.structs \
+                else element(type_token.text, std140)
         except TypeError_ as exc:
             raise self.src.error(type_token, str(exc)) from None
         values: list[int | float] = []
@@ -584,6 +633,24 @@ class Parser:
         del what, key
 
     # --- commands ------------------------------------------------------------------------------
+    def debug(self, head: Token, w: _Words, commands: list[Command]) -> None:
+        """``DEBUG pipeline X Y Z`` ... ``END`` (Amber's shader-debugger test, removed from Amber
+        in 2022): the dispatch runs as RUN; each ``THREAD`` block in it is an expectation of a
+        driver's shader debugger, which the file then needs (a skip, naming its line)."""
+        self.run(head, w, commands)
+        depth = 1
+        while depth:
+            tokens = self.src.next_tokens()
+            if tokens is None:
+                raise self.src.error(head, "DEBUG block has no END")
+            first = tokens[0].text
+            if first == "THREAD" or (first == "EXPECT" and len(tokens) > 1 and tokens[1].text == "CALLSTACK"):
+                depth += 1
+                if first == "THREAD":
+                    self.script.debugger_threads.append(tokens[0].line)
+            elif first == "END":
+                depth -= 1
+
     def run(self, head: Token, w: _Words, commands: list[Command]) -> None:
         if w.peek() == "TIMED_EXECUTION":
             w.take("TIMED_EXECUTION")

@@ -11,7 +11,7 @@ from kernellab.formats.amber.types import Element
 @dataclass
 class Shader:
     name: str
-    #: GLSL | SPIRV-ASM | SPIRV-HEX | OPENCL-C
+    #: GLSL | HLSL | SPIRV-ASM | SPIRV-HEX | OPENCL-C
     format: str
     source: str
     line: int
@@ -123,3 +123,5 @@ class AmberScript:
     extensions: list[tuple[str, int]] = field(default_factory=list)
     instance_extensions: list[tuple[str, int]] = field(default_factory=list)
     properties: list[tuple[str, int]] = field(default_factory=list)
+    #: lines of DEBUG's THREAD blocks: expectations of a shader debugger
+    debugger_threads: list[int] = field(default_factory=list)
