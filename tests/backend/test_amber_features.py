@@ -90,3 +90,17 @@ def test_a_missing_hlsl_compiler_is_a_skip_naming_it(monkeypatch):
 def test_verify_reads_the_new_pipelines(name, tmp_path):
     r = cli("verify", FILES / f"{name}.amber", cwd=tmp_path)
     assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("old, new, status, words", [
+    ("VK_KHR_get_physical_device_properties2", "VK_KHR_no_such_instance_extension", 77,
+     "INSTANCE_EXTENSION VK_KHR_no_such_instance_extension (line 4)"),
+    ("shaderSignedZeroInfNanPreserveFloat32", "shaderDenormPreserveFloat64", 77,
+     "DEVICE_PROPERTY FloatControlsProperties.shaderDenormPreserveFloat64 (line 5)"),
+    ("DATA 8 2 6 4 END", "DATA 8 2 6 5 END", 1, "EQ_HISTOGRAM_EMD_BUFFER shuffled TOLERANCE 0.0: histogram EMD"),
+])
+def test_requirements_the_device_lacks_skip_and_a_changed_histogram_fails(old, new, status, words, tmp_path):
+    text = (FILES / "requirements_timed_virtual.amber").read_text()
+    (tmp_path / "t.amber").write_text(text.replace(old, new))
+    r = cli("run", tmp_path / "t.amber", cwd=tmp_path)
+    assert r.returncode == status and words in r.stderr, r.stderr
