@@ -185,3 +185,23 @@ def test_texel_format_goes_with_a_texel_descriptor_type(tmp_path):
         with pytest.raises(InputError) as info:
             load_scenario(scenario_with(binding, tmp_path))
         assert words in str(info.value)
+
+
+def test_a_backend_without_buffer_descriptors_refuses_them_at_their_binding(tmp_path):
+    """The null backend (as OpenCL) binds buffers whole or as a range only."""
+    from kernellab.formats.scenario import load_scenario
+    from kernellab.runtime.executor import Executor, RunOptions
+
+    (tmp_path / "k.src").write_text("// the null backend compiles nothing\n")
+    binding = {"set": 0, "id": 0, "resource_ref": "b", "descriptor_type": "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC",
+               "dynamic_offset": 16, "buffer_range": [0, 16]}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({
+        "resources": [{"shader": {"uid": "k", "src": "k.src", "type": "GLSL"}},
+                      {"buffer": {"uid": "b", "size": 64, "shader_access": "readwrite"}}],
+        "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [1], "bindings": [binding]}}]}))
+    scenario, _ = load_scenario(path, tmp_path / "out")
+    with pytest.raises(InputError) as info:
+        Executor(scenario, RunOptions(backend="null")).run()
+    assert "/commands/0/dispatch_compute/bindings/0: the null backend binds buffers one to a binding" in \
+        str(info.value)

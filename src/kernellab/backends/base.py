@@ -259,6 +259,9 @@ class Capabilities:
     #: :meth:`Backend.dispatch` takes a global offset and a global size in work-items (the last
     #: work-group of a dimension may be partial), as clEnqueueNDRangeKernel does
     work_items: bool = False
+    #: dynamic and texel buffer descriptors and arrays of buffer descriptors (a binding's
+    #: ``descriptor_type``, ``dynamic_offset``, ``texel_format``, ``array_element``)
+    buffer_descriptors: bool = False
 
     def program_form(self, language: str) -> str | None:
         return self.languages.get(language)

@@ -58,7 +58,7 @@ class VulkanBackend(Backend):
     capabilities = Capabilities(
         title="Vulkan", languages={"glsl": VULKAN_MODULE, "spirv": VULKAN_MODULE, "opencl-c": VULKAN_MODULE},
         images=True, tensors=True, graphs=True, memory_groups=True, optical_flow=True, mapped_buffers=True,
-        graphics=True)
+        graphics=True, buffer_descriptors=True)
 
     @classmethod
     def devices(cls) -> list[DeviceInfo]:

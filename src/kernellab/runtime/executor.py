@@ -1050,9 +1050,17 @@ class Executor:
 
 
 def _check_ranges(dispatches: Sequence[tuple[int, m.Command]], backend: Backend, file: str) -> list[Problem]:
-    """A dispatch's global offset: as many dimensions as its range, on a backend that takes one."""
+    """A dispatch's global offset: as many dimensions as its range, on a backend that takes one;
+    dynamic and texel buffer descriptors and descriptor arrays only on a backend that has them."""
     problems = []
     for i, c in dispatches:
+        for j, b in enumerate(getattr(c, "bindings", ())):
+            if (b.descriptor_type.endswith("_BUFFER_DYNAMIC") or b.descriptor_type.endswith("_TEXEL_BUFFER")
+                    or b.array_element) and not backend.capabilities.buffer_descriptors:
+                problems.append(Problem(file, json_pointer(("commands", i, c.kind, "bindings", j)),
+                                        f"the {backend.capabilities.title} backend binds buffers one to a "
+                                        "binding, whole or a range: dynamic and texel buffer descriptors and "
+                                        "arrays of descriptors are the Vulkan backend's"))
         if not isinstance(c, m.DispatchCompute) or c.global_offset is None:
             continue
         at = json_pointer(("commands", i, c.kind, "global_offset"))
