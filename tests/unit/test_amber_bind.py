@@ -205,3 +205,10 @@ def test_a_backend_without_buffer_descriptors_refuses_them_at_their_binding(tmp_
         Executor(scenario, RunOptions(backend="null")).run()
     assert "/commands/0/dispatch_compute/bindings/0: the null backend binds buffers one to a binding" in \
         str(info.value)
+
+
+def test_an_empty_buffer_is_written(tmp_path):
+    script = parse_amber(SHADER.replace("SIZE 128 FILL 0", "SIZE 0") +
+                         "PIPELINE compute p\n  ATTACH s\n  BIND BUFFER b AS storage BINDING 0\nEND\n", Path("t.amber"))
+    scenario = write_scenarios(script, tmp_path, lambda src, env: b"")[-1].scenario
+    assert json.loads(scenario.read_text())["resources"][0]["buffer"]["size"] == 1

@@ -45,6 +45,8 @@ def buffer_bytes(element: Element, values: list[int | float]) -> bytes:
 
     n = len(element.components)
     count = len(values) // n
+    if not count:  # SIZE 0
+        return b""
     out = np.zeros(count * element.size, dtype=np.uint8)
     for k, (offset, dtype) in enumerate(element.components):
         column = np.array(values[k::n], dtype=np.float64 if dtype.startswith("float") else object)
@@ -272,7 +274,8 @@ class _Writer:
         out: dict[str, Any] = {"set": dset, "id": binding, "resource_ref": b.buffer}
         if b.kind != "kernel":
             try:
-                out.update(descriptor_fields(b, len(self.initial[b.buffer]), self.script.buffers[b.buffer].element))
+                out.update(descriptor_fields(b, max(len(self.initial[b.buffer]), 1),
+                                             self.script.buffers[b.buffer].element))
             except ValueError as exc:
                 raise self.error(b.line, str(exc)) from None
         return out
