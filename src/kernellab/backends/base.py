@@ -168,27 +168,33 @@ class Buffer(abc.ABC):
     uid: str
 
 
-class DynamicBuffer(Buffer):
-    """A buffer (or a range of one) bound to a dynamic uniform or storage descriptor:
-    ``dynamic_offset`` is added to the descriptor's offset when its set is bound
-    (``vkCmdBindDescriptorSets``' dynamic offsets), so one descriptor set serves every offset."""
+class BoundBuffer(Buffer):
+    """A buffer (or a range of one) as a descriptor other than a plain storage or uniform buffer
+    binds it; it stands for the buffer (its size and uid) wherever a buffer is expected."""
+
+    def __init__(self, buffer: Buffer):
+        self.buffer = buffer
+        self.size = buffer.size
+        self.uid = buffer.uid
+
+
+class DynamicBuffer(BoundBuffer):
+    """Bound to a dynamic uniform or storage descriptor: ``dynamic_offset`` is added to the
+    descriptor's offset when its set is bound (``vkCmdBindDescriptorSets``' dynamic offsets), so
+    one descriptor set serves every offset."""
 
     def __init__(self, buffer: Buffer, dynamic_offset: int):
-        self.buffer = buffer
+        super().__init__(buffer)
         self.dynamic_offset = dynamic_offset
-        self.size = buffer.size
-        self.uid = buffer.uid
 
 
-class TexelBuffer(Buffer):
-    """A buffer (or a range of one) bound to a uniform or storage texel buffer descriptor, through
-    a view of it in ``format`` (a VkFormat name)."""
+class TexelBuffer(BoundBuffer):
+    """Bound to a uniform or storage texel buffer descriptor, through a view of it in ``format``
+    (a VkFormat name)."""
 
     def __init__(self, buffer: Buffer, format: str):
-        self.buffer = buffer
+        super().__init__(buffer)
         self.format = format
-        self.size = buffer.size
-        self.uid = buffer.uid
 
 
 class BufferArray(Buffer):

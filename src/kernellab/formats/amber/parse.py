@@ -254,15 +254,7 @@ class Parser:
             w.keyword("STRIDE")
             s.stride = w.integer("the stride in bytes", 1)
         w.finish()
-        while True:
-            tokens = self.src.next_tokens()
-            if tokens is None:
-                raise self.src.error(head, "STRUCT block has no END")
-            line = _Words(self.src, tokens)
-            type_token = line.take("a member's type")
-            if type_token.text == "END":
-                line.finish()
-                break
+        for line, type_token in self.statements(head, "STRUCT", "a member's type"):
             if type_token.text == name.text:
                 raise self.src.error(type_token, "a STRUCT cannot hold itself")
             if type_token.text not in self.structs:
@@ -418,16 +410,21 @@ class Parser:
         self.pipeline_body(head, p)
         self.script.pipelines[name.text] = p
 
-    def pipeline_body(self, head: Token, p: Pipeline) -> None:
+    def statements(self, head: Token, block: str, what: str) -> Iterator[tuple[_Words, Token]]:
+        """The statements of a block up to its ``END`` line: each one's words and first word."""
         while True:
             tokens = self.src.next_tokens()
             if tokens is None:
-                raise self.src.error(head, "PIPELINE block has no END")
+                raise self.src.error(head, f"{block} block has no END")
             w = _Words(self.src, tokens)
-            t = w.take("a pipeline statement")
-            if t.text == "END":
+            first = w.take(what)
+            if first.text == "END":
                 w.finish()
-                break
+                return
+            yield w, first
+
+    def pipeline_body(self, head: Token, p: Pipeline) -> None:
+        for w, t in self.statements(head, "PIPELINE", "a pipeline statement"):
             if t.text == "ATTACH":
                 self.attach(w, p)
             elif t.text == "BIND":
