@@ -212,3 +212,19 @@ def test_an_empty_buffer_is_written(tmp_path):
                          "PIPELINE compute p\n  ATTACH s\n  BIND BUFFER b AS storage BINDING 0\nEND\n", Path("t.amber"))
     scenario = write_scenarios(script, tmp_path, lambda src, env: b"")[-1].scenario
     assert json.loads(scenario.read_text())["resources"][0]["buffer"]["size"] == 1
+
+
+def test_offsets_must_be_multiples_of_the_device_alignment(tmp_path):
+    from kernellab.backends.base import BindingSlot, Limits
+    from kernellab.formats.scenario import load_scenario
+    from kernellab.runtime.limits import check_limits
+
+    path = scenario_with({"descriptor_type": "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC", "dynamic_offset": 32,
+                          "buffer_range": [8, 16]}, tmp_path)
+    scenario, _ = load_scenario(path)
+    limits = Limits(min_storage_buffer_offset_alignment=4, min_uniform_buffer_offset_alignment=16)
+    problems = check_limits(scenario, limits, path, slots={0: [BindingSlot(0, 0, "uniform-buffer-dynamic")]})
+    assert [(p.where, p.message) for p in problems] == [
+        ("/commands/0/dispatch_compute/bindings/0/buffer_range/0",
+         "offset 8 into buffer 'b' is not a multiple of 16 (minUniformBufferOffsetAlignment)")]
+    assert not check_limits(scenario, limits, path, slots={0: [BindingSlot(0, 0, "storage-buffer-dynamic")]})

@@ -287,6 +287,9 @@ VULKAN_LIMIT_NAMES: Mapping[str, str] = {
     "max_shared_memory_size": "maxComputeSharedMemorySize",
     "max_allocation_size": "maxMemoryAllocationSize",
     "memory_heap_size": "the size of the memory heap buffers are allocated from",
+    "min_storage_buffer_offset_alignment": "minStorageBufferOffsetAlignment",
+    "min_uniform_buffer_offset_alignment": "minUniformBufferOffsetAlignment",
+    "min_texel_buffer_offset_alignment": "minTexelBufferOffsetAlignment",
 }
 
 
@@ -312,6 +315,10 @@ class Limits:
     max_allocation_size: int | None = None
     #: bytes of the memory heap the run's buffers come from, all together (images may live elsewhere)
     memory_heap_size: int | None = None
+    #: a descriptor's offset (and a dynamic offset) into a buffer is a multiple of these
+    min_storage_buffer_offset_alignment: int | None = None
+    min_uniform_buffer_offset_alignment: int | None = None
+    min_texel_buffer_offset_alignment: int | None = None
     #: limit -> its name on this backend's API, for messages (Vulkan's names unless given)
     names: Mapping[str, str] = field(default_factory=lambda: dict(VULKAN_LIMIT_NAMES), compare=False)
 

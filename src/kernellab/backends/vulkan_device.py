@@ -430,7 +430,10 @@ class VulkanDevice:
                       max_uniform_buffer_range=int(limits.maxUniformBufferRange),
                       max_push_constants_size=int(limits.maxPushConstantsSize),
                       max_shared_memory_size=int(limits.maxComputeSharedMemorySize),
-                      max_allocation_size=allocation, memory_heap_size=heap or None)
+                      max_allocation_size=allocation, memory_heap_size=heap or None,
+                      min_storage_buffer_offset_alignment=int(limits.minStorageBufferOffsetAlignment),
+                      min_uniform_buffer_offset_alignment=int(limits.minUniformBufferOffsetAlignment),
+                      min_texel_buffer_offset_alignment=int(limits.minTexelBufferOffsetAlignment))
 
     # --- memory -------
     def _pick_memory_types(self) -> MemoryTypes:
