@@ -178,10 +178,11 @@ def test_a_padded_element_has_no_texel_format_and_packed_formats_are_refused(tmp
 def test_texel_format_goes_with_a_texel_descriptor_type(tmp_path):
     from kernellab.formats.scenario import load_scenario
 
-    for binding, words in [({"texel_format": "VK_FORMAT_R32_UINT"}, "bindings/0/texel_format: texel_format is a "
-                                                                     "texel buffer's"),
+    for binding, words in [({"texel_format": "VK_FORMAT_R32_UINT"}, "bindings/0/texel_format: texel_format goes "
+                                                                     "with a texel buffer"),
                            ({"descriptor_type": "VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER"},
-                            "bindings/0: a texel buffer descriptor_type needs a texel_format")]:
+                            "bindings/0/texel_format: VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER needs "
+                            "texel_format")]:
         with pytest.raises(InputError) as info:
             load_scenario(scenario_with(binding, tmp_path))
         assert words in str(info.value)

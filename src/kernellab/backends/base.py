@@ -126,6 +126,14 @@ class SamplerSpec:
     address_mode: str = "CLAMP_EDGE"
     border_color: str = "FLOAT_TRANSPARENT_BLACK"
     custom_border_color: tuple[float, ...] | None = None
+    #: kernellab's extensions (AmberScript's SAMPLER): per-axis modes (U, V, W) instead of address_mode
+    address_modes: tuple[str, str, str] | None = None
+    min_lod: float = 0.0
+    #: None: the image's last level
+    max_lod: float | None = None
+    unnormalized_coordinates: bool = False
+    #: "" (no comparison) or a VkCompareOp name without its prefix ("LESS_OR_EQUAL")
+    compare_op: str = ""
 
 
 @dataclass(frozen=True)
@@ -145,6 +153,10 @@ class ImageSpec:
     tensor_aliasing: bool = False
     #: a draw renders into it (``color_attachment`` images of ``dispatch_fragment``)
     color_attachment: bool = False
+    #: "1D" | "2D" | "3D" (kernellab's extension for AmberScript's IMAGE)
+    image_type: str = "2D"
+    depth: int = 1
+    samples: int = 1
 
 
 class Image(abc.ABC):
@@ -751,7 +763,7 @@ class Backend(abc.ABC):
     def alloc_image(self, spec: ImageSpec) -> Image:
         if spec.width < 1 or spec.height < 1 or spec.mips < 1:
             raise ValueError(f"image {spec.uid!r}: extent and mip count must be >= 1")
-        max_mips = max(spec.width, spec.height).bit_length()
+        max_mips = max(spec.width, spec.height, spec.depth).bit_length()
         if spec.mips > max_mips:
             raise ValueError(f"image {spec.uid!r}: {spec.mips} mip levels, but a {spec.width}x{spec.height} "
                              f"image has at most {max_mips}")

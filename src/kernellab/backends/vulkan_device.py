@@ -233,10 +233,15 @@ def choose_memory_types(flags: Sequence[int]) -> MemoryTypes:
 
 #: descriptor kinds a program slot may have -> VkDescriptorType values
 DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3, "combined-image-sampler": 1,
-                    "storage-buffer-dynamic": 9, "uniform-buffer-dynamic": 8, "uniform-texel-buffer": 4,
-                    "storage-texel-buffer": 5,
+                    "sampled-image": 2, "sampler": 0, "storage-buffer-dynamic": 9, "uniform-buffer-dynamic": 8,
+                    "uniform-texel-buffer": 4, "storage-texel-buffer": 5,
                     "tensor": 1000460000}  # VK_DESCRIPTOR_TYPE_TENSOR_ARM
 
+
+
+#: VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT: any buffer may be
+#: bound as a texel buffer (the compute binding lacks the names)
+_TEXEL_BUFFER_USAGE = 0x4 | 0x8
 
 
 class VulkanDevice:
@@ -534,10 +539,9 @@ class VulkanDevice:
 
     def create_buffer_handle(self, size: int, uid: str) -> tuple[Any, Any]:
         vk = self.vk
-        # any buffer may be bound as a texel buffer too (UNIFORM_/STORAGE_TEXEL_BUFFER_BIT: the
-        # spec's values, which the compute binding does not declare)
         usage = (vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
-                 vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT | 0x4 | 0x8)
+                 vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                 _TEXEL_BUFFER_USAGE)
         with checked(f"vkCreateBuffer({uid}, {size} bytes)"):
             handle = vk.vkCreateBuffer(self.handle, vk.VkBufferCreateInfo(
                 size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
@@ -706,7 +710,9 @@ class VulkanDevice:
         if lod not in image.views:
             vk = self.vk
             base, count = (0, image.spec.mips) if lod is None else (lod, 1)
-            info = vk.VkImageViewCreateInfo(image=image.handle, viewType=vk.VK_IMAGE_VIEW_TYPE_2D,
+            # VkImageViewType 1D, 2D, 3D are VkImageType's values
+            view_type = {"1D": 0, "2D": 1, "3D": 2}[image.spec.image_type]
+            info = vk.VkImageViewCreateInfo(image=image.handle, viewType=view_type,
                                             format=image.vk_format, components=vk.VkComponentMapping(),
                                             subresourceRange=self.color_range(base, count))
             with checked(f"vkCreateImageView({image.spec.uid}, lod {lod})"):
@@ -782,7 +788,7 @@ class VulkanDevice:
             else:
                 image = res.image
                 assert isinstance(image, VulkanImage)
-                sampler = image.sampler if kinds[binding] == "combined-image-sampler" else None
+                sampler = image.sampler if kinds[binding] in ("combined-image-sampler", "sampler") else None
                 info = vk.VkDescriptorImageInfo(sampler=sampler, imageView=self.image_view(image, res.lod),
                                                 imageLayout=image.layout)
                 writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
@@ -886,17 +892,21 @@ class VulkanDevice:
 
     def texel_view(self, buf: Buffer, format: str) -> Any:
         """The VkBufferView of ``buf`` (a buffer or a range of one) in ``format``, made once."""
+        from kernellab.vkregistry import vkformat
+
         assert isinstance(buf, VulkanBuffer)
         self.use_full_binding()  # the compute binding declares no buffer views
         vk = self.vk
         key = (int(self.ffi.cast("uintptr_t", buf.handle)), buf.offset, buf.size, format)
         if key not in self._texel_views:
-            value = getattr(vk, format, None)
-            if not isinstance(value, int):
-                raise InputError(f"buffer {buf.uid!r}: {format} is not a VkFormat this Vulkan knows")
+            fmt = vkformat.lookup(format)
+            if fmt is None:
+                raise UnsupportedError(f"buffer {buf.uid!r}: unknown texel format {format}")
+            # the view covers the whole texels the range holds
+            info = vk.VkBufferViewCreateInfo(buffer=buf.handle, format=fmt.value, offset=buf.offset,
+                                             range=buf.size // fmt.texel_size * fmt.texel_size)
             with checked(f"vkCreateBufferView({buf.uid}, {format})"):
-                self._texel_views[key] = vk.vkCreateBufferView(self.handle, vk.VkBufferViewCreateInfo(
-                    buffer=buf.handle, format=value, offset=buf.offset, range=buf.size), None)
+                self._texel_views[key] = vk.vkCreateBufferView(self.handle, info, None)
         return self._texel_views[key]
 
     def _destroy_texel_views(self, handle: Any = None) -> None:

@@ -17,7 +17,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kernellab.backends.base import Buffer, GraphicsProgramSpec, ImageBinding, Program, UnsupportedError
+from kernellab.backends.base import (
+    Buffer,
+    GraphicsProgramSpec,
+    ImageBinding,
+    Program,
+    UnsupportedError,
+)
 from kernellab.backends.vkcore import CacheFeedback, VulkanImage, VulkanProgram, specialization_info, through_cache
 from kernellab.native.vk import checked
 from kernellab.vkregistry import vkformat

@@ -25,6 +25,7 @@ from kernellab.formats.near_keys import unknown_field_message, with_misspelling_
 from kernellab.formats.paths import path_problem
 from kernellab.modelkit import Invalid, dump, json_schema_defs, nearest, show, unknown_fields
 from kernellab.outputs import escapes
+from kernellab.vkregistry import vkformat
 from kernellab.vkregistry.vkformat import image_format_problem
 
 log = logging.getLogger("kernellab.scenario")
@@ -330,6 +331,30 @@ def _check_image(ck: _Checker, loc: Loc, r: m.Image) -> None:
                "custom_border_color needs border_color INT_CUSTOM_EXT or FLOAT_CUSTOM_EXT")
     if r.border_color in ("INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT") and r.custom_border_color is None:
         ck.add(loc + ("border_color",), f"border_color {r.border_color} needs custom_border_color")
+    _check_image_shape(ck, loc, r)
+
+
+def _check_image_shape(ck: _Checker, loc: Loc, r: m.Image) -> None:
+    """kernellab's image extensions (image_type, depth, samples, sampler fields) where they
+    contradict each other or what Vulkan allows."""
+    if r.samples & (r.samples - 1):
+        ck.add(loc + ("samples",), f"expected a power of two (1, 2, 4 ... 64), got {r.samples}")
+    elif r.samples > 1:
+        why = ("it is not 2D" if r.image_type != "2D" else "it has mip levels" if r.mips > 1 else
+               "it has a src (its samples cannot be uploaded)" if r.src else
+               "it has a dst (its samples cannot be copied out)" if r.dst else "")
+        if why:
+            ck.add(loc + ("samples",), f"a multisampled image is a 2D storage image of one level: {why}")
+    if r.depth > 1 and r.image_type != "3D":
+        ck.add(loc + ("depth",), f"depth {r.depth} needs image_type 3D")
+    if r.image_type == "1D" and len(r.dims) == 2 and r.dims[1] != 1:
+        ck.add(loc + ("dims",), f"a 1D image has height 1, got {r.dims[1]}")
+    if r.image_type != "2D" and (r.src.lower().endswith((".png", ".dds")) or len(r.dims) != 2):
+        ck.add(loc + ("image_type",), f"a {r.image_type} image takes dims [width, height] and a .npy src")
+    if r.address_modes is not None and r.border_address_mode is not None:
+        ck.add(loc + ("address_modes",), "give address_modes or border_address_mode, not both")
+    if r.min_lod is not None and r.max_lod is not None and r.max_lod < r.min_lod:
+        ck.add(loc + ("max_lod",), f"max_lod {r.max_lod} is below min_lod {r.min_lod}")
 
 
 #: what a file given as a SPIR-V module probably is, by its extension, and what to do about it
@@ -436,6 +461,7 @@ def _check_bindings(ck: _Checker, loc: Loc, bindings: Sequence[m.Binding], by_ui
     elements: dict[tuple[int, int], list[int]] = {}
     for j, b in enumerate(bindings):
         resource = _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, kinds, what)
+        _check_descriptor_type(ck, loc + ("bindings", j), b, resource)
         _check_buffer_range(ck, loc + ("bindings", j), b, resource)
         element = f" element {b.array_element}" if b.array_element else ""
         if (b.set, b.id, b.array_element) in slots:
@@ -455,23 +481,37 @@ def _check_bindings(ck: _Checker, loc: Loc, bindings: Sequence[m.Binding], by_ui
                                                                   "as an array here")
 
 
+_TEXEL_TYPES = ("VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER", "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER")
+_BUFFER_TYPES = _TEXEL_TYPES + ("VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC", "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC")
+
+
+def _check_descriptor_type(ck: _Checker, loc: Loc, b: m.Binding, resource: m.Resource | None) -> None:
+    """kernellab's descriptor types: texel buffers view a buffer with a texel_format, dynamic ones
+    bind a buffer, the others bind an image."""
+    texel = b.descriptor_type in _TEXEL_TYPES
+    if b.texel_format is not None and vkformat.lookup(b.texel_format) is None:
+        ck.add(loc + ("texel_format",), f"unknown format {b.texel_format}")
+    if texel and b.texel_format is None:
+        ck.add(loc + ("texel_format",), f"{b.descriptor_type} needs texel_format (the VkFormat of its texels)")
+    if not texel and b.texel_format is not None:
+        ck.add(loc + ("texel_format",), "texel_format goes with a texel buffer descriptor_type "
+                                        "(VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER or ..._STORAGE_TEXEL_BUFFER)")
+    if b.descriptor_type in _BUFFER_TYPES and resource is not None and not isinstance(resource, m.Buffer):
+        ck.add(loc + ("descriptor_type",), f"{b.descriptor_type} binds a buffer, not a {resource.kind}")
+    if b.descriptor_type not in _BUFFER_TYPES and b.descriptor_type != "VK_DESCRIPTOR_TYPE_AUTO" and \
+            isinstance(resource, m.Buffer):
+        ck.add(loc + ("descriptor_type",), f"{b.descriptor_type} binds an image, not a buffer")
+
+
 def _check_buffer_range(ck: _Checker, loc: Loc, b: m.Binding, resource: m.Resource | None) -> None:
     """A binding's range and dynamic offset: of a buffer, inside it (a dynamic offset only on a
     dynamic descriptor)."""
     dynamic = b.descriptor_type.endswith("_BUFFER_DYNAMIC")
-    texel = b.descriptor_type.endswith("_TEXEL_BUFFER")
-    if texel != (b.texel_format is not None):
-        ck.add(loc + (("texel_format",) if not texel else ()),
-               "a texel buffer descriptor_type needs a texel_format" if texel else
-               "texel_format is a texel buffer's (descriptor_type VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER or "
-               "_STORAGE_TEXEL_BUFFER)")
     if b.dynamic_offset and not dynamic:
         ck.add(loc + ("dynamic_offset",), "a dynamic offset needs a dynamic descriptor_type "
                                            "(VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC or _UNIFORM_BUFFER_DYNAMIC)")
-    if (b.buffer_range is not None or dynamic or texel) and resource is not None and \
-            not isinstance(resource, m.Buffer):
-        ck.add(loc, f"\"{b.resource_ref}\" is a {resource.kind}: a buffer_range, a dynamic or a texel buffer "
-                    "descriptor binds a buffer")
+    if b.buffer_range is not None and resource is not None and not isinstance(resource, m.Buffer):
+        ck.add(loc + ("buffer_range",), f"\"{b.resource_ref}\" is a {resource.kind}: a buffer_range is a buffer's")
         return
     if isinstance(resource, m.Buffer):
         offset, size = b.buffer_range if b.buffer_range is not None else (0, resource.size)

@@ -297,7 +297,8 @@ class FileInputs:
         fmt = vkformat.lookup(r.format)
         assert fmt is not None  # the executor refused an unknown format before allocating
         width, height = image_extent(r)
-        data = imagefile.load(r.src_path, fmt, width, height, r.mips)
+        # a 3D image's slices follow one another: its texels are those of a 2D image depth times as high
+        data = imagefile.load(r.src_path, fmt, width, height * r.depth, r.mips)
         for w in data.warnings:
             log.warning("%s", w)
         backend.write_image(image, data.data, data.mip_levels)
@@ -539,7 +540,11 @@ class Executor:
         sampler = SamplerSpec(min_filter=r.min_filter or "NEAREST", mag_filter=r.mag_filter or "NEAREST",
                               mip_filter=r.mip_filter or "NEAREST", address_mode=r.border_address_mode or "CLAMP_EDGE",
                               border_color=r.border_color or "FLOAT_TRANSPARENT_BLACK",
-                              custom_border_color=tuple(r.custom_border_color) if r.custom_border_color else None)
+                              custom_border_color=tuple(r.custom_border_color) if r.custom_border_color else None,
+                              address_modes=tuple(r.address_modes) if r.address_modes else None,  # type: ignore[arg-type]
+                              min_lod=float(r.min_lod or 0.0),
+                              max_lod=None if r.max_lod is None else float(r.max_lod),
+                              unnormalized_coordinates=r.unnormalized_coordinates, compare_op=r.compare_op or "")
         # Arm's runner: readonly images are sampled, writeonly/image_read are storage, readwrite both
         from kernellab.vkregistry.vkformat import device_format_name  # a depth format's colour stand-in
 
@@ -550,7 +555,8 @@ class Executor:
                          or self._bound_as_storage(r.uid),
                          tiling=r.tiling, sampler=sampler,
                          tensor_aliasing=self.ml is not None and r.uid in self.ml.aliased_images,
-                         color_attachment=r.color_attachment)
+                         color_attachment=r.color_attachment, image_type=r.image_type, depth=r.depth,
+                         samples=r.samples)
 
     def _load_image(self, backend: Backend, r: m.Image, image: Image | None = None) -> Image:
         from kernellab.vkregistry import vkformat
@@ -788,6 +794,8 @@ class Executor:
                 count = 1 + max(a.array_element for a in c.bindings if (a.set, a.id) == (b.set, b.id))
                 if b.array_element == 0:
                     slots.append(BindingSlot(b.set, b.id, kind, count))
+            elif isinstance(r, m.Image) and b.descriptor_type in _EXPLICIT_IMAGE_SLOTS:
+                slots.append(BindingSlot(b.set, b.id, _EXPLICIT_IMAGE_SLOTS[b.descriptor_type]))
             elif isinstance(r, m.Image):
                 sampled = r.shader_access in ("readonly", "readwrite") and \
                     b.descriptor_type != "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE"
@@ -796,7 +804,8 @@ class Executor:
                 slots.append(BindingSlot(b.set, b.id, "tensor"))
         return tuple(sorted(slots))
 
-    def _bound(self, c: m.DispatchCompute | m.DispatchFragment) -> dict[tuple[int, int], Buffer | ImageBinding]:
+    def _bound(self, c: m.DispatchCompute | m.DispatchFragment
+               ) -> dict[tuple[int, int], Buffer | ImageBinding]:
         bound: dict[tuple[int, int], Buffer | ImageBinding] = {}
         slots = {(s.set, s.id): s.descriptor for s in self._slots(c)}
         counts = {(s.set, s.id): s.count for s in self._slots(c)}
@@ -963,7 +972,7 @@ class Executor:
             from kernellab.formats import png
             png.check_dst_format(fmt.name, path)
         with outputs.open(path) as fh:
-            imagefile.write(fh, suffix, fmt, image.spec.width, image.spec.height,
+            imagefile.write(fh, suffix, fmt, image.spec.width, image.spec.height * image.spec.depth,
                             backend.read_image(image, 0).data)
 
     def run(self) -> RunReport:
@@ -1109,6 +1118,11 @@ def _device_id(details: Mapping[str, Any], key: str) -> int:
         return int(str(details.get(key, "0")), 0)
     except ValueError:
         return 0
+
+
+#: the descriptor kind of an image binding that names its descriptor type (kernellab's extension)
+_EXPLICIT_IMAGE_SLOTS = {"VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE": "sampled-image", "VK_DESCRIPTOR_TYPE_SAMPLER": "sampler",
+                         "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER": "combined-image-sampler"}
 
 
 def image_extent(r: m.Image) -> tuple[int, int]:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 #: the descriptor types each kind of resource can be bound as
 _COMPATIBLE = {
     "buffer": {"STORAGE_BUFFER", "UNIFORM_BUFFER", "UNIFORM_TEXEL_BUFFER", "STORAGE_TEXEL_BUFFER"},
-    "image": {"STORAGE_IMAGE", "SAMPLED_IMAGE", "COMBINED_IMAGE_SAMPLER"},
+    "image": {"STORAGE_IMAGE", "SAMPLED_IMAGE", "COMBINED_IMAGE_SAMPLER", "SAMPLER"},
     "tensor": {"TENSOR_ARM"},
 }
 
@@ -98,13 +98,23 @@ def _check_resource(scenario: m.Scenario, binding: m.Binding, descriptor: Descri
         yield Problem(file, json_pointer(("resources", r_index, "buffer", "size")),
                       f"buffer {resource.uid!r} is {resource.size} bytes; {_describe(descriptor)} needs at "
                       f"least {descriptor.min_size}")
-    # a dynamic or texel descriptor type must be the one the shader declares, and a texel buffer
-    # the shader declares needs one
-    named = binding.descriptor_type.removeprefix("VK_DESCRIPTOR_TYPE_").removesuffix("_DYNAMIC")
-    if isinstance(resource, m.Buffer) and (binding.descriptor_type.endswith(("_DYNAMIC", "_TEXEL_BUFFER")) or
-                                           descriptor.type.endswith("_TEXEL_BUFFER")) and named != descriptor.type:
+    # a texel or dynamic descriptor type must be the one the shader declares (a dynamic one less its
+    # _DYNAMIC, which SPIR-V does not declare), and a texel buffer the shader declares needs one
+    explicit = binding.descriptor_type.removeprefix("VK_DESCRIPTOR_TYPE_")
+    texel = descriptor.type in ("UNIFORM_TEXEL_BUFFER", "STORAGE_TEXEL_BUFFER")
+    pinned = texel or explicit.endswith("_DYNAMIC")
+    if isinstance(resource, m.Buffer) and texel != (explicit in ("UNIFORM_TEXEL_BUFFER", "STORAGE_TEXEL_BUFFER")) \
+            or pinned and explicit.removesuffix("_DYNAMIC") != descriptor.type:
+        shown = explicit.lower().replace("_", " ") if explicit != "AUTO" else "a storage or uniform buffer"
         yield Problem(file, json_pointer(at + ("descriptor_type",)),
-                      f"{binding.descriptor_type} binds buffer {binding.resource_ref!r} to {_describe(descriptor)}")
+                      f"buffer {binding.resource_ref!r} is bound as {shown}, but the shader declares "
+                      f"{_describe(descriptor)}")
+        return
+    if isinstance(resource, m.Image) and explicit not in ("AUTO", "STORAGE_IMAGE") and explicit != descriptor.type:
+        yield Problem(file, json_pointer(at + ("descriptor_type",)),
+                      f"image {resource.uid!r} is bound as {explicit.lower().replace('_', ' ')}, but the shader "
+                      f"declares {_describe(descriptor)}")
+        return
     if isinstance(resource, m.Image):
         storage = descriptor.type == "STORAGE_IMAGE"
         if storage and resource.shader_access == "readonly" and binding.descriptor_type != \

@@ -12,6 +12,9 @@ from kernellab.formats.amber.types import Element
 
 #: the reflection kinds of a pointer argument bound as a buffer, and of a by-value one in a buffer
 BUFFER_ARGUMENTS = ("ArgumentStorageBuffer", "ArgumentUniform")
+#: the reflection kinds of an image or sampler argument (each a descriptor of its own)
+IMAGE_ARGUMENTS = ("ArgumentSampledImage", "ArgumentStorageImage", "ArgumentSampler", "ArgumentStorageTexelBuffer",
+                   "ArgumentUniformTexelBuffer")
 POD_IN_BUFFER = ("ArgumentPodUniform", "ArgumentPodStorageBuffer")
 
 

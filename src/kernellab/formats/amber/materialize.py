@@ -16,8 +16,9 @@ from typing import Any
 
 from kernellab.compiler_options import Options
 from kernellab.errors import InputError, Problem
+from kernellab.formats.amber import images
 from kernellab.formats.amber.bind import descriptor_fields
-from kernellab.formats.amber.clspv_layout import BUFFER_ARGUMENTS, ordinal, placed_values
+from kernellab.formats.amber.clspv_layout import BUFFER_ARGUMENTS, IMAGE_ARGUMENTS, ordinal, placed_values
 from kernellab.formats.amber.script import AmberScript, Binding, Copy, Expect, KernelArgument, Pipeline, Run, Shader
 from kernellab.formats.amber.types import Element
 
@@ -66,7 +67,7 @@ def _opencl_params(source: str, entry: str) -> list[tuple[str, bool]]:
     for p in m.group(1).split(","):
         p = p.strip()
         name = re.findall(r"\w+", p)[-1] if re.findall(r"\w+", p) else ""
-        params.append((name, "*" in p and not re.search(r"\b(__)?local\b", p)))
+        params.append((name, ("*" in p or images.opencl_descriptor_param(p)) and not re.search(r"\b(__)?local\b", p)))
     return params
 
 
@@ -194,8 +195,12 @@ class _Writer:
         for name in self.script.buffers:
             data = self.initial[name]
             index = list(self.script.buffers).index(name)
+            if self.script.buffers[name].image is not None:
+                resources.append(images.image_resource(self.script, name, index, data, self.write, self.error))
+                continue
             resources.append({"buffer": {"uid": name, "size": max(len(data), 1), "shader_access": "readwrite",
                                          "src": self.data_file(name, data), "dst": f"buffer{index}.out.npy"}})
+        resources += images.sampler_holders(self.script)
         for p in self.script.pipelines.values():
             dispatch_base[p.name] = self.pipeline(p, resources)
         return resources, dispatch_base
@@ -256,13 +261,16 @@ class _Writer:
                 layout: dict[int, KernelArgument] | None) -> dict[str, Any]:
         """A BIND as a scenario binding: a kernel argument where clspv's reflection (``layout``)
         or kernellab's convention puts it, a descriptor with its range and type."""
+        image = images.is_image_binding(self.script, b)
+        if image and b.kind != "kernel":
+            return images.binding_entry(self.script, p, b)
         dset, binding = b.set, b.binding
         if b.kind == "kernel" and layout is not None:
             index = ordinal(b.arg, params)
             where = layout.get(index) if index is not None else None
-            if where is None or where.kind not in BUFFER_ARGUMENTS:
-                raise self.error(b.line, f"kernel argument {b.arg!r} is not a buffer argument of {p.entry} "
-                                         "(clspv's reflection)")
+            if where is None or where.kind not in (IMAGE_ARGUMENTS if image else BUFFER_ARGUMENTS):
+                raise self.error(b.line, f"kernel argument {b.arg!r} is not {'an image or sampler' if image else 'a buffer'} "
+                                         f"argument of {p.entry} (clspv's reflection)")
             dset, binding = where.set, where.binding
         elif b.kind == "kernel":
             names = [n for n, _ in params]
@@ -271,6 +279,10 @@ class _Writer:
                 raise self.error(b.line, f"kernel argument {b.arg!r} is not a global or constant pointer "
                                          f"of {p.entry}")
             binding = sum(1 for _, ptr in params[:arg_index] if ptr)
+        if image:
+            entry = images.binding_entry(self.script, p, b, binding)
+            entry["set"] = dset
+            return entry
         out: dict[str, Any] = {"set": dset, "id": binding, "resource_ref": b.buffer}
         if b.kind != "kernel":
             try:

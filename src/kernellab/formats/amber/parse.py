@@ -1,7 +1,7 @@
 """Reading AmberScript's compute subset (Amber's docs/amber_script.md) into :class:`AmberScript`.
 
 Every problem names the file, the line and the column. Constructs outside the compute subset
-(graphics pipelines, draws, images, samplers) are refused with :class:`Unsupported`, which names
+(graphics pipelines, draws) are refused with :class:`Unsupported`, which names
 the construct, so a corpus run can tell "refused" from "bad input".
 """
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kernellab.errors import InputError, Problem
+from kernellab.formats.amber import files, images
 from kernellab.formats.amber.script import AmberScript, Binding, Buffer, Command, Copy, Expect, Pipeline, Run, Shader
 from kernellab.formats.amber.structs import Member, Struct, struct_element
 from kernellab.formats.amber.tokens import Token, tokenize_line
@@ -189,6 +190,8 @@ class Parser:
             "DERIVE_PIPELINE": self.derive_pipeline, "DEVICE_FEATURE": self.requirement,
             "DEVICE_EXTENSION": self.requirement, "INSTANCE_EXTENSION": self.requirement,
             "DEVICE_PROPERTY": self.requirement, "SET": self.set_engine_data, "VIRTUAL_FILE": self.virtual_file,
+            "IMAGE": lambda h, w: images.parse_image(self, h, w, number),
+            "SAMPLER": lambda h, w: images.parse_sampler(self, h, w),
         }.get(word)
         if handler is not None:
             handler(head, w)
@@ -201,8 +204,6 @@ class Parser:
         if word == "STRUCT":
             self.struct(head, w)
             return
-        if word in ("IMAGE", "SAMPLER"):
-            raise self.src.refuse(head, word, f"{word} is not supported by kernellab's AmberScript reader yet")
         raise self.src.error(head, f"unknown statement {word!r}")
 
     def shader(self, head: Token, w: _Words) -> None:
@@ -237,11 +238,7 @@ class Parser:
         file beside the script, as Amber looks them up."""
         if ref.text in self.virtual_files:
             return self.virtual_files[ref.text]
-        path = self.src.path.parent / ref.text
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise self.src.error(ref, f"cannot read {path}: {exc.strerror or exc}") from None
+        data = files.read_beside(self.src, ref)
         return data.hex(" ") if binary else data.decode("utf-8", errors="replace")
 
     def struct(self, head: Token, w: _Words) -> None:
@@ -318,7 +315,9 @@ class Parser:
         elif init.text == "SIZE":
             count = w.integer("the element count")
             values = self.size_initializer(w, elem, count)
-        elif init.text in ("WIDTH", "HEIGHT", "MIP_LEVELS", "SAMPLES", "FILE"):
+        elif init.text == "FILE":
+            values = self.file_initializer(w, elem, None)
+        elif init.text in ("WIDTH", "HEIGHT", "MIP_LEVELS", "SAMPLES"):
             raise self.src.refuse(init, f"BUFFER {init.text}", f"BUFFER ... {init.text} is not supported by "
                                                                "kernellab's AmberScript reader yet")
         else:
@@ -359,30 +358,32 @@ class Parser:
         return [number(self.src, Token(repr(v), how.line, how.column), dtypes[0]) if dtypes[0].startswith("float")
                 else _wrap(int(v), dtypes[0]) for v in values]
 
-    def file_initializer(self, w: _Words, elem: Element, count: int) -> list[int | float]:
-        """``FILE BINARY|TEXT name``: the buffer's first ``count`` elements from a file beside the
-        script (BINARY: its bytes in the buffer's layout; TEXT: values as DATA writes them)."""
-        kind = w.keyword("BINARY", "TEXT", "PNG")
-        if kind.text == "PNG":
-            raise self.src.refuse(kind, "BUFFER FILE PNG", "BUFFER ... FILE PNG is not supported by kernellab's "
-                                                           "AmberScript reader yet")
+    def file_initializer(self, w: _Words, elem: Element, count: int | None) -> list[int | float]:
+        """``FILE [BINARY|TEXT|PNG] name``: the buffer's first ``count`` elements (None: as many as
+        the file holds) from a file beside the script (BINARY: its bytes in the buffer's layout;
+        TEXT: values as DATA writes them; PNG, Amber's default: its RGBA8 texels, rows top to bottom)."""
+        kind = w.keyword("BINARY", "TEXT", "PNG") if w.peek() in ("BINARY", "TEXT", "PNG") else None
+        how = kind.text if kind is not None else "PNG"
         name = w.take("a file name")
         w.finish()
-        path = self.src.path.parent / name.text
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise self.src.error(name, f"cannot read {path}: {exc.strerror or exc}") from None
+        png = how == "PNG"
+        if png and not re.match(r"R8G8B8A8_", elem.name):
+            raise self.src.error(kind or name, f"a PNG holds 8-bit RGBA texels: the buffer's FORMAT must be an "
+                                               f"R8G8B8A8 one, not {elem.name}")
+        data = files.read_beside(self.src, name)
         dtypes = [d for _, d in elem.components]
-        if kind.text == "BINARY":
-            values = values_of_bytes(elem, data[:count * elem.size])
+        limit = count * len(dtypes) if count is not None else None
+        if png:
+            values = files.values_of_bytes(elem, files.png_texels(self.src, name, data)[2])
+        elif how == "BINARY":
+            values = files.values_of_bytes(elem, data if count is None else data[:count * elem.size])
         else:
-            text = _Lines(path, data.decode("utf-8", errors="replace"))
-            values = []
-            while (tokens := text.next_tokens()) is not None:
-                values += [number(text, t, dtypes[(len(values) + i) % len(dtypes)]) for i, t in enumerate(tokens)]
-        values = values[:count * len(dtypes)]
-        return values + [0] * (count * len(dtypes) - len(values))
+            values = files.text_values(self.src, name, data, dtypes, limit if limit is not None else len(data), number)
+            if limit is None and len(values) % len(dtypes):
+                raise self.src.error(name, f"{name.text} holds {len(values)} values, not a whole number of "
+                                           f"{elem.name} elements ({len(dtypes)} values each)")
+        values = values[:limit] if limit is not None else values
+        return values + [0] * ((limit or 0) - len(values))
 
     def pipeline(self, head: Token, w: _Words) -> None:
         kind = w.take("compute or graphics")
@@ -541,6 +542,9 @@ class Parser:
 
     def bind(self, head: Token, w: _Words, p: Pipeline) -> None:
         what = w.take("BUFFER")
+        if what.text == "SAMPLER":
+            images.parse_bind_sampler(self, head, w, p)
+            return
         if what.text not in ("BUFFER", "BUFFER_ARRAY"):
             raise self.src.refuse(what, f"BIND {what.text}", f"BIND {what.text} is not supported by kernellab's "
                                                              "AmberScript reader yet")
@@ -562,11 +566,20 @@ class Parser:
             return
         w.keyword("AS")
         kind = w.take("a descriptor type")
+        if kind.text in images.IMAGE_BIND_KINDS and what.text == "BUFFER":
+            images.parse_bind_image(self, head, w, p, buf, kind)
+            return
         if kind.text not in BIND_KINDS:
             raise self.src.refuse(kind, f"BIND AS {kind.text}", f"binding as {kind.text} is not supported by "
                                                                 "kernellab's AmberScript reader yet")
         if kind.text == "push_constant" and len(names) > 1:
             raise self.src.error(kind, "a push_constant buffer is one buffer")
+        for name in names:
+            if kind.text.endswith("_texel_buffer"):
+                images.check_texel_buffer(self.src, self.script.buffers[name.text], name)
+            elif self.script.buffers[name.text].image is not None:
+                raise self.src.error(name, f"{name.text!r} is an IMAGE: bind it as storage_image, sampled_image "
+                                           f"or combined_image_sampler, not {kind.text}")
         dset, binding, ranges = self.descriptor_options(w, kind, len(names))
         if ranges["OFFSET"][0] < 0:
             raise self.src.error(kind, f"BIND {what.text} ... AS {kind.text} needs OFFSET (the dynamic offset)")
@@ -705,8 +718,8 @@ class Parser:
         w.keyword("IDX")
         offset = w.integer("the byte offset")
         if _INT.match(w.peek()):
-            raise self.src.refuse(w.take("IDX y"), "EXPECT IDX x y", "probing images (IDX x y) is not supported: "
-                                                                     "kernellab's AmberScript reader has no images yet")
+            commands.append(images.parse_pixel_probe(self, head, w, buf, offset, text))
+            return
         e = Expect(buf.text, "EQ", head.line, head.column, text, offset=offset)
         if w.peek() == "TOLERANCE":
             w.take("TOLERANCE")
@@ -726,16 +739,6 @@ class Parser:
         if not e.values:
             raise self.src.error(cmp, f"{cmp.text} needs at least one value")
         commands.append(e)
-
-
-def values_of_bytes(elem: Element, data: bytes) -> list[int | float]:
-    """The component values of the whole elements ``data`` holds, in the buffer's layout."""
-    import numpy as np
-
-    count = len(data) // elem.size
-    raw = np.frombuffer(data[:count * elem.size], dtype=np.uint8).reshape(count, elem.size)
-    columns = [raw[:, off:off + np.dtype(d).itemsize].copy().view(d).ravel().tolist() for off, d in elem.components]
-    return [v for row in zip(*columns) for v in row]
 
 
 def _wrap(value: int, dtype: str) -> int:
