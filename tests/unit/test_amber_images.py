@@ -294,3 +294,21 @@ def test_a_multisampled_image_needs_the_feature_and_the_sample_count():
         "shaderStorageImageMultisample (IMAGE ms, line 5)"]
     assert missing_for_images(script, Supported(features={"shaderStorageImageMultisample": True},
                                                 limits={"storageImageSampleCounts": 0b1111})) == []
+
+
+def test_a_sampler_as_opencl_bits_and_where_clspv_reads_them():
+    from kernellab.formats.amber.clspv_layout import sampler_masks
+    from kernellab.formats.amber.images import opencl_sampler_bits
+    from kernellab.formats.amber.script import KernelArgument, Pipeline, Sampler
+
+    # CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST, and unnormalized,
+    # CLK_ADDRESS_REPEAT | CLK_FILTER_LINEAR
+    assert opencl_sampler_bits(Sampler("a", 1, address_modes=("CLAMP_EDGE", "REPEAT", "REPEAT"))) == 0x13
+    assert opencl_sampler_bits(Sampler("b", 1, mag_filter="LINEAR", normalized=False)) == 0x26
+    layout = {0: KernelArgument("ArgumentSampledImage"), 1: KernelArgument("ArgumentSampler", 0, 1,
+                                                                           sampler_mask_offset=8)}
+    pipe = Pipeline("p", 3, entry="k")
+    assert sampler_masks(pipe, b"\1\2", layout, {1: 0x26}, lambda line, msg: InputError([])) == \
+        b"\1\2" + bytes(6) + b"\x26\0\0\0"
+    with pytest.raises(InputError):
+        sampler_masks(pipe, b"", layout, {}, lambda line, msg: InputError.at("t.amber", f"line {line}", msg))

@@ -4,6 +4,7 @@ and path. ``run``/``test`` run its checkpoints; ``verify``, ``listing``, ``snaps
 one, which holds every pipeline and every RUN."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from pathlib import Path
 
@@ -118,6 +119,7 @@ def kernel_arguments(module: bytes, entry: str) -> dict[int, KernelArgument]:
 
     kernels: dict[int, str] = {}
     out: dict[int, KernelArgument] = {}
+    masks: dict[int, int] = {}
     for inst in decoded.instructions:
         if inst.opname != "OpExtInst" or not inst.ext_set.startswith("NonSemantic.ClspvReflection"):
             continue
@@ -134,4 +136,9 @@ def kernel_arguments(module: bytes, entry: str) -> dict[int, KernelArgument]:
                 out[position] = KernelArgument(inst.ext_op, numbers[1], numbers[2], numbers[3], numbers[4])
             elif inst.ext_op != "ArgumentWorkgroup":
                 out[position] = KernelArgument(inst.ext_op, numbers[1], numbers[2])
-    return out
+        elif inst.ext_op == "NormalizedSamplerMaskPushConstant" and kernels.get(int(ops[0])) == entry:  # type: ignore[call-overload]
+            # Kernel, Ordinal (of the sampler_t argument), Offset, Size: where the kernel reads
+            # the sampler's OpenCL bits, so that it can normalize coordinates itself
+            ordinal, offset = value(ops[1]), value(ops[2])
+            masks[ordinal] = offset
+    return {i: dataclasses.replace(a, sampler_mask_offset=masks.get(i, -1)) for i, a in out.items()}

@@ -53,3 +53,21 @@ def placed_values(p: Pipeline, params: Sequence[tuple[str, bool]], layout: dict[
         elif a.kind == "ArgumentPodPushConstant":
             push.extend(b"\0" * max(0, a.offset + a.size - len(push)))
     return bytes(push), {k: bytes(v) for k, v in buffers.items()}
+
+
+def sampler_masks(p: Pipeline, push: bytes, layout: dict[int, KernelArgument], samplers: dict[int | None, int],
+                  error: Callable[[int, str], InputError]) -> bytes:
+    """``push`` with the OpenCL bits of each sampler_t argument's sampler (``samplers``: by the
+    argument's ordinal) where clspv's reflection says the kernel reads them
+    (``NormalizedSamplerMaskPushConstant``: the kernel normalizes coordinates itself)."""
+    out = bytearray(push)
+    for index, a in sorted(layout.items()):
+        if a.sampler_mask_offset < 0:
+            continue
+        if index not in samplers:
+            raise error(p.line, f"argument {index} of {p.entry} is a sampler_t: bind it with BIND SAMPLER s KERNEL "
+                                f"ARG_NUMBER {index}")
+        end = a.sampler_mask_offset + 4
+        out.extend(b"\0" * max(0, end - len(out)))
+        out[a.sampler_mask_offset:end] = samplers[index].to_bytes(4, "little")
+    return bytes(out)

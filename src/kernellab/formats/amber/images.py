@@ -449,13 +449,37 @@ def image_resource(script: Any, name: str, index: int, data: bytes, write: Calla
     return {"image": entry}
 
 
+#: OpenCL's sampler bits (CL/cl.h: CLK_NORMALIZED_COORDS_TRUE, CLK_ADDRESS_*, CLK_FILTER_*)
+_CL_NORMALIZED = 0x1
+_CL_ADDRESS = {"CLAMP_EDGE": 0x2, "CLAMP_BORDER": 0x4, "REPEAT": 0x6, "MIRRORED_REPEAT": 0x8}
+_CL_FILTER = {"NEAREST": 0x10, "LINEAR": 0x20}
+
+
+def opencl_sampler_bits(s: Sampler) -> int:
+    """A SAMPLER as an OpenCL C ``sampler_t`` value: normalized coordinates, the U address mode
+    (OpenCL has one for all axes) and the magnification filter (one filter)."""
+    return (_CL_NORMALIZED if s.normalized else 0) | _CL_ADDRESS.get(s.address_modes[0], 0) | _CL_FILTER[s.mag_filter]
+
+
 def sampler_holders(script: Any) -> list[dict[str, Any]]:
     """A 1x1 image per SAMPLER bound on its own: a scenario image carries its sampler, and a
     ``VK_DESCRIPTOR_TYPE_SAMPLER`` binding of it takes only that sampler."""
     bound = {b.buffer for p in script.pipelines.values() for b in p.bindings if b.kind == "sampler" or b.sampler}
-    return [{"image": {"uid": SAMPLER_HOLDER + name, "format": "VK_FORMAT_R8G8B8A8_UNORM", "dims": [1, 1],
-                       "shader_access": "readonly", **_sampler_fields(script.samplers[name])}}
-            for name in script.samplers if name in bound]
+    return [sampler_holder(script.samplers[name]) for name in script.samplers if name in bound]
+
+
+#: the suffix of a sampler holder's uid whose sampler has normalized coordinates whatever the
+#: SAMPLER says: the one a kernel gets that normalizes its coordinates itself
+NORMALIZED_HOLDER = ".normalized"
+
+
+def sampler_holder(s: Sampler, normalized: bool = False) -> dict[str, Any]:
+    """The 1x1 image that carries sampler ``s`` (``normalized``: with normalized coordinates)."""
+    fields = _sampler_fields(s)
+    if normalized:
+        fields.pop("unnormalized_coordinates", None)
+    return {"image": {"uid": SAMPLER_HOLDER + s.name + (NORMALIZED_HOLDER if normalized else ""),
+                      "format": "VK_FORMAT_R8G8B8A8_UNORM", "dims": [1, 1], "shader_access": "readonly", **fields}}
 
 
 def binding_entry(script: Any, p: Pipeline, b: Binding, binding: int | None = None) -> dict[str, Any]:

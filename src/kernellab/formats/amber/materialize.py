@@ -18,7 +18,13 @@ from kernellab.compiler_options import Options
 from kernellab.errors import InputError, Problem
 from kernellab.formats.amber import images
 from kernellab.formats.amber.bind import descriptor_fields
-from kernellab.formats.amber.clspv_layout import BUFFER_ARGUMENTS, IMAGE_ARGUMENTS, ordinal, placed_values
+from kernellab.formats.amber.clspv_layout import (
+    BUFFER_ARGUMENTS,
+    IMAGE_ARGUMENTS,
+    ordinal,
+    placed_values,
+    sampler_masks,
+)
 from kernellab.formats.amber.script import AmberScript, Binding, Copy, Expect, KernelArgument, Pipeline, Run, Shader
 from kernellab.formats.amber.types import Element
 
@@ -118,6 +124,8 @@ class _Writer:
         self.compile_kernel = compile_kernel
         self.compile_hlsl = compile_hlsl
         self.files: dict[str, str] = {}
+        #: samplers whose kernels read their bits and normalize coordinates themselves
+        self.self_normalizing: set[str] = set()
         self.initial: dict[str, bytes] = {name: buffer_bytes(b.element, b.values)
                                           for name, b in script.buffers.items()}
 
@@ -157,7 +165,8 @@ class _Writer:
         """The pipeline's kernel compiled by clspv with its layout options, as a SPIR-V file of its
         own, and where clspv's reflection puts each argument."""
         if self.compile_kernel is None:
-            raise self.error(p.line, "COMPILE_OPTIONS that move arguments need clspv")
+            raise self.error(p.line, "placing a kernel's arguments where clspv's reflection says (COMPILE_OPTIONS "
+                                     "that move them, a sampler_t argument) needs clspv")
         module, layout = self.compile_kernel(self.folder / src, p.entry, p.compile_options, p.clspv_layout)
         name = f"pipeline{list(self.script.pipelines).index(p.name)}.clspv.spv"
         self.write(name, module)
@@ -203,6 +212,10 @@ class _Writer:
         resources += images.sampler_holders(self.script)
         for p in self.script.pipelines.values():
             dispatch_base[p.name] = self.pipeline(p, resources)
+        # a kernel that reads a sampler's bits normalizes its coordinates itself (clspv does so for
+        # 3D images, where Vulkan has no unnormalized coordinates): its Vulkan sampler is normalized
+        resources += [images.sampler_holder(self.script.samplers[name], normalized=True)
+                      for name in sorted(self.self_normalizing)]
         return resources, dispatch_base
 
     def pipeline(self, p: Pipeline, resources: list[dict[str, Any]]) -> dict[str, Any]:
@@ -216,7 +229,11 @@ class _Writer:
             src, kind = self.optimized_file(p, shader, src, kind)
         params = _opencl_params(shader.source, p.entry) if kind == "OpenCL-C" else []
         layout = None
-        if p.clspv_layout and kind == "OpenCL-C":
+        # a kernel that reads an image through a sampler_t argument reads the sampler's bits from
+        # a push constant only clspv's reflection places: compiled at import too
+        samplers = {ordinal(b.arg, params): images.opencl_sampler_bits(self.script.samplers[b.sampler])
+                    for b in p.bindings if b.kind == "kernel" and b.sampler}
+        if (p.clspv_layout or samplers) and kind == "OpenCL-C":
             src, kind, layout = self.kernel_file(p, src)
         uid = f"pipeline.{p.name}"
         entry: dict[str, Any] = {"uid": uid, "src": src, "type": kind, "entry": p.entry}
@@ -242,6 +259,7 @@ class _Writer:
             push = _pod_bytes(p, params, self.error) or push
         elif layout is not None:
             push, blocks = placed_values(p, params, layout, buffer_bytes, self.error)
+            push = sampler_masks(p, push, layout, samplers, self.error)
             for (dset, dbinding), data in blocks.items():
                 block_uid = f"pod.{p.name}.{dset}.{dbinding}"
                 self.write(f"{block_uid}.npy", _npy(data + b"\0" * (-len(data) % 16)))
@@ -265,6 +283,7 @@ class _Writer:
         if image and b.kind != "kernel":
             return images.binding_entry(self.script, p, b)
         dset, binding = b.set, b.binding
+        where = None
         if b.kind == "kernel" and layout is not None:
             index = ordinal(b.arg, params)
             where = layout.get(index) if index is not None else None
@@ -282,6 +301,9 @@ class _Writer:
         if image:
             entry = images.binding_entry(self.script, p, b, binding)
             entry["set"] = dset
+            if where is not None and where.sampler_mask_offset >= 0:
+                self.self_normalizing.add(b.sampler)
+                entry["resource_ref"] += images.NORMALIZED_HOLDER
             return entry
         out: dict[str, Any] = {"set": dset, "id": binding, "resource_ref": b.buffer}
         if b.kind != "kernel":

@@ -116,6 +116,9 @@ class KernelArgument:
     binding: int = 0
     offset: int = 0
     size: int = 0
+    #: a ``sampler_t`` argument: the push-constant offset where the kernel reads its OpenCL
+    #: sampler bits (``NormalizedSamplerMaskPushConstant``), -1 when it does not
+    sampler_mask_offset: int = -1
 
 
 @dataclass
