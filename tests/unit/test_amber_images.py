@@ -312,3 +312,13 @@ def test_a_sampler_as_opencl_bits_and_where_clspv_reads_them():
         b"\1\2" + bytes(6) + b"\x26\0\0\0"
     with pytest.raises(InputError):
         sampler_masks(pipe, b"", layout, {}, lambda line, msg: InputError.at("t.amber", f"line {line}", msg))
+
+
+def test_a_literal_sampler_s_bits_make_its_sampler():
+    from kernellab.formats.amber.images import literal_sampler, opencl_sampler_bits
+
+    s = literal_sampler(0x12)  # CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST, unnormalized
+    assert (s.address_modes, s.mag_filter, s.normalized, s.max_lod) == (("CLAMP_EDGE",) * 3, "NEAREST", False, 0.0)
+    for bits in (0x13, 0x17, 0x19, 0x25):
+        assert opencl_sampler_bits(literal_sampler(bits)) == bits
+    assert literal_sampler(0x10).address_modes[0] == "CLAMP_EDGE"  # CLK_ADDRESS_NONE

@@ -108,7 +108,8 @@ def compile_kernel(source: Path, entry: str, build_options: str, layout: Options
 
 def kernel_arguments(module: bytes, entry: str) -> dict[int, KernelArgument]:
     """The ``Argument*`` instructions of clspv's ``NonSemantic.ClspvReflection`` for kernel
-    ``entry``: each argument's kind, descriptor set and binding, and a by-value one's offset and size."""
+    ``entry``: each argument's kind, descriptor set and binding, and a by-value one's offset and size,
+    by ordinal; the module's ``LiteralSampler``s under -1, -2, ..."""
     from kernellab.listing.spirv import decode
 
     decoded = decode(module, "clspv module")
@@ -120,6 +121,7 @@ def kernel_arguments(module: bytes, entry: str) -> dict[int, KernelArgument]:
     kernels: dict[int, str] = {}
     out: dict[int, KernelArgument] = {}
     masks: dict[int, int] = {}
+    literals: list[KernelArgument] = []
     for inst in decoded.instructions:
         if inst.opname != "OpExtInst" or not inst.ext_set.startswith("NonSemantic.ClspvReflection"):
             continue
@@ -136,9 +138,12 @@ def kernel_arguments(module: bytes, entry: str) -> dict[int, KernelArgument]:
                 out[position] = KernelArgument(inst.ext_op, numbers[1], numbers[2], numbers[3], numbers[4])
             elif inst.ext_op != "ArgumentWorkgroup":
                 out[position] = KernelArgument(inst.ext_op, numbers[1], numbers[2])
+        elif inst.ext_op == "LiteralSampler":  # DescriptorSet, Binding, Mask: module-wide
+            literals.append(KernelArgument("LiteralSampler", value(ops[0]), value(ops[1]), literal_bits=value(ops[2])))
         elif inst.ext_op == "NormalizedSamplerMaskPushConstant" and kernels.get(int(ops[0])) == entry:  # type: ignore[call-overload]
             # Kernel, Ordinal (of the sampler_t argument), Offset, Size: where the kernel reads
             # the sampler's OpenCL bits, so that it can normalize coordinates itself
             ordinal, offset = value(ops[1]), value(ops[2])
             masks[ordinal] = offset
-    return {i: dataclasses.replace(a, sampler_mask_offset=masks.get(i, -1)) for i, a in out.items()}
+    out = {i: dataclasses.replace(a, sampler_mask_offset=masks.get(i, -1)) for i, a in out.items()}
+    return {**out, **{-1 - n: a for n, a in enumerate(literals)}}

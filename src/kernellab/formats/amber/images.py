@@ -461,6 +461,16 @@ def opencl_sampler_bits(s: Sampler) -> int:
     return (_CL_NORMALIZED if s.normalized else 0) | _CL_ADDRESS.get(s.address_modes[0], 0) | _CL_FILTER[s.mag_filter]
 
 
+def literal_sampler(bits: int) -> Sampler:
+    """The SAMPLER an OpenCL C ``sampler_t`` constant's bits describe (CLK_ADDRESS_NONE: clamp
+    to edge; an unnormalized sampler reads level 0 only, as Vulkan requires)."""
+    address = {bit: mode for mode, bit in _CL_ADDRESS.items()}.get(bits & 0xE, "CLAMP_EDGE")
+    filter_ = "LINEAR" if bits & 0x30 == _CL_FILTER["LINEAR"] else "NEAREST"
+    normalized = bool(bits & _CL_NORMALIZED)
+    return Sampler(f"literal.{bits:#x}", 0, filter_, filter_, "NEAREST", (address,) * 3, min_lod=0.0,
+                   max_lod=1.0 if normalized else 0.0, normalized=normalized)
+
+
 def sampler_holders(script: Any) -> list[dict[str, Any]]:
     """A 1x1 image per SAMPLER bound on its own: a scenario image carries its sampler, and a
     ``VK_DESCRIPTOR_TYPE_SAMPLER`` binding of it takes only that sampler."""

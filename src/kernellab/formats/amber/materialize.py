@@ -64,6 +64,20 @@ def buffer_bytes(element: Element, values: list[int | float]) -> bytes:
     return out.tobytes()
 
 
+def literal_samplers(layout: dict[int, KernelArgument], resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sampler bindings of a kernel's ``sampler_t`` constants where clspv's reflection puts
+    them, each sampler's 1x1 holder image appended to ``resources`` once."""
+    bindings = []
+    for a in layout.values():
+        if a.kind == "LiteralSampler":
+            holder = images.sampler_holder(images.literal_sampler(a.literal_bits))
+            if holder not in resources:
+                resources.append(holder)
+            bindings.append({"set": a.set, "id": a.binding, "resource_ref": holder["image"]["uid"],
+                             "descriptor_type": "VK_DESCRIPTOR_TYPE_SAMPLER"})
+    return bindings
+
+
 def _opencl_params(source: str, entry: str) -> list[tuple[str, bool]]:
     """(name, is a global/constant pointer) of the kernel's parameters, in order."""
     m = re.search(r"(?:__)?kernel\s+void\s+" + re.escape(entry) + r"\s*\(([^)]*)\)", source)
@@ -233,7 +247,10 @@ class _Writer:
         # a push constant only clspv's reflection places: compiled at import too
         samplers = {ordinal(b.arg, params): images.opencl_sampler_bits(self.script.samplers[b.sampler])
                     for b in p.bindings if b.kind == "kernel" and b.sampler}
-        if (p.clspv_layout or samplers) and kind == "OpenCL-C":
+        # so does one whose source defines a sampler_t constant (clspv gives it a descriptor of its
+        # own and moves the arguments to set 1)
+        literal = kind == "OpenCL-C" and re.search(r"\bsampler_t\s+\w+\s*=", shader.source) is not None
+        if (p.clspv_layout or samplers or literal) and kind == "OpenCL-C":
             src, kind, layout = self.kernel_file(p, src)
         uid = f"pipeline.{p.name}"
         entry: dict[str, Any] = {"uid": uid, "src": src, "type": kind, "entry": p.entry}
@@ -252,6 +269,7 @@ class _Writer:
                 push = self.initial[b.buffer]
             else:
                 dispatch["bindings"].append(self.binding(p, b, params, layout))
+        dispatch["bindings"] += literal_samplers(layout or {}, resources)
         # a derived pipeline's BIND of an argument by number replaces one by name: the last wins
         dispatch["bindings"] = list({(d["set"], d["id"], d.get("array_element", 0)): d
                                      for d in dispatch["bindings"]}.values())

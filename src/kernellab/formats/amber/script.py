@@ -119,6 +119,9 @@ class KernelArgument:
     #: a ``sampler_t`` argument: the push-constant offset where the kernel reads its OpenCL
     #: sampler bits (``NormalizedSamplerMaskPushConstant``), -1 when it does not
     sampler_mask_offset: int = -1
+    #: ``LiteralSampler`` (a sampler the source defines, not an argument: keyed -1, -2, ... in a
+    #: layout): its OpenCL bits; ``set`` and ``binding`` are its descriptor's
+    literal_bits: int = 0
 
 
 @dataclass
