@@ -65,6 +65,8 @@ class BindingSlot:
     set: int
     id: int
     descriptor: str = "storage-buffer"
+    #: descriptors in the binding (an array of buffers in the shader)
+    count: int = 1
 
 
 @dataclass(frozen=True)
@@ -172,19 +174,58 @@ class ImageBinding:
     lod: int | None = None
 
 
-@dataclass(frozen=True)
-class TexelBufferBinding:
-    """A buffer bound to a texel buffer descriptor, its bytes viewed as ``format`` texels."""
-
-    buffer: Buffer
-    format: str
-
-
 class Buffer(abc.ABC):
     """A device buffer of ``size`` bytes created by a backend."""
 
     size: int
     uid: str
+
+
+class BoundBuffer(Buffer):
+    """A buffer (or a range of one) as a descriptor other than a plain storage or uniform buffer
+    binds it; it stands for the buffer (its size and uid) wherever a buffer is expected."""
+
+    def __init__(self, buffer: Buffer):
+        self.buffer = buffer
+        self.size = buffer.size
+        self.uid = buffer.uid
+
+
+class DynamicBuffer(BoundBuffer):
+    """Bound to a dynamic uniform or storage descriptor: ``dynamic_offset`` is added to the
+    descriptor's offset when its set is bound (``vkCmdBindDescriptorSets``' dynamic offsets), so
+    one descriptor set serves every offset."""
+
+    def __init__(self, buffer: Buffer, dynamic_offset: int):
+        super().__init__(buffer)
+        self.dynamic_offset = dynamic_offset
+
+
+class TexelBuffer(BoundBuffer):
+    """Bound to a uniform or storage texel buffer descriptor, through a view of it in ``format``
+    (a VkFormat name)."""
+
+    def __init__(self, buffer: Buffer, format: str):
+        super().__init__(buffer)
+        self.format = format
+
+
+class BufferArray(Buffer):
+    """The buffers of one descriptor array (a shader's array of blocks), element by element; each
+    may be a :class:`DynamicBuffer`."""
+
+    def __init__(self, elements: tuple[Buffer, ...]):
+        self.elements = elements
+        self.size = max(b.size for b in elements)
+        self.uid = ",".join(b.uid for b in elements)
+
+
+#: the dynamic descriptor types a scenario binding may name, as :class:`BindingSlot` descriptors
+DYNAMIC_BUFFER_TYPES = {"VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC": "storage-buffer-dynamic",
+                        "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC": "uniform-buffer-dynamic"}
+#: the texel buffer descriptor types, as :class:`BindingSlot` descriptors
+TEXEL_BUFFER_TYPES = {"VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER": "uniform-texel-buffer",
+                      "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER": "storage-texel-buffer"}
 
 
 class Program(abc.ABC):
@@ -240,6 +281,9 @@ class Capabilities:
     #: :meth:`Backend.kernel_launches`: kernels launched with arguments by position (kernel
     #: instantiations, verify's launches)
     kernel_launches: bool = False
+    #: dynamic and texel buffer descriptors and arrays of buffer descriptors (a binding's
+    #: ``descriptor_type``, ``dynamic_offset``, ``texel_format``, ``array_element``)
+    buffer_descriptors: bool = False
 
     def program_form(self, language: str) -> str | None:
         return self.languages.get(language)
@@ -259,6 +303,9 @@ VULKAN_LIMIT_NAMES: Mapping[str, str] = {
     "max_shared_memory_size": "maxComputeSharedMemorySize",
     "max_allocation_size": "maxMemoryAllocationSize",
     "memory_heap_size": "the size of the memory heap buffers are allocated from",
+    "min_storage_buffer_offset_alignment": "minStorageBufferOffsetAlignment",
+    "min_uniform_buffer_offset_alignment": "minUniformBufferOffsetAlignment",
+    "min_texel_buffer_offset_alignment": "minTexelBufferOffsetAlignment",
 }
 
 
@@ -286,6 +333,10 @@ class Limits:
     memory_heap_size: int | None = None
     #: a bound buffer range (:meth:`Backend.sub_buffer`) must start at a multiple of this many bytes
     buffer_range_alignment: int | None = None
+    #: a descriptor's offset (and a dynamic offset) into a buffer is a multiple of these
+    min_storage_buffer_offset_alignment: int | None = None
+    min_uniform_buffer_offset_alignment: int | None = None
+    min_texel_buffer_offset_alignment: int | None = None
     #: limit -> its name on this backend's API, for messages (Vulkan's names unless given)
     names: Mapping[str, str] = field(default_factory=lambda: dict(VULKAN_LIMIT_NAMES), compare=False)
 
@@ -508,7 +559,7 @@ class GraphicsFeature(Protocol):
     def create_graphics_pipeline(self, spec: GraphicsProgramSpec) -> Program: ...
 
     def record_draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
-                    bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes, label: str,
+                    bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
                     barrier: bool) -> None: ...
 
 
@@ -754,7 +805,7 @@ class Backend(abc.ABC):
         return self._create_program(spec)
 
     def dispatch(self, program: Program, workgroups: Sequence[int],
-                 bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding],
+                 bindings: Mapping[tuple[int, int], Buffer | ImageBinding],
                  push_data: bytes = b"", label: str = "", *, offset: Sequence[int] = (),
                  global_size: Sequence[int] | None = None) -> None:
         """Record a dispatch of ``workgroups`` (1-3 counts, padded with 1) into the current frame.
@@ -796,7 +847,7 @@ class Backend(abc.ABC):
         return self.need(self.graphics(), "graphics").create_graphics_pipeline(spec)
 
     def draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
-             bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes = b"",
+             bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes = b"",
              label: str = "", barrier: bool = True) -> None:
         """Record a draw of three vertices (no vertex input) into ``attachments`` (one mip level
         each), viewport and scissor ``extent``; with ``barrier`` its writes are made visible to
@@ -909,11 +960,11 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def _dispatch(self, program: Program, groups: tuple[int, int, int],
-                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes,
+                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes,
                   label: str) -> None: ...
 
     def _dispatch_range(self, program: Program, groups: tuple[int, int, int],
-                        bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes, label: str,
+                        bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
                         offset: tuple[int, ...], global_size: tuple[int, ...] | None) -> None:
         """A dispatch from global id ``offset`` of ``global_size`` work-items (None: ``groups``
         whole work-groups); only a backend with ``capabilities.work_items`` is asked."""

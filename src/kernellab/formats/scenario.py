@@ -464,23 +464,37 @@ def _check_resource_refs(ck: _Checker, resources: list[tuple[Loc, m.Resource]], 
 def _check_bindings(ck: _Checker, loc: Loc, bindings: Sequence[m.Binding], by_uid: _ByUid,
                     kinds: tuple[type[m.Resource], ...], what: str) -> None:
     """Each binding names a resource of ``kinds``, and takes a (set, binding) slot no earlier one took."""
-    slots: dict[tuple[int, int], int] = {}
+    slots: dict[tuple[int, int, int], int] = {}
+    elements: dict[tuple[int, int], list[int]] = {}
     for j, b in enumerate(bindings):
-        _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, kinds, what)
-        if (b.set, b.id) in slots:
-            ck.add(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
-                                            f"by bindings/{slots[(b.set, b.id)]}")
-        slots.setdefault((b.set, b.id), j)
-        _check_descriptor_type(ck, loc + ("bindings", j), b, by_uid)
+        resource = _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, kinds, what)
+        _check_descriptor_type(ck, loc + ("bindings", j), b, resource)
+        _check_buffer_range(ck, loc + ("bindings", j), b, resource)
+        element = f" element {b.array_element}" if b.array_element else ""
+        if (b.set, b.id, b.array_element) in slots:
+            ck.add(loc + ("bindings", j), f"set {b.set} binding {b.id}{element} is already bound "
+                                            f"by bindings/{slots[(b.set, b.id, b.array_element)]}")
+        slots.setdefault((b.set, b.id, b.array_element), j)
+        elements.setdefault((b.set, b.id), []).append(j)
+    for (s, i), js in elements.items():
+        have = sorted({bindings[j].array_element for j in js})
+        if have != list(range(len(have))):
+            ck.add(loc + ("bindings", js[-1], "array_element"),
+                   f"set {s} binding {i} is an array of buffers: its bindings fill elements 0 to {len(have) - 1}, "
+                   f"got elements {', '.join(map(str, have))}")
+        elif len(have) > 1 and any(not isinstance(by_uid.get(bindings[j].resource_ref, (None, None))[1], m.Buffer)
+                                   for j in js):
+            ck.add(loc + ("bindings", js[-1], "array_element"), f"set {s} binding {i}: only buffers are bound "
+                                                                  "as an array here")
 
 
 _TEXEL_TYPES = ("VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER", "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER")
+_BUFFER_TYPES = _TEXEL_TYPES + ("VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC", "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC")
 
 
-def _check_descriptor_type(ck: _Checker, loc: Loc, b: m.Binding, by_uid: _ByUid) -> None:
-    """kernellab's descriptor types: texel buffers view a buffer with a texel_format, the others bind an image."""
-    hit = by_uid.get(b.resource_ref)
-    resource = hit[1] if hit is not None else None
+def _check_descriptor_type(ck: _Checker, loc: Loc, b: m.Binding, resource: m.Resource | None) -> None:
+    """kernellab's descriptor types: texel buffers view a buffer with a texel_format, dynamic ones
+    bind a buffer, the others bind an image."""
     texel = b.descriptor_type in _TEXEL_TYPES
     if b.texel_format is not None and vkformat.lookup(b.texel_format) is None:
         ck.add(loc + ("texel_format",), f"unknown format {b.texel_format}")
@@ -489,10 +503,31 @@ def _check_descriptor_type(ck: _Checker, loc: Loc, b: m.Binding, by_uid: _ByUid)
     if not texel and b.texel_format is not None:
         ck.add(loc + ("texel_format",), "texel_format goes with a texel buffer descriptor_type "
                                         "(VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER or ..._STORAGE_TEXEL_BUFFER)")
-    if texel and resource is not None and not isinstance(resource, m.Buffer):
+    if b.descriptor_type in _BUFFER_TYPES and resource is not None and not isinstance(resource, m.Buffer):
         ck.add(loc + ("descriptor_type",), f"{b.descriptor_type} binds a buffer, not a {resource.kind}")
-    if not texel and b.descriptor_type != "VK_DESCRIPTOR_TYPE_AUTO" and isinstance(resource, m.Buffer):
+    if b.descriptor_type not in _BUFFER_TYPES and b.descriptor_type != "VK_DESCRIPTOR_TYPE_AUTO" and \
+            isinstance(resource, m.Buffer):
         ck.add(loc + ("descriptor_type",), f"{b.descriptor_type} binds an image, not a buffer")
+
+
+def _check_buffer_range(ck: _Checker, loc: Loc, b: m.Binding, resource: m.Resource | None) -> None:
+    """A binding's range and dynamic offset: of a buffer, inside it (a dynamic offset only on a
+    dynamic descriptor)."""
+    dynamic = b.descriptor_type.endswith("_BUFFER_DYNAMIC")
+    if b.dynamic_offset and not dynamic:
+        ck.add(loc + ("dynamic_offset",), "a dynamic offset needs a dynamic descriptor_type "
+                                           "(VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC or _UNIFORM_BUFFER_DYNAMIC)")
+    if b.buffer_range is not None and resource is not None and not isinstance(resource, m.Buffer):
+        ck.add(loc + ("buffer_range",), f"\"{b.resource_ref}\" is a {resource.kind}: a buffer_range is a buffer's")
+        return
+    if isinstance(resource, m.Buffer):
+        offset, size = b.buffer_range if b.buffer_range is not None else (0, resource.size)
+        if offset + size + b.dynamic_offset > resource.size:
+            ck.add(loc + ("buffer_range" if b.buffer_range is not None else "dynamic_offset",),
+                   f"the binding sees bytes {offset + b.dynamic_offset} to {offset + size + b.dynamic_offset} of "
+                   f"buffer \"{resource.uid}\", which has {resource.size}")
+        elif b.buffer_range is not None and size < 1:
+            ck.add(loc + ("buffer_range", 1), "a range of at least 1 byte")
 
 
 def _check_dispatch_compute(ck: _Checker, loc: Loc, c: m.DispatchCompute, by_uid: _ByUid) -> None:
