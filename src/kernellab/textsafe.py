@@ -23,7 +23,6 @@ character as a ``\\uXXXX`` escape, and the value read back is the file's own.
 """
 from __future__ import annotations
 
-import logging
 import re
 from typing import IO, Any
 
@@ -57,13 +56,6 @@ def xml_text(text: object, *, multiline: bool = True) -> str:
     character XML 1.0 forbids even as an entity (C0 but tab and newline, lone surrogates, U+FFFE,
     U+FFFF), so any input gives a well-formed document; the XML writer adds ``&lt;``/``&amp;``."""
     return escape(text, multiline=multiline)
-
-
-class EscapingFormatter(logging.Formatter):
-    """Log records as one escaped message each (a record may span lines: compiler logs)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        return escape(super().format(record))
 
 
 class EscapingStream:

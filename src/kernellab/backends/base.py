@@ -32,6 +32,7 @@ class UnsupportedError(KernellabError):
 
 @dataclass(frozen=True)
 class SpecConstant:
+    """A specialization constant: its id and value."""
     id: int
     value: int | float | bool
 
@@ -350,6 +351,7 @@ class AlignmentError(UnsupportedError):
 
 @dataclass(frozen=True)
 class GraphConstantSpec:
+    """A constant tensor of a graph segment: its id, format, shape and data."""
     id: int
     format_value: int
     shape: tuple[int, ...]
@@ -517,6 +519,7 @@ _Part = TypeVar("_Part")
 
 @dataclass(frozen=True)
 class BackendOptions:
+    """What a backend is opened with: the features and extensions the work needs."""
     robust_buffer_access: bool = False
     #: record timestamps around every command (for --profiling-dump-path)
     timestamps: bool = False

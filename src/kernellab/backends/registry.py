@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Registered:
+    """A backend by name, with the class that implements it (imported on first use)."""
     name: str
     #: "module:Class", imported on first use
     target: str

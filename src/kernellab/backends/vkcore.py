@@ -31,6 +31,7 @@ class VulkanProgram(Program):
 
 @dataclass
 class VulkanImage(Image):
+    """A Vulkan image, its memory and views."""
     spec: ImageSpec
     handle: Any
     memory: Any

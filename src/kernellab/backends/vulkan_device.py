@@ -16,11 +16,11 @@ dispatches over the same buffers allocates nothing per dispatch.
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kernellab import logs
 from kernellab.backends.base import (
     BackendOptions,
     Buffer,
@@ -41,7 +41,7 @@ from kernellab.native.vk import INSTALL_HINT, checked
 if TYPE_CHECKING:  # NumPy only where images and tensors need it: a run of buffers starts without it
     import numpy as np
 
-log = logging.getLogger("kernellab.vulkan")
+log = logs.getLogger("kernellab.vulkan")
 
 _DEBUG_UTILS = "VK_EXT_debug_utils"
 
@@ -117,6 +117,7 @@ class Instance:
 
 @dataclass
 class VulkanBuffer(Buffer):
+    """A Vulkan buffer and the memory it is bound to."""
     size: int
     uid: str
     handle: Any

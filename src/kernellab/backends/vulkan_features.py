@@ -12,6 +12,7 @@ from kernellab.native import vk as nvk
 
 @dataclass
 class Supported:
+    """The features, extensions and properties a Vulkan device has."""
     features: dict[str, bool] = field(default_factory=dict)
     extensions: set[str] = field(default_factory=set)
     instance_extensions: set[str] = field(default_factory=set)

@@ -9,14 +9,13 @@ resolve against the scenario's folder and ``dst`` against the output folder.
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kernellab import logs, spirv_format
 from kernellab import model as m
-from kernellab import spirv_format
 from kernellab.compiler_options import allowed_roots, inside
 from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.formats import npy
@@ -27,7 +26,7 @@ from kernellab.modelkit import Invalid, dump, json_schema_defs, nearest, show, u
 from kernellab.outputs import escapes
 from kernellab.vkregistry.vkformat import image_format_problem
 
-log = logging.getLogger("kernellab.scenario")
+log = logs.getLogger("kernellab.scenario")
 
 Loc = tuple[str | int, ...]
 

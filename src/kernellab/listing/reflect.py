@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the decoder and its grammar load when a module is reflected
 
 @dataclass(frozen=True)
 class Descriptor:
+    """A descriptor an entry point uses: its set, binding and type."""
     set: int
     binding: int
     #: VK_DESCRIPTOR_TYPE_* without the prefix: STORAGE_BUFFER, UNIFORM_BUFFER, STORAGE_IMAGE, ...
@@ -41,6 +42,7 @@ class Descriptor:
 
 @dataclass
 class Interface:
+    """What an entry point expects: descriptors, push constants and specialization ids."""
     entry: str
     descriptors: dict[tuple[int, int], Descriptor] = field(default_factory=dict)
     push_constant_size: int = 0

@@ -24,6 +24,7 @@ KIND_WORDS: Mapping[str, tuple[str, ...]] = {"cpu": ("cpu",), "gpu": GPU_KINDS}
 
 @dataclass(frozen=True)
 class DeviceInfo:
+    """One device a backend found: its index, name, kind and details."""
     backend: str
     index: int
     name: str

@@ -6,7 +6,6 @@ phases (setup, pipeline creation, run, save) are timed for ``--perf-counters-dum
 from __future__ import annotations
 
 import dataclasses
-import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack
@@ -14,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol, overload
 
-from kernellab import compiler_options
+from kernellab import compiler_options, logs
 from kernellab import model as m
 from kernellab.backends import opencl_abi
 from kernellab.backends.base import (
@@ -63,11 +62,12 @@ from kernellab.runtime.limits import LocalSize, check_limits
 from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE as LANGUAGE_OF_TYPE
 from kernellab.shader_languages import SHADER_TYPE_OF_LANGUAGE as TYPE_OF_LANGUAGE
 
-log = logging.getLogger("kernellab.run")
+log = logs.getLogger("kernellab.run")
 
 
 @dataclass
 class RunOptions:
+    """How a scenario runs: device, repeats, dumps and checks."""
     device: str | None = None
     backend: str = "vulkan"
     dry_run: bool = False
@@ -140,6 +140,7 @@ class RepeatTimings(Sequence[list[CommandTiming]]):
 
 @dataclass
 class RunReport:
+    """What a run did: the device, phase times, command timings and outputs."""
     device: str = ""
     phases_ms: dict[str, float] = field(default_factory=dict)
     #: per repeat, the timings of the commands of each frame
