@@ -49,6 +49,16 @@ def _ready(level: int) -> bool:
     return True
 
 
+def _at(level: int) -> Callable[..., None]:
+    """The method writing a record at ``level`` (``Logger.info``...)."""
+
+    def write(self: Logger, msg: object, *args: object, **kwargs: Any) -> None:
+        kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 1
+        self.log(level, msg, *args, **kwargs)
+
+    return write
+
+
 class Logger:
     """The logger ``name`` of :mod:`logging`, loaded when a record passes (see the module's doc)."""
 
@@ -65,21 +75,10 @@ class Logger:
             kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 1
             logging.getLogger(self.name).log(level, msg, *args, **kwargs)
 
-    def debug(self, msg: object, *args: object, **kwargs: Any) -> None:
-        kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 1
-        self.log(DEBUG, msg, *args, **kwargs)
-
-    def info(self, msg: object, *args: object, **kwargs: Any) -> None:
-        kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 1
-        self.log(INFO, msg, *args, **kwargs)
-
-    def warning(self, msg: object, *args: object, **kwargs: Any) -> None:
-        kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 1
-        self.log(WARNING, msg, *args, **kwargs)
-
-    def error(self, msg: object, *args: object, **kwargs: Any) -> None:
-        kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 1
-        self.log(ERROR, msg, *args, **kwargs)
+    debug = _at(DEBUG)
+    info = _at(INFO)
+    warning = _at(WARNING)
+    error = _at(ERROR)
 
     def isEnabledFor(self, level: int) -> bool:  # noqa: N802 - logging's name
         if not _ready(level):
