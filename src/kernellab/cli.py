@@ -13,12 +13,15 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
-
-if TYPE_CHECKING:  # the CLI imports errors only when a command runs (start-up)
-    from kernellab.errors import KernellabError
 
 from kernellab import __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:  # the CLI imports errors only when a command runs (start-up)
+    from typing import NoReturn
+
+    from kernellab.errors import KernellabError
+
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 #: the options every command takes, before or after its name, that take a value

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from kernellab.errors import Problem, json_pointer
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, TypeVar
 
 Loc = tuple[str | int, ...]
 if TYPE_CHECKING:  # a bound given as text compiles it at run time: the AST machinery, 9 M instructions

@@ -25,7 +25,10 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import IO, Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 _ALWAYS = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069"
            "\ufeff\ufffe\uffff\ud800-\udfff\U000e0000-\U000e007f")

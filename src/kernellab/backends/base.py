@@ -12,13 +12,18 @@ import math
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from kernellab import compiler_options
 from kernellab.errors import KernellabError, UsageError
 
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
 from kernellab.native.devices import DEVICE_KINDS, DeviceInfo, choose_device  # noqa: F401
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Protocol, TypeVar
+else:  # the protocols are the checker's: at run time nothing is checked against them
+    Protocol = object
 
 if TYPE_CHECKING:  # a run of buffers never imports NumPy: the byte-level methods take memoryviews
     import numpy as np
@@ -514,7 +519,8 @@ FEATURE_MISSING = {"images": "does not support images", "graphics": "has no grap
                    "graphs": "has no graphs (VK_ARM_data_graph)",
                    "optical_flow": "has no optical flow (VK_ARM_data_graph_optical_flow)"}
 
-_Part = TypeVar("_Part")
+if TYPE_CHECKING:
+    _Part = TypeVar("_Part")
 
 
 @dataclass(frozen=True)

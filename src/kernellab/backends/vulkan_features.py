@@ -5,9 +5,12 @@ instance) so that device creation can use it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from kernellab.native import vk as nvk
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass

@@ -9,11 +9,14 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from kernellab import config, logs
 from kernellab.backends.registry import names as backend_names
 from kernellab.errors import UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     from kernellab.runtime.runners import FormatRunOptions

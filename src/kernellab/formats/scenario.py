@@ -12,7 +12,6 @@ import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from kernellab import logs, spirv_format
 from kernellab import model as m
@@ -25,6 +24,10 @@ from kernellab.formats.paths import path_problem
 from kernellab.modelkit import Invalid, dump, json_schema_defs, nearest, show, unknown_fields
 from kernellab.outputs import escapes
 from kernellab.vkregistry.vkformat import image_format_problem
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 log = logs.getLogger("kernellab.scenario")
 

@@ -12,9 +12,10 @@ descriptors other entry points use.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from kernellab.errors import InputError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 
 if TYPE_CHECKING:  # the decoder and its grammar load when a module is reflected, not with the classes
     from kernellab.listing.spirv import Instruction, Module

@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol, overload
 
 from kernellab import compiler_options, logs
 from kernellab import model as m
@@ -61,6 +60,12 @@ from kernellab.runtime.interface import (
 from kernellab.runtime.limits import LocalSize, check_limits
 from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE as LANGUAGE_OF_TYPE
 from kernellab.shader_languages import SHADER_TYPE_OF_LANGUAGE as TYPE_OF_LANGUAGE
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import IO, Any, Protocol, overload
+else:  # the protocols are the checker's: at run time nothing is checked against them
+    Protocol = object
 
 log = logs.getLogger("kernellab.run")
 
@@ -116,11 +121,12 @@ class RepeatTimings(Sequence[list[CommandTiming]]):
     def __len__(self) -> int:
         return self._count
 
-    @overload
-    def __getitem__(self, index: int) -> list[CommandTiming]: ...
+    if TYPE_CHECKING:
+        @overload
+        def __getitem__(self, index: int) -> list[CommandTiming]: ...
 
-    @overload
-    def __getitem__(self, index: slice) -> list[list[CommandTiming]]: ...
+        @overload
+        def __getitem__(self, index: slice) -> list[list[CommandTiming]]: ...
 
     def __getitem__(self, index: int | slice) -> list[CommandTiming] | list[list[CommandTiming]]:
         if isinstance(index, slice):
@@ -1096,4 +1102,4 @@ def execute(scenario: m.Scenario, options: RunOptions) -> RunReport:
     return Executor(scenario, options).run()
 
 
-__all__ = ["Executor", "RunOptions", "RunReport", "execute", "KernellabError", "Any"]
+__all__ = ["Executor", "RunOptions", "RunReport", "execute", "KernellabError"]
