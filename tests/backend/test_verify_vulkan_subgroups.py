@@ -13,6 +13,7 @@ import pytest
 from kernellab import tools
 from kernellab.cli import main
 from kernellab.spirvsim import Binding, check_dispatch, glsl_to_spirv
+from kernellab.verify.vulkan import DeviceSubgroups, verify_scenario
 
 pytestmark = pytest.mark.skipif(tools.find("glslangValidator") is None, reason="needs glslangValidator")
 
@@ -124,19 +125,62 @@ void main() {
 """
 
 
-def test_subgroup_size_option_and_all(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_subgroup_size_option_and_all(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
     path = scenario(tmp_path, SIZED, local=16, groups=1)
     status, doc = verify(path, capsys)  # lavapipe's 8: two subgroups write different ids
     assert status == 1 and kinds(doc) == {"data-race"}
     status, doc = verify(path, capsys, "--subgroup-size", "16")
     assert (status, doc["findings"]) == (0, [])
+    # 'all' checks the sizes the device allows (VK_EXT_subgroup_size_control): one that allows 4 to 16
+    monkeypatch.setattr(DeviceSubgroups, "_found", (8, (4, 8, 16)))
     status, doc = verify(path, capsys, "--subgroup-size", "all")
     assert status == 1
     labels = {f["message"].split("]")[0] + "]" for f in doc["findings"]}
     assert labels == {"[subgroup size 4]", "[subgroup size 8]"}
+    result = verify_scenario(path, subgroup_size="all")
+    assert [l.subgroup_size for l in result.launches] == [8, 4, 16]
+    # a device of subgroups of 16 (its only size): the default check is its, and finds nothing
+    monkeypatch.setattr(DeviceSubgroups, "_found", (16, (16,)))
+    status, doc = verify(path, capsys)
+    assert (status, doc["findings"]) == (0, [])
+    status, doc = verify(path, capsys, "--subgroup-size", "all")
+    assert (status, doc["findings"]) == (0, [])
     with pytest.raises(SystemExit) as exit_:
         main(["verify", str(path), "--subgroup-size", "12"])
     assert exit_.value.code == 2 and "not a power of two" in capsys.readouterr().err
+
+
+def test_subgroup_size_read_from_the_device(tmp_path: Path) -> None:
+    """Without --subgroup-size the size is the one the Vulkan device reports through the backend's
+    limits; a scenario with no subgroup instruction never opens the device."""
+    from kernellab.backends.registry import backend_class
+    from kernellab.native.devices import choose_device
+    cls = backend_class("vulkan")
+    with cls(choose_device(cls.devices(), None)) as backend:
+        size, allowed = backend.limits.subgroup_size, backend.limits.subgroup_size_range
+    assert size in (1, 2, 4, 8, 16, 32, 64, 128)
+    assert allowed is None or allowed[0] <= size <= allowed[1]
+    DeviceSubgroups._found = None
+    result = verify_scenario(scenario(tmp_path / "s", SIZED, local=16, groups=1))
+    assert [l.subgroup_size for l in result.launches] == [size]
+    assert DeviceSubgroups._found is not None and DeviceSubgroups._found[0] == size
+
+
+def test_subgroup_size_without_a_device(tmp_path: Path) -> None:
+    """Where no Vulkan device opens, the size is lavapipe's 8 and 'all' every size drivers report,
+    with a warning saying so."""
+    import os
+    import subprocess
+    import sys
+    path = scenario(tmp_path, SIZED, local=16, groups=1)
+    env = {**os.environ, "VK_ICD_FILENAMES": str(tmp_path / "none.json"), "VK_DRIVER_FILES": str(tmp_path / "none.json")}
+    run = subprocess.run([sys.executable, "-m", "kernellab", "verify", str(path), "--json", "--subgroup-size", "all"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 1, run.stderr
+    assert "no Vulkan device opened" in run.stderr and "size 8" in run.stderr
+    labels = {f["message"].split("]")[0] + "]" for f in json.loads(run.stdout)["findings"]}
+    assert labels == {"[subgroup size 4]", "[subgroup size 8]"}
 
 
 def test_subgroup_barrier_divergence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -235,6 +235,8 @@ VULKAN_LIMIT_NAMES: Mapping[str, str] = {
     "max_shared_memory_size": "maxComputeSharedMemorySize",
     "max_allocation_size": "maxMemoryAllocationSize",
     "memory_heap_size": "the size of the memory heap buffers are allocated from",
+    "subgroup_size": "subgroupSize",
+    "subgroup_size_range": "minSubgroupSize..maxSubgroupSize",
 }
 
 
@@ -260,6 +262,12 @@ class Limits:
     max_allocation_size: int | None = None
     #: bytes of the memory heap the run's buffers come from, all together (images may live elsewhere)
     memory_heap_size: int | None = None
+    #: the size of a compute shader's subgroups when the pipeline asks for none
+    #: (VkPhysicalDeviceSubgroupProperties::subgroupSize)
+    subgroup_size: int | None = None
+    #: the sizes a pipeline may require, VK_EXT_subgroup_size_control's min/maxSubgroupSize
+    #: (None: the device does not vary its subgroup size)
+    subgroup_size_range: tuple[int, int] | None = None
     #: limit -> its name on this backend's API, for messages (Vulkan's names unless given)
     names: Mapping[str, str] = field(default_factory=lambda: dict(VULKAN_LIMIT_NAMES), compare=False)
 

@@ -43,8 +43,9 @@ def register(sub: Any) -> None:
     p.add_argument("--prove-sizes", action="store_true",
                    help="with --prove: the number of work-groups symbolic, from 1 up to the launch's")
     p.add_argument("--subgroup-size", type=_subgroup_size, metavar="N|all",
-                   help="the subgroup size the SPIR-V checker runs Vulkan shaders with (default 8, lavapipe's); "
-                        "'all': each size drivers report, 4 to 128, as separate checks")
+                   help="the subgroup size the SPIR-V checker runs Vulkan shaders with (default: the Vulkan device's "
+                        "subgroupSize; 8, lavapipe's, where no device opens); 'all': each size the device allows "
+                        "(VK_EXT_subgroup_size_control's range; 4 to 128 without a device), as separate checks")
     p.set_defaults(func=run)
 
 
