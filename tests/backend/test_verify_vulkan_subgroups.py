@@ -389,3 +389,86 @@ def test_buffer_reference_values(tmp_path: Path) -> None:
                                     (address_of(1), Binding("data", data.tobytes()))])
     assert r.findings == []
     np.testing.assert_array_equal(np.frombuffer(r.buffers["out"], np.float32), data * 2)
+
+
+# ---- several subgroups per workgroup: subgroup barriers order one subgroup's accesses -------------
+
+SUBGROUP_PHASES = HEADER + """
+shared uint s[LOCAL];
+void main() {
+  uint l = gl_LocalInvocationID.x;
+  uint i = gl_GlobalInvocationID.x;
+  s[l] = data[i];
+  outv[i] = data[i] + 1u;
+  BARRIER;
+  uint mate = READ;
+  data[i] = s[mate] + outv[gl_WorkGroupID.x * LOCAL + mate];
+}
+"""
+#: the invocation each one reads after the barrier: the next one of its own subgroup, or the one a
+#: subgroup further on (another subgroup of the workgroup when there are several)
+SAME_SUBGROUP = "gl_SubgroupID * gl_SubgroupSize + (gl_SubgroupInvocationID + 1u) % gl_SubgroupSize"
+NEXT_SUBGROUP = "(l + gl_SubgroupSize) % LOCAL"
+
+
+@pytest.mark.parametrize("barrier", ["subgroupBarrier()",
+                                     "subgroupMemoryBarrierShared(); subgroupMemoryBarrierBuffer(); subgroupBarrier()"])
+def test_subgroup_barrier_orders_its_subgroup_only(barrier: str, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """With 8 subgroups of 8 in a workgroup of 64, a subgroup barrier orders the accesses of one
+    subgroup (shared memory and buffers): reading a neighbour of the same subgroup after it is no
+    race, reading one of another subgroup is."""
+    text = SUBGROUP_PHASES.replace("BARRIER", barrier)
+    data = np.arange(1024, dtype=np.uint32)
+    clean = scenario(tmp_path / "clean", text.replace("READ", SAME_SUBGROUP), data=data)
+    status, doc = verify(clean, capsys, "--subgroup-size", "8")
+    assert (status, doc["findings"]) == (0, [])
+    planted = scenario(tmp_path / "planted", text.replace("READ", NEXT_SUBGROUP), data=data)
+    status, doc = verify(planted, capsys, "--subgroup-size", "8")
+    assert status == 1 and kinds(doc) == {"data-race"}
+    assert {f["address_space"] for f in doc["findings"]} == {"workgroup", "storage-buffer"}
+    assert all(f["race"]["scope"] == "intra-group" for f in doc["findings"])
+    # one subgroup per workgroup: the subgroup barrier is a workgroup barrier
+    status, doc = verify(planted, capsys, "--subgroup-size", "64")
+    assert (status, doc["findings"]) == (0, [])
+
+
+def test_subgroup_memory_barrier_names_the_memory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Subgroup-scope control barrier without memory semantics orders nothing; one with
+    WorkgroupMemory semantics before it orders shared memory, not buffers."""
+    data = np.arange(1024, dtype=np.uint32)
+    text = SUBGROUP_PHASES.replace("READ", SAME_SUBGROUP)
+    only_shared = text.replace("BARRIER", "subgroupMemoryBarrierShared(); controlBarrier(gl_ScopeSubgroup, "
+                               "gl_ScopeSubgroup, 0, 0)").replace("#version 450\n", "#version 450\n"
+                               "#extension GL_KHR_memory_scope_semantics : require\n")
+    status, doc = verify(scenario(tmp_path / "shared", only_shared, data=data), capsys, "--subgroup-size", "8")
+    assert status == 1 and {f["address_space"] for f in doc["findings"]} == {"storage-buffer"}
+
+
+def test_subgroup_phase_keeps_the_other_subgroups_reader(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Three readers of one word in one workgroup phase, two of them in subgroup 0: after
+    subgroup 0's barrier a write by subgroup 0 still races with subgroup 1's read (the shadow
+    keeps the reader of the other subgroup, not the second of the same one)."""
+    body = """
+shared uint s[1];
+void main() {
+  uint l = gl_LocalInvocationID.x;
+  if (l == 0u) s[0] = 7u;
+  barrier();
+  uint t = 0u;
+  if (l == 0u) t = s[0];
+  if (l == 8u) t += s[0];
+  if (l == 1u) t += s[0];
+  subgroupBarrier();
+  if (l == WRITER) s[0] = 5u;
+  outv[l] = t;
+}
+"""
+    status, doc = verify(scenario(tmp_path / "planted", HEADER + body.replace("WRITER", "2u"), local=16, groups=1),
+                         capsys, "--subgroup-size", "8")
+    assert status == 1 and kinds(doc) == {"data-race"}
+    (f,) = doc["findings"]
+    assert {tuple(w["local"])[0] for w in f["examples"][0]["work_items"]} == {2, 8}
+    status, doc = verify(scenario(tmp_path / "clean", HEADER + body.replace("WRITER", "2u").replace(
+        "if (l == 8u) t += s[0];", ""), local=16, groups=1), capsys, "--subgroup-size", "8")
+    assert (status, doc["findings"]) == (0, [])

@@ -129,6 +129,13 @@ class Machine:
         self.object_bounds = module.object_bounds
         self.device = device  # the buffers reached by device address (PhysicalStorageBuffer)
         self.subgroups = subgroup.Subgroups(self, subgroup.Layout(lanes, group_size, subgroup_size))
+        lay = self.subgroups.lay
+        #: Subgroup-scope barriers order accesses within each of several subgroups of a workgroup:
+        #: each subgroup's phase per memory (workgroup, buffers, images), as the workgroup's epochs
+        self.sub_phases = lay.per_group > 1 and subgroup_barriers(module)
+        rows = lay.rows if self.sub_phases else 0
+        self.sepoch = np.zeros((3, rows), np.int64)
+        self.spending = np.zeros((3, rows), bool)
 
     # ---- running ---------------------------------------------------------------------------
 
@@ -272,6 +279,11 @@ class Machine:
             return self.lane_group[lanes]
         return lanes
 
+    @staticmethod
+    def _memory(region: Region) -> int:
+        """Which barrier phase orders the region's accesses: 0 workgroup memory, 1 buffers, 2 images."""
+        return 0 if region.per == GROUP else 2 if region.storage == images.STORAGE else 1
+
     def _keys(self, region: Region, lanes: np.ndarray) -> np.ndarray:
         g = self.lane_group[lanes]
         epoch = self.epoch_wg if region.per == GROUP else self.epoch_img if region.storage == images.STORAGE \
@@ -309,8 +321,10 @@ class Machine:
                 raise self.m.fail(inst, f"an access to {region.name} not aligned to {g} bytes")
             units = (addr // g)[:, None] + np.arange(max(1, nbytes // g)) if g > 1 else span
             same, value_key = (None, None) if written is None else _same_value(region, addr, written)
+            sub = (self.subgroups.lay.size, self.sepoch[self._memory(region)][self.subgroups.lay.sub[lanes]]) \
+                if self.sub_phases else None
             hits = region.shadow.access(units, self.lane_global[lanes], self._keys(region, lanes), cls, inst.index,
-                                        same, value_key)
+                                        same, value_key, sub)
             if hits is not None:
                 h = hits.hit
                 self.rec.race(region.name, region.label, inst.index, CLASS_NAMES[cls], self.lane_global[lanes[h]],
@@ -535,29 +549,48 @@ class Machine:
     def _subgroup_barrier(self, inst: Inst, m: np.ndarray) -> bool:
         """A Subgroup-scope control barrier: divergence is judged per subgroup. It orders
         accesses like a workgroup barrier when a subgroup is the whole workgroup (returns False:
-        go on as one); otherwise it orders nothing (returns True), since the shadow memory keeps
-        barrier phases per workgroup: accesses it orders within a subgroup may then be reported
-        as races, but no race is missed."""
+        go on as one); otherwise (returns True) it starts a new subgroup phase, for the memories
+        its semantics (or a subgroup memory barrier before it) name, in each subgroup whose
+        invocations all reached it: accesses of one workgroup phase by invocations of one
+        subgroup in different subgroup phases are ordered (:mod:`kernellab.spirvsim.shadow`)."""
         lay = self.subgroups.lay
         if lay.per_group == 1:
             return False
         act = lay.active(m)
-        partial = act.any(axis=1) & (act.sum(axis=1) < lay.valid.sum(axis=1))
+        arrived = act.sum(axis=1)
+        partial = (arrived > 0) & (arrived < lay.valid.sum(axis=1))
         if partial.any():
             rows = np.nonzero(partial)[0][:3]
-            arrived = [int(self.lane_global[lay.table[r, act[r].argmax()]]) for r in rows]
+            came = [int(self.lane_global[lay.table[r, act[r].argmax()]]) for r in rows]
             missing = [int(self.lane_global[lay.table[r, (lay.valid[r] & ~act[r]).argmax()]]) for r in rows]
-            self.rec.divergence(inst.index, arrived, missing, int(partial.sum()))
+            self.rec.divergence(inst.index, came, missing, int(partial.sum()))
+        if self.sub_phases:
+            done = (arrived > 0) & ~partial
+            value = self.values[inst.words[2]]
+            sem = int(value) if np.ndim(value) == 0 else 0  # run-time semantics: ordering nothing is safe
+            ordering = bool(sem & SEM_ORDERING)
+            for k, bit in enumerate((SEM_WORKGROUP, SEM_UNIFORM, images.SEM_IMAGE)):
+                self.sepoch[k][done & (self.spending[k] | (ordering and bool(sem & bit)))] += 1
+                self.spending[k][done] = False
         return True
 
     def memory_barrier(self, inst: Inst, m: np.ndarray, full: bool) -> None:
         scope = self.values[inst.words[0]]
-        if np.ndim(scope) == 0 and int(scope) == SCOPE_SUBGROUP and self.subgroups.lay.per_group > 1:
-            return  # subgroupMemoryBarrier*(): orders a subgroup's accesses only (see _subgroup_barrier)
         value = self.values[inst.words[1]]
         if np.ndim(value):
             raise self.m.fail(inst, "OpMemoryBarrier with non-constant semantics is not supported")
         sem = int(value)
+        lay = self.subgroups.lay
+        if np.ndim(scope) == 0 and int(scope) == SCOPE_SUBGROUP and lay.per_group > 1:
+            # subgroupMemoryBarrier*(): the memories it names, for the next subgroup barrier of
+            # each subgroup whose invocations all executed it
+            if self.sub_phases and sem & SEM_ORDERING:
+                act = lay.active(m)
+                done = act.any(axis=1) & (act.sum(axis=1) == lay.valid.sum(axis=1))
+                for k, bit in enumerate((SEM_WORKGROUP, SEM_UNIFORM, images.SEM_IMAGE)):
+                    if sem & bit:
+                        self.spending[k] |= done
+            return
         if not sem & SEM_ORDERING:
             return
         counts = np.bincount(self.lane_group[m], minlength=self.G)
@@ -928,6 +961,18 @@ def _access(element: bool) -> Callable[[Machine, Inst, np.ndarray, bool], None]:
 
 TERMINATORS = frozenset({"OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpReturnValue",
                          "OpUnreachable"})
+
+
+def subgroup_barriers(module: Module) -> bool:
+    """Whether a Subgroup-scope OpControlBarrier or OpMemoryBarrier may order accesses."""
+    for fn in module.functions.values():
+        for b in fn.blocks.values():
+            for inst in b.insts:
+                if inst.op in ("OpControlBarrier", "OpMemoryBarrier"):
+                    scope = module.constants.get(inst.words[0])
+                    if scope is not None and np.ndim(scope) == 0 and int(scope) == SCOPE_SUBGROUP:
+                        return True
+    return False
 
 
 def refuse_unsupported(module: Module) -> None:
