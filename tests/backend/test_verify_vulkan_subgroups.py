@@ -472,3 +472,58 @@ void main() {
     status, doc = verify(scenario(tmp_path / "clean", HEADER + body.replace("WRITER", "2u").replace(
         "if (l == 8u) t += s[0];", ""), local=16, groups=1), capsys, "--subgroup-size", "8")
     assert (status, doc["findings"]) == (0, [])
+
+
+# ---- release/acquire through atomics (the Vulkan memory model) ------------------------------------
+
+MESSAGE_PASSING = """#version 450
+#extension GL_KHR_memory_scope_semantics : require
+layout(local_size_x = 64) in;
+layout(std430, set = 0, binding = 0) buffer Data { uint data[]; };
+layout(std430, set = 0, binding = 1) buffer Out { uint outv[]; };
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  uint n = gl_NumWorkGroups.x * 64u;
+  uint j = (i + 64u) % n;  // an invocation of the next workgroup
+  data[i] = i + 1u;
+  SEND
+  RECEIVE
+}
+"""
+ATOMIC_SEND = "atomicStore(outv[i], 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, SEM);"
+ATOMIC_RECEIVE = ("if (atomicLoad(outv[j], gl_ScopeDevice, gl_StorageSemanticsBuffer, SEM) == 1u) "
+                  "outv[n + i] = data[j];")
+FENCE_SEND = "memoryBarrierBuffer(); atomicStore(outv[i], 1u, gl_ScopeDevice, 0, gl_SemanticsRelaxed);"
+FENCE_RECEIVE = ("if (atomicLoad(outv[j], gl_ScopeDevice, 0, gl_SemanticsRelaxed) == 1u) "
+                 "{ FENCE outv[n + i] = data[j]; }")
+MESSAGES = {
+    # a release store read by an acquire load orders the payload
+    "release-acquire": (ATOMIC_SEND.replace("SEM", "gl_SemanticsRelease"),
+                        ATOMIC_RECEIVE.replace("SEM", "gl_SemanticsAcquire"), True),
+    "relaxed-store": (ATOMIC_SEND.replace("gl_StorageSemanticsBuffer, SEM", "0, gl_SemanticsRelaxed"),
+                      ATOMIC_RECEIVE.replace("SEM", "gl_SemanticsAcquire"), False),
+    "relaxed-load": (ATOMIC_SEND.replace("SEM", "gl_SemanticsRelease"),
+                     ATOMIC_RECEIVE.replace("gl_StorageSemanticsBuffer, SEM", "0, gl_SemanticsRelaxed"), False),
+    # fences around relaxed atomics synchronise as well
+    "fences": (FENCE_SEND, FENCE_RECEIVE.replace("FENCE", "memoryBarrierBuffer();"), True),
+    "no-acquire-fence": (FENCE_SEND, FENCE_RECEIVE.replace("FENCE", ""), False),
+    # a Workgroup-scope release does not reach another workgroup
+    "workgroup-scope": (ATOMIC_SEND.replace("SEM", "gl_SemanticsRelease").replace("gl_ScopeDevice", "gl_ScopeWorkgroup"),
+                        ATOMIC_RECEIVE.replace("SEM", "gl_SemanticsAcquire").replace("gl_ScopeDevice",
+                                                                                     "gl_ScopeWorkgroup"), False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MESSAGES))
+def test_message_passing_through_atomics(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The payload written before a release and read after the acquire that reads it is ordered;
+    with relaxed semantics (or a scope that does not hold both invocations) it is a data race."""
+    send, receive, ordered = MESSAGES[case]
+    text = MESSAGE_PASSING.replace("SEND", send).replace("RECEIVE", receive)
+    status, doc = verify(scenario(tmp_path, text, local=64, groups=4), capsys)
+    if ordered:
+        assert (status, doc["findings"]) == (0, [])
+    else:
+        assert status == 1 and kinds(doc) == {"data-race"}
+        (f,) = doc["findings"]
+        assert f["resource"] == "data" and f["race"]["scope"] == "inter-group"

@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 
 from kernellab.errors import InputError, TimeLimitError
-from kernellab.spirvsim import images, matrix, ops, pointers, subgroup
+from kernellab.spirvsim import images, matrix, ops, pointers, release, subgroup
 from kernellab.spirvsim.findings import Recorder
 from kernellab.spirvsim.memory import GLOBAL, GROUP, LANE, Ptr, Region
 from kernellab.spirvsim.module import Block, Function, Inst, Module, Unsupported, core_grammar, extinst_name, zero_value
-from kernellab.spirvsim.shadow import ATOMIC_READ, ATOMIC_WRITE, CLASS_NAMES, EPOCHS, READ, WRITE
+from kernellab.spirvsim.shadow import ATOMIC_READ, ATOMIC_WRITE, CLASS_NAMES, EPOCHS, READ, WRITE, HappensBefore
 from kernellab.spirvsim.types import MAX_VALUE_SCALARS, Type
 
 DONE = np.iinfo(np.int32).max
@@ -136,6 +136,8 @@ class Machine:
         rows = lay.rows if self.sub_phases else 0
         self.sepoch = np.zeros((3, rows), np.int64)
         self.spending = np.zeros((3, rows), bool)
+        #: release/acquire through atomics, when the module can synchronise so
+        self.sync = release.Sync(self.lane_global, group_size, subgroup_size) if _synchronises(module) else None
 
     # ---- running ---------------------------------------------------------------------------
 
@@ -320,16 +322,9 @@ class Machine:
             if g > 1 and (addr % g).any():
                 raise self.m.fail(inst, f"an access to {region.name} not aligned to {g} bytes")
             units = (addr // g)[:, None] + np.arange(max(1, nbytes // g)) if g > 1 else span
-            same, value_key = (None, None) if written is None else _same_value(region, addr, written)
-            sub = (self.subgroups.lay.size, self.sepoch[self._memory(region)][self.subgroups.lay.sub[lanes]]) \
-                if self.sub_phases else None
-            hits = region.shadow.access(units, self.lane_global[lanes], self._keys(region, lanes), cls, inst.index,
-                                        same, value_key, sub)
-            if hits is not None:
-                h = hits.hit
-                self.rec.race(region.name, region.label, inst.index, CLASS_NAMES[cls], self.lane_global[lanes[h]],
-                              None if index is None else index[h], hits.partner[h], hits.partner_inst[h],
-                              [CLASS_NAMES[c] for c in hits.partner_class[h]], hits.across[h])
+            self._check_shadow(region, lanes, addr, units, cls, inst, index, written)
+        if self.sync is not None and cls in (ATOMIC_READ, ATOMIC_WRITE) and lanes.size:
+            self._synchronise(region, lanes, addr, cls, inst)
         if region.init is not None:
             if cls in (WRITE, ATOMIC_WRITE):
                 region.init[span] = True
@@ -349,6 +344,42 @@ class Machine:
                 region.read[span] = True
                 if region.read_by is not None and region.read_at is not None:
                     region.read_by[units], region.read_at[units] = who, inst.index
+
+    def _check_shadow(self, region: Region, lanes: np.ndarray, addr: np.ndarray, units: np.ndarray, cls: int,
+                      inst: Inst, index: np.ndarray | None, written: np.ndarray | None) -> None:
+        """Check one access against the region's shadow memory and record it."""
+        assert region.shadow is not None
+        same, value_key = (None, None) if written is None else _same_value(region, addr, written)
+        sub = (self.subgroups.lay.size, self.sepoch[self._memory(region)][self.subgroups.lay.sub[lanes]]) \
+            if self.sub_phases else None
+        hb = None
+        sync = self.sync
+        if sync is not None:
+            memory = self._memory(region)
+            hb = HappensBefore(sync.count[lanes], lambda rows, who, t: sync.ordered(lanes[rows], who, t, memory))
+        hits = region.shadow.access(units, self.lane_global[lanes], self._keys(region, lanes), cls, inst.index,
+                                    same, value_key, sub, hb)
+        if hits is not None:
+            h = hits.hit
+            self.rec.race(region.name, region.label, inst.index, CLASS_NAMES[cls], self.lane_global[lanes[h]],
+                          None if index is None else index[h], hits.partner[h], hits.partner_inst[h],
+                          [CLASS_NAMES[c] for c in hits.partner_class[h]], hits.across[h])
+
+    def _synchronise(self, region: Region, lanes: np.ndarray, addr: np.ndarray, cls: int, inst: Inst) -> None:
+        """An atomic access's release and acquire sides (:mod:`kernellab.spirvsim.release`)."""
+        assert self.sync is not None
+        op, w = inst.op, inst.words
+        if op == "OpAtomicStore":
+            scope, sem = w[1], w[2]
+        elif op.startswith("OpAtomic"):
+            scope, sem = w[3], w[4]
+        else:
+            return
+        scope_v, sem_v = self.values[scope], self.values[sem]
+        if np.ndim(scope_v) or np.ndim(sem_v):  # run-time semantics: relaxed (orders nothing; never misses)
+            scope_v, sem_v = 1, 0
+        self.sync.atomic(region, lanes, addr // 4, int(sem_v), int(scope_v),
+                         reads=op != "OpAtomicStore", writes=cls == ATOMIC_WRITE, rmw=op != "OpAtomicStore")
 
     def _gather(self, region: Region, addr: np.ndarray, st: Type) -> np.ndarray:
         w = st.nbytes
@@ -505,6 +536,8 @@ class Machine:
         scope = self.values[w[0]]
         if np.ndim(scope):
             raise self.m.fail(inst, "OpControlBarrier with a non-constant execution scope is not supported")
+        if self.sync is not None and np.ndim(self.values[w[1]]) == 0 and np.ndim(self.values[w[2]]) == 0:
+            self.sync.fence_op(np.nonzero(m)[0], int(self.values[w[2]]), int(self.values[w[1]]))
         if int(scope) == SCOPE_SUBGROUP and self._subgroup_barrier(inst, m):
             return
         counts = np.bincount(self.lane_group[m], minlength=self.G)
@@ -580,6 +613,8 @@ class Machine:
         if np.ndim(value):
             raise self.m.fail(inst, "OpMemoryBarrier with non-constant semantics is not supported")
         sem = int(value)
+        if self.sync is not None and np.ndim(scope) == 0:
+            self.sync.fence_op(np.nonzero(m)[0], sem, int(scope))
         lay = self.subgroups.lay
         if np.ndim(scope) == 0 and int(scope) == SCOPE_SUBGROUP and lay.per_group > 1:
             # subgroupMemoryBarrier*(): the memories it names, for the next subgroup barrier of
@@ -961,6 +996,12 @@ def _access(element: bool) -> Callable[[Machine, Inst, np.ndarray, bool], None]:
 
 TERMINATORS = frozenset({"OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpReturnValue",
                          "OpUnreachable"})
+
+
+def _synchronises(module: Module) -> bool:
+    insts = [(inst.op, inst.words) for fn in module.functions.values() for b in fn.blocks.values()
+             for inst in b.insts]
+    return release.uses_release_acquire(module.constants, insts)
 
 
 def subgroup_barriers(module: Module) -> bool:

@@ -34,6 +34,7 @@ All of it is NumPy: one access of ``n`` invocations costs a few fancy-indexing p
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +52,16 @@ CONFLICTS: dict[int, tuple[int, ...]] = {
 
 #: a workgroup's key is group * EPOCHS + epoch
 EPOCHS = np.int64(1 << 32)
+
+
+@dataclass
+class HappensBefore:
+    """Release/acquire order for one instruction's ``n`` accesses: each one's release count, and
+    ``ordered(rows, partner, partner_count)``: whether the recorded access of global invocation
+    ``partner`` at ``partner_count`` happens before access ``rows`` (:mod:`kernellab.spirvsim.release`)."""
+
+    count: np.ndarray
+    ordered: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 @dataclass
@@ -76,6 +87,8 @@ class Shadow:
         self.gcls: list[tuple[np.ndarray, ...] | None] = [None] * 4
         #: per class, the subgroup phase of ``first`` and of ``other`` (only with subgroup phases)
         self.sep: list[tuple[np.ndarray, np.ndarray] | None] = [None] * 4
+        #: per class, the release count of each record (only when atomics synchronise)
+        self.times: list[tuple[np.ndarray, ...] | None] = [None] * 4
         self._tag = np.zeros(nbytes, np.int64)
 
     @property
@@ -86,8 +99,9 @@ class Shadow:
     @staticmethod
     def bytes_for(units: int, across_groups: bool) -> int:
         """Bytes a shadow of ``units`` units takes when every access class is in use: what a
-        caller checks against its limit before it makes one."""
-        per_class = 4 + 8 + 4 + 4 + 4 + 8 + (16 if across_groups else 0)
+        caller checks against its limit before it makes one. (Subgroup phases and release
+        counts, kept only for shaders that use them, add up to 24 bytes per unit and class.)"""
+        per_class = 4 + 8 + 4 + 4 + 4 + (16 if across_groups else 0)
         return units * (8 + 4 * per_class)
 
     def _arrays(self, c: int) -> tuple[np.ndarray, ...]:
@@ -107,6 +121,13 @@ class Shadow:
             p = self.sep[c] = (np.zeros(self.n, np.int32), np.zeros(self.n, np.int32))
         return p
 
+    def _times(self, c: int) -> tuple[np.ndarray, ...]:
+        """Per class, the release count of first, other and the two across-workgroup records."""
+        t = self.times[c]
+        if t is None:
+            t = self.times[c] = tuple(np.zeros(self.n, np.int32) for _ in range(4))
+        return t
+
     def _subgroup(self, lane: np.ndarray, size: int) -> np.ndarray:
         """A number per subgroup of the dispatch, for global invocation numbers ``lane``."""
         gs = self.group_size
@@ -114,7 +135,7 @@ class Shadow:
 
     def access(self, addr: np.ndarray, lanes: np.ndarray, keys: np.ndarray, cls: int, inst: int,
                same_value: np.ndarray | None = None, value_key: np.ndarray | None = None,
-               sub: tuple[int, np.ndarray] | None = None) -> Conflicts | None:
+               sub: tuple[int, np.ndarray] | None = None, hb: HappensBefore | None = None) -> Conflicts | None:
         """Check then record one instruction's accesses.
 
         ``addr`` is (n, w) unit addresses, ``lanes`` (n,) global invocation numbers and ``keys``
@@ -122,7 +143,9 @@ class Shadow:
         what memory already holds, which do not conflict with earlier writes, and ``value_key``
         (n,) is equal for equal values, so writes of one instruction storing the same value at
         one address do not conflict either (benign races). ``sub``: the subgroup size and (n,)
-        each invocation's subgroup phase, when Subgroup-scope barriers order accesses.
+        each invocation's subgroup phase, when Subgroup-scope barriers order accesses. ``hb``:
+        each access's release count and what orders a recorded access before it, when atomics
+        synchronise invocations (:mod:`kernellab.spirvsim.release`).
         Returns the conflicts, or None when there are none.
         """
         n, w = addr.shape
@@ -137,8 +160,15 @@ class Shadow:
         pcls = np.zeros(flat.shape, np.int8)
         across = np.zeros(flat.shape, bool)
 
-        def note(mask: np.ndarray, who: np.ndarray, what: np.ndarray, c: int, far: bool) -> None:
+        times = self._times if hb is not None else None
+        rowid = np.repeat(np.arange(n), w) if hb is not None else None
+
+        def note(mask: np.ndarray, who: np.ndarray, what: np.ndarray, c: int, far: bool, when: int = -1) -> None:
             new = mask & ~hit
+            if times is not None and hb is not None and rowid is not None and when >= 0 and new.any():
+                at = np.nonzero(new)[0]
+                t = times(c)[when][flat[at]]
+                new[at[hb.ordered(rowid[at], who[at], t)]] = False
             if new.any():
                 hit[new] = True
                 partner[new] = who[new]
@@ -162,9 +192,9 @@ class Shadow:
             g = self.gcls[c]
             if g is not None:
                 gf = g[0][flat]
-                note(live & (gf >= 0) & (gf // gs != group), gf, g[1][flat], c, True)
+                note(live & (gf >= 0) & (gf // gs != group), gf, g[1][flat], c, True, 2)
                 go = g[2][flat]
-                note(live & (go >= 0) & (go // gs != group), go, g[3][flat], c, True)
+                note(live & (go >= 0) & (go // gs != group), go, g[3][flat], c, True, 3)
             f = first[flat]
             same_phase = first_key[flat] == key
             o = other[flat]
@@ -174,8 +204,8 @@ class Shadow:
                 fsep, osep = self._seps(c)
                 f_phase = same_phase & ~((self._subgroup(f, size) == mine) & (fsep[flat] != sep))
                 o_phase = same_phase & ~((self._subgroup(o, size) == mine) & (osep[flat] != sep))
-            note(live & f_phase & (f >= 0) & (f != lane), f, first_inst[flat], c, False)
-            note(live & o_phase & (o >= 0) & (o != lane), o, other_inst[flat], c, False)
+            note(live & f_phase & (f >= 0) & (f != lane), f, first_inst[flat], c, False, 0)
+            note(live & o_phase & (o >= 0) & (o != lane), o, other_inst[flat], c, False, 1)
 
         # the instruction's own accesses: several invocations writing one byte at once
         tag = self._tag
@@ -196,6 +226,8 @@ class Shadow:
             self._record(flat, lane, key, group, cls, inst, dup)
         else:
             self._record_phased(flat, lane, key, group, cls, inst, dup, subs)
+        if hb is not None:
+            self._record_times(flat, lane, cls, inst, np.repeat(hb.count, w))
 
         if not hit.any():
             return None
@@ -204,6 +236,17 @@ class Shadow:
         rows = np.arange(n)
         pick = rows * w + first_hit
         return Conflicts(np.asarray(hit2.any(axis=1)), partner[pick], pinst[pick], pcls[pick], across[pick], flat[pick])
+
+    def _record_times(self, flat: np.ndarray, lane: np.ndarray, cls: int, inst: int, count: np.ndarray) -> None:
+        """The release count of each record this instruction's accesses made."""
+        first, _, first_inst, other, other_inst = self._arrays(cls)
+        records = [(first, first_inst), (other, other_inst)]
+        g = self.gcls[cls]
+        if g is not None:
+            records += [(g[0], g[1]), (g[2], g[3])]
+        for (who, what), t in zip(records, self._times(cls)):
+            mine = (who[flat] == lane) & (what[flat] == inst)
+            t[flat[mine]] = count[mine]
 
     def _record(self, flat: np.ndarray, lane: np.ndarray, key: np.ndarray, group: np.ndarray, cls: int, inst: int,
                 dup: np.ndarray) -> None:
