@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     files = args.file if isinstance(args.file, list) else [args.file]
     check = [name for arg in getattr(args, "check", []) or [] for name in arg.split(",")]
     formats = [args.format or detect(f) for f in files]
+    amber = {n: Path(f) for n, (f, fmt) in enumerate(zip(files, formats)) if fmt == "amber"}
     if "amber" in formats:  # an AmberScript file is checked as the scenario it becomes
         from kernellab.compile.amber import scenario_of
 
@@ -100,25 +101,68 @@ def run(args: argparse.Namespace) -> int:
                               prove_sizes=args.prove_sizes)
         return _report(args, results)
     timeout = config.get().tool_timeout if text is None else config.parse_tool_timeout(str(text), "--timeout")
+    simulated: dict[int, list[dict[str, bytes]]] = {}
     with ending_process_on_timeout():  # this process is the command's own: a launch past its limit may end it
         results = verify_many(files, formats=formats, index=args.index, seed=args.seed, check=check, jobs=jobs,
                               vulkan=getattr(args, "vulkan", False), timeout=timeout,
+                              simulated=simulated if amber else None,
                               **({"subgroup_size": args.subgroup_size} if getattr(args, "subgroup_size", None) else {}))
     for r in results:
         for launch in r.unfinished:
             print(f"kernellab verify: error: {launch.error}", file=sys.stderr)
-    return _report(args, results)
+    references = {n: _reference(path, simulated[n]) for n, path in amber.items() if simulated.get(n)}
+    return _report(args, results, references)
 
 
-def _report(args: argparse.Namespace, results: list[Any]) -> int:
+def _reference(path: Path, simulated: list[dict[str, bytes]]) -> dict[str, Any]:
+    """An AmberScript file's EXPECTs against the buffers the SPIR-V checker computed (the
+    specification's semantics, as a second device would give them): apart from the findings,
+    it changes no verdict and no exit status (docs/verify-vulkan.md, "A reference device")."""
+    from kernellab.suite.amber import prepare
+    from kernellab.suite.compare import check_all
+
+    test = prepare(path)
+    failures: list[str] = []
+    count = held = 0
+    for checkpoint, checks in zip(test.checkpoints, test.checks):
+        if not checks:
+            continue
+        # checkpoint k's scenario holds the dispatches up to it: the state after that many
+        dispatches = checkpoint.scenario.read_text().count('"dispatch_compute"')
+        state = simulated[min(dispatches, len(simulated) - 1)]
+        data = {}
+        for name, b in test.script.buffers.items():
+            size = len(b.values) // len(b.element.components) * b.element.size
+            data[name] = state[name][:size] if name in state else None
+        result = check_all(checks, data)
+        count += len(result.outputs)
+        held += sum(o.ok for o in result.outputs)
+        if not result.ok:
+            failures.append(result.report())
+    return {"device": "the SPIR-V checker's simulation (specification semantics)", "expects": count,
+            "hold": held, "failures": failures}
+
+
+def _reference_text(ref: dict[str, Any]) -> str:
+    head = (f"reference: {ref['hold']} of {ref['expects']} EXPECTs hold on {ref['device']}; "
+            "not a verdict on the shader")
+    return "\n".join([head, *ref["failures"]])
+
+
+def _report(args: argparse.Namespace, results: list[Any], references: dict[int, dict[str, Any]] | None = None) -> int:
     from kernellab.verify.report import render
+    references = references or {}
     if args.json:
-        doc: Any = results[0].to_json() if len(results) == 1 else {
+        files = [r.to_json() for r in results]
+        for n, ref in references.items():
+            files[n]["reference"] = ref
+        doc: Any = files[0] if len(results) == 1 else {
             "verdict": next((v for v in ("defects", "not finished", "possible", "unknown")
                              if any(r.verdict == v for r in results)), "verified"),
-            "files": [r.to_json() for r in results]}
+            "files": files}
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print("\n\n".join(render(r) for r in results))
+        print("\n\n".join(render(r) + (f"\n{_reference_text(references[n])}" if n in references else "")
+                            for n, r in enumerate(results)))
     return max(r.exit_status for r in results)

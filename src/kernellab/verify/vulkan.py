@@ -70,7 +70,8 @@ def uses_vulkan_checker(scenario: m.Scenario, vulkan: bool = False) -> bool:
 
 def verify_scenario(path: str | Path, *, scenario: m.Scenario | None = None, check: Sequence[str] = (),
                     index: int | None = None, file_number: int = 0, max_work: int | None = None,
-                    timeout: float | None = None, subgroup_size: int | str | None = None) -> VerifyResult:
+                    timeout: float | None = None, subgroup_size: int | str | None = None,
+                    simulated: list[dict[str, bytes]] | None = None) -> VerifyResult:
     """:func:`_verify_scenario`, quoting source lines only from files in the scenario's folder: a
     module names its source files itself (OpString), and may name any file. ``scenario``: the
     file already loaded (None: loaded here).
@@ -78,7 +79,10 @@ def verify_scenario(path: str | Path, *, scenario: m.Scenario | None = None, che
     ``subgroup_size``: the subgroup size to check with (None: the device's, :class:`DeviceSubgroups`),
     or ``"all"``: the scenario is checked once per size the device allows (when a shader depends
     on it), each finding's message naming its size. Each launch names the size it was checked
-    with when a shader depends on it."""
+    with when a shader depends on it. ``simulated``, when given, receives the buffers' contents
+    as the checker computed them (the specification's semantics, the device's subgroup size):
+    before the first dispatch, then after each (what ``verify`` compares with an AmberScript
+    file's EXPECTs, as a reference device)."""
     if scenario is None:
         from kernellab.formats.scenario import load_scenario
         scenario, _ = load_scenario(path)
@@ -87,7 +91,7 @@ def verify_scenario(path: str | Path, *, scenario: m.Scenario | None = None, che
     with terms.reading_within([Path(path).resolve().parent]):
         result, uses_subgroups = _verify_scenario(Path(path), scenario, check=check, index=index,
                                                   file_number=file_number, max_work=max_work, timeout=timeout,
-                                                  subgroup_size=explicit or device.size)
+                                                  subgroup_size=explicit or device.size, simulated=simulated)
         if not uses_subgroups:
             return result  # no dispatch depends on the size: one check says it all
         first = explicit or device.size()
@@ -204,8 +208,8 @@ def _subgroup_size(shader: m.Shader, module: Module, device: int | Callable[[], 
 
 def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] = (), index: int | None = None,
                      file_number: int = 0, max_work: int | None = None,
-                     timeout: float | None = None, subgroup_size: int | Callable[[], int] = 8
-                     ) -> tuple[VerifyResult, bool]:
+                     timeout: float | None = None, subgroup_size: int | Callable[[], int] = 8,
+                     simulated: list[dict[str, bytes]] | None = None) -> tuple[VerifyResult, bool]:
     """Check every ``dispatch_compute`` of a scenario in the SPIR-V checker and the hazards
     between them. ``index`` keeps the findings of dispatch N only (all dispatches still run:
     each reads what the ones before it wrote). ``timeout``: seconds each dispatch may take in
@@ -227,6 +231,8 @@ def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] =
     found: list[Finding] = []
     sources: dict[int, str | None] = {}  # command -> its shader file (clspv names it "source")
     dispatches = [(ci, c) for ci, c in enumerate(scenario.commands) if isinstance(c, m.DispatchCompute)]
+    if simulated is not None:
+        simulated.append(dict(state.data))
     for number, (ci, c) in enumerate(dispatches):
         shader = scenario.by_uid[c.shader_ref]
         assert isinstance(shader, m.Shader)
@@ -251,6 +257,8 @@ def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] =
         except InputError as exc:
             raise InputError([Problem(str(path), where, f"{p.message}") for p in exc.problems]) from exc
         state.update(r.buffers)
+        if simulated is not None:
+            simulated.append(dict(state.data))
         runs.append((ci, r))
         layouts.update(_layouts(program.module(), c))
         layouts.update(_image_layouts(scenario, c))
