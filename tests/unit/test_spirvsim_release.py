@@ -63,3 +63,4 @@ def test_slots_keep_the_latest_synchronisations() -> None:
     assert kept == [False, False] + [True] * SLOTS  # the oldest forgotten: a possible false alarm, never a miss
     s._add(np.array([15]), np.array([5]), np.array([3], np.int32), np.array([0x40], np.int32))
     assert s.ordered(np.array([15]), np.array([5]), np.array([2]), 1)[0]
+
