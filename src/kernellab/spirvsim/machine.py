@@ -655,6 +655,27 @@ class Machine:
             return
         self._atomic_update(ptr, inst, m, full)
 
+    def _atomic_count(self, op: str, region: Region, addr: np.ndarray, args: list[np.ndarray], st: Type,
+                      order: np.ndarray, run_start: np.ndarray) -> np.ndarray:
+        """Many lanes adding to one address (a counter): what applying them one after another
+        in lane order gives, at once: each lane reads the start value plus the sum of the lanes
+        before it (integers wrap at the width, as the device's do)."""
+        sign = _COUNTING[op]
+        step = args[0].astype(np.uint64) if op in ("OpAtomicIAdd", "OpAtomicISub") else np.ones(addr.size, np.uint64)
+        delta = step if sign > 0 else (np.uint64(0) - step)
+        sorted_delta = delta[order]
+        total = np.cumsum(sorted_delta, dtype=np.uint64)
+        before = total - sorted_delta  # the sum of the lanes before, from the first of all addresses
+        first = run_start  # per sorted lane, where its address's run starts
+        start = self._gather(region, addr[order][first], st).astype(np.uint64)
+        old_sorted = (start + before - before[first]).astype(st.dtype)
+        last = np.r_[first[1:] != first[:-1], True]
+        final = (start[last] + total[last] - before[first][last]).astype(st.dtype)
+        self._scatter(region, addr[order][last], st, final)
+        result = np.empty(addr.size, st.dtype)
+        result[order] = old_sorted
+        return result
+
     def _atomic_update(self, ptr: Ptr, inst: Inst, m: np.ndarray, full: bool) -> None:
         op, w = inst.op, inst.words
         st = ptr.type
@@ -669,7 +690,7 @@ class Machine:
         f = ATOMIC_OPS.get(op)
         if f is None:
             raise self.m.fail(inst, f"{op} is not supported by the SPIR-V checker")
-        result = np.zeros(lanes.size, st.dtype)
+        result: np.ndarray | None = None
         # lanes updating the same address are applied one after another: round r updates, for
         # every address, the r-th lane (in lane order) that targets it
         order = np.argsort(addr, kind="stable")
@@ -678,15 +699,23 @@ class Machine:
         run_start = np.maximum.accumulate(np.where(starts, np.arange(addr.size), 0)) if addr.size else starts
         rank = np.empty(addr.size, np.int64)
         rank[order] = np.arange(addr.size) - run_start
-        for r in range(int(rank.max()) + 1 if addr.size else 0):
-            idx = np.nonzero(rank == r)[0]
-            old = self._gather(region, addr[idx], st)
-            new = f(old, [x[idx] for x in args], st)
-            self._scatter(region, addr[idx], st, new)
-            result[idx] = old
+        if op in _COUNTING and st.kind == "int" and addr.size and int(rank.max()) >= 8:
+            result = self._atomic_count(op, region, addr, args, st, order, run_start)
+        if result is None:
+            result = np.zeros(lanes.size, st.dtype)
+            for r in range(int(rank.max()) + 1 if addr.size else 0):
+                idx = np.nonzero(rank == r)[0]
+                old = self._gather(region, addr[idx], st)
+                new = f(old, [x[idx] for x in args], st)
+                self._scatter(region, addr[idx], st, new)
+                result[idx] = old
         out = np.zeros(self.L, st.dtype)
         out[lanes] = result
         self.set(w[1], out, m, full)
+
+
+#: atomics whose updates of one address add up: applied at once by prefix sums
+_COUNTING = {"OpAtomicIAdd": 1, "OpAtomicISub": -1, "OpAtomicIIncrement": 1, "OpAtomicIDecrement": -1}
 
 
 def _same_value(region: Region, addr: np.ndarray, written: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
