@@ -82,11 +82,12 @@ def run(args: argparse.Namespace) -> int:
     files = args.file if isinstance(args.file, list) else [args.file]
     check = [name for arg in getattr(args, "check", []) or [] for name in arg.split(",")]
     formats = [args.format or detect(f) for f in files]
-    amber = {n: Path(f) for n, (f, fmt) in enumerate(zip(files, formats)) if fmt == "amber"}
+    amber: dict[int, Any] = {}  # file number -> the AmberScript file read: (script, checkpoints)
     if "amber" in formats:  # an AmberScript file is checked as the scenario it becomes
-        from kernellab.compile.amber import scenario_of
+        from kernellab.compile.amber import prepare
 
-        files = [scenario_of(f) if fmt == "amber" else f for f, fmt in zip(files, formats)]
+        amber = {n: prepare(f) for n, (f, fmt) in enumerate(zip(files, formats)) if fmt == "amber"}
+        files = [amber[n][1][-1].scenario if n in amber else f for n, f in enumerate(files)]
         formats = ["scenario" if fmt == "amber" else fmt for fmt in formats]
     from kernellab import config
     from kernellab.verify.checkers import verify_many  # Vulkan scenarios to the SPIR-V checker, the rest to Oclgrind
@@ -110,28 +111,28 @@ def run(args: argparse.Namespace) -> int:
     for r in results:
         for launch in r.unfinished:
             print(f"kernellab verify: error: {launch.error}", file=sys.stderr)
-    references = {n: _reference(path, simulated[n]) for n, path in amber.items() if simulated.get(n)}
+    references = {n: _reference(read[0], read[1], simulated[n]) for n, read in amber.items() if simulated.get(n)}
     return _report(args, results, references)
 
 
-def _reference(path: Path, simulated: list[dict[str, bytes]]) -> dict[str, Any]:
+def _reference(script: Any, checkpoints: list[Any], simulated: list[dict[str, bytes]]) -> dict[str, Any]:
     """An AmberScript file's EXPECTs against the buffers the SPIR-V checker computed (the
     specification's semantics, as a second device would give them): apart from the findings,
     it changes no verdict and no exit status (docs/verify-vulkan.md, "A reference device")."""
-    from kernellab.suite.amber import prepare
+    from kernellab.suite.amber import checks_of
     from kernellab.suite.compare import check_all
 
-    test = prepare(path)
     failures: list[str] = []
     count = held = 0
-    for checkpoint, checks in zip(test.checkpoints, test.checks):
+    for checkpoint in checkpoints:
+        checks = checks_of(script, checkpoint.expects)
         if not checks:
             continue
         # checkpoint k's scenario holds the dispatches up to it: the state after that many
         dispatches = checkpoint.scenario.read_text().count('"dispatch_compute"')
         state = simulated[min(dispatches, len(simulated) - 1)]
         data = {}
-        for name, b in test.script.buffers.items():
+        for name, b in script.buffers.items():
             size = len(b.values) // len(b.element.components) * b.element.size
             data[name] = state[name][:size] if name in state else None
         result = check_all(checks, data)
