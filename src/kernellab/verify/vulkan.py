@@ -140,7 +140,6 @@ class DeviceSubgroups:
 
 
 def _device_subgroups() -> tuple[int, tuple[int, ...]]:
-    from kernellab.errors import KernellabError
     from kernellab.spirvsim.subgroup import ALL_SUBGROUP_SIZES, DEFAULT_SUBGROUP_SIZE
     try:
         from kernellab.backends.registry import backend_class
@@ -150,7 +149,7 @@ def _device_subgroups() -> tuple[int, tuple[int, ...]]:
         info = choose_device(cls.devices(), None)
         with cls(info) as backend:
             limits = backend.limits
-    except (KernellabError, OSError, ImportError, RuntimeError) as exc:
+    except Exception as exc:  # whatever keeps a device from opening (a driver's own errors too): the stated default
         log.warning("no Vulkan device opened (%s): subgroups checked with size %d (lavapipe's), "
                     "--subgroup-size all with %s", str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
                     DEFAULT_SUBGROUP_SIZE, ", ".join(map(str, ALL_SUBGROUP_SIZES)))
