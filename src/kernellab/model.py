@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from kernellab.modelkit import I64, U32, U64, Bool, Enum, Int, List, Nested, Node, Number, Scalar, Str, VkFormat
+from kernellab.modelkit import I64, U32, U64, Bool, Enum, Field, Int, List, Nested, Node, Number, Scalar, Str, VkFormat
 
 ACCESS = ("ACCESS_MEMORY_WRITE", "ACCESS_MEMORY_READ", "ACCESS_GRAPH_WRITE", "ACCESS_GRAPH_READ",
           "ACCESS_COMPUTE_SHADER_WRITE", "ACCESS_COMPUTE_SHADER_READ")
@@ -84,6 +84,16 @@ class Tensor(DataResource):
     tiling = Enum("OPTIMAL", "LINEAR", default=None)
 
 
+def _optional_number(description: str) -> Any:
+    """A number field that may be absent (None)."""
+    return Field(Number, None, description)
+
+
+def _optional_format(description: str) -> Any:
+    """A VkFormat field that may be absent (None)."""
+    return Field(VkFormat, None, description)
+
+
 class Image(DataResource):
     kind: ClassVar[str] = "image"
     format = VkFormat
@@ -101,6 +111,24 @@ class Image(DataResource):
     custom_border_color = List(Number, default=None, min_len=4, max_len=4)
     tiling = Enum("OPTIMAL", "LINEAR", default=None)
     color_attachment = Bool(default=False, description="dispatch_fragment may render into it")
+    # kernellab's extensions (AmberScript's IMAGE and SAMPLER, docs/amber.md); Arm's images are 2-D
+    image_type = Enum("2D", "1D", "3D", default="2D",
+                      description="kernellab's extension: the VkImageType and view type (1D: height 1)")
+    depth = Int(1, U32, default=1, description="kernellab's extension: the depth of a 3D image")
+    samples = Int(1, 64, default=1,
+                  description="kernellab's extension: samples per texel (1, 2, 4 ... 64); a multisampled image "
+                              "is a 2D storage image of one level without src or dst")
+    address_modes = List(Enum("CLAMP_EDGE", "CLAMP_BORDER", "REPEAT", "MIRRORED_REPEAT", "MIRROR_CLAMP_EDGE"),
+                         default=None, min_len=3, max_len=3,
+                         description="kernellab's extension: the sampler's address modes U, V, W "
+                                     "(instead of border_address_mode)")
+    min_lod = _optional_number("kernellab's extension: the sampler's minLod (default 0)")
+    max_lod = _optional_number("kernellab's extension: the sampler's maxLod (default: the last level)")
+    unnormalized_coordinates = Bool(default=False, description="kernellab's extension: the sampler's "
+                                                               "unnormalizedCoordinates")
+    compare_op = Enum("NEVER", "LESS", "EQUAL", "LESS_OR_EQUAL", "GREATER", "NOT_EQUAL", "GREATER_OR_EQUAL",
+                      "ALWAYS", default=None,
+                      description="kernellab's extension: the sampler compares (compareEnable) with this op")
 
 
 class RawData(Resource):
@@ -236,8 +264,14 @@ class Binding(Node):
     resource_ref = Str(nonempty=True)
     lod = Int(0, U32, default=None,
               description="mip level to bind; absent: the whole chain (sampled) or level 0 (storage)")
+    # SAMPLED_IMAGE, SAMPLER, COMBINED_IMAGE_SAMPLER and the texel buffers are kernellab's extensions
+    # (AmberScript's sampled_image, BIND SAMPLER, combined_image_sampler, *_texel_buffer): a SAMPLER
+    # binding takes the image's sampler, a texel buffer binding views a buffer as texel_format texels
     descriptor_type = Enum("VK_DESCRIPTOR_TYPE_AUTO", "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
-                           default="VK_DESCRIPTOR_TYPE_AUTO")
+                           "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE", "VK_DESCRIPTOR_TYPE_SAMPLER",
+                           "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER", "VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER",
+                           "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER", default="VK_DESCRIPTOR_TYPE_AUTO")
+    texel_format = _optional_format("kernellab's extension: the VkFormat a texel buffer binding views the buffer as")
     #: in memory only (a part of a split PySchedCL dispatch, never read from a file): the bytes
     #: (offset, size) of the buffer the binding sees, from its offset as byte 0 (an OpenCL sub-buffer)
     buffer_range: tuple[int, int] | None = None

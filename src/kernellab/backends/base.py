@@ -124,6 +124,14 @@ class SamplerSpec:
     address_mode: str = "CLAMP_EDGE"
     border_color: str = "FLOAT_TRANSPARENT_BLACK"
     custom_border_color: tuple[float, ...] | None = None
+    #: kernellab's extensions (AmberScript's SAMPLER): per-axis modes (U, V, W) instead of address_mode
+    address_modes: tuple[str, str, str] | None = None
+    min_lod: float = 0.0
+    #: None: the image's last level
+    max_lod: float | None = None
+    unnormalized_coordinates: bool = False
+    #: "" (no comparison) or a VkCompareOp name without its prefix ("LESS_OR_EQUAL")
+    compare_op: str = ""
 
 
 @dataclass(frozen=True)
@@ -143,6 +151,10 @@ class ImageSpec:
     tensor_aliasing: bool = False
     #: a draw renders into it (``color_attachment`` images of ``dispatch_fragment``)
     color_attachment: bool = False
+    #: "1D" | "2D" | "3D" (kernellab's extension for AmberScript's IMAGE)
+    image_type: str = "2D"
+    depth: int = 1
+    samples: int = 1
 
 
 class Image(abc.ABC):
@@ -157,6 +169,14 @@ class ImageBinding:
 
     image: Image
     lod: int | None = None
+
+
+@dataclass(frozen=True)
+class TexelBufferBinding:
+    """A buffer bound to a texel buffer descriptor, its bytes viewed as ``format`` texels."""
+
+    buffer: Buffer
+    format: str
 
 
 class Buffer(abc.ABC):
@@ -455,7 +475,7 @@ class GraphicsFeature(Protocol):
     def create_graphics_pipeline(self, spec: GraphicsProgramSpec) -> Program: ...
 
     def record_draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
-                    bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
+                    bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes, label: str,
                     barrier: bool) -> None: ...
 
 
@@ -642,7 +662,7 @@ class Backend(abc.ABC):
         return self._create_program(spec)
 
     def dispatch(self, program: Program, workgroups: Sequence[int],
-                 bindings: Mapping[tuple[int, int], Buffer | ImageBinding],
+                 bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding],
                  push_data: bytes = b"", label: str = "", *, offset: Sequence[int] = (),
                  global_size: Sequence[int] | None = None) -> None:
         """Record a dispatch of ``workgroups`` (1-3 counts, padded with 1) into the current frame.
@@ -684,7 +704,7 @@ class Backend(abc.ABC):
         return self.need(self.graphics(), "graphics").create_graphics_pipeline(spec)
 
     def draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
-             bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes = b"",
+             bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes = b"",
              label: str = "", barrier: bool = True) -> None:
         """Record a draw of three vertices (no vertex input) into ``attachments`` (one mip level
         each), viewport and scissor ``extent``; with ``barrier`` its writes are made visible to
@@ -700,7 +720,7 @@ class Backend(abc.ABC):
     def alloc_image(self, spec: ImageSpec) -> Image:
         if spec.width < 1 or spec.height < 1 or spec.mips < 1:
             raise ValueError(f"image {spec.uid!r}: extent and mip count must be >= 1")
-        max_mips = max(spec.width, spec.height).bit_length()
+        max_mips = max(spec.width, spec.height, spec.depth).bit_length()
         if spec.mips > max_mips:
             raise ValueError(f"image {spec.uid!r}: {spec.mips} mip levels, but a {spec.width}x{spec.height} "
                              f"image has at most {max_mips}")
@@ -794,11 +814,11 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def _dispatch(self, program: Program, groups: tuple[int, int, int],
-                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes,
+                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes,
                   label: str) -> None: ...
 
     def _dispatch_range(self, program: Program, groups: tuple[int, int, int],
-                        bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
+                        bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes, label: str,
                         offset: tuple[int, ...], global_size: tuple[int, ...] | None) -> None:
         """A dispatch from global id ``offset`` of ``global_size`` work-items (None: ``groups``
         whole work-groups); only a backend with ``capabilities.work_items`` is asked."""

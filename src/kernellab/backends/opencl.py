@@ -39,6 +39,7 @@ from kernellab.backends.base import (
     LocalArgument,
     Program,
     ProgramSpec,
+    TexelBufferBinding,
     UnknownEntryError,
     choose_device,
 )
@@ -468,11 +469,11 @@ class OpenCLBackend(Backend):
         return out
 
     def _dispatch(self, program: Program, groups: tuple[int, int, int],
-                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str) -> None:
+                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes, label: str) -> None:
         self._dispatch_range(program, groups, bindings, push_data, label, (0, 0, 0), None)
 
     def _dispatch_range(self, program: Program, groups: tuple[int, int, int],
-                        bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
+                        bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes, label: str,
                         offset: tuple[int, ...], global_size: tuple[int, ...] | None) -> None:
         assert isinstance(program, OpenCLProgram)
         spec_values = {c.id: int(c.value) for c in program.spec.specialization}

@@ -47,9 +47,12 @@ class VulkanImage(Image):
     def extent(self, level: int) -> tuple[int, int]:
         return max(self.spec.width >> level, 1), max(self.spec.height >> level, 1)
 
+    def depth_at(self, level: int) -> int:
+        return max(self.spec.depth >> level, 1)
+
     def level_size(self, level: int) -> int:
         w, h = self.extent(level)
-        return w * h * self.texel_size
+        return w * h * self.depth_at(level) * self.texel_size
 
 
 @dataclass

@@ -27,6 +27,7 @@ from kernellab.backends.base import (
     Limits,
     Program,
     ProgramSpec,
+    TexelBufferBinding,
 )
 from kernellab.backends.vkcore import VulkanProgram, create_compute_pipeline, specialization_info
 from kernellab.backends.vulkan_device import Instance, VulkanBuffer, VulkanDevice
@@ -216,7 +217,7 @@ class VulkanBackend(Backend):
 
     # --- commands ------------------------------------------------------------------------------
     def _dispatch(self, program: Program, groups: tuple[int, int, int],
-                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding],
+                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding],
                   push_data: bytes, label: str) -> None:
         assert isinstance(program, VulkanProgram)
         gpu = self.gpu

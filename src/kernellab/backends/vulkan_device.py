@@ -30,6 +30,7 @@ from kernellab.backends.base import (
     ImageBinding,
     Limits,
     ProgramSpec,
+    TexelBufferBinding,
     UnsupportedError,
 )
 from kernellab.backends.vkcore import DeviceMemory, VulkanImage, VulkanProgram, dynamic_rendering_supported
@@ -210,8 +211,14 @@ _STYPE_SUBGROUP_SIZE_CONTROL_PROPERTIES = 1000225000
 
 #: descriptor kinds a program slot may have -> VkDescriptorType values
 DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3, "combined-image-sampler": 1,
+                    "sampled-image": 2, "sampler": 0, "uniform-texel-buffer": 4, "storage-texel-buffer": 5,
                     "tensor": 1000460000}  # VK_DESCRIPTOR_TYPE_TENSOR_ARM
 
+
+
+#: VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT: any buffer may be
+#: bound as a texel buffer (the compute binding lacks the names)
+_TEXEL_BUFFER_USAGE = 0x4 | 0x8
 
 
 class VulkanDevice:
@@ -258,6 +265,8 @@ class VulkanDevice:
         self._descriptor_pools: list[Any] = []
         self._pool_left = 0
         self._sets: dict[tuple, Any] = {}
+        #: (buffer id, VkFormat name) -> VkBufferView of a texel buffer binding
+        self._texel_views: dict[tuple[int, str], Any] = {}
         self._query_pools: list[Any] = []
         self._cmd: Any = None
         self._bound_pipeline: Any = None
@@ -530,7 +539,8 @@ class VulkanDevice:
     def create_buffer_handle(self, size: int, uid: str) -> tuple[Any, Any]:
         vk = self.vk
         usage = (vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
-                 vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
+                 vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                 _TEXEL_BUFFER_USAGE)
         with checked(f"vkCreateBuffer({uid}, {size} bytes)"):
             handle = vk.vkCreateBuffer(self.handle, vk.VkBufferCreateInfo(
                 size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
@@ -695,12 +705,35 @@ class VulkanDevice:
         if lod not in image.views:
             vk = self.vk
             base, count = (0, image.spec.mips) if lod is None else (lod, 1)
-            info = vk.VkImageViewCreateInfo(image=image.handle, viewType=vk.VK_IMAGE_VIEW_TYPE_2D,
+            # VkImageViewType 1D, 2D, 3D are VkImageType's values
+            view_type = {"1D": 0, "2D": 1, "3D": 2}[image.spec.image_type]
+            info = vk.VkImageViewCreateInfo(image=image.handle, viewType=view_type,
                                             format=image.vk_format, components=vk.VkComponentMapping(),
                                             subresourceRange=self.color_range(base, count))
             with checked(f"vkCreateImageView({image.spec.uid}, lod {lod})"):
                 image.views[lod] = vk.vkCreateImageView(self.handle, info, None)
         return image.views[lod]
+
+    def texel_view(self, binding: TexelBufferBinding) -> Any:
+        """The VkBufferView of a texel buffer binding: the whole buffer as its format's texels
+        (made once per buffer and format, destroyed with the device)."""
+        from kernellab.vkregistry import vkformat
+
+        buf = binding.buffer
+        assert isinstance(buf, VulkanBuffer)
+        key = (id(buf), binding.format)
+        if key not in self._texel_views:
+            fmt = vkformat.lookup(binding.format)
+            if fmt is None:
+                raise UnsupportedError(f"buffer {buf.uid!r}: unknown texel format {binding.format}")
+            self.use_full_binding()  # the compute binding declares no buffer views
+            vk = self.vk
+            texels = buf.size // fmt.texel_size
+            info = vk.VkBufferViewCreateInfo(buffer=buf.handle, format=fmt.value, offset=0,
+                                             range=texels * fmt.texel_size)
+            with checked(f"vkCreateBufferView({buf.uid}, {binding.format})"):
+                self._texel_views[key] = vk.vkCreateBufferView(self.handle, info, None)
+        return self._texel_views[key]
 
     def color_range(self, base_mip: int = 0, levels: int = 1, base_layer: int = 0, layers: int = 1) -> Any:
         """A color image's subresource range."""
@@ -721,11 +754,13 @@ class VulkanDevice:
 
     # --- descriptor sets -----------------------------------------------------------------------
     def _descriptor_set(self, program: VulkanProgram, set_index: int,
-                        resources: tuple[VulkanBuffer | ImageBinding, ...]) -> Any:
+                        resources: tuple[VulkanBuffer | ImageBinding | TexelBufferBinding, ...]) -> Any:
+        texel_views = {id(r): self.texel_view(r) for r in resources if isinstance(r, TexelBufferBinding)}
         vk = self.vk
         layout = program.set_layouts[set_index]
-        key = (id(layout), tuple((id(r), None) if not isinstance(r, ImageBinding) else
-                                 (id(r.image), r.lod, r.image.layout) for r in resources))  # type: ignore[attr-defined]
+        key = (id(layout), tuple((id(r.image), r.lod, getattr(r.image, "layout", 0)) if isinstance(r, ImageBinding) else
+                                 (id(r.buffer), r.format) if isinstance(r, TexelBufferBinding) else
+                                 (id(r), None) for r in resources))
         hit = self._sets.get(key)
         if hit is not None:
             return hit
@@ -746,7 +781,10 @@ class VulkanDevice:
         keep: list[Any] = []
         for binding, res in zip(program.set_bindings[set_index], resources):
             dtype = DESCRIPTOR_TYPES[kinds[binding]]
-            if not isinstance(res, (VulkanBuffer, ImageBinding)):  # a tensor
+            if isinstance(res, TexelBufferBinding):
+                writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
+                                                      descriptorType=dtype, pTexelBufferView=[texel_views[id(res)]]))
+            elif not isinstance(res, (VulkanBuffer, ImageBinding)):  # a tensor
                 write, k = self.tensor_descriptor_write(dset, binding, res.view)
                 writes.append(write)
                 keep += k
@@ -760,7 +798,7 @@ class VulkanDevice:
             else:
                 image = res.image
                 assert isinstance(image, VulkanImage)
-                sampler = image.sampler if kinds[binding] == "combined-image-sampler" else None
+                sampler = image.sampler if kinds[binding] in ("combined-image-sampler", "sampler") else None
                 info = vk.VkDescriptorImageInfo(sampler=sampler, imageView=self.image_view(image, res.lod),
                                                 imageLayout=image.layout)
                 writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
@@ -861,11 +899,11 @@ class VulkanDevice:
             vk.vkCmdPushConstants(cmd, program.layout, push_stages, 0, len(push_data), pdata)
 
     def descriptor_sets(self, program: VulkanProgram,
-                         bindings: Mapping[tuple[int, int], Buffer | ImageBinding]) -> list[Any]:
+                         bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding]) -> list[Any]:
         """One descriptor set per set of ``program``'s layout, holding what ``bindings`` binds there."""
         sets = []
         for s in range(len(program.set_layouts)):
-            bound: list[VulkanBuffer | ImageBinding] = []
+            bound: list[VulkanBuffer | ImageBinding | TexelBufferBinding] = []
             for b in program.set_bindings[s]:
                 res = bindings.get((s, b))
                 if res is None:
@@ -929,6 +967,7 @@ class VulkanDevice:
                 destroy.append(("vkDestroyShaderModule", p.fragment_module))
         destroy += [("vkDestroyDescriptorSetLayout", h) for h in self._layouts.values()]
         destroy += [("vkDestroyDescriptorPool", h) for h in self._descriptor_pools]
+        destroy += [("vkDestroyBufferView", h) for h in self._texel_views.values()]
         destroy += [("vkDestroyQueryPool", h) for h in self._query_pools]
         for name, h in destroy:
             nvk.release(name, getattr(vk, name), self.handle, h, None)

@@ -73,6 +73,9 @@ def read_supported(pd: Any) -> Supported:
         for name, value in _fields(vf, struct, type_name).items():
             out.features.setdefault(name, value)
             out.limits.setdefault(name, int(getattr(struct, name)))
+    # the core limits an AmberScript file's images need (sample counts are VkSampleCountFlags)
+    for name in ("storageImageSampleCounts", "sampledImageColorSampleCounts", "sampledImageIntegerSampleCounts"):
+        out.limits.setdefault(name, int(getattr(p2.properties.limits, name)))
     api = p2.properties.apiVersion
     out.version = ((api >> 22) & 0x7F, (api >> 12) & 0x3FF)
     out.extensions = {e.extensionName for e in vk.vkEnumerateDeviceExtensionProperties(pd, None)}

@@ -17,7 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kernellab.backends.base import Buffer, GraphicsProgramSpec, ImageBinding, Program, UnsupportedError
+from kernellab.backends.base import (
+    Buffer,
+    GraphicsProgramSpec,
+    ImageBinding,
+    Program,
+    TexelBufferBinding,
+    UnsupportedError,
+)
 from kernellab.backends.vkcore import CacheFeedback, VulkanImage, VulkanProgram, specialization_info, through_cache
 from kernellab.native.vk import checked
 from kernellab.vkregistry import vkformat
@@ -120,7 +127,7 @@ class VulkanGraphics:
 
     # --- drawing -------------------------------------------------------------------------------
     def record_draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
-              bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
+              bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes, label: str,
               barrier: bool) -> None:
         assert isinstance(program, VulkanProgram) and program.fragment_module is not None
         vk = self.vk

@@ -25,6 +25,7 @@ from kernellab.formats.near_keys import unknown_field_message, with_misspelling_
 from kernellab.formats.paths import path_problem
 from kernellab.modelkit import Invalid, dump, json_schema_defs, nearest, show, unknown_fields
 from kernellab.outputs import escapes
+from kernellab.vkregistry import vkformat
 from kernellab.vkregistry.vkformat import image_format_problem
 
 log = logging.getLogger("kernellab.scenario")
@@ -330,6 +331,30 @@ def _check_image(ck: _Checker, loc: Loc, r: m.Image) -> None:
                "custom_border_color needs border_color INT_CUSTOM_EXT or FLOAT_CUSTOM_EXT")
     if r.border_color in ("INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT") and r.custom_border_color is None:
         ck.add(loc + ("border_color",), f"border_color {r.border_color} needs custom_border_color")
+    _check_image_shape(ck, loc, r)
+
+
+def _check_image_shape(ck: _Checker, loc: Loc, r: m.Image) -> None:
+    """kernellab's image extensions (image_type, depth, samples, sampler fields) where they
+    contradict each other or what Vulkan allows."""
+    if r.samples & (r.samples - 1):
+        ck.add(loc + ("samples",), f"expected a power of two (1, 2, 4 ... 64), got {r.samples}")
+    elif r.samples > 1:
+        why = ("it is not 2D" if r.image_type != "2D" else "it has mip levels" if r.mips > 1 else
+               "it has a src (its samples cannot be uploaded)" if r.src else
+               "it has a dst (its samples cannot be copied out)" if r.dst else "")
+        if why:
+            ck.add(loc + ("samples",), f"a multisampled image is a 2D storage image of one level: {why}")
+    if r.depth > 1 and r.image_type != "3D":
+        ck.add(loc + ("depth",), f"depth {r.depth} needs image_type 3D")
+    if r.image_type == "1D" and len(r.dims) == 2 and r.dims[1] != 1:
+        ck.add(loc + ("dims",), f"a 1D image has height 1, got {r.dims[1]}")
+    if r.image_type != "2D" and (r.src.lower().endswith((".png", ".dds")) or len(r.dims) != 2):
+        ck.add(loc + ("image_type",), f"a {r.image_type} image takes dims [width, height] and a .npy src")
+    if r.address_modes is not None and r.border_address_mode is not None:
+        ck.add(loc + ("address_modes",), "give address_modes or border_address_mode, not both")
+    if r.min_lod is not None and r.max_lod is not None and r.max_lod < r.min_lod:
+        ck.add(loc + ("max_lod",), f"max_lod {r.max_lod} is below min_lod {r.min_lod}")
 
 
 #: what a file given as a SPIR-V module probably is, by its extension, and what to do about it
@@ -439,6 +464,28 @@ def _check_bindings(ck: _Checker, loc: Loc, bindings: Sequence[m.Binding], by_ui
             ck.add(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
                                             f"by bindings/{slots[(b.set, b.id)]}")
         slots.setdefault((b.set, b.id), j)
+        _check_descriptor_type(ck, loc + ("bindings", j), b, by_uid)
+
+
+_TEXEL_TYPES = ("VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER", "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER")
+
+
+def _check_descriptor_type(ck: _Checker, loc: Loc, b: m.Binding, by_uid: _ByUid) -> None:
+    """kernellab's descriptor types: texel buffers view a buffer with a texel_format, the others bind an image."""
+    hit = by_uid.get(b.resource_ref)
+    resource = hit[1] if hit is not None else None
+    texel = b.descriptor_type in _TEXEL_TYPES
+    if b.texel_format is not None and vkformat.lookup(b.texel_format) is None:
+        ck.add(loc + ("texel_format",), f"unknown format {b.texel_format}")
+    if texel and b.texel_format is None:
+        ck.add(loc + ("texel_format",), f"{b.descriptor_type} needs texel_format (the VkFormat of its texels)")
+    if not texel and b.texel_format is not None:
+        ck.add(loc + ("texel_format",), "texel_format goes with a texel buffer descriptor_type "
+                                        "(VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER or ..._STORAGE_TEXEL_BUFFER)")
+    if texel and resource is not None and not isinstance(resource, m.Buffer):
+        ck.add(loc + ("descriptor_type",), f"{b.descriptor_type} binds a buffer, not a {resource.kind}")
+    if not texel and b.descriptor_type != "VK_DESCRIPTOR_TYPE_AUTO" and isinstance(resource, m.Buffer):
+        ck.add(loc + ("descriptor_type",), f"{b.descriptor_type} binds an image, not a buffer")
 
 
 def _check_dispatch_compute(ck: _Checker, loc: Loc, c: m.DispatchCompute, by_uid: _ByUid) -> None:

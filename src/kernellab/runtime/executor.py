@@ -35,7 +35,9 @@ from kernellab.backends.base import (
     SamplerSpec,
     SpecConstant,
     SubgroupSizing,
+    TexelBufferBinding,
     UnknownEntryError,
+    UnsupportedError,
     choose_device,
 )
 from kernellab.backends.registry import backend_class
@@ -292,7 +294,8 @@ class FileInputs:
         fmt = vkformat.lookup(r.format)
         assert fmt is not None  # the executor refused an unknown format before allocating
         width, height = image_extent(r)
-        data = imagefile.load(r.src_path, fmt, width, height, r.mips)
+        # a 3D image's slices follow one another: its texels are those of a 2D image depth times as high
+        data = imagefile.load(r.src_path, fmt, width, height * r.depth, r.mips)
         for w in data.warnings:
             log.warning("%s", w)
         backend.write_image(image, data.data, data.mip_levels)
@@ -534,7 +537,11 @@ class Executor:
         sampler = SamplerSpec(min_filter=r.min_filter or "NEAREST", mag_filter=r.mag_filter or "NEAREST",
                               mip_filter=r.mip_filter or "NEAREST", address_mode=r.border_address_mode or "CLAMP_EDGE",
                               border_color=r.border_color or "FLOAT_TRANSPARENT_BLACK",
-                              custom_border_color=tuple(r.custom_border_color) if r.custom_border_color else None)
+                              custom_border_color=tuple(r.custom_border_color) if r.custom_border_color else None,
+                              address_modes=tuple(r.address_modes) if r.address_modes else None,  # type: ignore[arg-type]
+                              min_lod=float(r.min_lod or 0.0),
+                              max_lod=None if r.max_lod is None else float(r.max_lod),
+                              unnormalized_coordinates=r.unnormalized_coordinates, compare_op=r.compare_op or "")
         # Arm's runner: readonly images are sampled, writeonly/image_read are storage, readwrite both
         from kernellab.vkregistry.vkformat import device_format_name  # a depth format's colour stand-in
 
@@ -545,7 +552,8 @@ class Executor:
                          or self._bound_as_storage(r.uid),
                          tiling=r.tiling, sampler=sampler,
                          tensor_aliasing=self.ml is not None and r.uid in self.ml.aliased_images,
-                         color_attachment=r.color_attachment)
+                         color_attachment=r.color_attachment, image_type=r.image_type, depth=r.depth,
+                         samples=r.samples)
 
     def _load_image(self, backend: Backend, r: m.Image, image: Image | None = None) -> Image:
         from kernellab.vkregistry import vkformat
@@ -773,11 +781,15 @@ class Executor:
             declared.update(known.interface.descriptors if known is not None else {})
         for b in c.bindings:
             r = self.scenario.by_uid[b.resource_ref]
-            if isinstance(r, m.Buffer):
+            if isinstance(r, m.Buffer) and b.descriptor_type in _TEXEL_SLOTS:
+                slots.append(BindingSlot(b.set, b.id, _TEXEL_SLOTS[b.descriptor_type]))
+            elif isinstance(r, m.Buffer):
                 # a shader's uniform block takes the buffer as a uniform buffer (Arm binds every
                 # buffer as storage, which Vulkan forbids for a uniform block)
                 uniform = getattr(declared.get((b.set, b.id)), "type", "") == "UNIFORM_BUFFER"
                 slots.append(BindingSlot(b.set, b.id, "uniform-buffer" if uniform else "storage-buffer"))
+            elif isinstance(r, m.Image) and b.descriptor_type in _EXPLICIT_IMAGE_SLOTS:
+                slots.append(BindingSlot(b.set, b.id, _EXPLICIT_IMAGE_SLOTS[b.descriptor_type]))
             elif isinstance(r, m.Image):
                 sampled = r.shader_access in ("readonly", "readwrite") and \
                     b.descriptor_type != "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE"
@@ -786,11 +798,18 @@ class Executor:
                 slots.append(BindingSlot(b.set, b.id, "tensor"))
         return tuple(sorted(slots))
 
-    def _bound(self, c: m.DispatchCompute | m.DispatchFragment) -> dict[tuple[int, int], Buffer | ImageBinding]:
-        bound: dict[tuple[int, int], Buffer | ImageBinding] = {}
+    def _bound(self, c: m.DispatchCompute | m.DispatchFragment
+               ) -> dict[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding]:
+        bound: dict[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding] = {}
         slots = {(s.set, s.id): s.descriptor for s in self._slots(c)}
         for b in c.bindings:
-            if b.resource_ref in self.buffers and b.buffer_range is not None:
+            if b.resource_ref in self.buffers and b.texel_format is not None:
+                if self.backend is not None and not self.backend.capabilities.images:
+                    # texel buffers are Vulkan buffer views: a backend without images has none
+                    raise UnsupportedError(f"the {self.backend.capabilities.title} backend has no texel buffers "
+                                           f"(binding of {b.resource_ref!r} as {b.descriptor_type})")
+                bound[(b.set, b.id)] = TexelBufferBinding(self.buffers[b.resource_ref], b.texel_format)
+            elif b.resource_ref in self.buffers and b.buffer_range is not None:
                 bound[(b.set, b.id)] = self._buffer_range(b.resource_ref, b.buffer_range)
             elif b.resource_ref in self.buffers:
                 bound[(b.set, b.id)] = self.buffers[b.resource_ref]
@@ -942,7 +961,7 @@ class Executor:
             from kernellab.formats import png
             png.check_dst_format(fmt.name, path)
         with outputs.open(path) as fh:
-            imagefile.write(fh, suffix, fmt, image.spec.width, image.spec.height,
+            imagefile.write(fh, suffix, fmt, image.spec.width, image.spec.height * image.spec.depth,
                             backend.read_image(image, 0).data)
 
     def run(self) -> RunReport:
@@ -1080,6 +1099,13 @@ def _device_id(details: Mapping[str, Any], key: str) -> int:
         return int(str(details.get(key, "0")), 0)
     except ValueError:
         return 0
+
+
+#: the descriptor kind of an image binding that names its descriptor type (kernellab's extension)
+_TEXEL_SLOTS = {"VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER": "uniform-texel-buffer",
+                "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER": "storage-texel-buffer"}
+_EXPLICIT_IMAGE_SLOTS = {"VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE": "sampled-image", "VK_DESCRIPTOR_TYPE_SAMPLER": "sampler",
+                         "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER": "combined-image-sampler"}
 
 
 def image_extent(r: m.Image) -> tuple[int, int]:

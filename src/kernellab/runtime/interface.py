@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 #: the descriptor types each kind of resource can be bound as
 _COMPATIBLE = {
-    "buffer": {"STORAGE_BUFFER", "UNIFORM_BUFFER"},
-    "image": {"STORAGE_IMAGE", "SAMPLED_IMAGE", "COMBINED_IMAGE_SAMPLER"},
+    "buffer": {"STORAGE_BUFFER", "UNIFORM_BUFFER", "UNIFORM_TEXEL_BUFFER", "STORAGE_TEXEL_BUFFER"},
+    "image": {"STORAGE_IMAGE", "SAMPLED_IMAGE", "COMBINED_IMAGE_SAMPLER", "SAMPLER"},
     "tensor": {"TENSOR_ARM"},
 }
 
@@ -88,6 +88,20 @@ def _check_resource(scenario: m.Scenario, binding: m.Binding, descriptor: Descri
         yield Problem(file, json_pointer(("resources", r_index, "buffer", "size")),
                       f"buffer {resource.uid!r} is {resource.size} bytes; {_describe(descriptor)} needs at "
                       f"least {descriptor.min_size}")
+    explicit = binding.descriptor_type.removeprefix("VK_DESCRIPTOR_TYPE_")
+    texel = descriptor.type in ("UNIFORM_TEXEL_BUFFER", "STORAGE_TEXEL_BUFFER")
+    if isinstance(resource, m.Buffer) and texel != (explicit in ("UNIFORM_TEXEL_BUFFER", "STORAGE_TEXEL_BUFFER")) \
+            or texel and explicit != descriptor.type:
+        shown = explicit.lower().replace("_", " ") if explicit != "AUTO" else "a storage or uniform buffer"
+        yield Problem(file, json_pointer(at + ("descriptor_type",)),
+                      f"buffer {binding.resource_ref!r} is bound as {shown}, but the shader declares "
+                      f"{_describe(descriptor)}")
+        return
+    if isinstance(resource, m.Image) and explicit not in ("AUTO", "STORAGE_IMAGE") and explicit != descriptor.type:
+        yield Problem(file, json_pointer(at + ("descriptor_type",)),
+                      f"image {resource.uid!r} is bound as {explicit.lower().replace('_', ' ')}, but the shader "
+                      f"declares {_describe(descriptor)}")
+        return
     if isinstance(resource, m.Image):
         storage = descriptor.type == "STORAGE_IMAGE"
         if storage and resource.shader_access == "readonly" and binding.descriptor_type != \

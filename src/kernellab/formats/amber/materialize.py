@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kernellab.errors import InputError, Problem
+from kernellab.formats.amber import images
 from kernellab.formats.amber.script import AmberScript, Copy, Expect, Pipeline, Run, Shader
 from kernellab.formats.amber.types import Element
 
@@ -53,7 +54,7 @@ def _opencl_params(source: str, entry: str) -> list[tuple[str, bool]]:
     for p in m.group(1).split(","):
         p = p.strip()
         name = re.findall(r"\w+", p)[-1] if re.findall(r"\w+", p) else ""
-        params.append((name, "*" in p and not re.search(r"\b(__)?local\b", p)))
+        params.append((name, ("*" in p or images.opencl_descriptor_param(p)) and not re.search(r"\b(__)?local\b", p)))
     return params
 
 
@@ -133,8 +134,12 @@ class _Writer:
         for name in self.script.buffers:
             data = self.initial[name]
             index = list(self.script.buffers).index(name)
+            if self.script.buffers[name].image is not None:
+                resources.append(images.image_resource(self.script, name, index, data, self.write, self.error))
+                continue
             resources.append({"buffer": {"uid": name, "size": max(len(data), 1), "shader_access": "readwrite",
                                          "src": self.data_file(name, data), "dst": f"buffer{index}.out.npy"}})
+        resources += images.sampler_holders(self.script)
         for p in self.script.pipelines.values():
             shader = self.script.shaders[p.shader]
             src, kind = self.shader_file(shader)
@@ -152,6 +157,9 @@ class _Writer:
             push = b""
             params = _opencl_params(shader.source, p.entry) if kind == "OpenCL-C" else []
             for b in p.bindings:
+                if images.is_image_binding(self.script, b) and b.kind != "kernel":
+                    dispatch["bindings"].append(images.binding_entry(self.script, p, b))
+                    continue
                 if b.kind == "push_constant":
                     push = self.initial[b.buffer]
                     continue
@@ -163,6 +171,9 @@ class _Writer:
                         raise self.error(b.line, f"kernel argument {b.arg!r} is not a global or constant pointer "
                                                  f"of {p.entry}")
                     binding = sum(1 for _, ptr in params[:arg_index] if ptr)
+                    if images.is_image_binding(self.script, b):
+                        dispatch["bindings"].append(images.binding_entry(self.script, p, b, binding))
+                        continue
                 dispatch["bindings"].append({"set": b.set, "id": binding, "resource_ref": b.buffer})
             if kind == "OpenCL-C":
                 push = _pod_bytes(p, params, self.error) or push

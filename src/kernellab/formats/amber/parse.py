@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kernellab.errors import InputError, Problem
+from kernellab.formats.amber import images
 from kernellab.formats.amber.script import AmberScript, Binding, Buffer, Command, Copy, Expect, Pipeline, Run, Shader
 from kernellab.formats.amber.tokens import Token, tokenize_line
 from kernellab.formats.amber.types import Element, TypeError_, element
@@ -186,6 +187,8 @@ class Parser:
             "DERIVE_PIPELINE": self.derive_pipeline, "DEVICE_FEATURE": self.requirement,
             "DEVICE_EXTENSION": self.requirement, "INSTANCE_EXTENSION": self.requirement,
             "DEVICE_PROPERTY": self.requirement, "SET": self.set_engine_data, "VIRTUAL_FILE": self.virtual_file,
+            "IMAGE": lambda h, w: images.parse_image(self, h, w, number),
+            "SAMPLER": lambda h, w: images.parse_sampler(self, h, w),
         }.get(word)
         if handler is not None:
             handler(head, w)
@@ -195,7 +198,7 @@ class Parser:
             return
         if word in ("CLEAR", "CLEAR_COLOR", "CLEAR_DEPTH", "CLEAR_STENCIL"):
             raise self.src.refuse(head, word, GRAPHICS + f": {word} clears a framebuffer")
-        if word in ("IMAGE", "SAMPLER", "STRUCT", "DEBUG"):
+        if word in ("STRUCT", "DEBUG"):
             raise self.src.refuse(head, word, f"{word} is not supported by kernellab's AmberScript reader yet")
         raise self.src.error(head, f"unknown statement {word!r}")
 
@@ -453,6 +456,9 @@ class Parser:
 
     def bind(self, head: Token, w: _Words, p: Pipeline) -> None:
         what = w.take("BUFFER")
+        if what.text == "SAMPLER":
+            images.parse_bind_sampler(self, head, w, p)
+            return
         if what.text != "BUFFER":
             raise self.src.refuse(what, f"BIND {what.text}", f"BIND {what.text} is not supported by kernellab's "
                                                              "AmberScript reader yet")
@@ -470,6 +476,9 @@ class Parser:
             return
         w.keyword("AS")
         kind = w.take("a descriptor type")
+        if kind.text in images.IMAGE_BIND_KINDS + images.TEXEL_BUFFER_KINDS:
+            images.parse_bind_image(self, head, w, p, buf, kind)
+            return
         if kind.text not in BIND_KINDS:
             raise self.src.refuse(kind, f"BIND AS {kind.text}", f"binding as {kind.text} is not supported by "
                                                                 "kernellab's AmberScript reader yet")
@@ -570,8 +579,8 @@ class Parser:
         w.keyword("IDX")
         offset = w.integer("the byte offset")
         if _INT.match(w.peek()):
-            raise self.src.refuse(w.take("IDX y"), "EXPECT IDX x y", "probing images (IDX x y) is not supported: "
-                                                                     "kernellab's AmberScript reader has no images yet")
+            commands.append(images.parse_pixel_probe(self, head, w, buf, offset, text))
+            return
         e = Expect(buf.text, "EQ", head.line, head.column, text, offset=offset)
         if w.peek() == "TOLERANCE":
             w.take("TOLERANCE")

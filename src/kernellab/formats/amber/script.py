@@ -17,6 +17,41 @@ class Shader:
     target_env: str = ""
 
 
+@dataclass(frozen=True)
+class ImageShape:
+    """What an ``IMAGE`` (or a ``BUFFER ... FORMAT`` with ``SAMPLES``) adds to a buffer: Amber's
+    images are buffers with a shape, bound as images and probed by pixel."""
+
+    #: DIM_1D | DIM_2D | DIM_3D
+    dims: str
+    width: int
+    height: int
+    depth: int
+    #: the VkFormat (``VK_FORMAT_R8G8B8A8_UNORM``)
+    format: str
+    mips: int = 1
+    samples: int = 1
+
+
+@dataclass
+class Sampler:
+    """A ``SAMPLER``: each parameter as Vulkan names it (``NEAREST``, ``CLAMP_EDGE``, ...)."""
+
+    name: str
+    line: int
+    mag_filter: str = "NEAREST"
+    min_filter: str = "NEAREST"
+    mip_filter: str = "NEAREST"
+    #: U, V, W (Amber's default: repeat)
+    address_modes: tuple[str, str, str] = ("REPEAT", "REPEAT", "REPEAT")
+    border_color: str = "FLOAT_TRANSPARENT_BLACK"
+    min_lod: float = 0.0
+    max_lod: float = 1.0
+    normalized: bool = True
+    #: "" (COMPARE off) or the compare op (``LESS_OR_EQUAL``)
+    compare_op: str = ""
+
+
 @dataclass
 class Buffer:
     name: str
@@ -24,6 +59,8 @@ class Buffer:
     #: every component's value, element after element (len = elements * components)
     values: list[int | float]
     line: int
+    #: an IMAGE's shape (None: a plain buffer)
+    image: ImageShape | None = None
 
 
 @dataclass
@@ -36,6 +73,9 @@ class Binding:
     line: int
     #: OpenCL C (``KERNEL ARG_NAME``/``ARG_NUMBER``): the kernel argument's name or number
     arg: str | int = ""
+    #: images: ``combined_image_sampler``'s ``SAMPLER`` and ``BASE_MIP_LEVEL``
+    sampler: str = ""
+    base_mip: int = 0
 
 
 @dataclass
@@ -81,6 +121,9 @@ class Expect:
     #: (value, percent) of TOLERANCE
     tolerances: list[tuple[float, bool]] = field(default_factory=list)
     other: str = ""
+    #: an image probe (``IDX x y SIZE w h EQ_RGB|EQ_RGBA``): (x, y) and (w, h) in pixels
+    origin: tuple[int, int] | None = None
+    size: tuple[int, int] = (1, 1)
 
 
 Command = Run | Copy | Expect
@@ -91,6 +134,7 @@ class AmberScript:
     path: Path
     shaders: dict[str, Shader] = field(default_factory=dict)
     buffers: dict[str, Buffer] = field(default_factory=dict)
+    samplers: dict[str, Sampler] = field(default_factory=dict)
     pipelines: dict[str, Pipeline] = field(default_factory=dict)
     commands: list[Command] = field(default_factory=list)
     #: (name, line) of DEVICE_FEATURE / DEVICE_EXTENSION / INSTANCE_EXTENSION / DEVICE_PROPERTY

@@ -25,6 +25,7 @@ import z3
 from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name, successors
 from kernellab.spirvsim.types import Type
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
+from kernellab.verify.prove.spec import OtherRecord, Specs, subterms
 
 #: iterations a loop is unrolled before the encoder gives up on it
 MAX_UNROLL = 32
@@ -88,6 +89,8 @@ class AssertRecord:
     cond: Any
     inst: Inst
     abstract: bool = False
+    #: how many of the trace's assumptions precede it (those after it do not hold where it is checked)
+    assumed: int | None = None
 
 
 @dataclass
@@ -112,6 +115,10 @@ class Trace:
     unrolled: int = 0
     #: loops summarised by invariants (their exits over-approximated too)
     summarized: int = 0
+    #: the values ``__other_*`` annotations take from the other invocation
+    others: list[OtherRecord] = field(default_factory=list)
+    #: ids of assumptions that repeat a checked assertion (a called function's precondition)
+    after_checks: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -192,6 +199,7 @@ class Encoder:
         self.abstract = 0
         #: the values known where the current loop starts (loop-invariant bounds for candidates)
         self._outer: dict[Any, Any] = {}
+        self.specs = Specs(self, AssertRecord)
 
     # --- values ------------------------------------------------------------------------------
 
@@ -427,9 +435,11 @@ class Encoder:
         incoming: dict[int, list[Edge]] = {fn.entry: [Edge(pred, local, {})]}
         returns: list[tuple[Any, dict[Any, Any], Any]] = []
         self.depth += 1
+        frame = self.specs.enter(fn, args, pred)
         self.run_region(fn, fn.ordered, incoming, returns, set(fn.blocks))
         self.depth -= 1
         if not returns:
+            self.specs.leave(frame, env, returns, None, env)
             return None, env
         out = _merge_envs([(p, e) for p, e, _ in returns])
         value = None
@@ -437,6 +447,7 @@ class Encoder:
             value = returns[-1][2]
             for p, _, v in reversed(returns[:-1]):
                 value = _ite(p, v, value)
+        self.specs.leave(frame, env, returns, value, out)
         # the caller keeps its own values; memory and phases come back from the callee
         result = dict(env)
         for k, v in out.items():
@@ -494,15 +505,15 @@ class Encoder:
     def snapshot(self, incoming: dict[int, list[Edge]], returns: list[Any]) -> tuple[Any, ...]:
         t = self.trace
         return ({k: list(v) for k, v in incoming.items()}, len(returns), len(t.accesses), len(t.barriers),
-                len(t.asserts), len(t.assumes), len(t.reads))
+                len(t.asserts), len(t.assumes), len(t.reads), len(t.others))
 
     def restore(self, saved: tuple[Any, ...], incoming: dict[int, list[Edge]], returns: list[Any]) -> None:
-        inc, nret, na, nb, nas, nam, nr = saved
+        inc, nret, na, nb, nas, nam, nr, no = saved
         incoming.clear()
         incoming.update(inc)
         del returns[nret:]
         t = self.trace
-        del t.accesses[na:], t.barriers[nb:], t.asserts[nas:], t.assumes[nam:], t.reads[nr:]
+        del t.accesses[na:], t.barriers[nb:], t.asserts[nas:], t.assumes[nam:], t.reads[nr:], t.others[no:]
 
     def summarize_loop(self, fn: Function, head: Block, body: set[int], ordered: list[Block], edges: list[Edge],
                        incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
@@ -564,14 +575,17 @@ class Encoder:
             if len(keep) == len(candidates):
                 break
             candidates = keep
-        self.trace.assumes.append(z3.Implies(entry_pred, z3.And(*candidates)) if candidates else z3.BoolVal(True))
+        invariant = z3.Implies(entry_pred, z3.And(*candidates)) if candidates else z3.BoolVal(True)
+        self.trace.assumes.append(invariant)
         self.abstract += 1
         self.trace.summarized += 1
+        mark = self.specs.loop_start(invariant)  # the access logs see an earlier iteration
         try:
             inner: dict[int, list[Edge]] = {head.label: [Edge(entry_pred, env_h, dict(base_phis))]}
             self.run_region(fn, ordered, inner, returns, body, header=head.label)
         finally:
             self.abstract -= 1
+        self.specs.loop_end(mark)
         inner.pop(head.label, None)
         for label, es in inner.items():
             incoming.setdefault(label, []).extend(es)
@@ -793,9 +807,9 @@ class Encoder:
         name = self.annotation_name(w[2]) or m.names.get(w[2], "")
         args = [self.value(env, a) for a in w[3:]]
         if name in NAMES:
-            self.annotation(env, pred, inst, name, args)
+            value = self.annotation(env, pred, inst, name, args)
             if inst.typed:
-                env[w[1]] = self.fresh(m.types[w[0]])
+                env[w[1]] = value if value is not None else self.fresh(m.types[w[0]])
             return
         if callee is None or not callee.blocks:
             raise self.unmodelled(inst, f"a call of {name or 'a function without a body'}")
@@ -812,7 +826,7 @@ class Encoder:
         if name in NAMES:
             return name
         fn = self.m.functions.get(fid)
-        if fn is None or len(fn.blocks) != 1 or len(fn.params) != 1:
+        if fn is None or len(fn.blocks) != 1 or not 1 <= len(fn.params) <= 4:
             return None
         for inst in next(iter(fn.blocks.values())).insts:
             if inst.op == "OpIAdd" and inst.words[3] in self.m.constants:
@@ -821,24 +835,14 @@ class Encoder:
                     return got
         return None
 
-    def annotation(self, env: dict[Any, Any], pred: Any, inst: Inst, name: str, args: list[Any]) -> None:
+    def annotation(self, env: dict[Any, Any], pred: Any, inst: Inst, name: str, args: list[Any]) -> Any:
         if not args:
             raise self.unmodelled(inst, f"the annotation {name} without an argument")
         if name.startswith("__kl_unsupported"):
             number = _const_int(args[0])
             raise self.unmodelled(inst, f"the GPUVerify annotation {unsupported_name(number if number is not None else -1)}")
-        arg = args[0]
-        if isinstance(arg, Pointer):  # glslang passes a function's argument through a variable
-            if arg.storage not in ("Function", "Private"):
-                raise self.unmodelled(inst, f"the annotation {name} given a pointer to {arg.storage} memory")
-            arg = self.bytes_value(self.private_memory(env, arg.root).load, arg.offset, arg.pointee, inst)
-        cond = _truth(arg)
-        # a precondition of a function other than the kernel is checked where it is called, then
-        # assumed (the kernel's own are the launch's assumptions)
-        if name.startswith("__kl_assert") or (name.startswith("__kl_requires") and self.depth > 1):
-            self.trace.asserts.append(AssertRecord(pred, cond, inst, self.abstract > 0))
-        if not name.startswith("__kl_assert"):
-            self.trace.assumes.append(z3.Implies(pred, cond))
+        rtype = self.m.types[inst.words[0]] if inst.typed else None
+        return self.specs.annotate(env, pred, inst, name, args, rtype)
 
     def barrier(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
         scope = _const_int(self.value(env, inst.words[0]))
@@ -937,8 +941,8 @@ class Encoder:
                 return tuple(flat)
             return tuple(parts)
         if op == "OpCompositeInsert":
-            obj, comp = self.value(env, w[2]), self.value(env, w[3])
-            return _insert(comp, obj, list(w[4:]))
+            part, whole = self.value(env, w[2]), self.value(env, w[3])  # Object, then Composite
+            return _insert(part, whole, list(w[4:]))
         if op == "OpVectorShuffle":
             a, b = self.value(env, w[2]), self.value(env, w[3])
             both = list(a) + list(b)
@@ -1015,17 +1019,7 @@ _COMPARISONS = frozenset({"OpULessThan", "OpULessThanEqual", "OpUGreaterThan", "
 def _mentions(e: Any, names: list[Any]) -> bool:
     """Whether ``e`` contains one of the constants ``names``."""
     wanted = {n.get_id() for n in names}
-    seen: set[int] = set()
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if x.get_id() in seen:
-            continue
-        seen.add(x.get_id())
-        if x.get_id() in wanted:
-            return True
-        stack.extend(x.children())
-    return False
+    return any(True for _ in subterms([e], lambda x: x.get_id() in wanted))
 
 
 def _truth(v: Any) -> Any:

@@ -18,6 +18,7 @@ import z3
 
 from kernellab.spirvsim.module import Inst, Module
 from kernellab.verify.prove import encode as enc
+from kernellab.verify.prove import spec
 
 #: seconds one launch's proof may take (z3 time limit plus the encoder's own checks)
 DEFAULT_TIMEOUT = 60.0
@@ -161,13 +162,14 @@ class _Prover:
         self.arrays = arrays
         self.ids_ab = (ids_a, ids_b)
         self.reads = trace_a.reads + trace_b.reads
-        both = base + cons_a + cons_b + trace_a.assumes + trace_b.assumes
+        both = base + cons_a + cons_b + trace_a.assumes + trace_b.assumes + spec.link_others(trace_a, trace_b)
         distinct = z3.Or(*[ids_a.local[d] != ids_b.local[d] for d in range(3)],
                          *[ids_a.group[d] != ids_b.group[d] for d in range(3)])
         same_group = z3.And(*[ids_a.group[d] == ids_b.group[d] for d in range(3)])
         found: list[Counterexample] = []
         found += self.out_of_bounds(trace_a, base + cons_a + trace_a.assumes)
-        found += self.assertions(trace_a, base + cons_a + trace_a.assumes)
+        found += self.assertions(trace_a, base + cons_a, base + cons_a + cons_b + [distinct] + [
+            a for a in trace_b.assumes if a.get_id() not in trace_b.after_checks] + spec.link_others(trace_a, trace_b))
         found += self.divergence(trace_a, trace_b, both + [distinct, same_group])
         found += self.races(trace_a, trace_b, both + [distinct], same_group)
         return Outcome("defect" if found else "proven", found)
@@ -252,12 +254,16 @@ class _Prover:
                                     f"{_what(a)} past an array's length", model, [a], single=True))
         return out
 
-    def assertions(self, trace: enc.Trace, cons: list[Any]) -> list[Counterexample]:
+    def assertions(self, trace: enc.Trace, cons: list[Any], pair: list[Any]) -> list[Counterexample]:
+        """Each annotation's assertion, for invocation A; one that reads the other invocation's
+        values (``__other_int``, ``__uniform_*``) with both invocations encoded (``pair``)."""
         out = []
         for r in trace.asserts:
-            model = self.check(cons + [r.pred, z3.Not(r.cond)])
+            two = spec.mentions_other(r.cond, trace)
+            before = trace.assumes[:r.assumed] if r.assumed is not None else trace.assumes
+            model = self.check((pair if two else cons) + before + [r.pred, z3.Not(r.cond)])
             if model is not None:
-                out.append(self.example("assertion", "an assertion (__assert) can fail", model, [], single=True,
+                out.append(self.example("assertion", "an assertion (__assert) can fail", model, [], single=not two,
                                         insts=[r.inst]))
                 out[-1].abstract = r.abstract
         return out

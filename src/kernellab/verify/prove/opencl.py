@@ -3,7 +3,7 @@ its arguments mapped through clspv's reflection to the descriptors and push-cons
 engine sees (:class:`~kernellab.verify.prove.engine.Launch`).
 
 The annotations (``__assert``, ``__requires``, ...) become calls of declared functions the engine
-recognises (:data:`~kernellab.verify.prove.annotations.ANNOTATION_HEADER`, docs/verify-prove.md).
+recognises (:func:`~kernellab.verify.prove.annotations.annotated`, docs/verify-prove.md).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from kernellab import compiler_options
 from kernellab.spirvsim.module import Module
-from kernellab.verify.prove.annotations import ANNOTATION_HEADER
+from kernellab.verify.prove.annotations import annotated
 
 
 @dataclass
@@ -69,9 +69,9 @@ def compile_source(source: Path, options: compiler_options.Options | str, *, roo
                                        f"{found}: clspv lowers it to plain code, which loses its meaning "
                                        f"(line {number}: {line.strip()[:80]})")])
     with tempfile.TemporaryDirectory(prefix="kl-prove-") as tmp:
-        annotated = Path(tmp) / source.name
-        annotated.write_text(ANNOTATION_HEADER + text)
-        req = CompileRequest(source=annotated, language="opencl-c", entry="",
+        annotated_path = Path(tmp) / source.name
+        annotated_path.write_text(annotated(text))
+        req = CompileRequest(source=annotated_path, language="opencl-c", entry="",
                              build_options=shlex.join(["-O0", "-g", f"-I{source.parent.resolve()}",
                                                        *_options(options).argv()]),
                              options_from="user", roots=roots + (source.parent.resolve(), Path(tmp)))
@@ -95,10 +95,10 @@ def source_ir(source: Path, options: compiler_options.Options | str) -> SourceIR
     from kernellab.verify.prove import kept
 
     with tempfile.TemporaryDirectory(prefix="kl-prove-") as tmp:
-        annotated = Path(tmp) / source.name
-        annotated.write_text(ANNOTATION_HEADER + source.read_text(errors="replace"))
+        annotated_path = Path(tmp) / source.name
+        annotated_path.write_text(annotated(source.read_text(errors="replace")))
         try:
-            return SourceIR(kept.clang_ir(annotated, _options(options).argv(), source.parent.resolve()))
+            return SourceIR(kept.clang_ir(annotated_path, _options(options).argv(), source.parent.resolve()))
         except MissingToolError:
             return SourceIR(None, "clang not found")
         except ToolError as exc:
