@@ -76,3 +76,23 @@ def test_linear_mipmapped_repeat_sampling_equals_the_device_within_its_precision
     # neighbouring texels differ by at most 1, so the results agree within 2^-8
     assert np.abs(device - checked).max() <= 2 ** -8
     assert np.abs(device - checked).mean() < 2 ** -10
+
+
+@pytest.mark.parametrize("extension, named", [({"image_type": "3D", "depth": 2}, "a 3D image (4x4x2)"),
+                                              ({"samples": 4}, "a multisampled image (4 samples a texel)")])
+def test_3d_and_multisampled_images_are_refused_by_name(extension, named, tmp_path, capsys):
+    """kernellab's scenario image extensions the checker does not model (AmberScript's DIM_3D and
+    SAMPLES images) are refused naming the image, not checked as a 2D single-sample one."""
+    (tmp_path / "k.comp").write_text("#version 450\nlayout(local_size_x = 1) in;\n"
+                                     "layout(set = 0, binding = 0, r32f) uniform image2D img;\n"
+                                     "void main() { imageStore(img, ivec2(0), vec4(1.0)); }\n")
+    image = {"uid": "img", "format": "VK_FORMAT_R32_SFLOAT", "dims": [4, 4], "shader_access": "writeonly",
+             **extension}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"resources": [{"shader": {"uid": "k", "src": "k.comp", "type": "GLSL"}},
+                                              {"image": image}],
+                                "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [1], "bindings": [
+                                    {"set": 0, "id": 0, "resource_ref": "img"}]}}]}))
+    assert main(["verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"image img: {named} is not supported by the SPIR-V checker" in err

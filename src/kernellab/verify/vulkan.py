@@ -345,6 +345,14 @@ def image_binding(r: m.Image, b: m.Binding | None, texels: bytes) -> Any:
     from kernellab.spirvsim.images import image_bytes
     from kernellab.vkregistry import vkformat
     width, height = image_extent(r)
+    # kernellab's scenario extensions the checker's image model (levels of one 2D or 1D layer,
+    # one sample a texel) does not hold: refused by name, not checked as another image
+    if r.image_type == "3D" or r.depth > 1:
+        raise InputError(f"image {r.uid}: a 3D image ({width}x{height}x{r.depth}) is not supported by the "
+                         "SPIR-V checker")
+    if r.samples > 1:
+        raise InputError(f"image {r.uid}: a multisampled image ({r.samples} samples a texel) is not supported by "
+                         "the SPIR-V checker")
     fmt_name = vkformat.device_format_name(r.format)
     if b is None:
         loaded, levels = b"", 0
