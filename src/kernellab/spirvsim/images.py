@@ -296,7 +296,8 @@ def _ints(v: np.ndarray) -> np.ndarray:
 def _int_coords(mach: Any, h: Handle, id_: int, lanes: np.ndarray, offset: list[np.ndarray] | None = None
                 ) -> list[np.ndarray]:
     n = _ncoords(mach, id_)
-    xyz = [_ints(c)[lanes] for c in _components(mach.values[id_], n, mach.L)]
+    # at most x, y, z: clspv passes OpenCL's int4 coordinate of an image3d_t whole (its w unused)
+    xyz = [_ints(c)[lanes] for c in _components(mach.values[id_], n, mach.L)][:3]
     if offset:
         xyz = [c + o[lanes] for c, o in zip(xyz, offset)] + xyz[len(offset):]
     return xyz + [np.zeros(lanes.size, np.int64)] * (3 - len(xyz))

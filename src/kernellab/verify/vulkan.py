@@ -345,11 +345,13 @@ def image_binding(r: m.Image, b: m.Binding | None, texels: bytes) -> Any:
     from kernellab.spirvsim.images import image_bytes
     from kernellab.vkregistry import vkformat
     width, height = image_extent(r)
-    # kernellab's scenario extensions the checker's image model (levels of one 2D or 1D layer,
-    # one sample a texel) does not hold: refused by name, not checked as another image
-    if r.image_type == "3D" or r.depth > 1:
-        raise InputError(f"image {r.uid}: a 3D image ({width}x{height}x{r.depth}) is not supported by the "
-                         "SPIR-V checker")
+    # kernellab's scenario extensions: a 3D image's slices follow one another (the runner's
+    # layout: a 2D image depth times as high); what the checker's image model does not hold is
+    # refused by name, not checked as another image
+    depth = r.depth if r.image_type == "3D" else 1
+    if depth > 1 and r.mips > 1:
+        raise InputError(f"image {r.uid}: a 3D image with mip levels ({width}x{height}x{depth}, {r.mips} levels) "
+                         "is not supported by the SPIR-V checker")
     if r.samples > 1:
         raise InputError(f"image {r.uid}: a multisampled image ({r.samples} samples a texel) is not supported by "
                          "the SPIR-V checker")
@@ -360,15 +362,15 @@ def image_binding(r: m.Image, b: m.Binding | None, texels: bytes) -> Any:
             from kernellab.formats import imagefile
             fmt = vkformat.lookup(r.format)
             assert fmt is not None  # the scenario reader checked the format
-            data = imagefile.load(r.src_path, fmt, width, height, r.mips)
+            data = imagefile.load(r.src_path, fmt, width, height * depth, r.mips)
             loaded, levels = bytes(data.data), data.mip_levels
-        texels = image_bytes(fmt_name, width, height, r.mips, loaded, levels)
+        texels = image_bytes(fmt_name, width, height * depth, r.mips, loaded, levels)
     sampler = Sampler(r.min_filter or "NEAREST", r.mag_filter or "NEAREST", r.mip_filter or "NEAREST",
                       r.border_address_mode or "CLAMP_EDGE", r.border_color or "FLOAT_TRANSPARENT_BLACK",
                       tuple(r.custom_border_color) if r.custom_border_color else None)
     lod = b.lod if b is not None else None
     return ImageBinding(r.uid, fmt_name, width, height, r.mips, texels, base_level=lod or 0,
-                        levels=None if lod is None else 1, sampler=sampler)
+                        levels=None if lod is None else 1, sampler=sampler, depth=depth)
 
 
 def _image_layouts(scenario: m.Scenario, c: m.DispatchCompute) -> dict[str, tuple[str | None, int, int]]:
