@@ -34,8 +34,11 @@ from conformance.common import DEFAULT_KERNELLAB, md_table, write_atomic  # noqa
 
 _PIPELINE = re.compile(r"^\s*PIPELINE\s+compute\b", re.MULTILINE)
 #: the checker's refusals say "... is not supported by the SPIR-V checker"; the reader's name the statement
-_CHECKER_REFUSAL = re.compile(r"by the SPIR-V checker")
+#: (a few name what a scenario cannot give instead: "... not supported: a scenario binds ...")
+_CHECKER_REFUSAL = re.compile(r"by the SPIR-V checker|not supported: a scenario")
 _CONSTRUCT = (
+    ("image", re.compile(r"image \S+: (?:a )?(multisampled image|3D image with mip levels|format \w+)"
+                         r"|(sampled image without its sampler)|(texel buffers)")),
     ("capability", re.compile(r"\bOpCapability (\w+)")),
     ("extended instruction", re.compile(r"\b(GLSL\.std\.450 \w+)")),
     ("type", re.compile(r"\b(OpType\w+)")),

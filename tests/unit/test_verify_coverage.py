@@ -72,3 +72,16 @@ def test_reference_tabulated():
     assert "1 of 2 files hold every EXPECT (40 of 42 EXPECTs)" in text
     assert "| det.amber | 8/10 | det.amber:117: EXPECT bufOut IDX 8 EQ 5140 |" in text
     assert "a.amber |" not in text
+
+
+@pytest.mark.parametrize("message, construct", [
+    ("/x/s.json: /commands/0/dispatch_compute: image texture: format VK_FORMAT_B10G11R11_UFLOAT_PACK32 is not "
+     "supported by the SPIR-V checker", "image format VK_FORMAT_B10G11R11_UFLOAT_PACK32"),
+    ("image texture: a multisampled image (4 samples a texel) is not supported by the SPIR-V checker",
+     "image multisampled image"),
+    ("/x/shader1.comp: word 672: a sampled image without its sampler (texture2D and a separate sampler) is not "
+     "supported: a scenario binds sampled images as combined image samplers", "image sampled image without its sampler"),
+])
+def test_image_refusals_named(message, construct):
+    assert vc.construct_of(message) == construct
+    assert vc.classify(2, "", message, 1.0, 1).kind == "refused-checker"
