@@ -189,34 +189,8 @@ def bind(module: Any, bindings: Mapping[tuple[int, int], Any], group_size: int, 
     owners: dict[tuple[str, int, int], Region] = {}
     bound: dict[str, BoundImage] = {}
     used = _used_ids(module)
-    for vid, var in module.variables.items():
-        ptr_t = module.types[var.words[0]]
-        if ptr_t.storage != "UniformConstant" or vid not in used:
-            continue
-        t = ptr_t.elem
-        if t is None or t.kind not in ("image", "sampled_image"):
-            what = t.kind if t is not None else "?"
-            raise module.fail(var, f"a UniformConstant variable of type {what} is not supported by the SPIR-V checker "
-                                   "(images and combined image samplers are; arrays of them and separate samplers "
-                                   "are not)")
-        it = module.image_types[t.elem.id if t.kind == "sampled_image" else t.id]
-        if t.kind == "image" and it.sampled != 2:
-            raise module.fail(var, "a sampled image without its sampler (texture2D and a separate sampler) is not "
-                                   "supported by the SPIR-V checker: it binds sampled images as combined image "
-                                   "samplers, as Arm's scenarios do")
-        ds, bd = module.decorated(vid, "DescriptorSet"), module.decorated(vid, "Binding")
-        if ds is None or bd is None:
-            raise module.fail(var, f"image variable %{vid} has no DescriptorSet/Binding decoration")
-        b = bindings.get((ds[0], bd[0]))
-        if b is None:
-            raise InputError(f"the shader uses descriptor set {ds[0]} binding {bd[0]} but the dispatch binds "
-                             "nothing there")
-        if not isinstance(b, ImageBinding):
-            raise InputError(f"the shader uses descriptor set {ds[0]} binding {bd[0]} as an image but the dispatch "
-                             f"binds buffer {getattr(b, 'uid', '?')} there")
-        storage = t.kind == "image"
-        if not 0 <= b.base_level < b.mips:
-            raise InputError(f"image {b.uid}: lod {b.base_level} but it has {b.mips} mip levels")
+
+    def bound_image(b: ImageBinding) -> BoundImage:
         img = bound.get(b.uid)
         if img is None:
             data = b.data.tobytes() if isinstance(b.data, np.ndarray) else bytes(b.data)
@@ -233,13 +207,45 @@ def bind(module: Any, bindings: Mapping[tuple[int, int], Any], group_size: int, 
             region.granule = fmt.texel_size if region.data.size % fmt.texel_size == 0 else 1
             region.track_accessors(fmt.texel_size, who)
             owners[(b.uid, 0, size)] = region
+        return img
+
+    for vid, var in module.variables.items():
+        ptr_t = module.types[var.words[0]]
+        if ptr_t.storage != "UniformConstant" or vid not in used:
+            continue
+        t = ptr_t.elem
+        if t is None or t.kind not in ("image", "sampled_image", "sampler"):
+            what = t.kind if t is not None else "?"
+            raise module.fail(var, f"a UniformConstant variable of type {what} is not supported by the SPIR-V checker "
+                                   "(images, samplers and combined image samplers are; arrays of them are not)")
+        ds, bd = module.decorated(vid, "DescriptorSet"), module.decorated(vid, "Binding")
+        if ds is None or bd is None:
+            raise module.fail(var, f"image variable %{vid} has no DescriptorSet/Binding decoration")
+        b = bindings.get((ds[0], bd[0]))
+        if b is None:
+            raise InputError(f"the shader uses descriptor set {ds[0]} binding {bd[0]} but the dispatch binds "
+                             "nothing there")
+        if not isinstance(b, ImageBinding):
+            raise InputError(f"the shader uses descriptor set {ds[0]} binding {bd[0]} as an image but the dispatch "
+                             f"binds buffer {getattr(b, 'uid', '?')} there")
+        if t.kind == "sampler":
+            # a sampler bound on its own (a SAMPLER descriptor): the binding's image carries it;
+            # OpSampledImage pairs it with a sampled image (texture2D)
+            handles[vid] = Handle(bound_image(b), 0, 1, b.sampler, False)
+            continue
+        it = module.image_types[t.elem.id if t.kind == "sampled_image" else t.id]
+        storage = t.kind == "image" and it.sampled == 2
+        if not 0 <= b.base_level < b.mips:
+            raise InputError(f"image {b.uid}: lod {b.base_level} but it has {b.mips} mip levels")
+        img = bound_image(b)
         if storage and img.region.shadow is None:
             img.region.writable = True
             img.region.shadow = Shadow(img.region.data.size // img.region.granule, group_size, across_groups=True)
         levels = b.mips - b.base_level if b.levels is None else b.levels
         if storage:
             levels = 1
-        handles[vid] = Handle(img, b.base_level, levels, None if storage else b.sampler, storage)
+        # a sampled image without its sampler (texture2D) gets one from OpSampledImage
+        handles[vid] = Handle(img, b.base_level, levels, b.sampler if t.kind == "sampled_image" else None, storage)
     return handles, owners
 
 
