@@ -70,17 +70,14 @@ class ImageType:
 
     @property
     def coords(self) -> int:
-        return {"1D": 1, "2D": 2, "3D": 3}.get(self.dim, 2)
+        return {"1D": 1, "Buffer": 1, "2D": 2, "3D": 3}.get(self.dim, 2)
 
 
 def image_type(words: tuple[int, ...], image_format: str) -> ImageType | str:
     """The image type of an OpTypeImage's operand words, or why the checker refuses it."""
     dim = DIMS.get(words[2], f"Dim({words[2]})")
     t = ImageType(dim, words[3], bool(words[4]), bool(words[5]), words[6], image_format)
-    if dim == "Buffer":
-        return ("texel buffers (OpTypeImage Dim Buffer) are not supported by the SPIR-V checker (Arm's scenarios "
-                "have none; kernellab's texel_format extension is not modelled)")
-    if dim not in ("1D", "2D", "3D"):
+    if dim not in ("1D", "2D", "3D", "Buffer"):
         return f"OpTypeImage of Dim {dim} is not supported by the SPIR-V checker"
     if t.arrayed or t.multisampled:
         return "arrayed and multisampled images are not supported by the SPIR-V checker (a scenario binds neither)"
@@ -105,6 +102,9 @@ class ImageBinding:
     levels: int | None = None
     sampler: Sampler = field(default_factory=Sampler)
     depth: int = 1
+    #: a texel buffer's view: the byte of ``data`` (the whole buffer) where its texels begin; the
+    #: texels are ``width`` of one row and one level
+    offset: int = 0
 
 
 def level_extent(width: int, height: int, depth: int, level: int) -> tuple[int, int, int]:
@@ -195,9 +195,9 @@ def bind(module: Any, bindings: Mapping[tuple[int, int], Any], group_size: int, 
         if img is None:
             data = b.data.tobytes() if isinstance(b.data, np.ndarray) else bytes(b.data)
             size = level_offsets(b.format, b.width, b.height, b.mips, b.depth)[-1]
-            if len(data) < size:
-                raise InputError(f"image {b.uid}: {len(data)} bytes of texels for {size} bytes of levels")
-            region = Region.make(b.uid, STORAGE, GLOBAL, 1, size, data[:size], writable=False)
+            if len(data) < b.offset + size:
+                raise InputError(f"image {b.uid}: {len(data) - b.offset} bytes of texels for {size} bytes of levels")
+            region = Region.make(b.uid, STORAGE, GLOBAL, 1, size, data[b.offset:b.offset + size], writable=False)
             img = bound[b.uid] = BoundImage(b, region)
             fmt = img.fmt
             who = np.int32 if invocations < 2 ** 31 else np.int64
@@ -206,7 +206,7 @@ def bind(module: Any, bindings: Mapping[tuple[int, int], Any], group_size: int, 
                                  f"its accesses, past the checker's limit of {MAX_BATCH_MEMORY >> 20} MiB")
             region.granule = fmt.texel_size if region.data.size % fmt.texel_size == 0 else 1
             region.track_accessors(fmt.texel_size, who)
-            owners[(b.uid, 0, size)] = region
+            owners[(b.uid, b.offset, size)] = region
         return img
 
     for vid, var in module.variables.items():
@@ -514,7 +514,7 @@ def image_sample(mach: Any, inst: Any, m: np.ndarray, full: bool) -> None:
                                 "is not supported by the SPIR-V checker (an explicit Lod is)")
     s = h.sampler
     lanes = mach._lanes(m, full)
-    n = {"1D": 1, "3D": 3}.get(_image_dim(mach, w[2]), 2)
+    n = {"1D": 1, "Buffer": 1, "3D": 3}.get(_image_dim(mach, w[2]), 2)
     coords = [np.asarray(c, np.float64)[lanes] for c in _components(mach.values[w[3]], n, mach.L)]
     q = h.levels - 1
     lam = np.clip(np.broadcast_to(np.asarray(mach.values[ops["Lod"][0]], np.float64), (mach.L,))[lanes], 0.0, q)

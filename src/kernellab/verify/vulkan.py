@@ -322,11 +322,9 @@ class _Buffers:
         """A buffer binding as ``run`` binds it: the shader sees the buffer from the range's offset
         plus a dynamic descriptor's offset, as far as the range (absent: to the buffer's end, as
         VK_WHOLE_SIZE is taken at bind time for a dynamic descriptor)."""
-        from kernellab.spirvsim import Binding
+        from kernellab.spirvsim import Binding, ImageBinding
+        from kernellab.vkregistry import vkformat
         at = f"/commands/{ci}/dispatch_compute/bindings/{k}"
-        if b.descriptor_type in ("VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER", "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER"):
-            raise InputError.at(str(self.path), at, f"buffer {r.uid}: texel buffers (a {b.descriptor_type} binding) "
-                                "are not supported by the SPIR-V checker")
         if b.array_element or sum((a.set, a.id) == (b.set, b.id) for a in c.bindings) > 1:
             raise InputError.at(str(self.path), at, f"buffer {r.uid}: an array of buffers (set {b.set} binding {b.id} "
                                 "bound element by element) is not supported by the SPIR-V checker")
@@ -334,6 +332,15 @@ class _Buffers:
         if b.descriptor_type in ("VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC", "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC"):
             offset += b.dynamic_offset
         # the scenario loader has checked that the range lies inside the buffer
+        if b.descriptor_type in ("VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER", "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER"):
+            # a texel buffer: the range's bytes as texels of its view's format, one row of them
+            # (read and written through the shared texel codec; races and bounds per texel)
+            fmt = vkformat.lookup(b.texel_format or "")
+            if fmt is None or fmt.packed:
+                raise InputError.at(str(self.path), at + "/texel_format", f"buffer {r.uid}: texel buffers of format "
+                                    f"{b.texel_format} are not supported by the SPIR-V checker")
+            size = len(self.data[r.uid]) - offset if size is None else size
+            return ImageBinding(r.uid, fmt.name, size // fmt.texel_size, 1, 1, self.data[r.uid], offset=offset)
         return Binding(r.uid, self.data[r.uid], offset, size)
 
     def addressable(self) -> list[tuple[int, Any]]:
