@@ -74,6 +74,8 @@ class AccessRecord:
     steps: list[tuple[Any, int]]
     #: made in a loop summarised by invariants (its state over-approximated)
     abstract: bool = False
+    #: what holds on the path from where a summarised loop ended (:attr:`Encoder.given`)
+    given: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -81,6 +83,7 @@ class BarrierRecord:
     pred: Any
     inst: Inst
     key: tuple[int, ...]
+    given: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -91,6 +94,7 @@ class AssertRecord:
     abstract: bool = False
     #: how many of the trace's assumptions precede it (those after it do not hold where it is checked)
     assumed: int | None = None
+    given: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -199,7 +203,18 @@ class Encoder:
         self.abstract = 0
         #: the values known where the current loop starts (loop-invariant bounds for candidates)
         self._outer: dict[Any, Any] = {}
-        self.specs = Specs(self, AssertRecord)
+        #: what holds from the end of each summarised loop on (its exit state satisfies its invariants
+        #: and its exit condition): assumed by the checks of what comes after it only, so that a loop
+        #: that never ends does not make the checks of its own iterations vacuous
+        self.given: list[Any] = []
+        self.specs = Specs(self, self._assert_record)
+
+    def _assert_record(self, *args: Any) -> AssertRecord:
+        return AssertRecord(*args, given=tuple(self.given))
+
+    def may(self, pred: Any) -> bool:
+        """Whether ``pred`` can hold on this path (with what the summarised loops before it give)."""
+        return bool(self.solver_check(z3.And(pred, *self.given) if self.given else pred))
 
     # --- values ------------------------------------------------------------------------------
 
@@ -261,7 +276,7 @@ class Encoder:
     def record(self, env: dict[Any, Any], pred: Any, p: Pointer, size: int, kind: str, inst: Inst) -> None:
         wg, sb = self.phase(env)
         self.trace.accesses.append(AccessRecord(p.root, p.storage, p.offset, size, kind, pred, wg, sb, inst,
-                                                list(p.steps), self.abstract > 0))
+                                                list(p.steps), self.abstract > 0, tuple(self.given)))
 
     def load(self, env: dict[Any, Any], pred: Any, p: Pointer, inst: Inst, t: Type) -> Any:
         if p.storage == "Input":
@@ -496,7 +511,7 @@ class Encoder:
             for label, es in inner.items():
                 incoming.setdefault(label, []).extend(es)
             self.trace.unrolled = max(self.trace.unrolled, k + 1)
-            back = [e for e in back if self.solver_check(e.pred)]
+            back = [e for e in back if self.may(e.pred)]
             if not back:
                 break
             current = back
@@ -505,10 +520,11 @@ class Encoder:
     def snapshot(self, incoming: dict[int, list[Edge]], returns: list[Any]) -> tuple[Any, ...]:
         t = self.trace
         return ({k: list(v) for k, v in incoming.items()}, len(returns), len(t.accesses), len(t.barriers),
-                len(t.asserts), len(t.assumes), len(t.reads), len(t.others))
+                len(t.asserts), len(t.assumes), len(t.reads), len(t.others), len(self.given))
 
     def restore(self, saved: tuple[Any, ...], incoming: dict[int, list[Edge]], returns: list[Any]) -> None:
-        inc, nret, na, nb, nas, nam, nr, no = saved
+        inc, nret, na, nb, nas, nam, nr, no, ng = saved
+        del self.given[ng:]
         incoming.clear()
         incoming.update(inc)
         del returns[nret:]
@@ -558,7 +574,7 @@ class Encoder:
         candidates = self.candidates(phis, havoc, entry_vals, first, body, fn)
         subst_entry = [(havoc[r], entry_vals[r]) for r in havoc if z3.is_bv(havoc[r]) or z3.is_bool(havoc[r])]
         candidates = [c for c in candidates
-                      if not self.solver_check(z3.And(entry_pred, z3.Not(z3.substitute(c, *subst_entry))))]
+                      if not self.may(z3.And(entry_pred, z3.Not(z3.substitute(c, *subst_entry))))]
         while True:
             back = self.iterate(fn, head, ordered, body, env_h, z3.And(entry_pred, *candidates), base_phis,
                                 incoming, returns)
@@ -567,7 +583,7 @@ class Encoder:
                 broken = False
                 for e in back:
                     pairs = [(havoc[r], e.phis[r]) for r in havoc if r in e.phis]
-                    if self.solver_check(z3.And(e.pred, z3.Not(z3.substitute(c, *pairs)))):
+                    if self.may(z3.And(e.pred, z3.Not(z3.substitute(c, *pairs)))):
                         broken = True
                         break
                 if not broken:
@@ -575,20 +591,57 @@ class Encoder:
             if len(keep) == len(candidates):
                 break
             candidates = keep
-        invariant = z3.Implies(entry_pred, z3.And(*candidates)) if candidates else z3.BoolVal(True)
+        reached = z3.And(entry_pred, *self.given) if self.given else entry_pred
+        invariant = z3.Implies(reached, z3.And(*candidates)) if candidates else z3.BoolVal(True)
         self.trace.assumes.append(invariant)
         self.abstract += 1
         self.trace.summarized += 1
         mark = self.specs.loop_start(invariant)  # the access logs see an earlier iteration
+        nret = len(returns)
         try:
             inner: dict[int, list[Edge]] = {head.label: [Edge(entry_pred, env_h, dict(base_phis))]}
             self.run_region(fn, ordered, inner, returns, body, header=head.label)
         finally:
             self.abstract -= 1
         self.specs.loop_end(mark)
+        del returns[nret:]  # the summarised iteration's own exits: those of exit_state stand for them
+        self.exit_state(fn, head, ordered, body, entry_env, entry_pred, reached, havoc, written, candidates, incoming, returns)
+
+    def exit_state(self, fn: Function, head: Block, ordered: list[Block], body: set[int], entry_env: dict[Any, Any],
+                   entry_pred: Any, reached: Any, havoc: dict[int, Any], written: set[int], candidates: list[Any],
+                   incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
+        """Where a summarised loop goes on (GPUVerify's loop cut: havoc, assume the invariants and
+        the exit): the exits of one more iteration run from a renamed state (fresh loop variables
+        and private memory, every value it makes fresh too) that satisfies the invariants. Its
+        exits stand for the loop's, so the code after the loop is reached under the loop's entry
+        predicate (two invocations that enter it together leave it together, whatever their exit
+        states); that the renamed state satisfies the invariants and leaves the loop is added to
+        :attr:`given`, assumed by the checks of what comes after only. Nothing this iteration
+        records is kept: the summarised iteration covers its accesses."""
+        renamed = {r: z3.Const(f"{self.tag}_loop{head.label}_{r}_{next(self.fresh_count)}", h.sort())
+                   for r, h in havoc.items()}
+        env_x = dict(entry_env)
+        for root in written:
+            env_x[("mem", root)] = PrivateMemory(z3.Array(f"{self.tag}_loopmem{head.label}_{next(self.fresh_count)}",
+                                                          z3.BitVecSort(64), z3.BitVecSort(8)), ())
+        pairs = [(havoc[r], renamed[r]) for r in havoc]
+        inv = z3.substitute(z3.And(*candidates), *pairs) if candidates and pairs else z3.And(*candidates)
+        saved = self.snapshot(incoming, returns)
+        nret = len(returns)
+        inner: dict[int, list[Edge]] = {head.label: [Edge(entry_pred, env_x, dict(renamed))]}
+        self.abstract += 1
+        try:
+            self.run_region(fn, ordered, inner, returns, body, header=head.label)
+        finally:
+            self.abstract -= 1
+            left = returns[nret:]
+            self.restore(saved, incoming, returns)
         inner.pop(head.label, None)
+        exits = [e.pred for es in inner.values() for e in es] + [p for p, _, _ in left]
+        self.given.append(z3.Implies(reached, z3.And(inv, z3.Or(*exits)) if exits else z3.BoolVal(False)))
         for label, es in inner.items():
             incoming.setdefault(label, []).extend(es)
+        returns.extend(left)
 
     def iterate(self, fn: Function, head: Block, ordered: list[Block], body: set[int], env: dict[Any, Any],
                 pred: Any, phis: dict[int, Any], incoming: dict[int, list[Edge]],
@@ -861,7 +914,7 @@ class Encoder:
             env["phase_wg"] = z3.simplify(z3.If(pred, wg + one, wg))
         if sem & UNIFORM_MEMORY:
             env["phase_sb"] = z3.simplify(z3.If(pred, sb + one, sb))
-        self.trace.barriers.append(BarrierRecord(pred, inst, self.key + (inst.index,)))
+        self.trace.barriers.append(BarrierRecord(pred, inst, self.key + (inst.index,), tuple(self.given)))
 
     def atomic(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
         op, w = inst.op, inst.words

@@ -243,7 +243,7 @@ class _Prover:
             if per_dimension:
                 conds += [z3.UGE(idx, n) for idx, n in a.steps if n > 0]
             if conds:
-                groups.setdefault(a.inst.index, []).append((a, z3.And(a.pred, z3.Or(*conds))))
+                groups.setdefault(a.inst.index, []).append((a, z3.And(a.pred, *a.given, z3.Or(*conds))))
         for items in groups.values():
             model = self.check(cons + [z3.Or(*[c for _, c in items])])
             if model is None:
@@ -261,7 +261,7 @@ class _Prover:
         for r in trace.asserts:
             two = spec.mentions_other(r.cond, trace)
             before = trace.assumes[:r.assumed] if r.assumed is not None else trace.assumes
-            model = self.check((pair if two else cons) + before + [r.pred, z3.Not(r.cond)])
+            model = self.check((pair if two else cons) + before + list(r.given) + [r.pred, z3.Not(r.cond)])
             if model is not None:
                 out.append(self.example("assertion", "an assertion (__assert) can fail", model, [], single=not two,
                                         insts=[r.inst]))
@@ -273,7 +273,8 @@ class _Prover:
             raise enc.Unmodelled("unsupported construct: the two invocations' barriers could not be paired")
         out = []
         for ba, bb in zip(ta.barriers, tb.barriers):
-            model = self.check(cons + [ba.pred != bb.pred])
+            # after a summarised loop: its exit states (both invocations') satisfy its invariants
+            model = self.check(cons + list(ba.given) + list(bb.given) + [ba.pred != bb.pred])
             if model is not None:
                 out.append(self.example("barrier-divergence", "a barrier reached by one invocation of a "
                                         "work-group and not by another", model, [], insts=[ba.inst]))
@@ -301,7 +302,7 @@ class _Prover:
                 else:
                     unordered = z3.Or(z3.Not(same_group), a.phase_sb == b.phase_sb)
                 groups.setdefault((a.inst.index, b.inst.index), []).append(
-                    (a, b, z3.And(a.pred, b.pred, overlap, unordered)))
+                    (a, b, z3.And(a.pred, b.pred, *a.given, *b.given, overlap, unordered)))
         for items in groups.values():
             model = self.check(cons + [z3.Or(*[c for _, _, c in items])])
             if model is None:
