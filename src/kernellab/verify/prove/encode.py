@@ -209,8 +209,9 @@ class Encoder:
         self.given: list[Any] = []
         self.specs = Specs(self, self._assert_record)
 
-    def _assert_record(self, *args: Any) -> AssertRecord:
-        return AssertRecord(*args, given=tuple(self.given))
+    def _assert_record(self, pred: Any, cond: Any, inst: Inst, abstract: bool = False,
+                       assumed: int | None = None) -> AssertRecord:
+        return AssertRecord(pred, cond, inst, abstract, assumed, tuple(self.given))
 
     def may(self, pred: Any) -> bool:
         """Whether ``pred`` can hold on this path (with what the summarised loops before it give)."""
