@@ -41,3 +41,56 @@ def test_exit_state_of_summarised_loop_is_not_vacuous(tmp_path: Path) -> None:
     racy = prove_cl(tmp_path, AFTER_LOOP % "barrier(CLK_LOCAL_MEM_FENCE);\n  L[i % 64] = 1;\n"
                     "  barrier(CLK_LOCAL_MEM_FENCE);", args=N)
     assert "data-race" in kinds(racy), racy
+
+
+# --- what an invocation reads back of its own writes -----------------------------------------
+
+OWN_WRITE = """
+__kernel void k(__global int *A, __global int *B) {
+  __local int L[64];
+  L[get_local_id(0)] = get_local_id(0);
+  %s
+  B[get_group_id(0) * 64 + L[get_local_id(0)]] = 1;
+}
+"""
+
+
+@needs_clspv
+def test_a_read_sees_the_invocations_own_write(tmp_path: Path) -> None:
+    # each invocation reads back its own local id: distinct indexes, no race on B
+    clean = prove_cl(tmp_path, OWN_WRITE % "")
+    assert clean.verdict == "proven", clean
+    # the same value written by every invocation: every one writes the same B element
+    racy = prove_cl(tmp_path, OWN_WRITE.replace("= get_local_id(0);", "= 0;") % "")
+    assert kinds(racy) == {"data-race"}, racy
+
+
+@needs_clspv
+def test_a_barrier_forgets_the_own_writes(tmp_path: Path) -> None:
+    # invocation 0 overwrites L[1] between two barriers: invocation 1 reads 0, as invocation 0 does
+    planted = ("barrier(CLK_LOCAL_MEM_FENCE);\n  if (get_local_id(0) == 0) L[1] = 0;\n"
+               "  barrier(CLK_LOCAL_MEM_FENCE);")
+    racy = prove_cl(tmp_path, OWN_WRITE % planted)
+    assert "data-race" in kinds(racy), racy
+
+
+def test_private_memory_merged_after_a_summarised_loop_in_a_branch() -> None:
+    from tests.unit.test_prove_engine import prove_glsl
+    # x is 5 where the loop ran (the path that skips it wrote 0 before: that write must not be seen
+    # on the loop's path): every invocation then writes d[0]
+    src = """#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { uint d[]; };
+layout(push_constant) uniform P { uint n; uint c; } pc;
+void main() {
+  uint x = 0u;
+  if (pc.c != 0u) {
+    for (uint i = 0u; i < pc.n; i++) { x = 5u; }
+  }
+  if (x == 5u) d[%s] = gl_LocalInvocationID.x;
+}
+"""
+    racy = prove_glsl(src % "0", buffer_bytes=None)
+    assert "data-race" in kinds(racy), racy
+    clean = prove_glsl(src % "gl_GlobalInvocationID.x", buffer_bytes=None)
+    assert clean.verdict == "proven", clean

@@ -167,9 +167,21 @@ class PrivateMemory:
                 out = z3.If(z3.And(p, o == offset), b, out)
         return out
 
-    def merge(self, other: PrivateMemory) -> PrivateMemory:
+    def as_array(self) -> Any:
+        """The contents as one z3 array term."""
+        arr = self.initial
+        for o, _, b, p in self.writes:
+            stored = z3.Store(arr, o, b)
+            arr = stored if z3.is_true(p) else z3.If(p, stored, arr)
+        return arr
+
+    def merge(self, other: PrivateMemory, cond: Any) -> PrivateMemory:
+        """This memory where ``cond`` holds, ``other`` elsewhere."""
         if other is self:
             return self
+        if not self.initial.eq(other.initial):
+            # one path started afresh (a summarised loop, a barrier): no shared part to join after
+            return PrivateMemory(z3.If(cond, self.as_array(), other.as_array()), ())
         a, b = self.writes, other.writes
         n = 0
         while n < min(len(a), len(b)) and a[n] is b[n]:
@@ -287,7 +299,14 @@ class Encoder:
         self.record(env, pred, p, max(t.size, 1), "read", inst)
         array = self.memory.read_only.get(p.root)
         if array is None:
-            return self.fresh(t, "ld")
+            own = env.get(("mem", p.root))
+            if own is None:
+                return self.fresh(t, "ld")
+            # what this invocation wrote since the last barrier that orders this memory: another
+            # invocation's write to those bytes in between would race with that write (reported),
+            # so where no race is the value is this invocation's; bytes it did not write are any
+            # value (the same for two reads: a write between them races with the reads)
+            return self.bytes_value(own.load, p.offset, t, inst)
         value = self.bytes_value(lambda o: z3.Select(array, o), p.offset, t, inst)
         self.trace.reads.append((p.root, p.offset, t.size))
         return value
@@ -845,8 +864,36 @@ class Encoder:
             self.private_store(env, pred, p, v, p.pointee, inst)
         elif p.storage in ("StorageBuffer", "Workgroup"):
             self.record(env, pred, p, max(p.pointee.size, 1), "write", inst)
+            self.shared_store(env, pred, p, v, inst)
         else:
             raise self.unmodelled(inst, f"a store to {p.storage} memory")
+
+    def shared_store(self, env: dict[Any, Any], pred: Any, p: Pointer, v: Any, inst: Inst) -> None:
+        """Log a write to shared memory for this invocation's own later reads (:meth:`load`)."""
+        if p.root in self.memory.read_only:
+            return
+        key = ("mem", p.root)
+        mem = env.get(key)
+        if not isinstance(mem, PrivateMemory):
+            mem = self.fresh_memory()
+        env[key] = mem.store(pred, self.value_bytes(p.offset, p.pointee, v, inst))
+        self.stored.add(p.root)
+
+    def fresh_memory(self) -> PrivateMemory:
+        # named as the other values made here, so that a loop's renaming (spec.renaming) finds it
+        return PrivateMemory(z3.Array(f"{self.tag}_v{next(self.fresh_count)}", z3.BitVecSort(64),
+                                      z3.BitVecSort(8)), ())
+
+    def forget_shared(self, env: dict[Any, Any], sem: int) -> None:
+        """After a barrier other invocations may have written what this one wrote before it: its
+        logs of the memory the barrier orders start afresh."""
+        for key in list(env):
+            if not (isinstance(key, tuple) and key[0] == "mem"):
+                continue
+            storage = self.m.types[self.m.type_of[key[1]]].storage
+            if (storage == "Workgroup" and sem & WORKGROUP_MEMORY) or \
+                    (storage == "StorageBuffer" and sem & UNIFORM_MEMORY):
+                env[key] = self.fresh_memory()
 
     def memory_barrier(self, env: dict[Any, Any], inst: Inst) -> None:
         k = _const_int(self.value(env, inst.words[1]))
@@ -915,6 +962,7 @@ class Encoder:
             env["phase_wg"] = z3.simplify(z3.If(pred, wg + one, wg))
         if sem & UNIFORM_MEMORY:
             env["phase_sb"] = z3.simplify(z3.If(pred, sb + one, sb))
+        self.forget_shared(env, sem)
         self.trace.barriers.append(BarrierRecord(pred, inst, self.key + (inst.index,), tuple(self.given)))
 
     def atomic(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
@@ -929,6 +977,8 @@ class Encoder:
             raise self.unmodelled(inst, f"{op} on {p.storage} memory")
         kind = "atomic-read" if op == "OpAtomicLoad" else "atomic-write"
         self.record(env, pred, p, max(p.pointee.size, 1), kind, inst)
+        if kind == "atomic-write":  # other invocations' atomics change it too: any value from here on
+            self.shared_store(env, pred, p, self.fresh(p.pointee, "atomic"), inst)
         if inst.typed:
             env[w[1]] = self.fresh(self.m.types[w[0]], "atomic")
 
@@ -1119,7 +1169,7 @@ _FLOAT_OPS = frozenset({"OpDot", "OpVectorTimesScalar", "OpMatrixTimesVector", "
 
 def _ite(c: Any, a: Any, b: Any) -> Any:
     if isinstance(a, PrivateMemory) and isinstance(b, PrivateMemory):
-        return a.merge(b)
+        return a.merge(b, c)
     if isinstance(a, tuple):
         return tuple(_ite(c, x, y) for x, y in zip(a, b))
     if isinstance(a, Pointer) or isinstance(b, Pointer):
