@@ -94,3 +94,33 @@ void main() {
     assert "data-race" in kinds(racy), racy
     clean = prove_glsl(src % "gl_GlobalInvocationID.x", buffer_bytes=None)
     assert clean.verdict == "proven", clean
+
+
+@needs_clspv
+def test_a_read_sees_the_own_write_across_one_barrier(tmp_path: Path) -> None:
+    # another invocation's write to L[local id] before the barrier races with this one's write,
+    # after it with this one's read: where no race is, the value is this invocation's
+    clean = prove_cl(tmp_path, OWN_WRITE % "barrier(CLK_LOCAL_MEM_FENCE);")
+    assert clean.verdict == "proven", clean
+    racy = prove_cl(tmp_path, OWN_WRITE % "barrier(CLK_LOCAL_MEM_FENCE);\n  if (get_local_id(0) == 0) L[1] = 0;")
+    assert "data-race" in kinds(racy), racy
+
+
+BARRIER_INVARIANT = """
+__kernel void k(__global int *A) {
+  __local int L[64];
+  L[get_local_id(0)] = get_local_id(0);
+  __barrier_invariant_1(L[get_local_id(0)] == %s, get_local_id(0));
+  barrier(CLK_LOCAL_MEM_FENCE);
+  __assert(L[get_local_id(0)] == get_local_id(0));
+}
+"""
+
+
+@needs_clspv
+def test_unary_barrier_invariant_is_checked(tmp_path: Path) -> None:
+    from tests.unit.test_prove_annotations import prove
+    clean = prove(tmp_path, BARRIER_INVARIANT % "get_local_id(0)")
+    assert clean.verdict == "proven", clean  # type: ignore[attr-defined]
+    wrong = prove(tmp_path, BARRIER_INVARIANT % "get_local_id(0) + 1")
+    assert wrong.verdict == "defect" and kinds(wrong) == {"assertion"}, wrong  # type: ignore[attr-defined,arg-type]

@@ -142,10 +142,12 @@ class PrivateMemory:
 
     initial: Any  # z3 Array(BV64, BV8)
     writes: tuple[tuple[Any, int | None, Any, Any], ...]  # (offset, constant offset, byte, predicate)
+    #: shared memory's log: the writes before this index were made before the last barrier
+    phase_start: int = 0
 
     def store(self, pred: Any, pairs: list[tuple[Any, Any]]) -> PrivateMemory:
         new = tuple((o, o.as_long() if z3.is_bv_value(o) else None, b, pred) for o, b in pairs)
-        return PrivateMemory(self.initial, self.writes + new)
+        return PrivateMemory(self.initial, self.writes + new, self.phase_start)
 
     def load(self, offset: Any) -> Any:
         k = offset.as_long() if z3.is_bv_value(offset) else None
@@ -179,14 +181,15 @@ class PrivateMemory:
         """This memory where ``cond`` holds, ``other`` elsewhere."""
         if other is self:
             return self
-        if not self.initial.eq(other.initial):
-            # one path started afresh (a summarised loop, a barrier): no shared part to join after
-            return PrivateMemory(z3.If(cond, self.as_array(), other.as_array()), ())
         a, b = self.writes, other.writes
         n = 0
         while n < min(len(a), len(b)) and a[n] is b[n]:
             n += 1
-        return PrivateMemory(self.initial, a + b[n:])
+        if not self.initial.eq(other.initial) or self.phase_start != other.phase_start or self.phase_start > n:
+            # one path started afresh (a summarised loop, a barrier): no shared part to join after
+            # (and the writes before the last barrier are no longer told apart: the next drops them)
+            return PrivateMemory(z3.If(cond, self.as_array(), other.as_array()), ())
+        return PrivateMemory(self.initial, a + b[n:], self.phase_start)
 
 
 @dataclass
@@ -885,15 +888,20 @@ class Encoder:
                                       z3.BitVecSort(8)), ())
 
     def forget_shared(self, env: dict[Any, Any], sem: int) -> None:
-        """After a barrier other invocations may have written what this one wrote before it: its
-        logs of the memory the barrier orders start afresh."""
+        """A barrier that orders a memory ends this invocation's knowledge of the writes it made
+        before the previous one: another invocation may have written those bytes between the two
+        barriers without racing. Its writes since the previous barrier stay: another's write to
+        those bytes before this barrier races with them, and one after it with this invocation's
+        read."""
         for key in list(env):
             if not (isinstance(key, tuple) and key[0] == "mem"):
                 continue
             storage = self.m.types[self.m.type_of[key[1]]].storage
             if (storage == "Workgroup" and sem & WORKGROUP_MEMORY) or \
                     (storage == "StorageBuffer" and sem & UNIFORM_MEMORY):
-                env[key] = self.fresh_memory()
+                mem = env[key]
+                kept = mem.writes[mem.phase_start:]
+                env[key] = PrivateMemory(self.fresh_memory().initial, kept, len(kept))
 
     def memory_barrier(self, env: dict[Any, Any], inst: Inst) -> None:
         k = _const_int(self.value(env, inst.words[1]))
