@@ -879,7 +879,12 @@ class Encoder:
         mem = env.get(key)
         if not isinstance(mem, PrivateMemory):
             mem = self.fresh_memory()
-        env[key] = mem.store(pred, self.value_bytes(p.offset, p.pointee, v, inst))
+        try:
+            pairs = self.value_bytes(p.offset, p.pointee, v, inst)
+        except Unmodelled:  # a value with no byte layout here: forget what this invocation wrote
+            env[key] = self.fresh_memory()
+        else:
+            env[key] = mem.store(pred, pairs)
         self.stored.add(p.root)
 
     def fresh_memory(self) -> PrivateMemory:
