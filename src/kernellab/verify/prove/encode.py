@@ -29,6 +29,9 @@ from kernellab.verify.prove.spec import OtherRecord, Specs, subterms
 
 #: iterations a loop is unrolled before the encoder gives up on it
 MAX_UNROLL = 32
+#: iterations a loop is unrolled when an inner loop had to be summarised in it (each unrolled copy
+#: pays the inner loop's invariant inference: 32 copies run past the time limit)
+MAX_UNROLL_NESTED = 4
 #: SPIR-V memory-semantics bits (the dynamic checker's rules: docs/verify-vulkan.md)
 UNIFORM_MEMORY = 0x40
 WORKGROUP_MEMORY = 0x100
@@ -521,8 +524,10 @@ class Encoder:
         current = edges
         key = self.key
         saved = self.snapshot(incoming, returns)
+        summarized = self.trace.summarized
+        limit = MAX_UNROLL
         for k in range(MAX_UNROLL + 1):
-            if k == MAX_UNROLL:
+            if k >= limit:
                 self.restore(saved, incoming, returns)
                 self.key = key
                 self.summarize_loop(fn, head, body, ordered, edges, incoming, returns)
@@ -537,6 +542,8 @@ class Encoder:
             back = [e for e in back if self.may(e.pred)]
             if not back:
                 break
+            if self.trace.summarized > summarized and limit == MAX_UNROLL and not self._has_barrier(fn, body, set()):
+                limit = MAX_UNROLL_NESTED  # a loop with a barrier cannot be summarised: unrolled on
             current = back
         self.key = key
 
