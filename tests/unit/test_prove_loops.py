@@ -146,3 +146,23 @@ def test_outer_loop_summarised_early_when_an_inner_one_is(tmp_path: Path) -> Non
     assert clean.seconds < 30, clean.seconds
     racy = prove_cl(tmp_path, NESTED % "A[i] = 1;")
     assert "data-race" in kinds(racy), racy
+
+
+UNIFORM = """
+__kernel void k(int n) {
+  for (int k = %s; __assert(__uniform_int(k)), __assert(__uniform_bool(__enabled())), k < %s; k += %s) {
+  }
+}
+"""
+
+
+@needs_clspv
+def test_uniform_loop_variable_of_a_summarised_loop(tmp_path: Path) -> None:
+    from tests.unit.test_prove_annotations import prove
+    clean = prove(tmp_path, UNIFORM % ("0", "n", "1"))
+    assert clean.verdict == "proven", clean  # type: ignore[attr-defined]
+    for planted in [("get_local_id(0) % 2", "n", "1"),     # not equal on entry
+                    ("0", "n", "1 + (get_local_id(0) & 1)"),  # not kept equal by an iteration
+                    ("0", "n + get_local_id(0)", "1")]:    # equal while both run, but not in lock-step
+        o = prove(tmp_path, UNIFORM % planted)
+        assert o.verdict == "defect" and kinds(o) == {"assertion"}, (planted, o)  # type: ignore[attr-defined,arg-type]

@@ -124,8 +124,25 @@ class Trace:
     summarized: int = 0
     #: the values ``__other_*`` annotations take from the other invocation
     others: list[OtherRecord] = field(default_factory=list)
+    #: the loops summarised by invariants, for the two-invocation invariants (:func:`uniform_loops`)
+    loops: list[LoopSummary] = field(default_factory=list)
     #: ids of assumptions that repeat a checked assertion (a called function's precondition)
     after_checks: set[int] = field(default_factory=set)
+
+
+@dataclass
+class LoopSummary:
+    """A summarised loop as the two-invocation invariants need it: where it is (``key``), its
+    havocked loop variables, their values on entry, and the back edges of one iteration that
+    assumes the kept invariants (predicate, the variables' next values)."""
+
+    key: tuple[int, ...]
+    havoc: dict[int, Any]
+    entry: dict[int, Any]
+    entry_pred: Any
+    back: list[tuple[Any, dict[int, Any]]]
+    #: the kept one-invocation invariants (assumed where the loop is entered)
+    invariant: Any = None
 
 
 @dataclass
@@ -550,16 +567,17 @@ class Encoder:
     def snapshot(self, incoming: dict[int, list[Edge]], returns: list[Any]) -> tuple[Any, ...]:
         t = self.trace
         return ({k: list(v) for k, v in incoming.items()}, len(returns), len(t.accesses), len(t.barriers),
-                len(t.asserts), len(t.assumes), len(t.reads), len(t.others), len(self.given))
+                len(t.asserts), len(t.assumes), len(t.reads), len(t.others), len(self.given), len(t.loops))
 
     def restore(self, saved: tuple[Any, ...], incoming: dict[int, list[Edge]], returns: list[Any]) -> None:
-        inc, nret, na, nb, nas, nam, nr, no, ng = saved
+        inc, nret, na, nb, nas, nam, nr, no, ng, nl = saved
         del self.given[ng:]
         incoming.clear()
         incoming.update(inc)
         del returns[nret:]
         t = self.trace
         del t.accesses[na:], t.barriers[nb:], t.asserts[nas:], t.assumes[nam:], t.reads[nr:], t.others[no:]
+        del t.loops[nl:]
 
     def summarize_loop(self, fn: Function, head: Block, body: set[int], ordered: list[Block], edges: list[Edge],
                        incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
@@ -623,6 +641,9 @@ class Encoder:
             candidates = keep
         reached = z3.And(entry_pred, *self.given) if self.given else entry_pred
         invariant = z3.Implies(reached, z3.And(*candidates)) if candidates else z3.BoolVal(True)
+        self.trace.loops.append(LoopSummary(self.key + (head.label,), havoc, entry_vals, reached,
+                                            [(e.pred, {r: e.phis[r] for r in havoc if r in e.phis}) for e in back],
+                                            invariant))
         self.trace.assumes.append(invariant)
         self.abstract += 1
         self.trace.summarized += 1
@@ -1255,3 +1276,44 @@ def _first_line(b: Block) -> tuple[str, int] | None:
 def _line(b: Block, m: Module) -> str:
     line = _first_line(b)
     return str(line[1]) if line else "?"
+
+
+def uniform_loops(ta: Trace, tb: Trace, check: Any) -> list[Any]:
+    """Two-invocation invariants of the loops both invocations summarise at the same place: a loop
+    variable equal in both (GPUVerify's uniformity), found as Houdini finds the others — equal on
+    entry where both enter, and kept equal by one iteration of each from equal values, with the
+    back edge taken by both or by neither (the loop runs in lock-step, so "the same iteration" of
+    the two is defined). ``check(constraints)`` says whether they can hold together. What comes
+    back relates the two invocations at the same iteration: it is for ``__other_*`` (the other's
+    value at the same place), not for races, which pair every iteration of one with every
+    iteration of the other."""
+    by_key = {s.key: s for s in tb.loops}
+    out: list[Any] = []
+    for la in ta.loops:
+        lb = by_key.get(la.key)
+        if lb is None or set(la.havoc) != set(lb.havoc):
+            continue
+        both = z3.And(la.entry_pred, lb.entry_pred)
+        rids = [r for r in la.havoc if z3.is_bv(la.havoc[r]) and la.havoc[r].sort() == lb.havoc[r].sort()]
+        rids = [r for r in rids if not check([both, la.entry[r] != lb.entry[r]])]
+        while rids:
+            equal = [la.havoc[r] == lb.havoc[r] for r in rids]
+            go_a = z3.Or(*[p for p, _ in la.back]) if la.back else z3.BoolVal(False)
+            go_b = z3.Or(*[p for p, _ in lb.back]) if lb.back else z3.BoolVal(False)
+            if check([both, *equal, go_a != go_b]):
+                rids = []  # not in lock-step: nothing is "the same iteration"
+                break
+            keep = []
+            for r in rids:
+                broken = False
+                for pa, na in la.back:
+                    for pb, nb in lb.back:
+                        if r in na and r in nb and check([both, *equal, pa, pb, na[r] != nb[r]]):
+                            broken = True
+                if not broken:
+                    keep.append(r)
+            if len(keep) == len(rids):
+                break
+            rids = keep
+        out += [z3.Implies(both, la.havoc[r] == lb.havoc[r]) for r in rids]
+    return out

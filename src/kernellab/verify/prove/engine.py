@@ -168,8 +168,13 @@ class _Prover:
         same_group = z3.And(*[ids_a.group[d] == ids_b.group[d] for d in range(3)])
         found: list[Counterexample] = []
         found += self.out_of_bounds(trace_a, base + cons_a + trace_a.assumes)
-        found += self.assertions(trace_a, base + cons_a, base + cons_a + cons_b + [distinct] + [
-            a for a in trace_b.assumes if a.get_id() not in trace_b.after_checks] + spec.link_others(trace_a, trace_b))
+        pair = base + cons_a + cons_b + [distinct] + [
+            a for a in trace_b.assumes if a.get_id() not in trace_b.after_checks] + spec.link_others(trace_a, trace_b)
+        if trace_a.loops and any(spec.mentions_other(r.cond, trace_a) for r in trace_a.asserts):
+            # A's own loop invariants only: its other assumptions hold after the places they are made
+            known = pair + [s.invariant for s in trace_a.loops if s.invariant is not None]
+            pair = pair + enc.uniform_loops(trace_a, trace_b, lambda c: self.check(known + c) is not None)
+        found += self.assertions(trace_a, base + cons_a, pair)
         found += self.divergence(trace_a, trace_b, both + [distinct, same_group])
         found += self.races(trace_a, trace_b, both + [distinct], same_group)
         return Outcome("defect" if found else "proven", found)
