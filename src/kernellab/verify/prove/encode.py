@@ -32,6 +32,10 @@ MAX_UNROLL = 32
 #: iterations a loop is unrolled when an inner loop had to be summarised in it (each unrolled copy
 #: pays the inner loop's invariant inference: 32 copies run past the time limit)
 MAX_UNROLL_NESTED = 4
+#: byte writes of shared memory an invocation's log keeps since the barrier before the last: past
+#: that, its reads are fresh values (each read walks the log in Python: an unrolled loop's writes
+#: made the encoding quadratic)
+SHARED_LOG_MAX = 32
 #: SPIR-V memory-semantics bits (the dynamic checker's rules: docs/verify-vulkan.md)
 UNIFORM_MEMORY = 0x40
 WORKGROUP_MEMORY = 0x100
@@ -323,7 +327,7 @@ class Encoder:
         array = self.memory.read_only.get(p.root)
         if array is None:
             own = env.get(("mem", p.root))
-            if own is None:
+            if own is None or len(own.writes) > SHARED_LOG_MAX:
                 return self.fresh(t, "ld")
             # what this invocation wrote since the last barrier that orders this memory: another
             # invocation's write to those bytes in between would race with that write (reported),
