@@ -51,6 +51,7 @@ class DataResource(Resource):
     src = Str(default="", description="file to initialize the resource from")
     dst = Str(default="", description="file to write the contents to after the commands ran")
     memory_group = Nested(MemoryGroup, default=None)
+    model_locations: ClassVar[tuple[str, ...]] = ("src_path", "dst_path")
     _src_path: Path | None = None
     _dst_path: Path | None = None
 
@@ -134,6 +135,7 @@ class Image(DataResource):
 class RawData(Resource):
     kind: ClassVar[str] = "raw_data"
     src = Str(nonempty=True, description="NumPy file holding the bytes")
+    model_locations: ClassVar[tuple[str, ...]] = ("src_path",)
     _src_path: Path | None = None
 
     @property
@@ -169,6 +171,7 @@ class Shader(Resource):
     specialization_constants = List(SpecializationConstant, default=[])
     subgroup = Nested(SubgroupSize, default=None,
                       description="kernellab's extension: the compute pipeline's subgroup sizing (docs/scenario.md)")
+    model_locations: ClassVar[tuple[str, ...]] = ("src_path", "include_paths")
     _src_path: Path | None = None
     _include_paths: tuple[Path, ...] = ()
 
@@ -197,6 +200,7 @@ class Graph(Resource):
     specialization_constants_map = List(SpecializationConstantMap, default=[])
     shader_substitutions = List(ShaderSubstitution, default=[])
     push_constants_size = Int(0, U32, default=0)
+    model_locations: ClassVar[tuple[str, ...]] = ("src_path",)
     _src_path: Path | None = None
 
     @property
@@ -212,6 +216,7 @@ class GraphConstant(Resource):
     dims = List(Int(1, I64), min_len=1, max_len=6)
     format = VkFormat
     src = Str(nonempty=True, description="NumPy file holding the values, shaped by dims")
+    model_locations: ClassVar[tuple[str, ...]] = ("src_path",)
     _src_path: Path | None = None
 
     @property
@@ -270,11 +275,23 @@ class Binding(Node):
     descriptor_type = Enum("VK_DESCRIPTOR_TYPE_AUTO", "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
                            "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE", "VK_DESCRIPTOR_TYPE_SAMPLER",
                            "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER", "VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER",
-                           "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER", default="VK_DESCRIPTOR_TYPE_AUTO")
-    texel_format = _optional_format("kernellab's extension: the VkFormat a texel buffer binding views the buffer as")
-    #: in memory only (a part of a split PySchedCL dispatch, never read from a file): the bytes
-    #: (offset, size) of the buffer the binding sees, from its offset as byte 0 (an OpenCL sub-buffer)
-    buffer_range: tuple[int, int] | None = None
+                           "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER", "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC",
+                           "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC", default="VK_DESCRIPTOR_TYPE_AUTO")
+    texel_format = _optional_format("kernellab's extension: the VkFormat a texel buffer binding views the buffer as "
+                                    "(its VkBufferView's)")
+    #: the bytes (offset, size) of the buffer the binding sees, from its offset as byte 0: a part of
+    #: a split PySchedCL dispatch (an OpenCL sub-buffer), or a file's descriptor range (the Vulkan
+    #: descriptor's offset and range, AmberScript's DESCRIPTOR_OFFSET/DESCRIPTOR_RANGE)
+    buffer_range = List(Int(0, U64), default=None, min_len=2, max_len=2,
+                        description="kernellab extension: [offset, size] in bytes of the buffer the descriptor "
+                                    "sees (VkDescriptorBufferInfo's offset and range); absent: the whole buffer")
+    array_element = Int(0, U32, default=0,
+                        description="kernellab extension: the element of a descriptor array this binding fills "
+                                    "(VkWriteDescriptorSet's dstArrayElement); bindings of one set and binding "
+                                    "number fill elements 0, 1, ... of the shader's array of buffers")
+    dynamic_offset = Int(0, U32, default=0,
+                         description="kernellab extension: a dynamic descriptor's offset, added to the range's "
+                                     "when the set is bound (vkCmdBindDescriptorSets' pDynamicOffsets)")
 
 
 class Command(Node):

@@ -67,6 +67,8 @@ IMG = SHADER + "IMAGE img FORMAT R8G8B8A8_UNORM DIM_2D WIDTH 4 HEIGHT 2 FILL 0\n
      "combined_image_sampler needs SAMPLER"),
     ("BIND BUFFER img AS storage_image SAMPLER smp BINDING 0", "line 10, column 22", "SAMPLER goes with"),
     ("BIND BUFFER buf AS storage_image BINDING 0", "line 10, column 15", "is a BUFFER, not an IMAGE"),
+    ("BIND BUFFER img AS storage DESCRIPTOR_SET 0 BINDING 0", "line 10, column 15",
+     "'img' is an IMAGE: bind it as storage_image"),
     ("BIND BUFFER img AS sampled_image BINDING 0 BASE_MIP_LEVEL 1", "line 10, column 61", "BASE_MIP_LEVEL 1"),
     ("BIND SAMPLER nope BINDING 1", "line 10, column 16", "no sampler 'nope'"),
     ("BIND SAMPLER smp DESCRIPTOR_SET 0", "line 10, column 16", "BIND SAMPLER needs BINDING"),
@@ -292,3 +294,31 @@ def test_a_multisampled_image_needs_the_feature_and_the_sample_count():
         "shaderStorageImageMultisample (IMAGE ms, line 5)"]
     assert missing_for_images(script, Supported(features={"shaderStorageImageMultisample": True},
                                                 limits={"storageImageSampleCounts": 0b1111})) == []
+
+
+def test_a_sampler_as_opencl_bits_and_where_clspv_reads_them():
+    from kernellab.formats.amber.clspv_layout import sampler_masks
+    from kernellab.formats.amber.images import opencl_sampler_bits
+    from kernellab.formats.amber.script import KernelArgument, Pipeline, Sampler
+
+    # CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST, and unnormalized,
+    # CLK_ADDRESS_REPEAT | CLK_FILTER_LINEAR
+    assert opencl_sampler_bits(Sampler("a", 1, address_modes=("CLAMP_EDGE", "REPEAT", "REPEAT"))) == 0x13
+    assert opencl_sampler_bits(Sampler("b", 1, mag_filter="LINEAR", normalized=False)) == 0x26
+    layout = {0: KernelArgument("ArgumentSampledImage"), 1: KernelArgument("ArgumentSampler", 0, 1,
+                                                                           sampler_mask_offset=8)}
+    pipe = Pipeline("p", 3, entry="k")
+    assert sampler_masks(pipe, b"\1\2", layout, {1: 0x26}, lambda line, msg: InputError([])) == \
+        b"\1\2" + bytes(6) + b"\x26\0\0\0"
+    with pytest.raises(InputError):
+        sampler_masks(pipe, b"", layout, {}, lambda line, msg: InputError.at("t.amber", f"line {line}", msg))
+
+
+def test_a_literal_sampler_s_bits_make_its_sampler():
+    from kernellab.formats.amber.images import literal_sampler, opencl_sampler_bits
+
+    s = literal_sampler(0x12)  # CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST, unnormalized
+    assert (s.address_modes, s.mag_filter, s.normalized, s.max_lod) == (("CLAMP_EDGE",) * 3, "NEAREST", False, 0.0)
+    for bits in (0x13, 0x17, 0x19, 0x25):
+        assert opencl_sampler_bits(literal_sampler(bits)) == bits
+    assert literal_sampler(0x10).address_modes[0] == "CLAMP_EDGE"  # CLK_ADDRESS_NONE

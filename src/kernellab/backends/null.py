@@ -40,7 +40,6 @@ from kernellab.backends.base import (
     Limits,
     Program,
     ProgramSpec,
-    TexelBufferBinding,
 )
 from kernellab.errors import DeviceError
 
@@ -162,7 +161,7 @@ class NullBackend(Backend):
         return program
 
     def _dispatch(self, program: Program, groups: tuple[int, int, int],
-                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes, label: str) -> None:
+                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str) -> None:
         assert isinstance(program, NullProgram)
         bound = {slot: b for slot, b in bindings.items() if isinstance(b, NullBuffer)}
         self._frame.append(_Recorded(label, program, bound, bytes(push_data), groups))
@@ -170,7 +169,7 @@ class NullBackend(Backend):
                      bindings={slot: b.uid for slot, b in bound.items()}, push=bytes(push_data))
 
     def _dispatch_range(self, program: Program, groups: tuple[int, int, int],
-                        bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes, label: str,
+                        bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
                         offset: tuple[int, ...], global_size: tuple[int, ...] | None) -> None:
         self._dispatch(program, groups, bindings, push_data, label)
         last = self.events[-1]

@@ -27,7 +27,6 @@ from kernellab.backends.base import (
     Limits,
     Program,
     ProgramSpec,
-    TexelBufferBinding,
 )
 from kernellab.backends.vkcore import VulkanProgram, create_compute_pipeline, specialization_info
 from kernellab.backends.vulkan_device import Instance, VulkanBuffer, VulkanDevice
@@ -59,7 +58,7 @@ class VulkanBackend(Backend):
     capabilities = Capabilities(
         title="Vulkan", languages={"glsl": VULKAN_MODULE, "spirv": VULKAN_MODULE, "opencl-c": VULKAN_MODULE},
         images=True, tensors=True, graphs=True, memory_groups=True, optical_flow=True, mapped_buffers=True,
-        graphics=True)
+        graphics=True, buffer_descriptors=True)
 
     @classmethod
     def devices(cls) -> list[DeviceInfo]:
@@ -171,6 +170,15 @@ class VulkanBackend(Backend):
 
         return np.frombuffer(self.gpu.read_back(buf), dtype=np.uint8)
 
+    def sub_buffer(self, buf: Buffer, offset: int, size: int) -> VulkanBuffer:
+        """``size`` bytes of ``buf`` from ``offset``: the same VkBuffer, bound to descriptors at
+        that offset with that range (a descriptor's range, or a split dispatch's part)."""
+        assert isinstance(buf, VulkanBuffer)
+        if offset < 0 or size < 1 or offset + size > buf.size:
+            raise ValueError(f"buffer {buf.uid!r}: a range of {size} bytes at {offset} exceeds its {buf.size} bytes")
+        return replace(buf, size=size, offset=buf.offset + offset, view=buf.view[offset:offset + size],
+                       owns_memory=False, _array=None)
+
     def buffer_view(self, buf: Buffer) -> np.ndarray:
         """The mapped bytes, writable: files are read straight into it (no staging copy)."""
         assert isinstance(buf, VulkanBuffer)
@@ -217,7 +225,7 @@ class VulkanBackend(Backend):
 
     # --- commands ------------------------------------------------------------------------------
     def _dispatch(self, program: Program, groups: tuple[int, int, int],
-                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding],
+                  bindings: Mapping[tuple[int, int], Buffer | ImageBinding],
                   push_data: bytes, label: str) -> None:
         assert isinstance(program, VulkanProgram)
         gpu = self.gpu
@@ -227,7 +235,7 @@ class VulkanBackend(Backend):
         if gpu.timing:
             gpu.timestamp(cmd)
         gpu.bind_program(cmd, program, vk.VK_PIPELINE_BIND_POINT_COMPUTE, vk.VK_SHADER_STAGE_COMPUTE_BIT,
-                         gpu.descriptor_sets(program, bindings), push_data)
+                         gpu.descriptor_sets(program, bindings), push_data, gpu.dynamic_offsets(program, bindings))
         vk.vkCmdDispatch(cmd, *groups)
         if gpu.timing:
             gpu.end_timing(cmd, label)

@@ -24,13 +24,15 @@ from typing import TYPE_CHECKING, Any
 from kernellab.backends.base import (
     BackendOptions,
     Buffer,
+    BufferArray,
     BufferSpec,
     CommandTiming,
     DeviceInfo,
+    DynamicBuffer,
     ImageBinding,
     Limits,
     ProgramSpec,
-    TexelBufferBinding,
+    TexelBuffer,
     UnsupportedError,
 )
 from kernellab.backends.vkcore import DeviceMemory, VulkanImage, VulkanProgram, dynamic_rendering_supported
@@ -130,6 +132,9 @@ class VulkanBuffer(Buffer):
     #: the CPU reads the mapping fast (host-cached memory); otherwise reads go through a staged copy
     host_cached: bool = True
     _array: np.ndarray | None = field(default=None, repr=False)
+    #: a range of a buffer (``VulkanBackend.sub_buffer``): where it starts in ``handle``, which
+    #: descriptors bind it at (VkDescriptorBufferInfo's offset)
+    offset: int = 0
 
     @property
     def array(self) -> np.ndarray:
@@ -139,6 +144,27 @@ class VulkanBuffer(Buffer):
 
             self._array = np.frombuffer(self.view, dtype=np.uint8)
         return self._array
+
+
+def _set_key(r: Any) -> Any:
+    """What identifies a descriptor's contents, for the cache of descriptor sets."""
+    if isinstance(r, ImageBinding):
+        return (id(r.image), r.lod, getattr(r.image, "layout", None))
+    if isinstance(r, BufferArray):
+        return tuple(_set_key(b) for b in r.elements)
+    if isinstance(r, TexelBuffer):
+        return (id(r.buffer), r.format)
+    return (id(r), None)
+
+
+def _without_dynamic(r: Any) -> Any:
+    """The buffer (or array of buffers) a descriptor is written with: a dynamic offset is given at
+    bind time, not in the set."""
+    if isinstance(r, DynamicBuffer):
+        return r.buffer
+    if isinstance(r, BufferArray):
+        return BufferArray(tuple(_without_dynamic(b) for b in r.elements))
+    return r
 
 
 # VkMemoryPropertyFlagBits (the spec's values: the chooser below runs on plain flags, no binding)
@@ -207,7 +233,8 @@ def choose_memory_types(flags: Sequence[int]) -> MemoryTypes:
 
 #: descriptor kinds a program slot may have -> VkDescriptorType values
 DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3, "combined-image-sampler": 1,
-                    "sampled-image": 2, "sampler": 0, "uniform-texel-buffer": 4, "storage-texel-buffer": 5,
+                    "sampled-image": 2, "sampler": 0, "storage-buffer-dynamic": 9, "uniform-buffer-dynamic": 8,
+                    "uniform-texel-buffer": 4, "storage-texel-buffer": 5,
                     "tensor": 1000460000}  # VK_DESCRIPTOR_TYPE_TENSOR_ARM
 
 
@@ -261,8 +288,8 @@ class VulkanDevice:
         self._descriptor_pools: list[Any] = []
         self._pool_left = 0
         self._sets: dict[tuple, Any] = {}
-        #: (buffer id, VkFormat name) -> VkBufferView of a texel buffer binding
-        self._texel_views: dict[tuple[int, str], Any] = {}
+        #: VkBufferViews of texel buffer descriptors, by (buffer handle address, offset, size, format)
+        self._texel_views: dict[tuple[int, int, int, str], Any] = {}
         self._query_pools: list[Any] = []
         self._cmd: Any = None
         self._bound_pipeline: Any = None
@@ -408,7 +435,10 @@ class VulkanDevice:
                       max_uniform_buffer_range=int(limits.maxUniformBufferRange),
                       max_push_constants_size=int(limits.maxPushConstantsSize),
                       max_shared_memory_size=int(limits.maxComputeSharedMemorySize),
-                      max_allocation_size=allocation, memory_heap_size=heap or None)
+                      max_allocation_size=allocation, memory_heap_size=heap or None,
+                      min_storage_buffer_offset_alignment=int(limits.minStorageBufferOffsetAlignment),
+                      min_uniform_buffer_offset_alignment=int(limits.minUniformBufferOffsetAlignment),
+                      min_texel_buffer_offset_alignment=int(limits.minTexelBufferOffsetAlignment))
 
     # --- memory -------
     def _pick_memory_types(self) -> MemoryTypes:
@@ -501,6 +531,8 @@ class VulkanDevice:
         mapped, b.mapping = b.mapping is not None, None
         if b.owns_memory and mapped:
             nvk.release("vkUnmapMemory", vk.vkUnmapMemory, self.handle, b.memory)
+        if self._texel_views:
+            self._destroy_texel_views(b.handle)
         nvk.release(f"vkDestroyBuffer({b.uid})", vk.vkDestroyBuffer, self.handle, b.handle, None)
         if b.owns_memory:
             nvk.release(f"vkFreeMemory({b.uid})", vk.vkFreeMemory, self.handle, b.memory, None)
@@ -624,19 +656,22 @@ class VulkanDevice:
             return None
         return bytes(self.ffi.buffer(blob, size[0]))
 
-    def set_layout(self, bindings: tuple[tuple[int, str], ...], stages: int | None = None) -> Any:
-        """The layout of one descriptor set, for the compute stage or (``stages``) those given."""
+    def set_layout(self, bindings: tuple[tuple[int, str] | tuple[int, str, int], ...], stages: int | None = None
+                   ) -> Any:
+        """The layout of one descriptor set, for the compute stage or (``stages``) those given: each
+        binding number with its descriptor type (and count, when it is an array of descriptors)."""
         key: tuple = bindings if stages is None else (stages, bindings)
         if key in self._layouts:
             return self._layouts[key]
         vk = self.vk
         stages = vk.VK_SHADER_STAGE_COMPUTE_BIT if stages is None else stages
         entries = []
-        for binding, kind in bindings:
+        for binding, kind, *count in bindings:
             if kind not in DESCRIPTOR_TYPES:
                 raise InputError(f"descriptor type {kind!r} is not supported by the Vulkan backend")
             entries.append(vk.VkDescriptorSetLayoutBinding(binding=binding, descriptorType=DESCRIPTOR_TYPES[kind],
-                                                           descriptorCount=1, stageFlags=stages))
+                                                           descriptorCount=count[0] if count else 1,
+                                                           stageFlags=stages))
         info = vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(entries), pBindings=entries or None)
         with checked("vkCreateDescriptorSetLayout"):
             layout = vk.vkCreateDescriptorSetLayout(self.handle, info, None)
@@ -648,9 +683,10 @@ class VulkanDevice:
         """(set layouts, pipeline layout, set -> binding ids) for ``spec``'s slots and push range,
         seen by the compute stage or (``stages``) those given."""
         vk = self.vk
-        by_set: dict[int, list[tuple[int, str]]] = {}
+        by_set: dict[int, list[tuple[int, str] | tuple[int, str, int]]] = {}
         for slot in spec.slots:
-            by_set.setdefault(slot.set, []).append((slot.id, slot.descriptor))
+            by_set.setdefault(slot.set, []).append((slot.id, slot.descriptor) if slot.count == 1 else
+                                                   (slot.id, slot.descriptor, slot.count))
         n_sets = max(by_set) + 1 if by_set else 0
         set_layouts = [self.set_layout(tuple(sorted(by_set.get(s, []))), stages) for s in range(n_sets)]
         range_stages = vk.VK_SHADER_STAGE_COMPUTE_BIT if stages is None else stages
@@ -660,7 +696,7 @@ class VulkanDevice:
             layout = vk.vkCreatePipelineLayout(self.handle, vk.VkPipelineLayoutCreateInfo(
                 setLayoutCount=n_sets, pSetLayouts=set_layouts or None,
                 pushConstantRangeCount=len(ranges), pPushConstantRanges=ranges or None), None)
-        return set_layouts, layout, {s: tuple(b for b, _ in sorted(by_set.get(s, []))) for s in range(n_sets)}
+        return set_layouts, layout, {s: tuple(b[0] for b in sorted(by_set.get(s, []))) for s in range(n_sets)}
 
     def add_program(self, program: VulkanProgram) -> VulkanProgram:
         """Keep a compute or graphics pipeline until :meth:`close`."""
@@ -683,27 +719,6 @@ class VulkanDevice:
                 image.views[lod] = vk.vkCreateImageView(self.handle, info, None)
         return image.views[lod]
 
-    def texel_view(self, binding: TexelBufferBinding) -> Any:
-        """The VkBufferView of a texel buffer binding: the whole buffer as its format's texels
-        (made once per buffer and format, destroyed with the device)."""
-        from kernellab.vkregistry import vkformat
-
-        buf = binding.buffer
-        assert isinstance(buf, VulkanBuffer)
-        key = (id(buf), binding.format)
-        if key not in self._texel_views:
-            fmt = vkformat.lookup(binding.format)
-            if fmt is None:
-                raise UnsupportedError(f"buffer {buf.uid!r}: unknown texel format {binding.format}")
-            self.use_full_binding()  # the compute binding declares no buffer views
-            vk = self.vk
-            texels = buf.size // fmt.texel_size
-            info = vk.VkBufferViewCreateInfo(buffer=buf.handle, format=fmt.value, offset=0,
-                                             range=texels * fmt.texel_size)
-            with checked(f"vkCreateBufferView({buf.uid}, {binding.format})"):
-                self._texel_views[key] = vk.vkCreateBufferView(self.handle, info, None)
-        return self._texel_views[key]
-
     def color_range(self, base_mip: int = 0, levels: int = 1, base_layer: int = 0, layers: int = 1) -> Any:
         """A color image's subresource range."""
         vk = self.vk
@@ -723,13 +738,15 @@ class VulkanDevice:
 
     # --- descriptor sets -----------------------------------------------------------------------
     def _descriptor_set(self, program: VulkanProgram, set_index: int,
-                        resources: tuple[VulkanBuffer | ImageBinding | TexelBufferBinding, ...]) -> Any:
-        texel_views = {id(r): self.texel_view(r) for r in resources if isinstance(r, TexelBufferBinding)}
+                        resources: tuple[VulkanBuffer | ImageBinding, ...]) -> Any:
+        if any(isinstance(r, TexelBuffer) or isinstance(r, BufferArray) and isinstance(r.elements[0], TexelBuffer)
+               for r in resources):
+            self.use_full_binding()  # the compute binding declares no buffer views
         vk = self.vk
         layout = program.set_layouts[set_index]
-        key = (id(layout), tuple((id(r.image), r.lod, getattr(r.image, "layout", 0)) if isinstance(r, ImageBinding) else
-                                 (id(r.buffer), r.format) if isinstance(r, TexelBufferBinding) else
-                                 (id(r), None) for r in resources))
+        # a dynamic descriptor's set serves every dynamic offset: the set is that of the buffer
+        resources = tuple(_without_dynamic(r) for r in resources)  # type: ignore[misc]
+        key = (id(layout), tuple(_set_key(r) for r in resources))
         hit = self._sets.get(key)
         if hit is not None:
             return hit
@@ -750,20 +767,24 @@ class VulkanDevice:
         keep: list[Any] = []
         for binding, res in zip(program.set_bindings[set_index], resources):
             dtype = DESCRIPTOR_TYPES[kinds[binding]]
-            if isinstance(res, TexelBufferBinding):
-                writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
-                                                      descriptorType=dtype, pTexelBufferView=[texel_views[id(res)]]))
-            elif not isinstance(res, (VulkanBuffer, ImageBinding)):  # a tensor
+            if isinstance(res, TexelBuffer) or isinstance(res, BufferArray) and \
+                    isinstance(res.elements[0], TexelBuffer):
+                elements = res.elements if isinstance(res, BufferArray) else (res,)
+                views = [self.texel_view(t.buffer, t.format) for t in elements if isinstance(t, TexelBuffer)]
+                writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=len(views),
+                                                      descriptorType=dtype, pTexelBufferView=views))
+            elif not isinstance(res, (VulkanBuffer, BufferArray, ImageBinding)):  # a tensor
                 write, k = self.tensor_descriptor_write(dset, binding, res.view)
                 writes.append(write)
                 keep += k
-            elif isinstance(res, VulkanBuffer):
+            elif isinstance(res, (VulkanBuffer, BufferArray)):
                 # a uniform block sees at most maxUniformBufferRange bytes (the run checked it fits)
-                size = res.size if kinds[binding] != "uniform-buffer" else \
-                    min(res.size, self.limits.max_uniform_buffer_range or res.size)
-                info = vk.VkDescriptorBufferInfo(buffer=res.handle, offset=0, range=size)
-                writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
-                                                      descriptorType=dtype, pBufferInfo=[info]))
+                most = self.limits.max_uniform_buffer_range if kinds[binding].startswith("uniform-buffer") else None
+                elements = res.elements if isinstance(res, BufferArray) else (res,)
+                infos = [vk.VkDescriptorBufferInfo(buffer=b.handle, offset=b.offset, range=min(b.size, most or b.size))
+                         for b in elements if isinstance(b, VulkanBuffer)]
+                writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=len(infos),
+                                                      descriptorType=dtype, pBufferInfo=infos))
             else:
                 image = res.image
                 assert isinstance(image, VulkanImage)
@@ -857,22 +878,63 @@ class VulkanDevice:
                 nvk.release("vkDestroyFence", vk.vkDestroyFence, self.handle, fence, None)
             nvk.release("vkFreeCommandBuffers", vk.vkFreeCommandBuffers, self.handle, self.command_pool, 1, [cmd])
     def bind_program(self, cmd: Any, program: VulkanProgram, bind_point: int, push_stages: int, sets: list[Any],
-                     push_data: bytes) -> None:
-        """Bind ``program``'s pipeline (unless it is bound), its descriptor sets and its push data."""
+                     push_data: bytes, dynamic_offsets: Sequence[int] = ()) -> None:
+        """Bind ``program``'s pipeline (unless it is bound), its descriptor sets (with the offsets of
+        its dynamic descriptors, in set and binding order) and its push data."""
         vk = self.vk
         self.bind_pipeline(cmd, bind_point, program.pipeline)
         if sets:
-            vk.vkCmdBindDescriptorSets(cmd, bind_point, program.layout, 0, len(sets), sets, 0, None)
+            vk.vkCmdBindDescriptorSets(cmd, bind_point, program.layout, 0, len(sets), sets, len(dynamic_offsets),
+                                       list(dynamic_offsets) or None)
         if push_data:
             pdata = self.ffi.new("char[]", push_data)
             vk.vkCmdPushConstants(cmd, program.layout, push_stages, 0, len(push_data), pdata)
 
+    def texel_view(self, buf: Buffer, format: str) -> Any:
+        """The VkBufferView of ``buf`` (a buffer or a range of one) in ``format``, made once."""
+        from kernellab.vkregistry import vkformat
+
+        assert isinstance(buf, VulkanBuffer)
+        self.use_full_binding()  # the compute binding declares no buffer views
+        vk = self.vk
+        key = (int(self.ffi.cast("uintptr_t", buf.handle)), buf.offset, buf.size, format)
+        if key not in self._texel_views:
+            fmt = vkformat.lookup(format)
+            if fmt is None:
+                raise UnsupportedError(f"buffer {buf.uid!r}: unknown texel format {format}")
+            # the view covers the whole texels the range holds
+            info = vk.VkBufferViewCreateInfo(buffer=buf.handle, format=fmt.value, offset=buf.offset,
+                                             range=buf.size // fmt.texel_size * fmt.texel_size)
+            with checked(f"vkCreateBufferView({buf.uid}, {format})"):
+                self._texel_views[key] = vk.vkCreateBufferView(self.handle, info, None)
+        return self._texel_views[key]
+
+    def _destroy_texel_views(self, handle: Any = None) -> None:
+        """Destroy the texel views of the buffer ``handle`` (all of them: None), before it goes."""
+        address = None if handle is None else int(self.ffi.cast("uintptr_t", handle))
+        for key in [k for k in self._texel_views if address is None or k[0] == address]:
+            nvk.release("vkDestroyBufferView", self.vk.vkDestroyBufferView, self.handle, self._texel_views.pop(key),
+                        None)
+
+    @staticmethod
+    def dynamic_offsets(program: VulkanProgram, bindings: Mapping[tuple[int, int], Buffer | ImageBinding]
+                        ) -> list[int]:
+        """The dynamic offset of each dynamic descriptor of ``program``, in set then binding order
+        (the order vkCmdBindDescriptorSets takes them)."""
+        offsets = []
+        for slot in sorted(program.spec.slots, key=lambda s: (s.set, s.id)):
+            if slot.descriptor.endswith("-dynamic"):
+                res = bindings.get((slot.set, slot.id))
+                elements = res.elements if isinstance(res, BufferArray) else (res,)
+                offsets += [getattr(b, "dynamic_offset", 0) for b in elements]
+        return offsets
+
     def descriptor_sets(self, program: VulkanProgram,
-                         bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding]) -> list[Any]:
+                         bindings: Mapping[tuple[int, int], Buffer | ImageBinding]) -> list[Any]:
         """One descriptor set per set of ``program``'s layout, holding what ``bindings`` binds there."""
         sets = []
         for s in range(len(program.set_layouts)):
-            bound: list[VulkanBuffer | ImageBinding | TexelBufferBinding] = []
+            bound: list[VulkanBuffer | ImageBinding] = []
             for b in program.set_bindings[s]:
                 res = bindings.get((s, b))
                 if res is None:
@@ -934,9 +996,9 @@ class VulkanDevice:
                         ("vkDestroyShaderModule", p.module)]
             if p.fragment_module is not None:
                 destroy.append(("vkDestroyShaderModule", p.fragment_module))
+        self._destroy_texel_views()
         destroy += [("vkDestroyDescriptorSetLayout", h) for h in self._layouts.values()]
         destroy += [("vkDestroyDescriptorPool", h) for h in self._descriptor_pools]
-        destroy += [("vkDestroyBufferView", h) for h in self._texel_views.values()]
         destroy += [("vkDestroyQueryPool", h) for h in self._query_pools]
         for name, h in destroy:
             nvk.release(name, getattr(vk, name), self.handle, h, None)

@@ -22,7 +22,6 @@ from kernellab.backends.base import (
     GraphicsProgramSpec,
     ImageBinding,
     Program,
-    TexelBufferBinding,
     UnsupportedError,
 )
 from kernellab.backends.vkcore import CacheFeedback, VulkanImage, VulkanProgram, specialization_info, through_cache
@@ -127,7 +126,7 @@ class VulkanGraphics:
 
     # --- drawing -------------------------------------------------------------------------------
     def record_draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
-              bindings: Mapping[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding], push_data: bytes, label: str,
+              bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
               barrier: bool) -> None:
         assert isinstance(program, VulkanProgram) and program.fragment_module is not None
         vk = self.vk
@@ -149,7 +148,8 @@ class VulkanGraphics:
             self.gpu.timestamp(cmd)
         self._memory_barrier(cmd, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, self._draw_stages,
                              vk.VK_ACCESS_MEMORY_WRITE_BIT, self._draw_access)
-        self.gpu.bind_program(cmd, program, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self._graphics_stages, sets, push_data)
+        self.gpu.bind_program(cmd, program, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self._graphics_stages, sets, push_data,
+                              self.gpu.dynamic_offsets(program, bindings))
         width, height = extent
         area = vk.VkRect2D(offset=vk.VkOffset2D(x=0, y=0), extent=vk.VkExtent2D(width=width, height=height))
         infos = [vk.VkRenderingAttachmentInfo(imageView=view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL,

@@ -18,12 +18,16 @@ from kernellab import compiler_options
 from kernellab import model as m
 from kernellab.backends import opencl_abi
 from kernellab.backends.base import (
+    DYNAMIC_BUFFER_TYPES,
     SOURCE,
+    TEXEL_BUFFER_TYPES,
     Backend,
     BackendOptions,
     BindingSlot,
     Buffer,
+    BufferArray,
     CommandTiming,
+    DynamicBuffer,
     GraphicsProgramSpec,
     Image,
     ImageBinding,
@@ -35,9 +39,8 @@ from kernellab.backends.base import (
     SamplerSpec,
     SpecConstant,
     SubgroupSizing,
-    TexelBufferBinding,
+    TexelBuffer,
     UnknownEntryError,
-    UnsupportedError,
     choose_device,
 )
 from kernellab.backends.registry import backend_class
@@ -97,6 +100,9 @@ class RunOptions:
     #: :attr:`RunReport.warnings`) when a dispatch wrote into it; only where such writes reach
     #: memory (:attr:`Backend.writes_past_end_reach_memory`, no robust buffer access)
     guard_bands: bool = False
+    #: check every number against the device's limits before anything runs; off for ``verify``,
+    #: where the driver's refusal of a launch is what the checker (Oclgrind's API checks) reports
+    device_limits: bool = True
     #: stages more files (profiling dumps) into the run's outputs once every output is written,
     #: so they are committed with them, or not at all
     finish: Callable[[RunReport, OutputSet], None] | None = None
@@ -689,10 +695,8 @@ class Executor:
                     problems += check_dispatch(self.scenario, i, c, shader, known.interface, file,
                                                spec_constants=False)
         problems += _check_ranges(dispatches, backend, file)
-        problems += check_limits(self.scenario, backend.limits, file,
-                                 slots={i: self._slots(c) for i, c in dispatches}, local_sizes=local_sizes,
-                                 shared_memory={uid: workgroup_memory(self.scenario.by_uid[uid], known)  # type: ignore[arg-type]
-                                                for uid, known in self.interfaces.items() if known is not None})
+        if self.options.device_limits:
+            problems += self._limit_problems(backend, file, dispatches, local_sizes)
         for uid, known in self.interfaces.items():
             reflected = self.scenario.by_uid[uid]
             assert isinstance(reflected, m.Shader)
@@ -707,6 +711,14 @@ class Executor:
         if problems:
             raise InputError(list(dict.fromkeys(problems)))  # a shader dispatched twice: its problems once
         log.info("check: %d dispatch(es) match their shaders' interfaces and the device's limits", len(dispatches))
+
+    def _limit_problems(self, backend: Backend, file: str,
+                        dispatches: Sequence[tuple[int, m.DispatchCompute | m.DispatchFragment]],
+                        local_sizes: dict[str, LocalSize]) -> list[Problem]:
+        return check_limits(self.scenario, backend.limits, file,
+                            slots={i: self._slots(c) for i, c in dispatches}, local_sizes=local_sizes,
+                            shared_memory={uid: workgroup_memory(self.scenario.by_uid[uid], known)  # type: ignore[arg-type]
+                                           for uid, known in self.interfaces.items() if known is not None})
 
     def _shader_interface(self, backend: Backend, shader: m.Shader, spec: ProgramSpec,
                           local_sizes: dict[str, LocalSize], file: str) -> list[Problem]:
@@ -781,13 +793,16 @@ class Executor:
             declared.update(known.interface.descriptors if known is not None else {})
         for b in c.bindings:
             r = self.scenario.by_uid[b.resource_ref]
-            if isinstance(r, m.Buffer) and b.descriptor_type in _TEXEL_SLOTS:
-                slots.append(BindingSlot(b.set, b.id, _TEXEL_SLOTS[b.descriptor_type]))
-            elif isinstance(r, m.Buffer):
+            if isinstance(r, m.Buffer):
                 # a shader's uniform block takes the buffer as a uniform buffer (Arm binds every
                 # buffer as storage, which Vulkan forbids for a uniform block)
                 uniform = getattr(declared.get((b.set, b.id)), "type", "") == "UNIFORM_BUFFER"
-                slots.append(BindingSlot(b.set, b.id, "uniform-buffer" if uniform else "storage-buffer"))
+                kind = "uniform-buffer" if uniform else "storage-buffer"
+                kind = {**DYNAMIC_BUFFER_TYPES, **TEXEL_BUFFER_TYPES}.get(b.descriptor_type, kind)
+                # bindings filling elements of one array of buffers make one slot of that many
+                count = 1 + max(a.array_element for a in c.bindings if (a.set, a.id) == (b.set, b.id))
+                if b.array_element == 0:
+                    slots.append(BindingSlot(b.set, b.id, kind, count))
             elif isinstance(r, m.Image) and b.descriptor_type in _EXPLICIT_IMAGE_SLOTS:
                 slots.append(BindingSlot(b.set, b.id, _EXPLICIT_IMAGE_SLOTS[b.descriptor_type]))
             elif isinstance(r, m.Image):
@@ -799,26 +814,31 @@ class Executor:
         return tuple(sorted(slots))
 
     def _bound(self, c: m.DispatchCompute | m.DispatchFragment
-               ) -> dict[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding]:
-        bound: dict[tuple[int, int], Buffer | ImageBinding | TexelBufferBinding] = {}
+               ) -> dict[tuple[int, int], Buffer | ImageBinding]:
+        bound: dict[tuple[int, int], Buffer | ImageBinding] = {}
         slots = {(s.set, s.id): s.descriptor for s in self._slots(c)}
+        counts = {(s.set, s.id): s.count for s in self._slots(c)}
+        arrays: dict[tuple[int, int], dict[int, Buffer]] = {}
         for b in c.bindings:
-            if b.resource_ref in self.buffers and b.texel_format is not None:
-                if self.backend is not None and not self.backend.capabilities.images:
-                    # texel buffers are Vulkan buffer views: a backend without images has none
-                    raise UnsupportedError(f"the {self.backend.capabilities.title} backend has no texel buffers "
-                                           f"(binding of {b.resource_ref!r} as {b.descriptor_type})")
-                bound[(b.set, b.id)] = TexelBufferBinding(self.buffers[b.resource_ref], b.texel_format)
-            elif b.resource_ref in self.buffers and b.buffer_range is not None:
-                bound[(b.set, b.id)] = self._buffer_range(b.resource_ref, b.buffer_range)
-            elif b.resource_ref in self.buffers:
-                bound[(b.set, b.id)] = self.buffers[b.resource_ref]
+            if b.resource_ref in self.buffers:
+                buf = self.buffers[b.resource_ref] if b.buffer_range is None else \
+                    self._buffer_range(b.resource_ref, (b.buffer_range[0], b.buffer_range[1]))
+                if b.descriptor_type in DYNAMIC_BUFFER_TYPES:
+                    buf = DynamicBuffer(buf, b.dynamic_offset)
+                elif b.descriptor_type in TEXEL_BUFFER_TYPES:
+                    buf = TexelBuffer(buf, b.texel_format)
+                if counts[(b.set, b.id)] > 1:
+                    arrays.setdefault((b.set, b.id), {})[b.array_element] = buf
+                    continue
+                bound[(b.set, b.id)] = buf
             elif b.resource_ref in self.images:
                 # a storage descriptor sees one level: the lod asked for, else level 0
                 lod = b.lod if b.lod is not None or slots[(b.set, b.id)] != "storage-image" else 0
                 bound[(b.set, b.id)] = ImageBinding(self.images[b.resource_ref], lod)
             elif self.ml is not None and b.resource_ref in self.ml.tensors:
                 bound[(b.set, b.id)] = self.ml.tensors[b.resource_ref]
+        for key, elements in arrays.items():
+            bound[key] = BufferArray(tuple(elements[i] for i in sorted(elements)))
         return bound
 
     def _buffer_range(self, uid: str, rng: tuple[int, int]) -> Buffer:
@@ -829,6 +849,19 @@ class Executor:
             assert self.backend is not None
             view = self._ranges[key] = self.backend.sub_buffer(self.buffers[uid], rng[0], rng[1])
         return view
+
+    def free_buffers(self) -> None:
+        """Release this run's buffers and their views on the backend it ran on, for a caller that
+        lent a backend it keeps for many runs and whose lease made the buffers for this run alone
+        (a PySchedCL sweep): views first, then the buffers."""
+        if self.backend is None:
+            return
+        for view in self._ranges.values():
+            self.backend.free_buffer(view)
+        for buf in self.buffers.values():
+            self.backend.free_buffer(buf)
+        self._ranges.clear()
+        self.buffers.clear()
 
     # --- run -----------------------------------------------------------------------------------
     def run_commands(self, backend: Backend, outputs: OutputSet, capture: bool) -> list[CommandTiming]:
@@ -1048,9 +1081,17 @@ class Executor:
 
 
 def _check_ranges(dispatches: Sequence[tuple[int, m.Command]], backend: Backend, file: str) -> list[Problem]:
-    """A dispatch's global offset: as many dimensions as its range, on a backend that takes one."""
+    """A dispatch's global offset: as many dimensions as its range, on a backend that takes one;
+    dynamic and texel buffer descriptors and descriptor arrays only on a backend that has them."""
     problems = []
     for i, c in dispatches:
+        for j, b in enumerate(getattr(c, "bindings", ())):
+            if (b.descriptor_type.endswith("_BUFFER_DYNAMIC") or b.descriptor_type.endswith("_TEXEL_BUFFER")
+                    or b.array_element) and not backend.capabilities.buffer_descriptors:
+                problems.append(Problem(file, json_pointer(("commands", i, c.kind, "bindings", j)),
+                                        f"the {backend.capabilities.title} backend binds buffers one to a "
+                                        "binding, whole or a range: dynamic and texel buffer descriptors and "
+                                        "arrays of descriptors are the Vulkan backend's"))
         if not isinstance(c, m.DispatchCompute) or c.global_offset is None:
             continue
         at = json_pointer(("commands", i, c.kind, "global_offset"))
@@ -1102,8 +1143,6 @@ def _device_id(details: Mapping[str, Any], key: str) -> int:
 
 
 #: the descriptor kind of an image binding that names its descriptor type (kernellab's extension)
-_TEXEL_SLOTS = {"VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER": "uniform-texel-buffer",
-                "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER": "storage-texel-buffer"}
 _EXPLICIT_IMAGE_SLOTS = {"VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE": "sampled-image", "VK_DESCRIPTOR_TYPE_SAMPLER": "sampler",
                          "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER": "combined-image-sampler"}
 

@@ -9,32 +9,25 @@ imports this module, so this one does not import it back) and its ``number`` rea
 """
 from __future__ import annotations
 
-import os
 import re
-import stat
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from kernellab.errors import InputError
+from kernellab.formats.amber import files
+from kernellab.formats.amber.files import NumberReader
 from kernellab.formats.amber.script import Binding, Buffer, Expect, ImageShape, Pipeline, Sampler
 from kernellab.formats.amber.tokens import Token
-from kernellab.formats.amber.types import Element, TypeError_, element
+from kernellab.formats.amber.types import Element, TypeError_, element, vk_format
 from kernellab.vkregistry import vkformat
 from kernellab.vkregistry.vkformat import VkFormatInfo
 
-#: (source, token, dtype) -> the value, as ``formats.amber.parse.number`` reads it
-NumberReader = Callable[[Any, Token, str], "int | float"]
-
 IMAGE_BIND_KINDS = ("storage_image", "sampled_image", "combined_image_sampler")
-TEXEL_BUFFER_KINDS = ("uniform_texel_buffer", "storage_texel_buffer")
 #: the scenario binding's descriptor_type of each image bind kind (and of a BIND SAMPLER)
 DESCRIPTOR_TYPES = {"storage_image": "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
                     "sampled_image": "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE",
                     "combined_image_sampler": "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER",
-                    "sampler": "VK_DESCRIPTOR_TYPE_SAMPLER",
-                    "uniform_texel_buffer": "VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER",
-                    "storage_texel_buffer": "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER"}
+                    "sampler": "VK_DESCRIPTOR_TYPE_SAMPLER"}
 DIMS = {"DIM_1D": "1D", "DIM_2D": "2D", "DIM_3D": "3D"}
 SAMPLE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 FILTERS = {"nearest": "NEAREST", "linear": "LINEAR"}
@@ -43,8 +36,6 @@ ADDRESS_MODES = {"repeat": "REPEAT", "mirrored_repeat": "MIRRORED_REPEAT", "clam
 BORDER_COLORS = ("float_transparent_black", "int_transparent_black", "float_opaque_black", "int_opaque_black",
                  "float_opaque_white", "int_opaque_white")
 COMPARE_OPS = ("never", "less", "equal", "less_or_equal", "greater", "not_equal", "greater_or_equal", "always")
-#: the largest image file (PNG, binary) read for an IMAGE
-MAX_FILE_BYTES = 64 << 20
 #: Amber's default tolerance of a pixel probe, in the normalized [0, 1] scale (verifier.cc)
 TEXEL_TOLERANCE = 0.002
 #: the uid prefix of the 1x1 image that carries a SAMPLER bound on its own (a scenario image
@@ -61,14 +52,13 @@ def format_of(name: str) -> VkFormatInfo | None:
 
 def format_of_data_type(elem: Element) -> VkFormatInfo | None:
     """The VkFormat of an image's ``DATA_TYPE`` (``vec4<int32>`` is ``R32G32B32A32_SINT``); None for
-    matrices and mixed components."""
-    dtypes = {d for _, d in elem.components}
-    if elem.name.startswith("mat") or len(dtypes) != 1 or not 1 <= len(elem.components) <= 4:
+    matrices, mixed components and padding."""
+    if elem.name.startswith("mat"):
         return None
-    dtype = dtypes.pop()
-    bits = int(re.sub(r"\D", "", dtype))
-    kind = "SFLOAT" if dtype.startswith("float") else "UINT" if dtype.startswith("uint") else "SINT"
-    return format_of("".join(f"{c}{bits}" for c in "RGBA"[:len(elem.components)]) + "_" + kind)
+    try:
+        return vkformat.lookup(vk_format(elem))
+    except TypeError_:
+        return None
 
 
 def texel_element(fmt: VkFormatInfo) -> Element:
@@ -172,69 +162,17 @@ def _initial_values(parser: Any, w: Any, elem: Element, image: ImageShape,
     how = w.keyword("PNG", "BINARY", "TEXT")
     ref = w.take("a file name")
     w.finish()
-    data = read_beside(src, ref)
+    data = files.read_beside(src, ref)
     if how.text == "PNG":
-        return _png_values(src, ref, data, elem, image)
+        if not image.format.startswith("VK_FORMAT_R8G8B8A8_") or image.depth != 1:
+            raise src.error(ref, f"a PNG holds 8-bit RGBA texels: the image must be a 2D R8G8B8A8 image, not "
+                                 f"{image.dims} {image.format.removeprefix('VK_FORMAT_')}")
+        return list(files.png_texels(src, ref, data, (image.width, image.height))[2])
     if how.text == "BINARY":
-        values = values_of_texels(elem, data[:count * elem.size])
+        values = files.values_of_bytes(elem, data[:count * elem.size])
     else:  # values as DATA writes them, each read where the file holds it
-        dtype = elem.components[0][1]
-        text = type(src)(src.path.parent / ref.text, data.decode("utf-8", errors="replace"))
-        values = []
-        while len(values) < count * per and (tokens := text.next_tokens()) is not None:
-            values += [number(text, t, dtype) for t in tokens]
-    values = values[:count * per]
+        values = files.text_values(src, ref, data, [d for _, d in elem.components], count * per, number)
     return values + [0] * (count * per - len(values))
-
-
-def values_of_texels(elem: Element, data: bytes) -> list[int | float]:
-    """The values of the whole texels ``data`` holds (tightly packed, as the format stores them)."""
-    import numpy as np
-
-    dtype = elem.components[0][1]
-    usable = len(data) // elem.size * elem.size
-    values: list[int | float] = np.frombuffer(data[:usable], dtype=dtype).tolist()
-    return values
-
-
-def read_beside(src: Any, ref: Token) -> bytes:
-    """A file the script names, read only when it is a regular file inside the script's folder
-    (after ``..`` and symlinks) and at most :data:`MAX_FILE_BYTES` (docs/security.md)."""
-    from kernellab.compiler_options import inside
-    from kernellab.formats.jsonfile import open_input
-    from kernellab.formats.paths import path_problem
-
-    if (why := path_problem(ref.text)) is not None:
-        raise src.error(ref, why)
-    folder = src.path.parent
-    path = folder / ref.text
-    if Path(ref.text).is_absolute() or not inside(path, [folder.resolve()]):
-        raise src.error(ref, f"{ref.text!r} lies outside the script's folder {folder}")
-    try:
-        with open_input(path) as fh:
-            info = os.fstat(fh.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise src.error(ref, f"{path} is not a regular file")
-            if info.st_size > MAX_FILE_BYTES:
-                raise src.error(ref, f"{path} is {info.st_size} bytes; an image file may have at most {MAX_FILE_BYTES}")
-            data: bytes = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise src.error(ref, f"cannot read {path}: {exc.strerror or exc}") from None
-    return data
-
-
-def _png_values(src: Any, ref: Token, data: bytes, elem: Element, image: ImageShape) -> list[int | float]:
-    from kernellab.formats import png
-
-    if not image.format.startswith("VK_FORMAT_R8G8B8A8_") or image.depth != 1:
-        raise src.error(ref, f"a PNG holds 8-bit RGBA texels: the image must be a 2D R8G8B8A8 image, not "
-                             f"{image.dims} {image.format.removeprefix('VK_FORMAT_')}")
-    try:
-        texels = png.decode(data, src.path.parent / ref.text, image.width, image.height)
-    except InputError as exc:
-        raise src.error(ref, "; ".join(f"{p.file}: {p.where}: {p.message}" if p.where else f"{p.file}: {p.message}"
-                                       for p in exc.problems)) from None
-    return list(texels)
 
 
 # --- SAMPLER -----------------------------------------------------------------------------------
@@ -289,12 +227,8 @@ def _float(src: Any, t: Token) -> float:
 
 def parse_bind_image(parser: Any, head: Token, w: Any, p: Pipeline, buf: Token, kind: Token) -> None:
     """The rest of ``BIND BUFFER img AS storage_image|sampled_image|combined_image_sampler``:
-    ``[SAMPLER s]`` (combined), ``DESCRIPTOR_SET n``, ``BINDING n``, ``[BASE_MIP_LEVEL n]``; or of
-    ``BIND BUFFER b AS uniform_texel_buffer|storage_texel_buffer DESCRIPTOR_SET n BINDING n``."""
+    ``[SAMPLER s]`` (combined), ``DESCRIPTOR_SET n``, ``BINDING n``, ``[BASE_MIP_LEVEL n]``."""
     src = parser.src
-    if kind.text in TEXEL_BUFFER_KINDS:
-        _parse_bind_texel_buffer(parser, head, w, p, buf, kind)
-        return
     image = parser.script.buffers[buf.text].image
     if image is None:
         raise src.error(buf, f"{buf.text!r} is a BUFFER, not an IMAGE: it cannot be bound as {kind.text}")
@@ -325,26 +259,16 @@ def parse_bind_image(parser: Any, head: Token, w: Any, p: Pipeline, buf: Token, 
     _replace(p, Binding(buf.text, kind.text, dset, binding, head.line, sampler=sampler, base_mip=base_mip))
 
 
-def texel_format(buf: Buffer) -> VkFormatInfo | None:
-    """The format a BUFFER's texels have as a texel buffer: its ``FORMAT``, or its ``DATA_TYPE``'s
-    (None when the elements are not texels: a matrix, or a padded vec3)."""
+def check_texel_buffer(src: Any, buf: Buffer, ref: Token) -> None:
+    """A texel buffer binds a BUFFER whose elements are texels of one format (``ref``: its name in
+    the BIND, where an error points)."""
+    if buf.image is not None:
+        raise src.error(ref, f"{ref.text!r} is an IMAGE: a texel buffer binds a BUFFER")
     fmt = format_of(buf.element.name) if re.match(r"^[RGBA]\d", buf.element.name) else \
         format_of_data_type(buf.element)
-    return fmt if fmt is not None and fmt.texel_size == buf.element.size else None
-
-
-def _parse_bind_texel_buffer(parser: Any, head: Token, w: Any, p: Pipeline, buf: Token, kind: Token) -> None:
-    src = parser.src
-    target = parser.script.buffers[buf.text]
-    if target.image is not None:
-        raise src.error(buf, f"{buf.text!r} is an IMAGE: a texel buffer binds a BUFFER")
-    if texel_format(target) is None:
-        raise src.error(buf, f"buffer {buf.text!r} ({target.element.name}) has no texel format: give it a FORMAT "
+    if fmt is None or fmt.texel_size != buf.element.size:
+        raise src.error(ref, f"buffer {ref.text!r} ({buf.element.name}) has no texel format: give it a FORMAT "
                              "such as R32G32B32A32_SFLOAT, or a scalar, vec2 or vec4 DATA_TYPE")
-    dset, binding = _set_and_binding(w)
-    if binding < 0:
-        raise src.error(kind, f"BIND BUFFER ... AS {kind.text} needs BINDING")
-    _replace(p, Binding(buf.text, kind.text, dset, binding, head.line))
 
 
 def parse_bind_sampler(parser: Any, head: Token, w: Any, p: Pipeline) -> None:
@@ -428,7 +352,7 @@ def parse_pixel_probe(parser: Any, head: Token, w: Any, buf: Token, x: int, text
 # --- as scenario resources ---------------------------------------------------------------------
 
 #: the Binding kinds this module turns into scenario bindings
-BOUND_KINDS = IMAGE_BIND_KINDS + TEXEL_BUFFER_KINDS + ("sampler",)
+BOUND_KINDS = IMAGE_BIND_KINDS + ("sampler",)
 
 
 _OPENCL_IMAGE = re.compile(r"\bimage[123]d(_array)?_t\b")
@@ -525,13 +449,47 @@ def image_resource(script: Any, name: str, index: int, data: bytes, write: Calla
     return {"image": entry}
 
 
+#: OpenCL's sampler bits (CL/cl.h: CLK_NORMALIZED_COORDS_TRUE, CLK_ADDRESS_*, CLK_FILTER_*)
+_CL_NORMALIZED = 0x1
+_CL_ADDRESS = {"CLAMP_EDGE": 0x2, "CLAMP_BORDER": 0x4, "REPEAT": 0x6, "MIRRORED_REPEAT": 0x8}
+_CL_FILTER = {"NEAREST": 0x10, "LINEAR": 0x20}
+
+
+def opencl_sampler_bits(s: Sampler) -> int:
+    """A SAMPLER as an OpenCL C ``sampler_t`` value: normalized coordinates, the U address mode
+    (OpenCL has one for all axes) and the magnification filter (one filter)."""
+    return (_CL_NORMALIZED if s.normalized else 0) | _CL_ADDRESS.get(s.address_modes[0], 0) | _CL_FILTER[s.mag_filter]
+
+
+def literal_sampler(bits: int) -> Sampler:
+    """The SAMPLER an OpenCL C ``sampler_t`` constant's bits describe (CLK_ADDRESS_NONE: clamp
+    to edge; an unnormalized sampler reads level 0 only, as Vulkan requires)."""
+    address = {bit: mode for mode, bit in _CL_ADDRESS.items()}.get(bits & 0xE, "CLAMP_EDGE")
+    filter_ = "LINEAR" if bits & 0x30 == _CL_FILTER["LINEAR"] else "NEAREST"
+    normalized = bool(bits & _CL_NORMALIZED)
+    return Sampler(f"literal.{bits:#x}", 0, filter_, filter_, "NEAREST", (address,) * 3, min_lod=0.0,
+                   max_lod=1.0 if normalized else 0.0, normalized=normalized)
+
+
 def sampler_holders(script: Any) -> list[dict[str, Any]]:
     """A 1x1 image per SAMPLER bound on its own: a scenario image carries its sampler, and a
     ``VK_DESCRIPTOR_TYPE_SAMPLER`` binding of it takes only that sampler."""
     bound = {b.buffer for p in script.pipelines.values() for b in p.bindings if b.kind == "sampler" or b.sampler}
-    return [{"image": {"uid": SAMPLER_HOLDER + name, "format": "VK_FORMAT_R8G8B8A8_UNORM", "dims": [1, 1],
-                       "shader_access": "readonly", **_sampler_fields(script.samplers[name])}}
-            for name in script.samplers if name in bound]
+    return [sampler_holder(script.samplers[name]) for name in script.samplers if name in bound]
+
+
+#: the suffix of a sampler holder's uid whose sampler has normalized coordinates whatever the
+#: SAMPLER says: the one a kernel gets that normalizes its coordinates itself
+NORMALIZED_HOLDER = ".normalized"
+
+
+def sampler_holder(s: Sampler, normalized: bool = False) -> dict[str, Any]:
+    """The 1x1 image that carries sampler ``s`` (``normalized``: with normalized coordinates)."""
+    fields = _sampler_fields(s)
+    if normalized:
+        fields.pop("unnormalized_coordinates", None)
+    return {"image": {"uid": SAMPLER_HOLDER + s.name + (NORMALIZED_HOLDER if normalized else ""),
+                      "format": "VK_FORMAT_R8G8B8A8_UNORM", "dims": [1, 1], "shader_access": "readonly", **fields}}
 
 
 def binding_entry(script: Any, p: Pipeline, b: Binding, binding: int | None = None) -> dict[str, Any]:
@@ -541,10 +499,6 @@ def binding_entry(script: Any, p: Pipeline, b: Binding, binding: int | None = No
     ref = SAMPLER_HOLDER + b.buffer if kind == "sampler" else b.buffer
     entry: dict[str, Any] = {"set": b.set, "id": b.binding if binding is None else binding, "resource_ref": ref,
                              "descriptor_type": DESCRIPTOR_TYPES[kind]}
-    if kind in TEXEL_BUFFER_KINDS:
-        fmt = texel_format(script.buffers[b.buffer])
-        assert fmt is not None  # the parser checked it
-        entry["texel_format"] = fmt.name
     if kind == "storage_image" or b.base_mip:
         # a storage descriptor sees one level; a sampled one from BASE_MIP_LEVEL (that level alone)
         entry["lod"] = b.base_mip

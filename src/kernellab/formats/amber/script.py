@@ -4,13 +4,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernellab.compiler_options import Options
 from kernellab.formats.amber.types import Element
 
 
 @dataclass
 class Shader:
     name: str
-    #: GLSL | SPIRV-ASM | SPIRV-HEX | OPENCL-C
+    #: GLSL | HLSL | SPIRV-ASM | SPIRV-HEX | OPENCL-C
     format: str
     source: str
     line: int
@@ -73,6 +74,12 @@ class Binding:
     line: int
     #: OpenCL C (``KERNEL ARG_NAME``/``ARG_NUMBER``): the kernel argument's name or number
     arg: str | int = ""
+    #: ``OFFSET`` of a dynamic descriptor, ``DESCRIPTOR_OFFSET``, ``DESCRIPTOR_RANGE`` (-1: the rest)
+    dynamic_offset: int = 0
+    descriptor_offset: int = 0
+    descriptor_range: int = -1
+    #: BIND BUFFER_ARRAY: the buffer's element of the descriptor array
+    array_element: int = 0
     #: images: ``combined_image_sampler``'s ``SAMPLER`` and ``BASE_MIP_LEVEL``
     sampler: str = ""
     base_mip: int = 0
@@ -91,6 +98,30 @@ class Pipeline:
     compile_options: str = ""
     #: SUBGROUP: (required size or 0, FULLY_POPULATED, VARYING_SIZE, line); None when not given
     subgroup: tuple[int, bool, bool, int] | None = None
+    #: SHADER_OPTIMIZATION: the spirv-opt passes, checked against compiler_options' table
+    optimizations: Options = field(default_factory=Options)
+    #: COMPILE_OPTIONS that move a kernel's arguments (compiler_options.CLSPV_LAYOUT_OPTIONS)
+    clspv_layout: Options = field(default_factory=Options)
+
+
+@dataclass(frozen=True)
+class KernelArgument:
+    """Where clspv put one argument of a kernel, as its reflection says: ``kind`` is the
+    reflection instruction (``ArgumentStorageBuffer``, ``ArgumentPodPushConstant``,
+    ``ArgumentPodUniform``...), then the descriptor set and binding, and a by-value argument's
+    byte offset and size in its push constants or buffer."""
+
+    kind: str
+    set: int = 0
+    binding: int = 0
+    offset: int = 0
+    size: int = 0
+    #: a ``sampler_t`` argument: the push-constant offset where the kernel reads its OpenCL
+    #: sampler bits (``NormalizedSamplerMaskPushConstant``), -1 when it does not
+    sampler_mask_offset: int = -1
+    #: ``LiteralSampler`` (a sampler the source defines, not an argument: keyed -1, -2, ... in a
+    #: layout): its OpenCL bits; ``set`` and ``binding`` are its descriptor's
+    literal_bits: int = 0
 
 
 @dataclass
@@ -142,3 +173,5 @@ class AmberScript:
     extensions: list[tuple[str, int]] = field(default_factory=list)
     instance_extensions: list[tuple[str, int]] = field(default_factory=list)
     properties: list[tuple[str, int]] = field(default_factory=list)
+    #: lines of DEBUG's THREAD blocks: expectations of a shader debugger
+    debugger_threads: list[int] = field(default_factory=list)
