@@ -988,6 +988,11 @@ class Encoder:
             number = _const_int(args[0])
             raise self.unmodelled(inst, f"the GPUVerify annotation {unsupported_name(number if number is not None else -1)}")
         rtype = self.m.types[inst.words[0]] if inst.typed else None
+        if name == "__kl_instance":  # a unary barrier invariant's instantiation less this invocation's id
+            if z3.is_bv(args[0]) and self.may(z3.And(pred, args[0] != 0)):
+                raise self.unmodelled(inst, "a barrier invariant instantiated for other invocations than the one "
+                                            "reaching it (__barrier_invariant_1(e, i) with i not the local id)")
+            return args[0]
         return self.specs.annotate(env, pred, inst, name, args, rtype)
 
     def barrier(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
