@@ -21,12 +21,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar, TypeVar
 
 from kernellab.errors import Problem, json_pointer
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, TypeVar
+
 Loc = tuple[str | int, ...]
-N = TypeVar("N", bound="Node")
+if TYPE_CHECKING:  # a bound given as text compiles it at run time: the AST machinery, 9 M instructions
+    N = TypeVar("N", bound="Node")
 
 #: the widths of the Vulkan/OpenCL struct fields a value ends up in: a number past them is refused
 #: here, with its JSON path, instead of overflowing in a driver struct

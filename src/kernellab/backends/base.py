@@ -12,7 +12,6 @@ import math
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from kernellab import compiler_options
 from kernellab.errors import KernellabError, UsageError
@@ -20,6 +19,12 @@ from kernellab.errors import KernellabError, UsageError
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
 from kernellab.native.devices import DEVICE_KINDS, DeviceInfo, choose_device  # noqa: F401
 from kernellab.opencl_types import ArgType
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Protocol, TypeVar
+else:  # the protocols are the checker's: at run time nothing is checked against them
+    Protocol = object
 
 if TYPE_CHECKING:  # a run of buffers never imports NumPy: the byte-level methods take memoryviews
     import numpy as np
@@ -33,6 +38,7 @@ class UnsupportedError(KernellabError):
 
 @dataclass(frozen=True)
 class SpecConstant:
+    """A specialization constant: its id and value."""
     id: int
     value: int | float | bool
 
@@ -462,6 +468,7 @@ class AlignmentError(UnsupportedError):
 
 @dataclass(frozen=True)
 class GraphConstantSpec:
+    """A constant tensor of a graph segment: its id, format, shape and data."""
     id: int
     format_value: int
     shape: tuple[int, ...]
@@ -670,11 +677,13 @@ FEATURE_MISSING = {"images": "does not support images", "graphics": "has no grap
                    "optical_flow": "has no optical flow (VK_ARM_data_graph_optical_flow)",
                    "kernel_launches": "launches no kernels with arguments by position (run it on OpenCL)"}
 
-_Part = TypeVar("_Part")
+if TYPE_CHECKING:
+    _Part = TypeVar("_Part")
 
 
 @dataclass(frozen=True)
 class BackendOptions:
+    """What a backend is opened with: the features and extensions the work needs."""
     robust_buffer_access: bool = False
     #: record timestamps around every command (for --profiling-dump-path)
     timestamps: bool = False

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
 
 from kernellab.backends.base import (
     VULKAN_MODULE,
@@ -34,6 +33,10 @@ from kernellab.errors import DeviceError, InputError
 from kernellab.native import vk as nvk
 from kernellab.native.vk import INSTALL_HINT
 from kernellab.native.vk import checked as _checked
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:  # NumPy only where images and tensors need it: a run of buffers starts without it
     import numpy as np

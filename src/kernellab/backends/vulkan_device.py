@@ -16,11 +16,10 @@ dispatches over the same buffers allocates nothing per dispatch.
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
+from kernellab import logs
 from kernellab.backends.base import (
     BackendOptions,
     Buffer,
@@ -41,10 +40,14 @@ from kernellab.native import vk as nvk
 from kernellab.native.failure import cleanup_failed
 from kernellab.native.vk import INSTALL_HINT, checked
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 if TYPE_CHECKING:  # NumPy only where images and tensors need it: a run of buffers starts without it
     import numpy as np
 
-log = logging.getLogger("kernellab.vulkan")
+log = logs.getLogger("kernellab.vulkan")
 
 _DEBUG_UTILS = "VK_EXT_debug_utils"
 
@@ -120,6 +123,7 @@ class Instance:
 
 @dataclass
 class VulkanBuffer(Buffer):
+    """A Vulkan buffer and the memory it is bound to."""
     size: int
     uid: str
     handle: Any

@@ -5,13 +5,17 @@ instance) so that device creation can use it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from kernellab.native import vk as nvk
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass
 class Supported:
+    """The features, extensions and properties a Vulkan device has."""
     features: dict[str, bool] = field(default_factory=dict)
     extensions: set[str] = field(default_factory=set)
     instance_extensions: set[str] = field(default_factory=set)

@@ -145,6 +145,7 @@ def check_spirv_binary(data: bytes, file: Path) -> bytes:
 
 @dataclass(frozen=True)
 class Stage:
+    """One stage of a compilation: how it runs and what it writes."""
     name: str
     #: (input artifact, request) -> output bytes; None for the source stage
     run: Callable[[Artifact, CompileRequest], bytes] | None

@@ -9,14 +9,12 @@ resolve against the scenario's folder and ``dst`` against the output folder.
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
+from kernellab import logs, spirv_format
 from kernellab import model as m
-from kernellab import spirv_format
 from kernellab.compiler_options import allowed_roots, inside
 from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.formats import npy
@@ -28,7 +26,11 @@ from kernellab.outputs import escapes
 from kernellab.vkregistry import vkformat
 from kernellab.vkregistry.vkformat import image_format_problem
 
-log = logging.getLogger("kernellab.scenario")
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
+log = logs.getLogger("kernellab.scenario")
 
 Loc = tuple[str | int, ...]
 

@@ -6,15 +6,13 @@ phases (setup, pipeline creation, run, save) are timed for ``--perf-counters-dum
 from __future__ import annotations
 
 import dataclasses
-import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol, overload
 
-from kernellab import compiler_options
+from kernellab import compiler_options, logs
 from kernellab import model as m
 from kernellab.backends import opencl_abi
 from kernellab.backends.base import (
@@ -68,11 +66,18 @@ from kernellab.runtime.limits import LocalSize, check_limits
 from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE as LANGUAGE_OF_TYPE
 from kernellab.shader_languages import SHADER_TYPE_OF_LANGUAGE as TYPE_OF_LANGUAGE
 
-log = logging.getLogger("kernellab.run")
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import IO, Any, Protocol, overload
+else:  # the protocols are the checker's: at run time nothing is checked against them
+    Protocol = object
+
+log = logs.getLogger("kernellab.run")
 
 
 @dataclass
 class RunOptions:
+    """How a scenario runs: device, repeats, dumps and checks."""
     device: str | None = None
     backend: str = "vulkan"
     dry_run: bool = False
@@ -124,11 +129,12 @@ class RepeatTimings(Sequence[list[CommandTiming]]):
     def __len__(self) -> int:
         return self._count
 
-    @overload
-    def __getitem__(self, index: int) -> list[CommandTiming]: ...
+    if TYPE_CHECKING:
+        @overload
+        def __getitem__(self, index: int) -> list[CommandTiming]: ...
 
-    @overload
-    def __getitem__(self, index: slice) -> list[list[CommandTiming]]: ...
+        @overload
+        def __getitem__(self, index: slice) -> list[list[CommandTiming]]: ...
 
     def __getitem__(self, index: int | slice) -> list[CommandTiming] | list[list[CommandTiming]]:
         if isinstance(index, slice):
@@ -148,6 +154,7 @@ class RepeatTimings(Sequence[list[CommandTiming]]):
 
 @dataclass
 class RunReport:
+    """What a run did: the device, phase times, command timings and outputs."""
     device: str = ""
     phases_ms: dict[str, float] = field(default_factory=dict)
     #: per repeat, the timings of the commands of each frame
@@ -1160,4 +1167,4 @@ def execute(scenario: m.Scenario, options: RunOptions) -> RunReport:
     return Executor(scenario, options).run()
 
 
-__all__ = ["Executor", "RunOptions", "RunReport", "execute", "KernellabError", "Any"]
+__all__ = ["Executor", "RunOptions", "RunReport", "execute", "KernellabError"]

@@ -13,13 +13,16 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from kernellab import model as m
 from kernellab.backends.base import KernelInterface, LocalArgument, UnknownEntryError
 from kernellab.compile.cache import sha256
 from kernellab.errors import Problem, json_pointer
 from kernellab.listing.reflect import Descriptor, Interface
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     from kernellab.compile.cache import ArtifactCache
