@@ -7,7 +7,7 @@ files its ``--kernel-regex`` matches (by default ``kernel.cl``/``kernel.cu``; th
 directories hold ``kernelN.cl``): a file whose name starts with ``_`` is left out of the
 evaluation and is counted apart here, as are the CUDA kernels (kernellab proves OpenCL C).
 
-Each OpenCL kernel file becomes a kernel-instantiation file written beside it (``.kl-prove.json``:
+Each OpenCL kernel file becomes a kernel-instantiation file at the set's root (``*.kl-prove.json``:
 one launch per kernel of the file, at the header's sizes, every argument unconstrained, as
 GPUVerify reads them), proven by ``kernellab verify --prove --json`` in its own process; the
 prove path replays each counterexample on the dynamic ``verify`` (Oclgrind) and calls it a
@@ -56,6 +56,7 @@ class Benchmark:
     suite: str
     status: str  # "run", "cuda", "disabled" (a ``_`` file gvtester does not run)
     options: list[str]
+    root: Path
 
 
 def find_benchmarks(root: Path) -> list[Benchmark]:
@@ -76,7 +77,7 @@ def find_benchmarks(root: Path) -> list[Benchmark]:
                 options = read_test(path, root).options
             except ValueError:  # no gvtester header: no sizes, reported as a manifest error
                 pass
-        out.append(Benchmark(str(rel), path, suite, status, options))
+        out.append(Benchmark(str(rel), path, suite, status, options, root))
     return out
 
 
@@ -126,7 +127,7 @@ def instantiation(b: Benchmark) -> list[dict[str, Any]]:
     docs = []
     for name in names:
         _, params = common.kernel_params(source, name)
-        docs.append({"language": "OpenCL", "kernel_file": b.path.name, "entry_point": name,
+        docs.append({"language": "OpenCL", "kernel_file": b.id, "entry_point": name,
                      "global_size": glob, "local_size": list(local),
                      "kernel_arguments": [_argument(p) for p in params]})
     return docs
@@ -139,7 +140,8 @@ def prove(b: Benchmark, timeout: float, kernellab: Path) -> dict[str, Any]:
         doc = instantiation(b)
     except (KeyError, ValueError) as exc:
         return {"error": f"manifest: {exc}", "wall": 0.0}
-    target = b.path.parent / (b.path.name + INSTANTIATION)
+    # at the set's root: a kernel's ``#include "../common.h"`` must stay inside the workload's folder
+    target = b.root / (re.sub(r"[^A-Za-z0-9_.-]", "__", b.id) + INSTANTIATION)
     common.write_json(target, doc)
     cmd = [str(kernellab), "verify", "--prove", "--timeout", str(timeout), "--json", str(target)]
     try:
