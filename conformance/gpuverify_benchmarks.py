@@ -159,6 +159,10 @@ def digest(status: int, stdout: str, stderr: str) -> dict[str, Any]:
     try:
         doc = json.loads(stdout)
     except ValueError:
+        if "spirv-val" in stderr:  # the tool's repro line names the step that failed
+            return {"error": f"exit {status}: compile: clspv's SPIR-V fails spirv-val"}
+        if "clspv_child" in stderr:
+            return {"error": f"exit {status}: compile: clspv fails at -O0"}
         last = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit {status}, no output"
         return {"error": f"exit {status}: {last[:200]}"}
     launches = []
@@ -220,7 +224,7 @@ def report(benchmarks: list[Benchmark], ran: list[Benchmark], results: list[dict
         rows.append([s, found[(s, "run")] or "—", found[(s, "disabled")], found[(s, "cuda")], sum(c.values()),
                      c["proven"], c["defect"], c["possible"], c["unknown"], c["error"]])
     lines.append(common.md_table(["suite", "evaluated files", "`_` files (not run by gvtester)", "CUDA",
-                                  "proven here", "proven", "defect (replay confirmed)", "possible",
+                                  "run (sample)", "proven", "defect (replay confirmed)", "possible",
                                   "unknown", "error"], rows))
     why: Counter[str] = Counter()
     for r in results:

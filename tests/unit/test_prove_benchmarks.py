@@ -102,3 +102,5 @@ def test_digest_and_outcome() -> None:
     assert outcome(digest(0, json.dumps({"launches": [{"proof": "proven"}]}), "")) == "proven"
     bad = digest(2, "", "error: K.json: /0/global_size: not a list\n")
     assert outcome(bad) == "error" and "not a list" in bad["error"]
+    crash = digest(2, "", "error: clspv failed\nrepro: python -m kernellab.compile.clspv_child k.cl -O0\n")
+    assert crash["error"] == "exit 2: compile: clspv fails at -O0"
