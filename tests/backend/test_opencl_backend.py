@@ -294,3 +294,26 @@ def test_the_executors_problems_name_the_instantiation_files_places(tmp_path: Pa
         run_instantiations(path, None, device="Portable", report=lambda s: None)
     assert {(p.file, p.where) for p in info.value.problems} == {(str(path), "/0/local_size")}
     assert any("the device allows at most" in p.message for p in info.value.problems)
+
+
+@pytest.mark.parametrize("direct", [False, True], ids=["pyopencl", "oclgrind-direct"])
+def test_read_buffer_into_reads_a_range_into_the_callers_array(pocl: OpenCLBackend, direct: bool) -> None:
+    backend = pocl if not direct else OpenCLBackend.open("Oclgrind", direct=True)
+    try:
+        data = np.arange(64, dtype=np.float32)
+        buf = backend.alloc_buffer(data.nbytes, "into")
+        backend.write_buffer(buf, data)
+        out = np.full(16, -1, dtype=np.float32)
+        backend.read_buffer_into(buf, out, 8 * 4)  # elements 8..23, straight into ``out``
+        assert np.array_equal(out, data[8:24])
+        whole = np.empty(64, dtype=np.float32)
+        backend.read_buffer_into(buf, whole)
+        assert np.array_equal(whole, data)
+        with pytest.raises(ValueError, match="exceeds its 256 bytes"):
+            backend.read_buffer_into(buf, np.empty(16, np.float32), 200)
+        with pytest.raises(ValueError, match="read-only"):
+            backend.read_buffer_into(buf, bytes(16))
+        backend.free_buffer(buf)
+    finally:
+        if direct:
+            backend.close()

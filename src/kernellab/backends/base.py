@@ -778,6 +778,21 @@ class Backend(abc.ABC):
             raise ValueError(f"buffer {buf.uid!r}: read of {size} bytes at {offset} exceeds its {buf.size} bytes")
         return bytes(self.read_buffer_bytes(buf)[offset:offset + size])
 
+    def read_buffer_into(self, buf: Buffer, out: Any, offset: int = 0) -> None:
+        """Copy as many bytes of ``buf`` from ``offset`` as ``out`` (a writable buffer-protocol
+        object, such as a NumPy array) holds straight into ``out``: the caller's own memory, with no
+        second host copy of the bytes (a read-back that keeps the result owns it from the start)."""
+        view = memoryview(out).cast("B")
+        if view.readonly:
+            raise ValueError(f"buffer {buf.uid!r}: read into a read-only host object")
+        if offset < 0 or offset + view.nbytes > buf.size:
+            raise ValueError(f"buffer {buf.uid!r}: read of {view.nbytes} bytes at {offset} exceeds its "
+                             f"{buf.size} bytes")
+        self._read_buffer_into(buf, view, offset)
+
+    def _read_buffer_into(self, buf: Buffer, view: memoryview, offset: int) -> None:
+        view[:] = self.read_buffer_bytes(buf)[offset:offset + view.nbytes]
+
     @property
     def writes_past_end_reach_memory(self) -> bool:
         """Whether a kernel's write past the end of a bound buffer lands in the memory after it,

@@ -283,27 +283,28 @@ class OpenCLBackend(Backend):
         return timings
 
     def _read_buffer(self, buf: Buffer) -> np.ndarray:
-        assert isinstance(buf, OpenCLBuffer)
         import numpy as np
         out = np.empty(buf.size, dtype=np.uint8)
-        event = ncl.guarded(f"clEnqueueReadBuffer({buf.uid})", self._cl.enqueue_copy, self.queue, out, buf.mem,
-                            is_blocking=True)
-        self._transferred("read", buf, event)
+        self._read_buffer_into(buf, memoryview(out), 0)
         return out
 
     def read_buffer_range(self, buf: Buffer, offset: int, size: int) -> bytes:
-        assert isinstance(buf, OpenCLBuffer)
         if offset < 0 or size < 0 or offset + size > buf.size:
             raise ValueError(f"buffer {buf.uid!r}: read of {size} bytes at {offset} exceeds its {buf.size} bytes")
         out = bytearray(size)
-        host: Any = out
+        self._read_buffer_into(buf, memoryview(out), offset)
+        return bytes(out)
+
+    def _read_buffer_into(self, buf: Buffer, view: memoryview, offset: int) -> None:
+        assert isinstance(buf, OpenCLBuffer)
+        host: Any = view
         if not self._direct:
             import numpy as np
-            host = np.frombuffer(out, dtype=np.uint8)
-        event = ncl.guarded(f"clEnqueueReadBuffer({buf.uid}, {offset}+{size})", self._cl.enqueue_copy, self.queue,
-                            host, buf.mem, src_offset=offset, is_blocking=True)
+            host = np.frombuffer(view, dtype=np.uint8)
+        where = f"{buf.uid}" if (offset, view.nbytes) == (0, buf.size) else f"{buf.uid}, {offset}+{view.nbytes}"
+        event = ncl.guarded(f"clEnqueueReadBuffer({where})", self._cl.enqueue_copy, self.queue, host, buf.mem,
+                            src_offset=offset, is_blocking=True)
         self._transferred("read", buf, event)
-        return bytes(out)
 
     @property
     def writes_past_end_reach_memory(self) -> bool:

@@ -286,11 +286,7 @@ def run_split(kernel: ResolvedKernel, host: Mapping[int, np.ndarray], parts: Seq
 def _read_back(kernel: ResolvedKernel, shaped: SpecScenario, parts: Sequence[Part], buffers: Mapping[str, Buffer],
                backend: Backend) -> SplitRun:
     def read(uid: str, b: ResolvedBuffer) -> np.ndarray:
-        if uid in shaped.regions:
-            raw: Any = backend.read_buffer_range(buffers[uid], *shaped.regions[uid])
-        else:
-            raw = backend.read_buffer_bytes(buffers[uid])
-        return np.frombuffer(raw, dtype=b.spec.type.dtype).copy()
+        return read_array(backend, buffers[uid], b, *shaped.regions.get(uid, (0, buffers[uid].size)))
 
     run = SplitRun({}, {}, {})
     for b in kernel.buffers:
@@ -307,6 +303,15 @@ def _read_back(kernel: ResolvedKernel, shaped: SpecScenario, parts: Sequence[Par
     return run
 
 
+def read_array(backend: Backend, buf: Buffer, b: ResolvedBuffer, offset: int, size: int) -> np.ndarray:
+    """``size`` bytes of ``buf`` from ``offset`` as a flat array of the spec's element type, read
+    by the device straight into the array (one host copy: the result's own)."""
+    dtype = np.dtype(b.spec.type.dtype)
+    out = np.empty(size // dtype.itemsize, dtype=dtype)
+    backend.read_buffer_into(buf, out, offset)
+    return out
+
+
 def run_unsplit(kernel: ResolvedKernel, host: Mapping[int, np.ndarray], backend: Backend) -> dict[int, np.ndarray]:
     """Run ``kernel`` whole on ``backend`` through the one executor; position -> the flat final
     array of every written buffer (the spec's element type)."""
@@ -319,7 +324,7 @@ def run_unsplit(kernel: ResolvedKernel, host: Mapping[int, np.ndarray], backend:
     out = {}
     for b in kernel.buffers:
         if b.spec.written_by_kernel:
-            raw = backend.read_buffer_bytes(executor.buffers[shaped.buffers[b.pos]])
-            out[b.pos] = np.frombuffer(bytes(raw), dtype=b.spec.type.dtype).copy()
+            buf = executor.buffers[shaped.buffers[b.pos]]
+            out[b.pos] = read_array(backend, buf, b, 0, buf.size)
     return out
 
