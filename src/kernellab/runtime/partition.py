@@ -384,19 +384,19 @@ def _run_groups(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.
                 programs: Callable[[SpecScenario], Mapping[str, ProgramSpec]]) -> list[SplitRun]:
     """Each group of parts on its lane's backend through the executor; two groups (two devices)
     in a thread each, so that they run concurrently."""
+    from kernellab.native import launch_guard  # a crash names the part (schedule, partition-sweep)
+
     def one(group: list[Part]) -> SplitRun:
         lane = session.lanes[group[0].role]
-        with lane.lock:
+        what = (f"the {' and '.join(part.role for part in group)} part{'s' if len(group) > 1 else ''} of kernel "
+                f"{kernel.spec.name} of {kernel.spec.file} or one before it")
+        # held in the thread that runs the group: two lanes' parts at once are named apart
+        with lane.lock, launch_guard.held(what):
             return run_split(kernel, host, group, split, lane.backend, ranged, of=of, programs=programs)
 
-    from kernellab.native import launch_guard  # a crash names the part (schedule, partition-sweep)
-    roles = [part.role for g in groups for part in g]
-    joined = " and ".join(roles) if len(groups) == 1 else " or ".join(roles)
-    with launch_guard.held(f"the {joined} part{'s' if len(groups) == 1 and len(roles) > 1 else ''} of kernel "
-                           f"{kernel.spec.name} of {kernel.spec.file} or one before it"):
-        if len(groups) == 1:
-            return [one(groups[0])]
-        return _concurrently(kernel, [functools.partial(one, g) for g in groups])
+    if len(groups) == 1:
+        return [one(groups[0])]
+    return _concurrently(kernel, [functools.partial(one, g) for g in groups])
 
 
 def _concurrently(kernel: ResolvedKernel, calls: Sequence[Callable[[], SplitRun]]) -> list[SplitRun]:
