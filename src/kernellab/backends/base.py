@@ -907,6 +907,13 @@ class Backend(abc.ABC):
         self.need(self.images(), "images").record_image_barrier(image, old_layout, new_layout, base_mip, level_count,
                                                                 base_layer, layer_count)
 
+    def open_queues(self, count: int) -> int:
+        """Let dispatches recorded with no barrier between them run at once, on up to ``count``
+        queues of the one device (OpenCL: in-order command queues of the backend's one context, so
+        every buffer is shared): a barrier and :meth:`submit` wait for them all. Returns the
+        queues now in use; 1 where the backend runs a frame on its one queue, in order."""
+        return 1
+
     def barrier(self, buffers: Sequence[tuple[Buffer, int, int]] = (), memory: bool = True,
                 label: str = "barrier") -> None:
         """Record a compute→compute dependency: a global memory barrier and/or buffer ranges

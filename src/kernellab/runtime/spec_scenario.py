@@ -176,6 +176,9 @@ def split_scenario(kernel: ResolvedKernel, host: Mapping[int, np.ndarray], parts
         command.global_size = size
         if split == "offset" and part.start:
             command.global_offset = [part.start] + [0] * (len(size) - 1)
+        # the parts touch disjoint rows (or copies of their own): no barrier between them, so a
+        # backend with a second queue on the device runs them at once (PySchedCL's queue a part)
+        command.implicit_barrier = part is parts[-1]
         commands.append(command)
     bound_uids = {b.resource_ref for c in commands if isinstance(c, m.DispatchCompute) for b in c.bindings}
     resources = [r for r in resources if not isinstance(r, m.Buffer) or r.uid in bound_uids]
