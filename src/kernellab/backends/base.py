@@ -642,6 +642,10 @@ class KernelLaunchFeature(Protocol):
     def static_local_memory(self, program: Program) -> int:
         """Bytes of the program's own ``__local`` arrays; 0 where the driver does not say."""
 
+    def required_work_group_size(self, program: Program) -> tuple[int, int, int]:
+        """The kernel's ``reqd_work_group_size`` (CL_KERNEL_COMPILE_WORK_GROUP_SIZE); zeros when
+        it names none."""
+
     def type_layout(self, program: Program, type_names: Sequence[str]) -> dict[str, tuple[int, int]]:
         """``(sizeof, alignof)`` of by-value types only the compiler can size."""
 

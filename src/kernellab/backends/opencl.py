@@ -372,6 +372,10 @@ class OpenCLBackend(Backend):
                               workgroup_memory=self._static_local_memory(kernel))
         return KernelInterface(interface, locals_, tuple(args))
 
+    def required_work_group_size(self, program: Program) -> tuple[int, int, int]:
+        assert isinstance(program, OpenCLProgram)
+        return program.compile_work_group_size
+
     def static_local_memory(self, program: Program) -> int:
         """Bytes of ``program``'s ``__local`` arrays; 0 where the driver does not say."""
         assert isinstance(program, OpenCLProgram)
