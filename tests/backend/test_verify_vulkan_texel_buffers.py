@@ -76,3 +76,23 @@ def test_texel_buffers_read_and_write_as_the_device(tmp_path: Path, capsys: pyte
 def test_planted_defects_in_texel_buffers(store_at: str, dst_range: list[int] | None, kind: str, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     assert _findings(_scenario(tmp_path / "planted", store_at, dst_range), capsys) == (1, [(kind, "out")])
+
+
+def test_a_buffer_bound_as_texels_and_as_a_block_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One memory reached through two bindings is not modelled: refused, not checked as two."""
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "k.comp").write_text("#version 450\nlayout(local_size_x = 4) in;\n"
+                                   "layout(set = 0, binding = 0, r32ui) uniform uimageBuffer t;\n"
+                                   "layout(std430, set = 0, binding = 1) buffer B { uint b[]; };\n"
+                                   "void main() { uint i = gl_GlobalInvocationID.x;\n"
+                                   "  imageStore(t, int(i), uvec4(i)); b[i + 4u] = i; }\n")
+    doc = {"resources": [{"shader": {"uid": "k", "src": "k.comp", "type": "GLSL"}},
+                         {"buffer": {"uid": "out", "size": 64, "shader_access": "readwrite"}}],
+           "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [1], "bindings": [
+               {"set": 0, "id": 0, "resource_ref": "out", "texel_format": "VK_FORMAT_R32_UINT",
+                "descriptor_type": "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER"},
+               {"set": 0, "id": 1, "resource_ref": "out"}]}}]}
+    (folder / "s.json").write_text(json.dumps(doc))
+    assert main(["verify", str(folder / "s.json")]) == 2
+    assert "buffer out is bound twice" in capsys.readouterr().err
