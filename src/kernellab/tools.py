@@ -13,7 +13,6 @@ import os
 import re
 import site
 import sys
-import sysconfig
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,8 +53,12 @@ LLVM_VERSIONED = frozenset({"clang", "llvm-spirv", "llvm-dis", "llvm-as", "llvm-
 def cmeel_prefixes() -> list[Path]:
     """The ``cmeel.prefix`` folders of pip's cmeel packages (glslang, SPIRV-Tools, SPIR-V headers):
     in the interpreter's site-packages, the user's, and any folder on ``sys.path`` that holds one
-    (``pip install --target DIR`` with DIR on PYTHONPATH), best first."""
-    sites = [Path(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")]
+    (``pip install --target DIR`` with DIR on PYTHONPATH), best first.
+
+    The site folders are ``site``'s, from the interpreter's prefixes: they begin with sysconfig's
+    ``purelib``/``platlib``, where pip installs, and asking sysconfig would load its build data
+    (issue 23: 5 M instructions of every run that looks up a tool)."""
+    sites = [Path(p) for p in site.getsitepackages()]
     if site.ENABLE_USER_SITE:
         sites.append(Path(site.getusersitepackages()))
     sites += [Path(p) for p in sys.path if p and (Path(p) / "cmeel.prefix").is_dir()]
