@@ -215,7 +215,7 @@ def test_unmodelled_annotation_names_itself_and_its_line(tmp_path: Path) -> None
     src = """__kernel void k(__global int *A) {
       __local int L[64];
       L[get_local_id(0)] = 1;
-      __barrier_invariant_1(L[get_local_id(0)] == 1, get_local_id(0));
+      __barrier_invariant_binary_1(L[get_local_id(0)] == 1, get_local_id(0), __other_int(get_local_id(0)));
       barrier(CLK_LOCAL_MEM_FENCE);
     }"""
     o = prove(tmp_path, src)

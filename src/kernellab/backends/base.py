@@ -312,6 +312,8 @@ VULKAN_LIMIT_NAMES: Mapping[str, str] = {
     "min_storage_buffer_offset_alignment": "minStorageBufferOffsetAlignment",
     "min_uniform_buffer_offset_alignment": "minUniformBufferOffsetAlignment",
     "min_texel_buffer_offset_alignment": "minTexelBufferOffsetAlignment",
+    "subgroup_size": "subgroupSize",
+    "subgroup_size_range": "minSubgroupSize..maxSubgroupSize",
 }
 
 
@@ -343,6 +345,12 @@ class Limits:
     min_storage_buffer_offset_alignment: int | None = None
     min_uniform_buffer_offset_alignment: int | None = None
     min_texel_buffer_offset_alignment: int | None = None
+    #: the size of a compute shader's subgroups when the pipeline asks for none
+    #: (VkPhysicalDeviceSubgroupProperties::subgroupSize)
+    subgroup_size: int | None = None
+    #: the sizes a pipeline may require, VK_EXT_subgroup_size_control's min/maxSubgroupSize
+    #: (None: the device does not vary its subgroup size)
+    subgroup_size_range: tuple[int, int] | None = None
     #: limit -> its name on this backend's API, for messages (Vulkan's names unless given)
     names: Mapping[str, str] = field(default_factory=lambda: dict(VULKAN_LIMIT_NAMES), compare=False)
 

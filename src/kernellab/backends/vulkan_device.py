@@ -235,6 +235,10 @@ def choose_memory_types(flags: Sequence[int]) -> MemoryTypes:
                        best(readback, "host-visible coherent"))
 
 
+#: VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES and ..._SUBGROUP_SIZE_CONTROL_PROPERTIES (vk.xml)
+_STYPE_SUBGROUP_PROPERTIES = 1000094000
+_STYPE_SUBGROUP_SIZE_CONTROL_PROPERTIES = 1000225000
+
 #: descriptor kinds a program slot may have -> VkDescriptorType values
 DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3, "combined-image-sampler": 1,
                     "sampled-image": 2, "sampler": 0, "storage-buffer-dynamic": 9, "uniform-buffer-dynamic": 8,
@@ -429,6 +433,7 @@ class VulkanDevice:
             per_set, allocation = int(m3.maxPerSetDescriptors) or None, int(m3.maxMemoryAllocationSize) or None
         mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
         heap = int(mp.memoryHeaps[mp.memoryTypes[self.memory.device].heapIndex].size)
+        subgroup, sizes = self._subgroup_sizes()
         return Limits(max_bound_descriptor_sets=int(limits.maxBoundDescriptorSets),
                       max_per_set_descriptors=per_set,
                       max_workgroup_count=tuple(int(x) for x in limits.maxComputeWorkGroupCount),  # type: ignore[arg-type]
@@ -442,7 +447,33 @@ class VulkanDevice:
                       max_allocation_size=allocation, memory_heap_size=heap or None,
                       min_storage_buffer_offset_alignment=int(limits.minStorageBufferOffsetAlignment),
                       min_uniform_buffer_offset_alignment=int(limits.minUniformBufferOffsetAlignment),
-                      min_texel_buffer_offset_alignment=int(limits.minTexelBufferOffsetAlignment))
+                      min_texel_buffer_offset_alignment=int(limits.minTexelBufferOffsetAlignment),
+                      subgroup_size=subgroup, subgroup_size_range=sizes)
+
+    def _subgroup_sizes(self) -> tuple[int | None, tuple[int, int] | None]:
+        """subgroupSize, and (minSubgroupSize, maxSubgroupSize) where the device has
+        VK_EXT_subgroup_size_control (core in 1.3). The compute binding declares neither
+        structure, so each is a raw ``pNext`` buffer in its C layout: ``sType`` (4 bytes, 4 of
+        padding), ``pNext`` (8), then the 32-bit members."""
+        vk = self.vk
+
+        def query(stype: int) -> tuple[int, int] | None:
+            raw = bytearray(32)
+            raw[0:4] = stype.to_bytes(4, "little")
+            try:
+                vk.vkGetPhysicalDeviceProperties2(self.physical, vk.VkPhysicalDeviceProperties2(pNext=raw))
+            except Exception:  # a Vulkan 1.0 driver, or the full binding's stricter pNext: no answer
+                return None
+            return int.from_bytes(raw[16:20], "little"), int.from_bytes(raw[20:24], "little")
+
+        subgroup = query(_STYPE_SUBGROUP_PROPERTIES)
+        size = subgroup[0] if subgroup and subgroup[0] else None
+        version = tuple(int(x) for x in (self.info.api_version or "1.0").split(".")[:2] if x.isdigit())
+        sizes = None
+        if "VK_EXT_subgroup_size_control" in self.info.details.get("extensions", ()) or version >= (1, 3):
+            found = query(_STYPE_SUBGROUP_SIZE_CONTROL_PROPERTIES)
+            sizes = found if found and 0 < found[0] <= found[1] else None
+        return size, sizes
 
     # --- memory -------
     def _pick_memory_types(self) -> MemoryTypes:

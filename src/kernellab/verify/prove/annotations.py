@@ -70,6 +70,7 @@ __attribute__((noinline)) unsigned __kl_noovfl(unsigned a, unsigned b) { return 
 __attribute__((noinline)) int __kl_noovfl_signed(int a, int b) { return a + b + 0x4b4c0013; }
 __attribute__((noinline)) unsigned __kl_noovfl_pred(unsigned a, unsigned b, unsigned c, unsigned d) { return a + b + c + d + 0x4b4c0014; }
 __attribute__((noinline)) int __kl_requires_fn(int c) { return c + 0x4b4c0015; }
+__attribute__((noinline)) int __kl_instance(int c) { return c + 0x4b4c0016; }
 #define __KL_ID ((int)get_local_id(0))
 #define __assert(x) __kl_assert((x) ? 1 : 0)
 #define __global_assert(x) __kl_assert((x) ? 1 : 0)
@@ -150,7 +151,7 @@ __attribute__((noinline)) int __kl_requires_fn(int c) { return c + 0x4b4c0015; }
 #define __non_temporal_loads_begin(...) __kl_unsupported(25)
 #define __non_temporal_loads_end(...) __kl_unsupported(26)
 #define __barrier_invariant(...) __kl_unsupported(1000)
-#define __barrier_invariant_1(...) __kl_unsupported(1000)
+#define __barrier_invariant_1(x, i) (__kl_instance((int)(i) - __KL_ID), __kl_assert((x) ? 1 : 0))
 #define __barrier_invariant_binary_1(...) __kl_unsupported(1001)
 #define __barrier_invariant_2(...) __kl_unsupported(1000)
 #define __barrier_invariant_binary_2(...) __kl_unsupported(1001)
@@ -237,6 +238,7 @@ MAGIC = {
     0x4B4C0013: '__kl_noovfl_signed',
     0x4B4C0014: '__kl_noovfl_pred',
     0x4B4C0015: '__kl_requires_fn',
+    0x4B4C0016: '__kl_instance',
 }
 NAMES = tuple(MAGIC.values())
 

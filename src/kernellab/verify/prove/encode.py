@@ -29,6 +29,13 @@ from kernellab.verify.prove.spec import OtherRecord, Specs, subterms
 
 #: iterations a loop is unrolled before the encoder gives up on it
 MAX_UNROLL = 32
+#: iterations a loop is unrolled when an inner loop had to be summarised in it (each unrolled copy
+#: pays the inner loop's invariant inference: 32 copies run past the time limit)
+MAX_UNROLL_NESTED = 4
+#: byte writes of shared memory an invocation's log keeps since the barrier before the last: past
+#: that, its reads are fresh values (each read walks the log in Python: an unrolled loop's writes
+#: made the encoding quadratic)
+SHARED_LOG_MAX = 32
 #: SPIR-V memory-semantics bits (the dynamic checker's rules: docs/verify-vulkan.md)
 UNIFORM_MEMORY = 0x40
 WORKGROUP_MEMORY = 0x100
@@ -74,6 +81,8 @@ class AccessRecord:
     steps: list[tuple[Any, int]]
     #: made in a loop summarised by invariants (its state over-approximated)
     abstract: bool = False
+    #: what holds on the path from where a summarised loop ended (:attr:`Encoder.given`)
+    given: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -81,6 +90,7 @@ class BarrierRecord:
     pred: Any
     inst: Inst
     key: tuple[int, ...]
+    given: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -91,6 +101,7 @@ class AssertRecord:
     abstract: bool = False
     #: how many of the trace's assumptions precede it (those after it do not hold where it is checked)
     assumed: int | None = None
+    given: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -117,8 +128,25 @@ class Trace:
     summarized: int = 0
     #: the values ``__other_*`` annotations take from the other invocation
     others: list[OtherRecord] = field(default_factory=list)
+    #: the loops summarised by invariants, for the two-invocation invariants (:func:`uniform_loops`)
+    loops: list[LoopSummary] = field(default_factory=list)
     #: ids of assumptions that repeat a checked assertion (a called function's precondition)
     after_checks: set[int] = field(default_factory=set)
+
+
+@dataclass
+class LoopSummary:
+    """A summarised loop as the two-invocation invariants need it: where it is (``key``), its
+    havocked loop variables, their values on entry, and the back edges of one iteration that
+    assumes the kept invariants (predicate, the variables' next values)."""
+
+    key: tuple[int, ...]
+    havoc: dict[int, Any]
+    entry: dict[int, Any]
+    entry_pred: Any
+    back: list[tuple[Any, dict[int, Any]]]
+    #: the kept one-invocation invariants (assumed where the loop is entered)
+    invariant: Any = None
 
 
 @dataclass
@@ -138,10 +166,12 @@ class PrivateMemory:
 
     initial: Any  # z3 Array(BV64, BV8)
     writes: tuple[tuple[Any, int | None, Any, Any], ...]  # (offset, constant offset, byte, predicate)
+    #: shared memory's log: the writes before this index were made before the last barrier
+    phase_start: int = 0
 
     def store(self, pred: Any, pairs: list[tuple[Any, Any]]) -> PrivateMemory:
         new = tuple((o, o.as_long() if z3.is_bv_value(o) else None, b, pred) for o, b in pairs)
-        return PrivateMemory(self.initial, self.writes + new)
+        return PrivateMemory(self.initial, self.writes + new, self.phase_start)
 
     def load(self, offset: Any) -> Any:
         k = offset.as_long() if z3.is_bv_value(offset) else None
@@ -163,14 +193,27 @@ class PrivateMemory:
                 out = z3.If(z3.And(p, o == offset), b, out)
         return out
 
-    def merge(self, other: PrivateMemory) -> PrivateMemory:
+    def as_array(self) -> Any:
+        """The contents as one z3 array term."""
+        arr = self.initial
+        for o, _, b, p in self.writes:
+            stored = z3.Store(arr, o, b)
+            arr = stored if z3.is_true(p) else z3.If(p, stored, arr)
+        return arr
+
+    def merge(self, other: PrivateMemory, cond: Any) -> PrivateMemory:
+        """This memory where ``cond`` holds, ``other`` elsewhere."""
         if other is self:
             return self
         a, b = self.writes, other.writes
         n = 0
         while n < min(len(a), len(b)) and a[n] is b[n]:
             n += 1
-        return PrivateMemory(self.initial, a + b[n:])
+        if not self.initial.eq(other.initial) or self.phase_start != other.phase_start or self.phase_start > n:
+            # one path started afresh (a summarised loop, a barrier): no shared part to join after
+            # (and the writes before the last barrier are no longer told apart: the next drops them)
+            return PrivateMemory(z3.If(cond, self.as_array(), other.as_array()), ())
+        return PrivateMemory(self.initial, a + b[n:], self.phase_start)
 
 
 @dataclass
@@ -199,7 +242,19 @@ class Encoder:
         self.abstract = 0
         #: the values known where the current loop starts (loop-invariant bounds for candidates)
         self._outer: dict[Any, Any] = {}
-        self.specs = Specs(self, AssertRecord)
+        #: what holds from the end of each summarised loop on (its exit state satisfies its invariants
+        #: and its exit condition): assumed by the checks of what comes after it only, so that a loop
+        #: that never ends does not make the checks of its own iterations vacuous
+        self.given: list[Any] = []
+        self.specs = Specs(self, self._assert_record)
+
+    def _assert_record(self, pred: Any, cond: Any, inst: Inst, abstract: bool = False,
+                       assumed: int | None = None) -> AssertRecord:
+        return AssertRecord(pred, cond, inst, abstract, assumed, tuple(self.given))
+
+    def may(self, pred: Any) -> bool:
+        """Whether ``pred`` can hold on this path (with what the summarised loops before it give)."""
+        return bool(self.solver_check(z3.And(pred, *self.given) if self.given else pred))
 
     # --- values ------------------------------------------------------------------------------
 
@@ -261,7 +316,7 @@ class Encoder:
     def record(self, env: dict[Any, Any], pred: Any, p: Pointer, size: int, kind: str, inst: Inst) -> None:
         wg, sb = self.phase(env)
         self.trace.accesses.append(AccessRecord(p.root, p.storage, p.offset, size, kind, pred, wg, sb, inst,
-                                                list(p.steps), self.abstract > 0))
+                                                list(p.steps), self.abstract > 0, tuple(self.given)))
 
     def load(self, env: dict[Any, Any], pred: Any, p: Pointer, inst: Inst, t: Type) -> Any:
         if p.storage == "Input":
@@ -271,7 +326,14 @@ class Encoder:
         self.record(env, pred, p, max(t.size, 1), "read", inst)
         array = self.memory.read_only.get(p.root)
         if array is None:
-            return self.fresh(t, "ld")
+            own = env.get(("mem", p.root))
+            if own is None or len(own.writes) > SHARED_LOG_MAX:
+                return self.fresh(t, "ld")
+            # what this invocation wrote since the last barrier that orders this memory: another
+            # invocation's write to those bytes in between would race with that write (reported),
+            # so where no race is the value is this invocation's; bytes it did not write are any
+            # value (the same for two reads: a write between them races with the reads)
+            return self.bytes_value(own.load, p.offset, t, inst)
         value = self.bytes_value(lambda o: z3.Select(array, o), p.offset, t, inst)
         self.trace.reads.append((p.root, p.offset, t.size))
         return value
@@ -483,8 +545,10 @@ class Encoder:
         current = edges
         key = self.key
         saved = self.snapshot(incoming, returns)
+        summarized = self.trace.summarized
+        limit = MAX_UNROLL
         for k in range(MAX_UNROLL + 1):
-            if k == MAX_UNROLL:
+            if k >= limit:
                 self.restore(saved, incoming, returns)
                 self.key = key
                 self.summarize_loop(fn, head, body, ordered, edges, incoming, returns)
@@ -496,24 +560,28 @@ class Encoder:
             for label, es in inner.items():
                 incoming.setdefault(label, []).extend(es)
             self.trace.unrolled = max(self.trace.unrolled, k + 1)
-            back = [e for e in back if self.solver_check(e.pred)]
+            back = [e for e in back if self.may(e.pred)]
             if not back:
                 break
+            if self.trace.summarized > summarized and limit == MAX_UNROLL and not self._has_barrier(fn, body, set()):
+                limit = MAX_UNROLL_NESTED  # a loop with a barrier cannot be summarised: unrolled on
             current = back
         self.key = key
 
     def snapshot(self, incoming: dict[int, list[Edge]], returns: list[Any]) -> tuple[Any, ...]:
         t = self.trace
         return ({k: list(v) for k, v in incoming.items()}, len(returns), len(t.accesses), len(t.barriers),
-                len(t.asserts), len(t.assumes), len(t.reads), len(t.others))
+                len(t.asserts), len(t.assumes), len(t.reads), len(t.others), len(self.given), len(t.loops))
 
     def restore(self, saved: tuple[Any, ...], incoming: dict[int, list[Edge]], returns: list[Any]) -> None:
-        inc, nret, na, nb, nas, nam, nr, no = saved
+        inc, nret, na, nb, nas, nam, nr, no, ng, nl = saved
+        del self.given[ng:]
         incoming.clear()
         incoming.update(inc)
         del returns[nret:]
         t = self.trace
         del t.accesses[na:], t.barriers[nb:], t.asserts[nas:], t.assumes[nam:], t.reads[nr:], t.others[no:]
+        del t.loops[nl:]
 
     def summarize_loop(self, fn: Function, head: Block, body: set[int], ordered: list[Block], edges: list[Edge],
                        incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
@@ -558,7 +626,7 @@ class Encoder:
         candidates = self.candidates(phis, havoc, entry_vals, first, body, fn)
         subst_entry = [(havoc[r], entry_vals[r]) for r in havoc if z3.is_bv(havoc[r]) or z3.is_bool(havoc[r])]
         candidates = [c for c in candidates
-                      if not self.solver_check(z3.And(entry_pred, z3.Not(z3.substitute(c, *subst_entry))))]
+                      if not self.may(z3.And(entry_pred, z3.Not(z3.substitute(c, *subst_entry))))]
         while True:
             back = self.iterate(fn, head, ordered, body, env_h, z3.And(entry_pred, *candidates), base_phis,
                                 incoming, returns)
@@ -567,7 +635,7 @@ class Encoder:
                 broken = False
                 for e in back:
                     pairs = [(havoc[r], e.phis[r]) for r in havoc if r in e.phis]
-                    if self.solver_check(z3.And(e.pred, z3.Not(z3.substitute(c, *pairs)))):
+                    if self.may(z3.And(e.pred, z3.Not(z3.substitute(c, *pairs)))):
                         broken = True
                         break
                 if not broken:
@@ -575,20 +643,60 @@ class Encoder:
             if len(keep) == len(candidates):
                 break
             candidates = keep
-        invariant = z3.Implies(entry_pred, z3.And(*candidates)) if candidates else z3.BoolVal(True)
+        reached = z3.And(entry_pred, *self.given) if self.given else entry_pred
+        invariant = z3.Implies(reached, z3.And(*candidates)) if candidates else z3.BoolVal(True)
+        self.trace.loops.append(LoopSummary(self.key + (head.label,), havoc, entry_vals, reached,
+                                            [(e.pred, {r: e.phis[r] for r in havoc if r in e.phis}) for e in back],
+                                            invariant))
         self.trace.assumes.append(invariant)
         self.abstract += 1
         self.trace.summarized += 1
         mark = self.specs.loop_start(invariant)  # the access logs see an earlier iteration
+        nret = len(returns)
         try:
             inner: dict[int, list[Edge]] = {head.label: [Edge(entry_pred, env_h, dict(base_phis))]}
             self.run_region(fn, ordered, inner, returns, body, header=head.label)
         finally:
             self.abstract -= 1
         self.specs.loop_end(mark)
+        del returns[nret:]  # the summarised iteration's own exits: those of exit_state stand for them
+        self.exit_state(fn, head, ordered, body, entry_env, entry_pred, reached, havoc, written, candidates, incoming, returns)
+
+    def exit_state(self, fn: Function, head: Block, ordered: list[Block], body: set[int], entry_env: dict[Any, Any],
+                   entry_pred: Any, reached: Any, havoc: dict[int, Any], written: set[int], candidates: list[Any],
+                   incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
+        """Where a summarised loop goes on (GPUVerify's loop cut: havoc, assume the invariants and
+        the exit): the exits of one more iteration run from a renamed state (fresh loop variables
+        and private memory, every value it makes fresh too) that satisfies the invariants. Its
+        exits stand for the loop's, so the code after the loop is reached under the loop's entry
+        predicate (two invocations that enter it together leave it together, whatever their exit
+        states); that the renamed state satisfies the invariants and leaves the loop is added to
+        :attr:`given`, assumed by the checks of what comes after only. Nothing this iteration
+        records is kept: the summarised iteration covers its accesses."""
+        renamed = {r: z3.Const(f"{self.tag}_loop{head.label}_{r}_{next(self.fresh_count)}", h.sort())
+                   for r, h in havoc.items()}
+        env_x = dict(entry_env)
+        for root in written:
+            env_x[("mem", root)] = PrivateMemory(z3.Array(f"{self.tag}_loopmem{head.label}_{next(self.fresh_count)}",
+                                                          z3.BitVecSort(64), z3.BitVecSort(8)), ())
+        pairs = [(havoc[r], renamed[r]) for r in havoc]
+        inv = z3.substitute(z3.And(*candidates), *pairs) if candidates and pairs else z3.And(*candidates)
+        saved = self.snapshot(incoming, returns)
+        nret = len(returns)
+        inner: dict[int, list[Edge]] = {head.label: [Edge(entry_pred, env_x, dict(renamed))]}
+        self.abstract += 1
+        try:
+            self.run_region(fn, ordered, inner, returns, body, header=head.label)
+        finally:
+            self.abstract -= 1
+            left = returns[nret:]
+            self.restore(saved, incoming, returns)
         inner.pop(head.label, None)
+        exits = [e.pred for es in inner.values() for e in es] + [p for p, _, _ in left]
+        self.given.append(z3.Implies(reached, z3.And(inv, z3.Or(*exits)) if exits else z3.BoolVal(False)))
         for label, es in inner.items():
             incoming.setdefault(label, []).extend(es)
+        returns.extend(left)
 
     def iterate(self, fn: Function, head: Block, ordered: list[Block], body: set[int], env: dict[Any, Any],
                 pred: Any, phis: dict[int, Any], incoming: dict[int, list[Edge]],
@@ -791,8 +899,46 @@ class Encoder:
             self.private_store(env, pred, p, v, p.pointee, inst)
         elif p.storage in ("StorageBuffer", "Workgroup"):
             self.record(env, pred, p, max(p.pointee.size, 1), "write", inst)
+            self.shared_store(env, pred, p, v, inst)
         else:
             raise self.unmodelled(inst, f"a store to {p.storage} memory")
+
+    def shared_store(self, env: dict[Any, Any], pred: Any, p: Pointer, v: Any, inst: Inst) -> None:
+        """Log a write to shared memory for this invocation's own later reads (:meth:`load`)."""
+        if p.root in self.memory.read_only:
+            return
+        key = ("mem", p.root)
+        mem = env.get(key)
+        if not isinstance(mem, PrivateMemory):
+            mem = self.fresh_memory()
+        try:
+            pairs = self.value_bytes(p.offset, p.pointee, v, inst)
+        except Unmodelled:  # a value with no byte layout here: forget what this invocation wrote
+            env[key] = self.fresh_memory()
+        else:
+            env[key] = mem.store(pred, pairs)
+        self.stored.add(p.root)
+
+    def fresh_memory(self) -> PrivateMemory:
+        # named as the other values made here, so that a loop's renaming (spec.renaming) finds it
+        return PrivateMemory(z3.Array(f"{self.tag}_v{next(self.fresh_count)}", z3.BitVecSort(64),
+                                      z3.BitVecSort(8)), ())
+
+    def forget_shared(self, env: dict[Any, Any], sem: int) -> None:
+        """A barrier that orders a memory ends this invocation's knowledge of the writes it made
+        before the previous one: another invocation may have written those bytes between the two
+        barriers without racing. Its writes since the previous barrier stay: another's write to
+        those bytes before this barrier races with them, and one after it with this invocation's
+        read."""
+        for key in list(env):
+            if not (isinstance(key, tuple) and key[0] == "mem"):
+                continue
+            storage = self.m.types[self.m.type_of[key[1]]].storage
+            if (storage == "Workgroup" and sem & WORKGROUP_MEMORY) or \
+                    (storage == "StorageBuffer" and sem & UNIFORM_MEMORY):
+                mem = env[key]
+                kept = mem.writes[mem.phase_start:]
+                env[key] = PrivateMemory(self.fresh_memory().initial, kept, len(kept))
 
     def memory_barrier(self, env: dict[Any, Any], inst: Inst) -> None:
         k = _const_int(self.value(env, inst.words[1]))
@@ -842,6 +988,11 @@ class Encoder:
             number = _const_int(args[0])
             raise self.unmodelled(inst, f"the GPUVerify annotation {unsupported_name(number if number is not None else -1)}")
         rtype = self.m.types[inst.words[0]] if inst.typed else None
+        if name == "__kl_instance":  # a unary barrier invariant's instantiation less this invocation's id
+            if z3.is_bv(args[0]) and self.may(z3.And(pred, args[0] != 0)):
+                raise self.unmodelled(inst, "a barrier invariant instantiated for other invocations than the one "
+                                            "reaching it (__barrier_invariant_1(e, i) with i not the local id)")
+            return args[0]
         return self.specs.annotate(env, pred, inst, name, args, rtype)
 
     def barrier(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
@@ -861,7 +1012,8 @@ class Encoder:
             env["phase_wg"] = z3.simplify(z3.If(pred, wg + one, wg))
         if sem & UNIFORM_MEMORY:
             env["phase_sb"] = z3.simplify(z3.If(pred, sb + one, sb))
-        self.trace.barriers.append(BarrierRecord(pred, inst, self.key + (inst.index,)))
+        self.forget_shared(env, sem)
+        self.trace.barriers.append(BarrierRecord(pred, inst, self.key + (inst.index,), tuple(self.given)))
 
     def atomic(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
         op, w = inst.op, inst.words
@@ -875,6 +1027,8 @@ class Encoder:
             raise self.unmodelled(inst, f"{op} on {p.storage} memory")
         kind = "atomic-read" if op == "OpAtomicLoad" else "atomic-write"
         self.record(env, pred, p, max(p.pointee.size, 1), kind, inst)
+        if kind == "atomic-write":  # other invocations' atomics change it too: any value from here on
+            self.shared_store(env, pred, p, self.fresh(p.pointee, "atomic"), inst)
         if inst.typed:
             env[w[1]] = self.fresh(self.m.types[w[0]], "atomic")
 
@@ -1065,7 +1219,7 @@ _FLOAT_OPS = frozenset({"OpDot", "OpVectorTimesScalar", "OpMatrixTimesVector", "
 
 def _ite(c: Any, a: Any, b: Any) -> Any:
     if isinstance(a, PrivateMemory) and isinstance(b, PrivateMemory):
-        return a.merge(b)
+        return a.merge(b, c)
     if isinstance(a, tuple):
         return tuple(_ite(c, x, y) for x, y in zip(a, b))
     if isinstance(a, Pointer) or isinstance(b, Pointer):
@@ -1131,3 +1285,44 @@ def _first_line(b: Block) -> tuple[str, int] | None:
 def _line(b: Block, m: Module) -> str:
     line = _first_line(b)
     return str(line[1]) if line else "?"
+
+
+def uniform_loops(ta: Trace, tb: Trace, check: Any) -> list[Any]:
+    """Two-invocation invariants of the loops both invocations summarise at the same place: a loop
+    variable equal in both (GPUVerify's uniformity), found as Houdini finds the others — equal on
+    entry where both enter, and kept equal by one iteration of each from equal values, with the
+    back edge taken by both or by neither (the loop runs in lock-step, so "the same iteration" of
+    the two is defined). ``check(constraints)`` says whether they can hold together. What comes
+    back relates the two invocations at the same iteration: it is for ``__other_*`` (the other's
+    value at the same place), not for races, which pair every iteration of one with every
+    iteration of the other."""
+    by_key = {s.key: s for s in tb.loops}
+    out: list[Any] = []
+    for la in ta.loops:
+        lb = by_key.get(la.key)
+        if lb is None or set(la.havoc) != set(lb.havoc):
+            continue
+        both = z3.And(la.entry_pred, lb.entry_pred)
+        rids = [r for r in la.havoc if z3.is_bv(la.havoc[r]) and la.havoc[r].sort() == lb.havoc[r].sort()]
+        rids = [r for r in rids if not check([both, la.entry[r] != lb.entry[r]])]
+        while rids:
+            equal = [la.havoc[r] == lb.havoc[r] for r in rids]
+            go_a = z3.Or(*[p for p, _ in la.back]) if la.back else z3.BoolVal(False)
+            go_b = z3.Or(*[p for p, _ in lb.back]) if lb.back else z3.BoolVal(False)
+            if check([both, *equal, go_a != go_b]):
+                rids = []  # not in lock-step: nothing is "the same iteration"
+                break
+            keep = []
+            for r in rids:
+                broken = False
+                for pa, na in la.back:
+                    for pb, nb in lb.back:
+                        if r in na and r in nb and check([both, *equal, pa, pb, na[r] != nb[r]]):
+                            broken = True
+                if not broken:
+                    keep.append(r)
+            if len(keep) == len(rids):
+                break
+            rids = keep
+        out += [z3.Implies(both, la.havoc[r] == lb.havoc[r]) for r in rids]
+    return out

@@ -168,8 +168,13 @@ class _Prover:
         same_group = z3.And(*[ids_a.group[d] == ids_b.group[d] for d in range(3)])
         found: list[Counterexample] = []
         found += self.out_of_bounds(trace_a, base + cons_a + trace_a.assumes)
-        found += self.assertions(trace_a, base + cons_a, base + cons_a + cons_b + [distinct] + [
-            a for a in trace_b.assumes if a.get_id() not in trace_b.after_checks] + spec.link_others(trace_a, trace_b))
+        pair = base + cons_a + cons_b + [distinct] + [
+            a for a in trace_b.assumes if a.get_id() not in trace_b.after_checks] + spec.link_others(trace_a, trace_b)
+        if trace_a.loops and any(spec.mentions_other(r.cond, trace_a) for r in trace_a.asserts):
+            # A's own loop invariants only: its other assumptions hold after the places they are made
+            known = pair + [s.invariant for s in trace_a.loops if s.invariant is not None]
+            pair = pair + enc.uniform_loops(trace_a, trace_b, lambda c: self.check(known + c) is not None)
+        found += self.assertions(trace_a, base + cons_a, pair)
         found += self.divergence(trace_a, trace_b, both + [distinct, same_group])
         found += self.races(trace_a, trace_b, both + [distinct], same_group)
         return Outcome("defect" if found else "proven", found)
@@ -243,7 +248,7 @@ class _Prover:
             if per_dimension:
                 conds += [z3.UGE(idx, n) for idx, n in a.steps if n > 0]
             if conds:
-                groups.setdefault(a.inst.index, []).append((a, z3.And(a.pred, z3.Or(*conds))))
+                groups.setdefault(a.inst.index, []).append((a, z3.And(a.pred, *a.given, z3.Or(*conds))))
         for items in groups.values():
             model = self.check(cons + [z3.Or(*[c for _, c in items])])
             if model is None:
@@ -261,7 +266,7 @@ class _Prover:
         for r in trace.asserts:
             two = spec.mentions_other(r.cond, trace)
             before = trace.assumes[:r.assumed] if r.assumed is not None else trace.assumes
-            model = self.check((pair if two else cons) + before + [r.pred, z3.Not(r.cond)])
+            model = self.check((pair if two else cons) + before + list(r.given) + [r.pred, z3.Not(r.cond)])
             if model is not None:
                 out.append(self.example("assertion", "an assertion (__assert) can fail", model, [], single=not two,
                                         insts=[r.inst]))
@@ -273,7 +278,8 @@ class _Prover:
             raise enc.Unmodelled("unsupported construct: the two invocations' barriers could not be paired")
         out = []
         for ba, bb in zip(ta.barriers, tb.barriers):
-            model = self.check(cons + [ba.pred != bb.pred])
+            # after a summarised loop: its exit states (both invocations') satisfy its invariants
+            model = self.check(cons + list(ba.given) + list(bb.given) + [ba.pred != bb.pred])
             if model is not None:
                 out.append(self.example("barrier-divergence", "a barrier reached by one invocation of a "
                                         "work-group and not by another", model, [], insts=[ba.inst]))
@@ -301,7 +307,7 @@ class _Prover:
                 else:
                     unordered = z3.Or(z3.Not(same_group), a.phase_sb == b.phase_sb)
                 groups.setdefault((a.inst.index, b.inst.index), []).append(
-                    (a, b, z3.And(a.pred, b.pred, overlap, unordered)))
+                    (a, b, z3.And(a.pred, b.pred, *a.given, *b.given, overlap, unordered)))
         for items in groups.values():
             model = self.check(cons + [z3.Or(*[c for _, _, c in items])])
             if model is None:
