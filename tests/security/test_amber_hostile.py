@@ -151,3 +151,39 @@ def test_a_pipeline_name_never_becomes_a_path(tmp_path):
     proc = cli("run", "x.amber", cwd=folder)
     assert proc.returncode == 0, proc.stderr
     assert "pass (2 EXPECTs hold)" in proc.stdout + proc.stderr
+
+
+HLSL = """#!amber
+SHADER compute s HLSL
+[numthreads(1,1,1)] void main(){{}}
+{line}
+END
+BUFFER b DATA_TYPE uint32 SIZE 4
+PIPELINE compute p
+  ATTACH s ENTRY_POINT {entry}
+END
+RUN p 1 1 1
+"""
+
+
+@pytest.mark.parametrize("line, entry, message", [
+    ('#include "../../../../etc/passwd"', "main",
+     """line 2 of the HLSL shader: '#include "../../../../etc/passwd"': an AmberScript HLSL shader cannot include"""),
+    ('  # /* c */ include "/dev/zero"', "main", "line 2 of the HLSL shader: '#   include \"/dev/zero\"'"),
+    ("#if __has_include(\"/etc/passwd\")\n#endif", "main", "line 2 of the HLSL shader: '#if __has_include"),
+    ("", "-Dfoo", "HLSL entry point '-Dfoo' is not an identifier"),
+])
+def test_an_hlsl_shader_reaches_no_file_through_glslang(line, entry, message, tmp_path, monkeypatch):
+    """glslang's HLSL front end would follow an #include from its temporary folder (it read
+    /etc/passwd): the directive is refused at the shader's line before glslang runs."""
+    from kernellab import tools
+
+    monkeypatch.setattr(tools, "require", lambda *a: pytest.fail("a tool ran"))
+    from kernellab.compile.amber import prepare
+
+    (tmp_path / "x.amber").write_text(HLSL.format(line=line, entry=entry))
+    with pytest.raises(InputError) as info:
+        prepare(tmp_path / "x.amber", tmp_path / "out")
+    [problem] = info.value.problems
+    assert (problem.file, problem.where) == (str(tmp_path / "x.amber"), "line 2")
+    assert problem.message.startswith(message), problem.message

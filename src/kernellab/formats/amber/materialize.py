@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kernellab.compiler_options import Options
-from kernellab.errors import InputError, Problem
+from kernellab.errors import CompileError, InputError, Problem
 from kernellab.formats.amber import images
 from kernellab.formats.amber.bind import descriptor_fields
 from kernellab.formats.amber.clspv_layout import (
@@ -172,7 +172,13 @@ class _Writer:
         if self.compile_hlsl is None:
             raise self.error(shader.line, "an HLSL shader needs an HLSL compiler (glslangValidator)")
         name = f"pipeline{list(self.script.pipelines).index(p.name)}.hlsl.spv"
-        self.write(name, self.compile_hlsl(shader.source, p.entry, shader.target_env))
+        try:
+            module = self.compile_hlsl(shader.source, p.entry, shader.target_env)
+        except CompileError:
+            raise
+        except InputError as exc:  # named at the shader's line of the script
+            raise self.error(shader.line, "; ".join(pr.message for pr in exc.problems)) from None
+        self.write(name, module)
         return name, "SPIR-V"
 
     def kernel_file(self, p: Pipeline, src: str) -> tuple[str, str, dict[int, KernelArgument]]:
