@@ -187,3 +187,21 @@ def test_an_hlsl_shader_reaches_no_file_through_glslang(line, entry, message, tm
     [problem] = info.value.problems
     assert (problem.file, problem.where) == (str(tmp_path / "x.amber"), "line 2")
     assert problem.message.startswith(message), problem.message
+
+
+def test_a_paeth_png_decodes_in_bounded_time(tmp_path):
+    """A 2896x2896 image of Paeth rows (a few KB of zlib) took a Python step per byte, 40 s;
+    a step per diagonal of pixels takes a few seconds."""
+    import time
+
+    from kernellab.formats import png
+
+    side = 2896
+    data = png.SIGNATURE + b"".join(
+        struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        for kind, body in ((b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 6, 0, 0, 0)),
+                           (b"IDAT", zlib.compress((b"\x04" + b"\x01" * (side * 4)) * side, 9)), (b"IEND", b"")))
+    start = time.monotonic()
+    texels = png.decode(data, tmp_path / "p.png", side, side)
+    assert time.monotonic() - start < 25
+    assert texels[-4:] == bytes([(side * 2 - 1) & 0xFF] * 4)  # Paeth of ones: each pixel is its left one + 1
