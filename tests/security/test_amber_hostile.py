@@ -205,3 +205,13 @@ def test_a_paeth_png_decodes_in_bounded_time(tmp_path):
     texels = png.decode(data, tmp_path / "p.png", side, side)
     assert time.monotonic() - start < 25
     assert texels[-4:] == bytes([(side * 2 - 1) & 0xFF] * 4)  # Paeth of ones: each pixel is its left one + 1
+
+
+@pytest.mark.skipif(shutil.which("glslangValidator") is None, reason="needs glslang and clspv")
+def test_import_into_a_relative_folder_compiles_its_own_kernels(tmp_path):
+    """`import -o DIR` with a relative DIR refused the kernel clspv compiles from DIR as outside
+    the workload's folder."""
+    shutil.copy(Path(__file__).resolve().parents[1] / "amber" / "opencl_layout_options.amber", tmp_path / "x.amber")
+    proc = cli("import", "x.amber", "-o", "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "out" / "x.json").is_file()

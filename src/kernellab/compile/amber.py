@@ -93,6 +93,9 @@ def prepare(path: str | Path, folder: Path | None = None) -> tuple[AmberScript, 
     if folder is None:
         digest = hashlib.sha256(path.read_bytes() + str(path.resolve()).encode()).hexdigest()[:20]
         folder = config.get().cache_dir / "amber" / digest
+    # resolved: a kernel compiled from it is checked against its own folder (`import -o DIR`
+    # with a relative DIR refused its own clspv kernels as outside)
+    folder = Path(folder).resolve()
     return script, write_scenarios(script, folder, assemble, optimize, compile_kernel, compile_hlsl)
 
 
