@@ -912,6 +912,8 @@ class Encoder:
             return self.select(env, inst)
         if op in ("OpVectorExtractDynamic", "OpVectorInsertDynamic", "OpAll", "OpAny"):
             return self.vector_op(env, inst, t)
+        if op in _WIDE_OPS:
+            return self.wide_op(env, inst, t)
         args = [self.value(env, a) for a in w[2:]]
         if any(isinstance(a, Pointer) for a in args):
             raise self.unmodelled(inst, f"{op} on a pointer")
@@ -937,8 +939,8 @@ class Encoder:
                 return tuple(flat)
             return tuple(parts)
         if op == "OpCompositeInsert":
-            obj, comp = self.value(env, w[2]), self.value(env, w[3])
-            return _insert(comp, obj, list(w[4:]))
+            part, whole = self.value(env, w[2]), self.value(env, w[3])  # Object, then Composite
+            return _insert(part, whole, list(w[4:]))
         if op == "OpVectorShuffle":
             a, b = self.value(env, w[2]), self.value(env, w[3])
             both = list(a) + list(b)
@@ -958,6 +960,17 @@ class Encoder:
                 return Pointer(a.root, a.storage, z3.If(c, a.offset, b.offset), a.pointee)
             raise self.unmodelled(inst, "OpSelect between pointers into different variables")
         return _ite(c, a, b)
+
+    def wide_op(self, env: dict[Any, Any], inst: Inst, t: Type) -> Any:
+        """OpIAddCarry, OpISubBorrow, OpUMulExtended, OpSMulExtended: a struct of the low half and
+        the carry, borrow or high half, component by component for vectors."""
+        a, b = (self.value(env, x) for x in inst.words[2:4])
+        if isinstance(a, tuple):
+            parts = [_WIDE_OPS[inst.op](x, y) for x, y in zip(a, b)]
+            return (tuple(p[0] for p in parts), tuple(p[1] for p in parts))
+        if not (z3.is_bv(a) and z3.is_bv(b)) or t.kind != "struct":
+            raise self.unmodelled(inst, f"{inst.op} on values of this shape")
+        return _WIDE_OPS[inst.op](a, b)
 
     def vector_op(self, env: dict[Any, Any], inst: Inst, t: Type) -> Any:
         """A vector's component chosen at run time (read or written), and OpAll/OpAny."""
@@ -1063,6 +1076,25 @@ _INT_OPS: dict[str, Any] = {
     "OpSGreaterThan": lambda a, b: a > b, "OpSGreaterThanEqual": lambda a, b: a >= b,
     "OpLogicalAnd": z3.And, "OpLogicalOr": z3.Or, "OpLogicalNot": z3.Not,
     "OpLogicalEqual": lambda a, b: a == b, "OpLogicalNotEqual": lambda a, b: a != b,
+}
+def _mul_extended(extend: Any) -> Any:
+    def op(a: Any, b: Any) -> tuple[Any, Any]:
+        w = a.size()
+        full = extend(w, a) * extend(w, b)
+        return z3.Extract(w - 1, 0, full), z3.Extract(2 * w - 1, w, full)
+    return op
+
+
+def _flag(c: Any, like: Any) -> Any:
+    return z3.If(c, z3.BitVecVal(1, like.size()), z3.BitVecVal(0, like.size()))
+
+
+#: the ops whose result is a struct of two integers: (low half, carry / borrow / high half)
+_WIDE_OPS: dict[str, Any] = {
+    "OpIAddCarry": lambda a, b: (a + b, _flag(z3.ULT(a + b, a), a)),
+    "OpISubBorrow": lambda a, b: (a - b, _flag(z3.ULT(a, b), a)),
+    "OpUMulExtended": _mul_extended(z3.ZeroExt),
+    "OpSMulExtended": _mul_extended(z3.SignExt),
 }
 _DIVISIONS = frozenset({"OpUDiv", "OpSDiv", "OpUMod", "OpSRem", "OpSMod"})
 _SHIFTS = frozenset({"OpShiftLeftLogical", "OpShiftRightLogical", "OpShiftRightArithmetic"})

@@ -48,6 +48,12 @@ def _options(options: compiler_options.Options | str) -> compiler_options.Option
     return options
 
 
+def clspv_argv(options: compiler_options.Options) -> list[str]:
+    """``options`` as clspv takes them: clang's warning switches (``-Wno-...``), which only change
+    what is reported and which clspv's own command line refuses, left out."""
+    return [t for t in options.argv() if not (t.startswith("-W") and t != "-Werror")]
+
+
 def compile_source(source: Path, options: compiler_options.Options | str, *, roots: tuple[Path, ...] = ()) -> bytes:
     """clspv ``-O0 -g`` of ``source`` with the annotation header (every kernel of it). A source
     calling one of :data:`UNMODELLED_BUILTINS` is refused (:class:`Unsupported`: verdict unknown).
@@ -73,7 +79,7 @@ def compile_source(source: Path, options: compiler_options.Options | str, *, roo
         annotated.write_text(ANNOTATION_HEADER + text)
         req = CompileRequest(source=annotated, language="opencl-c", entry="",
                              build_options=shlex.join(["-O0", "-g", f"-I{source.parent.resolve()}",
-                                                       *_options(options).argv()]),
+                                                       *clspv_argv(_options(options))]),
                              options_from="user", roots=roots + (source.parent.resolve(), Path(tmp)))
         return bytes(Compiler(req).vulkan_module().data)
 
