@@ -11,7 +11,7 @@ pytest.importorskip("z3", reason="needs z3-solver (pip install kernellab[prove])
 
 from tests.unit.test_prove_engine import kinds, needs_clspv, prove_cl  # noqa: E402
 
-from kernellab.verify.prove import opencl  # noqa: E402
+from kernellab.verify.prove import engine, opencl  # noqa: E402
 
 # --- a vector component written in place (OpCompositeInsert) -----------------------------------
 
@@ -64,3 +64,40 @@ def test_wide_integer_ops(tmp_path: Path, never: str, sometimes: str) -> None:
     assert clean.verdict == "proven", clean
     racy = prove_cl(tmp_path, WIDE % sometimes, args=args)
     assert kinds(racy) >= {"data-race"}, racy
+
+
+# --- get_global_offset() and get_work_dim() take the launch's values -----------------------------
+
+LAUNCH_QUERY = """
+__kernel void k(__global int *A) {
+  if (%s) A[get_global_id(0) + 1] = 1;  /* the next work-item's element: a race when reached */
+  A[get_global_id(0)] = 0;
+}
+"""
+
+
+def _prove_with_offset(tmp: Path, source: str, offset: tuple[int, int, int]) -> engine.Outcome:
+    path = tmp / "k.cl"
+    path.write_text(source)
+    args = [opencl.ArgumentSpec("buffer", "A")]
+    compiled = opencl.compile_kernel(path, "k", "", (64, 1, 1), args, work_dim=1, global_offset=offset)
+    launch = opencl.launch(compiled, (256,), (64, 1, 1), args, offset)
+    return engine.prove(compiled.module, launch, timeout=60)
+
+
+@needs_clspv
+def test_the_global_offset_is_the_launchs(tmp_path: Path) -> None:
+    racy = _prove_with_offset(tmp_path, LAUNCH_QUERY % "get_global_offset(0) == 64", (64, 0, 0))
+    assert kinds(racy) == {"data-race"}, racy
+    race = racy.findings[0]
+    assert all(item["global"][0] >= 64 for item in race.work_items)  # the ids as the launch numbers them
+    clean = _prove_with_offset(tmp_path, LAUNCH_QUERY % "get_global_offset(0) != 64 || get_global_id(0) < 64",
+                               (64, 0, 0))
+    assert clean.verdict == "proven", clean
+    assert _prove_with_offset(tmp_path, LAUNCH_QUERY % "get_global_offset(0) == 64", (0, 0, 0)).verdict == "proven"
+
+
+@needs_clspv
+def test_the_work_dim_is_the_launchs(tmp_path: Path) -> None:
+    assert _prove_with_offset(tmp_path, LAUNCH_QUERY % "get_work_dim() != 1", (0, 0, 0)).verdict == "proven"
+    assert kinds(_prove_with_offset(tmp_path, LAUNCH_QUERY % "get_work_dim() == 1", (0, 0, 0))) == {"data-race"}

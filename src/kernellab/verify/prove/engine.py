@@ -43,6 +43,11 @@ class Launch:
     names: dict[Any, str] = field(default_factory=dict)
     #: make the count of work-groups symbolic (1 up to ``num_groups`` in each dimension)
     symbolic_sizes: bool = False
+    #: added to the global ids a counterexample reports, where the module adds the launch's offset
+    #: itself (clspv's ``-global-offset``) and ``global_offset`` is therefore 0
+    reported_offset: tuple[int, int, int] = (0, 0, 0)
+    #: check races between invocations of one work-group only (GPUVerify's ``--only-intra-group``)
+    intra_group_only: bool = False
 
 
 @dataclass
@@ -169,7 +174,8 @@ class _Prover:
         found += self.out_of_bounds(trace_a, base + cons_a + trace_a.assumes)
         found += self.assertions(trace_a, base + cons_a + trace_a.assumes)
         found += self.divergence(trace_a, trace_b, both + [distinct, same_group])
-        found += self.races(trace_a, trace_b, both + [distinct], same_group)
+        found += self.races(trace_a, trace_b, both + [distinct] + ([same_group] if self.launch.intra_group_only else []),
+                            same_group)
         return Outcome("defect" if found else "proven", found)
 
     def encode(self, ids: enc.Ids, arrays: dict[int, Any], tag: str, cons: list[Any]) -> enc.Trace:
@@ -314,7 +320,8 @@ class _Prover:
 
         items = []
         for ids in self.ids_ab[:1] if single else self.ids_ab:
-            items.append({"global": [num(x) for x in ids.global_], "local": [num(x) for x in ids.local],
+            offset = self.launch.reported_offset
+            items.append({"global": [num(x) + o for x, o in zip(ids.global_, offset)], "local": [num(x) for x in ids.local],
                           "group": [num(x) for x in ids.group]})
         push: dict[int, int] = {}
         buffers: dict[tuple[int, int], dict[int, int]] = {}

@@ -34,6 +34,8 @@ class Compiled:
     module: Module
     kernel: Any  # spirvsim.clspv.Kernel
     spirv: bytes
+    #: the module adds the launch's global offset to the built-in id itself (clspv's -global-offset)
+    offset_in_module: bool = False
 
 
 #: OpenCL C built-ins whose meaning clspv's lowering does not keep: an async copy becomes plain
@@ -54,11 +56,14 @@ def clspv_argv(options: compiler_options.Options) -> list[str]:
     return [t for t in options.argv() if not (t.startswith("-W") and t != "-Werror")]
 
 
-def compile_source(source: Path, options: compiler_options.Options | str, *, roots: tuple[Path, ...] = ()) -> bytes:
+def compile_source(source: Path, options: compiler_options.Options | str, *, roots: tuple[Path, ...] = (),
+                   prelude: str = "", global_offset: bool = False) -> bytes:
     """clspv ``-O0 -g`` of ``source`` with the annotation header (every kernel of it). A source
     calling one of :data:`UNMODELLED_BUILTINS` is refused (:class:`Unsupported`: verdict unknown).
     ``options``: a file's, parsed by :mod:`kernellab.compiler_options` (their tokens hold no
-    whitespace or quote), or the user's own text."""
+    whitespace or quote), or the user's own text. ``global_offset``: clspv's ``-global-offset``,
+    which keeps an OpenCL launch's global offset in a push constant (without it clspv folds
+    ``get_global_offset()`` to 0, whatever the launch's offset: for a kernel-instantiation file)."""
     import re
     import shlex
     import tempfile
@@ -76,12 +81,20 @@ def compile_source(source: Path, options: compiler_options.Options | str, *, roo
                                        f"(line {number}: {line.strip()[:80]})")])
     with tempfile.TemporaryDirectory(prefix="kl-prove-") as tmp:
         annotated = Path(tmp) / source.name
-        annotated.write_text(ANNOTATION_HEADER + text)
+        annotated.write_text(annotated_text(text, prelude))
         req = CompileRequest(source=annotated, language="opencl-c", entry="",
                              build_options=shlex.join(["-O0", "-g", f"-I{source.parent.resolve()}",
+                                                       *(["-global-offset"] if global_offset else []),
                                                        *clspv_argv(_options(options))]),
                              options_from="user", roots=roots + (source.parent.resolve(), Path(tmp)))
         return bytes(Compiler(req).vulkan_module().data)
+
+
+def annotated_text(text: str, prelude: str = "") -> str:
+    """What clspv and clang compile: the annotation header, ``prelude`` (directives that change
+    what an annotation means, such as GPUVerify's ``--only-requires``), then the source at its own
+    line numbers."""
+    return ANNOTATION_HEADER + (f"{prelude}\n#line 1\n" if prelude else "") + text
 
 
 @dataclass
@@ -92,7 +105,7 @@ class SourceIR:
     missing: str = ""
 
 
-def source_ir(source: Path, options: compiler_options.Options | str) -> SourceIR:
+def source_ir(source: Path, options: compiler_options.Options | str, *, prelude: str = "") -> SourceIR:
     """clang's ``-O0`` IR of ``source`` with the annotation header (the text clspv compiles), for
     :func:`lost_accesses`."""
     import tempfile
@@ -102,7 +115,7 @@ def source_ir(source: Path, options: compiler_options.Options | str) -> SourceIR
 
     with tempfile.TemporaryDirectory(prefix="kl-prove-") as tmp:
         annotated = Path(tmp) / source.name
-        annotated.write_text(ANNOTATION_HEADER + source.read_text(errors="replace"))
+        annotated.write_text(annotated_text(source.read_text(errors="replace"), prelude))
         try:
             return SourceIR(kept.clang_ir(annotated, _options(options).argv(), source.parent.resolve()))
         except MissingToolError:
@@ -139,10 +152,36 @@ def kernel_names(spirv: bytes) -> list[str]:
     return sorted(reflection(spirv))
 
 
+def reflected_spec_ids(spirv: bytes) -> dict[str, list[int]]:
+    """The specialization constants clspv's reflection names: ``SpecConstantWorkDim`` (what
+    ``get_work_dim()`` reads) and ``SpecConstantGlobalOffset`` (the three offsets, with
+    ``-global-offset``), by name."""
+    from kernellab import spirv_format
+    from kernellab.spirvsim.module import extinst_name
+
+    words = spirv_format.words(spirv)
+    sets: dict[int, str] = {}
+    consts: dict[int, int] = {}
+    out: dict[str, list[int]] = {}
+    for pos, count, opcode in spirv_format.instructions(words):
+        w = words[pos + 1:pos + count]
+        if opcode == 11:  # OpExtInstImport
+            sets[w[0]] = spirv_format.literal_string(w, 1, len(w))[0]
+        elif opcode == 43:  # OpConstant
+            consts[w[1]] = w[2]
+        elif opcode == 12 and sets.get(w[2], "").startswith("NonSemantic.ClspvReflection"):
+            name = extinst_name(sets[w[2]], w[3])
+            if name in ("SpecConstantWorkDim", "SpecConstantGlobalOffset"):
+                out[name] = [consts.get(x, x) for x in w[4:]]
+    return out
+
+
 def load_kernel(spirv: bytes, source: Path, entry: str, local_size: tuple[int, int, int],
-                args: list[ArgumentSpec]) -> Compiled:
+                args: list[ArgumentSpec], *, work_dim: int = 3,
+                global_offset: tuple[int, int, int] = (0, 0, 0)) -> Compiled:
     """``entry`` of a clspv module decoded with the launch's specialization (work-group size,
-    ``__local`` argument lengths)."""
+    ``__local`` argument lengths, ``get_work_dim()``: ``work_dim``, the launch's number of
+    dimensions; the global offset, where the module reads it from specialization constants)."""
     from kernellab.errors import InputError
     from kernellab.spirvsim.clspv import reflection
     from kernellab.spirvsim.machine import eval_spec_op
@@ -154,6 +193,10 @@ def load_kernel(spirv: bytes, source: Path, entry: str, local_size: tuple[int, i
     spec: dict[int, int] = {}
     if kernel.workgroup_size_ids is not None:
         spec.update(zip(kernel.workgroup_size_ids, local_size))
+    reflected = reflected_spec_ids(spirv)
+    for dim_id in reflected.get("SpecConstantWorkDim", []):
+        spec[dim_id] = work_dim
+    spec.update(zip(reflected.get("SpecConstantGlobalOffset", []), global_offset))
     for ordinal, arg in kernel.arguments.items():
         if arg.kind == "ArgumentWorkgroup":
             size = args[ordinal].size if ordinal < len(args) and args[ordinal].size else None
@@ -161,13 +204,16 @@ def load_kernel(spirv: bytes, source: Path, entry: str, local_size: tuple[int, i
             spec[arg.spec_id] = (size // arg.elem_size) if size else (1 << 24)
     module = load(spirv, entry, file=str(source), spec_constants=spec, eval_spec_op=eval_spec_op)
     module.sources.setdefault("source", source.read_text(errors="replace").split("\n"))
-    return Compiled(module, kernel, spirv)
+    return Compiled(module, kernel, spirv, offset_in_module="SpecConstantGlobalOffset" in reflected or any(
+        what == "PushConstantGlobalOffset" for what, _, _ in kernel.builtin_push))
 
 
 def compile_kernel(source: Path, entry: str, options: compiler_options.Options | str, local_size: tuple[int, int, int],
-                   args: list[ArgumentSpec], *, roots: tuple[Path, ...] = ()) -> Compiled:
-    """:func:`compile_source` and :func:`load_kernel` for one kernel."""
-    return load_kernel(compile_source(source, options, roots=roots), source, entry, local_size, args)
+                   args: list[ArgumentSpec], *, roots: tuple[Path, ...] = (), work_dim: int = 3,
+                   global_offset: tuple[int, int, int] = (0, 0, 0)) -> Compiled:
+    """:func:`compile_source` (with the global offset kept) and :func:`load_kernel` for one kernel."""
+    return load_kernel(compile_source(source, options, roots=roots, global_offset=True), source, entry, local_size,
+                       args, work_dim=work_dim, global_offset=global_offset)
 
 
 def launch(compiled: Compiled, global_size: tuple[int, ...], local_size: tuple[int, int, int],
@@ -182,7 +228,12 @@ def launch(compiled: Compiled, global_size: tuple[int, ...], local_size: tuple[i
     if any(g % max(1, n) for g, n in zip(gs, local_size)):
         raise InputError(f"global size {tuple(global_size)} is not a multiple of local size {local_size}: "
                          "verify --prove takes uniform work-groups")
-    out = Launch(local_size, groups, global_offset, symbolic_sizes=symbolic_sizes)  # type: ignore[arg-type]
+    # with clspv's -global-offset the module adds the offset to the built-in id
+    in_module = compiled.offset_in_module
+    out = Launch(local_size, groups, (0, 0, 0) if in_module else global_offset,  # type: ignore[arg-type]
+                 symbolic_sizes=symbolic_sizes)
+    if in_module:
+        out.reported_offset = global_offset
     push: dict[int, int] = {}
 
     def put(target: dict[int, int], offset: int, data: bytes) -> None:
