@@ -27,6 +27,8 @@ from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make ``conformance`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from conformance import boogie_axioms  # noqa: E402
+from conformance.boogie_axioms import BoogieError  # noqa: E402
 from conformance.gpuverify_suite import option_values, parse_dims, read_test  # noqa: E402
 
 DEFAULT_SUITE = Path("/work/ext/gpuverify/testsuite/OpenCL")
@@ -81,6 +83,26 @@ def work_dim(options: dict[str, str]) -> int:
                len(parse_dims(options.get("--global_size") or options["--num_groups"])))
 
 
+def boogie_file_axioms(path: Path, options: dict[str, str]) -> list[Any]:
+    """The axioms of the test's ``--boogie-file`` about its uninterpreted functions (none without
+    one); :class:`BoogieError` where the file says more than ``boogie_axioms`` reads."""
+    import z3
+
+    from kernellab.verify.prove import stubs
+
+    name = options.get("--boogie-file")
+    if not name:
+        return []
+    found = stubs.find(path.read_text(errors="replace"))
+    functions = {}
+    for k, s in enumerate(found):
+        widths = [stubs.c_width(p) for p in s.params] + [stubs.c_width(s.ret)]
+        if s.uninterpreted and None not in widths:
+            functions[s.name] = z3.Function(stubs.uf_name(k), *[z3.BitVecSort(w) for w in widths])
+    axioms_file = Path(name.replace("${KERNEL_DIR}", str(path.parent)))
+    return boogie_axioms.read(axioms_file.read_text(), functions)
+
+
 def kernel_args(options: dict[str, str]) -> dict[str, list[bytes | None]]:
     """``--kernel-args=kernel,0x...,...``: the values GPUVerify fixes for the kernel's non-array
     parameters, in their order (``*``: unconstrained, None), by kernel."""
@@ -123,6 +145,11 @@ def prove_test(path: Path, timeout: float) -> dict[str, Any]:
     except Exception as exc:  # a compile error is the test's outcome
         out["error"] = f"compile: {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
         return out
+    try:
+        axioms = boogie_file_axioms(path, opts)
+    except BoogieError as exc:
+        out["kernels"]["*"] = {"verdict": "unknown", "reason": f"--boogie-file: {exc}"}
+        return out
     fixed = kernel_args(opts)
     offset = tuple(parse_dims(opts["--global_offset"]) + [0, 0]) [:3] if "--global_offset" in opts else (0, 0, 0)
     for name in opencl.kernel_names(spirv):
@@ -135,6 +162,7 @@ def prove_test(path: Path, timeout: float) -> dict[str, Any]:
                 args[k].value = value
             launch = opencl.launch(compiled, gsize, local, args, offset)  # type: ignore[arg-type]
             launch.intra_group_only = "--only-intra-group" in opts
+            launch.axioms = axioms
             o = opencl.guarded(engine.prove(compiled.module, launch, timeout=timeout), ir, compiled.module, name)
         except Exception as exc:
             out["kernels"][name] = {"verdict": "unknown", "reason": f"unsupported: {str(exc).strip()[:200]}"}

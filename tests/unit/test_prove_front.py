@@ -101,3 +101,91 @@ def test_the_global_offset_is_the_launchs(tmp_path: Path) -> None:
 def test_the_work_dim_is_the_launchs(tmp_path: Path) -> None:
     assert _prove_with_offset(tmp_path, LAUNCH_QUERY % "get_work_dim() != 1", (0, 0, 0)).verdict == "proven"
     assert kinds(_prove_with_offset(tmp_path, LAUNCH_QUERY % "get_work_dim() == 1", (0, 0, 0))) == {"data-race"}
+
+
+# --- functions declared without a body: GPUVerify's uninterpreted functions, plain prototypes ---
+
+STUBBED = """
+DECLARE_UF_BINARY(f, int, int, int);
+int bar(void);
+__kernel void k(__global int *A, int n) {
+  %s
+  if (%s) A[get_global_id(0) + 1] = 0;  /* the next work-item's element: a race when reached */
+  A[get_global_id(0)] = 1;
+}
+"""
+STUB_ARGS = [opencl.ArgumentSpec("buffer", "A"), opencl.ArgumentSpec("scalar", "n")]
+
+
+@needs_clspv
+@pytest.mark.parametrize("clean, racy", [
+    (("", "f(n, 1) != f(n, 1)"), ("", "f(n, 1) != f(n, 2)")),    # same arguments, same result
+    (("", "f(n, get_local_id(0)) != f(n, get_local_id(0))"), ("", "f(get_local_id(0), n) != f(n, get_local_id(0))")),
+    (("int x = bar();", "x == 7 && x != 7"), ("", "bar() == 7 && bar() != 7")),  # each call any value
+    (("", "0"), ("", "bar() == 7")),
+])
+def test_functions_without_a_body(tmp_path: Path, clean: tuple[str, str], racy: tuple[str, str]) -> None:
+    proven = prove_cl(tmp_path, STUBBED % clean, args=STUB_ARGS)
+    assert proven.verdict == "proven", proven
+    found = prove_cl(tmp_path, STUBBED % racy, args=STUB_ARGS)
+    assert kinds(found) == {"data-race"}, found
+
+
+@needs_clspv
+def test_a_pointer_passed_to_a_function_without_a_body_is_unknown(tmp_path: Path) -> None:
+    src = "void baz(__global int *p);\n__kernel void k(__global int *A) { baz(A); A[get_global_id(0)] = 1; }"
+    o = prove_cl(tmp_path, src, args=[opencl.ArgumentSpec("buffer", "A")])
+    assert o.verdict == "unknown" and "pointer passed to or returned by a function without a body" in (o.reason or ""), o
+
+
+def test_stubs_found_in_the_source() -> None:
+    from kernellab.verify.prove import stubs
+
+    text = ("DECLARE_UF_UNARY(g, unsigned char, unsigned char);\nint3 bar(void);\n__global int * ptr(int x);\n"
+            "int defined(int a);\nint defined(int a) { return a; }\n__kernel void k() {\n  return bar();\n  baz(1);\n}\n")
+    found = {s.name: s for s in stubs.find(text)}
+    assert set(found) == {"g", "bar", "ptr"}
+    assert found["g"].uninterpreted and found["g"].params == ["unsigned char"] and found["g"].ret == "unsigned char"
+    assert not found["bar"].uninterpreted and found["bar"].params == [] and found["bar"].ret == "int3"
+    assert found["ptr"].ret.replace(" ", "") == "__globalint*"
+    assert stubs.c_width("unsigned char") == 8 and stubs.c_width("unsigned") == 32 and stubs.c_width("int3") is None
+
+
+def test_boogie_axioms_read_as_z3() -> None:
+    import z3
+    from conformance import boogie_axioms
+
+    a = z3.Function("A", z3.BitVecSort(32), z3.BitVecSort(32), z3.BitVecSort(32))
+    text = ('type T = bv32;\nfunction {:bvbuiltin "bvule"} ULE(T, T) : bool;\n'
+            "axiom (forall x, y : T :: { A(x, y) } ULE(x, A(x, y)) && ULE(y, A(x, y)));\n"
+            "axiom (forall x : T :: { A(x, 0bv32) } A(x, 0bv32) == x);\n")
+    axioms = boogie_axioms.read(text, {"A": a})
+    s = z3.Solver()
+    x = z3.BitVec("x", 32)
+    s.add(*axioms, a(x, 0) != x)
+    assert s.check() == z3.unsat
+    with pytest.raises(boogie_axioms.BoogieError):
+        boogie_axioms.read("procedure p();", {})
+    with pytest.raises(boogie_axioms.BoogieError):
+        boogie_axioms.read("axiom (forall x : bv32 :: B(x) == x);", {})  # a function it was not given
+
+
+@needs_clspv
+def test_a_pointer_hidden_by_a_typedef_is_caught_by_the_guard(tmp_path: Path) -> None:
+    from kernellab import tools
+
+    if tools.find("clang") is None:
+        pytest.skip("needs clang (scripts/setup.sh test)")
+    src = ("typedef __global int *gp;\nvoid baz(gp p);\n"
+           "__kernel void k(__global int *A) { baz(A); A[get_global_id(0)] = 1; }")
+    (tmp_path / "k.cl").write_text(src)
+    args = [opencl.ArgumentSpec("buffer", "A")]
+    compiled = opencl.compile_kernel(tmp_path / "k.cl", "k", "", (64, 1, 1), args)
+    launch = opencl.launch(compiled, (256,), (64, 1, 1), args)
+    ir = opencl.source_ir(tmp_path / "k.cl", "")
+    o = opencl.guarded(engine.prove(compiled.module, launch, timeout=60), ir, compiled.module, "k")
+    assert o.verdict == "unknown", o  # clspv inlined baz: the engine sees the marker called directly
+    from kernellab.verify.prove import stubs
+
+    assert ir.text is not None and stubs.pointer_stubs(ir.text) == ["baz"]  # the guard's own check
+    assert "baz" in (opencl.lost_accesses(ir, compiled.module, "k") or "")

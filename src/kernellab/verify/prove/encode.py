@@ -25,6 +25,7 @@ import z3
 from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name, successors
 from kernellab.spirvsim.types import Type
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
+from kernellab.verify.prove.stubs import FRESH, REFUSED, STUB_MAGIC, uf_name
 
 #: iterations a loop is unrolled before the encoder gives up on it
 MAX_UNROLL = 32
@@ -799,10 +800,67 @@ class Encoder:
             return
         if callee is None or not callee.blocks:
             raise self.unmodelled(inst, f"a call of {name or 'a function without a body'}")
+        direct = self.marker_number(inst)
+        if direct is not None:  # a stub clspv inlined (one taking a pointer): its arguments are gone
+            raise self.unmodelled(inst, "a pointer passed to or returned by a function without a body"
+                                  if direct % 4 == REFUSED else "a function without a body, inlined by clspv")
+        number = self.stub_number(callee)
+        if number is not None:
+            self.stub_call(env, inst, number, args)
+            return
         value, out = self.run_function(callee, env, args, pred)
         env.update({k: v for k, v in out.items() if isinstance(k, tuple) or k in ("phase_wg", "phase_sb")})
         if w[0] in m.types and m.types[w[0]].kind != "void":
             env[w[1]] = value
+
+    def stub_number(self, fn: Function) -> int | None:
+        """The number a stand-in for a function without a body passes to the stub marker
+        (:mod:`kernellab.verify.prove.stubs`), or None for any other function."""
+        for b in fn.blocks.values():
+            for inst in b.insts:
+                number = self.marker_number(inst)
+                if number is not None:
+                    return number
+        return None
+
+    def marker_number(self, inst: Inst) -> int | None:
+        """The constant ``inst`` passes if it is a call of the stub marker ``__kl_stub``."""
+        if inst.op != "OpFunctionCall" or len(inst.words) != 4:
+            return None
+        marker = self.m.functions.get(inst.words[2])
+        if marker is None or len(marker.blocks) != 1 or len(marker.params) != 1:
+            return None
+        if any(i.op == "OpIAdd" and i.words[3] in self.m.constants and int(self.m.constants[i.words[3]]) == STUB_MAGIC
+               for i in next(iter(marker.blocks.values())).insts):
+            k = self.m.constants.get(inst.words[3])
+            return int(k) if k is not None else -1
+        return None
+
+    def stub_call(self, env: dict[Any, Any], inst: Inst, number: int, args: list[Any]) -> None:
+        """A call of a function the source declares without a body: a GPUVerify uninterpreted
+        function is a z3 function of the arguments (both invocations share it), any other a fresh
+        value; a pointer argument could be written through, so it is refused."""
+        if number % 4 == REFUSED or any(isinstance(a, (Pointer, PrivateMemory)) for a in args):
+            raise self.unmodelled(inst, "a pointer passed to or returned by a function without a body")
+        t = self.m.types.get(inst.words[0])
+        if t is None or t.kind == "void":
+            return
+        if number % 4 == FRESH:
+            env[inst.words[1]] = self.fresh(t, "call")
+            return
+        flat = [_as_bv(x) for a in args for x in (a if isinstance(a, tuple) else (a,))]
+
+        def apply(part: Type, tag: str) -> Any:
+            if part.kind == "bool":
+                return _uf(uf_name(number // 4) + tag, flat, z3.BitVecSort(1)) == 1
+            if part.kind in ("int", "float"):
+                return _uf(uf_name(number // 4) + tag, flat, z3.BitVecSort(part.width))
+            raise self.unmodelled(inst, f"an uninterpreted function returning {part.describe()}")
+        if t.kind == "vector":
+            assert t.elem is not None
+            env[inst.words[1]] = tuple(apply(t.elem, f"_{k}") for k in range(t.count))
+        else:
+            env[inst.words[1]] = apply(t, "")
 
     def annotation_name(self, fid: int) -> str | None:
         """The annotation a function is: by its name (GLSL), or the constant its body adds (clspv
@@ -1039,6 +1097,17 @@ def _mentions(e: Any, names: list[Any]) -> bool:
             return True
         stack.extend(x.children())
     return False
+
+
+def _as_bv(v: Any) -> Any:
+    return z3.If(v, z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)) if z3.is_bool(v) else v
+
+
+def _uf(name: str, args: list[Any], result: Any) -> Any:
+    """``name`` applied to ``args``: a z3 function of them (a constant without arguments)."""
+    if not args:
+        return z3.Const(name, result)
+    return z3.Function(name, *[a.sort() for a in args], result)(*args)
 
 
 def _truth(v: Any) -> Any:

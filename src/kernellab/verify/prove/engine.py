@@ -46,6 +46,9 @@ class Launch:
     #: added to the global ids a counterexample reports, where the module adds the launch's offset
     #: itself (clspv's ``-global-offset``) and ``global_offset`` is therefore 0
     reported_offset: tuple[int, int, int] = (0, 0, 0)
+    #: facts assumed of the uninterpreted functions (z3 formulas over ``kl_uf<N>``: the axioms a
+    #: GPUVerify test gives in a Boogie file, :mod:`kernellab.verify.prove.stubs`)
+    axioms: list[Any] = field(default_factory=list)
     #: check races between invocations of one work-group only (GPUVerify's ``--only-intra-group``)
     intra_group_only: bool = False
 
@@ -156,7 +159,7 @@ class _Prover:
             vid = keys.get(key)
             if vid is not None and vid in arrays:
                 fixed += [z3.Select(arrays[vid], off) == byte for off, byte in values.items()]
-        base = size_cons + fixed
+        base = size_cons + fixed + list(self.launch.axioms)
         trace_a = self.encode(ids_a, arrays, "A", base + cons_a)
         written = {a.root for a in trace_a.accesses if a.kind != "read" and a.kind != "private"}
         if written & set(arrays):

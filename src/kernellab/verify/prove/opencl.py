@@ -91,10 +91,15 @@ def compile_source(source: Path, options: compiler_options.Options | str, *, roo
 
 
 def annotated_text(text: str, prelude: str = "") -> str:
-    """What clspv and clang compile: the annotation header, ``prelude`` (directives that change
-    what an annotation means, such as GPUVerify's ``--only-requires``), then the source at its own
-    line numbers."""
-    return ANNOTATION_HEADER + (f"{prelude}\n#line 1\n" if prelude else "") + text
+    """What clspv and clang compile: the annotation header, the stubs' header, ``prelude``
+    (directives that change what an annotation means, such as GPUVerify's ``--only-requires``),
+    the source at its own line numbers, then bodies for the functions it declares without one
+    (:mod:`kernellab.verify.prove.stubs`)."""
+    from kernellab.verify.prove import stubs
+
+    found = stubs.find(text)
+    tail = f"\n#line 1000000\n{stubs.bodies(found)}\n" if found else ""
+    return ANNOTATION_HEADER + stubs.HEADER + (f"{prelude}\n" if prelude else "") + "#line 1\n" + text + tail
 
 
 @dataclass
@@ -131,6 +136,11 @@ def lost_accesses(ir: SourceIR, module: Module, entry: str) -> str | None:
 
     if ir.text is None:
         return f"cannot check clspv kept every access ({ir.missing}): not proven"
+    from kernellab.verify.prove import stubs
+    hidden = stubs.pointer_stubs(ir.text)
+    if hidden:
+        return (f"unsupported construct: a pointer passed to or returned by a function without a body "
+                f"({', '.join(hidden)}): not proven")
     missing = kept.lost(kept.llvm_accesses(ir.text, entry), kept.spirv_accesses(module))
     return kept.describe(missing) if missing else None
 
