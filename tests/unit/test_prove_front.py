@@ -189,3 +189,14 @@ def test_a_pointer_hidden_by_a_typedef_is_caught_by_the_guard(tmp_path: Path) ->
 
     assert ir.text is not None and stubs.pointer_stubs(ir.text) == ["baz"]  # the guard's own check
     assert "baz" in (opencl.lost_accesses(ir, compiled.module, "k") or "")
+
+
+# --- vectors of 8 and 16 components (clspv's -long-vector) -----------------------------------------
+
+@needs_clspv
+@pytest.mark.parametrize("vector", ["float8"])
+def test_long_vectors(tmp_path: Path, vector: str) -> None:
+    src = f"__kernel void k(__global {vector} *p) {{ p[%s] = ({vector})(1); p[get_global_id(0)].s3 = 2; }}"
+    args = [opencl.ArgumentSpec("buffer", "p")]
+    assert prove_cl(tmp_path, src % "get_global_id(0)", args=args).verdict == "proven"
+    assert kinds(prove_cl(tmp_path, src % "get_global_id(0) / 2", args=args)) == {"data-race"}

@@ -7,6 +7,7 @@ recognises (:data:`~kernellab.verify.prove.annotations.ANNOTATION_HEADER`, docs/
 """
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,10 @@ def _options(options: compiler_options.Options | str) -> compiler_options.Option
     return options
 
 
+#: a vector type of 8 or 16 components, which clspv compiles only with its ``-long-vector``
+_LONG_VECTOR = re.compile(r"\b(?:u?char|u?short|u?int|u?long|float|double|half)(?:8|16)\b")
+
+
 def clspv_argv(options: compiler_options.Options) -> list[str]:
     """``options`` as clspv takes them: clang's warning switches (``-Wno-...``), which only change
     what is reported and which clspv's own command line refuses, left out."""
@@ -64,7 +69,6 @@ def compile_source(source: Path, options: compiler_options.Options | str, *, roo
     whitespace or quote), or the user's own text. ``global_offset``: clspv's ``-global-offset``,
     which keeps an OpenCL launch's global offset in a push constant (without it clspv folds
     ``get_global_offset()`` to 0, whatever the launch's offset: for a kernel-instantiation file)."""
-    import re
     import shlex
     import tempfile
 
@@ -85,6 +89,7 @@ def compile_source(source: Path, options: compiler_options.Options | str, *, roo
         req = CompileRequest(source=annotated, language="opencl-c", entry="",
                              build_options=shlex.join(["-O0", "-g", f"-I{source.parent.resolve()}",
                                                        *(["-global-offset"] if global_offset else []),
+                                                       *(["-long-vector"] if _LONG_VECTOR.search(text) else []),
                                                        *clspv_argv(_options(options))]),
                              options_from="user", roots=roots + (source.parent.resolve(), Path(tmp)))
         return bytes(Compiler(req).vulkan_module().data)
