@@ -200,3 +200,28 @@ def test_long_vectors(tmp_path: Path, vector: str) -> None:
     args = [opencl.ArgumentSpec("buffer", "p")]
     assert prove_cl(tmp_path, src % "get_global_id(0)", args=args).verdict == "proven"
     assert kinds(prove_cl(tmp_path, src % "get_global_id(0) / 2", args=args)) == {"data-race"}
+
+
+# --- the conformance script's reading of GPUVerify's switches --------------------------------------
+
+def test_gpuverify_switches_that_change_the_question() -> None:
+    from types import SimpleNamespace
+
+    from conformance.gpuverify_prove import annotation_prelude, checked_kinds, kernel_args, outcome, row, work_dim
+
+    assert "#define __assert(...) 0" in annotation_prelude({"--only-requires": ""})
+    assert "__requires" not in annotation_prelude({"--only-requires": ""})
+    assert "#define __requires(...) 0" in annotation_prelude({"--no-annotations": ""})
+    assert annotation_prelude({"--invariants-as-candidates": ""}).count("#define") == 2
+    assert annotation_prelude({}) == ""
+    assert "data-race" not in checked_kinds({"--only-log": ""})
+    assert kernel_args({"--kernel-args": "foo,*,0x03"}) == {"foo": [None, (3).to_bytes(4, "little")]}
+    assert work_dim({"--local_size": "[4,4]", "--num_groups": "[10,10]"}) == 2
+    # a defect found only in a loop summarised by invariants, not replayed: unknown, as verify --prove says
+    abstract = {"kernels": {"k": {"verdict": "defect", "kinds": ["data-race"], "abstract": True}}}
+    assert outcome(abstract, []) == "unknown"
+    racy = {"kernels": {"k": {"verdict": "defect", "kinds": ["data-race"]}}}
+    benign = SimpleNamespace(id="benign_race_tests/pass/writezero", expectation="pass", options=[])
+    assert row(benign, racy)["class"] == "pass: defect (spec-conflict)"
+    other = SimpleNamespace(id="misc/pass/misc11", expectation="pass", options=[])
+    assert row(other, racy)["class"] == "pass: defect (false alarm)"
