@@ -225,3 +225,46 @@ def test_gpuverify_switches_that_change_the_question() -> None:
     assert row(benign, racy)["class"] == "pass: defect (spec-conflict)"
     other = SimpleNamespace(id="misc/pass/misc11", expectation="pass", options=[])
     assert row(other, racy)["class"] == "pass: defect (false alarm)"
+
+
+# --- async copies: in flight from the call until the wait that names their event ----------------
+
+ASYNC = """
+__kernel void k(__global int *p, __global int *q) {
+  __local int a[16];
+  __local int b[16];
+  %s
+  event_t e = async_work_group_copy(a, p + 16 * get_group_id(0), 16, 0);
+  event_t f = async_work_group_copy(b, q + 16 * get_group_id(0), %s, 0);
+  %s
+  p[get_global_id(0)] = a[(get_local_id(0) + 1) %% 16];
+}
+"""
+WAIT_BOTH = "event_t both[2] = {e, f}; wait_group_events(2, both); barrier(CLK_LOCAL_MEM_FENCE);"
+
+
+@needs_clspv
+@pytest.mark.parametrize("clean, racy, kind", [
+    (("", "16", WAIT_BOTH), ("", "16", ""), "data-race"),                         # never waited for
+    (("", "16", WAIT_BOTH), ("", "16", "wait_group_events(1, &f); barrier(CLK_LOCAL_MEM_FENCE);"),
+     "data-race"),                                                                 # waits for the other copy only
+    (("a[get_local_id(0)] = 0; barrier(CLK_LOCAL_MEM_FENCE);", "16", WAIT_BOTH),
+     ("a[get_local_id(0)] = 0;", "16", WAIT_BOTH), "data-race"),                   # a write before the copy, unordered
+    (("", "16", WAIT_BOTH), ("", "get_local_id(0) < 8 ? 16 : 8", WAIT_BOTH), "barrier-divergence"),  # other arguments
+])
+def test_async_copies(tmp_path: Path, clean: tuple[str, str, str], racy: tuple[str, str, str], kind: str) -> None:
+    args = [opencl.ArgumentSpec("buffer", "p"), opencl.ArgumentSpec("buffer", "q")]
+    proven = prove_cl(tmp_path, ASYNC % clean, local=16, groups=2, args=args)
+    assert proven.verdict == "proven", proven
+    found = prove_cl(tmp_path, ASYNC % racy, local=16, groups=2, args=args)
+    assert kind in kinds(found), found
+
+
+@needs_clspv
+def test_an_event_list_through_a_pointer_is_refused(tmp_path: Path) -> None:
+    src = ASYNC % ("", "16", "event_t *l = &e; wait_group_events(1, l); barrier(CLK_LOCAL_MEM_FENCE);")
+    from kernellab.spirvsim.module import Unsupported
+
+    (tmp_path / "k.cl").write_text(src)
+    with pytest.raises(Unsupported, match="wait_group_events given its events through 'l'"):
+        opencl.compile_source(tmp_path / "k.cl", "")

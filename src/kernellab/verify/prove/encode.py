@@ -24,7 +24,9 @@ import z3
 
 from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name, successors
 from kernellab.spirvsim.types import Type
+from kernellab.verify.prove import copies as copies_
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
+from kernellab.verify.prove.copies import ASYNC_MAGIC
 from kernellab.verify.prove.stubs import FRESH, REFUSED, STUB_MAGIC, uf_name
 
 #: iterations a loop is unrolled before the encoder gives up on it
@@ -74,6 +76,10 @@ class AccessRecord:
     steps: list[tuple[Any, int]]
     #: made in a loop summarised by invariants (its state over-approximated)
     abstract: bool = False
+    #: the invocation's count of wait_group_events done before it
+    waits: Any = None
+    #: the async copy (index in :attr:`Trace.copies`) this access is an element of
+    copy: int | None = None
 
 
 @dataclass
@@ -81,6 +87,29 @@ class BarrierRecord:
     pred: Any
     inst: Inst
     key: tuple[int, ...]
+    #: values every invocation of the work-group must pass alike (an async copy's arguments)
+    values: list[Any] = field(default_factory=list)
+
+
+#: an async copy not yet waited for: its wait count is past any
+IN_FLIGHT = 0xFFFF
+
+
+@dataclass
+class CopyRecord:
+    """An async copy (:mod:`kernellab.verify.prove.copies`): in flight from the barrier interval
+    of its call (``phase_wg``/``phase_sb``, ``waits`` waits done before it) until ``done``, the
+    invocation's count of ``wait_group_events`` after the one that waited for ``event``
+    (:data:`IN_FLIGHT` while none has)."""
+
+    key: tuple[int, ...]
+    event: Any
+    phase_wg: Any
+    phase_sb: Any
+    waits: Any
+    done: Any
+    pending: Any
+    begin: BarrierRecord
 
 
 @dataclass
@@ -113,6 +142,7 @@ class Trace:
     unrolled: int = 0
     #: loops summarised by invariants (their exits over-approximated too)
     summarized: int = 0
+    copies: list[CopyRecord] = field(default_factory=list)
 
 
 @dataclass
@@ -193,6 +223,10 @@ class Encoder:
         self.abstract = 0
         #: the values known where the current loop starts (loop-invariant bounds for candidates)
         self._outer: dict[Any, Any] = {}
+        #: the async copy whose element access is being encoded
+        self.copy_open: int | None = None
+        #: > 0 while a loop is summarised (its dry runs included): async copies are refused there
+        self.summarizing = 0
 
     # --- values ------------------------------------------------------------------------------
 
@@ -254,7 +288,7 @@ class Encoder:
     def record(self, env: dict[Any, Any], pred: Any, p: Pointer, size: int, kind: str, inst: Inst) -> None:
         wg, sb = self.phase(env)
         self.trace.accesses.append(AccessRecord(p.root, p.storage, p.offset, size, kind, pred, wg, sb, inst,
-                                                list(p.steps), self.abstract > 0))
+                                                list(p.steps), self.abstract > 0, _waits(env), self.copy_open))
 
     def load(self, env: dict[Any, Any], pred: Any, p: Pointer, inst: Inst, t: Type) -> Any:
         if p.storage == "Input":
@@ -441,7 +475,7 @@ class Encoder:
         # the caller keeps its own values; memory and phases come back from the callee
         result = dict(env)
         for k, v in out.items():
-            if isinstance(k, tuple) or k in ("phase_wg", "phase_sb"):
+            if isinstance(k, tuple) or k in _SYNC_KEYS:
                 result[k] = v
         return value, result
 
@@ -495,15 +529,18 @@ class Encoder:
     def snapshot(self, incoming: dict[int, list[Edge]], returns: list[Any]) -> tuple[Any, ...]:
         t = self.trace
         return ({k: list(v) for k, v in incoming.items()}, len(returns), len(t.accesses), len(t.barriers),
-                len(t.asserts), len(t.assumes), len(t.reads))
+                len(t.asserts), len(t.assumes), len(t.reads), [(c.done, c.pending) for c in t.copies])
 
     def restore(self, saved: tuple[Any, ...], incoming: dict[int, list[Edge]], returns: list[Any]) -> None:
-        inc, nret, na, nb, nas, nam, nr = saved
+        inc, nret, na, nb, nas, nam, nr, copies = saved
         incoming.clear()
         incoming.update(inc)
         del returns[nret:]
         t = self.trace
-        del t.accesses[na:], t.barriers[nb:], t.asserts[nas:], t.assumes[nam:], t.reads[nr:]
+        del t.accesses[na:], t.barriers[nb:], t.asserts[nas:], t.assumes[nam:], t.reads[nr:], t.copies[len(copies):]
+        for c, (done, pending) in zip(t.copies, copies):
+            c.done, c.pending = done, pending
+        self.copy_open = None
 
     def summarize_loop(self, fn: Function, head: Block, body: set[int], ordered: list[Block], edges: list[Edge],
                        incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
@@ -512,6 +549,14 @@ class Encoder:
         on entry and that an iteration preserves. Every state the loop reaches satisfies them, so
         the accesses of the arbitrary iteration cover every real one; counterexamples found in it
         are marked as such (:attr:`AccessRecord.abstract`)."""
+        self.summarizing += 1
+        try:
+            self._summarize_loop(fn, head, body, ordered, edges, incoming, returns)
+        finally:
+            self.summarizing -= 1
+
+    def _summarize_loop(self, fn: Function, head: Block, body: set[int], ordered: list[Block], edges: list[Edge],
+                        incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
         where = f"the loop at line {_line(head, self.m)}"
         if self._has_barrier(fn, body, set()):
             raise Unmodelled(f"invariant not found: {where} has a barrier and a trip count that is not a small "
@@ -800,6 +845,10 @@ class Encoder:
             return
         if callee is None or not callee.blocks:
             raise self.unmodelled(inst, f"a call of {name or 'a function without a body'}")
+        code = self.async_code(inst)
+        if code is not None:
+            self.async_op(env, pred, inst, code, args)
+            return
         direct = self.marker_number(inst)
         if direct is not None:  # a stub clspv inlined (one taking a pointer): its arguments are gone
             raise self.unmodelled(inst, "a pointer passed to or returned by a function without a body"
@@ -809,9 +858,67 @@ class Encoder:
             self.stub_call(env, inst, number, args)
             return
         value, out = self.run_function(callee, env, args, pred)
-        env.update({k: v for k, v in out.items() if isinstance(k, tuple) or k in ("phase_wg", "phase_sb")})
+        env.update({k: v for k, v in out.items() if isinstance(k, tuple) or k in _SYNC_KEYS})
         if w[0] in m.types and m.types[w[0]].kind != "void":
             env[w[1]] = value
+
+    def async_code(self, inst: Inst) -> int | None:
+        """The code of a call of the async-copy marker ``__kl_async`` (:mod:`kernellab.verify.prove.copies`)."""
+        marker = self.m.functions.get(inst.words[2])
+        if marker is None or len(marker.blocks) != 1 or len(marker.params) != 2 or len(inst.words) != 5:
+            return None
+        if not any(i.op == "OpIAdd" and i.words[3] in self.m.constants
+                   and int(self.m.constants[i.words[3]]) == ASYNC_MAGIC
+                   for i in next(iter(marker.blocks.values())).insts):
+            return None
+        code = self.m.constants.get(inst.words[3])
+        if code is None:
+            raise self.unmodelled(inst, "an async-copy marker with a code that is not a constant")
+        return int(code)
+
+    def async_op(self, env: dict[Any, Any], pred: Any, inst: Inst, code: int, args: list[Any]) -> None:
+        """One step of an async copy or wait (:mod:`kernellab.verify.prove.copies`)."""
+        t = self.m.types[inst.words[0]]
+        env[inst.words[1]] = self.fresh(t, "async")
+        if self.summarizing or self.abstract:
+            raise self.unmodelled(inst, "an async copy or wait_group_events in a loop summarised by invariants")
+        copies = self.trace.copies
+        key = self.key + (inst.index,)
+        value = args[1]
+        if code == copies_.BEGIN:
+            if self.copy_open is not None:
+                raise self.unmodelled(inst, "an async copy inside another")
+            number = len(copies)
+            # a copy's event: the one it was given (it joins that one's copies), else a number of its own
+            event = z3.If(value == 0, z3.BitVecVal(0x10000 + number, value.size()), value)
+            wg, sb = self.phase(env)
+            begin = BarrierRecord(pred, inst, key, [value])
+            self.trace.barriers.append(begin)  # reached by the whole work-group, with the same arguments
+            copies.append(CopyRecord(key, event, wg, sb, _waits(env), z3.BitVecVal(IN_FLIGHT, 16), z3.BoolVal(False),
+                                     begin))
+            self.copy_open = number
+            env[inst.words[1]] = event
+        elif code == copies_.END:
+            self.copy_open = None
+        elif code == copies_.COUNT:
+            if self.copy_open is None:
+                raise self.unmodelled(inst, "an async copy's count outside the copy")
+            copies[self.copy_open].begin.values.append(value)
+        elif code == copies_.WAIT_EVENT:
+            for c in copies:
+                c.pending = z3.Or(c.pending, z3.And(pred, c.event == value))
+            # the work-group's wait: every work-item names the same events
+            self.trace.barriers.append(BarrierRecord(pred, inst, key, [value]))
+        elif code == copies_.WAIT_DONE:
+            waits = _waits(env)
+            after = z3.simplify(z3.If(pred, waits + 1, waits))
+            env["waits"] = after
+            for c in copies:
+                c.done = z3.If(z3.And(c.pending, c.done == IN_FLIGHT), after, c.done)
+                c.pending = z3.BoolVal(False)
+            self.trace.barriers.append(BarrierRecord(pred, inst, key))
+        elif code != copies_.ANY_INDEX:  # ANY_INDEX: the element, any value (the fresh one above)
+            raise self.unmodelled(inst, f"an async-copy marker of code {code}")
 
     def stub_number(self, fn: Function) -> int | None:
         """The number a stand-in for a function without a body passes to the stub marker
@@ -1097,6 +1204,14 @@ def _mentions(e: Any, names: list[Any]) -> bool:
             return True
         stack.extend(x.children())
     return False
+
+
+#: the environment's synchronisation counters, which a call's return carries back
+_SYNC_KEYS = ("phase_wg", "phase_sb", "waits")
+
+
+def _waits(env: dict[Any, Any]) -> Any:
+    return env.get("waits", z3.BitVecVal(0, 16))
 
 
 def _as_bv(v: Any) -> Any:

@@ -166,6 +166,9 @@ class _Prover:
             arrays = {k: v for k, v in arrays.items() if k not in written}
             trace_a = self.encode(ids_a, arrays, "A", base + cons_a)
         trace_b = self.encode(ids_b, arrays, "B", base + cons_b)
+        if trace_a.copies and self.launch.local_size[0] * self.launch.local_size[1] * self.launch.local_size[2] == 1:
+            # two invocations of one work-group are how a copy in flight is seen to race
+            raise enc.Unmodelled("unsupported construct: async copies in work-groups of one work-item")
         self.arrays = arrays
         self.ids_ab = (ids_a, ids_b)
         self.reads = trace_a.reads + trace_b.reads
@@ -276,7 +279,10 @@ class _Prover:
             raise enc.Unmodelled("unsupported construct: the two invocations' barriers could not be paired")
         out = []
         for ba, bb in zip(ta.barriers, tb.barriers):
-            model = self.check(cons + [ba.pred != bb.pred])
+            # reached by one and not the other, or (an async copy) reached by both with other arguments
+            differ = [x != y for x, y in zip(ba.values, bb.values)]
+            apart = z3.Or(ba.pred != bb.pred, z3.And(ba.pred, bb.pred, z3.Or(*differ))) if differ else ba.pred != bb.pred
+            model = self.check(cons + [apart])
             if model is not None:
                 out.append(self.example("barrier-divergence", "a barrier reached by one invocation of a "
                                         "work-group and not by another", model, [], insts=[ba.inst]))
@@ -299,7 +305,9 @@ class _Prover:
                 if b.inst.index < a.inst.index:  # A and B are symmetric: (x, y) covers (y, x)
                     continue
                 overlap = z3.And(a.offset < b.offset + b.size, b.offset < a.offset + a.size)
-                if a.storage == "Workgroup":
+                if a.copy is not None or b.copy is not None:
+                    unordered = _copy_unordered(a, b, ta, tb, same_group)
+                elif a.storage == "Workgroup":
                     unordered = z3.And(same_group, a.phase_wg == b.phase_wg)
                 else:
                     unordered = z3.Or(z3.Not(same_group), a.phase_sb == b.phase_sb)
@@ -353,6 +361,28 @@ class _Prover:
                               _space(accesses[0].storage) if accesses else "", resource,
                               num(accesses[0].offset) if accesses else None, sizes,
                               abstract=any(a.abstract for a in accesses))
+
+
+def _copy_unordered(a: enc.AccessRecord, b: enc.AccessRecord, ta: enc.Trace, tb: enc.Trace, same_group: Any) -> Any:
+    """Whether an element access of an async copy and another access can be unordered: in one
+    work-group while the copy is in flight (from its call's barrier interval until the wait that
+    waited for it), or, on a storage buffer, in two work-groups. Two invocations' accesses of the
+    same copy are the work-group's one copy, not a race."""
+    ca = ta.copies[a.copy] if a.copy is not None else None
+    cb = tb.copies[b.copy] if b.copy is not None else None
+    if ca is not None and cb is not None:
+        if ca.key == cb.key:
+            in_flight: Any = z3.BoolVal(False)
+        else:  # two copies in flight at once
+            in_flight = z3.And(z3.UGT(ca.done, cb.waits), z3.UGT(cb.done, ca.waits))
+    else:
+        c, x = (ca, b) if ca is not None else (cb, a)
+        assert c is not None
+        started = z3.UGE(x.phase_wg, c.phase_wg) if x.storage == "Workgroup" else z3.UGE(x.phase_sb, c.phase_sb)
+        in_flight = z3.And(started, z3.ULT(x.waits, c.done))
+    if a.storage == "Workgroup":
+        return z3.And(same_group, in_flight)
+    return z3.Or(z3.Not(same_group), in_flight)
 
 
 def _space(storage: str) -> str:
