@@ -268,3 +268,20 @@ def test_an_event_list_through_a_pointer_is_refused(tmp_path: Path) -> None:
     (tmp_path / "k.cl").write_text(src)
     with pytest.raises(Unsupported, match="wait_group_events given its events through 'l'"):
         opencl.compile_source(tmp_path / "k.cl", "")
+
+
+@needs_clspv
+def test_a_variable_read_before_it_is_written_is_not_proven(tmp_path: Path) -> None:
+    from kernellab import tools
+
+    if tools.find("clang") is None:
+        pytest.skip("needs clang (scripts/setup.sh test)")
+    for body, proven in (("int x;", False), ("int x = 0;", True)):
+        (tmp_path / "k.cl").write_text(f"__kernel void k() {{ {body} __assert(x == 0); }}")
+        compiled = opencl.compile_kernel(tmp_path / "k.cl", "k", "-Wno-uninitialized", (64, 1, 1), [])
+        launch = opencl.launch(compiled, (256,), (64, 1, 1), [])
+        ir = opencl.source_ir(tmp_path / "k.cl", "-Wno-uninitialized")
+        o = opencl.guarded(engine.prove(compiled.module, launch, timeout=60), ir, compiled.module, "k")
+        assert (o.verdict == "proven") == proven, o  # clspv folds `x == 0` of an undefined x to true
+        if not proven:
+            assert "'x' is read before it is written" in (o.reason or "")

@@ -132,6 +132,8 @@ class SourceIR:
 
     text: str | None
     missing: str = ""
+    #: ``missing`` is why the source cannot be proven, not why clang could not check it
+    refused: bool = False
 
 
 def source_ir(source: Path, options: compiler_options.Options | str, *, prelude: str = "") -> SourceIR:
@@ -146,11 +148,21 @@ def source_ir(source: Path, options: compiler_options.Options | str, *, prelude:
         annotated = Path(tmp) / source.name
         annotated.write_text(annotated_text(source.read_text(errors="replace"), prelude))
         try:
-            return SourceIR(kept.clang_ir(annotated, _options(options).argv(), source.parent.resolve()))
+            # a variable read before it is written has an undefined value, which clspv folds to
+            # whatever suits it (`int x; __assert(x == 0);` compiles to a passing assertion): such
+            # a source is not proven (after the source's own -Wno-uninitialized, this wins)
+            return SourceIR(kept.clang_ir(annotated, [*_options(options).argv(), "-Werror=uninitialized"],
+                                          source.parent.resolve()))
         except MissingToolError:
             return SourceIR(None, "clang not found")
         except ToolError as exc:
-            return SourceIR(None, f"clang failed: {str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ''}")
+            text = str(exc)
+            where = re.search(r":(\d+):\d+: error: variable '(\w+)' is uninitialized", text)
+            if where:
+                return SourceIR(None, f"variable {where.group(2)!r} is read before it is written (line "
+                                      f"{where.group(1)}): its value is undefined, and clspv may fold it",
+                                 refused=True)
+            return SourceIR(None, f"clang failed: {text.strip().splitlines()[0][:120] if text.strip() else ''}")
 
 
 def lost_accesses(ir: SourceIR, module: Module, entry: str) -> str | None:
@@ -159,7 +171,8 @@ def lost_accesses(ir: SourceIR, module: Module, entry: str) -> str | None:
     from kernellab.verify.prove import kept
 
     if ir.text is None:
-        return f"cannot check clspv kept every access ({ir.missing}): not proven"
+        return f"{ir.missing}: not proven" if ir.refused else \
+            f"cannot check clspv kept every access ({ir.missing}): not proven"
     from kernellab.verify.prove import stubs
     hidden = stubs.pointer_stubs(ir.text)
     if hidden:
