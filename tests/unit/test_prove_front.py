@@ -142,7 +142,8 @@ def test_stubs_found_in_the_source() -> None:
     from kernellab.verify.prove import stubs
 
     text = ("DECLARE_UF_UNARY(g, unsigned char, unsigned char);\nint3 bar(void);\n__global int * ptr(int x);\n"
-            "int defined(int a);\nint defined(int a) { return a; }\n__kernel void k() {\n  return bar();\n  baz(1);\n}\n")
+            "int defined(int a);\nint defined(int a) { return a; }\n__kernel void k() {\n  return bar();\n  baz(1);\n}\n"
+            "/* havoc every variable in modifies(T);\n */ // int commented(void);\n")
     found = {s.name: s for s in stubs.find(text)}
     assert set(found) == {"g", "bar", "ptr"}
     assert found["g"].uninterpreted and found["g"].params == ["unsigned char"] and found["g"].ret == "unsigned char"

@@ -82,6 +82,7 @@ def pointer_stubs(ir: str) -> list[str]:
 def find(text: str) -> list[Stub]:
     """The functions ``text`` declares and never defines: GPUVerify's uninterpreted functions
     and plain prototypes."""
+    text = re.sub(r"//[^\n]*", "", re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S))
     out: dict[str, Stub] = {}
     for m in _UF.finditer(text):
         parts = [p.strip() for p in m.group(1).split(",")]
