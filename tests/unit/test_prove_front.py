@@ -286,3 +286,33 @@ def test_a_variable_read_before_it_is_written_is_not_proven(tmp_path: Path) -> N
         assert (o.verdict == "proven") == proven, o  # clspv folds `x == 0` of an undefined x to true
         if not proven:
             assert "'x' is read before it is written" in (o.reason or "")
+
+
+# --- a pointer chosen between variables -------------------------------------------------------------
+
+CHOSEN = """
+__kernel void k(__global int *p, __global int *q, int x) {
+  __global int *r;
+  if (x > 4) r = p; else r = q;
+  r[%s] = 1;
+  q[get_global_id(0)] = r[get_global_id(0)];
+}
+"""
+
+
+@needs_clspv
+def test_a_pointer_chosen_between_buffers(tmp_path: Path) -> None:
+    args = [opencl.ArgumentSpec("buffer", "p"), opencl.ArgumentSpec("buffer", "q"), opencl.ArgumentSpec("scalar", "x")]
+    assert prove_cl(tmp_path, CHOSEN % "get_global_id(0)", args=args).verdict == "proven"
+    racy = prove_cl(tmp_path, CHOSEN % "get_global_id(0) + 1", args=args)
+    assert kinds(racy) == {"data-race"}
+    assert {f.resource for f in racy.findings} == {"p", "q"}  # r[gid + 1] against r[gid], whichever r is
+    private = """__kernel void k(__global int *A, int x) {
+      int a[4] = {0, 1, 2, 3}, b[4] = {1, 2, 3, 0};
+      int *r = x > 4 ? a : b;
+      if (r[%s] == 0) A[get_global_id(0) + 1] = 0;
+      A[get_global_id(0)] = 1;
+    }"""
+    args2 = [opencl.ArgumentSpec("buffer", "A"), opencl.ArgumentSpec("scalar", "x")]
+    assert prove_cl(tmp_path, private % "1", args=args2).verdict == "proven"   # a[1] = 1, b[1] = 2
+    assert kinds(prove_cl(tmp_path, private % "3", args=args2)) == {"data-race"}  # b[3] = 0

@@ -62,6 +62,14 @@ class Pointer:
     steps: list[tuple[Any, int]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class PointerChoice:
+    """A pointer chosen at run time between variables (``p = c ? a : b``): each option under the
+    condition that picks it; an access through it is an access of each option under its own."""
+
+    options: tuple[tuple[Any, Pointer], ...]
+
+
 @dataclass
 class AccessRecord:
     root: int
@@ -397,9 +405,14 @@ class Encoder:
 
     # --- pointers ----------------------------------------------------------------------------
 
-    def access_chain(self, env: dict[Any, Any], inst: Inst, first_is_element: bool) -> Pointer:
+    def access_chain(self, env: dict[Any, Any], inst: Inst, first_is_element: bool) -> Pointer | PointerChoice:
+        base = self.value(env, inst.words[2])
+        if isinstance(base, PointerChoice):
+            return PointerChoice(tuple((c, self._chain(env, inst, p, first_is_element)) for c, p in base.options))
+        return self._chain(env, inst, base, first_is_element)
+
+    def _chain(self, env: dict[Any, Any], inst: Inst, base: Any, first_is_element: bool) -> Pointer:
         w = inst.words
-        base = self.value(env, w[2])
         if not isinstance(base, Pointer):
             raise self.unmodelled(inst, "an access chain whose base is not a variable's pointer")
         t = base.pointee
@@ -575,7 +588,7 @@ class Encoder:
             entry_vals[rid] = v
         havoc: dict[int, Any] = {}
         for rid, v in entry_vals.items():
-            if isinstance(v, Pointer) or isinstance(v, tuple) or v is None:
+            if isinstance(v, (Pointer, PointerChoice, tuple)) or v is None:
                 raise Unmodelled(f"invariant not found: {where} carries a pointer or composite value",
                                  _first_line(head), None)
             havoc[rid] = z3.Const(f"{self.tag}_loop{head.label}_{rid}_{next(self.fresh_count)}", v.sort())
@@ -704,7 +717,7 @@ class Encoder:
         if vid in defined:
             return None
         v = self._outer.get(vid)
-        return v if v is not None and not isinstance(v, (Pointer, tuple, PrivateMemory)) else None
+        return v if v is not None and not isinstance(v, (Pointer, PointerChoice, tuple, PrivateMemory)) else None
 
     def _has_barrier(self, fn: Function, labels: set[int], seen: set[int]) -> bool:
         for label in labels:
@@ -809,13 +822,27 @@ class Encoder:
     def load_inst(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
         w = inst.words
         p = self.value(env, w[2])
+        if isinstance(p, PointerChoice):  # each variable read under the condition that picks it
+            t = self.m.types[w[0]]
+            values = [(c, self.load(env, z3.And(pred, c), q, inst, t)) for c, q in p.options]
+            out = values[-1][1]
+            for c, v in reversed(values[:-1]):
+                out = _ite(c, v, out)
+            env[w[1]] = out
+            return
         if not isinstance(p, Pointer):
             raise self.unmodelled(inst, "a load through a pointer the engine does not follow")
         env[w[1]] = self.load(env, pred, p, inst, self.m.types[w[0]])
 
     def store_inst(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
         w = inst.words
-        p = self.value(env, w[0])
+        target = self.value(env, w[0])
+        options = target.options if isinstance(target, PointerChoice) else ((z3.BoolVal(True), target),)
+        for c, p in options:
+            self._store(env, pred if z3.is_true(c) else z3.And(pred, c), inst, p)
+
+    def _store(self, env: dict[Any, Any], pred: Any, inst: Inst, p: Any) -> None:
+        w = inst.words
         if not isinstance(p, Pointer):
             raise self.unmodelled(inst, "a store through a pointer the engine does not follow")
         v = self.value(env, w[1])
@@ -947,7 +974,7 @@ class Encoder:
         """A call of a function the source declares without a body: a GPUVerify uninterpreted
         function is a z3 function of the arguments (both invocations share it), any other a fresh
         value; a pointer argument could be written through, so it is refused."""
-        if number % 4 == REFUSED or any(isinstance(a, (Pointer, PrivateMemory)) for a in args):
+        if number % 4 == REFUSED or any(isinstance(a, (Pointer, PointerChoice, PrivateMemory)) for a in args):
             raise self.unmodelled(inst, "a pointer passed to or returned by a function without a body")
         t = self.m.types.get(inst.words[0])
         if t is None or t.kind == "void":
@@ -1026,16 +1053,15 @@ class Encoder:
 
     def atomic(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
         op, w = inst.op, inst.words
-        if op == "OpAtomicStore":
-            p = self.value(env, w[0])
-        else:
-            p = self.value(env, w[2])
-        if not isinstance(p, Pointer):
-            raise self.unmodelled(inst, f"{op} through a pointer the engine does not follow")
-        if p.storage not in ("StorageBuffer", "Workgroup"):
-            raise self.unmodelled(inst, f"{op} on {p.storage} memory")
-        kind = "atomic-read" if op == "OpAtomicLoad" else "atomic-write"
-        self.record(env, pred, p, max(p.pointee.size, 1), kind, inst)
+        target = self.value(env, w[0] if op == "OpAtomicStore" else w[2])
+        options = target.options if isinstance(target, PointerChoice) else ((z3.BoolVal(True), target),)
+        for c, p in options:
+            if not isinstance(p, Pointer):
+                raise self.unmodelled(inst, f"{op} through a pointer the engine does not follow")
+            if p.storage not in ("StorageBuffer", "Workgroup"):
+                raise self.unmodelled(inst, f"{op} on {p.storage} memory")
+            kind = "atomic-read" if op == "OpAtomicLoad" else "atomic-write"
+            self.record(env, pred if z3.is_true(c) else z3.And(pred, c), p, max(p.pointee.size, 1), kind, inst)
         if inst.typed:
             env[w[1]] = self.fresh(self.m.types[w[0]], "atomic")
 
@@ -1080,7 +1106,7 @@ class Encoder:
         if op in _WIDE_OPS:
             return self.wide_op(env, inst, t)
         args = [self.value(env, a) for a in w[2:]]
-        if any(isinstance(a, Pointer) for a in args):
+        if any(isinstance(a, (Pointer, PointerChoice)) for a in args):
             raise self.unmodelled(inst, f"{op} on a pointer")
         if t.kind == "vector":
             return tuple(self.scalar_op(inst, [a[k] if isinstance(a, tuple) else a for a in args], t.elem)
@@ -1120,10 +1146,6 @@ class Encoder:
             return tuple(_ite(ci, ai, bi) for ci, ai, bi in zip(c, a, b))
         if isinstance(a, tuple):
             return tuple(_ite(c, ai, bi) for ai, bi in zip(a, b))
-        if isinstance(a, Pointer) or isinstance(b, Pointer):
-            if isinstance(a, Pointer) and isinstance(b, Pointer) and a.root == b.root:
-                return Pointer(a.root, a.storage, z3.If(c, a.offset, b.offset), a.pointee)
-            raise self.unmodelled(inst, "OpSelect between pointers into different variables")
         return _ite(c, a, b)
 
     def wide_op(self, env: dict[Any, Any], inst: Inst, t: Type) -> Any:
@@ -1290,17 +1312,50 @@ def _ite(c: Any, a: Any, b: Any) -> Any:
         return a.merge(b)
     if isinstance(a, tuple):
         return tuple(_ite(c, x, y) for x, y in zip(a, b))
-    if isinstance(a, Pointer) or isinstance(b, Pointer):
-        if isinstance(a, Pointer) and isinstance(b, Pointer) and a.root == b.root:
-            return Pointer(a.root, a.storage, z3.If(c, a.offset, b.offset), a.pointee)
-        if a is b:
+    if isinstance(a, (Pointer, PointerChoice)) or isinstance(b, (Pointer, PointerChoice)):
+        if a is b or b is None:
             return a
-        raise Unmodelled("unsupported construct: a pointer chosen between different variables")
+        if a is None:
+            return b
+        return _choose(c, a, b)
     if a is None or b is None:
         return a if b is None else b
     if a.eq(b):
         return a
     return z3.If(c, a, b)
+
+
+def _pointer_options(p: Any) -> tuple[tuple[Any, Pointer], ...]:
+    if isinstance(p, PointerChoice):
+        return p.options
+    if isinstance(p, Pointer):
+        return ((z3.BoolVal(True), p),)
+    raise Unmodelled("unsupported construct: a pointer chosen between a pointer and another value")
+
+
+def _choose(c: Any, a: Any, b: Any) -> Pointer | PointerChoice:
+    """``c ? a : b`` of pointers: one pointer where both are into one variable (its offset
+    chosen), else a :class:`PointerChoice` of the variables."""
+    by_root: dict[int, tuple[Any, Pointer]] = {}
+    for cond, p in [(z3.And(c, x), p) for x, p in _pointer_options(a)] + \
+                   [(z3.And(z3.Not(c), x), p) for x, p in _pointer_options(b)]:
+        cond = z3.simplify(cond)
+        if p.root in by_root:
+            old_cond, old = by_root[p.root]
+            by_root[p.root] = (z3.simplify(z3.Or(cond, old_cond)), _same_root(cond, p, old))
+        else:
+            by_root[p.root] = (cond, p)
+    if len(by_root) == 1:
+        return next(iter(by_root.values()))[1]
+    return PointerChoice(tuple(by_root.values()))
+
+
+def _same_root(c: Any, a: Pointer, b: Pointer) -> Pointer:
+    if a is b:
+        return a
+    steps = [(z3.If(c, ia, ib), n) for (ia, n), (ib, m) in zip(a.steps, b.steps) if n == m] \
+        if len(a.steps) == len(b.steps) and all(n == m for (_, n), (_, m) in zip(a.steps, b.steps)) else []
+    return Pointer(a.root, a.storage, z3.If(c, a.offset, b.offset), a.pointee, steps)
 
 
 def _merge_envs(items: list[tuple[Any, dict[Any, Any]]]) -> dict[Any, Any]:
