@@ -316,3 +316,24 @@ def test_a_pointer_chosen_between_buffers(tmp_path: Path) -> None:
     args2 = [opencl.ArgumentSpec("buffer", "A"), opencl.ArgumentSpec("scalar", "x")]
     assert prove_cl(tmp_path, private % "1", args=args2).verdict == "proven"   # a[1] = 1, b[1] = 2
     assert kinds(prove_cl(tmp_path, private % "3", args=args2)) == {"data-race"}  # b[3] = 0
+
+
+# --- an inner loop met again in each iteration of an outer one is summarised once found long -------
+
+NESTED = """
+__kernel void k(__global int *out) {
+  __local int L[4096];
+  for (int i = 0; i < 33; i++)
+    for (int j = get_local_id(0); j < 4096; j += %s) L[j] = i;
+  out[get_global_id(0)] = 0;
+}
+"""
+
+
+@needs_clspv
+def test_nested_long_loops(tmp_path: Path) -> None:
+    args = [opencl.ArgumentSpec("buffer", "out")]
+    clean = prove_cl(tmp_path, NESTED % "64", args=args)
+    assert clean.verdict == "proven", clean
+    racy = prove_cl(tmp_path, NESTED % "32", args=args)  # j = lid and j = lid + 32 collide
+    assert kinds(racy) == {"data-race"}, racy

@@ -231,6 +231,8 @@ class Encoder:
         self.abstract = 0
         #: the values known where the current loop starts (loop-invariant bounds for candidates)
         self._outer: dict[Any, Any] = {}
+        #: headers of loops found to run past :data:`MAX_UNROLL` iterations
+        self.long_loops: set[int] = set()
         #: the async copy whose element access is being encoded
         self.copy_open: int | None = None
         #: > 0 while a loop is summarised (its dry runs included): async copies are refused there
@@ -521,7 +523,10 @@ class Encoder:
         key = self.key
         saved = self.snapshot(incoming, returns)
         for k in range(MAX_UNROLL + 1):
-            if k == MAX_UNROLL:
+            if k == MAX_UNROLL or (k == 0 and head.label in self.long_loops):
+                # a loop once found to run past the limit (an inner loop met again in the next
+                # iteration of an outer one) is summarised at once: as sound, far cheaper
+                self.long_loops.add(head.label)
                 self.restore(saved, incoming, returns)
                 self.key = key
                 self.summarize_loop(fn, head, body, ordered, edges, incoming, returns)
@@ -605,21 +610,12 @@ class Encoder:
         # candidate invariants over the havocked values
         candidates = self.candidates(phis, havoc, entry_vals, first, body, fn)
         subst_entry = [(havoc[r], entry_vals[r]) for r in havoc if z3.is_bv(havoc[r]) or z3.is_bool(havoc[r])]
-        candidates = [c for c in candidates
-                      if not self.solver_check(z3.And(entry_pred, z3.Not(z3.substitute(c, *subst_entry))))]
+        candidates = self._surviving(candidates, lambda c: z3.And(entry_pred, z3.Not(z3.substitute(c, *subst_entry))))
         while True:
             back = self.iterate(fn, head, ordered, body, env_h, z3.And(entry_pred, *candidates), base_phis,
                                 incoming, returns)
-            keep = []
-            for c in candidates:
-                broken = False
-                for e in back:
-                    pairs = [(havoc[r], e.phis[r]) for r in havoc if r in e.phis]
-                    if self.solver_check(z3.And(e.pred, z3.Not(z3.substitute(c, *pairs)))):
-                        broken = True
-                        break
-                if not broken:
-                    keep.append(c)
+            keep = self._surviving(candidates, _broken_on(
+                [(e.pred, [(havoc[r], e.phis[r]) for r in havoc if r in e.phis]) for e in back]))
             if len(keep) == len(candidates):
                 break
             candidates = keep
@@ -634,6 +630,18 @@ class Encoder:
         inner.pop(head.label, None)
         for label, es in inner.items():
             incoming.setdefault(label, []).extend(es)
+
+    def _surviving(self, candidates: list[Any], violated: Any) -> list[Any]:
+        """The candidates ``violated(c)`` cannot make true: one query for a group that all
+        survive, the group halved where one may not (Houdini's step, in fewer queries)."""
+        if not candidates:
+            return []
+        if not self.solver_check(z3.Or(*[violated(c) for c in candidates])):
+            return list(candidates)
+        if len(candidates) == 1:
+            return []
+        mid = len(candidates) // 2
+        return self._surviving(candidates[:mid], violated) + self._surviving(candidates[mid:], violated)
 
     def iterate(self, fn: Function, head: Block, ordered: list[Block], body: set[int], env: dict[Any, Any],
                 pred: Any, phis: dict[int, Any], incoming: dict[int, list[Edge]],
@@ -1323,6 +1331,12 @@ def _ite(c: Any, a: Any, b: Any) -> Any:
     if a.eq(b):
         return a
     return z3.If(c, a, b)
+
+
+def _broken_on(edges: list[tuple[Any, list[tuple[Any, Any]]]]) -> Any:
+    """``c`` -> whether one of the back ``edges`` (predicate, loop variables' new values) can
+    leave candidate ``c`` false."""
+    return lambda c: z3.Or(*[z3.And(p, z3.Not(z3.substitute(c, *pairs))) for p, pairs in edges])
 
 
 def _pointer_options(p: Any) -> tuple[tuple[Any, Pointer], ...]:
