@@ -337,16 +337,39 @@ def test_nested_long_loops(tmp_path: Path) -> None:
     assert kinds(racy) == {"data-race"}, racy
 
 
+AFTER_LOOP = """
+__kernel void k(__global int *A, int n) {
+  int i, j = 0;
+  for (i = 0; i < n; i++) { %s }
+  %s
+  A[get_global_id(0)] = 1;
+}
+"""
+LOOP_ARGS = [opencl.ArgumentSpec("buffer", "A"), opencl.ArgumentSpec("scalar", "n")]
+
+
+@needs_clspv
+def test_what_follows_a_summarised_loop(tmp_path: Path) -> None:
+    # a barrier after a loop summarised by invariants is reached by every invocation that enters it
+    clean = prove_cl(tmp_path, AFTER_LOOP % ("A[get_global_id(0)] += 1;", "barrier(CLK_GLOBAL_MEM_FENCE);"),
+                     args=LOOP_ARGS)
+    assert clean.verdict == "proven", clean
+    # an assumption after the loop holds where the loop ends: it cannot hide the race at i == 7
+    racy = prove_cl(tmp_path, AFTER_LOOP % ("if (i == 7) A[get_global_id(0) + 1] = 0;", "__assume(i == 100);"),
+                    args=LOOP_ARGS)
+    assert kinds(racy) == {"data-race"}, racy
+
+
 @needs_clspv
 def test_a_defect_found_only_in_a_summarised_loop_is_unknown_in_the_table(tmp_path: Path) -> None:
     from conformance.gpuverify_prove import ABSTRACT_ONLY, prove_test
 
-    # the barrier after a summarised loop: its exit state is over-approximated, so z3 can take one
-    # invocation out of the loop and not the other, which no launch does (a false divergence)
+    # j is n or n + 2 (n, n + 2, n, ...), which no candidate invariant says: the summarised
+    # iteration reaches j == n + 1, a race no launch makes
     (tmp_path / "t").mkdir()
     path = tmp_path / "t" / "kernel.cl"
-    path.write_text("//pass\n//--local_size=64 --num_groups=2\n__kernel void k(__global float *p) {\n"
-                    "  for (int i = 0; i < 100; i++) p[get_global_id(0)] += 1.0f;\n"
-                    "  barrier(CLK_GLOBAL_MEM_FENCE);\n}\n")
+    path.write_text("//pass\n//--local_size=64 --num_groups=2\n__kernel void k(__global int *p, int n) {\n"
+                    "  int j = n;\n  for (int i = 0; i < 100; i++) {\n    j = 2 * n + 2 - j;\n"
+                    "    if (j == n + 1) p[get_global_id(0) + 1] = 0;\n  }\n  p[get_global_id(0)] = 1;\n}\n")
     r = prove_test(path, 60)
     assert r["kernels"]["k"]["verdict"] == "unknown" and r["kernels"]["k"]["reason"] == ABSTRACT_ONLY, r

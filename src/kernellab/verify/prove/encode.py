@@ -231,6 +231,9 @@ class Encoder:
         self.abstract = 0
         #: the values known where the current loop starts (loop-invariant bounds for candidates)
         self._outer: dict[Any, Any] = {}
+        #: the exit conditions of loops taken to end (:meth:`summarize_loop`): assumptions are
+        #: made under them
+        self.exit_guards: list[Any] = []
         #: headers of loops found to run past :data:`MAX_UNROLL` iterations
         self.long_loops: set[int] = set()
         #: the async copy whose element access is being encoded
@@ -579,7 +582,7 @@ class Encoder:
         if self._has_barrier(fn, body, set()):
             raise Unmodelled(f"invariant not found: {where} has a barrier and a trip count that is not a small "
                              "constant (barrier invariants are not inferred)", _first_line(head), None)
-        entry_pred = z3.simplify(z3.Or(*[e.pred for e in edges])) if len(edges) > 1 else edges[0].pred
+        entry_pred = _join([e.pred for e in edges])
         entry_env = _merge_envs([(e.pred, e.env) for e in edges])
         self._outer = entry_env
         phis = [i for i in head.insts if i.op == "OpPhi"]
@@ -622,12 +625,30 @@ class Encoder:
         self.trace.assumes.append(z3.Implies(entry_pred, z3.And(*candidates)) if candidates else z3.BoolVal(True))
         self.abstract += 1
         self.trace.summarized += 1
+        returned = len(returns)
         try:
             inner: dict[int, list[Edge]] = {head.label: [Edge(entry_pred, env_h, dict(base_phis))]}
             self.run_region(fn, ordered, inner, returns, body, header=head.label)
         finally:
             self.abstract -= 1
         inner.pop(head.label, None)
+        merge = next(i.words[0] for i in head.insts if i.op == "OpLoopMerge")
+        if list(inner) == [merge] and len(returns) == returned:
+            # every exit leads to the merge block: as GPUVerify, the loop is taken to end, so what
+            # follows it runs wherever the loop was entered, in a state the invariants allow (its
+            # exit condition on the arbitrary state would let z3 take one invocation past a
+            # barrier after the loop and not another, which no launch does)
+            es = inner[merge]
+            merged: dict[int, Any] = {}
+            for rid in {r for e in es for r in e.phis}:
+                vals = [(e.pred, e.phis[rid]) for e in es if rid in e.phis]
+                v = vals[-1][1]
+                for c, x in reversed(vals[:-1]):
+                    v = _ite(c, x, v)
+                merged[rid] = v
+            incoming.setdefault(merge, []).append(Edge(entry_pred, _merge_envs([(e.pred, e.env) for e in es]), merged))
+            self.exit_guards.append(z3.Or(*[e.pred for e in es]))
+            return
         for label, es in inner.items():
             incoming.setdefault(label, []).extend(es)
 
@@ -741,7 +762,7 @@ class Encoder:
 
     def run_block(self, fn: Function, b: Block, edges: list[Edge], incoming: dict[int, list[Edge]],
                   returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
-        pred = z3.simplify(z3.Or(*[e.pred for e in edges])) if len(edges) > 1 else edges[0].pred
+        pred = _join([e.pred for e in edges])
         env = _merge_envs([(e.pred, e.env) for e in edges])
         env["pred"] = pred
         self.pending_semantics = 0  # a memory barrier adds its bits to a control barrier of its own block
@@ -1038,7 +1059,9 @@ class Encoder:
         if name.startswith("__kl_assert") or (name.startswith("__kl_requires") and self.depth > 1):
             self.trace.asserts.append(AssertRecord(pred, cond, inst, self.abstract > 0))
         if not name.startswith("__kl_assert"):
-            self.trace.assumes.append(z3.Implies(pred, cond))
+            # after a loop taken to end (see summarize_loop) an assumption holds in exiting states only,
+            # so that it cannot narrow the arbitrary iteration the loop's own checks range over
+            self.trace.assumes.append(z3.Implies(z3.And(pred, *self.exit_guards), cond))
 
     def barrier(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
         scope = _const_int(self.value(env, inst.words[0]))
@@ -1331,6 +1354,22 @@ def _ite(c: Any, a: Any, b: Any) -> Any:
     if a.eq(b):
         return a
     return z3.If(c, a, b)
+
+
+def _join(preds: list[Any]) -> Any:
+    """The predicate of a block reached by edges of ``preds``: their disjunction, with the
+    conjuncts they all share taken out (``p and c`` or ``p and not c`` is ``p``). Without it the
+    join of an ``if`` in a loop doubles the predicate at each unrolled iteration."""
+    if len(preds) == 1:
+        return preds[0]
+    parts = [p.children() if z3.is_and(p) else [p] for p in preds]
+    common = [c for c in parts[0] if all(any(c.eq(d) for d in other) for other in parts[1:])]
+    if not common:
+        return z3.simplify(z3.Or(*preds))
+    rests = [[c for c in ps if not any(c.eq(d) for d in common)] for ps in parts]
+    rest = [z3.And(*r) if r else z3.BoolVal(True) for r in rests]
+    either = z3.simplify(z3.Or(*rest))
+    return z3.And(*common) if z3.is_true(either) else z3.And(*common, either)
 
 
 def _broken_on(edges: list[tuple[Any, list[tuple[Any, Any]]]]) -> Any:
