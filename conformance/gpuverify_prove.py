@@ -142,7 +142,9 @@ def prove_test(path: Path, timeout: float) -> dict[str, Any]:
     from kernellab.spirvsim.module import Unsupported
     prelude = annotation_prelude(opts)
     try:
-        spirv = opencl.compile_source(path, clang, prelude=prelude, global_offset=True)
+        # the suites' kernels include headers of the folder above (`#include "../common.h"`)
+        spirv = opencl.compile_source(path, clang, prelude=prelude, global_offset=True,
+                                      roots=(path.parent.parent.resolve(),))
         ir = opencl.source_ir(path, clang, prelude=prelude)
     except Unsupported as exc:
         out["kernels"]["*"] = {"verdict": "unknown", "reason": f"unsupported construct: {exc.problems[0].message}"}

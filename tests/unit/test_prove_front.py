@@ -373,3 +373,16 @@ def test_a_defect_found_only_in_a_summarised_loop_is_unknown_in_the_table(tmp_pa
                     "    if (j == n + 1) p[get_global_id(0) + 1] = 0;\n  }\n  p[get_global_id(0)] = 1;\n}\n")
     r = prove_test(path, 60)
     assert r["kernels"]["k"]["verdict"] == "unknown" and r["kernels"]["k"]["reason"] == ABSTRACT_ONLY, r
+
+
+@needs_clspv
+def test_a_loop_carrying_a_vector(tmp_path: Path) -> None:
+    src = """__kernel void k(__global int *A, int n) {
+      int4 v = (int4)(0);
+      for (int i = 0; i < n; i++) { v.y += 1; }
+      %s
+      A[get_global_id(0)] = v.y;
+    }"""
+    assert prove_cl(tmp_path, src % "", args=LOOP_ARGS).verdict == "proven"
+    racy = prove_cl(tmp_path, src % "if (v.y > 5) A[get_global_id(0) + 1] = 0;", args=LOOP_ARGS)  # n > 5
+    assert kinds(racy) == {"data-race"}, racy

@@ -596,15 +596,21 @@ class Encoder:
             entry_vals[rid] = v
         havoc: dict[int, Any] = {}
         for rid, v in entry_vals.items():
-            if isinstance(v, (Pointer, PointerChoice, tuple)) or v is None:
-                raise Unmodelled(f"invariant not found: {where} carries a pointer or composite value",
+            if isinstance(v, PointerChoice) or v is None or not _havocable(v):
+                raise Unmodelled(f"invariant not found: {where} carries a pointer chosen between variables",
                                  _first_line(head), None)
-            havoc[rid] = z3.Const(f"{self.tag}_loop{head.label}_{rid}_{next(self.fresh_count)}", v.sort())
+            # a vector or a pointer's offset: any value (no candidate invariant is made for them)
+            havoc[rid] = _havoc_like(v, f"{self.tag}_loop{head.label}_{rid}_{next(self.fresh_count)}")
         # a dry iteration finds the private memory the loop writes; it is havocked too
         env_h = dict(entry_env)
         base_phis = dict(havoc)
         stored, self.stored = self.stored, set()
         first = self.iterate(fn, head, ordered, body, env_h, entry_pred, base_phis, incoming, returns)
+        for rid, v in havoc.items():  # a pointer the loop carries must stay in its variable
+            if isinstance(v, Pointer) and any(not isinstance(e.phis.get(rid, v), Pointer) or e.phis[rid].root != v.root
+                                              for e in first):
+                raise Unmodelled(f"invariant not found: {where} moves a pointer to another variable",
+                                 _first_line(head), None)
         written, self.stored = self.stored, stored | self.stored
         for root in written:
             initial = z3.Array(f"{self.tag}_loopmem{head.label}_{next(self.fresh_count)}", z3.BitVecSort(64),
@@ -612,13 +618,14 @@ class Encoder:
             env_h[("mem", root)] = PrivateMemory(initial, ())
         # candidate invariants over the havocked values
         candidates = self.candidates(phis, havoc, entry_vals, first, body, fn)
-        subst_entry = [(havoc[r], entry_vals[r]) for r in havoc if z3.is_bv(havoc[r]) or z3.is_bool(havoc[r])]
+        scalar = [r for r in havoc if z3.is_expr(havoc[r])]
+        subst_entry = [(havoc[r], entry_vals[r]) for r in scalar]
         candidates = self._surviving(candidates, lambda c: z3.And(entry_pred, z3.Not(z3.substitute(c, *subst_entry))))
         while True:
             back = self.iterate(fn, head, ordered, body, env_h, z3.And(entry_pred, *candidates), base_phis,
                                 incoming, returns)
             keep = self._surviving(candidates, _broken_on(
-                [(e.pred, [(havoc[r], e.phis[r]) for r in havoc if r in e.phis]) for e in back]))
+                [(e.pred, [(havoc[r], e.phis[r]) for r in scalar if r in e.phis]) for e in back]))
             if len(keep) == len(candidates):
                 break
             candidates = keep
@@ -682,7 +689,7 @@ class Encoder:
         unsigned, both ways), against every loop-invariant bound it is compared with, and its
         distance from the start a multiple of its step."""
         out: list[Any] = []
-        loop_vars = [havoc[r] for r in havoc]
+        loop_vars = [havoc[r] for r in havoc if z3.is_expr(havoc[r])]
         defined = {i.words[1] for label in body for i in fn.blocks[label].insts if i.typed}
         for rid, v in havoc.items():
             if not z3.is_bv(v):
@@ -1354,6 +1361,21 @@ def _ite(c: Any, a: Any, b: Any) -> Any:
     if a.eq(b):
         return a
     return z3.If(c, a, b)
+
+
+def _havocable(v: Any) -> bool:
+    if isinstance(v, tuple):
+        return all(_havocable(x) for x in v)
+    return isinstance(v, Pointer) or z3.is_expr(v)
+
+
+def _havoc_like(v: Any, name: str) -> Any:
+    """A fresh value of ``v``'s shape: a vector's components, a pointer's offset any value."""
+    if isinstance(v, tuple):
+        return tuple(_havoc_like(x, f"{name}_{k}") for k, x in enumerate(v))
+    if isinstance(v, Pointer):
+        return Pointer(v.root, v.storage, z3.BitVec(name, 64), v.pointee, [])
+    return z3.Const(name, v.sort())
 
 
 def _join(preds: list[Any]) -> Any:
