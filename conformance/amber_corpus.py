@@ -26,6 +26,9 @@ _GRAPHICS = re.compile(r"^\s*(PIPELINE\s+graphics|SHADER\s+(vertex|fragment|geom
 _COMPUTE = re.compile(r"^\s*PIPELINE\s+compute\b", re.MULTILINE)
 _PROBE = re.compile(r"^(\s*EXPECT\s+\S+\s+IDX\s+\d+\s+(?:TOLERANCE\s+(?:[-+.\deE]+%?\s+){1,4})?EQ\s+)(\S+)",
                     re.MULTILINE)
+#: a pixel probe (EQ_RGB/EQ_RGBA: values 0-255) and its first value
+_PIXEL = re.compile(r"^(\s*EXPECT\s+\S+\s+IDX\s+\d+\s+\d+\s+(?:SIZE\s+\d+\s+\d+\s+)?"
+                    r"(?:TOLERANCE\s+(?:[-+.\deE]+%?\s+){1,4})?EQ_RGBA?\s+)(\S+)", re.MULTILINE)
 _REFUSED = re.compile(r"(line \d+, column \d+: )?(.*?(?:not supported|is not allowed in a file).*)")
 
 
@@ -48,20 +51,20 @@ _EQ_BUFFER = re.compile(r"^\s*EXPECT\s+(\S+)\s+EQ_BUFFER\s+(\S+)", re.MULTILINE)
 
 
 def _first_value(text: str, buffer: str) -> re.Match[str] | None:
-    """The first value a buffer's DATA (or FILL) gives."""
-    head = re.search(r"^\s*BUFFER\s+" + re.escape(buffer) + r"\s+(DATA_TYPE|FORMAT)\s+\S+\s+(?:STD\d+\s+)?"
-                     r"(?:DATA|SIZE\s+\d+\s+(?:FILL|SERIES_FROM))\s+(?:#[^\n]*\n|\s)*", text, re.MULTILINE)
+    """The first value a buffer's (or an image's) DATA (or FILL) gives."""
+    head = re.search(r"^\s*(?:BUFFER|IMAGE)\s+" + re.escape(buffer) + r"\s+(DATA_TYPE|FORMAT)\s+\S+[^\n]*?"
+                     r"\b(?:DATA|FILL|SERIES_FROM)\s+(?:#[^\n]*\n|\s)*", text, re.MULTILINE)
     if head is None:
         return None
     return re.compile(r"(\S+)").match(text, head.end())
 
 
 def _statement(text: str, buffer: str) -> re.Match[str] | None:
-    """A buffer's BUFFER statement, with its DATA block when it has one."""
-    line = re.compile(r"^[ \t]*BUFFER[ \t]+" + re.escape(buffer) + r"[ \t][^\n]*", re.MULTILINE).search(text)
+    """A buffer's BUFFER (or an image's IMAGE) statement, with its DATA block when it has one."""
+    line = re.compile(r"^[ \t]*(?:BUFFER|IMAGE)[ \t]+" + re.escape(buffer) + r"[ \t][^\n]*", re.MULTILINE).search(text)
     if line is None or not re.search(r"\bDATA\b", line.group(0)) or re.search(r"\bEND\b", line.group(0)):
         return line
-    return re.compile(r"^[ \t]*BUFFER[ \t]+" + re.escape(buffer) + r"[ \t].*?^[ \t]*END\b",
+    return re.compile(r"^[ \t]*(?:BUFFER|IMAGE)[ \t]+" + re.escape(buffer) + r"[ \t].*?^[ \t]*END\b",
                       re.MULTILINE | re.DOTALL).search(text)
 
 
@@ -78,19 +81,28 @@ def _changed(value: str) -> str | None:
 
 def mutate(text: str) -> str | None:
     """The file with one expectation made false, or None: its first EQ probe's first value
-    changed beyond any tolerance; else its first EQ_BUFFER compared with a copy of the other
-    buffer whose first value differs (the buffer itself may be an input of the shader)."""
+    changed beyond any tolerance; else its first pixel probe's red value moved by half the range;
+    else its first EQ_BUFFER compared with a copy of the other buffer whose first value differs
+    (the buffer itself may be an input of the shader)."""
     m = _PROBE.search(text)
     if m is not None:
         new = _changed(m.group(2))
         return None if new is None else text[:m.start(2)] + new + text[m.end(2):]
+    px = _PIXEL.search(text)
+    if px is not None:
+        try:
+            red = float(px.group(2))
+        except ValueError:
+            return None
+        new = str(int(red + 128 if red < 128 else red - 128))
+        return text[:px.start(2)] + new + text[px.end(2):]
     eq = _EQ_BUFFER.search(text)
     if eq is None:
         return None
     stmt = _statement(text, eq.group(2))
     if stmt is None:
         return None
-    copy = re.sub(r"BUFFER[ \t]+" + re.escape(eq.group(2)), "BUFFER kl_control", stmt.group(0).strip(), count=1)
+    copy = re.sub(r"(BUFFER|IMAGE)[ \t]+" + re.escape(eq.group(2)), r"\1 kl_control", stmt.group(0).strip(), count=1)
     value = _first_value(copy, "kl_control")
     new = _changed(value.group(1)) if value else None
     if value is None or new is None:

@@ -34,8 +34,11 @@ from conformance.common import DEFAULT_KERNELLAB, md_table, write_atomic  # noqa
 
 _PIPELINE = re.compile(r"^\s*PIPELINE\s+compute\b", re.MULTILINE)
 #: the checker's refusals say "... is not supported by the SPIR-V checker"; the reader's name the statement
-_CHECKER_REFUSAL = re.compile(r"by the SPIR-V checker")
+#: (a few name what a scenario cannot give instead: "... not supported: a scenario binds ...")
+_CHECKER_REFUSAL = re.compile(r"by the SPIR-V checker|not supported: a scenario")
 _CONSTRUCT = (
+    ("image", re.compile(r"image \S+: (?:a )?(multisampled image|3D image with mip levels|format \w+)"
+                         r"|(sampled image without its sampler)|(texel buffers)")),
     ("capability", re.compile(r"\bOpCapability (\w+)")),
     ("extended instruction", re.compile(r"\b(GLSL\.std\.450 \w+)")),
     ("type", re.compile(r"\b(OpType\w+)")),
@@ -53,6 +56,8 @@ class Outcome:
     seconds: float
     pipelines: int
     findings: list[dict[str, object]]
+    #: an AmberScript file's EXPECTs against the checker's simulated buffers (verify's "reference")
+    reference: dict[str, object] | None = None
 
 
 def pipelines_in(path: Path) -> int:
@@ -97,7 +102,8 @@ def classify(rc: int | None, stdout: str, stderr: str, seconds: float, pipelines
             kind = "defects"
         else:
             kind = "defects" if rc == 1 else "internal-error"
-        return Outcome(kind, verdict, seconds, pipelines, findings)
+        reference = doc.get("reference") if isinstance(doc.get("reference"), dict) else None
+        return Outcome(kind, verdict, seconds, pipelines, findings, reference)
     lines = stderr.strip().splitlines() or [""]
     # a tool's failure ends with its repro line: the first line says what failed
     message = lines[0] if lines[-1].startswith("repro:") else lines[-1]
@@ -168,12 +174,27 @@ def report(outcomes: dict[Path, tuple[str, Outcome]]) -> str:
     errors = [[str(p), o.kind, o.detail[:140]] for p, (_, o) in sorted(outcomes.items())
               if o.kind in ("internal-error", "timeout")]
     parts = [table, timing, md_table(["refused by the checker: construct", "pipelines"], refusals.most_common()),
-             md_table(["refused before the checker", "pipelines"], reader.most_common())]
+             md_table(["refused before the checker", "pipelines"], reader.most_common()), reference_summary(outcomes)]
     if findings:
         parts.append(md_table(["file", "verdict", "first findings"], findings))
     if errors:
         parts.append(md_table(["file", "verdict", "detail"], errors))
     return "\n\n".join(parts)
+
+
+def reference_summary(outcomes: dict[Path, tuple[str, Outcome]]) -> str:
+    """The checked AmberScript files' EXPECTs on the checker's simulation (a second device):
+    how many files hold them all, and each file where one does not, with its first failure."""
+    refs = {p: o.reference for p, (_, o) in outcomes.items() if o.reference is not None}
+    holding = sum(1 for r in refs.values() if r.get("hold") == r.get("expects"))
+    expects = sum(int(r.get("expects", 0)) for r in refs.values())  # type: ignore[call-overload]
+    held = sum(int(r.get("hold", 0)) for r in refs.values())  # type: ignore[call-overload]
+    line = (f"reference (the EXPECTs on the checker's simulated buffers): {holding} of {len(refs)} files hold "
+            f"every EXPECT ({held} of {expects} EXPECTs)")
+    failing = [[str(p), f"{r.get('hold')}/{r.get('expects')}",
+                str((r.get("failures") or [""])[0]).splitlines()[0][:120]]  # type: ignore[index]
+               for p, r in sorted(refs.items()) if r.get("hold") != r.get("expects")]
+    return line + ("\n\n" + md_table(["file", "EXPECTs held", "first failing EXPECT"], failing) if failing else "")
 
 
 def reread(results: Path) -> dict[Path, tuple[str, Outcome]]:
@@ -185,7 +206,7 @@ def reread(results: Path) -> dict[Path, tuple[str, Outcome]]:
             kind = "refused-checker" if _CHECKER_REFUSAL.search(r["detail"]) else "refused-reader"
             kind = "internal-error" if "attach it to a bug report" in r["detail"] else kind
         outcomes[Path(r["file"])] = (r["corpus"], Outcome(kind, r["detail"], r["seconds"], r["pipelines"],
-                                                          r["findings"]))
+                                                          r["findings"], r.get("reference")))
     return outcomes
 
 
@@ -223,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out / "results.json", json.dumps(
         [{"file": str(f), "corpus": c, "kind": o.kind, "detail": o.detail, "seconds": round(o.seconds, 3),
-          "pipelines": o.pipelines, "findings": o.findings} for f, (c, o) in outcomes.items()], indent=1))
+          "pipelines": o.pipelines, "findings": o.findings, "reference": o.reference}
+         for f, (c, o) in outcomes.items()], indent=1))
     write_atomic(args.out / "table.md", text)
     print(text)
     return 0

@@ -1,7 +1,8 @@
 """kernellab: run, inspect and check GPU compute kernels described in JSON."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+
 
 __version__ = "0.1.0"
 

@@ -12,15 +12,49 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import dataclasses
 import gc
 import marshal
 import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import CodeType
-from typing import Any
+from types import CodeType, ModuleType
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class _OnFirstUse(ModuleType):
+    """A stand-in for a standard module that imports it when one of its names is first read.
+
+    :mod:`dataclasses` imports :mod:`inspect` (with ``ast``, ``dis``, ``tokenize``: about 20 M
+    instructions, 4 % of a ``tiny`` run) for one use: ``inspect.signature`` writes the ``__doc__``
+    of a class that has none. kernellab's classes on the run path have their own (the import
+    budget test keeps ``inspect`` out of a run), so there the module is never imported. (The
+    standard ``importlib.util.LazyLoader`` does not serve: Python 3.11's ``import`` statement
+    reads the module's ``__spec__``, which executes it.)"""
+
+    __spec__ = None  # an ``import`` of the stand-in finds a module that is not initializing
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):  # probes for __file__, __path__...: not the module's own names
+            raise AttributeError(attr)
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        real = __import__(self.__name__)
+        vars(self).update(vars(real))
+        return getattr(real, attr)
+
+
+def _imported_on_first_use(name: str) -> None:
+    """Module ``name`` imported when one of its names is first read (:class:`_OnFirstUse`)."""
+    if name not in sys.modules:
+        sys.modules[name] = _OnFirstUse(name)
+
+
+_imported_on_first_use("inspect")
+import dataclasses  # noqa: E402 - after inspect is made lazy
 
 #: a bound on a file: a command builds a few hundred methods (``run`` on buffers: about 270)
 MAX_ENTRIES = 1024
@@ -135,12 +169,12 @@ def install(command: str) -> CodeCache | None:
     global _installed
     if _installed is not None:
         return _installed
-    from kernellab import config
+    # from the environment, not the settings: the settings' own classes are built through the hook
+    from kernellab.cachedir import cache_dir, cache_off
 
-    settings = config.get()
-    if not settings.compile_cache:
+    if cache_off():
         return None
-    _installed = CodeCache(cache_file(settings.cache_dir, command))
+    _installed = CodeCache(cache_file(cache_dir(), command))
     # dataclasses looks ``exec`` up in its module globals before the builtins
     dataclasses.exec = _installed.exec  # type: ignore[attr-defined]
     import atexit

@@ -13,12 +13,15 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
-
-if TYPE_CHECKING:  # the CLI imports errors only when a command runs (start-up)
-    from kernellab.errors import KernellabError
 
 from kernellab import __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:  # the CLI imports errors only when a command runs (start-up)
+    from typing import NoReturn
+
+    from kernellab.errors import KernellabError
+
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 #: the options every command takes, before or after its name, that take a value
@@ -47,6 +50,17 @@ COMMAND_MODULES = tuple(COMMANDS)
 
 
 class _Parser(argparse.ArgumentParser):
+    #: set while the parsers are built: the formatter ``add_argument`` makes to check a metavar
+    #: then gets a fixed width, sparing argparse's terminal query (``shutil``, whose import with
+    #: bz2, lzma and a namedtuple compiled from text is about 15 M instructions); help and usage
+    #: messages measure the terminal as before
+    building = False
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        if _Parser.building:
+            return self.formatter_class(prog=self.prog, width=80)  # type: ignore[call-arg]
+        return super()._get_formatter()
+
     def __init__(self, *args: object, **kwargs: object) -> None:
         # No abbreviated long options: Arm's --capture-frame must not be read as --capture-frames.
         kwargs.setdefault("allow_abbrev", False)
@@ -108,6 +122,14 @@ def build_parser(argv: Sequence[str] | None = None, *, only_named: bool = False)
     """The full parser; with ``only_named``, only the subcommand ``argv`` names is imported, so a
     quick command does not pay for every other command's imports (numpy, Vulkan, OpenCL); when
     it names none (``--help``, ``--version``), the commands are listed by their lines alone."""
+    _Parser.building = True
+    try:
+        return _build_parser(argv, only_named)
+    finally:
+        _Parser.building = False
+
+
+def _build_parser(argv: Sequence[str] | None, only_named: bool) -> argparse.ArgumentParser:
     named = _named_command(argv) if only_named else None
     parser = _Parser(prog="kernellab", description="Run, inspect and check GPU compute kernels described in JSON.")
     parser.add_argument("--version", action="version", version=f"kernellab {__version__}")
@@ -208,18 +230,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _configure_logging(args: argparse.Namespace) -> None:
-    import logging
-
-    from kernellab import config
-    from kernellab.textsafe import EscapingFormatter
+    """The command's logging: set up when :mod:`logging` is loaded, else when the first record at
+    the command's level comes (``kernellab.logs``: a run that logs nothing never loads it)."""
+    from kernellab import config, logs
 
     level = (getattr(args, "log_level", None) or config.get().log_level).upper()
-    root = logging.getLogger()
-    if not root.handlers:
-        handler = logging.StreamHandler()  # sys.stderr when each record is written: the escaping one
-        handler.setFormatter(EscapingFormatter("%(levelname)s %(name)s: %(message)s"))
-        root.addHandler(handler)
-    root.setLevel(level)
+
+    def set_up() -> None:
+        import logging
+
+        root = logging.getLogger()
+        if not root.handlers:
+            handler = logging.StreamHandler()  # sys.stderr when each record is written: the escaping one
+            handler.setFormatter(logs.escaping_formatter("%(levelname)s %(name)s: %(message)s"))
+            root.addHandler(handler)
+        root.setLevel(level)
+
+    logs.set_up(level, set_up)
     config.report_warnings()
 
 

@@ -153,6 +153,58 @@ class Options:
         return Options(tuple(o for o in self.items if o.kind != INCLUDE_DIR), self.origin)
 
 
+#: spirv-opt's transformation passes a file may name (AmberScript's SHADER_OPTIMIZATION): each a
+#: flag of its own that takes no value and reads or writes no file. Left out: options that take a
+#: value or a file (``-Oconfig=``, ``--loop-fission``, ``--loop-peeling-threshold``,
+#: ``--loop-unroll-partial``), that change what the validator accepts (``--relax-*``,
+#: ``--*-block-layout``, ``--skip-validation``) or that only print (``--print-all``, ``--time-report``)
+SPIRV_OPT_PASSES = frozenset({
+    "-O", "-Os", "--amd-ext-to-khr", "--before-hlsl-legalization", "--ccp", "--cfg-cleanup",
+    "--combine-access-chains", "--compact-ids", "--convert-local-access-chains", "--convert-relaxed-to-half",
+    "--copy-propagate-arrays", "--descriptor-scalar-replacement", "--eliminate-dead-branches",
+    "--eliminate-dead-code-aggressive", "--eliminate-dead-const", "--eliminate-dead-functions",
+    "--eliminate-dead-inserts", "--eliminate-dead-input-components", "--eliminate-dead-variables",
+    "--eliminate-insert-extract", "--eliminate-local-multi-store", "--eliminate-local-single-block",
+    "--eliminate-local-single-store", "--fix-func-call-param", "--flatten-decorations",
+    "--fold-spec-const-op-composite", "--freeze-spec-const", "--graphics-robust-access", "--if-conversion",
+    "--inline-entry-points-exhaustive", "--legalize-hlsl", "--local-redundancy-elimination", "--loop-fusion",
+    "--loop-invariant-code-motion", "--loop-peeling", "--loop-unroll", "--loop-unswitch", "--merge-blocks",
+    "--merge-return", "--private-to-local", "--redundancy-elimination", "--relax-float-ops",
+    "--remove-duplicates", "--remove-unused-interface-variables", "--replace-desc-array-access-using-var-index",
+    "--replace-invalid-opcode", "--scalar-replacement", "--simplify-instructions", "--spread-volatile-semantics",
+    "--ssa-rewrite", "--strength-reduction", "--strip-debug", "--strip-nonsemantic", "--strip-reflect",
+    "--unify-const", "--upgrade-memory-model", "--vector-dce", "--workaround-1209", "--wrap-opkill",
+})
+
+
+def optimizer_passes(words: Sequence[str]) -> Options:
+    """spirv-opt passes a file names, one word each (AmberScript's SHADER_OPTIMIZATION block): each
+    must be in :data:`SPIRV_OPT_PASSES`; :class:`OptionsRefused` names every other word."""
+    refusals = [Refusal(_printable(w), "not a spirv-opt pass a file may name (a transformation pass that "
+                                       "takes no value and names no file)") for w in words if w not in SPIRV_OPT_PASSES]
+    if refusals:
+        raise OptionsRefused(refusals)
+    return Options(tuple(Option(FLAG, w) for w in words), "file")
+
+
+#: clspv options a file may name (AmberScript's COMPILE_OPTIONS) that change where a kernel's
+#: arguments and built-in values reach it: by-value arguments in a uniform buffer or clustered
+#: push constants, the work dimension and global offset as specialization constants. Whoever
+#: passes them reads the layout back from clspv's reflection (``compile.amber.kernel_arguments``).
+CLSPV_LAYOUT_OPTIONS = frozenset({"-pod-ubo", "-pod-pushconstant", "-cluster-pod-kernel-args", "-work-dim",
+                                  "-global-offset"})
+
+
+def clspv_layout_options(words: Sequence[str]) -> Options:
+    """Options of :data:`CLSPV_LAYOUT_OPTIONS`, one word each; :class:`OptionsRefused` names any other."""
+    refusals = [Refusal(_printable(w), "not a clspv argument-layout option kernellab reads back "
+                                       f"({', '.join(sorted(CLSPV_LAYOUT_OPTIONS))})")
+                for w in words if w not in CLSPV_LAYOUT_OPTIONS]
+    if refusals:
+        raise OptionsRefused(refusals)
+    return Options(tuple(Option(FLAG, w) for w in words), "file")
+
+
 def own(*words: str) -> Options:
     """Options kernellab adds itself (``-cl-kernel-arg-info``, ``-cl-opt-disable``, ``-cl-std=..``),
     which are flags of the OpenCL allow-list; anything else is a programming error."""

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-
-def _default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "kernellab"
-
+from kernellab import logs
+from kernellab.cachedir import FALSE_WORDS, TRUE_WORDS, cache_dir
 
 #: the time limit of one external tool run: clspv runs for minutes on large kernels but never
 #: finishes on a few (issue: GPUVerify's globalarray/fail), and a workload must not hang kernellab
@@ -41,7 +39,7 @@ DEFAULT_TOOL_MEMORY = 4 << 30
 
 #: the log levels ``KERNELLAB_LOG_LEVEL`` and ``--log-level`` take
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
-_TRUE, _FALSE = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
+_TRUE, _FALSE = TRUE_WORDS, FALSE_WORDS
 
 
 def _shown(text: str) -> str:
@@ -126,16 +124,16 @@ def verify_max_work() -> int | None:
     """``KERNELLAB_VERIFY_MAX_WORK``: invocation-instructions the SPIR-V checker may run per
     dispatch (None: its default). Read when a check starts, so a caller can set it between two;
     a bad value is a warning."""
-    import logging
     reader = _Reader(os.environ)
     value = reader.positive_count("KERNELLAB_VERIFY_MAX_WORK")
     for line in reader.warnings:
-        logging.getLogger("kernellab.config").warning("%s", line)
+        logs.getLogger("kernellab.config").warning("%s", line)
     return value
 
 
 @dataclass(frozen=True)
 class Config:
+    """kernellab's settings, from the environment and the command line (:func:`get`)."""
     #: where compiled artifacts (SPIR-V, pipeline caches, stage outputs) are kept
     cache_dir: Path
     #: extra directories searched for external tools before PATH and the pip prefixes
@@ -164,7 +162,7 @@ class Config:
         env = os.environ
         read = _Reader(env)
         config = cls(
-            cache_dir=Path(env["KERNELLAB_CACHE_DIR"]) if env.get("KERNELLAB_CACHE_DIR") else _default_cache_dir(),
+            cache_dir=cache_dir(env),
             tool_path=tuple(p for p in env.get("KERNELLAB_TOOL_PATH", "").split(os.pathsep) if p),
             log_level=read.log_level(),
             vulkan_validation=read.flag("KERNELLAB_VULKAN_VALIDATION"),
@@ -174,8 +172,8 @@ class Config:
             allow_outside=tuple(Path(p) for p in env.get("KERNELLAB_ALLOW_OUTSIDE", "").split(os.pathsep) if p),
         )
         config = replace(config, warnings=tuple(read.warnings))
-        import logging
-        if logging.getLogger().handlers:  # logging is set up (a library caller, a test): warn now
+        logging = sys.modules.get("logging")  # not loaded: nobody has set it up yet
+        if logging is not None and logging.getLogger().handlers:  # set up (a library caller, a test): warn now
             report_warnings(config)
         return config
 
@@ -198,13 +196,12 @@ _reported: list[Config] = []
 def report_warnings(config: Config | None = None) -> None:
     """Log each bad setting's warning once per reading: when the settings are read if logging is
     set up by then, else when the CLI has set it up (settings are read before the command line is)."""
-    import logging
     config = config or get()
     if not config.warnings or any(seen is config for seen in _reported):
         return
     _reported.append(config)
     for line in config.warnings:
-        logging.getLogger("kernellab.config").warning("%s", line)
+        logs.getLogger("kernellab.config").warning("%s", line)
 
 
 @contextlib.contextmanager

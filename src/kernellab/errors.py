@@ -99,6 +99,7 @@ class UsageError(KernellabError, ValueError):
 
 @dataclass
 class ToolFailure:
+    """How an external tool failed: its command line, exit status and log."""
     tool: str
     argv: list[str]
     returncode: int

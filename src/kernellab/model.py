@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import ClassVar
 
-from kernellab.modelkit import I64, U32, U64, Bool, Enum, Int, List, Nested, Node, Number, Scalar, Str, VkFormat
+from kernellab.modelkit import I64, U32, U64, Bool, Enum, Field, Int, List, Nested, Node, Number, Scalar, Str, VkFormat
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 ACCESS = ("ACCESS_MEMORY_WRITE", "ACCESS_MEMORY_READ", "ACCESS_GRAPH_WRITE", "ACCESS_GRAPH_READ",
           "ACCESS_COMPUTE_SHADER_WRITE", "ACCESS_COMPUTE_SHADER_READ")
@@ -51,6 +54,7 @@ class DataResource(Resource):
     src = Str(default="", description="file to initialize the resource from")
     dst = Str(default="", description="file to write the contents to after the commands ran")
     memory_group = Nested(MemoryGroup, default=None)
+    model_locations: ClassVar[tuple[str, ...]] = ("src_path", "dst_path")
     _src_path: Path | None = None
     _dst_path: Path | None = None
 
@@ -84,6 +88,16 @@ class Tensor(DataResource):
     tiling = Enum("OPTIMAL", "LINEAR", default=None)
 
 
+def _optional_number(description: str) -> Any:
+    """A number field that may be absent (None)."""
+    return Field(Number, None, description)
+
+
+def _optional_format(description: str) -> Any:
+    """A VkFormat field that may be absent (None)."""
+    return Field(VkFormat, None, description)
+
+
 class Image(DataResource):
     kind: ClassVar[str] = "image"
     format = VkFormat
@@ -101,11 +115,30 @@ class Image(DataResource):
     custom_border_color = List(Number, default=None, min_len=4, max_len=4)
     tiling = Enum("OPTIMAL", "LINEAR", default=None)
     color_attachment = Bool(default=False, description="dispatch_fragment may render into it")
+    # kernellab's extensions (AmberScript's IMAGE and SAMPLER, docs/amber.md); Arm's images are 2-D
+    image_type = Enum("2D", "1D", "3D", default="2D",
+                      description="kernellab's extension: the VkImageType and view type (1D: height 1)")
+    depth = Int(1, U32, default=1, description="kernellab's extension: the depth of a 3D image")
+    samples = Int(1, 64, default=1,
+                  description="kernellab's extension: samples per texel (1, 2, 4 ... 64); a multisampled image "
+                              "is a 2D storage image of one level without src or dst")
+    address_modes = List(Enum("CLAMP_EDGE", "CLAMP_BORDER", "REPEAT", "MIRRORED_REPEAT", "MIRROR_CLAMP_EDGE"),
+                         default=None, min_len=3, max_len=3,
+                         description="kernellab's extension: the sampler's address modes U, V, W "
+                                     "(instead of border_address_mode)")
+    min_lod = _optional_number("kernellab's extension: the sampler's minLod (default 0)")
+    max_lod = _optional_number("kernellab's extension: the sampler's maxLod (default: the last level)")
+    unnormalized_coordinates = Bool(default=False, description="kernellab's extension: the sampler's "
+                                                               "unnormalizedCoordinates")
+    compare_op = Enum("NEVER", "LESS", "EQUAL", "LESS_OR_EQUAL", "GREATER", "NOT_EQUAL", "GREATER_OR_EQUAL",
+                      "ALWAYS", default=None,
+                      description="kernellab's extension: the sampler compares (compareEnable) with this op")
 
 
 class RawData(Resource):
     kind: ClassVar[str] = "raw_data"
     src = Str(nonempty=True, description="NumPy file holding the bytes")
+    model_locations: ClassVar[tuple[str, ...]] = ("src_path",)
     _src_path: Path | None = None
 
     @property
@@ -141,6 +174,7 @@ class Shader(Resource):
     specialization_constants = List(SpecializationConstant, default=[])
     subgroup = Nested(SubgroupSize, default=None,
                       description="kernellab's extension: the compute pipeline's subgroup sizing (docs/scenario.md)")
+    model_locations: ClassVar[tuple[str, ...]] = ("src_path", "include_paths")
     _src_path: Path | None = None
     _include_paths: tuple[Path, ...] = ()
 
@@ -169,6 +203,7 @@ class Graph(Resource):
     specialization_constants_map = List(SpecializationConstantMap, default=[])
     shader_substitutions = List(ShaderSubstitution, default=[])
     push_constants_size = Int(0, U32, default=0)
+    model_locations: ClassVar[tuple[str, ...]] = ("src_path",)
     _src_path: Path | None = None
 
     @property
@@ -184,6 +219,7 @@ class GraphConstant(Resource):
     dims = List(Int(1, I64), min_len=1, max_len=6)
     format = VkFormat
     src = Str(nonempty=True, description="NumPy file holding the values, shaped by dims")
+    model_locations: ClassVar[tuple[str, ...]] = ("src_path",)
     _src_path: Path | None = None
 
     @property
@@ -236,11 +272,29 @@ class Binding(Node):
     resource_ref = Str(nonempty=True)
     lod = Int(0, U32, default=None,
               description="mip level to bind; absent: the whole chain (sampled) or level 0 (storage)")
+    # SAMPLED_IMAGE, SAMPLER, COMBINED_IMAGE_SAMPLER and the texel buffers are kernellab's extensions
+    # (AmberScript's sampled_image, BIND SAMPLER, combined_image_sampler, *_texel_buffer): a SAMPLER
+    # binding takes the image's sampler, a texel buffer binding views a buffer as texel_format texels
     descriptor_type = Enum("VK_DESCRIPTOR_TYPE_AUTO", "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE",
-                           default="VK_DESCRIPTOR_TYPE_AUTO")
-    #: in memory only (a part of a split PySchedCL dispatch, never read from a file): the bytes
-    #: (offset, size) of the buffer the binding sees, from its offset as byte 0 (an OpenCL sub-buffer)
-    buffer_range: tuple[int, int] | None = None
+                           "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE", "VK_DESCRIPTOR_TYPE_SAMPLER",
+                           "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER", "VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER",
+                           "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER", "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC",
+                           "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC", default="VK_DESCRIPTOR_TYPE_AUTO")
+    texel_format = _optional_format("kernellab's extension: the VkFormat a texel buffer binding views the buffer as "
+                                    "(its VkBufferView's)")
+    #: the bytes (offset, size) of the buffer the binding sees, from its offset as byte 0: a part of
+    #: a split PySchedCL dispatch (an OpenCL sub-buffer), or a file's descriptor range (the Vulkan
+    #: descriptor's offset and range, AmberScript's DESCRIPTOR_OFFSET/DESCRIPTOR_RANGE)
+    buffer_range = List(Int(0, U64), default=None, min_len=2, max_len=2,
+                        description="kernellab extension: [offset, size] in bytes of the buffer the descriptor "
+                                    "sees (VkDescriptorBufferInfo's offset and range); absent: the whole buffer")
+    array_element = Int(0, U32, default=0,
+                        description="kernellab extension: the element of a descriptor array this binding fills "
+                                    "(VkWriteDescriptorSet's dstArrayElement); bindings of one set and binding "
+                                    "number fill elements 0, 1, ... of the shader's array of buffers")
+    dynamic_offset = Int(0, U32, default=0,
+                         description="kernellab extension: a dynamic descriptor's offset, added to the range's "
+                                     "when the set is bound (vkCmdBindDescriptorSets' pDynamicOffsets)")
 
 
 class Command(Node):

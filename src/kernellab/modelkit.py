@@ -10,7 +10,10 @@ A :class:`Node` subclass lists its fields as class attributes made by the helper
 - :func:`json_schema_defs`: the draft 2020-12 schema of each class, for ``kernellab schema``;
 - :func:`dump`: the JSON form of an object, fields at their defaults left out.
 
-Names starting with ``_`` (``_src_path``) are ordinary attributes the readers fill in. This module
+A class may also name *locations* (``model_locations = ("src_path",)``): where on disk its files
+are, which the file does not say but its reader finds (``Cls(src="k.cl", src_path=Path(...))``,
+``Cls.model_validate(data, src_path=...)``, or :meth:`Node.located` for a resolved copy). They are
+given when the object is made, kept as ``_src_path`` and read through properties. This module
 is plain Python on purpose: a run reads a handful of objects, and importing a validation library
 cost more than the rest of reading a scenario (issue 11, start-up).
 """
@@ -18,12 +21,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar, TypeVar
 
 from kernellab.errors import Problem, json_pointer
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, TypeVar
+
 Loc = tuple[str | int, ...]
-N = TypeVar("N", bound="Node")
+if TYPE_CHECKING:  # a bound given as text compiles it at run time: the AST machinery, 9 M instructions
+    N = TypeVar("N", bound="Node")
 
 #: the widths of the Vulkan/OpenCL struct fields a value ends up in: a number past them is refused
 #: here, with its JSON path, instead of overflowing in a driver struct
@@ -320,6 +327,8 @@ class Node:
     """Base of every JSON object: declared fields, unknown fields kept in ``model_extra``."""
 
     model_fields: ClassVar[dict[str, Field]] = {}
+    #: where this object's files are on disk, given when it is made (kept as ``_<name>``)
+    model_locations: ClassVar[tuple[str, ...]] = ()
     model_extra: dict[str, Any]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -335,14 +344,32 @@ class Node:
         cls.model_fields = fields
 
     def __init__(self, **data: Any) -> None:
+        where = {name: data.pop(name) for name in type(self).model_locations if name in data}
         self.__dict__.update(type(self)._checked(data))
+        self._locate(where)
 
     @classmethod
-    def model_validate(cls: type[N], data: Any) -> N:
-        """The object ``data`` (a dict, as read from JSON) declares; :class:`Invalid` lists every problem."""
+    def model_validate(cls: type[N], data: Any, **where: Any) -> N:
+        """The object ``data`` (a dict, as read from JSON) declares, at the locations ``where``
+        (:attr:`model_locations`); :class:`Invalid` lists every problem."""
         obj = cls.__new__(cls)
         obj.__dict__.update(cls._checked(data))
+        obj._locate(where)
         return obj
+
+    def located(self: N, **where: Any) -> N:
+        """A copy of this object at the locations ``where`` (its reader resolved its files)."""
+        obj = type(self).__new__(type(self))
+        obj.__dict__.update(self.__dict__)
+        obj._locate(where)
+        return obj
+
+    def _locate(self, where: dict[str, Any]) -> None:
+        unknown = set(where) - set(type(self).model_locations)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no location {', '.join(sorted(unknown))}")
+        for name, value in where.items():
+            self.__dict__[f"_{name}"] = value
 
     @classmethod
     def _checked(cls, data: Any) -> dict[str, Any]:

@@ -25,8 +25,8 @@ SPELLINGS: dict[str, str] = {"unsigned char": "uchar", "unsigned short": "ushort
 DEVICE_SIZED = frozenset({"bool", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t"})
 #: the element counts of OpenCL C vector types
 VECTOR_WIDTHS = (2, 3, 4, 8, 16)
-_VECTOR = re.compile(r"^([a-z]+?)(2|3|4|8|16)$")
-_TYPEDEF = re.compile(r"\btypedef\s+([A-Za-z_][\w\s]*?)\s+([A-Za-z_]\w*)\s*;")
+_VECTOR = r"^([a-z]+?)(2|3|4|8|16)$"
+_TYPEDEF = r"\btypedef\s+([A-Za-z_][\w\s]*?)\s+([A-Za-z_]\w*)\s*;"
 
 
 def dtype_size(code: str) -> int:
@@ -70,7 +70,7 @@ def scalar_name(text: str) -> str:
 
 def split_vector(text: str) -> tuple[str, int] | None:
     """``("float", 4)`` for ``float4``: a known scalar and a vector width; None otherwise."""
-    m = _VECTOR.match(text)
+    m = re.match(_VECTOR, text)  # compiled on first use (re's cache): a run of buffers needs none
     if m and m.group(1) in SCALAR_DTYPES and m.group(1) != "bool":
         return m.group(1), int(m.group(2))
     return None
@@ -96,4 +96,4 @@ def parse_type(name: str, typedefs: Mapping[str, str] | None = None) -> ArgType:
 
 def source_typedefs(source: str) -> dict[str, str]:
     """``typedef float real;`` style aliases in a kernel source (so ``real`` decodes as float)."""
-    return {alias: target for target, alias in _TYPEDEF.findall(source)}
+    return {alias: target for target, alias in re.findall(_TYPEDEF, source)}

@@ -35,12 +35,15 @@ import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import IO, TYPE_CHECKING
-
-if TYPE_CHECKING:  # numpy is imported by the writers that need it: the CLI starts without it
-    import numpy as np
 
 from kernellab.errors import FileSystemError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:  # numpy is imported by the writers that need it: the CLI starts without it
+    from typing import IO
+
+    import numpy as np
+
 
 #: ``.NAME.kl<token>-<n>.tmp`` with ``<token>`` = ``<pid>-<hex>``; the lock is ``.kl<token>.lock``
 _STAGED = re.compile(r"^\..+\.kl(\d+-[0-9a-f]+)-\d+\.tmp$")
@@ -375,7 +378,8 @@ def save_npy(path: str | os.PathLike[str], array: np.ndarray, *, root: str | os.
 
 
 #: fills an opened output (named here: inside OutputSet, ``bytes`` is its method)
-_Fill = Callable[[IO[bytes]], object]
+if TYPE_CHECKING:
+    _Fill = Callable[[IO[bytes]], object]
 
 
 class OutputSet:

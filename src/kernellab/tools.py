@@ -9,25 +9,26 @@ import contextlib
 import functools
 import importlib.util
 import json
-import logging
 import os
 import re
 import site
 import sys
 import sysconfig
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from kernellab import config
+from kernellab import config, logs
 from kernellab.errors import MissingToolError, ToolError, ToolFailure, ToolTimeoutError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     import subprocess
 
-log = logging.getLogger("kernellab.tools")
+log = logs.getLogger("kernellab.tools")
 
 #: program name -> what to install when it is missing
 PROVIDERS: dict[str, str] = {
@@ -168,6 +169,8 @@ def run_bounded(argv: Sequence[str], *, input: bytes | None, cwd: str | os.PathL
 
     stdin: Any = subprocess.DEVNULL
     if input is not None:
+        import tempfile  # not on a run's start-up: tempfile brings random, shutil, bz2, lzma
+
         stdin = tempfile.TemporaryFile()
         stdin.write(input)
         stdin.seek(0)
@@ -246,6 +249,7 @@ def _collect(proc: subprocess.Popen[bytes], timeout: float | None) -> tuple[byte
 
 @dataclass(frozen=True)
 class Tool:
+    """An external tool found on the search path."""
     name: str
     path: Path
 
@@ -309,6 +313,8 @@ class Tool:
         in it, is removed in every case.
         """
         prefix = "kernellab-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", self.name) + "-"
+        import tempfile
+
         with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
             files = {INPUT: Path(tmp) / input_name, OUTPUT: Path(tmp) / output_name}
             if input is not None:
@@ -400,6 +406,8 @@ class _VersionStore:
     def _save(self, entries: dict[str, str]) -> None:
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
+            import tempfile
+
             fd, tmp = tempfile.mkstemp(prefix=".tool-versions.", dir=self.file.parent)
         except OSError:
             return  # a store that cannot be written only costs a --version call next time

@@ -76,3 +76,42 @@ def test_linear_mipmapped_repeat_sampling_equals_the_device_within_its_precision
     # neighbouring texels differ by at most 1, so the results agree within 2^-8
     assert np.abs(device - checked).max() <= 2 ** -8
     assert np.abs(device - checked).mean() < 2 ** -10
+
+
+def _image_scenario(folder: Path, shader: str, image: dict) -> Path:
+    (folder / "k.comp").write_text(shader)
+    path = folder / "s.json"
+    path.write_text(json.dumps({"resources": [{"shader": {"uid": "k", "src": "k.comp", "type": "GLSL"}},
+                                              {"image": {"uid": "img", "format": "VK_FORMAT_R32_SFLOAT",
+                                                         "dims": [4, 4], "shader_access": "writeonly", **image}}],
+                                "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [1], "bindings": [
+                                    {"set": 0, "id": 0, "resource_ref": "img"}]}}]}))
+    return path
+
+
+STORE_2D = ("#version 450\nlayout(local_size_x = 1) in;\nlayout(set = 0, binding = 0, r32f) uniform image2D img;\n"
+            "void main() { imageStore(img, ivec2(0), vec4(1.0)); }\n")
+STORE_3D = ("#version 450\nlayout(local_size_x = 4, local_size_y = 4, local_size_z = DEPTH) in;\n"
+            "layout(set = 0, binding = 0, r32f) uniform image3D img;\n"
+            "void main() { imageStore(img, ivec3(gl_LocalInvocationID), vec4(1.0)); }\n")
+
+
+@pytest.mark.parametrize("extension, named", [({"image_type": "3D", "depth": 2, "mips": 2},
+                                               "a 3D image with mip levels (4x4x2, 2 levels)"),
+                                              ({"samples": 4}, "a multisampled image (4 samples a texel)")])
+def test_multisampled_and_mipmapped_3d_images_are_refused_by_name(extension, named, tmp_path, capsys):
+    """kernellab's scenario image extensions the checker does not model (AmberScript's SAMPLES
+    images, a 3D image with mip levels) are refused naming the image, not checked as another one."""
+    path = _image_scenario(tmp_path, STORE_2D, extension)
+    assert main(["verify", str(path)]) == 2
+    assert f"image img: {named} is not supported by the SPIR-V checker" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("invocations_deep, verdict", [(2, 0), (3, 1)])
+def test_3d_image_slices_and_their_bounds(invocations_deep, verdict, tmp_path, capsys):
+    """A 3D scenario image (AmberScript's DIM_3D) is bound with its depth: a store in each of its
+    two slices is in bounds, one in a third slice is out of bounds."""
+    path = _image_scenario(tmp_path, STORE_3D.replace("DEPTH", str(invocations_deep)), {"image_type": "3D", "depth": 2})
+    assert main(["verify", str(path), "--json"]) == verdict
+    doc = json.loads(capsys.readouterr().out)
+    assert {f["kind"] for f in doc["findings"]} == ({"out-of-bounds"} if verdict else set())

@@ -13,6 +13,7 @@ import pytest
 from kernellab import tools
 from kernellab.cli import main
 from kernellab.spirvsim import Binding, check_dispatch, glsl_to_spirv
+from kernellab.verify.vulkan import DeviceSubgroups, verify_scenario
 
 pytestmark = pytest.mark.skipif(tools.find("glslangValidator") is None, reason="needs glslangValidator")
 
@@ -124,19 +125,62 @@ void main() {
 """
 
 
-def test_subgroup_size_option_and_all(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_subgroup_size_option_and_all(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
     path = scenario(tmp_path, SIZED, local=16, groups=1)
     status, doc = verify(path, capsys)  # lavapipe's 8: two subgroups write different ids
     assert status == 1 and kinds(doc) == {"data-race"}
     status, doc = verify(path, capsys, "--subgroup-size", "16")
     assert (status, doc["findings"]) == (0, [])
+    # 'all' checks the sizes the device allows (VK_EXT_subgroup_size_control): one that allows 4 to 16
+    monkeypatch.setattr(DeviceSubgroups, "_found", (8, (4, 8, 16)))
     status, doc = verify(path, capsys, "--subgroup-size", "all")
     assert status == 1
     labels = {f["message"].split("]")[0] + "]" for f in doc["findings"]}
     assert labels == {"[subgroup size 4]", "[subgroup size 8]"}
+    result = verify_scenario(path, subgroup_size="all")
+    assert [l.subgroup_size for l in result.launches] == [8, 4, 16]
+    # a device of subgroups of 16 (its only size): the default check is its, and finds nothing
+    monkeypatch.setattr(DeviceSubgroups, "_found", (16, (16,)))
+    status, doc = verify(path, capsys)
+    assert (status, doc["findings"]) == (0, [])
+    status, doc = verify(path, capsys, "--subgroup-size", "all")
+    assert (status, doc["findings"]) == (0, [])
     with pytest.raises(SystemExit) as exit_:
         main(["verify", str(path), "--subgroup-size", "12"])
     assert exit_.value.code == 2 and "not a power of two" in capsys.readouterr().err
+
+
+def test_subgroup_size_read_from_the_device(tmp_path: Path) -> None:
+    """Without --subgroup-size the size is the one the Vulkan device reports through the backend's
+    limits; a scenario with no subgroup instruction never opens the device."""
+    from kernellab.backends.registry import backend_class
+    from kernellab.native.devices import choose_device
+    cls = backend_class("vulkan")
+    with cls(choose_device(cls.devices(), None)) as backend:
+        size, allowed = backend.limits.subgroup_size, backend.limits.subgroup_size_range
+    assert size in (1, 2, 4, 8, 16, 32, 64, 128)
+    assert allowed is None or allowed[0] <= size <= allowed[1]
+    DeviceSubgroups._found = None
+    result = verify_scenario(scenario(tmp_path / "s", SIZED, local=16, groups=1))
+    assert [l.subgroup_size for l in result.launches] == [size]
+    assert DeviceSubgroups._found is not None and DeviceSubgroups._found[0] == size
+
+
+def test_subgroup_size_without_a_device(tmp_path: Path) -> None:
+    """Where no Vulkan device opens, the size is lavapipe's 8 and 'all' every size drivers report,
+    with a warning saying so."""
+    import os
+    import subprocess
+    import sys
+    path = scenario(tmp_path, SIZED, local=16, groups=1)
+    env = {**os.environ, "VK_ICD_FILENAMES": str(tmp_path / "none.json"), "VK_DRIVER_FILES": str(tmp_path / "none.json")}
+    run = subprocess.run([sys.executable, "-m", "kernellab", "verify", str(path), "--json", "--subgroup-size", "all"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 1, run.stderr
+    assert "no Vulkan device opened" in run.stderr and "size 8" in run.stderr
+    labels = {f["message"].split("]")[0] + "]" for f in json.loads(run.stdout)["findings"]}
+    assert labels == {"[subgroup size 4]", "[subgroup size 8]"}
 
 
 def test_subgroup_barrier_divergence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -345,3 +389,141 @@ def test_buffer_reference_values(tmp_path: Path) -> None:
                                     (address_of(1), Binding("data", data.tobytes()))])
     assert r.findings == []
     np.testing.assert_array_equal(np.frombuffer(r.buffers["out"], np.float32), data * 2)
+
+
+# ---- several subgroups per workgroup: subgroup barriers order one subgroup's accesses -------------
+
+SUBGROUP_PHASES = HEADER + """
+shared uint s[LOCAL];
+void main() {
+  uint l = gl_LocalInvocationID.x;
+  uint i = gl_GlobalInvocationID.x;
+  s[l] = data[i];
+  outv[i] = data[i] + 1u;
+  BARRIER;
+  uint mate = READ;
+  data[i] = s[mate] + outv[gl_WorkGroupID.x * LOCAL + mate];
+}
+"""
+#: the invocation each one reads after the barrier: the next one of its own subgroup, or the one a
+#: subgroup further on (another subgroup of the workgroup when there are several)
+SAME_SUBGROUP = "gl_SubgroupID * gl_SubgroupSize + (gl_SubgroupInvocationID + 1u) % gl_SubgroupSize"
+NEXT_SUBGROUP = "(l + gl_SubgroupSize) % LOCAL"
+
+
+@pytest.mark.parametrize("barrier", ["subgroupBarrier()",
+                                     "subgroupMemoryBarrierShared(); subgroupMemoryBarrierBuffer(); subgroupBarrier()"])
+def test_subgroup_barrier_orders_its_subgroup_only(barrier: str, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """With 8 subgroups of 8 in a workgroup of 64, a subgroup barrier orders the accesses of one
+    subgroup (shared memory and buffers): reading a neighbour of the same subgroup after it is no
+    race, reading one of another subgroup is."""
+    text = SUBGROUP_PHASES.replace("BARRIER", barrier)
+    data = np.arange(1024, dtype=np.uint32)
+    clean = scenario(tmp_path / "clean", text.replace("READ", SAME_SUBGROUP), data=data)
+    status, doc = verify(clean, capsys, "--subgroup-size", "8")
+    assert (status, doc["findings"]) == (0, [])
+    planted = scenario(tmp_path / "planted", text.replace("READ", NEXT_SUBGROUP), data=data)
+    status, doc = verify(planted, capsys, "--subgroup-size", "8")
+    assert status == 1 and kinds(doc) == {"data-race"}
+    assert {f["address_space"] for f in doc["findings"]} == {"workgroup", "storage-buffer"}
+    assert all(f["race"]["scope"] == "intra-group" for f in doc["findings"])
+    # one subgroup per workgroup: the subgroup barrier is a workgroup barrier
+    status, doc = verify(planted, capsys, "--subgroup-size", "64")
+    assert (status, doc["findings"]) == (0, [])
+
+
+def test_subgroup_memory_barrier_names_the_memory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Subgroup-scope control barrier without memory semantics orders nothing; one with
+    WorkgroupMemory semantics before it orders shared memory, not buffers."""
+    data = np.arange(1024, dtype=np.uint32)
+    text = SUBGROUP_PHASES.replace("READ", SAME_SUBGROUP)
+    only_shared = text.replace("BARRIER", "subgroupMemoryBarrierShared(); controlBarrier(gl_ScopeSubgroup, "
+                               "gl_ScopeSubgroup, 0, 0)").replace("#version 450\n", "#version 450\n"
+                               "#extension GL_KHR_memory_scope_semantics : require\n")
+    status, doc = verify(scenario(tmp_path / "shared", only_shared, data=data), capsys, "--subgroup-size", "8")
+    assert status == 1 and {f["address_space"] for f in doc["findings"]} == {"storage-buffer"}
+
+
+def test_subgroup_phase_keeps_the_other_subgroups_reader(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Three readers of one word in one workgroup phase, two of them in subgroup 0: after
+    subgroup 0's barrier a write by subgroup 0 still races with subgroup 1's read (the shadow
+    keeps the reader of the other subgroup, not the second of the same one)."""
+    body = """
+shared uint s[1];
+void main() {
+  uint l = gl_LocalInvocationID.x;
+  if (l == 0u) s[0] = 7u;
+  barrier();
+  uint t = 0u;
+  if (l == 0u) t = s[0];
+  if (l == 8u) t += s[0];
+  if (l == 1u) t += s[0];
+  subgroupBarrier();
+  if (l == WRITER) s[0] = 5u;
+  outv[l] = t;
+}
+"""
+    status, doc = verify(scenario(tmp_path / "planted", HEADER + body.replace("WRITER", "2u"), local=16, groups=1),
+                         capsys, "--subgroup-size", "8")
+    assert status == 1 and kinds(doc) == {"data-race"}
+    (f,) = doc["findings"]
+    assert {tuple(w["local"])[0] for w in f["examples"][0]["work_items"]} == {2, 8}
+    status, doc = verify(scenario(tmp_path / "clean", HEADER + body.replace("WRITER", "2u").replace(
+        "if (l == 8u) t += s[0];", ""), local=16, groups=1), capsys, "--subgroup-size", "8")
+    assert (status, doc["findings"]) == (0, [])
+
+
+# ---- release/acquire through atomics (the Vulkan memory model) ------------------------------------
+
+MESSAGE_PASSING = """#version 450
+#extension GL_KHR_memory_scope_semantics : require
+layout(local_size_x = 64) in;
+layout(std430, set = 0, binding = 0) buffer Data { uint data[]; };
+layout(std430, set = 0, binding = 1) buffer Out { uint outv[]; };
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  uint n = gl_NumWorkGroups.x * 64u;
+  uint j = (i + 64u) % n;  // an invocation of the next workgroup
+  data[i] = i + 1u;
+  SEND
+  RECEIVE
+}
+"""
+ATOMIC_SEND = "atomicStore(outv[i], 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer, SEM);"
+ATOMIC_RECEIVE = ("if (atomicLoad(outv[j], gl_ScopeDevice, gl_StorageSemanticsBuffer, SEM) == 1u) "
+                  "outv[n + i] = data[j];")
+FENCE_SEND = "memoryBarrierBuffer(); atomicStore(outv[i], 1u, gl_ScopeDevice, 0, gl_SemanticsRelaxed);"
+FENCE_RECEIVE = ("if (atomicLoad(outv[j], gl_ScopeDevice, 0, gl_SemanticsRelaxed) == 1u) "
+                 "{ FENCE outv[n + i] = data[j]; }")
+MESSAGES = {
+    # a release store read by an acquire load orders the payload
+    "release-acquire": (ATOMIC_SEND.replace("SEM", "gl_SemanticsRelease"),
+                        ATOMIC_RECEIVE.replace("SEM", "gl_SemanticsAcquire"), True),
+    "relaxed-store": (ATOMIC_SEND.replace("gl_StorageSemanticsBuffer, SEM", "0, gl_SemanticsRelaxed"),
+                      ATOMIC_RECEIVE.replace("SEM", "gl_SemanticsAcquire"), False),
+    "relaxed-load": (ATOMIC_SEND.replace("SEM", "gl_SemanticsRelease"),
+                     ATOMIC_RECEIVE.replace("gl_StorageSemanticsBuffer, SEM", "0, gl_SemanticsRelaxed"), False),
+    # fences around relaxed atomics synchronise as well
+    "fences": (FENCE_SEND, FENCE_RECEIVE.replace("FENCE", "memoryBarrierBuffer();"), True),
+    "no-acquire-fence": (FENCE_SEND, FENCE_RECEIVE.replace("FENCE", ""), False),
+    # a Workgroup-scope release does not reach another workgroup
+    "workgroup-scope": (ATOMIC_SEND.replace("SEM", "gl_SemanticsRelease").replace("gl_ScopeDevice", "gl_ScopeWorkgroup"),
+                        ATOMIC_RECEIVE.replace("SEM", "gl_SemanticsAcquire").replace("gl_ScopeDevice",
+                                                                                     "gl_ScopeWorkgroup"), False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MESSAGES))
+def test_message_passing_through_atomics(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The payload written before a release and read after the acquire that reads it is ordered;
+    with relaxed semantics (or a scope that does not hold both invocations) it is a data race."""
+    send, receive, ordered = MESSAGES[case]
+    text = MESSAGE_PASSING.replace("SEND", send).replace("RECEIVE", receive)
+    status, doc = verify(scenario(tmp_path, text, local=64, groups=4), capsys)
+    if ordered:
+        assert (status, doc["findings"]) == (0, [])
+    else:
+        assert status == 1 and kinds(doc) == {"data-race"}
+        (f,) = doc["findings"]
+        assert f["resource"] == "data" and f["race"]["scope"] == "inter-group"

@@ -101,15 +101,13 @@ def test_bad_input_names_line_and_column(text, where, words):
     ("SHADER vertex v PASSTHROUGH\n", "SHADER vertex"),
     ("PIPELINE graphics g\nEND\n", "PIPELINE graphics"),
     ("CLEAR p\n", "CLEAR"),
-    ("IMAGE i FORMAT R8G8B8A8_UNORM WIDTH 2 HEIGHT 2\n", "IMAGE"),
 ])
 def test_graphics_is_refused_naming_the_line(text, construct):
     with pytest.raises(Unsupported) as info:
         parse("#!amber\n" + text)
     assert info.value.construct == construct
     assert "t.amber: line 2, column" in str(info.value)
-    if construct != "IMAGE":
-        assert "graphics pipelines are not supported" in str(info.value)
+    assert "graphics pipelines are not supported" in str(info.value)
 
 
 def test_an_expect_between_runs_makes_a_checkpoint(tmp_path):
@@ -229,9 +227,47 @@ def test_buffer_file_missing_or_png_names_the_line(tmp_path):
     with pytest.raises(InputError) as info:
         parse_amber("\nBUFFER b DATA_TYPE uint32 SIZE 1 FILE TEXT nowhere.txt\n", tmp_path / "t.amber")
     assert "t.amber: line 2, column 44: cannot read" in str(info.value)
-    with pytest.raises(Unsupported) as refused:
+    with pytest.raises(InputError) as info:
         parse_amber("BUFFER b FORMAT R32_SFLOAT SIZE 1 FILE PNG x.png\n", tmp_path / "t.amber")
-    assert refused.value.construct == "BUFFER FILE PNG"
+    assert "line 1, column 40" in str(info.value) and "FORMAT must be an R8G8B8A8 one" in str(info.value)
+
+
+def test_buffer_file_png_holds_the_png_s_texels(tmp_path):
+    from kernellab.formats import png
+
+    (tmp_path / "a.png").write_bytes(png.encode(bytes(range(16)), 2, 2))
+    s = parse_amber("BUFFER a FORMAT R8G8B8A8_UNORM FILE PNG a.png\n"
+                    "BUFFER b FORMAT R8G8B8A8_UINT FILE a.png\n"  # PNG is Amber's default
+                    "BUFFER c FORMAT R8G8B8A8_UNORM SIZE 1 FILE PNG a.png\n", tmp_path / "t.amber")
+    assert s.buffers["a"].values == s.buffers["b"].values == list(range(16))
+    assert s.buffers["c"].values == [0, 1, 2, 3]
+    (tmp_path / "wrong.png").write_bytes(b"not a png")
+    with pytest.raises(InputError) as info:
+        parse_amber("BUFFER a FORMAT R8G8B8A8_UNORM FILE PNG wrong.png\n", tmp_path / "t.amber")
+    assert "t.amber: line 1, column 41: " in str(info.value) and "wrong.png" in str(info.value)
+
+
+@pytest.mark.parametrize("statement, column", [
+    ("BUFFER b DATA_TYPE uint32 SIZE 1 FILE BINARY {}", 46),
+    ("BUFFER b DATA_TYPE uint32 SIZE 1 FILE TEXT {}", 44),
+    ("BUFFER b FORMAT R8G8B8A8_UNORM FILE PNG {}", 41),
+    ("SHADER compute s GLSL FILE {}", 28),
+])
+def test_every_file_a_script_names_passes_one_boundary(tmp_path, statement, column):
+    import os
+
+    (tmp_path / "in").mkdir()
+    os.mkfifo(tmp_path / "in" / "fifo")
+    (tmp_path / "in" / "link").symlink_to("/etc/hostname")
+    (tmp_path / "outside").write_text("1\n")
+    cases = {"fifo": "is not a regular file", "link": "lies outside the script's folder",
+             "../outside": "lies outside the script's folder", str(tmp_path / "outside"): "lies outside",
+             "a\0b": "NUL", "missing": "cannot read"}
+    for name, words in cases.items():
+        with pytest.raises(InputError) as info:
+            parse_amber(statement.format(name) + "\n", tmp_path / "in" / "t.amber")
+        assert f"t.amber: line 1, column {column}: " in str(info.value) and words in str(info.value), \
+            (name, str(info.value))
 
 
 def test_shader_from_a_file_and_spirv_bin(tmp_path):

@@ -30,7 +30,18 @@ def test_every_backend_has_a_part_exactly_for_what_it_declares(name: str) -> Non
 
 def test_the_vulkan_backend_declares_every_feature() -> None:
     cls = registry.backend_class("vulkan")
-    assert all(getattr(cls.capabilities, f) for f in FEATURE_MISSING)
+    # launches with arguments by position are OpenCL's (clEnqueueNDRangeKernel), not Vulkan's
+    assert all(getattr(cls.capabilities, f) for f in FEATURE_MISSING if f != "kernel_launches")
+    assert not cls.capabilities.kernel_launches
+    assert registry.backend_class("opencl").capabilities.kernel_launches
+
+
+def test_a_backend_without_launches_by_position_is_named() -> None:
+    from kernellab.runtime.instantiation import launches
+
+    backend = NullBackend(NullBackend.devices()[0])
+    with pytest.raises(UnsupportedError, match=r"^the null backend launches no kernels with arguments by position"):
+        launches(backend)
 
 
 def test_a_class_whose_parts_disagree_with_its_capabilities_is_refused() -> None:

@@ -113,3 +113,51 @@ def test_the_program_keeps_class_code_and_exits_with_the_status(tmp_path: Path) 
         assert "missing.json" in proc.stderr and "Traceback" not in proc.stderr
     files = list((tmp_path / "cache" / "python").glob("classcode-validate-*.marshal"))
     assert len(files) == 1 and marshal.loads(files[0].read_bytes())
+
+
+def test_inspect_loads_only_when_a_class_without_a_docstring_needs_it() -> None:
+    """dataclasses imports inspect for the ``__doc__`` of a class that has none: under the
+    program's start-up (classcode first) it is a stand-in until then, and then the real module."""
+    code = """
+import sys
+from kernellab import classcode
+import dataclasses
+assert type(sys.modules["inspect"]).__name__ == "_OnFirstUse", type(sys.modules["inspect"])
+@dataclasses.dataclass
+class Documented:
+    '''Has its own.'''
+    x: int
+assert type(sys.modules["inspect"]).__name__ == "_OnFirstUse" and "ast" not in sys.modules
+@dataclasses.dataclass
+class Bare:
+    x: int
+    y: str = "a"
+assert Bare.__doc__ == "Bare(x: int, y: str = 'a')", Bare.__doc__
+import inspect
+assert inspect.signature(Bare).parameters["y"].default == "a"
+assert type(sys.modules["inspect"]).__name__ == "module" and "ast" in sys.modules
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_the_settings_classes_are_built_from_kept_code(tmp_path: Path) -> None:
+    """The hook is in place before the settings' own classes are built: a second start compiles
+    no method text (classcode reads its folder from the environment, as the settings do)."""
+    code = """
+import sys
+compiled = []
+sys.addaudithook(lambda event, args: event == "compile" and args[1] == "<string>" and compiled.append(args[0]))
+from kernellab import classcode
+classcode.install("probe")
+from kernellab import config
+assert classcode.cache_file(config.get().cache_dir, "probe") == classcode._installed.file
+classcode._installed.save()
+print(len(compiled))
+"""
+    env = {**os.environ, "KERNELLAB_CACHE_DIR": str(tmp_path)}
+    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr[-2000:] + second.stderr[-2000:]
+    assert int(first.stdout) > 0 and int(second.stdout) == 0

@@ -75,3 +75,50 @@ def test_a_process_with_other_threads_uses_the_tool(glslang: None) -> None:
     finally:
         stop.set()
         other.join()
+
+
+def test_a_suite_worker_compiles_and_validates_without_a_fork(glslang: None, monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path: Path) -> None:
+    """In a suite worker (its pool reports a crash as the workload's) the library is called in the
+    process itself: the same module, the same log for a rejected shader, no child."""
+    from kernellab.compile import contained
+
+    expected = _tool_module(tmp_path, SHADER)
+
+    def no_fork() -> int:
+        raise AssertionError("forked")
+
+    monkeypatch.setattr(contained, "_process_is_contained", False)
+    contained.calls_run_in_this_process()
+    monkeypatch.setattr(os, "fork", no_fork)
+    assert glslang_lib.compile_contained(SHADER, "compute", "vulkan1.2", None) == expected
+    with pytest.raises(glslang_lib.CompileFailed, match="undeclared identifier"):
+        glslang_lib.compile_contained(b"#version 450\nvoid main() { x = 1; }\n", "compute", "vulkan1.2", None)
+    if spirv_tools_lib.library() is not None:
+        assert spirv_tools_lib.is_valid(expected, "vulkan1.2") is True
+        assert spirv_tools_lib.is_valid(expected[:-8], "vulkan1.2") is False
+
+
+def test_the_pool_s_workers_call_the_libraries_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """worker_main marks its process before it opens its session."""
+    import kernellab.session
+    from kernellab.compile import contained
+    from kernellab.suite import worker
+
+    seen = []
+
+    class Session:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            seen.append(contained._process_is_contained)
+
+        def close(self) -> None:
+            pass
+
+    class Conn:
+        def recv(self) -> None:
+            return None  # stop at once
+
+    monkeypatch.setattr(contained, "_process_is_contained", False)
+    monkeypatch.setattr(kernellab.session, "Session", Session)
+    worker.worker_main(Conn(), worker.WorkerConfig(), "probe")
+    assert seen == [True]

@@ -27,7 +27,7 @@ def _launch(tmp_path: Path, **over: object) -> PreparedLaunch:
     program = SimpleNamespace(args=ARGS, spec=ProgramSpec("k.cl:k", b"", "opencl-c", "k"))
     values = [ArrayValue(48, bytes(48), ("CL_MEM_WRITE_ONLY",), "f4"), LocalMemory(16), (7).to_bytes(4, "little"),
               ArrayValue(40, bytes(40), (), "f4")]
-    return PreparedLaunch(inst, program, values)  # type: ignore[arg-type]
+    return PreparedLaunch(inst, program, ARGS, values)  # type: ignore[arg-type]
 
 
 def test_a_launch_becomes_buffers_push_data_and_a_dispatch_in_work_items(tmp_path: Path) -> None:

@@ -277,3 +277,25 @@ def test_the_runtime_imports_only_the_backend_contract() -> None:
                    "kernellab.runtime.aliasing", "kernellab.runtime.executor"):
         concrete = [t for t in graph[module] if t.startswith("kernellab.backends.vulkan") or t == "kernellab.backends.opencl"]
         assert not concrete, f"{module} imports {concrete}"
+
+
+#: what the runtime may import of the backends: the contract, the registry and the OpenCL ABI
+#: (argument packing, no driver)
+BACKEND_CONTRACT = frozenset({"base", "registry", "opencl_abi"})
+
+
+def test_no_runtime_module_may_import_a_concrete_backend() -> None:
+    """No exception for any runtime module: the block grants none a concrete backend module, and
+    none imports one (the kernel-instantiation and PySchedCL runners included)."""
+    layers = read_layers(ARCHITECTURE.read_text(encoding="utf-8"))
+    graph = import_graph()
+    concrete = {m.removeprefix("kernellab.backends.") for m in graph
+                if m.startswith("kernellab.backends.")} - BACKEND_CONTRACT
+    assert {"opencl", "vulkan", "null"} <= concrete
+    runtime = [m for m in graph if part_of(m) == "runtime"]
+    assert "kernellab.runtime.instantiation" in runtime and "kernellab.runtime.partition" in runtime
+    for module in runtime:
+        allowed = layers.allowed_in(module, "backends")
+        assert allowed is not None and allowed <= BACKEND_CONTRACT, f"{module} may import {allowed}"
+        imported = [t for t in graph[module] if t.removeprefix("kernellab.backends.") in concrete]
+        assert not imported, f"{module} imports {imported}"

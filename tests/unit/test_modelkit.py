@@ -166,3 +166,30 @@ def test_reading_a_scenario_imports_no_validation_library(tmp_path: Path) -> Non
             "print(sorted(n for n in sys.modules if n.split('.')[0] in ('pydantic', 'pydantic_core', 'jsonschema')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_model_object_gets_its_files_when_it_is_made(tmp_path: Path) -> None:
+    """Locations (where a resource's files are) are given to the constructor, never set afterwards."""
+    shader = m.Shader(uid="s", src="k.cl", type="OpenCL-C", src_path=tmp_path / "k.cl")
+    assert shader.src_path == tmp_path / "k.cl" and shader.include_paths == ()
+    raw = m.RawData.model_validate({"uid": "r", "src": "r.npy"}, src_path=tmp_path / "r.npy")
+    assert raw.src_path == tmp_path / "r.npy"
+    moved = raw.located(src_path=None)
+    assert moved.src_path is None and raw.src_path == tmp_path / "r.npy" and moved == raw
+    with pytest.raises(TypeError, match="RawData has no location dst_path"):
+        raw.located(dst_path=tmp_path)
+
+
+def test_the_scenario_reader_makes_its_resources_at_their_files(tmp_path: Path) -> None:
+    (tmp_path / "k.comp").write_text("#version 450\nvoid main() {}\n")
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "s.json").write_text(json.dumps({
+        "resources": [{"shader": {"uid": "k", "src": "k.comp", "type": "GLSL", "include_dirs": ["inc"]}},
+                      {"buffer": {"uid": "b", "size": 4, "shader_access": "readwrite", "dst": "b.npy"}}],
+        "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [1],
+                                           "bindings": [{"set": 0, "id": 0, "resource_ref": "b"}]}}]}))
+    scenario, _ = load_scenario(tmp_path / "s.json", tmp_path / "out")
+    shader, buffer = scenario.resources
+    assert isinstance(shader, m.Shader) and isinstance(buffer, m.Buffer)
+    assert shader.src_path == tmp_path / "k.comp" and shader.include_paths == (tmp_path / "inc",)
+    assert buffer.src_path is None and buffer.dst_path is not None and buffer.dst_path.name == "b.npy"

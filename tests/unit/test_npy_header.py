@@ -113,3 +113,40 @@ def test_spec_constants_encode_as_numpy_casts(value: int | float | bool) -> None
     else:
         want = (np.int32(value) if value < 0 else np.uint32(value & 0xFFFFFFFF)).tobytes()
     assert SpecConstant(3, value).encode() == want
+
+
+@pytest.mark.parametrize("descr", ["<f4", "|i1", ">u2", "<c16", "|b1", "<M8[s]", "<U3", "|S5", "|V8"])
+@pytest.mark.parametrize("shape", [(), (0,), (5,), (2, 3), (1, 2, 3)])
+@pytest.mark.parametrize("fortran", [False, True])
+def test_numpys_own_headers_read_without_ast_as_ast_reads_them(descr: str, shape: tuple[int, ...],
+                                                                fortran: bool) -> None:
+    """The header NumPy writes is read by a pattern (start-up: no ``ast``), to what
+    ``ast.literal_eval`` gives; every other spelling still goes through ``ast``."""
+    import ast
+    import io
+
+    from kernellab.formats.npy import _COMMON_HEADER, _parse_dict
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": fortran, "shape": shape})
+    text = buf.getvalue()[10:].decode("latin1")
+    assert _COMMON_HEADER.fullmatch(text.rstrip(" \n"))
+    d = ast.literal_eval(text)
+    assert _parse_dict(text) == (d["shape"], d["descr"], d["fortran_order"])
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("{'descr': '<f4', 'fortran_order': False, 'shape': (3), }", None),  # an int, not a tuple
+    ("{'descr': '<f4', 'fortran_order': False, 'shape': (03,), }", None),  # no such int literal
+    ("{'shape': (3,), 'descr': '<f4', 'fortran_order': False}", ((3,), "<f4", False)),
+    ("{'descr': '<f4', 'fortran_order': False, 'shape': (2,3), }", ((2, 3), "<f4", False)),
+    ("{'descr': '<f4', 'fortran_order': False, 'shape': (1_0,), }", ((10,), "<f4", False)),
+])
+def test_other_spellings_read_as_ast_reads_them(text: str, expected: tuple | None) -> None:
+    from kernellab.formats.npy import _parse_dict
+
+    if expected is None:
+        with pytest.raises(ValueError, match="not a NumPy .npy file"):
+            _parse_dict(text)
+    else:
+        assert _parse_dict(text) == expected

@@ -56,3 +56,32 @@ def test_a_tool_failure_is_named_by_its_first_line():
     o = vc.classify(2, "", "/x/shader0.spv: SPIR-V is not valid for vulkan1.2: spirv-val failed (exit 1)\n"
                     "error: line 26: ...\nrepro: LD_LIBRARY_PATH=/x spirv-val /tmp/m.spv", 1.0, 1)
     assert o.kind == "refused-reader" and "not valid" in o.detail
+
+
+def test_reference_tabulated():
+    """verify's "reference" (an AmberScript file's EXPECTs on the checker's simulation) is kept
+    per file and summed, the files where an EXPECT fails listed with the first failure."""
+    good = json.dumps({"verdict": "verified", "findings": [],
+                       "reference": {"device": "d", "expects": 32, "hold": 32, "failures": []}})
+    bad = json.dumps({"verdict": "verified", "findings": [], "reference": {
+        "device": "d", "expects": 10, "hold": 8, "failures": ["det.amber:117: EXPECT bufOut IDX 8 EQ 5140\n  [0]"]}})
+    outcomes = {Path("a.amber"): ("cts", vc.classify(0, good, "", 1.0, 1)),
+                Path("det.amber"): ("cts", vc.classify(0, bad, "", 1.0, 1)),
+                Path("s.json"): ("arm", vc.classify(0, json.dumps({"verdict": "verified", "findings": []}), "", 1, 1))}
+    text = vc.reference_summary(outcomes)
+    assert "1 of 2 files hold every EXPECT (40 of 42 EXPECTs)" in text
+    assert "| det.amber | 8/10 | det.amber:117: EXPECT bufOut IDX 8 EQ 5140 |" in text
+    assert "a.amber |" not in text
+
+
+@pytest.mark.parametrize("message, construct", [
+    ("/x/s.json: /commands/0/dispatch_compute: image texture: format VK_FORMAT_B10G11R11_UFLOAT_PACK32 is not "
+     "supported by the SPIR-V checker", "image format VK_FORMAT_B10G11R11_UFLOAT_PACK32"),
+    ("image texture: a multisampled image (4 samples a texel) is not supported by the SPIR-V checker",
+     "image multisampled image"),
+    ("/x/shader1.comp: word 672: a sampled image without its sampler (texture2D and a separate sampler) is not "
+     "supported: a scenario binds sampled images as combined image samplers", "image sampled image without its sampler"),
+])
+def test_image_refusals_named(message, construct):
+    assert vc.construct_of(message) == construct
+    assert vc.classify(2, "", message, 1.0, 1).kind == "refused-checker"

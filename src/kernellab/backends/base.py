@@ -12,13 +12,19 @@ import math
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from kernellab import compiler_options
 from kernellab.errors import KernellabError, UsageError
 
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
 from kernellab.native.devices import DEVICE_KINDS, DeviceInfo, choose_device  # noqa: F401
+from kernellab.opencl_types import ArgType
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Protocol, TypeVar
+else:  # the protocols are the checker's: at run time nothing is checked against them
+    Protocol = object
 
 if TYPE_CHECKING:  # a run of buffers never imports NumPy: the byte-level methods take memoryviews
     import numpy as np
@@ -32,6 +38,7 @@ class UnsupportedError(KernellabError):
 
 @dataclass(frozen=True)
 class SpecConstant:
+    """A specialization constant: its id and value."""
     id: int
     value: int | float | bool
 
@@ -64,6 +71,8 @@ class BindingSlot:
     set: int
     id: int
     descriptor: str = "storage-buffer"
+    #: descriptors in the binding (an array of buffers in the shader)
+    count: int = 1
 
 
 @dataclass(frozen=True)
@@ -124,6 +133,14 @@ class SamplerSpec:
     address_mode: str = "CLAMP_EDGE"
     border_color: str = "FLOAT_TRANSPARENT_BLACK"
     custom_border_color: tuple[float, ...] | None = None
+    #: kernellab's extensions (AmberScript's SAMPLER): per-axis modes (U, V, W) instead of address_mode
+    address_modes: tuple[str, str, str] | None = None
+    min_lod: float = 0.0
+    #: None: the image's last level
+    max_lod: float | None = None
+    unnormalized_coordinates: bool = False
+    #: "" (no comparison) or a VkCompareOp name without its prefix ("LESS_OR_EQUAL")
+    compare_op: str = ""
 
 
 @dataclass(frozen=True)
@@ -143,6 +160,10 @@ class ImageSpec:
     tensor_aliasing: bool = False
     #: a draw renders into it (``color_attachment`` images of ``dispatch_fragment``)
     color_attachment: bool = False
+    #: "1D" | "2D" | "3D" (kernellab's extension for AmberScript's IMAGE)
+    image_type: str = "2D"
+    depth: int = 1
+    samples: int = 1
 
 
 class Image(abc.ABC):
@@ -164,6 +185,53 @@ class Buffer(abc.ABC):
 
     size: int
     uid: str
+
+
+class BoundBuffer(Buffer):
+    """A buffer (or a range of one) as a descriptor other than a plain storage or uniform buffer
+    binds it; it stands for the buffer (its size and uid) wherever a buffer is expected."""
+
+    def __init__(self, buffer: Buffer):
+        self.buffer = buffer
+        self.size = buffer.size
+        self.uid = buffer.uid
+
+
+class DynamicBuffer(BoundBuffer):
+    """Bound to a dynamic uniform or storage descriptor: ``dynamic_offset`` is added to the
+    descriptor's offset when its set is bound (``vkCmdBindDescriptorSets``' dynamic offsets), so
+    one descriptor set serves every offset."""
+
+    def __init__(self, buffer: Buffer, dynamic_offset: int):
+        super().__init__(buffer)
+        self.dynamic_offset = dynamic_offset
+
+
+class TexelBuffer(BoundBuffer):
+    """Bound to a uniform or storage texel buffer descriptor, through a view of it in ``format``
+    (a VkFormat name)."""
+
+    def __init__(self, buffer: Buffer, format: str):
+        super().__init__(buffer)
+        self.format = format
+
+
+class BufferArray(Buffer):
+    """The buffers of one descriptor array (a shader's array of blocks), element by element; each
+    may be a :class:`DynamicBuffer`."""
+
+    def __init__(self, elements: tuple[Buffer, ...]):
+        self.elements = elements
+        self.size = max(b.size for b in elements)
+        self.uid = ",".join(b.uid for b in elements)
+
+
+#: the dynamic descriptor types a scenario binding may name, as :class:`BindingSlot` descriptors
+DYNAMIC_BUFFER_TYPES = {"VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC": "storage-buffer-dynamic",
+                        "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC": "uniform-buffer-dynamic"}
+#: the texel buffer descriptor types, as :class:`BindingSlot` descriptors
+TEXEL_BUFFER_TYPES = {"VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER": "uniform-texel-buffer",
+                      "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER": "storage-texel-buffer"}
 
 
 class Program(abc.ABC):
@@ -216,6 +284,12 @@ class Capabilities:
     #: :meth:`Backend.dispatch` takes a global offset and a global size in work-items (the last
     #: work-group of a dimension may be partial), as clEnqueueNDRangeKernel does
     work_items: bool = False
+    #: :meth:`Backend.kernel_launches`: kernels launched with arguments by position (kernel
+    #: instantiations, verify's launches)
+    kernel_launches: bool = False
+    #: dynamic and texel buffer descriptors and arrays of buffer descriptors (a binding's
+    #: ``descriptor_type``, ``dynamic_offset``, ``texel_format``, ``array_element``)
+    buffer_descriptors: bool = False
 
     def program_form(self, language: str) -> str | None:
         return self.languages.get(language)
@@ -235,6 +309,11 @@ VULKAN_LIMIT_NAMES: Mapping[str, str] = {
     "max_shared_memory_size": "maxComputeSharedMemorySize",
     "max_allocation_size": "maxMemoryAllocationSize",
     "memory_heap_size": "the size of the memory heap buffers are allocated from",
+    "min_storage_buffer_offset_alignment": "minStorageBufferOffsetAlignment",
+    "min_uniform_buffer_offset_alignment": "minUniformBufferOffsetAlignment",
+    "min_texel_buffer_offset_alignment": "minTexelBufferOffsetAlignment",
+    "subgroup_size": "subgroupSize",
+    "subgroup_size_range": "minSubgroupSize..maxSubgroupSize",
 }
 
 
@@ -260,6 +339,18 @@ class Limits:
     max_allocation_size: int | None = None
     #: bytes of the memory heap the run's buffers come from, all together (images may live elsewhere)
     memory_heap_size: int | None = None
+    #: a bound buffer range (:meth:`Backend.sub_buffer`) must start at a multiple of this many bytes
+    buffer_range_alignment: int | None = None
+    #: a descriptor's offset (and a dynamic offset) into a buffer is a multiple of these
+    min_storage_buffer_offset_alignment: int | None = None
+    min_uniform_buffer_offset_alignment: int | None = None
+    min_texel_buffer_offset_alignment: int | None = None
+    #: the size of a compute shader's subgroups when the pipeline asks for none
+    #: (VkPhysicalDeviceSubgroupProperties::subgroupSize)
+    subgroup_size: int | None = None
+    #: the sizes a pipeline may require, VK_EXT_subgroup_size_control's min/maxSubgroupSize
+    #: (None: the device does not vary its subgroup size)
+    subgroup_size_range: tuple[int, int] | None = None
     #: limit -> its name on this backend's API, for messages (Vulkan's names unless given)
     names: Mapping[str, str] = field(default_factory=lambda: dict(VULKAN_LIMIT_NAMES), compare=False)
 
@@ -283,12 +374,47 @@ class LocalArgument:
 
 
 @dataclass(frozen=True)
+class KernelArg:
+    """One parameter of a kernel taken as source, as the driver reports it (OpenCL's argument info)."""
+
+    index: int
+    name: str
+    #: "global" | "local" | "constant" | "private" (private = passed by value)
+    address_space: str
+    type_name: str
+    access: str = "none"  # image access qualifier: read_only, write_only, read_write, none
+    #: the pointee type for pointers, the value type otherwise
+    type: ArgType = field(default_factory=lambda: ArgType("", None))
+
+    @property
+    def is_pointer(self) -> bool:
+        return self.type_name.endswith("*")
+
+    @property
+    def kind(self) -> str:
+        """"buffer", "local", "scalar", "image" or "sampler"."""
+        base = self.type_name.replace("const", "").strip()
+        if base == "sampler_t":
+            return "sampler"
+        if base.startswith("image") and base.endswith("_t"):  # image2d_t, image1d_buffer_t, ...
+            return "image"
+        if self.address_space == "local":
+            return "local"
+        if self.address_space in ("global", "constant") and self.is_pointer:
+            return "buffer"
+        return "scalar"
+
+
+@dataclass(frozen=True)
 class KernelInterface:
     """What a program's entry point expects from a dispatch (descriptors, push-constant bytes,
     specialization ids), and the ``__local`` arguments whose lengths must be given."""
 
     interface: Interface
     local_arguments: tuple[LocalArgument, ...] = ()
+    #: every parameter in order, where the backend takes the program as source and its driver
+    #: reports them (OpenCL C); empty otherwise
+    parameters: tuple[KernelArg, ...] = ()
 
 
 class UnknownEntryError(KernellabError):
@@ -350,6 +476,7 @@ class AlignmentError(UnsupportedError):
 
 @dataclass(frozen=True)
 class GraphConstantSpec:
+    """A constant tensor of a graph segment: its id, format, shape and data."""
     id: int
     format_value: int
     shape: tuple[int, ...]
@@ -506,17 +633,65 @@ class OpticalFlowFeature(Protocol):
 
 
 #: each optional feature's capability -> how a message says a backend lacks it
+class KernelLaunchFeature(Protocol):
+    """Kernels taken as source, launched the way ``clEnqueueNDRangeKernel`` does: positional
+    arguments (buffers made with their ``cl_mem_flags``, ``__local`` sizes, by-value bytes,
+    images and samplers), a global size, offset and local size of the caller's. What a
+    kernel-instantiation file needs beyond a scenario's dispatch."""
+
+    @property
+    def is_simulator(self) -> bool:
+        """The device simulates kernels and checks each access (Oclgrind): it runs work-groups of
+        unequal size whatever OpenCL C version it reports."""
+
+    def language_version(self) -> tuple[int, int] | None:
+        """The device's kernel language version (OpenCL C major, minor); None when it does not say."""
+
+    def non_uniform_work_groups(self) -> bool:
+        """Whether a device of a version where they are optional (OpenCL 3.0) supports work-groups
+        of unequal size (True when it cannot tell)."""
+
+    def kernel_arguments(self, program: Program) -> list[KernelArg]:
+        """The program's parameters, in order, as the driver reports them."""
+
+    def static_local_memory(self, program: Program) -> int:
+        """Bytes of the program's own ``__local`` arrays; 0 where the driver does not say."""
+
+    def type_layout(self, program: Program, type_names: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """``(sizeof, alignof)`` of by-value types only the compiler can size."""
+
+    def alloc_with_flags(self, size: int, flags: Sequence[str], uid: str = "") -> Buffer:
+        """A buffer created with named ``cl_mem_flags`` (``CL_MEM_READ_ONLY``...)."""
+
+    def make_image(self, dims: Sequence[int], data: np.ndarray, access: str) -> Any:
+        """A float RGBA image of ``dims`` holding ``data``."""
+
+    def make_sampler(self, normalized: bool = False, addressing: str = "CLAMP_TO_EDGE",
+                     filtering: str = "NEAREST") -> Any: ...
+
+    def read_launch_image(self, image: Any, dims: Sequence[int]) -> np.ndarray:
+        """The texels of an image made by :meth:`make_image`."""
+
+    def launch(self, program: Program, args: Sequence[Any], global_size: Sequence[int],
+               local_size: Sequence[int] | None = None, global_offset: Sequence[int] | None = None,
+               label: str = "") -> None:
+        """Enqueue ``program`` with ``args`` by position into the current frame."""
+
+
 FEATURE_MISSING = {"images": "does not support images", "graphics": "has no graphics pipelines",
                    "tensors": "has no tensors (VK_ARM_tensors)",
                    "memory_groups": "has no memory groups (resources sharing one allocation)",
                    "graphs": "has no graphs (VK_ARM_data_graph)",
-                   "optical_flow": "has no optical flow (VK_ARM_data_graph_optical_flow)"}
+                   "optical_flow": "has no optical flow (VK_ARM_data_graph_optical_flow)",
+                   "kernel_launches": "launches no kernels with arguments by position (run it on OpenCL)"}
 
-_Part = TypeVar("_Part")
+if TYPE_CHECKING:
+    _Part = TypeVar("_Part")
 
 
 @dataclass(frozen=True)
 class BackendOptions:
+    """What a backend is opened with: the features and extensions the work needs."""
     robust_buffer_access: bool = False
     #: record timestamps around every command (for --profiling-dump-path)
     timestamps: bool = False
@@ -589,6 +764,19 @@ class Backend(abc.ABC):
         """``size`` bytes of ``buf`` from ``offset``, bound as a buffer of their own (a split
         dispatch's part sees its rows only); backends without buffer views refuse it."""
         raise UsageError(f"the {self.name} backend cannot bind a range of buffer {buf.uid!r}")
+
+    def free_buffer(self, buf: Buffer) -> None:
+        """Release ``buf`` (or a view of :meth:`sub_buffer`) now rather than at :meth:`close`: a
+        caller that runs many scenarios on one backend frees each run's buffers. Views go first.
+        By default nothing: the backend releases its buffers when it closes."""
+        return None
+
+    def transfer_timings(self) -> list[CommandTiming]:
+        """Device times of the buffer transfers since the last call (``write:<uid>``,
+        ``fill:<uid>``, ``read:<uid>``): the writes before a frame and the reads after it, which
+        :meth:`submit`'s dispatch timings leave out. Only on a backend opened with timestamps that
+        profiles its transfers (OpenCL: their events); empty otherwise."""
+        return []
 
     def clear_buffer(self, buf: Buffer) -> None:
         """Set every byte of ``buf`` to zero."""
@@ -692,7 +880,7 @@ class Backend(abc.ABC):
     def alloc_image(self, spec: ImageSpec) -> Image:
         if spec.width < 1 or spec.height < 1 or spec.mips < 1:
             raise ValueError(f"image {spec.uid!r}: extent and mip count must be >= 1")
-        max_mips = max(spec.width, spec.height).bit_length()
+        max_mips = max(spec.width, spec.height, spec.depth).bit_length()
         if spec.mips > max_mips:
             raise ValueError(f"image {spec.uid!r}: {spec.mips} mip levels, but a {spec.width}x{spec.height} "
                              f"image has at most {max_mips}")
@@ -746,6 +934,9 @@ class Backend(abc.ABC):
         return None
 
     def optical_flow(self) -> OpticalFlowFeature | None:
+        return None
+
+    def kernel_launches(self) -> KernelLaunchFeature | None:
         return None
 
     def need(self, part: _Part | None, capability: str) -> _Part:

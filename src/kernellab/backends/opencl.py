@@ -19,8 +19,9 @@ way clspv lays them out for Vulkan, so one scenario runs on both backends:
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from kernellab import compiler_options
@@ -34,6 +35,7 @@ from kernellab.backends.base import (
     CommandTiming,
     DeviceInfo,
     ImageBinding,
+    KernelArg,
     KernelInterface,
     Limits,
     LocalArgument,
@@ -45,7 +47,7 @@ from kernellab.backends.base import (
 from kernellab.errors import CompileError, DeviceError
 from kernellab.native import cl as ncl
 from kernellab.native import launch_guard
-from kernellab.opencl_types import ArgType, parse_type, source_typedefs
+from kernellab.opencl_types import ArgType, parse_type, source_typedefs  # noqa: F401 - ArgType: callers import it here
 
 if TYPE_CHECKING:  # verify's launches (direct=True) import no NumPy; pyopencl imports it anyway
     import numpy as np
@@ -65,41 +67,6 @@ def _build_log(text: str, uid: str) -> str:
     log = log.split("\n(options:")[0].strip() or text
     name = uid.split(":")[0] or "kernel"
     return _TEMP_SOURCE.sub(name, log)
-
-
-# --- kernel argument types: parsed by kernellab.opencl_types, the one OpenCL C type parser ---
-
-
-@dataclass(frozen=True)
-class KernelArg:
-    """One parameter of a kernel, as the OpenCL runtime reports it."""
-
-    index: int
-    name: str
-    #: "global" | "local" | "constant" | "private" (private = passed by value)
-    address_space: str
-    type_name: str
-    access: str = "none"  # image access qualifier: read_only, write_only, read_write, none
-    #: the pointee type for pointers, the value type otherwise
-    type: ArgType = field(default_factory=lambda: ArgType("", None))
-
-    @property
-    def is_pointer(self) -> bool:
-        return self.type_name.endswith("*")
-
-    @property
-    def kind(self) -> str:
-        """"buffer", "local", "scalar", "image" or "sampler"."""
-        base = self.type_name.replace("const", "").strip()
-        if base == "sampler_t":
-            return "sampler"
-        if base.startswith("image") and base.endswith("_t"):  # image2d_t, image1d_buffer_t, ...
-            return "image"
-        if self.address_space == "local":
-            return "local"
-        if self.address_space in ("global", "constant") and self.is_pointer:
-            return "buffer"
-        return "scalar"
 
 
 # --- backend objects -------------------------------------------------------------------------
@@ -131,7 +98,7 @@ class OpenCLBackend(Backend):
     name: ClassVar[str] = "opencl"
     capabilities: ClassVar[Capabilities] = Capabilities(
         title="OpenCL", languages={"opencl-c": SOURCE}, elsewhere="run on Vulkan for GLSL and SPIR-V",
-        work_items=True)
+        work_items=True, kernel_launches=True)
 
     def __init__(self, device: DeviceInfo, options: BackendOptions = BackendOptions(), *, direct: bool = False):
         """``direct``: Oclgrind's runtime called directly (:mod:`kernellab.native.oclgrind`), not
@@ -150,6 +117,9 @@ class OpenCLBackend(Backend):
         self.queue = ncl.guarded("clCreateCommandQueue", cl.CommandQueue, self.context, self.cl_device,
                               properties=props)
         self._recorded: list[_Recorded] = []
+        #: the transfers' events while timestamps are on, until transfer_timings takes them (bounded:
+        #: a caller that never asks keeps the latest only)
+        self._transfers: deque[_Recorded] = deque(maxlen=4096)
         #: memory objects (buffers, images) this backend created, released at close
         self._mems: list[Any] = []
         #: programs built by program_interface, by (source, options), taken by create_program
@@ -174,13 +144,16 @@ class OpenCLBackend(Backend):
             return ncl.guarded(f"clGetDeviceInfo({what})", dev.get_info, getattr(info, what))
 
         sizes = [int(x) for x in ask("MAX_WORK_ITEM_SIZES")][:3]
+        # bits; Oclgrind's runtime called directly does not offer the query (nor sub-buffers)
+        align = int(ask("MEM_BASE_ADDR_ALIGN")) // 8 if hasattr(info, "MEM_BASE_ADDR_ALIGN") else None
         return Limits(max_workgroup_size=tuple(sizes + [1] * (3 - len(sizes))),  # type: ignore[arg-type]
                       max_workgroup_invocations=int(ask("MAX_WORK_GROUP_SIZE")),
                       max_storage_buffer_range=int(ask("MAX_MEM_ALLOC_SIZE")),
                       max_allocation_size=int(ask("MAX_MEM_ALLOC_SIZE")),
                       max_push_constants_size=int(ask("MAX_PARAMETER_SIZE")),
                       max_shared_memory_size=int(ask("LOCAL_MEM_SIZE")),
-                      memory_heap_size=int(ask("GLOBAL_MEM_SIZE")), names=self._LIMIT_NAMES)
+                      memory_heap_size=int(ask("GLOBAL_MEM_SIZE")),
+                      buffer_range_alignment=max(1, align) if align is not None else None, names=self._LIMIT_NAMES)
 
     @property
     def limits(self) -> Limits:
@@ -205,6 +178,31 @@ class OpenCLBackend(Backend):
     @property
     def is_oclgrind(self) -> bool:
         return "oclgrind" in str(self.device.details.get("platform", "")).lower()
+
+    # --- launches by position (base.KernelLaunchFeature): the backend is its own part ---------
+    def kernel_launches(self) -> OpenCLBackend:
+        return self
+
+    @property
+    def is_simulator(self) -> bool:
+        return self.is_oclgrind
+
+    def language_version(self) -> tuple[int, int] | None:
+        found = re.search(r"OpenCL C (\d+)\.(\d+)", str(getattr(self.cl_device, "opencl_c_version", "")))
+        return (int(found.group(1)), int(found.group(2))) if found else None
+
+    #: CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT: optional from OpenCL 3.0
+    _NON_UNIFORM_QUERY = 0x10AB
+
+    def non_uniform_work_groups(self) -> bool:
+        try:
+            return bool(self.cl_device.get_info(self._NON_UNIFORM_QUERY))
+        except Exception:  # noqa: BLE001 - an ICD without the query: trust the version
+            return True
+
+    def kernel_arguments(self, program: Program) -> list[KernelArg]:
+        assert isinstance(program, OpenCLProgram)
+        return program.args
 
     # --- memory ---------------------------------------------------------------------------
     def sub_buffer(self, buf: Buffer, offset: int, size: int) -> OpenCLBuffer:
@@ -239,9 +237,10 @@ class OpenCLBackend(Backend):
         self._mems.append(mem)
         return OpenCLBuffer(mem, size, uid)
 
-    def free_buffer(self, buf: OpenCLBuffer) -> None:
+    def free_buffer(self, buf: Buffer) -> None:
         """Release ``buf`` now (an import frees each launch's arrays before the next), and so not
         again when the backend closes (a second clReleaseMemObject is CL_INVALID_VALUE)."""
+        assert isinstance(buf, OpenCLBuffer)
         for i, mem in enumerate(self._mems):
             if mem is buf.mem:
                 del self._mems[i]
@@ -255,15 +254,41 @@ class OpenCLBackend(Backend):
         else:
             import numpy as np
             host = np.frombuffer(data, dtype=np.uint8)
-        ncl.guarded(f"clEnqueueWriteBuffer({buf.uid})", self._cl.enqueue_copy, self.queue, buf.mem, host,
-                 dst_offset=offset, is_blocking=True)
+        event = ncl.guarded(f"clEnqueueWriteBuffer({buf.uid})", self._cl.enqueue_copy, self.queue, buf.mem, host,
+                            dst_offset=offset, is_blocking=True)
+        self._transferred("write", buf, event)
+
+    def _clear_buffer(self, buf: Buffer) -> None:
+        assert isinstance(buf, OpenCLBuffer)
+        if self._direct:  # Oclgrind's runtime called directly: a write of zeros
+            self._write_buffer(buf, memoryview(bytes(buf.size)), 0)
+            return
+        import numpy as np
+        # filled on the device: no host bytes to copy
+        event = ncl.guarded(f"clEnqueueFillBuffer({buf.uid})", self._cl.enqueue_fill_buffer, self.queue, buf.mem,
+                            np.zeros(1, np.uint8), 0, buf.size)
+        self._transferred("fill", buf, event)
+
+    def _transferred(self, kind: str, buf: OpenCLBuffer, event: Any) -> None:
+        if self.options.timestamps and not self._direct:
+            self._transfers.append(_Recorded(f"{kind}:{buf.uid}", event))
+
+    def transfer_timings(self) -> list[CommandTiming]:
+        if not self._transfers:
+            return []
+        ncl.guarded("clFinish", self.queue.finish)  # a fill runs asynchronously: its times once done
+        timings = [CommandTiming(rec.label, float(rec.event.profile.start), float(rec.event.profile.end))
+                   for rec in self._transfers]
+        self._transfers.clear()
+        return timings
 
     def _read_buffer(self, buf: Buffer) -> np.ndarray:
         assert isinstance(buf, OpenCLBuffer)
         import numpy as np
         out = np.empty(buf.size, dtype=np.uint8)
-        ncl.guarded(f"clEnqueueReadBuffer({buf.uid})", self._cl.enqueue_copy, self.queue, out, buf.mem,
-                 is_blocking=True)
+        event = ncl.guarded(f"clEnqueueReadBuffer({buf.uid})", self._cl.enqueue_copy, self.queue, out, buf.mem,
+                            is_blocking=True)
+        self._transferred("read", buf, event)
         return out
 
     def read_buffer_range(self, buf: Buffer, offset: int, size: int) -> bytes:
@@ -275,8 +300,9 @@ class OpenCLBackend(Backend):
         if not self._direct:
             import numpy as np
             host = np.frombuffer(out, dtype=np.uint8)
-        ncl.guarded(f"clEnqueueReadBuffer({buf.uid}, {offset}+{size})", self._cl.enqueue_copy, self.queue, host,
-                    buf.mem, src_offset=offset, is_blocking=True)
+        event = ncl.guarded(f"clEnqueueReadBuffer({buf.uid}, {offset}+{size})", self._cl.enqueue_copy, self.queue,
+                            host, buf.mem, src_offset=offset, is_blocking=True)
+        self._transferred("read", buf, event)
         return bytes(out)
 
     @property
@@ -334,10 +360,11 @@ class OpenCLBackend(Backend):
         spec_ids = frozenset(opencl_abi.LOCAL_SIZE_SPEC_IDS) | {a.spec_id for a in locals_}
         interface = Interface(spec.entry, descriptors, push, spec_ids,
                               workgroup_memory=self._static_local_memory(kernel))
-        return KernelInterface(interface, locals_)
+        return KernelInterface(interface, locals_, tuple(args))
 
-    def static_local_memory(self, program: OpenCLProgram) -> int:
+    def static_local_memory(self, program: Program) -> int:
         """Bytes of ``program``'s ``__local`` arrays; 0 where the driver does not say."""
+        assert isinstance(program, OpenCLProgram)
         return self._static_local_memory(program.kernel)
 
     def _static_local_memory(self, kernel: Any) -> int:
@@ -362,10 +389,11 @@ class OpenCLBackend(Backend):
             cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, self.cl_device))
         return OpenCLProgram(spec, program, kernel, args, (wg + (0, 0, 0))[:3])  # type: ignore[arg-type]
 
-    def type_layout(self, program: OpenCLProgram, type_names: Sequence[str]) -> dict[str, tuple[int, int]]:
+    def type_layout(self, program: Program, type_names: Sequence[str]) -> dict[str, tuple[int, int]]:
         """``(sizeof, alignof)`` of by-value parameter types kernellab cannot size itself (structs,
         typedefs of structs), asked of the compiler: the program is rebuilt with one more kernel
         that writes both for each type, and run on one work-item."""
+        assert isinstance(program, OpenCLProgram)
         names = list(dict.fromkeys(type_names))
         if not names:
             return {}
@@ -513,6 +541,7 @@ class OpenCLBackend(Backend):
         # closing after a device error must not hide that error: a failed finish is logged
         ncl.release("clFinish", self.queue.finish)
         self._recorded.clear()
+        self._transfers.clear()
         self._built.clear()
         self._layouts.clear()
         for mem in self._mems:

@@ -20,9 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
 
 from kernellab.errors import InputError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:  # the protocols are the checker's: at run time nothing is checked against them
+    Protocol = object
 
 if TYPE_CHECKING:  # for hints only: the formats that share this module load no backend code
     from kernellab.backends.base import LocalArgument

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from kernellab.errors import UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 
 if TYPE_CHECKING:
     from kernellab.backends.base import Backend
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Registered:
+    """A backend by name, with the class that implements it (imported on first use)."""
     name: str
     #: "module:Class", imported on first use
     target: str

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from kernellab.backends.base import Image, ImageSpec, PipelineCacheMiss, Program, ProgramSpec
 from kernellab.errors import BackendError
 from kernellab.native import vk as nvk
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -31,6 +34,7 @@ class VulkanProgram(Program):
 
 @dataclass
 class VulkanImage(Image):
+    """A Vulkan image, its memory and views."""
     spec: ImageSpec
     handle: Any
     memory: Any
@@ -47,9 +51,12 @@ class VulkanImage(Image):
     def extent(self, level: int) -> tuple[int, int]:
         return max(self.spec.width >> level, 1), max(self.spec.height >> level, 1)
 
+    def depth_at(self, level: int) -> int:
+        return max(self.spec.depth >> level, 1)
+
     def level_size(self, level: int) -> int:
         w, h = self.extent(level)
-        return w * h * self.texel_size
+        return w * h * self.depth_at(level) * self.texel_size
 
 
 @dataclass

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
 
 from kernellab.backends.base import (
     VULKAN_MODULE,
@@ -34,6 +33,10 @@ from kernellab.errors import DeviceError, InputError
 from kernellab.native import vk as nvk
 from kernellab.native.vk import INSTALL_HINT
 from kernellab.native.vk import checked as _checked
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:  # NumPy only where images and tensors need it: a run of buffers starts without it
     import numpy as np
@@ -58,7 +61,7 @@ class VulkanBackend(Backend):
     capabilities = Capabilities(
         title="Vulkan", languages={"glsl": VULKAN_MODULE, "spirv": VULKAN_MODULE, "opencl-c": VULKAN_MODULE},
         images=True, tensors=True, graphs=True, memory_groups=True, optical_flow=True, mapped_buffers=True,
-        graphics=True)
+        graphics=True, buffer_descriptors=True)
 
     @classmethod
     def devices(cls) -> list[DeviceInfo]:
@@ -170,6 +173,15 @@ class VulkanBackend(Backend):
 
         return np.frombuffer(self.gpu.read_back(buf), dtype=np.uint8)
 
+    def sub_buffer(self, buf: Buffer, offset: int, size: int) -> VulkanBuffer:
+        """``size`` bytes of ``buf`` from ``offset``: the same VkBuffer, bound to descriptors at
+        that offset with that range (a descriptor's range, or a split dispatch's part)."""
+        assert isinstance(buf, VulkanBuffer)
+        if offset < 0 or size < 1 or offset + size > buf.size:
+            raise ValueError(f"buffer {buf.uid!r}: a range of {size} bytes at {offset} exceeds its {buf.size} bytes")
+        return replace(buf, size=size, offset=buf.offset + offset, view=buf.view[offset:offset + size],
+                       owns_memory=False, _array=None)
+
     def buffer_view(self, buf: Buffer) -> np.ndarray:
         """The mapped bytes, writable: files are read straight into it (no staging copy)."""
         assert isinstance(buf, VulkanBuffer)
@@ -226,7 +238,7 @@ class VulkanBackend(Backend):
         if gpu.timing:
             gpu.timestamp(cmd)
         gpu.bind_program(cmd, program, vk.VK_PIPELINE_BIND_POINT_COMPUTE, vk.VK_SHADER_STAGE_COMPUTE_BIT,
-                         gpu.descriptor_sets(program, bindings), push_data)
+                         gpu.descriptor_sets(program, bindings), push_data, gpu.dynamic_offsets(program, bindings))
         vk.vkCmdDispatch(cmd, *groups)
         if gpu.timing:
             gpu.end_timing(cmd, label)

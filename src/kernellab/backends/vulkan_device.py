@@ -16,20 +16,22 @@ dispatches over the same buffers allocates nothing per dispatch.
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
+from kernellab import logs
 from kernellab.backends.base import (
     BackendOptions,
     Buffer,
+    BufferArray,
     BufferSpec,
     CommandTiming,
     DeviceInfo,
+    DynamicBuffer,
     ImageBinding,
     Limits,
     ProgramSpec,
+    TexelBuffer,
     UnsupportedError,
 )
 from kernellab.backends.vkcore import DeviceMemory, VulkanImage, VulkanProgram, dynamic_rendering_supported
@@ -38,10 +40,14 @@ from kernellab.native import vk as nvk
 from kernellab.native.failure import cleanup_failed
 from kernellab.native.vk import INSTALL_HINT, checked
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 if TYPE_CHECKING:  # NumPy only where images and tensors need it: a run of buffers starts without it
     import numpy as np
 
-log = logging.getLogger("kernellab.vulkan")
+log = logs.getLogger("kernellab.vulkan")
 
 _DEBUG_UTILS = "VK_EXT_debug_utils"
 
@@ -117,6 +123,7 @@ class Instance:
 
 @dataclass
 class VulkanBuffer(Buffer):
+    """A Vulkan buffer and the memory it is bound to."""
     size: int
     uid: str
     handle: Any
@@ -129,6 +136,9 @@ class VulkanBuffer(Buffer):
     #: the CPU reads the mapping fast (host-cached memory); otherwise reads go through a staged copy
     host_cached: bool = True
     _array: np.ndarray | None = field(default=None, repr=False)
+    #: a range of a buffer (``VulkanBackend.sub_buffer``): where it starts in ``handle``, which
+    #: descriptors bind it at (VkDescriptorBufferInfo's offset)
+    offset: int = 0
 
     @property
     def array(self) -> np.ndarray:
@@ -138,6 +148,27 @@ class VulkanBuffer(Buffer):
 
             self._array = np.frombuffer(self.view, dtype=np.uint8)
         return self._array
+
+
+def _set_key(r: Any) -> Any:
+    """What identifies a descriptor's contents, for the cache of descriptor sets."""
+    if isinstance(r, ImageBinding):
+        return (id(r.image), r.lod, getattr(r.image, "layout", None))
+    if isinstance(r, BufferArray):
+        return tuple(_set_key(b) for b in r.elements)
+    if isinstance(r, TexelBuffer):
+        return (id(r.buffer), r.format)
+    return (id(r), None)
+
+
+def _without_dynamic(r: Any) -> Any:
+    """The buffer (or array of buffers) a descriptor is written with: a dynamic offset is given at
+    bind time, not in the set."""
+    if isinstance(r, DynamicBuffer):
+        return r.buffer
+    if isinstance(r, BufferArray):
+        return BufferArray(tuple(_without_dynamic(b) for b in r.elements))
+    return r
 
 
 # VkMemoryPropertyFlagBits (the spec's values: the chooser below runs on plain flags, no binding)
@@ -204,10 +235,21 @@ def choose_memory_types(flags: Sequence[int]) -> MemoryTypes:
                        best(readback, "host-visible coherent"))
 
 
+#: VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES and ..._SUBGROUP_SIZE_CONTROL_PROPERTIES (vk.xml)
+_STYPE_SUBGROUP_PROPERTIES = 1000094000
+_STYPE_SUBGROUP_SIZE_CONTROL_PROPERTIES = 1000225000
+
 #: descriptor kinds a program slot may have -> VkDescriptorType values
 DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3, "combined-image-sampler": 1,
+                    "sampled-image": 2, "sampler": 0, "storage-buffer-dynamic": 9, "uniform-buffer-dynamic": 8,
+                    "uniform-texel-buffer": 4, "storage-texel-buffer": 5,
                     "tensor": 1000460000}  # VK_DESCRIPTOR_TYPE_TENSOR_ARM
 
+
+
+#: VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT: any buffer may be
+#: bound as a texel buffer (the compute binding lacks the names)
+_TEXEL_BUFFER_USAGE = 0x4 | 0x8
 
 
 class VulkanDevice:
@@ -254,6 +296,8 @@ class VulkanDevice:
         self._descriptor_pools: list[Any] = []
         self._pool_left = 0
         self._sets: dict[tuple, Any] = {}
+        #: VkBufferViews of texel buffer descriptors, by (buffer handle address, offset, size, format)
+        self._texel_views: dict[tuple[int, int, int, str], Any] = {}
         self._query_pools: list[Any] = []
         self._cmd: Any = None
         self._bound_pipeline: Any = None
@@ -389,6 +433,7 @@ class VulkanDevice:
             per_set, allocation = int(m3.maxPerSetDescriptors) or None, int(m3.maxMemoryAllocationSize) or None
         mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
         heap = int(mp.memoryHeaps[mp.memoryTypes[self.memory.device].heapIndex].size)
+        subgroup, sizes = self._subgroup_sizes()
         return Limits(max_bound_descriptor_sets=int(limits.maxBoundDescriptorSets),
                       max_per_set_descriptors=per_set,
                       max_workgroup_count=tuple(int(x) for x in limits.maxComputeWorkGroupCount),  # type: ignore[arg-type]
@@ -399,7 +444,36 @@ class VulkanDevice:
                       max_uniform_buffer_range=int(limits.maxUniformBufferRange),
                       max_push_constants_size=int(limits.maxPushConstantsSize),
                       max_shared_memory_size=int(limits.maxComputeSharedMemorySize),
-                      max_allocation_size=allocation, memory_heap_size=heap or None)
+                      max_allocation_size=allocation, memory_heap_size=heap or None,
+                      min_storage_buffer_offset_alignment=int(limits.minStorageBufferOffsetAlignment),
+                      min_uniform_buffer_offset_alignment=int(limits.minUniformBufferOffsetAlignment),
+                      min_texel_buffer_offset_alignment=int(limits.minTexelBufferOffsetAlignment),
+                      subgroup_size=subgroup, subgroup_size_range=sizes)
+
+    def _subgroup_sizes(self) -> tuple[int | None, tuple[int, int] | None]:
+        """subgroupSize, and (minSubgroupSize, maxSubgroupSize) where the device has
+        VK_EXT_subgroup_size_control (core in 1.3). The compute binding declares neither
+        structure, so each is a raw ``pNext`` buffer in its C layout: ``sType`` (4 bytes, 4 of
+        padding), ``pNext`` (8), then the 32-bit members."""
+        vk = self.vk
+
+        def query(stype: int) -> tuple[int, int] | None:
+            raw = bytearray(32)
+            raw[0:4] = stype.to_bytes(4, "little")
+            try:
+                vk.vkGetPhysicalDeviceProperties2(self.physical, vk.VkPhysicalDeviceProperties2(pNext=raw))
+            except Exception:  # a Vulkan 1.0 driver, or the full binding's stricter pNext: no answer
+                return None
+            return int.from_bytes(raw[16:20], "little"), int.from_bytes(raw[20:24], "little")
+
+        subgroup = query(_STYPE_SUBGROUP_PROPERTIES)
+        size = subgroup[0] if subgroup and subgroup[0] else None
+        version = tuple(int(x) for x in (self.info.api_version or "1.0").split(".")[:2] if x.isdigit())
+        sizes = None
+        if "VK_EXT_subgroup_size_control" in self.info.details.get("extensions", ()) or version >= (1, 3):
+            found = query(_STYPE_SUBGROUP_SIZE_CONTROL_PROPERTIES)
+            sizes = found if found and 0 < found[0] <= found[1] else None
+        return size, sizes
 
     # --- memory -------
     def _pick_memory_types(self) -> MemoryTypes:
@@ -492,6 +566,8 @@ class VulkanDevice:
         mapped, b.mapping = b.mapping is not None, None
         if b.owns_memory and mapped:
             nvk.release("vkUnmapMemory", vk.vkUnmapMemory, self.handle, b.memory)
+        if self._texel_views:
+            self._destroy_texel_views(b.handle)
         nvk.release(f"vkDestroyBuffer({b.uid})", vk.vkDestroyBuffer, self.handle, b.handle, None)
         if b.owns_memory:
             nvk.release(f"vkFreeMemory({b.uid})", vk.vkFreeMemory, self.handle, b.memory, None)
@@ -499,7 +575,8 @@ class VulkanDevice:
     def create_buffer_handle(self, size: int, uid: str) -> tuple[Any, Any]:
         vk = self.vk
         usage = (vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
-                 vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
+                 vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                 _TEXEL_BUFFER_USAGE)
         with checked(f"vkCreateBuffer({uid}, {size} bytes)"):
             handle = vk.vkCreateBuffer(self.handle, vk.VkBufferCreateInfo(
                 size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
@@ -614,19 +691,22 @@ class VulkanDevice:
             return None
         return bytes(self.ffi.buffer(blob, size[0]))
 
-    def set_layout(self, bindings: tuple[tuple[int, str], ...], stages: int | None = None) -> Any:
-        """The layout of one descriptor set, for the compute stage or (``stages``) those given."""
+    def set_layout(self, bindings: tuple[tuple[int, str] | tuple[int, str, int], ...], stages: int | None = None
+                   ) -> Any:
+        """The layout of one descriptor set, for the compute stage or (``stages``) those given: each
+        binding number with its descriptor type (and count, when it is an array of descriptors)."""
         key: tuple = bindings if stages is None else (stages, bindings)
         if key in self._layouts:
             return self._layouts[key]
         vk = self.vk
         stages = vk.VK_SHADER_STAGE_COMPUTE_BIT if stages is None else stages
         entries = []
-        for binding, kind in bindings:
+        for binding, kind, *count in bindings:
             if kind not in DESCRIPTOR_TYPES:
                 raise InputError(f"descriptor type {kind!r} is not supported by the Vulkan backend")
             entries.append(vk.VkDescriptorSetLayoutBinding(binding=binding, descriptorType=DESCRIPTOR_TYPES[kind],
-                                                           descriptorCount=1, stageFlags=stages))
+                                                           descriptorCount=count[0] if count else 1,
+                                                           stageFlags=stages))
         info = vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(entries), pBindings=entries or None)
         with checked("vkCreateDescriptorSetLayout"):
             layout = vk.vkCreateDescriptorSetLayout(self.handle, info, None)
@@ -638,9 +718,10 @@ class VulkanDevice:
         """(set layouts, pipeline layout, set -> binding ids) for ``spec``'s slots and push range,
         seen by the compute stage or (``stages``) those given."""
         vk = self.vk
-        by_set: dict[int, list[tuple[int, str]]] = {}
+        by_set: dict[int, list[tuple[int, str] | tuple[int, str, int]]] = {}
         for slot in spec.slots:
-            by_set.setdefault(slot.set, []).append((slot.id, slot.descriptor))
+            by_set.setdefault(slot.set, []).append((slot.id, slot.descriptor) if slot.count == 1 else
+                                                   (slot.id, slot.descriptor, slot.count))
         n_sets = max(by_set) + 1 if by_set else 0
         set_layouts = [self.set_layout(tuple(sorted(by_set.get(s, []))), stages) for s in range(n_sets)]
         range_stages = vk.VK_SHADER_STAGE_COMPUTE_BIT if stages is None else stages
@@ -650,7 +731,7 @@ class VulkanDevice:
             layout = vk.vkCreatePipelineLayout(self.handle, vk.VkPipelineLayoutCreateInfo(
                 setLayoutCount=n_sets, pSetLayouts=set_layouts or None,
                 pushConstantRangeCount=len(ranges), pPushConstantRanges=ranges or None), None)
-        return set_layouts, layout, {s: tuple(b for b, _ in sorted(by_set.get(s, []))) for s in range(n_sets)}
+        return set_layouts, layout, {s: tuple(b[0] for b in sorted(by_set.get(s, []))) for s in range(n_sets)}
 
     def add_program(self, program: VulkanProgram) -> VulkanProgram:
         """Keep a compute or graphics pipeline until :meth:`close`."""
@@ -664,7 +745,9 @@ class VulkanDevice:
         if lod not in image.views:
             vk = self.vk
             base, count = (0, image.spec.mips) if lod is None else (lod, 1)
-            info = vk.VkImageViewCreateInfo(image=image.handle, viewType=vk.VK_IMAGE_VIEW_TYPE_2D,
+            # VkImageViewType 1D, 2D, 3D are VkImageType's values
+            view_type = {"1D": 0, "2D": 1, "3D": 2}[image.spec.image_type]
+            info = vk.VkImageViewCreateInfo(image=image.handle, viewType=view_type,
                                             format=image.vk_format, components=vk.VkComponentMapping(),
                                             subresourceRange=self.color_range(base, count))
             with checked(f"vkCreateImageView({image.spec.uid}, lod {lod})"):
@@ -691,10 +774,14 @@ class VulkanDevice:
     # --- descriptor sets -----------------------------------------------------------------------
     def _descriptor_set(self, program: VulkanProgram, set_index: int,
                         resources: tuple[VulkanBuffer | ImageBinding, ...]) -> Any:
+        if any(isinstance(r, TexelBuffer) or isinstance(r, BufferArray) and isinstance(r.elements[0], TexelBuffer)
+               for r in resources):
+            self.use_full_binding()  # the compute binding declares no buffer views
         vk = self.vk
         layout = program.set_layouts[set_index]
-        key = (id(layout), tuple((id(r), None) if not isinstance(r, ImageBinding) else
-                                 (id(r.image), r.lod, r.image.layout) for r in resources))  # type: ignore[attr-defined]
+        # a dynamic descriptor's set serves every dynamic offset: the set is that of the buffer
+        resources = tuple(_without_dynamic(r) for r in resources)  # type: ignore[misc]
+        key = (id(layout), tuple(_set_key(r) for r in resources))
         hit = self._sets.get(key)
         if hit is not None:
             return hit
@@ -715,21 +802,28 @@ class VulkanDevice:
         keep: list[Any] = []
         for binding, res in zip(program.set_bindings[set_index], resources):
             dtype = DESCRIPTOR_TYPES[kinds[binding]]
-            if not isinstance(res, (VulkanBuffer, ImageBinding)):  # a tensor
+            if isinstance(res, TexelBuffer) or isinstance(res, BufferArray) and \
+                    isinstance(res.elements[0], TexelBuffer):
+                elements = res.elements if isinstance(res, BufferArray) else (res,)
+                views = [self.texel_view(t.buffer, t.format) for t in elements if isinstance(t, TexelBuffer)]
+                writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=len(views),
+                                                      descriptorType=dtype, pTexelBufferView=views))
+            elif not isinstance(res, (VulkanBuffer, BufferArray, ImageBinding)):  # a tensor
                 write, k = self.tensor_descriptor_write(dset, binding, res.view)
                 writes.append(write)
                 keep += k
-            elif isinstance(res, VulkanBuffer):
+            elif isinstance(res, (VulkanBuffer, BufferArray)):
                 # a uniform block sees at most maxUniformBufferRange bytes (the run checked it fits)
-                size = res.size if kinds[binding] != "uniform-buffer" else \
-                    min(res.size, self.limits.max_uniform_buffer_range or res.size)
-                info = vk.VkDescriptorBufferInfo(buffer=res.handle, offset=0, range=size)
-                writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
-                                                      descriptorType=dtype, pBufferInfo=[info]))
+                most = self.limits.max_uniform_buffer_range if kinds[binding].startswith("uniform-buffer") else None
+                elements = res.elements if isinstance(res, BufferArray) else (res,)
+                infos = [vk.VkDescriptorBufferInfo(buffer=b.handle, offset=b.offset, range=min(b.size, most or b.size))
+                         for b in elements if isinstance(b, VulkanBuffer)]
+                writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=len(infos),
+                                                      descriptorType=dtype, pBufferInfo=infos))
             else:
                 image = res.image
                 assert isinstance(image, VulkanImage)
-                sampler = image.sampler if kinds[binding] == "combined-image-sampler" else None
+                sampler = image.sampler if kinds[binding] in ("combined-image-sampler", "sampler") else None
                 info = vk.VkDescriptorImageInfo(sampler=sampler, imageView=self.image_view(image, res.lod),
                                                 imageLayout=image.layout)
                 writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
@@ -819,15 +913,56 @@ class VulkanDevice:
                 nvk.release("vkDestroyFence", vk.vkDestroyFence, self.handle, fence, None)
             nvk.release("vkFreeCommandBuffers", vk.vkFreeCommandBuffers, self.handle, self.command_pool, 1, [cmd])
     def bind_program(self, cmd: Any, program: VulkanProgram, bind_point: int, push_stages: int, sets: list[Any],
-                     push_data: bytes) -> None:
-        """Bind ``program``'s pipeline (unless it is bound), its descriptor sets and its push data."""
+                     push_data: bytes, dynamic_offsets: Sequence[int] = ()) -> None:
+        """Bind ``program``'s pipeline (unless it is bound), its descriptor sets (with the offsets of
+        its dynamic descriptors, in set and binding order) and its push data."""
         vk = self.vk
         self.bind_pipeline(cmd, bind_point, program.pipeline)
         if sets:
-            vk.vkCmdBindDescriptorSets(cmd, bind_point, program.layout, 0, len(sets), sets, 0, None)
+            vk.vkCmdBindDescriptorSets(cmd, bind_point, program.layout, 0, len(sets), sets, len(dynamic_offsets),
+                                       list(dynamic_offsets) or None)
         if push_data:
             pdata = self.ffi.new("char[]", push_data)
             vk.vkCmdPushConstants(cmd, program.layout, push_stages, 0, len(push_data), pdata)
+
+    def texel_view(self, buf: Buffer, format: str) -> Any:
+        """The VkBufferView of ``buf`` (a buffer or a range of one) in ``format``, made once."""
+        from kernellab.vkregistry import vkformat
+
+        assert isinstance(buf, VulkanBuffer)
+        self.use_full_binding()  # the compute binding declares no buffer views
+        vk = self.vk
+        key = (int(self.ffi.cast("uintptr_t", buf.handle)), buf.offset, buf.size, format)
+        if key not in self._texel_views:
+            fmt = vkformat.lookup(format)
+            if fmt is None:
+                raise UnsupportedError(f"buffer {buf.uid!r}: unknown texel format {format}")
+            # the view covers the whole texels the range holds
+            info = vk.VkBufferViewCreateInfo(buffer=buf.handle, format=fmt.value, offset=buf.offset,
+                                             range=buf.size // fmt.texel_size * fmt.texel_size)
+            with checked(f"vkCreateBufferView({buf.uid}, {format})"):
+                self._texel_views[key] = vk.vkCreateBufferView(self.handle, info, None)
+        return self._texel_views[key]
+
+    def _destroy_texel_views(self, handle: Any = None) -> None:
+        """Destroy the texel views of the buffer ``handle`` (all of them: None), before it goes."""
+        address = None if handle is None else int(self.ffi.cast("uintptr_t", handle))
+        for key in [k for k in self._texel_views if address is None or k[0] == address]:
+            nvk.release("vkDestroyBufferView", self.vk.vkDestroyBufferView, self.handle, self._texel_views.pop(key),
+                        None)
+
+    @staticmethod
+    def dynamic_offsets(program: VulkanProgram, bindings: Mapping[tuple[int, int], Buffer | ImageBinding]
+                        ) -> list[int]:
+        """The dynamic offset of each dynamic descriptor of ``program``, in set then binding order
+        (the order vkCmdBindDescriptorSets takes them)."""
+        offsets = []
+        for slot in sorted(program.spec.slots, key=lambda s: (s.set, s.id)):
+            if slot.descriptor.endswith("-dynamic"):
+                res = bindings.get((slot.set, slot.id))
+                elements = res.elements if isinstance(res, BufferArray) else (res,)
+                offsets += [getattr(b, "dynamic_offset", 0) for b in elements]
+        return offsets
 
     def descriptor_sets(self, program: VulkanProgram,
                          bindings: Mapping[tuple[int, int], Buffer | ImageBinding]) -> list[Any]:
@@ -896,6 +1031,7 @@ class VulkanDevice:
                         ("vkDestroyShaderModule", p.module)]
             if p.fragment_module is not None:
                 destroy.append(("vkDestroyShaderModule", p.fragment_module))
+        self._destroy_texel_views()
         destroy += [("vkDestroyDescriptorSetLayout", h) for h in self._layouts.values()]
         destroy += [("vkDestroyDescriptorPool", h) for h in self._descriptor_pools]
         destroy += [("vkDestroyQueryPool", h) for h in self._query_pools]

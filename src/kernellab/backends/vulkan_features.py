@@ -5,13 +5,17 @@ instance) so that device creation can use it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from kernellab.native import vk as nvk
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass
 class Supported:
+    """The features, extensions and properties a Vulkan device has."""
     features: dict[str, bool] = field(default_factory=dict)
     extensions: set[str] = field(default_factory=set)
     instance_extensions: set[str] = field(default_factory=set)
@@ -73,6 +77,9 @@ def read_supported(pd: Any) -> Supported:
         for name, value in _fields(vf, struct, type_name).items():
             out.features.setdefault(name, value)
             out.limits.setdefault(name, int(getattr(struct, name)))
+    # the core limits an AmberScript file's images need (sample counts are VkSampleCountFlags)
+    for name in ("storageImageSampleCounts", "sampledImageColorSampleCounts", "sampledImageIntegerSampleCounts"):
+        out.limits.setdefault(name, int(getattr(p2.properties.limits, name)))
     api = p2.properties.apiVersion
     out.version = ((api >> 22) & 0x7F, (api >> 12) & 0x3FF)
     out.extensions = {e.extensionName for e in vk.vkEnumerateDeviceExtensionProperties(pd, None)}

@@ -17,7 +17,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kernellab.backends.base import Buffer, GraphicsProgramSpec, ImageBinding, Program, UnsupportedError
+from kernellab.backends.base import (
+    Buffer,
+    GraphicsProgramSpec,
+    ImageBinding,
+    Program,
+    UnsupportedError,
+)
 from kernellab.backends.vkcore import CacheFeedback, VulkanImage, VulkanProgram, specialization_info, through_cache
 from kernellab.native.vk import checked
 from kernellab.vkregistry import vkformat
@@ -142,7 +148,8 @@ class VulkanGraphics:
             self.gpu.timestamp(cmd)
         self._memory_barrier(cmd, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, self._draw_stages,
                              vk.VK_ACCESS_MEMORY_WRITE_BIT, self._draw_access)
-        self.gpu.bind_program(cmd, program, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self._graphics_stages, sets, push_data)
+        self.gpu.bind_program(cmd, program, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self._graphics_stages, sets, push_data,
+                              self.gpu.dynamic_offsets(program, bindings))
         width, height = extent
         area = vk.VkRect2D(offset=vk.VkOffset2D(x=0, y=0), extent=vk.VkExtent2D(width=width, height=height))
         infos = [vk.VkRenderingAttachmentInfo(imageView=view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL,

@@ -21,8 +21,19 @@ from kernellab.vkregistry import vkformat
 
 #: scenario layout names -> VkImageLayout values (TENSOR_ALIASING is VK_ARM_tensors')
 LAYOUTS = {"UNDEFINED": 0, "GENERAL": 1, "TENSOR_ALIASING": 1000460000}
+#: VkImageType of an image's ``image_type`` (VkSampleCountFlagBits are the sample counts themselves)
+IMAGE_TYPES = {"1D": 0, "2D": 1, "3D": 2}
+#: VkSamplerAddressMode of the scenario's address mode names
+ADDRESS_MODES = {"REPEAT": 0, "MIRRORED_REPEAT": 1, "CLAMP_EDGE": 2, "CLAMP_BORDER": 3, "MIRROR_CLAMP_EDGE": 4}
+#: VkCompareOp values of their names (VK_COMPARE_OP_ dropped)
+COMPARE_OPS = {"NEVER": 0, "LESS": 1, "EQUAL": 2, "LESS_OR_EQUAL": 3, "GREATER": 4, "NOT_EQUAL": 5,
+               "GREATER_OR_EQUAL": 6, "ALWAYS": 7}
 #: VK_IMAGE_USAGE_TENSOR_ALIASING_BIT_ARM (the binding lacks VK_ARM_tensors' names)
 TENSOR_ALIASING_USAGE = 0x800000
+
+
+def _counts(bits: int) -> str:
+    return ", ".join(str(1 << i) for i in range(7) if bits & (1 << i)) or "none"
 
 
 class VulkanImages:
@@ -65,6 +76,11 @@ class VulkanImages:
             features |= vk.VK_FORMAT_FEATURE_BLIT_SRC_BIT | vk.VK_FORMAT_FEATURE_BLIT_DST_BIT
         if spec.tensor_aliasing:
             usage |= TENSOR_ALIASING_USAGE
+        if spec.samples > 1:
+            counts = vk.vkGetPhysicalDeviceProperties(self.gpu.physical).limits.storageImageSampleCounts
+            if not counts & spec.samples:
+                raise UnsupportedError(f"image {spec.uid!r}: {spec.samples} samples per texel, but the device's "
+                                       f"storage images have {_counts(counts)} (storageImageSampleCounts)")
         props = vk.vkGetPhysicalDeviceFormatProperties(self.gpu.physical, info.value)
         linear_ok = props.linearTilingFeatures & features == features
         optimal_ok = props.optimalTilingFeatures & features == features
@@ -81,9 +97,9 @@ class VulkanImages:
         linear = spec.tiling == "LINEAR" or (spec.tiling is None
                                              and (not optimal_ok or spec.tensor_aliasing and linear_ok))
         tiling = vk.VK_IMAGE_TILING_LINEAR if linear else vk.VK_IMAGE_TILING_OPTIMAL
-        create = vk.VkImageCreateInfo(imageType=vk.VK_IMAGE_TYPE_2D, format=info.value,
-                                      extent=vk.VkExtent3D(width=spec.width, height=spec.height, depth=1),
-                                      mipLevels=spec.mips, arrayLayers=1, samples=vk.VK_SAMPLE_COUNT_1_BIT,
+        create = vk.VkImageCreateInfo(imageType=IMAGE_TYPES[spec.image_type], format=info.value,
+                                      extent=vk.VkExtent3D(width=spec.width, height=spec.height, depth=spec.depth),
+                                      mipLevels=spec.mips, arrayLayers=1, samples=spec.samples,
                                       tiling=tiling, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
                                       initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED)
         with checked(f"vkCreateImage({spec.uid}, {spec.format} {spec.width}x{spec.height})"):
@@ -117,10 +133,6 @@ class VulkanImages:
         s = image.spec.sampler
         filters = {"NEAREST": vk.VK_FILTER_NEAREST, "LINEAR": vk.VK_FILTER_LINEAR}
         mip_modes = {"NEAREST": vk.VK_SAMPLER_MIPMAP_MODE_NEAREST, "LINEAR": vk.VK_SAMPLER_MIPMAP_MODE_LINEAR}
-        modes = {"CLAMP_EDGE": vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE,
-                 "CLAMP_BORDER": vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_BORDER,
-                 "REPEAT": vk.VK_SAMPLER_ADDRESS_MODE_REPEAT,
-                 "MIRRORED_REPEAT": vk.VK_SAMPLER_ADDRESS_MODE_MIRRORED_REPEAT}
         colors = {"FLOAT_TRANSPARENT_BLACK": 0, "INT_TRANSPARENT_BLACK": 1, "FLOAT_OPAQUE_BLACK": 2,
                   "INT_OPAQUE_BLACK": 3, "FLOAT_OPAQUE_WHITE": 4, "INT_OPAQUE_WHITE": 5,
                   "FLOAT_CUSTOM_EXT": 1000287003, "INT_CUSTOM_EXT": 1000287004}
@@ -132,12 +144,15 @@ class VulkanImages:
             key = "float32" if s.border_color.startswith("FLOAT") else "int32"
             value = self.gpu.ffi.new("VkClearColorValue*", {key: list(s.custom_border_color or (0, 0, 0, 0))})[0]
             next_struct = vk.VkSamplerCustomBorderColorCreateInfoEXT(customBorderColor=value, format=image.vk_format)
-        mode = modes[s.address_mode]
+        u, v, w = (ADDRESS_MODES[a] for a in (s.address_modes or (s.address_mode,) * 3))
+        max_lod = float(image.spec.mips - 1) if s.max_lod is None else s.max_lod
         info = vk.VkSamplerCreateInfo(pNext=next_struct, magFilter=filters[s.mag_filter],
                                       minFilter=filters[s.min_filter],
-                                      mipmapMode=mip_modes[s.mip_filter], addressModeU=mode, addressModeV=mode,
-                                      addressModeW=mode, maxAnisotropy=1.0, compareOp=vk.VK_COMPARE_OP_NEVER,
-                                      minLod=0.0, maxLod=float(image.spec.mips - 1), borderColor=colors[s.border_color])
+                                      mipmapMode=mip_modes[s.mip_filter], addressModeU=u, addressModeV=v,
+                                      addressModeW=w, maxAnisotropy=1.0, compareEnable=bool(s.compare_op),
+                                      compareOp=COMPARE_OPS[s.compare_op or "NEVER"],
+                                      minLod=s.min_lod, maxLod=max_lod, borderColor=colors[s.border_color],
+                                      unnormalizedCoordinates=s.unnormalized_coordinates)
         with checked(f"vkCreateSampler({image.spec.uid})"):
             return vk.vkCreateSampler(self.gpu.handle, info, None)
 
@@ -196,7 +211,8 @@ class VulkanImages:
                 w, h = image.extent(level)
                 regions.append(vk.VkBufferImageCopy(bufferOffset=offset, imageSubresource=self._layers(level),
                                                     imageOffset=vk.VkOffset3D(x=0, y=0, z=0),
-                                                    imageExtent=vk.VkExtent3D(width=w, height=h, depth=1)))
+                                                    imageExtent=vk.VkExtent3D(width=w, height=h,
+                                                                              depth=image.depth_at(level))))
                 offset += size
             vk.vkCmdCopyBufferToImage(cmd, staging.handle, image.handle, dst, len(regions), regions)
             for level in range(levels, image.spec.mips):
@@ -218,10 +234,11 @@ class VulkanImages:
                          vk.VK_ACCESS_TRANSFER_WRITE_BIT, vk.VK_ACCESS_TRANSFER_READ_BIT,
                          vk.VK_PIPELINE_STAGE_TRANSFER_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT, level - 1, 1)
         (sw, sh), (dw, dh) = image.extent(level - 1), image.extent(level)
+        sd, dd = image.depth_at(level - 1), image.depth_at(level)
         blit = vk.VkImageBlit(srcSubresource=self._layers(level - 1),
-                              srcOffsets=[vk.VkOffset3D(x=0, y=0, z=0), vk.VkOffset3D(x=sw, y=sh, z=1)],
+                              srcOffsets=[vk.VkOffset3D(x=0, y=0, z=0), vk.VkOffset3D(x=sw, y=sh, z=sd)],
                               dstSubresource=self._layers(level),
-                              dstOffsets=[vk.VkOffset3D(x=0, y=0, z=0), vk.VkOffset3D(x=dw, y=dh, z=1)])
+                              dstOffsets=[vk.VkOffset3D(x=0, y=0, z=0), vk.VkOffset3D(x=dw, y=dh, z=dd)])
         vk.vkCmdBlitImage(cmd, image.handle, vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, image.handle,
                           vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, [blit],
                           vk.VK_FILTER_NEAREST if image.integer else vk.VK_FILTER_LINEAR)
@@ -243,7 +260,7 @@ class VulkanImages:
                              vk.VK_PIPELINE_STAGE_TRANSFER_BIT)
             region = vk.VkBufferImageCopy(bufferOffset=0, imageSubresource=self._layers(level),
                                           imageOffset=vk.VkOffset3D(x=0, y=0, z=0),
-                                          imageExtent=vk.VkExtent3D(width=w, height=h, depth=1))
+                                          imageExtent=vk.VkExtent3D(width=w, height=h, depth=image.depth_at(level)))
             vk.vkCmdCopyImageToBuffer(cmd, image.handle, layout, staging.handle, 1, [region])
             vk.vkCmdPipelineBarrier(cmd, vk.VK_PIPELINE_STAGE_TRANSFER_BIT, vk.VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
                                     [vk.VkMemoryBarrier(srcAccessMask=vk.VK_ACCESS_TRANSFER_WRITE_BIT,

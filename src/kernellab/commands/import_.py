@@ -65,4 +65,7 @@ def _import_amber(path: Path, folder: Path) -> int:
     if script.features or script.extensions or script.instance_extensions or script.properties:
         print(f"kernellab: notice: {path.name} requires device features or extensions; the scenarios do not "
               "record them (kernellab run FILE checks them, exit 77)", file=sys.stderr)
+    if script.debugger_threads:
+        print(f"kernellab: notice: {path.name}'s DEBUG THREAD blocks need a shader debugger; the scenarios run "
+              "their dispatches only (kernellab run FILE skips it, exit 77)", file=sys.stderr)
     return 0

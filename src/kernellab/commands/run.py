@@ -5,22 +5,23 @@ import argparse
 import contextlib
 import dataclasses
 import json
-import logging
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from kernellab import config
+from kernellab import config, logs
 from kernellab.backends.registry import names as backend_names
 from kernellab.errors import UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     from kernellab.runtime.runners import FormatRunOptions
 
-log = logging.getLogger("kernellab.run")
+log = logs.getLogger("kernellab.run")
 
 
 def register(sub: Any) -> None:
@@ -206,6 +207,8 @@ def _run(path: Path, args: argparse.Namespace) -> int:
         if fmt == "kernel-instantiation" and args.output is None and check:
             # its launches write nothing without --output; --check compares files, so they go
             # to a folder of their own, removed afterwards
+            import tempfile
+
             args.output = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kernellab-check-")))
         elif fmt == "kernel-instantiation" and args.output is None and not args.dry_run:
             print("kernellab: notice: no --output: the launches ran and their outputs (arg<N>.bin) were not "
@@ -327,6 +330,8 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
     cache_dir = None
     if args.pipeline_caching:
         # Arm's src/main.cpp: the folder must exist (default: the temp folder); the file is <stem>.cache
+        import tempfile
+
         cache_dir = args.cache_path or Path(tempfile.gettempdir())
         if not cache_dir.is_dir():
             raise UsageError(f"Invalid cache directory: {cache_dir}")

@@ -3,9 +3,11 @@
 start-up."""
 from __future__ import annotations
 
-from typing import Any
-
 from kernellab.runtime.split_modes import SPLIT_MODES
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def add_spec_arguments(parser: Any, *, runner: bool = True) -> None:

@@ -43,8 +43,9 @@ def register(sub: Any) -> None:
     p.add_argument("--prove-sizes", action="store_true",
                    help="with --prove: the number of work-groups symbolic, from 1 up to the launch's")
     p.add_argument("--subgroup-size", type=_subgroup_size, metavar="N|all",
-                   help="the subgroup size the SPIR-V checker runs Vulkan shaders with (default 8, lavapipe's); "
-                        "'all': each size drivers report, 4 to 128, as separate checks")
+                   help="the subgroup size the SPIR-V checker runs Vulkan shaders with (default: the Vulkan device's "
+                        "subgroupSize; 8, lavapipe's, where no device opens); 'all': each size the device allows "
+                        "(VK_EXT_subgroup_size_control's range; 4 to 128 without a device), as separate checks")
     p.set_defaults(func=run)
 
 
@@ -81,10 +82,12 @@ def run(args: argparse.Namespace) -> int:
     files = args.file if isinstance(args.file, list) else [args.file]
     check = [name for arg in getattr(args, "check", []) or [] for name in arg.split(",")]
     formats = [args.format or detect(f) for f in files]
+    amber: dict[int, Any] = {}  # file number -> the AmberScript file read: (script, checkpoints)
     if "amber" in formats:  # an AmberScript file is checked as the scenario it becomes
-        from kernellab.compile.amber import scenario_of
+        from kernellab.compile.amber import prepare
 
-        files = [scenario_of(f) if fmt == "amber" else f for f, fmt in zip(files, formats)]
+        amber = {n: prepare(f) for n, (f, fmt) in enumerate(zip(files, formats)) if fmt == "amber"}
+        files = [amber[n][1][-1].scenario if n in amber else f for n, f in enumerate(files)]
         formats = ["scenario" if fmt == "amber" else fmt for fmt in formats]
     from kernellab import config
     from kernellab.verify.checkers import verify_many  # Vulkan scenarios to the SPIR-V checker, the rest to Oclgrind
@@ -99,25 +102,68 @@ def run(args: argparse.Namespace) -> int:
                               prove_sizes=args.prove_sizes)
         return _report(args, results)
     timeout = config.get().tool_timeout if text is None else config.parse_tool_timeout(str(text), "--timeout")
+    simulated: dict[int, list[dict[str, bytes]]] = {}
     with ending_process_on_timeout():  # this process is the command's own: a launch past its limit may end it
         results = verify_many(files, formats=formats, index=args.index, seed=args.seed, check=check, jobs=jobs,
                               vulkan=getattr(args, "vulkan", False), timeout=timeout,
+                              simulated=simulated if amber else None,
                               **({"subgroup_size": args.subgroup_size} if getattr(args, "subgroup_size", None) else {}))
     for r in results:
         for launch in r.unfinished:
             print(f"kernellab verify: error: {launch.error}", file=sys.stderr)
-    return _report(args, results)
+    references = {n: _reference(read[0], read[1], simulated[n]) for n, read in amber.items() if simulated.get(n)}
+    return _report(args, results, references)
 
 
-def _report(args: argparse.Namespace, results: list[Any]) -> int:
+def _reference(script: Any, checkpoints: list[Any], simulated: list[dict[str, bytes]]) -> dict[str, Any]:
+    """An AmberScript file's EXPECTs against the buffers the SPIR-V checker computed (the
+    specification's semantics, as a second device would give them): apart from the findings,
+    it changes no verdict and no exit status (docs/verify-vulkan.md, "A reference device")."""
+    from kernellab.suite.amber import checks_of
+    from kernellab.suite.compare import check_all
+
+    failures: list[str] = []
+    count = held = 0
+    for checkpoint in checkpoints:
+        checks = checks_of(script, checkpoint.expects)
+        if not checks:
+            continue
+        # checkpoint k's scenario holds the dispatches up to it: the state after that many
+        dispatches = checkpoint.scenario.read_text().count('"dispatch_compute"')
+        state = simulated[min(dispatches, len(simulated) - 1)]
+        data = {}
+        for name, b in script.buffers.items():
+            size = len(b.values) // len(b.element.components) * b.element.size
+            data[name] = state[name][:size] if name in state else None
+        result = check_all(checks, data)
+        count += len(result.outputs)
+        held += sum(o.ok for o in result.outputs)
+        if not result.ok:
+            failures.append(result.report())
+    return {"device": "the SPIR-V checker's simulation (specification semantics)", "expects": count,
+            "hold": held, "failures": failures}
+
+
+def _reference_text(ref: dict[str, Any]) -> str:
+    head = (f"reference: {ref['hold']} of {ref['expects']} EXPECTs hold on {ref['device']}; "
+            "not a verdict on the shader")
+    return "\n".join([head, *ref["failures"]])
+
+
+def _report(args: argparse.Namespace, results: list[Any], references: dict[int, dict[str, Any]] | None = None) -> int:
     from kernellab.verify.report import render
+    references = references or {}
     if args.json:
-        doc: Any = results[0].to_json() if len(results) == 1 else {
+        files = [r.to_json() for r in results]
+        for n, ref in references.items():
+            files[n]["reference"] = ref
+        doc: Any = files[0] if len(results) == 1 else {
             "verdict": next((v for v in ("defects", "not finished", "possible", "unknown")
                              if any(r.verdict == v for r in results)), "verified"),
-            "files": [r.to_json() for r in results]}
+            "files": files}
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print("\n\n".join(render(r) for r in results))
+        print("\n\n".join(render(r) + (f"\n{_reference_text(references[n])}" if n in references else "")
+                            for n, r in enumerate(results)))
     return max(r.exit_status for r in results)

@@ -10,14 +10,13 @@ when its header names this device.
 """
 from __future__ import annotations
 
-import logging
 import os
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab import config
+from kernellab import config, logs
 from kernellab.errors import FileSystemError, KernellabError
 from kernellab.outputs import write_bytes
 
@@ -31,7 +30,7 @@ except ImportError:  # an interpreter without the builtin module
 _ENTRY_TAG = b"KLA1"
 _ENTRY_HEAD = len(_ENTRY_TAG) + 32
 
-log = logging.getLogger("kernellab.cache")
+log = logs.getLogger("kernellab.cache")
 
 
 class ArtifactCache:
@@ -92,6 +91,7 @@ Say = Callable[[str, str], None]
 
 @dataclass(frozen=True)
 class PipelineCacheFile:
+    """Arm's ``--pipeline-caching`` file of one scenario."""
     path: Path
 
     @classmethod

@@ -17,13 +17,16 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
 
 from kernellab import tools
 from kernellab.compile import bitcode
 from kernellab.compile.preprocess import staged, without_include_dirs
 from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage
 from kernellab.errors import CompileError, DeviceError, InputError, MissingToolError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: OpenCL C version the front ends compile for unless the build options say otherwise
 DEFAULT_CL_STD = "-cl-std=CL1.2"
@@ -217,7 +220,8 @@ def _device_binary(src: Artifact, req: CompileRequest) -> bytes:
                             "--device", device.name, "--options", req.build_options])
         raise CompileError(f"{req.source}: building for {device.name} failed with options {options.argv()}\n"
                            f"{exc.log}\nrepro: {repro}") from exc
-    binaries = cast("list[bytes]", program.get_info(cl.program_info.BINARIES))
+    binaries = program.get_info(cl.program_info.BINARIES)  # one binary per device: the program's one
+    assert isinstance(binaries, list)
     return bytes(binaries[0])
 
 

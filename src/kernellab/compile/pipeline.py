@@ -7,13 +7,12 @@ stages) all come from this one structure.
 """
 from __future__ import annotations
 
-import logging
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernellab import compiler_options, config, tools
+from kernellab import compiler_options, config, logs, tools
 from kernellab.compile import preprocess, tensor_glsl
 from kernellab.compile.cache import ArtifactCache, default_cache, sha256
 from kernellab.compile.languages import LANGUAGES, VULKAN_MODULE_STAGE, all_stages, stages_for
@@ -35,7 +34,7 @@ from kernellab.outputs import write_bytes, write_text
 __all__ = ["LANGUAGES", "VULKAN_MODULE_STAGE", "Artifact", "CompileRequest", "Compiler", "Stage", "all_stages",
            "compile_tensor_glsl", "dump_stages", "spirv_to_text", "stages_for", "validate_spirv"]
 
-log = logging.getLogger("kernellab.compile")
+log = logs.getLogger("kernellab.compile")
 
 
 #: the languages whose compilers read ``#include``d files: kernellab inlines them (preprocess)

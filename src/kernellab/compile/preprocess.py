@@ -29,9 +29,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import stat
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -444,6 +442,9 @@ def staged(data: bytes, name: str) -> Iterator[Path]:
     """A fresh private folder holding ``data`` as the file ``name``: a compiler run there with
     that relative name and no include folder reads nothing else of the user's. The folder is
     removed, except after a tool's failure, whose repro command names the file in it."""
+    import shutil  # not on a run's start-up (tempfile brings random, bz2, lzma)
+    import tempfile
+
     folder = Path(tempfile.mkdtemp(prefix="kernellab-src-"))
     (folder / name).write_bytes(data)
     try:

@@ -3,12 +3,15 @@ uid) to a :class:`CompileRequest`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from kernellab import spirv_format
 from kernellab.compile.stage import CompileRequest
 from kernellab.errors import InputError, UsageError
 from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: file extension -> source language
 EXTENSIONS = {".comp": "glsl", ".glsl": "glsl", ".spv": "spirv", ".spvasm": "spirv-asm", ".cl": "opencl-c",

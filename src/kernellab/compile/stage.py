@@ -54,6 +54,9 @@ class CompileRequest:
     shader_stage: str = "compute"
     #: where a workload file names this kernel: (file, JSON pointer); a compile error names it
     place: tuple[str, str] | None = None
+    #: clspv options that move arguments (``compiler_options.CLSPV_LAYOUT_OPTIONS``, from an
+    #: AmberScript COMPILE_OPTIONS); the caller reads where they went from clspv's reflection
+    clspv_layout: tuple[str, ...] = ()
 
     @property
     def options(self) -> list[str]:
@@ -71,8 +74,9 @@ class CompileRequest:
         place = self.options_place or (str(self.source), "build options")
         if compiler_options.LANGUAGE_FAMILIES.get(self.language) is None and self.options_from != "user":
             return compiler_options.Options(origin="file")  # SPIR-V and binaries: no tool takes options
-        return compiler_options.read(self.language, self.build_options, roots[0], roots, place,
-                                     "user" if self.options_from == "user" else "file")
+        options = compiler_options.read(self.language, self.build_options, roots[0], roots, place,
+                                        "user" if self.options_from == "user" else "file")
+        return options + compiler_options.clspv_layout_options(self.clspv_layout) if self.clspv_layout else options
 
     def check_file_options(self) -> None:
         """Refuse (exit 2, the option named) file-given options outside the language's allow-list,
@@ -141,6 +145,7 @@ def check_spirv_binary(data: bytes, file: Path) -> bytes:
 
 @dataclass(frozen=True)
 class Stage:
+    """One stage of a compilation: how it runs and what it writes."""
     name: str
     #: (input artifact, request) -> output bytes; None for the source stage
     run: Callable[[Artifact, CompileRequest], bytes] | None

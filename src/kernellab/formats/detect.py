@@ -6,10 +6,13 @@ import os
 import stat
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
 
 from kernellab.errors import InputError
 from kernellab.formats.jsonfile import load_json, open_input
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: every workload format, in the order a file is tested against them
 FORMATS = ("scenario", "kernel-instantiation", "pyschedcl", "amber")

@@ -5,9 +5,12 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any, BinaryIO
 
 from kernellab.errors import InputError, Problem
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
 
 #: what a JSON input may be: workloads are small; a larger file is a mistake or an attack
 MAX_JSON_BYTES = 16 * 1024 * 1024

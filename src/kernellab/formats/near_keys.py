@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from kernellab.errors import Problem
 from kernellab.modelkit import nearest
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 _MISSING = re.compile(r'missing required field "([^"]+)"')
 

@@ -10,16 +10,18 @@ longer than 10,000 bytes; so does this reader. Only a ``descr`` that is not a pl
 """
 from __future__ import annotations
 
-import ast
 import math
 import os
 import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from kernellab.errors import InputError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -34,6 +36,7 @@ _PLAIN_DESCR = re.compile(r"([<>|=]?)([biufcSUVmM])(\d+)(\[\w+\])?")
 
 @dataclass(frozen=True)
 class NpyHeader:
+    """The header of a ``.npy`` file: shape, element type and order, and where the data starts."""
     shape: tuple[int, ...]
     #: the header's ``descr`` as written: a type string such as ``'<f4'``, or a structured description
     descr: Any
@@ -82,7 +85,20 @@ def _itemsize(descr: Any) -> int:
     return int(dtype.itemsize)
 
 
+#: the header as NumPy (and Arm's runner) writes it, padding aside: read without :mod:`ast`
+#: (importing it and compiling a first literal cost a start-up 13 M instructions); any other
+#: spelling goes to :func:`ast.literal_eval`, which reads this one the same
+_COMMON_HEADER = re.compile(r"\{'descr': '([<>|=]?[A-Za-z]\d*(?:\[\w+\])?)', 'fortran_order': (True|False), "
+                            r"'shape': \((|(?:0|[1-9]\d*),|(?:(?:0|[1-9]\d*), )+(?:0|[1-9]\d*),?)\), ?\}")
+
+
 def _parse_dict(text: str) -> tuple[tuple[int, ...], Any, bool]:
+    common = _COMMON_HEADER.fullmatch(text.rstrip(" \n"))
+    if common is not None:
+        descr, fortran, dims = common.groups()
+        return tuple(int(n) for n in dims.split(",") if n.strip()), descr, fortran == "True"
+    import ast
+
     try:
         d = ast.literal_eval(text)
     # a broken literal raises any of these; a deep one exhausts the parser

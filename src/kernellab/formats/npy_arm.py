@@ -12,14 +12,18 @@ a tensor shaped by ``dims`` with :attr:`VkFormatInfo.npy_descr`, an image ``[1, 
 from __future__ import annotations
 
 import os
-from typing import IO, TYPE_CHECKING, Union
 
 from kernellab.outputs import atomic_open
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import IO
 
 if TYPE_CHECKING:  # a buffer's bytes are written without NumPy; arrays (images, tensors) bring it
     import numpy as np
 
-Data = Union["np.ndarray", bytes, bytearray, memoryview]
+    # for the checker only: a Union naming a type by text compiles that text at run time
+    Data = np.ndarray | bytes | bytearray | memoryview
 
 MAGIC = b"\x93NUMPY"
 

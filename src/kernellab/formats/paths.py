@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from kernellab.errors import InputError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 
 try:  # CPython's own SHA-256: hashlib loads OpenSSL, which a run has no other use for
     from _sha256 import sha256

@@ -9,14 +9,12 @@ resolve against the scenario's folder and ``dst`` against the output folder.
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
+from kernellab import logs, spirv_format
 from kernellab import model as m
-from kernellab import spirv_format
 from kernellab.compiler_options import allowed_roots, inside
 from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.formats import npy
@@ -25,9 +23,14 @@ from kernellab.formats.near_keys import unknown_field_message, with_misspelling_
 from kernellab.formats.paths import path_problem
 from kernellab.modelkit import Invalid, dump, json_schema_defs, nearest, show, unknown_fields
 from kernellab.outputs import escapes
+from kernellab.vkregistry import vkformat
 from kernellab.vkregistry.vkformat import image_format_problem
 
-log = logging.getLogger("kernellab.scenario")
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
+log = logs.getLogger("kernellab.scenario")
 
 Loc = tuple[str | int, ...]
 
@@ -250,26 +253,30 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used
     """``used``: the uids commands use (a missing file of another resource is only a warning);
     None when every resource counts as used."""
     first: dict[str, Loc] = {}
-    for loc, r in resources:
+    for k, (loc, r) in enumerate(resources):
         if r.uid in first:
             ck.add(loc + ("uid",),
                    f"duplicate uid \"{r.uid}\" (first defined at {json_pointer(first[r.uid] + ('uid',))})")
         else:
             first[r.uid] = loc
         in_use = used is None or r.uid in used
+        # each resource at the files its fields name, resolved: the object the scenario holds
         if isinstance(r, m.DataResource):
-            r._src_path = ck.resolve_src(loc + ("src",), r.src, in_use)
-            r._dst_path = ck.resolve_dst(loc + ("dst",), r.dst)
+            r = r.located(src_path=ck.resolve_src(loc + ("src",), r.src, in_use),
+                          dst_path=ck.resolve_dst(loc + ("dst",), r.dst))
         elif isinstance(r, (m.RawData, m.Graph, m.GraphConstant)):
-            r._src_path = ck.resolve_src(loc + ("src",), r.src, in_use)
+            r = r.located(src_path=ck.resolve_src(loc + ("src",), r.src, in_use))
+        elif isinstance(r, m.Shader):
+            r = _located_shader(ck, loc, r, in_use)
+        resources[k] = (loc, r)
         if isinstance(r, m.Shader):
-            _check_shader(ck, loc, r, in_use)
+            _check_shader(ck, loc, r)
         elif isinstance(r, m.Graph) and r.push_constants_size % 4:
             ck.add(loc + ("push_constants_size",), f"expected a multiple of 4, got {r.push_constants_size}")
-        elif isinstance(r, (m.Buffer, m.RawData)) and r._src_path is not None:
-            hdr = ck.npy_header(loc + ("src",), r._src_path)
+        elif isinstance(r, (m.Buffer, m.RawData)) and r.src_path is not None:
+            hdr = ck.npy_header(loc + ("src",), r.src_path)
             if isinstance(r, m.Buffer) and hdr is not None and hdr.nbytes != r.size:
-                ck.add(loc + ("src",), f"{r._src_path} holds {hdr.nbytes} bytes "
+                ck.add(loc + ("src",), f"{r.src_path} holds {hdr.nbytes} bytes "
                                          f"({hdr.dtype} {list(hdr.shape)}) but the buffer size is {r.size}")
         elif isinstance(r, m.Image):
             _check_image(ck, loc, r)
@@ -280,15 +287,18 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used
         scenario_ml.check_resources(ck, resources)
 
 
-def _check_shader(ck: _Checker, loc: Loc, r: m.Shader, in_use: bool) -> None:
-    """A shader's source (a SPIR-V file must be one), include folders, push constants, stage and
-    specialization constants."""
-    r._src_path = ck.resolve_src(loc + ("src",), r.src, in_use)
-    if r.type == "SPIR-V" and r._src_path is not None and ck.check_files:
-        if (why := _spirv_problem(r._src_path)) is not None:
+def _located_shader(ck: _Checker, loc: Loc, r: m.Shader, in_use: bool) -> m.Shader:
+    """The shader at its source (a SPIR-V file must be one) and include folders."""
+    src = ck.resolve_src(loc + ("src",), r.src, in_use)
+    if r.type == "SPIR-V" and src is not None and ck.check_files:
+        if (why := _spirv_problem(src)) is not None:
             ck.unusable(loc + ("src",), why, in_use)
-            r._src_path = None
-    r._include_paths = _include_paths(ck, loc, r.include_dirs)
+            src = None
+    return r.located(src_path=src, include_paths=_include_paths(ck, loc, r.include_dirs))
+
+
+def _check_shader(ck: _Checker, loc: Loc, r: m.Shader) -> None:
+    """A shader's push constants, stage and specialization constants."""
     if r.push_constants_size % 4:
         ck.add(loc + ("push_constants_size",), f"expected a multiple of 4, got {r.push_constants_size}")
     if r.stage != "compute" and r.type == "OpenCL-C":
@@ -321,8 +331,8 @@ def _include_paths(ck: _Checker, loc: Loc, include_dirs: Sequence[str]) -> tuple
 
 def _check_image(ck: _Checker, loc: Loc, r: m.Image) -> None:
     """An image's ``.npy`` header, format and border color."""
-    if r._src_path is not None and r._src_path.suffix.lower() == ".npy":
-        ck.npy_header(loc + ("src",), r._src_path)  # found here with its JSON path, not by the loader
+    if r.src_path is not None and r.src_path.suffix.lower() == ".npy":
+        ck.npy_header(loc + ("src",), r.src_path)  # found here with its JSON path, not by the loader
     if (why := image_format_problem(r.format)) is not None:
         ck.add(loc + ("format",), why)
     if r.custom_border_color is not None and r.border_color not in ("INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT"):
@@ -330,6 +340,30 @@ def _check_image(ck: _Checker, loc: Loc, r: m.Image) -> None:
                "custom_border_color needs border_color INT_CUSTOM_EXT or FLOAT_CUSTOM_EXT")
     if r.border_color in ("INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT") and r.custom_border_color is None:
         ck.add(loc + ("border_color",), f"border_color {r.border_color} needs custom_border_color")
+    _check_image_shape(ck, loc, r)
+
+
+def _check_image_shape(ck: _Checker, loc: Loc, r: m.Image) -> None:
+    """kernellab's image extensions (image_type, depth, samples, sampler fields) where they
+    contradict each other or what Vulkan allows."""
+    if r.samples & (r.samples - 1):
+        ck.add(loc + ("samples",), f"expected a power of two (1, 2, 4 ... 64), got {r.samples}")
+    elif r.samples > 1:
+        why = ("it is not 2D" if r.image_type != "2D" else "it has mip levels" if r.mips > 1 else
+               "it has a src (its samples cannot be uploaded)" if r.src else
+               "it has a dst (its samples cannot be copied out)" if r.dst else "")
+        if why:
+            ck.add(loc + ("samples",), f"a multisampled image is a 2D storage image of one level: {why}")
+    if r.depth > 1 and r.image_type != "3D":
+        ck.add(loc + ("depth",), f"depth {r.depth} needs image_type 3D")
+    if r.image_type == "1D" and len(r.dims) == 2 and r.dims[1] != 1:
+        ck.add(loc + ("dims",), f"a 1D image has height 1, got {r.dims[1]}")
+    if r.image_type != "2D" and (r.src.lower().endswith((".png", ".dds")) or len(r.dims) != 2):
+        ck.add(loc + ("image_type",), f"a {r.image_type} image takes dims [width, height] and a .npy src")
+    if r.address_modes is not None and r.border_address_mode is not None:
+        ck.add(loc + ("address_modes",), "give address_modes or border_address_mode, not both")
+    if r.min_lod is not None and r.max_lod is not None and r.max_lod < r.min_lod:
+        ck.add(loc + ("max_lod",), f"max_lod {r.max_lod} is below min_lod {r.min_lod}")
 
 
 #: what a file given as a SPIR-V module probably is, by its extension, and what to do about it
@@ -432,13 +466,70 @@ def _check_resource_refs(ck: _Checker, resources: list[tuple[Loc, m.Resource]], 
 def _check_bindings(ck: _Checker, loc: Loc, bindings: Sequence[m.Binding], by_uid: _ByUid,
                     kinds: tuple[type[m.Resource], ...], what: str) -> None:
     """Each binding names a resource of ``kinds``, and takes a (set, binding) slot no earlier one took."""
-    slots: dict[tuple[int, int], int] = {}
+    slots: dict[tuple[int, int, int], int] = {}
+    elements: dict[tuple[int, int], list[int]] = {}
     for j, b in enumerate(bindings):
-        _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, kinds, what)
-        if (b.set, b.id) in slots:
-            ck.add(loc + ("bindings", j), f"set {b.set} binding {b.id} is already bound "
-                                            f"by bindings/{slots[(b.set, b.id)]}")
-        slots.setdefault((b.set, b.id), j)
+        resource = _ref(ck, by_uid, loc + ("bindings", j, "resource_ref"), b.resource_ref, kinds, what)
+        _check_descriptor_type(ck, loc + ("bindings", j), b, resource)
+        _check_buffer_range(ck, loc + ("bindings", j), b, resource)
+        element = f" element {b.array_element}" if b.array_element else ""
+        if (b.set, b.id, b.array_element) in slots:
+            ck.add(loc + ("bindings", j), f"set {b.set} binding {b.id}{element} is already bound "
+                                            f"by bindings/{slots[(b.set, b.id, b.array_element)]}")
+        slots.setdefault((b.set, b.id, b.array_element), j)
+        elements.setdefault((b.set, b.id), []).append(j)
+    for (s, i), js in elements.items():
+        have = sorted({bindings[j].array_element for j in js})
+        if have != list(range(len(have))):
+            ck.add(loc + ("bindings", js[-1], "array_element"),
+                   f"set {s} binding {i} is an array of buffers: its bindings fill elements 0 to {len(have) - 1}, "
+                   f"got elements {', '.join(map(str, have))}")
+        elif len(have) > 1 and any(not isinstance(by_uid.get(bindings[j].resource_ref, (None, None))[1], m.Buffer)
+                                   for j in js):
+            ck.add(loc + ("bindings", js[-1], "array_element"), f"set {s} binding {i}: only buffers are bound "
+                                                                  "as an array here")
+
+
+_TEXEL_TYPES = ("VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER", "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER")
+_BUFFER_TYPES = _TEXEL_TYPES + ("VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC", "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC")
+
+
+def _check_descriptor_type(ck: _Checker, loc: Loc, b: m.Binding, resource: m.Resource | None) -> None:
+    """kernellab's descriptor types: texel buffers view a buffer with a texel_format, dynamic ones
+    bind a buffer, the others bind an image."""
+    texel = b.descriptor_type in _TEXEL_TYPES
+    if b.texel_format is not None and vkformat.lookup(b.texel_format) is None:
+        ck.add(loc + ("texel_format",), f"unknown format {b.texel_format}")
+    if texel and b.texel_format is None:
+        ck.add(loc + ("texel_format",), f"{b.descriptor_type} needs texel_format (the VkFormat of its texels)")
+    if not texel and b.texel_format is not None:
+        ck.add(loc + ("texel_format",), "texel_format goes with a texel buffer descriptor_type "
+                                        "(VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER or ..._STORAGE_TEXEL_BUFFER)")
+    if b.descriptor_type in _BUFFER_TYPES and resource is not None and not isinstance(resource, m.Buffer):
+        ck.add(loc + ("descriptor_type",), f"{b.descriptor_type} binds a buffer, not a {resource.kind}")
+    if b.descriptor_type not in _BUFFER_TYPES and b.descriptor_type != "VK_DESCRIPTOR_TYPE_AUTO" and \
+            isinstance(resource, m.Buffer):
+        ck.add(loc + ("descriptor_type",), f"{b.descriptor_type} binds an image, not a buffer")
+
+
+def _check_buffer_range(ck: _Checker, loc: Loc, b: m.Binding, resource: m.Resource | None) -> None:
+    """A binding's range and dynamic offset: of a buffer, inside it (a dynamic offset only on a
+    dynamic descriptor)."""
+    dynamic = b.descriptor_type.endswith("_BUFFER_DYNAMIC")
+    if b.dynamic_offset and not dynamic:
+        ck.add(loc + ("dynamic_offset",), "a dynamic offset needs a dynamic descriptor_type "
+                                           "(VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC or _UNIFORM_BUFFER_DYNAMIC)")
+    if b.buffer_range is not None and resource is not None and not isinstance(resource, m.Buffer):
+        ck.add(loc + ("buffer_range",), f"\"{b.resource_ref}\" is a {resource.kind}: a buffer_range is a buffer's")
+        return
+    if isinstance(resource, m.Buffer):
+        offset, size = b.buffer_range if b.buffer_range is not None else (0, resource.size)
+        if offset + size + b.dynamic_offset > resource.size:
+            ck.add(loc + ("buffer_range" if b.buffer_range is not None else "dynamic_offset",),
+                   f"the binding sees bytes {offset + b.dynamic_offset} to {offset + size + b.dynamic_offset} of "
+                   f"buffer \"{resource.uid}\", which has {resource.size}")
+        elif b.buffer_range is not None and size < 1:
+            ck.add(loc + ("buffer_range", 1), "a range of at least 1 byte")
 
 
 def _check_dispatch_compute(ck: _Checker, loc: Loc, c: m.DispatchCompute, by_uid: _ByUid) -> None:

@@ -8,7 +8,10 @@ HTML; IGA's own listings are read and rendered the same way. See ``docs/listing.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: public name -> the module that defines it (imported on first use: the CLI loads only what it needs)
 _EXPORTS = {

@@ -12,9 +12,10 @@ descriptors other entry points use.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from kernellab.errors import InputError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 
 if TYPE_CHECKING:  # the decoder and its grammar load when a module is reflected, not with the classes
     from kernellab.listing.spirv import Instruction, Module
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # the decoder and its grammar load when a module is reflected
 
 @dataclass(frozen=True)
 class Descriptor:
+    """A descriptor an entry point uses: its set, binding and type."""
     set: int
     binding: int
     #: VK_DESCRIPTOR_TYPE_* without the prefix: STORAGE_BUFFER, UNIFORM_BUFFER, STORAGE_IMAGE, ...
@@ -41,6 +43,7 @@ class Descriptor:
 
 @dataclass
 class Interface:
+    """What an entry point expects: descriptors, push constants and specialization ids."""
     entry: str
     descriptors: dict[tuple[int, int], Descriptor] = field(default_factory=dict)
     push_constant_size: int = 0

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from kernellab.errors import UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: device kinds, best first: discrete GPU > integrated > virtual > CPU
 DEVICE_KINDS = ("discrete-gpu", "integrated-gpu", "virtual-gpu", "cpu", "other")
@@ -24,6 +27,7 @@ KIND_WORDS: Mapping[str, tuple[str, ...]] = {"cpu": ("cpu",), "gpu": GPU_KINDS}
 
 @dataclass(frozen=True)
 class DeviceInfo:
+    """One device a backend found: its index, name, kind and details."""
     backend: str
     index: int
     name: str

@@ -1,11 +1,10 @@
 """A failed native call as a kernellab error: out-of-memory is classified here, once, for every API."""
 from __future__ import annotations
 
-import logging
-
+from kernellab import logs
 from kernellab.errors import BackendError, DeviceOutOfMemoryError
 
-log = logging.getLogger("kernellab.native")
+log = logs.getLogger("kernellab.native")
 
 #: result codes that mean "the device or host ran out of memory" (Vulkan and OpenCL names)
 OUT_OF_MEMORY = frozenset({

@@ -21,10 +21,13 @@ import contextlib
 import functools
 import os
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from kernellab.errors import BackendError, DeviceError
 from kernellab.native.failure import cleanup_failed, failure
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 INSTALL_HINT = ("install the Vulkan loader and a driver; on Debian/Ubuntu: "
                 "apt-get install libvulkan1 mesa-vulkan-drivers (lavapipe, Vulkan on the CPU)")

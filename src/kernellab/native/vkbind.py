@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import Any
 
 from kernellab.native import vkbind_table as table
 from kernellab.native._vkbind_ffi import ffi
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: structures (and arrays) -> what they point to, kept alive as long as they are
 _alive: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Arm's "Command type" of each kernellab command label kind (label = "<index>:<kind>:<name>");
 #: barriers are not timed by Arm, so a kind missing here is left out of "Timestamps"

@@ -6,24 +6,26 @@ phases (setup, pipeline creation, run, save) are timed for ``--perf-counters-dum
 from __future__ import annotations
 
 import dataclasses
-import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol, overload
 
-from kernellab import compiler_options
+from kernellab import compiler_options, logs
 from kernellab import model as m
 from kernellab.backends import opencl_abi
 from kernellab.backends.base import (
+    DYNAMIC_BUFFER_TYPES,
     SOURCE,
+    TEXEL_BUFFER_TYPES,
     Backend,
     BackendOptions,
     BindingSlot,
     Buffer,
+    BufferArray,
     CommandTiming,
+    DynamicBuffer,
     GraphicsProgramSpec,
     Image,
     ImageBinding,
@@ -35,6 +37,7 @@ from kernellab.backends.base import (
     SamplerSpec,
     SpecConstant,
     SubgroupSizing,
+    TexelBuffer,
     UnknownEntryError,
     choose_device,
 )
@@ -63,11 +66,18 @@ from kernellab.runtime.limits import LocalSize, check_limits
 from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE as LANGUAGE_OF_TYPE
 from kernellab.shader_languages import SHADER_TYPE_OF_LANGUAGE as TYPE_OF_LANGUAGE
 
-log = logging.getLogger("kernellab.run")
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import IO, Any, Protocol, overload
+else:  # the protocols are the checker's: at run time nothing is checked against them
+    Protocol = object
+
+log = logs.getLogger("kernellab.run")
 
 
 @dataclass
 class RunOptions:
+    """How a scenario runs: device, repeats, dumps and checks."""
     device: str | None = None
     backend: str = "vulkan"
     dry_run: bool = False
@@ -95,6 +105,9 @@ class RunOptions:
     #: :attr:`RunReport.warnings`) when a dispatch wrote into it; only where such writes reach
     #: memory (:attr:`Backend.writes_past_end_reach_memory`, no robust buffer access)
     guard_bands: bool = False
+    #: check every number against the device's limits before anything runs; off for ``verify``,
+    #: where the driver's refusal of a launch is what the checker (Oclgrind's API checks) reports
+    device_limits: bool = True
     #: stages more files (profiling dumps) into the run's outputs once every output is written,
     #: so they are committed with them, or not at all
     finish: Callable[[RunReport, OutputSet], None] | None = None
@@ -116,11 +129,12 @@ class RepeatTimings(Sequence[list[CommandTiming]]):
     def __len__(self) -> int:
         return self._count
 
-    @overload
-    def __getitem__(self, index: int) -> list[CommandTiming]: ...
+    if TYPE_CHECKING:
+        @overload
+        def __getitem__(self, index: int) -> list[CommandTiming]: ...
 
-    @overload
-    def __getitem__(self, index: slice) -> list[list[CommandTiming]]: ...
+        @overload
+        def __getitem__(self, index: slice) -> list[list[CommandTiming]]: ...
 
     def __getitem__(self, index: int | slice) -> list[CommandTiming] | list[list[CommandTiming]]:
         if isinstance(index, slice):
@@ -140,6 +154,7 @@ class RepeatTimings(Sequence[list[CommandTiming]]):
 
 @dataclass
 class RunReport:
+    """What a run did: the device, phase times, command timings and outputs."""
     device: str = ""
     phases_ms: dict[str, float] = field(default_factory=dict)
     #: per repeat, the timings of the commands of each frame
@@ -292,7 +307,8 @@ class FileInputs:
         fmt = vkformat.lookup(r.format)
         assert fmt is not None  # the executor refused an unknown format before allocating
         width, height = image_extent(r)
-        data = imagefile.load(r.src_path, fmt, width, height, r.mips)
+        # a 3D image's slices follow one another: its texels are those of a 2D image depth times as high
+        data = imagefile.load(r.src_path, fmt, width, height * r.depth, r.mips)
         for w in data.warnings:
             log.warning("%s", w)
         backend.write_image(image, data.data, data.mip_levels)
@@ -534,7 +550,11 @@ class Executor:
         sampler = SamplerSpec(min_filter=r.min_filter or "NEAREST", mag_filter=r.mag_filter or "NEAREST",
                               mip_filter=r.mip_filter or "NEAREST", address_mode=r.border_address_mode or "CLAMP_EDGE",
                               border_color=r.border_color or "FLOAT_TRANSPARENT_BLACK",
-                              custom_border_color=tuple(r.custom_border_color) if r.custom_border_color else None)
+                              custom_border_color=tuple(r.custom_border_color) if r.custom_border_color else None,
+                              address_modes=tuple(r.address_modes) if r.address_modes else None,  # type: ignore[arg-type]
+                              min_lod=float(r.min_lod or 0.0),
+                              max_lod=None if r.max_lod is None else float(r.max_lod),
+                              unnormalized_coordinates=r.unnormalized_coordinates, compare_op=r.compare_op or "")
         # Arm's runner: readonly images are sampled, writeonly/image_read are storage, readwrite both
         from kernellab.vkregistry.vkformat import device_format_name  # a depth format's colour stand-in
 
@@ -545,7 +565,8 @@ class Executor:
                          or self._bound_as_storage(r.uid),
                          tiling=r.tiling, sampler=sampler,
                          tensor_aliasing=self.ml is not None and r.uid in self.ml.aliased_images,
-                         color_attachment=r.color_attachment)
+                         color_attachment=r.color_attachment, image_type=r.image_type, depth=r.depth,
+                         samples=r.samples)
 
     def _load_image(self, backend: Backend, r: m.Image, image: Image | None = None) -> Image:
         from kernellab.vkregistry import vkformat
@@ -681,10 +702,8 @@ class Executor:
                     problems += check_dispatch(self.scenario, i, c, shader, known.interface, file,
                                                spec_constants=False)
         problems += _check_ranges(dispatches, backend, file)
-        problems += check_limits(self.scenario, backend.limits, file,
-                                 slots={i: self._slots(c) for i, c in dispatches}, local_sizes=local_sizes,
-                                 shared_memory={uid: workgroup_memory(self.scenario.by_uid[uid], known)  # type: ignore[arg-type]
-                                                for uid, known in self.interfaces.items() if known is not None})
+        if self.options.device_limits:
+            problems += self._limit_problems(backend, file, dispatches, local_sizes)
         for uid, known in self.interfaces.items():
             reflected = self.scenario.by_uid[uid]
             assert isinstance(reflected, m.Shader)
@@ -699,6 +718,14 @@ class Executor:
         if problems:
             raise InputError(list(dict.fromkeys(problems)))  # a shader dispatched twice: its problems once
         log.info("check: %d dispatch(es) match their shaders' interfaces and the device's limits", len(dispatches))
+
+    def _limit_problems(self, backend: Backend, file: str,
+                        dispatches: Sequence[tuple[int, m.DispatchCompute | m.DispatchFragment]],
+                        local_sizes: dict[str, LocalSize]) -> list[Problem]:
+        return check_limits(self.scenario, backend.limits, file,
+                            slots={i: self._slots(c) for i, c in dispatches}, local_sizes=local_sizes,
+                            shared_memory={uid: workgroup_memory(self.scenario.by_uid[uid], known)  # type: ignore[arg-type]
+                                           for uid, known in self.interfaces.items() if known is not None})
 
     def _shader_interface(self, backend: Backend, shader: m.Shader, spec: ProgramSpec,
                           local_sizes: dict[str, LocalSize], file: str) -> list[Problem]:
@@ -777,7 +804,14 @@ class Executor:
                 # a shader's uniform block takes the buffer as a uniform buffer (Arm binds every
                 # buffer as storage, which Vulkan forbids for a uniform block)
                 uniform = getattr(declared.get((b.set, b.id)), "type", "") == "UNIFORM_BUFFER"
-                slots.append(BindingSlot(b.set, b.id, "uniform-buffer" if uniform else "storage-buffer"))
+                kind = "uniform-buffer" if uniform else "storage-buffer"
+                kind = {**DYNAMIC_BUFFER_TYPES, **TEXEL_BUFFER_TYPES}.get(b.descriptor_type, kind)
+                # bindings filling elements of one array of buffers make one slot of that many
+                count = 1 + max(a.array_element for a in c.bindings if (a.set, a.id) == (b.set, b.id))
+                if b.array_element == 0:
+                    slots.append(BindingSlot(b.set, b.id, kind, count))
+            elif isinstance(r, m.Image) and b.descriptor_type in _EXPLICIT_IMAGE_SLOTS:
+                slots.append(BindingSlot(b.set, b.id, _EXPLICIT_IMAGE_SLOTS[b.descriptor_type]))
             elif isinstance(r, m.Image):
                 sampled = r.shader_access in ("readonly", "readwrite") and \
                     b.descriptor_type != "VK_DESCRIPTOR_TYPE_STORAGE_IMAGE"
@@ -786,20 +820,32 @@ class Executor:
                 slots.append(BindingSlot(b.set, b.id, "tensor"))
         return tuple(sorted(slots))
 
-    def _bound(self, c: m.DispatchCompute | m.DispatchFragment) -> dict[tuple[int, int], Buffer | ImageBinding]:
+    def _bound(self, c: m.DispatchCompute | m.DispatchFragment
+               ) -> dict[tuple[int, int], Buffer | ImageBinding]:
         bound: dict[tuple[int, int], Buffer | ImageBinding] = {}
         slots = {(s.set, s.id): s.descriptor for s in self._slots(c)}
+        counts = {(s.set, s.id): s.count for s in self._slots(c)}
+        arrays: dict[tuple[int, int], dict[int, Buffer]] = {}
         for b in c.bindings:
-            if b.resource_ref in self.buffers and b.buffer_range is not None:
-                bound[(b.set, b.id)] = self._buffer_range(b.resource_ref, b.buffer_range)
-            elif b.resource_ref in self.buffers:
-                bound[(b.set, b.id)] = self.buffers[b.resource_ref]
+            if b.resource_ref in self.buffers:
+                buf = self.buffers[b.resource_ref] if b.buffer_range is None else \
+                    self._buffer_range(b.resource_ref, (b.buffer_range[0], b.buffer_range[1]))
+                if b.descriptor_type in DYNAMIC_BUFFER_TYPES:
+                    buf = DynamicBuffer(buf, b.dynamic_offset)
+                elif b.descriptor_type in TEXEL_BUFFER_TYPES:
+                    buf = TexelBuffer(buf, b.texel_format)
+                if counts[(b.set, b.id)] > 1:
+                    arrays.setdefault((b.set, b.id), {})[b.array_element] = buf
+                    continue
+                bound[(b.set, b.id)] = buf
             elif b.resource_ref in self.images:
                 # a storage descriptor sees one level: the lod asked for, else level 0
                 lod = b.lod if b.lod is not None or slots[(b.set, b.id)] != "storage-image" else 0
                 bound[(b.set, b.id)] = ImageBinding(self.images[b.resource_ref], lod)
             elif self.ml is not None and b.resource_ref in self.ml.tensors:
                 bound[(b.set, b.id)] = self.ml.tensors[b.resource_ref]
+        for key, elements in arrays.items():
+            bound[key] = BufferArray(tuple(elements[i] for i in sorted(elements)))
         return bound
 
     def _buffer_range(self, uid: str, rng: tuple[int, int]) -> Buffer:
@@ -810,6 +856,19 @@ class Executor:
             assert self.backend is not None
             view = self._ranges[key] = self.backend.sub_buffer(self.buffers[uid], rng[0], rng[1])
         return view
+
+    def free_buffers(self) -> None:
+        """Release this run's buffers and their views on the backend it ran on, for a caller that
+        lent a backend it keeps for many runs and whose lease made the buffers for this run alone
+        (a PySchedCL sweep): views first, then the buffers."""
+        if self.backend is None:
+            return
+        for view in self._ranges.values():
+            self.backend.free_buffer(view)
+        for buf in self.buffers.values():
+            self.backend.free_buffer(buf)
+        self._ranges.clear()
+        self.buffers.clear()
 
     # --- run -----------------------------------------------------------------------------------
     def run_commands(self, backend: Backend, outputs: OutputSet, capture: bool) -> list[CommandTiming]:
@@ -942,7 +1001,7 @@ class Executor:
             from kernellab.formats import png
             png.check_dst_format(fmt.name, path)
         with outputs.open(path) as fh:
-            imagefile.write(fh, suffix, fmt, image.spec.width, image.spec.height,
+            imagefile.write(fh, suffix, fmt, image.spec.width, image.spec.height * image.spec.depth,
                             backend.read_image(image, 0).data)
 
     def run(self) -> RunReport:
@@ -1029,9 +1088,17 @@ class Executor:
 
 
 def _check_ranges(dispatches: Sequence[tuple[int, m.Command]], backend: Backend, file: str) -> list[Problem]:
-    """A dispatch's global offset: as many dimensions as its range, on a backend that takes one."""
+    """A dispatch's global offset: as many dimensions as its range, on a backend that takes one;
+    dynamic and texel buffer descriptors and descriptor arrays only on a backend that has them."""
     problems = []
     for i, c in dispatches:
+        for j, b in enumerate(getattr(c, "bindings", ())):
+            if (b.descriptor_type.endswith("_BUFFER_DYNAMIC") or b.descriptor_type.endswith("_TEXEL_BUFFER")
+                    or b.array_element) and not backend.capabilities.buffer_descriptors:
+                problems.append(Problem(file, json_pointer(("commands", i, c.kind, "bindings", j)),
+                                        f"the {backend.capabilities.title} backend binds buffers one to a "
+                                        "binding, whole or a range: dynamic and texel buffer descriptors and "
+                                        "arrays of descriptors are the Vulkan backend's"))
         if not isinstance(c, m.DispatchCompute) or c.global_offset is None:
             continue
         at = json_pointer(("commands", i, c.kind, "global_offset"))
@@ -1082,6 +1149,11 @@ def _device_id(details: Mapping[str, Any], key: str) -> int:
         return 0
 
 
+#: the descriptor kind of an image binding that names its descriptor type (kernellab's extension)
+_EXPLICIT_IMAGE_SLOTS = {"VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE": "sampled-image", "VK_DESCRIPTOR_TYPE_SAMPLER": "sampler",
+                         "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER": "combined-image-sampler"}
+
+
 def image_extent(r: m.Image) -> tuple[int, int]:
     """(width, height): Arm writes image dims as [1, width, height, 1]; [width, height] is also read."""
     if len(r.dims) >= 3:
@@ -1095,4 +1167,4 @@ def execute(scenario: m.Scenario, options: RunOptions) -> RunReport:
     return Executor(scenario, options).run()
 
 
-__all__ = ["Executor", "RunOptions", "RunReport", "execute", "KernellabError", "Any"]
+__all__ = ["Executor", "RunOptions", "RunReport", "execute", "KernellabError"]

@@ -199,8 +199,7 @@ class _GraphBuilder:
         path = folder / f"{module.index}-{escaped_name(module.name)}.comp"
         path.write_text(source, encoding="utf-8")
         shader = m.Shader(uid=f"{self.graph.uid}/{module.name}", src=str(path), type="GLSL",
-                          entry=module.entry_point)
-        shader._src_path = path
+                          entry=module.entry_point, src_path=path)
         return shader
 
     def segment(self, seg: Any, push_data: dict[str, bytes], shader_spirv: Callable[[m.Shader], bytes],

@@ -25,8 +25,19 @@ from typing import TYPE_CHECKING, Any
 from kernellab import compiler_options
 from kernellab import model as m
 from kernellab.backends import opencl_abi as abi
-from kernellab.backends.base import Backend, BackendOptions, Buffer, Image, Program, ProgramSpec, SpecConstant
-from kernellab.backends.opencl import KernelArg, OpenCLBackend, OpenCLBuffer, OpenCLProgram
+from kernellab.backends.base import (
+    Backend,
+    BackendOptions,
+    Buffer,
+    Image,
+    KernelArg,
+    KernelLaunchFeature,
+    Program,
+    ProgramSpec,
+    SpecConstant,
+    choose_device,
+)
+from kernellab.backends.registry import backend_class
 from kernellab.compile.pipeline import driver_source
 from kernellab.errors import BackendError, CompileError, InputError, KernellabError, Problem
 from kernellab.formats import gpuverify
@@ -87,10 +98,12 @@ class PreparedLaunch:
     buffers are outputs."""
 
     inst: KernelInstantiation
-    program: OpenCLProgram
+    program: Program
+    #: the program's parameters, in order, as the driver reports them
+    params: list[KernelArg]
     args: list[Any]
     #: argument index -> device buffer, for every global/constant array (written as arg<N>.bin)
-    arrays: dict[int, OpenCLBuffer] = field(default_factory=dict)
+    arrays: dict[int, Buffer] = field(default_factory=dict)
     #: argument index -> element type code for byte-order conversion (None = bytes)
     array_dtypes: dict[int, str | None] = field(default_factory=dict)
     #: arrays the kernel cannot write (__constant, CL_MEM_READ_ONLY): their bytes as uploaded
@@ -100,11 +113,11 @@ class PreparedLaunch:
     #: (sizeof, alignof) of the by-value types only the compiler can size
     layout: dict[str, tuple[int, int]] = field(default_factory=dict)
 
-    def launch(self, backend: OpenCLBackend) -> None:
+    def launch(self, backend: Backend) -> None:
         """Enqueue the launch directly (its arguments made on ``backend`` by :func:`prepare`)."""
         i = self.inst
         try:
-            backend.launch(self.program, self.args, i.global_size, i.local_size, i.global_offset,
+            launches(backend).launch(self.program, self.args, i.global_size, i.local_size, i.global_offset,
                            label=f"{i.entry_point}#{i.index}")
         except BackendError as exc:
             named = self.named(exc)
@@ -118,7 +131,7 @@ class PreparedLaunch:
         if not found or exc.code != "CL_INVALID_ARG_SIZE":
             return exc
         n = int(found.group(1))
-        arg = self.program.args[n]
+        arg = self.params[n]
         return InputError([_problem(self.inst, ["kernel_arguments", n, "value"],
                                     f"the driver rejected this value's size for parameter {n} "
                                     f"({arg.type_name} {arg.name}): kernellab cannot know the size of "
@@ -179,8 +192,19 @@ def file_options(inst: KernelInstantiation) -> compiler_options.Options:
                                  (str(inst.file), inst.pointer("compiler_flags")))
 
 
-def build(backend: OpenCLBackend, inst: KernelInstantiation,
-          options: compiler_options.Options | None = None, source: bytes | None = None) -> OpenCLProgram:
+def launches(backend: Backend) -> KernelLaunchFeature:
+    """The backend's launches by position, or an error naming the backend that has none."""
+    return backend.need(backend.kernel_launches(), "kernel_launches")
+
+
+def open_backend(device: str | None, options: BackendOptions = BackendOptions()) -> Backend:
+    """The OpenCL backend on ``device`` (index or name substring; None = best), through the registry."""
+    cls = backend_class("opencl")
+    return cls(choose_device(cls.devices(), device), options)
+
+
+def build(backend: Backend, inst: KernelInstantiation,
+          options: compiler_options.Options | None = None, source: bytes | None = None) -> Program:
     """Build the instantiation's kernel with ``options`` (by default its file's, through the door);
     a compile error or a missing entry point is bad input pointing at ``kernel_file``/``entry_point``.
     ``source``: the kernel's :func:`driver_source` where the caller has it already."""
@@ -193,7 +217,7 @@ def build(backend: OpenCLBackend, inst: KernelInstantiation,
     spec = ProgramSpec(uid=f"{inst.kernel_file}:{inst.entry_point}", code=source, language="opencl-c",
                        entry=inst.entry_point, options=options)
     try:
-        return backend.create_program(spec)  # type: ignore[return-value]
+        return backend.create_program(spec)
     except CompileError as exc:
         text = str(exc)
         where = ["entry_point"] if "no kernel named" in text else ["kernel_file"]
@@ -206,50 +230,39 @@ def is_uniform(inst: KernelInstantiation) -> bool:
     return inst.local_size is None or all(g % l == 0 for g, l in zip(inst.global_size, inst.local_size))
 
 
-def _opencl_c_version(backend: OpenCLBackend) -> tuple[int, int] | None:
-    m = re.search(r"OpenCL C (\d+)\.(\d+)", str(getattr(backend.cl_device, "opencl_c_version", "")))
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-#: CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT: optional from OpenCL 3.0
-_NON_UNIFORM_QUERY = 0x10AB
-
-
-def non_uniform_refusal(backend: OpenCLBackend) -> str | None:
+def non_uniform_refusal(backend: Backend) -> str | None:
     """Why the device cannot run work-groups that do not divide the global size (None: it can).
 
     They are legal from OpenCL C 2.0 (optional again in 3.0, where the device says); Oclgrind
     runs them although it reports OpenCL C 1.2."""
-    if backend.is_oclgrind:
+    device = launches(backend)
+    if device.is_simulator:
         return None
-    version = _opencl_c_version(backend)
+    version = device.language_version()
     name = backend.device.name
     if version is None or version < (2, 0):
         have = f"OpenCL C {version[0]}.{version[1]}" if version else "no OpenCL C version"
         return (f"work-groups of unequal size need OpenCL C 2.0 and {name} supports {have} "
                 "(run it on Oclgrind: --device Oclgrind)")
     if version >= (3, 0):
-        try:
-            supported = bool(backend.cl_device.get_info(_NON_UNIFORM_QUERY))
-        except Exception:  # an ICD without the query: trust the version
-            supported = True
-        if not supported:
+        if not device.non_uniform_work_groups():
             return f"work-groups of unequal size are optional in OpenCL 3.0 and {name} does not support them"
     return None
 
 
-def non_uniform_options(backend: OpenCLBackend, inst: KernelInstantiation) -> compiler_options.Options:
+def non_uniform_options(backend: Backend, inst: KernelInstantiation) -> compiler_options.Options:
     """The build options for ``inst`` (its file's, through the door): work-groups of unequal size
     need the kernel built as OpenCL C 2.0 or later, unless the file's flags choose a standard."""
     options = file_options(inst)
     if is_uniform(inst) or options.has(compiler_options.STD):
         return options
-    version = None if backend.is_oclgrind else _opencl_c_version(backend)
+    device = launches(backend)
+    version = None if device.is_simulator else device.language_version()
     std = f"CL{version[0]}.{version[1]}" if version and version >= (2, 0) else "CL2.0"
     return options + compiler_options.own(f"-cl-std={std}")
 
 
-def check_work_groups(backend: OpenCLBackend, insts: Sequence[KernelInstantiation]) -> None:
+def check_work_groups(backend: Backend, insts: Sequence[KernelInstantiation]) -> None:
     """Refuse, before anything runs, launches with unequal work-groups the device cannot run."""
     reason = None
     problems = []
@@ -267,12 +280,13 @@ def check_work_groups(backend: OpenCLBackend, insts: Sequence[KernelInstantiatio
         raise InputError(problems)
 
 
-def make_arguments(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLProgram, seed: int = 0
+def make_arguments(backend: Backend, inst: KernelInstantiation, program: Program, seed: int = 0
                    ) -> PreparedLaunch:
     """Every argument of ``inst``, none on a device yet (arrays as :class:`ArrayValue`, images
     and samplers as :class:`ImageValue`/:class:`SamplerValue`; ``backend`` sizes the structs);
     all mismatches with the kernel's parameters are reported together as bad input."""
-    params = program.args
+    device = launches(backend)
+    params = device.kernel_arguments(program)
     records = inst.kernel_arguments
     maker = _ArgumentMaker(backend, inst, seed)
     if records is None:
@@ -283,9 +297,9 @@ def make_arguments(backend: OpenCLBackend, inst: KernelInstantiation, program: O
         raise InputError([_problem(inst, ["kernel_arguments"],
                                    f"has {len(records)} entries but kernel {inst.entry_point}({sig}) "
                                    f"takes {len(params)} arguments")])
-    launch = PreparedLaunch(inst, program, [])
+    launch = PreparedLaunch(inst, program, params, [])
     # structs and other by-value types numpy cannot size: the compiler says how big they are
-    layout = backend.type_layout(program, abi.unsized_types(params))
+    layout = device.type_layout(program, abi.unsized_types(params))
     sizes = {name: size for name, (size, _) in layout.items()}
     for n, (arg, rec) in enumerate(zip(params, records)):
         if rec is None:  # whole list unconstrained: make a record of the parameter's kind
@@ -296,7 +310,7 @@ def make_arguments(backend: OpenCLBackend, inst: KernelInstantiation, program: O
         local = [(inst.pointer("kernel_arguments", n), a.size) for n, a in enumerate(launch.args)
                  if isinstance(a, abi.LocalMemory)]
         maker.problems += local_memory_problems(str(inst.file), inst.entry_point, (
-            inst.pointer("kernel_file"), backend.static_local_memory(program)), local, backend.limits)
+            inst.pointer("kernel_file"), device.static_local_memory(program)), local, backend.limits)
     if maker.problems:
         raise InputError(maker.problems)
     launch.filled = maker.filled
@@ -304,23 +318,24 @@ def make_arguments(backend: OpenCLBackend, inst: KernelInstantiation, program: O
     return launch
 
 
-def prepare(backend: OpenCLBackend, inst: KernelInstantiation, program: OpenCLProgram, seed: int = 0
+def prepare(backend: Backend, inst: KernelInstantiation, program: Program, seed: int = 0
             ) -> PreparedLaunch:
     """Make every argument of ``inst`` on ``backend`` (arrays allocated and written); all
     mismatches with the kernel's parameters are reported together as bad input."""
     return realize(backend, make_arguments(backend, inst, program, seed))
 
 
-def realize(backend: OpenCLBackend, launch: PreparedLaunch) -> PreparedLaunch:
+def realize(backend: Backend, launch: PreparedLaunch) -> PreparedLaunch:
     """``launch`` with its arrays, images and samplers created on ``backend`` (in argument order:
     Oclgrind numbers memory objects by creation, and verify names an argument by that number)."""
+    device = launches(backend)
     for n, value in enumerate(launch.args):
         if isinstance(value, ImageValue):
-            launch.args[n] = backend.make_image(value.shape, value.texels, value.access)
+            launch.args[n] = device.make_image(value.shape, value.texels, value.access)
         elif isinstance(value, SamplerValue):
-            launch.args[n] = backend.make_sampler()
+            launch.args[n] = device.make_sampler()
         elif isinstance(value, ArrayValue):
-            buf = backend.alloc_with_flags(value.size, value.flags, uid=f"arg{n}")
+            buf = device.alloc_with_flags(value.size, value.flags, uid=f"arg{n}")
             backend.write_buffer(buf, value.data)
             launch.args[n] = launch.arrays[n] = buf
             launch.array_dtypes[n] = value.dtype
@@ -341,7 +356,7 @@ class _ArgumentMaker:
     """Makes the argument values of one instantiation, noting what it fills from the seed and
     every problem."""
 
-    backend: OpenCLBackend
+    backend: Backend
     inst: KernelInstantiation
     seed: int
     filled: list[str] = field(default_factory=list)
@@ -505,7 +520,7 @@ def expressible(launch: PreparedLaunch) -> bool:
     """Whether a scenario holds the launch exactly: buffers, ``__local`` arrays of whole elements
     and by-value arguments whose size is known. Images, samplers and values only the driver can
     size are launched directly (docs/architecture.md, "Kernel instantiations run as scenarios")."""
-    for arg, value in zip(launch.program.args, launch.args):
+    for arg, value in zip(launch.params, launch.args):
         if arg.kind in ("image", "sampler"):
             return False
         if arg.kind == "local" and (value.size == 0 or value.size % abi.local_element_size(arg)):
@@ -582,7 +597,7 @@ def as_scenario(launch: PreparedLaunch, *, whole_groups: bool = False) -> Launch
     work-groups (a launch with no ``local_size`` gets :func:`~kernellab.backends.opencl_abi.default_local_size`);
     otherwise the global size is kept in work-items and a missing local size is the driver's
     choice. An image or sampler parameter is bad input naming it."""
-    inst, args = launch.inst, launch.program.args
+    inst, args = launch.inst, launch.params
     i = inst.index
     uid = f"kernel{i}"
     local = inst.local_size or (abi.default_local_size(inst.global_size) if whole_groups else None)
@@ -599,8 +614,7 @@ def as_scenario(launch: PreparedLaunch, *, whole_groups: bool = False) -> Launch
                                    launch.layout)
     shader = m.Shader(uid=uid, src=inst.kernel_file, type="OpenCL-C", entry=inst.entry_point,
                       build_options=inst.compiler_flags or "", push_constants_size=len(push),
-                      specialization_constants=specs)
-    shader._src_path = inst.kernel_path
+                      specialization_constants=specs, src_path=inst.kernel_path)
     resources: list[m.Resource] = [shader]
     bindings, values, arrays = [], {}, {}
     binding_of = abi.buffer_bindings(args)
@@ -647,25 +661,26 @@ class _LaunchInputs:
 class _LentBackend:
     """The runner's open backend, lent to the executor; buffers created with their arguments' flags."""
 
-    def __init__(self, backend: OpenCLBackend, launch: LaunchScenario):
+    def __init__(self, backend: Backend, launch: LaunchScenario):
         self.backend, self.launch = backend, launch
 
     def lease(self, own: Callable[[], Backend], needs_own_device: bool) -> AbstractContextManager[Backend]:
         return nullcontext(self.backend)
 
     def alloc_buffer(self, backend: Backend, size: int, uid: str) -> Buffer:
-        return self.backend.alloc_with_flags(size, self.launch.values[uid].flags, uid=uid)
+        return launches(self.backend).alloc_with_flags(size, self.launch.values[uid].flags, uid=uid)
 
     def create_program(self, backend: Backend, spec: ProgramSpec) -> Program:
         return backend.create_program(spec)
 
 
-def _run_as_scenario(be: OpenCLBackend, launch: PreparedLaunch) -> dict[int, Any]:
+def _run_as_scenario(be: Backend, launch: PreparedLaunch, device_limits: bool = True) -> dict[int, Any]:
     """Run an :func:`expressible` launch through the executor; argument index -> its buffer."""
     from kernellab.runtime.executor import Executor, RunOptions
 
     shaped = as_scenario(launch)
-    executor = Executor(shaped.scenario, RunOptions(backend=be.name), inputs=_LaunchInputs(shaped),
+    executor = Executor(shaped.scenario, RunOptions(backend=be.name, device_limits=device_limits),
+                        inputs=_LaunchInputs(shaped),
                         write_files=False, lease=_LentBackend(be, shaped),
                         programs={shaped.scenario.commands[0].shader_ref: shaped.program})  # type: ignore[attr-defined]
     try:
@@ -676,15 +691,17 @@ def _run_as_scenario(be: OpenCLBackend, launch: PreparedLaunch) -> dict[int, Any
     return {n: executor.buffers[uid] for n, uid in shaped.arrays.items()}
 
 
-def _launch(be: OpenCLBackend, launch: PreparedLaunch) -> dict[int, Any]:
-    """Run one launch: as a scenario where the model holds it, else directly; its array buffers."""
+def launch_arrays(be: Backend, launch: PreparedLaunch, *, device_limits: bool = True) -> dict[int, Any]:
+    """Run one launch: as a scenario where the model holds it, else directly; its array buffers.
+    ``device_limits``: sizes past the device's limits are bad input before the launch; without
+    (verify), the driver refuses the launch and the checker reports it."""
     if not expressible(launch):
         launch = realize(be, launch)
         launch.launch(be)
         be.submit()
         return dict(launch.arrays)
     try:
-        return _run_as_scenario(be, launch)
+        return _run_as_scenario(be, launch, device_limits)
     except BackendError as exc:
         named = launch.named(exc)
         if named is exc:
@@ -694,7 +711,7 @@ def _launch(be: OpenCLBackend, launch: PreparedLaunch) -> dict[int, Any]:
 
 def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index: int | None = None, seed: int = 0,
                        device: str | None = None, report: Report | None = None,
-                       backend: OpenCLBackend | None = None) -> int:
+                       backend: Backend | None = None) -> int:
     """Run the instantiations of a kernel-instantiation file and write every global/constant
     array argument's final bytes to ``DIR/arg<N>.bin`` (``DIR/<i>/arg<N>.bin`` for i > 0).
 
@@ -709,7 +726,7 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
         report(str(w))
     chosen = select(insts, index, path)
     own = backend is None
-    be = backend or OpenCLBackend.open(device, BackendOptions())
+    be = backend or open_backend(device)
     try:
         check_work_groups(be, chosen)
         with OutputSet(output_dir) as outs:
@@ -719,7 +736,7 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
                 for line in launch.filled:
                     report(line)
                 with launch_guard.held(f"launch {inst.index} ({inst.entry_point}) of {path}"):
-                    arrays = _launch(be, launch)
+                    arrays = launch_arrays(be, launch)
                 if output_dir is not None:
                     dest = output_dir_for(Path(output_dir), inst.index)
                     for n, buf in arrays.items():
@@ -731,7 +748,7 @@ def run_instantiations(path: str | Path, output_dir: str | Path | None, *, index
                             continue
                         data = same if same is not None else be.read_buffer(buf).tobytes()
                         outs.bytes(dest / f"arg{n}.bin",
-                                   _from_device_order(data, program.args[n].type.dtype, inst.byteorder))
+                                   _from_device_order(data, launch.params[n].type.dtype, inst.byteorder))
             written = outs.commit()
         where = f"; {len(written)} output file{'s' if len(written) != 1 else ''} in {output_dir}" \
             if output_dir is not None else ""

@@ -13,7 +13,6 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from kernellab import model as m
 from kernellab.backends.base import KernelInterface, LocalArgument, UnknownEntryError
@@ -21,14 +20,18 @@ from kernellab.compile.cache import sha256
 from kernellab.errors import Problem, json_pointer
 from kernellab.listing.reflect import Descriptor, Interface
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 if TYPE_CHECKING:
     from kernellab.compile.cache import ArtifactCache
     from kernellab.listing.spirv import Module
 
 #: the descriptor types each kind of resource can be bound as
 _COMPATIBLE = {
-    "buffer": {"STORAGE_BUFFER", "UNIFORM_BUFFER"},
-    "image": {"STORAGE_IMAGE", "SAMPLED_IMAGE", "COMBINED_IMAGE_SAMPLER"},
+    "buffer": {"STORAGE_BUFFER", "UNIFORM_BUFFER", "UNIFORM_TEXEL_BUFFER", "STORAGE_TEXEL_BUFFER"},
+    "image": {"STORAGE_IMAGE", "SAMPLED_IMAGE", "COMBINED_IMAGE_SAMPLER", "SAMPLER"},
     "tensor": {"TENSOR_ARM"},
 }
 
@@ -68,6 +71,11 @@ def check_dispatch(scenario: m.Scenario, index: int, command: m.DispatchCompute 
             continue
         j, binding = bound[key]
         problems.extend(_check_resource(scenario, binding, descriptor, file, at + ("bindings", j)))
+        elements = sum(1 for b in command.bindings if (b.set, b.id) == key)
+        if elements != descriptor.count and max(elements, descriptor.count) > 1 and descriptor.count:
+            problems.append(Problem(file, json_pointer(at + ("bindings", j)),
+                                    f"shader {shader.uid!r} uses {_describe(descriptor)}, an array of "
+                                    f"{descriptor.count}; {elements} bound (array_element 0 to {elements - 1})"))
     problems.extend(_check_push_constants(scenario, index, command, shader, interface, file))
     if spec_constants:
         problems.extend(check_spec_constants(scenario, shader, interface, file))
@@ -84,10 +92,32 @@ def _check_resource(scenario: m.Scenario, binding: m.Binding, descriptor: Descri
         yield Problem(file, json_pointer(at + ("resource_ref",)),
                       f"{kind} {binding.resource_ref!r} cannot be bound to {_describe(descriptor)}")
         return
-    if isinstance(resource, m.Buffer) and resource.size < descriptor.min_size:
+    if isinstance(resource, m.Buffer) and binding.buffer_range is not None and \
+            binding.buffer_range[1] < descriptor.min_size:
+        yield Problem(file, json_pointer(at + ("buffer_range", 1)),
+                      f"the binding sees {binding.buffer_range[1]} bytes of buffer {resource.uid!r}; "
+                      f"{_describe(descriptor)} needs at least {descriptor.min_size}")
+    elif isinstance(resource, m.Buffer) and resource.size < descriptor.min_size:
         yield Problem(file, json_pointer(("resources", r_index, "buffer", "size")),
                       f"buffer {resource.uid!r} is {resource.size} bytes; {_describe(descriptor)} needs at "
                       f"least {descriptor.min_size}")
+    # a texel or dynamic descriptor type must be the one the shader declares (a dynamic one less its
+    # _DYNAMIC, which SPIR-V does not declare), and a texel buffer the shader declares needs one
+    explicit = binding.descriptor_type.removeprefix("VK_DESCRIPTOR_TYPE_")
+    texel = descriptor.type in ("UNIFORM_TEXEL_BUFFER", "STORAGE_TEXEL_BUFFER")
+    pinned = texel or explicit.endswith("_DYNAMIC")
+    if isinstance(resource, m.Buffer) and texel != (explicit in ("UNIFORM_TEXEL_BUFFER", "STORAGE_TEXEL_BUFFER")) \
+            or pinned and explicit.removesuffix("_DYNAMIC") != descriptor.type:
+        shown = explicit.lower().replace("_", " ") if explicit != "AUTO" else "a storage or uniform buffer"
+        yield Problem(file, json_pointer(at + ("descriptor_type",)),
+                      f"buffer {binding.resource_ref!r} is bound as {shown}, but the shader declares "
+                      f"{_describe(descriptor)}")
+        return
+    if isinstance(resource, m.Image) and explicit not in ("AUTO", "STORAGE_IMAGE") and explicit != descriptor.type:
+        yield Problem(file, json_pointer(at + ("descriptor_type",)),
+                      f"image {resource.uid!r} is bound as {explicit.lower().replace('_', ' ')}, but the shader "
+                      f"declares {_describe(descriptor)}")
+        return
     if isinstance(resource, m.Image):
         storage = descriptor.type == "STORAGE_IMAGE"
         if storage and resource.shader_access == "readonly" and binding.descriptor_type != \

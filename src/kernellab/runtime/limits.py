@@ -68,6 +68,9 @@ def check_limits(scenario: m.Scenario, limits: Limits, file: str | Path, *,
     for i, c in enumerate(scenario.commands):
         if isinstance(c, (m.DispatchCompute, m.DispatchFragment)):
             check.dispatch(i, c)
+            kinds = {(s.set, s.id): s.descriptor for s in slots.get(i, ())}
+            for j, b in enumerate(c.bindings):
+                check.aligned(("commands", i, c.kind, "bindings", j), b, kinds.get((b.set, b.id), ""))
     return check.problems
 
 
@@ -134,6 +137,20 @@ class _Check:
             self.problems.append(Problem(self.file, json_pointer(tuple(at)),
                                          f"{what}; the device takes indices below {count} "
                                          f"({self.limits.name(limit)} is {count})"))
+
+    def aligned(self, at: tuple[str | int, ...], b: m.Binding, descriptor: str) -> None:
+        """A binding's range offset and dynamic offset: multiples of the device's alignment for
+        its kind of descriptor (Vulkan requires it; a driver need not check)."""
+        limit = "min_texel_buffer_offset_alignment" if "texel" in descriptor else \
+            "min_uniform_buffer_offset_alignment" if descriptor.startswith("uniform") else \
+            "min_storage_buffer_offset_alignment"
+        align = getattr(self.limits, limit)
+        for where, offset in ((("buffer_range", 0), b.buffer_range[0] if b.buffer_range else 0),
+                              (("dynamic_offset",), b.dynamic_offset)):
+            if align and offset % align:
+                self.problems.append(Problem(self.file, json_pointer(at + where),
+                                             f"offset {offset} into buffer {b.resource_ref!r} is not a multiple of "
+                                             f"{align} ({self.limits.name(limit)})"))
 
     def dispatch(self, index: int, c: m.DispatchCompute | m.DispatchFragment) -> None:
         at = ("commands", index, c.kind)

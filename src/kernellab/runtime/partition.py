@@ -1,13 +1,13 @@
-"""One OpenCL kernel split across two devices (or two queues of one device), from a PySchedCL spec.
+"""One OpenCL kernel split across two devices (or one device), from a PySchedCL spec.
 
 Partition P (0..10) splits dimension 0 of the NDRange: work-items ``[0, s)`` run on the GPU-class
 device and ``[s, G0)`` on the CPU-class device, where ``s`` is P/10 of ``G0`` rounded to a multiple
 of the local size (PySchedCL's order: the GPU takes the first share). Buffers follow the spec:
 
 * ``break: 1`` buffers are split with the NDRange: a part sees only its rows (``size / G0``
-  elements per work-item of dimension 0). On one context the parts get sub-buffers of one buffer
-  (no copies) when the split is aligned for the device, else a private buffer filled by a
-  device-side copy; on two contexts each part gets a buffer of its rows only.
+  elements per work-item of dimension 0). On one device the parts bind ranges of one buffer
+  (sub-buffers, no copies) when the split is aligned for the device, else buffers of their own
+  rows; on two devices each part gets a buffer of its rows only.
 * ``break: 0`` buffers are given whole to both parts; what the parts write to them is merged
   element by element (a part's changes win over the initial contents; two parts writing different
   values to one element is an error).
@@ -16,16 +16,24 @@ Two split modes: ``subbuffer`` (default, PySchedCL's model: each part's work-ite
 and ``partition_round(dataset, size_percent)`` is its element count) and ``offset`` (each part is
 launched with a global work offset over whole-size buffers, so ``get_global_id`` is absolute).
 
-Every command is profiled; :class:`PartTiming` carries the events' device times.
+This module keeps the split policy (:func:`plan_parts`, which buffers are bound as ranges), the
+merge and the sweep; the parts run as scenarios through the one executor
+(:func:`~kernellab.runtime.spec_scenario.run_split`) on the OpenCL backend, one backend per device
+(one context and one in-order queue: PySchedCL's queue per device; devices of two platforms
+cannot share a context). On two devices each part runs on its own backend in a thread of its
+own, so the parts run concurrently. Every command is profiled, transfers included
+(:meth:`~kernellab.backends.base.Backend.transfer_timings`); :class:`PartTiming` carries the
+device times of a part's writes, kernel and reads.
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,27 +41,21 @@ from typing import Any
 import numpy as np
 
 from kernellab import compiler_options
-from kernellab.backends import opencl_abi as abi
-from kernellab.backends.base import DeviceInfo
+from kernellab.backends.base import Backend, BackendOptions, DeviceInfo, KernelArg, ProgramSpec, UnknownEntryError
+from kernellab.backends.registry import backend_class
 from kernellab.compile.pipeline import driver_source
-from kernellab.errors import BackendError, CompileError, DeviceError, InputError, Problem, ToolFailure, UsageError
+from kernellab.errors import DeviceError, InputError, KernellabError, Problem, UsageError
 from kernellab.formats.pyschedcl.kernel import ResolvedBuffer, ResolvedKernel
 from kernellab.formats.pyschedcl.spec import load_spec
-from kernellab.native import cl as ncl
 from kernellab.native.devices import GPU_KINDS, select, selector_kind
 from kernellab.outputs import write_text
 from kernellab.runtime.host_data import fill_inputs, write_outputs
+from kernellab.runtime.spec_scenario import Part, SpecScenario, SplitRun, program_specs, run_split
 from kernellab.runtime.split_modes import SPLIT_MODES
 
 log = logging.getLogger("kernellab.partition")
 
 _GPU_KINDS = GPU_KINDS
-
-
-def _opencl() -> tuple[Any, Any, Any]:
-    """pyopencl, the OpenCL backend's device list and its guarded-call helper (shared so that
-    device indices and error messages are the same as ``kernellab devices`` shows)."""
-    return ncl.load(), ncl.devices, ncl.guarded
 
 
 # --- devices ---------------------------------------------------------------------------------
@@ -62,26 +64,25 @@ def _opencl() -> tuple[Any, Any, Any]:
 @dataclass(frozen=True)
 class Target:
     info: DeviceInfo
-    device: Any  # pyopencl.Device
 
     @property
     def label(self) -> str:
         return f"{self.info.index}: {self.info.name}"
 
 
-def _pick(found: Sequence[tuple[DeviceInfo, Any]], wanted: str, role: str) -> Target:
+def _pick(found: Sequence[DeviceInfo], wanted: str, role: str) -> Target:
     w = wanted.strip()
-    matches = select([info for info, _ in found], w)
+    matches = select(found, w)
     if matches:
-        return Target(matches[0], next(d for i, d in found if i is matches[0]))
+        return Target(matches[0])
     kind = selector_kind(w)
     if kind == "index":
         raise UsageError(f"--devices: no OpenCL device with index {w} for the {role} part "
-                         f"(have {', '.join(str(i.index) for i, _ in found)})")
+                         f"(have {', '.join(str(i.index) for i in found)})")
     if kind == "kind":
-        have = "; ".join(f"{i.index}: {i.name} ({i.kind})" for i, _ in found)
+        have = "; ".join(f"{i.index}: {i.name} ({i.kind})" for i in found)
         raise UsageError(f"--devices: no OpenCL device of kind {w.upper()} (have {have})")
-    have = "; ".join(f"{i.index}: {i.name}" for i, _ in found)
+    have = "; ".join(f"{i.index}: {i.name}" for i in found)
     raise UsageError(f"--devices: no OpenCL device name contains {w!r} (have {have})")
 
 
@@ -90,8 +91,10 @@ def choose_targets(devices: str | Sequence[str] | None = None) -> tuple[Target, 
     (a kind ``cpu``/``gpu``, an index, or a name substring), CPU-class part first; one selector
     means both parts on that device. By default the best CPU device and the best GPU if there is
     one, else the CPU device twice (two queues). Simulators (Oclgrind) are used only when named."""
-    _, enumerate_devices, _ = _opencl()
-    found = enumerate_devices()
+    try:
+        found = backend_class("opencl").devices()
+    except DeviceError:
+        found = []
     if not found:
         raise DeviceError("no OpenCL device found: pip install pocl-binary-distribution (a CPU device) "
                           "or install your GPU vendor's OpenCL driver")
@@ -102,93 +105,88 @@ def choose_targets(devices: str | Sequence[str] | None = None) -> tuple[Target, 
         cpu = _pick(found, parts[0], "CPU-class")
         gpu = _pick(found, parts[-1], "GPU-class")
         return cpu, gpu
-    usable = [(i, d) for i, d in found if i.kind != "other"] or list(found)
-    cpus = [(i, d) for i, d in usable if i.kind == "cpu"]
-    gpus = [(i, d) for i, d in usable if i.kind in _GPU_KINDS]
-    first = min(cpus or usable, key=lambda m: (m[0].rank, m[0].index))
-    second = min(gpus, key=lambda m: (m[0].rank, m[0].index)) if gpus else first
-    return Target(*first), Target(*second)
+    usable = [i for i in found if i.kind != "other"] or list(found)
+    cpus = [i for i in usable if i.kind == "cpu"]
+    gpus = [i for i in usable if i.kind in _GPU_KINDS]
+    first = min(cpus or usable, key=lambda i: (i.rank, i.index))
+    second = min(gpus, key=lambda i: (i.rank, i.index)) if gpus else first
+    return Target(first), Target(second)
 
 
-# --- sessions: contexts, queues, programs ----------------------------------------------------
+# --- sessions: a backend per device, the kernel built and checked once ---------------------
 
 
 @dataclass
 class Lane:
-    """Where one part runs: a device, its context and its own queue."""
+    """Where one part runs: a device and the backend on it (its context and its one queue)."""
 
     role: str  # "gpu" | "cpu"
     target: Target
-    context: Any
-    queue: Any
+    backend: Backend
     #: sub-buffer origins must be multiples of this many bytes on this device
     align: int
+    #: held while a run uses the backend (two lanes of one device share it, and its queue)
+    lock: threading.Lock
 
 
 class Session:
-    """Contexts and queues for the two parts, and built programs, reused across runs.
+    """A backend for each device of the two parts, and built kernels, reused across runs.
 
-    One device: one context, two queues. Two devices of one platform: one context holding both.
-    Devices of different platforms: a context each (buffers then cannot be shared)."""
+    One device: one backend, whose one queue runs both parts in order. Two devices: a backend
+    each (buffers then cannot be shared), run concurrently."""
 
     def __init__(self, cpu: Target, gpu: Target, profiling: bool = True):
-        cl, _, guarded = _opencl()
-        self._cl = cl
-        self._guarded = guarded
-        props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
-        same_platform = cpu.device.platform.int_ptr == gpu.device.platform.int_ptr
-        if cpu.device.int_ptr == gpu.device.int_ptr:
-            contexts = [guarded("clCreateContext", cl.Context, [cpu.device])] * 2
-        elif same_platform:
-            contexts = [guarded("clCreateContext", cl.Context, [cpu.device, gpu.device])] * 2
-        else:
-            contexts = [guarded("clCreateContext", cl.Context, [gpu.device]),
-                        guarded("clCreateContext", cl.Context, [cpu.device])]
-        self.lanes = {
-            "gpu": Lane("gpu", gpu, contexts[0], guarded("clCreateCommandQueue", cl.CommandQueue, contexts[0],
-                                                         gpu.device, properties=props), gpu.device.mem_base_addr_align // 8),
-            "cpu": Lane("cpu", cpu, contexts[1], guarded("clCreateCommandQueue", cl.CommandQueue, contexts[1],
-                                                         cpu.device, properties=props), cpu.device.mem_base_addr_align // 8),
-        }
-        self.shared_context = contexts[0] is contexts[1]
-        self._programs: dict[tuple[int, str, str], Any] = {}
+        cls = backend_class("opencl")
+        options = BackendOptions(timestamps=profiling)
+        opened: dict[int, tuple[Backend, threading.Lock]] = {}
+        try:
+            for target in (gpu, cpu):
+                if target.info.index not in opened:
+                    opened[target.info.index] = (cls(target.info, options), threading.Lock())
+        except BaseException:
+            for backend, _ in opened.values():
+                backend.close()
+            raise
+        self.lanes = {role: Lane(role, target, *self._aligned(opened[target.info.index]))
+                      for role, target in (("gpu", gpu), ("cpu", cpu))}
+        self.shared_context = len(opened) == 1
+        self._built: dict[tuple[str, str, str], tuple[bytes, compiler_options.Options]] = {}
+        self._checked: set[tuple[int, tuple[str, str, str]]] = set()
         self._lock = threading.Lock()
+
+    @staticmethod
+    def _aligned(opened: tuple[Backend, threading.Lock]) -> tuple[Backend, int, threading.Lock]:
+        backend, lock = opened
+        return backend, backend.limits.buffer_range_alignment or 1, lock
 
     @property
     def description(self) -> str:
         g, c = self.lanes["gpu"].target, self.lanes["cpu"].target
-        if g.device.int_ptr == c.device.int_ptr:
+        if self.shared_context:
             return f"{g.label} (two queues)"
         return f"GPU-class {g.label}; CPU-class {c.label}"
 
-    def program(self, context: Any, kernel: ResolvedKernel) -> Any:
-        """The built program for ``kernel`` in ``context`` (cached by source and options)."""
-        folder = Path(kernel.spec.file).parent
+    def program(self, kernel: ResolvedKernel, roles: Sequence[str] = ("gpu", "cpu")) -> tuple[bytes, compiler_options.Options]:
+        """The kernel's source as the driver gets it and its options, built and checked against the
+        spec on the backends of ``roles`` (once per backend and kernel)."""
+        spec = kernel.spec
+        folder = Path(spec.file).parent
         # the spec's macros become -D options: through the door like any file's options
-        options = compiler_options.read("opencl-c", kernel.build_options, folder, compiler_options.allowed_roots(folder),
-                                        (str(kernel.spec.file), "/macros")) + compiler_options.own("-cl-kernel-arg-info")
-        # the driver gets the kernel with its includes inlined and checked (an InputError names the include)
-        source = driver_source(kernel.spec.src, Path(kernel.spec.file), (str(kernel.spec.file), "/src"),
-                               options=options).decode("utf-8", "replace")
-        options = options.without_include_dirs()
-        key = (id(context), source, options.key())
+        read = compiler_options.read("opencl-c", kernel.build_options, folder, compiler_options.allowed_roots(folder),
+                                     (str(spec.file), "/macros"))
+        key = (str(spec.file), spec.name, read.key())
         with self._lock:
-            prog = self._programs.get(key)
-            if prog is None:
-                cl = self._cl
-                prog = cl.Program(context, source)
-                try:
-                    ncl.build(prog, options, what=str(kernel.spec.src), cache_dir=False)
-                except ncl.BuildFailure as exc:
-                    raise CompileError(f"{kernel.spec.src}: OpenCL C build failed",
-                                       ToolFailure("clBuildProgram", ["kernellab", "run", kernel.spec.file], 2, exc.log)) from exc.__cause__
-                names = ncl.kernel_names(prog)
-                if kernel.spec.name not in names:
-                    raise InputError([Problem(kernel.spec.file, "/name", f"{kernel.spec.src.name} defines no kernel named "
-                                              f"{kernel.spec.name!r} (it defines: {', '.join(names) or 'none'})")])
-                _check_signature(cl, cl.Kernel(prog, kernel.spec.name), kernel)
-                self._programs[key] = prog
-        return prog
+            if key not in self._built:
+                # the driver gets the kernel with its includes inlined and checked (an InputError names the include)
+                source = driver_source(spec.src, Path(spec.file), (str(spec.file), "/src"), options=read)
+                self._built[key] = (source, read.without_include_dirs())
+            code, options = self._built[key]
+            for role in roles:
+                backend = self.lanes[role].backend
+                if (id(backend), key) not in self._checked:
+                    _check_kernel(backend, kernel, code, options)
+                    self._checked.add((id(backend), key))
+        return code, options
 
     def check_fits(self, kernel: ResolvedKernel) -> None:
         """Refuse, before allocating anything, buffers, local memory or workgroups larger than a
@@ -197,47 +195,44 @@ class Session:
         spec = kernel.spec
         seen = set()
         for lane in self.lanes.values():
-            dev = lane.target.device
-            if dev.int_ptr in seen:
+            if id(lane.backend) in seen:
                 continue
-            seen.add(dev.int_ptr)
-            name = lane.target.info.name
+            seen.add(id(lane.backend))
+            limits, name = lane.backend.limits, lane.target.info.name
+            largest = limits.max_allocation_size
             for b in kernel.buffers:
-                if b.nbytes > dev.max_mem_alloc_size:
+                if largest is not None and b.nbytes > largest:
                     problems.append(Problem(spec.file, b.spec.size.where,
                                             f"{b.count} {b.spec.type.name} elements ({b.nbytes} bytes) exceed the largest "
-                                            f"buffer {name} allows ({dev.max_mem_alloc_size} bytes)"))
+                                            f"buffer {name} allows ({largest} bytes)"))
             total = sum(b.nbytes for b in kernel.buffers)
-            if total > dev.global_mem_size:
+            if limits.memory_heap_size is not None and total > limits.memory_heap_size:
                 problems.append(Problem(spec.file, "/", f"the buffers need {total} bytes, more than the "
-                                                        f"{dev.global_mem_size} bytes of {name}"))
+                                                        f"{limits.memory_heap_size} bytes of {name}"))
             local = sum(kernel.local_bytes.values())
-            if local > dev.local_mem_size:
+            if limits.max_shared_memory_size is not None and local > limits.max_shared_memory_size:
                 where = next(a.where for a in spec.local_args)
                 problems.append(Problem(spec.file, where, f"the local arguments need {local} bytes, more than the "
-                                                          f"{dev.local_mem_size} bytes of local memory of {name}"))
-            if kernel.local_size:
+                                                          f"{limits.max_shared_memory_size} bytes of local memory "
+                                                          f"of {name}"))
+            if kernel.local_size and limits.max_workgroup_invocations is not None:
                 items = 1
                 for n in kernel.local_size:
                     items *= n
-                if items > dev.max_work_group_size:
+                if items > limits.max_workgroup_invocations:
                     where = kernel.spec.local_work_size.where if kernel.spec.local_work_size else "/localWorkSize"
                     problems.append(Problem(spec.file, where, f"a workgroup of {items} work-items "
                                                               f"({'x'.join(map(str, kernel.local_size))}) is larger than "
-                                                              f"the {dev.max_work_group_size} {name} allows"))
+                                                              f"the {limits.max_workgroup_invocations} {name} allows"))
         if problems:
             raise InputError(problems)
 
-    def kernel(self, context: Any, kernel: ResolvedKernel) -> Any:
-        # a fresh cl.Kernel per launch: argument state is per object, and launches may overlap
-        return self._cl.Kernel(self.program(context, kernel), kernel.spec.name)
-
     def close(self) -> None:
+        closed = set()
         for lane in self.lanes.values():
-            try:
-                lane.queue.finish()
-            except Exception:  # closing after a device error must not hide that error
-                pass
+            if id(lane.backend) not in closed:
+                closed.add(id(lane.backend))
+                lane.backend.close()  # closing after a device error logs, and does not hide that error
 
     def __enter__(self) -> Session:
         return self
@@ -246,24 +241,34 @@ class Session:
         self.close()
 
 
-def _check_signature(cl: Any, k: Any, kernel: ResolvedKernel) -> None:
+def _check_kernel(backend: Backend, kernel: ResolvedKernel, code: bytes, options: compiler_options.Options) -> None:
+    """Build the kernel on ``backend`` and check it against the spec: a kernel of the spec's name,
+    taking the arguments the spec describes (a build error names the kernel's file)."""
+    spec = kernel.spec
+    program = ProgramSpec(uid=str(spec.src), code=code, language="opencl-c", entry=spec.name, options=options)
+    try:
+        known = backend.program_interface(program)
+    except UnknownEntryError as exc:
+        raise InputError([Problem(spec.file, "/name", f"{spec.src.name} defines no kernel named "
+                                                      f"{spec.name!r} (it defines: {', '.join(exc.names) or 'none'})")]) from None
+    _check_signature(known.parameters if known is not None else (), kernel)
+
+
+def _check_signature(params: Sequence[KernelArg], kernel: ResolvedKernel) -> None:
     """The spec's argument kinds against the kernel's own (argument info from the compiler)."""
     spec = kernel.spec
     problems: list[Problem] = []
-    if k.num_args != spec.arg_count:
-        problems.append(Problem(spec.file, "/", f"kernel {spec.name!r} takes {k.num_args} arguments but the spec "
+    if not params:
+        return  # argument info unavailable on this platform: nothing to check against
+    if len(params) != spec.arg_count:
+        problems.append(Problem(spec.file, "/", f"kernel {spec.name!r} takes {len(params)} arguments but the spec "
                                                 f"describes {spec.arg_count}"))
-    aq = cl.kernel_arg_address_qualifier
-    for i in range(min(k.num_args, spec.arg_count)):
-        try:
-            space = ncl.guarded("clGetKernelArgInfo", k.get_arg_info, i, cl.kernel_arg_info.ADDRESS_QUALIFIER)
-            tname = ncl.guarded("clGetKernelArgInfo", k.get_arg_info, i, cl.kernel_arg_info.TYPE_NAME).strip()
-            name = ncl.guarded("clGetKernelArgInfo", k.get_arg_info, i, cl.kernel_arg_info.NAME)
-        except BackendError:
-            return  # argument info unavailable on this platform: nothing to check against
+    for i in range(min(len(params), spec.arg_count)):
+        param = params[i]
+        space, tname, name = param.address_space, param.type_name, param.name
         pointer = tname.endswith("*")
         buf = spec.buffer(i)
-        if buf is not None and not (pointer and space in (aq.GLOBAL, aq.CONSTANT)):
+        if buf is not None and not (pointer and space in ("global", "constant")):
             problems.append(Problem(spec.file, buf.where, f"argument {i} ({tname} {name}) of {spec.name} is not a "
                                                           "__global pointer, but the spec describes it as a buffer"))
         elif buf is not None:
@@ -272,11 +277,11 @@ def _check_signature(cl: Any, k: Any, kernel: ResolvedKernel) -> None:
                 log.warning("%s: %s: buffer type %s but the kernel's argument %d is %s", spec.file, buf.where,
                             buf.type.name, i, tname)
         for a in spec.var_args:
-            if a.pos == i and (pointer or space != aq.PRIVATE):
+            if a.pos == i and (pointer or space != "private"):
                 problems.append(Problem(spec.file, a.where, f"argument {i} ({tname} {name}) of {spec.name} is not "
                                                             "passed by value, but the spec describes it as a varArgument"))
         for la in spec.local_args:
-            if la.pos == i and space != aq.LOCAL:
+            if la.pos == i and space != "local":
                 problems.append(Problem(spec.file, la.where, f"argument {i} ({tname} {name}) of {spec.name} is not "
                                                             "a __local pointer, but the spec describes it as a localArgument"))
     if problems:
@@ -326,29 +331,15 @@ class RunResult:
         return max((p.kernel_ns for p in self.parts), default=0)
 
 
-@dataclass
-class _Part:
-    role: str
-    lane: Lane
-    start: int
-    count: int
-    args: list[Any] = field(default_factory=list)
-    events: list[tuple[str, Any]] = field(default_factory=list)
-    #: (pos, device buffer, byte offset into the host array, nbytes) to read back
-    reads: list[tuple[int, Any, int, int]] = field(default_factory=list)
-    #: break:0 written buffers of a context of its own: (pos, device buffer), then (pos, host copy)
-    merges: list[tuple[int, Any]] = field(default_factory=list)
-    #: private copies of sub-regions to copy back into a shared parent after the kernel
-    copy_back: list[tuple[Any, Any, int, int]] = field(default_factory=list)
-    #: objects that must outlive the enqueued commands (host slices, sub-buffers, kernels)
-    keep: list[Any] = field(default_factory=list)
-
-
 def plan_parts(kernel: ResolvedKernel, partition: int) -> list[tuple[str, int, int]]:
     """[(role, first work-item, count)] for dimension 0; empty parts are left out."""
     total = kernel.global_size[0]
     s = kernel.split_point(partition)
     return [(role, a, b - a) for role, a, b in (("gpu", 0, s), ("cpu", s, total)) if b > a]
+
+
+def _row_bytes(kernel: ResolvedKernel, b: ResolvedBuffer, rows: int) -> int:
+    return b.elements_before(rows, kernel.global_size[0]) * b.spec.type.itemsize
 
 
 def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndarray], partition: int | None = None,
@@ -361,209 +352,106 @@ def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndar
         raise UsageError(f"--partition must be in 0..10, got {p}")
     t0 = time.perf_counter()
     session.check_fits(kernel)
-    parts = [_Part(role, session.lanes[role], start, count) for role, start, count in plan_parts(kernel, p)]
+    parts = [Part(role, start, count) for role, start, count in plan_parts(kernel, p)]
     if len(parts) > 1:
         kernel.check_splittable(p)
-    run = _Run(session, kernel, host, split, parts)
-    # one context for all parts: one whole buffer per argument, written once
-    if run.shared or len(parts) == 1:
-        run.upload_whole_buffers()
-    for part in parts:
-        run.bind_buffers(part)
-    # scalar and local arguments, then the launches
-    for part in parts:
-        run.launch(part)
-    run.finish()
-    wall = time.perf_counter() - t0
-    used = frozenset(pos for pos in run.subbuffers if pos in run.parents and len(parts) > 1 and split == "subbuffer"
-                     and any(b.pos == pos and b.spec.breakable for b in kernel.buffers))
-    return RunResult(run.results, [_timing(part) for part in parts], wall, p, kernel.split_point(p), used)
+    code, options = session.program(kernel, [part.role for part in parts])
 
+    def programs(shaped: SpecScenario) -> Mapping[str, ProgramSpec]:
+        return program_specs(shaped, code, options)
 
-class _Run:
-    """The device buffers and commands of one partitioned run, built part by part."""
-
-    def __init__(self, session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndarray], split: str,
-                 parts: list[_Part]):
-        self.session, self.kernel, self.host, self.split, self.parts = session, kernel, host, split, parts
-        self.cl = session._cl
-        self.guarded = session._guarded
-        self.results: dict[int, np.ndarray] = {
-            b.pos: (np.array(host[b.pos], copy=True) if b.spec.written_by_kernel else host[b.pos])
-            for b in kernel.buffers}
-        self.shared = session.shared_context and len(parts) > 1
-        self.zeroed = {b.pos for b in kernel.buffers if b.spec.kind == "output" and not host[b.pos].any()}
-        self.parents: dict[int, Any] = {}
-        self.first_queue = parts[0].lane.queue
-        self.setup_events: list[Any] = []
+    # one backend for all parts (one device): its queue runs them in order; else a backend each
+    groups = [parts] if session.shared_context or len(parts) == 1 else [[part] for part in parts]
+    ranged: frozenset[int] = frozenset()
+    if len(groups[0]) > 1 and split == "subbuffer":
         # OpenCL leaves a buffer used concurrently with its own sub-buffers undefined, so a buffer is
-        # split into sub-buffers for every part (each part's rows aligned for its device) or for none
-        self.subbuffers = {b.pos for b in kernel.buffers
-                           if all(self.nbytes_rows(b, part.start) % part.lane.align == 0 for part in parts)}
-
-    def nbytes_rows(self, b: ResolvedBuffer, rows: int) -> int:
-        return b.elements_before(rows, self.kernel.global_size[0]) * b.spec.type.itemsize
-
-    def upload_whole_buffers(self) -> None:
-        cl, guarded = self.cl, self.guarded
-        ctx = self.parts[0].lane.context
-        for b in self.kernel.buffers:
-            mem = guarded(f"clCreateBuffer(arg {b.pos}, {b.nbytes} bytes)", cl.Buffer, ctx, cl.mem_flags.READ_WRITE,
-                          b.nbytes)
-            self.parents[b.pos] = mem
-            if b.pos in self.zeroed:  # an output starting from zeros: filled on the device, nothing to copy
-                ev = guarded(f"clEnqueueFillBuffer(arg {b.pos})", cl.enqueue_fill_buffer, self.first_queue, mem,
-                             np.zeros(1, np.uint8), 0, b.nbytes)
-                label = "fill"
-            else:
-                ev = guarded(f"clEnqueueWriteBuffer(arg {b.pos})", cl.enqueue_copy, self.first_queue, mem,
-                             self.host[b.pos], is_blocking=False)
-                label = "write"
-            self.setup_events.append(ev)
-            self.parts[0].events.append((label, ev))
-
-    def bind_buffers(self, part: _Part) -> None:
-        """The part's buffer arguments, in position order: views of the shared whole buffers, or
-        buffers of its own context written from the host."""
-        for pos in range(self.kernel.spec.arg_count):
-            buf = next((b for b in self.kernel.buffers if b.pos == pos), None)
-            if buf is None:
-                continue
-            start_b = self.nbytes_rows(buf, part.start) if buf.spec.breakable else 0
-            size_b = (self.nbytes_rows(buf, part.start + part.count) - start_b) if buf.spec.breakable else buf.nbytes
-            if pos in self.parents:
-                self._bind_shared(part, buf, start_b, size_b)
-            else:
-                self._bind_private(part, buf, start_b, size_b)
-
-    def _bind_shared(self, part: _Part, buf: ResolvedBuffer, start_b: int, size_b: int) -> None:
-        cl, guarded, pos = self.cl, self.guarded, buf.pos
-        whole = self.split == "offset" or not buf.spec.breakable
-        parent = self.parents[pos]
-        if not buf.spec.breakable and buf.spec.written_by_kernel and len(self.parts) > 1:
-            # both parts write a whole buffer: one shared buffer would let the second part's writes
-            # silently replace the first's, so each part writes a copy of its own, merged afterwards
-            # exactly as on two devices
-            mem = guarded(f"clCreateBuffer(arg {pos} part)", cl.Buffer, part.lane.context, cl.mem_flags.READ_WRITE,
-                          buf.nbytes)
-            ev = guarded("clEnqueueCopyBuffer", cl.enqueue_copy, part.lane.queue, mem, parent, byte_count=buf.nbytes,
-                         src_offset=0, dst_offset=0, wait_for=self.setup_events or None)
-            part.events.append(("copy", ev))
-            part.args.append(mem)
-            part.merges.append((pos, mem))
-        elif whole or (start_b == 0 and size_b == buf.nbytes):
-            part.args.append(parent)
-        elif pos in self.subbuffers:
-            sub = guarded(f"clCreateSubBuffer(arg {pos})", parent.get_sub_region, start_b, size_b)
-            part.keep.append(sub)
-            part.args.append(sub)
-        else:
-            # the split is not aligned for sub-buffers: private buffers, copied on the device
-            mem = guarded(f"clCreateBuffer(arg {pos} part)", cl.Buffer, part.lane.context, cl.mem_flags.READ_WRITE,
-                          size_b)
-            ev = guarded("clEnqueueCopyBuffer", cl.enqueue_copy, part.lane.queue, mem, parent, byte_count=size_b,
-                         src_offset=start_b, dst_offset=0, wait_for=self.setup_events or None)
-            part.events.append(("copy", ev))
-            part.args.append(mem)
-            if buf.spec.written_by_kernel:
-                part.copy_back.append((parent, mem, start_b, size_b))
-
-    def _bind_private(self, part: _Part, buf: ResolvedBuffer, start_b: int, size_b: int) -> None:
-        """This part has a context of its own: its own buffer, written from the host."""
-        cl, guarded, pos, queue = self.cl, self.guarded, buf.pos, part.lane.queue
-        data = self.host[pos]
-        flat = data.view(np.uint8).reshape(-1)
-        whole = self.split == "offset" or not buf.spec.breakable
-        alloc = buf.nbytes if whole else size_b
-        mem = guarded(f"clCreateBuffer(arg {pos}, {alloc} bytes)", cl.Buffer, part.lane.context,
-                      cl.mem_flags.READ_WRITE, alloc)
-        part.args.append(mem)
-        if buf.spec.breakable and (self.split == "offset" or pos not in self.zeroed):
-            region = flat[start_b:start_b + size_b]
-            offset = {"dst_offset": start_b} if self.split == "offset" else {}
-            ev = guarded(f"clEnqueueWriteBuffer(arg {pos})", cl.enqueue_copy, queue, mem, region, **offset,
-                         is_blocking=False)
-            part.keep.append(region)
-            part.events.append(("write", ev))
-        elif buf.spec.breakable:
-            ev = guarded(f"clEnqueueFillBuffer(arg {pos})", cl.enqueue_fill_buffer, queue, mem,
-                         np.zeros(1, np.uint8), 0, size_b)
-            part.events.append(("fill", ev))
-        else:
-            ev = guarded(f"clEnqueueWriteBuffer(arg {pos})", cl.enqueue_copy, queue, mem, data, is_blocking=False)
-            part.events.append(("write", ev))
-            if buf.spec.written_by_kernel:
-                part.merges.append((pos, mem))
-            return
-        if buf.spec.written_by_kernel:
-            part.reads.append((pos, mem, start_b, size_b))
-
-    def launch(self, part: _Part) -> None:
-        """Set the part's arguments, enqueue its kernel and the commands that bring its results back."""
-        cl, guarded, kernel, lane = self.cl, self.guarded, self.kernel, part.lane
-        k = self.session.kernel(lane.context, kernel)
-        values = {pos: v.tobytes() for pos, v in kernel.arg_values(part.start, part.count).items()}
-        args = abi.positional_arguments(kernel.spec.arg_count, values, kernel.local_bytes, part.args)
-        for pos, value in enumerate(abi.driver_values(args, cl, lambda mem: mem)):
-            guarded(f"clSetKernelArg({kernel.spec.name}, {pos})", k.set_arg, pos, value)
-        gsize = (part.count,) + tuple(kernel.global_size[1:])
-        offset = (part.start,) + (0,) * (len(gsize) - 1) if self.split == "offset" and part.start else None
-        waits = [ev for label, ev in part.events] + (self.setup_events if lane.queue is not self.first_queue else [])
-        from kernellab.native import launch_guard  # a crash names this part (schedule, partition-sweep)
-        launch_guard.naming(f"the {part.role} part of kernel {kernel.spec.name} of {kernel.spec.file} or one before it")
-        ev = guarded(f"clEnqueueNDRangeKernel({kernel.spec.name}, {part.role} part)", cl.enqueue_nd_range_kernel,
-                     lane.queue, k, gsize, kernel.local_size, offset, wait_for=waits or None)
-        part.events.append(("kernel", ev))
-        part.keep.append(k)
-        for parent, mem, start_b, size_b in part.copy_back:
-            cev = guarded("clEnqueueCopyBuffer", cl.enqueue_copy, lane.queue, parent, mem, byte_count=size_b,
-                          src_offset=0, dst_offset=start_b, wait_for=[ev])
-            part.events.append(("copy", cev))
-        for pos, mem, start_b, size_b in part.reads:
-            target = self.results[pos].view(np.uint8).reshape(-1)[start_b:start_b + size_b]
-            src_off = start_b if self.split == "offset" else 0
-            rev = guarded(f"clEnqueueReadBuffer(arg {pos})", cl.enqueue_copy, lane.queue, target, mem,
-                          src_offset=src_off, is_blocking=False, wait_for=[ev])
-            part.events.append(("read", rev))
-        merged = []
-        for pos, mem in part.merges:
-            out = np.empty_like(self.host[pos])
-            rev = guarded(f"clEnqueueReadBuffer(arg {pos})", cl.enqueue_copy, lane.queue, out, mem,
-                          is_blocking=False, wait_for=[ev])
-            part.events.append(("read", rev))
-            merged.append((pos, out))
-        part.merges = merged  # type: ignore[assignment]
-        lane.queue.flush()
-
-    def finish(self) -> None:
-        """Wait for every part, read back the shared whole buffers and merge the parts' copies."""
-        cl, guarded, kernel = self.cl, self.guarded, self.kernel
-        for part in self.parts:
-            guarded("clFinish", part.lane.queue.finish)
-        # the whole written buffers of a shared context, read once after both parts are done
-        merged = {pos for part in self.parts for pos, _ in part.merges}
-        for pos, parent in self.parents.items():
-            buf = next(b for b in kernel.buffers if b.pos == pos)
-            if buf.spec.written_by_kernel and pos not in merged:
-                rev = guarded(f"clEnqueueReadBuffer(arg {pos})", cl.enqueue_copy, self.first_queue, self.results[pos],
-                              parent, is_blocking=True)
-                self.parts[0].events.append(("read", rev))
-        for pos in merged:
-            _merge(kernel, pos, self.host[pos],
-                   [(part.role, out) for part in self.parts for q, out in part.merges if q == pos], self.results[pos],
-                   self.split)
+        # bound as ranges for every part (each part's rows aligned for its device) or for none
+        align = session.lanes[parts[0].role].align
+        ranged = frozenset(b.pos for b in kernel.buffers if b.spec.breakable
+                           and all(_row_bytes(kernel, b, part.start) % align == 0 for part in parts))
+    runs = _run_groups(session, kernel, host, groups, split, ranged, len(parts), programs)
+    results = _assemble(kernel, host, parts, runs, split)
+    wall = time.perf_counter() - t0
+    timings = [PartTiming(part.role, session.lanes[part.role].target.info.name, part.start, part.count,
+                          sorted(((kind, a, b) for run in runs for kind, a, b in run.commands.get(part.role, [])),
+                                 key=lambda e: (e[1], e[2])))
+               for part in parts]
+    return RunResult(results, timings, wall, p, kernel.split_point(p), ranged)
 
 
-def _timing(part: _Part) -> PartTiming:
-    """The device times of a part's commands (none from a queue without profiling)."""
-    evs = []
-    for label, ev in part.events:
+def _run_groups(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndarray], groups: list[list[Part]],
+                split: str, ranged: frozenset[int], of: int,
+                programs: Callable[[SpecScenario], Mapping[str, ProgramSpec]]) -> list[SplitRun]:
+    """Each group of parts on its lane's backend through the executor; two groups (two devices)
+    in a thread each, so that they run concurrently."""
+    def one(group: list[Part]) -> SplitRun:
+        lane = session.lanes[group[0].role]
+        with lane.lock:
+            return run_split(kernel, host, group, split, lane.backend, ranged, of=of, programs=programs)
+
+    from kernellab.native import launch_guard  # a crash names the part (schedule, partition-sweep)
+    roles = [part.role for g in groups for part in g]
+    joined = " and ".join(roles) if len(groups) == 1 else " or ".join(roles)
+    with launch_guard.held(f"the {joined} part{'s' if len(groups) == 1 and len(roles) > 1 else ''} of kernel "
+                           f"{kernel.spec.name} of {kernel.spec.file} or one before it"):
+        if len(groups) == 1:
+            return [one(groups[0])]
+        return _concurrently(kernel, [functools.partial(one, g) for g in groups])
+
+
+def _concurrently(kernel: ResolvedKernel, calls: Sequence[Callable[[], SplitRun]]) -> list[SplitRun]:
+    """Each call in a thread of its own; their results in order, or the first failure."""
+    runs: list[SplitRun | None] = [None] * len(calls)
+    failures: list[BaseException] = []
+
+    def work(i: int) -> None:
         try:
-            evs.append((label, int(ncl.guarded("clGetEventProfilingInfo", getattr, ev.profile, "start")),
-                        int(ncl.guarded("clGetEventProfilingInfo", getattr, ev.profile, "end"))))
-        except BackendError:  # a queue without profiling
-            pass
-    return PartTiming(part.role, part.lane.target.info.name, part.start, part.count, evs)
+            runs[i] = calls[i]()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,), name=f"kernellab-part-{i}") for i in range(len(calls))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if failures:
+        exc = failures[0]
+        if isinstance(exc, KernellabError):
+            raise exc
+        raise KernellabError(f"a part of kernel {kernel.spec.name} failed: {exc!r}") from exc
+    return [run for run in runs if run is not None]
+
+
+def _assemble(kernel: ResolvedKernel, host: Mapping[int, np.ndarray], parts: Sequence[Part],
+              runs: Sequence[SplitRun], split: str) -> dict[int, np.ndarray]:
+    """The written buffers' final contents from the parts' runs: the shared buffers as they are,
+    each part's rows in place, the ``break: 0`` copies merged."""
+    results: dict[int, np.ndarray] = {b.pos: host[b.pos] for b in kernel.buffers}
+
+    def own(pos: int) -> np.ndarray:
+        if results[pos] is host[pos]:  # the parts' bytes go into a copy, never into the host data
+            results[pos] = np.array(host[pos], copy=True)
+        return results[pos]
+
+    start = {part.role: part.start for part in parts}
+    merges: dict[int, dict[str, np.ndarray]] = {}
+    for run in runs:
+        for pos, final in run.outputs.items():
+            results[pos] = final
+        for pos, copies in run.copies.items():
+            b = next(r for r in kernel.buffers if r.pos == pos)
+            if not b.spec.breakable:
+                merges.setdefault(pos, {}).update(copies)
+                continue
+            flat = own(pos).view(np.uint8).reshape(-1)
+            for role, rows in copies:
+                first = _row_bytes(kernel, b, start[role])
+                flat[first:first + rows.nbytes] = rows.view(np.uint8).reshape(-1)
+    for pos, by_role in merges.items():
+        _merge(kernel, pos, host[pos], [(part.role, by_role[part.role]) for part in parts if part.role in by_role],
+               own(pos), split)
+    return results
 
 
 def _merge(kernel: ResolvedKernel, pos: int, initial: np.ndarray, copies: list[tuple[str, np.ndarray]],

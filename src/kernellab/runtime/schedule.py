@@ -11,7 +11,9 @@ split across both; ``free=True`` lets the policy choose for every task: either l
 measured split when a sweep measured splits.
 
 Execution follows the plan with one thread per lane; a task starts when its predecessors are
-done, and data moves along the DAG's edges through host memory. The trace records, per task, the
+done, and data moves along the DAG's edges through host memory. Each task runs through
+:func:`~kernellab.runtime.partition.execute` (its parts as scenarios through the one executor); two
+lanes on one device share its backend and its one queue, so their tasks take turns on it. The trace records, per task, the
 planned and the measured start and end and the kernel time from profiling events.
 """
 from __future__ import annotations
@@ -222,8 +224,7 @@ class _Execution:
         # build every program first, so the trace shows execution and not the OpenCL C compiler
         for pt in self.plan.tasks.values():
             session.check_fits(pt.kernel)
-            for lane in pt.lanes:
-                session.program(session.lanes[lane].context, pt.kernel)
+            session.program(pt.kernel, pt.lanes)
         # and generate the seeded inputs, so the trace shows the devices' work, not numpy's
         index = {t: i for i, t in enumerate(self.graph.tasks)}
         self.generated = {tid: fill_inputs(self.kernels[tid], seed, stream=index[tid]) for tid in self.graph.tasks}

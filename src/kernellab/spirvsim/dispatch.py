@@ -18,7 +18,7 @@ import numpy as np
 from kernellab.errors import InputError
 from kernellab.spirvsim import images
 from kernellab.spirvsim.findings import Finding, Recorder, verdict
-from kernellab.spirvsim.machine import Machine, eval_spec_op, flatten, refuse_unsupported
+from kernellab.spirvsim.machine import Machine, eval_spec_op, flatten, refuse_unsupported, subgroup_barriers
 from kernellab.spirvsim.memory import GLOBAL, GROUP, LANE, MAX_BATCH_MEMORY, Region, accessor_bytes, check_memory
 from kernellab.spirvsim.module import SUPPORTED_BUILTINS, Module, enum_name, load
 from kernellab.spirvsim.pointers import DeviceMemory
@@ -306,9 +306,10 @@ def _device_memory(module: Module, addressable: Sequence[tuple[int, Binding]],
 
 
 def uses_subgroups(module: Module) -> bool:
-    """Whether the result may depend on the subgroup size: a subgroup instruction or built-in."""
+    """Whether the result may depend on the subgroup size: a subgroup instruction or built-in, or
+    a Subgroup-scope barrier (what it orders depends on which invocations share a subgroup)."""
     if any(inst.op.startswith("OpGroupNonUniform") for fn in module.functions.values()
-           for b in fn.blocks.values() for inst in b.insts):
+           for b in fn.blocks.values() for inst in b.insts) or subgroup_barriers(module):
         return True
     for vid in module.variables:
         bi = module.decorated(vid, "BuiltIn")

@@ -78,8 +78,8 @@ def image_type(words: tuple[int, ...], image_format: str) -> ImageType | str:
     dim = DIMS.get(words[2], f"Dim({words[2]})")
     t = ImageType(dim, words[3], bool(words[4]), bool(words[5]), words[6], image_format)
     if dim == "Buffer":
-        return ("texel buffers (OpTypeImage Dim Buffer) are not supported: a scenario cannot bind a buffer as a "
-                "uniform or storage texel buffer (its buffers have no format and no buffer view)")
+        return ("texel buffers (OpTypeImage Dim Buffer) are not supported by the SPIR-V checker (Arm's scenarios "
+                "have none; kernellab's texel_format extension is not modelled)")
     if dim not in ("1D", "2D", "3D"):
         return f"OpTypeImage of Dim {dim} is not supported by the SPIR-V checker"
     if t.arrayed or t.multisampled:
@@ -202,7 +202,8 @@ def bind(module: Any, bindings: Mapping[tuple[int, int], Any], group_size: int, 
         it = module.image_types[t.elem.id if t.kind == "sampled_image" else t.id]
         if t.kind == "image" and it.sampled != 2:
             raise module.fail(var, "a sampled image without its sampler (texture2D and a separate sampler) is not "
-                                   "supported: a scenario binds sampled images as combined image samplers")
+                                   "supported by the SPIR-V checker: it binds sampled images as combined image "
+                                   "samplers, as Arm's scenarios do")
         ds, bd = module.decorated(vid, "DescriptorSet"), module.decorated(vid, "Binding")
         if ds is None or bd is None:
             raise module.fail(var, f"image variable %{vid} has no DescriptorSet/Binding decoration")
@@ -296,7 +297,8 @@ def _ints(v: np.ndarray) -> np.ndarray:
 def _int_coords(mach: Any, h: Handle, id_: int, lanes: np.ndarray, offset: list[np.ndarray] | None = None
                 ) -> list[np.ndarray]:
     n = _ncoords(mach, id_)
-    xyz = [_ints(c)[lanes] for c in _components(mach.values[id_], n, mach.L)]
+    # at most x, y, z: clspv passes OpenCL's int4 coordinate of an image3d_t whole (its w unused)
+    xyz = [_ints(c)[lanes] for c in _components(mach.values[id_], n, mach.L)][:3]
     if offset:
         xyz = [c + o[lanes] for c, o in zip(xyz, offset)] + xyz[len(offset):]
     return xyz + [np.zeros(lanes.size, np.int64)] * (3 - len(xyz))

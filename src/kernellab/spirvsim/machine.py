@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 
 from kernellab.errors import InputError, TimeLimitError
-from kernellab.spirvsim import images, matrix, ops, pointers, subgroup
+from kernellab.spirvsim import images, matrix, ops, pointers, release, subgroup
 from kernellab.spirvsim.findings import Recorder
 from kernellab.spirvsim.memory import GLOBAL, GROUP, LANE, Ptr, Region
 from kernellab.spirvsim.module import Block, Function, Inst, Module, Unsupported, core_grammar, extinst_name, zero_value
-from kernellab.spirvsim.shadow import ATOMIC_READ, ATOMIC_WRITE, CLASS_NAMES, EPOCHS, READ, WRITE
+from kernellab.spirvsim.shadow import ATOMIC_READ, ATOMIC_WRITE, CLASS_NAMES, EPOCHS, READ, WRITE, HappensBefore
 from kernellab.spirvsim.types import MAX_VALUE_SCALARS, Type
 
 DONE = np.iinfo(np.int32).max
@@ -129,6 +129,15 @@ class Machine:
         self.object_bounds = module.object_bounds
         self.device = device  # the buffers reached by device address (PhysicalStorageBuffer)
         self.subgroups = subgroup.Subgroups(self, subgroup.Layout(lanes, group_size, subgroup_size))
+        lay = self.subgroups.lay
+        #: Subgroup-scope barriers order accesses within each of several subgroups of a workgroup:
+        #: each subgroup's phase per memory (workgroup, buffers, images), as the workgroup's epochs
+        self.sub_phases = lay.per_group > 1 and subgroup_barriers(module)
+        rows = lay.rows if self.sub_phases else 0
+        self.sepoch = np.zeros((3, rows), np.int64)
+        self.spending = np.zeros((3, rows), bool)
+        #: release/acquire through atomics, when the module can synchronise so
+        self.sync = release.Sync(self.lane_global, group_size, subgroup_size) if _synchronises(module) else None
 
     # ---- running ---------------------------------------------------------------------------
 
@@ -272,6 +281,11 @@ class Machine:
             return self.lane_group[lanes]
         return lanes
 
+    @staticmethod
+    def _memory(region: Region) -> int:
+        """Which barrier phase orders the region's accesses: 0 workgroup memory, 1 buffers, 2 images."""
+        return 0 if region.per == GROUP else 2 if region.storage == images.STORAGE else 1
+
     def _keys(self, region: Region, lanes: np.ndarray) -> np.ndarray:
         g = self.lane_group[lanes]
         epoch = self.epoch_wg if region.per == GROUP else self.epoch_img if region.storage == images.STORAGE \
@@ -308,14 +322,9 @@ class Machine:
             if g > 1 and (addr % g).any():
                 raise self.m.fail(inst, f"an access to {region.name} not aligned to {g} bytes")
             units = (addr // g)[:, None] + np.arange(max(1, nbytes // g)) if g > 1 else span
-            same, value_key = (None, None) if written is None else _same_value(region, addr, written)
-            hits = region.shadow.access(units, self.lane_global[lanes], self._keys(region, lanes), cls, inst.index,
-                                        same, value_key)
-            if hits is not None:
-                h = hits.hit
-                self.rec.race(region.name, region.label, inst.index, CLASS_NAMES[cls], self.lane_global[lanes[h]],
-                              None if index is None else index[h], hits.partner[h], hits.partner_inst[h],
-                              [CLASS_NAMES[c] for c in hits.partner_class[h]], hits.across[h])
+            self._check_shadow(region, lanes, addr, units, cls, inst, index, written)
+        if self.sync is not None and cls in (ATOMIC_READ, ATOMIC_WRITE) and lanes.size:
+            self._synchronise(region, lanes, addr, cls, inst)
         if region.init is not None:
             if cls in (WRITE, ATOMIC_WRITE):
                 region.init[span] = True
@@ -335,6 +344,42 @@ class Machine:
                 region.read[span] = True
                 if region.read_by is not None and region.read_at is not None:
                     region.read_by[units], region.read_at[units] = who, inst.index
+
+    def _check_shadow(self, region: Region, lanes: np.ndarray, addr: np.ndarray, units: np.ndarray, cls: int,
+                      inst: Inst, index: np.ndarray | None, written: np.ndarray | None) -> None:
+        """Check one access against the region's shadow memory and record it."""
+        assert region.shadow is not None
+        same, value_key = (None, None) if written is None else _same_value(region, addr, written)
+        sub = (self.subgroups.lay.size, self.sepoch[self._memory(region)][self.subgroups.lay.sub[lanes]]) \
+            if self.sub_phases else None
+        hb = None
+        sync = self.sync
+        if sync is not None:
+            memory = self._memory(region)
+            hb = HappensBefore(sync.count[lanes], lambda rows, who, t: sync.ordered(lanes[rows], who, t, memory))
+        hits = region.shadow.access(units, self.lane_global[lanes], self._keys(region, lanes), cls, inst.index,
+                                    same, value_key, sub, hb)
+        if hits is not None:
+            h = hits.hit
+            self.rec.race(region.name, region.label, inst.index, CLASS_NAMES[cls], self.lane_global[lanes[h]],
+                          None if index is None else index[h], hits.partner[h], hits.partner_inst[h],
+                          [CLASS_NAMES[c] for c in hits.partner_class[h]], hits.across[h])
+
+    def _synchronise(self, region: Region, lanes: np.ndarray, addr: np.ndarray, cls: int, inst: Inst) -> None:
+        """An atomic access's release and acquire sides (:mod:`kernellab.spirvsim.release`)."""
+        assert self.sync is not None
+        op, w = inst.op, inst.words
+        if op == "OpAtomicStore":
+            scope, sem = w[1], w[2]
+        elif op.startswith("OpAtomic"):
+            scope, sem = w[3], w[4]
+        else:
+            return
+        scope_v, sem_v = self.values[scope], self.values[sem]
+        if np.ndim(scope_v) or np.ndim(sem_v):  # run-time semantics: relaxed (orders nothing; never misses)
+            scope_v, sem_v = 1, 0
+        self.sync.atomic(region, lanes, addr // 4, int(sem_v), int(scope_v),
+                         reads=op != "OpAtomicStore", writes=cls == ATOMIC_WRITE, rmw=op != "OpAtomicStore")
 
     def _gather(self, region: Region, addr: np.ndarray, st: Type) -> np.ndarray:
         w = st.nbytes
@@ -491,6 +536,8 @@ class Machine:
         scope = self.values[w[0]]
         if np.ndim(scope):
             raise self.m.fail(inst, "OpControlBarrier with a non-constant execution scope is not supported")
+        if self.sync is not None and np.ndim(self.values[w[1]]) == 0 and np.ndim(self.values[w[2]]) == 0:
+            self.sync.fence_op(np.nonzero(m)[0], int(self.values[w[2]]), int(self.values[w[1]]))
         if int(scope) == SCOPE_SUBGROUP and self._subgroup_barrier(inst, m):
             return
         counts = np.bincount(self.lane_group[m], minlength=self.G)
@@ -535,29 +582,50 @@ class Machine:
     def _subgroup_barrier(self, inst: Inst, m: np.ndarray) -> bool:
         """A Subgroup-scope control barrier: divergence is judged per subgroup. It orders
         accesses like a workgroup barrier when a subgroup is the whole workgroup (returns False:
-        go on as one); otherwise it orders nothing (returns True), since the shadow memory keeps
-        barrier phases per workgroup: accesses it orders within a subgroup may then be reported
-        as races, but no race is missed."""
+        go on as one); otherwise (returns True) it starts a new subgroup phase, for the memories
+        its semantics (or a subgroup memory barrier before it) name, in each subgroup whose
+        invocations all reached it: accesses of one workgroup phase by invocations of one
+        subgroup in different subgroup phases are ordered (:mod:`kernellab.spirvsim.shadow`)."""
         lay = self.subgroups.lay
         if lay.per_group == 1:
             return False
         act = lay.active(m)
-        partial = act.any(axis=1) & (act.sum(axis=1) < lay.valid.sum(axis=1))
+        arrived = act.sum(axis=1)
+        partial = (arrived > 0) & (arrived < lay.valid.sum(axis=1))
         if partial.any():
             rows = np.nonzero(partial)[0][:3]
-            arrived = [int(self.lane_global[lay.table[r, act[r].argmax()]]) for r in rows]
+            came = [int(self.lane_global[lay.table[r, act[r].argmax()]]) for r in rows]
             missing = [int(self.lane_global[lay.table[r, (lay.valid[r] & ~act[r]).argmax()]]) for r in rows]
-            self.rec.divergence(inst.index, arrived, missing, int(partial.sum()))
+            self.rec.divergence(inst.index, came, missing, int(partial.sum()))
+        if self.sub_phases:
+            done = (arrived > 0) & ~partial
+            value = self.values[inst.words[2]]
+            sem = int(value) if np.ndim(value) == 0 else 0  # run-time semantics: ordering nothing is safe
+            ordering = bool(sem & SEM_ORDERING)
+            for k, bit in enumerate((SEM_WORKGROUP, SEM_UNIFORM, images.SEM_IMAGE)):
+                self.sepoch[k][done & (self.spending[k] | (ordering and bool(sem & bit)))] += 1
+                self.spending[k][done] = False
         return True
 
     def memory_barrier(self, inst: Inst, m: np.ndarray, full: bool) -> None:
         scope = self.values[inst.words[0]]
-        if np.ndim(scope) == 0 and int(scope) == SCOPE_SUBGROUP and self.subgroups.lay.per_group > 1:
-            return  # subgroupMemoryBarrier*(): orders a subgroup's accesses only (see _subgroup_barrier)
         value = self.values[inst.words[1]]
         if np.ndim(value):
             raise self.m.fail(inst, "OpMemoryBarrier with non-constant semantics is not supported")
         sem = int(value)
+        if self.sync is not None and np.ndim(scope) == 0:
+            self.sync.fence_op(np.nonzero(m)[0], sem, int(scope))
+        lay = self.subgroups.lay
+        if np.ndim(scope) == 0 and int(scope) == SCOPE_SUBGROUP and lay.per_group > 1:
+            # subgroupMemoryBarrier*(): the memories it names, for the next subgroup barrier of
+            # each subgroup whose invocations all executed it
+            if self.sub_phases and sem & SEM_ORDERING:
+                act = lay.active(m)
+                done = act.any(axis=1) & (act.sum(axis=1) == lay.valid.sum(axis=1))
+                for k, bit in enumerate((SEM_WORKGROUP, SEM_UNIFORM, images.SEM_IMAGE)):
+                    if sem & bit:
+                        self.spending[k] |= done
+            return
         if not sem & SEM_ORDERING:
             return
         counts = np.bincount(self.lane_group[m], minlength=self.G)
@@ -587,6 +655,27 @@ class Machine:
             return
         self._atomic_update(ptr, inst, m, full)
 
+    def _atomic_count(self, op: str, region: Region, addr: np.ndarray, args: list[np.ndarray], st: Type,
+                      order: np.ndarray, run_start: np.ndarray) -> np.ndarray:
+        """Many lanes adding to one address (a counter): what applying them one after another
+        in lane order gives, at once: each lane reads the start value plus the sum of the lanes
+        before it (integers wrap at the width, as the device's do)."""
+        sign = _COUNTING[op]
+        step = args[0].astype(np.uint64) if op in ("OpAtomicIAdd", "OpAtomicISub") else np.ones(addr.size, np.uint64)
+        delta = step if sign > 0 else (np.uint64(0) - step)
+        sorted_delta = delta[order]
+        total = np.cumsum(sorted_delta, dtype=np.uint64)
+        before = total - sorted_delta  # the sum of the lanes before, from the first of all addresses
+        first = run_start  # per sorted lane, where its address's run starts
+        start = self._gather(region, addr[order][first], st).astype(np.uint64)
+        old_sorted = (start + before - before[first]).astype(st.dtype)
+        last = np.r_[first[1:] != first[:-1], True]
+        final = (start[last] + total[last] - before[first][last]).astype(st.dtype)
+        self._scatter(region, addr[order][last], st, final)
+        result = np.empty(addr.size, st.dtype)
+        result[order] = old_sorted
+        return result
+
     def _atomic_update(self, ptr: Ptr, inst: Inst, m: np.ndarray, full: bool) -> None:
         op, w = inst.op, inst.words
         st = ptr.type
@@ -601,7 +690,7 @@ class Machine:
         f = ATOMIC_OPS.get(op)
         if f is None:
             raise self.m.fail(inst, f"{op} is not supported by the SPIR-V checker")
-        result = np.zeros(lanes.size, st.dtype)
+        result: np.ndarray | None = None
         # lanes updating the same address are applied one after another: round r updates, for
         # every address, the r-th lane (in lane order) that targets it
         order = np.argsort(addr, kind="stable")
@@ -610,15 +699,23 @@ class Machine:
         run_start = np.maximum.accumulate(np.where(starts, np.arange(addr.size), 0)) if addr.size else starts
         rank = np.empty(addr.size, np.int64)
         rank[order] = np.arange(addr.size) - run_start
-        for r in range(int(rank.max()) + 1 if addr.size else 0):
-            idx = np.nonzero(rank == r)[0]
-            old = self._gather(region, addr[idx], st)
-            new = f(old, [x[idx] for x in args], st)
-            self._scatter(region, addr[idx], st, new)
-            result[idx] = old
+        if op in _COUNTING and st.kind == "int" and addr.size and int(rank.max()) >= 8:
+            result = self._atomic_count(op, region, addr, args, st, order, run_start)
+        if result is None:
+            result = np.zeros(lanes.size, st.dtype)
+            for r in range(int(rank.max()) + 1 if addr.size else 0):
+                idx = np.nonzero(rank == r)[0]
+                old = self._gather(region, addr[idx], st)
+                new = f(old, [x[idx] for x in args], st)
+                self._scatter(region, addr[idx], st, new)
+                result[idx] = old
         out = np.zeros(self.L, st.dtype)
         out[lanes] = result
         self.set(w[1], out, m, full)
+
+
+#: atomics whose updates of one address add up: applied at once by prefix sums
+_COUNTING = {"OpAtomicIAdd": 1, "OpAtomicISub": -1, "OpAtomicIIncrement": 1, "OpAtomicIDecrement": -1}
 
 
 def _same_value(region: Region, addr: np.ndarray, written: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -928,6 +1025,24 @@ def _access(element: bool) -> Callable[[Machine, Inst, np.ndarray, bool], None]:
 
 TERMINATORS = frozenset({"OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpReturnValue",
                          "OpUnreachable"})
+
+
+def _synchronises(module: Module) -> bool:
+    insts = [(inst.op, inst.words) for fn in module.functions.values() for b in fn.blocks.values()
+             for inst in b.insts]
+    return release.uses_release_acquire(module.constants, insts)
+
+
+def subgroup_barriers(module: Module) -> bool:
+    """Whether a Subgroup-scope OpControlBarrier or OpMemoryBarrier may order accesses."""
+    for fn in module.functions.values():
+        for b in fn.blocks.values():
+            for inst in b.insts:
+                if inst.op in ("OpControlBarrier", "OpMemoryBarrier"):
+                    scope = module.constants.get(inst.words[0])
+                    if scope is not None and np.ndim(scope) == 0 and int(scope) == SCOPE_SUBGROUP:
+                        return True
+    return False
 
 
 def refuse_unsupported(module: Module) -> None:

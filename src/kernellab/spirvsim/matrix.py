@@ -134,11 +134,36 @@ def glsl(name: str, mat: Any, rt: Type) -> Any:
         a = a.astype(np.float32)
     n = a.shape[-1]
     if name == "Determinant":
-        return np.linalg.det(a).astype(dt).reshape(shape)
-    singular = np.linalg.det(a.astype(np.float64)) == 0
-    safe = np.where(singular[:, None, None], np.eye(n, dtype=dt), a)
-    inv = np.linalg.inv(safe).astype(dt)
-    # the inverse of a singular matrix is undefined: such lanes get infinities, as a cofactor
-    # division by a zero determinant gives
+        return _cofactor_det(a).astype(dt).reshape(shape)
+    # the adjugate over the determinant, as shader compilers expand it; the inverse of a
+    # singular matrix is undefined: such lanes get infinities, as that division by zero gives
+    det = _cofactor_det(a)
+    singular = det == 0
+    rows = np.arange(n)
+    adj = np.empty_like(a)
+    for r in range(n):
+        for c in range(n):
+            minor = a[..., rows != c, :][..., rows != r]
+            cof = _cofactor_det(minor) if n > 1 else np.ones(a.shape[:-2], a.dtype)
+            adj[..., r, c] = cof if (r + c) % 2 == 0 else -cof
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = (adj / np.where(singular, 1, det)[..., None, None]).astype(dt)
     inv = np.where(singular[:, None, None], np.asarray(np.inf, dt), inv)
     return tuple(tuple(inv[:, r, c].reshape(shape) for r in range(n)) for c in range(n))
+
+
+def _cofactor_det(a: np.ndarray) -> np.ndarray:
+    """The determinant by cofactor expansion along the first column, as shader compilers expand
+    it (not LU: its rounding misses exact results such as 74 for an integer matrix)."""
+    n = a.shape[-1]
+    if n == 1:
+        return a[..., 0, 0]
+    if n == 2:
+        return a[..., 0, 0] * a[..., 1, 1] - a[..., 0, 1] * a[..., 1, 0]
+    total = np.zeros(a.shape[:-2], a.dtype)
+    rows = np.arange(n)
+    for i in range(n):
+        minor = a[..., rows != i, :][..., 1:]
+        term = a[..., i, 0] * _cofactor_det(minor)
+        total = total + term if i % 2 == 0 else total - term
+    return total

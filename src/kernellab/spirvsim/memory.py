@@ -82,6 +82,9 @@ class Region:
     read_at: np.ndarray | None = None
     written_by: np.ndarray | None = None
     written_at: np.ndarray | None = None
+    #: per 4 bytes, the head of the release sequence an atomic there belongs to (invocation, its
+    #: release count, storage-class bits, scope; -1: none): :mod:`kernellab.spirvsim.release`
+    released: np.ndarray | None = None
 
     def track_accessors(self, unit: int, invocation_type: type = np.int64) -> None:
         """Keep, besides which bytes were read and written, who did it, per ``unit`` bytes

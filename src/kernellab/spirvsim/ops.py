@@ -281,12 +281,21 @@ _CW: dict[str, Callable[[Arr, list[Arr], Type, Type], Arr]] = {
     "Step": lambda a, args, rt, ot: np.where(args[1] < a, 0, 1).astype(rt.dtype),
     "SmoothStep": lambda a, args, rt, ot: _smooth_step(a, args, rt),
     "Fma": lambda a, args, rt, ot: (a * args[1] + args[2]).astype(rt.dtype),
-    "Ldexp": lambda a, args, rt, ot: np.ldexp(
-        a, _s(args[1], ot if ot.kind == "int" else rt).astype(np.int32)).astype(rt.dtype),
+    "Ldexp": lambda a, args, rt, ot: _ldexp(a, args[1], rt),
     "FindILsb": lambda a, args, rt, ot: _find_lsb(a, rt),
     "FindUMsb": lambda a, args, rt, ot: _find_umsb(a, rt),
     "FindSMsb": lambda a, args, rt, ot: _find_smsb(a, rt, ot),
 }
+
+
+def _ldexp(a: Arr, exponent: Arr, rt: Type) -> Arr:
+    """Ldexp: the exponent is a signed integer of any width (integers are kept unsigned: see
+    Type.dtype), clamped to where every float's result is already 0 or infinite, so that no
+    64-bit exponent wraps on its way to NumPy's int32."""
+    e = np.asarray(exponent)
+    if e.dtype.kind == "u":
+        e = e.view(e.dtype.str.replace("u", "i"))
+    return np.ldexp(a, np.clip(e, -4096, 4096).astype(np.int32)).astype(rt.dtype)
 
 
 def glsl_componentwise(name: str, args: list[Arr], rt: Type, ot: Type) -> Arr | None:

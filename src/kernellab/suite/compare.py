@@ -343,13 +343,55 @@ def check_comparison(comparison: Any, data: bytes | None, other: bytes | None) -
     return result
 
 
+def check_pixels(probe: Any, data: bytes | None) -> OutputResult:
+    """One :class:`~kernellab.suite.expectations.PixelProbe` against an image output's bytes."""
+    from kernellab.formats.texels import decode
+    from kernellab.vkregistry import vkformat
+
+    name = f"{probe.where}: {probe.text}" if probe.where else probe.output
+    (x, y), (w, h) = probe.origin, probe.size
+    result = OutputResult(name, False, Tolerance(), compared=w * h, criterion=probe.text.split()[-len(probe.rgba) - 1])
+    fmt = vkformat.lookup(probe.format)
+    if data is None or fmt is None:
+        result.problem = f"the run produced no image output {probe.output!r}"
+        return result
+    stored = np.frombuffer(data, dtype=fmt.dtype)
+    rows = stored.size // (probe.row_texels * fmt.channels)
+    if y + h > rows:
+        result.problem = f"pixels up to row {y + h - 1} lie outside {probe.output!r} ({rows} rows)"
+        return result
+    texels = stored[:rows * probe.row_texels * fmt.channels].reshape(rows, probe.row_texels, fmt.channels)
+    actual = decode(fmt, texels[y:y + h, x:x + w])
+    # the format's channels as R, G, B, A (B8G8R8A8 keeps blue first)
+    order = [fmt.components.index(c) if c in fmt.components else -1 for c in "RGBA"[:len(probe.rgba)]]
+    bad = np.zeros((h, w), bool)
+    for k, index in enumerate(order):
+        if index < 0:
+            continue
+        expected = probe.rgba[k] / 255.0
+        value, percent = probe.tolerances[k] if len(probe.tolerances) > k else probe.tolerances[0]
+        allowed = value / 100.0 * abs(expected) if percent else value
+        bad |= ~(np.abs(actual[..., index] - expected) <= allowed)
+    where = np.argwhere(bad)
+    result.failed = int(where.shape[0])
+    scale = 255.0 if fmt.numeric in ("UNORM", "SNORM", "SRGB") else 1.0
+    result.first = [ElementMismatch((int(x + j), int(y + i)), tuple(probe.rgba),
+                                    tuple(round(float(actual[i, j, c]) * scale, 3) for c in order if c >= 0),
+                                    f"{probe.tolerances[0][0]:g}{'%' if probe.tolerances[0][1] else ''}")
+                    for i, j in where[:SHOWN]]
+    result.ok = result.failed == 0
+    return result
+
+
 def check_all(checks: list[Any], outputs: Mapping[str, bytes | None]) -> CheckResult:
     """Every check (probes and output comparisons) against the outputs' bytes, in order."""
-    from kernellab.suite.expectations import ProbeExpectation
+    from kernellab.suite.expectations import PixelProbe, ProbeExpectation
 
     result = CheckResult()
     for c in checks:
-        if isinstance(c, ProbeExpectation):
+        if isinstance(c, PixelProbe):
+            result.outputs.append(check_pixels(c, outputs.get(c.output)))
+        elif isinstance(c, ProbeExpectation):
             result.outputs.append(check_probe(c, outputs.get(c.output)))
         else:
             result.outputs.append(check_comparison(c, outputs.get(c.output), outputs.get(c.other)))

@@ -404,7 +404,31 @@ class OutputComparison:
         return out
 
 
-Check = ProbeExpectation | OutputComparison
+@dataclass(frozen=True)
+class PixelProbe:
+    """AmberScript's ``EXPECT img IDX x y SIZE w h EQ_RGB|EQ_RGBA``: every texel of a rectangle of
+    an image output (rows of ``row_texels`` texels of ``format``) within ``tolerances`` of
+    ``rgba``/255, each texel read as Amber's verifier reads it (normalized formats in [0, 1],
+    the others as stored); ``tolerances`` (value, percent) per R, G, B, A."""
+
+    output: str
+    format: str
+    row_texels: int
+    origin: tuple[int, int]
+    size: tuple[int, int]
+    rgba: tuple[float, ...]
+    tolerances: tuple[tuple[float, bool], ...]
+    where: str = ""
+    text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"output": self.output, "pixels": {"format": self.format, "row_texels": self.row_texels,
+                                                  "origin": list(self.origin), "size": list(self.size)},
+                "rgba": list(self.rgba), "tolerances": [{"value": v, "percent": p} for v, p in self.tolerances],
+                "where": self.where, "text": self.text}
+
+
+Check = ProbeExpectation | OutputComparison | PixelProbe
 
 
 def parse_checks(data: Any, file: str) -> list[Check]:
@@ -418,7 +442,15 @@ def parse_checks(data: Any, file: str) -> list[Check]:
         try:
             if not isinstance(c, dict):
                 raise TypeError("expected an object")
-            if "comparator" in c:
+            if "pixels" in c:
+                px = c["pixels"]
+                checks.append(PixelProbe(str(c["output"]), str(px["format"]), int(px["row_texels"]),
+                                         (int(px["origin"][0]), int(px["origin"][1])),
+                                         (int(px["size"][0]), int(px["size"][1])),
+                                         tuple(float(v) for v in c["rgba"]),
+                                         tuple((float(t["value"]), bool(t["percent"])) for t in c["tolerances"]),
+                                         str(c.get("where", "")), str(c.get("text", ""))))
+            elif "comparator" in c:
                 if c["comparator"] not in PROBE_COMPARATORS:
                     raise TypeError(f"comparator: expected one of {'|'.join(PROBE_COMPARATORS)}")
                 tol = c.get("tolerance")

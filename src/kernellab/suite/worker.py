@@ -88,7 +88,12 @@ def worker_main(conn: Any, config: WorkerConfig, name: str) -> None:
     """A pool worker: one session, items in, results out, until told to stop (None). The device
     is opened before the first item arrives, while the parent is still finding the suite."""
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    from kernellab.compile.contained import calls_run_in_this_process
     from kernellab.session import Session
+
+    # a compiler's crash ends this worker only, and the pool reports it as that workload's crash:
+    # compiles and validations need no child of their own here
+    calls_run_in_this_process()
 
     session = None
     failure = ""

@@ -19,9 +19,12 @@ if TYPE_CHECKING:  # the scenario model only for scenarios: a kernel-instantiati
 
 def verify_many(paths: Sequence[str | Path], *, formats: Sequence[str] | None = None, index: int | None = None,
                 seed: int = 0, check: Sequence[str] = (), jobs: int = 1, vulkan: bool = False,
-                timeout: float | None = 1800, subgroup_size: int | str | None = None) -> list[VerifyResult]:
+                timeout: float | None = 1800, subgroup_size: int | str | None = None,
+                simulated: dict[int, list[dict[str, bytes]]] | None = None) -> list[VerifyResult]:
     """:func:`kernellab.verify.run.verify_many`, with the scenarios whose shaders run on Vulkan
-    checked by the SPIR-V checker; one result per file, in the order given."""
+    checked by the SPIR-V checker; one result per file, in the order given. ``simulated``, when
+    given, receives per file the SPIR-V checker checked (by its number) the buffers it computed
+    before the first dispatch and after each (:func:`kernellab.verify.vulkan.verify_scenario`)."""
     from kernellab.verify import run
     files = [Path(p) for p in paths]
     formats = list(formats) if formats else ["kernel-instantiation"] * len(files)
@@ -43,5 +46,6 @@ def verify_many(paths: Sequence[str | Path], *, formats: Sequence[str] | None = 
     for n in mine:
         from kernellab.verify.vulkan import verify_scenario
         results[n] = verify_scenario(files[n], scenario=scenarios[n], check=check, index=index, file_number=n,
-                                     timeout=timeout, subgroup_size=subgroup_size)
+                                     timeout=timeout, subgroup_size=subgroup_size,
+                                     simulated=None if simulated is None else simulated.setdefault(n, []))
     return [results[n] for n in range(len(files))]

@@ -97,12 +97,13 @@ def _build(backend: Any, inst: Any) -> tuple[Any, list[int], str | None]:
     return build(backend, inst, options, inlined), [], note  # includes inlined once, not twice
 
 
-def _buffers(launch: Any, program: Any) -> list[dict[str, Any]]:
-    """Oclgrind numbers global buffers 1, 2, ... in creation order: arrays then images."""
+def _buffers(launch: Any) -> list[dict[str, Any]]:
+    """Oclgrind numbers global buffers 1, 2, ... in creation order: the arrays and images in
+    argument order (a launch run as a scenario creates its buffers in that order too)."""
+    from kernellab.runtime.instantiation import ArrayValue
     out = []
-    for n in range(len(launch.args)):
-        if n in launch.arrays or program.args[n].kind == "image":
-            p = program.args[n]
+    for n, (p, value) in enumerate(zip(launch.params, launch.args)):
+        if isinstance(value, ArrayValue) or p.kind == "image":
             out.append({"argument": n, "name": p.name, "type": p.type_name, "element_size": p.type.size})
     return out
 
@@ -222,24 +223,26 @@ _launched = [0]
 
 def _run_instantiation(backend: Any, inst: Any, seed: int, file_number: int, counted: bool = True) -> None:
     from kernellab.errors import BackendError
-    from kernellab.runtime.instantiation import is_uniform, prepare
+    from kernellab.runtime.instantiation import is_uniform, launch_arrays, make_arguments
     uniform = is_uniform(inst)
     program, copies, note = _build(backend, inst)
     if not counted:
         note = (note + "; " if note else "") + ("Oclgrind's message count could not be reset, so this launch "
                                                 f"may report fewer than {MAX_REPORTS} messages")
-    launch = prepare(backend, inst, program, seed)
+    # the launch as `kernellab run` makes it: a scenario in memory run by the one executor where
+    # the model holds it (images, samplers: enqueued directly)
+    launch = make_arguments(backend, inst, program, seed)
+    buffers = _buffers(launch)
     enqueued = [f"{h.compilation_unit}:{h.line_number}" for h in inst.host_api_calls or ()
                 if h.function_name == "clEnqueueNDRangeKernel"]
     mark("begin", file=file_number, index=inst.index, kernel=inst.entry_point,
-         kernel_file=str(inst.kernel_path), buffers=[b["argument"] for b in _buffers(launch, program)],
-         buffer_info=_buffers(launch, program), filled=launch.filled + ([note] if note else []),
+         kernel_file=str(inst.kernel_path), buffers=[b["argument"] for b in buffers],
+         buffer_info=buffers, filled=launch.filled + ([note] if note else []),
          enqueued_at=enqueued[-1] if enqueued else None, async_copies=copies, uniform=uniform)
     from kernellab.verify.output import captured_stdout
     with captured_stdout() as printed:  # the kernel's printf: Oclgrind writes it to fd 1
         try:
-            launch.launch(backend)
-            backend.submit()
+            launch_arrays(backend, launch, device_limits=False)  # the driver's refusal is a finding
         except BackendError as exc:
             mark("launch-error", file=file_number, index=inst.index, call=exc.call, code=exc.code, message=str(exc))
     if printed[0]:

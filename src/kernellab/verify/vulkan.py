@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,41 +70,95 @@ def uses_vulkan_checker(scenario: m.Scenario, vulkan: bool = False) -> bool:
 
 def verify_scenario(path: str | Path, *, scenario: m.Scenario | None = None, check: Sequence[str] = (),
                     index: int | None = None, file_number: int = 0, max_work: int | None = None,
-                    timeout: float | None = None, subgroup_size: int | str | None = None) -> VerifyResult:
+                    timeout: float | None = None, subgroup_size: int | str | None = None,
+                    simulated: list[dict[str, bytes]] | None = None) -> VerifyResult:
     """:func:`_verify_scenario`, quoting source lines only from files in the scenario's folder: a
     module names its source files itself (OpString), and may name any file. ``scenario``: the
     file already loaded (None: loaded here).
 
-    ``subgroup_size``: the device's subgroup size (None: lavapipe's,
-    :data:`~kernellab.spirvsim.subgroup.DEFAULT_SUBGROUP_SIZE`), or ``"all"``: the scenario is
-    checked once per size drivers report (when a shader depends on it), each finding's message
-    naming its size."""
-    from kernellab.spirvsim.subgroup import ALL_SUBGROUP_SIZES, DEFAULT_SUBGROUP_SIZE
+    ``subgroup_size``: the subgroup size to check with (None: the device's, :class:`DeviceSubgroups`),
+    or ``"all"``: the scenario is checked once per size the device allows (when a shader depends
+    on it), each finding's message naming its size. Each launch names the size it was checked
+    with when a shader depends on it. ``simulated``, when given, receives the buffers' contents
+    as the checker computed them (the specification's semantics, the device's subgroup size):
+    before the first dispatch, then after each (what ``verify`` compares with an AmberScript
+    file's EXPECTs, as a reference device)."""
     if scenario is None:
         from kernellab.formats.scenario import load_scenario
         scenario, _ = load_scenario(path)
-    sizes = ALL_SUBGROUP_SIZES if subgroup_size == "all" else (int(subgroup_size or DEFAULT_SUBGROUP_SIZE),)
-    result: VerifyResult | None = None
+    device = DeviceSubgroups()
+    explicit = subgroup_size if isinstance(subgroup_size, int) else None
     with terms.reading_within([Path(path).resolve().parent]):
-        for size in sizes:
-            one, uses_subgroups = _verify_scenario(Path(path), scenario, check=check, index=index,
-                                                   file_number=file_number, max_work=max_work, timeout=timeout,
-                                                   subgroup_size=size)
-            if len(sizes) > 1:
-                for f in one.findings:
-                    f.message = f"[subgroup size {size}] {f.message}"
-                for launch in one.launches:
-                    launch.subgroup_size = size
-            if result is None:
-                result = one
-            else:
-                result.findings = ordered(result.findings + one.findings)
-                result.launches += one.launches
-                result.raw_messages += one.raw_messages
-            if not uses_subgroups:
-                break  # no dispatch depends on the size: one check says it all
-    assert result is not None
+        result, uses_subgroups = _verify_scenario(Path(path), scenario, check=check, index=index,
+                                                  file_number=file_number, max_work=max_work, timeout=timeout,
+                                                  subgroup_size=explicit or device.size, simulated=simulated)
+        if not uses_subgroups:
+            return result  # no dispatch depends on the size: one check says it all
+        first = explicit or device.size()
+        checks = [(first, result)]
+        if subgroup_size == "all":
+            for size in device.sizes():
+                if size != first:
+                    checks.append((size, _verify_scenario(Path(path), scenario, check=check, index=index,
+                                                          file_number=file_number, max_work=max_work,
+                                                          timeout=timeout, subgroup_size=size)[0]))
+    for size, one in checks:
+        if len(checks) > 1:
+            for f in one.findings:
+                f.message = f"[subgroup size {size}] {f.message}"
+        for launch in one.launches:
+            launch.subgroup_size = size
+    for _, one in checks[1:]:
+        result.findings = ordered(result.findings + one.findings)
+        result.launches += one.launches
+        result.raw_messages += one.raw_messages
     return result
+
+
+class DeviceSubgroups:
+    """The subgroup sizes of the Vulkan device ``kernellab run`` would use, asked of it through the
+    backend contract (:attr:`~kernellab.backends.base.Limits.subgroup_size` and
+    ``subgroup_size_range``) the first time a shader depends on them, once per process. Where no
+    device opens, the size is lavapipe's, :data:`~kernellab.spirvsim.subgroup.DEFAULT_SUBGROUP_SIZE`,
+    and ``all`` is every size drivers report, with a warning saying so."""
+
+    _found: tuple[int, tuple[int, ...]] | None = None
+
+    def size(self) -> int:
+        return self._ask()[0]
+
+    def sizes(self) -> tuple[int, ...]:
+        """What ``--subgroup-size all`` checks: the powers of two in the device's
+        VK_EXT_subgroup_size_control range (its one size without the extension)."""
+        return self._ask()[1]
+
+    @classmethod
+    def _ask(cls) -> tuple[int, tuple[int, ...]]:
+        if cls._found is None:
+            cls._found = _device_subgroups()
+        return cls._found
+
+
+def _device_subgroups() -> tuple[int, tuple[int, ...]]:
+    from kernellab.spirvsim.subgroup import ALL_SUBGROUP_SIZES, DEFAULT_SUBGROUP_SIZE
+    try:
+        from kernellab.backends.registry import backend_class
+        from kernellab.native.devices import choose_device
+
+        cls = backend_class("vulkan")
+        info = choose_device(cls.devices(), None)
+        with cls(info) as backend:
+            limits = backend.limits
+    except Exception as exc:  # whatever keeps a device from opening (a driver's own errors too): the stated default
+        log.warning("no Vulkan device opened (%s): subgroups checked with size %d (lavapipe's), "
+                    "--subgroup-size all with %s", str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+                    DEFAULT_SUBGROUP_SIZE, ", ".join(map(str, ALL_SUBGROUP_SIZES)))
+        return DEFAULT_SUBGROUP_SIZE, ALL_SUBGROUP_SIZES
+    size = limits.subgroup_size or DEFAULT_SUBGROUP_SIZE
+    low, high = limits.subgroup_size_range or (size, size)
+    sizes = tuple(s for s in ALL_SUBGROUP_SIZES + (1, 2) if low <= s <= high) or (size,)
+    log.info("subgroups checked as %s runs them: size %d (allowed %s)", info.name, size, sizes)
+    return size, tuple(sorted(sizes))
 
 
 @dataclass
@@ -137,20 +191,29 @@ def _program(scenario: m.Scenario, shader: m.Shader, path: Path) -> _Program:
     return _Program(shader, spirv, clspv_specialization(scenario, shader, spirv))  # OpenCL C: __local sizes
 
 
-def _subgroup_size(shader: m.Shader, device: int) -> int:
+def _subgroup_size(shader: m.Shader, module: Module, device: int | Callable[[], int]) -> int:
     """The size a pipeline runs with: its required size (VK_EXT_subgroup_size_control, AmberScript's
-    SUBGROUP ... REQUIRED_SIZE) when it names one, else the device's."""
+    SUBGROUP ... REQUIRED_SIZE) when it names one, else the device's (asked only of a shader that
+    depends on it)."""
+    from kernellab.spirvsim.dispatch import uses_subgroups
+    from kernellab.spirvsim.subgroup import DEFAULT_SUBGROUP_SIZE
     wanted = shader.subgroup.required_size if shader.subgroup is not None else None
-    return int(wanted) if wanted else device
+    if wanted:
+        return int(wanted)
+    if isinstance(device, int):
+        return device
+    return device() if uses_subgroups(module) else DEFAULT_SUBGROUP_SIZE
 
 
 def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] = (), index: int | None = None,
                      file_number: int = 0, max_work: int | None = None,
-                     timeout: float | None = None, subgroup_size: int = 8) -> tuple[VerifyResult, bool]:
+                     timeout: float | None = None, subgroup_size: int | Callable[[], int] = 8,
+                     simulated: list[dict[str, bytes]] | None = None) -> tuple[VerifyResult, bool]:
     """Check every ``dispatch_compute`` of a scenario in the SPIR-V checker and the hazards
     between them. ``index`` keeps the findings of dispatch N only (all dispatches still run:
     each reads what the ones before it wrote). ``timeout``: seconds each dispatch may take in
-    the checker (None or 0: no limit); past it, :class:`TimeLimitError` names the dispatch."""
+    the checker (None or 0: no limit); past it, :class:`TimeLimitError` names the dispatch.
+    ``subgroup_size``: the size, or where to ask it (only when a shader depends on it)."""
     try:
         # what the specification leaves undefined in a subgroup operation is a defect, as races are
         checked = checked_kinds(check) | {"subgroup-inactive-read", "subgroup-nonuniform"}
@@ -167,6 +230,8 @@ def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] =
     found: list[Finding] = []
     sources: dict[int, str | None] = {}  # command -> its shader file (clspv names it "source")
     dispatches = [(ci, c) for ci, c in enumerate(scenario.commands) if isinstance(c, m.DispatchCompute)]
+    if simulated is not None:
+        simulated.append(dict(state.data))
     for number, (ci, c) in enumerate(dispatches):
         shader = scenario.by_uid[c.shader_ref]
         assert isinstance(shader, m.Shader)
@@ -179,7 +244,7 @@ def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] =
             r = spirvsim.check_dispatch(program.module(), shader.entry, c.workgroups, bindings=bindings,
                                         push_constants=state.push_constants(c), checks=checked,
                                         file=str(shader.src_path), max_work=limit, timeout=timeout,
-                                        subgroup_size=_subgroup_size(shader, subgroup_size),
+                                        subgroup_size=_subgroup_size(shader, program.module(), subgroup_size),
                                         addressable=state.addressable())
             uses_subgroups |= bool(r.stats.get("subgroups"))
         except spirvsim.Unsupported:
@@ -191,6 +256,8 @@ def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] =
         except InputError as exc:
             raise InputError([Problem(str(path), where, f"{p.message}") for p in exc.problems]) from exc
         state.update(r.buffers)
+        if simulated is not None:
+            simulated.append(dict(state.data))
         runs.append((ci, r))
         layouts.update(_layouts(program.module(), c))
         layouts.update(_image_layouts(scenario, c))
@@ -278,6 +345,16 @@ def image_binding(r: m.Image, b: m.Binding | None, texels: bytes) -> Any:
     from kernellab.spirvsim.images import image_bytes
     from kernellab.vkregistry import vkformat
     width, height = image_extent(r)
+    # kernellab's scenario extensions: a 3D image's slices follow one another (the runner's
+    # layout: a 2D image depth times as high); what the checker's image model does not hold is
+    # refused by name, not checked as another image
+    depth = r.depth if r.image_type == "3D" else 1
+    if depth > 1 and r.mips > 1:
+        raise InputError(f"image {r.uid}: a 3D image with mip levels ({width}x{height}x{depth}, {r.mips} levels) "
+                         "is not supported by the SPIR-V checker")
+    if r.samples > 1:
+        raise InputError(f"image {r.uid}: a multisampled image ({r.samples} samples a texel) is not supported by "
+                         "the SPIR-V checker")
     fmt_name = vkformat.device_format_name(r.format)
     if b is None:
         loaded, levels = b"", 0
@@ -285,15 +362,15 @@ def image_binding(r: m.Image, b: m.Binding | None, texels: bytes) -> Any:
             from kernellab.formats import imagefile
             fmt = vkformat.lookup(r.format)
             assert fmt is not None  # the scenario reader checked the format
-            data = imagefile.load(r.src_path, fmt, width, height, r.mips)
+            data = imagefile.load(r.src_path, fmt, width, height * depth, r.mips)
             loaded, levels = bytes(data.data), data.mip_levels
-        texels = image_bytes(fmt_name, width, height, r.mips, loaded, levels)
+        texels = image_bytes(fmt_name, width, height * depth, r.mips, loaded, levels)
     sampler = Sampler(r.min_filter or "NEAREST", r.mag_filter or "NEAREST", r.mip_filter or "NEAREST",
                       r.border_address_mode or "CLAMP_EDGE", r.border_color or "FLOAT_TRANSPARENT_BLACK",
                       tuple(r.custom_border_color) if r.custom_border_color else None)
     lod = b.lod if b is not None else None
     return ImageBinding(r.uid, fmt_name, width, height, r.mips, texels, base_level=lod or 0,
-                        levels=None if lod is None else 1, sampler=sampler)
+                        levels=None if lod is None else 1, sampler=sampler, depth=depth)
 
 
 def _image_layouts(scenario: m.Scenario, c: m.DispatchCompute) -> dict[str, tuple[str | None, int, int]]:

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: the pip package that carries ``vk.xml`` (needed only to regenerate a table)
 REGISTRY_PACKAGE = "vulkan-object"

@@ -15,13 +15,16 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # NumPy only for the formats' dtypes: a run of buffers starts without it
-    import numpy as np
 
 from kernellab.errors import InputError
 from kernellab.vkregistry import tables
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:  # NumPy only for the formats' dtypes: a run of buffers starts without it
+    from typing import Any
+
+    import numpy as np
+
 
 #: DXGI_FORMAT values (dxgiformat.h) for the uncompressed formats a Vulkan format maps onto.
 DXGI_FORMATS: dict[str, int] = {

@@ -14,12 +14,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernellab.compiler_options import Options
 from kernellab.errors import InputError, Problem
-from kernellab.formats.amber.script import AmberScript, Copy, Expect, Pipeline, Run, Shader
+from kernellab.formats.amber import images
+from kernellab.formats.amber.bind import descriptor_fields
+from kernellab.formats.amber.clspv_layout import (
+    BUFFER_ARGUMENTS,
+    IMAGE_ARGUMENTS,
+    ordinal,
+    placed_values,
+    sampler_masks,
+)
+from kernellab.formats.amber.script import AmberScript, Binding, Copy, Expect, KernelArgument, Pipeline, Run, Shader
 from kernellab.formats.amber.types import Element
 
 #: (SPIR-V assembly, target environment) -> module bytes; given by the caller (formats run no tools)
 Assembler = Callable[[str, str], bytes]
+#: (shader file written, its scenario shader type, target environment, spirv-opt passes) -> the
+#: optimized module (SHADER_OPTIMIZATION); given by the caller
+Optimizer = Callable[[Path, str, str, Options], bytes]
+#: (HLSL source, entry point, target environment) -> the module; given by the caller
+HlslCompiler = Callable[[str, str, str], bytes]
+#: (OpenCL C file written, kernel, build options, clspv layout options) -> (the clspv module, where
+#: its reflection puts each argument, by ordinal); given by the caller
+KernelCompiler = Callable[[Path, str, str, Options], tuple[bytes, dict[int, KernelArgument]]]
 
 
 @dataclass
@@ -34,6 +52,8 @@ def buffer_bytes(element: Element, values: list[int | float]) -> bytes:
 
     n = len(element.components)
     count = len(values) // n
+    if not count:  # SIZE 0
+        return b""
     out = np.zeros(count * element.size, dtype=np.uint8)
     for k, (offset, dtype) in enumerate(element.components):
         column = np.array(values[k::n], dtype=np.float64 if dtype.startswith("float") else object)
@@ -42,6 +62,20 @@ def buffer_bytes(element: Element, values: list[int | float]) -> bytes:
         idx = (np.arange(count) * element.size + offset)[:, None] + np.arange(raw.shape[1])[None, :]
         out[idx] = raw
     return out.tobytes()
+
+
+def literal_samplers(layout: dict[int, KernelArgument], resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sampler bindings of a kernel's ``sampler_t`` constants where clspv's reflection puts
+    them, each sampler's 1x1 holder image appended to ``resources`` once."""
+    bindings = []
+    for a in layout.values():
+        if a.kind == "LiteralSampler":
+            holder = images.sampler_holder(images.literal_sampler(a.literal_bits))
+            if holder not in resources:
+                resources.append(holder)
+            bindings.append({"set": a.set, "id": a.binding, "resource_ref": holder["image"]["uid"],
+                             "descriptor_type": "VK_DESCRIPTOR_TYPE_SAMPLER"})
+    return bindings
 
 
 def _opencl_params(source: str, entry: str) -> list[tuple[str, bool]]:
@@ -53,7 +87,7 @@ def _opencl_params(source: str, entry: str) -> list[tuple[str, bool]]:
     for p in m.group(1).split(","):
         p = p.strip()
         name = re.findall(r"\w+", p)[-1] if re.findall(r"\w+", p) else ""
-        params.append((name, "*" in p and not re.search(r"\b(__)?local\b", p)))
+        params.append((name, ("*" in p or images.opencl_descriptor_param(p)) and not re.search(r"\b(__)?local\b", p)))
     return params
 
 
@@ -79,12 +113,33 @@ def _pod_bytes(p: Pipeline, params: list[tuple[str, bool]], error: Callable[[int
     return bytes(out)
 
 
+#: the shader a COPY after a RUN dispatches: word i of the target from word i of the source
+COPY_SHADER = "amber.copy"
+COPY_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) readonly buffer Source { uint source[]; };
+layout(set = 0, binding = 1) writeonly buffer Target { uint target[]; };
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  if (i < uint(target.length())) {
+    target[i] = source[i];
+  }
+}
+"""
+
+
 class _Writer:
-    def __init__(self, script: AmberScript, folder: Path, assemble: Assembler):
+    def __init__(self, script: AmberScript, folder: Path, assemble: Assembler, optimize: Optimizer | None = None,
+                 compile_kernel: KernelCompiler | None = None, compile_hlsl: HlslCompiler | None = None):
         self.script = script
         self.folder = folder
         self.assemble = assemble
+        self.optimize = optimize
+        self.compile_kernel = compile_kernel
+        self.compile_hlsl = compile_hlsl
         self.files: dict[str, str] = {}
+        #: samplers whose kernels read their bits and normalize coordinates themselves
+        self.self_normalizing: set[str] = set()
         self.initial: dict[str, bytes] = {name: buffer_bytes(b.element, b.values)
                                           for name, b in script.buffers.items()}
 
@@ -98,6 +153,8 @@ class _Writer:
             name, kind, data = f"shader{index}.comp", "GLSL", shader.source.encode()
         elif shader.format == "OPENCL-C":
             name, kind, data = f"shader{index}.cl", "OpenCL-C", shader.source.encode()
+        elif shader.format == "HLSL":  # compiled per pipeline, for its entry point (hlsl_file)
+            name, kind, data = f"shader{index}.hlsl", "HLSL", shader.source.encode()
         elif shader.format == "SPIRV-HEX":
             try:
                 data = bytes(int(t, 16) for t in shader.source.split())
@@ -109,6 +166,34 @@ class _Writer:
             data = self.assemble(shader.source, shader.target_env)
         self.write(name, data)
         return name, kind
+
+    def hlsl_file(self, p: Pipeline, shader: Shader) -> tuple[str, str]:
+        """The pipeline's HLSL shader compiled for its entry point, as a SPIR-V file of its own."""
+        if self.compile_hlsl is None:
+            raise self.error(shader.line, "an HLSL shader needs an HLSL compiler (glslangValidator)")
+        name = f"pipeline{list(self.script.pipelines).index(p.name)}.hlsl.spv"
+        self.write(name, self.compile_hlsl(shader.source, p.entry, shader.target_env))
+        return name, "SPIR-V"
+
+    def kernel_file(self, p: Pipeline, src: str) -> tuple[str, str, dict[int, KernelArgument]]:
+        """The pipeline's kernel compiled by clspv with its layout options, as a SPIR-V file of its
+        own, and where clspv's reflection puts each argument."""
+        if self.compile_kernel is None:
+            raise self.error(p.line, "placing a kernel's arguments where clspv's reflection says (COMPILE_OPTIONS "
+                                     "that move them, a sampler_t argument) needs clspv")
+        module, layout = self.compile_kernel(self.folder / src, p.entry, p.compile_options, p.clspv_layout)
+        name = f"pipeline{list(self.script.pipelines).index(p.name)}.clspv.spv"
+        self.write(name, module)
+        return name, "SPIR-V", layout
+
+    def optimized_file(self, p: Pipeline, shader: Shader, src: str, kind: str) -> tuple[str, str]:
+        """The pipeline's module after its SHADER_OPTIMIZATION passes, as a SPIR-V file of its own
+        (Amber optimizes the compiled module before the pipeline is made)."""
+        if self.optimize is None:
+            raise self.error(p.line, "SHADER_OPTIMIZATION needs the SPIR-V optimizer (spirv-opt)")
+        name = f"pipeline{list(self.script.pipelines).index(p.name)}.opt.spv"
+        self.write(name, self.optimize(self.folder / src, kind, shader.target_env, p.optimizations))
+        return name, "SPIR-V"
 
     def write(self, name: str, data: bytes) -> None:
         path = self.folder / name
@@ -133,48 +218,135 @@ class _Writer:
         for name in self.script.buffers:
             data = self.initial[name]
             index = list(self.script.buffers).index(name)
+            if self.script.buffers[name].image is not None:
+                resources.append(images.image_resource(self.script, name, index, data, self.write, self.error))
+                continue
             resources.append({"buffer": {"uid": name, "size": max(len(data), 1), "shader_access": "readwrite",
                                          "src": self.data_file(name, data), "dst": f"buffer{index}.out.npy"}})
+        resources += images.sampler_holders(self.script)
         for p in self.script.pipelines.values():
-            shader = self.script.shaders[p.shader]
-            src, kind = self.shader_file(shader)
-            uid = f"pipeline.{p.name}"
-            entry: dict[str, Any] = {"uid": uid, "src": src, "type": kind, "entry": p.entry}
-            if p.specializations:
-                entry["specialization_constants"] = [{"id": i, "value": v} for i, v in p.specializations]
-            if p.compile_options:
-                entry["build_options"] = p.compile_options
-            if p.subgroup is not None:
-                size, full, varying, _ = p.subgroup
-                entry["subgroup"] = {"full_subgroups": full, "varying_size": varying,
-                                     **({"required_size": size} if size else {})}
-            dispatch: dict[str, Any] = {"shader_ref": uid, "bindings": []}
-            push = b""
-            params = _opencl_params(shader.source, p.entry) if kind == "OpenCL-C" else []
-            for b in p.bindings:
-                if b.kind == "push_constant":
-                    push = self.initial[b.buffer]
-                    continue
-                binding = b.binding
-                if b.kind == "kernel":
-                    names = [n for n, _ in params]
-                    arg_index: int | str = names.index(b.arg) if b.arg in names else b.arg
-                    if not isinstance(arg_index, int) or not 0 <= arg_index < len(params) or not params[arg_index][1]:
-                        raise self.error(b.line, f"kernel argument {b.arg!r} is not a global or constant pointer "
-                                                 f"of {p.entry}")
-                    binding = sum(1 for _, ptr in params[:arg_index] if ptr)
-                dispatch["bindings"].append({"set": b.set, "id": binding, "resource_ref": b.buffer})
-            if kind == "OpenCL-C":
-                push = _pod_bytes(p, params, self.error) or push
-            if push:
-                push_uid = f"push.{p.name}"
-                self.write(f"{push_uid}.npy", _npy(push + b"\0" * (-len(push) % 4)))
-                resources.append({"raw_data": {"uid": push_uid, "src": f"{push_uid}.npy"}})
-                entry["push_constants_size"] = len(push) + (-len(push) % 4)
-                dispatch["push_data_ref"] = push_uid
-            resources.append({"shader": entry})
-            dispatch_base[p.name] = dispatch
+            dispatch_base[p.name] = self.pipeline(p, resources)
+        # a kernel that reads a sampler's bits normalizes its coordinates itself (clspv does so for
+        # 3D images, where Vulkan has no unnormalized coordinates): its Vulkan sampler is normalized
+        resources += [images.sampler_holder(self.script.samplers[name], normalized=True)
+                      for name in sorted(self.self_normalizing)]
         return resources, dispatch_base
+
+    def pipeline(self, p: Pipeline, resources: list[dict[str, Any]]) -> dict[str, Any]:
+        """The pipeline's scenario shader (and push data, and clspv's blocks of by-value
+        arguments) appended to ``resources``; its dispatch, less the work-group counts."""
+        shader = self.script.shaders[p.shader]
+        src, kind = self.shader_file(shader)
+        if kind == "HLSL":
+            src, kind = self.hlsl_file(p, shader)
+        if p.optimizations:
+            src, kind = self.optimized_file(p, shader, src, kind)
+        params = _opencl_params(shader.source, p.entry) if kind == "OpenCL-C" else []
+        layout = None
+        # a kernel that reads an image through a sampler_t argument reads the sampler's bits from
+        # a push constant only clspv's reflection places: compiled at import too
+        samplers = {ordinal(b.arg, params): images.opencl_sampler_bits(self.script.samplers[b.sampler])
+                    for b in p.bindings if b.kind == "kernel" and b.sampler}
+        # so does one whose source defines a sampler_t constant (clspv gives it a descriptor of its
+        # own and moves the arguments to set 1)
+        literal = kind == "OpenCL-C" and re.search(r"\bsampler_t\s+\w+\s*=", shader.source) is not None
+        if (p.clspv_layout or samplers or literal) and kind == "OpenCL-C":
+            src, kind, layout = self.kernel_file(p, src)
+        uid = f"pipeline.{p.name}"
+        entry: dict[str, Any] = {"uid": uid, "src": src, "type": kind, "entry": p.entry}
+        if p.specializations:
+            entry["specialization_constants"] = [{"id": i, "value": v} for i, v in p.specializations]
+        if p.compile_options and kind == "OpenCL-C":  # a module clspv made has them built in
+            entry["build_options"] = p.compile_options
+        if p.subgroup is not None:
+            size, full, varying, _ = p.subgroup
+            entry["subgroup"] = {"full_subgroups": full, "varying_size": varying,
+                                 **({"required_size": size} if size else {})}
+        dispatch: dict[str, Any] = {"shader_ref": uid, "bindings": []}
+        push = b""
+        for b in p.bindings:
+            if b.kind == "push_constant":
+                push = self.initial[b.buffer]
+            else:
+                dispatch["bindings"].append(self.binding(p, b, params, layout))
+        dispatch["bindings"] += literal_samplers(layout or {}, resources)
+        # a derived pipeline's BIND of an argument by number replaces one by name: the last wins
+        dispatch["bindings"] = list({(d["set"], d["id"], d.get("array_element", 0)): d
+                                     for d in dispatch["bindings"]}.values())
+        if kind == "OpenCL-C":
+            push = _pod_bytes(p, params, self.error) or push
+        elif layout is not None:
+            push, blocks = placed_values(p, params, layout, buffer_bytes, self.error)
+            push = sampler_masks(p, push, layout, samplers, self.error)
+            for (dset, dbinding), data in blocks.items():
+                block_uid = f"pod.{p.name}.{dset}.{dbinding}"
+                self.write(f"{block_uid}.npy", _npy(data + b"\0" * (-len(data) % 16)))
+                resources.append({"buffer": {"uid": block_uid, "size": len(data) + (-len(data) % 16),
+                                             "shader_access": "readonly", "src": f"{block_uid}.npy"}})
+                dispatch["bindings"].append({"set": dset, "id": dbinding, "resource_ref": block_uid})
+        if push:
+            push_uid = f"push.{p.name}"
+            self.write(f"{push_uid}.npy", _npy(push + b"\0" * (-len(push) % 4)))
+            resources.append({"raw_data": {"uid": push_uid, "src": f"{push_uid}.npy"}})
+            entry["push_constants_size"] = len(push) + (-len(push) % 4)
+            dispatch["push_data_ref"] = push_uid
+        resources.append({"shader": entry})
+        return dispatch
+
+    def binding(self, p: Pipeline, b: Binding, params: list[tuple[str, bool]],
+                layout: dict[int, KernelArgument] | None) -> dict[str, Any]:
+        """A BIND as a scenario binding: a kernel argument where clspv's reflection (``layout``)
+        or kernellab's convention puts it, a descriptor with its range and type."""
+        image = images.is_image_binding(self.script, b)
+        if image and b.kind != "kernel":
+            return images.binding_entry(self.script, p, b)
+        dset, binding = b.set, b.binding
+        where = None
+        if b.kind == "kernel" and layout is not None:
+            index = ordinal(b.arg, params)
+            where = layout.get(index) if index is not None else None
+            if where is None or where.kind not in (IMAGE_ARGUMENTS if image else BUFFER_ARGUMENTS):
+                raise self.error(b.line, f"kernel argument {b.arg!r} is not {'an image or sampler' if image else 'a buffer'} "
+                                         f"argument of {p.entry} (clspv's reflection)")
+            dset, binding = where.set, where.binding
+        elif b.kind == "kernel":
+            names = [n for n, _ in params]
+            arg_index: int | str = names.index(b.arg) if b.arg in names else b.arg
+            if not isinstance(arg_index, int) or not 0 <= arg_index < len(params) or not params[arg_index][1]:
+                raise self.error(b.line, f"kernel argument {b.arg!r} is not a global or constant pointer "
+                                         f"of {p.entry}")
+            binding = sum(1 for _, ptr in params[:arg_index] if ptr)
+        if image:
+            entry = images.binding_entry(self.script, p, b, binding)
+            entry["set"] = dset
+            if where is not None and where.sampler_mask_offset >= 0:
+                self.self_normalizing.add(b.sampler)
+                entry["resource_ref"] += images.NORMALIZED_HOLDER
+            return entry
+        out: dict[str, Any] = {"set": dset, "id": binding, "resource_ref": b.buffer}
+        if b.kind != "kernel":
+            try:
+                out.update(descriptor_fields(b, max(len(self.initial[b.buffer]), 1),
+                                             self.script.buffers[b.buffer].element))
+            except ValueError as exc:
+                raise self.error(b.line, str(exc)) from None
+        return out
+
+    def copy_dispatch(self, c: Copy, resources: list[dict[str, Any]]) -> dict[str, Any]:
+        """A COPY after a RUN: a dispatch of kernellab's copy shader (each invocation one word of
+        the target from the source), on the buffers as the commands before it left them."""
+        sizes = len(self.initial[c.source]), len(self.initial[c.target])
+        if sizes[0] != sizes[1] or sizes[0] % 4 or not sizes[0]:
+            raise self.error(c.line, f"COPY {c.source} TO {c.target} after a RUN: the buffers are {sizes[0]} and "
+                                     f"{sizes[1]} bytes; kernellab copies between buffers of one size, a multiple "
+                                     "of 4 bytes, once the device has them")
+        if not any(r.get("shader", {}).get("uid") == COPY_SHADER for r in resources):
+            self.write("amber_copy.comp", COPY_GLSL.encode())
+            resources.append({"shader": {"uid": COPY_SHADER, "src": "amber_copy.comp", "type": "GLSL",
+                                         "entry": "main"}})
+        return {"shader_ref": COPY_SHADER, "rangeND": [-(-sizes[0] // 4 // 64), 1, 1],
+                "bindings": [{"set": 0, "id": 0, "resource_ref": c.source},
+                             {"set": 0, "id": 1, "resource_ref": c.target}]}
 
     def checkpoints(self, stem: str) -> list[Checkpoint]:
         resources, dispatches = self.resources()
@@ -198,11 +370,11 @@ class _Writer:
                 d = dict(dispatches[c.pipeline], rangeND=list(c.groups))
                 commands.append({"dispatch_compute": d})
                 ran = True
+            elif isinstance(c, Copy) and ran:
+                if pending:  # the EXPECTs before it see the buffers before it
+                    close()
+                commands.append({"dispatch_compute": self.copy_dispatch(c, resources)})
             elif isinstance(c, Copy):
-                if ran:
-                    raise InputError([Problem(str(self.script.path), f"line {c.line}",
-                                              "COPY after a RUN is not supported by kernellab's AmberScript "
-                                              "reader yet")])
                 self.initial[c.target] = self.initial[c.source]
                 resources[:] = [r for r in resources]
                 for r in resources:
@@ -224,8 +396,10 @@ def _npy(data: bytes) -> bytes:
     return out.getvalue()
 
 
-def write_scenarios(script: AmberScript, folder: Path, assemble: Assembler) -> list[Checkpoint]:
+def write_scenarios(script: AmberScript, folder: Path, assemble: Assembler, optimize: Optimizer | None = None,
+                    compile_kernel: KernelCompiler | None = None,
+                    compile_hlsl: HlslCompiler | None = None) -> list[Checkpoint]:
     """Write the scenario files of ``script`` into ``folder`` (made if missing); the checkpoints
     in order, each with the EXPECTs checked there."""
     folder.mkdir(parents=True, exist_ok=True)
-    return _Writer(script, folder, assemble).checkpoints(script.path.stem)
+    return _Writer(script, folder, assemble, optimize, compile_kernel, compile_hlsl).checkpoints(script.path.stem)

@@ -1,7 +1,7 @@
 """Reading AmberScript's compute subset (Amber's docs/amber_script.md) into :class:`AmberScript`.
 
 Every problem names the file, the line and the column. Constructs outside the compute subset
-(graphics pipelines, draws, images, samplers) are refused with :class:`Unsupported`, which names
+(graphics pipelines, draws) are refused with :class:`Unsupported`, which names
 the construct, so a corpus run can tell "refused" from "bad input".
 """
 from __future__ import annotations
@@ -11,14 +11,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kernellab.errors import InputError, Problem
+from kernellab.formats.amber import files, images
 from kernellab.formats.amber.script import AmberScript, Binding, Buffer, Command, Copy, Expect, Pipeline, Run, Shader
+from kernellab.formats.amber.structs import Member, Struct, struct_element
 from kernellab.formats.amber.tokens import Token, tokenize_line
 from kernellab.formats.amber.types import Element, TypeError_, element
 
 SHADER_FORMATS = ("GLSL", "SPIRV-ASM", "SPIRV-HEX", "OPENCL-C", "HLSL")
 COMPARATORS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 BUFFER_COMPARATORS = ("EQ_BUFFER", "RMSE_BUFFER", "EQ_HISTOGRAM_EMD_BUFFER")
-BIND_KINDS = ("storage", "uniform", "push_constant")
+BIND_KINDS = ("storage", "uniform", "storage_dynamic", "uniform_dynamic", "uniform_texel_buffer",
+              "storage_texel_buffer", "push_constant")
 #: what kernellab refuses (the construct, and why), each naming its line
 GRAPHICS = "graphics pipelines are not supported (kernellab runs AmberScript's compute subset)"
 _INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|\d+)$")
@@ -168,6 +171,7 @@ class Parser:
         self.src = _Lines(path, text)
         self.script = AmberScript(path)
         self.virtual_files: dict[str, str] = {}
+        self.structs: dict[str, Struct] = {}
 
     def parse(self) -> AmberScript:
         while True:
@@ -186,17 +190,20 @@ class Parser:
             "DERIVE_PIPELINE": self.derive_pipeline, "DEVICE_FEATURE": self.requirement,
             "DEVICE_EXTENSION": self.requirement, "INSTANCE_EXTENSION": self.requirement,
             "DEVICE_PROPERTY": self.requirement, "SET": self.set_engine_data, "VIRTUAL_FILE": self.virtual_file,
+            "IMAGE": lambda h, w: images.parse_image(self, h, w, number),
+            "SAMPLER": lambda h, w: images.parse_sampler(self, h, w),
         }.get(word)
         if handler is not None:
             handler(head, w)
             return
-        if word in ("RUN", "EXPECT", "COPY", "REPEAT"):
+        if word in ("RUN", "EXPECT", "COPY", "REPEAT", "DEBUG"):
             getattr(self, word.lower())(head, w, commands)
             return
         if word in ("CLEAR", "CLEAR_COLOR", "CLEAR_DEPTH", "CLEAR_STENCIL"):
             raise self.src.refuse(head, word, GRAPHICS + f": {word} clears a framebuffer")
-        if word in ("IMAGE", "SAMPLER", "STRUCT", "DEBUG"):
-            raise self.src.refuse(head, word, f"{word} is not supported by kernellab's AmberScript reader yet")
+        if word == "STRUCT":
+            self.struct(head, w)
+            return
         raise self.src.error(head, f"unknown statement {word!r}")
 
     def shader(self, head: Token, w: _Words) -> None:
@@ -205,8 +212,6 @@ class Parser:
             raise self.src.refuse(stage, f"SHADER {stage.text}", GRAPHICS + f": SHADER {stage.text}")
         name = w.take("the shader's name")
         fmt = w.keyword(*SHADER_FORMATS, "SPIRV-BIN")
-        if fmt.text == "HLSL":
-            raise self.src.refuse(fmt, "HLSL", "HLSL shaders are not supported (no HLSL compiler is used)")
         target_env = ""
         source = None
         while not w.done:
@@ -233,12 +238,45 @@ class Parser:
         file beside the script, as Amber looks them up."""
         if ref.text in self.virtual_files:
             return self.virtual_files[ref.text]
-        path = self.src.path.parent / ref.text
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise self.src.error(ref, f"cannot read {path}: {exc.strerror or exc}") from None
+        data = files.read_beside(self.src, ref)
         return data.hex(" ") if binary else data.decode("utf-8", errors="replace")
+
+    def struct(self, head: Token, w: _Words) -> None:
+        """``STRUCT name [STRIDE n]``, then ``type member [OFFSET o]`` lines, ``END``."""
+        name = w.take("the struct's name")
+        if name.text in self.structs:
+            raise self.src.error(name, f"STRUCT {name.text!r} is already defined")
+        s = Struct(name.text, head.line)
+        if not w.done:
+            w.keyword("STRIDE")
+            s.stride = w.integer("the stride in bytes", 1)
+        w.finish()
+        for line, type_token in self.statements(head, "STRUCT", "a member's type"):
+            if type_token.text == name.text:
+                raise self.src.error(type_token, "a STRUCT cannot hold itself")
+            if type_token.text not in self.structs:
+                try:
+                    element(type_token.text)
+                except TypeError_ as exc:
+                    raise self.src.error(type_token, f"{exc} for a STRUCT member") from None
+            member = line.take("the member's name")
+            if any(m.name == member.text for m in s.members):
+                raise self.src.error(member, f"STRUCT {name.text} already has a member {member.text!r}")
+            m = Member(type_token.text, member.text, member.line, member.column)
+            while not line.done:
+                key = line.keyword("OFFSET", "ARRAY_STRIDE", "MATRIX_STRIDE")
+                if key.text != "OFFSET":
+                    raise self.src.refuse(key, f"STRUCT {key.text}", f"{key.text} is not supported by kernellab's "
+                                                                     "AmberScript reader yet")
+                m.offset = line.integer("the member's offset in bytes")
+            s.members.append(m)
+        if not s.members:
+            raise self.src.error(head, f"STRUCT {name.text} has no members")
+        try:  # a bad OFFSET or STRIDE is named here (a std140 buffer's at its BUFFER)
+            struct_element(name.text, False, {**self.structs, name.text: s})
+        except TypeError_ as exc:
+            raise self.src.error(head, str(exc)) from None
+        self.structs[name.text] = s
 
     def virtual_file(self, head: Token, w: _Words) -> None:
         name = w.take("a file name")
@@ -251,14 +289,16 @@ class Parser:
             raise self.src.error(name, f"buffer {name.text!r} is already defined")
         kind = w.keyword("DATA_TYPE", "FORMAT")
         type_token = w.take("a data type")
-        if re.search(r"_(UNORM|SNORM|USCALED|SSCALED|SRGB|UFLOAT)", type_token.text):
-            raise self.src.refuse(type_token, "normalized formats", f"format {type_token.text} is not supported by "
-                                                                    "kernellab's AmberScript reader yet")
+        if re.search(r"_(UFLOAT|PACK\d+)", type_token.text):
+            raise self.src.refuse(type_token, "packed formats", f"format {type_token.text} (components packed in "
+                                                                "a word) is not supported by kernellab's "
+                                                                "AmberScript reader yet")
         std140 = False
         if w.peek() in ("STD140", "STD430"):
             std140 = w.take("a layout").text == "STD140"
         try:
-            elem = element(type_token.text, std140)
+            elem = struct_element(type_token.text, std140, self.structs) if type_token.text in self.structs \
+                else element(type_token.text, std140)
         except TypeError_ as exc:
             raise self.src.error(type_token, str(exc)) from None
         values: list[int | float] = []
@@ -275,7 +315,9 @@ class Parser:
         elif init.text == "SIZE":
             count = w.integer("the element count")
             values = self.size_initializer(w, elem, count)
-        elif init.text in ("WIDTH", "HEIGHT", "MIP_LEVELS", "SAMPLES", "FILE"):
+        elif init.text == "FILE":
+            values = self.file_initializer(w, elem, None)
+        elif init.text in ("WIDTH", "HEIGHT", "MIP_LEVELS", "SAMPLES"):
             raise self.src.refuse(init, f"BUFFER {init.text}", f"BUFFER ... {init.text} is not supported by "
                                                                "kernellab's AmberScript reader yet")
         else:
@@ -316,30 +358,32 @@ class Parser:
         return [number(self.src, Token(repr(v), how.line, how.column), dtypes[0]) if dtypes[0].startswith("float")
                 else _wrap(int(v), dtypes[0]) for v in values]
 
-    def file_initializer(self, w: _Words, elem: Element, count: int) -> list[int | float]:
-        """``FILE BINARY|TEXT name``: the buffer's first ``count`` elements from a file beside the
-        script (BINARY: its bytes in the buffer's layout; TEXT: values as DATA writes them)."""
-        kind = w.keyword("BINARY", "TEXT", "PNG")
-        if kind.text == "PNG":
-            raise self.src.refuse(kind, "BUFFER FILE PNG", "BUFFER ... FILE PNG is not supported by kernellab's "
-                                                           "AmberScript reader yet")
+    def file_initializer(self, w: _Words, elem: Element, count: int | None) -> list[int | float]:
+        """``FILE [BINARY|TEXT|PNG] name``: the buffer's first ``count`` elements (None: as many as
+        the file holds) from a file beside the script (BINARY: its bytes in the buffer's layout;
+        TEXT: values as DATA writes them; PNG, Amber's default: its RGBA8 texels, rows top to bottom)."""
+        kind = w.keyword("BINARY", "TEXT", "PNG") if w.peek() in ("BINARY", "TEXT", "PNG") else None
+        how = kind.text if kind is not None else "PNG"
         name = w.take("a file name")
         w.finish()
-        path = self.src.path.parent / name.text
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise self.src.error(name, f"cannot read {path}: {exc.strerror or exc}") from None
+        png = how == "PNG"
+        if png and not re.match(r"R8G8B8A8_", elem.name):
+            raise self.src.error(kind or name, f"a PNG holds 8-bit RGBA texels: the buffer's FORMAT must be an "
+                                               f"R8G8B8A8 one, not {elem.name}")
+        data = files.read_beside(self.src, name)
         dtypes = [d for _, d in elem.components]
-        if kind.text == "BINARY":
-            values = values_of_bytes(elem, data[:count * elem.size])
+        limit = count * len(dtypes) if count is not None else None
+        if png:
+            values = files.values_of_bytes(elem, files.png_texels(self.src, name, data)[2])
+        elif how == "BINARY":
+            values = files.values_of_bytes(elem, data if count is None else data[:count * elem.size])
         else:
-            text = _Lines(path, data.decode("utf-8", errors="replace"))
-            values = []
-            while (tokens := text.next_tokens()) is not None:
-                values += [number(text, t, dtypes[(len(values) + i) % len(dtypes)]) for i, t in enumerate(tokens)]
-        values = values[:count * len(dtypes)]
-        return values + [0] * (count * len(dtypes) - len(values))
+            values = files.text_values(self.src, name, data, dtypes, limit if limit is not None else len(data), number)
+            if limit is None and len(values) % len(dtypes):
+                raise self.src.error(name, f"{name.text} holds {len(values)} values, not a whole number of "
+                                           f"{elem.name} elements ({len(dtypes)} values each)")
+        values = values[:limit] if limit is not None else values
+        return values + [0] * ((limit or 0) - len(values))
 
     def pipeline(self, head: Token, w: _Words) -> None:
         kind = w.take("compute or graphics")
@@ -367,16 +411,21 @@ class Parser:
         self.pipeline_body(head, p)
         self.script.pipelines[name.text] = p
 
-    def pipeline_body(self, head: Token, p: Pipeline) -> None:
+    def statements(self, head: Token, block: str, what: str) -> Iterator[tuple[_Words, Token]]:
+        """The statements of a block up to its ``END`` line: each one's words and first word."""
         while True:
             tokens = self.src.next_tokens()
             if tokens is None:
-                raise self.src.error(head, "PIPELINE block has no END")
+                raise self.src.error(head, f"{block} block has no END")
             w = _Words(self.src, tokens)
-            t = w.take("a pipeline statement")
-            if t.text == "END":
+            first = w.take(what)
+            if first.text == "END":
                 w.finish()
-                break
+                return
+            yield w, first
+
+    def pipeline_body(self, head: Token, p: Pipeline) -> None:
+        for w, t in self.statements(head, "PIPELINE", "a pipeline statement"):
             if t.text == "ATTACH":
                 self.attach(w, p)
             elif t.text == "BIND":
@@ -384,12 +433,12 @@ class Parser:
             elif t.text == "SET":
                 self.set_kernel_arg(w, p)
             elif t.text == "COMPILE_OPTIONS":
-                w.take("the shader's name")
-                w.finish()
-                p.compile_options = " ".join(tok.text for tok in self.src.tokens_until_end(t))
+                self.compile_options(t, w, p)
             elif t.text == "SUBGROUP":
                 self.subgroup(t, w, p)
-            elif t.text in ("SHADER_OPTIMIZATION", "POLYGON_MODE", "FRAMEBUFFER_SIZE", "VERTEX_DATA",
+            elif t.text == "SHADER_OPTIMIZATION":
+                self.shader_optimization(t, w, p)
+            elif t.text in ("POLYGON_MODE", "FRAMEBUFFER_SIZE", "VERTEX_DATA",
                             "INDEX_DATA", "BLEND", "DEPTH", "STENCIL", "VIEWPORT", "PATCH_CONTROL_POINTS"):
                 raise self.src.refuse(t, t.text, f"{t.text} in a pipeline is not supported by kernellab's "
                                                  "AmberScript reader yet")
@@ -397,6 +446,46 @@ class Parser:
                 raise self.src.error(t, f"unknown pipeline statement {t.text!r}")
         if not p.shader:
             raise self.src.error(head, f"pipeline {p.name!r} attaches no shader")
+
+    def compile_options(self, head: Token, w: _Words, p: Pipeline) -> None:
+        """``COMPILE_OPTIONS shader`` ... ``END``: clspv's argument-layout options (a fixed table,
+        whose layout kernellab reads back from clspv's reflection) apart, the rest must be build
+        options a file may give (compiler_options' OpenCL C allow-list); a refused one names its line."""
+        from kernellab import compiler_options as co
+
+        w.take("the shader's name")
+        w.finish()
+        words = list(self.src.tokens_until_end(head))
+        rest = [t for t in words if t.text not in co.CLSPV_LAYOUT_OPTIONS]
+        text = " ".join(t.text for t in rest)
+        refusals = co.check("OpenCL-C", text, self.src.path.parent, (self.src.path.parent,))
+        if refusals:
+            where = next((t for t in rest if t.text == refusals[0].option), head)
+            raise self.src.error(where, str(refusals[0]))
+        p.compile_options = text
+        p.clspv_layout = co.clspv_layout_options([t.text for t in words if t.text in co.CLSPV_LAYOUT_OPTIONS])
+
+    def shader_optimization(self, head: Token, w: _Words, p: Pipeline) -> None:
+        """``SHADER_OPTIMIZATION shader`` ... ``END``: spirv-opt passes, one word each, each from
+        the fixed table of ``compiler_options`` (a refused one names its line and column)."""
+        from kernellab.compiler_options import OptionsRefused, optimizer_passes
+
+        name = w.take("the shader's name")
+        w.finish()
+        if name.text != p.shader:
+            raise self.src.error(name, f"SHADER_OPTIMIZATION names {name.text!r}, not the attached shader "
+                                       f"{p.shader!r}")
+        words = list(self.src.tokens_until_end(head))
+        for t in words:
+            try:
+                optimizer_passes([t.text])
+            except OptionsRefused as exc:
+                raise self.src.error(t, str(exc.refusals[0])) from None
+        if self.script.shaders[p.shader].format == "OPENCL-C":
+            raise self.src.refuse(head, "SHADER_OPTIMIZATION of OpenCL C", "SHADER_OPTIMIZATION of an OPENCL-C "
+                                                                          "shader is not supported by kernellab's "
+                                                                          "AmberScript reader yet")
+        p.optimizations = optimizer_passes([t.text for t in words])
 
     def subgroup(self, head: Token, w: _Words, p: Pipeline) -> None:
         """``SUBGROUP shader`` ... ``END``: FULLY_POPULATED, VARYING_SIZE (on/off), REQUIRED_SIZE n."""
@@ -453,13 +542,20 @@ class Parser:
 
     def bind(self, head: Token, w: _Words, p: Pipeline) -> None:
         what = w.take("BUFFER")
-        if what.text != "BUFFER":
+        if what.text == "SAMPLER":
+            images.parse_bind_sampler(self, head, w, p)
+            return
+        if what.text not in ("BUFFER", "BUFFER_ARRAY"):
             raise self.src.refuse(what, f"BIND {what.text}", f"BIND {what.text} is not supported by kernellab's "
                                                              "AmberScript reader yet")
-        buf = w.take("a buffer's name")
-        if buf.text not in self.script.buffers:
-            raise self.src.error(buf, f"no buffer {buf.text!r} is defined")
-        if w.peek() == "KERNEL":
+        names = [w.take("a buffer's name")]
+        while what.text == "BUFFER_ARRAY" and w.peek() not in ("AS", ""):
+            names.append(w.take("a buffer's name"))
+        for buf in names:
+            if buf.text not in self.script.buffers:
+                raise self.src.error(buf, f"no buffer {buf.text!r} is defined")
+        buf = names[0]
+        if w.peek() == "KERNEL" and what.text == "BUFFER":
             w.take("KERNEL")
             how = w.keyword("ARG_NAME", "ARG_NUMBER")
             arg: str | int = w.take("an argument").text if how.text == "ARG_NAME" else w.integer("an argument number")
@@ -470,22 +566,56 @@ class Parser:
             return
         w.keyword("AS")
         kind = w.take("a descriptor type")
+        if kind.text in images.IMAGE_BIND_KINDS and what.text == "BUFFER":
+            images.parse_bind_image(self, head, w, p, buf, kind)
+            return
         if kind.text not in BIND_KINDS:
             raise self.src.refuse(kind, f"BIND AS {kind.text}", f"binding as {kind.text} is not supported by "
                                                                 "kernellab's AmberScript reader yet")
+        if kind.text == "push_constant" and len(names) > 1:
+            raise self.src.error(kind, "a push_constant buffer is one buffer")
+        for name in names:
+            if kind.text.endswith("_texel_buffer"):
+                images.check_texel_buffer(self.src, self.script.buffers[name.text], name)
+            elif self.script.buffers[name.text].image is not None:
+                raise self.src.error(name, f"{name.text!r} is an IMAGE: bind it as storage_image, sampled_image "
+                                           f"or combined_image_sampler, not {kind.text}")
+        dset, binding, ranges = self.descriptor_options(w, kind, len(names))
+        if ranges["OFFSET"][0] < 0:
+            raise self.src.error(kind, f"BIND {what.text} ... AS {kind.text} needs OFFSET (the dynamic offset)")
+        p.bindings = [b for b in p.bindings if b.kind == "kernel" or (b.set, b.binding) != (dset, binding)]
+        for i, name in enumerate(names):
+            p.bindings.append(Binding(name.text, kind.text, dset, binding, head.line,
+                                      dynamic_offset=ranges["OFFSET"][i],
+                                      descriptor_offset=ranges["DESCRIPTOR_OFFSET"][i],
+                                      descriptor_range=ranges["DESCRIPTOR_RANGE"][i], array_element=i))
+
+    def descriptor_options(self, w: _Words, kind: Token, n: int) -> tuple[int, int, dict[str, list[int]]]:
+        """Amber's order: DESCRIPTOR_SET s BINDING b [OFFSET o...] [DESCRIPTOR_OFFSET o...]
+        [DESCRIPTOR_RANGE r...], one value per buffer of a BUFFER_ARRAY: (set, binding, the lists;
+        OFFSET -1 where a dynamic descriptor has none, DESCRIPTOR_RANGE -1 for the rest)."""
         dset, binding = 0, -1
+        dynamic = kind.text.endswith("_dynamic")
+        ranges = {"OFFSET": [-1 if dynamic else 0] * n, "DESCRIPTOR_OFFSET": [0] * n, "DESCRIPTOR_RANGE": [-1] * n}
         while not w.done:
-            t = w.take("DESCRIPTOR_SET or BINDING")
+            t = w.keyword("DESCRIPTOR_SET", "BINDING", *(("OFFSET",) if dynamic else ()), "DESCRIPTOR_OFFSET",
+                          "DESCRIPTOR_RANGE")
             if t.text == "DESCRIPTOR_SET":
                 dset = w.integer("a descriptor set")
             elif t.text == "BINDING":
                 binding = w.integer("a binding")
+            elif kind.text == "push_constant":
+                raise self.src.error(t, f"{t.text} does not apply to a push_constant buffer")
             else:
-                raise self.src.refuse(t, t.text, f"{t.text} is not supported by kernellab's AmberScript reader yet")
+                for i in range(n):
+                    what_value = f"{t.text}'s bytes" + (f" for buffer {i + 1} of {n}" if n > 1 else "")
+                    if t.text == "DESCRIPTOR_RANGE" and w.peek() == "-1":  # Amber's VK_WHOLE_SIZE
+                        w.take("-1")
+                    else:
+                        ranges[t.text][i] = w.integer(what_value, 1 if t.text == "DESCRIPTOR_RANGE" else 0)
         if kind.text != "push_constant" and binding < 0:
             raise self.src.error(kind, "BIND BUFFER needs BINDING")
-        p.bindings = [b for b in p.bindings if b.kind == "kernel" or (b.set, b.binding) != (dset, binding)]
-        p.bindings.append(Binding(buf.text, kind.text, dset, binding, head.line))
+        return dset, binding, ranges
 
     def set_kernel_arg(self, w: _Words, p: Pipeline) -> None:
         w.keyword("KERNEL")
@@ -513,6 +643,24 @@ class Parser:
         del what, key
 
     # --- commands ------------------------------------------------------------------------------
+    def debug(self, head: Token, w: _Words, commands: list[Command]) -> None:
+        """``DEBUG pipeline X Y Z`` ... ``END`` (Amber's shader-debugger test, removed from Amber
+        in 2022): the dispatch runs as RUN; each ``THREAD`` block in it is an expectation of a
+        driver's shader debugger, which the file then needs (a skip, naming its line)."""
+        self.run(head, w, commands)
+        depth = 1
+        while depth:
+            tokens = self.src.next_tokens()
+            if tokens is None:
+                raise self.src.error(head, "DEBUG block has no END")
+            first = tokens[0].text
+            if first == "THREAD" or (first == "EXPECT" and len(tokens) > 1 and tokens[1].text == "CALLSTACK"):
+                depth += 1
+                if first == "THREAD":
+                    self.script.debugger_threads.append(tokens[0].line)
+            elif first == "END":
+                depth -= 1
+
     def run(self, head: Token, w: _Words, commands: list[Command]) -> None:
         if w.peek() == "TIMED_EXECUTION":
             w.take("TIMED_EXECUTION")
@@ -570,8 +718,8 @@ class Parser:
         w.keyword("IDX")
         offset = w.integer("the byte offset")
         if _INT.match(w.peek()):
-            raise self.src.refuse(w.take("IDX y"), "EXPECT IDX x y", "probing images (IDX x y) is not supported: "
-                                                                     "kernellab's AmberScript reader has no images yet")
+            commands.append(images.parse_pixel_probe(self, head, w, buf, offset, text))
+            return
         e = Expect(buf.text, "EQ", head.line, head.column, text, offset=offset)
         if w.peek() == "TOLERANCE":
             w.take("TOLERANCE")
@@ -591,16 +739,6 @@ class Parser:
         if not e.values:
             raise self.src.error(cmp, f"{cmp.text} needs at least one value")
         commands.append(e)
-
-
-def values_of_bytes(elem: Element, data: bytes) -> list[int | float]:
-    """The component values of the whole elements ``data`` holds, in the buffer's layout."""
-    import numpy as np
-
-    count = len(data) // elem.size
-    raw = np.frombuffer(data[:count * elem.size], dtype=np.uint8).reshape(count, elem.size)
-    columns = [raw[:, off:off + np.dtype(d).itemsize].copy().view(d).ravel().tolist() for off, d in elem.components]
-    return [v for row in zip(*columns) for v in row]
 
 
 def _wrap(value: int, dtype: str) -> int:

@@ -13,12 +13,15 @@ from dataclasses import dataclass
 SCALARS = {"int8": "int8", "uint8": "uint8", "int16": "int16", "uint16": "uint16", "int32": "int32",
            "uint32": "uint32", "int64": "int64", "uint64": "uint64", "float16": "float16", "float": "float32",
            "double": "float64"}
-#: the numeric kinds of VkFormat component names (``R32G32B32A32_SFLOAT``)
-FORMAT_KINDS = {"SFLOAT": "float", "UINT": "uint", "SINT": "int"}
+#: the numeric kinds of VkFormat component names (``R32G32B32A32_SFLOAT``): a normalized, scaled
+#: or sRGB component is stored as the integer it is made of, and DATA and EXPECT give that integer
+#: (Amber's Type::IsUnsignedInt / IsSignedInt: ``R8G8B8A8_UNORM`` data is ``255 0 0 255``)
+FORMAT_KINDS = {"SFLOAT": "float", "UINT": "uint", "SINT": "int", "UNORM": "uint", "USCALED": "uint",
+                "SRGB": "uint", "SNORM": "int", "SSCALED": "int"}
 
 _VEC = re.compile(r"^vec([234])<(\w+)>$")
 _MAT = re.compile(r"^mat([234])x([234])<(\w+)>$")
-_FORMAT = re.compile(r"^((?:[RGBA]\d+)+)_(\w+)$")
+_FORMAT = re.compile(r"^((?:[RGBAD]\d+)+)_([A-Z]+)$")
 
 
 class TypeError_(ValueError):
@@ -72,4 +75,21 @@ def element(name: str, std140: bool = False) -> Element:
             offset += b // 8
         return Element(name, tuple(comps), offset)
     raise TypeError_(f"unknown data type {name!r} (expected int8..uint64, float16, float, double, "
-                     "vecN<T>, matCxR<T> or a format such as R32G32B32A32_SFLOAT)")
+                     "vecN<T>, matCxR<T> or a format such as R32G32B32A32_SFLOAT or R8G8B8A8_UNORM)")
+
+
+_FORMAT_OF_DTYPE = {"float": "SFLOAT", "uint": "UINT", "int": "SINT"}
+
+
+def vk_format(elem: Element) -> str:
+    """The VkFormat of a buffer's elements, for a texel buffer's view: the FORMAT it was declared
+    with, else the one its components make (``vec4<float>``: ``VK_FORMAT_R32G32B32A32_SFLOAT``);
+    raises :class:`TypeError_` for an element no format describes (a matrix, padding)."""
+    if _FORMAT.match(elem.name):
+        return "VK_FORMAT_" + elem.name
+    dtypes = [d for _, d in elem.components]
+    if len(dtypes) > 4 or len(set(dtypes)) != 1 or elem.size != len(dtypes) * _dtype_size(dtypes[0]):
+        raise TypeError_(f"{elem.name} is not a texel format (at most 4 components of one type, no padding)")
+    bits = _dtype_size(dtypes[0]) * 8
+    numeric = _FORMAT_OF_DTYPE[re.sub(r"\d", "", dtypes[0])]
+    return "VK_FORMAT_" + "".join(f"{c}{bits}" for c in "RGBA"[:len(dtypes)]) + f"_{numeric}"

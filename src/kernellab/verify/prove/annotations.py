@@ -7,17 +7,40 @@ extern function named ``__kl_*`` that clspv keeps; GLSL declares the same functi
 """
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 #: GPUVerify's annotations the engine does not model, in the order of their number in
 #: ``__kl_unsupported(N)`` (reaching one gives ``unknown`` naming it)
 UNSUPPORTED = (
-    '__ensures', '__function_wide_invariant', '__uniform_int', '__uniform_bool', '__distinct_int',
-    '__distinct_bool', '__all', '__at_most_one', '__other_int', '__other_bool', '__old_int', '__read', '__write',
-    '__no_read', '__no_write', '__read_implies', '__write_implies', '__read_offset_bytes', '__write_offset_bytes',
-    '__ptr_offset_bytes', '__ptr_base', '__reads_from', '__writes_to', '__read_permission', '__write_permission',
-    '__equal_floats', '__equal_doubles', '__atomic_has_taken_value', '__return_val_int', '__return_val_int4',
-    '__return_val_bool', '__array_snapshot', '__requires_fresh_array', '__exclusive', '__dominator_enabled',
-    '__axiom', '__global_requires', '__global_ensures', '__add_noovfl', '__add_noovfl_int',
-    '__add_noovfl_unsigned_int',
+    '__function_wide_invariant',
+    '__at_most_one',
+    '__return_val_ptr',
+    '__ptr_base',
+    '__reads_from',
+    '__writes_to',
+    '__read_permission',
+    '__write_permission',
+    '__equal_floats',
+    '__equal_doubles',
+    '__atomic_has_taken_value',
+    '__array_snapshot',
+    '__dominator_enabled',
+    '__axiom',
+    '__add_noovfl_char',
+    '__add_noovfl_short',
+    '__add_noovfl_long',
+    '__add_noovfl_unsigned_char',
+    '__add_noovfl_unsigned_short',
+    '__add_noovfl_unsigned_long',
+    '__uniform_ptr_base',
+    '__distinct_ptr_base',
+    '__other_ptr_base',
+    '__not_accessed',
+    '__accessed',
+    '__non_temporal_loads_begin',
+    '__non_temporal_loads_end',
+    '__spec_* function (a call stands for its contract)',
 )
 #: GPUVerify's specification language as calls the engine reads: each annotation a call of an
 #: function clspv keeps as a call (``noinline``; a declared function without a body crashes clspv).
@@ -31,63 +54,104 @@ __attribute__((noinline)) int __kl_assert(int c) { return c + 0x4b4c0001; }
 __attribute__((noinline)) int __kl_assume(int c) { return c + 0x4b4c0002; }
 __attribute__((noinline)) int __kl_requires(int c) { return c + 0x4b4c0003; }
 __attribute__((noinline)) int __kl_unsupported(int c) { return c + 0x4b4c0004; }
+__attribute__((noinline)) int __kl_requires_all(int c) { return c + 0x4b4c0006; }
+__attribute__((noinline)) int __kl_ensures(int c) { return c + 0x4b4c0007; }
+__attribute__((noinline)) int __kl_ensures_all(int c) { return c + 0x4b4c0008; }
+__attribute__((noinline)) int __kl_return(int c) { return c + 0x4b4c0009; }
+__attribute__((noinline)) int4 __kl_return4(int c) { return (int4)(c + 0x4b4c000a); }
+__attribute__((noinline)) int __kl_other(int c) { return c + 0x4b4c000b; }
+__attribute__((noinline)) int __kl_enabled(int c) { return c + 0x4b4c000c; }
+__attribute__((noinline)) int __kl_read(int c) { return c + 0x4b4c000d; }
+__attribute__((noinline)) int __kl_write(int c) { return c + 0x4b4c000e; }
+__attribute__((noinline)) int __kl_read_offset(int c) { return c + 0x4b4c000f; }
+__attribute__((noinline)) int __kl_write_offset(int c) { return c + 0x4b4c0010; }
+__attribute__((noinline)) int __kl_ptr_offset(int c) { return c + 0x4b4c0011; }
+__attribute__((noinline)) unsigned __kl_noovfl(unsigned a, unsigned b) { return a + b + 0x4b4c0012; }
+__attribute__((noinline)) int __kl_noovfl_signed(int a, int b) { return a + b + 0x4b4c0013; }
+__attribute__((noinline)) unsigned __kl_noovfl_pred(unsigned a, unsigned b, unsigned c, unsigned d) { return a + b + c + d + 0x4b4c0014; }
+__attribute__((noinline)) int __kl_requires_fn(int c) { return c + 0x4b4c0015; }
+__attribute__((noinline)) int __kl_instance(int c) { return c + 0x4b4c0016; }
+#define __KL_ID ((int)get_local_id(0))
 #define __assert(x) __kl_assert((x) ? 1 : 0)
 #define __global_assert(x) __kl_assert((x) ? 1 : 0)
 #define __invariant(x) __kl_assert((x) ? 1 : 0)
 #define __global_invariant(x) __kl_assert((x) ? 1 : 0)
 #define __assume(x) __kl_assume((x) ? 1 : 0)
 #define __requires(x) __kl_requires((x) ? 1 : 0)
+#define __global_requires(x) __kl_requires((x) ? 1 : 0)
+#define __requires_in_function(x) __kl_requires_fn((x) ? 1 : 0)
+#define __global_requires_in_function(x) __kl_requires_all((x) ? 1 : 0)
+#define __ensures(x) __kl_ensures((x) ? 1 : 0)
+#define __global_ensures(x) __kl_ensures_all((x) ? 1 : 0)
+#define __return_val_int() __kl_return(__KL_ID)
+#define __return_val_bool() (__kl_return(__KL_ID) != 0)
+#define __return_val_int4() __kl_return4(__KL_ID)
+#define __old_int(x) (x)
+#define __old_bool(x) (x)
 #define __candidate_invariant(x) 0
 #define __candidate_global_invariant(x) 0
 #define __function_wide_candidate_invariant(x) 0
+#define __candidate_assert(x) 0
+#define __candidate_global_assert(x) 0
 #define __implies(a, b) (!(a) || (b))
 #define __ite(c, a, b) ((c) ? (a) : (b))
-#define __enabled() 1
+#define __enabled() (__kl_enabled(__KL_ID) != 0)
+#define __other_int(x) __kl_other((int)(x))
+#define __other_bool(x) (__kl_other((x) ? 1 : 0) != 0)
+#define __uniform_int(x) ((x) == __other_int(x))
+#define __uniform_bool(x) (!!(x) == __other_bool(x))
+#define __distinct_int(x) ((x) != __other_int(x))
+#define __distinct_bool(x) (!!(x) != __other_bool(x))
+#define __all(x) (!!(x) & __other_bool(x))
+#define __exclusive(x) (!__all(x))
+#define __same_group (get_group_id(0) == __other_int(get_group_id(0)) \\
+    & get_group_id(1) == __other_int(get_group_id(1)) & get_group_id(2) == __other_int(get_group_id(2)))
+#define __KL_PROBE(p) ((int)*(volatile __typeof__((p)[0]) *)&(p)[0])
+#define __read(p) (__kl_read(__KL_PROBE(p)) != 0)
+#define __write(p) (__kl_write(__KL_PROBE(p)) != 0)
+#define __no_read(p) (!__read(p))
+#define __no_write(p) (!__write(p))
+#define __read_implies(p, e) (!__read(p) || (e))
+#define __write_implies(p, e) (!__write(p) || (e))
+#define __read_offset_bytes(p) ((size_t)__kl_read_offset(__KL_PROBE(p)))
+#define __write_offset_bytes(p) ((size_t)__kl_write_offset(__KL_PROBE(p)))
+#define __ptr_offset_bytes(p) ((size_t)__kl_ptr_offset(__KL_PROBE(p)))
+#define __requires_fresh_array(p) ((void)0)
+#define __add_noovfl_unsigned_int(x, y) __kl_noovfl((x), (y))
+#define __add_noovfl_int(x, y) __kl_noovfl_signed((x), (y))
+#define __KL_NOOVFL4(a, b, c, d, ...) (__kl_noovfl_pred((a), (b), (c), (d)) != 0)
+#define __add_noovfl(...) __KL_NOOVFL4(__VA_ARGS__, 0u, 0u, 0u)
 #define __is_pow2(x) ((x) != 0 && ((x) & ((x) - 1)) == 0)
 #define __mod_pow2(x, y) ((x) & ((y) - 1))
-#define __ensures(...) __kl_unsupported(0)
-#define __function_wide_invariant(...) __kl_unsupported(1)
-#define __uniform_int(...) __kl_unsupported(2)
-#define __uniform_bool(...) __kl_unsupported(3)
-#define __distinct_int(...) __kl_unsupported(4)
-#define __distinct_bool(...) __kl_unsupported(5)
-#define __all(...) __kl_unsupported(6)
-#define __at_most_one(...) __kl_unsupported(7)
-#define __other_int(...) __kl_unsupported(8)
-#define __other_bool(...) __kl_unsupported(9)
-#define __old_int(...) __kl_unsupported(10)
-#define __read(...) __kl_unsupported(11)
-#define __write(...) __kl_unsupported(12)
-#define __no_read(...) __kl_unsupported(13)
-#define __no_write(...) __kl_unsupported(14)
-#define __read_implies(...) __kl_unsupported(15)
-#define __write_implies(...) __kl_unsupported(16)
-#define __read_offset_bytes(...) __kl_unsupported(17)
-#define __write_offset_bytes(...) __kl_unsupported(18)
-#define __ptr_offset_bytes(...) __kl_unsupported(19)
-#define __ptr_base(...) __kl_unsupported(20)
-#define __reads_from(...) __kl_unsupported(21)
-#define __writes_to(...) __kl_unsupported(22)
-#define __read_permission(...) __kl_unsupported(23)
-#define __write_permission(...) __kl_unsupported(24)
-#define __equal_floats(...) __kl_unsupported(25)
-#define __equal_doubles(...) __kl_unsupported(26)
-#define __atomic_has_taken_value(...) __kl_unsupported(27)
-#define __return_val_int(...) __kl_unsupported(28)
-#define __return_val_int4(...) __kl_unsupported(29)
-#define __return_val_bool(...) __kl_unsupported(30)
-#define __array_snapshot(...) __kl_unsupported(31)
-#define __requires_fresh_array(...) __kl_unsupported(32)
-#define __exclusive(...) __kl_unsupported(33)
-#define __dominator_enabled(...) __kl_unsupported(34)
-#define __axiom(...) __kl_unsupported(35)
-#define __global_requires(...) __kl_unsupported(36)
-#define __global_ensures(...) __kl_unsupported(37)
-#define __add_noovfl(...) __kl_unsupported(38)
-#define __add_noovfl_int(...) __kl_unsupported(39)
-#define __add_noovfl_unsigned_int(...) __kl_unsupported(40)
+#define __function_wide_invariant(...) __kl_unsupported(0)
+#define __at_most_one(...) __kl_unsupported(1)
+#define __return_val_ptr(...) __kl_unsupported(2)
+#define __ptr_base(...) __kl_unsupported(3)
+#define __reads_from(...) __kl_unsupported(4)
+#define __writes_to(...) __kl_unsupported(5)
+#define __read_permission(...) __kl_unsupported(6)
+#define __write_permission(...) __kl_unsupported(7)
+#define __equal_floats(...) __kl_unsupported(8)
+#define __equal_doubles(...) __kl_unsupported(9)
+#define __atomic_has_taken_value(...) __kl_unsupported(10)
+#define __array_snapshot(...) __kl_unsupported(11)
+#define __dominator_enabled(...) __kl_unsupported(12)
+#define __axiom(...) __kl_unsupported(13)
+#define __add_noovfl_char(...) __kl_unsupported(14)
+#define __add_noovfl_short(...) __kl_unsupported(15)
+#define __add_noovfl_long(...) __kl_unsupported(16)
+#define __add_noovfl_unsigned_char(...) __kl_unsupported(17)
+#define __add_noovfl_unsigned_short(...) __kl_unsupported(18)
+#define __add_noovfl_unsigned_long(...) __kl_unsupported(19)
+#define __uniform_ptr_base(...) __kl_unsupported(20)
+#define __distinct_ptr_base(...) __kl_unsupported(21)
+#define __other_ptr_base(...) __kl_unsupported(22)
+#define __not_accessed(...) __kl_unsupported(23)
+#define __accessed(...) __kl_unsupported(24)
+#define __non_temporal_loads_begin(...) __kl_unsupported(25)
+#define __non_temporal_loads_end(...) __kl_unsupported(26)
 #define __barrier_invariant(...) __kl_unsupported(1000)
-#define __barrier_invariant_1(...) __kl_unsupported(1000)
+#define __barrier_invariant_1(x, i) (__kl_instance((int)(i) - __KL_ID), __kl_assert((x) ? 1 : 0))
 #define __barrier_invariant_binary_1(...) __kl_unsupported(1001)
 #define __barrier_invariant_2(...) __kl_unsupported(1000)
 #define __barrier_invariant_binary_2(...) __kl_unsupported(1001)
@@ -138,17 +202,44 @@ GLSL_HEADER = """\
 bool __kl_assert(bool c) { return c; }
 bool __kl_assume(bool c) { return c; }
 bool __kl_requires(bool c) { return c; }
+int __kl_other(int x) { return x; }
+int __kl_enabled(int x) { return x; }
 #define kl_assert(x) __kl_assert(x)
 #define kl_assume(x) __kl_assume(x)
 #define kl_requires(x) __kl_requires(x)
 #define kl_invariant(x) __kl_assert(x)
 #define kl_implies(a, b) (!(a) || (b))
+#define kl_other(x) __kl_other(int(x))
+#define kl_uniform(x) (int(x) == __kl_other(int(x)))
+#define kl_distinct(x) (int(x) != __kl_other(int(x)))
+#define kl_enabled() (__kl_enabled(0) != 0)
 """
 
 
 #: the constant each OpenCL C annotation function adds, by the name the engine gives it
-MAGIC = {0x4B4C0001: "__kl_assert", 0x4B4C0002: "__kl_assume", 0x4B4C0003: "__kl_requires",
-         0x4B4C0004: "__kl_unsupported"}
+MAGIC = {
+    0x4B4C0001: '__kl_assert',
+    0x4B4C0002: '__kl_assume',
+    0x4B4C0003: '__kl_requires',
+    0x4B4C0004: '__kl_unsupported',
+    0x4B4C0006: '__kl_requires_all',
+    0x4B4C0007: '__kl_ensures',
+    0x4B4C0008: '__kl_ensures_all',
+    0x4B4C0009: '__kl_return',
+    0x4B4C000A: '__kl_return4',
+    0x4B4C000B: '__kl_other',
+    0x4B4C000C: '__kl_enabled',
+    0x4B4C000D: '__kl_read',
+    0x4B4C000E: '__kl_write',
+    0x4B4C000F: '__kl_read_offset',
+    0x4B4C0010: '__kl_write_offset',
+    0x4B4C0011: '__kl_ptr_offset',
+    0x4B4C0012: '__kl_noovfl',
+    0x4B4C0013: '__kl_noovfl_signed',
+    0x4B4C0014: '__kl_noovfl_pred',
+    0x4B4C0015: '__kl_requires_fn',
+    0x4B4C0016: '__kl_instance',
+}
 NAMES = tuple(MAGIC.values())
 
 
@@ -159,3 +250,127 @@ def unsupported_name(number: int) -> str:
     if number == 1001:
         return "__barrier_invariant_binary"
     return UNSUPPORTED[number] if 0 <= number < len(UNSUPPORTED) else f"annotation #{number}"
+
+
+@dataclass
+class _Function:
+    signature: int  # where its declaration starts
+    body: int  # its opening brace
+    end: int  # its closing brace
+    kernel: bool
+
+
+def _functions(text: str) -> list[_Function]:
+    """The function definitions at file scope (comments, strings and preprocessor lines skipped)."""
+    out: list[_Function] = []
+    depth, k, n = 0, 0, len(text)
+    start = 0  # where the current file-scope declaration starts
+    open_at = 0
+    while k < n:
+        c = text[k]
+        if text.startswith("//", k) or (c == "#" and depth == 0 and text[text.rfind("\n", 0, k) + 1:k].strip() == ""):
+            while k < n and text[k] != "\n":  # a line comment or a preprocessor line (with continuations)
+                k += 2 if text.startswith("\\\n", k) else 1
+            if depth == 0:
+                start = k
+            continue
+        if text.startswith("/*", k):
+            end = text.find("*/", k + 2)
+            k = n if end < 0 else end + 2
+            continue
+        if c in "\"'":
+            k += 1
+            while k < n and text[k] != c:
+                k += 2 if text[k] == "\\" else 1
+        elif c == "{":
+            if depth == 0:
+                open_at = k
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                sig = text[start:open_at]
+                if sig.rstrip().endswith(")"):
+                    out.append(_Function(start + len(sig) - len(sig.lstrip()), open_at, k,
+                                         re.search(r"\b(__kernel|kernel)\b", sig) is not None))
+                start = k + 1
+        elif c == ";" and depth == 0:
+            start = k + 1
+        k += 1
+    return out
+
+
+def _call_end(text: str, open_paren: int) -> int:
+    """The index of the parenthesis closing the one at ``open_paren`` (-1: none)."""
+    depth = 0
+    for k in range(open_paren, len(text)):
+        if text[k] == "(":
+            depth += 1
+        elif text[k] == ")":
+            depth -= 1
+            if depth == 0:
+                return k
+    return -1
+
+
+def prepare(text: str) -> str:
+    """The kernel's source as the annotation header expects it, each line where it was:
+    a called function's ``__requires`` becomes a precondition checked where it is called (the
+    kernel's are the launch's assumptions); a function with a postcondition is kept out of line
+    (``noinline``: its return is where ``__ensures`` is checked); a ``__function_wide_invariant``
+    becomes an ``__invariant`` of every ``for`` and ``while`` loop of its function (GPUVerify's
+    meaning), or stays unsupported where the function has a ``do`` loop."""
+    edits: list[tuple[int, int, str]] = []  # (start, length removed, text put there)
+    for f in _functions(text):
+        body = text[f.body:f.end]
+        name = re.search(r"(\w+)\s*\([^()]*\)\s*$", text[f.signature:f.body])
+        if not f.kernel and name and name.group(1).startswith("__spec_"):
+            edits.append((f.body + 1, 0, f"__kl_unsupported({len(UNSUPPORTED) - 1});"))
+        if not f.kernel:
+            for m in re.finditer(r"\b(__global_requires|__requires)\s*\(", body):
+                edits.append((f.body + m.start(1), len(m.group(1)), m.group(1) + "_in_function"))
+            if re.search(r"\b(__ensures|__global_ensures)\s*\(", body):
+                edits.append((f.signature, 0, "__attribute__((noinline)) "))
+        wide = list(re.finditer(r"\b__function_wide_invariant\s*\(", body))
+        if not wide or re.search(r"\bdo\s*\{", body):
+            continue
+        invariants: list[tuple[int, int, str]] = []
+        for m in wide:
+            close = _call_end(body, m.end() - 1)
+            semi = body.find(";", close) if close >= 0 else -1
+            if semi < 0 or body[close + 1:semi].strip():
+                invariants = []
+                break
+            invariants.append((m.start(), semi + 1, body[m.end():close]))
+        if not invariants:
+            continue
+        inserted = "".join(f"__invariant({e}), " for _, _, e in invariants)
+        for start, end, _ in invariants:  # the statement goes, its lines stay
+            edits.append((f.body + start, end - start, re.sub(r"[^\n]", " ", body[start:end])))
+        for m in re.finditer(r"\b(for|while)\s*\(", body):
+            if m.group(1) == "while":
+                edits.append((f.body + m.end(), 0, inserted))
+                continue
+            close = _call_end(body, m.end() - 1)
+            first = body.find(";", m.end(), close)
+            if first < 0:
+                continue
+            second = body.find(";", first + 1, close)
+            condition = body[first + 1:second].strip() if second >= 0 else ""
+            edits.append((f.body + first + 1, 0, inserted + ("" if condition else "1")))
+    for start, length, new in sorted(edits, key=lambda e: e[0], reverse=True):
+        text = text[:start] + new + text[start + length:]
+    return text
+
+
+def annotated(text: str, extra: str = "") -> str:
+    """An OpenCL C source as the proof compiles it: the annotation header and ``extra`` (more
+    declarations), then the source (:func:`prepare`), its line numbers kept. A function the source
+    defines under a name the header takes (GPUVerify's tests define their own ``__equal_floats``)
+    is the source's."""
+    own = sorted({m.group(1) for m in re.finditer(r"\b(__\w+)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*\{", text)
+                  if re.search(rf"^#define {re.escape(m.group(1))}\(", ANNOTATION_HEADER, re.M)})
+    header = ANNOTATION_HEADER
+    cut = header.rindex("#line 1")
+    header = header[:cut] + "".join(f"#undef {name}\n" for name in own) + extra + header[cut:]
+    return header + prepare(text)

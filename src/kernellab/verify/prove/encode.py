@@ -27,10 +27,18 @@ from kernellab.spirvsim.types import Type
 from kernellab.verify.prove import copies as copies_
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
 from kernellab.verify.prove.copies import ASYNC_MAGIC
+from kernellab.verify.prove.spec import OtherRecord, Specs, subterms
 from kernellab.verify.prove.stubs import FRESH, REFUSED, STUB_MAGIC, uf_name
 
 #: iterations a loop is unrolled before the encoder gives up on it
 MAX_UNROLL = 32
+#: iterations a loop is unrolled when an inner loop had to be summarised in it (each unrolled copy
+#: pays the inner loop's invariant inference: 32 copies run past the time limit)
+MAX_UNROLL_NESTED = 4
+#: byte writes of shared memory an invocation's log keeps since the barrier before the last: past
+#: that, its reads are fresh values (each read walks the log in Python: an unrolled loop's writes
+#: made the encoding quadratic)
+SHARED_LOG_MAX = 32
 #: SPIR-V memory-semantics bits (the dynamic checker's rules: docs/verify-vulkan.md)
 UNIFORM_MEMORY = 0x40
 WORKGROUP_MEMORY = 0x100
@@ -88,6 +96,8 @@ class AccessRecord:
     waits: Any = None
     #: the async copy (index in :attr:`Trace.copies`) this access is an element of
     copy: int | None = None
+    #: what holds on the path from where a summarised loop ended (:attr:`Encoder.given`)
+    given: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -97,6 +107,7 @@ class BarrierRecord:
     key: tuple[int, ...]
     #: values every invocation of the work-group must pass alike (an async copy's arguments)
     values: list[Any] = field(default_factory=list)
+    given: tuple[Any, ...] = ()
 
 
 #: an async copy not yet waited for: its wait count is past any
@@ -126,6 +137,9 @@ class AssertRecord:
     cond: Any
     inst: Inst
     abstract: bool = False
+    #: how many of the trace's assumptions precede it (those after it do not hold where it is checked)
+    assumed: int | None = None
+    given: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -151,6 +165,27 @@ class Trace:
     #: loops summarised by invariants (their exits over-approximated too)
     summarized: int = 0
     copies: list[CopyRecord] = field(default_factory=list)
+    #: the values ``__other_*`` annotations take from the other invocation
+    others: list[OtherRecord] = field(default_factory=list)
+    #: the loops summarised by invariants, for the two-invocation invariants (:func:`uniform_loops`)
+    loops: list[LoopSummary] = field(default_factory=list)
+    #: ids of assumptions that repeat a checked assertion (a called function's precondition)
+    after_checks: set[int] = field(default_factory=set)
+
+
+@dataclass
+class LoopSummary:
+    """A summarised loop as the two-invocation invariants need it: where it is (``key``), its
+    havocked loop variables, their values on entry, and the back edges of one iteration that
+    assumes the kept invariants (predicate, the variables' next values)."""
+
+    key: tuple[int, ...]
+    havoc: dict[int, Any]
+    entry: dict[int, Any]
+    entry_pred: Any
+    back: list[tuple[Any, dict[int, Any]]]
+    #: the kept one-invocation invariants (assumed where the loop is entered)
+    invariant: Any = None
 
 
 @dataclass
@@ -170,10 +205,12 @@ class PrivateMemory:
 
     initial: Any  # z3 Array(BV64, BV8)
     writes: tuple[tuple[Any, int | None, Any, Any], ...]  # (offset, constant offset, byte, predicate)
+    #: shared memory's log: the writes before this index were made before the last barrier
+    phase_start: int = 0
 
     def store(self, pred: Any, pairs: list[tuple[Any, Any]]) -> PrivateMemory:
         new = tuple((o, o.as_long() if z3.is_bv_value(o) else None, b, pred) for o, b in pairs)
-        return PrivateMemory(self.initial, self.writes + new)
+        return PrivateMemory(self.initial, self.writes + new, self.phase_start)
 
     def load(self, offset: Any) -> Any:
         k = offset.as_long() if z3.is_bv_value(offset) else None
@@ -195,14 +232,27 @@ class PrivateMemory:
                 out = z3.If(z3.And(p, o == offset), b, out)
         return out
 
-    def merge(self, other: PrivateMemory) -> PrivateMemory:
+    def as_array(self) -> Any:
+        """The contents as one z3 array term."""
+        arr = self.initial
+        for o, _, b, p in self.writes:
+            stored = z3.Store(arr, o, b)
+            arr = stored if z3.is_true(p) else z3.If(p, stored, arr)
+        return arr
+
+    def merge(self, other: PrivateMemory, cond: Any) -> PrivateMemory:
+        """This memory where ``cond`` holds, ``other`` elsewhere."""
         if other is self:
             return self
         a, b = self.writes, other.writes
         n = 0
         while n < min(len(a), len(b)) and a[n] is b[n]:
             n += 1
-        return PrivateMemory(self.initial, a + b[n:])
+        if not self.initial.eq(other.initial) or self.phase_start != other.phase_start or self.phase_start > n:
+            # one path started afresh (a summarised loop, a barrier): no shared part to join after
+            # (and the writes before the last barrier are no longer told apart: the next drops them)
+            return PrivateMemory(z3.If(cond, self.as_array(), other.as_array()), ())
+        return PrivateMemory(self.initial, a + b[n:], self.phase_start)
 
 
 @dataclass
@@ -231,15 +281,25 @@ class Encoder:
         self.abstract = 0
         #: the values known where the current loop starts (loop-invariant bounds for candidates)
         self._outer: dict[Any, Any] = {}
-        #: the exit conditions of loops taken to end (:meth:`summarize_loop`): assumptions are
-        #: made under them
-        self.exit_guards: list[Any] = []
         #: headers of loops found to run past :data:`MAX_UNROLL` iterations
         self.long_loops: set[int] = set()
         #: the async copy whose element access is being encoded
         self.copy_open: int | None = None
         #: > 0 while a loop is summarised (its dry runs included): async copies are refused there
         self.summarizing = 0
+        #: what holds from the end of each summarised loop on (its exit state satisfies its invariants
+        #: and its exit condition): assumed by the checks of what comes after it only, so that a loop
+        #: that never ends does not make the checks of its own iterations vacuous
+        self.given: list[Any] = []
+        self.specs = Specs(self, self._assert_record)
+
+    def _assert_record(self, pred: Any, cond: Any, inst: Inst, abstract: bool = False,
+                       assumed: int | None = None) -> AssertRecord:
+        return AssertRecord(pred, cond, inst, abstract, assumed, tuple(self.given))
+
+    def may(self, pred: Any) -> bool:
+        """Whether ``pred`` can hold on this path (with what the summarised loops before it give)."""
+        return bool(self.solver_check(z3.And(pred, *self.given) if self.given else pred))
 
     # --- values ------------------------------------------------------------------------------
 
@@ -301,7 +361,8 @@ class Encoder:
     def record(self, env: dict[Any, Any], pred: Any, p: Pointer, size: int, kind: str, inst: Inst) -> None:
         wg, sb = self.phase(env)
         self.trace.accesses.append(AccessRecord(p.root, p.storage, p.offset, size, kind, pred, wg, sb, inst,
-                                                list(p.steps), self.abstract > 0, _waits(env), self.copy_open))
+                                                list(p.steps), self.abstract > 0, _waits(env), self.copy_open,
+                                                tuple(self.given)))
 
     def load(self, env: dict[Any, Any], pred: Any, p: Pointer, inst: Inst, t: Type) -> Any:
         if p.storage == "Input":
@@ -311,7 +372,14 @@ class Encoder:
         self.record(env, pred, p, max(t.size, 1), "read", inst)
         array = self.memory.read_only.get(p.root)
         if array is None:
-            return self.fresh(t, "ld")
+            own = env.get(("mem", p.root))
+            if own is None or len(own.writes) > SHARED_LOG_MAX:
+                return self.fresh(t, "ld")
+            # what this invocation wrote since the last barrier that orders this memory: another
+            # invocation's write to those bytes in between would race with that write (reported),
+            # so where no race is the value is this invocation's; bytes it did not write are any
+            # value (the same for two reads: a write between them races with the reads)
+            return self.bytes_value(own.load, p.offset, t, inst)
         value = self.bytes_value(lambda o: z3.Select(array, o), p.offset, t, inst)
         self.trace.reads.append((p.root, p.offset, t.size))
         return value
@@ -480,9 +548,11 @@ class Encoder:
         incoming: dict[int, list[Edge]] = {fn.entry: [Edge(pred, local, {})]}
         returns: list[tuple[Any, dict[Any, Any], Any]] = []
         self.depth += 1
+        frame = self.specs.enter(fn, args, pred)
         self.run_region(fn, fn.ordered, incoming, returns, set(fn.blocks))
         self.depth -= 1
         if not returns:
+            self.specs.leave(frame, env, returns, None, env)
             return None, env
         out = _merge_envs([(p, e) for p, e, _ in returns])
         value = None
@@ -490,6 +560,7 @@ class Encoder:
             value = returns[-1][2]
             for p, _, v in reversed(returns[:-1]):
                 value = _ite(p, v, value)
+        self.specs.leave(frame, env, returns, value, out)
         # the caller keeps its own values; memory and phases come back from the callee
         result = dict(env)
         for k, v in out.items():
@@ -525,11 +596,14 @@ class Encoder:
         current = edges
         key = self.key
         saved = self.snapshot(incoming, returns)
+        summarized = self.trace.summarized
+        limit = MAX_UNROLL
         for k in range(MAX_UNROLL + 1):
-            if k == MAX_UNROLL or (k == 0 and head.label in self.long_loops):
+            if k >= limit or (k == 0 and head.label in self.long_loops):
                 # a loop once found to run past the limit (an inner loop met again in the next
                 # iteration of an outer one) is summarised at once: as sound, far cheaper
-                self.long_loops.add(head.label)
+                if k == MAX_UNROLL:
+                    self.long_loops.add(head.label)
                 self.restore(saved, incoming, returns)
                 self.key = key
                 self.summarize_loop(fn, head, body, ordered, edges, incoming, returns)
@@ -541,24 +615,29 @@ class Encoder:
             for label, es in inner.items():
                 incoming.setdefault(label, []).extend(es)
             self.trace.unrolled = max(self.trace.unrolled, k + 1)
-            back = [e for e in back if self.solver_check(e.pred)]
+            back = [e for e in back if self.may(e.pred)]
             if not back:
                 break
+            if self.trace.summarized > summarized and limit == MAX_UNROLL and not self._has_barrier(fn, body, set()):
+                limit = MAX_UNROLL_NESTED  # a loop with a barrier cannot be summarised: unrolled on
             current = back
         self.key = key
 
     def snapshot(self, incoming: dict[int, list[Edge]], returns: list[Any]) -> tuple[Any, ...]:
         t = self.trace
         return ({k: list(v) for k, v in incoming.items()}, len(returns), len(t.accesses), len(t.barriers),
-                len(t.asserts), len(t.assumes), len(t.reads), [(c.done, c.pending) for c in t.copies])
+                len(t.asserts), len(t.assumes), len(t.reads), len(t.others), len(self.given), len(t.loops),
+                [(c.done, c.pending) for c in t.copies])
 
     def restore(self, saved: tuple[Any, ...], incoming: dict[int, list[Edge]], returns: list[Any]) -> None:
-        inc, nret, na, nb, nas, nam, nr, copies = saved
+        inc, nret, na, nb, nas, nam, nr, no, ng, nl, copies = saved
+        del self.given[ng:]
         incoming.clear()
         incoming.update(inc)
         del returns[nret:]
         t = self.trace
-        del t.accesses[na:], t.barriers[nb:], t.asserts[nas:], t.assumes[nam:], t.reads[nr:], t.copies[len(copies):]
+        del t.accesses[na:], t.barriers[nb:], t.asserts[nas:], t.assumes[nam:], t.reads[nr:], t.others[no:]
+        del t.loops[nl:], t.copies[len(copies):]
         for c, (done, pending) in zip(t.copies, copies):
             c.done, c.pending = done, pending
         self.copy_open = None
@@ -629,42 +708,67 @@ class Encoder:
             if len(keep) == len(candidates):
                 break
             candidates = keep
-        self.trace.assumes.append(z3.Implies(entry_pred, z3.And(*candidates)) if candidates else z3.BoolVal(True))
+        reached = z3.And(entry_pred, *self.given) if self.given else entry_pred
+        invariant = z3.Implies(reached, z3.And(*candidates)) if candidates else z3.BoolVal(True)
+        self.trace.loops.append(LoopSummary(self.key + (head.label,), havoc, entry_vals, reached,
+                                            [(e.pred, {r: e.phis[r] for r in havoc if r in e.phis}) for e in back],
+                                            invariant))
+        self.trace.assumes.append(invariant)
         self.abstract += 1
         self.trace.summarized += 1
-        returned = len(returns)
+        mark = self.specs.loop_start(invariant)  # the access logs see an earlier iteration
+        nret = len(returns)
         try:
             inner: dict[int, list[Edge]] = {head.label: [Edge(entry_pred, env_h, dict(base_phis))]}
             self.run_region(fn, ordered, inner, returns, body, header=head.label)
         finally:
             self.abstract -= 1
+        self.specs.loop_end(mark)
+        del returns[nret:]  # the summarised iteration's own exits: those of exit_state stand for them
+        self.exit_state(fn, head, ordered, body, entry_env, entry_pred, reached, havoc, written, candidates, incoming, returns)
+
+    def exit_state(self, fn: Function, head: Block, ordered: list[Block], body: set[int], entry_env: dict[Any, Any],
+                   entry_pred: Any, reached: Any, havoc: dict[int, Any], written: set[int], candidates: list[Any],
+                   incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
+        """Where a summarised loop goes on (GPUVerify's loop cut: havoc, assume the invariants and
+        the exit): the exits of one more iteration run from a renamed state (fresh loop variables
+        and private memory, every value it makes fresh too) that satisfies the invariants. Its
+        exits stand for the loop's, so the code after the loop is reached under the loop's entry
+        predicate (two invocations that enter it together leave it together, whatever their exit
+        states); that the renamed state satisfies the invariants and leaves the loop is added to
+        :attr:`given`, assumed by the checks of what comes after only. Nothing this iteration
+        records is kept: the summarised iteration covers its accesses."""
+        renamed = {r: _havoc_like(h, f"{self.tag}_loop{head.label}_{r}_{next(self.fresh_count)}")
+                   for r, h in havoc.items()}
+        env_x = dict(entry_env)
+        for root in written:
+            env_x[("mem", root)] = PrivateMemory(z3.Array(f"{self.tag}_loopmem{head.label}_{next(self.fresh_count)}",
+                                                          z3.BitVecSort(64), z3.BitVecSort(8)), ())
+        pairs = [pair for r in havoc for pair in _paired(havoc[r], renamed[r])]
+        inv = z3.substitute(z3.And(*candidates), *pairs) if candidates and pairs else z3.And(*candidates)
+        saved = self.snapshot(incoming, returns)
+        nret = len(returns)
+        inner: dict[int, list[Edge]] = {head.label: [Edge(entry_pred, env_x, dict(renamed))]}
+        self.abstract += 1
+        try:
+            self.run_region(fn, ordered, inner, returns, body, header=head.label)
+        finally:
+            self.abstract -= 1
+            left = returns[nret:]
+            self.restore(saved, incoming, returns)
         inner.pop(head.label, None)
-        merge = next(i.words[0] for i in head.insts if i.op == "OpLoopMerge")
-        if list(inner) == [merge] and len(returns) == returned:
-            # every exit leads to the merge block: as GPUVerify, the loop is taken to end, so what
-            # follows it runs wherever the loop was entered, in a state the invariants allow (its
-            # exit condition on the arbitrary state would let z3 take one invocation past a
-            # barrier after the loop and not another, which no launch does)
-            es = inner[merge]
-            merged: dict[int, Any] = {}
-            for rid in {r for e in es for r in e.phis}:
-                vals = [(e.pred, e.phis[rid]) for e in es if rid in e.phis]
-                v = vals[-1][1]
-                for c, x in reversed(vals[:-1]):
-                    v = _ite(c, x, v)
-                merged[rid] = v
-            incoming.setdefault(merge, []).append(Edge(entry_pred, _merge_envs([(e.pred, e.env) for e in es]), merged))
-            self.exit_guards.append(z3.Or(*[e.pred for e in es]))
-            return
+        exits = [e.pred for es in inner.values() for e in es] + [p for p, _, _ in left]
+        self.given.append(z3.Implies(reached, z3.And(inv, z3.Or(*exits)) if exits else z3.BoolVal(False)))
         for label, es in inner.items():
             incoming.setdefault(label, []).extend(es)
+        returns.extend(left)
 
     def _surviving(self, candidates: list[Any], violated: Any) -> list[Any]:
         """The candidates ``violated(c)`` cannot make true: one query for a group that all
         survive, the group halved where one may not (Houdini's step, in fewer queries)."""
         if not candidates:
             return []
-        if not self.solver_check(z3.Or(*[violated(c) for c in candidates])):
+        if not self.may(z3.Or(*[violated(c) for c in candidates])):
             return list(candidates)
         if len(candidates) == 1:
             return []
@@ -886,8 +990,46 @@ class Encoder:
             self.private_store(env, pred, p, v, p.pointee, inst)
         elif p.storage in ("StorageBuffer", "Workgroup"):
             self.record(env, pred, p, max(p.pointee.size, 1), "write", inst)
+            self.shared_store(env, pred, p, v, inst)
         else:
             raise self.unmodelled(inst, f"a store to {p.storage} memory")
+
+    def shared_store(self, env: dict[Any, Any], pred: Any, p: Pointer, v: Any, inst: Inst) -> None:
+        """Log a write to shared memory for this invocation's own later reads (:meth:`load`)."""
+        if p.root in self.memory.read_only:
+            return
+        key = ("mem", p.root)
+        mem = env.get(key)
+        if not isinstance(mem, PrivateMemory):
+            mem = self.fresh_memory()
+        try:
+            pairs = self.value_bytes(p.offset, p.pointee, v, inst)
+        except Unmodelled:  # a value with no byte layout here: forget what this invocation wrote
+            env[key] = self.fresh_memory()
+        else:
+            env[key] = mem.store(pred, pairs)
+        self.stored.add(p.root)
+
+    def fresh_memory(self) -> PrivateMemory:
+        # named as the other values made here, so that a loop's renaming (spec.renaming) finds it
+        return PrivateMemory(z3.Array(f"{self.tag}_v{next(self.fresh_count)}", z3.BitVecSort(64),
+                                      z3.BitVecSort(8)), ())
+
+    def forget_shared(self, env: dict[Any, Any], sem: int) -> None:
+        """A barrier that orders a memory ends this invocation's knowledge of the writes it made
+        before the previous one: another invocation may have written those bytes between the two
+        barriers without racing. Its writes since the previous barrier stay: another's write to
+        those bytes before this barrier races with them, and one after it with this invocation's
+        read."""
+        for key in list(env):
+            if not (isinstance(key, tuple) and key[0] == "mem"):
+                continue
+            storage = self.m.types[self.m.type_of[key[1]]].storage
+            if (storage == "Workgroup" and sem & WORKGROUP_MEMORY) or \
+                    (storage == "StorageBuffer" and sem & UNIFORM_MEMORY):
+                mem = env[key]
+                kept = mem.writes[mem.phase_start:]
+                env[key] = PrivateMemory(self.fresh_memory().initial, kept, len(kept))
 
     def memory_barrier(self, env: dict[Any, Any], inst: Inst) -> None:
         k = _const_int(self.value(env, inst.words[1]))
@@ -902,9 +1044,9 @@ class Encoder:
         name = self.annotation_name(w[2]) or m.names.get(w[2], "")
         args = [self.value(env, a) for a in w[3:]]
         if name in NAMES:
-            self.annotation(env, pred, inst, name, args)
+            value = self.annotation(env, pred, inst, name, args)
             if inst.typed:
-                env[w[1]] = self.fresh(m.types[w[0]])
+                env[w[1]] = value if value is not None else self.fresh(m.types[w[0]])
             return
         if callee is None or not callee.blocks:
             raise self.unmodelled(inst, f"a call of {name or 'a function without a body'}")
@@ -955,7 +1097,7 @@ class Encoder:
             # a copy's event: the one it was given (it joins that one's copies), else a number of its own
             event = z3.If(value == 0, z3.BitVecVal(0x10000 + number, value.size()), value)
             wg, sb = self.phase(env)
-            begin = BarrierRecord(pred, inst, key, [value])
+            begin = BarrierRecord(pred, inst, key, [value], tuple(self.given))
             self.trace.barriers.append(begin)  # reached by the whole work-group, with the same arguments
             copies.append(CopyRecord(key, event, wg, sb, _waits(env), z3.BitVecVal(IN_FLIGHT, 16), z3.BoolVal(False),
                                      begin))
@@ -971,7 +1113,7 @@ class Encoder:
             for c in copies:
                 c.pending = z3.Or(c.pending, z3.And(pred, c.event == value))
             # the work-group's wait: every work-item names the same events
-            self.trace.barriers.append(BarrierRecord(pred, inst, key, [value]))
+            self.trace.barriers.append(BarrierRecord(pred, inst, key, [value], tuple(self.given)))
         elif code == copies_.WAIT_DONE:
             waits = _waits(env)
             after = z3.simplify(z3.If(pred, waits + 1, waits))
@@ -979,7 +1121,7 @@ class Encoder:
             for c in copies:
                 c.done = z3.If(z3.And(c.pending, c.done == IN_FLIGHT), after, c.done)
                 c.pending = z3.BoolVal(False)
-            self.trace.barriers.append(BarrierRecord(pred, inst, key))
+            self.trace.barriers.append(BarrierRecord(pred, inst, key, given=tuple(self.given)))
         elif code != copies_.ANY_INDEX:  # ANY_INDEX: the element, any value (the fresh one above)
             raise self.unmodelled(inst, f"an async-copy marker of code {code}")
 
@@ -1040,7 +1182,7 @@ class Encoder:
         if name in NAMES:
             return name
         fn = self.m.functions.get(fid)
-        if fn is None or len(fn.blocks) != 1 or len(fn.params) != 1:
+        if fn is None or len(fn.blocks) != 1 or not 1 <= len(fn.params) <= 4:
             return None
         for inst in next(iter(fn.blocks.values())).insts:
             if inst.op == "OpIAdd" and inst.words[3] in self.m.constants:
@@ -1049,26 +1191,19 @@ class Encoder:
                     return got
         return None
 
-    def annotation(self, env: dict[Any, Any], pred: Any, inst: Inst, name: str, args: list[Any]) -> None:
+    def annotation(self, env: dict[Any, Any], pred: Any, inst: Inst, name: str, args: list[Any]) -> Any:
         if not args:
             raise self.unmodelled(inst, f"the annotation {name} without an argument")
         if name.startswith("__kl_unsupported"):
             number = _const_int(args[0])
             raise self.unmodelled(inst, f"the GPUVerify annotation {unsupported_name(number if number is not None else -1)}")
-        arg = args[0]
-        if isinstance(arg, Pointer):  # glslang passes a function's argument through a variable
-            if arg.storage not in ("Function", "Private"):
-                raise self.unmodelled(inst, f"the annotation {name} given a pointer to {arg.storage} memory")
-            arg = self.bytes_value(self.private_memory(env, arg.root).load, arg.offset, arg.pointee, inst)
-        cond = _truth(arg)
-        # a precondition of a function other than the kernel is checked where it is called, then
-        # assumed (the kernel's own are the launch's assumptions)
-        if name.startswith("__kl_assert") or (name.startswith("__kl_requires") and self.depth > 1):
-            self.trace.asserts.append(AssertRecord(pred, cond, inst, self.abstract > 0))
-        if not name.startswith("__kl_assert"):
-            # after a loop taken to end (see summarize_loop) an assumption holds in exiting states only,
-            # so that it cannot narrow the arbitrary iteration the loop's own checks range over
-            self.trace.assumes.append(z3.Implies(z3.And(pred, *self.exit_guards), cond))
+        rtype = self.m.types[inst.words[0]] if inst.typed else None
+        if name == "__kl_instance":  # a unary barrier invariant's instantiation less this invocation's id
+            if z3.is_bv(args[0]) and self.may(z3.And(pred, args[0] != 0)):
+                raise self.unmodelled(inst, "a barrier invariant instantiated for other invocations than the one "
+                                            "reaching it (__barrier_invariant_1(e, i) with i not the local id)")
+            return args[0]
+        return self.specs.annotate(env, pred, inst, name, args, rtype)
 
     def barrier(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
         scope = _const_int(self.value(env, inst.words[0]))
@@ -1087,7 +1222,8 @@ class Encoder:
             env["phase_wg"] = z3.simplify(z3.If(pred, wg + one, wg))
         if sem & UNIFORM_MEMORY:
             env["phase_sb"] = z3.simplify(z3.If(pred, sb + one, sb))
-        self.trace.barriers.append(BarrierRecord(pred, inst, self.key + (inst.index,)))
+        self.forget_shared(env, sem)
+        self.trace.barriers.append(BarrierRecord(pred, inst, self.key + (inst.index,), given=tuple(self.given)))
 
     def atomic(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
         op, w = inst.op, inst.words
@@ -1099,7 +1235,10 @@ class Encoder:
             if p.storage not in ("StorageBuffer", "Workgroup"):
                 raise self.unmodelled(inst, f"{op} on {p.storage} memory")
             kind = "atomic-read" if op == "OpAtomicLoad" else "atomic-write"
-            self.record(env, pred if z3.is_true(c) else z3.And(pred, c), p, max(p.pointee.size, 1), kind, inst)
+            where = pred if z3.is_true(c) else z3.And(pred, c)
+            self.record(env, where, p, max(p.pointee.size, 1), kind, inst)
+            if kind == "atomic-write":  # other invocations' atomics change it too: any value from here on
+                self.shared_store(env, where, p, self.fresh(p.pointee, "atomic"), inst)
         if inst.typed:
             env[w[1]] = self.fresh(self.m.types[w[0]], "atomic")
 
@@ -1253,17 +1392,7 @@ _COMPARISONS = frozenset({"OpULessThan", "OpULessThanEqual", "OpUGreaterThan", "
 def _mentions(e: Any, names: list[Any]) -> bool:
     """Whether ``e`` contains one of the constants ``names``."""
     wanted = {n.get_id() for n in names}
-    seen: set[int] = set()
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if x.get_id() in seen:
-            continue
-        seen.add(x.get_id())
-        if x.get_id() in wanted:
-            return True
-        stack.extend(x.children())
-    return False
+    return any(True for _ in subterms([e], lambda x: x.get_id() in wanted))
 
 
 #: the environment's synchronisation counters, which a call's return carries back
@@ -1347,7 +1476,7 @@ _FLOAT_OPS = frozenset({"OpDot", "OpVectorTimesScalar", "OpMatrixTimesVector", "
 
 def _ite(c: Any, a: Any, b: Any) -> Any:
     if isinstance(a, PrivateMemory) and isinstance(b, PrivateMemory):
-        return a.merge(b)
+        return a.merge(b, c)
     if isinstance(a, tuple):
         return tuple(_ite(c, x, y) for x, y in zip(a, b))
     if isinstance(a, (Pointer, PointerChoice)) or isinstance(b, (Pointer, PointerChoice)):
@@ -1376,6 +1505,15 @@ def _havoc_like(v: Any, name: str) -> Any:
     if isinstance(v, Pointer):
         return Pointer(v.root, v.storage, z3.BitVec(name, 64), v.pointee, [])
     return z3.Const(name, v.sort())
+
+
+def _paired(a: Any, b: Any) -> list[tuple[Any, Any]]:
+    """The z3 terms of two values of one shape (:func:`_havoc_like`), side by side."""
+    if isinstance(a, tuple):
+        return [p for x, y in zip(a, b) for p in _paired(x, y)]
+    if isinstance(a, Pointer):
+        return [(a.offset, b.offset)]
+    return [(a, b)]
 
 
 def _join(preds: list[Any]) -> Any:
@@ -1483,3 +1621,44 @@ def _first_line(b: Block) -> tuple[str, int] | None:
 def _line(b: Block, m: Module) -> str:
     line = _first_line(b)
     return str(line[1]) if line else "?"
+
+
+def uniform_loops(ta: Trace, tb: Trace, check: Any) -> list[Any]:
+    """Two-invocation invariants of the loops both invocations summarise at the same place: a loop
+    variable equal in both (GPUVerify's uniformity), found as Houdini finds the others — equal on
+    entry where both enter, and kept equal by one iteration of each from equal values, with the
+    back edge taken by both or by neither (the loop runs in lock-step, so "the same iteration" of
+    the two is defined). ``check(constraints)`` says whether they can hold together. What comes
+    back relates the two invocations at the same iteration: it is for ``__other_*`` (the other's
+    value at the same place), not for races, which pair every iteration of one with every
+    iteration of the other."""
+    by_key = {s.key: s for s in tb.loops}
+    out: list[Any] = []
+    for la in ta.loops:
+        lb = by_key.get(la.key)
+        if lb is None or set(la.havoc) != set(lb.havoc):
+            continue
+        both = z3.And(la.entry_pred, lb.entry_pred)
+        rids = [r for r in la.havoc if z3.is_bv(la.havoc[r]) and la.havoc[r].sort() == lb.havoc[r].sort()]
+        rids = [r for r in rids if not check([both, la.entry[r] != lb.entry[r]])]
+        while rids:
+            equal = [la.havoc[r] == lb.havoc[r] for r in rids]
+            go_a = z3.Or(*[p for p, _ in la.back]) if la.back else z3.BoolVal(False)
+            go_b = z3.Or(*[p for p, _ in lb.back]) if lb.back else z3.BoolVal(False)
+            if check([both, *equal, go_a != go_b]):
+                rids = []  # not in lock-step: nothing is "the same iteration"
+                break
+            keep = []
+            for r in rids:
+                broken = False
+                for pa, na in la.back:
+                    for pb, nb in lb.back:
+                        if r in na and r in nb and check([both, *equal, pa, pb, na[r] != nb[r]]):
+                            broken = True
+                if not broken:
+                    keep.append(r)
+            if len(keep) == len(rids):
+                break
+            rids = keep
+        out += [z3.Implies(both, la.havoc[r] == lb.havoc[r]) for r in rids]
+    return out

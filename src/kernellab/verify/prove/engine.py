@@ -18,6 +18,7 @@ import z3
 
 from kernellab.spirvsim.module import Inst, Module
 from kernellab.verify.prove import encode as enc
+from kernellab.verify.prove import spec
 
 #: seconds one launch's proof may take (z3 time limit plus the encoder's own checks)
 DEFAULT_TIMEOUT = 60.0
@@ -172,13 +173,19 @@ class _Prover:
         self.arrays = arrays
         self.ids_ab = (ids_a, ids_b)
         self.reads = trace_a.reads + trace_b.reads
-        both = base + cons_a + cons_b + trace_a.assumes + trace_b.assumes
+        both = base + cons_a + cons_b + trace_a.assumes + trace_b.assumes + spec.link_others(trace_a, trace_b)
         distinct = z3.Or(*[ids_a.local[d] != ids_b.local[d] for d in range(3)],
                          *[ids_a.group[d] != ids_b.group[d] for d in range(3)])
         same_group = z3.And(*[ids_a.group[d] == ids_b.group[d] for d in range(3)])
         found: list[Counterexample] = []
         found += self.out_of_bounds(trace_a, base + cons_a + trace_a.assumes)
-        found += self.assertions(trace_a, base + cons_a + trace_a.assumes)
+        pair = base + cons_a + cons_b + [distinct] + [
+            a for a in trace_b.assumes if a.get_id() not in trace_b.after_checks] + spec.link_others(trace_a, trace_b)
+        if trace_a.loops and any(spec.mentions_other(r.cond, trace_a) for r in trace_a.asserts):
+            # A's own loop invariants only: its other assumptions hold after the places they are made
+            known = pair + [s.invariant for s in trace_a.loops if s.invariant is not None]
+            pair = pair + enc.uniform_loops(trace_a, trace_b, lambda c: self.check(known + c) is not None)
+        found += self.assertions(trace_a, base + cons_a, pair)
         found += self.divergence(trace_a, trace_b, both + [distinct, same_group])
         found += self.races(trace_a, trace_b, both + [distinct] + ([same_group] if self.launch.intra_group_only else []),
                             same_group)
@@ -253,7 +260,7 @@ class _Prover:
             if per_dimension:
                 conds += [z3.UGE(idx, n) for idx, n in a.steps if n > 0]
             if conds:
-                groups.setdefault(a.inst.index, []).append((a, z3.And(a.pred, z3.Or(*conds))))
+                groups.setdefault(a.inst.index, []).append((a, z3.And(a.pred, *a.given, z3.Or(*conds))))
         for items in groups.values():
             model = self.check(cons + [z3.Or(*[c for _, c in items])])
             if model is None:
@@ -264,12 +271,16 @@ class _Prover:
                                     f"{_what(a)} past an array's length", model, [a], single=True))
         return out
 
-    def assertions(self, trace: enc.Trace, cons: list[Any]) -> list[Counterexample]:
+    def assertions(self, trace: enc.Trace, cons: list[Any], pair: list[Any]) -> list[Counterexample]:
+        """Each annotation's assertion, for invocation A; one that reads the other invocation's
+        values (``__other_int``, ``__uniform_*``) with both invocations encoded (``pair``)."""
         out = []
         for r in trace.asserts:
-            model = self.check(cons + [r.pred, z3.Not(r.cond)])
+            two = spec.mentions_other(r.cond, trace)
+            before = trace.assumes[:r.assumed] if r.assumed is not None else trace.assumes
+            model = self.check((pair if two else cons) + before + list(r.given) + [r.pred, z3.Not(r.cond)])
             if model is not None:
-                out.append(self.example("assertion", "an assertion (__assert) can fail", model, [], single=True,
+                out.append(self.example("assertion", "an assertion (__assert) can fail", model, [], single=not two,
                                         insts=[r.inst]))
                 out[-1].abstract = r.abstract
         return out
@@ -279,10 +290,11 @@ class _Prover:
             raise enc.Unmodelled("unsupported construct: the two invocations' barriers could not be paired")
         out = []
         for ba, bb in zip(ta.barriers, tb.barriers):
-            # reached by one and not the other, or (an async copy) reached by both with other arguments
+            # reached by one and not the other, or (an async copy) reached by both with other arguments;
+            # after a summarised loop its exit states (both invocations') satisfy its invariants
             differ = [x != y for x, y in zip(ba.values, bb.values)]
             apart = z3.Or(ba.pred != bb.pred, z3.And(ba.pred, bb.pred, z3.Or(*differ))) if differ else ba.pred != bb.pred
-            model = self.check(cons + [apart])
+            model = self.check(cons + list(ba.given) + list(bb.given) + [apart])
             if model is not None:
                 out.append(self.example("barrier-divergence", "a barrier reached by one invocation of a "
                                         "work-group and not by another", model, [], insts=[ba.inst]))
@@ -312,7 +324,7 @@ class _Prover:
                 else:
                     unordered = z3.Or(z3.Not(same_group), a.phase_sb == b.phase_sb)
                 groups.setdefault((a.inst.index, b.inst.index), []).append(
-                    (a, b, z3.And(a.pred, b.pred, overlap, unordered)))
+                    (a, b, z3.And(a.pred, b.pred, *a.given, *b.given, overlap, unordered)))
         for items in groups.values():
             model = self.check(cons + [z3.Or(*[c for _, _, c in items])])
             if model is None:

@@ -3,7 +3,7 @@ its arguments mapped through clspv's reflection to the descriptors and push-cons
 engine sees (:class:`~kernellab.verify.prove.engine.Launch`).
 
 The annotations (``__assert``, ``__requires``, ...) become calls of declared functions the engine
-recognises (:data:`~kernellab.verify.prove.annotations.ANNOTATION_HEADER`, docs/verify-prove.md).
+recognises (:func:`~kernellab.verify.prove.annotations.annotated`, docs/verify-prove.md).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from kernellab import compiler_options
 from kernellab.spirvsim.module import Module
-from kernellab.verify.prove.annotations import ANNOTATION_HEADER
+from kernellab.verify.prove.annotations import annotated
 
 
 @dataclass
@@ -76,9 +76,9 @@ def compile_source(source: Path, options: compiler_options.Options | str, *, roo
     text = source.read_text(errors="replace")
     _refuse_wait_lists(source, text)
     with tempfile.TemporaryDirectory(prefix="kl-prove-") as tmp:
-        annotated = Path(tmp) / source.name
-        annotated.write_text(annotated_text(text, prelude))
-        req = CompileRequest(source=annotated, language="opencl-c", entry="",
+        annotated_path = Path(tmp) / source.name
+        annotated_path.write_text(annotated_text(text, prelude))
+        req = CompileRequest(source=annotated_path, language="opencl-c", entry="",
                              build_options=shlex.join(["-O0", "-g", f"-I{source.parent.resolve()}",
                                                        *(["-global-offset"] if global_offset else []),
                                                        *(["-long-vector"] if _LONG_VECTOR.search(text) else []),
@@ -122,8 +122,7 @@ def annotated_text(text: str, prelude: str = "") -> str:
     found = stubs.find(text)
     tail = f"\n#line 1000000\n{stubs.bodies(found)}\n" if found else ""
     async_copies = copies.HEADER if ASYNC_COPIES.search(text) else ""
-    return (ANNOTATION_HEADER + stubs.HEADER + async_copies + (f"{prelude}\n" if prelude else "") + "#line 1\n"
-            + text + tail)
+    return annotated(text, stubs.HEADER + async_copies + (f"{prelude}\n" if prelude else "")) + tail
 
 
 @dataclass
@@ -145,13 +144,13 @@ def source_ir(source: Path, options: compiler_options.Options | str, *, prelude:
     from kernellab.verify.prove import kept
 
     with tempfile.TemporaryDirectory(prefix="kl-prove-") as tmp:
-        annotated = Path(tmp) / source.name
-        annotated.write_text(annotated_text(source.read_text(errors="replace"), prelude))
+        annotated_path = Path(tmp) / source.name
+        annotated_path.write_text(annotated_text(source.read_text(errors="replace"), prelude))
         try:
             # a variable read before it is written has an undefined value, which clspv folds to
             # whatever suits it (`int x; __assert(x == 0);` compiles to a passing assertion): such
             # a source is not proven (after the source's own -Wno-uninitialized, this wins)
-            return SourceIR(kept.clang_ir(annotated, [*_options(options).argv(), "-Werror=uninitialized"],
+            return SourceIR(kept.clang_ir(annotated_path, [*_options(options).argv(), "-Werror=uninitialized"],
                                           source.parent.resolve()))
         except MissingToolError:
             return SourceIR(None, "clang not found")

@@ -1,0 +1,311 @@
+"""GPUVerify's annotations in ``verify --prove`` (docs/verify-prove.md, "Annotations"): for each
+family a kernel whose annotation is false (a planted defect: an ``assertion`` finding) and a clean
+twin (proven); a false annotation never lets a defect be proven; one the engine does not model
+gives ``unknown`` naming it and its line. The source pass (:func:`annotations.prepare`) is tested
+without a compiler."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from kernellab import tools
+from kernellab.verify.prove import annotations
+
+HAS_CLSPV = tools.find("clspv") is not None or importlib.util.find_spec("pyclspv") is not None
+needs_clspv = pytest.mark.skipif(not HAS_CLSPV, reason="needs clspv: pip install pyclspv")
+
+
+def prove(tmp: Path, source: str, local: int = 64, groups: int = 4) -> object:
+    pytest.importorskip("z3", reason="needs z3-solver (pip install kernellab[prove])")
+    from kernellab.verify.prove import engine, opencl
+
+    path = tmp / "k.cl"
+    path.write_text(source)
+    ls = (local, 1, 1)
+    compiled = opencl.compile_kernel(path, "k", "", ls, [])
+    args = [opencl.ArgumentSpec("scalar", f"arg{k}") for k in range(max(compiled.kernel.arguments, default=-1) + 1)]
+    return engine.prove(compiled.module, opencl.launch(compiled, (local * groups,), ls, args), timeout=60)
+
+
+def verdict(tmp: Path, source: str, **kw: int) -> tuple[str, set[str]]:
+    o = prove(tmp, source, **kw)
+    return o.verdict, {f.kind for f in o.findings}  # type: ignore[attr-defined]
+
+
+ASSERTION = ("defect", {"assertion"})
+PROVEN = ("proven", set())
+
+
+# --- access logs -------------------------------------------------------------------------------
+
+@needs_clspv
+def test_read_and_write_logs(tmp_path: Path) -> None:
+    body = "__kernel void k(__global int *p, __global int *q) { p[get_global_id(0)] = q[get_global_id(0)]; %s }"
+    assert verdict(tmp_path, body % "__assert(!__read(p)); __assert(__write(p) | !__write(p));") == PROVEN
+    assert verdict(tmp_path, body % "__assert(!__read(q));") == ASSERTION
+    assert verdict(tmp_path, body % "__assert(__no_write(q));") == PROVEN
+    assert verdict(tmp_path, body % "__assert(__no_write(p));") == ASSERTION
+
+
+@needs_clspv
+def test_offset_logs(tmp_path: Path) -> None:
+    body = ("__kernel void k(__global int *p, __global int *q) { p[get_global_id(0)] = q[get_global_id(0) + 1];"
+            " __assert(__write_implies(p, __write_offset_bytes(p) == %s)); "
+            "__assert(__read_implies(q, __read_offset_bytes(q) == %s)); }")
+    assert verdict(tmp_path, body % ("get_global_id(0) * 4", "get_global_id(0) * 4 + 4")) == PROVEN
+    assert verdict(tmp_path, body % ("get_global_id(0) * 4", "get_global_id(0) * 4")) == ASSERTION
+    # nothing logged: the offset may be anything
+    assert verdict(tmp_path, "__kernel void k(__global int *p) { __assert(__read_offset_bytes(p) == 0); }") == ASSERTION
+    # a pointer's own offset from its array
+    assert verdict(tmp_path, "__kernel void k(__global int *p) { __global int *r = p + 2;"
+                             " __assert(__ptr_offset_bytes(r) == 8); }") == PROVEN
+
+
+@needs_clspv
+def test_a_barrier_empties_the_logs_of_its_memory(tmp_path: Path) -> None:
+    body = ("__kernel void k(__global int *A) { __local int L[64]; L[get_local_id(0)] = 1;"
+            " barrier(%s); __assert(!__write(L)); }")
+    assert verdict(tmp_path, body % "CLK_LOCAL_MEM_FENCE") == PROVEN
+    assert verdict(tmp_path, body % "CLK_GLOBAL_MEM_FENCE") == ASSERTION
+
+
+@needs_clspv
+def test_log_in_a_loop_invariant(tmp_path: Path) -> None:
+    src = """__kernel void k(__global int *A) {
+      for (int i = 0; __invariant(__write_implies(A, __write_offset_bytes(A) / 4 %% get_global_size(0)
+                                                    == get_global_id(0))), i < 8; i++)
+        A[get_global_id(0) + %s] = i;
+    }"""
+    assert verdict(tmp_path, src % "i * get_global_size(0)") == PROVEN
+    assert verdict(tmp_path, src % "i * get_global_size(0) + (i == 3)")[1] >= {"assertion"}
+
+
+# --- two invocations ---------------------------------------------------------------------------
+
+@needs_clspv
+def test_other_uniform_distinct(tmp_path: Path) -> None:
+    k = "__kernel void k(__global int *A) { %s }"
+    assert verdict(tmp_path, k % "__assert(__uniform_int(get_local_size(0)));"
+                                 "__assert(__implies(__same_group, __distinct_int(get_local_id(0))));"
+                                 "__assert(__uniform_bool(__enabled()));") == PROVEN
+    assert verdict(tmp_path, k % "__assert(__uniform_int(get_group_id(0)));") == ASSERTION
+    assert verdict(tmp_path, k % "__assert(__distinct_int(get_local_id(0)));") == ASSERTION
+    assert verdict(tmp_path, k % "if (get_local_id(0) < 3) __assert(__uniform_bool(__enabled()));") == ASSERTION
+    assert verdict(tmp_path, k % "__assert(__exclusive(get_global_id(0) == 4));") == PROVEN
+    assert verdict(tmp_path, k % "__assert(__all(get_global_id(0) < 256));") == PROVEN
+    assert verdict(tmp_path, k % "__assert(__all(get_global_id(0) < 255));") == ASSERTION
+
+
+@needs_clspv
+def test_uniform_precondition_is_assumed_for_both(tmp_path: Path) -> None:
+    src = """__kernel void k(__global int *A, int n) {
+      __requires(%s);
+      __local int L[64];
+      if (n > 3) { L[get_local_id(0)] = 1; barrier(CLK_LOCAL_MEM_FENCE); }
+    }"""
+    assert verdict(tmp_path, src % "__uniform_int(n)") == PROVEN
+    # without it the arguments are shared anyway: no divergence either, but a false
+    # uniformity claim about an id is an assumption that must not hide the divergence
+    assert verdict(tmp_path, src.replace("n > 3", "get_local_id(0) > 3") % "__uniform_int(n)")[1] == {
+        "barrier-divergence"}
+
+
+# --- contracts ---------------------------------------------------------------------------------
+
+@needs_clspv
+def test_ensures_checked_for_every_argument_the_precondition_allows(tmp_path: Path) -> None:
+    src = """int halve(int a) {
+      __requires(a > 0);
+      __ensures(__return_val_int() %s);
+      return a / 2;
+    }
+    __kernel void k(__global int *A) { A[get_global_id(0)] = halve(5); }"""
+    assert verdict(tmp_path, src % ">= 0") == PROVEN
+    # true for the call the kernel makes (5 / 2 > 0), false for a == 1: GPUVerify's contract fails
+    assert verdict(tmp_path, src % "> 0") == ASSERTION
+
+
+@needs_clspv
+def test_ensures_over_the_other_invocation(tmp_path: Path) -> None:
+    src = """int next(int x) {
+      __requires(__implies(__same_group, __distinct_int(x)));
+      __ensures(__implies(__same_group, __distinct_int(__return_val_int())));
+      return x %s;
+    }
+    __kernel void k(__global int *A) { A[get_global_id(0)] = next(get_local_id(0)); }"""
+    assert verdict(tmp_path, src % "+ 1") == PROVEN
+    assert verdict(tmp_path, src % "/ 2") == ASSERTION
+
+
+@needs_clspv
+def test_specification_function_is_unknown(tmp_path: Path) -> None:
+    src = """void __spec_f(__global int *p) { __requires(__no_read(p)); }
+    __kernel void k(__global int *A) { __spec_f(A); A[get_global_id(0)] = 1; }"""
+    o = prove(tmp_path, src)
+    assert o.verdict == "unknown" and "__spec_" in o.reason and o.line[1] == 1  # type: ignore[attr-defined]
+
+
+@needs_clspv
+def test_ensures_with_vector_return_and_old(tmp_path: Path) -> None:
+    src = """int4 inc(int4 v, int p) {
+      __ensures(__return_val_int4().x == v.x + %s);
+      __ensures(p == __old_int(p));
+      int4 r = v; r.x = v.x + 1; return r;
+    }
+    __kernel void k(__global int *A) { int4 b = inc((int4)(0, 1, 2, 3), 7); A[get_global_id(0)] = b.x; }"""
+    assert verdict(tmp_path, src % "1") == PROVEN
+    assert verdict(tmp_path, src % "2") == ASSERTION
+
+
+@needs_clspv
+def test_postcondition_of_an_inlined_function_is_unknown(tmp_path: Path) -> None:
+    # clspv inlines a function taking a pointer: its return, where __ensures holds, is gone
+    src = """void f(__local int *L) { __global_ensures(!__read(L)); L[get_local_id(0)] = 0; }
+    __kernel void k(__global int *A) { __local int L[64]; f(L); }"""
+    o = prove(tmp_path, src)
+    assert o.verdict == "unknown" and "__global_ensures" in o.reason and o.line[1] == 1  # type: ignore[attr-defined]
+
+
+@needs_clspv
+def test_callee_precondition_is_checked_even_inlined(tmp_path: Path) -> None:
+    src = """void put(__local int *L, int x) { __requires(x < 64); L[x] = 1; }
+    __kernel void k(__global int *A) { __local int L[64]; put(L, %s); barrier(CLK_LOCAL_MEM_FENCE);
+      A[get_global_id(0)] = L[0]; }"""
+    assert verdict(tmp_path, src % "get_local_id(0)") == PROVEN
+    # a false precondition of a called function: found, never assumed into a proof
+    assert "assertion" in verdict(tmp_path, src % "get_local_id(0) + 1")[1]
+
+
+@needs_clspv
+def test_global_requires_holds_for_invocations_not_calling(tmp_path: Path) -> None:
+    src = """void f(int x) { __global_requires(x == 100); }
+    __kernel void k(__global int *A) { volatile int z = %s; if (get_local_id(0) %% 2 == 0) { z = 100; f(z); } }"""
+    assert verdict(tmp_path, src % "100") == PROVEN
+    assert verdict(tmp_path, src % "50") == ASSERTION
+
+
+@needs_clspv
+def test_no_overflow_addition(tmp_path: Path) -> None:
+    src = """__kernel void k(__global int *A, unsigned x, unsigned y) {
+      unsigned z = %s;
+      __assert(z >= x && z >= y);
+    }"""
+    assert verdict(tmp_path, src % "__add_noovfl_unsigned_int(x, y)") == PROVEN
+    assert verdict(tmp_path, src % "x + y") == ASSERTION
+    pred = "__kernel void k(__global int *A, unsigned x, unsigned y) { __requires(%s); __assert(x + y >= x); }"
+    assert verdict(tmp_path, pred % "__add_noovfl(x, y)") == PROVEN
+    assert verdict(tmp_path, pred % "x > 0") == ASSERTION
+
+
+@needs_clspv
+def test_function_wide_invariant(tmp_path: Path) -> None:
+    src = """__kernel void k(__global int *A) {
+      for (int i = 0; i < 4; i++) A[get_global_id(0) + %s] = i;
+      __function_wide_invariant(__write_implies(A, __write_offset_bytes(A) / 4 %% get_global_size(0)
+                                                   == get_global_id(0)));
+    }"""
+    assert verdict(tmp_path, src % "i * get_global_size(0)") == PROVEN
+    assert verdict(tmp_path, src % "i * get_global_size(0) + (i == 2)")[1] >= {"assertion"}
+
+
+@needs_clspv
+def test_unmodelled_annotation_names_itself_and_its_line(tmp_path: Path) -> None:
+    src = """__kernel void k(__global int *A) {
+      __local int L[64];
+      L[get_local_id(0)] = 1;
+      __barrier_invariant_binary_1(L[get_local_id(0)] == 1, get_local_id(0), __other_int(get_local_id(0)));
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }"""
+    o = prove(tmp_path, src)
+    assert o.verdict == "unknown"  # type: ignore[attr-defined]
+    assert "__barrier_invariant" in o.reason and o.line[1] == 4  # type: ignore[attr-defined]
+
+
+# --- the source pass ---------------------------------------------------------------------------
+
+def test_prepare_marks_callee_preconditions_and_keeps_lines() -> None:
+    src = ("int f(int a) {\n  __requires(a > 0);\n  __ensures(__return_val_int() > 0);\n  return a;\n}\n"
+           "// a comment with { braces\n#define X { \n"
+           "__kernel void k() {\n  __requires(1);\n  __global_requires(2);\n}\n")
+    out = annotations.prepare(src)
+    assert out.count("\n") == src.count("\n")
+    assert "__requires_in_function(a > 0)" in out and "__requires(1)" in out and "__global_requires(2)" in out
+    assert out.startswith("__attribute__((noinline)) int f(int a)")
+
+
+def test_prepare_spreads_function_wide_invariants_over_loops() -> None:
+    src = ("kernel void k(int n) {\n  for (int i = 0; i < n; i++) {}\n  while (n > 0) n--;\n"
+           "  for (;;) break;\n  __function_wide_invariant(n >= 0);\n}\n")
+    out = annotations.prepare(src)
+    assert out.count("\n") == src.count("\n")
+    assert "for (int i = 0;__invariant(n >= 0),  i < n; i++)" in out
+    assert "while (__invariant(n >= 0), n > 0)" in out
+    assert "for (;__invariant(n >= 0), 1;)" in out
+    assert "__function_wide_invariant" not in out
+
+
+def test_prepare_leaves_function_wide_invariant_of_a_do_loop_unsupported() -> None:
+    src = "kernel void k(int n) {\n  do { n--; } while (n > 0);\n  __function_wide_invariant(n >= 0);\n}\n"
+    assert "__function_wide_invariant(n >= 0)" in annotations.prepare(src)
+
+
+# --- GLSL --------------------------------------------------------------------------------------
+
+HAS_GLSLANG = tools.find("glslangValidator") is not None
+GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(std430, set = 0, binding = 0) buffer Data { int data[]; };
+layout(push_constant) uniform Push { int n; } pc;
+%s
+void main() {
+  uint lid = gl_LocalInvocationID.x;
+  %s
+  data[gl_GlobalInvocationID.x] = 1;
+}
+"""
+
+
+@pytest.mark.skipif(not HAS_GLSLANG, reason="needs glslangValidator")
+def test_glsl_other_invocation() -> None:
+    pytest.importorskip("z3", reason="needs z3-solver (pip install kernellab[prove])")
+    from kernellab.spirvsim import glsl_to_spirv
+    from kernellab.spirvsim.machine import eval_spec_op
+    from kernellab.spirvsim.module import load
+    from kernellab.verify.prove import engine
+
+    def run(body: str) -> tuple[str, set[str]]:
+        module = load(glsl_to_spirv(GLSL % (annotations.GLSL_HEADER, body)), "main", file="s.comp",
+                      eval_spec_op=eval_spec_op)
+        launch = engine.Launch(module.local_size, (4, 1, 1))
+        launch.buffer_sizes[(0, 0)] = 4096
+        o = engine.prove(module, launch, timeout=60)
+        return o.verdict, {f.kind for f in o.findings}
+
+    assert run("kl_assert(kl_uniform(pc.n)); kl_assert(kl_implies(kl_uniform(gl_WorkGroupID.x), "
+               "kl_distinct(lid))); kl_assert(kl_uniform(kl_enabled()));") == PROVEN
+    assert run("kl_assert(kl_uniform(lid));") == ASSERTION
+    assert run("if (lid < 3u) kl_assert(kl_uniform(kl_enabled()));") == ASSERTION
+
+
+@needs_clspv
+def test_log_in_a_summarised_loop_sees_earlier_iterations(tmp_path: Path) -> None:
+    # 64 iterations: past the unrolling limit, the loop is summarised by invariants
+    src = """__kernel void k(__global int *A) {
+      for (int i = 0; __invariant(__write_implies(A, __write_offset_bytes(A) / 4 %% get_global_size(0)
+                                                    == get_global_id(0))), i < 64; i++)
+        A[get_global_id(0) + %s] = i;
+    }"""
+    assert verdict(tmp_path, src % "i * get_global_size(0)") == PROVEN
+    # an earlier iteration wrote off the invocation's column: the invariant fails at a later head
+    o = prove(tmp_path, src % "i * get_global_size(0) + (i == 40)")
+    assert o.verdict != "proven"  # type: ignore[attr-defined]
+
+
+def test_a_function_the_source_defines_is_not_the_headers() -> None:
+    src = "bool __equal_floats(float* p, float* q) {\n  return *p == *q;\n}\n__kernel void k() { __assert(1); }\n"
+    text = annotations.annotated(src)
+    head, _, body = text.rpartition("#line 1\n")
+    assert "#undef __equal_floats" in head and "#undef __assert" not in head
+    assert body == src
