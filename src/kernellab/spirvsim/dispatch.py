@@ -160,6 +160,8 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_poi
                              f"instructions (the checker's limit; {first + count} of {ngroups} workgroups ran): "
                              "check it with fewer workgroups (see docs/verify.md)")
     findings = recorder.findings()
+    texel_buffers = {b.uid for b in (bindings or {}).values()
+                     if isinstance(b, images.ImageBinding) and b.texel_buffer}
     out: dict[str, bytes] = {}
     footprints: dict[str, Footprint] = {}
     for (uid, offset, _), region in owners.items():
@@ -176,7 +178,8 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_poi
                                         region.written[:region.size].copy(), region.unit,
                                         read_by=read_by, read_at=read_at, written_by=written_by,
                                         written_at=written_at,
-                                        storage="image" if region.storage == images.STORAGE else "storage-buffer")
+                                        storage="image" if region.storage == images.STORAGE and uid not in texel_buffers
+                                        else "storage-buffer")
 
     def describe(lane: int, inst: int) -> dict[str, Any]:
         return {"invocation": geometry.who(lane), **_where(module, inst)}

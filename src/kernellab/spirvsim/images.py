@@ -105,6 +105,9 @@ class ImageBinding:
     #: a texel buffer's view: the byte of ``data`` (the whole buffer) where its texels begin; the
     #: texels are ``width`` of one row and one level
     offset: int = 0
+    #: a texel buffer (a buffer's range viewed as texels), not an image: a hazard on it is a
+    #: buffer's, ordered by buffer barriers
+    texel_buffer: bool = False
 
 
 def level_extent(width: int, height: int, depth: int, level: int) -> tuple[int, int, int]:

@@ -340,7 +340,8 @@ class _Buffers:
                 raise InputError.at(str(self.path), at + "/texel_format", f"buffer {r.uid}: texel buffers of format "
                                     f"{b.texel_format} are not supported by the SPIR-V checker")
             size = len(self.data[r.uid]) - offset if size is None else size
-            return ImageBinding(r.uid, fmt.name, size // fmt.texel_size, 1, 1, self.data[r.uid], offset=offset)
+            return ImageBinding(r.uid, fmt.name, size // fmt.texel_size, 1, 1, self.data[r.uid], offset=offset,
+                                texel_buffer=True)
         return Binding(r.uid, self.data[r.uid], offset, size)
 
     def addressable(self) -> list[tuple[int, Any]]:
