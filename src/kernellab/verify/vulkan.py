@@ -304,7 +304,7 @@ class _Buffers:
                 self.data[r.uid] = image_binding(r, None, b"").data
 
     def bindings(self, c: m.DispatchCompute, ci: int) -> dict[tuple[int, int], Any]:
-        out = {}
+        out: dict[tuple[int, int], Any] = {}
         for k, b in enumerate(c.bindings):
             r = self.scenario.by_uid[b.resource_ref]
             if isinstance(r, m.Buffer):
@@ -312,22 +312,27 @@ class _Buffers:
                     raise InputError.at(str(self.path), f"/commands/{ci}/dispatch_compute/bindings/{k}",
                                         f"buffer {r.uid} shares memory (memory_group {r.memory_group.id}): aliased "
                                         "resources are not modelled by the SPIR-V checker")
-                out[(b.set, b.id)] = self._buffer(b, r, ci, k, c)
+                one = self._buffer(b, r, ci, k)
+                if sum((a.set, a.id) == (b.set, b.id) for a in c.bindings) > 1:  # an array of buffers
+                    elements = out.get((b.set, b.id), {})
+                    elements[b.array_element] = one
+                    out[(b.set, b.id)] = elements
+                else:
+                    out[(b.set, b.id)] = one
             elif isinstance(r, m.Image):
                 out[(b.set, b.id)] = image_binding(r, b, self.data[r.uid])
             # tensors are not bound: a shader using one is refused by the checker
-        return out
+        # the scenario loader has checked that an array's bindings fill its elements from 0
+        return {key: spirvsim.BufferArray(tuple(v[e] for e in sorted(v))) if isinstance(v, dict) else v
+                for key, v in out.items()}
 
-    def _buffer(self, b: m.Binding, r: m.Buffer, ci: int, k: int, c: m.DispatchCompute) -> Any:
+    def _buffer(self, b: m.Binding, r: m.Buffer, ci: int, k: int) -> Any:
         """A buffer binding as ``run`` binds it: the shader sees the buffer from the range's offset
         plus a dynamic descriptor's offset, as far as the range (absent: to the buffer's end, as
         VK_WHOLE_SIZE is taken at bind time for a dynamic descriptor)."""
         from kernellab.spirvsim import Binding, ImageBinding
         from kernellab.vkregistry import vkformat
         at = f"/commands/{ci}/dispatch_compute/bindings/{k}"
-        if b.array_element or sum((a.set, a.id) == (b.set, b.id) for a in c.bindings) > 1:
-            raise InputError.at(str(self.path), at, f"buffer {r.uid}: an array of buffers (set {b.set} binding {b.id} "
-                                "bound element by element) is not supported by the SPIR-V checker")
         offset, size = (b.buffer_range[0], b.buffer_range[1]) if b.buffer_range is not None else (0, None)
         if b.descriptor_type in ("VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC", "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC"):
             offset += b.dynamic_offset
