@@ -7,10 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from kernellab import tools
 from kernellab.cli import main
+from kernellab.errors import InputError
 
 pytestmark = pytest.mark.skipif(tools.find("glslangValidator") is None, reason="needs glslangValidator")
 
@@ -54,3 +56,21 @@ def test_an_index_past_the_array_is_out_of_bounds(tmp_path: Path, capsys: pytest
     status, found = _findings(tmp_path / "past", "gl_WorkGroupID.x", 3, capsys)
     assert status == 1 and [k for k, _ in found] == ["out-of-bounds"]
     assert "element past its 2 buffers" in found[0][1]
+
+
+def test_one_buffer_in_two_elements_at_disjoint_ranges(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Amber's ``BIND BUFFER_ARRAY buf2 buf2 ... DESCRIPTOR_OFFSET 0 256``: one buffer, two
+    disjoint ranges, each element its own bounds; both land in the buffer's output."""
+    from kernellab.spirvsim import Binding, BufferArray, check_dispatch, glsl_to_spirv
+    src = tmp_path / "k.comp"
+    src.write_text(SHADER.replace("WHICH", "gl_WorkGroupID.x"))
+    data = bytes(48)
+    arr = BufferArray((Binding("a", data, 0, 16), Binding("a", data, 32, 16)))
+    r = check_dispatch(glsl_to_spirv(src), "main", (2, 1, 1), bindings={(0, 0): arr})
+    assert r.findings == []
+    words = np.frombuffer(r.buffers["a"], np.uint32)
+    assert list(words) == [0, 1, 2, 3, 0, 0, 0, 0, 4, 5, 6, 7]
+    assert r.footprints["a"].written.sum() == 32 and r.footprints["a"].offset == 0
+    overlapping = BufferArray((Binding("a", data, 0, 16), Binding("a", data, 8, 16)))
+    with pytest.raises(InputError, match="bound twice"):
+        check_dispatch(glsl_to_spirv(src), "main", (2, 1, 1), bindings={(0, 0): overlapping})

@@ -173,8 +173,8 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_poi
     out: dict[str, bytes] = {}
     footprints: dict[str, Footprint] = {}
     for (uid, offset, _), region in owners.items():
-        original = bytes(_bytes_of(dict(bindings or {}), uid))
-        new = bytearray(original)
+        # disjoint ranges of one buffer (elements of an array of buffers) land in one output
+        new = bytearray(out[uid] if uid in out else _bytes_of(dict(bindings or {}), uid))
         new[offset:offset + region.size] = region.data[:region.size].tobytes()
         out[uid] = bytes(new)
         if region.read is not None and region.written is not None:
@@ -182,12 +182,11 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_poi
             read_by, read_at, written_by, written_at = (
                 None if a is None else a[:units].copy()
                 for a in (region.read_by, region.read_at, region.written_by, region.written_at))
-            footprints[uid] = Footprint(uid, offset, region.read[:region.size].copy(),
-                                        region.written[:region.size].copy(), region.unit,
-                                        read_by=read_by, read_at=read_at, written_by=written_by,
-                                        written_at=written_at,
-                                        storage="image" if region.storage == images.STORAGE and uid not in texel_buffers
-                                        else "storage-buffer")
+            fp = Footprint(uid, offset, region.read[:region.size].copy(), region.written[:region.size].copy(),
+                           region.unit, read_by=read_by, read_at=read_at, written_by=written_by, written_at=written_at,
+                           storage="image" if region.storage == images.STORAGE and uid not in texel_buffers
+                           else "storage-buffer")
+            footprints[uid] = _joined(footprints[uid], fp) if uid in footprints else fp
 
     def describe(lane: int, inst: int) -> dict[str, Any]:
         return {"invocation": geometry.who(lane), **_where(module, inst)}
@@ -223,6 +222,28 @@ def _where(module: Module, index: int) -> dict[str, Any]:
         text = module.source_text(inst.line)
         if text is not None:
             out["source_line"] = text
+    return out
+
+
+def _joined(a: Footprint, b: Footprint) -> Footprint:
+    """One footprint of two disjoint ranges of one buffer (bound as two elements of an array of
+    buffers), over the bytes from the first range's start to the last one's end."""
+    lo, hi = min(a.offset, b.offset), max(a.offset + a.read.size, b.offset + b.read.size)
+    unit = a.unit
+    units = -(-(hi - lo) // unit)
+    out = Footprint(a.uid, lo, np.zeros(hi - lo, bool), np.zeros(hi - lo, bool), unit, storage=a.storage)
+    for name in ("read_by", "read_at", "written_by", "written_at"):
+        if getattr(a, name) is not None and getattr(b, name) is not None:
+            setattr(out, name, np.full(units, -1, getattr(a, name).dtype))
+    for fp in (a, b):
+        start = fp.offset - lo
+        out.read[start:start + fp.read.size] |= fp.read
+        out.written[start:start + fp.written.size] |= fp.written
+        for name in ("read_by", "read_at", "written_by", "written_at"):
+            mine, theirs = getattr(out, name), getattr(fp, name)
+            if mine is not None:
+                first = start // unit
+                mine[first:first + theirs.size] = np.where(theirs >= 0, theirs, mine[first:first + theirs.size])
     return out
 
 
@@ -305,12 +326,15 @@ def _own(module: Module, owners: dict[tuple[str, int, int], Region], b: Binding,
     """Make the region of a buffer's bound range (``how``: writable, storage class); the bytes
     the access records of all buffers so far take."""
     writable, storage = how
-    if any(k[0] == b.uid for k in owners):
+    unit = _granule(module, "StorageBuffer", "Uniform", "PhysicalStorageBuffer")
+    # disjoint ranges of one buffer are two regions (they share no byte, so no race or bound
+    # between them is lost); overlapping ones would be one memory through two regions
+    if any(k[0] == b.uid and (k[1] < b.offset + size and b.offset < k[1] + k[2] or (k[1] - b.offset) % unit)
+           for k in owners):
         raise InputError(f"buffer {b.uid} is bound twice with different ranges; overlapping bindings of "
                          "one buffer are not supported by the SPIR-V checker")
     label = "StorageBuffer" if writable or storage == "StorageBuffer" else "Uniform"
     # who accessed a buffer is kept per unit of the smallest scalar any buffer access uses
-    unit = _granule(module, "StorageBuffer", "Uniform", "PhysicalStorageBuffer")
     who = np.int32 if invocations < 2 ** 31 else np.int64
     tracked += accessor_bytes(size, unit, who)
     if tracked > MAX_SHADOW_BYTES:  # refused before allocating: a buffer's records are many times its size
