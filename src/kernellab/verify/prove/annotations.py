@@ -381,14 +381,14 @@ def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
     return "".join(pieces) + text[at:]
 
 
-def annotated(text: str) -> str:
-    """An OpenCL C source as the proof compiles it: the annotation header, then the source
-    (:func:`prepare`), its line numbers kept. A function the source defines under a name the
-    header takes (GPUVerify's tests define their own ``__equal_floats``) is the source's."""
+def annotated(text: str, extra: str = "") -> str:
+    """An OpenCL C source as the proof compiles it: the annotation header and ``extra`` (more
+    declarations), then the source (:func:`prepare`), its line numbers kept. A function the source
+    defines under a name the header takes (GPUVerify's tests define their own ``__equal_floats``)
+    is the source's."""
     own = sorted({m.group(1) for m in re.finditer(r"\b(__\w+)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*\{", text)
                   if re.search(rf"^#define {re.escape(m.group(1))}\(", ANNOTATION_HEADER, re.M)})
     header = ANNOTATION_HEADER
-    if own:
-        cut = header.rindex("#line 1")
-        header = header[:cut] + "".join(f"#undef {name}\n" for name in own) + header[cut:]
+    cut = header.rindex("#line 1")
+    header = header[:cut] + "".join(f"#undef {name}\n" for name in own) + extra + header[cut:]
     return header + prepare(text)

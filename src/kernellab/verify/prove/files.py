@@ -78,7 +78,8 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
                                           compiler_options.allowed_roots(path.parent),
                                           (str(path), inst.pointer("compiler_flags")))
             compiled = opencl.compile_kernel(source, inst.entry_point, flags, local, specs,
-                                             roots=(path.resolve().parent,))
+                                             roots=(path.resolve().parent,), work_dim=len(inst.global_size),
+                                             global_offset=_dims(inst.global_offset or (0,), 0))
             la = opencl.launch(compiled, tuple(inst.global_size), local, specs, _dims(inst.global_offset or (0,), 0),
                                symbolic_sizes=sizes)
         except Unsupported as exc:
