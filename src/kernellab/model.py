@@ -88,6 +88,10 @@ class Tensor(DataResource):
     tiling = Enum("OPTIMAL", "LINEAR", default=None)
 
 
+#: the widest sampler minLod/maxLod kernellab takes: VK_LOD_CLAMP_NONE (1000.0), Vulkan's "no clamp"
+LOD_LIMIT = 1000.0
+
+
 def _optional_number(description: str) -> Any:
     """A number field that may be absent (None)."""
     return Field(Number, None, description)

@@ -30,6 +30,9 @@ MAX_SCRIPT_BYTES = 256 << 20
 MAX_SCRIPT_VALUES = 1 << 26
 #: the most commands a script may give once REPEATs are unrolled (Amber's own tests give < 1,000)
 MAX_COMMANDS = 10_000
+#: the most buffers one BIND BUFFER_ARRAY may name: a descriptor array far larger than any device's
+#: maxPerStageDescriptorStorageBuffers, yet small enough that the scenario is written at once
+MAX_BUFFER_ARRAY = 4096
 #: the largest number a 32-bit Vulkan field (a set, a binding, a work-group count, an extent) takes
 U32 = (1 << 32) - 1
 _INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|\d+)$")
@@ -570,6 +573,19 @@ class Parser:
         except TypeError_ as exc:
             raise self.src.error(type_token, str(exc)) from None
 
+    def bound_buffers(self, w: _Words, array: bool) -> list[Token]:
+        """The buffer a BIND BUFFER names, or the buffers of a BIND BUFFER_ARRAY (up to AS)."""
+        names = [w.take("a buffer's name")]
+        while array and w.peek() not in ("AS", ""):
+            names.append(w.take("a buffer's name"))
+            if len(names) > MAX_BUFFER_ARRAY:  # said at once, not after writing a scenario of them all
+                raise self.src.error(names[-1], f"a BUFFER_ARRAY of more than {MAX_BUFFER_ARRAY} buffers "
+                                                "(kernellab's limit; a device allows far fewer descriptors)")
+        for buf in names:
+            if buf.text not in self.script.buffers:
+                raise self.src.error(buf, f"no buffer {buf.text!r} is defined")
+        return names
+
     def bind(self, head: Token, w: _Words, p: Pipeline) -> None:
         what = w.take("BUFFER")
         if what.text == "SAMPLER":
@@ -578,12 +594,7 @@ class Parser:
         if what.text not in ("BUFFER", "BUFFER_ARRAY"):
             raise self.src.refuse(what, f"BIND {what.text}", f"BIND {what.text} is not supported by kernellab's "
                                                              "AmberScript reader yet")
-        names = [w.take("a buffer's name")]
-        while what.text == "BUFFER_ARRAY" and w.peek() not in ("AS", ""):
-            names.append(w.take("a buffer's name"))
-        for buf in names:
-            if buf.text not in self.script.buffers:
-                raise self.src.error(buf, f"no buffer {buf.text!r} is defined")
+        names = self.bound_buffers(w, array=what.text == "BUFFER_ARRAY")
         buf = names[0]
         if w.peek() == "KERNEL" and what.text == "BUFFER":
             w.take("KERNEL")
