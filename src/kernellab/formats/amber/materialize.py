@@ -268,7 +268,8 @@ class _Writer:
         if p.subgroup is not None:
             size, full, varying, _ = p.subgroup
             entry["subgroup"] = {"full_subgroups": full, "varying_size": varying,
-                                 **({"required_size": size} if size else {})}
+                                 **({"required_size_bound": size.lower()} if isinstance(size, str)
+                                    else {"required_size": size} if size else {})}
         dispatch: dict[str, Any] = {"shader_ref": uid, "bindings": []}
         push = b""
         for b in p.bindings:

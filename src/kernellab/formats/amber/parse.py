@@ -523,15 +523,15 @@ class Parser:
         w.finish()
         if name.text != p.shader:
             raise self.src.error(name, f"SUBGROUP names {name.text!r}, not the attached shader {p.shader!r}")
-        size, full, varying = 0, False, False
+        size: int | str = 0
+        full, varying = False, False
         words = _Words(self.src, list(self.src.tokens_until_end(head)))
         while not words.done:
             key = words.keyword("FULLY_POPULATED", "VARYING_SIZE", "REQUIRED_SIZE")
             if key.text == "REQUIRED_SIZE":
-                if words.peek() in ("MIN", "MAX"):
-                    raise self.src.refuse(words.take("MIN or MAX"), "SUBGROUP REQUIRED_SIZE MIN/MAX",
-                                          "REQUIRED_SIZE MIN/MAX is not supported by kernellab's AmberScript "
-                                          "reader yet (give the size)")
+                if words.peek() in ("MIN", "MAX"):  # the device's bound, read when the pipeline is made
+                    size = words.take("MIN or MAX").text
+                    continue
                 size = words.integer("the subgroup size", 1)
                 if size & (size - 1):
                     raise self.src.error(words.last(), f"REQUIRED_SIZE {size} is not a power of two")
