@@ -286,10 +286,16 @@ class Parser:
             m = Member(type_token.text, member.text, member.line, member.column)
             while not line.done:
                 key = line.keyword("OFFSET", "ARRAY_STRIDE", "MATRIX_STRIDE")
-                if key.text != "OFFSET":
-                    raise self.src.refuse(key, f"STRUCT {key.text}", f"{key.text} is not supported by kernellab's "
-                                                                     "AmberScript reader yet")
-                m.offset = line.integer("the member's offset in bytes")
+                if key.text == "ARRAY_STRIDE":  # Amber's own rule; kernellab has no array members
+                    raise self.src.error(key, "ARRAY_STRIDE only valid on array members")
+                if key.text == "MATRIX_STRIDE":
+                    m.matrix_stride = line.integer("the member's matrix stride in bytes", 1)
+                    try:
+                        element(type_token.text, False, m.matrix_stride)
+                    except TypeError_ as exc:
+                        raise self.src.error(key, str(exc)) from None
+                else:
+                    m.offset = line.integer("the member's offset in bytes")
             s.members.append(m)
         if not s.members:
             raise self.src.error(head, f"STRUCT {name.text} has no members")

@@ -45,15 +45,27 @@ def _dtype_size(dtype: str) -> int:
     return int(re.sub(r"\D", "", dtype)) // 8
 
 
-def _columns(name: str, dtype: str, cols: int, rows: int, std140: bool) -> Element:
+def _columns(name: str, dtype: str, cols: int, rows: int, std140: bool, stride: int | None = None) -> Element:
     size = _dtype_size(dtype)
-    padded = 4 if rows == 3 or (std140 and cols > 1) else rows
-    comps = tuple((c * padded * size + r * size, dtype) for c in range(cols) for r in range(rows))
-    return Element(name, comps, cols * padded * size)
+    if stride is None:
+        stride = (4 if rows == 3 or (std140 and cols > 1) else rows) * size
+    comps = tuple((c * stride + r * size, dtype) for c in range(cols) for r in range(rows))
+    return Element(name, comps, cols * stride)
 
 
-def element(name: str, std140: bool = False) -> Element:
-    """The layout of a ``DATA_TYPE`` or ``FORMAT`` name; raises :class:`TypeError_`."""
+def element(name: str, std140: bool = False, matrix_stride: int | None = None) -> Element:
+    """The layout of a ``DATA_TYPE`` or ``FORMAT`` name; raises :class:`TypeError_`. A matrix's
+    columns are ``matrix_stride`` bytes apart where given (a STRUCT member's ``MATRIX_STRIDE``,
+    SPIR-V's MatrixStride), else as the layout places them."""
+    m = _MAT.match(name)
+    if matrix_stride is not None:
+        if not (m and m.group(3) in SCALARS):
+            raise TypeError_("MATRIX_STRIDE only valid on matrix members")
+        size, rows = _dtype_size(SCALARS[m.group(3)]), int(m.group(2))
+        if matrix_stride < rows * size or matrix_stride % size:
+            raise TypeError_(f"MATRIX_STRIDE {matrix_stride} of {name}: a column is {rows * size} bytes of "
+                             f"{size}-byte components")
+        return _columns(name, SCALARS[m.group(3)], int(m.group(1)), rows, std140, matrix_stride)
     if name in SCALARS:
         return _columns(name, SCALARS[name], 1, 1, std140)
     m = _VEC.match(name)
