@@ -517,10 +517,6 @@ class Parser:
                 optimizer_passes([t.text])
             except OptionsRefused as exc:
                 raise self.src.error(t, str(exc.refusals[0])) from None
-        if self.script.shaders[p.shader].format == "OPENCL-C":
-            raise self.src.refuse(head, "SHADER_OPTIMIZATION of OpenCL C", "SHADER_OPTIMIZATION of an OPENCL-C "
-                                                                          "shader is not supported by kernellab's "
-                                                                          "AmberScript reader yet")
         p.optimizations = optimizer_passes([t.text for t in words])
 
     def subgroup(self, head: Token, w: _Words, p: Pipeline) -> None:
