@@ -316,10 +316,6 @@ class Parser:
             raise self.src.error(name, f"buffer {name.text!r} is already defined")
         kind = w.keyword("DATA_TYPE", "FORMAT")
         type_token = w.take("a data type")
-        if re.search(r"_(UFLOAT|PACK\d+)", type_token.text):
-            raise self.src.refuse(type_token, "packed formats", f"format {type_token.text} (components packed in "
-                                                                "a word) is not supported by kernellab's "
-                                                                "AmberScript reader yet")
         std140 = False
         if w.peek() in ("STD140", "STD430"):
             std140 = w.take("a layout").text == "STD140"
