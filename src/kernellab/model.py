@@ -161,6 +161,9 @@ class SubgroupSize(Node):
 
     required_size = Int(1, U32, default=None,
                         description="the subgroup size the pipeline must run with (a power of two)")
+    required_size_bound = Enum("min", "max", default=None,
+                               description="instead of required_size: the device's minSubgroupSize or "
+                                           "maxSubgroupSize, read when the pipeline is made")
     full_subgroups = Bool(default=False, description="every subgroup fully populated (computeFullSubgroups)")
     varying_size = Bool(default=False, description="the subgroup size may vary (ALLOW_VARYING_SUBGROUP_SIZE)")
 
