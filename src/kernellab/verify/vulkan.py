@@ -370,6 +370,8 @@ def image_binding(r: m.Image, b: m.Binding | None, texels: bytes) -> Any:
     else the whole chain, which a storage image's view narrows to level 0). Without a binding
     ``b``, its texels as the runner starts it: its ``src`` file's levels, the rest generated,
     zeros without a file."""
+    import numpy as np
+
     from kernellab.runtime.executor import image_extent
     from kernellab.spirvsim import ImageBinding, Sampler
     from kernellab.spirvsim.images import image_bytes
@@ -382,9 +384,6 @@ def image_binding(r: m.Image, b: m.Binding | None, texels: bytes) -> Any:
     if depth > 1 and r.mips > 1:
         raise InputError(f"image {r.uid}: a 3D image with mip levels ({width}x{height}x{depth}, {r.mips} levels) "
                          "is not supported by the SPIR-V checker")
-    if r.samples > 1:
-        raise InputError(f"image {r.uid}: a multisampled image ({r.samples} samples a texel) is not supported by "
-                         "the SPIR-V checker")
     fmt_name = vkformat.device_format_name(r.format)
     if b is None:
         loaded, levels = b"", 0
@@ -399,8 +398,12 @@ def image_binding(r: m.Image, b: m.Binding | None, texels: bytes) -> Any:
                       r.border_address_mode or "CLAMP_EDGE", r.border_color or "FLOAT_TRANSPARENT_BLACK",
                       tuple(r.custom_border_color) if r.custom_border_color else None)
     lod = b.lod if b is not None else None
+    if r.samples > 1 and b is None:
+        # each sample starts as its texel: samples stored one after another per texel
+        size = vkformat.lookup(fmt_name).texel_size  # type: ignore[union-attr]
+        texels = np.repeat(np.frombuffer(bytes(texels), np.uint8).reshape(-1, size), r.samples, axis=0).tobytes()
     return ImageBinding(r.uid, fmt_name, width, height, r.mips, texels, base_level=lod or 0,
-                        levels=None if lod is None else 1, sampler=sampler, depth=depth)
+                        levels=None if lod is None else 1, sampler=sampler, depth=depth, samples=r.samples)
 
 
 def _image_layouts(scenario: m.Scenario, c: m.DispatchCompute) -> dict[str, tuple[str | None, int, int]]:
