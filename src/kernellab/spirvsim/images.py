@@ -334,13 +334,14 @@ def _offset(mach: Any, ops: dict[str, list[int]]) -> list[np.ndarray] | None:
 
 
 def _report(mach: Any, inst: Any, h: Handle, lanes: np.ndarray, bad: np.ndarray, level: np.ndarray,
-            xyz: list[np.ndarray], access: str) -> None:
+            xyz: list[np.ndarray], access: str, sample: np.ndarray | None = None) -> None:
     w, hh, d = h.image.level_size(np.clip(level[bad], 0, h.image.mips - 1))
     coords = np.stack([c[bad] for c in xyz], axis=1)
     extents = np.stack([w, hh, d], axis=1)
     mach.rec.out_of_bounds(h.image.uid, "image", inst.index, access, mach.lane_global[lanes[bad]], None,
                            h.image.offsets[np.clip(level[bad], 0, h.image.mips - 1)], int(h.image.region.size),
-                           texels=(coords, extents, level[bad]))
+                           texels=(coords, extents, level[bad]),
+                           samples=None if sample is None else (sample[bad], h.image.samples))
 
 
 def _fetch(mach: Any, inst: Any, h: Handle, lanes: np.ndarray, level: np.ndarray, xyz: list[np.ndarray],
@@ -350,7 +351,7 @@ def _fetch(mach: Any, inst: Any, h: Handle, lanes: np.ndarray, level: np.ndarray
     img = h.image
     addr, index, bad = img.texels(level, xyz[0], xyz[1], xyz[2], sample)
     if bad.any():
-        _report(mach, inst, h, lanes, bad, level, xyz, access)
+        _report(mach, inst, h, lanes, bad, level, xyz, access, sample)
     ok = ~bad
     ts = img.fmt.texel_size
     mach._track(img.region, lanes[ok], addr[ok], ts, READ, inst, index[ok])
@@ -435,9 +436,10 @@ def image_write(mach: Any, inst: Any, m: np.ndarray, full: bool) -> None:
     lanes = mach._lanes(m, full)
     xyz = _int_coords(mach, h, w[1], lanes)
     level = np.full(lanes.size, h.base_level, np.int64)
-    addr, index, bad = img.texels(level, xyz[0], xyz[1], xyz[2], _sample(mach, ops, lanes))
+    sample = _sample(mach, ops, lanes)
+    addr, index, bad = img.texels(level, xyz[0], xyz[1], xyz[2], sample)
     if bad.any():
-        _report(mach, inst, h, lanes, bad, level, xyz, "write")
+        _report(mach, inst, h, lanes, bad, level, xyz, "write", sample)
     ok = ~bad
     lanes, addr, index = lanes[ok], addr[ok], index[ok]
     given = _components(mach.values[w[2]], 4, mach.L)
