@@ -124,7 +124,7 @@ def test_multisampled_images_each_sample_its_own_texel(sample, samples, found, t
     report = json.loads(capsys.readouterr().out)
     assert (status, [f["kind"] for f in report["findings"]]) == (1 if found else 0, found)
     if found == ["out-of-bounds"]:
-        assert "sample 2 of texel (0, 0, 0), past the image's 2 samples" in report["findings"][0]["message"]
+        assert "sample 2 of texel (0, 0, 0), outside the image's 2 samples" in report["findings"][0]["message"]
 
 
 @pytest.mark.parametrize("invocations_deep, verdict", [(2, 0), (3, 1)])

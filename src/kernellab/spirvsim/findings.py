@@ -138,7 +138,7 @@ class Recorder:
                    f"mip level {int(level[0])} of {'x'.join(str(int(x)) for x in extent[0])} texels")
             if samples is not None and not 0 <= int(samples[0][0]) < samples[1]:
                 msg = (f"out-of-bounds {access} of {resource} ({storage}): sample {int(samples[0][0])} of texel "
-                       f"{tuple(coords[0].tolist())}, past the image's {samples[1]} samples")
+                       f"{tuple(coords[0].tolist())}, outside the image's {samples[1]} samples")
         self._add(key, lambda: Finding("out-of-bounds", msg, resource, storage), len(lanes), examples)
 
     def uninitialized(self, resource: str, inst: int, lanes: np.ndarray, index: np.ndarray | None) -> None:
