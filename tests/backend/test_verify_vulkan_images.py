@@ -97,14 +97,34 @@ STORE_3D = ("#version 450\nlayout(local_size_x = 4, local_size_y = 4, local_size
 
 
 @pytest.mark.parametrize("extension, named", [({"image_type": "3D", "depth": 2, "mips": 2},
-                                               "a 3D image with mip levels (4x4x2, 2 levels)"),
-                                              ({"samples": 4}, "a multisampled image (4 samples a texel)")])
-def test_multisampled_and_mipmapped_3d_images_are_refused_by_name(extension, named, tmp_path, capsys):
-    """kernellab's scenario image extensions the checker does not model (AmberScript's SAMPLES
-    images, a 3D image with mip levels) are refused naming the image, not checked as another one."""
+                                               "a 3D image with mip levels (4x4x2, 2 levels)")])
+def test_mipmapped_3d_images_are_refused_by_name(extension, named, tmp_path, capsys):
+    """kernellab's scenario image extensions the checker does not model (a 3D image with mip
+    levels) are refused naming the image, not checked as another one."""
     path = _image_scenario(tmp_path, STORE_2D, extension)
     assert main(["verify", str(path)]) == 2
     assert f"image img: {named} is not supported by the SPIR-V checker" in capsys.readouterr().err
+
+
+STORE_MS = ("#version 450\nlayout(local_size_x = 4, local_size_y = 4, local_size_z = 4) in;\n"
+            "layout(set = 0, binding = 0, r32f) uniform image2DMS img;\n"
+            "void main() { imageStore(img, ivec2(gl_LocalInvocationID.xy), SAMPLE, vec4(imageSamples(img) * 10 + int(gl_LocalInvocationID.z))); }\n")
+
+
+@pytest.mark.parametrize("sample, samples, found", [
+    ("int(gl_LocalInvocationID.z)", 4, []),  # each invocation its own sample of a texel
+    ("0", 4, ["data-race"]),  # four invocations a sample
+    ("int(gl_LocalInvocationID.z)", 2, ["out-of-bounds"]),  # samples 2 and 3 of a 2-sample image
+])
+def test_multisampled_images_each_sample_its_own_texel(sample, samples, found, tmp_path, capsys):
+    """A multisampled image (AmberScript's SAMPLES): the Sample operand picks the sample, races are
+    per sample and a sample index at or past the count is out of bounds."""
+    path = _image_scenario(tmp_path, STORE_MS.replace("SAMPLE", sample), {"samples": samples})
+    status = main(["verify", str(path), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert (status, [f["kind"] for f in report["findings"]]) == (1 if found else 0, found)
+    if found == ["out-of-bounds"]:
+        assert "sample 2 of texel (0, 0, 0), outside the image's 2 samples" in report["findings"][0]["message"]
 
 
 @pytest.mark.parametrize("invocations_deep, verdict", [(2, 0), (3, 1)])
@@ -167,3 +187,15 @@ def test_separate_sampler_and_sampled_image_sample_as_the_device(tmp_path: Path,
     assert main(["verify", str(_separate(tmp_path / "planted", "p / ivec2(1, 2)")), "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert {(f["kind"], f["resource"]) for f in doc["findings"]} == {("data-race", "dst")}
+
+
+def test_multisampled_image_samples_are_stored_per_texel(tmp_path):
+    """Sample s of texel (x, y) holds what invocation (x, y, s) stored: imageSamples answers the
+    count, and the samples of a texel follow one another."""
+    from kernellab.spirvsim import ImageBinding, check_dispatch, glsl_to_spirv
+    src = tmp_path / "k.comp"
+    src.write_text(STORE_MS.replace("SAMPLE", "int(gl_LocalInvocationID.z)"))
+    img = ImageBinding("img", "VK_FORMAT_R32_SFLOAT", 4, 4, 1, bytes(4 * 4 * 4 * 4), samples=4)
+    r = check_dispatch(glsl_to_spirv(src), "main", (1, 1, 1), bindings={(0, 0): img})
+    assert r.findings == []
+    assert np.frombuffer(r.buffers["img"], np.float32).reshape(16, 4).tolist() == [[40, 41, 42, 43]] * 16

@@ -96,3 +96,18 @@ def test_a_buffer_bound_as_texels_and_as_a_block_is_refused(tmp_path: Path, caps
     (folder / "s.json").write_text(json.dumps(doc))
     assert main(["verify", str(folder / "s.json")]) == 2
     assert "buffer out is bound twice" in capsys.readouterr().err
+
+
+def test_a_hazard_between_dispatches_on_a_texel_buffer_names_a_buffer(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Two dispatches writing one texel buffer with nothing between them: the hazard is a buffer's
+    (what a buffer barrier orders), not an image's."""
+    path = _scenario(tmp_path / "twice", "i")
+    doc = json.loads(path.read_text())
+    doc["commands"][0]["dispatch_compute"]["implicit_barrier"] = False
+    doc["commands"].append(doc["commands"][0])
+    path.write_text(json.dumps(doc))
+    status = main(["verify", str(path), "--json"])
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert status == 1 and [(f["kind"], f["resource"]) for f in findings] == [("data-race", "out")]
+    assert "hazard on buffer out (write-after-write)" in findings[0]["message"]

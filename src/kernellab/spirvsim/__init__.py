@@ -6,7 +6,7 @@ out-of-bounds accesses and (opt-in) uninitialized reads of workgroup memory.
 """
 from __future__ import annotations
 
-from kernellab.spirvsim.dispatch import Binding, DispatchResult, Footprint, check_dispatch
+from kernellab.spirvsim.dispatch import Binding, BufferArray, DispatchResult, Footprint, check_dispatch
 from kernellab.spirvsim.findings import DEFECT_KINDS, KINDS, Finding, verdict
 from kernellab.spirvsim.glsl import glsl_to_spirv
 from kernellab.spirvsim.hazards import dispatch_hazards
@@ -14,5 +14,5 @@ from kernellab.spirvsim.images import ImageBinding, Sampler
 from kernellab.spirvsim.module import Unsupported
 from kernellab.spirvsim.sync import Dependency
 
-__all__ = ["Binding", "DispatchResult", "Footprint", "check_dispatch", "DEFECT_KINDS", "KINDS", "Finding",
+__all__ = ["Binding", "BufferArray", "DispatchResult", "Footprint", "check_dispatch", "DEFECT_KINDS", "KINDS", "Finding",
            "verdict", "glsl_to_spirv", "dispatch_hazards", "Dependency", "Unsupported", "ImageBinding", "Sampler"]

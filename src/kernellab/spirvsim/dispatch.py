@@ -47,6 +47,14 @@ class Binding:
 
 
 @dataclass
+class BufferArray:
+    """An array of buffers bound to one descriptor binding (``BIND BUFFER_ARRAY``): element k is
+    ``elements[k]``, each its own buffer with its own bounds and shadow memory."""
+
+    elements: tuple[Binding, ...]
+
+
+@dataclass
 class Footprint:
     """Bytes of a buffer's bound range the dispatch read and wrote (offsets from the range start)
     and, per ``unit`` bytes, the invocation (global number) and instruction (index in the
@@ -91,7 +99,7 @@ class DispatchResult:
 
 
 def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_point: str, workgroups: Sequence[int], *,
-                   bindings: Mapping[tuple[int, int], Binding] | None = None, push_constants: bytes = b"",
+                   bindings: Mapping[tuple[int, int], Any] | None = None, push_constants: bytes = b"",
                    spec_constants: Mapping[int, int | float | bool] | None = None, checks: Collection[str] = (),
                    file: str = "<spirv>", batch_invocations: int = DEFAULT_BATCH_INVOCATIONS,
                    max_steps: int = DEFAULT_MAX_STEPS, max_work: int = DEFAULT_MAX_WORK,
@@ -160,11 +168,13 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_poi
                              f"instructions (the checker's limit; {first + count} of {ngroups} workgroups ran): "
                              "check it with fewer workgroups (see docs/verify.md)")
     findings = recorder.findings()
+    texel_buffers = {b.uid for b in (bindings or {}).values()
+                     if isinstance(b, images.ImageBinding) and b.texel_buffer}
     out: dict[str, bytes] = {}
     footprints: dict[str, Footprint] = {}
     for (uid, offset, _), region in owners.items():
-        original = bytes(_bytes_of(dict(bindings or {}), uid))
-        new = bytearray(original)
+        # disjoint ranges of one buffer (elements of an array of buffers) land in one output
+        new = bytearray(out[uid] if uid in out else _bytes_of(dict(bindings or {}), uid))
         new[offset:offset + region.size] = region.data[:region.size].tobytes()
         out[uid] = bytes(new)
         if region.read is not None and region.written is not None:
@@ -172,11 +182,11 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_poi
             read_by, read_at, written_by, written_at = (
                 None if a is None else a[:units].copy()
                 for a in (region.read_by, region.read_at, region.written_by, region.written_at))
-            footprints[uid] = Footprint(uid, offset, region.read[:region.size].copy(),
-                                        region.written[:region.size].copy(), region.unit,
-                                        read_by=read_by, read_at=read_at, written_by=written_by,
-                                        written_at=written_at,
-                                        storage="image" if region.storage == images.STORAGE else "storage-buffer")
+            fp = Footprint(uid, offset, region.read[:region.size].copy(), region.written[:region.size].copy(),
+                           region.unit, read_by=read_by, read_at=read_at, written_by=written_by, written_at=written_at,
+                           storage="image" if region.storage == images.STORAGE and uid not in texel_buffers
+                           else "storage-buffer")
+            footprints[uid] = _joined(footprints[uid], fp) if uid in footprints else fp
 
     def describe(lane: int, inst: int) -> dict[str, Any]:
         return {"invocation": geometry.who(lane), **_where(module, inst)}
@@ -215,16 +225,38 @@ def _where(module: Module, index: int) -> dict[str, Any]:
     return out
 
 
-def _bytes_of(bindings: dict[tuple[int, int], Binding], uid: str) -> bytes:
-    for b in bindings.values():
+def _joined(a: Footprint, b: Footprint) -> Footprint:
+    """One footprint of two disjoint ranges of one buffer (bound as two elements of an array of
+    buffers), over the bytes from the first range's start to the last one's end."""
+    lo, hi = min(a.offset, b.offset), max(a.offset + a.read.size, b.offset + b.read.size)
+    unit = a.unit
+    units = -(-(hi - lo) // unit)
+    out = Footprint(a.uid, lo, np.zeros(hi - lo, bool), np.zeros(hi - lo, bool), unit, storage=a.storage)
+    for name in ("read_by", "read_at", "written_by", "written_at"):
+        if getattr(a, name) is not None and getattr(b, name) is not None:
+            setattr(out, name, np.full(units, -1, getattr(a, name).dtype))
+    for fp in (a, b):
+        start = fp.offset - lo
+        out.read[start:start + fp.read.size] |= fp.read
+        out.written[start:start + fp.written.size] |= fp.written
+        for name in ("read_by", "read_at", "written_by", "written_at"):
+            mine, theirs = getattr(out, name), getattr(fp, name)
+            if mine is not None:
+                first = start // unit
+                mine[first:first + theirs.size] = np.where(theirs >= 0, theirs, mine[first:first + theirs.size])
+    return out
+
+
+def _bytes_of(bindings: dict[tuple[int, int], Any], uid: str) -> bytes:
+    for b in (e for v in bindings.values() for e in (v.elements if isinstance(v, BufferArray) else (v,))):
         if b.uid == uid:
             return b.data.tobytes() if isinstance(b.data, np.ndarray) else bytes(b.data)
     return b""
 
 
-def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding], gs: int, invocations: int
-                  ) -> tuple[dict[int, Region], dict[tuple[str, int, int], Region]]:
-    regions: dict[int, Region] = {}
+def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding | BufferArray], gs: int,
+                  invocations: int) -> tuple[dict[int, Region | tuple[Region, ...]], dict[tuple[str, int, int], Region]]:
+    regions: dict[int, Region | tuple[Region, ...]] = {}
     owners: dict[tuple[str, int, int], Region] = {}
     tracked = 0
     for vid, var in module.variables.items():
@@ -242,44 +274,76 @@ def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding], gs: 
         if b is None:
             raise InputError(f"the shader uses descriptor set {key[0]} binding {key[1]} but the dispatch binds "
                              "nothing there")
-        data = b.data.tobytes() if isinstance(b.data, np.ndarray) else bytes(b.data)
-        size = (len(data) - b.offset) if b.range is None else b.range
-        if b.offset < 0 or size < 0 or b.offset + size > len(data):
-            raise InputError(f"binding {key}: range {b.offset}+{size} lies outside buffer {b.uid} of {len(data)} bytes")
         pointee = ptr_t.elem
         assert pointee is not None
+        if pointee.kind in ("array", "runtime_array") and isinstance(b, Binding):
+            b = BufferArray((b,))  # one buffer bound to an array of them: its element 0
+        if isinstance(b, BufferArray) and pointee.kind == "struct":
+            raise InputError(f"the shader uses descriptor set {key[0]} binding {key[1]} as one buffer but the "
+                             f"dispatch binds an array of {len(b.elements)} buffers there")
+        if isinstance(b, BufferArray):
+            pointee = pointee.elem
+            assert pointee is not None
         if pointee.kind != "struct":
             raise module.fail(var, "a buffer variable whose type is not a block")
-        block = module.decorated(pointee.id, "Block") is not None
-        writable = storage == "StorageBuffer" or not block  # Uniform + BufferBlock is a storage buffer
-        if writable and all(any(n == "NonWritable" for n, _ in module.member_decorations.get((pointee.id, k), ()))
-                            for k in range(len(pointee.members))):
-            writable = False
-        if module.decorated(vid, "NonWritable") is not None:
-            writable = False
-        okey = (b.uid, b.offset, size)
-        region = owners.get(okey)
-        if region is None:
-            if any(k[0] == b.uid for k in owners):
-                raise InputError(f"buffer {b.uid} is bound twice with different ranges; overlapping bindings of "
-                                 "one buffer are not supported by the SPIR-V checker")
-            label = "StorageBuffer" if writable or storage == "StorageBuffer" else "Uniform"
-            # who accessed a buffer is kept per unit of the smallest scalar any buffer access uses
-            unit = _granule(module, "StorageBuffer", "Uniform", "PhysicalStorageBuffer")
-            who = np.int32 if invocations < 2 ** 31 else np.int64
-            tracked += accessor_bytes(size, unit, who)
-            if tracked > MAX_SHADOW_BYTES:  # refused before allocating: a buffer's records are many times its size
-                raise InputError(f"the buffers need {tracked >> 20} MiB to record their accesses, past the checker's "
-                                 f"limit of {MAX_SHADOW_BYTES >> 20} MiB (see docs/verify.md)")
-            region = Region.make(b.uid, label, GLOBAL, 1, size, data[b.offset:b.offset + size], writable=writable)
-            region.track_accessors(unit, who)
-            owners[okey] = region
-        if writable and region.shadow is None:
-            region.writable = True
-            region.granule = _granule(module, storage, "PhysicalStorageBuffer")
-            region.shadow = Shadow(region.data.size // region.granule, gs, across_groups=True)
-        regions[vid] = region
+        writable = _writable(module, vid, storage, pointee)
+        elements = b.elements if isinstance(b, BufferArray) else (b,)
+        bound = []
+        for e in elements:
+            data = e.data.tobytes() if isinstance(e.data, np.ndarray) else bytes(e.data)
+            size = (len(data) - e.offset) if e.range is None else e.range
+            if e.offset < 0 or size < 0 or e.offset + size > len(data):
+                raise InputError(f"binding {key}: range {e.offset}+{size} lies outside buffer {e.uid} of "
+                                 f"{len(data)} bytes")
+            region = owners.get((e.uid, e.offset, size))
+            if region is None:
+                tracked = _own(module, owners, e, data, size, (writable, storage), invocations, tracked)
+                region = owners[(e.uid, e.offset, size)]
+            if writable and region.shadow is None:
+                region.writable = True
+                region.granule = _granule(module, storage, "PhysicalStorageBuffer")
+                region.shadow = Shadow(region.data.size // region.granule, gs, across_groups=True)
+            bound.append(region)
+        if isinstance(b, BufferArray):  # an element past the array: no buffer, no byte in bounds
+            bound.append(Region.make(f"set {key[0]} binding {key[1]} element past its {len(elements)} buffers",
+                                     "StorageBuffer", GLOBAL, 1, 0, writable=True))
+        regions[vid] = bound[0] if not isinstance(b, BufferArray) else tuple(bound)
     return regions, owners
+
+
+def _writable(module: Module, vid: int, storage: str, block_type: Any) -> bool:
+    """Whether the shader may write a buffer variable's block."""
+    block = module.decorated(block_type.id, "Block") is not None
+    writable = storage == "StorageBuffer" or not block  # Uniform + BufferBlock is a storage buffer
+    if writable and all(any(n == "NonWritable" for n, _ in module.member_decorations.get((block_type.id, k), ()))
+                        for k in range(len(block_type.members))):
+        return False
+    return writable and module.decorated(vid, "NonWritable") is None
+
+
+def _own(module: Module, owners: dict[tuple[str, int, int], Region], b: Binding, data: bytes, size: int,
+         how: tuple[bool, str], invocations: int, tracked: int) -> int:
+    """Make the region of a buffer's bound range (``how``: writable, storage class); the bytes
+    the access records of all buffers so far take."""
+    writable, storage = how
+    unit = _granule(module, "StorageBuffer", "Uniform", "PhysicalStorageBuffer")
+    # disjoint ranges of one buffer are two regions (they share no byte, so no race or bound
+    # between them is lost); overlapping ones would be one memory through two regions
+    if any(k[0] == b.uid and (k[1] < b.offset + size and b.offset < k[1] + k[2] or (k[1] - b.offset) % unit)
+           for k in owners):
+        raise InputError(f"buffer {b.uid} is bound twice with different ranges; overlapping bindings of "
+                         "one buffer are not supported by the SPIR-V checker")
+    label = "StorageBuffer" if writable or storage == "StorageBuffer" else "Uniform"
+    # who accessed a buffer is kept per unit of the smallest scalar any buffer access uses
+    who = np.int32 if invocations < 2 ** 31 else np.int64
+    tracked += accessor_bytes(size, unit, who)
+    if tracked > MAX_SHADOW_BYTES:  # refused before allocating: a buffer's records are many times its size
+        raise InputError(f"the buffers need {tracked >> 20} MiB to record their accesses, past the checker's "
+                         f"limit of {MAX_SHADOW_BYTES >> 20} MiB (see docs/verify.md)")
+    region = Region.make(b.uid, label, GLOBAL, 1, size, data[b.offset:b.offset + size], writable=writable)
+    region.track_accessors(unit, who)
+    owners[(b.uid, b.offset, size)] = region
+    return tracked
 
 
 def _device_memory(module: Module, addressable: Sequence[tuple[int, Binding]],

@@ -115,9 +115,11 @@ class Recorder:
 
     def out_of_bounds(self, resource: str, storage: str, inst: int, access: str, lanes: np.ndarray,
                       index: np.ndarray | None, offsets: np.ndarray, size: int,
-                      texels: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+                      texels: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                      samples: tuple[np.ndarray, int] | None = None) -> None:
         """``texels``: for an image, per access its (x, y, z) coordinates, the extent of the level and
-        the level (the message names these instead of bytes)."""
+        the level (the message names these instead of bytes); ``samples``: for a multisampled
+        image, per access the sample index, and the image's sample count."""
         key = ("out-of-bounds", resource, (inst,))
         examples = []
         for j in range(min(EXAMPLES, len(lanes))):
@@ -134,6 +136,9 @@ class Recorder:
             coords, extent, level = texels
             msg = (f"out-of-bounds {access} of {resource} ({storage}): texel {tuple(coords[0].tolist())} outside "
                    f"mip level {int(level[0])} of {'x'.join(str(int(x)) for x in extent[0])} texels")
+            if samples is not None and not 0 <= int(samples[0][0]) < samples[1]:
+                msg = (f"out-of-bounds {access} of {resource} ({storage}): sample {int(samples[0][0])} of texel "
+                       f"{tuple(coords[0].tolist())}, outside the image's {samples[1]} samples")
         self._add(key, lambda: Finding("out-of-bounds", msg, resource, storage), len(lanes), examples)
 
     def uninitialized(self, resource: str, inst: int, lanes: np.ndarray, index: np.ndarray | None) -> None:

@@ -79,8 +79,10 @@ def image_type(words: tuple[int, ...], image_format: str) -> ImageType | str:
     t = ImageType(dim, words[3], bool(words[4]), bool(words[5]), words[6], image_format)
     if dim not in ("1D", "2D", "3D", "Buffer"):
         return f"OpTypeImage of Dim {dim} is not supported by the SPIR-V checker"
-    if t.arrayed or t.multisampled:
-        return "arrayed and multisampled images are not supported by the SPIR-V checker (a scenario binds neither)"
+    if t.arrayed:
+        return "arrayed images are not supported by the SPIR-V checker (a scenario binds none)"
+    if t.multisampled and (dim != "2D" or t.sampled != 2):
+        return "multisampled images other than 2D storage images are not supported by the SPIR-V checker"
     if t.sampled not in (1, 2):
         return "OpTypeImage with Sampled 0 (known only at run time) is not supported by the SPIR-V checker"
     return t
@@ -105,6 +107,12 @@ class ImageBinding:
     #: a texel buffer's view: the byte of ``data`` (the whole buffer) where its texels begin; the
     #: texels are ``width`` of one row and one level
     offset: int = 0
+    #: a texel buffer (a buffer's range viewed as texels), not an image: a hazard on it is a
+    #: buffer's, ordered by buffer barriers
+    texel_buffer: bool = False
+    #: samples a texel (a multisampled image: one level, each sample stored as a texel of its own
+    #: after the texel's previous samples)
+    samples: int = 1
 
 
 def level_extent(width: int, height: int, depth: int, level: int) -> tuple[int, int, int]:
@@ -152,21 +160,23 @@ class BoundImage:
         self.extent = (b.width, b.height, b.depth)
         self.offsets = np.asarray(level_offsets(b.format, b.width, b.height, b.mips, b.depth), np.int64)
         self.mips = b.mips
+        self.samples = b.samples
 
     def level_size(self, level: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         w, h, d = self.extent
         return tuple(np.maximum(np.right_shift(n, level), 1) for n in (w, h, d))  # type: ignore[return-value]
 
-    def texels(self, level: np.ndarray, x: np.ndarray, y: np.ndarray, z: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Byte address and texel index within its level of each (level, x, y, z), and which lie
-        outside the level's extent (or name a level the image lacks)."""
-        bad = (level < 0) | (level >= self.mips)
+    def texels(self, level: np.ndarray, x: np.ndarray, y: np.ndarray, z: np.ndarray,
+               sample: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Byte address and texel index within its level of each (level, x, y, z) and sample,
+        and which lie outside the level's extent (or name a level or sample the image lacks)."""
+        s = np.zeros((), np.int64) if sample is None else sample
+        bad = (level < 0) | (level >= self.mips) | (s < 0) | (s >= self.samples)
         lv = np.clip(level, 0, self.mips - 1)
         w, h, d = self.level_size(lv)
         bad = bad | (x < 0) | (x >= w) | (y < 0) | (y >= h) | (z < 0) | (z >= d)
         index = np.where(bad, 0, (z * h + y) * w + x)
-        return self.offsets[lv] + index * self.fmt.texel_size, index, bad
+        return self.offsets[lv] + (index * self.samples + np.where(bad, 0, s)) * self.fmt.texel_size, index, bad
 
 
 @dataclass(frozen=True)
@@ -194,7 +204,7 @@ def bind(module: Any, bindings: Mapping[tuple[int, int], Any], group_size: int, 
         img = bound.get(b.uid)
         if img is None:
             data = b.data.tobytes() if isinstance(b.data, np.ndarray) else bytes(b.data)
-            size = level_offsets(b.format, b.width, b.height, b.mips, b.depth)[-1]
+            size = level_offsets(b.format, b.width, b.height, b.mips, b.depth)[-1] * b.samples
             if len(data) < b.offset + size:
                 raise InputError(f"image {b.uid}: {len(data) - b.offset} bytes of texels for {size} bytes of levels")
             region = Region.make(b.uid, STORAGE, GLOBAL, 1, size, data[b.offset:b.offset + size], writable=False)
@@ -324,23 +334,24 @@ def _offset(mach: Any, ops: dict[str, list[int]]) -> list[np.ndarray] | None:
 
 
 def _report(mach: Any, inst: Any, h: Handle, lanes: np.ndarray, bad: np.ndarray, level: np.ndarray,
-            xyz: list[np.ndarray], access: str) -> None:
+            xyz: list[np.ndarray], access: str, sample: np.ndarray | None = None) -> None:
     w, hh, d = h.image.level_size(np.clip(level[bad], 0, h.image.mips - 1))
     coords = np.stack([c[bad] for c in xyz], axis=1)
     extents = np.stack([w, hh, d], axis=1)
     mach.rec.out_of_bounds(h.image.uid, "image", inst.index, access, mach.lane_global[lanes[bad]], None,
                            h.image.offsets[np.clip(level[bad], 0, h.image.mips - 1)], int(h.image.region.size),
-                           texels=(coords, extents, level[bad]))
+                           texels=(coords, extents, level[bad]),
+                           samples=None if sample is None else (sample[bad], h.image.samples))
 
 
 def _fetch(mach: Any, inst: Any, h: Handle, lanes: np.ndarray, level: np.ndarray, xyz: list[np.ndarray],
-           access: str = "read") -> np.ndarray:
+           access: str = "read", sample: np.ndarray | None = None) -> np.ndarray:
     """Texels (n, 4) as the shader reads them (RGBA, missing components 0 and alpha 1); those
     outside the level are reported and read as (0, 0, 0, 1)."""
     img = h.image
-    addr, index, bad = img.texels(level, *xyz)
+    addr, index, bad = img.texels(level, xyz[0], xyz[1], xyz[2], sample)
     if bad.any():
-        _report(mach, inst, h, lanes, bad, level, xyz, access)
+        _report(mach, inst, h, lanes, bad, level, xyz, access, sample)
     ok = ~bad
     ts = img.fmt.texel_size
     mach._track(img.region, lanes[ok], addr[ok], ts, READ, inst, index[ok])
@@ -381,6 +392,12 @@ def _result(mach: Any, rt: Type, lanes: np.ndarray, values: np.ndarray) -> Any:
     return tuple(comps) if rt.kind == "vector" else comps[0]
 
 
+def _sample(mach: Any, ops: dict[str, list[int]], lanes: np.ndarray) -> np.ndarray | None:
+    """The ``Sample`` image operand's index per active lane (None: not given, sample 0)."""
+    ids = ops.get("Sample")
+    return None if not ids else _ints(np.broadcast_to(mach.values[ids[0]], (mach.L,)))[lanes]
+
+
 def _level(mach: Any, h: Handle, ops: dict[str, list[int]], lanes: np.ndarray) -> np.ndarray:
     lod = ops.get("Lod")
     rel = np.zeros(lanes.size, np.int64) if not lod else _ints(np.broadcast_to(mach.values[lod[0]], (mach.L,)))[lanes]
@@ -393,13 +410,14 @@ def image_read(mach: Any, inst: Any, m: np.ndarray, full: bool) -> None:
     w = inst.words
     h = _handle(mach, inst, w[2])
     ops = _operands(mach, inst, 4)
-    refused = set(ops) - {"Lod", "ConstOffset", "Offset", *(_OPERAND_NAMES[b] for b in _OPERAND_NAMES if b & _NEUTRAL)}
+    refused = set(ops) - {"Lod", "ConstOffset", "Offset", "Sample",
+                          *(_OPERAND_NAMES[b] for b in _OPERAND_NAMES if b & _NEUTRAL)}
     if refused or (inst.op == "OpImageRead" and "Lod" in ops):
         raise mach.m.fail(inst, f"{inst.op} with image operands {', '.join(sorted(refused or {'Lod'}))} is not "
                                 "supported by the SPIR-V checker")
     lanes = mach._lanes(m, full)
     xyz = _int_coords(mach, h, w[3], lanes, _offset(mach, ops))
-    values = _fetch(mach, inst, h, lanes, _level(mach, h, ops, lanes), xyz)
+    values = _fetch(mach, inst, h, lanes, _level(mach, h, ops, lanes), xyz, sample=_sample(mach, ops, lanes))
     mach.set(w[1], _result(mach, mach.m.types[w[0]], lanes, values), m, full)
 
 
@@ -410,7 +428,7 @@ def image_write(mach: Any, inst: Any, m: np.ndarray, full: bool) -> None:
     w = inst.words
     h = _handle(mach, inst, w[0])
     ops = _operands(mach, inst, 3)
-    refused = set(ops) - {_OPERAND_NAMES[b] for b in _OPERAND_NAMES if b & _NEUTRAL}
+    refused = set(ops) - {"Sample", *(_OPERAND_NAMES[b] for b in _OPERAND_NAMES if b & _NEUTRAL)}
     if refused:
         raise mach.m.fail(inst, f"OpImageWrite with image operands {', '.join(sorted(refused))} is not supported by "
                                 "the SPIR-V checker")
@@ -418,9 +436,10 @@ def image_write(mach: Any, inst: Any, m: np.ndarray, full: bool) -> None:
     lanes = mach._lanes(m, full)
     xyz = _int_coords(mach, h, w[1], lanes)
     level = np.full(lanes.size, h.base_level, np.int64)
-    addr, index, bad = img.texels(level, *xyz)
+    sample = _sample(mach, ops, lanes)
+    addr, index, bad = img.texels(level, xyz[0], xyz[1], xyz[2], sample)
     if bad.any():
-        _report(mach, inst, h, lanes, bad, level, xyz, "write")
+        _report(mach, inst, h, lanes, bad, level, xyz, "write", sample)
     ok = ~bad
     lanes, addr, index = lanes[ok], addr[ok], index[ok]
     given = _components(mach.values[w[2]], 4, mach.L)
@@ -557,7 +576,7 @@ def image_query(mach: Any, inst: Any, m: np.ndarray, full: bool) -> None:
         mach.set(w[1], np.asarray(h.levels, st.dtype), m, full)
         return
     if inst.op == "OpImageQuerySamples":
-        mach.set(w[1], np.asarray(1, st.dtype), m, full)
+        mach.set(w[1], np.asarray(h.image.samples, st.dtype), m, full)
         return
     rel = np.asarray(0) if inst.op == "OpImageQuerySize" else _ints(mach.values[w[3]])
     # a level of detail outside the view is undefined; the checker answers with the clamped level
@@ -592,7 +611,9 @@ def texel_pointer(mach: Any, inst: Any, m: np.ndarray, full: bool) -> None:
     lanes = mach.all_lanes
     xyz = _int_coords(mach, h, w[3], lanes)
     level = np.full(mach.L, h.base_level, np.int64)
-    addr, index, bad = img.texels(level, *xyz)
+    # the Sample operand: which sample of a multisampled image (0 for any other image)
+    sample = _ints(np.broadcast_to(mach.values[w[4]], (mach.L,))) if img.samples > 1 else None
+    addr, index, bad = img.texels(level, xyz[0], xyz[1], xyz[2], sample)
     # outside the level, the element a finding names is the texel's row-major index all the same
     width, height, _ = img.level_size(level)
     index = np.where(bad, (xyz[2] * height + xyz[1]) * width + xyz[0], index)

@@ -99,7 +99,7 @@ def rebuild(t: Type, leaves: list[np.ndarray], pos: int = 0) -> tuple[Any, int]:
 class Machine:
     """Runs the entry point for one batch of workgroups."""
 
-    def __init__(self, module: Module, globals_: dict[int, Region], lanes: int, group_size: int,
+    def __init__(self, module: Module, globals_: dict[int, Region | tuple[Region, ...]], lanes: int, group_size: int,
                  first_group: int, recorder: Recorder, *, uninitialized: bool, max_steps: int,
                  deadline: float | None = None, subgroup_size: int = subgroup.DEFAULT_SUBGROUP_SIZE,
                  device: pointers.DeviceMemory | None = None):
@@ -123,7 +123,12 @@ class Machine:
         self.steps = 0
         self.values: dict[int, Any] = dict(module.constants)
         for vid, region in globals_.items():
-            self.values[vid] = Ptr(region, module.types[module.type_of[vid]].elem, np.zeros((), np.int64))  # type: ignore[arg-type]
+            pointee = module.types[module.type_of[vid]].elem
+            if isinstance(region, tuple):  # an array of buffers: the element is chosen per lane
+                self.values[vid] = Ptr(region[0], pointee, np.zeros((), np.int64),  # type: ignore[arg-type]
+                                       choice=(region, np.zeros((), np.int64)), descriptors=True)
+                continue
+            self.values[vid] = Ptr(region, pointee, np.zeros((), np.int64))  # type: ignore[arg-type]
         self.fn_regions: dict[int, Region] = {}
         self.all_lanes = np.arange(lanes)
         self.object_bounds = module.object_bounds
@@ -478,6 +483,17 @@ class Machine:
         off = base.off
         index, bad = base.index, base.bad
         ids = list(w[3:])
+        choice = base.choice
+        if base.descriptors and ids:
+            # the first index picks the buffer of an array of buffers; an index past those bound
+            # picks no buffer, and an access through it is out of bounds
+            buffers = choice[0]  # type: ignore[index]
+            e = self._index(self.values[ids.pop(0)])
+            past = len(buffers) - 1  # the last is an empty region: any access through it is reported
+            choice = (buffers, np.where((e < 0) | (e >= past), past, e))
+            t = t.elem  # type: ignore[assignment]
+        elif base.descriptors:
+            raise self.m.fail(inst, "a pointer to a whole array of buffers is not supported by the SPIR-V checker")
         if element:
             ptr_type = self.m.types.get(self.m.type_of.get(w[2], -1))
             stride = ptr_type.stride if ptr_type is not None else 0
@@ -518,7 +534,7 @@ class Machine:
                 in_array = True
             t = t.elem  # type: ignore[assignment]
         self.set(w[1], Ptr(base.region, t, np.asarray(off, np.int64), None if index is None else np.asarray(index),
-                           bad, base.choice), m, full)
+                           bad, choice), m, full)
 
     @staticmethod
     def _index(v: np.ndarray) -> np.ndarray:

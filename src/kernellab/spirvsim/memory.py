@@ -124,6 +124,9 @@ class Ptr:
     #: a pointer chosen per lane among variables (OpPhi/OpSelect with VariablePointers): the
     #: variables and each lane's choice; ``region`` is then the first of them
     choice: tuple[tuple[Region, ...], np.ndarray] | None = None
+    #: an array of buffers (one descriptor binding, an array of blocks): ``choice`` holds its
+    #: elements' buffers and the access chain's first index picks one per lane
+    descriptors: bool = False
 
     def regions(self) -> tuple[tuple[Region, ...], np.ndarray]:
         return self.choice if self.choice is not None else ((self.region,), np.zeros((), np.int64))

@@ -36,6 +36,8 @@ SUPPORTED_CAPABILITIES = frozenset({
     # images: storage images, combined image samplers and their queries (spirvsim.images)
     "ImageQuery", "StorageImageReadWithoutFormat", "StorageImageWriteWithoutFormat", "StorageImageExtendedFormats",
     "Image1D", "Sampled1D", "ImageBuffer", "SampledBuffer",
+    # multisampled 2D storage images: each sample its own texel (spirvsim.images)
+    "StorageImageMultisample",
 }) | subgroup.CAPABILITIES
 
 #: storage classes of variables the interpreter models

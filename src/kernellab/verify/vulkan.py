@@ -304,7 +304,7 @@ class _Buffers:
                 self.data[r.uid] = image_binding(r, None, b"").data
 
     def bindings(self, c: m.DispatchCompute, ci: int) -> dict[tuple[int, int], Any]:
-        out = {}
+        out: dict[tuple[int, int], Any] = {}
         for k, b in enumerate(c.bindings):
             r = self.scenario.by_uid[b.resource_ref]
             if isinstance(r, m.Buffer):
@@ -312,22 +312,27 @@ class _Buffers:
                     raise InputError.at(str(self.path), f"/commands/{ci}/dispatch_compute/bindings/{k}",
                                         f"buffer {r.uid} shares memory (memory_group {r.memory_group.id}): aliased "
                                         "resources are not modelled by the SPIR-V checker")
-                out[(b.set, b.id)] = self._buffer(b, r, ci, k, c)
+                one = self._buffer(b, r, ci, k)
+                if sum((a.set, a.id) == (b.set, b.id) for a in c.bindings) > 1:  # an array of buffers
+                    elements = out.get((b.set, b.id), {})
+                    elements[b.array_element] = one
+                    out[(b.set, b.id)] = elements
+                else:
+                    out[(b.set, b.id)] = one
             elif isinstance(r, m.Image):
                 out[(b.set, b.id)] = image_binding(r, b, self.data[r.uid])
             # tensors are not bound: a shader using one is refused by the checker
-        return out
+        # the scenario loader has checked that an array's bindings fill its elements from 0
+        return {key: spirvsim.BufferArray(tuple(v[e] for e in sorted(v))) if isinstance(v, dict) else v
+                for key, v in out.items()}
 
-    def _buffer(self, b: m.Binding, r: m.Buffer, ci: int, k: int, c: m.DispatchCompute) -> Any:
+    def _buffer(self, b: m.Binding, r: m.Buffer, ci: int, k: int) -> Any:
         """A buffer binding as ``run`` binds it: the shader sees the buffer from the range's offset
         plus a dynamic descriptor's offset, as far as the range (absent: to the buffer's end, as
         VK_WHOLE_SIZE is taken at bind time for a dynamic descriptor)."""
         from kernellab.spirvsim import Binding, ImageBinding
         from kernellab.vkregistry import vkformat
         at = f"/commands/{ci}/dispatch_compute/bindings/{k}"
-        if b.array_element or sum((a.set, a.id) == (b.set, b.id) for a in c.bindings) > 1:
-            raise InputError.at(str(self.path), at, f"buffer {r.uid}: an array of buffers (set {b.set} binding {b.id} "
-                                "bound element by element) is not supported by the SPIR-V checker")
         offset, size = (b.buffer_range[0], b.buffer_range[1]) if b.buffer_range is not None else (0, None)
         if b.descriptor_type in ("VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC", "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC"):
             offset += b.dynamic_offset
@@ -340,7 +345,8 @@ class _Buffers:
                 raise InputError.at(str(self.path), at + "/texel_format", f"buffer {r.uid}: texel buffers of format "
                                     f"{b.texel_format} are not supported by the SPIR-V checker")
             size = len(self.data[r.uid]) - offset if size is None else size
-            return ImageBinding(r.uid, fmt.name, size // fmt.texel_size, 1, 1, self.data[r.uid], offset=offset)
+            return ImageBinding(r.uid, fmt.name, size // fmt.texel_size, 1, 1, self.data[r.uid], offset=offset,
+                                texel_buffer=True)
         return Binding(r.uid, self.data[r.uid], offset, size)
 
     def addressable(self) -> list[tuple[int, Any]]:
@@ -364,6 +370,8 @@ def image_binding(r: m.Image, b: m.Binding | None, texels: bytes) -> Any:
     else the whole chain, which a storage image's view narrows to level 0). Without a binding
     ``b``, its texels as the runner starts it: its ``src`` file's levels, the rest generated,
     zeros without a file."""
+    import numpy as np
+
     from kernellab.runtime.executor import image_extent
     from kernellab.spirvsim import ImageBinding, Sampler
     from kernellab.spirvsim.images import image_bytes
@@ -376,9 +384,6 @@ def image_binding(r: m.Image, b: m.Binding | None, texels: bytes) -> Any:
     if depth > 1 and r.mips > 1:
         raise InputError(f"image {r.uid}: a 3D image with mip levels ({width}x{height}x{depth}, {r.mips} levels) "
                          "is not supported by the SPIR-V checker")
-    if r.samples > 1:
-        raise InputError(f"image {r.uid}: a multisampled image ({r.samples} samples a texel) is not supported by "
-                         "the SPIR-V checker")
     fmt_name = vkformat.device_format_name(r.format)
     if b is None:
         loaded, levels = b"", 0
@@ -393,8 +398,12 @@ def image_binding(r: m.Image, b: m.Binding | None, texels: bytes) -> Any:
                       r.border_address_mode or "CLAMP_EDGE", r.border_color or "FLOAT_TRANSPARENT_BLACK",
                       tuple(r.custom_border_color) if r.custom_border_color else None)
     lod = b.lod if b is not None else None
+    if r.samples > 1 and b is None:
+        # each sample starts as its texel: samples stored one after another per texel
+        size = vkformat.lookup(fmt_name).texel_size  # type: ignore[union-attr]
+        texels = np.repeat(np.frombuffer(bytes(texels), np.uint8).reshape(-1, size), r.samples, axis=0).tobytes()
     return ImageBinding(r.uid, fmt_name, width, height, r.mips, texels, base_level=lod or 0,
-                        levels=None if lod is None else 1, sampler=sampler, depth=depth)
+                        levels=None if lod is None else 1, sampler=sampler, depth=depth, samples=r.samples)
 
 
 def _image_layouts(scenario: m.Scenario, c: m.DispatchCompute) -> dict[str, tuple[str | None, int, int]]:
