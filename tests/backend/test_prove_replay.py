@@ -95,3 +95,29 @@ def test_glsl_port_with_a_defect_is_never_proven(name: str, tmp_path: Path) -> N
     r = prove_files([port_scenario(tmp_path / "p", PORTS[name])], formats=["scenario"], replay=False,
                     timeout=30)[0]
     assert r.launches[0].proof != "proven"
+
+
+ANNOTATED_INCLUDED = """#include "helper.h"
+
+__kernel void k(__global int *A, int n) {
+  __requires(n == 40);
+  int i = get_global_id(0);
+  if (i < n) A[i] = A[i + 1];
+}
+"""
+
+
+def test_annotated_kernel_with_include_is_replayed_and_lines_are_the_users(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the replay builds without the annotation header (annotations defined away), so a kernel
+    # using __requires is confirmed rather than left "possible: not replayed"; and the reported
+    # line is the kernel file's own, not shifted by the header past the #include
+    (tmp_path / "helper.h").write_text("int helper(int x);\n")
+    status, doc = prove(instantiation(tmp_path, ANNOTATED_INCLUDED), capsys)
+    assert status == 1 and doc["launches"][0]["proof"] == "defect"
+    race = next(f for f in doc["findings"] if f["kind"] == "data-race")
+    assert race["severity"] == "defect" and "confirmed by a replayed launch" in race["detail"]
+    lines = {(Path(a["location"]["file"]).name, a["location"]["line"]) for a in race["accesses"]}
+    assert lines == {("k.cl", 6)}
+    assert [a["source_line"] for a in race["accesses"]] == ["if (i < n) A[i] = A[i + 1];"] * 2, race
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".kl-")]  # the copies are gone

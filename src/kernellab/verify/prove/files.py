@@ -153,24 +153,44 @@ def _instantiation_example(path: Path, inst: Any, compiled: Any, c: Any) -> dict
 
 def _replay_instantiation(path: Path, inst: Any, findings: list[Finding]) -> list[bool] | None:
     """Run each counterexample's launch with the dynamic verify (Oclgrind): whether it shows a
-    finding of the same kind. None: the dynamic verify could not run."""
+    finding of the same kind. None: the dynamic verify could not run. The kernel is built with
+    GPUVerify's annotations defined away (:func:`~kernellab.verify.prove.annotations.replayed`),
+    from a copy beside it (its includes found as from the kernel)."""
+    from kernellab.verify.prove.annotations import replayed
     from kernellab.verify.run import verify_many
 
+    source = (path.parent / inst.kernel_file).resolve()
+    try:
+        fd, kernel = tempfile.mkstemp(prefix=".kl-replay-", suffix=source.suffix, dir=source.parent)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(replayed(source.read_text(errors="replace"), str(source)))
+    except OSError as exc:
+        log.warning("%s: the counterexample could not be replayed: %s", path, exc)
+        return None
     out = []
-    for f in findings:
-        doc = f.examples[0]["counterexample"]
-        fd, name = tempfile.mkstemp(prefix=".kl-prove-", suffix=".json", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w") as fh:
-                json.dump([doc], fh)
+    seen: dict[str, set[str]] = {}  # the kinds each launch showed: counterexamples often share one
+    try:
+        for f in findings:
+            doc = dict(f.examples[0]["counterexample"], kernel_file=kernel)
+            key = json.dumps(doc, sort_keys=True)
+            if key in seen:
+                out.append(f.kind in seen[key])
+                continue
+            fd, name = tempfile.mkstemp(prefix=".kl-prove-", suffix=".json", dir=path.parent)
             try:
-                r = verify_many([name], formats=["kernel-instantiation"], timeout=120)[0]
-            except Exception as exc:  # the replay is evidence, not the verdict: say why it is missing
-                log.warning("%s: the counterexample could not be replayed: %s", path, exc)
-                return None
-            out.append(any(d.kind == f.kind for d in r.findings))
-        finally:
-            os.unlink(name)
+                with os.fdopen(fd, "w") as fh:
+                    json.dump([doc], fh)
+                try:
+                    r = verify_many([name], formats=["kernel-instantiation"], timeout=120)[0]
+                except Exception as exc:  # the replay is evidence, not the verdict: say why it is missing
+                    log.warning("%s: the counterexample could not be replayed: %s", path, exc)
+                    return None
+                seen[key] = {d.kind for d in r.findings}
+                out.append(f.kind in seen[key])
+            finally:
+                os.unlink(name)
+    finally:
+        os.unlink(kernel)
     return out
 
 
@@ -293,12 +313,16 @@ def _settle(launch: Launch, findings: list[Finding], confirmed: list[bool] | Non
 
 
 def _finding(c: Any, kernel: str | None, index: int | None, module: Any, source: Path | None) -> Finding:
+    from kernellab.verify.prove.opencl import is_named
     accesses = []
     for k, inst in enumerate(c.inst):
         item = c.work_items[min(k, len(c.work_items) - 1)]
         loc: Location | None = None
         if inst.line is not None:
-            loc = {"file": str(source) if source is not None else inst.line[0], "line": inst.line[1], "column": 0}
+            # an included file's line is its own (the #line markers name it)
+            file = str(source) if source is not None and (not inst.line[0] or is_named(str(source), inst.line[0])) \
+                else inst.line[0]
+            loc = {"file": file, "line": inst.line[1], "column": 0}
         accesses.append(Access(item, loc, module.source_text(inst.line), inst.op))
     example = {"work_items": c.work_items, "address": c.offset, "push_constants": _hex(c.push_bytes),
                "buffers": {f"{s}.{b}": {str(k): v for k, v in sorted(got.items())[:64]}

@@ -70,7 +70,7 @@ def compile_source(source: Path, options: compiler_options.Options | str, *, roo
                                        f"(line {number}: {line.strip()[:80]})")])
     with tempfile.TemporaryDirectory(prefix="kl-prove-") as tmp:
         annotated_path = Path(tmp) / source.name
-        annotated_path.write_text(annotated(text))
+        annotated_path.write_text(annotated(text, str(source.resolve())))
         req = CompileRequest(source=annotated_path, language="opencl-c", entry="",
                              build_options=shlex.join(["-O0", "-g", f"-I{source.parent.resolve()}",
                                                        *_options(options).argv()]),
@@ -96,7 +96,7 @@ def source_ir(source: Path, options: compiler_options.Options | str) -> SourceIR
 
     with tempfile.TemporaryDirectory(prefix="kl-prove-") as tmp:
         annotated_path = Path(tmp) / source.name
-        annotated_path.write_text(annotated(source.read_text(errors="replace")))
+        annotated_path.write_text(annotated(source.read_text(errors="replace"), str(source.resolve())))
         try:
             return SourceIR(kept.clang_ir(annotated_path, _options(options).argv(), source.parent.resolve()))
         except MissingToolError:
@@ -154,8 +154,24 @@ def load_kernel(spirv: bytes, source: Path, entry: str, local_size: tuple[int, i
             # a __local array without a size has no bound (as GPUVerify): past any index computed
             spec[arg.spec_id] = (size // arg.elem_size) if size else (1 << 24)
     module = load(spirv, entry, file=str(source), spec_constants=spec, eval_spec_op=eval_spec_op)
-    module.sources.setdefault("source", source.read_text(errors="replace").split("\n"))
+    text = source.read_text(errors="replace").split("\n")
+    module.sources.setdefault("source", text)
+    # the file the #line directive names, as the debug lines give it (the build may shorten it
+    # to a relative path): clspv's DebugSource text under that name is the annotated copy's
+    full = str(source.resolve())
+    for name in {i.line[0] for i in _instructions(module) if i.line} | {full}:
+        if is_named(full, name):
+            module.sources[name] = text
     return Compiled(module, kernel, spirv)
+
+
+def is_named(path: str, name: str) -> bool:
+    """Whether a debug line's file ``name`` (perhaps relative) is the file at ``path``."""
+    return path == name or (not name.startswith("/") and path.endswith("/" + name))
+
+
+def _instructions(module: Module) -> list[Any]:
+    return [inst for fn in module.functions.values() for block in fn.blocks.values() for inst in block.insts]
 
 
 def compile_kernel(source: Path, entry: str, options: compiler_options.Options | str, local_size: tuple[int, int, int],
