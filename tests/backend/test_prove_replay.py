@@ -121,3 +121,32 @@ def test_annotated_kernel_with_include_is_replayed_and_lines_are_the_users(
     assert lines == {("k.cl", 6)}
     assert [a["source_line"] for a in race["accesses"]] == ["if (i < n) A[i] = A[i + 1];"] * 2, race
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".kl-")]  # the copies are gone
+
+
+@pytest.mark.parametrize("stage", ["compile_kernel", "prove"])
+def test_the_time_limit_bounds_the_whole_launch(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
+    # time spent outside the solver (clspv, the encoder's unrolling: here a step that runs on)
+    # counts against --timeout: the launch is unknown at the limit, naming the step
+    import time
+
+    from kernellab.verify.prove import engine, opencl
+
+    module = opencl if stage == "compile_kernel" else engine
+    real = getattr(module, stage)
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        end = time.monotonic() + 20
+        while time.monotonic() < end:  # Python work (as the encoder's), not one long system call
+            sum(range(1000))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, stage, slow)
+    start = time.monotonic()
+    status, doc = prove(instantiation(tmp_path, RACY), capsys, "--timeout", "1.5")
+    assert time.monotonic() - start < 10
+    (launch,) = doc["launches"]
+    assert status == 3 and launch["proof"] == "unknown"
+    assert launch["reason"].startswith("time limit (1.5 s) reached while "), launch["reason"]
+    assert ("clspv" in launch["reason"]) == (stage == "compile_kernel")
+    assert launch["seconds"] < 5

@@ -17,6 +17,7 @@ from typing import Any
 from kernellab import compiler_options
 from kernellab.errors import InputError
 from kernellab.verify.model import Access, Finding, Launch, Location, VerifyResult, checked_kinds, ordered
+from kernellab.verify.prove import limit
 
 log = logging.getLogger(__name__)
 
@@ -72,22 +73,31 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
         source = (path.parent / inst.kernel_file).resolve()
         specs = _argument_specs(inst)
         from kernellab.spirvsim.module import Unsupported
+        # the file's options through the door, as every build of them
+        flags = compiler_options.read("opencl-c", inst.compiler_flags or "", path.parent,
+                                      compiler_options.allowed_roots(path.parent),
+                                      (str(path), inst.pointer("compiler_flags")))
+        watch = limit.Stopwatch(timeout)
         try:
-            # the file's options through the door, as every build of them
-            flags = compiler_options.read("opencl-c", inst.compiler_flags or "", path.parent,
-                                          compiler_options.allowed_roots(path.parent),
-                                          (str(path), inst.pointer("compiler_flags")))
-            compiled = opencl.compile_kernel(source, inst.entry_point, flags, local, specs,
-                                             roots=(path.resolve().parent,))
-            la = opencl.launch(compiled, tuple(inst.global_size), local, specs, _dims(inst.global_offset or (0,), 0),
-                               symbolic_sizes=sizes)
+            with limit.time_limit(watch):
+                watch.step = "compiling the kernel (clspv)"
+                compiled = opencl.compile_kernel(source, inst.entry_point, flags, local, specs,
+                                                 roots=(path.resolve().parent,))
+                la = opencl.launch(compiled, tuple(inst.global_size), local, specs,
+                                   _dims(inst.global_offset or (0,), 0), symbolic_sizes=sizes)
+                watch.step = "encoding and solving"
+                outcome = _within(watch, engine.prove(compiled.module, la, timeout=watch.left()))
+                watch.step = "checking that clspv kept every access (clang)"
+                outcome = opencl.guarded(outcome, opencl.source_ir(source, flags) if outcome.verdict == "proven"
+                                         else opencl.SourceIR(None, "not needed"), compiled.module, inst.entry_point)
         except Unsupported as exc:
             _unknown(launch, f"unsupported construct: {exc.problems[0].message if exc.problems else exc}")
             continue
-        outcome = opencl.guarded(engine.prove(compiled.module, la, timeout=timeout),
-                                 opencl.source_ir(source, flags), compiled.module,
-                                 inst.entry_point)
-        launch.seconds = round(outcome.seconds, 3)
+        except limit.TimeLimit:
+            launch.seconds = round(watch.elapsed(), 3)
+            _unknown(launch, watch.reason())
+            continue
+        launch.seconds = round(watch.elapsed(), 3)
         findings = [_finding(c, inst.entry_point, inst.index, compiled.module, source) for c in outcome.findings]
         if outcome.verdict == "unknown":
             _unknown(launch, outcome.reason or "", outcome.line)
@@ -231,10 +241,18 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
                 la.names[key] = b.uid
             push = state.push_constants(c)
             la.fixed["push"] = dict(enumerate(push))
-            outcome = engine.prove(module, la, timeout=timeout)
-            if source_ir is not None:
-                outcome = opencl.guarded(outcome, source_ir, module, shader.entry)
-            launch.seconds = round(outcome.seconds, 3)
+            watch = limit.Stopwatch(timeout)
+            try:
+                with limit.time_limit(watch):
+                    watch.step = "encoding and solving"
+                    outcome = _within(watch, engine.prove(module, la, timeout=watch.left()))
+                    if source_ir is not None:
+                        outcome = opencl.guarded(outcome, source_ir, module, shader.entry)
+            except limit.TimeLimit:
+                launch.seconds = round(watch.elapsed(), 3)
+                _unknown(launch, watch.reason())
+                continue
+            launch.seconds = round(watch.elapsed(), 3)
             if outcome.verdict == "unknown":
                 _unknown(launch, outcome.reason or "", outcome.line)
                 continue
@@ -283,6 +301,13 @@ def _replay_scenario(path: Path, scenario: Any, number: int, findings: list[Find
         log.warning("%s: the counterexample could not be replayed: %s", path, exc)
         return None
     return [any(d.kind == f.kind for d in r.findings) for f in findings]
+
+
+def _within(watch: limit.Stopwatch, outcome: Any) -> Any:
+    """The engine's outcome, its own deadline's ``unknown`` said as the launch's time limit."""
+    if outcome.verdict == "unknown" and (outcome.reason or "").startswith("solver time limit"):
+        outcome.reason = watch.reason()
+    return outcome
 
 
 # --- findings ------------------------------------------------------------------------------------
