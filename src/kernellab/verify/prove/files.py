@@ -305,7 +305,9 @@ def _replay_scenario(path: Path, scenario: Any, number: int, findings: list[Find
 
 def _within(watch: limit.Stopwatch, outcome: Any) -> Any:
     """The engine's outcome, its own deadline's ``unknown`` said as the launch's time limit."""
-    if outcome.verdict == "unknown" and (outcome.reason or "").startswith("solver time limit"):
+    reason = outcome.reason or ""
+    if outcome.verdict == "unknown" and (reason.startswith("solver time limit")
+                                         or (reason.startswith("solver error") and watch.left() <= 0.001)):
         outcome.reason = watch.reason()
     return outcome
 

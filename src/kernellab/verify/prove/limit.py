@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -50,9 +51,21 @@ def time_limit(watch: Stopwatch) -> Iterator[Stopwatch]:
         raise TimeLimit()
 
     previous = signal.signal(signal.SIGALRM, expired)
+    # the handler runs only between Python steps: a z3 call (a check, a simplification) that runs
+    # on in C is interrupted from a thread, after which the handler stops the launch
+    solver = threading.Timer(watch.left(), _interrupt_z3)
+    solver.daemon = True
     signal.setitimer(signal.ITIMER_REAL, watch.left())
+    solver.start()
     try:
         yield watch
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        solver.cancel()
         signal.signal(signal.SIGALRM, previous)
+
+
+def _interrupt_z3() -> None:
+    z3 = sys.modules.get("z3")
+    if z3 is not None:
+        z3.main_ctx().interrupt()
