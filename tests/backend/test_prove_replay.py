@@ -150,3 +150,16 @@ def test_the_time_limit_bounds_the_whole_launch(tmp_path: Path, capsys: pytest.C
     assert launch["reason"].startswith("time limit (1.5 s) reached while "), launch["reason"]
     assert ("clspv" in launch["reason"]) == (stage == "compile_kernel")
     assert launch["seconds"] < 5
+
+
+def test_replays_past_their_time_are_possible_not_refuted(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # a real-world launch replays for minutes on Oclgrind: the replays share one time budget, and
+    # a counterexample whose replay did not run (or stopped) is "not replayed", never "not reproduced"
+    from kernellab.verify.prove import files
+
+    monkeypatch.setattr(files, "REPLAY_SECONDS", 0.0)
+    status, doc = prove(instantiation(tmp_path, RACY), capsys)
+    race = next(f for f in doc["findings"] if f["kind"] == "data-race")
+    assert race["severity"] == "warning" and "not replayed (the replays' 0 s ran out)" in race["detail"]
+    assert doc["launches"][0]["proof"] == "possible"

@@ -161,9 +161,15 @@ def _instantiation_example(path: Path, inst: Any, compiled: Any, c: Any) -> dict
     return doc
 
 
-def _replay_instantiation(path: Path, inst: Any, findings: list[Finding]) -> list[bool] | None:
+#: seconds all of one launch's replays may take together (a real-world launch of 400,000
+#: work-items runs minutes on Oclgrind): past them a counterexample is left not replayed
+REPLAY_SECONDS = 120.0
+
+
+def _replay_instantiation(path: Path, inst: Any, findings: list[Finding]) -> list[bool | None] | None:
     """Run each counterexample's launch with the dynamic verify (Oclgrind): whether it shows a
-    finding of the same kind. None: the dynamic verify could not run. The kernel is built with
+    finding of the same kind (None for one whose replay stopped at :data:`REPLAY_SECONDS` without
+    showing it). None: the dynamic verify could not run. The kernel is built with
     GPUVerify's annotations defined away (:func:`~kernellab.verify.prove.annotations.replayed`),
     from a copy beside it (its includes found as from the kernel)."""
     from kernellab.verify.prove.annotations import replayed
@@ -177,31 +183,42 @@ def _replay_instantiation(path: Path, inst: Any, findings: list[Finding]) -> lis
     except OSError as exc:
         log.warning("%s: the counterexample could not be replayed: %s", path, exc)
         return None
-    out = []
-    seen: dict[str, set[str]] = {}  # the kinds each launch showed: counterexamples often share one
+    import time
+
+    out: list[bool | None] = []
+    seen: dict[str, tuple[set[str], bool]] = {}  # the kinds each launch showed, whether it finished
+    end = time.monotonic() + REPLAY_SECONDS
     try:
         for f in findings:
             doc = dict(f.examples[0]["counterexample"], kernel_file=kernel)
             key = json.dumps(doc, sort_keys=True)
+            if key not in seen and time.monotonic() >= end:
+                seen[key] = (set(), False)
             if key in seen:
-                out.append(f.kind in seen[key])
+                out.append(_replayed(f.kind, *seen[key]))
                 continue
             fd, name = tempfile.mkstemp(prefix=".kl-prove-", suffix=".json", dir=path.parent)
             try:
                 with os.fdopen(fd, "w") as fh:
                     json.dump([doc], fh)
                 try:
-                    r = verify_many([name], formats=["kernel-instantiation"], timeout=120)[0]
+                    r = verify_many([name], formats=["kernel-instantiation"],
+                                    timeout=max(1.0, end - time.monotonic()))[0]
                 except Exception as exc:  # the replay is evidence, not the verdict: say why it is missing
                     log.warning("%s: the counterexample could not be replayed: %s", path, exc)
                     return None
-                seen[key] = {d.kind for d in r.findings}
-                out.append(f.kind in seen[key])
+                seen[key] = ({d.kind for d in r.findings}, not r.unfinished)
+                out.append(_replayed(f.kind, *seen[key]))
             finally:
                 os.unlink(name)
     finally:
         os.unlink(kernel)
     return out
+
+
+def _replayed(kind: str, shown: set[str], finished: bool) -> bool | None:
+    """A replay's answer for a finding of ``kind``: shown, not shown, or None (stopped first)."""
+    return True if kind in shown else (False if finished else None)
 
 
 # --- scenarios -----------------------------------------------------------------------------------
@@ -319,16 +336,18 @@ def _unknown(launch: Launch, reason: str, line: tuple[str, int] | None = None) -
     launch.reason = reason + (f" at line {line[1]}" if line and f"line {line[1]}" not in reason else "")
 
 
-def _settle(launch: Launch, findings: list[Finding], confirmed: list[bool] | None, found: list[Any]) -> None:
+def _settle(launch: Launch, findings: list[Finding], confirmed: Sequence[bool | None] | None,
+            found: list[Any]) -> None:
     """A counterexample the replay confirmed is a defect; one it did not is possible (a warning),
     or, when it came from a loop summarised by invariants (its state perhaps unreachable), makes
     the launch unknown: the invariants were not strong enough."""
     for k, f in enumerate(findings):
-        ok = confirmed[k] if confirmed is not None else False
-        f.severity = "defect" if ok else "warning"
+        got = confirmed[k] if confirmed is not None else None
+        f.severity = "defect" if got else "warning"
         f.detail = (f.detail + "; " if f.detail else "") + (
-            "confirmed by a replayed launch" if ok else
-            "possible: the replayed launch did not reproduce it" if confirmed is not None else
+            "confirmed by a replayed launch" if got else
+            "possible: the replayed launch did not reproduce it" if got is False else
+            f"possible: not replayed (the replays' {REPLAY_SECONDS:g} s ran out)" if confirmed is not None else
             "possible: not replayed")
     launch.proof = "defect" if any(f.severity == "defect" for f in findings) else "possible"
     if launch.proof == "possible" and all(c.abstract for c in found):
