@@ -33,6 +33,9 @@ MAX_WORK_ITEMS = 16384
 #: buffers are sized far beyond any index the tests compute from the ids
 BUFFER_BYTES_PER_ITEM = 256
 MIN_BUFFER_BYTES = 4 << 20  # e.g. p[get_global_size(0) * i + gid] for i < 100 of float8
+#: Oclgrind's CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE: the __constant buffers of a launch together
+#: must fit, or it refuses the enqueue (CL_OUT_OF_RESOURCES)
+DEVICE_CONSTANT_MEM = 65536
 #: the value of every scalar argument the test does not give (--kernel-args) or override
 DEFAULT_SCALAR = 1
 
@@ -324,6 +327,18 @@ def left_out_reason(test: Test, source: str) -> tuple[str, str] | None:
     return None
 
 
+def _check_constant_memory(params: list[common.Param], buffer_bytes: int) -> None:
+    """Refuse (``device-limits``) __constant buffers of ``buffer_bytes`` each that together exceed
+    the device's constant memory: GPUVerify's arrays have no bounds, so the suite sizes buffers far
+    beyond any index, which a __constant one cannot be."""
+    constant = [p for p in params if p.kind == "buffer" and p.address_space == "constant"]
+    if constant and len(constant) * buffer_bytes > DEVICE_CONSTANT_MEM:
+        raise common.LeftOut("device-limits", f"{', '.join(f'__constant {p.name}' for p in constant)}: "
+                             f"{len(constant)} x {buffer_bytes >> 20} MiB (the suite's size for an unbounded array) "
+                             f"is more __constant memory than Oclgrind's {DEVICE_CONSTANT_MEM >> 10} KiB "
+                             "(CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE): it refuses the enqueue (CL_OUT_OF_RESOURCES)")
+
+
 def make_launch(test: Test, source: str) -> tuple[common.Launch, list[str]]:
     opts = option_values(test.options)
     chosen_sizes = SIZES.get(test.id, {})
@@ -339,6 +354,7 @@ def make_launch(test: Test, source: str) -> tuple[common.Launch, list[str]]:
     chosen = SCALARS.get(test.id, {})
     fills = FILLS.get(test.id, {})
     buffer_bytes = max(MIN_BUFFER_BYTES, items * BUFFER_BYTES_PER_ITEM)
+    _check_constant_memory(params, buffer_bytes)
     n_local = sum(p.kind == "local" for p in params)
     local_bytes = (common.DEVICE_LOCAL_MEM // 2 // max(1, n_local)) // 16 * 16
     args: list[dict[str, Any]] = []

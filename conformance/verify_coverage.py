@@ -37,6 +37,7 @@ _PIPELINE = re.compile(r"^\s*PIPELINE\s+compute\b", re.MULTILINE)
 #: (a few name what a scenario cannot give instead: "... not supported: a scenario binds ...")
 _CHECKER_REFUSAL = re.compile(r"by the SPIR-V checker|not supported: a scenario")
 _CONSTRUCT = (
+    ("binding", re.compile(r"(an array of buffers)|(bound twice with different ranges)")),
     ("image", re.compile(r"image \S+: (?:a )?(multisampled image|3D image with mip levels|format \w+)"
                          r"|(sampled image without its sampler)|(texel buffers)")),
     ("capability", re.compile(r"\bOpCapability (\w+)")),

@@ -32,7 +32,8 @@ _OPENCL_CL = frozenset({
     "-cl-finite-math-only", "-cl-fast-relaxed-math", "-cl-single-precision-constant", "-cl-denorms-are-zero",
     "-cl-fp32-correctly-rounded-divide-sqrt", "-cl-kernel-arg-info", "-cl-uniform-work-group-size",
     "-cl-no-subgroup-ifp", "-cl-strict-aliasing"})
-_OPENCL_STD = re.compile(r"^-cl-std=(CL1\.0|CL1\.1|CL1\.2|CL2\.0|CL3\.0|CLC\+\+|CLC\+\+1\.0|CLC\+\+2021)$")
+#: (compiled on first use, by re's cache, as _INCLUDE is: a run of a SPIR-V module checks no OpenCL option)
+_OPENCL_STD = r"^-cl-std=(CL1\.0|CL1\.1|CL1\.2|CL2\.0|CL3\.0|CLC\+\+|CLC\+\+1\.0|CLC\+\+2021)$"
 
 
 
@@ -211,7 +212,7 @@ def own(*words: str) -> Options:
     items = []
     for word in words:
         kind = STD if word.startswith("-cl-std=") else FLAG
-        if not (word in _OPENCL_FLAGS or word in _OPENCL_CL or _OPENCL_STD.match(word)):
+        if not (word in _OPENCL_FLAGS or word in _OPENCL_CL or re.match(_OPENCL_STD, word)):
             raise ValueError(f"{word!r} is not an OpenCL option kernellab adds")
         items.append(Option(kind, word))
     return Options(tuple(items), "kernellab")
@@ -357,7 +358,7 @@ def _glsl_option(word: str, value: str | None) -> tuple[int, Option | Refusal] |
 
 def _opencl_option(word: str) -> tuple[int, Option | Refusal] | None:
     """An OpenCL C language standard or build flag; None when ``word`` is neither."""
-    if _OPENCL_STD.match(word):
+    if re.match(_OPENCL_STD, word):
         return 1, Option(STD, word)
     if word in _OPENCL_FLAGS or word in _OPENCL_CL:
         return 1, Option(FLAG, word)
@@ -366,7 +367,7 @@ def _opencl_option(word: str) -> tuple[int, Option | Refusal] | None:
     return None
 
 
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+_INCLUDE = r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]'  # with re.M
 
 
 def check_includes(source: Path, include_dirs: Sequence[Path], roots: Sequence[Path],
@@ -385,7 +386,7 @@ def check_includes(source: Path, include_dirs: Sequence[Path], roots: Sequence[P
             text = current.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        for match in _INCLUDE.finditer(text):
+        for match in re.finditer(_INCLUDE, text, re.M):
             name = Path(match.group(2))
             candidates = [name] if name.is_absolute() else [d / name for d in (current.parent, *include_dirs)]
             for found in candidates:

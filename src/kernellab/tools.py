@@ -13,7 +13,6 @@ import os
 import re
 import site
 import sys
-import sysconfig
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,8 +53,12 @@ LLVM_VERSIONED = frozenset({"clang", "llvm-spirv", "llvm-dis", "llvm-as", "llvm-
 def cmeel_prefixes() -> list[Path]:
     """The ``cmeel.prefix`` folders of pip's cmeel packages (glslang, SPIRV-Tools, SPIR-V headers):
     in the interpreter's site-packages, the user's, and any folder on ``sys.path`` that holds one
-    (``pip install --target DIR`` with DIR on PYTHONPATH), best first."""
-    sites = [Path(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")]
+    (``pip install --target DIR`` with DIR on PYTHONPATH), best first.
+
+    The site folders are ``site``'s, from the interpreter's prefixes: they begin with sysconfig's
+    ``purelib``/``platlib``, where pip installs, and asking sysconfig would load its build data
+    (issue 23: 5 M instructions of every run that looks up a tool)."""
+    sites = [Path(p) for p in site.getsitepackages()]
     if site.ENABLE_USER_SITE:
         sites.append(Path(site.getusersitepackages()))
     sites += [Path(p) for p in sys.path if p and (Path(p) / "cmeel.prefix").is_dir()]
@@ -479,9 +482,10 @@ def _find_uncached(name: str) -> Tool | None:
     return None
 
 
-_LLVM_SUFFIX = re.compile(r"-(\d+)$")
-_LLVM_DIR = re.compile(r"/llvm-(\d+)/")
-_LLVM_VERSION_TEXT = re.compile(r"(?:LLVM|clang) version (\d+)\.")
+# compiled on first use (re's cache): a run that needs no LLVM tool compiles none (issue 23)
+_LLVM_SUFFIX = r"-(\d+)$"
+_LLVM_DIR = r"/llvm-(\d+)/"
+_LLVM_VERSION_TEXT = r"(?:LLVM|clang) version (\d+)\."
 
 
 def llvm_versions(name: str) -> dict[int, Tool]:
@@ -496,7 +500,7 @@ def llvm_versions(name: str) -> dict[int, Tool]:
             except OSError:
                 entries = []
             for entry in entries:
-                m = _LLVM_SUFFIX.search(entry)
+                m = re.search(_LLVM_SUFFIX, entry)
                 if m and entry == f"{name}-{m.group(1)}" and _executable(d / entry):
                     versioned.setdefault(int(m.group(1)), Tool(name, d / entry))
             if _executable(d / name):
@@ -510,13 +514,13 @@ def llvm_versions(name: str) -> dict[int, Tool]:
 def llvm_major(tool: Tool) -> int | None:
     """The LLVM major version of an LLVM program: from its name (``llvm-dis-15``), from the
     folder it lives in or links to (Debian's ``/usr/lib/llvm-15/bin``), else from ``--version``."""
-    m = _LLVM_SUFFIX.search(tool.path.name)
+    m = re.search(_LLVM_SUFFIX, tool.path.name)
     if m:
         return int(m.group(1))
-    m = _LLVM_DIR.search(str(tool.path.resolve()))
+    m = re.search(_LLVM_DIR, str(tool.path.resolve()))
     if m:
         return int(m.group(1))
-    m = _LLVM_VERSION_TEXT.search(tool.version_text)
+    m = re.search(_LLVM_VERSION_TEXT, tool.version_text)
     return int(m.group(1)) if m else None
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernellab.backends.base import ProgramSpec, SpecConstant, choose_device
+from kernellab.backends.base import BackendOptions, ProgramSpec, SpecConstant, choose_device
 from kernellab.backends.opencl import OpenCLBackend
 from kernellab.backends.opencl_abi import LocalMemory
 from kernellab.backends.registry import backend_class
@@ -294,3 +294,71 @@ def test_the_executors_problems_name_the_instantiation_files_places(tmp_path: Pa
         run_instantiations(path, None, device="Portable", report=lambda s: None)
     assert {(p.file, p.where) for p in info.value.problems} == {(str(path), "/0/local_size")}
     assert any("the device allows at most" in p.message for p in info.value.problems)
+
+
+@pytest.mark.parametrize("direct", [False, True], ids=["pyopencl", "oclgrind-direct"])
+def test_read_buffer_into_reads_a_range_into_the_callers_array(pocl: OpenCLBackend, direct: bool) -> None:
+    backend = pocl if not direct else OpenCLBackend.open("Oclgrind", direct=True)
+    try:
+        data = np.arange(64, dtype=np.float32)
+        buf = backend.alloc_buffer(data.nbytes, "into")
+        backend.write_buffer(buf, data)
+        out = np.full(16, -1, dtype=np.float32)
+        backend.read_buffer_into(buf, out, 8 * 4)  # elements 8..23, straight into ``out``
+        assert np.array_equal(out, data[8:24])
+        whole = np.empty(64, dtype=np.float32)
+        backend.read_buffer_into(buf, whole)
+        assert np.array_equal(whole, data)
+        with pytest.raises(ValueError, match="exceeds its 256 bytes"):
+            backend.read_buffer_into(buf, np.empty(16, np.float32), 200)
+        with pytest.raises(ValueError, match="read-only"):
+            backend.read_buffer_into(buf, bytes(16))
+        backend.free_buffer(buf)
+    finally:
+        if direct:
+            backend.close()
+
+
+COPY_TWICE = b"""
+__kernel void twice(__global const float *in, __global float *out) {
+  uint i = get_global_id(0);
+  out[i] = in[i] * 2.0f;
+}
+"""
+
+
+def test_dispatches_with_no_barrier_between_them_go_to_two_queues_of_one_context() -> None:
+    """A split's parts on one device run at once, as PySchedCL's queue per part: open_queues(2)
+    puts a dispatch with no barrier before it on the second queue; a barrier joins them."""
+    backend = OpenCLBackend.open("Portable", BackendOptions(timestamps=True))
+    try:
+        assert backend.open_queues(2) == 2
+        spec = ProgramSpec(uid="twice", code=COPY_TWICE, language="opencl-c", entry="twice")
+        program = backend.create_program(spec)
+        data = np.arange(256, dtype=np.float32)
+        a, b, c = (backend.alloc_buffer(data.nbytes, uid) for uid in ("a", "b", "c"))
+        backend.write_buffer(a, data)
+        halves = [backend.sub_buffer(b, 0, 512), backend.sub_buffer(b, 512, 512)]
+        for i, half in enumerate(halves):  # two parts, no barrier between them
+            backend.dispatch(program, (2,), {(0, 0): backend.sub_buffer(a, 512 * i, 512), (0, 1): half},
+                             label=f"{i}:part", global_size=(128,))
+        queues = [rec.event.command_queue for rec in backend._recorded]
+        assert queues[0] != queues[1]  # the second part did not wait behind the first
+        backend.barrier()
+        backend.dispatch(program, (4,), {(0, 0): b, (0, 1): c}, label="2:after", global_size=(256,))
+        assert [rec.event.command_queue for rec in backend._recorded][2] == queues[0]  # the barrier joined
+        timings = backend.submit()
+        assert [t.label for t in timings] == ["0:part", "1:part", "2:after"]
+        out = np.empty(256, dtype=np.float32)
+        backend.read_buffer_into(c, out)
+        assert np.array_equal(out, data * 4)  # the dispatch after the barrier saw both parts' writes
+    finally:
+        backend.close()
+
+
+def test_oclgrind_called_directly_keeps_one_queue() -> None:
+    backend = OpenCLBackend.open("Oclgrind", direct=True)
+    try:
+        assert backend.open_queues(2) == 1
+    finally:
+        backend.close()

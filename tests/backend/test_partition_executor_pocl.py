@@ -22,8 +22,28 @@ def pocl_session():
 
 
 def test_one_device_is_one_backend(pocl_session):
-    # PySchedCL's one queue per device: both lanes of one device share its backend (and queue)
+    # both lanes of one device share its backend (its context and buffers) ...
     assert pocl_session.lanes["gpu"].backend is pocl_session.lanes["cpu"].backend
+    # ... and the two parts of a split get a queue each on it, as on two devices
+    assert pocl_session.queues == 2 and pocl_session.description.endswith("(two queues)")
+
+
+def test_the_parts_on_one_device_are_dispatches_on_two_queues(tmp_path, pocl_session, monkeypatch):
+    """PySchedCL runs a part per queue: the parts on one device overlap, not queue in order."""
+    kernel = load_spec(vecadd_spec(tmp_path)).resolve({"dataset": 4096})
+    host = fill_inputs(kernel, seed=3)
+    backend = pocl_session.lanes["gpu"].backend
+    launched = []
+    real = backend._cl.enqueue_nd_range_kernel
+
+    def spy(queue, *args, **kwargs):
+        launched.append(queue)
+        return real(queue, *args, **kwargs)
+
+    monkeypatch.setattr(backend._cl, "enqueue_nd_range_kernel", spy)
+    result = execute(pocl_session, kernel, host, 5)
+    assert len(launched) == 2 and launched[0] != launched[1]
+    assert np.array_equal(result.outputs[2], host[0] + host[1])
 
 
 def test_part_times_count_writes_and_reads(tmp_path, pocl_session):

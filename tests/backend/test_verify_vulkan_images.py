@@ -115,3 +115,55 @@ def test_3d_image_slices_and_their_bounds(invocations_deep, verdict, tmp_path, c
     assert main(["verify", str(path), "--json"]) == verdict
     doc = json.loads(capsys.readouterr().out)
     assert {f["kind"] for f in doc["findings"]} == ({"out-of-bounds"} if verdict else set())
+
+
+SEPARATE = """#version 450
+layout(local_size_x = 8, local_size_y = 8) in;
+layout(set = 0, binding = 0) uniform texture2D tex;
+layout(set = 0, binding = 2) uniform sampler smp;
+layout(set = 0, binding = 1, rgba32f) uniform writeonly image2D dst;
+void main() {
+    ivec2 p = ivec2(gl_GlobalInvocationID.xy);
+    vec2 uv = (vec2(p) * vec2(1.37, 0.61) - vec2(3.3, 2.1)) / vec2(textureSize(sampler2D(tex, smp), 0));
+    imageStore(dst, STORE_AT, textureLod(sampler2D(tex, smp), uv, 0.0) + texelFetch(sampler2D(tex, smp), p / 2, 0));
+}
+"""
+
+
+def _separate(folder: Path, store_at: str) -> Path:
+    """A sampled image (texture2D) and a sampler bound on their own (AmberScript's BIND SAMPLER:
+    the sampler descriptor takes the sampler of the image it names, here a 1x1 holder)."""
+    folder.mkdir()
+    rng = np.random.default_rng(3)
+    np.save(folder / "in.npy", rng.random((1, 16, 16, 4)).astype(np.float32))
+    (folder / "k.comp").write_text(SEPARATE.replace("STORE_AT", store_at))
+    doc = {"resources": [
+        {"shader": {"uid": "k", "src": "k.comp", "type": "GLSL"}},
+        {"image": {"uid": "src", "dims": [1, 16, 16, 1], "format": "VK_FORMAT_R32G32B32A32_SFLOAT",
+                   "shader_access": "readonly", "src": "in.npy"}},
+        {"image": {"uid": "holder", "dims": [1, 1, 1, 1], "format": "VK_FORMAT_R32G32B32A32_SFLOAT",
+                   "shader_access": "readonly", "min_filter": "LINEAR", "mag_filter": "LINEAR",
+                   "border_address_mode": "REPEAT"}},
+        {"image": {"uid": "dst", "dims": [1, 16, 16, 1], "format": "VK_FORMAT_R32G32B32A32_SFLOAT",
+                   "shader_access": "writeonly", "dst": "out.npy"}}],
+        "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [2, 2], "bindings": [
+            {"set": 0, "id": 0, "resource_ref": "src", "descriptor_type": "VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE"},
+            {"set": 0, "id": 2, "resource_ref": "holder", "descriptor_type": "VK_DESCRIPTOR_TYPE_SAMPLER"},
+            {"set": 0, "id": 1, "resource_ref": "dst"}]}}]}
+    (folder / "s.json").write_text(json.dumps(doc))
+    return folder / "s.json"
+
+
+def test_separate_sampler_and_sampled_image_sample_as_the_device(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    path = _separate(tmp_path / "clean", "p")
+    assert main(["run", "--scenario", str(path), "--output", str(tmp_path / "out")]) == 0
+    device = np.load(tmp_path / "out" / "out.npy")[0]
+    checked = np.frombuffer(checker_images(path)["dst"], np.float32).reshape(device.shape)
+    assert np.abs(device - checked).max() <= 2 ** -7  # linear weights at the device's 8 sub-texel bits
+    assert main(["verify", str(path)]) == 0
+    capsys.readouterr()
+    # planted: invocations of a row pair store into one texel
+    assert main(["verify", str(_separate(tmp_path / "planted", "p / ivec2(1, 2)")), "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert {(f["kind"], f["resource"]) for f in doc["findings"]} == {("data-race", "dst")}

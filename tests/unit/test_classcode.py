@@ -142,6 +142,31 @@ print("ok")
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
 
 
+def test_copy_loads_only_when_asdict_needs_it() -> None:
+    """dataclasses imports copy (with weakref, 3.6 M instructions) for asdict/astuple's deepcopy
+    alone: a stand-in until then, and a deep copy after (issue 23)."""
+    code = """
+import sys
+from kernellab import classcode
+import dataclasses
+assert type(sys.modules["copy"]).__name__ == "_OnFirstUse", type(sys.modules["copy"])
+@dataclasses.dataclass
+class Box:
+    '''A list in a box.'''
+    items: list
+box = Box([[1], [2]])
+assert type(sys.modules["copy"]).__name__ == "_OnFirstUse"
+plain = dataclasses.asdict(box)
+assert plain == {"items": [[1], [2]]} and plain["items"][0] is not box.items[0]
+assert type(sys.modules["copy"]).__name__ == "module"
+import copy
+assert copy.deepcopy([box])[0] is not box
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
 def test_the_settings_classes_are_built_from_kept_code(tmp_path: Path) -> None:
     """The hook is in place before the settings' own classes are built: a second start compiles
     no method text (classcode reads its folder from the environment, as the settings do)."""

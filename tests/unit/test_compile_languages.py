@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,28 @@ def test_every_language_starts_at_its_source_and_runs_on_vulkan_from_a_spirv_sta
         first = next(iter(stages.values()))
         assert first.run is None and all(s.run is not None for s in list(stages.values())[1:])
         assert stages[VULKAN_MODULE_STAGE[name]].is_spirv
+
+
+def test_the_written_out_vulkan_stages_are_each_languages_own():
+    assert VULKAN_MODULE_STAGE == {name: lang.vulkan_module for name, lang in LANGUAGES.items()
+                                   if lang.vulkan_module is not None}
+
+
+def test_a_spirv_module_loads_no_other_languages_stages():
+    """Issue 23: the GLSL, OpenCL C and tensor stage modules cost a SPIR-V run ~20 M instructions."""
+    code = ("import sys\nfrom kernellab.compile.languages import all_stages, VULKAN_MODULE_STAGE\n"
+            "assert list(all_stages('spirv')) == ['spirv', 'spirv-opt'] and VULKAN_MODULE_STAGE['glsl'] == 'spirv'\n"
+            "print(sorted(m for m in sys.modules if m.startswith('kernellab.compile.')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(ast.literal_eval(proc.stdout))
+    assert "kernellab.compile.spirv_stages" in loaded
+    assert not loaded & {"kernellab.compile.glsl_stages", "kernellab.compile.opencl_stages",
+                         "kernellab.compile.spirv_asm_stages", "kernellab.compile.tensor_glsl"}
+
+
+def test_an_unknown_language_is_an_input_error_naming_the_known_ones():
+    with pytest.raises(InputError, match="unknown kernel language 'fortran'.*glsl, spirv, opencl-c"):
+        languages.language("fortran")
 
 
 def test_the_stage_record_says_which_outputs_are_spirv():

@@ -252,6 +252,18 @@ def test_more_local_memory_than_the_device_is_left_out(tmp_path):
     assert category == "device-limits" and "4 MiB" in reason
 
 
+def test_a_constant_buffer_larger_than_the_devices_constant_memory_is_left_out(tmp_path):
+    """arraycopy, simplebinomialoptions: Oclgrind refuses 4 MiB of __constant memory (64 KiB)."""
+    text = ("//pass\n//--local_size=16 --num_groups=64 --no-inline\n"
+            "__kernel void arrayCopy(__local float* dst, __constant float* src) { dst[0] = src[0]; }\n")
+    suite = write_suite(tmp_path / "s", {"arraycopy": text, "clean": CLEAN})
+    entries = {e.id: e for e in gv.convert(suite, tmp_path / "out")}
+    assert entries["arraycopy"].launch is None and entries["arraycopy"].category == "device-limits"
+    assert entries["arraycopy"].reason.startswith("__constant src: 1 x 4 MiB")
+    assert "64 KiB" in entries["arraycopy"].reason and "CL_OUT_OF_RESOURCES" in entries["arraycopy"].reason
+    assert entries["clean"].launch is not None  # __global buffers keep their size
+
+
 def test_confusion_matrix_counts():
     rows = [{"id": "a", "launch": "a", "expected": "verified", "outcome": gv.classify("verified", "defects")},
             {"id": "b", "launch": "b", "expected": "defects", "outcome": gv.classify("defects", "defects"),

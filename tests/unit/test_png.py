@@ -25,17 +25,24 @@ def _png(width: int, height: int, filtered: bytes, color_type: int = 6, depth: i
             + _chunk(b"IDAT", zlib.compress(filtered) if idat is None else idat) + _chunk(b"IEND", b""))
 
 
-def _filter(rows: np.ndarray, kind: int, bpp: int) -> bytes:
-    """Reference encoder for one filter type on every row (PNG spec, section 9)."""
+def _paeth(a: int, b: int, c: int) -> int:
+    p = a + b - c
+    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+    return a if pa <= pb and pa <= pc else b if pb <= pc else c
+
+
+def _filter(rows: np.ndarray, kind: int | list[int], bpp: int) -> bytes:
+    """Reference encoder for one filter type on every row, or one per row (PNG spec, section 9)."""
     out = bytearray()
     prior = [0] * rows.shape[1]
-    for row in rows.tolist():
+    kinds = kind if isinstance(kind, list) else [kind] * rows.shape[0]
+    for row, kind in zip(rows.tolist(), kinds):
         out.append(kind)
         for i, x in enumerate(row):
             a = row[i - bpp] if i >= bpp else 0
             b = prior[i]
             c = prior[i - bpp] if i >= bpp else 0
-            pred = {0: 0, 1: a, 2: b, 3: (a + b) // 2, 4: png._paeth(a, b, c)}[kind]
+            pred = {0: 0, 1: a, 2: b, 3: (a + b) // 2, 4: _paeth(a, b, c)}[kind]
             out.append((x - pred) & 0xFF)
         prior = row
     return bytes(out)
@@ -156,3 +163,17 @@ def test_imagefile_dispatch(tmp_path: Path, texels: np.ndarray) -> None:
     assert r32 is not None
     with pytest.raises(InputError, match="pic.png"):
         imagefile.load(path, r32, 7, 5)
+
+
+@pytest.mark.parametrize("color_type, channels", [(6, 4), (2, 3), (0, 1), (4, 2)])
+@pytest.mark.parametrize("width, height", [(1, 1), (7, 5), (3, 40), (50, 2)])
+def test_rows_of_mixed_filters_decode_as_the_reference_encoded_them(color_type, channels, width, height) -> None:
+    """Average and Paeth rows are decoded a diagonal of pixels at a time: each pixel's left,
+    upper and upper-left neighbours, of rows of any filter, are decoded before it."""
+    rng = np.random.default_rng(width * height + color_type)
+    pixels = rng.integers(0, 256, (height, width * channels), dtype=np.uint8)
+    kinds = rng.integers(0, 5, height).tolist()
+    data = _png(width, height, _filter(pixels, kinds, channels), color_type)
+    rgba = np.frombuffer(png.decode(data, "a.png", width, height), np.uint8).reshape(height, width, 4)
+    px = pixels.reshape(height, width, channels)
+    assert (rgba[..., :3] == (px[..., :1] if channels < 3 else px[..., :3])).all()

@@ -321,7 +321,7 @@ def test_a_line_directive_holds_past_an_include(tmp_path: Path) -> None:
     user = tmp_path / "user.cl"
     src = '#include "h.h"\n__kernel void k() { __assert(1); }\n'
     copy = tmp_path / "copy.cl"
-    copy.write_text(annotations.annotated(src, str(user)))
+    copy.write_text(annotations.annotated(src, name=str(user)))
     text = preprocess.expand(copy, "opencl-c").text.decode()
     after = text[text.index("int h(int x);"):]
     assert f'#line 2 "{user}"' in after and str(copy) not in after

@@ -177,9 +177,9 @@ void main() { o[gl_LocalInvocationID.x] = subgroupPartitionNV(1u).x; }
 """, "GroupNonUniformPartitionedNV"),
     ("""#version 450
 layout(local_size_x = 8) in;
-layout(binding = 0, r32f) uniform imageBuffer img;
-void main() { imageStore(img, int(gl_LocalInvocationID.x), vec4(1.0)); }
-""", "ImageBuffer"),
+layout(binding = 0, r32f) uniform imageCube img;
+void main() { imageStore(img, ivec3(0, 0, int(gl_LocalInvocationID.x % 6u)), vec4(1.0)); }
+""", "Dim Cube"),
 ])
 def test_unsupported_shader_refused_naming_it(source, named):
     with pytest.raises(Unsupported, match=named) as info:

@@ -85,3 +85,14 @@ def test_reference_tabulated():
 def test_image_refusals_named(message, construct):
     assert vc.construct_of(message) == construct
     assert vc.classify(2, "", message, 1.0, 1).kind == "refused-checker"
+
+
+@pytest.mark.parametrize("message, construct", [
+    ("/x/s.json: /commands/0/dispatch_compute/bindings/0: buffer buf0: an array of buffers (set 0 binding 0 bound "
+     "element by element) is not supported by the SPIR-V checker", "binding an array of buffers"),
+    ("/x/s.json: /commands/0/dispatch_compute: buffer buf0 is bound twice with different ranges; overlapping "
+     "bindings of one buffer are not supported by the SPIR-V checker", "binding bound twice with different ranges"),
+])
+def test_binding_refusals_named(message, construct):
+    assert vc.construct_of(message) == construct
+    assert vc.classify(2, "", message, 1.0, 1).kind == "refused-checker"

@@ -657,6 +657,10 @@ class KernelLaunchFeature(Protocol):
     def static_local_memory(self, program: Program) -> int:
         """Bytes of the program's own ``__local`` arrays; 0 where the driver does not say."""
 
+    def required_work_group_size(self, program: Program) -> tuple[int, int, int]:
+        """The kernel's ``reqd_work_group_size`` (CL_KERNEL_COMPILE_WORK_GROUP_SIZE); zeros when
+        it names none."""
+
     def type_layout(self, program: Program, type_names: Sequence[str]) -> dict[str, tuple[int, int]]:
         """``(sizeof, alignof)`` of by-value types only the compiler can size."""
 
@@ -795,6 +799,21 @@ class Backend(abc.ABC):
             raise ValueError(f"buffer {buf.uid!r}: read of {size} bytes at {offset} exceeds its {buf.size} bytes")
         return bytes(self.read_buffer_bytes(buf)[offset:offset + size])
 
+    def read_buffer_into(self, buf: Buffer, out: Any, offset: int = 0) -> None:
+        """Copy as many bytes of ``buf`` from ``offset`` as ``out`` (a writable buffer-protocol
+        object, such as a NumPy array) holds straight into ``out``: the caller's own memory, with no
+        second host copy of the bytes (a read-back that keeps the result owns it from the start)."""
+        view = memoryview(out).cast("B")
+        if view.readonly:
+            raise ValueError(f"buffer {buf.uid!r}: read into a read-only host object")
+        if offset < 0 or offset + view.nbytes > buf.size:
+            raise ValueError(f"buffer {buf.uid!r}: read of {view.nbytes} bytes at {offset} exceeds its "
+                             f"{buf.size} bytes")
+        self._read_buffer_into(buf, view, offset)
+
+    def _read_buffer_into(self, buf: Buffer, view: memoryview, offset: int) -> None:
+        view[:] = self.read_buffer_bytes(buf)[offset:offset + view.nbytes]
+
     @property
     def writes_past_end_reach_memory(self) -> bool:
         """Whether a kernel's write past the end of a bound buffer lands in the memory after it,
@@ -908,6 +927,13 @@ class Backend(abc.ABC):
                              f"exceed its {image.spec.mips} levels")
         self.need(self.images(), "images").record_image_barrier(image, old_layout, new_layout, base_mip, level_count,
                                                                 base_layer, layer_count)
+
+    def open_queues(self, count: int) -> int:
+        """Let dispatches recorded with no barrier between them run at once, on up to ``count``
+        queues of the one device (OpenCL: in-order command queues of the backend's one context, so
+        every buffer is shared): a barrier and :meth:`submit` wait for them all. Returns the
+        queues now in use; 1 where the backend runs a frame on its one queue, in order."""
+        return 1
 
     def barrier(self, buffers: Sequence[tuple[Buffer, int, int]] = (), memory: bool = True,
                 label: str = "barrier") -> None:

@@ -113,9 +113,15 @@ class OpenCLBackend(Backend):
             raise DeviceError(f"OpenCL device {device.index} ({device.name}) is no longer present")
         self.cl_device = matches[0]
         self.context = ncl.guarded("clCreateContext", cl.Context, [self.cl_device])
-        props = cl.command_queue_properties.PROFILING_ENABLE if options.timestamps else 0
+        self._queue_properties = cl.command_queue_properties.PROFILING_ENABLE if options.timestamps else 0
         self.queue = ncl.guarded("clCreateCommandQueue", cl.CommandQueue, self.context, self.cl_device,
-                              properties=props)
+                              properties=self._queue_properties)
+        #: the device's queues (open_queues): the first takes the transfers and every dispatch after
+        #: a barrier; a dispatch with no barrier before it goes to the next queue
+        self._queues: list[Any] = [self.queue]
+        self._next_queue = 0
+        #: dispatches on the other queues since the last barrier, which the next one waits for
+        self._pending: list[Any] = []
         self._recorded: list[_Recorded] = []
         #: the transfers' events while timestamps are on, until transfer_timings takes them (bounded:
         #: a caller that never asks keeps the latest only)
@@ -249,6 +255,7 @@ class OpenCLBackend(Backend):
 
     def _write_buffer(self, buf: Buffer, data: memoryview, offset: int) -> None:
         assert isinstance(buf, OpenCLBuffer)
+        self._join()  # a transfer waits for the dispatches on the other queues
         if self._direct:
             host: Any = data
         else:
@@ -260,6 +267,7 @@ class OpenCLBackend(Backend):
 
     def _clear_buffer(self, buf: Buffer) -> None:
         assert isinstance(buf, OpenCLBuffer)
+        self._join()  # a transfer waits for the dispatches on the other queues
         if self._direct:  # Oclgrind's runtime called directly: a write of zeros
             self._write_buffer(buf, memoryview(bytes(buf.size)), 0)
             return
@@ -283,27 +291,29 @@ class OpenCLBackend(Backend):
         return timings
 
     def _read_buffer(self, buf: Buffer) -> np.ndarray:
-        assert isinstance(buf, OpenCLBuffer)
         import numpy as np
         out = np.empty(buf.size, dtype=np.uint8)
-        event = ncl.guarded(f"clEnqueueReadBuffer({buf.uid})", self._cl.enqueue_copy, self.queue, out, buf.mem,
-                            is_blocking=True)
-        self._transferred("read", buf, event)
+        self._read_buffer_into(buf, memoryview(out), 0)  # type: ignore[arg-type]  # stubs: no Buffer
         return out
 
     def read_buffer_range(self, buf: Buffer, offset: int, size: int) -> bytes:
-        assert isinstance(buf, OpenCLBuffer)
         if offset < 0 or size < 0 or offset + size > buf.size:
             raise ValueError(f"buffer {buf.uid!r}: read of {size} bytes at {offset} exceeds its {buf.size} bytes")
         out = bytearray(size)
-        host: Any = out
+        self._read_buffer_into(buf, memoryview(out), offset)
+        return bytes(out)
+
+    def _read_buffer_into(self, buf: Buffer, view: memoryview, offset: int) -> None:
+        assert isinstance(buf, OpenCLBuffer)
+        self._join()  # a transfer waits for the dispatches on the other queues
+        host: Any = view
         if not self._direct:
             import numpy as np
-            host = np.frombuffer(out, dtype=np.uint8)
-        event = ncl.guarded(f"clEnqueueReadBuffer({buf.uid}, {offset}+{size})", self._cl.enqueue_copy, self.queue,
-                            host, buf.mem, src_offset=offset, is_blocking=True)
+            host = np.frombuffer(view, dtype=np.uint8)
+        where = f"{buf.uid}" if (offset, view.nbytes) == (0, buf.size) else f"{buf.uid}, {offset}+{view.nbytes}"
+        event = ncl.guarded(f"clEnqueueReadBuffer({where})", self._cl.enqueue_copy, self.queue, host, buf.mem,
+                            src_offset=offset, is_blocking=True)
         self._transferred("read", buf, event)
-        return bytes(out)
 
     @property
     def writes_past_end_reach_memory(self) -> bool:
@@ -361,6 +371,10 @@ class OpenCLBackend(Backend):
         interface = Interface(spec.entry, descriptors, push, spec_ids,
                               workgroup_memory=self._static_local_memory(kernel))
         return KernelInterface(interface, locals_, tuple(args))
+
+    def required_work_group_size(self, program: Program) -> tuple[int, int, int]:
+        assert isinstance(program, OpenCLProgram)
+        return program.compile_work_group_size
 
     def static_local_memory(self, program: Program) -> int:
         """Bytes of ``program``'s ``__local`` arrays; 0 where the driver does not say."""
@@ -463,11 +477,35 @@ class OpenCLBackend(Backend):
                                           raw_bytes=self._direct)
         for i, value in enumerate(values):
             ncl.guarded(f"clSetKernelArg({program.spec.entry}, {i})", kernel.set_arg, i, value)
+        queue = self._queues[self._next_queue]
+        waits: dict[str, list[Any]] = {}
+        if queue is not self.queue:
+            # what the first queue holds (a fill, a dispatch) comes first
+            waits = {"wait_for": [ncl.guarded("clEnqueueMarker", cl.enqueue_marker, self.queue)]}
         event = ncl.guarded(f"clEnqueueNDRangeKernel({program.spec.entry})", cl.enqueue_nd_range_kernel,
-                         self.queue, kernel, tuple(int(g) for g in global_size),
+                         queue, kernel, tuple(int(g) for g in global_size),
                          tuple(int(x) for x in local_size) if local_size else None,
-                         tuple(int(o) for o in global_offset) if global_offset else None)
+                         tuple(int(o) for o in global_offset) if global_offset else None, **waits)
+        if queue is not self.queue:
+            ncl.guarded("clFlush", queue.flush)
+            self._pending.append(event)
+        self._next_queue = (self._next_queue + 1) % len(self._queues)
         self._recorded.append(_Recorded(label or program.spec.entry, event))
+
+    def open_queues(self, count: int) -> int:
+        """Up to ``count`` in-order queues on this backend's context (Oclgrind's runtime called
+        directly keeps one): dispatches with no barrier between them take the next queue each."""
+        while not self._direct and len(self._queues) < count:
+            self._queues.append(ncl.guarded("clCreateCommandQueue", self._cl.CommandQueue, self.context,
+                                            self.cl_device, properties=self._queue_properties))
+        return len(self._queues)
+
+    def _join(self) -> None:
+        """The first queue waits for the dispatches enqueued on the others; the next dispatch goes to it."""
+        if self._pending:
+            ncl.guarded("clEnqueueBarrierWithWaitList", self._cl.enqueue_barrier, self.queue, wait_for=self._pending)
+            self._pending = []
+        self._next_queue = 0
 
     def make_sampler(self, normalized: bool = False, addressing: str = "CLAMP_TO_EDGE",
                      filtering: str = "NEAREST") -> Any:
@@ -524,11 +562,14 @@ class OpenCLBackend(Backend):
         self.launch(program, args, global_size, local, start, label)
 
     def _barrier(self, buffers: Sequence[tuple[Buffer, int, int]], memory: bool, label: str) -> None:
-        # one in-order queue: every command already sees the effects of the ones before it
-        return None
+        # in-order queues: every command already sees the effects of the ones before it on the
+        # first queue, which waits for the others' dispatches here
+        self._join()
 
     def _submit(self) -> list[CommandTiming]:
-        ncl.guarded("clFinish", self.queue.finish)
+        self._join()
+        for queue in self._queues:
+            ncl.guarded("clFinish", queue.finish)
         timings: list[CommandTiming] = []
         if self.options.timestamps:
             for rec in self._recorded:
@@ -539,7 +580,10 @@ class OpenCLBackend(Backend):
 
     def _close(self) -> None:
         # closing after a device error must not hide that error: a failed finish is logged
-        ncl.release("clFinish", self.queue.finish)
+        for queue in self._queues:
+            ncl.release("clFinish", queue.finish)
+        self._pending = []
+        self._queues = []
         self._recorded.clear()
         self._transfers.clear()
         self._built.clear()

@@ -42,6 +42,14 @@ def compile_hlsl(source: str, entry: str, target_env: str) -> bytes:
 
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", entry):
         raise InputError(f"HLSL entry point {entry!r} is not an identifier")
+    # glslang's HLSL front end follows #include itself, from its temporary folder: kernellab's
+    # include step (docs/security.md) is not on this path, so no directive may name a file
+    from kernellab.compile.preprocess import directives
+
+    for d in directives(source.encode(), opencl=True):
+        if re.match(rb"(#|%:|\?\?=)\s*(include|include_next|import)\b", d.text) or b"__has_include" in d.text:
+            raise InputError(f"line {d.line} of the HLSL shader: {d.text.decode('utf-8', 'replace')!r}: an "
+                             "AmberScript HLSL shader cannot include files")
     env = _GLSLANG_ENV.get(target_env, target_env or "vulkan1.0")
     try:
         options = compiler_options.parse("glsl", f"--target-env={env}", Path("."), ())
@@ -85,6 +93,9 @@ def prepare(path: str | Path, folder: Path | None = None) -> tuple[AmberScript, 
     if folder is None:
         digest = hashlib.sha256(path.read_bytes() + str(path.resolve()).encode()).hexdigest()[:20]
         folder = config.get().cache_dir / "amber" / digest
+    # resolved: a kernel compiled from it is checked against its own folder (`import -o DIR`
+    # with a relative DIR refused its own clspv kernels as outside)
+    folder = Path(folder).resolve()
     return script, write_scenarios(script, folder, assemble, optimize, compile_kernel, compile_hlsl)
 
 

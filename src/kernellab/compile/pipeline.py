@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernellab import compiler_options, config, logs, tools
-from kernellab.compile import preprocess, tensor_glsl
+from kernellab.compile import preprocess
 from kernellab.compile.cache import ArtifactCache, default_cache, sha256
 from kernellab.compile.languages import LANGUAGES, VULKAN_MODULE_STAGE, all_stages, stages_for
 from kernellab.compile.stage import (
@@ -38,7 +38,7 @@ log = logs.getLogger("kernellab.compile")
 
 
 #: the languages whose compilers read ``#include``d files: kernellab inlines them (preprocess)
-INCLUDING_LANGUAGES = frozenset({"glsl", "opencl-c", tensor_glsl.LANGUAGE.name})
+INCLUDING_LANGUAGES = frozenset({"glsl", "opencl-c", "glsl-tensors"})
 
 
 def _read_source(req: CompileRequest) -> bytes:
@@ -231,7 +231,7 @@ def compile_tensor_glsl(source: Path, build_options: str = "", include_dirs: Seq
                         target_env: str = "vulkan1.3") -> bytes:
     """SPIR-V for a GL_ARM_tensors compute shader, from Arm's glslc through the stage table (so it
     is validated and cached as every module is); raises CompileError with the compiler's log."""
-    req = CompileRequest(source, tensor_glsl.LANGUAGE.name, build_options=build_options,
+    req = CompileRequest(source, "glsl-tensors", build_options=build_options,
                          include_dirs=tuple(include_dirs), target_env=target_env)
     return Compiler(req).vulkan_module().data
 

@@ -45,10 +45,12 @@ MAX_TOTAL_BYTES = 64 << 20
 MAX_DEPTH = 64
 MAX_FILES = 4096
 
-_DIRECTIVE = re.compile(rb"^[ \t\f\v]*(?:#|%:|\?\?=)[ \t\f\v]*([A-Za-z_][A-Za-z0-9_]*)?(.*)$", re.S)
-_TARGET = re.compile(rb'^[ \t\f\v]*(?:"([^"\n]*)"|<([^>\n]*)>)')
-_PROBE = re.compile(rb"\b__has_include(?:_next)?\b")
-_FILE_MACRO = re.compile(rb"\b__FILE__\b")
+# the patterns are compiled on first use (re's cache): a run of a SPIR-V module reads its file
+# through read_checked and never expands one (issue 23: start-up)
+_DIRECTIVE = rb"^[ \t\f\v]*(?:#|%:|\?\?=)[ \t\f\v]*([A-Za-z_][A-Za-z0-9_]*)?(.*)$"  # with re.S
+_TARGET = rb'^[ \t\f\v]*(?:"([^"\n]*)"|<([^>\n]*)>)'
+_PROBE = rb"\b__has_include(?:_next)?\b"
+_FILE_MACRO = rb"\b__FILE__\b"
 #: directives that make the preprocessor open a file
 _OPENING = {b"include", b"include_next", b"import"}
 
@@ -288,7 +290,7 @@ class _Expander:
         # gives back: (the physical line the directive numbers, the number it gives it, the name)
         renumbered: tuple[int, int, Path] | None = None
         for d in found:
-            m = _DIRECTIVE.match(d.text)
+            m = re.match(_DIRECTIVE, d.text, re.S)
             word = m.group(1) if m else None
             if word == b"line" and m is not None:
                 renumbered = _line_directive(m.group(2), d.last_line + 1, renumbered[2] if renumbered else named)
@@ -328,10 +330,10 @@ class _Expander:
         self.total += len(data)
         if self.total > MAX_TOTAL_BYTES:
             raise _Refused(named, 1, f"the kernel and its includes are larger than {MAX_TOTAL_BYTES >> 20} MiB")
-        if _FILE_MACRO.search(data):
+        if re.search(_FILE_MACRO, data):
             self.names_paths = True
         found = directives(data, self.opencl)
-        probe = _PROBE.search(_without_comments(data, found))
+        probe = re.search(_PROBE, _without_comments(data, found))
         if probe is not None:
             raise _Refused(named, data.count(b"\n", 0, probe.start()) + 1,
                            "__has_include is not allowed: it probes files the compiler would open")
@@ -339,7 +341,7 @@ class _Expander:
 
     def included(self, named: Path, d: Directive, operand: bytes, depth: int) -> tuple[Path, Path, bytes]:
         """The file an ``#include`` of ``named`` names: as found, resolved, and its bytes (checked)."""
-        target = _TARGET.match(operand)
+        target = re.match(_TARGET, operand)
         if target is None:
             raise _Refused(named, d.line, f"#include {operand.strip().decode(errors='replace')}: "
                                           "only a \"name\" or <name> is allowed (not a macro)")

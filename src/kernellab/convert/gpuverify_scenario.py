@@ -14,15 +14,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from kernellab import model as m
 from kernellab import modelkit
 from kernellab.backends import opencl_abi as abi
-from kernellab.backends.base import ProgramSpec, SpecConstant
-from kernellab.backends.opencl import KernelArg, OpenCLBackend, OpenCLBuffer, OpenCLProgram
+from kernellab.backends.base import Backend, Buffer, KernelArg, Program, ProgramSpec, SpecConstant
 from kernellab.compile.pipeline import expand_request
 from kernellab.compile.stage import placed
 from kernellab.errors import CompileError, InputError, Problem, json_pointer
@@ -32,7 +31,15 @@ from kernellab.formats.paths import name_problem, uid_where
 from kernellab.formats.scenario import load_scenario
 from kernellab.outputs import OutputSet
 from kernellab.runtime.executor import driver_options, shader_request
-from kernellab.runtime.instantiation import LaunchScenario, as_scenario, build, make_arguments, select
+from kernellab.runtime.instantiation import (
+    LaunchScenario,
+    as_scenario,
+    build,
+    launches,
+    make_arguments,
+    open_backend,
+    select,
+)
 
 Report = Callable[[str], None]
 
@@ -61,7 +68,7 @@ def import_instantiations(path: str | Path, output_dir: str | Path, *, index: in
     shaders: list[dict[str, Any]] = []
     resources: list[dict[str, Any]] = []
     commands: list[dict[str, Any]] = []
-    backend = OpenCLBackend.open(device)
+    backend = open_backend(device)
     try:
         with OutputSet(out) as outs:
             kernels: dict[Path, str] = {}
@@ -179,7 +186,7 @@ def export_scenario(path: str | Path, output_dir: str | Path, *, device: str | N
         for w in warnings:
             report(str(w))
     dispatches = _exportable_dispatches(scenario, path)
-    backend = OpenCLBackend.open(device)
+    backend = open_backend(device)
     try:
         exporter = _Exporter(backend, scenario, path, out)
         with OutputSet(out) as outs:
@@ -198,22 +205,25 @@ def export_scenario(path: str | Path, output_dir: str | Path, *, device: str | N
 
 
 class _Exporter:
-    """A scenario's buffers and programs on an OpenCL device, written out dispatch by dispatch."""
+    """A scenario's buffers and programs on a backend that launches OpenCL C kernels (the
+    contract's :class:`~kernellab.backends.base.KernelLaunchFeature`), written out dispatch by
+    dispatch."""
 
-    def __init__(self, backend: OpenCLBackend, scenario: m.Scenario, path: Path, out: Path):
+    def __init__(self, backend: Backend, scenario: m.Scenario, path: Path, out: Path):
         self.backend, self.scenario, self.path, self.out = backend, scenario, path, out
-        self.buffers: dict[str, OpenCLBuffer] = {}
+        self.launches = launches(backend)
+        self.buffers: dict[str, Buffer] = {}
         for r in scenario.resources:
             if isinstance(r, m.Buffer):
-                self.buffers[r.uid] = cast(OpenCLBuffer, backend.alloc_buffer(r.size, r.uid))
+                self.buffers[r.uid] = backend.alloc_buffer(r.size, r.uid)
                 data = npy.load_bytes(r.src_path) if r.src_path is not None else np.zeros(r.size, np.uint8)
                 backend.write_buffer(self.buffers[r.uid], np.asarray(data)[:r.size])
         self.push_data = {r.uid: bytes(npy.load_bytes(r.src_path)) for r in scenario.resources
                           if isinstance(r, m.RawData) and r.src_path is not None}
-        self.programs: dict[str, OpenCLProgram] = {}
+        self.programs: dict[str, Program] = {}
         self.kernel_files: dict[str, str] = {}
 
-    def program(self, shader: Any, outs: OutputSet) -> OpenCLProgram:
+    def program(self, shader: Any, outs: OutputSet) -> Program:
         """The shader's program, built once; its source is written beside the instantiations."""
         if shader.uid not in self.programs:
             # the exported kernel is the source with its includes inlined and checked (#line keeps lines)
@@ -225,7 +235,7 @@ class _Exporter:
                                specialization=tuple(SpecConstant(s.id, s.value)
                                                     for s in shader.specialization_constants))
             try:
-                self.programs[shader.uid] = self.backend.create_program(spec)  # type: ignore[assignment]
+                self.programs[shader.uid] = self.backend.create_program(spec)
             except CompileError as exc:  # named by the shader's place in the scenario, as `run` names it
                 raise placed(exc, shader_request(self.scenario, shader).place) from exc.__cause__
             self.kernel_files[shader.uid] = f"{shader.uid}.cl"
@@ -238,7 +248,7 @@ class _Exporter:
         shader = d.shader
         program = self.program(shader, outs)
         specs = {s.id: int(s.value) for s in shader.specialization_constants}
-        local = abi.local_size(specs, program.compile_work_group_size)
+        local = abi.local_size(specs, self.launches.required_work_group_size(program))
         groups = list(d.command.workgroups)
         dims = max(len(d.command.rangeND), 1 + max((i for i in range(3) if local[i] > 1), default=0))
         inst: dict[str, Any] = {"language": "OpenCL", "endianness": "little",
@@ -253,15 +263,16 @@ class _Exporter:
             inst["compiler_flags"] = shader.build_options
         return inst
 
-    def arguments(self, k: int, d: _Dispatch, program: OpenCLProgram, specs: dict[int, int],
+    def arguments(self, k: int, d: _Dispatch, program: Program, specs: dict[int, int],
                   outs: OutputSet) -> list[dict[str, Any]]:
         bound = {(b.set, b.id): b.resource_ref for b in d.command.bindings}
-        scalars = abi.unpack_push_constants(program.args, self.push_data.get(d.command.push_data_ref, b""),
-                                            self.backend.type_layout(program, abi.unsized_types(program.args)))
-        binding_of = abi.buffer_bindings(program.args)
-        counts = abi.local_counts(program.args, specs)
+        params = self.launches.kernel_arguments(program)
+        scalars = abi.unpack_push_constants(params, self.push_data.get(d.command.push_data_ref, b""),
+                                            self.launches.type_layout(program, abi.unsized_types(params)))
+        binding_of = abi.buffer_bindings(params)
+        counts = abi.local_counts(params, specs)
         args: list[dict[str, Any]] = []
-        for a in program.args:
+        for a in params:
             if a.kind == "buffer":
                 binding = binding_of[a.index]
                 args.append(self.buffer_argument(k, d, a, bound.get((0, binding)), binding, outs))

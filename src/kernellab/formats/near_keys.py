@@ -17,7 +17,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from typing import Any
 
-_MISSING = re.compile(r'missing required field "([^"]+)"')
+#: compiled on first use (re's cache): only a document with problems needs it (issue 23: start-up)
+_MISSING = r'missing required field "([^"]+)"'
 
 
 def hint(misspelled: str, meant: str) -> str:
@@ -58,7 +59,7 @@ def with_misspelling_hints(problems: Sequence[Problem], data: Any) -> list[Probl
     for p in problems:
         found = None
         if not p.warning and p.where.startswith("/"):
-            if (missing := _MISSING.search(p.message)) is not None:
+            if (missing := re.search(_MISSING, p.message)) is not None:
                 field, obj = missing.group(1), _object_at(data, p.where)
             else:
                 parent, _, last = p.where.rpartition("/")

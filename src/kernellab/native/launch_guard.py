@@ -18,6 +18,7 @@ import mmap
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 
 #: the signals a faulting kernel or driver dies of; others (SIGINT, SIGTERM, SIGKILL) are passed on
@@ -26,28 +27,58 @@ _SIZE = 4096
 
 #: the page shared with the supervising parent; None when this process is not supervised
 _page: list[mmap.mmap] = []
-#: names a caller holds for what runs inside it (a kernel-instantiation launch run as a scenario:
-#: its dispatch is that launch, and the file's words name it better than the scenario's)
-_held: list[str] = []
+#: what each thread is running now: thread id -> the stack of names it holds (innermost last) and
+#: the name it recorded last. Two lanes of a schedule run parts at once, each in a thread of its
+#: own: a thread's launch takes the name its own thread holds, never another lane's
+_threads: dict[int, tuple[list[str], str]] = {}
+_lock = threading.Lock()
 
 
 @contextlib.contextmanager
 def held(what: str) -> Iterator[None]:
-    """``what`` names every launch made inside the block; inner :func:`naming` calls keep it."""
+    """``what`` names every launch this thread makes inside the block; inner :func:`naming` calls
+    keep it."""
+    me = threading.get_ident()
+    with _lock:
+        stack = _threads.setdefault(me, ([], ""))[0]
+        stack.append(what)
     naming(what)
-    _held.append(what)
     try:
         yield
     finally:
-        _held.pop()
+        with _lock:
+            stack.pop()
+            if stack:
+                _threads[me] = (stack, stack[-1])
+            else:
+                # done: the page names what the other threads run now, or keeps this name
+                del _threads[me]
+                _write(_threads_names())
 
 
 def naming(what: str) -> None:
-    """Record ``what`` (``launch 0 (k) of k.json``) as the launch now running, for the parent."""
+    """Record ``what`` (``launch 0 (k) of k.json``) as this thread's launch now running, for the
+    parent; launches running in several threads at once are named together (``A or B``)."""
     if not _page:
         return
-    if _held:
-        what = _held[-1]
+    me = threading.get_ident()
+    with _lock:
+        stack, _ = _threads.get(me, ([], ""))
+        _threads[me] = (stack, stack[-1] if stack else what)
+        if len(_threads) > 1:  # a thread gone is running nothing
+            alive = {t.ident for t in threading.enumerate()}
+            for gone in [t for t in _threads if t not in alive]:
+                del _threads[gone]
+        _write(_threads_names())
+
+
+def _threads_names() -> str:
+    return " or ".join(dict.fromkeys(name for _, name in _threads.values() if name))
+
+
+def _write(what: str) -> None:
+    if not _page or not what:
+        return
     data = what.encode("utf-8", "replace")[:_SIZE - 4]
     page = _page[0]
     page[4:4 + len(data)] = data
@@ -66,7 +97,6 @@ def supervised(cleanup: Callable[[], object] = lambda: None) -> int | None:
     SIGHUP on. A child ended by a fault signal gives one line naming its last launch, and
     ``cleanup`` (removing what it staged) runs; one ended by another signal ends the parent by the
     same signal. Without a way to fork (threads running), the command runs unsupervised."""
-    import threading
     if threading.active_count() > 1 or not hasattr(os, "fork"):
         return None
     page = mmap.mmap(-1, _SIZE, flags=mmap.MAP_SHARED)

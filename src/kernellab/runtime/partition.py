@@ -19,9 +19,11 @@ launched with a global work offset over whole-size buffers, so ``get_global_id``
 This module keeps the split policy (:func:`plan_parts`, which buffers are bound as ranges), the
 merge and the sweep; the parts run as scenarios through the one executor
 (:func:`~kernellab.runtime.spec_scenario.run_split`) on the OpenCL backend, one backend per device
-(one context and one in-order queue: PySchedCL's queue per device; devices of two platforms
-cannot share a context). On two devices each part runs on its own backend in a thread of its
-own, so the parts run concurrently. Every command is profiled, transfers included
+(one context; devices of two platforms cannot share one). On two devices each part runs on its
+own backend in a thread of its own; on one device the parts are dispatches of one scenario with
+no barrier between them, which the backend runs on two queues of its context
+(:meth:`~kernellab.backends.base.Backend.open_queues`): either way the parts run concurrently,
+PySchedCL's queue per part. Every command is profiled, transfers included
 (:meth:`~kernellab.backends.base.Backend.transfer_timings`); :class:`PartTiming` carries the
 device times of a part's writes, kernel and reads.
 """
@@ -132,8 +134,9 @@ class Lane:
 class Session:
     """A backend for each device of the two parts, and built kernels, reused across runs.
 
-    One device: one backend, whose one queue runs both parts in order. Two devices: a backend
-    each (buffers then cannot be shared), run concurrently."""
+    One device: one backend with two queues on its context, which runs the two parts at once
+    over shared buffers. Two devices: a backend each (buffers then cannot be shared), run
+    concurrently."""
 
     def __init__(self, cpu: Target, gpu: Target, profiling: bool = True):
         cls = backend_class("opencl")
@@ -150,6 +153,9 @@ class Session:
         self.lanes = {role: Lane(role, target, *self._aligned(opened[target.info.index]))
                       for role, target in (("gpu", gpu), ("cpu", cpu))}
         self.shared_context = len(opened) == 1
+        #: queues of the one device: its two parts run at once on two queues of one context, as
+        #: on two devices (1 where the backend has one queue: they take turns)
+        self.queues = opened[gpu.info.index][0].open_queues(2) if self.shared_context else 1
         self._built: dict[tuple[str, str, str], tuple[bytes, compiler_options.Options]] = {}
         self._checked: set[tuple[int, tuple[str, str, str]]] = set()
         self._lock = threading.Lock()
@@ -163,7 +169,7 @@ class Session:
     def description(self) -> str:
         g, c = self.lanes["gpu"].target, self.lanes["cpu"].target
         if self.shared_context:
-            return f"{g.label} (two queues)"
+            return f"{g.label} ({'two queues' if self.queues > 1 else 'one queue'})"
         return f"GPU-class {g.label}; CPU-class {c.label}"
 
     def program(self, kernel: ResolvedKernel, roles: Sequence[str] = ("gpu", "cpu")) -> tuple[bytes, compiler_options.Options]:
@@ -360,7 +366,7 @@ def execute(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.ndar
     def programs(shaped: SpecScenario) -> Mapping[str, ProgramSpec]:
         return program_specs(shaped, code, options)
 
-    # one backend for all parts (one device): its queue runs them in order; else a backend each
+    # one backend for all parts (one device): a queue each on its context; else a backend each
     groups = [parts] if session.shared_context or len(parts) == 1 else [[part] for part in parts]
     ranged: frozenset[int] = frozenset()
     if len(groups[0]) > 1 and split == "subbuffer":
@@ -384,19 +390,19 @@ def _run_groups(session: Session, kernel: ResolvedKernel, host: Mapping[int, np.
                 programs: Callable[[SpecScenario], Mapping[str, ProgramSpec]]) -> list[SplitRun]:
     """Each group of parts on its lane's backend through the executor; two groups (two devices)
     in a thread each, so that they run concurrently."""
+    from kernellab.native import launch_guard  # a crash names the part (schedule, partition-sweep)
+
     def one(group: list[Part]) -> SplitRun:
         lane = session.lanes[group[0].role]
-        with lane.lock:
+        what = (f"the {' and '.join(part.role for part in group)} part{'s' if len(group) > 1 else ''} of kernel "
+                f"{kernel.spec.name} of {kernel.spec.file} or one before it")
+        # held in the thread that runs the group: two lanes' parts at once are named apart
+        with lane.lock, launch_guard.held(what):
             return run_split(kernel, host, group, split, lane.backend, ranged, of=of, programs=programs)
 
-    from kernellab.native import launch_guard  # a crash names the part (schedule, partition-sweep)
-    roles = [part.role for g in groups for part in g]
-    joined = " and ".join(roles) if len(groups) == 1 else " or ".join(roles)
-    with launch_guard.held(f"the {joined} part{'s' if len(groups) == 1 and len(roles) > 1 else ''} of kernel "
-                           f"{kernel.spec.name} of {kernel.spec.file} or one before it"):
-        if len(groups) == 1:
-            return [one(groups[0])]
-        return _concurrently(kernel, [functools.partial(one, g) for g in groups])
+    if len(groups) == 1:
+        return [one(groups[0])]
+    return _concurrently(kernel, [functools.partial(one, g) for g in groups])
 
 
 def _concurrently(kernel: ResolvedKernel, calls: Sequence[Callable[[], SplitRun]]) -> list[SplitRun]:

@@ -13,8 +13,9 @@ measured split when a sweep measured splits.
 Execution follows the plan with one thread per lane; a task starts when its predecessors are
 done, and data moves along the DAG's edges through host memory. Each task runs through
 :func:`~kernellab.runtime.partition.execute` (its parts as scenarios through the one executor); two
-lanes on one device share its backend and its one queue, so their tasks take turns on it. The trace records, per task, the
-planned and the measured start and end and the kernel time from profiling events.
+lanes on one device share its backend, so their tasks take turns on it (a split task's two parts
+run at once on its two queues). The trace records, per task, the planned and the measured start
+and end and the kernel time from profiling events.
 """
 from __future__ import annotations
 

@@ -176,6 +176,9 @@ def split_scenario(kernel: ResolvedKernel, host: Mapping[int, np.ndarray], parts
         command.global_size = size
         if split == "offset" and part.start:
             command.global_offset = [part.start] + [0] * (len(size) - 1)
+        # the parts touch disjoint rows (or copies of their own): no barrier between them, so a
+        # backend with a second queue on the device runs them at once (PySchedCL's queue a part)
+        command.implicit_barrier = part is parts[-1]
         commands.append(command)
     bound_uids = {b.resource_ref for c in commands if isinstance(c, m.DispatchCompute) for b in c.bindings}
     resources = [r for r in resources if not isinstance(r, m.Buffer) or r.uid in bound_uids]
@@ -286,11 +289,7 @@ def run_split(kernel: ResolvedKernel, host: Mapping[int, np.ndarray], parts: Seq
 def _read_back(kernel: ResolvedKernel, shaped: SpecScenario, parts: Sequence[Part], buffers: Mapping[str, Buffer],
                backend: Backend) -> SplitRun:
     def read(uid: str, b: ResolvedBuffer) -> np.ndarray:
-        if uid in shaped.regions:
-            raw: Any = backend.read_buffer_range(buffers[uid], *shaped.regions[uid])
-        else:
-            raw = backend.read_buffer_bytes(buffers[uid])
-        return np.frombuffer(raw, dtype=b.spec.type.dtype).copy()
+        return read_array(backend, buffers[uid], b, *shaped.regions.get(uid, (0, buffers[uid].size)))
 
     run = SplitRun({}, {}, {})
     for b in kernel.buffers:
@@ -307,6 +306,15 @@ def _read_back(kernel: ResolvedKernel, shaped: SpecScenario, parts: Sequence[Par
     return run
 
 
+def read_array(backend: Backend, buf: Buffer, b: ResolvedBuffer, offset: int, size: int) -> np.ndarray:
+    """``size`` bytes of ``buf`` from ``offset`` as a flat array of the spec's element type, read
+    by the device straight into the array (one host copy: the result's own)."""
+    dtype = np.dtype(b.spec.type.dtype)
+    out = np.empty(size // dtype.itemsize, dtype=dtype)
+    backend.read_buffer_into(buf, out, offset)
+    return out
+
+
 def run_unsplit(kernel: ResolvedKernel, host: Mapping[int, np.ndarray], backend: Backend) -> dict[int, np.ndarray]:
     """Run ``kernel`` whole on ``backend`` through the one executor; position -> the flat final
     array of every written buffer (the spec's element type)."""
@@ -319,7 +327,7 @@ def run_unsplit(kernel: ResolvedKernel, host: Mapping[int, np.ndarray], backend:
     out = {}
     for b in kernel.buffers:
         if b.spec.written_by_kernel:
-            raw = backend.read_buffer_bytes(executor.buffers[shaped.buffers[b.pos]])
-            out[b.pos] = np.frombuffer(bytes(raw), dtype=b.spec.type.dtype).copy()
+            buf = executor.buffers[shaped.buffers[b.pos]]
+            out[b.pos] = read_array(backend, buf, b, 0, buf.size)
     return out
 

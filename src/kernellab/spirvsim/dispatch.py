@@ -134,6 +134,10 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_poi
         bindings = dict(bindings or {})
         bindings.update({(-1, k): b for k, (_, b) in enumerate(addressable)})  # their original bytes
     handles, image_owners = images.bind(module, dict(bindings or {}), gs, ngroups * gs)
+    both = {k[0] for k in owners} & {k[0] for k in image_owners}
+    if both:  # a buffer bound as a texel buffer and as a storage or uniform buffer: one memory, two regions
+        raise InputError(f"buffer {min(both)} is bound twice with different ranges (as a texel buffer and a buffer); "
+                         "overlapping bindings of one buffer are not supported by the SPIR-V checker")
     owners.update(image_owners)
     shadow_bytes = sum(r.shadow.nbytes for r in owners.values() if r.shadow is not None)
     if shadow_bytes > MAX_SHADOW_BYTES:

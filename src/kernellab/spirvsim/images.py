@@ -70,17 +70,14 @@ class ImageType:
 
     @property
     def coords(self) -> int:
-        return {"1D": 1, "2D": 2, "3D": 3}.get(self.dim, 2)
+        return {"1D": 1, "Buffer": 1, "2D": 2, "3D": 3}.get(self.dim, 2)
 
 
 def image_type(words: tuple[int, ...], image_format: str) -> ImageType | str:
     """The image type of an OpTypeImage's operand words, or why the checker refuses it."""
     dim = DIMS.get(words[2], f"Dim({words[2]})")
     t = ImageType(dim, words[3], bool(words[4]), bool(words[5]), words[6], image_format)
-    if dim == "Buffer":
-        return ("texel buffers (OpTypeImage Dim Buffer) are not supported by the SPIR-V checker (Arm's scenarios "
-                "have none; kernellab's texel_format extension is not modelled)")
-    if dim not in ("1D", "2D", "3D"):
+    if dim not in ("1D", "2D", "3D", "Buffer"):
         return f"OpTypeImage of Dim {dim} is not supported by the SPIR-V checker"
     if t.arrayed or t.multisampled:
         return "arrayed and multisampled images are not supported by the SPIR-V checker (a scenario binds neither)"
@@ -105,6 +102,9 @@ class ImageBinding:
     levels: int | None = None
     sampler: Sampler = field(default_factory=Sampler)
     depth: int = 1
+    #: a texel buffer's view: the byte of ``data`` (the whole buffer) where its texels begin; the
+    #: texels are ``width`` of one row and one level
+    offset: int = 0
 
 
 def level_extent(width: int, height: int, depth: int, level: int) -> tuple[int, int, int]:
@@ -189,21 +189,35 @@ def bind(module: Any, bindings: Mapping[tuple[int, int], Any], group_size: int, 
     owners: dict[tuple[str, int, int], Region] = {}
     bound: dict[str, BoundImage] = {}
     used = _used_ids(module)
+
+    def bound_image(b: ImageBinding) -> BoundImage:
+        img = bound.get(b.uid)
+        if img is None:
+            data = b.data.tobytes() if isinstance(b.data, np.ndarray) else bytes(b.data)
+            size = level_offsets(b.format, b.width, b.height, b.mips, b.depth)[-1]
+            if len(data) < b.offset + size:
+                raise InputError(f"image {b.uid}: {len(data) - b.offset} bytes of texels for {size} bytes of levels")
+            region = Region.make(b.uid, STORAGE, GLOBAL, 1, size, data[b.offset:b.offset + size], writable=False)
+            img = bound[b.uid] = BoundImage(b, region)
+            fmt = img.fmt
+            who = np.int32 if invocations < 2 ** 31 else np.int64
+            if accessor_bytes(size, fmt.texel_size, who) > MAX_BATCH_MEMORY:  # refused before allocating
+                raise InputError(f"image {b.uid} needs {accessor_bytes(size, fmt.texel_size, who) >> 20} MiB to record "
+                                 f"its accesses, past the checker's limit of {MAX_BATCH_MEMORY >> 20} MiB")
+            region.granule = fmt.texel_size if region.data.size % fmt.texel_size == 0 else 1
+            region.track_accessors(fmt.texel_size, who)
+            owners[(b.uid, b.offset, size)] = region
+        return img
+
     for vid, var in module.variables.items():
         ptr_t = module.types[var.words[0]]
         if ptr_t.storage != "UniformConstant" or vid not in used:
             continue
         t = ptr_t.elem
-        if t is None or t.kind not in ("image", "sampled_image"):
+        if t is None or t.kind not in ("image", "sampled_image", "sampler"):
             what = t.kind if t is not None else "?"
             raise module.fail(var, f"a UniformConstant variable of type {what} is not supported by the SPIR-V checker "
-                                   "(images and combined image samplers are; arrays of them and separate samplers "
-                                   "are not)")
-        it = module.image_types[t.elem.id if t.kind == "sampled_image" else t.id]
-        if t.kind == "image" and it.sampled != 2:
-            raise module.fail(var, "a sampled image without its sampler (texture2D and a separate sampler) is not "
-                                   "supported by the SPIR-V checker: it binds sampled images as combined image "
-                                   "samplers, as Arm's scenarios do")
+                                   "(images, samplers and combined image samplers are; arrays of them are not)")
         ds, bd = module.decorated(vid, "DescriptorSet"), module.decorated(vid, "Binding")
         if ds is None or bd is None:
             raise module.fail(var, f"image variable %{vid} has no DescriptorSet/Binding decoration")
@@ -214,32 +228,24 @@ def bind(module: Any, bindings: Mapping[tuple[int, int], Any], group_size: int, 
         if not isinstance(b, ImageBinding):
             raise InputError(f"the shader uses descriptor set {ds[0]} binding {bd[0]} as an image but the dispatch "
                              f"binds buffer {getattr(b, 'uid', '?')} there")
-        storage = t.kind == "image"
+        if t.kind == "sampler":
+            # a sampler bound on its own (a SAMPLER descriptor): the binding's image carries it;
+            # OpSampledImage pairs it with a sampled image (texture2D)
+            handles[vid] = Handle(bound_image(b), 0, 1, b.sampler, False)
+            continue
+        it = module.image_types[t.elem.id if t.kind == "sampled_image" else t.id]
+        storage = t.kind == "image" and it.sampled == 2
         if not 0 <= b.base_level < b.mips:
             raise InputError(f"image {b.uid}: lod {b.base_level} but it has {b.mips} mip levels")
-        img = bound.get(b.uid)
-        if img is None:
-            data = b.data.tobytes() if isinstance(b.data, np.ndarray) else bytes(b.data)
-            size = level_offsets(b.format, b.width, b.height, b.mips, b.depth)[-1]
-            if len(data) < size:
-                raise InputError(f"image {b.uid}: {len(data)} bytes of texels for {size} bytes of levels")
-            region = Region.make(b.uid, STORAGE, GLOBAL, 1, size, data[:size], writable=False)
-            img = bound[b.uid] = BoundImage(b, region)
-            fmt = img.fmt
-            who = np.int32 if invocations < 2 ** 31 else np.int64
-            if accessor_bytes(size, fmt.texel_size, who) > MAX_BATCH_MEMORY:  # refused before allocating
-                raise InputError(f"image {b.uid} needs {accessor_bytes(size, fmt.texel_size, who) >> 20} MiB to record "
-                                 f"its accesses, past the checker's limit of {MAX_BATCH_MEMORY >> 20} MiB")
-            region.granule = fmt.texel_size if region.data.size % fmt.texel_size == 0 else 1
-            region.track_accessors(fmt.texel_size, who)
-            owners[(b.uid, 0, size)] = region
+        img = bound_image(b)
         if storage and img.region.shadow is None:
             img.region.writable = True
             img.region.shadow = Shadow(img.region.data.size // img.region.granule, group_size, across_groups=True)
         levels = b.mips - b.base_level if b.levels is None else b.levels
         if storage:
             levels = 1
-        handles[vid] = Handle(img, b.base_level, levels, None if storage else b.sampler, storage)
+        # a sampled image without its sampler (texture2D) gets one from OpSampledImage
+        handles[vid] = Handle(img, b.base_level, levels, b.sampler if t.kind == "sampled_image" else None, storage)
     return handles, owners
 
 
@@ -508,7 +514,7 @@ def image_sample(mach: Any, inst: Any, m: np.ndarray, full: bool) -> None:
                                 "is not supported by the SPIR-V checker (an explicit Lod is)")
     s = h.sampler
     lanes = mach._lanes(m, full)
-    n = {"1D": 1, "3D": 3}.get(_image_dim(mach, w[2]), 2)
+    n = {"1D": 1, "Buffer": 1, "3D": 3}.get(_image_dim(mach, w[2]), 2)
     coords = [np.asarray(c, np.float64)[lanes] for c in _components(mach.values[w[3]], n, mach.L)]
     q = h.levels - 1
     lam = np.clip(np.broadcast_to(np.asarray(mach.values[ops["Lod"][0]], np.float64), (mach.L,))[lanes], 0.0, q)

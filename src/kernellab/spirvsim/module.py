@@ -35,7 +35,7 @@ SUPPORTED_CAPABILITIES = frozenset({
     "VariablePointers", "VariablePointersStorageBuffer", "PhysicalStorageBufferAddresses",
     # images: storage images, combined image samplers and their queries (spirvsim.images)
     "ImageQuery", "StorageImageReadWithoutFormat", "StorageImageWriteWithoutFormat", "StorageImageExtendedFormats",
-    "Image1D", "Sampled1D",
+    "Image1D", "Sampled1D", "ImageBuffer", "SampledBuffer",
 }) | subgroup.CAPABILITIES
 
 #: storage classes of variables the interpreter models

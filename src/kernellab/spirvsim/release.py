@@ -23,7 +23,8 @@ count below ``B``), and :data:`SLOTS` synchronisations (the head's invocation, i
 storage classes): an access is ordered after a recorded one of invocation ``p`` at count ``t``
 when a slot names ``p`` with a count above ``t`` for the access's memory. A reader that
 synchronises with more invocations keeps the last :data:`SLOTS` (a forgotten one may give a
-false alarm, never a missed race); synchronisation is not transitive here (the same).
+false alarm, never a missed race); synchronisation is not transitive here (the same). Where
+the shadow memory dropped a record, this order does not clear a conflict (``Shadow.crowded``).
 Per atomic location a region keeps the head of its release sequence (``Region.released``).
 """
 from __future__ import annotations

@@ -30,6 +30,11 @@ subgroup and phase another kept record shares is dropped: every later access tha
 with a dropped record conflicts with a kept one (it is unordered with the record of the same
 subgroup phase, or is that record's invocation and then unordered with the other).
 
+**Release/acquire.** The two-record argument needs "differs from the invocation", which an
+access ordered through atomics (:mod:`kernellab.spirvsim.release`) does not give: it may follow
+both kept records and not a dropped one. So where a record of a class was dropped (``crowded``),
+that order no longer clears a conflict with the class's records: a false alarm at worst.
+
 All of it is NumPy: one access of ``n`` invocations costs a few fancy-indexing passes, no sort.
 """
 from __future__ import annotations
@@ -89,6 +94,10 @@ class Shadow:
         self.sep: list[tuple[np.ndarray, np.ndarray] | None] = [None] * 4
         #: per class, the release count of each record (only when atomics synchronise)
         self.times: list[tuple[np.ndarray, ...] | None] = [None] * 4
+        #: per class, the units where a record of an invocation was dropped (only when atomics
+        #: synchronise): there an access ordered after every kept record may still race with the
+        #: dropped one, so release/acquire order does not clear a conflict
+        self.crowded: list[np.ndarray | None] = [None] * 4
         self._tag = np.zeros(nbytes, np.int64)
 
     @property
@@ -168,7 +177,11 @@ class Shadow:
             if times is not None and hb is not None and rowid is not None and when >= 0 and new.any():
                 at = np.nonzero(new)[0]
                 t = times(c)[when][flat[at]]
-                new[at[hb.ordered(rowid[at], who[at], t)]] = False
+                ordered = hb.ordered(rowid[at], who[at], t)
+                crowded = self.crowded[c]
+                if crowded is not None:
+                    ordered &= ~crowded[flat[at]]
+                new[at[ordered]] = False
             if new.any():
                 hit[new] = True
                 partner[new] = who[new]
@@ -222,12 +235,14 @@ class Shadow:
             note(clash, wl, np.full(flat.shape, inst, np.int32), WRITE, False)
             across[clash & (wl // gs != group)] = True
 
+        before = self._kept(cls, flat) if hb is not None else None
         if subs is None:
             self._record(flat, lane, key, group, cls, inst, dup)
         else:
             self._record_phased(flat, lane, key, group, cls, inst, dup, subs)
-        if hb is not None:
+        if hb is not None and before is not None:
             self._record_times(flat, lane, cls, inst, np.repeat(hb.count, w))
+            self._note_dropped(flat, lane, key, cls, before)
 
         if not hit.any():
             return None
@@ -237,15 +252,47 @@ class Shadow:
         pick = rows * w + first_hit
         return Conflicts(np.asarray(hit2.any(axis=1)), partner[pick], pinst[pick], pcls[pick], across[pick], flat[pick])
 
+    def _kept(self, cls: int, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The invocations of the records of class ``cls`` at units ``flat``, (m, 4): first,
+        other, and the two across workgroups (-1: none), and the within-workgroup records' key."""
+        first, first_key, _, other, _ = self._arrays(cls)
+        g = self.gcls[cls]
+        none = np.full(flat.shape, -1, np.int64)
+        cols = [first[flat], other[flat], g[0][flat] if g is not None else none, g[2][flat] if g is not None else none]
+        return np.stack(cols, axis=1).astype(np.int64), first_key[flat]
+
+    def _note_dropped(self, flat: np.ndarray, lane: np.ndarray, key: np.ndarray, cls: int,
+                      before: tuple[np.ndarray, np.ndarray]) -> None:
+        """Mark the units where this instruction dropped an invocation's record of class ``cls``:
+        an access of it that no kept record holds, or a record it replaced other than by a later
+        barrier phase of the record's own workgroup (the barrier orders that one)."""
+        old, old_key = before
+        new, _ = self._kept(cls, flat)
+        lost = ~(new == lane[:, None]).any(axis=1)
+        phase_over = (old_key // EPOCHS == key // EPOCHS) & (old_key != key)
+        for k in range(4):
+            o = old[:, k]
+            gone = (o >= 0) & ~(new == o[:, None]).any(axis=1)
+            if k < 2:
+                gone &= ~phase_over
+            lost |= gone
+        if lost.any():
+            crowded = self.crowded[cls]
+            if crowded is None:
+                crowded = self.crowded[cls] = np.zeros(self.n, bool)
+            crowded[flat[lost]] = True
+
     def _record_times(self, flat: np.ndarray, lane: np.ndarray, cls: int, inst: int, count: np.ndarray) -> None:
-        """The release count of each record this instruction's accesses made."""
-        first, _, first_inst, other, other_inst = self._arrays(cls)
-        records = [(first, first_inst), (other, other_inst)]
+        """The release count of each record of an invocation accessing its unit again: its latest
+        access (a record keeps its first instruction; ordered after the latest access, an access
+        is ordered after the earlier ones of that invocation)."""
+        first, _, _, other, _ = self._arrays(cls)
+        records = [first, other]
         g = self.gcls[cls]
         if g is not None:
-            records += [(g[0], g[1]), (g[2], g[3])]
-        for (who, what), t in zip(records, self._times(cls)):
-            mine = (who[flat] == lane) & (what[flat] == inst)
+            records += [g[0], g[2]]
+        for who, t in zip(records, self._times(cls)):
+            mine = who[flat] == lane
             t[flat[mine]] = count[mine]
 
     def _record(self, flat: np.ndarray, lane: np.ndarray, key: np.ndarray, group: np.ndarray, cls: int, inst: int,

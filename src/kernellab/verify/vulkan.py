@@ -304,7 +304,6 @@ class _Buffers:
                 self.data[r.uid] = image_binding(r, None, b"").data
 
     def bindings(self, c: m.DispatchCompute, ci: int) -> dict[tuple[int, int], Any]:
-        from kernellab.spirvsim import Binding
         out = {}
         for k, b in enumerate(c.bindings):
             r = self.scenario.by_uid[b.resource_ref]
@@ -313,11 +312,36 @@ class _Buffers:
                     raise InputError.at(str(self.path), f"/commands/{ci}/dispatch_compute/bindings/{k}",
                                         f"buffer {r.uid} shares memory (memory_group {r.memory_group.id}): aliased "
                                         "resources are not modelled by the SPIR-V checker")
-                out[(b.set, b.id)] = Binding(r.uid, self.data[r.uid])
+                out[(b.set, b.id)] = self._buffer(b, r, ci, k, c)
             elif isinstance(r, m.Image):
                 out[(b.set, b.id)] = image_binding(r, b, self.data[r.uid])
             # tensors are not bound: a shader using one is refused by the checker
         return out
+
+    def _buffer(self, b: m.Binding, r: m.Buffer, ci: int, k: int, c: m.DispatchCompute) -> Any:
+        """A buffer binding as ``run`` binds it: the shader sees the buffer from the range's offset
+        plus a dynamic descriptor's offset, as far as the range (absent: to the buffer's end, as
+        VK_WHOLE_SIZE is taken at bind time for a dynamic descriptor)."""
+        from kernellab.spirvsim import Binding, ImageBinding
+        from kernellab.vkregistry import vkformat
+        at = f"/commands/{ci}/dispatch_compute/bindings/{k}"
+        if b.array_element or sum((a.set, a.id) == (b.set, b.id) for a in c.bindings) > 1:
+            raise InputError.at(str(self.path), at, f"buffer {r.uid}: an array of buffers (set {b.set} binding {b.id} "
+                                "bound element by element) is not supported by the SPIR-V checker")
+        offset, size = (b.buffer_range[0], b.buffer_range[1]) if b.buffer_range is not None else (0, None)
+        if b.descriptor_type in ("VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC", "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC"):
+            offset += b.dynamic_offset
+        # the scenario loader has checked that the range lies inside the buffer
+        if b.descriptor_type in ("VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER", "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER"):
+            # a texel buffer: the range's bytes as texels of its view's format, one row of them
+            # (read and written through the shared texel codec; races and bounds per texel)
+            fmt = vkformat.lookup(b.texel_format or "")
+            if fmt is None or fmt.packed:
+                raise InputError.at(str(self.path), at + "/texel_format", f"buffer {r.uid}: texel buffers of format "
+                                    f"{b.texel_format} are not supported by the SPIR-V checker")
+            size = len(self.data[r.uid]) - offset if size is None else size
+            return ImageBinding(r.uid, fmt.name, size // fmt.texel_size, 1, 1, self.data[r.uid], offset=offset)
+        return Binding(r.uid, self.data[r.uid], offset, size)
 
     def addressable(self) -> list[tuple[int, Any]]:
         """Every buffer with the device address the checker gives it: the scenario's n-th buffer

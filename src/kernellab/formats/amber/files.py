@@ -75,6 +75,22 @@ def text_values(src: Any, ref: Token, data: bytes, dtypes: Sequence[str], limit:
     return values[:limit]
 
 
+def png_size(src: Any, ref: Token, data: bytes) -> tuple[int, int]:
+    """(width, height) of a ``FILE PNG``, read before anything is inflated."""
+    from kernellab.formats import png
+
+    try:
+        header = png.read_header(data, src.path.parent / ref.text)
+    except InputError as exc:
+        raise src.error(ref, _problems(exc)) from None
+    return header.width, header.height
+
+
+def _problems(exc: InputError) -> str:
+    return "; ".join(f"{p.file}: {p.where}: {p.message}" if p.where else f"{p.file}: {p.message}"
+                     for p in exc.problems)
+
+
 def png_texels(src: Any, ref: Token, data: bytes, size: tuple[int, int] | None = None) -> tuple[int, int, bytes]:
     """(width, height, RGBA8 texels) of a ``FILE PNG``, decoded by kernellab's reader; ``size``:
     the width and height it must have (an IMAGE's), else the file's own (a BUFFER's), of at most
@@ -88,8 +104,7 @@ def png_texels(src: Any, ref: Token, data: bytes, size: tuple[int, int] | None =
             size = header.width, header.height
         texels = png.decode(data, path, size[0], size[1]) if size is not None else b""
     except InputError as exc:
-        raise src.error(ref, "; ".join(f"{p.file}: {p.where}: {p.message}" if p.where else f"{p.file}: {p.message}"
-                                       for p in exc.problems)) from None
+        raise src.error(ref, _problems(exc)) from None
     if size is None:
         raise src.error(ref, f"{path} is a {header.width}x{header.height} PNG: more than {MAX_FILE_BYTES} bytes "
                              "of texels")

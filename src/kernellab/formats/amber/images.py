@@ -89,13 +89,13 @@ def parse_image(parser: Any, head: Token, w: Any, number: NumberReader) -> None:
         if t.text in DIMS:
             dims = t.text
         elif t.text == "MIP_LEVELS":
-            mips = w.integer("the mip level count", 1)
+            mips = w.integer("the mip level count", 1, 32)
         elif t.text == "SAMPLES":
-            samples = w.integer("the sample count", 1)
+            samples = w.integer("the sample count", 1, 64)
             if samples not in SAMPLE_COUNTS:
                 raise src.error(w.last(), f"SAMPLES {samples}: expected 1, 2, 4, 8, 16, 32 or 64")
         else:
-            shape[t.text] = w.integer(f"the {t.text.lower()}", 1)
+            shape[t.text] = w.integer(f"the {t.text.lower()}", 1, (1 << 32) - 1)
     if not dims:
         raise src.error(head, "IMAGE needs DIM_1D, DIM_2D or DIM_3D")
     width, height, depth = _extent(src, head, dims, shape)
@@ -148,6 +148,7 @@ def _initial_values(parser: Any, w: Any, elem: Element, image: ImageShape,
     src = parser.src
     count = image.width * image.height * image.depth
     per = len(elem.components)
+    parser.reserve(w.last(), count, elem)
     if w.done or w.peek() in ("FILL", "SERIES_FROM"):
         return list(parser.size_initializer(w, elem, count))
     init = w.take("an initializer")
@@ -246,9 +247,9 @@ def parse_bind_image(parser: Any, head: Token, w: Any, p: Pipeline, buf: Token, 
                 raise src.error(w.last(), f"BASE_MIP_LEVEL {base_mip}: image {buf.text!r} has {image.mips} "
                                           "mip level(s)")
         elif t.text == "DESCRIPTOR_SET":
-            dset = w.integer("a descriptor set")
+            dset = w.integer("a descriptor set", 0, (1 << 32) - 1)
         else:
-            binding = w.integer("a binding")
+            binding = w.integer("a binding", 0, (1 << 32) - 1)
     if binding < 0:
         raise src.error(kind, f"BIND BUFFER ... AS {kind.text} needs BINDING")
     if (kind.text == "combined_image_sampler") != bool(sampler):
@@ -297,9 +298,9 @@ def _set_and_binding(w: Any) -> tuple[int, int]:
     while not w.done:
         t = w.keyword("DESCRIPTOR_SET", "BINDING")
         if t.text == "DESCRIPTOR_SET":
-            dset = w.integer("a descriptor set")
+            dset = w.integer("a descriptor set", 0, (1 << 32) - 1)
         else:
-            binding = w.integer("a binding")
+            binding = w.integer("a binding", 0, (1 << 32) - 1)
     return dset, binding
 
 

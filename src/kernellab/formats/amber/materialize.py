@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kernellab.compiler_options import Options
-from kernellab.errors import InputError, Problem
+from kernellab.errors import CompileError, InputError, Problem
 from kernellab.formats.amber import images
 from kernellab.formats.amber.bind import descriptor_fields
 from kernellab.formats.amber.clspv_layout import (
@@ -172,7 +172,13 @@ class _Writer:
         if self.compile_hlsl is None:
             raise self.error(shader.line, "an HLSL shader needs an HLSL compiler (glslangValidator)")
         name = f"pipeline{list(self.script.pipelines).index(p.name)}.hlsl.spv"
-        self.write(name, self.compile_hlsl(shader.source, p.entry, shader.target_env))
+        try:
+            module = self.compile_hlsl(shader.source, p.entry, shader.target_env)
+        except CompileError:
+            raise
+        except InputError as exc:  # named at the shader's line of the script
+            raise self.error(shader.line, "; ".join(pr.message for pr in exc.problems)) from None
+        self.write(name, module)
         return name, "SPIR-V"
 
     def kernel_file(self, p: Pipeline, src: str) -> tuple[str, str, dict[int, KernelArgument]]:
@@ -236,6 +242,7 @@ class _Writer:
         """The pipeline's scenario shader (and push data, and clspv's blocks of by-value
         arguments) appended to ``resources``; its dispatch, less the work-group counts."""
         shader = self.script.shaders[p.shader]
+        index = list(self.script.pipelines).index(p.name)
         src, kind = self.shader_file(shader)
         if kind == "HLSL":
             src, kind = self.hlsl_file(p, shader)
@@ -280,14 +287,15 @@ class _Writer:
             push = sampler_masks(p, push, layout, samplers, self.error)
             for (dset, dbinding), data in blocks.items():
                 block_uid = f"pod.{p.name}.{dset}.{dbinding}"
-                self.write(f"{block_uid}.npy", _npy(data + b"\0" * (-len(data) % 16)))
+                block_file = f"pod{index}.{dset}.{dbinding}.npy"
+                self.write(block_file, _npy(data + b"\0" * (-len(data) % 16)))
                 resources.append({"buffer": {"uid": block_uid, "size": len(data) + (-len(data) % 16),
-                                             "shader_access": "readonly", "src": f"{block_uid}.npy"}})
+                                             "shader_access": "readonly", "src": block_file}})
                 dispatch["bindings"].append({"set": dset, "id": dbinding, "resource_ref": block_uid})
         if push:
             push_uid = f"push.{p.name}"
-            self.write(f"{push_uid}.npy", _npy(push + b"\0" * (-len(push) % 4)))
-            resources.append({"raw_data": {"uid": push_uid, "src": f"{push_uid}.npy"}})
+            self.write(f"push{index}.npy", _npy(push + b"\0" * (-len(push) % 4)))
+            resources.append({"raw_data": {"uid": push_uid, "src": f"push{index}.npy"}})
             entry["push_constants_size"] = len(push) + (-len(push) % 4)
             dispatch["push_data_ref"] = push_uid
         resources.append({"shader": entry})

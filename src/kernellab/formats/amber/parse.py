@@ -24,6 +24,14 @@ BIND_KINDS = ("storage", "uniform", "storage_dynamic", "uniform_dynamic", "unifo
               "storage_texel_buffer", "push_constant")
 #: what kernellab refuses (the construct, and why), each naming its line
 GRAPHICS = "graphics pipelines are not supported (kernellab runs AmberScript's compute subset)"
+#: the most bytes all of a script's buffers and images may hold, and the most values they may be
+#: given (the reader holds each as a Python number): checked before anything is allocated
+MAX_SCRIPT_BYTES = 256 << 20
+MAX_SCRIPT_VALUES = 1 << 26
+#: the most commands a script may give once REPEATs are unrolled (Amber's own tests give < 1,000)
+MAX_COMMANDS = 10_000
+#: the largest number a 32-bit Vulkan field (a set, a binding, a work-group count, an extent) takes
+U32 = (1 << 32) - 1
 _INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|\d+)$")
 
 
@@ -118,10 +126,10 @@ class _Words:
             raise self.src.error(t, f"expected {' or '.join(words)}, got {t.text!r}")
         return t
 
-    def integer(self, what: str, minimum: int = 0) -> int:
+    def integer(self, what: str, minimum: int = 0, maximum: int = (1 << 64) - 1) -> int:
         t = self.take(what)
-        if not _INT.match(t.text) or int(t.text, 0) < minimum:
-            raise self.src.error(t, f"expected {what} (an integer >= {minimum}), got {t.text!r}")
+        if not _INT.match(t.text) or not minimum <= int(t.text, 0) <= maximum:
+            raise self.src.error(t, f"expected {what} (an integer >= {minimum} and <= {maximum}), got {t.text!r}")
         return int(t.text, 0)
 
     def finish(self) -> None:
@@ -172,6 +180,17 @@ class Parser:
         self.script = AmberScript(path)
         self.virtual_files: dict[str, str] = {}
         self.structs: dict[str, Struct] = {}
+        self.held_bytes = 0
+        self.held_values = 0
+
+    def reserve(self, where: Token, count: int, elem: Element) -> None:
+        """Count ``count`` elements of ``elem`` against the script's limits before they are made."""
+        self.held_bytes += count * elem.size
+        self.held_values += count * len(elem.components)
+        if self.held_bytes > MAX_SCRIPT_BYTES or self.held_values > MAX_SCRIPT_VALUES:
+            raise self.src.error(where, f"{count} elements of {elem.name} ({count * elem.size} bytes) take the "
+                                        f"script's buffers and images past kernellab's limit of {MAX_SCRIPT_BYTES} "
+                                        f"bytes and {MAX_SCRIPT_VALUES} values")
 
     def parse(self) -> AmberScript:
         while True:
@@ -179,6 +198,8 @@ class Parser:
             if tokens is None:
                 return self.script
             self.statement(tokens, self.script.commands)
+            if len(self.script.commands) > MAX_COMMANDS:
+                raise self.src.error(tokens[0], f"the script gives more than {MAX_COMMANDS} commands")
 
     # --- statements ----------------------------------------------------------------------------
     def statement(self, tokens: list[Token], commands: list[Command]) -> None:
@@ -312,8 +333,10 @@ class Parser:
             if len(values) % len(dtypes):
                 raise self.src.error(init, f"DATA holds {len(values)} values, not a whole number of "
                                            f"{type_token.text} elements ({len(dtypes)} values each)")
+            self.reserve(init, len(values) // len(dtypes), elem)
         elif init.text == "SIZE":
             count = w.integer("the element count")
+            self.reserve(w.last(), count, elem)
             values = self.size_initializer(w, elem, count)
         elif init.text == "FILE":
             values = self.file_initializer(w, elem, None)
@@ -347,7 +370,7 @@ class Parser:
         first = number(self.src, first_token, dtypes[0])
         if how.text == "FILL":
             w.finish()
-            return [number(self.src, first_token, dtypes[i % len(dtypes)]) for i in range(total)]
+            return [number(self.src, first_token, d) for d in dtypes] * count
         w.keyword("INC_BY")
         step_token = w.take("the increment")
         step = number(self.src, step_token, dtypes[0])
@@ -374,14 +397,21 @@ class Parser:
         dtypes = [d for _, d in elem.components]
         limit = count * len(dtypes) if count is not None else None
         if png:
+            if count is None:  # before the PNG is inflated
+                width, height = files.png_size(self.src, name, data)
+                self.reserve(name, width * height, elem)
             values = files.values_of_bytes(elem, files.png_texels(self.src, name, data)[2])
         elif how == "BINARY":
+            if count is None:
+                self.reserve(name, len(data) // elem.size, elem)
             values = files.values_of_bytes(elem, data if count is None else data[:count * elem.size])
         else:
             values = files.text_values(self.src, name, data, dtypes, limit if limit is not None else len(data), number)
             if limit is None and len(values) % len(dtypes):
                 raise self.src.error(name, f"{name.text} holds {len(values)} values, not a whole number of "
                                            f"{elem.name} elements ({len(dtypes)} values each)")
+            if count is None:  # (SIZE was counted when it was read)
+                self.reserve(name, len(values) // len(dtypes), elem)
         values = values[:limit] if limit is not None else values
         return values + [0] * ((limit or 0) - len(values))
 
@@ -601,9 +631,9 @@ class Parser:
             t = w.keyword("DESCRIPTOR_SET", "BINDING", *(("OFFSET",) if dynamic else ()), "DESCRIPTOR_OFFSET",
                           "DESCRIPTOR_RANGE")
             if t.text == "DESCRIPTOR_SET":
-                dset = w.integer("a descriptor set")
+                dset = w.integer("a descriptor set", 0, U32)
             elif t.text == "BINDING":
-                binding = w.integer("a binding")
+                binding = w.integer("a binding", 0, U32)
             elif kind.text == "push_constant":
                 raise self.src.error(t, f"{t.text} does not apply to a push_constant buffer")
             else:
@@ -669,8 +699,8 @@ class Parser:
             raise self.src.error(name, f"no compute pipeline {name.text!r} is defined")
         if w.peek().startswith("DRAW") or w.peek() == "DRAW_RECT":
             raise self.src.refuse(w.take("DRAW"), "DRAW", GRAPHICS + ": a draw command")
-        groups = (w.integer("the work-group count in x", 1), w.integer("the work-group count in y", 1),
-                  w.integer("the work-group count in z", 1))
+        groups = (w.integer("the work-group count in x", 1, U32), w.integer("the work-group count in y", 1, U32),
+                  w.integer("the work-group count in z", 1, U32))
         w.finish()
         commands.append(Run(name.text, groups, head.line))
 
@@ -685,7 +715,7 @@ class Parser:
         commands.append(Copy(a.text, b.text, head.line))
 
     def repeat(self, head: Token, w: _Words, commands: list[Command]) -> None:
-        count = w.integer("the repeat count", 1)
+        count = w.integer("the repeat count", 1, MAX_COMMANDS)
         w.finish()
         body: list[Command] = []
         while True:
@@ -695,6 +725,9 @@ class Parser:
             if tokens[0].text == "END" and len(tokens) == 1:
                 break
             self.statement(tokens, body)
+        if len(commands) + count * len(body) > MAX_COMMANDS:
+            raise self.src.error(head, f"REPEAT {count} of {len(body)} commands gives more than the "
+                                       f"{MAX_COMMANDS} commands a script may give")
         for _ in range(count):
             commands.extend(body)
 
@@ -757,10 +790,11 @@ def parse_amber(text: str, path: str | Path) -> AmberScript:
 
 def load_amber(path: str | Path) -> AmberScript:
     from kernellab.errors import FileSystemError
+    from kernellab.formats.jsonfile import read_text_input
 
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+    try:  # a FIFO or /dev/zero named *.amber is refused, not waited on or read without end
+        text = read_text_input(path, "an AmberScript file", files.MAX_FILE_BYTES)
     except OSError as exc:
         raise FileSystemError(f"{path}: {exc.strerror or exc}") from None
     return parse_amber(text, path)

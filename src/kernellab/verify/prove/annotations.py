@@ -300,17 +300,22 @@ def _functions(text: str) -> list[_Function]:
     return out
 
 
-def _call_end(text: str, open_paren: int) -> int:
-    """The index of the parenthesis closing the one at ``open_paren`` (-1: none)."""
-    depth = 0
-    for k in range(open_paren, len(text)):
-        if text[k] == "(":
-            depth += 1
-        elif text[k] == ")":
-            depth -= 1
-            if depth == 0:
-                return k
-    return -1
+#: the most text the loop invariants of one function may add (each loop gets all of them), so
+#: that a source cannot grow with the number of invariants times the number of loops
+MAX_INSERTED = 1 << 20
+
+
+def _closers(text: str) -> dict[int, int]:
+    """The index of the parenthesis closing each one that is closed, by its opening's index (one
+    pass: a scan per loop from its parenthesis made the time grow with the loops times the text)."""
+    out: dict[int, int] = {}
+    opened: list[int] = []
+    for k, c in enumerate(text):
+        if c == "(":
+            opened.append(k)
+        elif c == ")" and opened:
+            out[opened.pop()] = k
+    return out
 
 
 def prepare(text: str) -> str:
@@ -335,8 +340,9 @@ def prepare(text: str) -> str:
         if not wide or re.search(r"\bdo\s*\{", body):
             continue
         invariants: list[tuple[int, int, str]] = []
+        closers = _closers(body)
         for m in wide:
-            close = _call_end(body, m.end() - 1)
+            close = closers.get(m.end() - 1, -1)
             semi = body.find(";", close) if close >= 0 else -1
             if semi < 0 or body[close + 1:semi].strip():
                 invariants = []
@@ -345,37 +351,48 @@ def prepare(text: str) -> str:
         if not invariants:
             continue
         inserted = "".join(f"__invariant({e}), " for _, _, e in invariants)
+        if len(inserted) * len(re.findall(r"\b(?:for|while)\s*\(", body)) > MAX_INSERTED:
+            continue  # each loop gets every invariant: a file must not grow the source without bound
         for start, end, _ in invariants:  # the statement goes, its lines stay
             edits.append((f.body + start, end - start, re.sub(r"[^\n]", " ", body[start:end])))
         for m in re.finditer(r"\b(for|while)\s*\(", body):
             if m.group(1) == "while":
                 edits.append((f.body + m.end(), 0, inserted))
                 continue
-            close = _call_end(body, m.end() - 1)
+            close = closers.get(m.end() - 1, -1)
             first = body.find(";", m.end(), close)
             if first < 0:
                 continue
             second = body.find(";", first + 1, close)
             condition = body[first + 1:second].strip() if second >= 0 else ""
             edits.append((f.body + first + 1, 0, inserted + ("" if condition else "1")))
-    for start, length, new in sorted(edits, key=lambda e: e[0], reverse=True):
-        text = text[:start] + new + text[start + length:]
-    return text
+    return _apply(text, edits)
 
 
-def annotated(text: str, name: str | None = None) -> str:
-    """An OpenCL C source as the proof compiles it: the annotation header, then the source
-    (:func:`prepare`), its line numbers kept. ``name``: the file the source's lines are reported
-    in (its path), through the ``#line`` directive: without a name, a file that ``#include``
-    another has the lines past the include counted from the header's first line. A function the
-    source defines under a name the header takes (GPUVerify's tests define their own ``__equal_floats``) is the source's."""
+def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """``text`` with each (start, length removed, text put there) made, in one pass (an edit per
+    copy of the text made the time grow with the edits times the text)."""
+    pieces: list[str] = []
+    at = 0
+    # at one place the later edit's text comes first, as when edits were made from the end
+    for _, (start, length, new) in sorted(enumerate(edits), key=lambda e: (e[1][0], -e[0])):
+        pieces += [text[at:start], new]
+        at = start + length
+    return "".join(pieces) + text[at:]
+
+
+def annotated(text: str, extra: str = "", name: str | None = None) -> str:
+    """An OpenCL C source as the proof compiles it: the annotation header and ``extra`` (more
+    declarations), then the source (:func:`prepare`), its line numbers kept. ``name``: the file
+    the source's lines are reported in (its path), through the ``#line`` directive: without a
+    name, a file that ``#include`` another has the lines past the include counted from the
+    header's first line. A function the source defines under a name the header takes
+    (GPUVerify's tests define their own ``__equal_floats``) is the source's."""
     own = _own_definitions(text)
     header = ANNOTATION_HEADER
-    if own:
-        cut = header.rindex("#line 1")
-        header = header[:cut] + "".join(f"#undef {own_name}\n" for own_name in own) + header[cut:]
-    if name is not None:
-        header = header[:header.rindex("#line 1")] + f"#line 1 {_c_string(name)}\n"
+    cut = header.rindex("#line 1")
+    header = header[:cut] + "".join(f"#undef {own_name}\n" for own_name in own) + extra
+    header += "#line 1\n" if name is None else f"#line 1 {_c_string(name)}\n"
     return header + prepare(text)
 
 

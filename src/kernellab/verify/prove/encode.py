@@ -24,8 +24,11 @@ import z3
 
 from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name, successors
 from kernellab.spirvsim.types import Type
+from kernellab.verify.prove import copies as copies_
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
+from kernellab.verify.prove.copies import ASYNC_MAGIC
 from kernellab.verify.prove.spec import OtherRecord, Specs, subterms
+from kernellab.verify.prove.stubs import FRESH, REFUSED, STUB_MAGIC, uf_name
 
 #: iterations a loop is unrolled before the encoder gives up on it
 MAX_UNROLL = 32
@@ -67,6 +70,14 @@ class Pointer:
     steps: list[tuple[Any, int]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class PointerChoice:
+    """A pointer chosen at run time between variables (``p = c ? a : b``): each option under the
+    condition that picks it; an access through it is an access of each option under its own."""
+
+    options: tuple[tuple[Any, Pointer], ...]
+
+
 @dataclass
 class AccessRecord:
     root: int
@@ -81,6 +92,10 @@ class AccessRecord:
     steps: list[tuple[Any, int]]
     #: made in a loop summarised by invariants (its state over-approximated)
     abstract: bool = False
+    #: the invocation's count of wait_group_events done before it
+    waits: Any = None
+    #: the async copy (index in :attr:`Trace.copies`) this access is an element of
+    copy: int | None = None
     #: what holds on the path from where a summarised loop ended (:attr:`Encoder.given`)
     given: tuple[Any, ...] = ()
 
@@ -90,7 +105,30 @@ class BarrierRecord:
     pred: Any
     inst: Inst
     key: tuple[int, ...]
+    #: values every invocation of the work-group must pass alike (an async copy's arguments)
+    values: list[Any] = field(default_factory=list)
     given: tuple[Any, ...] = ()
+
+
+#: an async copy not yet waited for: its wait count is past any
+IN_FLIGHT = 0xFFFF
+
+
+@dataclass
+class CopyRecord:
+    """An async copy (:mod:`kernellab.verify.prove.copies`): in flight from the barrier interval
+    of its call (``phase_wg``/``phase_sb``, ``waits`` waits done before it) until ``done``, the
+    invocation's count of ``wait_group_events`` after the one that waited for ``event``
+    (:data:`IN_FLIGHT` while none has)."""
+
+    key: tuple[int, ...]
+    event: Any
+    phase_wg: Any
+    phase_sb: Any
+    waits: Any
+    done: Any
+    pending: Any
+    begin: BarrierRecord
 
 
 @dataclass
@@ -126,6 +164,7 @@ class Trace:
     unrolled: int = 0
     #: loops summarised by invariants (their exits over-approximated too)
     summarized: int = 0
+    copies: list[CopyRecord] = field(default_factory=list)
     #: the values ``__other_*`` annotations take from the other invocation
     others: list[OtherRecord] = field(default_factory=list)
     #: the loops summarised by invariants, for the two-invocation invariants (:func:`uniform_loops`)
@@ -242,6 +281,12 @@ class Encoder:
         self.abstract = 0
         #: the values known where the current loop starts (loop-invariant bounds for candidates)
         self._outer: dict[Any, Any] = {}
+        #: headers of loops found to run past :data:`MAX_UNROLL` iterations
+        self.long_loops: set[int] = set()
+        #: the async copy whose element access is being encoded
+        self.copy_open: int | None = None
+        #: > 0 while a loop is summarised (its dry runs included): async copies are refused there
+        self.summarizing = 0
         #: what holds from the end of each summarised loop on (its exit state satisfies its invariants
         #: and its exit condition): assumed by the checks of what comes after it only, so that a loop
         #: that never ends does not make the checks of its own iterations vacuous
@@ -316,7 +361,8 @@ class Encoder:
     def record(self, env: dict[Any, Any], pred: Any, p: Pointer, size: int, kind: str, inst: Inst) -> None:
         wg, sb = self.phase(env)
         self.trace.accesses.append(AccessRecord(p.root, p.storage, p.offset, size, kind, pred, wg, sb, inst,
-                                                list(p.steps), self.abstract > 0, tuple(self.given)))
+                                                list(p.steps), self.abstract > 0, _waits(env), self.copy_open,
+                                                tuple(self.given)))
 
     def load(self, env: dict[Any, Any], pred: Any, p: Pointer, inst: Inst, t: Type) -> Any:
         if p.storage == "Input":
@@ -432,9 +478,14 @@ class Encoder:
 
     # --- pointers ----------------------------------------------------------------------------
 
-    def access_chain(self, env: dict[Any, Any], inst: Inst, first_is_element: bool) -> Pointer:
+    def access_chain(self, env: dict[Any, Any], inst: Inst, first_is_element: bool) -> Pointer | PointerChoice:
+        base = self.value(env, inst.words[2])
+        if isinstance(base, PointerChoice):
+            return PointerChoice(tuple((c, self._chain(env, inst, p, first_is_element)) for c, p in base.options))
+        return self._chain(env, inst, base, first_is_element)
+
+    def _chain(self, env: dict[Any, Any], inst: Inst, base: Any, first_is_element: bool) -> Pointer:
         w = inst.words
-        base = self.value(env, w[2])
         if not isinstance(base, Pointer):
             raise self.unmodelled(inst, "an access chain whose base is not a variable's pointer")
         t = base.pointee
@@ -513,7 +564,7 @@ class Encoder:
         # the caller keeps its own values; memory and phases come back from the callee
         result = dict(env)
         for k, v in out.items():
-            if isinstance(k, tuple) or k in ("phase_wg", "phase_sb"):
+            if isinstance(k, tuple) or k in _SYNC_KEYS:
                 result[k] = v
         return value, result
 
@@ -548,7 +599,11 @@ class Encoder:
         summarized = self.trace.summarized
         limit = MAX_UNROLL
         for k in range(MAX_UNROLL + 1):
-            if k >= limit:
+            if k >= limit or (k == 0 and head.label in self.long_loops):
+                # a loop once found to run past the limit (an inner loop met again in the next
+                # iteration of an outer one) is summarised at once: as sound, far cheaper
+                if k == MAX_UNROLL:
+                    self.long_loops.add(head.label)
                 self.restore(saved, incoming, returns)
                 self.key = key
                 self.summarize_loop(fn, head, body, ordered, edges, incoming, returns)
@@ -571,17 +626,21 @@ class Encoder:
     def snapshot(self, incoming: dict[int, list[Edge]], returns: list[Any]) -> tuple[Any, ...]:
         t = self.trace
         return ({k: list(v) for k, v in incoming.items()}, len(returns), len(t.accesses), len(t.barriers),
-                len(t.asserts), len(t.assumes), len(t.reads), len(t.others), len(self.given), len(t.loops))
+                len(t.asserts), len(t.assumes), len(t.reads), len(t.others), len(self.given), len(t.loops),
+                [(c.done, c.pending) for c in t.copies])
 
     def restore(self, saved: tuple[Any, ...], incoming: dict[int, list[Edge]], returns: list[Any]) -> None:
-        inc, nret, na, nb, nas, nam, nr, no, ng, nl = saved
+        inc, nret, na, nb, nas, nam, nr, no, ng, nl, copies = saved
         del self.given[ng:]
         incoming.clear()
         incoming.update(inc)
         del returns[nret:]
         t = self.trace
         del t.accesses[na:], t.barriers[nb:], t.asserts[nas:], t.assumes[nam:], t.reads[nr:], t.others[no:]
-        del t.loops[nl:]
+        del t.loops[nl:], t.copies[len(copies):]
+        for c, (done, pending) in zip(t.copies, copies):
+            c.done, c.pending = done, pending
+        self.copy_open = None
 
     def summarize_loop(self, fn: Function, head: Block, body: set[int], ordered: list[Block], edges: list[Edge],
                        incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
@@ -590,11 +649,19 @@ class Encoder:
         on entry and that an iteration preserves. Every state the loop reaches satisfies them, so
         the accesses of the arbitrary iteration cover every real one; counterexamples found in it
         are marked as such (:attr:`AccessRecord.abstract`)."""
+        self.summarizing += 1
+        try:
+            self._summarize_loop(fn, head, body, ordered, edges, incoming, returns)
+        finally:
+            self.summarizing -= 1
+
+    def _summarize_loop(self, fn: Function, head: Block, body: set[int], ordered: list[Block], edges: list[Edge],
+                        incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
         where = f"the loop at line {_line(head, self.m)}"
         if self._has_barrier(fn, body, set()):
             raise Unmodelled(f"invariant not found: {where} has a barrier and a trip count that is not a small "
                              "constant (barrier invariants are not inferred)", _first_line(head), None)
-        entry_pred = z3.simplify(z3.Or(*[e.pred for e in edges])) if len(edges) > 1 else edges[0].pred
+        entry_pred = _join([e.pred for e in edges])
         entry_env = _merge_envs([(e.pred, e.env) for e in edges])
         self._outer = entry_env
         phis = [i for i in head.insts if i.op == "OpPhi"]
@@ -608,15 +675,21 @@ class Encoder:
             entry_vals[rid] = v
         havoc: dict[int, Any] = {}
         for rid, v in entry_vals.items():
-            if isinstance(v, Pointer) or isinstance(v, tuple) or v is None:
-                raise Unmodelled(f"invariant not found: {where} carries a pointer or composite value",
+            if isinstance(v, PointerChoice) or v is None or not _havocable(v):
+                raise Unmodelled(f"invariant not found: {where} carries a pointer chosen between variables",
                                  _first_line(head), None)
-            havoc[rid] = z3.Const(f"{self.tag}_loop{head.label}_{rid}_{next(self.fresh_count)}", v.sort())
+            # a vector or a pointer's offset: any value (no candidate invariant is made for them)
+            havoc[rid] = _havoc_like(v, f"{self.tag}_loop{head.label}_{rid}_{next(self.fresh_count)}")
         # a dry iteration finds the private memory the loop writes; it is havocked too
         env_h = dict(entry_env)
         base_phis = dict(havoc)
         stored, self.stored = self.stored, set()
         first = self.iterate(fn, head, ordered, body, env_h, entry_pred, base_phis, incoming, returns)
+        for rid, v in havoc.items():  # a pointer the loop carries must stay in its variable
+            if isinstance(v, Pointer) and any(not isinstance(e.phis.get(rid, v), Pointer) or e.phis[rid].root != v.root
+                                              for e in first):
+                raise Unmodelled(f"invariant not found: {where} moves a pointer to another variable",
+                                 _first_line(head), None)
         written, self.stored = self.stored, stored | self.stored
         for root in written:
             initial = z3.Array(f"{self.tag}_loopmem{head.label}_{next(self.fresh_count)}", z3.BitVecSort(64),
@@ -624,22 +697,14 @@ class Encoder:
             env_h[("mem", root)] = PrivateMemory(initial, ())
         # candidate invariants over the havocked values
         candidates = self.candidates(phis, havoc, entry_vals, first, body, fn)
-        subst_entry = [(havoc[r], entry_vals[r]) for r in havoc if z3.is_bv(havoc[r]) or z3.is_bool(havoc[r])]
-        candidates = [c for c in candidates
-                      if not self.may(z3.And(entry_pred, z3.Not(z3.substitute(c, *subst_entry))))]
+        scalar = [r for r in havoc if z3.is_expr(havoc[r])]
+        subst_entry = [(havoc[r], entry_vals[r]) for r in scalar]
+        candidates = self._surviving(candidates, lambda c: z3.And(entry_pred, z3.Not(z3.substitute(c, *subst_entry))))
         while True:
             back = self.iterate(fn, head, ordered, body, env_h, z3.And(entry_pred, *candidates), base_phis,
                                 incoming, returns)
-            keep = []
-            for c in candidates:
-                broken = False
-                for e in back:
-                    pairs = [(havoc[r], e.phis[r]) for r in havoc if r in e.phis]
-                    if self.may(z3.And(e.pred, z3.Not(z3.substitute(c, *pairs)))):
-                        broken = True
-                        break
-                if not broken:
-                    keep.append(c)
+            keep = self._surviving(candidates, _broken_on(
+                [(e.pred, [(havoc[r], e.phis[r]) for r in scalar if r in e.phis]) for e in back]))
             if len(keep) == len(candidates):
                 break
             candidates = keep
@@ -673,13 +738,13 @@ class Encoder:
         states); that the renamed state satisfies the invariants and leaves the loop is added to
         :attr:`given`, assumed by the checks of what comes after only. Nothing this iteration
         records is kept: the summarised iteration covers its accesses."""
-        renamed = {r: z3.Const(f"{self.tag}_loop{head.label}_{r}_{next(self.fresh_count)}", h.sort())
+        renamed = {r: _havoc_like(h, f"{self.tag}_loop{head.label}_{r}_{next(self.fresh_count)}")
                    for r, h in havoc.items()}
         env_x = dict(entry_env)
         for root in written:
             env_x[("mem", root)] = PrivateMemory(z3.Array(f"{self.tag}_loopmem{head.label}_{next(self.fresh_count)}",
                                                           z3.BitVecSort(64), z3.BitVecSort(8)), ())
-        pairs = [(havoc[r], renamed[r]) for r in havoc]
+        pairs = [pair for r in havoc for pair in _paired(havoc[r], renamed[r])]
         inv = z3.substitute(z3.And(*candidates), *pairs) if candidates and pairs else z3.And(*candidates)
         saved = self.snapshot(incoming, returns)
         nret = len(returns)
@@ -697,6 +762,18 @@ class Encoder:
         for label, es in inner.items():
             incoming.setdefault(label, []).extend(es)
         returns.extend(left)
+
+    def _surviving(self, candidates: list[Any], violated: Any) -> list[Any]:
+        """The candidates ``violated(c)`` cannot make true: one query for a group that all
+        survive, the group halved where one may not (Houdini's step, in fewer queries)."""
+        if not candidates:
+            return []
+        if not self.may(z3.Or(*[violated(c) for c in candidates])):
+            return list(candidates)
+        if len(candidates) == 1:
+            return []
+        mid = len(candidates) // 2
+        return self._surviving(candidates[:mid], violated) + self._surviving(candidates[mid:], violated)
 
     def iterate(self, fn: Function, head: Block, ordered: list[Block], body: set[int], env: dict[Any, Any],
                 pred: Any, phis: dict[int, Any], incoming: dict[int, list[Edge]],
@@ -716,7 +793,7 @@ class Encoder:
         unsigned, both ways), against every loop-invariant bound it is compared with, and its
         distance from the start a multiple of its step."""
         out: list[Any] = []
-        loop_vars = [havoc[r] for r in havoc]
+        loop_vars = [havoc[r] for r in havoc if z3.is_expr(havoc[r])]
         defined = {i.words[1] for label in body for i in fn.blocks[label].insts if i.typed}
         for rid, v in havoc.items():
             if not z3.is_bv(v):
@@ -780,7 +857,7 @@ class Encoder:
         if vid in defined:
             return None
         v = self._outer.get(vid)
-        return v if v is not None and not isinstance(v, (Pointer, tuple, PrivateMemory)) else None
+        return v if v is not None and not isinstance(v, (Pointer, PointerChoice, tuple, PrivateMemory)) else None
 
     def _has_barrier(self, fn: Function, labels: set[int], seen: set[int]) -> bool:
         for label in labels:
@@ -796,7 +873,7 @@ class Encoder:
 
     def run_block(self, fn: Function, b: Block, edges: list[Edge], incoming: dict[int, list[Edge]],
                   returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
-        pred = z3.simplify(z3.Or(*[e.pred for e in edges])) if len(edges) > 1 else edges[0].pred
+        pred = _join([e.pred for e in edges])
         env = _merge_envs([(e.pred, e.env) for e in edges])
         env["pred"] = pred
         self.pending_semantics = 0  # a memory barrier adds its bits to a control barrier of its own block
@@ -885,13 +962,27 @@ class Encoder:
     def load_inst(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
         w = inst.words
         p = self.value(env, w[2])
+        if isinstance(p, PointerChoice):  # each variable read under the condition that picks it
+            t = self.m.types[w[0]]
+            values = [(c, self.load(env, z3.And(pred, c), q, inst, t)) for c, q in p.options]
+            out = values[-1][1]
+            for c, v in reversed(values[:-1]):
+                out = _ite(c, v, out)
+            env[w[1]] = out
+            return
         if not isinstance(p, Pointer):
             raise self.unmodelled(inst, "a load through a pointer the engine does not follow")
         env[w[1]] = self.load(env, pred, p, inst, self.m.types[w[0]])
 
     def store_inst(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
         w = inst.words
-        p = self.value(env, w[0])
+        target = self.value(env, w[0])
+        options = target.options if isinstance(target, PointerChoice) else ((z3.BoolVal(True), target),)
+        for c, p in options:
+            self._store(env, pred if z3.is_true(c) else z3.And(pred, c), inst, p)
+
+    def _store(self, env: dict[Any, Any], pred: Any, inst: Inst, p: Any) -> None:
+        w = inst.words
         if not isinstance(p, Pointer):
             raise self.unmodelled(inst, "a store through a pointer the engine does not follow")
         v = self.value(env, w[1])
@@ -959,10 +1050,129 @@ class Encoder:
             return
         if callee is None or not callee.blocks:
             raise self.unmodelled(inst, f"a call of {name or 'a function without a body'}")
+        code = self.async_code(inst)
+        if code is not None:
+            self.async_op(env, pred, inst, code, args)
+            return
+        direct = self.marker_number(inst)
+        if direct is not None:  # a stub clspv inlined (one taking a pointer): its arguments are gone
+            raise self.unmodelled(inst, "a pointer passed to or returned by a function without a body"
+                                  if direct % 4 == REFUSED else "a function without a body, inlined by clspv")
+        number = self.stub_number(callee)
+        if number is not None:
+            self.stub_call(env, inst, number, args)
+            return
         value, out = self.run_function(callee, env, args, pred)
-        env.update({k: v for k, v in out.items() if isinstance(k, tuple) or k in ("phase_wg", "phase_sb")})
+        env.update({k: v for k, v in out.items() if isinstance(k, tuple) or k in _SYNC_KEYS})
         if w[0] in m.types and m.types[w[0]].kind != "void":
             env[w[1]] = value
+
+    def async_code(self, inst: Inst) -> int | None:
+        """The code of a call of the async-copy marker ``__kl_async`` (:mod:`kernellab.verify.prove.copies`)."""
+        marker = self.m.functions.get(inst.words[2])
+        if marker is None or len(marker.blocks) != 1 or len(marker.params) != 2 or len(inst.words) != 5:
+            return None
+        if not any(i.op == "OpIAdd" and i.words[3] in self.m.constants
+                   and int(self.m.constants[i.words[3]]) == ASYNC_MAGIC
+                   for i in next(iter(marker.blocks.values())).insts):
+            return None
+        code = self.m.constants.get(inst.words[3])
+        if code is None:
+            raise self.unmodelled(inst, "an async-copy marker with a code that is not a constant")
+        return int(code)
+
+    def async_op(self, env: dict[Any, Any], pred: Any, inst: Inst, code: int, args: list[Any]) -> None:
+        """One step of an async copy or wait (:mod:`kernellab.verify.prove.copies`)."""
+        t = self.m.types[inst.words[0]]
+        env[inst.words[1]] = self.fresh(t, "async")
+        if self.summarizing or self.abstract:
+            raise self.unmodelled(inst, "an async copy or wait_group_events in a loop summarised by invariants")
+        copies = self.trace.copies
+        key = self.key + (inst.index,)
+        value = args[1]
+        if code == copies_.BEGIN:
+            if self.copy_open is not None:
+                raise self.unmodelled(inst, "an async copy inside another")
+            number = len(copies)
+            # a copy's event: the one it was given (it joins that one's copies), else a number of its own
+            event = z3.If(value == 0, z3.BitVecVal(0x10000 + number, value.size()), value)
+            wg, sb = self.phase(env)
+            begin = BarrierRecord(pred, inst, key, [value], tuple(self.given))
+            self.trace.barriers.append(begin)  # reached by the whole work-group, with the same arguments
+            copies.append(CopyRecord(key, event, wg, sb, _waits(env), z3.BitVecVal(IN_FLIGHT, 16), z3.BoolVal(False),
+                                     begin))
+            self.copy_open = number
+            env[inst.words[1]] = event
+        elif code == copies_.END:
+            self.copy_open = None
+        elif code == copies_.COUNT:
+            if self.copy_open is None:
+                raise self.unmodelled(inst, "an async copy's count outside the copy")
+            copies[self.copy_open].begin.values.append(value)
+        elif code == copies_.WAIT_EVENT:
+            for c in copies:
+                c.pending = z3.Or(c.pending, z3.And(pred, c.event == value))
+            # the work-group's wait: every work-item names the same events
+            self.trace.barriers.append(BarrierRecord(pred, inst, key, [value], tuple(self.given)))
+        elif code == copies_.WAIT_DONE:
+            waits = _waits(env)
+            after = z3.simplify(z3.If(pred, waits + 1, waits))
+            env["waits"] = after
+            for c in copies:
+                c.done = z3.If(z3.And(c.pending, c.done == IN_FLIGHT), after, c.done)
+                c.pending = z3.BoolVal(False)
+            self.trace.barriers.append(BarrierRecord(pred, inst, key, given=tuple(self.given)))
+        elif code != copies_.ANY_INDEX:  # ANY_INDEX: the element, any value (the fresh one above)
+            raise self.unmodelled(inst, f"an async-copy marker of code {code}")
+
+    def stub_number(self, fn: Function) -> int | None:
+        """The number a stand-in for a function without a body passes to the stub marker
+        (:mod:`kernellab.verify.prove.stubs`), or None for any other function."""
+        for b in fn.blocks.values():
+            for inst in b.insts:
+                number = self.marker_number(inst)
+                if number is not None:
+                    return number
+        return None
+
+    def marker_number(self, inst: Inst) -> int | None:
+        """The constant ``inst`` passes if it is a call of the stub marker ``__kl_stub``."""
+        if inst.op != "OpFunctionCall" or len(inst.words) != 4:
+            return None
+        marker = self.m.functions.get(inst.words[2])
+        if marker is None or len(marker.blocks) != 1 or len(marker.params) != 1:
+            return None
+        if any(i.op == "OpIAdd" and i.words[3] in self.m.constants and int(self.m.constants[i.words[3]]) == STUB_MAGIC
+               for i in next(iter(marker.blocks.values())).insts):
+            k = self.m.constants.get(inst.words[3])
+            return int(k) if k is not None else -1
+        return None
+
+    def stub_call(self, env: dict[Any, Any], inst: Inst, number: int, args: list[Any]) -> None:
+        """A call of a function the source declares without a body: a GPUVerify uninterpreted
+        function is a z3 function of the arguments (both invocations share it), any other a fresh
+        value; a pointer argument could be written through, so it is refused."""
+        if number % 4 == REFUSED or any(isinstance(a, (Pointer, PointerChoice, PrivateMemory)) for a in args):
+            raise self.unmodelled(inst, "a pointer passed to or returned by a function without a body")
+        t = self.m.types.get(inst.words[0])
+        if t is None or t.kind == "void":
+            return
+        if number % 4 == FRESH:
+            env[inst.words[1]] = self.fresh(t, "call")
+            return
+        flat = [_as_bv(x) for a in args for x in (a if isinstance(a, tuple) else (a,))]
+
+        def apply(part: Type, tag: str) -> Any:
+            if part.kind == "bool":
+                return _uf(uf_name(number // 4) + tag, flat, z3.BitVecSort(1)) == 1
+            if part.kind in ("int", "float"):
+                return _uf(uf_name(number // 4) + tag, flat, z3.BitVecSort(part.width))
+            raise self.unmodelled(inst, f"an uninterpreted function returning {part.describe()}")
+        if t.kind == "vector":
+            assert t.elem is not None
+            env[inst.words[1]] = tuple(apply(t.elem, f"_{k}") for k in range(t.count))
+        else:
+            env[inst.words[1]] = apply(t, "")
 
     def annotation_name(self, fid: int) -> str | None:
         """The annotation a function is: by its name (GLSL), or the constant its body adds (clspv
@@ -1013,22 +1223,22 @@ class Encoder:
         if sem & UNIFORM_MEMORY:
             env["phase_sb"] = z3.simplify(z3.If(pred, sb + one, sb))
         self.forget_shared(env, sem)
-        self.trace.barriers.append(BarrierRecord(pred, inst, self.key + (inst.index,), tuple(self.given)))
+        self.trace.barriers.append(BarrierRecord(pred, inst, self.key + (inst.index,), given=tuple(self.given)))
 
     def atomic(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
         op, w = inst.op, inst.words
-        if op == "OpAtomicStore":
-            p = self.value(env, w[0])
-        else:
-            p = self.value(env, w[2])
-        if not isinstance(p, Pointer):
-            raise self.unmodelled(inst, f"{op} through a pointer the engine does not follow")
-        if p.storage not in ("StorageBuffer", "Workgroup"):
-            raise self.unmodelled(inst, f"{op} on {p.storage} memory")
-        kind = "atomic-read" if op == "OpAtomicLoad" else "atomic-write"
-        self.record(env, pred, p, max(p.pointee.size, 1), kind, inst)
-        if kind == "atomic-write":  # other invocations' atomics change it too: any value from here on
-            self.shared_store(env, pred, p, self.fresh(p.pointee, "atomic"), inst)
+        target = self.value(env, w[0] if op == "OpAtomicStore" else w[2])
+        options = target.options if isinstance(target, PointerChoice) else ((z3.BoolVal(True), target),)
+        for c, p in options:
+            if not isinstance(p, Pointer):
+                raise self.unmodelled(inst, f"{op} through a pointer the engine does not follow")
+            if p.storage not in ("StorageBuffer", "Workgroup"):
+                raise self.unmodelled(inst, f"{op} on {p.storage} memory")
+            kind = "atomic-read" if op == "OpAtomicLoad" else "atomic-write"
+            where = pred if z3.is_true(c) else z3.And(pred, c)
+            self.record(env, where, p, max(p.pointee.size, 1), kind, inst)
+            if kind == "atomic-write":  # other invocations' atomics change it too: any value from here on
+                self.shared_store(env, where, p, self.fresh(p.pointee, "atomic"), inst)
         if inst.typed:
             env[w[1]] = self.fresh(self.m.types[w[0]], "atomic")
 
@@ -1070,8 +1280,10 @@ class Encoder:
             return self.select(env, inst)
         if op in ("OpVectorExtractDynamic", "OpVectorInsertDynamic", "OpAll", "OpAny"):
             return self.vector_op(env, inst, t)
+        if op in _WIDE_OPS:
+            return self.wide_op(env, inst, t)
         args = [self.value(env, a) for a in w[2:]]
-        if any(isinstance(a, Pointer) for a in args):
+        if any(isinstance(a, (Pointer, PointerChoice)) for a in args):
             raise self.unmodelled(inst, f"{op} on a pointer")
         if t.kind == "vector":
             return tuple(self.scalar_op(inst, [a[k] if isinstance(a, tuple) else a for a in args], t.elem)
@@ -1111,11 +1323,18 @@ class Encoder:
             return tuple(_ite(ci, ai, bi) for ci, ai, bi in zip(c, a, b))
         if isinstance(a, tuple):
             return tuple(_ite(c, ai, bi) for ai, bi in zip(a, b))
-        if isinstance(a, Pointer) or isinstance(b, Pointer):
-            if isinstance(a, Pointer) and isinstance(b, Pointer) and a.root == b.root:
-                return Pointer(a.root, a.storage, z3.If(c, a.offset, b.offset), a.pointee)
-            raise self.unmodelled(inst, "OpSelect between pointers into different variables")
         return _ite(c, a, b)
+
+    def wide_op(self, env: dict[Any, Any], inst: Inst, t: Type) -> Any:
+        """OpIAddCarry, OpISubBorrow, OpUMulExtended, OpSMulExtended: a struct of the low half and
+        the carry, borrow or high half, component by component for vectors."""
+        a, b = (self.value(env, x) for x in inst.words[2:4])
+        if isinstance(a, tuple):
+            parts = [_WIDE_OPS[inst.op](x, y) for x, y in zip(a, b)]
+            return (tuple(p[0] for p in parts), tuple(p[1] for p in parts))
+        if not (z3.is_bv(a) and z3.is_bv(b)) or t.kind != "struct":
+            raise self.unmodelled(inst, f"{inst.op} on values of this shape")
+        return _WIDE_OPS[inst.op](a, b)
 
     def vector_op(self, env: dict[Any, Any], inst: Inst, t: Type) -> Any:
         """A vector's component chosen at run time (read or written), and OpAll/OpAny."""
@@ -1176,6 +1395,25 @@ def _mentions(e: Any, names: list[Any]) -> bool:
     return any(True for _ in subterms([e], lambda x: x.get_id() in wanted))
 
 
+#: the environment's synchronisation counters, which a call's return carries back
+_SYNC_KEYS = ("phase_wg", "phase_sb", "waits")
+
+
+def _waits(env: dict[Any, Any]) -> Any:
+    return env.get("waits", z3.BitVecVal(0, 16))
+
+
+def _as_bv(v: Any) -> Any:
+    return z3.If(v, z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)) if z3.is_bool(v) else v
+
+
+def _uf(name: str, args: list[Any], result: Any) -> Any:
+    """``name`` applied to ``args``: a z3 function of them (a constant without arguments)."""
+    if not args:
+        return z3.Const(name, result)
+    return z3.Function(name, *[a.sort() for a in args], result)(*args)
+
+
 def _truth(v: Any) -> Any:
     if z3.is_bool(v):
         return v
@@ -1212,6 +1450,25 @@ _INT_OPS: dict[str, Any] = {
     "OpLogicalAnd": z3.And, "OpLogicalOr": z3.Or, "OpLogicalNot": z3.Not,
     "OpLogicalEqual": lambda a, b: a == b, "OpLogicalNotEqual": lambda a, b: a != b,
 }
+def _mul_extended(extend: Any) -> Any:
+    def op(a: Any, b: Any) -> tuple[Any, Any]:
+        w = a.size()
+        full = extend(w, a) * extend(w, b)
+        return z3.Extract(w - 1, 0, full), z3.Extract(2 * w - 1, w, full)
+    return op
+
+
+def _flag(c: Any, like: Any) -> Any:
+    return z3.If(c, z3.BitVecVal(1, like.size()), z3.BitVecVal(0, like.size()))
+
+
+#: the ops whose result is a struct of two integers: (low half, carry / borrow / high half)
+_WIDE_OPS: dict[str, Any] = {
+    "OpIAddCarry": lambda a, b: (a + b, _flag(z3.ULT(a + b, a), a)),
+    "OpISubBorrow": lambda a, b: (a - b, _flag(z3.ULT(a, b), a)),
+    "OpUMulExtended": _mul_extended(z3.ZeroExt),
+    "OpSMulExtended": _mul_extended(z3.SignExt),
+}
 _DIVISIONS = frozenset({"OpUDiv", "OpSDiv", "OpUMod", "OpSRem", "OpSMod"})
 _SHIFTS = frozenset({"OpShiftLeftLogical", "OpShiftRightLogical", "OpShiftRightArithmetic"})
 _FLOAT_OPS = frozenset({"OpDot", "OpVectorTimesScalar", "OpMatrixTimesVector", "OpOrdered", "OpUnordered"})
@@ -1222,17 +1479,96 @@ def _ite(c: Any, a: Any, b: Any) -> Any:
         return a.merge(b, c)
     if isinstance(a, tuple):
         return tuple(_ite(c, x, y) for x, y in zip(a, b))
-    if isinstance(a, Pointer) or isinstance(b, Pointer):
-        if isinstance(a, Pointer) and isinstance(b, Pointer) and a.root == b.root:
-            return Pointer(a.root, a.storage, z3.If(c, a.offset, b.offset), a.pointee)
-        if a is b:
+    if isinstance(a, (Pointer, PointerChoice)) or isinstance(b, (Pointer, PointerChoice)):
+        if a is b or b is None:
             return a
-        raise Unmodelled("unsupported construct: a pointer chosen between different variables")
+        if a is None:
+            return b
+        return _choose(c, a, b)
     if a is None or b is None:
         return a if b is None else b
     if a.eq(b):
         return a
     return z3.If(c, a, b)
+
+
+def _havocable(v: Any) -> bool:
+    if isinstance(v, tuple):
+        return all(_havocable(x) for x in v)
+    return isinstance(v, Pointer) or z3.is_expr(v)
+
+
+def _havoc_like(v: Any, name: str) -> Any:
+    """A fresh value of ``v``'s shape: a vector's components, a pointer's offset any value."""
+    if isinstance(v, tuple):
+        return tuple(_havoc_like(x, f"{name}_{k}") for k, x in enumerate(v))
+    if isinstance(v, Pointer):
+        return Pointer(v.root, v.storage, z3.BitVec(name, 64), v.pointee, [])
+    return z3.Const(name, v.sort())
+
+
+def _paired(a: Any, b: Any) -> list[tuple[Any, Any]]:
+    """The z3 terms of two values of one shape (:func:`_havoc_like`), side by side."""
+    if isinstance(a, tuple):
+        return [p for x, y in zip(a, b) for p in _paired(x, y)]
+    if isinstance(a, Pointer):
+        return [(a.offset, b.offset)]
+    return [(a, b)]
+
+
+def _join(preds: list[Any]) -> Any:
+    """The predicate of a block reached by edges of ``preds``: their disjunction, with the
+    conjuncts they all share taken out (``p and c`` or ``p and not c`` is ``p``). Without it the
+    join of an ``if`` in a loop doubles the predicate at each unrolled iteration."""
+    if len(preds) == 1:
+        return preds[0]
+    parts = [p.children() if z3.is_and(p) else [p] for p in preds]
+    common = [c for c in parts[0] if all(any(c.eq(d) for d in other) for other in parts[1:])]
+    if not common:
+        return z3.simplify(z3.Or(*preds))
+    rests = [[c for c in ps if not any(c.eq(d) for d in common)] for ps in parts]
+    rest = [z3.And(*r) if r else z3.BoolVal(True) for r in rests]
+    either = z3.simplify(z3.Or(*rest))
+    return z3.And(*common) if z3.is_true(either) else z3.And(*common, either)
+
+
+def _broken_on(edges: list[tuple[Any, list[tuple[Any, Any]]]]) -> Any:
+    """``c`` -> whether one of the back ``edges`` (predicate, loop variables' new values) can
+    leave candidate ``c`` false."""
+    return lambda c: z3.Or(*[z3.And(p, z3.Not(z3.substitute(c, *pairs))) for p, pairs in edges])
+
+
+def _pointer_options(p: Any) -> tuple[tuple[Any, Pointer], ...]:
+    if isinstance(p, PointerChoice):
+        return p.options
+    if isinstance(p, Pointer):
+        return ((z3.BoolVal(True), p),)
+    raise Unmodelled("unsupported construct: a pointer chosen between a pointer and another value")
+
+
+def _choose(c: Any, a: Any, b: Any) -> Pointer | PointerChoice:
+    """``c ? a : b`` of pointers: one pointer where both are into one variable (its offset
+    chosen), else a :class:`PointerChoice` of the variables."""
+    by_root: dict[int, tuple[Any, Pointer]] = {}
+    for cond, p in [(z3.And(c, x), p) for x, p in _pointer_options(a)] + \
+                   [(z3.And(z3.Not(c), x), p) for x, p in _pointer_options(b)]:
+        cond = z3.simplify(cond)
+        if p.root in by_root:
+            old_cond, old = by_root[p.root]
+            by_root[p.root] = (z3.simplify(z3.Or(cond, old_cond)), _same_root(cond, p, old))
+        else:
+            by_root[p.root] = (cond, p)
+    if len(by_root) == 1:
+        return next(iter(by_root.values()))[1]
+    return PointerChoice(tuple(by_root.values()))
+
+
+def _same_root(c: Any, a: Pointer, b: Pointer) -> Pointer:
+    if a is b:
+        return a
+    steps = [(z3.If(c, ia, ib), n) for (ia, n), (ib, m) in zip(a.steps, b.steps) if n == m] \
+        if len(a.steps) == len(b.steps) and all(n == m for (_, n), (_, m) in zip(a.steps, b.steps)) else []
+    return Pointer(a.root, a.storage, z3.If(c, a.offset, b.offset), a.pointee, steps)
 
 
 def _merge_envs(items: list[tuple[Any, dict[Any, Any]]]) -> dict[Any, Any]:

@@ -44,6 +44,14 @@ class Launch:
     names: dict[Any, str] = field(default_factory=dict)
     #: make the count of work-groups symbolic (1 up to ``num_groups`` in each dimension)
     symbolic_sizes: bool = False
+    #: added to the global ids a counterexample reports, where the module adds the launch's offset
+    #: itself (clspv's ``-global-offset``) and ``global_offset`` is therefore 0
+    reported_offset: tuple[int, int, int] = (0, 0, 0)
+    #: facts assumed of the uninterpreted functions (z3 formulas over ``kl_uf<N>``: the axioms a
+    #: GPUVerify test gives in a Boogie file, :mod:`kernellab.verify.prove.stubs`)
+    axioms: list[Any] = field(default_factory=list)
+    #: check races between invocations of one work-group only (GPUVerify's ``--only-intra-group``)
+    intra_group_only: bool = False
 
 
 @dataclass
@@ -152,13 +160,16 @@ class _Prover:
             vid = keys.get(key)
             if vid is not None and vid in arrays:
                 fixed += [z3.Select(arrays[vid], off) == byte for off, byte in values.items()]
-        base = size_cons + fixed
+        base = size_cons + fixed + list(self.launch.axioms)
         trace_a = self.encode(ids_a, arrays, "A", base + cons_a)
         written = {a.root for a in trace_a.accesses if a.kind != "read" and a.kind != "private"}
         if written & set(arrays):
             arrays = {k: v for k, v in arrays.items() if k not in written}
             trace_a = self.encode(ids_a, arrays, "A", base + cons_a)
         trace_b = self.encode(ids_b, arrays, "B", base + cons_b)
+        if trace_a.copies and self.launch.local_size[0] * self.launch.local_size[1] * self.launch.local_size[2] == 1:
+            # two invocations of one work-group are how a copy in flight is seen to race
+            raise enc.Unmodelled("unsupported construct: async copies in work-groups of one work-item")
         self.arrays = arrays
         self.ids_ab = (ids_a, ids_b)
         self.reads = trace_a.reads + trace_b.reads
@@ -176,7 +187,8 @@ class _Prover:
             pair = pair + enc.uniform_loops(trace_a, trace_b, lambda c: self.check(known + c) is not None)
         found += self.assertions(trace_a, base + cons_a, pair)
         found += self.divergence(trace_a, trace_b, both + [distinct, same_group])
-        found += self.races(trace_a, trace_b, both + [distinct], same_group)
+        found += self.races(trace_a, trace_b, both + [distinct] + ([same_group] if self.launch.intra_group_only else []),
+                            same_group)
         return Outcome("defect" if found else "proven", found)
 
     def encode(self, ids: enc.Ids, arrays: dict[int, Any], tag: str, cons: list[Any]) -> enc.Trace:
@@ -278,8 +290,11 @@ class _Prover:
             raise enc.Unmodelled("unsupported construct: the two invocations' barriers could not be paired")
         out = []
         for ba, bb in zip(ta.barriers, tb.barriers):
-            # after a summarised loop: its exit states (both invocations') satisfy its invariants
-            model = self.check(cons + list(ba.given) + list(bb.given) + [ba.pred != bb.pred])
+            # reached by one and not the other, or (an async copy) reached by both with other arguments;
+            # after a summarised loop its exit states (both invocations') satisfy its invariants
+            differ = [x != y for x, y in zip(ba.values, bb.values)]
+            apart = z3.Or(ba.pred != bb.pred, z3.And(ba.pred, bb.pred, z3.Or(*differ))) if differ else ba.pred != bb.pred
+            model = self.check(cons + list(ba.given) + list(bb.given) + [apart])
             if model is not None:
                 out.append(self.example("barrier-divergence", "a barrier reached by one invocation of a "
                                         "work-group and not by another", model, [], insts=[ba.inst]))
@@ -302,7 +317,9 @@ class _Prover:
                 if b.inst.index < a.inst.index:  # A and B are symmetric: (x, y) covers (y, x)
                     continue
                 overlap = z3.And(a.offset < b.offset + b.size, b.offset < a.offset + a.size)
-                if a.storage == "Workgroup":
+                if a.copy is not None or b.copy is not None:
+                    unordered = _copy_unordered(a, b, ta, tb, same_group)
+                elif a.storage == "Workgroup":
                     unordered = z3.And(same_group, a.phase_wg == b.phase_wg)
                 else:
                     unordered = z3.Or(z3.Not(same_group), a.phase_sb == b.phase_sb)
@@ -326,7 +343,8 @@ class _Prover:
 
         items = []
         for ids in self.ids_ab[:1] if single else self.ids_ab:
-            items.append({"global": [num(x) for x in ids.global_], "local": [num(x) for x in ids.local],
+            offset = self.launch.reported_offset
+            items.append({"global": [num(x) + o for x, o in zip(ids.global_, offset)], "local": [num(x) for x in ids.local],
                           "group": [num(x) for x in ids.group]})
         push: dict[int, int] = {}
         buffers: dict[tuple[int, int], dict[int, int]] = {}
@@ -355,6 +373,28 @@ class _Prover:
                               _space(accesses[0].storage) if accesses else "", resource,
                               num(accesses[0].offset) if accesses else None, sizes,
                               abstract=any(a.abstract for a in accesses))
+
+
+def _copy_unordered(a: enc.AccessRecord, b: enc.AccessRecord, ta: enc.Trace, tb: enc.Trace, same_group: Any) -> Any:
+    """Whether an element access of an async copy and another access can be unordered: in one
+    work-group while the copy is in flight (from its call's barrier interval until the wait that
+    waited for it), or, on a storage buffer, in two work-groups. Two invocations' accesses of the
+    same copy are the work-group's one copy, not a race."""
+    ca = ta.copies[a.copy] if a.copy is not None else None
+    cb = tb.copies[b.copy] if b.copy is not None else None
+    if ca is not None and cb is not None:
+        if ca.key == cb.key:
+            in_flight: Any = z3.BoolVal(False)
+        else:  # two copies in flight at once
+            in_flight = z3.And(z3.UGT(ca.done, cb.waits), z3.UGT(cb.done, ca.waits))
+    else:
+        c, x = (ca, b) if ca is not None else (cb, a)
+        assert c is not None
+        started = z3.UGE(x.phase_wg, c.phase_wg) if x.storage == "Workgroup" else z3.UGE(x.phase_sb, c.phase_sb)
+        in_flight = z3.And(started, z3.ULT(x.waits, c.done))
+    if a.storage == "Workgroup":
+        return z3.And(same_group, in_flight)
+    return z3.Or(z3.Not(same_group), in_flight)
 
 
 def _space(storage: str) -> str:

@@ -82,7 +82,8 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
             with limit.time_limit(watch):
                 watch.step = "compiling the kernel (clspv)"
                 compiled = opencl.compile_kernel(source, inst.entry_point, flags, local, specs,
-                                                 roots=(path.resolve().parent,))
+                                                 roots=(path.resolve().parent,), work_dim=len(inst.global_size),
+                                                 global_offset=_dims(inst.global_offset or (0,), 0))
                 la = opencl.launch(compiled, tuple(inst.global_size), local, specs,
                                    _dims(inst.global_offset or (0,), 0), symbolic_sizes=sizes)
                 watch.step = "encoding and solving"

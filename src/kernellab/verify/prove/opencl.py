@@ -7,6 +7,7 @@ recognises (:func:`~kernellab.verify.prove.annotations.annotated`, docs/verify-p
 """
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,11 +35,12 @@ class Compiled:
     module: Module
     kernel: Any  # spirvsim.clspv.Kernel
     spirv: bytes
+    #: the module adds the launch's global offset to the built-in id itself (clspv's -global-offset)
+    offset_in_module: bool = False
 
 
-#: OpenCL C built-ins whose meaning clspv's lowering does not keep: an async copy becomes plain
-#: loads and stores done at once, so the races of a copy still in flight would be proven absent
-UNMODELLED_BUILTINS = ("async_work_group_copy", "async_work_group_strided_copy", "wait_group_events")
+#: OpenCL C's async copies, which :mod:`kernellab.verify.prove.copies` models before clspv lowers them
+ASYNC_COPIES = re.compile(r"\b(?:async_work_group_copy|async_work_group_strided_copy|wait_group_events)\b")
 
 
 def _options(options: compiler_options.Options | str) -> compiler_options.Options:
@@ -48,34 +50,79 @@ def _options(options: compiler_options.Options | str) -> compiler_options.Option
     return options
 
 
-def compile_source(source: Path, options: compiler_options.Options | str, *, roots: tuple[Path, ...] = ()) -> bytes:
-    """clspv ``-O0 -g`` of ``source`` with the annotation header (every kernel of it). A source
-    calling one of :data:`UNMODELLED_BUILTINS` is refused (:class:`Unsupported`: verdict unknown).
+#: a vector type of 8 or 16 components, which clspv compiles only with its ``-long-vector``
+_LONG_VECTOR = re.compile(r"\b(?:u?char|u?short|u?int|u?long|float|double|half)(?:8|16)\b")
+
+
+def clspv_argv(options: compiler_options.Options) -> list[str]:
+    """``options`` as clspv takes them: clang's warning switches (``-Wno-...``), which only change
+    what is reported and which clspv's own command line refuses, left out."""
+    return [t for t in options.argv() if not (t.startswith("-W") and t != "-Werror")]
+
+
+def compile_source(source: Path, options: compiler_options.Options | str, *, roots: tuple[Path, ...] = (),
+                   prelude: str = "", global_offset: bool = False) -> bytes:
+    """clspv ``-O0 -g`` of ``source`` with the annotation header (every kernel of it), its
+    async copies modelled (:mod:`kernellab.verify.prove.copies`).
     ``options``: a file's, parsed by :mod:`kernellab.compiler_options` (their tokens hold no
-    whitespace or quote), or the user's own text."""
-    import re
+    whitespace or quote), or the user's own text. ``global_offset``: clspv's ``-global-offset``,
+    which keeps an OpenCL launch's global offset in a push constant (without it clspv folds
+    ``get_global_offset()`` to 0, whatever the launch's offset: for a kernel-instantiation file)."""
     import shlex
     import tempfile
 
     from kernellab.compile.pipeline import Compiler, CompileRequest
-    from kernellab.spirvsim.module import Unsupported
 
     text = source.read_text(errors="replace")
-    for number, line in enumerate(text.splitlines(), 1):
-        found = next((name for name in UNMODELLED_BUILTINS if re.search(rf"\b{name}\s*\(", line)), None)
-        if found:
-            from kernellab.errors import Problem
-            raise Unsupported([Problem(str(source), f"line {number}",
-                                       f"{found}: clspv lowers it to plain code, which loses its meaning "
-                                       f"(line {number}: {line.strip()[:80]})")])
+    _refuse_wait_lists(source, text)
     with tempfile.TemporaryDirectory(prefix="kl-prove-") as tmp:
         annotated_path = Path(tmp) / source.name
-        annotated_path.write_text(annotated(text, str(source.resolve())))
+        annotated_path.write_text(annotated_text(text, prelude, str(source.resolve())))
         req = CompileRequest(source=annotated_path, language="opencl-c", entry="",
                              build_options=shlex.join(["-O0", "-g", f"-I{source.parent.resolve()}",
-                                                       *_options(options).argv()]),
+                                                       *(["-global-offset"] if global_offset else []),
+                                                       *(["-long-vector"] if _LONG_VECTOR.search(text) else []),
+                                                       *clspv_argv(_options(options))]),
                              options_from="user", roots=roots + (source.parent.resolve(), Path(tmp)))
         return bytes(Compiler(req).vulkan_module().data)
+
+
+_WAIT = re.compile(r"\bwait_group_events\s*\(\s*[^,]+,\s*([^;]*?)\s*\)\s*;")
+
+
+def _refuse_wait_lists(source: Path, text: str) -> None:
+    """A ``wait_group_events`` whose event list is reached through a pointer variable is refused:
+    clspv at ``-O0`` lowers a pointer chosen between two private variables wrongly (it keeps
+    the first; seen with GPUVerify's ``async_work_group_copy/fail/test11``), so the events the
+    module waits for need not be the source's. ``&event``, ``&events[k]`` and an array's name are
+    taken."""
+    from kernellab.errors import Problem
+    from kernellab.spirvsim.module import Unsupported
+
+    for m in _WAIT.finditer(text):
+        arg = m.group(1)
+        if re.fullmatch(r"&\s*\w+(?:\s*\[[^\]]*\])?", arg):
+            continue
+        if re.fullmatch(r"\w+", arg) and re.search(rf"\b{arg}\s*\[", text):
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        raise Unsupported([Problem(str(source), f"line {line}",
+                                   f"wait_group_events given its events through {arg!r}: the proof follows an "
+                                   f"event list given as &event or an array (line {line})")])
+
+
+def annotated_text(text: str, prelude: str = "", name: str | None = None) -> str:
+    """What clspv and clang compile: the annotation header, the stubs' header, ``prelude``
+    (directives that change what an annotation means, such as GPUVerify's ``--only-requires``),
+    the source at its own line numbers, then bodies for the functions it declares without one
+    (:mod:`kernellab.verify.prove.stubs`); with the async copies' header
+    (:mod:`kernellab.verify.prove.copies`) where it makes one."""
+    from kernellab.verify.prove import copies, stubs
+
+    found = stubs.find(text)
+    tail = f"\n#line 1000000\n{stubs.bodies(found)}\n" if found else ""
+    async_copies = copies.HEADER if ASYNC_COPIES.search(text) else ""
+    return annotated(text, stubs.HEADER + async_copies + (f"{prelude}\n" if prelude else ""), name) + tail
 
 
 @dataclass
@@ -84,9 +131,11 @@ class SourceIR:
 
     text: str | None
     missing: str = ""
+    #: ``missing`` is why the source cannot be proven, not why clang could not check it
+    refused: bool = False
 
 
-def source_ir(source: Path, options: compiler_options.Options | str) -> SourceIR:
+def source_ir(source: Path, options: compiler_options.Options | str, *, prelude: str = "") -> SourceIR:
     """clang's ``-O0`` IR of ``source`` with the annotation header (the text clspv compiles), for
     :func:`lost_accesses`."""
     import tempfile
@@ -96,13 +145,23 @@ def source_ir(source: Path, options: compiler_options.Options | str) -> SourceIR
 
     with tempfile.TemporaryDirectory(prefix="kl-prove-") as tmp:
         annotated_path = Path(tmp) / source.name
-        annotated_path.write_text(annotated(source.read_text(errors="replace"), str(source.resolve())))
+        annotated_path.write_text(annotated_text(source.read_text(errors="replace"), prelude, str(source.resolve())))
         try:
-            return SourceIR(kept.clang_ir(annotated_path, _options(options).argv(), source.parent.resolve()))
+            # a variable read before it is written has an undefined value, which clspv folds to
+            # whatever suits it (`int x; __assert(x == 0);` compiles to a passing assertion): such
+            # a source is not proven (after the source's own -Wno-uninitialized, this wins)
+            return SourceIR(kept.clang_ir(annotated_path, [*_options(options).argv(), "-Werror=uninitialized"],
+                                          source.parent.resolve()))
         except MissingToolError:
             return SourceIR(None, "clang not found")
         except ToolError as exc:
-            return SourceIR(None, f"clang failed: {str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ''}")
+            text = str(exc)
+            where = re.search(r":(\d+):\d+: error: variable '(\w+)' is uninitialized", text)
+            if where:
+                return SourceIR(None, f"variable {where.group(2)!r} is read before it is written (line "
+                                      f"{where.group(1)}): its value is undefined, and clspv may fold it",
+                                 refused=True)
+            return SourceIR(None, f"clang failed: {text.strip().splitlines()[0][:120] if text.strip() else ''}")
 
 
 def lost_accesses(ir: SourceIR, module: Module, entry: str) -> str | None:
@@ -111,7 +170,13 @@ def lost_accesses(ir: SourceIR, module: Module, entry: str) -> str | None:
     from kernellab.verify.prove import kept
 
     if ir.text is None:
-        return f"cannot check clspv kept every access ({ir.missing}): not proven"
+        return f"{ir.missing}: not proven" if ir.refused else \
+            f"cannot check clspv kept every access ({ir.missing}): not proven"
+    from kernellab.verify.prove import stubs
+    hidden = stubs.pointer_stubs(ir.text)
+    if hidden:
+        return (f"unsupported construct: a pointer passed to or returned by a function without a body "
+                f"({', '.join(hidden)}): not proven")
     missing = kept.lost(kept.llvm_accesses(ir.text, entry), kept.spirv_accesses(module))
     return kept.describe(missing) if missing else None
 
@@ -133,10 +198,36 @@ def kernel_names(spirv: bytes) -> list[str]:
     return sorted(reflection(spirv))
 
 
+def reflected_spec_ids(spirv: bytes) -> dict[str, list[int]]:
+    """The specialization constants clspv's reflection names: ``SpecConstantWorkDim`` (what
+    ``get_work_dim()`` reads) and ``SpecConstantGlobalOffset`` (the three offsets, with
+    ``-global-offset``), by name."""
+    from kernellab import spirv_format
+    from kernellab.spirvsim.module import extinst_name
+
+    words = spirv_format.words(spirv)
+    sets: dict[int, str] = {}
+    consts: dict[int, int] = {}
+    out: dict[str, list[int]] = {}
+    for pos, count, opcode in spirv_format.instructions(words):
+        w = words[pos + 1:pos + count]
+        if opcode == 11:  # OpExtInstImport
+            sets[w[0]] = spirv_format.literal_string(w, 1, len(w))[0]
+        elif opcode == 43:  # OpConstant
+            consts[w[1]] = w[2]
+        elif opcode == 12 and sets.get(w[2], "").startswith("NonSemantic.ClspvReflection"):
+            name = extinst_name(sets[w[2]], w[3])
+            if name in ("SpecConstantWorkDim", "SpecConstantGlobalOffset"):
+                out[name] = [consts.get(x, x) for x in w[4:]]
+    return out
+
+
 def load_kernel(spirv: bytes, source: Path, entry: str, local_size: tuple[int, int, int],
-                args: list[ArgumentSpec]) -> Compiled:
+                args: list[ArgumentSpec], *, work_dim: int = 3,
+                global_offset: tuple[int, int, int] = (0, 0, 0)) -> Compiled:
     """``entry`` of a clspv module decoded with the launch's specialization (work-group size,
-    ``__local`` argument lengths)."""
+    ``__local`` argument lengths, ``get_work_dim()``: ``work_dim``, the launch's number of
+    dimensions; the global offset, where the module reads it from specialization constants)."""
     from kernellab.errors import InputError
     from kernellab.spirvsim.clspv import reflection
     from kernellab.spirvsim.machine import eval_spec_op
@@ -148,6 +239,10 @@ def load_kernel(spirv: bytes, source: Path, entry: str, local_size: tuple[int, i
     spec: dict[int, int] = {}
     if kernel.workgroup_size_ids is not None:
         spec.update(zip(kernel.workgroup_size_ids, local_size))
+    reflected = reflected_spec_ids(spirv)
+    for dim_id in reflected.get("SpecConstantWorkDim", []):
+        spec[dim_id] = work_dim
+    spec.update(zip(reflected.get("SpecConstantGlobalOffset", []), global_offset))
     for ordinal, arg in kernel.arguments.items():
         if arg.kind == "ArgumentWorkgroup":
             size = args[ordinal].size if ordinal < len(args) and args[ordinal].size else None
@@ -162,7 +257,8 @@ def load_kernel(spirv: bytes, source: Path, entry: str, local_size: tuple[int, i
     for name in {i.line[0] for i in _instructions(module) if i.line} | {full}:
         if is_named(full, name):
             module.sources[name] = text
-    return Compiled(module, kernel, spirv)
+    return Compiled(module, kernel, spirv, offset_in_module="SpecConstantGlobalOffset" in reflected or any(
+        what == "PushConstantGlobalOffset" for what, _, _ in kernel.builtin_push))
 
 
 def is_named(path: str, name: str) -> bool:
@@ -175,9 +271,11 @@ def _instructions(module: Module) -> list[Any]:
 
 
 def compile_kernel(source: Path, entry: str, options: compiler_options.Options | str, local_size: tuple[int, int, int],
-                   args: list[ArgumentSpec], *, roots: tuple[Path, ...] = ()) -> Compiled:
-    """:func:`compile_source` and :func:`load_kernel` for one kernel."""
-    return load_kernel(compile_source(source, options, roots=roots), source, entry, local_size, args)
+                   args: list[ArgumentSpec], *, roots: tuple[Path, ...] = (), work_dim: int = 3,
+                   global_offset: tuple[int, int, int] = (0, 0, 0)) -> Compiled:
+    """:func:`compile_source` (with the global offset kept) and :func:`load_kernel` for one kernel."""
+    return load_kernel(compile_source(source, options, roots=roots, global_offset=True), source, entry, local_size,
+                       args, work_dim=work_dim, global_offset=global_offset)
 
 
 def launch(compiled: Compiled, global_size: tuple[int, ...], local_size: tuple[int, int, int],
@@ -192,7 +290,12 @@ def launch(compiled: Compiled, global_size: tuple[int, ...], local_size: tuple[i
     if any(g % max(1, n) for g, n in zip(gs, local_size)):
         raise InputError(f"global size {tuple(global_size)} is not a multiple of local size {local_size}: "
                          "verify --prove takes uniform work-groups")
-    out = Launch(local_size, groups, global_offset, symbolic_sizes=symbolic_sizes)  # type: ignore[arg-type]
+    # with clspv's -global-offset the module adds the offset to the built-in id
+    in_module = compiled.offset_in_module
+    out = Launch(local_size, groups, (0, 0, 0) if in_module else global_offset,  # type: ignore[arg-type]
+                 symbolic_sizes=symbolic_sizes)
+    if in_module:
+        out.reported_offset = global_offset
     push: dict[int, int] = {}
 
     def put(target: dict[int, int], offset: int, data: bytes) -> None:

@@ -1,0 +1,388 @@
+"""``verify --prove``'s OpenCL C front end and the constructs it feeds the engine (issue 22): each
+with a planted defect and its clean twin, so a construct the engine got wrong cannot pass as
+proven."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("z3", reason="needs z3-solver (pip install kernellab[prove])")
+
+from tests.unit.test_prove_engine import kinds, needs_clspv, prove_cl  # noqa: E402
+
+from kernellab.verify.prove import engine, opencl  # noqa: E402
+
+# --- a vector component written in place (OpCompositeInsert) -----------------------------------
+
+VECTOR_COMPONENT = """
+__kernel void k(__global int *p) {
+  __local int3 vs[64];
+  vs[get_local_id(0)].x = p[get_global_id(0)];
+  %s
+  p[get_global_id(0)] = vs[%s].x;
+}
+"""
+
+
+@needs_clspv
+def test_a_vector_component_written_in_place(tmp_path: Path) -> None:
+    clean = prove_cl(tmp_path, VECTOR_COMPONENT % ("", "get_local_id(0)"))
+    assert clean.verdict == "proven", clean
+    racy = prove_cl(tmp_path, VECTOR_COMPONENT % ("", "(get_local_id(0) + 1) % 64"))
+    assert kinds(racy) == {"data-race"}
+    fenced = prove_cl(tmp_path, VECTOR_COMPONENT % ("barrier(CLK_LOCAL_MEM_FENCE);", "(get_local_id(0) + 1) % 64"))
+    assert fenced.verdict == "proven", fenced
+
+
+def test_warning_switches_do_not_reach_clspv() -> None:
+    from kernellab import compiler_options
+
+    options = compiler_options.parse("opencl-c", "-Wno-uninitialized -DN=4 -Werror", Path("."), (), origin="user")
+    assert opencl.clspv_argv(options) == ["-DN=4", "-Werror"]
+
+
+# --- carries, borrows and high halves (OpIAddCarry, OpISubBorrow, OpUMulExtended) --------------
+
+WIDE = """
+__kernel void k(__global uint *A, uint n) {
+  if (%s) A[get_global_id(0) + 1] = 0;  /* the next work-item's element: a race when reached */
+  A[get_global_id(0)] = 1;
+}
+"""
+
+
+@needs_clspv
+@pytest.mark.parametrize("never, sometimes", [
+    ("add_sat(n, 1u) == 0", "n + 1u == 0"),          # saturating: never wraps to 0
+    ("sub_sat(n, 1u) == 0xffffffffu", "n - 1u == 0xffffffffu"),
+    ("mul_hi(n, 2u) > 1", "mul_hi(n, 4u) > 1"),       # the high half of n * 2 is 0 or 1
+])
+def test_wide_integer_ops(tmp_path: Path, never: str, sometimes: str) -> None:
+    args = [opencl.ArgumentSpec("buffer", "A"), opencl.ArgumentSpec("scalar", "n")]
+    clean = prove_cl(tmp_path, WIDE % never, args=args)
+    assert clean.verdict == "proven", clean
+    racy = prove_cl(tmp_path, WIDE % sometimes, args=args)
+    assert kinds(racy) >= {"data-race"}, racy
+
+
+# --- get_global_offset() and get_work_dim() take the launch's values -----------------------------
+
+LAUNCH_QUERY = """
+__kernel void k(__global int *A) {
+  if (%s) A[get_global_id(0) + 1] = 1;  /* the next work-item's element: a race when reached */
+  A[get_global_id(0)] = 0;
+}
+"""
+
+
+def _prove_with_offset(tmp: Path, source: str, offset: tuple[int, int, int]) -> engine.Outcome:
+    path = tmp / "k.cl"
+    path.write_text(source)
+    args = [opencl.ArgumentSpec("buffer", "A")]
+    compiled = opencl.compile_kernel(path, "k", "", (64, 1, 1), args, work_dim=1, global_offset=offset)
+    launch = opencl.launch(compiled, (256,), (64, 1, 1), args, offset)
+    return engine.prove(compiled.module, launch, timeout=60)
+
+
+@needs_clspv
+def test_the_global_offset_is_the_launchs(tmp_path: Path) -> None:
+    racy = _prove_with_offset(tmp_path, LAUNCH_QUERY % "get_global_offset(0) == 64", (64, 0, 0))
+    assert kinds(racy) == {"data-race"}, racy
+    race = racy.findings[0]
+    assert all(item["global"][0] >= 64 for item in race.work_items)  # the ids as the launch numbers them
+    clean = _prove_with_offset(tmp_path, LAUNCH_QUERY % "get_global_offset(0) != 64 || get_global_id(0) < 64",
+                               (64, 0, 0))
+    assert clean.verdict == "proven", clean
+    assert _prove_with_offset(tmp_path, LAUNCH_QUERY % "get_global_offset(0) == 64", (0, 0, 0)).verdict == "proven"
+
+
+@needs_clspv
+def test_the_work_dim_is_the_launchs(tmp_path: Path) -> None:
+    assert _prove_with_offset(tmp_path, LAUNCH_QUERY % "get_work_dim() != 1", (0, 0, 0)).verdict == "proven"
+    assert kinds(_prove_with_offset(tmp_path, LAUNCH_QUERY % "get_work_dim() == 1", (0, 0, 0))) == {"data-race"}
+
+
+# --- functions declared without a body: GPUVerify's uninterpreted functions, plain prototypes ---
+
+STUBBED = """
+DECLARE_UF_BINARY(f, int, int, int);
+int bar(void);
+__kernel void k(__global int *A, int n) {
+  %s
+  if (%s) A[get_global_id(0) + 1] = 0;  /* the next work-item's element: a race when reached */
+  A[get_global_id(0)] = 1;
+}
+"""
+STUB_ARGS = [opencl.ArgumentSpec("buffer", "A"), opencl.ArgumentSpec("scalar", "n")]
+
+
+@needs_clspv
+@pytest.mark.parametrize("clean, racy", [
+    (("", "f(n, 1) != f(n, 1)"), ("", "f(n, 1) != f(n, 2)")),    # same arguments, same result
+    (("", "f(n, get_local_id(0)) != f(n, get_local_id(0))"), ("", "f(get_local_id(0), n) != f(n, get_local_id(0))")),
+    (("int x = bar();", "x == 7 && x != 7"), ("", "bar() == 7 && bar() != 7")),  # each call any value
+    (("", "0"), ("", "bar() == 7")),
+])
+def test_functions_without_a_body(tmp_path: Path, clean: tuple[str, str], racy: tuple[str, str]) -> None:
+    proven = prove_cl(tmp_path, STUBBED % clean, args=STUB_ARGS)
+    assert proven.verdict == "proven", proven
+    found = prove_cl(tmp_path, STUBBED % racy, args=STUB_ARGS)
+    assert kinds(found) == {"data-race"}, found
+
+
+@needs_clspv
+def test_a_pointer_passed_to_a_function_without_a_body_is_unknown(tmp_path: Path) -> None:
+    src = "void baz(__global int *p);\n__kernel void k(__global int *A) { baz(A); A[get_global_id(0)] = 1; }"
+    o = prove_cl(tmp_path, src, args=[opencl.ArgumentSpec("buffer", "A")])
+    assert o.verdict == "unknown" and "pointer passed to or returned by a function without a body" in (o.reason or ""), o
+
+
+def test_stubs_found_in_the_source() -> None:
+    from kernellab.verify.prove import stubs
+
+    text = ("DECLARE_UF_UNARY(g, unsigned char, unsigned char);\nint3 bar(void);\n__global int * ptr(int x);\n"
+            "int defined(int a);\nint defined(int a) { return a; }\n__kernel void k() {\n  return bar();\n  baz(1);\n}\n"
+            "/* havoc every variable in modifies(T);\n */ // int commented(void);\n")
+    found = {s.name: s for s in stubs.find(text)}
+    assert set(found) == {"g", "bar", "ptr"}
+    assert found["g"].uninterpreted and found["g"].params == ["unsigned char"] and found["g"].ret == "unsigned char"
+    assert not found["bar"].uninterpreted and found["bar"].params == [] and found["bar"].ret == "int3"
+    assert found["ptr"].ret.replace(" ", "") == "__globalint*"
+    assert stubs.c_width("unsigned char") == 8 and stubs.c_width("unsigned") == 32 and stubs.c_width("int3") is None
+
+
+def test_boogie_axioms_read_as_z3() -> None:
+    import z3
+    from conformance import boogie_axioms
+
+    a = z3.Function("A", z3.BitVecSort(32), z3.BitVecSort(32), z3.BitVecSort(32))
+    text = ('type T = bv32;\nfunction {:bvbuiltin "bvule"} ULE(T, T) : bool;\n'
+            "axiom (forall x, y : T :: { A(x, y) } ULE(x, A(x, y)) && ULE(y, A(x, y)));\n"
+            "axiom (forall x : T :: { A(x, 0bv32) } A(x, 0bv32) == x);\n")
+    axioms = boogie_axioms.read(text, {"A": a})
+    s = z3.Solver()
+    x = z3.BitVec("x", 32)
+    s.add(*axioms, a(x, 0) != x)
+    assert s.check() == z3.unsat
+    with pytest.raises(boogie_axioms.BoogieError):
+        boogie_axioms.read("procedure p();", {})
+    with pytest.raises(boogie_axioms.BoogieError):
+        boogie_axioms.read("axiom (forall x : bv32 :: B(x) == x);", {})  # a function it was not given
+
+
+@needs_clspv
+def test_a_pointer_hidden_by_a_typedef_is_caught_by_the_guard(tmp_path: Path) -> None:
+    from kernellab import tools
+
+    if tools.find("clang") is None:
+        pytest.skip("needs clang (scripts/setup.sh test)")
+    src = ("typedef __global int *gp;\nvoid baz(gp p);\n"
+           "__kernel void k(__global int *A) { baz(A); A[get_global_id(0)] = 1; }")
+    (tmp_path / "k.cl").write_text(src)
+    args = [opencl.ArgumentSpec("buffer", "A")]
+    compiled = opencl.compile_kernel(tmp_path / "k.cl", "k", "", (64, 1, 1), args)
+    launch = opencl.launch(compiled, (256,), (64, 1, 1), args)
+    ir = opencl.source_ir(tmp_path / "k.cl", "")
+    o = opencl.guarded(engine.prove(compiled.module, launch, timeout=60), ir, compiled.module, "k")
+    assert o.verdict == "unknown", o  # clspv inlined baz: the engine sees the marker called directly
+    from kernellab.verify.prove import stubs
+
+    assert ir.text is not None and stubs.pointer_stubs(ir.text) == ["baz"]  # the guard's own check
+    assert "baz" in (opencl.lost_accesses(ir, compiled.module, "k") or "")
+
+
+# --- vectors of 8 and 16 components (clspv's -long-vector) -----------------------------------------
+
+@needs_clspv
+@pytest.mark.parametrize("vector", ["float8"])
+def test_long_vectors(tmp_path: Path, vector: str) -> None:
+    src = f"__kernel void k(__global {vector} *p) {{ p[%s] = ({vector})(1); p[get_global_id(0)].s3 = 2; }}"
+    args = [opencl.ArgumentSpec("buffer", "p")]
+    assert prove_cl(tmp_path, src % "get_global_id(0)", args=args).verdict == "proven"
+    assert kinds(prove_cl(tmp_path, src % "get_global_id(0) / 2", args=args)) == {"data-race"}
+
+
+# --- the conformance script's reading of GPUVerify's switches --------------------------------------
+
+def test_gpuverify_switches_that_change_the_question() -> None:
+    from types import SimpleNamespace
+
+    from conformance.gpuverify_prove import annotation_prelude, checked_kinds, kernel_args, row, work_dim
+
+    assert "#define __assert(...) 0" in annotation_prelude({"--only-requires": ""})
+    assert "__requires" not in annotation_prelude({"--only-requires": ""})
+    assert "#define __requires(...) 0" in annotation_prelude({"--no-annotations": ""})
+    assert annotation_prelude({"--invariants-as-candidates": ""}).count("#define") == 2
+    assert annotation_prelude({}) == ""
+    assert "data-race" not in checked_kinds({"--only-log": ""})
+    assert kernel_args({"--kernel-args": "foo,*,0x03"}) == {"foo": [None, (3).to_bytes(4, "little")]}
+    assert work_dim({"--local_size": "[4,4]", "--num_groups": "[10,10]"}) == 2
+    racy = {"kernels": {"k": {"verdict": "defect", "kinds": ["data-race"]}}}
+    benign = SimpleNamespace(id="benign_race_tests/pass/writezero", expectation="pass", options=[])
+    assert row(benign, racy)["class"] == "pass: defect (spec-conflict)"
+    other = SimpleNamespace(id="misc/pass/misc11", expectation="pass", options=[])
+    assert row(other, racy)["class"] == "pass: defect (false alarm)"
+
+
+# --- async copies: in flight from the call until the wait that names their event ----------------
+
+ASYNC = """
+__kernel void k(__global int *p, __global int *q) {
+  __local int a[16];
+  __local int b[16];
+  %s
+  event_t e = async_work_group_copy(a, p + 16 * get_group_id(0), 16, 0);
+  event_t f = async_work_group_copy(b, q + 16 * get_group_id(0), %s, 0);
+  %s
+  p[get_global_id(0)] = a[(get_local_id(0) + 1) %% 16];
+}
+"""
+WAIT_BOTH = "event_t both[2] = {e, f}; wait_group_events(2, both); barrier(CLK_LOCAL_MEM_FENCE);"
+
+
+@needs_clspv
+@pytest.mark.parametrize("clean, racy, kind", [
+    (("", "16", WAIT_BOTH), ("", "16", ""), "data-race"),                         # never waited for
+    (("", "16", WAIT_BOTH), ("", "16", "wait_group_events(1, &f); barrier(CLK_LOCAL_MEM_FENCE);"),
+     "data-race"),                                                                 # waits for the other copy only
+    (("a[get_local_id(0)] = 0; barrier(CLK_LOCAL_MEM_FENCE);", "16", WAIT_BOTH),
+     ("a[get_local_id(0)] = 0;", "16", WAIT_BOTH), "data-race"),                   # a write before the copy, unordered
+    (("", "16", WAIT_BOTH), ("", "get_local_id(0) < 8 ? 16 : 8", WAIT_BOTH), "barrier-divergence"),  # other arguments
+])
+def test_async_copies(tmp_path: Path, clean: tuple[str, str, str], racy: tuple[str, str, str], kind: str) -> None:
+    args = [opencl.ArgumentSpec("buffer", "p"), opencl.ArgumentSpec("buffer", "q")]
+    proven = prove_cl(tmp_path, ASYNC % clean, local=16, groups=2, args=args)
+    assert proven.verdict == "proven", proven
+    found = prove_cl(tmp_path, ASYNC % racy, local=16, groups=2, args=args)
+    assert kind in kinds(found), found
+
+
+@needs_clspv
+def test_an_event_list_through_a_pointer_is_refused(tmp_path: Path) -> None:
+    src = ASYNC % ("", "16", "event_t *l = &e; wait_group_events(1, l); barrier(CLK_LOCAL_MEM_FENCE);")
+    from kernellab.spirvsim.module import Unsupported
+
+    (tmp_path / "k.cl").write_text(src)
+    with pytest.raises(Unsupported, match="wait_group_events given its events through 'l'"):
+        opencl.compile_source(tmp_path / "k.cl", "")
+
+
+@needs_clspv
+def test_a_variable_read_before_it_is_written_is_not_proven(tmp_path: Path) -> None:
+    from kernellab import tools
+
+    if tools.find("clang") is None:
+        pytest.skip("needs clang (scripts/setup.sh test)")
+    for body, proven in (("int x;", False), ("int x = 0;", True), ("int x = 0; bar();", True)):
+        # (a stub's own body reads nothing uninitialised: bar's stand-in keeps the guard quiet)
+        (tmp_path / "k.cl").write_text(f"int bar(void);\n__kernel void k() {{ {body} __assert(x == 0); }}")
+        compiled = opencl.compile_kernel(tmp_path / "k.cl", "k", "-Wno-uninitialized", (64, 1, 1), [])
+        launch = opencl.launch(compiled, (256,), (64, 1, 1), [])
+        ir = opencl.source_ir(tmp_path / "k.cl", "-Wno-uninitialized")
+        o = opencl.guarded(engine.prove(compiled.module, launch, timeout=60), ir, compiled.module, "k")
+        assert (o.verdict == "proven") == proven, o  # clspv folds `x == 0` of an undefined x to true
+        if not proven:
+            assert "'x' is read before it is written" in (o.reason or "")
+
+
+# --- a pointer chosen between variables -------------------------------------------------------------
+
+CHOSEN = """
+__kernel void k(__global int *p, __global int *q, int x) {
+  __global int *r;
+  if (x > 4) r = p; else r = q;
+  r[%s] = 1;
+  q[get_global_id(0)] = r[get_global_id(0)];
+}
+"""
+
+
+@needs_clspv
+def test_a_pointer_chosen_between_buffers(tmp_path: Path) -> None:
+    args = [opencl.ArgumentSpec("buffer", "p"), opencl.ArgumentSpec("buffer", "q"), opencl.ArgumentSpec("scalar", "x")]
+    assert prove_cl(tmp_path, CHOSEN % "get_global_id(0)", args=args).verdict == "proven"
+    racy = prove_cl(tmp_path, CHOSEN % "get_global_id(0) + 1", args=args)
+    assert kinds(racy) == {"data-race"}
+    assert {f.resource for f in racy.findings} <= {"p", "q"}  # r[gid + 1] against r[gid], whichever r is
+    private = """__kernel void k(__global int *A, int x) {
+      int a[4] = {0, 1, 2, 3}, b[4] = {1, 2, 3, 0};
+      int *r = x > 4 ? a : b;
+      if (r[%s] == 0) A[get_global_id(0) + 1] = 0;
+      A[get_global_id(0)] = 1;
+    }"""
+    args2 = [opencl.ArgumentSpec("buffer", "A"), opencl.ArgumentSpec("scalar", "x")]
+    assert prove_cl(tmp_path, private % "1", args=args2).verdict == "proven"   # a[1] = 1, b[1] = 2
+    assert kinds(prove_cl(tmp_path, private % "3", args=args2)) == {"data-race"}  # b[3] = 0
+
+
+# --- an inner loop met again in each iteration of an outer one is summarised once found long -------
+
+NESTED = """
+__kernel void k(__global int *out) {
+  __local int L[4096];
+  for (int i = 0; i < 33; i++)
+    for (int j = get_local_id(0); j < 4096; j += %s) L[j] = i;
+  out[get_global_id(0)] = 0;
+}
+"""
+
+
+@needs_clspv
+def test_nested_long_loops(tmp_path: Path) -> None:
+    args = [opencl.ArgumentSpec("buffer", "out")]
+    clean = prove_cl(tmp_path, NESTED % "64", args=args)
+    assert clean.verdict == "proven", clean
+    racy = prove_cl(tmp_path, NESTED % "32", args=args)  # j = lid and j = lid + 32 collide
+    assert kinds(racy) == {"data-race"}, racy
+
+
+AFTER_LOOP = """
+__kernel void k(__global int *A, int n) {
+  int i, j = 0;
+  for (i = 0; i < n; i++) { %s }
+  %s
+  A[get_global_id(0)] = 1;
+}
+"""
+LOOP_ARGS = [opencl.ArgumentSpec("buffer", "A"), opencl.ArgumentSpec("scalar", "n")]
+
+
+@needs_clspv
+def test_what_follows_a_summarised_loop(tmp_path: Path) -> None:
+    # a barrier after a loop summarised by invariants is reached by every invocation that enters it
+    clean = prove_cl(tmp_path, AFTER_LOOP % ("A[get_global_id(0)] += 1;", "barrier(CLK_GLOBAL_MEM_FENCE);"),
+                     args=LOOP_ARGS)
+    assert clean.verdict == "proven", clean
+    # an assumption after the loop holds where the loop ends: it cannot hide the race at i == 7
+    racy = prove_cl(tmp_path, AFTER_LOOP % ("if (i == 7) A[get_global_id(0) + 1] = 0;", "__assume(i == 100);"),
+                    args=LOOP_ARGS)
+    assert kinds(racy) == {"data-race"}, racy
+
+
+@needs_clspv
+def test_a_defect_found_only_in_a_summarised_loop_is_unknown_in_the_table(tmp_path: Path) -> None:
+    from conformance.gpuverify_prove import ABSTRACT_ONLY, prove_test
+
+    # j is n or n + 2 (n, n + 2, n, ...), which no candidate invariant says: the summarised
+    # iteration reaches j == n + 1, a race no launch makes
+    (tmp_path / "t").mkdir()
+    path = tmp_path / "t" / "kernel.cl"
+    path.write_text("//pass\n//--local_size=64 --num_groups=2\n__kernel void k(__global int *p, int n) {\n"
+                    "  int j = n;\n  for (int i = 0; i < 100; i++) {\n    j = 2 * n + 2 - j;\n"
+                    "    if (j == n + 1) p[get_global_id(0) + 1] = 0;\n  }\n  p[get_global_id(0)] = 1;\n}\n")
+    r = prove_test(path, 60)
+    assert r["kernels"]["k"]["verdict"] == "unknown" and r["kernels"]["k"]["reason"] == ABSTRACT_ONLY, r
+
+
+@needs_clspv
+def test_a_loop_carrying_a_vector(tmp_path: Path) -> None:
+    src = """__kernel void k(__global int *A, int n) {
+      int4 v = (int4)(0);
+      for (int i = 0; i < n; i++) { v.y += 1; }
+      %s
+      A[get_global_id(0)] = v.y;
+    }"""
+    assert prove_cl(tmp_path, src % "", args=LOOP_ARGS).verdict == "proven"
+    racy = prove_cl(tmp_path, src % "if (v.y > 5) A[get_global_id(0) + 1] = 0;", args=LOOP_ARGS)  # n > 5
+    assert kinds(racy) == {"data-race"}, racy
