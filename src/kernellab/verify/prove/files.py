@@ -174,7 +174,6 @@ def _replay_instantiation(path: Path, inst: Any, findings: list[Finding]) -> lis
     GPUVerify's annotations defined away (:func:`~kernellab.verify.prove.annotations.replayed`),
     from a copy beside it (its includes found as from the kernel)."""
     from kernellab.verify.prove.annotations import replayed
-    from kernellab.verify.run import verify_many
 
     source = (path.parent / inst.kernel_file).resolve()
     try:
@@ -203,18 +202,34 @@ def _replay_instantiation(path: Path, inst: Any, findings: list[Finding]) -> lis
                 with os.fdopen(fd, "w") as fh:
                     json.dump([doc], fh)
                 try:
-                    r = verify_many([name], formats=["kernel-instantiation"],
-                                    timeout=max(1.0, end - time.monotonic()))[0]
+                    seen[key] = _replay_in_child(name, end - time.monotonic())
                 except Exception as exc:  # the replay is evidence, not the verdict: say why it is missing
                     log.warning("%s: the counterexample could not be replayed: %s", path, exc)
                     return None
-                seen[key] = ({d.kind for d in r.findings}, not r.unfinished)
                 out.append(_replayed(f.kind, *seen[key]))
             finally:
                 os.unlink(name)
     finally:
         os.unlink(kernel)
     return out
+
+
+def _replay_in_child(name: str, seconds: float) -> tuple[set[str], bool]:
+    """The kinds the dynamic verify shows for the kernel-instantiation file ``name``, and whether
+    it finished: run in a child process, stopped after ``seconds`` (Oclgrind's native call cannot
+    be interrupted in this one)."""
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run([sys.executable, "-m", "kernellab", "verify", "--json", name],
+                              capture_output=True, timeout=max(1.0, seconds), check=False)
+    except subprocess.TimeoutExpired:
+        return set(), False
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"exit {done.returncode}: {done.stderr.decode(errors='replace').strip()[-300:]}")
+    doc = json.loads(done.stdout)
+    return {f["kind"] for f in doc.get("findings", [])}, True
 
 
 def _replayed(kind: str, shown: set[str], finished: bool) -> bool | None:
