@@ -226,6 +226,8 @@ def _replay_in_child(name: str, seconds: float) -> tuple[set[str], bool]:
                               capture_output=True, timeout=max(1.0, seconds), check=False)
     except subprocess.TimeoutExpired:
         return set(), False
+    if done.returncode == 1 and not done.stdout.strip():  # stopped at its own time limit (one line on stderr)
+        return set(), False
     if done.returncode not in (0, 1):
         raise RuntimeError(f"exit {done.returncode}: {done.stderr.decode(errors='replace').strip()[-300:]}")
     doc = json.loads(done.stdout)
@@ -363,7 +365,8 @@ def _settle(launch: Launch, findings: list[Finding], confirmed: Sequence[bool | 
         f.detail = (f.detail + "; " if f.detail else "") + (
             "confirmed by a replayed launch" if got else
             "possible: the replayed launch did not reproduce it" if got is False else
-            f"possible: not replayed (the replays' {REPLAY_SECONDS:g} s ran out)" if confirmed is not None else
+            f"possible: not replayed (no replay finished in the replays' {REPLAY_SECONDS:g} s or the "
+            "dynamic verify's own time limit)" if confirmed is not None else
             "possible: not replayed")
     launch.proof = "defect" if any(f.severity == "defect" for f in findings) else "possible"
     if launch.proof == "possible" and all(c.abstract for c in found):
