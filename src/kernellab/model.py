@@ -88,6 +88,10 @@ class Tensor(DataResource):
     tiling = Enum("OPTIMAL", "LINEAR", default=None)
 
 
+#: the widest sampler minLod/maxLod kernellab takes: VK_LOD_CLAMP_NONE (1000.0), Vulkan's "no clamp"
+LOD_LIMIT = 1000.0
+
+
 def _optional_number(description: str) -> Any:
     """A number field that may be absent (None)."""
     return Field(Number, None, description)
@@ -157,6 +161,9 @@ class SubgroupSize(Node):
 
     required_size = Int(1, U32, default=None,
                         description="the subgroup size the pipeline must run with (a power of two)")
+    required_size_bound = Enum("min", "max", default=None,
+                               description="instead of required_size: the device's minSubgroupSize or "
+                                           "maxSubgroupSize, read when the pipeline is made")
     full_subgroups = Bool(default=False, description="every subgroup fully populated (computeFullSubgroups)")
     varying_size = Bool(default=False, description="the subgroup size may vary (ALLOW_VARYING_SUBGROUP_SIZE)")
 

@@ -571,5 +571,77 @@ def usable_output_folder(folder: Path) -> None:
         raise FileSystemError(f"{folder}: cannot write outputs there: a kernel file system")
 
 
+@contextlib.contextmanager
+def staged_folder(folder: Path) -> Iterator[Path]:
+    """A new folder beside ``folder`` to write a whole output folder into; when the block ends
+    without an error its content is moved into ``folder`` (renamed into place when ``folder`` is
+    missing, else each file replaces its namesake and other files stay, as a direct write did).
+    On an error the staged folder, and any parent made for it, is removed: ``folder`` is as before."""
+    import shutil
+    import tempfile
+
+    folder = _absolute(folder)
+    made: list[Path] = []
+    probe = folder.parent
+    while not probe.exists() and probe.parent != probe:
+        made.append(probe)
+        probe = probe.parent
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{folder.name[:_NAME_KEPT]}.", suffix=".import.tmp", dir=folder.parent))
+    except OSError as exc:
+        raise FileSystemError.from_os(exc, exc.filename or folder) from None
+    try:
+        yield stage
+        _move_into(stage, folder)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+        if not folder.exists():
+            for parent in made:
+                with contextlib.suppress(OSError):
+                    parent.rmdir()
+
+
+def _move_into(stage: Path, folder: Path) -> None:
+    """Put the staged tree ``stage`` at ``folder``: one rename when ``folder`` is missing."""
+    try:
+        if not os.path.lexists(folder):
+            with contextlib.suppress(FileExistsError, OSError):
+                os.rename(stage, folder)  # a folder made meanwhile (or an empty one) is merged into below
+                return
+        _check_mergeable(stage, folder)
+        for base, _dirs, files in os.walk(stage):
+            target = folder / Path(base).relative_to(stage)
+            target.mkdir(exist_ok=True)
+            for name in files:
+                os.replace(Path(base) / name, target / name)
+    except OSError as exc:
+        raise FileSystemError.from_os(exc, exc.filename or folder) from None
+
+
+def _check_mergeable(stage: Path, folder: Path) -> None:
+    """Refuse, before anything moves, a staged file whose place in ``folder`` is a folder or a
+    staged folder whose place is a file: the merge then cannot stop half-way on them."""
+    if not folder.is_dir():
+        raise FileSystemError(f"{folder}: cannot write outputs there: it is not a folder")
+    for base, dirs, files in os.walk(stage):
+        target = folder / Path(base).relative_to(stage)
+        for name in dirs:
+            if os.path.lexists(target / name) and not (target / name).is_dir():
+                raise FileSystemError(f"{target / name}: cannot write outputs there: it is not a folder")
+        for name in files:
+            if (target / name).is_dir():
+                raise FileSystemError(f"{target / name}: cannot replace it with a file: it is a folder")
+
+
+def staged_path(path: str | os.PathLike[str], stage: Path, folder: Path) -> Path:
+    """Where ``path``, written under ``stage``, lies once the stage is moved to ``folder``."""
+    path = Path(path)
+    for base in (stage, Path(os.path.realpath(stage))):
+        with contextlib.suppress(ValueError):
+            return folder / path.relative_to(base)
+    return path
+
+
 __all__ = ["OutputSet", "atomic_open", "check_replaceable", "discard_all", "escapes", "install_signal_cleanup",
-           "save_npy", "sweep_stale", "usable_output_folder", "write_bytes", "write_npy", "write_text"]
+           "save_npy", "staged_folder", "staged_path", "sweep_stale", "usable_output_folder", "write_bytes", "write_npy", "write_text"]

@@ -126,9 +126,12 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
      "expected an integer >= 0, got -1"),
     ("binding-lod-string", _set(DC + ["bindings", 0, "lod"], "x"), "/commands/0/dispatch_compute/bindings/0/lod",
      'expected an integer >= 0, got "x"'),
-    ("binding-descriptor-type", _set(DC + ["bindings", 0, "descriptor_type"], "VK_DESCRIPTOR_TYPE_SAMPLER"),
+    ("binding-descriptor-type", _set(DC + ["bindings", 0, "descriptor_type"], "VK_DESCRIPTOR_TYPE_INPUT_ATTACHMENT"),
      "/commands/0/dispatch_compute/bindings/0/descriptor_type",
-     'expected one of VK_DESCRIPTOR_TYPE_AUTO|VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, got "VK_DESCRIPTOR_TYPE_SAMPLER"'),
+     'expected one of VK_DESCRIPTOR_TYPE_AUTO|VK_DESCRIPTOR_TYPE_STORAGE_IMAGE|VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE|'
+     'VK_DESCRIPTOR_TYPE_SAMPLER|VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER|VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER|'
+     'VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER|VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC|'
+     'VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC, got "VK_DESCRIPTOR_TYPE_INPUT_ATTACHMENT"'),
     ("dangling-barrier-ref", _add_command({"dispatch_barrier": {"memory_barrier_refs": ["mb0"]}}),
      "/commands/1/dispatch_barrier/memory_barrier_refs/0", 'no resource with uid "mb0" (expected a memory_barrier)'),
     ("barrier-ref-wrong-kind", _add_command({"dispatch_barrier": {"buffer_barrier_refs": ["a"]}}),

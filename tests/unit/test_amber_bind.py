@@ -164,15 +164,32 @@ def test_formats_store_the_integers_they_are_made_of(name, layout, vk):
     assert vk_format(element(name)) == vk
 
 
-def test_a_padded_element_has_no_texel_format_and_packed_formats_are_refused(tmp_path):
-    from kernellab.formats.amber.parse import Unsupported
+def test_a_padded_element_has_no_texel_format():
     from kernellab.formats.amber.types import TypeError_, element, vk_format
 
     with pytest.raises(TypeError_):
         vk_format(element("vec3<float>"))  # a vec3 takes a vec4's room
-    with pytest.raises(Unsupported) as info:
-        parse_amber("BUFFER b DATA_TYPE A2B10G10R10_UNORM_PACK32 SIZE 1 FILL 0\n", Path("t.amber"))
-    assert "line 1, column 20" in str(info.value) and "packed" in str(info.value)
+
+
+@pytest.mark.parametrize("name, dtype, size", [
+    ("A2B10G10R10_UNORM_PACK32", "uint32", 4), ("B10G11R11_UFLOAT_PACK32", "uint32", 4),
+    ("E5B9G9R9_UFLOAT_PACK32", "uint32", 4), ("A1R5G5B5_UNORM_PACK16", "uint16", 2),
+    ("R5G6B5_UNORM_PACK16", "uint16", 2), ("R4G4B4A4_UNORM_PACK16", "uint16", 2), ("R4G4_UNORM_PACK8", "uint8", 1),
+])
+def test_a_packed_format_is_one_word_per_element(name, dtype, size):
+    """As Amber's Format: one unsigned segment of the word's size; DATA gives whole words."""
+    from kernellab.formats.amber.types import element, vk_format
+
+    assert element(name).components == ((0, dtype),) and element(name).size == size
+    assert vk_format(element(name)) == "VK_FORMAT_" + name
+    script = parse_amber(f"BUFFER b FORMAT {name} DATA 1 0x3 END\n", Path("t.amber"))
+    assert script.buffers["b"].element.components == ((0, dtype),)
+
+
+def test_a_packed_format_whose_fields_do_not_fill_its_word_names_the_line():
+    with pytest.raises(InputError) as info:
+        parse_amber("BUFFER b DATA_TYPE R5G5B5_UNORM_PACK16 SIZE 1 FILL 0\n", Path("t.amber"))
+    assert "t.amber: line 1, column 20: " in str(info.value) and "take 15 bits, not the 16" in str(info.value)
 
 
 def test_texel_format_goes_with_a_texel_descriptor_type(tmp_path):

@@ -94,3 +94,36 @@ def test_layout_options_render_through_the_door_into_the_compile_request(tmp_pat
     assert req.options == ["-DN=1", "-pod-ubo"]
     with pytest.raises(OptionsRefused):
         clspv_layout_options(["-pod-ubo", "-o"])
+
+
+def test_shader_optimization_of_opencl_c_runs_on_clspvs_module(tmp_path):
+    """As Amber does: the kernel is compiled by clspv at import, then spirv-opt's passes run on
+    that module, and the scenario's shader is the optimized SPIR-V."""
+    import json
+
+    from kernellab.formats.amber.materialize import write_scenarios
+    from kernellab.formats.amber.script import KernelArgument
+
+    text = KERNEL + ("PIPELINE compute p\n  ATTACH k ENTRY_POINT f\n  SHADER_OPTIMIZATION k\n"
+                     "    --graphics-robust-access\n  END\n  BIND BUFFER b KERNEL ARG_NAME out\n"
+                     "  SET KERNEL ARG_NAME a AS int32 3\nEND\nRUN p 1 1 1\n")
+    script = parse_amber(text, tmp_path / "t.amber")
+    calls: list[tuple[str, str, list[str]]] = []
+
+    def compile_kernel(src, entry, options, layout):
+        calls.append(("clspv", src.name, []))
+        return b"clspv module", {0: KernelArgument("ArgumentStorageBuffer", 0, 0),
+                                 1: KernelArgument("ArgumentPodPushConstant", 0, 0, 0, 4)}
+
+    def optimize(src, kind, env, passes):
+        calls.append(("spirv-opt", kind, passes.argv()))
+        assert src.read_bytes() == b"clspv module"
+        return b"optimized module"
+
+    checkpoint = write_scenarios(script, tmp_path / "out", lambda asm, env: b"", optimize, compile_kernel)[-1]
+    assert [c[0] for c in calls] == ["clspv", "spirv-opt"]
+    assert calls[1][1:] == ("SPIR-V", ["--graphics-robust-access"])
+    scenario = json.loads(checkpoint.scenario.read_text())
+    shader = next(r["shader"] for r in scenario["resources"] if "shader" in r)
+    assert shader["type"] == "SPIR-V"
+    assert (checkpoint.scenario.parent / shader["src"]).read_bytes() == b"optimized module"

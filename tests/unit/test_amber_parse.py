@@ -205,10 +205,22 @@ def test_bad_subgroup_names_line_and_column(body, where, words):
     assert f"t.amber: {where}: " in message and words in message
 
 
-def test_subgroup_required_size_min_max_is_refused():
-    with pytest.raises(Unsupported) as info:
-        parse(subgroup_pipe("    REQUIRED_SIZE MAX\n"))
-    assert info.value.construct == "SUBGROUP REQUIRED_SIZE MIN/MAX"
+@pytest.mark.parametrize("word, bound, resolved", [("MIN", "min", 4), ("MAX", "max", 64)])
+def test_subgroup_required_size_min_max_is_the_devices_bound(tmp_path, word, bound, resolved):
+    from kernellab import model as m
+    from kernellab.backends.base import Limits, UnsupportedError
+    from kernellab.formats.scenario import load_scenario
+    from kernellab.runtime.executor import subgroup_sizing
+
+    s = parse(subgroup_pipe(f"    REQUIRED_SIZE {word}\n"))
+    assert s.pipelines["p"].subgroup == (word, False, False, 10)
+    scenario, _ = load_scenario(write_scenarios(s, tmp_path, lambda src, env: b"")[-1].scenario)
+    shader = next(r for r in scenario.resources if isinstance(r, m.Shader))
+    assert shader.subgroup is not None and shader.subgroup.required_size_bound == bound
+    sizing = subgroup_sizing(shader, Limits(subgroup_size_range=(4, 64)))
+    assert sizing is not None and sizing.required_size == resolved
+    with pytest.raises(UnsupportedError, match="VK_EXT_subgroup_size_control"):
+        subgroup_sizing(shader, Limits())
 
 
 def test_buffer_file_text_and_binary_read_beside_the_script(tmp_path):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from kernellab.errors import InputError
-from kernellab.formats.amber.parse import Unsupported, parse_amber
+from kernellab.formats.amber.parse import parse_amber
 
 
 def elem_of(structs: str, layout: str = ""):
@@ -43,6 +43,13 @@ def test_nested_structs_and_stride():
     ("STRUCT S\n  S s\nEND\n", "line 2, column 3", "cannot hold itself"),
     ("STRUCT S\n  float a\n  float a\nEND\n", "line 3, column 9", "already has a member 'a'"),
     ("STRUCT S\n  float a\n", "line 1, column 1", "has no END"),
+    # Amber's own rules: ARRAY_STRIDE only on array members, MATRIX_STRIDE only on matrices
+    ("STRUCT S\n  float a ARRAY_STRIDE 16\nEND\n", "line 2, column 11", "ARRAY_STRIDE only valid on array members"),
+    ("STRUCT S\n  vec4<float> a MATRIX_STRIDE 16\nEND\n", "line 2, column 17",
+     "MATRIX_STRIDE only valid on matrix members"),
+    ("STRUCT S\n  mat2x3<float> a MATRIX_STRIDE 8\nEND\n", "line 2, column 19", "a column is 12 bytes"),
+    ("STRUCT S\n  mat2x2<float> a MATRIX_STRIDE 10\nEND\n", "line 2, column 19", "a column is 8 bytes"),
+    ("STRUCT S\n  mat2x2<float> a MATRIX_STRIDE\nEND\n", "line 2, column 33", "expected the member's matrix stride"),
 ])
 def test_bad_structs_name_the_line(text, where, words):
     with pytest.raises(InputError) as info:
@@ -50,7 +57,10 @@ def test_bad_structs_name_the_line(text, where, words):
     assert f"t.amber: {where}: " in str(info.value) and words in str(info.value)
 
 
-def test_array_stride_is_refused():
-    with pytest.raises(Unsupported) as info:
-        parse_amber("STRUCT S\n  float a ARRAY_STRIDE 16\nEND\n", Path("t.amber"))
-    assert info.value.construct == "STRUCT ARRAY_STRIDE"
+def test_matrix_stride_puts_the_columns_that_far_apart():
+    e = elem_of("STRUCT S\n  float a\n  mat2x2<float> m MATRIX_STRIDE 16\nEND\n")
+    # the alignment stays the matrix's (8 in std430); the columns are 16 bytes apart
+    assert e.components == ((0, "float32"), (8, "float32"), (12, "float32"), (24, "float32"), (28, "float32"))
+    assert e.size == 40
+    plain = elem_of("STRUCT S\n  float a\n  mat2x2<float> m\nEND\n")
+    assert plain.components[3][0] == 16 and plain.size == 24

@@ -20,6 +20,15 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kernellab.convert.gpuverify_scenario import export_scenario
+    from kernellab.errors import InputError
+    from kernellab.formats.detect import detect
+
+    fmt = detect(args.file, otherwise="scenario")  # one the detector cannot tell: the reader says why
+    if fmt != "scenario":
+        what = {"amber": "an AmberScript file", "kernel-instantiation": "a kernel-instantiation file",
+                "pyschedcl": "a PySchedCL kernel spec"}[fmt]
+        raise InputError(f"export takes a scenario JSON, and this is {what}: convert it first with "
+                         f"`kernellab import {args.file} -o DIR`, then export DIR's scenario", file=args.file)
     path = export_scenario(args.file, args.output, device=args.device, report=lambda s: print(s, file=sys.stderr))
     print(path)
     return 0

@@ -1,5 +1,5 @@
-"""``kernellab import FILE -o DIR``: a kernel-instantiation file or a PySchedCL kernel spec as an
-equivalent scenario."""
+"""``kernellab import FILE -o DIR``: a kernel-instantiation file, a PySchedCL kernel spec or an
+AmberScript file as equivalent scenarios; DIR gets every file or none."""
 from __future__ import annotations
 
 import argparse
@@ -26,34 +26,46 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kernellab.formats.detect import detect
+    from kernellab.outputs import staged_folder, staged_path, usable_output_folder
 
     fmt = detect(args.file)
-    if fmt == "amber":
-        return _import_amber(args.file, args.output)
-    if fmt == "pyschedcl":
-        from kernellab.convert.pyschedcl_scenario import import_spec
-        from kernellab.formats.pyschedcl.kernel import parse_assignments
-        print(import_spec(args.file, args.output, variables=parse_assignments(args.set), seed=args.seed))
-        return 0
-    from kernellab.convert.gpuverify_scenario import import_instantiations
-    path = import_instantiations(args.file, args.output, index=args.index, seed=args.seed, device=args.device,
-                                 report=lambda s: print(s, file=sys.stderr))
-    print(path)
+    usable_output_folder(args.output)
+    folder = Path(args.output)
+    # the whole output is written beside DIR and moved in only when every step succeeded: a
+    # kernel that fails to compile, or a bad buffer after good ones, leaves DIR as it was
+    with staged_folder(folder) as stage:
+        if fmt == "amber":
+            written, notices = _import_amber(args.file, stage)
+        elif fmt == "pyschedcl":
+            from kernellab.convert.pyschedcl_scenario import import_spec
+            from kernellab.formats.pyschedcl.kernel import parse_assignments
+            written, notices = [import_spec(args.file, stage, variables=parse_assignments(args.set),
+                                            seed=args.seed)], []
+        else:
+            from kernellab.convert.gpuverify_scenario import import_instantiations
+            written = [import_instantiations(args.file, stage, index=args.index, seed=args.seed, device=args.device,
+                                             report=lambda s: print(s, file=sys.stderr))]
+            notices = []
+    for path in written:
+        placed = staged_path(path, stage, folder)
+        print(placed.resolve() if fmt == "amber" else placed)  # as each importer named its files
+    for notice in notices:
+        print(notice, file=sys.stderr)
     return 0
 
 
-def _import_amber(path: Path, folder: Path) -> int:
+def _import_amber(path: Path, folder: Path) -> tuple[list[Path], list[str]]:
     """An AmberScript file as scenario files in ``folder``, each checkpoint's EXPECTs in the
-    sidecar beside its scenario, so `kernellab test FOLDER` gives `kernellab run FILE`'s verdict."""
+    sidecar beside its scenario, so `kernellab test FOLDER` gives `kernellab run FILE`'s verdict;
+    the scenarios written and the notices to show."""
     import json
 
     from kernellab.compile.amber import prepare
-    from kernellab.outputs import usable_output_folder
     from kernellab.suite.amber import checks_of
     from kernellab.suite.expectations import Expectations, sidecar_for
 
-    usable_output_folder(folder)
     script, checkpoints = prepare(path, folder)
+    written: list[Path] = []
     for checkpoint in checkpoints:
         sidecar = sidecar_for(checkpoint.scenario)
         expectations = Expectations(sidecar, checkpoint.scenario, description=f"the EXPECTs of {path.name}",
@@ -61,11 +73,12 @@ def _import_amber(path: Path, folder: Path) -> int:
         tmp = sidecar.with_name(sidecar.name + ".tmp")
         tmp.write_text(json.dumps(expectations.to_json(), indent=1) + "\n")
         tmp.replace(sidecar)
-        print(checkpoint.scenario)
+        written.append(checkpoint.scenario)
+    notices: list[str] = []
     if script.features or script.extensions or script.instance_extensions or script.properties:
-        print(f"kernellab: notice: {path.name} requires device features or extensions; the scenarios do not "
-              "record them (kernellab run FILE checks them, exit 77)", file=sys.stderr)
+        notices.append(f"kernellab: notice: {path.name} requires device features or extensions; the scenarios "
+                       "do not record them (kernellab run FILE checks them, exit 77)")
     if script.debugger_threads:
-        print(f"kernellab: notice: {path.name}'s DEBUG THREAD blocks need a shader debugger; the scenarios run "
-              "their dispatches only (kernellab run FILE skips it, exit 77)", file=sys.stderr)
-    return 0
+        notices.append(f"kernellab: notice: {path.name}'s DEBUG THREAD blocks need a shader debugger; the "
+                       "scenarios run their dispatches only (kernellab run FILE skips it, exit 77)")
+    return written, notices

@@ -362,6 +362,12 @@ def _check_image_shape(ck: _Checker, loc: Loc, r: m.Image) -> None:
         ck.add(loc + ("image_type",), f"a {r.image_type} image takes dims [width, height] and a .npy src")
     if r.address_modes is not None and r.border_address_mode is not None:
         ck.add(loc + ("address_modes",), "give address_modes or border_address_mode, not both")
+    for key in ("min_lod", "max_lod"):
+        lod = getattr(r, key)
+        if lod is not None and not -m.LOD_LIMIT <= lod <= m.LOD_LIMIT:  # also false for nan
+            ck.add(loc + (key,), f"{key} {lod} is not a level of detail: expected a finite number from "
+                                 f"{-m.LOD_LIMIT:g} to {m.LOD_LIMIT:g} (VK_LOD_CLAMP_NONE)")
+            return
     if r.min_lod is not None and r.max_lod is not None and r.max_lod < r.min_lod:
         ck.add(loc + ("max_lod",), f"max_lod {r.max_lod} is below min_lod {r.min_lod}")
 

@@ -31,6 +31,7 @@ from kernellab.backends.base import (
     ImageBinding,
     ImageSpec,
     KernelInterface,
+    Limits,
     PipelineCacheMiss,
     Program,
     ProgramSpec,
@@ -39,6 +40,7 @@ from kernellab.backends.base import (
     SubgroupSizing,
     TexelBuffer,
     UnknownEntryError,
+    UnsupportedError,
     choose_device,
 )
 from kernellab.backends.registry import backend_class
@@ -219,10 +221,22 @@ def shader_request(scenario: m.Scenario, shader: m.Shader, target_env: str = "",
                           shader_stage=shader.stage)
 
 
-def subgroup_sizing(shader: m.Shader) -> SubgroupSizing | None:
-    """The backend's form of the shader's ``subgroup`` (kernellab's extension, docs/scenario.md)."""
+def subgroup_sizing(shader: m.Shader, limits: Limits | None = None) -> SubgroupSizing | None:
+    """The backend's form of the shader's ``subgroup`` (kernellab's extension, docs/scenario.md);
+    a ``required_size_bound`` becomes the device's min/maxSubgroupSize from ``limits``, and
+    :class:`UnsupportedError` where the device reports no range (no subgroup size control)."""
     g = shader.subgroup
-    return None if g is None else SubgroupSizing(g.required_size or 0, g.full_subgroups, g.varying_size)
+    if g is None:
+        return None
+    size = g.required_size or 0
+    if g.required_size_bound is not None:
+        sizes = limits.subgroup_size_range if limits is not None else None
+        if sizes is None:
+            raise UnsupportedError(f"shader {shader.uid!r} asks for the device's {g.required_size_bound}imum "
+                                   "subgroup size, and the device reports none (it lacks "
+                                   "VK_EXT_subgroup_size_control's subgroupSizeControl)")
+        size = sizes[0] if g.required_size_bound == "min" else sizes[1]
+    return SubgroupSizing(size, g.full_subgroups, g.varying_size)
 
 
 def driver_options(scenario: m.Scenario, shader: m.Shader) -> compiler_options.Options:
@@ -783,7 +797,7 @@ class Executor:
                                    clspv_specialization(self.scenario, shader, code, modules.cache).items())
         return ProgramSpec(uid=shader.uid, code=code, language="spirv", entry=shader.entry,
                            specialization=specialization, push_constants_size=shader.push_constants_size,
-                           slots=slots, subgroup=subgroup_sizing(shader))
+                           slots=slots, subgroup=subgroup_sizing(shader, backend.limits))
 
     def _shaders(self, c: m.DispatchCompute | m.DispatchFragment) -> list[m.Shader]:
         """The shaders a dispatch runs: its compute shader, or a draw's vertex and fragment shaders."""

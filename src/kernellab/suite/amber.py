@@ -127,7 +127,8 @@ def missing_for_subgroup(p: Pipeline, have: Supported) -> list[str]:
                                                       ("subgroupSizeControl", bool(size) or varying))
                if wanted and not have.feature(need)]
     low, high = have.limits.get("minSubgroupSize", 0), have.limits.get("maxSubgroupSize", 0)
-    if size and not missing and not low <= size <= high:
+    # MIN and MAX are the device's own bounds, so only a number can fall outside them
+    if isinstance(size, int) and size and not missing and not low <= size <= high:
         missing.append(f"a subgroup size of {size} (it offers {low} to {high}) {where}")
     if size and not missing and not have.limits.get("requiredSubgroupSizeStages", 0) & _COMPUTE_STAGE:
         missing.append(f"a required subgroup size in compute shaders (requiredSubgroupSizeStages) {where}")

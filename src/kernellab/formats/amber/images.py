@@ -19,6 +19,7 @@ from kernellab.formats.amber.files import NumberReader
 from kernellab.formats.amber.script import Binding, Buffer, Expect, ImageShape, Pipeline, Sampler
 from kernellab.formats.amber.tokens import Token
 from kernellab.formats.amber.types import Element, TypeError_, element, vk_format
+from kernellab.model import LOD_LIMIT
 from kernellab.vkregistry import vkformat
 from kernellab.vkregistry.vkformat import VkFormatInfo
 
@@ -200,7 +201,11 @@ def parse_sampler(parser: Any, head: Token, w: Any) -> None:
         elif t.text == "BORDER_COLOR":
             s.border_color = w.keyword(*BORDER_COLORS).text.upper()
         elif t.text in ("MIN_LOD", "MAX_LOD"):
-            lod = _float(src, w.take("a level of detail"))
+            lod_token = w.take("a level of detail")
+            lod = _float(src, lod_token)
+            if not -LOD_LIMIT <= lod <= LOD_LIMIT:  # also false for nan
+                raise src.error(lod_token, f"{t.text} {lod_token.text} is not a level of detail: expected a "
+                                           f"finite number from {-LOD_LIMIT:g} to {LOD_LIMIT:g}")
             s.min_lod, s.max_lod = (lod, s.max_lod) if t.text == "MIN_LOD" else (s.min_lod, lod)
         elif t.text in ("NORMALIZED_COORDS", "UNNORMALIZED_COORDS"):
             s.normalized = t.text == "NORMALIZED_COORDS"

@@ -246,7 +246,7 @@ class _Writer:
         src, kind = self.shader_file(shader)
         if kind == "HLSL":
             src, kind = self.hlsl_file(p, shader)
-        if p.optimizations:
+        if p.optimizations and kind != "OpenCL-C":
             src, kind = self.optimized_file(p, shader, src, kind)
         params = _opencl_params(shader.source, p.entry) if kind == "OpenCL-C" else []
         layout = None
@@ -257,8 +257,11 @@ class _Writer:
         # so does one whose source defines a sampler_t constant (clspv gives it a descriptor of its
         # own and moves the arguments to set 1)
         literal = kind == "OpenCL-C" and re.search(r"\bsampler_t\s+\w+\s*=", shader.source) is not None
-        if (p.clspv_layout or samplers or literal) and kind == "OpenCL-C":
+        # and one to optimize: Amber runs SHADER_OPTIMIZATION's passes on clspv's module
+        if (p.clspv_layout or samplers or literal or p.optimizations) and kind == "OpenCL-C":
             src, kind, layout = self.kernel_file(p, src)
+            if p.optimizations:
+                src, kind = self.optimized_file(p, shader, src, kind)
         uid = f"pipeline.{p.name}"
         entry: dict[str, Any] = {"uid": uid, "src": src, "type": kind, "entry": p.entry}
         if p.specializations:
@@ -268,7 +271,8 @@ class _Writer:
         if p.subgroup is not None:
             size, full, varying, _ = p.subgroup
             entry["subgroup"] = {"full_subgroups": full, "varying_size": varying,
-                                 **({"required_size": size} if size else {})}
+                                 **({"required_size_bound": size.lower()} if isinstance(size, str)
+                                    else {"required_size": size} if size else {})}
         dispatch: dict[str, Any] = {"shader_ref": uid, "bindings": []}
         push = b""
         for b in p.bindings:

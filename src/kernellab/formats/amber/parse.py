@@ -30,6 +30,9 @@ MAX_SCRIPT_BYTES = 256 << 20
 MAX_SCRIPT_VALUES = 1 << 26
 #: the most commands a script may give once REPEATs are unrolled (Amber's own tests give < 1,000)
 MAX_COMMANDS = 10_000
+#: the most buffers one BIND BUFFER_ARRAY may name: a descriptor array far larger than any device's
+#: maxPerStageDescriptorStorageBuffers, yet small enough that the scenario is written at once
+MAX_BUFFER_ARRAY = 4096
 #: the largest number a 32-bit Vulkan field (a set, a binding, a work-group count, an extent) takes
 U32 = (1 << 32) - 1
 _INT = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|\d+)$")
@@ -286,10 +289,16 @@ class Parser:
             m = Member(type_token.text, member.text, member.line, member.column)
             while not line.done:
                 key = line.keyword("OFFSET", "ARRAY_STRIDE", "MATRIX_STRIDE")
-                if key.text != "OFFSET":
-                    raise self.src.refuse(key, f"STRUCT {key.text}", f"{key.text} is not supported by kernellab's "
-                                                                     "AmberScript reader yet")
-                m.offset = line.integer("the member's offset in bytes")
+                if key.text == "ARRAY_STRIDE":  # Amber's own rule; kernellab has no array members
+                    raise self.src.error(key, "ARRAY_STRIDE only valid on array members")
+                if key.text == "MATRIX_STRIDE":
+                    m.matrix_stride = line.integer("the member's matrix stride in bytes", 1)
+                    try:
+                        element(type_token.text, False, m.matrix_stride)
+                    except TypeError_ as exc:
+                        raise self.src.error(key, str(exc)) from None
+                else:
+                    m.offset = line.integer("the member's offset in bytes")
             s.members.append(m)
         if not s.members:
             raise self.src.error(head, f"STRUCT {name.text} has no members")
@@ -310,10 +319,6 @@ class Parser:
             raise self.src.error(name, f"buffer {name.text!r} is already defined")
         kind = w.keyword("DATA_TYPE", "FORMAT")
         type_token = w.take("a data type")
-        if re.search(r"_(UFLOAT|PACK\d+)", type_token.text):
-            raise self.src.refuse(type_token, "packed formats", f"format {type_token.text} (components packed in "
-                                                                "a word) is not supported by kernellab's "
-                                                                "AmberScript reader yet")
         std140 = False
         if w.peek() in ("STD140", "STD430"):
             std140 = w.take("a layout").text == "STD140"
@@ -511,10 +516,6 @@ class Parser:
                 optimizer_passes([t.text])
             except OptionsRefused as exc:
                 raise self.src.error(t, str(exc.refusals[0])) from None
-        if self.script.shaders[p.shader].format == "OPENCL-C":
-            raise self.src.refuse(head, "SHADER_OPTIMIZATION of OpenCL C", "SHADER_OPTIMIZATION of an OPENCL-C "
-                                                                          "shader is not supported by kernellab's "
-                                                                          "AmberScript reader yet")
         p.optimizations = optimizer_passes([t.text for t in words])
 
     def subgroup(self, head: Token, w: _Words, p: Pipeline) -> None:
@@ -523,15 +524,15 @@ class Parser:
         w.finish()
         if name.text != p.shader:
             raise self.src.error(name, f"SUBGROUP names {name.text!r}, not the attached shader {p.shader!r}")
-        size, full, varying = 0, False, False
+        size: int | str = 0
+        full, varying = False, False
         words = _Words(self.src, list(self.src.tokens_until_end(head)))
         while not words.done:
             key = words.keyword("FULLY_POPULATED", "VARYING_SIZE", "REQUIRED_SIZE")
             if key.text == "REQUIRED_SIZE":
-                if words.peek() in ("MIN", "MAX"):
-                    raise self.src.refuse(words.take("MIN or MAX"), "SUBGROUP REQUIRED_SIZE MIN/MAX",
-                                          "REQUIRED_SIZE MIN/MAX is not supported by kernellab's AmberScript "
-                                          "reader yet (give the size)")
+                if words.peek() in ("MIN", "MAX"):  # the device's bound, read when the pipeline is made
+                    size = words.take("MIN or MAX").text
+                    continue
                 size = words.integer("the subgroup size", 1)
                 if size & (size - 1):
                     raise self.src.error(words.last(), f"REQUIRED_SIZE {size} is not a power of two")
@@ -570,6 +571,19 @@ class Parser:
         except TypeError_ as exc:
             raise self.src.error(type_token, str(exc)) from None
 
+    def bound_buffers(self, w: _Words, array: bool) -> list[Token]:
+        """The buffer a BIND BUFFER names, or the buffers of a BIND BUFFER_ARRAY (up to AS)."""
+        names = [w.take("a buffer's name")]
+        while array and w.peek() not in ("AS", ""):
+            names.append(w.take("a buffer's name"))
+            if len(names) > MAX_BUFFER_ARRAY:  # said at once, not after writing a scenario of them all
+                raise self.src.error(names[-1], f"a BUFFER_ARRAY of more than {MAX_BUFFER_ARRAY} buffers "
+                                                "(kernellab's limit; a device allows far fewer descriptors)")
+        for buf in names:
+            if buf.text not in self.script.buffers:
+                raise self.src.error(buf, f"no buffer {buf.text!r} is defined")
+        return names
+
     def bind(self, head: Token, w: _Words, p: Pipeline) -> None:
         what = w.take("BUFFER")
         if what.text == "SAMPLER":
@@ -578,12 +592,7 @@ class Parser:
         if what.text not in ("BUFFER", "BUFFER_ARRAY"):
             raise self.src.refuse(what, f"BIND {what.text}", f"BIND {what.text} is not supported by kernellab's "
                                                              "AmberScript reader yet")
-        names = [w.take("a buffer's name")]
-        while what.text == "BUFFER_ARRAY" and w.peek() not in ("AS", ""):
-            names.append(w.take("a buffer's name"))
-        for buf in names:
-            if buf.text not in self.script.buffers:
-                raise self.src.error(buf, f"no buffer {buf.text!r} is defined")
+        names = self.bound_buffers(w, array=what.text == "BUFFER_ARRAY")
         buf = names[0]
         if w.peek() == "KERNEL" and what.text == "BUFFER":
             w.take("KERNEL")

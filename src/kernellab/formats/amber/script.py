@@ -96,8 +96,8 @@ class Pipeline:
     #: OpenCL C: (argument name, value bytes' element, values) of SET KERNEL ARG_NAME ... AS
     kernel_args: list[tuple[str | int, Element, list[int | float]]] = field(default_factory=list)
     compile_options: str = ""
-    #: SUBGROUP: (required size or 0, FULLY_POPULATED, VARYING_SIZE, line); None when not given
-    subgroup: tuple[int, bool, bool, int] | None = None
+    #: SUBGROUP: (required size, 0 or "MIN"/"MAX", FULLY_POPULATED, VARYING_SIZE, line); None when not given
+    subgroup: tuple[int | str, bool, bool, int] | None = None
     #: SHADER_OPTIMIZATION: the spirv-opt passes, checked against compiler_options' table
     optimizations: Options = field(default_factory=Options)
     #: COMPILE_OPTIONS that move a kernel's arguments (compiler_options.CLSPV_LAYOUT_OPTIONS)

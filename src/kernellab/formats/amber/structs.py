@@ -5,7 +5,9 @@ rounded up to its alignment; a struct member is laid out the same way and its va
 member order. Alignment: a scalar its size, a 2-vector twice that, a 3- or 4-vector four times, a
 matrix its column's, a struct its largest member's; std140 rounds a matrix column's and a
 struct's up to 16 bytes. A 3-vector is 12 bytes long, so a scalar after it takes its fourth
-component's room.
+component's room. A matrix member's ``MATRIX_STRIDE`` puts its columns that many bytes apart
+(SPIR-V's MatrixStride; Amber parses it but leaves its layout to the default, a TODO in its
+format.cc), its alignment unchanged.
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ class Member:
     column: int
     #: OFFSET in bytes, or None: the next offset its alignment allows
     offset: int | None = None
+    #: MATRIX_STRIDE in bytes (a matrix member's columns that far apart), or None: the layout's
+    matrix_stride: int | None = None
 
 
 @dataclass
@@ -65,7 +69,8 @@ def struct_element(name: str, std140: bool, structs: dict[str, Struct]) -> Eleme
     components: list[tuple[int, str]] = []
     end = 0
     for m in s.members:
-        member = struct_element(m.type, std140, structs) if m.type in structs else element(m.type, std140)
+        member = struct_element(m.type, std140, structs) if m.type in structs \
+            else element(m.type, std140, m.matrix_stride)
         start = _round(end, alignment(m.type, std140, structs)) if m.offset is None else m.offset
         if start < end:
             raise TypeError_(f"STRUCT {name}: member {m.name} at OFFSET {start} overlaps the one before it "
