@@ -95,3 +95,71 @@ def test_glsl_port_with_a_defect_is_never_proven(name: str, tmp_path: Path) -> N
     r = prove_files([port_scenario(tmp_path / "p", PORTS[name])], formats=["scenario"], replay=False,
                     timeout=30)[0]
     assert r.launches[0].proof != "proven"
+
+
+ANNOTATED_INCLUDED = """#include "helper.h"
+
+__kernel void k(__global int *A, int n) {
+  __requires(n == 40);
+  int i = get_global_id(0);
+  if (i < n) A[i] = A[i + 1];
+}
+"""
+
+
+def test_annotated_kernel_with_include_is_replayed_and_lines_are_the_users(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the replay builds without the annotation header (annotations defined away), so a kernel
+    # using __requires is confirmed rather than left "possible: not replayed"; and the reported
+    # line is the kernel file's own, not shifted by the header past the #include
+    (tmp_path / "helper.h").write_text("int helper(int x);\n")
+    status, doc = prove(instantiation(tmp_path, ANNOTATED_INCLUDED), capsys)
+    assert status == 1 and doc["launches"][0]["proof"] == "defect"
+    race = next(f for f in doc["findings"] if f["kind"] == "data-race")
+    assert race["severity"] == "defect" and "confirmed by a replayed launch" in race["detail"]
+    lines = {(Path(a["location"]["file"]).name, a["location"]["line"]) for a in race["accesses"]}
+    assert lines == {("k.cl", 6)}
+    assert [a["source_line"] for a in race["accesses"]] == ["if (i < n) A[i] = A[i + 1];"] * 2, race
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".kl-")]  # the copies are gone
+
+
+@pytest.mark.parametrize("stage", ["compile_kernel", "prove"])
+def test_the_time_limit_bounds_the_whole_launch(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
+    # time spent outside the solver (clspv, the encoder's unrolling: here a step that runs on)
+    # counts against --timeout: the launch is unknown at the limit, naming the step
+    import time
+
+    from kernellab.verify.prove import engine, opencl
+
+    module = opencl if stage == "compile_kernel" else engine
+    real = getattr(module, stage)
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        end = time.monotonic() + 20
+        while time.monotonic() < end:  # Python work (as the encoder's), not one long system call
+            sum(range(1000))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, stage, slow)
+    start = time.monotonic()
+    status, doc = prove(instantiation(tmp_path, RACY), capsys, "--timeout", "1.5")
+    assert time.monotonic() - start < 10
+    (launch,) = doc["launches"]
+    assert status == 3 and launch["proof"] == "unknown"
+    assert launch["reason"].startswith("time limit (1.5 s) reached while "), launch["reason"]
+    assert ("clspv" in launch["reason"]) == (stage == "compile_kernel")
+    assert launch["seconds"] < 5
+
+
+def test_replays_past_their_time_are_possible_not_refuted(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # a real-world launch replays for minutes on Oclgrind: the replays share one time budget, and
+    # a counterexample whose replay did not run (or stopped) is "not replayed", never "not reproduced"
+    from kernellab.verify.prove import files
+
+    monkeypatch.setattr(files, "REPLAY_SECONDS", 0.0)
+    status, doc = prove(instantiation(tmp_path, RACY), capsys)
+    race = next(f for f in doc["findings"] if f["kind"] == "data-race")
+    assert race["severity"] == "warning" and "not replayed (no replay finished in the replays' 0 s" in race["detail"]
+    assert doc["launches"][0]["proof"] == "possible"

@@ -309,3 +309,29 @@ def test_a_function_the_source_defines_is_not_the_headers() -> None:
     head, _, body = text.rpartition("#line 1\n")
     assert "#undef __equal_floats" in head and "#undef __assert" not in head
     assert body == src
+
+
+def test_a_line_directive_holds_past_an_include(tmp_path: Path) -> None:
+    # the annotation header goes before the source and a #line directive puts the source's lines
+    # back at their number in the user's file; the marker the include expander writes after an
+    # include must keep that numbering (it gave the header's length plus the line before)
+    from kernellab.compile import preprocess
+
+    (tmp_path / "h.h").write_text("int h(int x);\n")
+    user = tmp_path / "user.cl"
+    src = '#include "h.h"\n__kernel void k() { __assert(1); }\n'
+    copy = tmp_path / "copy.cl"
+    copy.write_text(annotations.annotated(src, name=str(user)))
+    text = preprocess.expand(copy, "opencl-c").text.decode()
+    after = text[text.index("int h(int x);"):]
+    assert f'#line 2 "{user}"' in after and str(copy) not in after
+
+
+def test_the_replayed_source_defines_annotations_away() -> None:
+    src = ("__kernel void k(__global int *A, int n) {\n  __requires(n > 0 && __implies(n > 1, __uniform_int(n)));\n"
+           "  for (int i = 0; __invariant(__read_implies(A, i >= 0)), i < n; i++) A[i] = __ite(i > 0, 1, 2);\n}\n")
+    text = annotations.replayed(src, "/u/k.cl")
+    head, _, body = text.rpartition('#line 1 "/u/k.cl"\n')
+    assert body == src and "__kl_" not in head
+    assert "#define __requires(...) ((void)0)" in head and "#define __invariant(...) ((void)0)" in head
+    assert "#define __ite(c, a, b) ((c) ? (a) : (b))" in head

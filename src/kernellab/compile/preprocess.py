@@ -286,9 +286,15 @@ class _Expander:
         found = self.scan(named, data, real)
         out = bytearray()
         at = 0
+        # the file's own ``#line`` directive moves the lines and name the marker after an include
+        # gives back: (the physical line the directive numbers, the number it gives it, the name)
+        renumbered: tuple[int, int, Path] | None = None
         for d in found:
             m = re.match(_DIRECTIVE, d.text, re.S)
             word = m.group(1) if m else None
+            if word == b"line" and m is not None:
+                renumbered = _line_directive(m.group(2), d.last_line + 1, renumbered[2] if renumbered else named)
+                continue
             if word == b"pragma" and m is not None and m.group(2).split() == [b"once"]:
                 self.once.add(real)
                 if depth > 0:
@@ -310,7 +316,10 @@ class _Expander:
                 out += self.marker(1, inc_named) + body
                 if not body.endswith(b"\n"):
                     out += b"\n"
-                out += self.marker(d.last_line + 1, named).rstrip(b"\n")
+                after, as_named = d.last_line + 1, named
+                if renumbered is not None:
+                    after, as_named = renumbered[1] + after - renumbered[0], renumbered[2]
+                out += self.marker(after, as_named).rstrip(b"\n")
             at = d.end
         out += data[at:]
         return bytes(out)
@@ -370,6 +379,16 @@ class _Expander:
             if os.path.lexists(candidate):
                 return candidate
         return None
+
+
+def _line_directive(operand: bytes, next_line: int, named: Path) -> tuple[int, int, Path] | None:
+    """A ``#line N ["name"]`` directive's operand read (None: not a plain number and name, such
+    as a macro, which the marker then ignores): the physical line it numbers, its number, its name."""
+    m = re.match(rb'^[ \t]*(\d+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?[ \t]*$', operand.rstrip(b"\r\n"))
+    if m is None:
+        return None
+    name = named if m.group(2) is None else Path(re.sub(rb"\\(.)", rb"\1", m.group(2)).decode("utf-8", "surrogateescape"))
+    return next_line, int(m.group(1)), name
 
 
 def _without_comments(data: bytes, found: Sequence[Directive]) -> bytes:

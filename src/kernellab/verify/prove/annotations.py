@@ -381,14 +381,63 @@ def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
     return "".join(pieces) + text[at:]
 
 
-def annotated(text: str, extra: str = "") -> str:
+def annotated(text: str, extra: str = "", name: str | None = None) -> str:
     """An OpenCL C source as the proof compiles it: the annotation header and ``extra`` (more
-    declarations), then the source (:func:`prepare`), its line numbers kept. A function the source
-    defines under a name the header takes (GPUVerify's tests define their own ``__equal_floats``)
-    is the source's."""
-    own = sorted({m.group(1) for m in re.finditer(r"\b(__\w+)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*\{", text)
-                  if re.search(rf"^#define {re.escape(m.group(1))}\(", ANNOTATION_HEADER, re.M)})
+    declarations), then the source (:func:`prepare`), its line numbers kept. ``name``: the file
+    the source's lines are reported in (its path), through the ``#line`` directive: without a
+    name, a file that ``#include`` another has the lines past the include counted from the
+    header's first line. A function the source defines under a name the header takes
+    (GPUVerify's tests define their own ``__equal_floats``) is the source's."""
+    own = _own_definitions(text)
     header = ANNOTATION_HEADER
     cut = header.rindex("#line 1")
-    header = header[:cut] + "".join(f"#undef {name}\n" for name in own) + extra + header[cut:]
+    header = header[:cut] + "".join(f"#undef {own_name}\n" for own_name in own) + extra
+    header += "#line 1\n" if name is None else f"#line 1 {_c_string(name)}\n"
     return header + prepare(text)
+
+
+def _c_string(text: str) -> str:
+    """``text`` as a C string literal (a ``#line`` directive's file name)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _own_definitions(text: str) -> list[str]:
+    """The functions ``text`` defines under a name the annotation header takes as a macro."""
+    return sorted({m.group(1) for m in re.finditer(r"\b(__\w+)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*\{", text)
+                   if re.search(rf"^#define {re.escape(m.group(1))}\b", ANNOTATION_HEADER, re.M)})
+
+
+#: the annotations whose value a kernel may compute with, as a concrete launch evaluates them
+_REPLAY_VALUES = {
+    "__implies": "(a, b) (!(a) || (b))",
+    "__ite": "(c, a, b) ((c) ? (a) : (b))",
+    "__old_int": "(x) (x)",
+    "__old_bool": "(x) (x)",
+    "__is_pow2": "(x) ((x) != 0 && ((x) & ((x) - 1)) == 0)",
+    "__mod_pow2": "(x, y) ((x) & ((y) - 1))",
+    "__add_noovfl_unsigned_int": "(x, y) ((x) + (y))",
+    "__add_noovfl_int": "(x, y) ((x) + (y))",
+}
+
+
+def replayed(text: str, name: str) -> str:
+    """An OpenCL C source as a concrete launch (the replay of a counterexample on Oclgrind) builds
+    it: GPUVerify's annotations defined away (a statement annotation does nothing; a predicate,
+    only ever an annotation's argument, is true; :data:`_REPLAY_VALUES` keep their value), then
+    the source unchanged, its lines and file named ``name`` (``#line``). The counterexample
+    already satisfies the kernel's ``__requires`` (the prover assumed them)."""
+    own = set(_own_definitions(text))
+    lines = ["/* kernellab verify --prove: GPUVerify's annotations defined away for a concrete launch */"]
+    for m in re.finditer(r"^#define (__\w+)(\()?", ANNOTATION_HEADER, re.M):
+        macro, function_like = m.group(1), m.group(2) is not None
+        if macro.startswith("__kl_") or macro.startswith("__KL_") or macro in own:
+            continue
+        if macro in _REPLAY_VALUES:
+            lines.append(f"#define {macro}{_REPLAY_VALUES[macro]}")
+        elif not function_like:
+            lines.append(f"#define {macro} 1")
+        elif re.search(r"(assert|assume|requires|ensures|invariant|fresh_array|non_temporal)", macro):
+            lines.append(f"#define {macro}(...) ((void)0)")
+        else:
+            lines.append(f"#define {macro}(...) 1")
+    return "\n".join(lines) + f"\n#line 1 {_c_string(name)}\n" + text

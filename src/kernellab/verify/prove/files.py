@@ -17,6 +17,7 @@ from typing import Any
 from kernellab import compiler_options
 from kernellab.errors import InputError
 from kernellab.verify.model import Access, Finding, Launch, Location, VerifyResult, checked_kinds, ordered
+from kernellab.verify.prove import limit
 
 log = logging.getLogger(__name__)
 
@@ -72,23 +73,32 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
         source = (path.parent / inst.kernel_file).resolve()
         specs = _argument_specs(inst)
         from kernellab.spirvsim.module import Unsupported
+        # the file's options through the door, as every build of them
+        flags = compiler_options.read("opencl-c", inst.compiler_flags or "", path.parent,
+                                      compiler_options.allowed_roots(path.parent),
+                                      (str(path), inst.pointer("compiler_flags")))
+        watch = limit.Stopwatch(timeout)
         try:
-            # the file's options through the door, as every build of them
-            flags = compiler_options.read("opencl-c", inst.compiler_flags or "", path.parent,
-                                          compiler_options.allowed_roots(path.parent),
-                                          (str(path), inst.pointer("compiler_flags")))
-            compiled = opencl.compile_kernel(source, inst.entry_point, flags, local, specs,
-                                             roots=(path.resolve().parent,), work_dim=len(inst.global_size),
-                                             global_offset=_dims(inst.global_offset or (0,), 0))
-            la = opencl.launch(compiled, tuple(inst.global_size), local, specs, _dims(inst.global_offset or (0,), 0),
-                               symbolic_sizes=sizes)
+            with limit.time_limit(watch):
+                watch.step = "compiling the kernel (clspv)"
+                compiled = opencl.compile_kernel(source, inst.entry_point, flags, local, specs,
+                                                 roots=(path.resolve().parent,), work_dim=len(inst.global_size),
+                                                 global_offset=_dims(inst.global_offset or (0,), 0))
+                la = opencl.launch(compiled, tuple(inst.global_size), local, specs,
+                                   _dims(inst.global_offset or (0,), 0), symbolic_sizes=sizes)
+                watch.step = "encoding and solving"
+                outcome = _within(watch, engine.prove(compiled.module, la, timeout=watch.left()))
+                watch.step = "checking that clspv kept every access (clang)"
+                outcome = opencl.guarded(outcome, opencl.source_ir(source, flags) if outcome.verdict == "proven"
+                                         else opencl.SourceIR(None, "not needed"), compiled.module, inst.entry_point)
         except Unsupported as exc:
             _unknown(launch, f"unsupported construct: {exc.problems[0].message if exc.problems else exc}")
             continue
-        outcome = opencl.guarded(engine.prove(compiled.module, la, timeout=timeout),
-                                 opencl.source_ir(source, flags), compiled.module,
-                                 inst.entry_point)
-        launch.seconds = round(outcome.seconds, 3)
+        except limit.TimeLimit:
+            launch.seconds = round(watch.elapsed(), 3)
+            _unknown(launch, watch.reason())
+            continue
+        launch.seconds = round(watch.elapsed(), 3)
         findings = [_finding(c, inst.entry_point, inst.index, compiled.module, source) for c in outcome.findings]
         if outcome.verdict == "unknown":
             _unknown(launch, outcome.reason or "", outcome.line)
@@ -152,27 +162,81 @@ def _instantiation_example(path: Path, inst: Any, compiled: Any, c: Any) -> dict
     return doc
 
 
-def _replay_instantiation(path: Path, inst: Any, findings: list[Finding]) -> list[bool] | None:
-    """Run each counterexample's launch with the dynamic verify (Oclgrind): whether it shows a
-    finding of the same kind. None: the dynamic verify could not run."""
-    from kernellab.verify.run import verify_many
+#: seconds all of one launch's replays may take together (a real-world launch of 400,000
+#: work-items runs minutes on Oclgrind): past them a counterexample is left not replayed
+REPLAY_SECONDS = 120.0
 
-    out = []
-    for f in findings:
-        doc = f.examples[0]["counterexample"]
-        fd, name = tempfile.mkstemp(prefix=".kl-prove-", suffix=".json", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w") as fh:
-                json.dump([doc], fh)
+
+def _replay_instantiation(path: Path, inst: Any, findings: list[Finding]) -> list[bool | None] | None:
+    """Run each counterexample's launch with the dynamic verify (Oclgrind): whether it shows a
+    finding of the same kind (None for one whose replay stopped at :data:`REPLAY_SECONDS` without
+    showing it). None: the dynamic verify could not run. The kernel is built with
+    GPUVerify's annotations defined away (:func:`~kernellab.verify.prove.annotations.replayed`),
+    from a copy beside it (its includes found as from the kernel)."""
+    from kernellab.verify.prove.annotations import replayed
+
+    source = (path.parent / inst.kernel_file).resolve()
+    try:
+        fd, kernel = tempfile.mkstemp(prefix=".kl-replay-", suffix=source.suffix, dir=source.parent)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(replayed(source.read_text(errors="replace"), str(source)))
+    except OSError as exc:
+        log.warning("%s: the counterexample could not be replayed: %s", path, exc)
+        return None
+    import time
+
+    out: list[bool | None] = []
+    seen: dict[str, tuple[set[str], bool]] = {}  # the kinds each launch showed, whether it finished
+    end = time.monotonic() + REPLAY_SECONDS
+    try:
+        for f in findings:
+            doc = dict(f.examples[0]["counterexample"], kernel_file=kernel)
+            key = json.dumps(doc, sort_keys=True)
+            if key not in seen and time.monotonic() >= end:
+                seen[key] = (set(), False)
+            if key in seen:
+                out.append(_replayed(f.kind, *seen[key]))
+                continue
+            fd, name = tempfile.mkstemp(prefix=".kl-prove-", suffix=".json", dir=path.parent)
             try:
-                r = verify_many([name], formats=["kernel-instantiation"], timeout=120)[0]
-            except Exception as exc:  # the replay is evidence, not the verdict: say why it is missing
-                log.warning("%s: the counterexample could not be replayed: %s", path, exc)
-                return None
-            out.append(any(d.kind == f.kind for d in r.findings))
-        finally:
-            os.unlink(name)
+                with os.fdopen(fd, "w") as fh:
+                    json.dump([doc], fh)
+                try:
+                    seen[key] = _replay_in_child(name, end - time.monotonic())
+                except Exception as exc:  # the replay is evidence, not the verdict: say why it is missing
+                    log.warning("%s: the counterexample could not be replayed: %s", path, exc)
+                    return None
+                out.append(_replayed(f.kind, *seen[key]))
+            finally:
+                os.unlink(name)
+    finally:
+        os.unlink(kernel)
     return out
+
+
+def _replay_in_child(name: str, seconds: float) -> tuple[set[str], bool]:
+    """The kinds the dynamic verify shows for the kernel-instantiation file ``name``, and whether
+    it finished: run in a child process, stopped after ``seconds`` (Oclgrind's native call cannot
+    be interrupted in this one)."""
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run([sys.executable, "-m", "kernellab", "verify", "--json", name],
+                              capture_output=True, timeout=max(1.0, seconds), check=False)
+    except subprocess.TimeoutExpired:
+        return set(), False
+    if done.returncode == 1 and not done.stdout.strip():  # stopped at its own time limit (one line on stderr)
+        return set(), False
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"exit {done.returncode}: {done.stderr.decode(errors='replace').strip()[-300:]}")
+    doc = json.loads(done.stdout)
+    return {f["kind"] for f in doc.get("findings", [])}, True
+
+
+def _replayed(kind: str, shown: set[str], finished: bool) -> bool | None:
+    """A replay's answer for a finding of ``kind``: shown, not shown, or None (stopped first)."""
+    return True if kind in shown else (False if finished else None)
 
 
 # --- scenarios -----------------------------------------------------------------------------------
@@ -212,10 +276,18 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
                 la.names[key] = b.uid
             push = state.push_constants(c)
             la.fixed["push"] = dict(enumerate(push))
-            outcome = engine.prove(module, la, timeout=timeout)
-            if source_ir is not None:
-                outcome = opencl.guarded(outcome, source_ir, module, shader.entry)
-            launch.seconds = round(outcome.seconds, 3)
+            watch = limit.Stopwatch(timeout)
+            try:
+                with limit.time_limit(watch):
+                    watch.step = "encoding and solving"
+                    outcome = _within(watch, engine.prove(module, la, timeout=watch.left()))
+                    if source_ir is not None:
+                        outcome = opencl.guarded(outcome, source_ir, module, shader.entry)
+            except limit.TimeLimit:
+                launch.seconds = round(watch.elapsed(), 3)
+                _unknown(launch, watch.reason())
+                continue
+            launch.seconds = round(watch.elapsed(), 3)
             if outcome.verdict == "unknown":
                 _unknown(launch, outcome.reason or "", outcome.line)
                 continue
@@ -266,6 +338,15 @@ def _replay_scenario(path: Path, scenario: Any, number: int, findings: list[Find
     return [any(d.kind == f.kind for d in r.findings) for f in findings]
 
 
+def _within(watch: limit.Stopwatch, outcome: Any) -> Any:
+    """The engine's outcome, its own deadline's ``unknown`` said as the launch's time limit."""
+    reason = outcome.reason or ""
+    if outcome.verdict == "unknown" and (reason.startswith("solver time limit")
+                                         or (reason.startswith("solver error") and watch.left() <= 0.001)):
+        outcome.reason = watch.reason()
+    return outcome
+
+
 # --- findings ------------------------------------------------------------------------------------
 
 def _unknown(launch: Launch, reason: str, line: tuple[str, int] | None = None) -> None:
@@ -273,16 +354,19 @@ def _unknown(launch: Launch, reason: str, line: tuple[str, int] | None = None) -
     launch.reason = reason + (f" at line {line[1]}" if line and f"line {line[1]}" not in reason else "")
 
 
-def _settle(launch: Launch, findings: list[Finding], confirmed: list[bool] | None, found: list[Any]) -> None:
+def _settle(launch: Launch, findings: list[Finding], confirmed: Sequence[bool | None] | None,
+            found: list[Any]) -> None:
     """A counterexample the replay confirmed is a defect; one it did not is possible (a warning),
     or, when it came from a loop summarised by invariants (its state perhaps unreachable), makes
     the launch unknown: the invariants were not strong enough."""
     for k, f in enumerate(findings):
-        ok = confirmed[k] if confirmed is not None else False
-        f.severity = "defect" if ok else "warning"
+        got = confirmed[k] if confirmed is not None else None
+        f.severity = "defect" if got else "warning"
         f.detail = (f.detail + "; " if f.detail else "") + (
-            "confirmed by a replayed launch" if ok else
-            "possible: the replayed launch did not reproduce it" if confirmed is not None else
+            "confirmed by a replayed launch" if got else
+            "possible: the replayed launch did not reproduce it" if got is False else
+            f"possible: not replayed (no replay finished in the replays' {REPLAY_SECONDS:g} s or the "
+            "dynamic verify's own time limit)" if confirmed is not None else
             "possible: not replayed")
     launch.proof = "defect" if any(f.severity == "defect" for f in findings) else "possible"
     if launch.proof == "possible" and all(c.abstract for c in found):
@@ -294,12 +378,16 @@ def _settle(launch: Launch, findings: list[Finding], confirmed: list[bool] | Non
 
 
 def _finding(c: Any, kernel: str | None, index: int | None, module: Any, source: Path | None) -> Finding:
+    from kernellab.verify.prove.opencl import is_named
     accesses = []
     for k, inst in enumerate(c.inst):
         item = c.work_items[min(k, len(c.work_items) - 1)]
         loc: Location | None = None
         if inst.line is not None:
-            loc = {"file": str(source) if source is not None else inst.line[0], "line": inst.line[1], "column": 0}
+            # an included file's line is its own (the #line markers name it)
+            file = str(source) if source is not None and (not inst.line[0] or is_named(str(source), inst.line[0])) \
+                else inst.line[0]
+            loc = {"file": file, "line": inst.line[1], "column": 0}
         accesses.append(Access(item, loc, module.source_text(inst.line), inst.op))
     example = {"work_items": c.work_items, "address": c.offset, "push_constants": _hex(c.push_bytes),
                "buffers": {f"{s}.{b}": {str(k): v for k, v in sorted(got.items())[:64]}

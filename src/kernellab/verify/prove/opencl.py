@@ -77,7 +77,7 @@ def compile_source(source: Path, options: compiler_options.Options | str, *, roo
     _refuse_wait_lists(source, text)
     with tempfile.TemporaryDirectory(prefix="kl-prove-") as tmp:
         annotated_path = Path(tmp) / source.name
-        annotated_path.write_text(annotated_text(text, prelude))
+        annotated_path.write_text(annotated_text(text, prelude, str(source.resolve())))
         req = CompileRequest(source=annotated_path, language="opencl-c", entry="",
                              build_options=shlex.join(["-O0", "-g", f"-I{source.parent.resolve()}",
                                                        *(["-global-offset"] if global_offset else []),
@@ -111,7 +111,7 @@ def _refuse_wait_lists(source: Path, text: str) -> None:
                                    f"event list given as &event or an array (line {line})")])
 
 
-def annotated_text(text: str, prelude: str = "") -> str:
+def annotated_text(text: str, prelude: str = "", name: str | None = None) -> str:
     """What clspv and clang compile: the annotation header, the stubs' header, ``prelude``
     (directives that change what an annotation means, such as GPUVerify's ``--only-requires``),
     the source at its own line numbers, then bodies for the functions it declares without one
@@ -122,7 +122,7 @@ def annotated_text(text: str, prelude: str = "") -> str:
     found = stubs.find(text)
     tail = f"\n#line 1000000\n{stubs.bodies(found)}\n" if found else ""
     async_copies = copies.HEADER if ASYNC_COPIES.search(text) else ""
-    return annotated(text, stubs.HEADER + async_copies + (f"{prelude}\n" if prelude else "")) + tail
+    return annotated(text, stubs.HEADER + async_copies + (f"{prelude}\n" if prelude else ""), name) + tail
 
 
 @dataclass
@@ -145,7 +145,7 @@ def source_ir(source: Path, options: compiler_options.Options | str, *, prelude:
 
     with tempfile.TemporaryDirectory(prefix="kl-prove-") as tmp:
         annotated_path = Path(tmp) / source.name
-        annotated_path.write_text(annotated_text(source.read_text(errors="replace"), prelude))
+        annotated_path.write_text(annotated_text(source.read_text(errors="replace"), prelude, str(source.resolve())))
         try:
             # a variable read before it is written has an undefined value, which clspv folds to
             # whatever suits it (`int x; __assert(x == 0);` compiles to a passing assertion): such
@@ -249,9 +249,25 @@ def load_kernel(spirv: bytes, source: Path, entry: str, local_size: tuple[int, i
             # a __local array without a size has no bound (as GPUVerify): past any index computed
             spec[arg.spec_id] = (size // arg.elem_size) if size else (1 << 24)
     module = load(spirv, entry, file=str(source), spec_constants=spec, eval_spec_op=eval_spec_op)
-    module.sources.setdefault("source", source.read_text(errors="replace").split("\n"))
+    text = source.read_text(errors="replace").split("\n")
+    module.sources.setdefault("source", text)
+    # the file the #line directive names, as the debug lines give it (the build may shorten it
+    # to a relative path): clspv's DebugSource text under that name is the annotated copy's
+    full = str(source.resolve())
+    for name in {i.line[0] for i in _instructions(module) if i.line} | {full}:
+        if is_named(full, name):
+            module.sources[name] = text
     return Compiled(module, kernel, spirv, offset_in_module="SpecConstantGlobalOffset" in reflected or any(
         what == "PushConstantGlobalOffset" for what, _, _ in kernel.builtin_push))
+
+
+def is_named(path: str, name: str) -> bool:
+    """Whether a debug line's file ``name`` (perhaps relative) is the file at ``path``."""
+    return path == name or (not name.startswith("/") and path.endswith("/" + name))
+
+
+def _instructions(module: Module) -> list[Any]:
+    return [inst for fn in module.functions.values() for block in fn.blocks.values() for inst in block.insts]
 
 
 def compile_kernel(source: Path, entry: str, options: compiler_options.Options | str, local_size: tuple[int, int, int],
