@@ -284,12 +284,9 @@ def parse_bind_sampler(parser: Any, head: Token, w: Any, p: Pipeline) -> None:
     if s.text not in parser.script.samplers:
         raise src.error(s, f"no sampler {s.text!r} is defined")
     if w.peek() == "KERNEL":
-        w.take("KERNEL")
-        how = w.keyword("ARG_NAME", "ARG_NUMBER")
-        arg: str | int = w.take("an argument").text if how.text == "ARG_NAME" else w.integer("an argument number")
+        arg = w.kernel_argument()
         w.finish()
-        p.bindings = [b for b in p.bindings if not (b.kind == "kernel" and b.arg == arg)]
-        p.bindings.append(Binding(s.text, "kernel", 0, -1, head.line, arg, sampler=s.text))
+        p.bind_argument(Binding(s.text, "kernel", 0, -1, head.line, arg, sampler=s.text))
         return
     dset, binding = _set_and_binding(w)
     if binding < 0:

@@ -135,6 +135,12 @@ class _Words:
             raise self.src.error(t, f"expected {what} (an integer >= {minimum} and <= {maximum}), got {t.text!r}")
         return int(t.text, 0)
 
+    def kernel_argument(self) -> str | int:
+        """``KERNEL ARG_NAME name`` or ``KERNEL ARG_NUMBER n``: the OpenCL C argument's name or number."""
+        self.keyword("KERNEL")
+        how = self.keyword("ARG_NAME", "ARG_NUMBER")
+        return self.take("an argument").text if how.text == "ARG_NAME" else self.integer("an argument number")
+
     def finish(self) -> None:
         if not self.done:
             t = self.tokens[self.i]
@@ -595,13 +601,9 @@ class Parser:
         names = self.bound_buffers(w, array=what.text == "BUFFER_ARRAY")
         buf = names[0]
         if w.peek() == "KERNEL" and what.text == "BUFFER":
-            w.take("KERNEL")
-            how = w.keyword("ARG_NAME", "ARG_NUMBER")
-            arg: str | int = w.take("an argument").text if how.text == "ARG_NAME" else w.integer("an argument number")
+            arg = w.kernel_argument()
             w.finish()
-            # a derived pipeline's BIND replaces the binding of the same argument
-            p.bindings = [b for b in p.bindings if not (b.kind == "kernel" and b.arg == arg)]
-            p.bindings.append(Binding(buf.text, "kernel", 0, -1, head.line, arg))
+            p.bind_argument(Binding(buf.text, "kernel", 0, -1, head.line, arg))
             return
         w.keyword("AS")
         kind = w.take("a descriptor type")
@@ -657,9 +659,7 @@ class Parser:
         return dset, binding, ranges
 
     def set_kernel_arg(self, w: _Words, p: Pipeline) -> None:
-        w.keyword("KERNEL")
-        how = w.keyword("ARG_NAME", "ARG_NUMBER")
-        arg: str | int = w.take("an argument").text if how.text == "ARG_NAME" else w.integer("an argument number")
+        arg = w.kernel_argument()
         _, elem = self.typed(w)
         dtypes = [d for _, d in elem.components]
         values = [number(self.src, w.take("a value"), d) for d in dtypes]

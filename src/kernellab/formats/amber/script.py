@@ -103,6 +103,11 @@ class Pipeline:
     #: COMPILE_OPTIONS that move a kernel's arguments (compiler_options.CLSPV_LAYOUT_OPTIONS)
     clspv_layout: Options = field(default_factory=Options)
 
+    def bind_argument(self, binding: Binding) -> None:
+        """Bind an OpenCL C kernel argument; a derived pipeline's BIND replaces the argument's binding."""
+        self.bindings = [b for b in self.bindings if not (b.kind == "kernel" and b.arg == binding.arg)]
+        self.bindings.append(binding)
+
 
 @dataclass(frozen=True)
 class KernelArgument:
