@@ -235,9 +235,6 @@ def choose_memory_types(flags: Sequence[int]) -> MemoryTypes:
                        best(readback, "host-visible coherent"))
 
 
-#: VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES and ..._SUBGROUP_SIZE_CONTROL_PROPERTIES (vk.xml)
-_STYPE_SUBGROUP_PROPERTIES = 1000094000
-_STYPE_SUBGROUP_SIZE_CONTROL_PROPERTIES = 1000225000
 
 #: descriptor kinds a program slot may have -> VkDescriptorType values
 DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3, "combined-image-sampler": 1,
@@ -452,27 +449,28 @@ class VulkanDevice:
 
     def _subgroup_sizes(self) -> tuple[int | None, tuple[int, int] | None]:
         """subgroupSize, and (minSubgroupSize, maxSubgroupSize) where the device has
-        VK_EXT_subgroup_size_control (core in 1.3). The compute binding declares neither
-        structure, so each is a raw ``pNext`` buffer in its C layout: ``sType`` (4 bytes, 4 of
-        padding), ``pNext`` (8), then the 32-bit members."""
+        VK_EXT_subgroup_size_control (core in 1.3)."""
         vk = self.vk
 
-        def query(stype: int) -> tuple[int, int] | None:
-            raw = bytearray(32)
-            raw[0:4] = stype.to_bytes(4, "little")
-            try:
-                vk.vkGetPhysicalDeviceProperties2(self.physical, vk.VkPhysicalDeviceProperties2(pNext=raw))
-            except Exception:  # a Vulkan 1.0 driver, or the full binding's stricter pNext: no answer
+        def query(struct: str) -> Any:
+            make = getattr(vk, struct, None)
+            if make is None:  # a binding without the structure: no answer
                 return None
-            return int.from_bytes(raw[16:20], "little"), int.from_bytes(raw[20:24], "little")
+            props = make()
+            try:
+                vk.vkGetPhysicalDeviceProperties2(self.physical, vk.VkPhysicalDeviceProperties2(pNext=props))
+            except Exception:  # a Vulkan 1.0 driver: no answer
+                return None
+            return props
 
-        subgroup = query(_STYPE_SUBGROUP_PROPERTIES)
-        size = subgroup[0] if subgroup and subgroup[0] else None
+        subgroup = query("VkPhysicalDeviceSubgroupProperties")
+        size = int(subgroup.subgroupSize) or None if subgroup is not None else None
         version = tuple(int(x) for x in (self.info.api_version or "1.0").split(".")[:2] if x.isdigit())
         sizes = None
         if "VK_EXT_subgroup_size_control" in self.info.details.get("extensions", ()) or version >= (1, 3):
-            found = query(_STYPE_SUBGROUP_SIZE_CONTROL_PROPERTIES)
-            sizes = found if found and 0 < found[0] <= found[1] else None
+            found = query("VkPhysicalDeviceSubgroupSizeControlProperties")
+            if found is not None and 0 < int(found.minSubgroupSize) <= int(found.maxSubgroupSize):
+                sizes = (int(found.minSubgroupSize), int(found.maxSubgroupSize))
         return size, sizes
 
     # --- memory -------

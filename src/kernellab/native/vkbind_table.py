@@ -473,7 +473,9 @@ STYPES = {'VkApplicationInfo': 0,
  'VkPhysicalDeviceVulkan11Features': 49,
  'VkPhysicalDeviceVulkan12Features': 51,
  'VkPhysicalDeviceVulkan13Features': 53,
- 'VkPipelineShaderStageRequiredSubgroupSizeCreateInfo': 1000225001}
+ 'VkPipelineShaderStageRequiredSubgroupSizeCreateInfo': 1000225001,
+ 'VkPhysicalDeviceSubgroupProperties': 1000094000,
+ 'VkPhysicalDeviceSubgroupSizeControlProperties': 1000225000}
 STRINGS = ['VkExtensionProperties', 'VkPhysicalDeviceProperties']
 COUNTS = {'VkInstanceCreateInfo': {'enabledLayerCount': ['ppEnabledLayerNames'],
                           'enabledExtensionCount': ['ppEnabledExtensionNames']},

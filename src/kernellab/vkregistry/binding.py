@@ -43,7 +43,9 @@ STRUCTS: tuple[str, ...] = ("VkPhysicalDeviceMaintenance3Properties", "VkPipelin
                             # the shader features enabled at device creation (backends/vulkan_features.py)
                             # and a compute stage's required subgroup size (AmberScript's SUBGROUP)
                             "VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features",
-                            "VkPhysicalDeviceVulkan13Features", "VkPipelineShaderStageRequiredSubgroupSizeCreateInfo")
+                            "VkPhysicalDeviceVulkan13Features", "VkPipelineShaderStageRequiredSubgroupSizeCreateInfo",
+                            # the subgroup sizes verify simulates (backends/vulkan_device.py)
+                            "VkPhysicalDeviceSubgroupProperties", "VkPhysicalDeviceSubgroupSizeControlProperties")
 
 #: structures only ever passed as NULL: declared opaque (their function pointers are not needed)
 OPAQUE: tuple[str, ...] = ("VkAllocationCallbacks",)
