@@ -139,7 +139,7 @@ class Compiler:
         try:
             art = self._source(stage) if stage.run is None else self._made(stage, every)
         except CompileError as exc:
-            raise placed(exc, self.request.place) from exc.__cause__
+            raise placed(exc, self.request.place, self.request.source) from exc.__cause__
         self._done[name] = art
         if self.on_stage:
             self.on_stage(art)

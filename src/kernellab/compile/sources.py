@@ -50,13 +50,13 @@ def request_for(path: str | Path, kernel: str | None = None, *, build_options: s
                 entry: str | None = None, target_env: str = "vulkan1.2", device: str = "") -> CompileRequest:
     """The compile request for a kernel source file or for one kernel (``--kernel UID``) of a
     scenario or kernel-instantiation file."""
-    path = Path(path).resolve()
+    given, path = path, Path(path).resolve()
     if not path.exists():
         raise InputError("no such file", file=path)
     if path.suffix.lower() == ".amber":  # an AmberScript file: its pipelines, as the scenario it becomes
         from kernellab.compile.amber import scenario_of
 
-        path = scenario_of(path)
+        path = scenario_of(given)  # its errors name the file as the user did
     if path.suffix.lower() == ".json":
         return _from_workload(path, kernel, build_options, entry, target_env, device)
     if kernel is not None:

@@ -237,7 +237,7 @@ class _Exporter:
             try:
                 self.programs[shader.uid] = self.backend.create_program(spec)
             except CompileError as exc:  # named by the shader's place in the scenario, as `run` names it
-                raise placed(exc, shader_request(self.scenario, shader).place) from exc.__cause__
+                raise placed(exc, shader_request(self.scenario, shader).place, shader.src_path) from exc.__cause__
             self.kernel_files[shader.uid] = f"{shader.uid}.cl"
             with outs.open(self.out / self.kernel_files[shader.uid]) as fh:
                 fh.write(shader.src_path.read_bytes())

@@ -764,7 +764,7 @@ class Executor:
         except UnknownEntryError as exc:
             return [Problem(file, json_pointer(at + ("entry",)), f"shader {shader.uid!r}: {exc}")]
         except CompileError as exc:  # the driver's build of OpenCL C: named by the shader's src
-            raise placed(exc, (str(file), json_pointer(at + ("src",)))) from exc.__cause__
+            raise placed(exc, (str(file), json_pointer(at + ("src",))), shader.src_path) from exc.__cause__
         self.interfaces[shader.uid] = known
         if size is not None:
             local_sizes[shader.uid] = LocalSize(size, at + (("specialization_constants",) if given_size else ("src",)))

@@ -7,9 +7,10 @@ from the initial data gives the buffers as Amber sees them at those ``EXPECT`` l
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from kernellab.formats.amber.clspv_layout import (
     placed_values,
     sampler_masks,
 )
+from kernellab.formats.amber.origins import ShaderOrigin, translated, write_origins
 from kernellab.formats.amber.script import AmberScript, Binding, Copy, Expect, KernelArgument, Pipeline, Run, Shader
 from kernellab.formats.amber.types import Element
 
@@ -113,6 +115,16 @@ def _pod_bytes(p: Pipeline, params: list[tuple[str, bool]], error: Callable[[int
     return bytes(out)
 
 
+#: the suffix of the file a shader's text is written to, by format (a module's: ``spv``)
+_SOURCE_SUFFIXES = {"GLSL": "comp", "OPENCL-C": "cl", "HLSL": "hlsl"}
+
+
+def origin(script: AmberScript, shader: Shader) -> ShaderOrigin:
+    """Where ``shader``'s text is in the user's files."""
+    return ShaderOrigin(str(script.path), shader.name, shader.format, shader.line, shader.text_file or str(script.path),
+                        shader.text_line, shader.source if shader.format == "SPIRV-ASM" else "")
+
+
 #: the shader a COPY after a RUN dispatches: word i of the target from word i of the source
 COPY_SHADER = "amber.copy"
 COPY_GLSL = """#version 450
@@ -148,24 +160,48 @@ class _Writer:
 
     def shader_file(self, shader: Shader) -> tuple[str, str]:
         """(file name, scenario shader type) of the shader's source or module."""
-        index = list(self.script.shaders).index(shader.name)
+        name = self.shader_name(shader)
         if shader.format == "GLSL":
-            name, kind, data = f"shader{index}.comp", "GLSL", shader.source.encode()
+            kind, data = "GLSL", shader.source.encode()
         elif shader.format == "OPENCL-C":
-            name, kind, data = f"shader{index}.cl", "OpenCL-C", shader.source.encode()
+            kind, data = "OpenCL-C", shader.source.encode()
         elif shader.format == "HLSL":  # compiled per pipeline, for its entry point (hlsl_file)
-            name, kind, data = f"shader{index}.hlsl", "HLSL", shader.source.encode()
+            kind, data = "HLSL", shader.source.encode()
         elif shader.format == "SPIRV-HEX":
             try:
                 data = bytes(int(t, 16) for t in shader.source.split())
             except ValueError:
                 raise self.error(shader.line, "SPIRV-HEX: expected hexadecimal bytes") from None
-            name, kind = f"shader{index}.spv", "SPIR-V"
+            kind = "SPIR-V"
         else:
-            name, kind = f"shader{index}.spv", "SPIR-V"
-            data = self.assemble(shader.source, shader.target_env)
+            kind = "SPIR-V"
+            with self.told_in_script(shader):
+                data = self.assemble(shader.source, shader.target_env)
         self.write(name, data)
         return name, kind
+
+    @contextlib.contextmanager
+    def told_in_script(self, shader: Shader) -> Iterator[None]:
+        """A compile error of ``shader`` raised inside the block names the script's line (or its
+        FILE's) instead of the files kernellab wrote."""
+        try:
+            yield
+        except CompileError as exc:
+            raise translated(exc, origin(self.script, shader), [self.shader_name(shader)]) from None
+
+    def shader_name(self, shader: Shader) -> str:
+        """The name of the file the shader's text (or module) is written to."""
+        index = list(self.script.shaders).index(shader.name)
+        return f"shader{index}.{_SOURCE_SUFFIXES.get(shader.format, 'spv')}"
+
+    def origins(self) -> dict[str, ShaderOrigin]:
+        """Each file a compiler reads, by name, with the shader it holds."""
+        out = {self.shader_name(s): origin(self.script, s) for s in self.script.shaders.values()}
+        for n, p in enumerate(self.script.pipelines.values()):
+            if p.shader in self.script.shaders:
+                for made in ("hlsl.spv", "clspv.spv", "opt.spv"):
+                    out[f"pipeline{n}.{made}"] = origin(self.script, self.script.shaders[p.shader])
+        return out
 
     def hlsl_file(self, p: Pipeline, shader: Shader) -> tuple[str, str]:
         """The pipeline's HLSL shader compiled for its entry point, as a SPIR-V file of its own."""
@@ -173,7 +209,8 @@ class _Writer:
             raise self.error(shader.line, "an HLSL shader needs an HLSL compiler (glslangValidator)")
         name = f"pipeline{list(self.script.pipelines).index(p.name)}.hlsl.spv"
         try:
-            module = self.compile_hlsl(shader.source, p.entry, shader.target_env)
+            with self.told_in_script(shader):
+                module = self.compile_hlsl(shader.source, p.entry, shader.target_env)
         except CompileError:
             raise
         except InputError as exc:  # named at the shader's line of the script
@@ -187,7 +224,8 @@ class _Writer:
         if self.compile_kernel is None:
             raise self.error(p.line, "placing a kernel's arguments where clspv's reflection says (COMPILE_OPTIONS "
                                      "that move them, a sampler_t argument) needs clspv")
-        module, layout = self.compile_kernel(self.folder / src, p.entry, p.compile_options, p.clspv_layout)
+        with self.told_in_script(self.script.shaders[p.shader]):
+            module, layout = self.compile_kernel(self.folder / src, p.entry, p.compile_options, p.clspv_layout)
         name = f"pipeline{list(self.script.pipelines).index(p.name)}.clspv.spv"
         self.write(name, module)
         return name, "SPIR-V", layout
@@ -198,7 +236,9 @@ class _Writer:
         if self.optimize is None:
             raise self.error(p.line, "SHADER_OPTIMIZATION needs the SPIR-V optimizer (spirv-opt)")
         name = f"pipeline{list(self.script.pipelines).index(p.name)}.opt.spv"
-        self.write(name, self.optimize(self.folder / src, kind, shader.target_env, p.optimizations))
+        with self.told_in_script(shader):
+            module = self.optimize(self.folder / src, kind, shader.target_env, p.optimizations)
+        self.write(name, module)
         return name, "SPIR-V"
 
     def write(self, name: str, data: bytes) -> None:
@@ -219,6 +259,8 @@ class _Writer:
         return fname
 
     def resources(self) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+        # before any compiler runs: a compile of the files, now or later, names the script's lines
+        write_origins(self.folder, self.origins())
         resources: list[dict[str, Any]] = []
         dispatch_base: dict[str, dict[str, Any]] = {}
         for name in self.script.buffers:

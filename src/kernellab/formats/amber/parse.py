@@ -188,6 +188,8 @@ class Parser:
         self.src = _Lines(path, text)
         self.script = AmberScript(path)
         self.virtual_files: dict[str, str] = {}
+        #: the script line each virtual file's text starts at
+        self.virtual_lines: dict[str, int] = {}
         self.structs: dict[str, Struct] = {}
         self.held_bytes = 0
         self.held_values = 0
@@ -244,6 +246,7 @@ class Parser:
         fmt = w.keyword(*SHADER_FORMATS, "SPIRV-BIN")
         target_env = ""
         source = None
+        text_file, text_line = str(self.src.path), head.line + 1
         while not w.done:
             t = w.keyword("TARGET_ENV", "VIRTUAL_FILE", "FILE")
             if t.text == "TARGET_ENV":
@@ -253,6 +256,10 @@ class Parser:
                 source = self.virtual_files.get(ref.text) if t.text == "VIRTUAL_FILE" else None
                 if source is None:
                     source = self.shader_file(ref, binary=fmt.text == "SPIRV-BIN")
+                if ref.text in self.virtual_lines:
+                    text_line = self.virtual_lines[ref.text]
+                else:
+                    text_file, text_line = str(self.src.path.parent / ref.text), int(fmt.text != "SPIRV-BIN")
         if name.text in self.script.shaders:
             raise self.src.error(name, f"shader {name.text!r} is already defined")
         if source is None:
@@ -261,7 +268,7 @@ class Parser:
             source = self.src.raw_until_end(head)
         # a SPIR-V binary is kept as the SPIRV-HEX text of its bytes
         kind = "SPIRV-HEX" if fmt.text == "SPIRV-BIN" else fmt.text
-        self.script.shaders[name.text] = Shader(name.text, kind, source, head.line, target_env)
+        self.script.shaders[name.text] = Shader(name.text, kind, source, head.line, target_env, text_file, text_line)
 
     def shader_file(self, ref: Token, binary: bool) -> str:
         """A shader's text (a binary: its bytes in hexadecimal) from a virtual file, else from a
@@ -318,6 +325,7 @@ class Parser:
         name = w.take("a file name")
         w.finish()
         self.virtual_files[name.text] = self.src.raw_until_end(head)
+        self.virtual_lines[name.text] = head.line + 1
 
     def buffer(self, head: Token, w: _Words) -> None:
         name = w.take("the buffer's name")

@@ -16,6 +16,10 @@ class Shader:
     source: str
     line: int
     target_env: str = ""
+    #: where the text's first line is: the file holding it (the script, or a FILE beside it) and
+    #: its line there (0: no lines, a binary), so a compiler's message names the user's line
+    text_file: str = ""
+    text_line: int = 0
 
 
 @dataclass(frozen=True)
