@@ -77,6 +77,20 @@ def test_bad_input_and_graphics_exit_2_naming_the_place(tmp_path):
     assert r.returncode == 2 and "b.amber: line 1, column 32:" in r.stderr
 
 
+def test_a_shader_that_does_not_compile_is_named_at_its_line_of_the_script(tmp_path):
+    """`run` and `test` name the script and the line (glslang's line 3 is the script's line 5
+    here), not kernellab's generated files; exit 2 for `run`, an error outcome for `test`."""
+    glsl = "#version 430\nlayout(local_size_x=1) in;\nvoid main() { bogus(); }\n"
+    (tmp_path / "bad.amber").write_text(one_buffer_script(glsl, "uint32", 4, "0"))
+    r = cli("run", "bad.amber", "--output", "o", cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith("bad.amber: line 5: SHADER s (GLSL): 'bogus' : no matching overloaded function"), r.stderr
+    assert "shader0.comp" not in r.stderr and "/amber/" not in r.stderr, r.stderr
+    r = cli("test", "bad.amber", "--json", "--progress", "off", cwd=tmp_path)
+    [result] = [json.loads(line) for line in r.stdout.splitlines()]
+    assert result["message"].startswith("bad.amber: line 5: SHADER s (GLSL): 'bogus'"), result
+
+
 def test_kernellab_test_takes_amber_files_and_folders(tmp_path):
     r = cli("test", FILES, "--jobs", "2", "--json", "--progress", "off", cwd=tmp_path)
     assert r.returncode == 0, r.stderr

@@ -74,7 +74,8 @@ _SPIRV_AS = re.compile(r"error: (?P<line>\d+): (?P<column>\d+): (?P<message>.*)"
 _CLANG = re.compile(r"(?P<name>.+?):(?P<line>\d+):(?P<column>\d+): (?:fatal )?error: (?P<message>.*)")
 #: an OpenCL driver's build log (PoCL)
 _DRIVER = re.compile(r"error: (?P<name>.+?):(?P<line>\d+):(?P<column>\d+): (?P<message>.*)")
-_VALIDATOR = re.compile(r"error: line \d+: (?P<message>.*)")
+#: spirv-val's and spirv-opt's: "line" counts the module's instructions, from 1
+_VALIDATOR = re.compile(r"error: line (?P<index>\d+): (?P<message>.*)")
 #: glslang's count and closing lines, which say nothing of the shader
 _NOISE = re.compile(r"'' : compilation terminated|\d+ compilation errors\.")
 #: file names a compiler's messages may give the shader's text under: the files kernellab
@@ -129,7 +130,7 @@ def _located(log: str, origin: ShaderOrigin, known: set[str]) -> list[Problem]:
         if m is not None:
             line, column = int(m["line"]), int(m.groupdict().get("column") or 0)
         elif (m := _VALIDATOR.fullmatch(text)) is not None:
-            line = _quoted_instruction(lines[n + 1:], origin.assembly)
+            line = _instruction_line(int(m["index"]), lines[n + 1:], origin.assembly)
         if m is None or _NOISE.fullmatch(m["message"].strip()):
             continue
         file, where = origin.where(line, column)
@@ -139,16 +140,17 @@ def _located(log: str, origin: ShaderOrigin, known: set[str]) -> list[Problem]:
     return out
 
 
-def _quoted_instruction(after: list[str], assembly: str) -> int:
-    """The line of ``assembly`` holding the instruction a validator quotes under its message
-    (its indented lines), or 0."""
-    quoted = [" ".join(q.split()) for q in after[:3] if q.startswith(" ") and "Op" in q]
-    if not quoted or not assembly:
+def _instruction_line(index: int, after: list[str], assembly: str) -> int:
+    """The line of ``assembly`` holding instruction ``index`` (spirv-as keeps their order, one
+    to a line), when it is the instruction the validator quotes under its message; or 0."""
+    quoted = next((q.split() for q in after[:3] if q.startswith(" ") and "Op" in q), [])
+    opcode = next((w for w in quoted if w.startswith("Op")), None)
+    instructions = [(k, line.split(";")[0].split()) for k, line in enumerate(assembly.splitlines(), 1)]
+    instructions = [(k, words) for k, words in instructions if words]
+    if opcode is None or not 1 <= index <= len(instructions):
         return 0
-    for k, line in enumerate(assembly.splitlines(), 1):
-        if " ".join(line.split(";")[0].split()) == quoted[0]:
-            return k
-    return 0
+    k, words = instructions[index - 1]
+    return k if opcode in words else 0
 
 
 def _options(failure: ToolFailure) -> str:
