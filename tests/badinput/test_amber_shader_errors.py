@@ -190,3 +190,13 @@ def test_lines_of_other_files_are_not_moved() -> None:
                      ORIGIN, ["shader0.comp"])
     [p] = exc.problems
     assert (p.file, p.where) == ("k.amber", "line 2") and "common.h:7: 'y'" in p.message
+
+
+def test_a_drivers_build_log() -> None:
+    """An OpenCL driver's build (PoCL, Oclgrind) fails with no tool of kernellab's: its log is
+    in the message, its first line says what failed and with which options."""
+    exc = CompileError("shader0.cl:foo: OpenCL C build failed on Dev (options: -cl-kernel-arg-info)\n"
+                       "error: /cache/amber/0123/shader0.cl:2:10: use of undeclared identifier 'bogus'\n")
+    out = translated(exc, ShaderOrigin("c.amber", "comp", "OPENCL-C", 2, "c.amber", 3), ["shader0.cl"])
+    assert str(out) == "c.amber: line 4, column 10: SHADER comp (OPENCL-C): use of undeclared identifier 'bogus'\n" \
+                       "OpenCL C build failed on Dev (options: -cl-kernel-arg-info)"

@@ -103,6 +103,12 @@ def translated(exc: CompileError, origin: ShaderOrigin, names: Iterable[str] = (
         problems = [Problem(origin.script, f"line {origin.line}", f"{head}: {text or 'no message'}")]
     else:
         problems = [Problem(p.file, p.where, f"{head}: {p.message}") for p in problems]
+    if failure is None and problems[0].where != f"line {origin.line}":
+        # the driver's own first line says what failed and with which options
+        tool, _, rest = str(exc).partition("\n")[0].partition(": ")
+        if os.path.basename(tool.split(":")[0]) in {*names, *_INPUT_NAMES} and rest:
+            last = problems[-1]
+            problems[-1] = Problem(last.file, last.where, f"{last.message}\n{rest}")
     if failure is not None:
         tail = " ".join(filter(None, (failure.tool, _options(failure), f"failed (exit {failure.returncode})")))
         if not _names_missing_files(failure.argv):
