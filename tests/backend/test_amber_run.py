@@ -220,3 +220,16 @@ def test_a_device_feature_the_device_has_runs(tmp_path):
     (tmp_path / "t.amber").write_text("DEVICE_FEATURE Storage16BitFeatures.storageBuffer16BitAccess\n" + text)
     r = cli("run", tmp_path / "t.amber", cwd=tmp_path)
     assert r.returncode == (0 if supported(0).feature("storageBuffer16BitAccess") else 77), r.stderr
+
+
+def test_an_amber_file_on_the_opencl_backend_is_refused_by_name_not_a_crash(tmp_path):
+    # Amber's pipelines are Vulkan's: the OpenCL backend's device index once picked a Vulkan
+    # physical device that did not exist (IndexError, an internal error)
+    (tmp_path / "c.amber").write_text(one_buffer_script(
+        "#version 430\nlayout(local_size_x=1) in;\nlayout(binding=0) buffer B { uint b[]; };\n"
+        "void main() { b[0] = 7u; }\n", "uint32", 4, "7"))
+    for args in (("run", "c.amber", "--backend", "opencl", "--output", "o"), ("test", "c.amber", "--backend", "opencl")):
+        p = cli(*args, cwd=tmp_path)
+        assert "internal error" not in p.stderr and "Traceback" not in p.stderr, p.stderr
+        assert "c.amber: an AmberScript file runs on a Vulkan device, not on the opencl backend" in p.stderr
+        assert p.returncode == (2 if args[0] == "run" else 1), p.stderr

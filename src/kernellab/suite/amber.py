@@ -171,9 +171,14 @@ class AmberOutcome:
 
 def run_amber(session: Any, path: str | Path) -> AmberOutcome:
     """Run every checkpoint of the file on ``session`` and check its EXPECTs."""
-    from kernellab.errors import MissingToolError
+    from kernellab.errors import InputError, MissingToolError, Problem
     from kernellab.suite.compare import check_all
 
+    if getattr(session, "backend_name", "vulkan") != "vulkan":
+        # Amber's pipelines, EXPECTs and DEVICE_FEATUREs are Vulkan's; its OPENCL-C shaders go
+        # through clspv to a Vulkan module as Amber compiles them
+        raise InputError([Problem(str(path), "", f"an AmberScript file runs on a Vulkan device, not on the "
+                                                 f"{session.backend_name} backend (drop --backend)")])
     try:
         test = prepare(path)
     except MissingToolError as exc:  # a shader's compiler (HLSL: glslangValidator) is not installed
