@@ -223,6 +223,71 @@ def test_unmodelled_annotation_names_itself_and_its_line(tmp_path: Path) -> None
     assert "__barrier_invariant" in o.reason and o.line[1] == 4  # type: ignore[attr-defined]
 
 
+# --- barrier invariants ------------------------------------------------------------------------
+
+BARRIER_INVARIANTS = """__kernel void k(__global int *out) {
+  __local int L[65];
+  L[get_local_id(0)] = %s;
+  __barrier_invariant_2(L[get_local_id(0)] == get_local_id(0), get_local_id(0), %s);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  %s
+}"""
+NEXT = "(get_local_id(0) + 1) % 64"
+READ_NEXT = "__assert(L[(get_local_id(0) + 1) % 64] == (get_local_id(0) + 1) % 64);"
+
+
+@needs_clspv
+def test_barrier_invariant_is_assumed_for_its_instantiations(tmp_path: Path) -> None:
+    assert verdict(tmp_path, BARRIER_INVARIANTS % ("get_local_id(0)", NEXT, READ_NEXT)) == PROVEN
+    # not instantiated for the next invocation: its value is not known
+    assert verdict(tmp_path, BARRIER_INVARIANTS % ("get_local_id(0)", "0", READ_NEXT)) == ASSERTION
+    # false for one invocation: its check fails
+    assert verdict(tmp_path, BARRIER_INVARIANTS % ("get_local_id(0) + (get_local_id(0) == 3)", NEXT,
+                                                   READ_NEXT))[1] >= {"assertion"}
+    # an instantiation past the work-group (64 is no invocation's id) is not assumed
+    assert verdict(tmp_path, BARRIER_INVARIANTS % ("get_local_id(0)", "get_local_id(0) + 1",
+                                                   "__assert(L[get_local_id(0) + 1] == get_local_id(0) + 1);"))[0] \
+        != "proven"
+
+
+@needs_clspv
+def test_barrier_invariant_assumption_hides_no_race_before_its_barrier(tmp_path: Path) -> None:
+    # invocation 0 also writes L[5]: every check passes in each invocation's own view, and the
+    # instantiation at 5 is false for invocation 0's view; the race must still be found
+    src = BARRIER_INVARIANTS % ("get_local_id(0); if (get_local_id(0) == 0) L[5] = 0", "5", READ_NEXT)
+    assert "data-race" in verdict(tmp_path, src)[1]
+
+
+@needs_clspv
+def test_barrier_invariant_not_assumed_where_unsound(tmp_path: Path) -> None:
+    # the local id through a private variable: the instantiation would read this invocation's
+    src = BARRIER_INVARIANTS.replace("__barrier_invariant_2(L[get_local_id(0)] == get_local_id(0)",
+                                     "int t = get_local_id(0);\n  __barrier_invariant_2(L[t] == t")
+    assert verdict(tmp_path, src % ("get_local_id(0)", NEXT, READ_NEXT)) == ASSERTION
+    # a barrier that does not order local memory: no state at the barrier to assume it of
+    src = BARRIER_INVARIANTS.replace("CLK_LOCAL_MEM_FENCE", "CLK_GLOBAL_MEM_FENCE")
+    assert verdict(tmp_path, src % ("get_local_id(0)", NEXT, READ_NEXT))[0] != "proven"
+
+
+def test_prepare_instantiates_barrier_invariants_and_keeps_lines() -> None:
+    src = ("__kernel void k() {\n  __local int A[8];\n  A[get_local_id(0)] = 0;\n"
+           "  __barrier_invariant_2(A[get_local_id(0)] == 0, get_local_id(0), 0); // c\n"
+           "  barrier(CLK_LOCAL_MEM_FENCE); A[0] = 1;\n  x;\n}\n")
+    out = annotations.prepare(src)
+    assert "__KL_BI_CHECK(A[get_local_id(0)] == 0, get_local_id(0), 0);" in out
+    assert out.count("__kl_bi_inst(") == 2 and out.count("#define get_local_id") == 1
+    assert f"#line {annotations.INSTANTIATION_LINES + 5}" in out
+    # the rest of the barrier's line is still line 5, the next line 6
+    tail = out[out.rindex("#line 5\n") + len("#line 5\n"):]
+    assert tail.startswith("} A[0] = 1;\n  x;")
+    # an invariant not followed by its barrier is left to the header (unsupported)
+    lone = "__kernel void k() {\n  __barrier_invariant_2(1, 0, 1);\n  x = 1;\n  barrier(0);\n}\n"
+    assert annotations.prepare(lone) == lone
+    # nor one that is an if's body
+    under_if = "__kernel void k() {\n  if (c) __barrier_invariant_1(1, 0); barrier(0);\n}\n"
+    assert annotations.prepare(under_if) == under_if
+
+
 # --- the source pass ---------------------------------------------------------------------------
 
 def test_prepare_marks_callee_preconditions_and_keeps_lines() -> None:

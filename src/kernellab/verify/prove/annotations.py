@@ -71,6 +71,10 @@ __attribute__((noinline)) int __kl_noovfl_signed(int a, int b) { return a + b + 
 __attribute__((noinline)) unsigned __kl_noovfl_pred(unsigned a, unsigned b, unsigned c, unsigned d) { return a + b + c + d + 0x4b4c0014; }
 __attribute__((noinline)) int __kl_requires_fn(int c) { return c + 0x4b4c0015; }
 __attribute__((noinline)) int __kl_instance(int c) { return c + 0x4b4c0016; }
+__attribute__((noinline)) int __kl_bi_check(int c) { return c + 0x4b4c0017; }
+__attribute__((noinline)) int __kl_bi_inst(int c) { return c + 0x4b4c0018; }
+__attribute__((noinline)) int __kl_bi_assume(int c) { return c + 0x4b4c0019; }
+size_t __kl_gid_base0(void) { return get_global_id(0) - get_local_id(0); }
 #define __KL_ID ((int)get_local_id(0))
 #define __assert(x) __kl_assert((x) ? 1 : 0)
 #define __global_assert(x) __kl_assert((x) ? 1 : 0)
@@ -129,8 +133,8 @@ __attribute__((noinline)) int __kl_instance(int c) { return c + 0x4b4c0016; }
 #define __ptr_base(...) __kl_unsupported(3)
 #define __reads_from(...) __kl_unsupported(4)
 #define __writes_to(...) __kl_unsupported(5)
-#define __read_permission(...) __kl_unsupported(6)
-#define __write_permission(...) __kl_unsupported(7)
+#define __read_permission(...) ((void)0)
+#define __write_permission(...) ((void)0)
 #define __equal_floats(...) __kl_unsupported(8)
 #define __equal_doubles(...) __kl_unsupported(9)
 #define __atomic_has_taken_value(...) __kl_unsupported(10)
@@ -151,6 +155,7 @@ __attribute__((noinline)) int __kl_instance(int c) { return c + 0x4b4c0016; }
 #define __non_temporal_loads_begin(...) __kl_unsupported(25)
 #define __non_temporal_loads_end(...) __kl_unsupported(26)
 #define __barrier_invariant(...) __kl_unsupported(1000)
+#define __KL_BI_CHECK(x, ...) __kl_bi_check((x) ? 1 : 0)
 #define __barrier_invariant_1(x, i) (__kl_instance((int)(i) - __KL_ID), __kl_assert((x) ? 1 : 0))
 #define __barrier_invariant_binary_1(...) __kl_unsupported(1001)
 #define __barrier_invariant_2(...) __kl_unsupported(1000)
@@ -239,6 +244,9 @@ MAGIC = {
     0x4B4C0014: '__kl_noovfl_pred',
     0x4B4C0015: '__kl_requires_fn',
     0x4B4C0016: '__kl_instance',
+    0x4B4C0017: '__kl_bi_check',
+    0x4B4C0018: '__kl_bi_inst',
+    0x4B4C0019: '__kl_bi_assume',
 }
 NAMES = tuple(MAGIC.values())
 
@@ -326,7 +334,9 @@ def prepare(text: str) -> str:
     becomes an ``__invariant`` of every ``for`` and ``while`` loop of its function (GPUVerify's
     meaning), or stays unsupported where the function has a ``do`` loop."""
     edits: list[tuple[int, int, str]] = []  # (start, length removed, text put there)
-    for f in _functions(text):
+    functions = _functions(text)
+    edits += barrier_invariant_edits(text, functions)
+    for f in functions:
         body = text[f.body:f.end]
         name = re.search(r"(\w+)\s*\([^()]*\)\s*$", text[f.signature:f.body])
         if not f.kernel and name and name.group(1).startswith("__spec_"):
@@ -367,6 +377,106 @@ def prepare(text: str) -> str:
             condition = body[first + 1:second].strip() if second >= 0 else ""
             edits.append((f.body + first + 1, 0, inserted + ("" if condition else "1")))
     return _apply(text, edits)
+
+
+_BARRIER_INVARIANT = re.compile(r"\b__barrier_invariant_(\d+)\s*\(")
+_BARRIER = re.compile(r"barrier\s*\(")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+#: the local id and global id in dimension 0 as the invocation an instantiation names has them
+#: (GPUVerify instantiates the x dimension's local id; y, z and the group stay this invocation's)
+_INSTANTIATED_IDS = ("#define get_local_id(d) ((d) == 0 ? (size_t)__kl_t : get_local_id(d))\n"
+                     "#define get_global_id(d) ((d) == 0 ? __kl_gid_base0() + (size_t)__kl_t : get_global_id(d))\n")
+
+
+#: the instantiated barrier invariants are put on this line plus the barrier's (``#line``): their
+#: reads are no accesses of the kernel's, so the access guard (:mod:`kernellab.verify.prove.kept`)
+#: leaves those lines out
+INSTANTIATION_LINES = 1 << 24
+
+
+def barrier_invariant_edits(text: str, functions: list[_Function]) -> list[tuple[int, int, str]]:
+    """GPUVerify's unary barrier invariants written as statements just before a ``barrier(...);``
+    (docs/verify-prove.md, "Barrier invariants"): each becomes a check of its expression for the
+    invocation reaching it (``__KL_BI_CHECK``), and after the barrier, for each instantiation
+    ``i``, the expression again with the local id in dimension 0 made ``i``, between the markers
+    ``__kl_bi_inst(i)`` and ``__kl_bi_assume(e)`` (the engine assumes it there, or refuses it).
+    The lines stay where they were (``#line``). An invariant in any other place is left as it is
+    (the header's macros: unsupported, or the unary self-instantiated check)."""
+    closers = _closers(text)
+    bodies = [(f.body, f.end) for f in functions]
+    edits: list[tuple[int, int, str]] = []
+    k = 0
+    while True:
+        m = _BARRIER_INVARIANT.search(text, k)
+        if m is None:
+            return edits
+        k = m.end()
+        if not any(b < m.start() < e for b, e in bodies) or not _statement_start(text, m.start()):
+            continue
+        group: list[tuple[re.Match[str], list[str]]] = []
+        at = m.start()
+        while True:  # the invariants written one after the other, then the barrier
+            g = _BARRIER_INVARIANT.match(text, at)
+            if g is None:
+                break
+            close = closers.get(g.end() - 1, -1)
+            args = _arguments(text[g.end():close]) if close >= 0 else []
+            if close < 0 or len(args) != int(g.group(1)) + 1 or not text[close + 1:].lstrip().startswith(";"):
+                group = []
+                break
+            group.append((g, args))
+            at = _skip_space(text, text.index(";", close) + 1)
+        b = _BARRIER.match(text, at) if group else None
+        if b is None or (at > 0 and (text[at - 1].isalnum() or text[at - 1] == "_")):
+            continue
+        close = closers.get(b.end() - 1, -1)
+        if close < 0 or not text[close + 1:].lstrip().startswith(";"):
+            continue
+        semi = text.index(";", close) + 1
+        line = text.count("\n", 0, semi) + 1
+        values, assumed = [], []
+        for n, (g, args) in enumerate(group):
+            edits.append((g.start(), len("__barrier_invariant_" + g.group(1)), "__KL_BI_CHECK"))
+            expr = _COMMENT.sub(" ", args[0]).replace("\n", " ")
+            for j, inst in enumerate(args[1:]):
+                name = f"__kl_bi{n}_{j}"
+                values.append(f"int {name} = (int)({_COMMENT.sub(' ', inst)});")
+                assumed.append(f"{{ int __kl_t = __kl_bi_inst({name}); __kl_bi_assume(({expr}) ? 1 : 0); }}")
+        edits.append((semi, 0, " { " + " ".join(values).replace("\n", " ") + "\n" + _INSTANTIATED_IDS
+                      + f"#line {INSTANTIATION_LINES + line}\n" + "\n".join(assumed) + "\n#undef get_local_id\n#undef get_global_id\n"
+                      + f"#line {line}\n}}"))
+        k = semi
+
+
+def _statement_start(text: str, at: int) -> bool:
+    """Whether a statement may start at ``at`` in a block (after ``;``, ``{`` or ``}``, comments
+    skipped): not the body of an ``if``, ``else`` or loop without braces."""
+    window = text[max(0, at - 4096):at]  # a statement is seldom preceded by 4 KiB of comment
+    before = _COMMENT.sub(lambda m: " " * len(m.group(0)), window).rstrip()
+    return before.endswith((";", "{", "}"))
+
+
+def _skip_space(text: str, at: int) -> int:
+    while True:
+        m = re.compile(r"\s+|//[^\n]*|/\*.*?\*/", re.S).match(text, at)
+        if m is None or m.end() == at:
+            return at
+        at = m.end()
+
+
+def _arguments(text: str) -> list[str]:
+    """A macro call's arguments: ``text`` split at the commas outside parentheses and brackets."""
+    out, depth, start = [], 0, 0
+    for k, c in enumerate(text):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            out.append(text[start:k])
+            start = k + 1
+    out.append(text[start:])
+    return [a.strip() for a in out]
 
 
 def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:

@@ -20,6 +20,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from kernellab.verify.prove.annotations import INSTANTIATION_LINES
+
 #: (source line, "read" | "write")
 Key = tuple[int, str]
 
@@ -160,7 +162,10 @@ def _spirv_instruction_accesses(inst: Any) -> list[tuple[int, str]]:
 
 def lost(source: Counter[Key], module: Counter[Key]) -> Counter[Key]:
     """The accesses of ``source`` that ``module`` lacks, by line and kind. clspv's line of an
-    access may be 0 (no OpLine): those make up for a lack on any line of the same kind."""
+    access may be 0 (no OpLine): those make up for a lack on any line of the same kind. The lines
+    of instantiated barrier invariants (no accesses of the kernel's) are left out."""
+    source = Counter({k: n for k, n in source.items() if k[0] < INSTANTIATION_LINES})
+    module = Counter({k: n for k, n in module.items() if k[0] < INSTANTIATION_LINES})
     missing = Counter({k: n - module.get(k, 0) for k, n in source.items() if k[0] and n > module.get(k, 0)})
     for kind in ("read", "write"):
         spare = module.get((0, kind), 0) - source.get((0, kind), 0)
