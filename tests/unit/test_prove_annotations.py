@@ -140,8 +140,9 @@ def test_ensures_over_the_other_invocation(tmp_path: Path) -> None:
 
 
 @needs_clspv
-def test_specification_function_is_unknown(tmp_path: Path) -> None:
-    src = """void __spec_f(__global int *p) { __requires(__no_read(p)); }
+def test_specification_function_with_code_is_unknown(tmp_path: Path) -> None:
+    # a body that is not only a contract (test_spec_function_is_its_contract): not modelled
+    src = """void __spec_f(__global int *p) { __requires(__no_read(p)); p[0] = 1; }
     __kernel void k(__global int *A) { __spec_f(A); A[get_global_id(0)] = 1; }"""
     o = prove(tmp_path, src)
     assert o.verdict == "unknown" and "__spec_" in o.reason and o.line[1] == 1  # type: ignore[attr-defined]
@@ -286,6 +287,59 @@ def test_prepare_instantiates_barrier_invariants_and_keeps_lines() -> None:
     # nor one that is an if's body
     under_if = "__kernel void k() {\n  if (c) __barrier_invariant_1(1, 0); barrier(0);\n}\n"
     assert annotations.prepare(under_if) == under_if
+
+
+# --- specification functions -------------------------------------------------------------------
+
+SPEC = """void __spec_bar(__global int *p) {
+  __requires(__no_write(p));
+  __ensures(__write_implies(p, __write_offset_bytes(p) / sizeof(int) == %s));
+  __ensures(p[get_global_id(0)] == __old_int(p[get_global_id(0)]) + 1);
+  __writes_to(p);
+}
+__kernel void k(__global int *A) {
+  %s
+  __spec_bar(A);
+  %s
+}"""
+GID = "get_global_id(0)"
+
+
+@needs_clspv
+def test_spec_function_is_its_contract(tmp_path: Path) -> None:
+    # writes its own element only, one more than before
+    src = SPEC.replace("__requires(__no_write(p));", "__requires(p[get_global_id(0)] == get_global_id(0));")
+    assert verdict(tmp_path, src % (GID, "A[get_global_id(0)] = get_global_id(0);",
+                                    "__assert(A[get_global_id(0)] == get_global_id(0) + 1);")) == PROVEN
+    assert verdict(tmp_path, src % (GID, "A[get_global_id(0)] = get_global_id(0);",
+                                    "__assert(A[get_global_id(0)] == get_global_id(0));")) == ASSERTION
+    # it may write the next invocation's element: a race with that one's call
+    assert "data-race" in verdict(tmp_path, SPEC % (GID + " + 1", "", ""))[1]
+    # its precondition is checked at the call
+    assert verdict(tmp_path, SPEC % (GID, "A[get_global_id(0)] = 0;", ""))[1] >= {"assertion"}
+    # its effect is a write: the value written before is forgotten
+    assert verdict(tmp_path, SPEC.replace("__ensures(p[get_global_id(0)] == __old_int(p[get_global_id(0)]) + 1);", "")
+                   % (GID, "", "__assert(A[get_global_id(0)] == 7);")) == ASSERTION
+
+
+@needs_clspv
+def test_spec_function_reads_from_any_element(tmp_path: Path) -> None:
+    src = """void __spec_bar(__global int *p) { __reads_from(p); }
+    __kernel void k(__global int *A) { __spec_bar(A); A[get_global_id(0)] = 1; }"""
+    assert "data-race" in verdict(tmp_path, src)[1]
+    assert verdict(tmp_path, src.replace("A[get_global_id(0)] = 1;", "")) == PROVEN
+
+
+def test_prepare_orders_a_contract() -> None:
+    src = ("void __spec_f(__global int *p) {\n  __requires(p[0] == 1);\n  __ensures(p[0] == __old_int(p[0]) + 1);\n"
+           "  __writes_to(p);\n}\n")
+    out = annotations.prepare(src)
+    assert out.count("\n") == src.count("\n")
+    assert out.index("__requires_in_function") < out.index("int __kl_old0 = (int)(p[0]);") < out.index("__writes_to")
+    assert "__KL_SPEC_ENSURES(p[0] == __kl_old0 + 1); __kl_spec_end(0); }" in out
+    # anything but a contract in the body: left unsupported
+    other = annotations.prepare(src.replace("__writes_to(p);", "p[0] = 2;"))
+    assert f"__kl_unsupported({len(annotations.UNSUPPORTED) - 1})" in other
 
 
 # --- the source pass ---------------------------------------------------------------------------

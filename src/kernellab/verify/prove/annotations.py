@@ -74,6 +74,11 @@ __attribute__((noinline)) int __kl_instance(int c) { return c + 0x4b4c0016; }
 __attribute__((noinline)) int __kl_bi_check(int c) { return c + 0x4b4c0017; }
 __attribute__((noinline)) int __kl_bi_inst(int c) { return c + 0x4b4c0018; }
 __attribute__((noinline)) int __kl_bi_assume(int c) { return c + 0x4b4c0019; }
+__attribute__((noinline)) int __kl_spec(int c) { return c + 0x4b4c001a; }
+__attribute__((noinline)) int __kl_spec_write(int c) { return c + 0x4b4c001b; }
+__attribute__((noinline)) int __kl_spec_read(int c) { return c + 0x4b4c001c; }
+__attribute__((noinline)) int __kl_spec_ensures(int c) { return c + 0x4b4c001d; }
+__attribute__((noinline)) int __kl_spec_end(int c) { return c + 0x4b4c001e; }
 size_t __kl_gid_base0(void) { return get_global_id(0) - get_local_id(0); }
 #define __KL_ID ((int)get_local_id(0))
 #define __assert(x) __kl_assert((x) ? 1 : 0)
@@ -131,8 +136,9 @@ size_t __kl_gid_base0(void) { return get_global_id(0) - get_local_id(0); }
 #define __at_most_one(...) __kl_unsupported(1)
 #define __return_val_ptr(...) __kl_unsupported(2)
 #define __ptr_base(...) __kl_unsupported(3)
-#define __reads_from(...) __kl_unsupported(4)
-#define __writes_to(...) __kl_unsupported(5)
+#define __reads_from(p) __kl_spec_read(__KL_PROBE(p))
+#define __writes_to(p) __kl_spec_write(__KL_PROBE(p))
+#define __KL_SPEC_ENSURES(x) __kl_spec_ensures((x) ? 1 : 0)
 #define __read_permission(...) ((void)0)
 #define __write_permission(...) ((void)0)
 #define __equal_floats(...) __kl_unsupported(8)
@@ -247,6 +253,11 @@ MAGIC = {
     0x4B4C0017: '__kl_bi_check',
     0x4B4C0018: '__kl_bi_inst',
     0x4B4C0019: '__kl_bi_assume',
+    0x4B4C001A: '__kl_spec',
+    0x4B4C001B: '__kl_spec_write',
+    0x4B4C001C: '__kl_spec_read',
+    0x4B4C001D: '__kl_spec_ensures',
+    0x4B4C001E: '__kl_spec_end',
 }
 NAMES = tuple(MAGIC.values())
 
@@ -340,7 +351,7 @@ def prepare(text: str) -> str:
         body = text[f.body:f.end]
         name = re.search(r"(\w+)\s*\([^()]*\)\s*$", text[f.signature:f.body])
         if not f.kernel and name and name.group(1).startswith("__spec_"):
-            edits.append((f.body + 1, 0, f"__kl_unsupported({len(UNSUPPORTED) - 1});"))
+            body = _spec_function(text, f, body, edits)
         if not f.kernel:
             for m in re.finditer(r"\b(__global_requires|__requires)\s*\(", body):
                 edits.append((f.body + m.start(1), len(m.group(1)), m.group(1) + "_in_function"))
@@ -446,6 +457,69 @@ def barrier_invariant_edits(text: str, functions: list[_Function]) -> list[tuple
                       + f"#line {INSTANTIATION_LINES + line}\n" + "\n".join(assumed) + "\n#undef get_local_id\n#undef get_global_id\n"
                       + f"#line {line}\n}}"))
         k = semi
+
+
+#: the statements a ``__spec_`` function's body may have (GPUVerify's contract language)
+_CONTRACT = re.compile(r"\s*(__requires|__global_requires|__ensures|__global_ensures|__writes_to|__reads_from)\s*\(")
+_OLD = re.compile(r"\b__old_(?:int|bool)\s*\(")
+
+
+def _spec_function(text: str, f: _Function, body: str, edits: list[tuple[int, int, str]]) -> str:
+    """The edits of a ``__spec_`` function (its contract, or unsupported); its body as the rest of
+    :func:`prepare` sees it (its postconditions are no reason to keep it out of line)."""
+    contract = spec_function_edits(text, f)
+    if contract is None:
+        edits.append((f.body + 1, 0, f"__kl_unsupported({len(UNSUPPORTED) - 1});"))
+        return body
+    edits += contract
+    return re.sub(r"\b(?:__ensures|__global_ensures)\b", "", body)
+
+
+def spec_function_edits(text: str, f: _Function) -> list[tuple[int, int, str]] | None:
+    """A ``__spec_`` function's body as its contract (docs/verify-prove.md, "Specification
+    functions"): ``__kl_spec(0)`` opens it; its preconditions stay (checked at the call, then
+    assumed); each ``__old_*(x)`` of a postcondition becomes a variable set after them;
+    ``__writes_to(p)`` and ``__reads_from(p)`` stay where they are (an access of the array at any
+    offset); the postconditions move to its closing brace's line (assumed, with every access the
+    contract makes satisfying them) before ``__kl_spec_end(0)``. None where the body has anything
+    else (the caller leaves it unsupported)."""
+    closers = _closers(text)
+    at, end = f.body + 1, f.end
+    statements: list[tuple[str, int, int, int]] = []  # (name, start, its parenthesis, past its ';')
+    while True:
+        at = _skip_space(text, at)
+        if at >= end:
+            break
+        m = _CONTRACT.match(text, at)
+        close = closers.get(m.end() - 1, -1) if m is not None else -1
+        if m is None or close < 0 or close >= end or not text[close + 1:end].lstrip().startswith(";"):
+            return None
+        statements.append((m.group(1), m.start(1), m.end() - 1, text.index(";", close) + 1))
+        at = statements[-1][3]
+    edits: list[tuple[int, int, str]] = []
+    olds: list[str] = []
+    moved: list[str] = []
+    for name, start, paren, past in statements:
+        if name in ("__writes_to", "__reads_from", "__requires", "__global_requires"):
+            continue
+        cond = text[paren:closers[paren] + 1]
+        pieces, k = [], 0
+        for o in _OLD.finditer(cond):
+            close = _closers(cond).get(o.end() - 1, -1)
+            if close < 0 or o.start() < k:
+                return None
+            olds.append(f"int __kl_old{len(olds)} = (int)({_COMMENT.sub(' ', cond[o.end():close])});")
+            pieces += [cond[k:o.start()], f"__kl_old{len(olds) - 1}"]
+            k = close + 1
+        pieces.append(cond[k:])
+        moved.append("__KL_SPEC_ENSURES" + _COMMENT.sub(" ", "".join(pieces)).replace("\n", " ") + ";")
+        edits.append((start, past - start, re.sub(r"[^\n]", " ", text[start:past])))
+    edits.append((f.body + 1, 0, "__kl_spec(0); "))
+    # the values before the contract's effects, after its preconditions are checked
+    first = next((start for name, start, _, _ in statements if "requires" not in name), f.end)
+    edits.append((first, 0, " ".join(olds).replace("\n", " ") + " "))
+    edits.append((f.end, 0, " ".join(moved) + " __kl_spec_end(0); "))
+    return edits
 
 
 def _statement_start(text: str, at: int) -> bool:

@@ -25,6 +25,7 @@ import z3
 from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name, successors
 from kernellab.spirvsim.types import Type
 from kernellab.verify.prove import barrier_invariants as barrier_invariants_
+from kernellab.verify.prove import contracts as contracts_
 from kernellab.verify.prove import copies as copies_
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
 from kernellab.verify.prove.copies import ASYNC_MAGIC
@@ -294,6 +295,7 @@ class Encoder:
         self.given: list[Any] = []
         self.specs = Specs(self, self._assert_record)
         self.barrier_invariants = barrier_invariants_.BarrierInvariants(self)
+        self.contracts = contracts_.Contracts(self)
 
     def _assert_record(self, pred: Any, cond: Any, inst: Inst, abstract: bool = False,
                        assumed: int | None = None) -> AssertRecord:
@@ -1207,6 +1209,8 @@ class Encoder:
                 raise self.unmodelled(inst, "a barrier invariant instantiated for other invocations than the one "
                                             "reaching it (__barrier_invariant_1(e, i) with i not the local id)")
             return args[0]
+        if name in contracts_.NAMES:
+            return self.contracts.call(env, pred, inst, name, args)
         if name in barrier_invariants_.NAMES:
             arg = self.specs.scalar(env, inst, name, args[0])
             return self.barrier_invariants.call(env, pred, inst, name, arg, self.specs.check)
