@@ -201,6 +201,15 @@ def test_no_overflow_addition(tmp_path: Path) -> None:
 
 
 @needs_clspv
+def test_logs_of_a_pointer_chosen_at_run_time(tmp_path: Path) -> None:
+    body = ("__kernel void k(__global int *p, __global int *q, int x) { __global int *r = x ? p : q;"
+            " p[get_global_id(0)] = 1; __assert(%s); }")
+    assert verdict(tmp_path, body % "__write_implies(r, __write_offset_bytes(r) == get_global_id(0) * 4)") == PROVEN
+    assert verdict(tmp_path, body % "__implies(!x, !__write(r))") == PROVEN  # q is not written
+    assert verdict(tmp_path, body % "__implies(x, !__write(r))") == ASSERTION  # p may be logged
+
+
+@needs_clspv
 def test_function_wide_invariant(tmp_path: Path) -> None:
     src = """__kernel void k(__global int *A) {
       for (int i = 0; i < 4; i++) A[get_global_id(0) + %s] = i;

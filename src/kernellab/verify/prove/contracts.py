@@ -74,6 +74,8 @@ class Contracts:
         postconditions allow it: :meth:`close`); a write leaves any contents there."""
         enc = self.enc
         pointer, _ = enc.specs.probe(env, inst, "__writes_to" if kind == "write" else "__reads_from")
+        if not hasattr(pointer, "root"):
+            raise enc.unmodelled(inst, f"__{kind}s_to/from of a pointer chosen at run time")
         if pointer.storage not in ("StorageBuffer", "Workgroup"):
             raise enc.unmodelled(inst, f"__{kind}s_to/from of {pointer.storage} memory")
         size = max(pointer.pointee.size, 1)
