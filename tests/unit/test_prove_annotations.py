@@ -210,6 +210,16 @@ def test_logs_of_a_pointer_chosen_at_run_time(tmp_path: Path) -> None:
 
 
 @needs_clspv
+def test_dominator_enabled(tmp_path: Path) -> None:
+    src = """__kernel void k(__global int *A, int n) {
+      if (n > 2) for (int i = 0; __invariant(%s), i < 4; i++) A[get_global_id(0)] = i;
+    }"""
+    assert verdict(tmp_path, src % "__dominator_enabled()") == PROVEN
+    assert verdict(tmp_path, src % "__implies(__dominator_enabled(), n > 2)") == PROVEN
+    assert verdict(tmp_path, src % "!__dominator_enabled()") == ASSERTION
+
+
+@needs_clspv
 def test_function_wide_invariant(tmp_path: Path) -> None:
     src = """__kernel void k(__global int *A) {
       for (int i = 0; i < 4; i++) A[get_global_id(0) + %s] = i;

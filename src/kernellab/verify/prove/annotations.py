@@ -79,6 +79,7 @@ __attribute__((noinline)) int __kl_spec_write(int c) { return c + 0x4b4c001b; }
 __attribute__((noinline)) int __kl_spec_read(int c) { return c + 0x4b4c001c; }
 __attribute__((noinline)) int __kl_spec_ensures(int c) { return c + 0x4b4c001d; }
 __attribute__((noinline)) int __kl_spec_end(int c) { return c + 0x4b4c001e; }
+__attribute__((noinline)) int __kl_dominator(int c) { return c + 0x4b4c001f; }
 size_t __kl_gid_base0(void) { return get_global_id(0) - get_local_id(0); }
 #define __KL_ID ((int)get_local_id(0))
 #define __assert(x) __kl_assert((x) ? 1 : 0)
@@ -145,7 +146,7 @@ size_t __kl_gid_base0(void) { return get_global_id(0) - get_local_id(0); }
 #define __equal_doubles(...) __kl_unsupported(9)
 #define __atomic_has_taken_value(...) __kl_unsupported(10)
 #define __array_snapshot(...) __kl_unsupported(11)
-#define __dominator_enabled(...) __kl_unsupported(12)
+#define __dominator_enabled() (__kl_dominator(__KL_ID) != 0)
 #define __axiom(...) __kl_unsupported(13)
 #define __add_noovfl_char(...) __kl_unsupported(14)
 #define __add_noovfl_short(...) __kl_unsupported(15)
@@ -258,6 +259,7 @@ MAGIC = {
     0x4B4C001C: '__kl_spec_read',
     0x4B4C001D: '__kl_spec_ensures',
     0x4B4C001E: '__kl_spec_end',
+    0x4B4C001F: '__kl_dominator',
 }
 NAMES = tuple(MAGIC.values())
 

@@ -102,6 +102,10 @@ class Specs:
             return fresh
         if name == "__kl_enabled":
             return z3.If(pred, z3.BitVecVal(1, 32), z3.BitVecVal(0, 32))
+        if name == "__kl_dominator":
+            # GPUVerify's: whether the block's immediate dominator is reached, which every path
+            # here passes: true where this place is reached, and any value where it is not
+            return z3.If(pred, z3.BitVecVal(1, 32), enc.fresh(rtype, "undef"))
         if name in ("__kl_return", "__kl_return4"):
             if frame is None or not inner:
                 raise enc.unmodelled(inst, f"{_SOURCE[name]} outside a called function")
