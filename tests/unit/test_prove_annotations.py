@@ -425,6 +425,8 @@ def test_glsl_other_invocation() -> None:
                "kl_distinct(lid))); kl_assert(kl_uniform(kl_enabled()));") == PROVEN
     assert run("kl_assert(kl_uniform(lid));") == ASSERTION
     assert run("if (lid < 3u) kl_assert(kl_uniform(kl_enabled()));") == ASSERTION
+    assert run("if (pc.n > 2) kl_assert(kl_dominator_enabled());") == PROVEN
+    assert run("if (pc.n > 2) kl_assert(!kl_dominator_enabled());") == ASSERTION
 
 
 @needs_clspv

@@ -216,6 +216,7 @@ bool __kl_assume(bool c) { return c; }
 bool __kl_requires(bool c) { return c; }
 int __kl_other(int x) { return x; }
 int __kl_enabled(int x) { return x; }
+int __kl_dominator(int x) { return x; }
 #define kl_assert(x) __kl_assert(x)
 #define kl_assume(x) __kl_assume(x)
 #define kl_requires(x) __kl_requires(x)
@@ -225,6 +226,7 @@ int __kl_enabled(int x) { return x; }
 #define kl_uniform(x) (int(x) == __kl_other(int(x)))
 #define kl_distinct(x) (int(x) != __kl_other(int(x)))
 #define kl_enabled() (__kl_enabled(0) != 0)
+#define kl_dominator_enabled() (__kl_dominator(0) != 0)
 """
 
 
