@@ -235,12 +235,16 @@ def test_unmodelled_annotation_names_itself_and_its_line(tmp_path: Path) -> None
     src = """__kernel void k(__global int *A) {
       __local int L[64];
       L[get_local_id(0)] = 1;
-      __barrier_invariant_binary_1(L[get_local_id(0)] == 1, get_local_id(0), __other_int(get_local_id(0)));
+      __array_snapshot(L, L);
       barrier(CLK_LOCAL_MEM_FENCE);
     }"""
     o = prove(tmp_path, src)
     assert o.verdict == "unknown"  # type: ignore[attr-defined]
-    assert "__barrier_invariant" in o.reason and o.line[1] == 4  # type: ignore[attr-defined]
+    assert "__array_snapshot" in o.reason and o.line[1] == 4  # type: ignore[attr-defined]
+    # a barrier invariant not written just before its barrier (the binary ones are modelled there)
+    o = prove(tmp_path, src.replace("__array_snapshot(L, L);", "__barrier_invariant_binary_1(L[get_local_id(0)] == 1,"
+                                    " get_local_id(0), __other_int(get_local_id(0))); L[0] = 0;"))
+    assert o.verdict == "unknown" and "__barrier_invariant_binary" in o.reason  # type: ignore[attr-defined]
 
 
 # --- barrier invariants ------------------------------------------------------------------------
@@ -287,6 +291,40 @@ def test_barrier_invariant_not_assumed_where_unsound(tmp_path: Path) -> None:
     # a barrier that does not order local memory: no state at the barrier to assume it of
     src = BARRIER_INVARIANTS.replace("CLK_LOCAL_MEM_FENCE", "CLK_GLOBAL_MEM_FENCE")
     assert verdict(tmp_path, src % ("get_local_id(0)", NEXT, READ_NEXT))[0] != "proven"
+
+
+BINARY = """__kernel void k(__global int *out) {
+  __local int L[64];
+  L[get_local_id(0)] = %s;
+  %s
+  barrier(CLK_LOCAL_MEM_FENCE);
+  __assert(__implies(__same_group, L[get_local_id(0)] != L[(unsigned)__other_int(get_local_id(0)) %% 64u]));
+}"""
+ALL_DIFFERENT = ("__barrier_invariant_binary_1(L[get_local_id(0)] != L[__other_int(get_local_id(0))],"
+                 " get_local_id(0), __other_int(get_local_id(0)));")
+
+
+@needs_clspv
+def test_binary_barrier_invariant(tmp_path: Path) -> None:
+    # checked of the two invocations' writes at the barrier, assumed of the pair after it
+    assert verdict(tmp_path, BINARY % ("get_local_id(0)", ALL_DIFFERENT)) == PROVEN
+    # false for invocations 2k and 2k + 1: its check fails
+    assert verdict(tmp_path, BINARY % ("get_local_id(0) / 2", ALL_DIFFERENT))[1] >= {"assertion"}
+    # without it the other invocation's value is not known after the barrier
+    assert verdict(tmp_path, BINARY % ("get_local_id(0)", "")) == ASSERTION
+    # of bytes neither of the two wrote in the barrier interval nothing is known at its check
+    # (GPUVerify's barrier_invariants/no_access_check: invocation 0 wrote L[0] = 1 there)
+    stale = """__kernel void k(__global int *out) {
+      __local int L[64];
+      L[get_local_id(0)] = 0;
+      __barrier_invariant_1(L[get_local_id(0)] == 0, 0);
+      barrier(CLK_LOCAL_MEM_FENCE);
+      L[get_local_id(0)] = 1;
+      __barrier_invariant_binary_1(__implies(get_local_id(0) != 0 & __other_int(get_local_id(0)) != 0, L[0] == 0),
+                                   get_local_id(0), __other_int(get_local_id(0)));
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }"""
+    assert verdict(tmp_path, stale) == ASSERTION
 
 
 def test_prepare_instantiates_barrier_invariants_and_keeps_lines() -> None:

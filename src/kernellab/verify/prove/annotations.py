@@ -80,6 +80,8 @@ __attribute__((noinline)) int __kl_spec_read(int c) { return c + 0x4b4c001c; }
 __attribute__((noinline)) int __kl_spec_ensures(int c) { return c + 0x4b4c001d; }
 __attribute__((noinline)) int __kl_spec_end(int c) { return c + 0x4b4c001e; }
 __attribute__((noinline)) int __kl_dominator(int c) { return c + 0x4b4c001f; }
+__attribute__((noinline)) int __kl_bi_other(int c) { return c + 0x4b4c0020; }
+__attribute__((noinline)) int __kl_bi_pair(int c) { return c + 0x4b4c0021; }
 size_t __kl_gid_base0(void) { return get_global_id(0) - get_local_id(0); }
 #define __KL_ID ((int)get_local_id(0))
 #define __assert(x) __kl_assert((x) ? 1 : 0)
@@ -163,6 +165,7 @@ size_t __kl_gid_base0(void) { return get_global_id(0) - get_local_id(0); }
 #define __non_temporal_loads_end(...) __kl_unsupported(26)
 #define __barrier_invariant(...) __kl_unsupported(1000)
 #define __KL_BI_CHECK(x, ...) __kl_bi_check((x) ? 1 : 0)
+#define __KL_BI2_CHECK(x, ...) (__kl_bi_pair(0), __kl_bi_check(__implies(__same_group, (x)) ? 1 : 0))
 #define __barrier_invariant_1(x, i) (__kl_instance((int)(i) - __KL_ID), __kl_assert((x) ? 1 : 0))
 #define __barrier_invariant_binary_1(...) __kl_unsupported(1001)
 #define __barrier_invariant_2(...) __kl_unsupported(1000)
@@ -262,6 +265,8 @@ MAGIC = {
     0x4B4C001D: '__kl_spec_ensures',
     0x4B4C001E: '__kl_spec_end',
     0x4B4C001F: '__kl_dominator',
+    0x4B4C0020: '__kl_bi_other',
+    0x4B4C0021: '__kl_bi_pair',
 }
 NAMES = tuple(MAGIC.values())
 
@@ -394,7 +399,7 @@ def prepare(text: str) -> str:
     return _apply(text, edits)
 
 
-_BARRIER_INVARIANT = re.compile(r"\b__barrier_invariant_(\d+)\s*\(")
+_BARRIER_INVARIANT = re.compile(r"\b__barrier_invariant_(binary_)?(\d+)\s*\(")
 _BARRIER = re.compile(r"barrier\s*\(")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 #: the local id and global id in dimension 0 as the invocation an instantiation names has them
@@ -407,6 +412,18 @@ _INSTANTIATED_IDS = ("#define get_local_id(d) ((d) == 0 ? (size_t)__kl_t : get_l
 #: reads are no accesses of the kernel's, so the access guard (:mod:`kernellab.verify.prove.kept`)
 #: leaves those lines out
 INSTANTIATION_LINES = 1 << 24
+
+
+#: in a binary barrier invariant's instantiation, ``__other_*(x)``: ``x`` evaluated with the local
+#: id the second instantiation gives (``__kl_u``), by swapping it in and out (the comma operator
+#: orders it)
+_OTHER_INSTANTIATED = """#undef __other_int
+#undef __other_bool
+#define __other_int(x) (__kl_sw = __kl_t, __kl_t = __kl_u, __kl_o = (int)(x), __kl_t = __kl_sw, __kl_o)
+#define __other_bool(x) (__other_int((x) ? 1 : 0) != 0)"""
+#: and the header's again after it
+_OTHER_RESTORED = "#undef __other_int\n#undef __other_bool\n" + "\n".join(
+    line for line in ANNOTATION_HEADER.splitlines() if line.startswith(("#define __other_int(", "#define __other_bool(")))
 
 
 def barrier_invariant_edits(text: str, functions: list[_Function]) -> list[tuple[int, int, str]]:
@@ -436,7 +453,9 @@ def barrier_invariant_edits(text: str, functions: list[_Function]) -> list[tuple
                 break
             close = closers.get(g.end() - 1, -1)
             args = _arguments(text[g.end():close]) if close >= 0 else []
-            if close < 0 or len(args) != int(g.group(1)) + 1 or not text[close + 1:].lstrip().startswith(";"):
+            width = 2 if g.group(1) else 1
+            if close < 0 or len(args) != width * int(g.group(2)) + 1 or \
+                    not text[close + 1:].lstrip().startswith(";"):
                 group = []
                 break
             group.append((g, args))
@@ -449,17 +468,24 @@ def barrier_invariant_edits(text: str, functions: list[_Function]) -> list[tuple
             continue
         semi = text.index(";", close) + 1
         line = text.count("\n", 0, semi) + 1
-        values, assumed = [], []
+        values, assumed, paired = [], [], []
         for n, (g, args) in enumerate(group):
-            edits.append((g.start(), len("__barrier_invariant_" + g.group(1)), "__KL_BI_CHECK"))
+            binary = g.group(1) is not None
+            edits.append((g.start(), len(g.group(0).rstrip("( \t\r\n")), "__KL_BI2_CHECK" if binary else "__KL_BI_CHECK"))
             expr = _COMMENT.sub(" ", args[0]).replace("\n", " ")
             for j, inst in enumerate(args[1:]):
-                name = f"__kl_bi{n}_{j}"
-                values.append(f"int {name} = (int)({_COMMENT.sub(' ', inst)});")
-                assumed.append(f"{{ int __kl_t = __kl_bi_inst({name}); __kl_bi_assume(({expr}) ? 1 : 0); }}")
+                values.append(f"int __kl_bi{n}_{j} = (int)({_COMMENT.sub(' ', inst)});")
+            if binary:
+                paired += [f"{{ int __kl_t = __kl_bi_inst(__kl_bi{n}_{j}); int __kl_u = __kl_bi_other(__kl_bi{n}_{j + 1});"
+                           f" int __kl_sw, __kl_o; __kl_bi_assume(({expr}) ? 1 : 0); }}" for j in range(0, len(args) - 1, 2)]
+            else:
+                assumed += [f"{{ int __kl_t = __kl_bi_inst(__kl_bi{n}_{j}); __kl_bi_assume(({expr}) ? 1 : 0); }}"
+                            for j in range(len(args) - 1)]
+        if paired:
+            assumed += [_OTHER_INSTANTIATED, *paired, _OTHER_RESTORED]
         edits.append((semi, 0, " { " + " ".join(values).replace("\n", " ") + "\n" + _INSTANTIATED_IDS
-                      + f"#line {INSTANTIATION_LINES + line}\n" + "\n".join(assumed) + "\n#undef get_local_id\n#undef get_global_id\n"
-                      + f"#line {line}\n}}"))
+                      + f"#line {INSTANTIATION_LINES + line}\n" + "\n".join(assumed)
+                      + "\n#undef get_local_id\n#undef get_global_id\n" + f"#line {line}\n}}"))
         k = semi
 
 

@@ -373,7 +373,7 @@ class Encoder:
             return self.builtin(p, inst, t)
         if p.storage in ("Function", "Private"):
             return self.private_load(env, p, t, inst)
-        if self.barrier_invariants.region is not None:  # the state at a barrier, not an access
+        if self.barrier_invariants.active():  # the state at a barrier, not an access
             return self.barrier_invariants.load(env, p, inst, t)
         self.record(env, pred, p, max(t.size, 1), "read", inst)
         array = self.memory.read_only.get(p.root)
