@@ -570,17 +570,23 @@ def _skip_space(text: str, at: int) -> int:
 
 def _arguments(text: str) -> list[str]:
     """A macro call's arguments: ``text`` split at the commas outside parentheses and brackets."""
+    return split_top_level(text, "([{", ")]}")
+
+
+def split_top_level(text: str, opening: str, closing: str) -> list[str]:
+    """``text`` split at the commas outside the ``opening``/``closing`` brackets, each part stripped
+    (C's ``<`` is no bracket; LLVM IR's vector types are)."""
     out, depth, start = [], 0, 0
     for k, c in enumerate(text):
-        if c in "([{":
+        if c in opening:
             depth += 1
-        elif c in ")]}":
+        elif c in closing:
             depth -= 1
         elif c == "," and depth == 0:
-            out.append(text[start:k])
+            out.append(text[start:k].strip())
             start = k + 1
-    out.append(text[start:])
-    return [a.strip() for a in out]
+    out.append(text[start:].strip())
+    return out
 
 
 def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:

@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from kernellab.verify.prove.annotations import INSTANTIATION_LINES
+from kernellab.verify.prove.annotations import INSTANTIATION_LINES, split_top_level
 
 #: (source line, "read" | "write")
 Key = tuple[int, str]
@@ -37,17 +37,7 @@ _MEMORY_INTRINSIC = re.compile(r"@llvm\.(memcpy|memmove|memset)\.")
 
 def _operands(text: str) -> list[str]:
     """``text`` split at its top-level commas (not those inside (), [], {} or <>)."""
-    out, depth, start = [], 0, 0
-    for k, ch in enumerate(text):
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(text[start:k].strip())
-            start = k + 1
-    out.append(text[start:].strip())
-    return out
+    return split_top_level(text, "([{<", ")]}>")
 
 
 def _shared(operand: str) -> bool:
