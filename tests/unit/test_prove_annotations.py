@@ -288,6 +288,15 @@ def test_barrier_invariant_not_assumed_where_unsound(tmp_path: Path) -> None:
     src = BARRIER_INVARIANTS.replace("__barrier_invariant_2(L[get_local_id(0)] == get_local_id(0)",
                                      "int t = get_local_id(0);\n  __barrier_invariant_2(L[t] == t")
     assert verdict(tmp_path, src % ("get_local_id(0)", NEXT, READ_NEXT)) == ASSERTION
+    # of global memory (other work-groups may write it): checked, not assumed
+    src = """__kernel void k(__global int *A) {
+      A[get_global_id(0)] = get_global_id(0);
+      __barrier_invariant_2(A[get_global_id(0)] == get_global_id(0), get_local_id(0), (get_local_id(0) + 1) %% 64);
+      barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+      __assert(%s);
+    }"""
+    assert verdict(tmp_path, src % "A[get_global_id(0)] == get_global_id(0)") == PROVEN
+    assert verdict(tmp_path, src % "A[get_group_id(0) * 64 + (get_local_id(0) + 1) % 64] != 12345")[0] != "proven"
     # a barrier that does not order local memory: no state at the barrier to assume it of
     src = BARRIER_INVARIANTS.replace("CLK_LOCAL_MEM_FENCE", "CLK_GLOBAL_MEM_FENCE")
     assert verdict(tmp_path, src % ("get_local_id(0)", NEXT, READ_NEXT))[0] != "proven"
@@ -338,6 +347,7 @@ def test_prepare_instantiates_barrier_invariants_and_keeps_lines() -> None:
     # the rest of the barrier's line is still line 5, the next line 6
     tail = out[out.rindex("#line 5\n") + len("#line 5\n"):]
     assert tail.startswith("} A[0] = 1;\n  x;")
+    assert annotations.prepare(src.replace("barrier(", "work_group_barrier(")).count("__kl_bi_inst(") == 2
     # an invariant not followed by its barrier is left to the header (unsupported)
     lone = "__kernel void k() {\n  __barrier_invariant_2(1, 0, 1);\n  x = 1;\n  barrier(0);\n}\n"
     assert annotations.prepare(lone) == lone

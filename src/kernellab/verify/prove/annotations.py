@@ -400,7 +400,7 @@ def prepare(text: str) -> str:
 
 
 _BARRIER_INVARIANT = re.compile(r"\b__barrier_invariant_(binary_)?(\d+)\s*\(")
-_BARRIER = re.compile(r"barrier\s*\(")
+_BARRIER = re.compile(r"(?:work_group_)?barrier\s*\(")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 #: the local id and global id in dimension 0 as the invocation an instantiation names has them
 #: (GPUVerify instantiates the x dimension's local id; y, z and the group stay this invocation's)
@@ -461,7 +461,7 @@ def barrier_invariant_edits(text: str, functions: list[_Function]) -> list[tuple
             group.append((g, args))
             at = _skip_space(text, text.index(";", close) + 1)
         b = _BARRIER.match(text, at) if group else None
-        if b is None or (at > 0 and (text[at - 1].isalnum() or text[at - 1] == "_")):
+        if b is None:
             continue
         close = closers.get(b.end() - 1, -1)
         if close < 0 or not text[close + 1:].lstrip().startswith(";"):
