@@ -140,8 +140,9 @@ def test_ensures_over_the_other_invocation(tmp_path: Path) -> None:
 
 
 @needs_clspv
-def test_specification_function_is_unknown(tmp_path: Path) -> None:
-    src = """void __spec_f(__global int *p) { __requires(__no_read(p)); }
+def test_specification_function_with_code_is_unknown(tmp_path: Path) -> None:
+    # a body that is not only a contract (test_spec_function_is_its_contract): not modelled
+    src = """void __spec_f(__global int *p) { __requires(__no_read(p)); p[0] = 1; }
     __kernel void k(__global int *A) { __spec_f(A); A[get_global_id(0)] = 1; }"""
     o = prove(tmp_path, src)
     assert o.verdict == "unknown" and "__spec_" in o.reason and o.line[1] == 1  # type: ignore[attr-defined]
@@ -200,6 +201,25 @@ def test_no_overflow_addition(tmp_path: Path) -> None:
 
 
 @needs_clspv
+def test_logs_of_a_pointer_chosen_at_run_time(tmp_path: Path) -> None:
+    body = ("__kernel void k(__global int *p, __global int *q, int x) { __global int *r = x ? p : q;"
+            " p[get_global_id(0)] = 1; __assert(%s); }")
+    assert verdict(tmp_path, body % "__write_implies(r, __write_offset_bytes(r) == get_global_id(0) * 4)") == PROVEN
+    assert verdict(tmp_path, body % "__implies(!x, !__write(r))") == PROVEN  # q is not written
+    assert verdict(tmp_path, body % "__implies(x, !__write(r))") == ASSERTION  # p may be logged
+
+
+@needs_clspv
+def test_dominator_enabled(tmp_path: Path) -> None:
+    src = """__kernel void k(__global int *A, int n) {
+      if (n > 2) for (int i = 0; __invariant(%s), i < 4; i++) A[get_global_id(0)] = i;
+    }"""
+    assert verdict(tmp_path, src % "__dominator_enabled()") == PROVEN
+    assert verdict(tmp_path, src % "__implies(__dominator_enabled(), n > 2)") == PROVEN
+    assert verdict(tmp_path, src % "!__dominator_enabled()") == ASSERTION
+
+
+@needs_clspv
 def test_function_wide_invariant(tmp_path: Path) -> None:
     src = """__kernel void k(__global int *A) {
       for (int i = 0; i < 4; i++) A[get_global_id(0) + %s] = i;
@@ -215,12 +235,178 @@ def test_unmodelled_annotation_names_itself_and_its_line(tmp_path: Path) -> None
     src = """__kernel void k(__global int *A) {
       __local int L[64];
       L[get_local_id(0)] = 1;
-      __barrier_invariant_binary_1(L[get_local_id(0)] == 1, get_local_id(0), __other_int(get_local_id(0)));
+      __array_snapshot(L, L);
       barrier(CLK_LOCAL_MEM_FENCE);
     }"""
     o = prove(tmp_path, src)
     assert o.verdict == "unknown"  # type: ignore[attr-defined]
-    assert "__barrier_invariant" in o.reason and o.line[1] == 4  # type: ignore[attr-defined]
+    assert "__array_snapshot" in o.reason and o.line[1] == 4  # type: ignore[attr-defined]
+    # a barrier invariant not written just before its barrier (the binary ones are modelled there)
+    o = prove(tmp_path, src.replace("__array_snapshot(L, L);", "__barrier_invariant_binary_1(L[get_local_id(0)] == 1,"
+                                    " get_local_id(0), __other_int(get_local_id(0))); L[0] = 0;"))
+    assert o.verdict == "unknown" and "__barrier_invariant_binary" in o.reason  # type: ignore[attr-defined]
+
+
+# --- barrier invariants ------------------------------------------------------------------------
+
+BARRIER_INVARIANTS = """__kernel void k(__global int *out) {
+  __local int L[65];
+  L[get_local_id(0)] = %s;
+  __barrier_invariant_2(L[get_local_id(0)] == get_local_id(0), get_local_id(0), %s);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  %s
+}"""
+NEXT = "(get_local_id(0) + 1) % 64"
+READ_NEXT = "__assert(L[(get_local_id(0) + 1) % 64] == (get_local_id(0) + 1) % 64);"
+
+
+@needs_clspv
+def test_barrier_invariant_is_assumed_for_its_instantiations(tmp_path: Path) -> None:
+    assert verdict(tmp_path, BARRIER_INVARIANTS % ("get_local_id(0)", NEXT, READ_NEXT)) == PROVEN
+    # not instantiated for the next invocation: its value is not known
+    assert verdict(tmp_path, BARRIER_INVARIANTS % ("get_local_id(0)", "0", READ_NEXT)) == ASSERTION
+    # false for one invocation: its check fails
+    assert verdict(tmp_path, BARRIER_INVARIANTS % ("get_local_id(0) + (get_local_id(0) == 3)", NEXT,
+                                                   READ_NEXT))[1] >= {"assertion"}
+    # an instantiation past the work-group (64 is no invocation's id) is not assumed
+    assert verdict(tmp_path, BARRIER_INVARIANTS % ("get_local_id(0)", "get_local_id(0) + 1",
+                                                   "__assert(L[get_local_id(0) + 1] == get_local_id(0) + 1);"))[0] \
+        != "proven"
+
+
+@needs_clspv
+def test_barrier_invariant_assumption_hides_no_race_before_its_barrier(tmp_path: Path) -> None:
+    # invocation 0 also writes L[5]: every check passes in each invocation's own view, and the
+    # instantiation at 5 is false for invocation 0's view; the race must still be found
+    src = BARRIER_INVARIANTS % ("get_local_id(0); if (get_local_id(0) == 0) L[5] = 0", "5", READ_NEXT)
+    assert "data-race" in verdict(tmp_path, src)[1]
+
+
+@needs_clspv
+def test_barrier_invariant_not_assumed_where_unsound(tmp_path: Path) -> None:
+    # the local id through a private variable: the instantiation would read this invocation's
+    src = BARRIER_INVARIANTS.replace("__barrier_invariant_2(L[get_local_id(0)] == get_local_id(0)",
+                                     "int t = get_local_id(0);\n  __barrier_invariant_2(L[t] == t")
+    assert verdict(tmp_path, src % ("get_local_id(0)", NEXT, READ_NEXT)) == ASSERTION
+    # of global memory (other work-groups may write it): checked, not assumed
+    src = """__kernel void k(__global int *A) {
+      A[get_global_id(0)] = get_global_id(0);
+      __barrier_invariant_2(A[get_global_id(0)] == get_global_id(0), get_local_id(0), (get_local_id(0) + 1) %% 64);
+      barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+      __assert(%s);
+    }"""
+    assert verdict(tmp_path, src % "A[get_global_id(0)] == get_global_id(0)") == PROVEN
+    assert verdict(tmp_path, src % "A[get_group_id(0) * 64 + (get_local_id(0) + 1) % 64] != 12345")[0] != "proven"
+    # a barrier that does not order local memory: no state at the barrier to assume it of
+    src = BARRIER_INVARIANTS.replace("CLK_LOCAL_MEM_FENCE", "CLK_GLOBAL_MEM_FENCE")
+    assert verdict(tmp_path, src % ("get_local_id(0)", NEXT, READ_NEXT))[0] != "proven"
+
+
+BINARY = """__kernel void k(__global int *out) {
+  __local int L[64];
+  L[get_local_id(0)] = %s;
+  %s
+  barrier(CLK_LOCAL_MEM_FENCE);
+  __assert(__implies(__same_group, L[get_local_id(0)] != L[(unsigned)__other_int(get_local_id(0)) %% 64u]));
+}"""
+ALL_DIFFERENT = ("__barrier_invariant_binary_1(L[get_local_id(0)] != L[__other_int(get_local_id(0))],"
+                 " get_local_id(0), __other_int(get_local_id(0)));")
+
+
+@needs_clspv
+def test_binary_barrier_invariant(tmp_path: Path) -> None:
+    # checked of the two invocations' writes at the barrier, assumed of the pair after it
+    assert verdict(tmp_path, BINARY % ("get_local_id(0)", ALL_DIFFERENT)) == PROVEN
+    # false for invocations 2k and 2k + 1: its check fails
+    assert verdict(tmp_path, BINARY % ("get_local_id(0) / 2", ALL_DIFFERENT))[1] >= {"assertion"}
+    # without it the other invocation's value is not known after the barrier
+    assert verdict(tmp_path, BINARY % ("get_local_id(0)", "")) == ASSERTION
+    # of bytes neither of the two wrote in the barrier interval nothing is known at its check
+    # (GPUVerify's barrier_invariants/no_access_check: invocation 0 wrote L[0] = 1 there)
+    stale = """__kernel void k(__global int *out) {
+      __local int L[64];
+      L[get_local_id(0)] = 0;
+      __barrier_invariant_1(L[get_local_id(0)] == 0, 0);
+      barrier(CLK_LOCAL_MEM_FENCE);
+      L[get_local_id(0)] = 1;
+      __barrier_invariant_binary_1(__implies(get_local_id(0) != 0 & __other_int(get_local_id(0)) != 0, L[0] == 0),
+                                   get_local_id(0), __other_int(get_local_id(0)));
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }"""
+    assert verdict(tmp_path, stale) == ASSERTION
+
+
+def test_prepare_instantiates_barrier_invariants_and_keeps_lines() -> None:
+    src = ("__kernel void k() {\n  __local int A[8];\n  A[get_local_id(0)] = 0;\n"
+           "  __barrier_invariant_2(A[get_local_id(0)] == 0, get_local_id(0), 0); // c\n"
+           "  barrier(CLK_LOCAL_MEM_FENCE); A[0] = 1;\n  x;\n}\n")
+    out = annotations.prepare(src)
+    assert "__KL_BI_CHECK(A[get_local_id(0)] == 0, get_local_id(0), 0);" in out
+    assert out.count("__kl_bi_inst(") == 2 and out.count("#define get_local_id") == 1
+    assert f"#line {annotations.INSTANTIATION_LINES + 5}" in out
+    # the rest of the barrier's line is still line 5, the next line 6
+    tail = out[out.rindex("#line 5\n") + len("#line 5\n"):]
+    assert tail.startswith("} A[0] = 1;\n  x;")
+    assert annotations.prepare(src.replace("barrier(", "work_group_barrier(")).count("__kl_bi_inst(") == 2
+    # an invariant not followed by its barrier is left to the header (unsupported)
+    lone = "__kernel void k() {\n  __barrier_invariant_2(1, 0, 1);\n  x = 1;\n  barrier(0);\n}\n"
+    assert annotations.prepare(lone) == lone
+    # nor one that is an if's body
+    under_if = "__kernel void k() {\n  if (c) __barrier_invariant_1(1, 0); barrier(0);\n}\n"
+    assert annotations.prepare(under_if) == under_if
+
+
+# --- specification functions -------------------------------------------------------------------
+
+SPEC = """void __spec_bar(__global int *p) {
+  __requires(__no_write(p));
+  __ensures(__write_implies(p, __write_offset_bytes(p) / sizeof(int) == %s));
+  __ensures(p[get_global_id(0)] == __old_int(p[get_global_id(0)]) + 1);
+  __writes_to(p);
+}
+__kernel void k(__global int *A) {
+  %s
+  __spec_bar(A);
+  %s
+}"""
+GID = "get_global_id(0)"
+
+
+@needs_clspv
+def test_spec_function_is_its_contract(tmp_path: Path) -> None:
+    # writes its own element only, one more than before
+    src = SPEC.replace("__requires(__no_write(p));", "__requires(p[get_global_id(0)] == get_global_id(0));")
+    assert verdict(tmp_path, src % (GID, "A[get_global_id(0)] = get_global_id(0);",
+                                    "__assert(A[get_global_id(0)] == get_global_id(0) + 1);")) == PROVEN
+    assert verdict(tmp_path, src % (GID, "A[get_global_id(0)] = get_global_id(0);",
+                                    "__assert(A[get_global_id(0)] == get_global_id(0));")) == ASSERTION
+    # it may write the next invocation's element: a race with that one's call
+    assert "data-race" in verdict(tmp_path, SPEC % (GID + " + 1", "", ""))[1]
+    # its precondition is checked at the call
+    assert verdict(tmp_path, SPEC % (GID, "A[get_global_id(0)] = 0;", ""))[1] >= {"assertion"}
+    # its effect is a write: the value written before is forgotten
+    assert verdict(tmp_path, SPEC.replace("__ensures(p[get_global_id(0)] == __old_int(p[get_global_id(0)]) + 1);", "")
+                   % (GID, "", "__assert(A[get_global_id(0)] == 7);")) == ASSERTION
+
+
+@needs_clspv
+def test_spec_function_reads_from_any_element(tmp_path: Path) -> None:
+    src = """void __spec_bar(__global int *p) { __reads_from(p); }
+    __kernel void k(__global int *A) { __spec_bar(A); A[get_global_id(0)] = 1; }"""
+    assert "data-race" in verdict(tmp_path, src)[1]
+    assert verdict(tmp_path, src.replace("A[get_global_id(0)] = 1;", "")) == PROVEN
+
+
+def test_prepare_orders_a_contract() -> None:
+    src = ("void __spec_f(__global int *p) {\n  __requires(p[0] == 1);\n  __ensures(p[0] == __old_int(p[0]) + 1);\n"
+           "  __writes_to(p);\n}\n")
+    out = annotations.prepare(src)
+    assert out.count("\n") == src.count("\n")
+    assert out.index("__requires_in_function") < out.index("int __kl_old0 = (int)(p[0]);") < out.index("__writes_to")
+    assert "__KL_SPEC_ENSURES(p[0] == __kl_old0 + 1); __kl_spec_end(0); }" in out
+    # anything but a contract in the body: left unsupported
+    other = annotations.prepare(src.replace("__writes_to(p);", "p[0] = 2;"))
+    assert f"__kl_unsupported({len(annotations.UNSUPPORTED) - 1})" in other
 
 
 # --- the source pass ---------------------------------------------------------------------------
@@ -287,6 +473,8 @@ def test_glsl_other_invocation() -> None:
                "kl_distinct(lid))); kl_assert(kl_uniform(kl_enabled()));") == PROVEN
     assert run("kl_assert(kl_uniform(lid));") == ASSERTION
     assert run("if (lid < 3u) kl_assert(kl_uniform(kl_enabled()));") == ASSERTION
+    assert run("if (pc.n > 2) kl_assert(kl_dominator_enabled());") == PROVEN
+    assert run("if (pc.n > 2) kl_assert(!kl_dominator_enabled());") == ASSERTION
 
 
 @needs_clspv

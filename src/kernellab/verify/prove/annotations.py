@@ -71,6 +71,18 @@ __attribute__((noinline)) int __kl_noovfl_signed(int a, int b) { return a + b + 
 __attribute__((noinline)) unsigned __kl_noovfl_pred(unsigned a, unsigned b, unsigned c, unsigned d) { return a + b + c + d + 0x4b4c0014; }
 __attribute__((noinline)) int __kl_requires_fn(int c) { return c + 0x4b4c0015; }
 __attribute__((noinline)) int __kl_instance(int c) { return c + 0x4b4c0016; }
+__attribute__((noinline)) int __kl_bi_check(int c) { return c + 0x4b4c0017; }
+__attribute__((noinline)) int __kl_bi_inst(int c) { return c + 0x4b4c0018; }
+__attribute__((noinline)) int __kl_bi_assume(int c) { return c + 0x4b4c0019; }
+__attribute__((noinline)) int __kl_spec(int c) { return c + 0x4b4c001a; }
+__attribute__((noinline)) int __kl_spec_write(int c) { return c + 0x4b4c001b; }
+__attribute__((noinline)) int __kl_spec_read(int c) { return c + 0x4b4c001c; }
+__attribute__((noinline)) int __kl_spec_ensures(int c) { return c + 0x4b4c001d; }
+__attribute__((noinline)) int __kl_spec_end(int c) { return c + 0x4b4c001e; }
+__attribute__((noinline)) int __kl_dominator(int c) { return c + 0x4b4c001f; }
+__attribute__((noinline)) int __kl_bi_other(int c) { return c + 0x4b4c0020; }
+__attribute__((noinline)) int __kl_bi_pair(int c) { return c + 0x4b4c0021; }
+size_t __kl_gid_base0(void) { return get_global_id(0) - get_local_id(0); }
 #define __KL_ID ((int)get_local_id(0))
 #define __assert(x) __kl_assert((x) ? 1 : 0)
 #define __global_assert(x) __kl_assert((x) ? 1 : 0)
@@ -127,15 +139,16 @@ __attribute__((noinline)) int __kl_instance(int c) { return c + 0x4b4c0016; }
 #define __at_most_one(...) __kl_unsupported(1)
 #define __return_val_ptr(...) __kl_unsupported(2)
 #define __ptr_base(...) __kl_unsupported(3)
-#define __reads_from(...) __kl_unsupported(4)
-#define __writes_to(...) __kl_unsupported(5)
-#define __read_permission(...) __kl_unsupported(6)
-#define __write_permission(...) __kl_unsupported(7)
+#define __reads_from(p) __kl_spec_read(__KL_PROBE(p))
+#define __writes_to(p) __kl_spec_write(__KL_PROBE(p))
+#define __KL_SPEC_ENSURES(x) __kl_spec_ensures((x) ? 1 : 0)
+#define __read_permission(...) ((void)0)
+#define __write_permission(...) ((void)0)
 #define __equal_floats(...) __kl_unsupported(8)
 #define __equal_doubles(...) __kl_unsupported(9)
 #define __atomic_has_taken_value(...) __kl_unsupported(10)
 #define __array_snapshot(...) __kl_unsupported(11)
-#define __dominator_enabled(...) __kl_unsupported(12)
+#define __dominator_enabled() (__kl_dominator(__KL_ID) != 0)
 #define __axiom(...) __kl_unsupported(13)
 #define __add_noovfl_char(...) __kl_unsupported(14)
 #define __add_noovfl_short(...) __kl_unsupported(15)
@@ -151,6 +164,8 @@ __attribute__((noinline)) int __kl_instance(int c) { return c + 0x4b4c0016; }
 #define __non_temporal_loads_begin(...) __kl_unsupported(25)
 #define __non_temporal_loads_end(...) __kl_unsupported(26)
 #define __barrier_invariant(...) __kl_unsupported(1000)
+#define __KL_BI_CHECK(x, ...) __kl_bi_check((x) ? 1 : 0)
+#define __KL_BI2_CHECK(x, ...) (__kl_bi_pair(0), __kl_bi_check(__implies(__same_group, (x)) ? 1 : 0))
 #define __barrier_invariant_1(x, i) (__kl_instance((int)(i) - __KL_ID), __kl_assert((x) ? 1 : 0))
 #define __barrier_invariant_binary_1(...) __kl_unsupported(1001)
 #define __barrier_invariant_2(...) __kl_unsupported(1000)
@@ -204,6 +219,7 @@ bool __kl_assume(bool c) { return c; }
 bool __kl_requires(bool c) { return c; }
 int __kl_other(int x) { return x; }
 int __kl_enabled(int x) { return x; }
+int __kl_dominator(int x) { return x; }
 #define kl_assert(x) __kl_assert(x)
 #define kl_assume(x) __kl_assume(x)
 #define kl_requires(x) __kl_requires(x)
@@ -213,6 +229,7 @@ int __kl_enabled(int x) { return x; }
 #define kl_uniform(x) (int(x) == __kl_other(int(x)))
 #define kl_distinct(x) (int(x) != __kl_other(int(x)))
 #define kl_enabled() (__kl_enabled(0) != 0)
+#define kl_dominator_enabled() (__kl_dominator(0) != 0)
 """
 
 
@@ -239,6 +256,17 @@ MAGIC = {
     0x4B4C0014: '__kl_noovfl_pred',
     0x4B4C0015: '__kl_requires_fn',
     0x4B4C0016: '__kl_instance',
+    0x4B4C0017: '__kl_bi_check',
+    0x4B4C0018: '__kl_bi_inst',
+    0x4B4C0019: '__kl_bi_assume',
+    0x4B4C001A: '__kl_spec',
+    0x4B4C001B: '__kl_spec_write',
+    0x4B4C001C: '__kl_spec_read',
+    0x4B4C001D: '__kl_spec_ensures',
+    0x4B4C001E: '__kl_spec_end',
+    0x4B4C001F: '__kl_dominator',
+    0x4B4C0020: '__kl_bi_other',
+    0x4B4C0021: '__kl_bi_pair',
 }
 NAMES = tuple(MAGIC.values())
 
@@ -326,11 +354,13 @@ def prepare(text: str) -> str:
     becomes an ``__invariant`` of every ``for`` and ``while`` loop of its function (GPUVerify's
     meaning), or stays unsupported where the function has a ``do`` loop."""
     edits: list[tuple[int, int, str]] = []  # (start, length removed, text put there)
-    for f in _functions(text):
+    functions = _functions(text)
+    edits += barrier_invariant_edits(text, functions)
+    for f in functions:
         body = text[f.body:f.end]
         name = re.search(r"(\w+)\s*\([^()]*\)\s*$", text[f.signature:f.body])
         if not f.kernel and name and name.group(1).startswith("__spec_"):
-            edits.append((f.body + 1, 0, f"__kl_unsupported({len(UNSUPPORTED) - 1});"))
+            body = _spec_function(text, f, body, edits)
         if not f.kernel:
             for m in re.finditer(r"\b(__global_requires|__requires)\s*\(", body):
                 edits.append((f.body + m.start(1), len(m.group(1)), m.group(1) + "_in_function"))
@@ -367,6 +397,196 @@ def prepare(text: str) -> str:
             condition = body[first + 1:second].strip() if second >= 0 else ""
             edits.append((f.body + first + 1, 0, inserted + ("" if condition else "1")))
     return _apply(text, edits)
+
+
+_BARRIER_INVARIANT = re.compile(r"\b__barrier_invariant_(binary_)?(\d+)\s*\(")
+_BARRIER = re.compile(r"(?:work_group_)?barrier\s*\(")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+#: the local id and global id in dimension 0 as the invocation an instantiation names has them
+#: (GPUVerify instantiates the x dimension's local id; y, z and the group stay this invocation's)
+_INSTANTIATED_IDS = ("#define get_local_id(d) ((d) == 0 ? (size_t)__kl_t : get_local_id(d))\n"
+                     "#define get_global_id(d) ((d) == 0 ? __kl_gid_base0() + (size_t)__kl_t : get_global_id(d))\n")
+
+
+#: the instantiated barrier invariants are put on this line plus the barrier's (``#line``): their
+#: reads are no accesses of the kernel's, so the access guard (:mod:`kernellab.verify.prove.kept`)
+#: leaves those lines out
+INSTANTIATION_LINES = 1 << 24
+
+
+#: in a binary barrier invariant's instantiation, ``__other_*(x)``: ``x`` evaluated with the local
+#: id the second instantiation gives (``__kl_u``), by swapping it in and out (the comma operator
+#: orders it)
+_OTHER_INSTANTIATED = """#undef __other_int
+#undef __other_bool
+#define __other_int(x) (__kl_sw = __kl_t, __kl_t = __kl_u, __kl_o = (int)(x), __kl_t = __kl_sw, __kl_o)
+#define __other_bool(x) (__other_int((x) ? 1 : 0) != 0)"""
+#: and the header's again after it
+_OTHER_RESTORED = "#undef __other_int\n#undef __other_bool\n" + "\n".join(
+    line for line in ANNOTATION_HEADER.splitlines() if line.startswith(("#define __other_int(", "#define __other_bool(")))
+
+
+def barrier_invariant_edits(text: str, functions: list[_Function]) -> list[tuple[int, int, str]]:
+    """GPUVerify's unary barrier invariants written as statements just before a ``barrier(...);``
+    (docs/verify-prove.md, "Barrier invariants"): each becomes a check of its expression for the
+    invocation reaching it (``__KL_BI_CHECK``), and after the barrier, for each instantiation
+    ``i``, the expression again with the local id in dimension 0 made ``i``, between the markers
+    ``__kl_bi_inst(i)`` and ``__kl_bi_assume(e)`` (the engine assumes it there, or refuses it).
+    The lines stay where they were (``#line``). An invariant in any other place is left as it is
+    (the header's macros: unsupported, or the unary self-instantiated check)."""
+    closers = _closers(text)
+    bodies = [(f.body, f.end) for f in functions]
+    edits: list[tuple[int, int, str]] = []
+    k = 0
+    while True:
+        m = _BARRIER_INVARIANT.search(text, k)
+        if m is None:
+            return edits
+        k = m.end()
+        if not any(b < m.start() < e for b, e in bodies) or not _statement_start(text, m.start()):
+            continue
+        group: list[tuple[re.Match[str], list[str]]] = []
+        at = m.start()
+        while True:  # the invariants written one after the other, then the barrier
+            g = _BARRIER_INVARIANT.match(text, at)
+            if g is None:
+                break
+            close = closers.get(g.end() - 1, -1)
+            args = _arguments(text[g.end():close]) if close >= 0 else []
+            width = 2 if g.group(1) else 1
+            if close < 0 or len(args) != width * int(g.group(2)) + 1 or \
+                    not text[close + 1:].lstrip().startswith(";"):
+                group = []
+                break
+            group.append((g, args))
+            at = _skip_space(text, text.index(";", close) + 1)
+        b = _BARRIER.match(text, at) if group else None
+        if b is None:
+            continue
+        close = closers.get(b.end() - 1, -1)
+        if close < 0 or not text[close + 1:].lstrip().startswith(";"):
+            continue
+        semi = text.index(";", close) + 1
+        line = text.count("\n", 0, semi) + 1
+        values, assumed, paired = [], [], []
+        for n, (g, args) in enumerate(group):
+            binary = g.group(1) is not None
+            edits.append((g.start(), len(g.group(0).rstrip("( \t\r\n")), "__KL_BI2_CHECK" if binary else "__KL_BI_CHECK"))
+            expr = _COMMENT.sub(" ", args[0]).replace("\n", " ")
+            for j, inst in enumerate(args[1:]):
+                values.append(f"int __kl_bi{n}_{j} = (int)({_COMMENT.sub(' ', inst)});")
+            if binary:
+                paired += [f"{{ int __kl_t = __kl_bi_inst(__kl_bi{n}_{j}); int __kl_u = __kl_bi_other(__kl_bi{n}_{j + 1});"
+                           f" int __kl_sw, __kl_o; __kl_bi_assume(({expr}) ? 1 : 0); }}" for j in range(0, len(args) - 1, 2)]
+            else:
+                assumed += [f"{{ int __kl_t = __kl_bi_inst(__kl_bi{n}_{j}); __kl_bi_assume(({expr}) ? 1 : 0); }}"
+                            for j in range(len(args) - 1)]
+        if paired:
+            assumed += [_OTHER_INSTANTIATED, *paired, _OTHER_RESTORED]
+        edits.append((semi, 0, " { " + " ".join(values).replace("\n", " ") + "\n" + _INSTANTIATED_IDS
+                      + f"#line {INSTANTIATION_LINES + line}\n" + "\n".join(assumed)
+                      + "\n#undef get_local_id\n#undef get_global_id\n" + f"#line {line}\n}}"))
+        k = semi
+
+
+#: the statements a ``__spec_`` function's body may have (GPUVerify's contract language)
+_CONTRACT = re.compile(r"\s*(__requires|__global_requires|__ensures|__global_ensures|__writes_to|__reads_from)\s*\(")
+_OLD = re.compile(r"\b__old_(?:int|bool)\s*\(")
+
+
+def _spec_function(text: str, f: _Function, body: str, edits: list[tuple[int, int, str]]) -> str:
+    """The edits of a ``__spec_`` function (its contract, or unsupported); its body as the rest of
+    :func:`prepare` sees it (its postconditions are no reason to keep it out of line)."""
+    contract = spec_function_edits(text, f)
+    if contract is None:
+        edits.append((f.body + 1, 0, f"__kl_unsupported({len(UNSUPPORTED) - 1});"))
+        return body
+    edits += contract
+    return re.sub(r"\b(?:__ensures|__global_ensures)\b", "", body)
+
+
+def spec_function_edits(text: str, f: _Function) -> list[tuple[int, int, str]] | None:
+    """A ``__spec_`` function's body as its contract (docs/verify-prove.md, "Specification
+    functions"): ``__kl_spec(0)`` opens it; its preconditions stay (checked at the call, then
+    assumed); each ``__old_*(x)`` of a postcondition becomes a variable set after them;
+    ``__writes_to(p)`` and ``__reads_from(p)`` stay where they are (an access of the array at any
+    offset); the postconditions move to its closing brace's line (assumed, with every access the
+    contract makes satisfying them) before ``__kl_spec_end(0)``. None where the body has anything
+    else (the caller leaves it unsupported)."""
+    closers = _closers(text)
+    at, end = f.body + 1, f.end
+    statements: list[tuple[str, int, int, int]] = []  # (name, start, its parenthesis, past its ';')
+    while True:
+        at = _skip_space(text, at)
+        if at >= end:
+            break
+        m = _CONTRACT.match(text, at)
+        close = closers.get(m.end() - 1, -1) if m is not None else -1
+        if m is None or close < 0 or close >= end or not text[close + 1:end].lstrip().startswith(";"):
+            return None
+        statements.append((m.group(1), m.start(1), m.end() - 1, text.index(";", close) + 1))
+        at = statements[-1][3]
+    edits: list[tuple[int, int, str]] = []
+    olds: list[str] = []
+    moved: list[str] = []
+    for name, start, paren, past in statements:
+        if name in ("__writes_to", "__reads_from", "__requires", "__global_requires"):
+            continue
+        cond = text[paren:closers[paren] + 1]
+        pieces, k = [], 0
+        for o in _OLD.finditer(cond):
+            close = _closers(cond).get(o.end() - 1, -1)
+            if close < 0 or o.start() < k:
+                return None
+            olds.append(f"int __kl_old{len(olds)} = (int)({_COMMENT.sub(' ', cond[o.end():close])});")
+            pieces += [cond[k:o.start()], f"__kl_old{len(olds) - 1}"]
+            k = close + 1
+        pieces.append(cond[k:])
+        moved.append("__KL_SPEC_ENSURES" + _COMMENT.sub(" ", "".join(pieces)).replace("\n", " ") + ";")
+        edits.append((start, past - start, re.sub(r"[^\n]", " ", text[start:past])))
+    edits.append((f.body + 1, 0, "__kl_spec(0); "))
+    # the values before the contract's effects, after its preconditions are checked
+    first = next((start for name, start, _, _ in statements if "requires" not in name), f.end)
+    edits.append((first, 0, " ".join(olds).replace("\n", " ") + " "))
+    edits.append((f.end, 0, " ".join(moved) + " __kl_spec_end(0); "))
+    return edits
+
+
+def _statement_start(text: str, at: int) -> bool:
+    """Whether a statement may start at ``at`` in a block (after ``;``, ``{`` or ``}``, comments
+    skipped): not the body of an ``if``, ``else`` or loop without braces."""
+    window = text[max(0, at - 4096):at]  # a statement is seldom preceded by 4 KiB of comment
+    before = _COMMENT.sub(lambda m: " " * len(m.group(0)), window).rstrip()
+    return before.endswith((";", "{", "}"))
+
+
+def _skip_space(text: str, at: int) -> int:
+    while True:
+        m = re.compile(r"\s+|//[^\n]*|/\*.*?\*/", re.S).match(text, at)
+        if m is None or m.end() == at:
+            return at
+        at = m.end()
+
+
+def _arguments(text: str) -> list[str]:
+    """A macro call's arguments: ``text`` split at the commas outside parentheses and brackets."""
+    return split_top_level(text, "([{", ")]}")
+
+
+def split_top_level(text: str, opening: str, closing: str) -> list[str]:
+    """``text`` split at the commas outside the ``opening``/``closing`` brackets, each part stripped
+    (C's ``<`` is no bracket; LLVM IR's vector types are)."""
+    out, depth, start = [], 0, 0
+    for k, c in enumerate(text):
+        if c in opening:
+            depth += 1
+        elif c in closing:
+            depth -= 1
+        elif c == "," and depth == 0:
+            out.append(text[start:k].strip())
+            start = k + 1
+    out.append(text[start:].strip())
+    return out
 
 
 def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:

@@ -24,6 +24,8 @@ import z3
 
 from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name, successors
 from kernellab.spirvsim.types import Type
+from kernellab.verify.prove import barrier_invariants as barrier_invariants_
+from kernellab.verify.prove import contracts as contracts_
 from kernellab.verify.prove import copies as copies_
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
 from kernellab.verify.prove.copies import ASYNC_MAGIC
@@ -292,6 +294,8 @@ class Encoder:
         #: that never ends does not make the checks of its own iterations vacuous
         self.given: list[Any] = []
         self.specs = Specs(self, self._assert_record)
+        self.barrier_invariants = barrier_invariants_.BarrierInvariants(self)
+        self.contracts = contracts_.Contracts(self)
 
     def _assert_record(self, pred: Any, cond: Any, inst: Inst, abstract: bool = False,
                        assumed: int | None = None) -> AssertRecord:
@@ -369,6 +373,8 @@ class Encoder:
             return self.builtin(p, inst, t)
         if p.storage in ("Function", "Private"):
             return self.private_load(env, p, t, inst)
+        if self.barrier_invariants.active():  # the state at a barrier, not an access
+            return self.barrier_invariants.load(env, p, inst, t)
         self.record(env, pred, p, max(t.size, 1), "read", inst)
         array = self.memory.read_only.get(p.root)
         if array is None:
@@ -1203,6 +1209,11 @@ class Encoder:
                 raise self.unmodelled(inst, "a barrier invariant instantiated for other invocations than the one "
                                             "reaching it (__barrier_invariant_1(e, i) with i not the local id)")
             return args[0]
+        if name in contracts_.NAMES:
+            return self.contracts.call(env, pred, inst, name, args)
+        if name in barrier_invariants_.NAMES:
+            arg = self.specs.scalar(env, inst, name, args[0])
+            return self.barrier_invariants.call(env, pred, inst, name, arg, self.specs.check)
         return self.specs.annotate(env, pred, inst, name, args, rtype)
 
     def barrier(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:

@@ -20,6 +20,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from kernellab.verify.prove.annotations import INSTANTIATION_LINES, split_top_level
+
 #: (source line, "read" | "write")
 Key = tuple[int, str]
 
@@ -35,17 +37,7 @@ _MEMORY_INTRINSIC = re.compile(r"@llvm\.(memcpy|memmove|memset)\.")
 
 def _operands(text: str) -> list[str]:
     """``text`` split at its top-level commas (not those inside (), [], {} or <>)."""
-    out, depth, start = [], 0, 0
-    for k, ch in enumerate(text):
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(text[start:k].strip())
-            start = k + 1
-    out.append(text[start:].strip())
-    return out
+    return split_top_level(text, "([{<", ")]}>")
 
 
 def _shared(operand: str) -> bool:
@@ -160,7 +152,10 @@ def _spirv_instruction_accesses(inst: Any) -> list[tuple[int, str]]:
 
 def lost(source: Counter[Key], module: Counter[Key]) -> Counter[Key]:
     """The accesses of ``source`` that ``module`` lacks, by line and kind. clspv's line of an
-    access may be 0 (no OpLine): those make up for a lack on any line of the same kind."""
+    access may be 0 (no OpLine): those make up for a lack on any line of the same kind. The lines
+    of instantiated barrier invariants (no accesses of the kernel's) are left out."""
+    source = Counter({k: n for k, n in source.items() if k[0] < INSTANTIATION_LINES})
+    module = Counter({k: n for k, n in module.items() if k[0] < INSTANTIATION_LINES})
     missing = Counter({k: n - module.get(k, 0) for k, n in source.items() if k[0] and n > module.get(k, 0)})
     for kind in ("read", "write"):
         spare = module.get((0, kind), 0) - source.get((0, kind), 0)

@@ -102,6 +102,10 @@ class Specs:
             return fresh
         if name == "__kl_enabled":
             return z3.If(pred, z3.BitVecVal(1, 32), z3.BitVecVal(0, 32))
+        if name == "__kl_dominator":
+            # GPUVerify's: whether the block's immediate dominator is reached, which every path
+            # here passes: true where this place is reached, and any value where it is not
+            return z3.If(pred, z3.BitVecVal(1, 32), enc.fresh(rtype, "undef"))
         if name in ("__kl_return", "__kl_return4"):
             if frame is None or not inner:
                 raise enc.unmodelled(inst, f"{_SOURCE[name]} outside a called function")
@@ -184,6 +188,15 @@ class Specs:
         choice, the log is a pair of fresh terms (has, offset) with ``has`` implying that the
         offset is one of a reached access of that kind in the current barrier interval."""
         pointer, _ = self.probe(env, inst, name)
+        # a pointer chosen at run time between arrays: the log of the one it points into
+        choices = pointer.options if hasattr(pointer, "options") else ((z3.BoolVal(True), pointer),)
+        values = [(c, self.log_value(env, name, q, rtype)) for c, q in choices]
+        out = values[-1][1]
+        for c, v in reversed(values[:-1]):
+            out = z3.If(c, v, out)
+        return out
+
+    def log_value(self, env: dict[Any, Any], name: str, pointer: Any, rtype: Any) -> Any:
         kind, what = _LOGS[name]
         if what == "pointer":
             return z3.Extract(rtype.width - 1, 0, pointer.offset)
@@ -193,8 +206,8 @@ class Specs:
         return z3.Extract(rtype.width - 1, 0, off) if rtype.width < 64 else off
 
     def probe(self, env: dict[Any, Any], inst: Any, name: str) -> tuple[Any, Any]:
-        """The pointer a log annotation names: the header passes ``(int)(p)[0]``, a load the
-        engine takes back (it is no access of the kernel's)."""
+        """The pointer a log annotation names (or the choice between arrays it is): the header
+        passes ``(int)(p)[0]``, a load the engine takes back (it is no access of the kernel's)."""
         enc = self.enc
         if self.defs is None:
             self.defs = {i.words[1]: i for f in enc.m.functions.values() for b in f.blocks.values()
@@ -206,13 +219,15 @@ class Specs:
                 break
             if d.op == "OpLoad":
                 pointer = enc.value(env, d.words[2])
-                if not hasattr(pointer, "root"):
+                options = pointer.options if hasattr(pointer, "options") else ((None, pointer),)
+                if not all(hasattr(q, "root") for _, q in options):
                     break
                 accesses = enc.trace.accesses
-                for k in range(len(accesses) - 1, -1, -1):
-                    if accesses[k].inst is d:
-                        del accesses[k]
-                        break
+                for _ in options:  # the probe's read of each array it may point into
+                    for k in range(len(accesses) - 1, -1, -1):
+                        if accesses[k].inst is d:
+                            del accesses[k]
+                            break
                 return pointer, d
             if d.op not in _CONVERSIONS:
                 break
