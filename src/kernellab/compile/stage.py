@@ -9,11 +9,11 @@ from __future__ import annotations
 import enum
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import compiler_options, config, shader_languages, spirv_format, tools
 from kernellab.errors import CompileError, InputError, MissingToolError, Problem
+from kernellab.records import dataclass
 
 
 def placed(exc: CompileError, place: tuple[str, str] | None) -> CompileError:

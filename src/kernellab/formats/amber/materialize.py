@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from kernellab.formats.amber.clspv_layout import (
 )
 from kernellab.formats.amber.script import AmberScript, Binding, Copy, Expect, KernelArgument, Pipeline, Run, Shader
 from kernellab.formats.amber.types import Element
+from kernellab.records import dataclass
 
 #: (SPIR-V assembly, target environment) -> module bytes; given by the caller (formats run no tools)
 Assembler = Callable[[str, str], bytes]
