@@ -13,7 +13,9 @@ one function that does the rest for every class of that shape, straight through:
 fields, defines the methods and sets them. The code is kept by :mod:`kernellab.classcode`'s cache
 where a command installed it (:func:`keep_code`): its text is written from the shape alone
 (:func:`_source`), so equal shapes have equal code, and a class whose fields change has another
-shape; a cache that is absent, unwritable or corrupt only costs the compile.
+shape; a cache that is absent, unwritable or corrupt only costs the compile. Where no command
+installed the cache (the Python API, pytest, the commands that start workers), the standard
+decorator builds every class: compiling one function per class costs more than its own texts.
 
 The fast path covers what the standard decorator does with the options kernellab uses (``frozen``,
 ``eq``, ``order``, ``slots``, ``init``, ``repr``, ``match_args``) on the interpreter versions it was
@@ -129,7 +131,8 @@ def _compiled(key: str, source: Callable[[], str]) -> CodeType:
     return _compile(source())
 
 
-#: the code of a shape: compiled, or the copy kept by classcode's cache (:func:`keep_code`)
+#: the code of a shape: the copy kept by classcode's cache (:func:`keep_code`), or compiled (then
+#: :func:`dataclass` leaves the class to the standard decorator)
 _code_of: Callable[[str, Callable[[], str]], CodeType] = _compiled
 
 
@@ -148,7 +151,9 @@ def _dataclass(cls: type[_T] | None = None, /, **options: bool) -> Any:
     """:func:`dataclasses.dataclass`, the class built by its shape's kept function where it can be."""
 
     def wrap(cls: type[_T]) -> type[_T]:
-        if _FAST:
+        # without kept code (no command installed classcode's cache: the Python API, pytest, the
+        # commands that start workers) a compile per class costs more than the standard decorator
+        if _FAST and _code_of is not _compiled:
             try:
                 return _build(cls, options)
             except _Refused:

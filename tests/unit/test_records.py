@@ -17,7 +17,7 @@ import pickle
 import re
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -313,6 +313,17 @@ def test_inheritance_post_init_and_a_recursive_repr() -> None:
                                             "<locals>.Child(a=1, b=5, c=[...])"
 
 
+@pytest.fixture
+def kept(tmp_path: Path) -> Iterator[CodeCache]:
+    """records.dataclass with a code cache in place, as a command has it."""
+    cache = CodeCache(tmp_path / "kept.marshal")
+    records.keep_code(cache.code)
+    try:
+        yield cache
+    finally:
+        records.keep_code(None)
+
+
 def _refused(cls: type, **options: Any) -> bool:
     try:
         records._build(cls, options)
@@ -321,7 +332,7 @@ def _refused(cls: type, **options: Any) -> bool:
     return False
 
 
-def test_what_the_fast_path_does_not_build_goes_to_the_standard_decorator() -> None:
+def test_what_the_fast_path_does_not_build_goes_to_the_standard_decorator(kept: CodeCache) -> None:
     def with_classvar() -> type:
         class C:
             """c"""
@@ -333,6 +344,16 @@ def test_what_the_fast_path_does_not_build_goes_to_the_standard_decorator() -> N
     assert _refused(type("K", (), {"__annotations__": {"a": "int"}, "__doc__": "d"}), kw_only=True)
     built = records.dataclass(with_classvar())
     assert [f.name for f in dataclasses.fields(built)] == ["a"] and built.kind == "k"
+    assert kept.added == 0  # built by the standard decorator, nothing kept
+
+
+def test_without_kept_code_the_standard_decorator_builds(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(cls: type, options: dict[str, bool]) -> type:
+        raise AssertionError("built by records without kept code")
+
+    monkeypatch.setattr(records, "_build", fail)
+    built = records.dataclass(frozen=True)(type("P", (), {"__annotations__": {"a": "int"}, "__doc__": "d"}))
+    assert built(1) == built(1) and hash(built(1)) == hash(built(1))
 
 
 @pytest.mark.parametrize("namespace, message", [
@@ -341,7 +362,9 @@ def test_what_the_fast_path_does_not_build_goes_to_the_standard_decorator() -> N
     ({"__annotations__": {}, "a": dataclasses.field(default=1)}, "'a' is a field but has no type annotation"),
     ({"__annotations__": {"a": "int"}, "__setattr__": lambda self, n, v: None}, "Cannot overwrite attribute __setattr__"),
 ])
-def test_a_class_the_standard_decorator_refuses_gets_its_error(namespace: dict[str, Any], message: str) -> None:
+def test_a_class_the_standard_decorator_refuses_gets_its_error(namespace: dict[str, Any], message: str,
+                                                               kept: CodeCache) -> None:
+    assert _refused(type("Bad", (), {**namespace, "__doc__": "d"}), frozen=True)
     with pytest.raises((TypeError, ValueError), match=message):
         records.dataclass(frozen=True)(type("Bad", (), {**namespace, "__doc__": "d"}))
 
