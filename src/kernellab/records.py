@@ -110,16 +110,18 @@ _SUPPORT = (Field, MISSING, _IS_FIELD, object, getattr(dataclasses, "_HAS_DEFAUL
             getattr(dataclasses, "_DataclassParams", None), _frozen_methods, _guarded_repr)
 
 
-def _version() -> str:
-    """This module's own version in each shape: a changed writer of texts writes new keys."""
+def _version() -> str | None:
+    """This module's own version in each shape (its file's time and size): a changed writer of
+    texts writes new keys. None where the file cannot be read: then nothing is kept."""
     try:
         st = os.stat(__file__)
     except (OSError, NameError):
-        return "records"
+        return None
     return f"records:{st.st_mtime_ns}:{st.st_size}"
 
 
 _VERSION = _version()
+_FAST = _FAST and _VERSION is not None
 
 
 def _compile(source: str) -> CodeType:
@@ -219,7 +221,7 @@ def _shape(cls: type, opt: str) -> tuple[str, list[Any], dict[str, Any], dict[st
     explicit_hash = own.get("__hash__", MISSING)
     flags = ("1" if hasattr(cls, "__post_init__") else "0") + (
         "0" if explicit_hash is MISSING or (explicit_hash is None and "__eq__" in own) else "1")
-    key = "|".join([_VERSION, opt, flags, ",".join(sorted(own.keys() & _OWN)),
+    key = "|".join([_VERSION or "", opt, flags, ",".join(sorted(own.keys() & _OWN)),
                     ";".join([shape for shape, _ in fields.values()])])
     return key, [value for _, value in fields.values()], annotations, namespace
 

@@ -391,9 +391,10 @@ def test_a_corrupt_or_unwritable_cache_costs_only_the_compile(tmp_path: Path) ->
             records.keep_code(None)
 
 
-def test_a_changed_field_is_another_key(tmp_path: Path) -> None:
+def test_a_changed_field_is_another_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The kept code is keyed by the class's shape: a field added, renamed, or given a default or
-    other flags makes another key, so no class runs code written for another shape."""
+    other flags makes another key, so no class runs code written for another shape; so does a
+    change to records.py itself."""
     cache = CodeCache(tmp_path / "k.marshal")
     records.keep_code(cache.code)
     try:
@@ -407,6 +408,11 @@ def test_a_changed_field_is_another_key(tmp_path: Path) -> None:
                                      "__doc__": "d"}))
         assert built(1) == built(2)
         assert cache.added == 5 and len(cache.blobs) == 5
+        _fast(type("S", (), {"__annotations__": {"a": "int"}, "__doc__": "d"}))
+        assert cache.added == 5  # the same shape again: its kept code
+        monkeypatch.setattr(records, "_VERSION", "records:another-writer")
+        _fast(type("S", (), {"__annotations__": {"a": "int"}, "__doc__": "d"}))
+        assert cache.added == 6  # records.py changed: its texts are keyed apart
     finally:
         records.keep_code(None)
 
