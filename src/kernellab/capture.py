@@ -26,7 +26,7 @@ import threading
 import types
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from kernellab import tools
 from kernellab.formats.gpuverify import hex_value
 from kernellab.opencl_types import parse_type, source_typedefs
 from kernellab.outputs import write_bytes, write_text
+from kernellab.records import dataclass
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 CAPTURE_FILE = "capture.json"

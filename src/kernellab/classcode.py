@@ -16,7 +16,7 @@ import gc
 import marshal
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import CodeType, ModuleType
 
@@ -58,13 +58,16 @@ _imported_on_first_use("inspect")
 _imported_on_first_use("copy")
 import dataclasses  # noqa: E402 - after inspect and copy are made lazy
 
+from kernellab import records  # noqa: E402 - imports dataclasses
+
 #: a bound on a file: a command builds a few hundred methods (``run`` on buffers: about 270)
 MAX_ENTRIES = 1024
 
 
 class CodeCache:
-    """Code by source text, loaded from and saved to one file. Each entry stays marshalled bytes
-    until a class asks for it, so entries this run does not use cost a copy, not a code object."""
+    """Code by source text (or by a key its text is written from: records.py), loaded from and
+    saved to one file. Each entry stays marshalled bytes until a class asks for it, so entries this
+    run does not use cost a copy, not a code object."""
 
     def __init__(self, file: Path):
         self.file = file
@@ -94,14 +97,19 @@ class CodeCache:
         """``exec`` as :mod:`dataclasses` calls it, with the compiled code of ``source`` kept."""
         if not isinstance(source, str):
             return builtins.exec(source, globals, locals)
-        code = self._kept(source)
+        return builtins.exec(self.code(source), globals, locals)
+
+    def code(self, key: str, source: Callable[[], str] | None = None) -> CodeType:
+        """The compiled code of ``source()`` (the text ``key`` where there is no ``source``): the
+        copy kept under ``key``, or compiled now and kept."""
+        code = self._kept(key)
         if code is None:
             # dont_inherit: the text compiles with no __future__ flags, as dataclasses' own exec does
-            code = compile(source, "<string>", "exec", dont_inherit=True)
-            self.blobs[source] = marshal.dumps(code)
+            code = compile(key if source is None else source(), "<string>", "exec", dont_inherit=True)
+            self.blobs[key] = marshal.dumps(code)
             self.added += 1
-        self.used.add(source)
-        return builtins.exec(code, globals, locals)
+        self.used.add(key)
+        return code
 
     def _kept(self, source: str) -> CodeType | None:
         blob = self.blobs.get(source)
@@ -179,6 +187,7 @@ def install(command: str) -> CodeCache | None:
     _installed = CodeCache(cache_file(cache_dir(), command))
     # dataclasses looks ``exec`` up in its module globals before the builtins
     dataclasses.exec = _installed.exec  # type: ignore[attr-defined]
+    records.keep_code(_installed.code)  # kernellab's own classes: one kept text each
     import atexit
 
     atexit.register(_installed.save)
@@ -195,3 +204,4 @@ def uninstall() -> None:
         _installed.save()
         _installed = None
     dataclasses.__dict__.pop("exec", None)
+    records.keep_code(None)

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab.errors import InputError, Problem
+from kernellab.records import dataclass
 from kernellab.shader_languages import LANGUAGE_FAMILIES
 
 #: flags allowed as they are, per language

@@ -8,11 +8,12 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 from pathlib import Path
 
 from kernellab import logs
 from kernellab.cachedir import FALSE_WORDS, TRUE_WORDS, cache_dir
+from kernellab.records import dataclass
 
 #: the time limit of one external tool run: clspv runs for minutes on large kernels but never
 #: finishes on a few (issue: GPUVerify's globalarray/fail), and a workload must not hang kernellab

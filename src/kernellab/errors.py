@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
+
+from kernellab.records import dataclass
 
 
 class KernellabError(Exception):

@@ -24,11 +24,11 @@ import functools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from kernellab.errors import InputError, Problem
+from kernellab.records import dataclass
 
 #: largest integer magnitude an expression may produce, in bits (sizes are far below 2**64)
 MAX_INT_BITS = 256

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from kernellab.records import dataclass
 
 #: OpenCL C scalar type -> its little-endian NumPy dtype code (kind and bytes)
 SCALAR_DTYPES: dict[str, str] = {

@@ -26,13 +26,14 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Union
 
 import numpy as np
 
 from kernellab.errors import UsageError
+from kernellab.records import dataclass
 
 if TYPE_CHECKING:
     from kernellab import model as m

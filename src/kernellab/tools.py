@@ -14,11 +14,11 @@ import re
 import site
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import config, logs
 from kernellab.errors import MissingToolError, ToolError, ToolFailure, ToolTimeoutError
+from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:

@@ -76,7 +76,8 @@ void main() { uint i = gl_GlobalInvocationID.x; c[i] = a[i] * SCALE + pc.offset;
 #: the small binding and builtin SHA-256 took it to 190; no inspect, logging, tempfile, shutil or
 #: ast to 164 (counted from the program's own start, class code kept), without typing to 160; the
 #: budget is that plus 3; the other languages' stage modules loaded on first use and no sysconfig
-#: for the tool lookup: 154; copy a stand-in until asdict needs it: 153, budget 156)
+#: for the tool lookup: 154; copy a stand-in until asdict needs it: 153, budget 156; kernellab.records,
+#: which builds kernellab's dataclasses from kept code: 154)
 RUN_MODULE_BUDGET = 156
 #: the regular expressions such a run compiles (each 0.2-9 M instructions: textsafe's escape classes
 #: are compiled when a text is first escaped: 38 -> 36; those of the other languages' stages, of the

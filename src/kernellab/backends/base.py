@@ -11,7 +11,7 @@ import abc
 import math
 import struct
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kernellab import compiler_options
 from kernellab.errors import KernellabError, UsageError
@@ -19,6 +19,7 @@ from kernellab.errors import KernellabError, UsageError
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
 from kernellab.native.devices import DEVICE_KINDS, DeviceInfo, choose_device  # noqa: F401
 from kernellab.opencl_types import ArgType
+from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -42,6 +42,7 @@ from kernellab.backends.base import (
     ProgramSpec,
 )
 from kernellab.errors import DeviceError
+from kernellab.records import dataclass
 
 #: what a dispatch does when its frame runs: (bound buffers' bytes by (set, binding), push data, groups)
 Effect = Callable[[dict[tuple[int, int], np.ndarray], bytes, tuple[int, int, int]], None]

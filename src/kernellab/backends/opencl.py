@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from kernellab import compiler_options
@@ -48,6 +47,7 @@ from kernellab.errors import CompileError, DeviceError
 from kernellab.native import cl as ncl
 from kernellab.native import launch_guard
 from kernellab.opencl_types import ArgType, parse_type, source_typedefs  # noqa: F401 - ArgType: callers import it here
+from kernellab.records import dataclass
 
 if TYPE_CHECKING:  # verify's launches (direct=True) import no NumPy; pyopencl imports it anyway
     import numpy as np

@@ -8,9 +8,9 @@ for tests (the executor's unit tests, the contract test) but not offered on the 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 
 from kernellab.errors import UsageError
+from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 

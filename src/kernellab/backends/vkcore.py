@@ -3,11 +3,12 @@ the pipeline kinds (compute, graphics, graph segments) are created with."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kernellab.backends.base import Image, ImageSpec, PipelineCacheMiss, Program, ProgramSpec
 from kernellab.errors import BackendError
 from kernellab.native import vk as nvk
+from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:

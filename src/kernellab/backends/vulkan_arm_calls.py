@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from kernellab.backends.vulkan_arm_decls import const, ctype, ffi, new
 from kernellab.errors import BackendError
 from kernellab.native import vk as nvk
+from kernellab.records import dataclass
 
 # --------------------------------------------------------------------------------------------
 # crossing between the two FFIs

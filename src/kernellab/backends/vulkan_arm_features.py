@@ -2,12 +2,12 @@
 runner enables (limited to what the device has), and the queue family that runs data graphs."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from kernellab.backends.vulkan_arm_calls import address, chain
 from kernellab.backends.vulkan_arm_decls import EXTENSIONS, const, ctype, ffi, new
 from kernellab.native import vk as nvk
+from kernellab.records import dataclass
 
 __all__ = ["EXTENSIONS", "DeviceFeatures", "data_graph_queue_family", "device_features", "ml_features"]
 

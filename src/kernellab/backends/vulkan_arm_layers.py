@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from kernellab.errors import MissingToolError
 from kernellab.native import vk as nvk
 from kernellab.native.failure import failure
 from kernellab.outputs import write_text
+from kernellab.records import dataclass
 
 LAYER_PACKAGE = "ai-ml-emulation-layer-for-vulkan"
 GRAPH_LAYER = "VK_LAYER_ML_Graph_Emulation"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kernellab import logs
 from kernellab.backends.base import (
@@ -39,6 +39,7 @@ from kernellab.errors import BackendError, DeviceError, InputError
 from kernellab.native import vk as nvk
 from kernellab.native.failure import cleanup_failed
 from kernellab.native.vk import INSTALL_HINT, checked
+from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:

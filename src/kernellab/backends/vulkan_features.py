@@ -4,9 +4,10 @@ without opening it, and the shader features kernellab turns on when it opens one
 instance) so that device creation can use it."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kernellab.native import vk as nvk
+from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:

@@ -8,10 +8,11 @@ buffers bound to them. Descriptor set layouts use ``VK_SHADER_STAGE_ALL``, as Ar
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from kernellab.backends.base import GraphSegmentSpec
+from kernellab.records import dataclass
 
 
 @dataclass

@@ -7,7 +7,6 @@ declarations in :mod:`kernellab.backends.vulkan_arm`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kernellab.backends.base import (
@@ -34,6 +33,7 @@ from kernellab.backends.vulkan_device import VulkanBuffer
 from kernellab.backends.vulkan_graph import GraphSegmentProgram
 from kernellab.backends.vulkan_tensor import VulkanTensor
 from kernellab.native.vk import checked, release
+from kernellab.records import dataclass
 
 if TYPE_CHECKING:
     import numpy as np

@@ -14,12 +14,13 @@ Arm's ML emulation layer, as tensors and graphs do (docs/ml-extensions.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from kernellab.backends.base import OpticalFlow, OpticalFlowSpec, PipelineCacheMiss
 from kernellab.backends.vkcore import CacheFeedback, release_data_graph_program, through_cache
 from kernellab.native.vk import checked
+from kernellab.records import dataclass
 
 if TYPE_CHECKING:
     from kernellab.backends.vulkan_device import VulkanDevice

@@ -14,13 +14,13 @@ group) is a :class:`DeviceMemory` the resources are bound into at their offsets.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from kernellab.backends.base import TensorSpec, UnsupportedError
 from kernellab.backends.vkcore import DeviceMemory
+from kernellab.records import dataclass
 from kernellab.vkregistry import vkformat
 
 #: scenario access names -> VK_ACCESS_2_* (values; the data-graph bits come from the registry)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import config, logs
 from kernellab.errors import FileSystemError, KernellabError
 from kernellab.outputs import write_bytes
+from kernellab.records import dataclass
 
 try:  # CPython's own SHA-256: hashlib would load OpenSSL (11 M instructions) for every run
     from _sha256 import sha256

@@ -15,7 +15,6 @@ import importlib.util
 import re
 import shlex
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import tools
@@ -23,6 +22,7 @@ from kernellab.compile import bitcode
 from kernellab.compile.preprocess import staged, without_include_dirs
 from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage
 from kernellab.errors import CompileError, DeviceError, InputError, MissingToolError
+from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:

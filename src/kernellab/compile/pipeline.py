@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from kernellab import compiler_options, config, logs, tools
@@ -29,6 +29,7 @@ from kernellab.compile.stage import (
 from kernellab.errors import CompileError, DeviceError, InputError, Problem
 from kernellab.formats.paths import escaped_name
 from kernellab.outputs import write_bytes, write_text
+from kernellab.records import dataclass
 
 # the names callers import from here, wherever they are defined
 __all__ = ["LANGUAGES", "VULKAN_MODULE_STAGE", "Artifact", "CompileRequest", "Compiler", "Stage", "all_stages",

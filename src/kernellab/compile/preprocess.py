@@ -31,11 +31,11 @@ import os
 import re
 import stat
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab.compile.cache import sha256
 from kernellab.errors import InputError, Problem, ToolError
+from kernellab.records import dataclass
 
 #: an included file larger than this is refused (a kernel's header is kilobytes)
 MAX_FILE_BYTES = 16 << 20

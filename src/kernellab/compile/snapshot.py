@@ -17,7 +17,6 @@ import dataclasses
 import enum
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from kernellab.compile.languages import VULKAN_MODULE_STAGE, all_stages
 from kernellab.compile.pipeline import Compiler
 from kernellab.compile.stage import Artifact, CompileRequest, Output, Stage
 from kernellab.errors import KernellabError
+from kernellab.records import dataclass
 
 
 class SnapshotFormat(enum.IntEnum):

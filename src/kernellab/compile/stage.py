@@ -9,12 +9,12 @@ from __future__ import annotations
 import enum
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import compiler_options, config, shader_languages, spirv_format, tools
 from kernellab.errors import CompileError, InputError, MissingToolError, Problem
 from kernellab.formats.amber.origins import origin_of, translated
+from kernellab.records import dataclass
 
 
 def placed(exc: CompileError, place: tuple[str, str] | None, source: Path | None = None) -> CompileError:

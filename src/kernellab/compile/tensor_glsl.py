@@ -8,13 +8,13 @@ Stages: ``glsl`` → ``spirv`` (Arm's glslc).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import tools
 from kernellab.compile.preprocess import without_include_dirs
 from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage
 from kernellab.errors import CompileError, InputError, MissingToolError
+from kernellab.records import dataclass
 
 _TENSOR_EXTENSION = re.compile(r"^\s*#\s*extension\s+GL_ARM_tensors\b", re.MULTILINE)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from kernellab.formats.jsonfile import load_json
 from kernellab.formats.paths import name_problem, uid_where
 from kernellab.formats.scenario import load_scenario
 from kernellab.outputs import OutputSet
+from kernellab.records import dataclass
 from kernellab.runtime.executor import driver_options, shader_request
 from kernellab.runtime.instantiation import (
     LaunchScenario,

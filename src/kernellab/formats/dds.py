@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import IO
 
@@ -26,6 +26,7 @@ import numpy as np
 
 from kernellab.errors import InputError
 from kernellab.outputs import atomic_open
+from kernellab.records import dataclass
 from kernellab.vkregistry import vkformat
 from kernellab.vkregistry.vkformat import DXGI_NAMES, VkFormatInfo
 

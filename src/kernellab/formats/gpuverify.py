@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard, TypeVar
 
 from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.formats.jsonfile import load_json
 from kernellab.formats.paths import path_problem
+from kernellab.records import dataclass
 
 #: cl_mem_flags names a capture may record (with or without the CL_MEM_ prefix)
 MEM_FLAGS = ("READ_WRITE", "WRITE_ONLY", "READ_ONLY", "USE_HOST_PTR", "ALLOC_HOST_PTR", "COPY_HOST_PTR",

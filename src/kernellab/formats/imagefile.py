@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -17,6 +16,7 @@ import numpy as np
 
 from kernellab.errors import InputError, Problem
 from kernellab.formats import dds, npy_arm
+from kernellab.records import dataclass
 from kernellab.vkregistry.vkformat import VkFormatInfo
 
 EXTENSIONS = (".dds", ".npy", ".png")

@@ -14,10 +14,10 @@ import math
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab.errors import InputError
+from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:

@@ -16,13 +16,13 @@ import os
 import struct
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import numpy as np
 
 from kernellab.errors import InputError, Problem
+from kernellab.records import dataclass
 
 if TYPE_CHECKING:
     from kernellab.vkregistry.vkformat import VkFormatInfo

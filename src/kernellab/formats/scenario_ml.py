@@ -19,12 +19,13 @@ Each problem names the JSON pointer of the value at fault:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from kernellab import model as m
 from kernellab import spirv_format
 from kernellab.errors import InputError, MissingToolError
+from kernellab.records import dataclass
 from kernellab.vkregistry import vkformat
 
 Loc = tuple[str | int, ...]

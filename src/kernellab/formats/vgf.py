@@ -13,11 +13,12 @@ reads it; this module turns the decoder's handles into plain dataclasses.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from pathlib import Path
 from typing import Any
 
 from kernellab.errors import InputError, MissingToolError
+from kernellab.records import dataclass
 from kernellab.vkregistry import enums, vkformat
 
 VGF_PACKAGE = "ai-ml-sdk-vgf-library"

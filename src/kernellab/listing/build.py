@@ -3,11 +3,11 @@ operands, def/use links and live totals. ``docs/listing.md`` explains each mappi
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from kernellab.listing.disasm import format_literal
 from kernellab.listing.spirv import Instruction, Module, Operand
+from kernellab.records import dataclass
 
 #: the listing schema version written (the IGA JSON format's own)
 LISTING_VERSION = "2.0"

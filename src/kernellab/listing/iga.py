@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from kernellab.errors import InputError, Problem, Problems
 from kernellab.formats.jsonfile import MAX_JSON_BYTES, decode_json, read_text_input
+from kernellab.records import dataclass
 
 OPERAND_KINDS = ("RD", "RI", "IM", "LB", "DA", "AD")
 

@@ -9,9 +9,10 @@ import html
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from kernellab.records import dataclass
 from kernellab.textsafe import escape, escape_line
 
 

@@ -8,13 +8,14 @@ parameters, bit masks with each set bit's parameters, and the operands of extend
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from kernellab import spirv_format
 from kernellab.errors import InputError
 from kernellab.listing import grammar
 from kernellab.listing.grammar import InstructionSet, InstructionSpec, OperandKind, OperandSpec
+from kernellab.records import dataclass
 
 #: operand kinds that hold an <id>
 ID_KINDS = frozenset({"IdResultType", "IdResult", "IdRef", "IdMemorySemantics", "IdScope"})

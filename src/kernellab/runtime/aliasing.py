@@ -12,9 +12,10 @@ Sources are written in resource order, so where members overlap the later ``src`
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kernellab import model as m
+from kernellab.records import dataclass
 
 
 @dataclass

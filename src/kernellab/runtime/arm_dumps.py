@@ -10,7 +10,8 @@ schemas, key by key, are in docs/arm-compat.md.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+
+from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from kernellab import compiler_options, logs
@@ -53,6 +53,7 @@ from kernellab.errors import CompileError, FileSystemError, InputError, Kernella
 from kernellab.formats import npy, npy_arm
 from kernellab.formats.paths import escaped_name
 from kernellab.outputs import OutputSet
+from kernellab.records import dataclass
 from kernellab.runtime import arm_log
 from kernellab.runtime.arm_dumps import PerfCounter
 from kernellab.runtime.interface import (

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from kernellab.backends.base import (
 )
 from kernellab.errors import InputError
 from kernellab.formats.paths import escaped_name
+from kernellab.records import dataclass
 
 
 @dataclass

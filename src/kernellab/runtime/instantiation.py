@@ -18,7 +18,7 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +52,7 @@ from kernellab.formats.gpuverify import (
 from kernellab.native import launch_guard
 from kernellab.opencl_types import dtype_size
 from kernellab.outputs import OutputSet
+from kernellab.records import dataclass
 
 if TYPE_CHECKING:  # NumPy only where values are generated or swapped: verify's launches run without it
     import numpy as np

@@ -11,7 +11,6 @@ import dataclasses
 import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import model as m
@@ -19,6 +18,7 @@ from kernellab.backends.base import KernelInterface, LocalArgument, UnknownEntry
 from kernellab.compile.cache import sha256
 from kernellab.errors import Problem, json_pointer
 from kernellab.listing.reflect import Descriptor, Interface
+from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:

@@ -8,12 +8,12 @@ error naming its JSON path and the limit it passes, all of a scenario's found to
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import model as m
 from kernellab.backends.base import BindingSlot, Limits
 from kernellab.errors import Problem, json_pointer
+from kernellab.records import dataclass
 from kernellab.vkregistry import vkformat
 
 _AXES = "xyz"

@@ -36,7 +36,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,7 @@ from kernellab.formats.pyschedcl.kernel import ResolvedBuffer, ResolvedKernel
 from kernellab.formats.pyschedcl.spec import load_spec
 from kernellab.native.devices import GPU_KINDS, select, selector_kind
 from kernellab.outputs import write_text
+from kernellab.records import dataclass
 from kernellab.runtime.host_data import fill_inputs, write_outputs
 from kernellab.runtime.spec_scenario import Part, SpecScenario, SplitRun, program_specs, run_split
 from kernellab.runtime.split_modes import SPLIT_MODES

@@ -4,11 +4,12 @@ sees an argparse namespace."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from kernellab.errors import InputError, UsageError
+from kernellab.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from kernellab.errors import InputError, KernellabError, Problem
 from kernellab.formats.jsonfile import MAX_JSON_BYTES, decode_json, read_text_input
 from kernellab.formats.pyschedcl.graph import TaskGraph, load_dag_json, load_graph, load_task_file
 from kernellab.formats.pyschedcl.kernel import ResolvedKernel
+from kernellab.records import dataclass
 from kernellab.runtime.host_data import fill_inputs
 from kernellab.runtime.partition import RunResult, Session, execute
 

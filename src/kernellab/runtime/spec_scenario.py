@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from kernellab import model as m
 from kernellab.backends import opencl_abi as abi
 from kernellab.backends.base import Backend, Buffer, Image, Program, ProgramSpec, SpecConstant
 from kernellab.formats.pyschedcl.kernel import ResolvedBuffer, ResolvedKernel
+from kernellab.records import dataclass
 
 #: how a spec's buffer kind reads in a scenario
 _ACCESS = {"input": "readonly", "output": "writeonly", "io": "readwrite"}

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from kernellab import spirv_format
 from kernellab.errors import InputError
+from kernellab.records import dataclass
 from kernellab.spirvsim.dispatch import Binding
 from kernellab.spirvsim.module import Unsupported, extinst_name
 

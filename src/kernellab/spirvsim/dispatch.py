@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
 
 from kernellab.errors import InputError
+from kernellab.records import dataclass
 from kernellab.spirvsim import images
 from kernellab.spirvsim.findings import Finding, Recorder, verdict
 from kernellab.spirvsim.machine import Machine, eval_spec_op, flatten, refuse_unsupported, subgroup_barriers

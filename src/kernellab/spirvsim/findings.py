@@ -10,10 +10,12 @@ invocations involved (global, local and workgroup ids), with a count and a few e
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
+
+from kernellab.records import dataclass
 
 #: kinds that make the verdict ``defects`` whatever is checked
 DEFECT_KINDS = ("data-race", "barrier-divergence", "out-of-bounds", "subgroup-inactive-read", "subgroup-nonuniform")

@@ -24,13 +24,14 @@ texels by another invocation of the dispatch is a race.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
 
 from kernellab.backends.base import SamplerSpec as Sampler  # the backend's sampler settings
 from kernellab.errors import InputError
+from kernellab.records import dataclass
 from kernellab.spirvsim.memory import GLOBAL, MAX_BATCH_MEMORY, Ptr, Region, accessor_bytes
 from kernellab.spirvsim.shadow import READ, WRITE, Shadow
 from kernellab.spirvsim.types import Type

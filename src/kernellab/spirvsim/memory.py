@@ -7,11 +7,10 @@ index of its last array step (for findings) and whether an access-chain index le
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from kernellab.errors import InputError
+from kernellab.records import dataclass
 from kernellab.spirvsim.shadow import Shadow
 from kernellab.spirvsim.types import Type
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ import numpy as np
 from kernellab import spirv_format
 from kernellab.errors import InputError, Problem
 from kernellab.listing import grammar
+from kernellab.records import dataclass
 from kernellab.spirvsim import matrix, subgroup
 from kernellab.spirvsim.images import ImageType, image_type
 from kernellab.spirvsim.pointers import ADDRESS_TYPE

@@ -40,9 +40,10 @@ All of it is NumPy: one access of ``n`` invocations costs a few fancy-indexing p
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
+
+from kernellab.records import dataclass
 
 READ, WRITE, ATOMIC_READ, ATOMIC_WRITE = 0, 1, 2, 3
 CLASS_NAMES = ("read", "write", "atomic read", "atomic write")

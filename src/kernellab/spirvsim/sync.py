@@ -24,9 +24,10 @@ buffer that dispatch touched, which later accesses are ordered after its accesse
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
+
+from kernellab.records import dataclass
 
 #: pipeline stages as bits; ALL meets every stage
 COMPUTE, GRAPH, GRAPHICS = 1, 2, 4

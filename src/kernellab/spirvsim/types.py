@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import overload
 
 import numpy as np
+
+from kernellab.records import dataclass
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _SINT = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}

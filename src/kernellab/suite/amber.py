@@ -7,12 +7,13 @@ DEVICE_FEATURE / DEVICE_EXTENSION the file requires: Amber's own verdict for it 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernellab.formats.amber.materialize import Checkpoint
 from kernellab.formats.amber.script import AmberScript, Expect, Pipeline
+from kernellab.records import dataclass
 from kernellab.suite.expectations import AMBER_SUFFIX, Check, OutputComparison, PixelProbe, ProbeExpectation
 
 if TYPE_CHECKING:

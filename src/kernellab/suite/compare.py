@@ -7,13 +7,14 @@ shows the first few with index, expected and actual value and the tolerance that
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kernellab.errors import InputError
+from kernellab.records import dataclass
 from kernellab.suite.expectations import Expectations, OutputExpectation, Tolerance
 
 #: mismatching elements shown per output

@@ -8,10 +8,10 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab.errors import InputError, UsageError
+from kernellab.records import dataclass
 from kernellab.suite.expectations import AMBER_SUFFIX, SIDECAR_SUFFIX, is_sidecar, load_expectations, sidecar_for
 
 

@@ -25,13 +25,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
 from kernellab.errors import InputError, Problem, json_pointer
 from kernellab.formats.paths import path_problem
 from kernellab.outputs import escapes
+from kernellab.records import dataclass
 
 SIDECAR_SUFFIX = ".expect.json"
 #: AmberScript files: workloads that carry their own expectations (EXPECT), found by suites as they are

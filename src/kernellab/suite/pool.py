@@ -12,10 +12,10 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any
 
+from kernellab.records import dataclass
 from kernellab.suite.discovery import SuiteItem
 from kernellab.suite.results import TestResult
 from kernellab.suite.worker import WorkerConfig, worker_main

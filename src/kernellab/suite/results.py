@@ -1,8 +1,10 @@
 """The result of one workload in a suite, and the outcome once the baseline is applied."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import Any
+
+from kernellab.records import dataclass
 
 #: statuses of one attempt, as baselines and JUnit spell them
 STATUS_TITLE = {"pass": "Pass", "fail": "Fail", "crash": "Crash", "timeout": "Timeout", "error": "Error",

@@ -9,9 +9,10 @@ further workload starts, and those never started are counted in ``not_run``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
 
+from kernellab.records import dataclass
 from kernellab.suite.discovery import SuiteItem
 from kernellab.suite.results import FAILING_OUTCOMES, TestResult
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernellab.records import dataclass
 from kernellab.suite.discovery import SuiteItem
 from kernellab.suite.results import TestResult
 

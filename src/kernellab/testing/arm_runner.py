@@ -26,12 +26,12 @@ import json
 import os
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernellab import config, tools
 from kernellab.errors import MissingToolError
 from kernellab.outputs import write_text
+from kernellab.records import dataclass
 
 RUNNER_PACKAGE = "ai-ml-sdk-scenario-runner"
 LAYER_PACKAGE = "ai-ml-emulation-layer-for-vulkan"

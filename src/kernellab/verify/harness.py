@@ -18,9 +18,10 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from kernellab.records import dataclass
 
 MARK = "@@kernellab"
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal, TypedDict
+
+from kernellab.records import dataclass
 
 #: finding kinds, in report order; the first three are defects in GPUVerify's sense, the rest are
 #: reported as warnings unless ``--check`` names them

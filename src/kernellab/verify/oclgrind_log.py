@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernellab.records import dataclass
 from kernellab.verify import terms
 from kernellab.verify.asynccopy import EVENT_SHIFT, SHADOW_COLUMN
 from kernellab.verify.harness import MARK

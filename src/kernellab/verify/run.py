@@ -20,11 +20,11 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernellab.errors import InputError, KernellabError, Problem, ToolError, json_pointer
+from kernellab.records import dataclass
 from kernellab.verify.model import Finding, Launch, VerifyResult, checked_kinds, ordered
 
 if TYPE_CHECKING:  # loaded when needed: a kernel-instantiation verify starts without the scenario model

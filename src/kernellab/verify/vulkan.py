@@ -17,13 +17,13 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kernellab import model as m
 from kernellab import spirv_format, spirvsim
 from kernellab.errors import InputError, Problem, TimeLimitError, UsageError
+from kernellab.records import dataclass
 from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE
 from kernellab.spirvsim.module import Module
 from kernellab.verify import terms

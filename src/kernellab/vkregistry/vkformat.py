@@ -13,10 +13,11 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from kernellab.errors import InputError
+from kernellab.records import dataclass
 from kernellab.vkregistry import tables
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)

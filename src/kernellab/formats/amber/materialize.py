@@ -11,7 +11,7 @@ import contextlib
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from kernellab.formats.amber.clspv_layout import (
 from kernellab.formats.amber.origins import ShaderOrigin, translated, write_origins
 from kernellab.formats.amber.script import AmberScript, Binding, Copy, Expect, KernelArgument, Pipeline, Run, Shader
 from kernellab.formats.amber.types import Element
+from kernellab.records import dataclass
 
 #: (SPIR-V assembly, target environment) -> module bytes; given by the caller (formats run no tools)
 Assembler = Callable[[str, str], bytes]

@@ -15,10 +15,11 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from kernellab.errors import CompileError, Problem, ToolFailure
+from kernellab.records import dataclass
 
 #: written by the materializer beside the files it makes: file name -> :class:`ShaderOrigin`
 ORIGINS_FILE = "amber-origins.json"

@@ -1,11 +1,12 @@
 """The parsed form of an AmberScript file's compute subset: what the file declares, in order."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from kernellab.compiler_options import Options
 from kernellab.formats.amber.types import Element
+from kernellab.records import dataclass
 
 
 @dataclass

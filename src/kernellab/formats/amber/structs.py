@@ -12,9 +12,10 @@ format.cc), its alignment unchanged.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kernellab.formats.amber.types import SCALARS, Element, TypeError_, element
+from kernellab.records import dataclass
 
 _VEC = re.compile(r"^vec([234])<(\w+)>$")
 _MAT = re.compile(r"^mat([234])x([234])<(\w+)>$")

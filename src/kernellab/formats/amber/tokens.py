@@ -5,7 +5,7 @@ sources are not tokenized: the parser takes their lines as they are (``raw_lines
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from kernellab.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ its components, and its values are those words (Amber's src/format.cc).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from kernellab.records import dataclass
 
 SCALARS = {"int8": "int8", "uint8": "uint8", "int16": "int16", "uint16": "uint16", "int32": "int32",
            "uint32": "uint32", "int64": "int64", "uint64": "uint64", "float16": "float16", "float": "float32",

@@ -1,12 +1,12 @@
 """OpenCL C element types of kernel-spec buffers and arguments (``float``, ``uint``, ``float4``)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from kernellab.opencl_types import DEVICE_SIZED, SCALAR_DTYPES, SPELLINGS, scalar_name, split_vector
+from kernellab.records import dataclass
 
 #: OpenCL C scalar type (each spelling) -> NumPy dtype; the device-sized ones (``size_t``,
 #: ``bool``) are refused, since a spec states its data's sizes

@@ -4,13 +4,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kernellab.errors import InputError, Problems, UsageError, json_pointer
 from kernellab.formats.pyschedcl.kernel import KernelSpec, Sym, parse_assignment
 from kernellab.formats.pyschedcl.spec import BUFFER_KINDS, load_spec, spec_from_data
+from kernellab.records import dataclass
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ from kernellab import expressions
 from kernellab.errors import InputError, Problem, Problems, UsageError
 from kernellab.expressions import Expr, ExpressionError
 from kernellab.formats.pyschedcl.elements import ElementType
+from kernellab.records import dataclass
 
 #: variables the runner sets itself; ``--set`` may not override them
 RESERVED_VARIABLES = ("partition", "size_percent", "offset_percent")

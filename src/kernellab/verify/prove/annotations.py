@@ -8,7 +8,8 @@ extern function named ``__kl_*`` that clspv keeps; GLSL declares the same functi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from kernellab.records import dataclass
 
 #: GPUVerify's annotations the engine does not model, in the order of their number in
 #: ``__kl_unsupported(N)`` (reaching one gives ``unknown`` naming it)

@@ -37,11 +37,12 @@ instantiations give the other id too (``__kl_bi_other``), distinct from the firs
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import z3
 
+from kernellab.records import dataclass
 from kernellab.verify.prove.spec import OtherRecord, subterms
 
 #: the markers the source pass writes (``annotations.ANNOTATION_HEADER``)

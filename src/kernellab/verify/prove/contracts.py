@@ -19,11 +19,12 @@ every bound it could break is checked. This invocation's view of the array is th
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import z3
 
+from kernellab.records import dataclass
 from kernellab.verify.prove.spec import subterms
 
 #: the markers the source pass writes (``annotations.ANNOTATION_HEADER``)

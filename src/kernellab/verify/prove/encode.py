@@ -17,11 +17,12 @@ Loops are unrolled while the back edge may still be taken; a loop still running 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import z3
 
+from kernellab.records import dataclass
 from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name, successors
 from kernellab.spirvsim.types import Type
 from kernellab.verify.prove import barrier_invariants as barrier_invariants_

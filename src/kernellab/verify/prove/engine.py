@@ -11,11 +11,12 @@ proven for every input. A satisfying model is a counterexample (:class:`Countere
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import z3
 
+from kernellab.records import dataclass
 from kernellab.spirvsim.module import Inst, Module
 from kernellab.verify.prove import encode as enc
 from kernellab.verify.prove import spec

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kernellab import compiler_options
+from kernellab.records import dataclass
 from kernellab.spirvsim.module import Module
 from kernellab.verify.prove.annotations import annotated
 

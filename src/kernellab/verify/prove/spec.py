@@ -11,10 +11,12 @@ never lets a defect be proven.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import z3
+
+from kernellab.records import dataclass
 
 #: the log annotations: which accesses they see, and what they give
 _LOGS = {"__kl_read": ("read", "has"), "__kl_write": ("write", "has"), "__kl_read_offset": ("read", "offset"),

@@ -17,7 +17,8 @@ memory through it): by the engine where the prototype shows it, by the access gu
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from kernellab.records import dataclass
 
 #: the constant the marker function's body adds (the annotations' are 0x4b4c0001...)
 STUB_MAGIC = 0x4B4C0100

@@ -1,0 +1,491 @@
+"""kernellab's dataclasses, each built by one kept function (start-up, issue 23).
+
+:func:`dataclass` stands in for :func:`dataclasses.dataclass`: the class it returns is the one the
+standard decorator makes (its ``Field`` objects, ``__init__``, ``__repr__``, ``__eq__``, order, the
+frozen ``__setattr__``/``__delattr__``, ``__hash__``, ``__match_args__``, slots), without the
+standard decorator's per-class work: that examines every field several times and writes the text of
+each method piece by piece, about 0.7 M instructions a class even when classcode has kept the
+compiled methods (~45 M of a ``tiny`` run). Here one pass over the class writes its *shape*, a short
+text of what the generated code depends on (the options, each field's name, whether it has a
+default or a factory and its ``init``/``repr``/``hash``/``compare`` flags, the methods the class
+defines itself, ``__post_init__``, this module's own version); the shape keys the compiled code of
+one function that does the rest for every class of that shape, straight through: it makes the
+fields, defines the methods and sets them. The code is kept by :mod:`kernellab.classcode`'s cache
+where a command installed it (:func:`keep_code`): its text is written from the shape alone
+(:func:`_source`), so equal shapes have equal code, and a class whose fields change has another
+shape; a cache that is absent, unwritable or corrupt only costs the compile. Where no command
+installed the cache (the Python API, pytest, the commands that start workers), the standard
+decorator builds every class: compiling one function per class costs more than its own texts.
+
+The fast path covers what the standard decorator does with the options kernellab uses (``frozen``,
+``eq``, ``order``, ``slots``, ``init``, ``repr``, ``match_args``) on the interpreter versions it was
+compared with (:data:`CHECKED_VERSIONS`). Any other option, a keyword-only field, an ``InitVar``,
+``ClassVar`` or ``KW_ONLY`` annotation, an annotation that is not text, a mutable default, or a
+class the standard decorator refuses is handed to :func:`dataclasses.dataclass`, which raises its
+own errors. ``tests/unit/test_records.py`` builds every kernellab dataclass both ways and compares.
+"""
+from __future__ import annotations
+
+import abc
+import dataclasses
+import itertools
+import os
+import sys
+from _thread import get_ident
+from dataclasses import MISSING, Field, FrozenInstanceError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import CodeType
+    from typing import Any, TypeVar
+
+    _T = TypeVar("_T")
+
+#: the interpreter versions whose :mod:`dataclasses` the built classes were compared with (the
+#: private names of the standard module used here differ between versions); elsewhere the standard
+#: decorator builds every class
+CHECKED_VERSIONS = ((3, 11),)
+_IS_FIELD = getattr(dataclasses, "_FIELD", None)  # the marker of a real field (not a pseudo-field)
+_FAST = sys.version_info[:2] in CHECKED_VERSIONS and _IS_FIELD is not None
+#: the options built here, in the order the shape writes them (any other goes to the standard decorator)
+OPTIONS = ("init", "repr", "eq", "order", "frozen", "match_args", "slots")
+_DEFAULTS = {"init": True, "repr": True, "eq": True, "order": False, "frozen": False, "match_args": True,
+             "slots": False}
+#: the methods and attributes the standard decorator adds unless the class has its own (or refuses)
+_OWN = frozenset({"__init__", "__repr__", "__eq__", "__lt__", "__le__", "__gt__", "__ge__", "__setattr__",
+                  "__delattr__", "__hash__", "__match_args__", "__slots__"})
+_ORDER = (("__lt__", "<"), ("__le__", "<="), ("__gt__", ">"), ("__ge__", ">="))
+#: defaults whose value is the class attribute itself (no ``__get__``): the rest are read with getattr
+_PLAIN = frozenset({int, float, str, bytes, bool, type(None), tuple, frozenset, complex})
+#: attributes every class has from ``type``/``object``: a field by such a name goes to the standard decorator
+_CLASS_NAMES = frozenset(dir(type))
+
+
+def _frozen_methods(cls: type, names: tuple[str, ...]) -> tuple[Callable[..., None], Callable[..., None]]:
+    """The ``__setattr__`` and ``__delattr__`` of a frozen class whose fields are ``names`` (the
+    same code for every class: kept with this module, not with each class's)."""
+
+    def __setattr__(self: object, name: str, value: Any) -> None:
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)  # type: ignore[arg-type]  # cls: the class it is set on
+
+    def __delattr__(self: object, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)  # type: ignore[arg-type]  # cls: the class it is set on
+
+    for method in (__setattr__, __delattr__):
+        method.__module__ = cls.__module__
+        method.__annotations__ = {}
+    return __setattr__, __delattr__
+
+
+def _guarded_repr(user: Callable[[Any], str]) -> Callable[[Any], str]:
+    """``user`` returning ``...`` for an object whose repr is already running in this thread, named
+    as ``functools.wraps`` names the standard decorator's guard."""
+    running: set[tuple[int, int]] = set()
+
+    def __repr__(self: Any) -> str:
+        key = id(self), get_ident()
+        if key in running:
+            return "..."
+        running.add(key)
+        try:
+            result = user(self)
+        finally:
+            running.discard(key)
+        return result
+
+    __repr__.__module__ = user.__module__
+    __repr__.__qualname__ = user.__qualname__
+    __repr__.__annotations__ = user.__annotations__
+    __repr__.__wrapped__ = user  # type: ignore[attr-defined]
+    return __repr__
+
+
+#: what each built class's function is called with after the class and its values
+_SUPPORT = (Field, MISSING, _IS_FIELD, object, getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None),
+            getattr(dataclasses, "_DataclassParams", None), _frozen_methods, _guarded_repr)
+
+
+def _version() -> str | None:
+    """This module's own version in each shape (its file's time and size): a changed writer of
+    texts writes new keys. None where the file cannot be read: then nothing is kept."""
+    try:
+        st = os.stat(__file__)
+    except (OSError, NameError):
+        return None
+    return f"records:{st.st_mtime_ns}:{st.st_size}"
+
+
+_VERSION = _version()
+_FAST = _FAST and _VERSION is not None
+
+
+def _compile(source: str) -> CodeType:
+    # no __future__ flags from this module: the text compiles as the standard decorator's do
+    return compile(source, "<string>", "exec", dont_inherit=True)
+
+
+def _compiled(key: str, source: Callable[[], str]) -> CodeType:
+    return _compile(source())
+
+
+#: the code of a shape: the copy kept by classcode's cache (:func:`keep_code`), or compiled (then
+#: :func:`dataclass` leaves the class to the standard decorator)
+_code_of: Callable[[str, Callable[[], str]], CodeType] = _compiled
+
+
+def keep_code(code_of: Callable[[str, Callable[[], str]], CodeType] | None) -> None:
+    """Take each shape's code from ``code_of(key, source)`` (classcode's cache, which compiles
+    ``source()`` for a key it does not have), or compile it each time (None)."""
+    global _code_of
+    _code_of = code_of if code_of is not None else _compiled
+
+
+class _Refused(Exception):
+    """The standard decorator builds this class (it refuses it, or it needs what is not built here)."""
+
+
+def _dataclass(cls: type[_T] | None = None, /, **options: bool) -> Any:
+    """:func:`dataclasses.dataclass`, the class built by its shape's kept function where it can be."""
+
+    def wrap(cls: type[_T]) -> type[_T]:
+        # without kept code (no command installed classcode's cache: the Python API, pytest, the
+        # commands that start workers) a compile per class costs more than the standard decorator
+        if _FAST and _code_of is not _compiled:
+            try:
+                return _build(cls, options)
+            except _Refused:
+                pass
+        built: type[_T] = dataclasses.dataclass(**options)(cls)  # type: ignore[call-overload]
+        return built
+
+    return wrap if cls is None else wrap(cls)
+
+
+if TYPE_CHECKING:  # type checkers see the standard decorator, whose rules they know
+    from dataclasses import dataclass as dataclass
+else:
+    dataclass = _dataclass
+
+
+def _build(cls: type[_T], options: dict[str, bool]) -> type[_T]:
+    opt = _options(options)
+    key, values, annotations, namespace = _shape(cls, opt)
+    code = _code_of(key, lambda: _source(key))
+    scope: dict[str, Any] = {}
+    exec(code, namespace, scope)
+    scope["__create_fn__"](cls, values, annotations, _SUPPORT)
+    if not cls.__doc__:
+        cls.__doc__ = cls.__name__ + _signature_text(cls)
+    if opt[6] == "1":
+        cls = dataclasses._add_slots(cls, opt[4] == "1", False)  # type: ignore[attr-defined]
+    abc.update_abstractmethods(cls)
+    return cls
+
+
+def _shape(cls: type, opt: str) -> tuple[str, list[Any], dict[str, Any], dict[str, Any]]:
+    """The key of ``cls``'s shape, the values its function takes (each field's default, field()
+    or base class's Field), its annotations and its module's namespace."""
+    own = cls.__dict__
+    module = sys.modules.get(cls.__module__)
+    namespace = module.__dict__ if module is not None else {}
+    annotations = own.get("__annotations__", {})
+    fields = _base_fields(cls, opt[4] == "1") if cls.__bases__ != (object,) else {}
+    declared = 0  # the class's own field()s
+    for name, annotation in annotations.items():  # one pass, inline: this loop is most of a class's cost
+        if type(annotation) is not str:
+            raise _Refused
+        names = _leading_names.get(annotation) or _leading(annotation)
+        if names[1] is not None:
+            obj = namespace.get(names[1]) if names[0] is None else _held(namespace, *names)
+            if obj is not None and _pseudo_field(obj):
+                raise _Refused
+        value = own.get(name, MISSING)
+        if value is MISSING:
+            fields[name] = _inherited_default(cls, name)
+        elif type(value) is Field:
+            if value.kw_only not in (MISSING, False):  # type: ignore[attr-defined]
+                raise _Refused
+            fields[name] = (f"F{_flags(value)}:{name}", value)
+            declared += 1
+        else:
+            if type(value) not in _PLAIN:
+                value = _plain_default(cls, name, value)
+            fields[name] = ("d:" + name, value)
+    if sum(map(isinstance, own.values(), itertools.repeat(Field))) != declared:
+        raise _Refused  # a field() without an annotation
+    explicit_hash = own.get("__hash__", MISSING)
+    flags = ("1" if hasattr(cls, "__post_init__") else "0") + (
+        "0" if explicit_hash is MISSING or (explicit_hash is None and "__eq__" in own) else "1")
+    key = "|".join([_VERSION or "", opt, flags, ",".join(sorted(own.keys() & _OWN)),
+                    ";".join([shape for shape, _ in fields.values()])])
+    return key, [value for _, value in fields.values()], annotations, namespace
+
+
+#: an annotation's leading (module, name), as the standard decorator's pattern reads them; the same
+#: texts come back class after class ("int", "str", "tuple[int, ...]")
+_leading_names: dict[str, tuple[str | None, str | None]] = {}
+
+
+def _leading(annotation: str) -> tuple[str | None, str | None]:
+    found = _leading_name(annotation)
+    names = _leading_names[annotation] = found.groups() if found is not None else (None, None)
+    return names
+
+
+def _held(namespace: dict[str, Any], holder: str | None, name: str | None) -> Any:
+    """``holder.name`` looked up as the standard decorator looks up ``typing.ClassVar`` and the like."""
+    return getattr(namespace.get(holder or ""), "__dict__", {}).get(name)
+
+
+def _inherited_default(cls: type, name: str) -> tuple[str, Any]:
+    """(shape, default) of a field whose class holds no value for it: a base class may."""
+    if cls.__bases__ != (object,):
+        value = getattr(cls, name, MISSING)
+        if isinstance(value, Field):
+            raise _Refused  # the standard decorator would delete the base class's attribute
+    elif name in _CLASS_NAMES:
+        raise _Refused
+    else:
+        value = MISSING
+    if value is MISSING:
+        return "n:" + name, MISSING
+    return "d:" + name, _plain_default(cls, name, value)
+
+
+def _plain_default(cls: type, name: str, value: Any) -> Any:
+    """The default of a field as the standard decorator reads it (a descriptor's own answer)."""
+    if isinstance(value, Field):
+        raise _Refused  # a subclass of Field
+    value = getattr(cls, name)
+    if type(value).__hash__ is None or type(value).__name__ == "member_descriptor":
+        raise _Refused  # a mutable default, or a slot of a base class
+    return value
+
+
+_option_codes: dict[frozenset[tuple[str, bool]], str] = {}
+
+
+def _options(options: dict[str, bool]) -> str:
+    """The options as a string of 0s and 1s in :data:`OPTIONS`' order (refused: another option)."""
+    given = frozenset(options.items())
+    code = _option_codes.get(given)
+    if code is None:
+        if not options.keys() <= _DEFAULTS.keys() or any(type(v) is not bool for v in options.values()):
+            raise _Refused
+        full = {**_DEFAULTS, **options}
+        if full["order"] and not full["eq"]:
+            raise _Refused
+        code = _option_codes[given] = "".join("1" if full[name] else "0" for name in OPTIONS)
+    return code
+
+
+def _flags(f: Field[Any]) -> str:
+    """init, repr, hash (N: as compare), compare, and d(efault)/f(actory)/- of a Field."""
+    hashed = f.hash
+    return "".join(["1" if f.init else "0", "1" if f.repr else "0",
+                    "N" if hashed is None else "1" if hashed else "0", "1" if f.compare else "0",
+                    "d" if f.default is not MISSING else "f" if f.default_factory is not MISSING else "-"])  # type: ignore[misc]
+
+
+def _base_fields(cls: type, frozen: bool) -> dict[str, tuple[str, Any]]:
+    """The fields of the dataclasses ``cls`` derives from: name -> (shape, Field)."""
+    fields: dict[str, tuple[str, Any]] = {}
+    bases = frozen_bases = 0
+    for base in cls.__mro__[-1:0:-1]:
+        base_fields = getattr(base, "__dataclass_fields__", None)
+        if base_fields is None:
+            continue
+        bases += 1
+        for f in base_fields.values():
+            if f._field_type is not _IS_FIELD or f.kw_only is not False:
+                raise _Refused  # a pseudo-field or a keyword-only field
+            fields[f.name] = (f"B{_flags(f)}:{f.name}", f)
+        frozen_bases += bool(getattr(base, "__dataclass_params__").frozen)  # noqa: B009 - a class's attribute
+    if bases and (frozen_bases > 0) != frozen:
+        raise _Refused  # frozen over mutable or the reverse: the standard decorator's error
+    return fields
+
+
+_leading_name = getattr(dataclasses, "_MODULE_IDENTIFIER_RE", None).match  # type: ignore[union-attr]
+
+
+def _pseudo_field(obj: Any) -> bool:
+    """``obj``, the value of an annotation's leading name, is ``ClassVar``, ``InitVar`` or ``KW_ONLY``
+    (the standard decorator's test: the name looked up in the class's module)."""
+    if obj is dataclasses.InitVar or obj is dataclasses.KW_ONLY or type(obj) is dataclasses.InitVar:
+        return True
+    if type(obj) is type:  # a class: not typing's ClassVar
+        return False
+    typing = sys.modules.get("typing")
+    return typing is not None and (obj is typing.ClassVar or getattr(obj, "__origin__", None) is typing.ClassVar)
+
+
+def _signature_text(cls: type) -> str:
+    """What the standard decorator writes after the name of a class without a docstring."""
+    import inspect  # only for such a class (kernellab's classes on the run path have docstrings)
+
+    try:
+        return str(inspect.signature(cls)).replace(" -> None", "")
+    except (TypeError, ValueError):
+        return ""
+
+
+# --- the text of a shape's function (written on a cache miss, from the key alone) ----------------
+
+_HEAD = ("def __create_fn__(cls, __dataclass_values__, __dataclass_annotations__, __dataclass_support__):\n"
+         " (Field, MISSING, _FIELD, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _DataclassParams,"
+         " __dataclass_frozen__, __dataclass_guarded__) = __dataclass_support__\n")
+
+
+class _Field:
+    """One field as its shape gives it."""
+
+    def __init__(self, index: int, shape: str):
+        kind, self.name = shape.split(":", 1)
+        self.var = f"_f{index}"
+        self.kind = kind[0]  # n(o default), d(efault), F(ield() of the class), B(ase class's Field)
+        flags = kind[1:] if kind[0] in "FB" else ("11N1" + ("d" if kind == "d" else "-"))
+        self.init, self.repr, self.compare = flags[0] == "1", flags[1] == "1", flags[3] == "1"
+        self.hash = self.compare if flags[2] == "N" else flags[2] == "1"
+        self.default, self.factory = flags[4] == "d", flags[4] == "f"
+
+
+def _source(key: str) -> str:
+    """The function that builds a class of shape ``key`` (see :func:`_build`)."""
+    _, opt, flags, owned, shapes = key.split("|")
+    init, repr_, eq, order, frozen, match_args, slots = (c == "1" for c in opt)
+    post_init, explicit_hash = flags[0] == "1", flags[1] == "1"
+    own = frozenset(owned.split(",")) if owned else frozenset()
+    fields = [_Field(i, shape) for i, shape in enumerate(shapes.split(";"))] if shapes else []
+    lines = [_HEAD]
+    if fields:
+        lines.append(f" {''.join(f.var + ',' for f in fields)} = __dataclass_values__\n")
+    lines.append(f" cls.__dataclass_params__ = _DataclassParams({init}, {repr_}, {eq}, {order}, False, {frozen})\n")
+    lines += _field_lines(fields)
+    methods: list[str] = []
+    if init:
+        lines += _init_lines(fields, frozen, slots, post_init, methods, "__init__" not in own)
+    if repr_ and "__repr__" not in own:
+        lines += _repr_lines(fields, methods)
+    lines += _compare_lines(fields, eq, order, own, methods)
+    if frozen:
+        lines += _frozen_lines(fields, own, methods)
+    if eq and not explicit_hash and frozen:
+        hashed = _tuple_of("self", [f.name for f in fields if f.hash])
+        lines += [" def __hash__(self):\n", f"  return hash({hashed})\n"]
+        methods.append("__hash__")
+    if methods:
+        lines.append(" __dataclass_qualname__ = cls.__qualname__\n")
+    for name in methods:
+        lines += [f" {name}.__qualname__ = __dataclass_qualname__ + '.{name}'\n", f" cls.{name} = {name}\n"]
+    if eq and not explicit_hash and not frozen:
+        lines.append(" cls.__hash__ = None\n")
+    if match_args and "__match_args__" not in own:
+        lines.append(f" cls.__match_args__ = {tuple(f.name for f in fields if f.init)!r}\n")
+    if slots and "__slots__" in own:
+        raise _Refused  # the standard decorator's error
+    return "".join(lines)
+
+
+def _tuple_of(who: str, names: list[str]) -> str:
+    return "(" + "".join(f"{who}.{name}," for name in names) + ")"
+
+
+def _field_lines(fields: list[_Field]) -> list[str]:
+    """The Field of each field the class declares, as the standard decorator makes and names it."""
+    lines = []
+    for f in fields:
+        if f.kind == "B":
+            continue
+        if f.kind == "F":
+            lines.append(f" {f.var}.kw_only = False\n")
+        else:
+            default = f.var if f.kind == "d" else "MISSING"
+            lines.append(f" {f.var} = Field({default}, MISSING, True, True, None, True, None, False)\n")
+        lines.append(f" {f.var}.name, {f.var}.type, {f.var}._field_type = {f.name!r}, "
+                     f"__dataclass_annotations__[{f.name!r}], _FIELD\n")
+    for f in fields:  # the class shows a field()'s default, or nothing
+        if f.kind == "F":
+            lines.append(f" setattr(cls, {f.name!r}, {f.var}.default)\n" if f.default else
+                         f" delattr(cls, {f.name!r})\n")
+    items = ", ".join(f"{f.name!r}: {f.var}" for f in fields)
+    lines.append(f" cls.__dataclass_fields__ = {{{items}}}\n")
+    return lines
+
+
+def _init_lines(fields: list[_Field], frozen: bool, slots: bool, post_init: bool, methods: list[str],
+                wanted: bool) -> list[str]:
+    """``__init__`` (when ``wanted``: not the class's own), its types and defaults taken from the Fields."""
+    self_name = "__dataclass_self__" if any(f.name == "self" for f in fields) else "self"
+    lines: list[str] = []
+    params = [self_name]
+    body = []
+    seen_default = False
+    for f in fields:
+        name = f.name
+        if f.init:
+            if seen_default and not (f.default or f.factory):
+                raise _Refused  # a field without a default after one with: the standard decorator's error
+            seen_default = seen_default or f.default or f.factory
+            lines.append(f" _type_{name} = {f.var}.type\n")
+            default = f"=_dflt_{name}" if f.default else "=_HAS_DEFAULT_FACTORY" if f.factory else ""
+            params.append(f"{name}:_type_{name}{default}")
+        if f.factory:
+            lines.append(f" _dflt_{name} = {f.var}.default_factory\n")
+            value = f"_dflt_{name}() if {name} is _HAS_DEFAULT_FACTORY else {name}" if f.init else f"_dflt_{name}()"
+        elif f.default and (f.init or slots):  # a slot has no class attribute to fall back on
+            lines.append(f" _dflt_{name} = {f.var}.default\n")
+            value = name if f.init else f"_dflt_{name}"
+        elif f.init:
+            value = name
+        else:
+            continue  # the class attribute holds the default
+        if frozen:
+            body.append(f"  __dataclass_builtins_object__.__setattr__({self_name},{name!r},{value})\n")
+        else:
+            body.append(f"  {self_name}.{name}={value}\n")
+    if post_init:
+        body.append(f"  {self_name}.__post_init__()\n")
+    if not wanted:
+        return []
+    methods.append("__init__")
+    return [*lines, f" def __init__({','.join(params)})->None:\n", *(body or ["  pass\n"])]
+
+
+def _repr_lines(fields: list[_Field], methods: list[str]) -> list[str]:
+    """``__repr__`` inside the standard decorator's guard against recursion (:func:`_guarded_repr`)."""
+    shown = ", ".join(f"{f.name}={{self.{f.name}!r}}" for f in fields if f.repr)
+    methods.append("__repr__")
+    return [" def __repr__(self):\n", f'  return self.__class__.__qualname__ + f"({shown})"\n',
+            " __repr__ = __dataclass_guarded__(__repr__)\n"]
+
+
+def _compare_lines(fields: list[_Field], eq: bool, order: bool, own: frozenset[str],
+                   methods: list[str]) -> list[str]:
+    compared = [f.name for f in fields if f.compare]
+    mine, theirs = _tuple_of("self", compared), _tuple_of("other", compared)
+    wanted = [("__eq__", "==")] if eq else []
+    if order:
+        if any(name in own for name, _ in _ORDER):
+            raise _Refused  # the standard decorator's error
+        wanted += _ORDER
+    lines = []
+    for name, op in wanted:
+        if name not in own:
+            lines += [f" def {name}(self, other):\n", "  if other.__class__ is self.__class__:\n",
+                      f"   return {mine}{op}{theirs}\n", "  return NotImplemented\n"]
+            methods.append(name)
+    return lines
+
+
+def _frozen_lines(fields: list[_Field], own: frozenset[str], methods: list[str]) -> list[str]:
+    if "__setattr__" in own or "__delattr__" in own:
+        raise _Refused  # the standard decorator's error
+    methods += ["__setattr__", "__delattr__"]
+    names = tuple(f.name for f in fields)
+    return [f" __setattr__, __delattr__ = __dataclass_frozen__(cls, {names!r})\n"]
