@@ -8,7 +8,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from conformance.gpuverify_prove import (  # noqa: E402
-    classify, kernel_args, outcome, placeholder_sizes, row, size_space, sizes, work_dim)
+    classify,
+    kernel_args,
+    outcome,
+    placeholder_sizes,
+    row,
+    size_space,
+    sizes,
+    work_dim,
+)
 
 
 def test_sizes_from_the_header() -> None:
