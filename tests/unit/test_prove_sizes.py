@@ -126,6 +126,30 @@ def test_size_queries_read_the_symbolic_sizes_within_the_limits(tmp_path: Path) 
 
 
 @needs_clspv
+def test_clspv_size_push_constants_are_the_symbolic_sizes(tmp_path: Path) -> None:
+    # OpenCL C 3.0: clspv reads the global size and the counts from built-in push constants
+    src = """kernel void k(global int *A) {
+      __assert(get_global_size(0) == get_local_size(0) * get_num_groups(0));
+      __assert(get_enqueued_local_size(0) == get_local_size(0));
+      __assert(get_global_size(0) != %s);
+    }"""
+    path = tmp_path / "k.cl"
+    outcomes = []
+    for n in ("24", "0"):
+        path.write_text(src % n)
+        compiled = opencl.compile_kernel(path, "k", "-cl-std=CL3.0", (8, 1, 1), [], work_dim=1)
+        assert {what for what, _, _ in compiled.kernel.builtin_push} >= {"PushConstantGlobalSize",
+                                                                       "PushConstantNumWorkgroups"}
+        launch = opencl.launch(compiled, (32,), (8, 1, 1), [], symbolic_sizes=True)
+        launch.size_space = one_d()
+        outcomes.append(engine.prove(compiled.module, launch, timeout=60))
+    assert kinds(outcomes[0]) == {"assertion"} and outcomes[0].findings[0].sizes is not None
+    (ls, _, _), (ng, _, _) = outcomes[0].findings[0].sizes
+    assert ls * ng == 24
+    assert outcomes[1].verdict == "proven"
+
+
+@needs_clspv
 def test_what_the_files_fix_bounds_the_sizes(tmp_path: Path) -> None:
     # GPUVerify's --local_size=* --global_size=1024: the size divides 1024
     divides = "__kernel void k(__global int *A) { __assert(1024 %% get_local_size(0) == 0 && %s); }"
