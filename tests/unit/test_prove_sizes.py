@@ -199,6 +199,20 @@ void main() {
     assert prove_glsl(linear % "g.y == 0u && g.z == 0u").verdict == "proven"
 
 
+@needs_clspv
+def test_loop_striding_by_the_size_past_the_unrolling_limit_is_unknown(tmp_path: Path) -> None:
+    src = """__kernel void k(__global int *A, __global int *B) {
+      __local int L[256];
+      for (unsigned i = get_local_id(0); i < 256; i += get_local_size(0)) L[i] = B[i];
+      barrier(CLK_LOCAL_MEM_FENCE);
+      A[get_global_id(0)] = L[get_local_id(0) % 256];
+    }"""
+    assert prove_cl(tmp_path, src).verdict == "proven"  # at 64: four iterations, unrolled
+    o = prove_cl(tmp_path, src, one_d())  # a size of 1 takes 256 iterations
+    assert o.verdict == "unknown" and o.line is not None and o.line[1] == 3
+    assert "depends on the work-group size" in (o.reason or "") and "i += get_local_size(0)" in (o.reason or "")
+
+
 @needs_glslang
 def test_array_sized_by_the_work_group_is_unknown() -> None:
     src = """#version 450

@@ -226,9 +226,9 @@ class _Prover:
             return r == z3.sat
 
         sizes = {vid: self.var_size(vid) for vid in self.m.variables}
-        e = enc.Encoder(self.m, ids, enc.Memory(dict(arrays)), tag, sizes, may)
-        if self.symbolic is not None:
-            sz.bind(e, self.m, self.symbolic)
+        memory = enc.Memory(dict(arrays))
+        e = enc.Encoder(self.m, ids, memory, tag, sizes, may) if self.symbolic is None else \
+            sz.SizedEncoder(self.m, ids, memory, tag, sizes, may, self.symbolic)
         trace = e.run_entry(None)
         # the assumptions hold on the path that reaches them: they constrain the rest of the check
         return trace

@@ -24,7 +24,8 @@ from typing import Any
 
 import z3
 
-from kernellab.spirvsim.module import Inst, Module, core_grammar, enum_name
+from kernellab.spirvsim.module import Block, Function, Inst, Module, core_grammar, enum_name
+from kernellab.verify.prove import encode as enc
 from kernellab.verify.prove.encode import Unmodelled
 
 log = logging.getLogger(__name__)
@@ -193,14 +194,14 @@ def _definitions(module: Module) -> dict[int, Inst]:
             if inst.typed and (inst.op.startswith("OpConstant") or inst.op.startswith("OpSpecConstant"))}
 
 
-def bind(encoder: Any, module: Module, sizes: Symbolic) -> None:
+def bind(encoder: enc.Encoder, module: Module, sizes: Symbolic) -> None:
     """Give ``encoder`` (an :class:`~kernellab.verify.prove.encode.Encoder`) the symbolic values
     of the work-group-size specialization constants and of every constant computed from them
     (composites, ``OpSpecConstantOp``), in the order the module defines them. An array type
     whose length is one of them cannot be laid out: ``unknown`` naming it."""
     if not sizes.spec_constants:
         return
-    values: dict[int, Any] = encoder.symbolic
+    values = encoder.symbolic
     for cid, d in sizes.spec_constants.items():
         values[cid] = sizes.local[d]
     for inst in module.insts:
@@ -215,6 +216,95 @@ def bind(encoder: Any, module: Module, sizes: Symbolic) -> None:
         elif inst.op == "OpTypeArray" and w[2] in values:
             raise Unmodelled("unsupported construct: an array whose length is the work-group size "
                              "(symbolic with --prove-sizes)", inst.line)
+
+
+class SizedEncoder(enc.Encoder):
+    """The encoder of a launch whose sizes are symbolic: the work-group-size constants are
+    :func:`bind`'s terms, and a loop whose exit depends on a size and that runs past the
+    unrolling limit is ``unknown`` rather than summarised: its invariants would relate the loop
+    variable to a symbolic size (``i = id; i += size``: ``(i - id) % size == 0``), a
+    non-linear question z3 does not settle in the time limit."""
+
+    def __init__(self, module: Module, ids: enc.Ids, memory: enc.Memory, tag: str,
+                 var_size: dict[int, int | None], solver_check: Any, sizes: Symbolic):
+        super().__init__(module, ids, memory, tag, var_size, solver_check)
+        bind(self, module, sizes)
+        self.size_derived = derived_ids(module, set(self.symbolic))
+
+    def summarize_loop(self, fn: Function, head: Block, body: set[int], ordered: list[Block], edges: list[Any],
+                       incoming: dict[int, list[Any]], returns: list[Any]) -> None:
+        for b in ordered:
+            last = b.insts[-1] if b.insts else None
+            if last is not None and last.op == "OpBranchConditional" and last.words[0] in self.size_derived \
+                    and any(t not in body for t in last.words[1:3]):
+                line = next((i.line for i in head.insts if i.line), None) or last.line
+                raise Unmodelled(f"unsupported construct: the loop at line {line[1] if line else '?'} runs past "
+                                 f"{enc.MAX_UNROLL} iterations with an exit that depends on the work-group size or "
+                                 "count (symbolic with --prove-sizes): not unrolled, and its invariants would be "
+                                 "non-linear in the size", line, self.m.source_text(line))
+        super().summarize_loop(fn, head, body, ordered, edges, incoming, returns)
+
+
+def derived_ids(module: Module, seeds: set[int]) -> set[int]:
+    """The ids whose value may depend on the sizes: ``seeds`` (the symbolic constants), the
+    ``WorkgroupSize`` and ``NumWorkgroups`` built-ins, a private variable they initialise (clspv's
+    copy of the size), and whatever is computed from them, stored into a variable (the whole
+    variable), passed to a function or returned from one, and a phi that joins blocks a branch on
+    such a value chose between (clspv's loops exit through a phi of constants). Flow-insensitive;
+    it only decides whether a loop is refused or summarised, both sound."""
+    out = set(seeds)
+    for vid, inst in module.variables.items():
+        builtin = module.decorated(vid, "BuiltIn")
+        if builtin is not None and enum_name("BuiltIn", builtin[0]) in ("WorkgroupSize", "NumWorkgroups"):
+            out.add(vid)
+        elif len(inst.words) > 3 and inst.words[3] in out:
+            out.add(vid)
+    flow = _Flow(module)
+    while True:
+        before = len(out)
+        for inst in flow.insts:
+            out |= flow.step(inst, out)
+        if len(out) == before:
+            return out
+
+
+class _Flow:
+    """One pass of :func:`derived_ids` over a module's instructions."""
+
+    def __init__(self, module: Module):
+        self.m = module
+        self.insts = [i for fn in module.functions.values() for b in fn.blocks.values() for i in b.insts]
+        #: a block's label -> the condition its terminator branches on
+        self.branch = {label: b.insts[-1].words[0] for fn in module.functions.values()
+                       for label, b in fn.blocks.items()
+                       if b.insts and b.insts[-1].op in ("OpBranchConditional", "OpSwitch")}
+        #: a pointer -> the variable it points into
+        self.base: dict[int, int] = {}
+        #: a function -> whether a value it returns depends on the sizes
+        self.returns: dict[int, set[int]] = {
+            fid: {i.words[0] for b in fn.blocks.values() for i in b.insts if i.op == "OpReturnValue"}
+            for fid, fn in module.functions.items()}
+
+    def step(self, inst: Inst, out: set[int]) -> set[int]:
+        """The ids ``inst`` makes depend on the sizes, given ``out``."""
+        w = inst.words
+        if inst.op in ("OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain", "OpCopyObject"):
+            self.base[w[1]] = self.base.get(w[2], w[2])
+        if inst.op == "OpStore":
+            return {self.base.get(w[0], w[0])} if w[1] in out else set()
+        if inst.op == "OpFunctionCall":
+            callee = self.m.functions.get(w[2])
+            if callee is None:
+                return set()
+            got = {p for p, a in zip(callee.params, w[3:]) if a in out}
+            if inst.typed and (got or self.returns[w[2]] & out):
+                got.add(w[1])
+            return got
+        if inst.op == "OpPhi" and any(x in out or self.branch.get(x) in out for x in w[2:]):
+            return {w[1]}
+        if inst.typed and any(x in out for x in w[2:]):
+            return {w[1]}
+        return set()
 
 
 def push_constraints(array: Any, entries: Sequence[tuple[str, int, int]], sizes: Symbolic) -> list[Any]:
@@ -233,21 +323,20 @@ def push_constraints(array: Any, entries: Sequence[tuple[str, int, int]], sizes:
     return out
 
 
-#: at most this many solver calls make one counterexample's sizes small
+#: at most this many solver calls make one size of a counterexample small
 SHRINK_QUERIES = 24
 
 
 def shrink(model: Any, constraints: list[Any], variables: list[Any], deadline: float,
            solve: Callable[[list[Any], int], Any] | None = None) -> Any:
     """A model of ``constraints`` whose ``variables`` (the sizes) are small, each in turn as small
-    as the solver shows it can be within :data:`SHRINK_QUERIES` calls and ``deadline`` (the
+    as the solver shows it can be within :data:`SHRINK_QUERIES` calls each and ``deadline`` (the
     monotonic clock): bounds 1, 2, 4, ... first, then halving. ``model`` when none is smaller."""
     solve = solve or _solve
-    queries = 0
     pinned: list[Any] = []
     for v in variables:
         hi = model.eval(v, model_completion=True).as_long()
-        lo, bound = 1, 1
+        lo, bound, queries = 1, 1, 0
         while lo < hi and queries < SHRINK_QUERIES:
             mid = bound if bound < hi else (lo + hi) // 2
             left = int((deadline - time.monotonic()) * 1000)
