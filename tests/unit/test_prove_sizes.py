@@ -258,3 +258,37 @@ def test_bad_combinations_exit_2(options: list[str], message: str, tmp_path: Pat
     assert main(["verify", *options, str(path)]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+
+@needs_glslang
+def test_size_constraints_are_the_limits_and_what_is_fixed() -> None:
+    from kernellab.spirvsim import glsl_to_spirv
+    from kernellab.spirvsim.machine import eval_spec_op
+    from kernellab.spirvsim.module import load
+
+    source = "#version 450\nlayout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;\nvoid main() {}"
+    module = load(glsl_to_spirv(source), "main", file="s.comp", eval_spec_op=eval_spec_op)
+
+    def ok(limits: sz.Limits, sizes: tuple[int, ...], counts: tuple[int, ...], **fixed: object) -> bool:
+        sym = sz.symbolic(module, sz.Space(limits, **fixed))  # type: ignore[arg-type]
+        s = z3.Solver()
+        s.add(*sym.constraints, *[v == x for v, x in zip(sym.local + sym.groups, sizes + counts)])
+        return s.check() == z3.sat
+
+    assert ok(LIMITS, (1024, 1, 1), (65535, 1, 1)) and ok(LIMITS, (16, 8, 8), (3, 5, 7))
+    assert not ok(LIMITS, (1025, 1, 1), (1, 1, 1))  # maxComputeWorkGroupSize
+    assert not ok(LIMITS, (1, 1, 65), (1, 1, 1))
+    assert not ok(LIMITS, (32, 32, 2), (1, 1, 1))  # maxComputeWorkGroupInvocations
+    assert not ok(LIMITS, (1, 1, 1), (65536, 1, 1))  # maxComputeWorkGroupCount
+    assert not ok(LIMITS, (0, 1, 1), (1, 1, 1)) and not ok(LIMITS, (1, 1, 1), (1, 0, 1))
+    wide = sz.Limits((70000, 70000, 70000), 70000, None)  # products past 32 bits, no count limit
+    assert ok(wide, (70000, 1, 1), (61356, 1, 1))
+    assert not ok(wide, (70000, 1, 1), (61357, 1, 1))  # an id past 2**32
+    assert not ok(wide, (300, 300, 1), (1, 1, 1))
+    # what a launch or a file fixes
+    assert not ok(LIMITS, (64, 2, 1), (1, 1, 1), dims=1) and not ok(LIMITS, (64, 1, 1), (1, 1, 2), dims=2)
+    assert ok(LIMITS, (64, 1, 1), (16, 1, 1), global_=(1024, None, None))
+    assert not ok(LIMITS, (64, 1, 1), (8, 1, 1), global_=(1024, None, None))
+    assert not ok(LIMITS, (32, 1, 1), (2, 1, 1), local=(64, None, None))
+    assert not ok(LIMITS, (64, 1, 1), (2, 1, 1), groups=(3, None, None))

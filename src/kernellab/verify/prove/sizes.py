@@ -101,8 +101,6 @@ def symbolic(module: Module, space: Space, global_offset: Sequence[int] = (0, 0,
         else:
             local.append(z3.BitVec(f"local_size{d}", 32))
     lim = space.limits
-    if max(lim.max_size) >= 2**16 or lim.max_invocations >= 2**16:
-        raise ValueError(f"work-group limits past 65535 ({lim.max_size}, {lim.max_invocations}) are not modelled")
     for d in range(3):
         ls, ng = local[d], groups[d]
         cons += [z3.UGE(ls, 1), z3.ULE(ls, lim.max_size[d]), z3.UGE(ng, 1)]
@@ -120,9 +118,13 @@ def symbolic(module: Module, space: Space, global_offset: Sequence[int] = (0, 0,
             cons.append(ng == space.groups[d])
         if space.global_[d] is not None:
             cons.append(ls * ng == space.global_[d])
-    # each size below 2**16: the products of two and of three fit 32 bits
-    cons += [z3.ULE(local[0] * local[1], lim.max_invocations),
-             z3.ULE(local[0] * local[1] * local[2], lim.max_invocations)]
+    if max(lim.max_size) < 2**16 and lim.max_invocations < 2**16:
+        # the products of two and of three sizes fit 32 bits: cheaper for z3 than wide ones
+        cons += [z3.ULE(local[0] * local[1], lim.max_invocations),
+                 z3.ULE(local[0] * local[1] * local[2], lim.max_invocations)]
+    else:
+        wide = [z3.ZeroExt(64, x) for x in local]
+        cons.append(z3.ULE(wide[0] * wide[1] * wide[2], lim.max_invocations))
     return Symbolic(local, groups, cons, spec)
 
 
