@@ -239,7 +239,8 @@ class SizedEncoder(enc.Encoder):
             last = b.insts[-1] if b.insts else None
             if last is not None and last.op == "OpBranchConditional" and last.words[0] in self.size_derived \
                     and any(t not in body for t in last.words[1:3]):
-                line = next((i.line for i in head.insts if i.line), None) or last.line
+                line = next((i.line for blk in [head, *ordered] for i in blk.insts if i.line and i.line[1] > 0),
+                            last.line)
                 raise Unmodelled(f"unsupported construct: the loop at line {line[1] if line else '?'} runs past "
                                  f"{enc.MAX_UNROLL} iterations with an exit that depends on the work-group size or "
                                  "count (symbolic with --prove-sizes): not unrolled, and its invariants would be "
