@@ -78,9 +78,55 @@ def sizes(options: dict[str, str]) -> tuple[tuple[int, int, int], tuple[int, int
 
 
 def work_dim(options: dict[str, str]) -> int:
-    """The launch's number of dimensions: as many as its sizes give."""
-    return max(len(parse_dims(options["--local_size"])),
-               len(parse_dims(options.get("--global_size") or options["--num_groups"])))
+    """The launch's number of dimensions: as many as its sizes give (``*`` is one)."""
+    return max(len(_dims_or_any(options["--local_size"])),
+               len(_dims_or_any(options.get("--global_size") or options["--num_groups"])))
+
+
+def _dims_or_any(text: str) -> list[int | None]:
+    """``64``, ``[64,64]``, ``*`` (any size: None) -> a list of sizes."""
+    if text.strip() == "*":
+        return [None]
+    return list(parse_dims(text))
+
+
+def _three(values: list[int | None], dims: int) -> tuple[int | None, int | None, int | None]:
+    """A size per dimension: ``*`` (one None) any size in each of the launch's ``dims``, 1 past them."""
+    if values == [None]:
+        values = [None] * dims
+    v = values[:3] + [1] * (3 - len(values))
+    return (v[0], v[1], v[2])
+
+
+def size_space(options: dict[str, str], every: bool = False) -> Any:
+    """GPUVerify's unconstrained sizes (``--local_size=*``, ``--num_groups=*``,
+    ``--global_size=*``) as what ``--prove-sizes`` takes
+    (:class:`~kernellab.verify.prove.sizes.Space`, the OpenCL defaults' limits: GPUVerify
+    knows no device); None when every size is given. ``every``: all sizes symbolic, within the
+    test's number of dimensions."""
+    from kernellab.verify.prove import sizes as prove_sizes
+
+    local = _dims_or_any(options["--local_size"])
+    other = _dims_or_any(options.get("--global_size") or options["--num_groups"])
+    if None not in local + other and not every:
+        return None
+    dims = work_dim(options)
+    if every:
+        return prove_sizes.Space(prove_sizes.OPENCL_DEFAULTS, dims)
+    fixed_local = _three(local, dims)
+    counted = _three(other, dims)
+    if "--global_size" in options:
+        return prove_sizes.Space(prove_sizes.OPENCL_DEFAULTS, dims, local=fixed_local, global_=counted)
+    return prove_sizes.Space(prove_sizes.OPENCL_DEFAULTS, dims, local=fixed_local, groups=counted)
+
+
+def placeholder_sizes(space: Any) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """Concrete sizes inside ``space`` to compile and lay out a launch with (the proof replaces
+    them by its variables): each fixed one, 1 for the others."""
+    local = tuple(x or 1 for x in space.local)
+    groups = tuple(g if g is not None else (t // l if t is not None else 1)
+                   for g, t, l in zip(space.groups, space.global_, local))
+    return local, groups  # type: ignore[return-value]
 
 
 def boogie_file_axioms(path: Path, options: dict[str, str]) -> list[Any]:
@@ -124,15 +170,17 @@ ABSTRACT_ONLY = ("invariant not found: the counterexamples lie in loops summaris
                  "and no replayed launch reproduced them")
 
 
-def prove_test(path: Path, timeout: float) -> dict[str, Any]:
-    """One test, in this process: every kernel's verdict and findings."""
+def prove_test(path: Path, timeout: float, every_size: bool = False) -> dict[str, Any]:
+    """One test, in this process: every kernel's verdict and findings. ``every_size``: all sizes
+    symbolic (``--prove-sizes``), not only those the header leaves unconstrained (``*``)."""
     from kernellab.verify.prove import engine, opencl
 
     test = read_test(path, path.parent.parent)
     opts = option_values(test.options)
     out: dict[str, Any] = {"expectation": test.expectation, "kernels": {}}
     try:
-        local, groups = sizes(opts)
+        space = size_space(opts, every_size)
+        local, groups = sizes(opts) if space is None or every_size else placeholder_sizes(space)
     except (KeyError, ValueError) as exc:
         out["error"] = f"sizes: {exc}"
         return out
@@ -167,7 +215,10 @@ def prove_test(path: Path, timeout: float) -> dict[str, Any]:
             scalars = [k for k, a in sorted(compiled.kernel.arguments.items()) if a.kind not in _ARRAY_KINDS]
             for k, value in zip(scalars, fixed.get(name, [])):
                 args[k].value = value
-            launch = opencl.launch(compiled, gsize, local, args, offset)  # type: ignore[arg-type]
+            launch = opencl.launch(compiled, gsize, local, args, offset,  # type: ignore[arg-type]
+                                   symbolic_sizes=space is not None)
+            if space is not None:
+                launch.size_space = space
             launch.intra_group_only = "--only-intra-group" in opts
             launch.axioms = axioms
             o = opencl.guarded(engine.prove(compiled.module, launch, timeout=timeout), ir, compiled.module, name)
@@ -212,9 +263,10 @@ def classify(expectation: str, got: str) -> str:
     return f"xfail:{expectation} (tool error expected): {got}"
 
 
-def run_one(path: Path, timeout: float) -> dict[str, Any]:
+def run_one(path: Path, timeout: float, every_size: bool = False) -> dict[str, Any]:
     """One test in a child process under a watchdog (the engine's limit plus start-up)."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", str(path), "--timeout", str(timeout)]
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", str(path), "--timeout", str(timeout),
+           *(["--prove-sizes"] if every_size else [])]
     start = time.monotonic()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout * 4 + 60, env=os.environ)
@@ -226,12 +278,12 @@ def run_one(path: Path, timeout: float) -> dict[str, Any]:
     return r
 
 
-def run_in_worker(path: Path, timeout: float) -> dict[str, Any]:
+def run_in_worker(path: Path, timeout: float, every_size: bool = False) -> dict[str, Any]:
     """One test in a long-lived worker process (the imports paid once per worker; the engine's
     own deadline bounds each proof)."""
     start = time.monotonic()
     try:
-        r = prove_test(path, timeout)
+        r = prove_test(path, timeout, every_size)
     except Exception as exc:  # a crash of one test is its result
         r = {"error": f"crashed: {type(exc).__name__}: {exc}"[:300]}
     r["wall"] = round(time.monotonic() - start, 3)
@@ -286,6 +338,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--log", type=Path, help="append each test's result to this JSON-lines file as it ends; "
                                              "tests already in it are not run again (a resumed run)")
     ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--prove-sizes", action="store_true",
+                    help="every test's work-group size and count symbolic (verify --prove-sizes, the OpenCL "
+                         "defaults' limits), not only those its header leaves unconstrained (*)")
     ap.add_argument("--workers", action="store_true",
                     help="prove in --jobs long-lived worker processes (faster; a hung proof is not killed) "
                          "instead of one process per test")
@@ -314,11 +369,11 @@ def run_tests(tests: list[Path], a: argparse.Namespace) -> list[dict[str, Any]]:
             return done[str(t)]
         if workers is not None:
             try:
-                r = workers.submit(run_in_worker, t, a.timeout).result(timeout=a.timeout * 4 + 60)
+                r = workers.submit(run_in_worker, t, a.timeout, a.prove_sizes).result(timeout=a.timeout * 4 + 60)
             except Exception as exc:  # the watchdog, or a worker that died
                 r = {"kernels": {"*": {"verdict": "unknown", "reason": f"watchdog: {type(exc).__name__}"}}}
         else:
-            r = run_one(t, a.timeout)
+            r = run_one(t, a.timeout, a.prove_sizes)
         if a.log:
             with a.log.open("a") as fh:
                 fh.write(json.dumps({"path": str(t), "result": r}) + "\n")
@@ -368,7 +423,7 @@ def report(rows: list[dict[str, Any]]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     a = _arguments(argv)
     if a.one:
-        print(json.dumps(prove_test(a.one, a.timeout)))
+        print(json.dumps(prove_test(a.one, a.timeout, a.prove_sizes)))
         return 0
     tests = sorted(a.suite.rglob("kernel.cl"))
     if a.only:

@@ -163,3 +163,47 @@ def test_replays_past_their_time_are_possible_not_refuted(tmp_path: Path, capsys
     race = next(f for f in doc["findings"] if f["kind"] == "data-race")
     assert race["severity"] == "warning" and "not replayed (no replay finished in the replays' 0 s" in race["detail"]
     assert doc["launches"][0]["proof"] == "possible"
+
+
+RACE_PAST_64 = """__kernel void k(__global int *A, int n) {
+  A[get_group_id(0) * 64 + get_local_id(0)] = get_local_id(0);
+}
+"""
+
+
+def test_prove_sizes_race_replayed_at_its_sizes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = instantiation(tmp_path, RACE_PAST_64.replace("64", "16"))  # the launch's local size is 16
+    status, doc = prove(path, capsys)
+    assert status == 0
+    status, doc = prove(path, capsys, "--prove-sizes")
+    assert status == 1 and doc["launches"][0]["proof"] == "defect"
+    assert "Oclgrind" in doc["launches"][0]["filled"][0]  # the limits are the replaying device's
+    race = next(f for f in doc["findings"] if f["kind"] == "data-race")
+    assert race["severity"] == "defect" and "confirmed" in race["detail"]
+    example = race["examples"][0]
+    assert example["local_size"][0] > 16 and example["num_groups"][0] >= 2
+    replayed = example["counterexample"]  # in the launch's one dimension
+    assert replayed["local_size"] == example["local_size"][:1]
+    assert replayed["global_size"] == [example["local_size"][0] * example["num_groups"][0]]
+
+
+@pytest.mark.skipif(tools.find("glslangValidator") is None, reason="needs glslangValidator")
+def test_prove_sizes_scenario_replayed_with_its_work_group_size(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "s.comp").write_text(
+        "#version 450\nlayout(local_size_x_id = 0) in;\n"
+        "layout(std430, binding = 0) buffer B { uint a[]; };\n"
+        "void main() { if (gl_WorkGroupSize.x == 48u && gl_WorkGroupID == uvec3(0)) a[0] = gl_LocalInvocationID.x; }\n")
+    doc = {"resources": [{"shader": {"uid": "s", "src": "s.comp", "type": "GLSL",
+                                     "specialization_constants": [{"id": 0, "value": 64}]}},
+                         {"buffer": {"uid": "a", "size": 4096, "shader_access": "readwrite"}}],
+           "commands": [{"dispatch_compute": {"shader_ref": "s", "rangeND": [4],
+                                              "bindings": [{"set": 0, "id": 0, "resource_ref": "a"}]}}]}
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    status, out = prove(tmp_path / "s.json", capsys)
+    assert status == 0
+    status, out = prove(tmp_path / "s.json", capsys, "--prove-sizes")
+    assert status == 1 and out["launches"][0]["proof"] == "defect"
+    (race,) = out["findings"]
+    assert race["kind"] == "data-race" and race["severity"] == "defect"  # the checker ran it at size 48
+    assert race["examples"][0]["local_size"] == [48, 1, 1]

@@ -7,12 +7,38 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from conformance.gpuverify_prove import classify, kernel_args, outcome, row, sizes  # noqa: E402
+from conformance.gpuverify_prove import (  # noqa: E402
+    classify,
+    kernel_args,
+    outcome,
+    placeholder_sizes,
+    row,
+    size_space,
+    sizes,
+    work_dim,
+)
 
 
 def test_sizes_from_the_header() -> None:
     assert sizes({"--local_size": "64", "--num_groups": "[4,2]"}) == ((64, 1, 1), (4, 2, 1))
     assert sizes({"--local_size": "[8,8]", "--global_size": "[64,16]"}) == ((8, 8, 1), (8, 2, 1))
+
+
+def test_unconstrained_sizes_become_symbolic() -> None:
+    """GPUVerify's ``*`` sizes (its tests unconstrained_sizes/*): what --prove-sizes takes."""
+    assert size_space({"--local_size": "64", "--num_groups": "4"}) is None  # every size given
+    local_any = size_space({"--local_size": "*", "--global_size": "1024"})
+    assert local_any.dims == 1 and local_any.local == (None, 1, 1) and local_any.global_ == (1024, 1, 1)
+    assert local_any.groups == (None, None, None)
+    groups_any = size_space({"--local_size": "1024", "--num_groups": "*"})
+    assert groups_any.local == (1024, 1, 1) and groups_any.groups == (None, 1, 1)
+    global_any = size_space({"--local_size": "[8,8]", "--global_size": "*"})
+    assert global_any.dims == 2 and global_any.local == (8, 8, 1) and global_any.global_ == (None, None, 1)
+    assert placeholder_sizes(local_any) == ((1, 1, 1), (1024, 1, 1))
+    assert placeholder_sizes(groups_any) == ((1024, 1, 1), (1, 1, 1))
+    assert work_dim({"--local_size": "*", "--global_size": "[4,4]"}) == 2
+    every = size_space({"--local_size": "[8,8]", "--num_groups": "[2,2]"}, every=True)
+    assert every.dims == 2 and every.local == (None, None, None)
 
 
 def test_kernel_args_fix_scalars_little_endian() -> None:

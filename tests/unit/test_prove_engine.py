@@ -13,6 +13,7 @@ from kernellab import tools
 z3 = pytest.importorskip("z3", reason="needs z3-solver (pip install kernellab[prove])")
 
 from kernellab.verify.prove import engine, opencl  # noqa: E402
+from kernellab.verify.prove import sizes as size_space  # noqa: E402
 
 HAS_CLSPV = tools.find("clspv") is not None or importlib.util.find_spec("pyclspv") is not None
 HAS_GLSLANG = tools.find("glslangValidator") is not None
@@ -184,6 +185,7 @@ def test_opencl_symbolic_number_of_groups(tmp_path: Path) -> None:
     fixed = opencl.launch(compiled, (32,), (8, 1, 1), [])
     assert engine.prove(compiled.module, fixed).verdict == "proven"
     symbolic = opencl.launch(compiled, (32,), (8, 1, 1), [], symbolic_sizes=True)
+    symbolic.size_space = size_space.Space(local=(8, 1, 1))  # the local size fixed (GPUVerify's --num_groups=*)
     o = engine.prove(compiled.module, symbolic)
     assert kinds(o) == {"data-race"}
     sizes = o.findings[0].sizes

@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
                    help="kernel-instantiation JSON (K.json) or scenario (S.json); several are verified together")
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
     p.add_argument("--index", type=int, help="check only instantiation N of each file (default: all)")
-    p.add_argument("--seed", type=int, default=0, help="seed for unconstrained arguments (default 0)")
+    p.add_argument("--seed", type=int, help="seed for unconstrained arguments (default 0)")
     p.add_argument("--format", choices=["kernel-instantiation", "scenario"],
                    help="input format (default: detected from the content)")
     p.add_argument("--check", action="append", default=[], metavar="KIND[,KIND]",
@@ -41,7 +41,10 @@ def register(sub: Any) -> None:
                         "annotations for every value of its unconstrained arguments and buffer contents (z3; "
                         "docs/verify-prove.md). Exit 0 proven, 1 defects (or possible defects), 3 unknown")
     p.add_argument("--prove-sizes", action="store_true",
-                   help="with --prove: the number of work-groups symbolic, from 1 up to the launch's")
+                   help="with --prove: the work-group size and the number of work-groups symbolic too, within the "
+                        "device's limits (Oclgrind's for kernel-instantiation files, the Vulkan device's for "
+                        "scenarios) and what the shader fixes (local_size_x, reqd_work_group_size); the launch's "
+                        "number of dimensions is kept")
     p.add_argument("--subgroup-size", type=_subgroup_size, metavar="N|all",
                    help="the subgroup size the SPIR-V checker runs Vulkan shaders with (default: the Vulkan device's "
                         "subgroupSize; 8, lavapipe's, where no device opens); 'all': each size the device allows "
@@ -95,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
     text = getattr(args, "timeout", None)
     if getattr(args, "prove_sizes", False) and not getattr(args, "prove", False):
         raise UsageError("--prove-sizes needs --prove")
+    if getattr(args, "prove", False):
+        _refuse_launch_options(args)
     if getattr(args, "prove", False):  # the proof's own limit: 60 s a launch unless --timeout says
         from kernellab.verify.prove.files import prove_files
         limit = None if text is None else config.parse_tool_timeout(str(text), "--timeout")
@@ -104,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     timeout = config.get().tool_timeout if text is None else config.parse_tool_timeout(str(text), "--timeout")
     simulated: dict[int, list[dict[str, bytes]]] = {}
     with ending_process_on_timeout():  # this process is the command's own: a launch past its limit may end it
-        results = verify_many(files, formats=formats, index=args.index, seed=args.seed, check=check, jobs=jobs,
+        results = verify_many(files, formats=formats, index=args.index, seed=args.seed or 0, check=check, jobs=jobs,
                               vulkan=getattr(args, "vulkan", False), timeout=timeout,
                               simulated=simulated if amber else None,
                               **({"subgroup_size": args.subgroup_size} if getattr(args, "subgroup_size", None) else {}))
@@ -113,6 +118,23 @@ def run(args: argparse.Namespace) -> int:
             print(f"kernellab verify: error: {launch.error}", file=sys.stderr)
     references = {n: _reference(read[0], read[1], simulated[n]) for n, read in amber.items() if simulated.get(n)}
     return _report(args, results, references)
+
+
+#: the options of the launch-based check, which a proof for every input and size has no use for
+_LAUNCH_OPTIONS = {"seed": ("--seed", "it fills unconstrained arguments for one launch; the proof covers every value"),
+                   "check": ("--check", "it counts Oclgrind's other findings; the proof checks races, barrier "
+                                        "divergence, bounds and assertions"),
+                   "subgroup_size": ("--subgroup-size", "the SPIR-V checker runs with it; the proof refuses "
+                                                        "subgroup operations"),
+                   "vulkan": ("--vulkan", "the proof compiles OpenCL C with clspv always")}
+
+
+def _refuse_launch_options(args: argparse.Namespace) -> None:
+    """A launch-based option given with --prove (or --prove-sizes) would be silently ignored: refused."""
+    flag = "--prove-sizes" if getattr(args, "prove_sizes", False) else "--prove"
+    for name, (option, why) in _LAUNCH_OPTIONS.items():
+        if getattr(args, name, None):
+            raise UsageError(f"{flag} does not take {option}: {why}")
 
 
 def _reference(script: Any, checkpoints: list[Any], simulated: list[dict[str, bytes]]) -> dict[str, Any]:

@@ -64,7 +64,10 @@ def render_finding(f: Finding, enqueued_at: str | None = None) -> str:
     for ex in f.examples:
         items = " vs ".join(_item(w) for w in ex["work_items"] if w)
         if items:
-            lines.append(f"  e.g. {items}")
+            # a proof's counterexample with sizes of its own (verify --prove --prove-sizes)
+            at = (f" with local size {tuple(ex['local_size'])} and {tuple(ex['num_groups'])} work-groups"
+                  if "local_size" in ex and "num_groups" in ex else "")
+            lines.append(f"  e.g. {items}{at}")
     if f.count > len(f.examples) and f.examples:
         lines.append(f"  ... and {f.count - len(f.examples)} more like it")
     return "\n".join(lines)

@@ -297,6 +297,9 @@ class Encoder:
         self.specs = Specs(self, self._assert_record)
         self.barrier_invariants = barrier_invariants_.BarrierInvariants(self)
         self.contracts = contracts_.Contracts(self)
+        #: constants whose value the launch leaves open (the work-group size with --prove-sizes,
+        #: :func:`kernellab.verify.prove.sizes.bind`): result id -> z3 value
+        self.symbolic: dict[int, Any] = {}
 
     def _assert_record(self, pred: Any, cond: Any, inst: Inst, abstract: bool = False,
                        assumed: int | None = None) -> AssertRecord:
@@ -326,6 +329,8 @@ class Encoder:
         return Unmodelled(f"unsupported construct: {what}", line, self.m.source_text(line))
 
     def const(self, cid: int) -> Any:
+        if cid in self.symbolic:
+            return self.symbolic[cid]
         t = self.m.types[self.m.type_of[cid]]
         return self._const_value(t, self.m.constants[cid])
 

@@ -19,6 +19,7 @@ import z3
 from kernellab.records import dataclass
 from kernellab.spirvsim.module import Inst, Module
 from kernellab.verify.prove import encode as enc
+from kernellab.verify.prove import sizes as sz
 from kernellab.verify.prove import spec
 
 #: seconds one launch's proof may take (z3 time limit plus the encoder's own checks)
@@ -43,8 +44,13 @@ class Launch:
     fixed: dict[Any, dict[int, int]] = field(default_factory=dict)
     #: (descriptor set, binding) or "push" -> a name the user knows
     names: dict[Any, str] = field(default_factory=dict)
-    #: make the count of work-groups symbolic (1 up to ``num_groups`` in each dimension)
+    #: make the work-group size and count symbolic (``--prove-sizes``), within ``size_space``
     symbolic_sizes: bool = False
+    #: what the sizes may be when symbolic: the device's limits, what the files fix
+    size_space: sz.Space = field(default_factory=sz.Space)
+    #: clspv's built-in push constants that hold sizes (what, offset, bytes): tied to the
+    #: symbolic sizes (with fixed sizes their bytes are in ``fixed``)
+    size_push: list[tuple[str, int, int]] = field(default_factory=list)
     #: added to the global ids a counterexample reports, where the module adds the launch's offset
     #: itself (clspv's ``-global-offset``) and ``global_offset`` is therefore 0
     reported_offset: tuple[int, int, int] = (0, 0, 0)
@@ -115,6 +121,8 @@ class _Prover:
     def __init__(self, module: Module, launch: Launch, deadline: float):
         self.m, self.launch, self.deadline = module, launch, deadline
         self.queries = 0
+        #: the launch's sizes as variables (--prove-sizes), once :meth:`sizes` made them
+        self.symbolic: sz.Symbolic | None = None
         self.bindings: dict[int, tuple[int, int]] = {}
         for vid in module.variables:
             s, b = module.decorated(vid, "DescriptorSet"), module.decorated(vid, "Binding")
@@ -132,25 +140,28 @@ class _Prover:
         off = self.launch.global_offset
         glob = [group[d] * ls[d] + local[d] + off[d] for d in range(3)]
         cons = [z3.ULT(local[d], ls[d]) for d in range(3)] + [z3.ULT(group[d], ng[d]) for d in range(3)]
+        if self.symbolic is not None:
+            glob, facts = sz.global_ids(tag, group, local, self.symbolic, off)
+            cons += facts
         return enc.Ids(local, group, glob, ng, ls), cons
 
     def sizes(self) -> tuple[tuple[list[Any], list[Any]], list[Any]]:
         la = self.launch
         if not la.symbolic_sizes:
             return ([z3.BitVecVal(x, 32) for x in la.local_size], [z3.BitVecVal(x, 32) for x in la.num_groups]), []
-        # the work-group size is compiled into the module (GLSL's local_size, clspv's specialization
-        # constant), so only the count of work-groups becomes symbolic
-        ls = [z3.BitVecVal(x, 32) for x in la.local_size]
-        ng = [z3.BitVec(f"num_groups{d}", 32) for d in range(3)]
-        cons = []
-        for d in range(3):
-            cons += [z3.UGE(ng[d], 1), z3.ULE(ng[d], la.num_groups[d])]
-        return (ls, ng), cons
+        symbolic = sz.symbolic(self.m, la.size_space, [a + b for a, b in zip(la.global_offset, la.reported_offset)])
+        if self.check(symbolic.constraints) is None:
+            raise enc.Unmodelled(f"no work-group size and count within the device's limits ({_limits(la.size_space)}) "
+                                 "and what the files fix: nothing to prove (--prove-sizes)")
+        self.symbolic = symbolic
+        return (symbolic.local, symbolic.groups), list(symbolic.constraints)
 
     def run(self) -> Outcome:
         sizes, size_cons = self.sizes()
         ids_a, cons_a = self.ids("A", sizes)
         ids_b, cons_b = self.ids("B", sizes)
+        if self.symbolic is not None:
+            size_cons += sz.pair_facts(ids_a, ids_b, self.symbolic)
         shared = {vid for vid, inst in self.m.variables.items()
                   if self.m.types[self.m.type_of[vid]].storage in ("StorageBuffer", "Uniform", "PushConstant")}
         arrays = {vid: z3.Array(f"mem{vid}", z3.BitVecSort(64), z3.BitVecSort(8)) for vid in shared}
@@ -161,6 +172,8 @@ class _Prover:
             vid = keys.get(key)
             if vid is not None and vid in arrays:
                 fixed += [z3.Select(arrays[vid], off) == byte for off, byte in values.items()]
+        if self.symbolic is not None and self.push_var in arrays:
+            fixed += sz.push_constraints(arrays[self.push_var], self.launch.size_push, self.symbolic)
         base = size_cons + fixed + list(self.launch.axioms)
         trace_a = self.encode(ids_a, arrays, "A", base + cons_a)
         written = {a.root for a in trace_a.accesses if a.kind != "read" and a.kind != "private"}
@@ -168,7 +181,11 @@ class _Prover:
             arrays = {k: v for k, v in arrays.items() if k not in written}
             trace_a = self.encode(ids_a, arrays, "A", base + cons_a)
         trace_b = self.encode(ids_b, arrays, "B", base + cons_b)
-        if trace_a.copies and self.launch.local_size[0] * self.launch.local_size[1] * self.launch.local_size[2] == 1:
+        one = self.launch.local_size[0] * self.launch.local_size[1] * self.launch.local_size[2] == 1
+        if trace_a.copies and self.symbolic is not None:
+            ls = self.symbolic.local
+            one = self.check(size_cons + [ls[0] == 1, ls[1] == 1, ls[2] == 1]) is not None
+        if trace_a.copies and one:
             # two invocations of one work-group are how a copy in flight is seen to race
             raise enc.Unmodelled("unsupported construct: async copies in work-groups of one work-item")
         self.arrays = arrays
@@ -210,7 +227,9 @@ class _Prover:
             return r == z3.sat
 
         sizes = {vid: self.var_size(vid) for vid in self.m.variables}
-        e = enc.Encoder(self.m, ids, enc.Memory(dict(arrays)), tag, sizes, may)
+        memory = enc.Memory(dict(arrays))
+        e = enc.Encoder(self.m, ids, memory, tag, sizes, may) if self.symbolic is None else \
+            sz.SizedEncoder(self.m, ids, memory, tag, sizes, may, self.symbolic)
         trace = e.run_entry(None)
         # the assumptions hold on the path that reaches them: they constrain the rest of the check
         return trace
@@ -239,9 +258,21 @@ class _Prover:
         s.set("timeout", self.ms())
         s.add(*cons)
         r = s.check()
+        if r == z3.sat and self.symbolic is not None and self.symbolic.exact:
+            # satisfiable without the products group x size (sizes.global_ids): with them now
+            s.set("timeout", self.ms())
+            s.add(*self.symbolic.exact)
+            r = s.check()
         if r == z3.unknown:
             raise _Deadline()
-        return s.model() if r == z3.sat else None
+        if r != z3.sat:
+            return None
+        if self.symbolic is not None and self.symbolic.variables:
+            # a counterexample at small sizes: its replay is a launch a simulator runs quickly
+            left = self.deadline - time.monotonic()
+            return sz.shrink(s.model(), cons + self.symbolic.exact, self.symbolic.variables,
+                             time.monotonic() + min(10.0, left / 4))
+        return s.model()
 
     # --- the checks --------------------------------------------------------------------------
 
@@ -396,6 +427,12 @@ def _copy_unordered(a: enc.AccessRecord, b: enc.AccessRecord, ta: enc.Trace, tb:
     if a.storage == "Workgroup":
         return z3.And(same_group, in_flight)
     return z3.Or(z3.Not(same_group), in_flight)
+
+
+def _limits(space: sz.Space) -> str:
+    lim = space.limits
+    count = f", count {lim.max_count}" if lim.max_count is not None else ""
+    return f"{lim.source}: size {lim.max_size}, {lim.max_invocations} invocations{count}"
 
 
 def _space(storage: str) -> str:

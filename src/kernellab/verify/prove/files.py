@@ -86,6 +86,8 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
                                                  global_offset=_dims(inst.global_offset or (0,), 0))
                 la = opencl.launch(compiled, tuple(inst.global_size), local, specs,
                                    _dims(inst.global_offset or (0,), 0), symbolic_sizes=sizes)
+                if sizes:  # the replay runs on Oclgrind: its limits
+                    la.size_space = _size_space(launch, "opencl", len(inst.global_size))
                 watch.step = "encoding and solving"
                 outcome = _within(watch, engine.prove(compiled.module, la, timeout=watch.left()))
                 watch.step = "checking that clspv kept every access (clang)"
@@ -115,6 +117,19 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
     result.findings = ordered(result.findings)
     result.raw_messages = len(result.findings)
     return result
+
+
+def _size_space(launch: Launch, api: str, dims: int) -> Any:
+    """What ``--prove-sizes`` lets the sizes of a launch be: the limits of ``api``'s device, the
+    launch's number of dimensions; the launch notes them."""
+    from kernellab.verify.prove import sizes
+
+    limits = sizes.device_limits(api)
+    count = f", work-group count up to {list(limits.max_count)}" if limits.max_count else ""
+    launch.filled.append(f"sizes symbolic (--prove-sizes): work-group size up to {list(limits.max_size)}, "
+                         f"{limits.max_invocations} invocations{count} ({limits.source}'s limits)"
+                         + (f", {dims} dimension(s)" if dims < 3 else ""))
+    return sizes.Space(limits, dims)
 
 
 def _dims(values: Sequence[int], pad: int = 1) -> tuple[int, int, int]:
@@ -155,10 +170,11 @@ def _instantiation_example(path: Path, inst: Any, compiled: Any, c: Any) -> dict
     for ordinal, raw in values.items():
         if ordinal < len(args) and args[ordinal].get("type") == "scalar":
             args[ordinal]["value"] = "0x" + raw[::-1].hex()
-    if c.sizes is not None:
+    if c.sizes is not None:  # in the launch's dimensions (the proof keeps the others at 1)
         local, groups = c.sizes
-        doc["local_size"] = list(local)
-        doc["global_size"] = [l * g for l, g in zip(local, groups)]
+        dims = len(inst.global_size)
+        doc["local_size"] = list(local)[:dims]
+        doc["global_size"] = [l * g for l, g in zip(local, groups)][:dims]
     return doc
 
 
@@ -270,6 +286,8 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
                 _unknown(launch, f"unsupported construct: {exc.problems[0].message if exc.problems else exc}")
                 continue
             la = engine.Launch(module.local_size, _dims(c.workgroups), symbolic_sizes=sizes)
+            if sizes:
+                la.size_space = _size_space(launch, "vulkan", 3)
             for key, b in state.bindings(c, ci).items():
                 total = len(b.data) - b.offset
                 la.buffer_sizes[key] = b.range if b.range is not None else total
@@ -295,7 +313,8 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
             if not findings:
                 launch.proof = "proven"
                 continue
-            confirmed = _replay_scenario(path, scenario, number, findings) if replay else None
+            confirmed = _replay_scenario(path, scenario, number, findings, outcome.findings, module) \
+                if replay else None
             _settle(launch, findings, confirmed, outcome.findings)
             result.findings += findings
     result.findings = ordered(result.findings)
@@ -326,16 +345,47 @@ def _scenario_module(scenario: Any, shader: Any, path: Path, program: Any) -> tu
     return module, opencl.source_ir(shader.src_path, options)
 
 
-def _replay_scenario(path: Path, scenario: Any, number: int, findings: list[Finding]) -> list[bool] | None:
+def _replay_scenario(path: Path, scenario: Any, number: int, findings: list[Finding], found: list[Any],
+                     module: Any) -> list[bool] | None:
     """The scenario's dispatch run by the SPIR-V checker with the scenario's own data: a
-    counterexample needing other buffer contents is not reproduced (then "possible")."""
+    counterexample needing other buffer contents is not reproduced (then "possible"). A
+    counterexample with sizes of its own (``--prove-sizes``) is run at them: the dispatch's
+    work-group count, and the specialization constants that give the work-group size."""
     from kernellab.verify.vulkan import verify_scenario
+    runs: dict[Any, set[str]] = {}
+    out = []
     try:
-        r = verify_scenario(path, scenario=scenario, index=number)
+        for f, c in zip(findings, found):
+            if c.sizes not in runs:
+                at = scenario if c.sizes is None else _sized_scenario(scenario, number, c.sizes, module)
+                runs[c.sizes] = {d.kind for d in verify_scenario(path, scenario=at, index=number).findings}
+            out.append(f.kind in runs[c.sizes])
     except Exception as exc:
         log.warning("%s: the counterexample could not be replayed: %s", path, exc)
         return None
-    return [any(d.kind == f.kind for d in r.findings) for f in findings]
+    return out
+
+
+def _sized_scenario(scenario: Any, number: int, sizes: Any, module: Any) -> Any:
+    """A copy of ``scenario`` whose ``number``-th dispatch has the counterexample's ``sizes``
+    ((local size), (work-group count))."""
+    import copy
+
+    from kernellab import model as m
+    from kernellab.verify.prove.sizes import local_size_constants
+
+    local, groups = sizes
+    out = copy.deepcopy(scenario)
+    dispatch = [c for c in out.commands if isinstance(c, m.DispatchCompute)][number]
+    dispatch.rangeND = list(groups)
+    shader = out.by_uid[dispatch.shader_ref]
+    _, spec = local_size_constants(module)
+    for cid, d in spec.items():
+        spec_id = module.decorated(cid, "SpecId")
+        assert spec_id is not None
+        kept = [c for c in shader.specialization_constants if c.id != spec_id[0]]
+        shader.specialization_constants = kept + [m.SpecializationConstant(id=spec_id[0], value=local[d])]
+    return out
 
 
 def _within(watch: limit.Stopwatch, outcome: Any) -> Any:
@@ -389,9 +439,11 @@ def _finding(c: Any, kernel: str | None, index: int | None, module: Any, source:
                 else inst.line[0]
             loc = {"file": file, "line": inst.line[1], "column": 0}
         accesses.append(Access(item, loc, module.source_text(inst.line), inst.op))
-    example = {"work_items": c.work_items, "address": c.offset, "push_constants": _hex(c.push_bytes),
+    example: dict[str, Any] = {"work_items": c.work_items, "address": c.offset, "push_constants": _hex(c.push_bytes),
                "buffers": {f"{s}.{b}": {str(k): v for k, v in sorted(got.items())[:64]}
                            for (s, b), got in c.buffer_bytes.items() if got}}
+    if c.sizes is not None:  # --prove-sizes: the sizes the counterexample needs
+        example["local_size"], example["num_groups"] = list(c.sizes[0]), list(c.sizes[1])
     return Finding(c.kind, c.message, kernel, index, address_space=c.address_space or None,
                    address=None if c.offset is None else str(c.offset), accesses=accesses, examples=[example],
                    resource=c.resource, detail="counterexample found by the prover")

@@ -309,6 +309,8 @@ def launch(compiled: Compiled, global_size: tuple[int, ...], local_size: tuple[i
         if not symbolic_sizes or what in ("PushConstantGlobalOffset", "PushConstantRegionOffset",
                                           "PushConstantRegionGroupOffset"):
             put(push, offset, struct.pack("<3I", *values)[:size])
+        else:  # the engine ties them to the symbolic sizes
+            out.size_push.append((what, offset, size))
     for ordinal, arg in sorted(compiled.kernel.arguments.items()):
         spec = args[ordinal] if ordinal < len(args) else ArgumentSpec("scalar", f"arg{ordinal}")
         if arg.kind in ("ArgumentStorageBuffer", "ArgumentUniform"):
