@@ -269,21 +269,54 @@ def test_an_event_list_through_a_pointer_is_refused(tmp_path: Path) -> None:
 
 
 @needs_clspv
-def test_a_variable_read_before_it_is_written_is_not_proven(tmp_path: Path) -> None:
+@pytest.mark.parametrize("body, verdict", [
+    ("int x; __assert(x == 0);", "defect"),         # any value: the assertion can fail
+    ("int x = 0; __assert(x == 0);", "proven"),
+    ("int x = 0; bar(); __assert(x == 0);", "proven"),  # a stub's own body reads nothing uninitialised
+    ("char x; int y; if (x == 'a') y = 1; __assert(y == 1);", "defect"),  # sometimes uninitialised too
+    # GPUVerify's predicated_undef: an undefined value written to this invocation's own element
+    ("__local int L[64]; int t; if (get_local_id(0) > 0) L[get_local_id(0)] = t;", "proven"),
+    ("int *x; __assert(x == 0);", "unknown"),       # a pointer is not given a value
+    ("float x; __assert(x == 0.0f);", "unknown"),
+])
+def test_a_variable_read_before_it_is_written_has_any_value(tmp_path: Path, body: str, verdict: str) -> None:
     from kernellab import tools
 
     if tools.find("clang") is None:
         pytest.skip("needs clang (scripts/setup.sh test)")
-    for body, proven in (("int x;", False), ("int x = 0;", True), ("int x = 0; bar();", True)):
-        # (a stub's own body reads nothing uninitialised: bar's stand-in keeps the guard quiet)
-        (tmp_path / "k.cl").write_text(f"int bar(void);\n__kernel void k() {{ {body} __assert(x == 0); }}")
-        compiled = opencl.compile_kernel(tmp_path / "k.cl", "k", "-Wno-uninitialized", (64, 1, 1), [])
-        launch = opencl.launch(compiled, (256,), (64, 1, 1), [])
-        ir = opencl.source_ir(tmp_path / "k.cl", "-Wno-uninitialized")
-        o = opencl.guarded(engine.prove(compiled.module, launch, timeout=60), ir, compiled.module, "k")
-        assert (o.verdict == "proven") == proven, o  # clspv folds `x == 0` of an undefined x to true
-        if not proven:
-            assert "'x' is read before it is written" in (o.reason or "")
+    (tmp_path / "k.cl").write_text(f"int bar(void);\n__kernel void k() {{ {body} }}")
+    compiled = opencl.compile_kernel(tmp_path / "k.cl", "k", "-Wno-uninitialized", (64, 1, 1), [])
+    launch = opencl.launch(compiled, (256,), (64, 1, 1), [])
+    assert compiled.source_ir is not None
+    o = opencl.guarded(engine.prove(compiled.module, launch, timeout=60), compiled.source_ir, compiled.module, "k")
+    assert o.verdict == verdict, o  # clspv folds `x == 0` of an undefined x to true
+    if verdict == "defect":
+        assert kinds(o) == {"assertion"}
+    if verdict == "unknown":
+        assert "'x' is read before it is written" in (o.reason or "")
+
+
+def test_undefined_values_are_given_where_clang_says() -> None:
+    from kernellab.verify.prove import undefined
+
+    log = """k.cl:5:10: error: variable 'x' is uninitialized when used here [-Werror,-Wuninitialized]
+k.cl:2:8: note: initialize the variable 'x' to silence this warning
+fix-it:"k.cl":{40:8-40:8}:" = 0"
+k.cl:4:7: error: variable 'z' is used uninitialized whenever 'if' condition is false [-Werror,-Wsometimes-uninitialized]
+k.cl:4:3: note: remove the 'if' if its condition is always true
+fix-it:"k.cl":{42:3-42:13}:""
+k.cl:3:11: note: initialize the variable 'z' to silence this warning
+fix-it:"k.cl":{41:11-41:11}:" = 0"
+"""
+    found = undefined.parse(log)
+    assert [(u.line, u.column, u.name, u.fixit) for u in found] == [(2, 8, "x", " = 0"), (3, 11, "z", " = 0")]
+    text = "k() {\n  int x;\n  int y, z;\n}"
+    assert undefined.initialised(text, found, lambda f: f == "k.cl") == (
+        "k() {\n  int x = (__typeof__(x))__kl_undefined();\n  int y, z = (__typeof__(z))__kl_undefined();\n}")
+    assert undefined.initialised(text, found, lambda f: False) is None  # in an included file
+    pointer = undefined.parse('k.cl:2:8: note: initialize the variable \'p\' to silence this warning\n'
+                              'fix-it:"k.cl":{9:8-9:8}:" = NULL"')
+    assert undefined.initialised(text, pointer, lambda f: True) is None
 
 
 # --- a pointer chosen between variables -------------------------------------------------------------

@@ -80,7 +80,7 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
         watch = limit.Stopwatch(timeout)
         try:
             with limit.time_limit(watch):
-                watch.step = "compiling the kernel (clspv)"
+                watch.step = "compiling the kernel (clspv, and clang for the access guard)"
                 compiled = opencl.compile_kernel(source, inst.entry_point, flags, local, specs,
                                                  roots=(path.resolve().parent,), work_dim=len(inst.global_size),
                                                  global_offset=_dims(inst.global_offset or (0,), 0))
@@ -88,9 +88,9 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
                                    _dims(inst.global_offset or (0,), 0), symbolic_sizes=sizes)
                 watch.step = "encoding and solving"
                 outcome = _within(watch, engine.prove(compiled.module, la, timeout=watch.left()))
-                watch.step = "checking that clspv kept every access (clang)"
-                outcome = opencl.guarded(outcome, opencl.source_ir(source, flags) if outcome.verdict == "proven"
-                                         else opencl.SourceIR(None, "not needed"), compiled.module, inst.entry_point)
+                watch.step = "checking that clspv kept every access"
+                outcome = opencl.guarded(outcome, compiled.source_ir or opencl.SourceIR(None, "no IR"),
+                                         compiled.module, inst.entry_point)
         except Unsupported as exc:
             _unknown(launch, f"unsupported construct: {exc.problems[0].message if exc.problems else exc}")
             continue
@@ -319,11 +319,11 @@ def _scenario_module(scenario: Any, shader: Any, path: Path, program: Any) -> tu
     options = compiler_options.read("opencl-c", shader.build_options, path.parent,
                                     compiler_options.allowed_roots(path.parent, shader.include_paths),
                                     (str(path), f"/resources/{scenario.resources.index(shader)}/shader/build_options"))
-    spirv = opencl.compile_source(shader.src_path, options, roots=(path.resolve().parent,))
+    spirv, ir = opencl.compile_kept(shader.src_path, options, roots=(path.resolve().parent,))
     spec = clspv_specialization(scenario, shader, spirv)
     module = load(spirv, shader.entry, file=str(shader.src_path), spec_constants=spec, eval_spec_op=eval_spec_op)
     module.sources.setdefault("source", shader.src_path.read_text(errors="replace").split("\n"))
-    return module, opencl.source_ir(shader.src_path, options)
+    return module, ir
 
 
 def _replay_scenario(path: Path, scenario: Any, number: int, findings: list[Finding]) -> list[bool] | None:
