@@ -419,3 +419,78 @@ def test_a_loop_carrying_a_vector(tmp_path: Path) -> None:
     assert prove_cl(tmp_path, src % "", args=LOOP_ARGS).verdict == "proven"
     racy = prove_cl(tmp_path, src % "if (v.y > 5) A[get_global_id(0) + 1] = 0;", args=LOOP_ARGS)  # n > 5
     assert kinds(racy) == {"data-race"}, racy
+
+
+# --- clspv modules that break a rule of SPIR-V (verify/prove/repair.py) ----------------------------
+
+ARRAY_PHI = """
+__kernel void k(__global float4 *p) {
+  __local float4 mine1[64];
+  __local float4 mine2[64];
+  __local float4 *mine;
+  if (get_group_id(0) == 1) mine = mine1; else mine = mine2;
+  mine[%s] = p[get_global_id(0)];
+}
+"""
+
+
+@needs_clspv
+@pytest.mark.parametrize("index, found", [
+    ("get_local_id(0)", set()),
+    ("get_local_id(0) / 2", {"data-race"}),        # two work-items, one element
+    ("get_local_id(0) + 1", {"out-of-bounds"}),    # past the 64th float4 (the element's stride kept)
+])
+def test_a_phi_of_whole_arrays_is_read_as_their_first_elements(tmp_path: Path, index: str, found: set[str]) -> None:
+    """clspv at -O0 merges `mine1` and `mine2` (pointers to whole arrays) in a phi typed as a
+    pointer to float4, which spirv-val refuses; the repair makes each an access chain to element 0."""
+    o = prove_cl(tmp_path, ARRAY_PHI % index)
+    assert kinds(o) == found, o
+    assert o.verdict == ("proven" if not found else "defect"), o
+
+
+LONG_ATOMICS = """
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+__kernel void k(__global long *p) {
+  atom_add(p, 10);
+  %s
+}
+"""
+
+
+@needs_clspv
+@pytest.mark.parametrize("more, found", [
+    ("atom_inc(p + 1);", set()),
+    ("p[get_local_id(0) / 64] = 1;", {"data-race"}),  # a plain write beside the atomics
+])
+def test_64_bit_atomics(tmp_path: Path, more: str, found: set[str]) -> None:
+    """clspv declares no Int64Atomics capability for them (spirv-val refuses the module); the
+    repair declares it."""
+    o = prove_cl(tmp_path, LONG_ATOMICS % more)
+    assert kinds(o) == found, o
+
+
+@needs_clspv
+def test_a_module_spirv_val_refuses_is_unknown_with_its_rule(tmp_path: Path) -> None:
+    """GPUVerify's inter_group_and_barrier_flag_tests: barrier flags that are not a constant."""
+    from kernellab.spirvsim.module import Unsupported
+
+    (tmp_path / "k.cl").write_text("""
+__kernel void k(__global int *p) {
+  cl_mem_fence_flags f = get_local_id(0) == 0 ? CLK_LOCAL_MEM_FENCE : CLK_GLOBAL_MEM_FENCE;
+  barrier(f);
+}
+""")
+    with pytest.raises(Unsupported, match="Memory Semantics ids must be OpConstant"):
+        opencl.compile_source(tmp_path / "k.cl", "")
+
+
+@needs_clspv
+def test_vulkan_only_rules_do_not_stop_a_proof(tmp_path: Path) -> None:
+    """GPUVerify's mem_fence: a fence with no memory named is valid SPIR-V, not valid for Vulkan."""
+    o = prove_cl(tmp_path, """
+__kernel void k(__global int *p) {
+  mem_fence(CLK_LOCAL_MEM_FENCE & CLK_GLOBAL_MEM_FENCE);
+  p[get_global_id(0)] = 1;
+}
+""")
+    assert o.verdict == "proven", o

@@ -81,6 +81,7 @@ def compile_source(source: Path, options: compiler_options.Options | str, *, roo
     import tempfile
 
     from kernellab.compile.pipeline import Compiler, CompileRequest
+    from kernellab.errors import CompileError
 
     if text is None:
         text = source.read_text(errors="replace")
@@ -93,8 +94,70 @@ def compile_source(source: Path, options: compiler_options.Options | str, *, roo
                                                        *(["-global-offset"] if global_offset else []),
                                                        *(["-long-vector"] if _LONG_VECTOR.search(text) else []),
                                                        *clspv_argv(_options(options))]),
-                             options_from="user", roots=roots + (source.parent.resolve(), Path(tmp)))
-        return bytes(Compiler(req).vulkan_module().data)
+                             options_from="user", roots=roots + (source.parent.resolve(), Path(tmp)),
+                             target_env=PROOF_ENV)
+        try:
+            return bytes(Compiler(req).vulkan_module().data)
+        except CompileError as exc:
+            error = _invalid(source, exc)
+            if error is exc:
+                raise
+            fixed = _repaired(req)
+            if fixed is None:
+                raise error from None
+            return fixed
+
+
+def _repaired(req: Any) -> bytes | None:
+    """clspv's module for ``req`` with the breaks of SPIR-V's rules that have one meaning repaired
+    (:mod:`kernellab.verify.prove.repair`) where that makes it valid, else None. (The pipeline
+    validates every module it makes, so clspv is run again here, on the same inlined text.)"""
+    from kernellab.compile.languages import all_stages
+    from kernellab.compile.pipeline import expand_request
+    from kernellab.compile.stage import Artifact, validate_spirv
+    from kernellab.errors import CompileError
+    from kernellab.verify.prove import repair
+
+    stage = all_stages("opencl-c")[VULKAN_STAGE]
+    assert stage.run is not None
+    fixed = repair.repaired(stage.run(Artifact("opencl-c", expand_request(req).text, ""), req))
+    if fixed is None:
+        return None
+    try:
+        validate_spirv(fixed, req)
+    except CompileError:
+        return None
+    return fixed
+
+
+#: the pipeline's stage that makes clspv's module
+VULKAN_STAGE = "spirv-vulkan"
+
+
+#: the rules a module the engine reads is validated by: SPIR-V's own (well typed, structured
+#: control flow) for the version clspv writes, not Vulkan's environment rules, which say what a
+#: Vulkan driver takes (a memory barrier's semantics naming a storage class, as `mem_fence(0)`
+#: does not): the proof runs the module on no driver (docs/verify-prove.md, "OpenCL C front end")
+PROOF_ENV = "spv1.0"
+
+#: spirv-val's error for a rule clspv's ``-O0`` module breaks, as the reason of an ``unknown``
+_INVALID = re.compile(r"^error: line \d+: (.*)$", re.M)
+
+
+def _invalid(source: Path, exc: Exception) -> Exception:
+    """A compile error that is spirv-val refusing clspv's module, as an ``unknown``'s reason
+    (:class:`~kernellab.spirvsim.module.Unsupported`) naming the rule; any other as it is."""
+    from kernellab.errors import Problem
+    from kernellab.spirvsim.module import Unsupported
+
+    text = str(exc)
+    m = _INVALID.search(text)
+    if "SPIR-V is not valid for" not in text or not m:
+        return exc
+    rest = text[m.end():].lstrip("\n").splitlines()
+    shown = f" ({rest[0].strip()})" if rest and rest[0].startswith(" ") else ""
+    return Unsupported([Problem(str(source), "", f"clspv's -O0 module breaks a rule of SPIR-V, so the engine "
+                                                 f"cannot read it as written: spirv-val says \"{m.group(1)}\"{shown}")])
 
 
 _WAIT = re.compile(r"\bwait_group_events\s*\(\s*[^,]+,\s*([^;]*?)\s*\)\s*;")
