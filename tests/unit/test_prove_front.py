@@ -494,3 +494,34 @@ __kernel void k(__global int *p) {
 }
 """)
     assert o.verdict == "proven", o
+
+
+# --- OpBitcast between vectors and other shapes (verify/prove/bits.py) ------------------------------
+
+@needs_clspv
+@pytest.mark.parametrize("index, found", [
+    ("as_uchar4(get_global_id(0) << 8).y", set()),                       # component 1: bits 8..15
+    ("as_uchar4(get_global_id(0) << 8).x", {"data-race"}),               # component 0: always 0
+    ("as_uint((uchar4)((uchar)get_global_id(0), 1, 2, 3)) & 0xff", set()),
+    ("as_uint((uchar4)(1, (uchar)get_global_id(0), 2, 3)) & 0xff", {"data-race"}),
+    ("as_ushort2(as_uint((uchar4)(0, 0, (uchar)get_global_id(0), 0))).y", set()),
+])
+def test_a_bitcast_reads_the_same_bits(tmp_path: Path, index: str, found: set[str]) -> None:
+    """Component 0 of a vector holds the lowest bits: a cast read the other way round would
+    give each work-item the same element, or a race where there is none."""
+    o = prove_cl(tmp_path, f"__kernel void k(__global uint *p) {{ p[{index}] = 1; }}")
+    assert kinds(o) == found, o
+    assert o.verdict == ("proven" if not found else "defect"), o
+
+
+def test_reinterpret_splits_and_joins_bits() -> None:
+    import z3
+
+    from kernellab.verify.prove import bits
+
+    x = z3.BitVecVal(0x04030201, 32)
+    assert [z3.simplify(c).as_long() for c in bits.reinterpret(x, "vector", 8, 4)] == [1, 2, 3, 4]
+    parts = tuple(z3.BitVecVal(v, 16) for v in (0x0201, 0x0403))
+    assert z3.simplify(bits.reinterpret(parts, "int", 32, 1)).as_long() == 0x04030201
+    assert bits.reinterpret(parts, "vector", 8, 3) is None  # 32 bits are not 24
+    assert bits.reinterpret(z3.Bool("b"), "int", 1, 1) is None
