@@ -525,3 +525,22 @@ def test_reinterpret_splits_and_joins_bits() -> None:
     assert z3.simplify(bits.reinterpret(parts, "int", 32, 1)).as_long() == 0x04030201
     assert bits.reinterpret(parts, "vector", 8, 3) is None  # 32 bits are not 24
     assert bits.reinterpret(z3.Bool("b"), "int", 1, 1) is None
+
+
+@needs_clspv
+def test_a_struct_holding_a_pointer_is_unknown(tmp_path: Path) -> None:
+    """GPUVerify's test_part_load_store: clspv refuses (or crashes on) a pointer stored in memory,
+    which valid OpenCL C may have: unknown with the reason, not a compile error (exit 2)."""
+    from kernellab import tools
+    from kernellab.spirvsim.module import Unsupported
+
+    if tools.find("clang") is None:
+        pytest.skip("needs clang (scripts/setup.sh test)")
+    (tmp_path / "k.cl").write_text("""
+struct a { __global int *p; int i; };
+__kernel void k(__global struct a *q1, __global struct a *q2) {
+  q2[get_global_id(0)].p = q1[get_global_id(0)].p;
+}
+""")
+    with pytest.raises(Unsupported, match=r"a struct holding a pointer \(struct\.a\)"):
+        opencl.compile_kept(tmp_path / "k.cl", "")

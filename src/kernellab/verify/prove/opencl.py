@@ -299,7 +299,10 @@ def compile_kept(source: Path, options: compiler_options.Options | str, *, roots
             again = source_ir(source, options, prelude=prelude, text=given)
             if again.text is not None:
                 text, ir = given, again
-    spirv = compile_source(source, options, roots=roots, prelude=prelude, global_offset=global_offset, text=text)
+    try:
+        spirv = compile_source(source, options, roots=roots, prelude=prelude, global_offset=global_offset, text=text)
+    except CompileError as exc:
+        raise _refused_by_clspv(source, ir, exc) from None
     if ir.text is None or not any(lost_accesses(ir, load_for_counting(spirv, source, name), name)
                                   for name in kernel_names(spirv)):
         return spirv, ir
@@ -309,6 +312,26 @@ def compile_kept(source: Path, options: compiler_options.Options | str, *, roots
     except CompileError as exc:
         log.debug("%s: the build with every access volatile failed: %s", source, exc)
         return spirv, ir
+
+
+#: a struct type of clang's IR with a pointer in it (``%struct.s = type { i32 addrspace(1)* }``)
+_STRUCT_WITH_POINTER = re.compile(r"^(%struct\.[\w.]+) = type \{[^\n]*\*", re.M)
+
+
+def _refused_by_clspv(source: Path, ir: SourceIR, exc: Exception) -> Exception:
+    """clspv's failure on a source clang takes, as an ``unknown``'s reason where it is one clspv
+    cannot compile by design: a struct holding a pointer (clspv's logical addressing has no
+    pointer in memory: it refuses "structures may not contain pointers", or crashes). Any other
+    failure as it is."""
+    from kernellab.errors import Problem
+    from kernellab.spirvsim.module import Unsupported
+
+    m = _STRUCT_WITH_POINTER.search(ir.text or "")
+    if m is None:
+        return exc
+    return Unsupported([Problem(str(source), "", f"a struct holding a pointer ({m.group(1)[1:]}): clspv compiles to "
+                                                 "Vulkan's logical addressing, where no pointer is stored in memory, "
+                                                 "and cannot compile it")])
 
 
 def load_for_counting(spirv: bytes, source: Path, entry: str) -> Module:
