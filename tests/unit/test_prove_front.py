@@ -285,10 +285,10 @@ def test_a_variable_read_before_it_is_written_has_any_value(tmp_path: Path, body
     if tools.find("clang") is None:
         pytest.skip("needs clang (scripts/setup.sh test)")
     (tmp_path / "k.cl").write_text(f"int bar(void);\n__kernel void k() {{ {body} }}")
-    compiled = opencl.compile_kernel(tmp_path / "k.cl", "k", "-Wno-uninitialized", (64, 1, 1), [])
+    spirv, ir = opencl.compile_kept(tmp_path / "k.cl", "-Wno-uninitialized", global_offset=True)
+    compiled = opencl.load_kernel(spirv, tmp_path / "k.cl", "k", (64, 1, 1), [])
     launch = opencl.launch(compiled, (256,), (64, 1, 1), [])
-    assert compiled.source_ir is not None
-    o = opencl.guarded(engine.prove(compiled.module, launch, timeout=60), compiled.source_ir, compiled.module, "k")
+    o = opencl.guarded(engine.prove(compiled.module, launch, timeout=60), ir, compiled.module, "k")
     assert o.verdict == verdict, o  # clspv folds `x == 0` of an undefined x to true
     if verdict == "defect":
         assert kinds(o) == {"assertion"}

@@ -40,8 +40,6 @@ class Compiled:
     spirv: bytes
     #: the module adds the launch's global offset to the built-in id itself (clspv's -global-offset)
     offset_in_module: bool = False
-    #: clang's IR of the text clspv compiled, for the access guard (:func:`guarded`)
-    source_ir: SourceIR | None = None
 
 
 #: OpenCL C's async copies, which :mod:`kernellab.verify.prove.copies` models before clspv lowers them
@@ -277,7 +275,8 @@ def lost_accesses(ir: SourceIR, module: Module, entry: str) -> str | None:
 
 
 def compile_kept(source: Path, options: compiler_options.Options | str, *, roots: tuple[Path, ...] = (),
-                 prelude: str = "", global_offset: bool = False) -> tuple[bytes, SourceIR]:
+                 prelude: str = "", global_offset: bool = False, first: bytes | None = None
+                 ) -> tuple[bytes, SourceIR]:
     """clspv's module of ``source`` (:func:`compile_source`) and clang's IR of the same text
     (:func:`source_ir`), for :func:`guarded`. Two things are made explicit first:
 
@@ -286,11 +285,16 @@ def compile_kept(source: Path, options: compiler_options.Options | str, *, roots
     - where clspv deleted accesses the source makes (an unused load), the source is compiled
       again with every ``__global``/``__local`` pointee volatile (:data:`EVERY_ACCESS`), which
       keeps them. Where that build fails (a built-in that takes no volatile pointer: ``vload``,
-      ``prefetch``) the first module stands, and the guard says what it lacks."""
+      ``prefetch``) the first module stands, and the guard says what it lacks.
+
+    ``first``: :func:`compile_source`'s module of the same source and options, made already
+    (then clspv runs only where the text changes). A caller that proves that module first needs
+    this only for a ``proven`` verdict: a defect in it is one of the source."""
     from kernellab.errors import CompileError
+    from kernellab.spirvsim.module import Unsupported
     from kernellab.verify.prove import undefined
 
-    text = source.read_text(errors="replace")
+    text = original = source.read_text(errors="replace")
     ir = source_ir(source, options, prelude=prelude, text=text)
     if ir.uninitialised:
         full = str(source.resolve())
@@ -300,7 +304,8 @@ def compile_kept(source: Path, options: compiler_options.Options | str, *, roots
             if again.text is not None:
                 text, ir = given, again
     try:
-        spirv = compile_source(source, options, roots=roots, prelude=prelude, global_offset=global_offset, text=text)
+        spirv = first if first is not None and text is original else \
+            compile_source(source, options, roots=roots, prelude=prelude, global_offset=global_offset, text=text)
     except CompileError as exc:
         raise _refused_by_clspv(source, ir, exc) from None
     if ir.text is None or not any(lost_accesses(ir, load_for_counting(spirv, source, name), name)
@@ -309,7 +314,7 @@ def compile_kept(source: Path, options: compiler_options.Options | str, *, roots
     try:
         return compile_source(source, options, roots=roots, prelude=prelude, global_offset=global_offset,
                               text=text, every_access=True), ir
-    except CompileError as exc:
+    except (CompileError, Unsupported) as exc:  # clspv failed, or its module breaks a rule of SPIR-V
         log.debug("%s: the build with every access volatile failed: %s", source, exc)
         return spirv, ir
 
@@ -434,11 +439,9 @@ def _instructions(module: Module) -> list[Any]:
 def compile_kernel(source: Path, entry: str, options: compiler_options.Options | str, local_size: tuple[int, int, int],
                    args: list[ArgumentSpec], *, roots: tuple[Path, ...] = (), work_dim: int = 3,
                    global_offset: tuple[int, int, int] = (0, 0, 0)) -> Compiled:
-    """:func:`compile_kept` (with the global offset kept) and :func:`load_kernel` for one kernel."""
-    spirv, ir = compile_kept(source, options, roots=roots, global_offset=True)
-    compiled = load_kernel(spirv, source, entry, local_size, args, work_dim=work_dim, global_offset=global_offset)
-    compiled.source_ir = ir
-    return compiled
+    """:func:`compile_source` (with the global offset kept) and :func:`load_kernel` for one kernel."""
+    return load_kernel(compile_source(source, options, roots=roots, global_offset=True), source, entry, local_size,
+                       args, work_dim=work_dim, global_offset=global_offset)
 
 
 def launch(compiled: Compiled, global_size: tuple[int, ...], local_size: tuple[int, int, int],
