@@ -128,6 +128,22 @@ __kernel void k(__global int *p) {
 
 
 @needs_tools
+@pytest.mark.parametrize("initial, verdict", [("{ }", "proven"), ("{0, 0, 0, 5, 0, 0, 7}", "defect")])
+def test_code_a_constant_array_makes_dead(tmp_path: Path, initial: str, verdict: str) -> None:
+    """GPUVerify's globalarray/pass: clspv folds the read of an all-zero __constant array and
+    deletes the store it guards; built with __constant volatile too, the read stays and the
+    engine reads the array's initializer (two non-zero elements: two work-items write p[0])."""
+    out = _prove(tmp_path, f"""
+__constant int A[64] = {initial};
+__kernel void k(__global int *p) {{
+  int a = A[get_global_id(0)];
+  if (a != 0) p[0] = get_global_id(0);
+}}
+""")
+    assert out.verdict == verdict, out  # type: ignore[attr-defined]
+
+
+@needs_tools
 def test_where_the_volatile_build_fails_the_guard_stands(tmp_path: Path) -> None:
     """vload4 takes no volatile pointer: the volatile build does not compile, the first module
     (without the unused racy read) is the one proven, and the guard makes it unknown."""

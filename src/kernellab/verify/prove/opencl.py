@@ -184,13 +184,16 @@ def _refuse_wait_lists(source: Path, text: str) -> None:
 
 #: put before every header where clspv deleted accesses the source makes (docs/verify-prove.md,
 #: "Accesses clspv deletes"): every ``__global`` and ``__local`` pointee volatile, so that clspv
-#: keeps every access. A macro's own name is not expanded again in its expansion, and ``global``
-#: goes through ``__global``, so each gets one ``volatile``
+#: keeps every access; ``__constant`` too, so that it does not fold a read of a constant array
+#: and delete the code that read makes dead. A macro's own name is not expanded again in its
+#: expansion, and ``global`` goes through ``__global``, so each gets one ``volatile``
 EVERY_ACCESS = """\
 #define __global __global volatile
 #define __local __local volatile
+#define __constant __constant volatile
 #define global __global
 #define local __local
+#define constant __constant
 """
 
 
