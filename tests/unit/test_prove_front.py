@@ -269,21 +269,54 @@ def test_an_event_list_through_a_pointer_is_refused(tmp_path: Path) -> None:
 
 
 @needs_clspv
-def test_a_variable_read_before_it_is_written_is_not_proven(tmp_path: Path) -> None:
+@pytest.mark.parametrize("body, verdict", [
+    ("int x; __assert(x == 0);", "defect"),         # any value: the assertion can fail
+    ("int x = 0; __assert(x == 0);", "proven"),
+    ("int x = 0; bar(); __assert(x == 0);", "proven"),  # a stub's own body reads nothing uninitialised
+    ("char x; int y; if (x == 'a') y = 1; __assert(y == 1);", "defect"),  # sometimes uninitialised too
+    # GPUVerify's predicated_undef: an undefined value written to this invocation's own element
+    ("__local int L[64]; int t; if (get_local_id(0) > 0) L[get_local_id(0)] = t;", "proven"),
+    ("int *x; __assert(x == 0);", "unknown"),       # a pointer is not given a value
+    ("float x; __assert(x == 0.0f);", "unknown"),
+])
+def test_a_variable_read_before_it_is_written_has_any_value(tmp_path: Path, body: str, verdict: str) -> None:
     from kernellab import tools
 
     if tools.find("clang") is None:
         pytest.skip("needs clang (scripts/setup.sh test)")
-    for body, proven in (("int x;", False), ("int x = 0;", True), ("int x = 0; bar();", True)):
-        # (a stub's own body reads nothing uninitialised: bar's stand-in keeps the guard quiet)
-        (tmp_path / "k.cl").write_text(f"int bar(void);\n__kernel void k() {{ {body} __assert(x == 0); }}")
-        compiled = opencl.compile_kernel(tmp_path / "k.cl", "k", "-Wno-uninitialized", (64, 1, 1), [])
-        launch = opencl.launch(compiled, (256,), (64, 1, 1), [])
-        ir = opencl.source_ir(tmp_path / "k.cl", "-Wno-uninitialized")
-        o = opencl.guarded(engine.prove(compiled.module, launch, timeout=60), ir, compiled.module, "k")
-        assert (o.verdict == "proven") == proven, o  # clspv folds `x == 0` of an undefined x to true
-        if not proven:
-            assert "'x' is read before it is written" in (o.reason or "")
+    (tmp_path / "k.cl").write_text(f"int bar(void);\n__kernel void k() {{ {body} }}")
+    spirv, ir = opencl.compile_kept(tmp_path / "k.cl", "-Wno-uninitialized", global_offset=True)
+    compiled = opencl.load_kernel(spirv, tmp_path / "k.cl", "k", (64, 1, 1), [])
+    launch = opencl.launch(compiled, (256,), (64, 1, 1), [])
+    o = opencl.guarded(engine.prove(compiled.module, launch, timeout=60), ir, compiled.module, "k")
+    assert o.verdict == verdict, o  # clspv folds `x == 0` of an undefined x to true
+    if verdict == "defect":
+        assert kinds(o) == {"assertion"}
+    if verdict == "unknown":
+        assert "'x' is read before it is written" in (o.reason or "")
+
+
+def test_undefined_values_are_given_where_clang_says() -> None:
+    from kernellab.verify.prove import undefined
+
+    log = """k.cl:5:10: error: variable 'x' is uninitialized when used here [-Werror,-Wuninitialized]
+k.cl:2:8: note: initialize the variable 'x' to silence this warning
+fix-it:"k.cl":{40:8-40:8}:" = 0"
+k.cl:4:7: error: variable 'z' is used uninitialized whenever 'if' condition is false [-Werror,-Wsometimes-uninitialized]
+k.cl:4:3: note: remove the 'if' if its condition is always true
+fix-it:"k.cl":{42:3-42:13}:""
+k.cl:3:11: note: initialize the variable 'z' to silence this warning
+fix-it:"k.cl":{41:11-41:11}:" = 0"
+"""
+    found = undefined.parse(log)
+    assert [(u.line, u.column, u.name, u.fixit) for u in found] == [(2, 8, "x", " = 0"), (3, 11, "z", " = 0")]
+    text = "k() {\n  int x;\n  int y, z;\n}"
+    assert undefined.initialised(text, found, lambda f: f == "k.cl") == (
+        "k() {\n  int x = (__typeof__(x))__kl_undefined();\n  int y, z = (__typeof__(z))__kl_undefined();\n}")
+    assert undefined.initialised(text, found, lambda f: False) is None  # in an included file
+    pointer = undefined.parse('k.cl:2:8: note: initialize the variable \'p\' to silence this warning\n'
+                              'fix-it:"k.cl":{9:8-9:8}:" = NULL"')
+    assert undefined.initialised(text, pointer, lambda f: True) is None
 
 
 # --- a pointer chosen between variables -------------------------------------------------------------
@@ -386,3 +419,128 @@ def test_a_loop_carrying_a_vector(tmp_path: Path) -> None:
     assert prove_cl(tmp_path, src % "", args=LOOP_ARGS).verdict == "proven"
     racy = prove_cl(tmp_path, src % "if (v.y > 5) A[get_global_id(0) + 1] = 0;", args=LOOP_ARGS)  # n > 5
     assert kinds(racy) == {"data-race"}, racy
+
+
+# --- clspv modules that break a rule of SPIR-V (verify/prove/repair.py) ----------------------------
+
+ARRAY_PHI = """
+__kernel void k(__global float4 *p) {
+  __local float4 mine1[64];
+  __local float4 mine2[64];
+  __local float4 *mine;
+  if (get_group_id(0) == 1) mine = mine1; else mine = mine2;
+  mine[%s] = p[get_global_id(0)];
+}
+"""
+
+
+@needs_clspv
+@pytest.mark.parametrize("index, found", [
+    ("get_local_id(0)", set()),
+    ("get_local_id(0) / 2", {"data-race"}),        # two work-items, one element
+    ("get_local_id(0) + 1", {"out-of-bounds"}),    # past the 64th float4 (the element's stride kept)
+])
+def test_a_phi_of_whole_arrays_is_read_as_their_first_elements(tmp_path: Path, index: str, found: set[str]) -> None:
+    """clspv at -O0 merges `mine1` and `mine2` (pointers to whole arrays) in a phi typed as a
+    pointer to float4, which spirv-val refuses; the repair makes each an access chain to element 0."""
+    o = prove_cl(tmp_path, ARRAY_PHI % index)
+    assert kinds(o) == found, o
+    assert o.verdict == ("proven" if not found else "defect"), o
+
+
+LONG_ATOMICS = """
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+__kernel void k(__global long *p) {
+  atom_add(p, 10);
+  %s
+}
+"""
+
+
+@needs_clspv
+@pytest.mark.parametrize("more, found", [
+    ("atom_inc(p + 1);", set()),
+    ("p[get_local_id(0) / 64] = 1;", {"data-race"}),  # a plain write beside the atomics
+])
+def test_64_bit_atomics(tmp_path: Path, more: str, found: set[str]) -> None:
+    """clspv declares no Int64Atomics capability for them (spirv-val refuses the module); the
+    repair declares it."""
+    o = prove_cl(tmp_path, LONG_ATOMICS % more)
+    assert kinds(o) == found, o
+
+
+@needs_clspv
+def test_a_module_spirv_val_refuses_is_unknown_with_its_rule(tmp_path: Path) -> None:
+    """GPUVerify's inter_group_and_barrier_flag_tests: barrier flags that are not a constant."""
+    from kernellab.spirvsim.module import Unsupported
+
+    (tmp_path / "k.cl").write_text("""
+__kernel void k(__global int *p) {
+  cl_mem_fence_flags f = get_local_id(0) == 0 ? CLK_LOCAL_MEM_FENCE : CLK_GLOBAL_MEM_FENCE;
+  barrier(f);
+}
+""")
+    with pytest.raises(Unsupported, match="Memory Semantics ids must be OpConstant"):
+        opencl.compile_source(tmp_path / "k.cl", "")
+
+
+@needs_clspv
+def test_vulkan_only_rules_do_not_stop_a_proof(tmp_path: Path) -> None:
+    """GPUVerify's mem_fence: a fence with no memory named is valid SPIR-V, not valid for Vulkan."""
+    o = prove_cl(tmp_path, """
+__kernel void k(__global int *p) {
+  mem_fence(CLK_LOCAL_MEM_FENCE & CLK_GLOBAL_MEM_FENCE);
+  p[get_global_id(0)] = 1;
+}
+""")
+    assert o.verdict == "proven", o
+
+
+# --- OpBitcast between vectors and other shapes (verify/prove/bits.py) ------------------------------
+
+@needs_clspv
+@pytest.mark.parametrize("index, found", [
+    ("as_uchar4(get_global_id(0) << 8).y", set()),                       # component 1: bits 8..15
+    ("as_uchar4(get_global_id(0) << 8).x", {"data-race"}),               # component 0: always 0
+    ("as_uint((uchar4)((uchar)get_global_id(0), 1, 2, 3)) & 0xff", set()),
+    ("as_uint((uchar4)(1, (uchar)get_global_id(0), 2, 3)) & 0xff", {"data-race"}),
+    ("as_ushort2(as_uint((uchar4)(0, 0, (uchar)get_global_id(0), 0))).y", set()),
+])
+def test_a_bitcast_reads_the_same_bits(tmp_path: Path, index: str, found: set[str]) -> None:
+    """Component 0 of a vector holds the lowest bits: a cast read the other way round would
+    give each work-item the same element, or a race where there is none."""
+    o = prove_cl(tmp_path, f"__kernel void k(__global uint *p) {{ p[{index}] = 1; }}")
+    assert kinds(o) == found, o
+    assert o.verdict == ("proven" if not found else "defect"), o
+
+
+def test_reinterpret_splits_and_joins_bits() -> None:
+    import z3
+
+    from kernellab.verify.prove import bits
+
+    x = z3.BitVecVal(0x04030201, 32)
+    assert [z3.simplify(c).as_long() for c in bits.reinterpret(x, "vector", 8, 4)] == [1, 2, 3, 4]
+    parts = tuple(z3.BitVecVal(v, 16) for v in (0x0201, 0x0403))
+    assert z3.simplify(bits.reinterpret(parts, "int", 32, 1)).as_long() == 0x04030201
+    assert bits.reinterpret(parts, "vector", 8, 3) is None  # 32 bits are not 24
+    assert bits.reinterpret(z3.Bool("b"), "int", 1, 1) is None
+
+
+@needs_clspv
+def test_a_struct_holding_a_pointer_is_unknown(tmp_path: Path) -> None:
+    """GPUVerify's test_part_load_store: clspv refuses (or crashes on) a pointer stored in memory,
+    which valid OpenCL C may have: unknown with the reason, not a compile error (exit 2)."""
+    from kernellab import tools
+    from kernellab.spirvsim.module import Unsupported
+
+    if tools.find("clang") is None:
+        pytest.skip("needs clang (scripts/setup.sh test)")
+    (tmp_path / "k.cl").write_text("""
+struct a { __global int *p; int i; };
+__kernel void k(__global struct a *q1, __global struct a *q2) {
+  q2[get_global_id(0)].p = q1[get_global_id(0)].p;
+}
+""")
+    with pytest.raises(Unsupported, match=r"a struct holding a pointer \(struct\.a\)"):
+        opencl.compile_kept(tmp_path / "k.cl", "")

@@ -92,18 +92,78 @@ def _prove(tmp: Path, source: str) -> object:
     path.write_text(source)
     ls = (16, 1, 1)
     args = [opencl.ArgumentSpec("local" if "__local" in source else "buffer", "p", size=256)]
-    compiled = opencl.compile_kernel(path, "k", "", ls, args)
+    spirv, ir = opencl.compile_kept(path, "", global_offset=True)  # as the conformance script proves
+    compiled = opencl.load_kernel(spirv, path, "k", ls, args)
     launch = opencl.launch(compiled, (32,), ls, args)
-    return opencl.guarded(engine.prove(compiled.module, launch, timeout=60), opencl.source_ir(path, ""),
-                          compiled.module, "k")
+    return opencl.guarded(engine.prove(compiled.module, launch, timeout=60), ir, compiled.module, "k")
 
 
 @needs_tools
 @pytest.mark.parametrize("shape", sorted(UNUSED_READS))
-def test_a_racy_read_clspv_deletes_is_not_proven(tmp_path: Path, shape: str) -> None:
+def test_a_racy_read_clspv_deletes_is_found(tmp_path: Path, shape: str) -> None:
+    """Compiled again with every __global/__local pointee volatile, clspv keeps the read and its
+    race is found; where that build fails (clspv crashes on a load through a null pointer) the
+    guard keeps the verdict unknown."""
     out = _prove(tmp_path, UNUSED_READS[shape])
+    if shape == "load_from_null":
+        assert out.verdict == "unknown", out  # type: ignore[attr-defined]
+        assert "clspv removed" in out.reason and "unused loads" in out.reason  # type: ignore[attr-defined]
+    else:
+        assert out.verdict == "defect" and {f.kind for f in out.findings} == {"data-race"}, out  # type: ignore[attr-defined]
+
+
+@needs_tools
+def test_an_unused_read_that_does_not_race_is_proven(tmp_path: Path) -> None:
+    """GPUVerify's localarrayaccess shape: clspv deletes `int x = A[i + 1];`; the volatile build
+    keeps it, and the read after the barrier races with nothing."""
+    out = _prove(tmp_path, """
+__kernel void k(__global int *p) {
+  __local int A[17];
+  A[get_local_id(0)] = 2;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  int x = A[get_local_id(0) + 1];
+}
+""")
+    assert out.verdict == "proven", out  # type: ignore[attr-defined]
+
+
+@needs_tools
+@pytest.mark.parametrize("initial, verdict", [("{ }", "proven"), ("{0, 0, 0, 5, 0, 0, 7}", "defect")])
+def test_code_a_constant_array_makes_dead(tmp_path: Path, initial: str, verdict: str) -> None:
+    """GPUVerify's globalarray/pass: clspv folds the read of an all-zero __constant array and
+    deletes the store it guards; built with __constant volatile too, the read stays and the
+    engine reads the array's initializer (two non-zero elements: two work-items write p[0])."""
+    out = _prove(tmp_path, f"""
+__constant int A[64] = {initial};
+__kernel void k(__global int *p) {{
+  int a = A[get_global_id(0)];
+  if (a != 0) p[0] = get_global_id(0);
+}}
+""")
+    assert out.verdict == verdict, out  # type: ignore[attr-defined]
+
+
+@needs_tools
+def test_where_the_volatile_build_fails_the_guard_stands(tmp_path: Path) -> None:
+    """vload4 takes no volatile pointer: the volatile build does not compile, the first module
+    (without the unused racy read) is the one proven, and the guard makes it unknown."""
+    out = _prove(tmp_path, """
+__kernel void k(__global float *p) {
+  __local int A[16];
+  float4 v = vload4(0, p);
+  int x = A[get_local_id(0)];
+  A[(get_local_id(0) + 1) % 16] = (int)v.x;
+}
+""")
     assert out.verdict == "unknown", out  # type: ignore[attr-defined]
-    assert "clspv removed" in out.reason and "unused loads" in out.reason  # type: ignore[attr-defined]
+    assert "clspv removed 1 memory access" in out.reason  # type: ignore[attr-defined]
+
+
+def test_the_volatile_definitions_reach_every_pointee() -> None:
+    from kernellab.verify.prove import opencl
+
+    text = opencl.annotated_text("__kernel void k(global int *p, __local int *q) {}", every_access=True)
+    assert opencl.EVERY_ACCESS in text and opencl.EVERY_ACCESS not in opencl.annotated_text("__kernel void k() {}")
 
 
 @needs_tools

@@ -431,3 +431,16 @@ def test_installing_the_cache_hands_it_to_records(tmp_path: Path, monkeypatch: p
 
 if __name__ == "__main__":
     print(json.dumps(check_every_module(Path(sys.argv[1]))))
+
+
+def test_every_module_takes_its_decorator_from_records() -> None:
+    # a module importing the standard decorator builds its classes at the standard cost on every
+    # run (helpers' new modules did, until this test)
+    import re
+
+    import kernellab
+
+    root = Path(kernellab.__file__).parent
+    direct = [str(p.relative_to(root)) for p in root.rglob("*.py") if p.name != "records.py"
+              and re.search(r"^from dataclasses import [^\n]*\bdataclass\b", p.read_text(), re.M)]
+    assert direct == []

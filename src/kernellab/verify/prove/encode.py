@@ -1302,10 +1302,22 @@ class Encoder:
         args = [self.value(env, a) for a in w[2:]]
         if any(isinstance(a, (Pointer, PointerChoice)) for a in args):
             raise self.unmodelled(inst, f"{op} on a pointer")
+        if op == "OpBitcast" and (t.kind == "vector" or isinstance(args[0], tuple)):
+            return self.reinterpret(inst, args[0], t)
         if t.kind == "vector":
             return tuple(self.scalar_op(inst, [a[k] if isinstance(a, tuple) else a for a in args], t.elem)
                          for k in range(t.count))
         return self.scalar_op(inst, args, t)
+
+    def reinterpret(self, inst: Inst, value: Any, t: Type) -> Any:
+        """An OpBitcast that makes or takes a vector (:mod:`kernellab.verify.prove.bits`)."""
+        from kernellab.verify.prove import bits
+
+        elem = t.elem if t.kind == "vector" and t.elem is not None else t
+        out = bits.reinterpret(value, t.kind, elem.width, t.count if t.kind == "vector" else 1)
+        if out is None:
+            raise self.unmodelled(inst, "an OpBitcast between values of different shapes")
+        return out
 
     def composite(self, env: dict[Any, Any], inst: Inst, t: Type) -> Any:
         """The ops of :data:`_COMPOSITE_OPS`: vectors and structs as tuples of their parts."""

@@ -90,9 +90,21 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
                     la.size_space = _size_space(launch, "opencl", len(inst.global_size))
                 watch.step = "encoding and solving"
                 outcome = _within(watch, engine.prove(compiled.module, la, timeout=watch.left()))
-                watch.step = "checking that clspv kept every access (clang)"
-                outcome = opencl.guarded(outcome, opencl.source_ir(source, flags) if outcome.verdict == "proven"
-                                         else opencl.SourceIR(None, "not needed"), compiled.module, inst.entry_point)
+                if outcome.verdict == "proven":
+                    # the source's undefined values and the accesses clspv deleted, made explicit
+                    # (opencl.compile_kept): a module that differs is proven in its place
+                    watch.step = "checking that clspv kept every access (clang, clspv)"
+                    spirv, ir = opencl.compile_kept(source, flags, roots=(path.resolve().parent,), global_offset=True,
+                                                    first=compiled.spirv)
+                    if spirv != compiled.spirv:
+                        compiled = opencl.load_kernel(spirv, source, inst.entry_point, local, specs,
+                                                      work_dim=len(inst.global_size),
+                                                      global_offset=_dims(inst.global_offset or (0,), 0))
+                        la = opencl.launch(compiled, tuple(inst.global_size), local, specs,
+                                           _dims(inst.global_offset or (0,), 0), symbolic_sizes=sizes)
+                        watch.step = "encoding and solving (every access kept)"
+                        outcome = _within(watch, engine.prove(compiled.module, la, timeout=watch.left()))
+                    outcome = opencl.guarded(outcome, ir, compiled.module, inst.entry_point)
         except Unsupported as exc:
             _unknown(launch, f"unsupported construct: {exc.problems[0].message if exc.problems else exc}")
             continue
@@ -338,11 +350,11 @@ def _scenario_module(scenario: Any, shader: Any, path: Path, program: Any) -> tu
     options = compiler_options.read("opencl-c", shader.build_options, path.parent,
                                     compiler_options.allowed_roots(path.parent, shader.include_paths),
                                     (str(path), f"/resources/{scenario.resources.index(shader)}/shader/build_options"))
-    spirv = opencl.compile_source(shader.src_path, options, roots=(path.resolve().parent,))
+    spirv, ir = opencl.compile_kept(shader.src_path, options, roots=(path.resolve().parent,))
     spec = clspv_specialization(scenario, shader, spirv)
     module = load(spirv, shader.entry, file=str(shader.src_path), spec_constants=spec, eval_spec_op=eval_spec_op)
     module.sources.setdefault("source", shader.src_path.read_text(errors="replace").split("\n"))
-    return module, opencl.source_ir(shader.src_path, options)
+    return module, ir
 
 
 def _replay_scenario(path: Path, scenario: Any, number: int, findings: list[Finding], found: list[Any],

@@ -7,8 +7,10 @@ recognises (:func:`~kernellab.verify.prove.annotations.annotated`, docs/verify-p
 """
 from __future__ import annotations
 
+import logging
 import re
 import struct
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,8 @@ from kernellab import compiler_options
 from kernellab.records import dataclass
 from kernellab.spirvsim.module import Module
 from kernellab.verify.prove.annotations import annotated
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -61,30 +65,98 @@ def clspv_argv(options: compiler_options.Options) -> list[str]:
 
 
 def compile_source(source: Path, options: compiler_options.Options | str, *, roots: tuple[Path, ...] = (),
-                   prelude: str = "", global_offset: bool = False) -> bytes:
+                   prelude: str = "", global_offset: bool = False, text: str | None = None,
+                   every_access: bool = False) -> bytes:
     """clspv ``-O0 -g`` of ``source`` with the annotation header (every kernel of it), its
     async copies modelled (:mod:`kernellab.verify.prove.copies`).
     ``options``: a file's, parsed by :mod:`kernellab.compiler_options` (their tokens hold no
     whitespace or quote), or the user's own text. ``global_offset``: clspv's ``-global-offset``,
     which keeps an OpenCL launch's global offset in a push constant (without it clspv folds
-    ``get_global_offset()`` to 0, whatever the launch's offset: for a kernel-instantiation file)."""
+    ``get_global_offset()`` to 0, whatever the launch's offset: for a kernel-instantiation file).
+    ``text``: the source's text as the proof reads it (its undefined values made explicit,
+    :mod:`kernellab.verify.prove.undefined`); ``every_access``: every ``__global``/``__local``
+    pointee made volatile (:data:`EVERY_ACCESS`)."""
     import shlex
     import tempfile
 
     from kernellab.compile.pipeline import Compiler, CompileRequest
+    from kernellab.errors import CompileError
 
-    text = source.read_text(errors="replace")
+    if text is None:
+        text = source.read_text(errors="replace")
     _refuse_wait_lists(source, text)
     with tempfile.TemporaryDirectory(prefix="kl-prove-") as tmp:
         annotated_path = Path(tmp) / source.name
-        annotated_path.write_text(annotated_text(text, prelude, str(source.resolve())))
+        annotated_path.write_text(annotated_text(text, prelude, str(source.resolve()), every_access=every_access))
         req = CompileRequest(source=annotated_path, language="opencl-c", entry="",
                              build_options=shlex.join(["-O0", "-g", f"-I{source.parent.resolve()}",
                                                        *(["-global-offset"] if global_offset else []),
                                                        *(["-long-vector"] if _LONG_VECTOR.search(text) else []),
                                                        *clspv_argv(_options(options))]),
-                             options_from="user", roots=roots + (source.parent.resolve(), Path(tmp)))
-        return bytes(Compiler(req).vulkan_module().data)
+                             options_from="user", roots=roots + (source.parent.resolve(), Path(tmp)),
+                             target_env=PROOF_ENV)
+        try:
+            return bytes(Compiler(req).vulkan_module().data)
+        except CompileError as exc:
+            error = _invalid(source, exc)
+            if error is exc:
+                raise
+            fixed = _repaired(req)
+            if fixed is None:
+                raise error from None
+            return fixed
+
+
+def _repaired(req: Any) -> bytes | None:
+    """clspv's module for ``req`` with the breaks of SPIR-V's rules that have one meaning repaired
+    (:mod:`kernellab.verify.prove.repair`) where that makes it valid, else None. (The pipeline
+    validates every module it makes, so clspv is run again here, on the same inlined text.)"""
+    from kernellab.compile.languages import all_stages
+    from kernellab.compile.pipeline import expand_request
+    from kernellab.compile.stage import Artifact, validate_spirv
+    from kernellab.errors import CompileError
+    from kernellab.verify.prove import repair
+
+    stage = all_stages("opencl-c")[VULKAN_STAGE]
+    assert stage.run is not None
+    fixed = repair.repaired(stage.run(Artifact("opencl-c", expand_request(req).text, ""), req))
+    if fixed is None:
+        return None
+    try:
+        validate_spirv(fixed, req)
+    except CompileError:
+        return None
+    return fixed
+
+
+#: the pipeline's stage that makes clspv's module
+VULKAN_STAGE = "spirv-vulkan"
+
+
+#: the rules a module the engine reads is validated by: SPIR-V's own (well typed, structured
+#: control flow) for the version clspv writes, not Vulkan's environment rules, which say what a
+#: Vulkan driver takes (a memory barrier's semantics naming a storage class, as `mem_fence(0)`
+#: does not): the proof runs the module on no driver (docs/verify-prove.md, "OpenCL C front end")
+PROOF_ENV = "spv1.0"
+
+#: spirv-val's error for a rule clspv's ``-O0`` module breaks, as the reason of an ``unknown``
+_INVALID = re.compile(r"^error: line \d+: (.*)$", re.M)
+
+
+def _invalid(source: Path, exc: Exception) -> Exception:
+    """A compile error that is spirv-val refusing clspv's module, as an ``unknown``'s reason
+    (:class:`~kernellab.spirvsim.module.Unsupported`) naming the rule; any other as it is."""
+    from kernellab.errors import Problem
+    from kernellab.spirvsim.module import Unsupported
+
+    text = str(exc)
+    m = _INVALID.search(text)
+    if "SPIR-V is not valid for" not in text or not m:
+        return exc
+    rest = text[m.end():].lstrip("\n").splitlines()
+    shown = f" ({rest[0].strip()})" if rest and rest[0].startswith(" ") else ""
+    return Unsupported([Problem(str(source), "", f"clspv's -O0 module breaks a rule of SPIR-V, so the engine "
+                                                 f"cannot read it as written: spirv-val says \"{m.group(1)}\"{shown}")])
 
 
 _WAIT = re.compile(r"\bwait_group_events\s*\(\s*[^,]+,\s*([^;]*?)\s*\)\s*;")
@@ -111,18 +183,36 @@ def _refuse_wait_lists(source: Path, text: str) -> None:
                                    f"event list given as &event or an array (line {line})")])
 
 
-def annotated_text(text: str, prelude: str = "", name: str | None = None) -> str:
+#: put before every header where clspv deleted accesses the source makes (docs/verify-prove.md,
+#: "Accesses clspv deletes"): every ``__global`` and ``__local`` pointee volatile, so that clspv
+#: keeps every access; ``__constant`` too, so that it does not fold a read of a constant array
+#: and delete the code that read makes dead. A macro's own name is not expanded again in its
+#: expansion, and ``global`` goes through ``__global``, so each gets one ``volatile``
+EVERY_ACCESS = """\
+#define __global __global volatile
+#define __local __local volatile
+#define __constant __constant volatile
+#define global __global
+#define local __local
+#define constant __constant
+"""
+
+
+def annotated_text(text: str, prelude: str = "", name: str | None = None, *, every_access: bool = False) -> str:
     """What clspv and clang compile: the annotation header, the stubs' header, ``prelude``
     (directives that change what an annotation means, such as GPUVerify's ``--only-requires``),
     the source at its own line numbers, then bodies for the functions it declares without one
     (:mod:`kernellab.verify.prove.stubs`); with the async copies' header
     (:mod:`kernellab.verify.prove.copies`) where it makes one."""
-    from kernellab.verify.prove import copies, stubs
+    from kernellab.verify.prove import copies, stubs, undefined
 
-    found = stubs.find(text)
+    # the undefined values given any value (compile_kept): a function declared without a body
+    declared = undefined.PROTOTYPE if re.search(rf"\b{undefined.FUNCTION}\b", text) else ""
+    found = stubs.find(declared + text)
     tail = f"\n#line 1000000\n{stubs.bodies(found)}\n" if found else ""
     async_copies = copies.HEADER if ASYNC_COPIES.search(text) else ""
-    return annotated(text, stubs.HEADER + async_copies + (f"{prelude}\n" if prelude else ""), name) + tail
+    return annotated(text, (EVERY_ACCESS if every_access else "") + stubs.HEADER + declared + async_copies
+                     + (f"{prelude}\n" if prelude else ""), name) + tail
 
 
 @dataclass
@@ -133,35 +223,42 @@ class SourceIR:
     missing: str = ""
     #: ``missing`` is why the source cannot be proven, not why clang could not check it
     refused: bool = False
+    #: the variables read before they are written, where clang refused the source for them
+    uninitialised: list[Any] = field(default_factory=list)
 
 
-def source_ir(source: Path, options: compiler_options.Options | str, *, prelude: str = "") -> SourceIR:
-    """clang's ``-O0`` IR of ``source`` with the annotation header (the text clspv compiles), for
-    :func:`lost_accesses`."""
+def source_ir(source: Path, options: compiler_options.Options | str, *, prelude: str = "",
+              text: str | None = None) -> SourceIR:
+    """clang's ``-O0`` IR of ``source`` (or of ``text``, the source as the proof reads it) with the
+    annotation header (the text clspv compiles), for :func:`lost_accesses`."""
     import tempfile
 
     from kernellab.errors import MissingToolError, ToolError
-    from kernellab.verify.prove import kept
+    from kernellab.verify.prove import kept, undefined
 
+    if text is None:
+        text = source.read_text(errors="replace")
     with tempfile.TemporaryDirectory(prefix="kl-prove-") as tmp:
         annotated_path = Path(tmp) / source.name
-        annotated_path.write_text(annotated_text(source.read_text(errors="replace"), prelude, str(source.resolve())))
+        annotated_path.write_text(annotated_text(text, prelude, str(source.resolve())))
         try:
             # a variable read before it is written has an undefined value, which clspv folds to
             # whatever suits it (`int x; __assert(x == 0);` compiles to a passing assertion): such
-            # a source is not proven (after the source's own -Wno-uninitialized, this wins)
-            return SourceIR(kept.clang_ir(annotated_path, [*_options(options).argv(), "-Werror=uninitialized"],
+            # a source is not proven as it is (after the source's own -Wno-uninitialized, this
+            # wins); the fix-its say where to give it any value (compile_kept)
+            return SourceIR(kept.clang_ir(annotated_path, [*_options(options).argv(), "-Werror=uninitialized",
+                                                           "-fdiagnostics-parseable-fixits"],
                                           source.parent.resolve()))
         except MissingToolError:
             return SourceIR(None, "clang not found")
         except ToolError as exc:
-            text = str(exc)
-            where = re.search(r":(\d+):\d+: error: variable '(\w+)' is uninitialized", text)
+            message = str(exc)
+            where = re.search(r":(\d+):\d+: error: variable '(\w+)' is (?:used )?uninitialized", message)
             if where:
                 return SourceIR(None, f"variable {where.group(2)!r} is read before it is written (line "
                                       f"{where.group(1)}): its value is undefined, and clspv may fold it",
-                                 refused=True)
-            return SourceIR(None, f"clang failed: {text.strip().splitlines()[0][:120] if text.strip() else ''}")
+                                refused=True, uninitialised=undefined.parse(message))
+            return SourceIR(None, f"clang failed: {message.strip().splitlines()[0][:120] if message.strip() else ''}")
 
 
 def lost_accesses(ir: SourceIR, module: Module, entry: str) -> str | None:
@@ -179,6 +276,79 @@ def lost_accesses(ir: SourceIR, module: Module, entry: str) -> str | None:
                 f"({', '.join(hidden)}): not proven")
     missing = kept.lost(kept.llvm_accesses(ir.text, entry), kept.spirv_accesses(module))
     return kept.describe(missing) if missing else None
+
+
+def compile_kept(source: Path, options: compiler_options.Options | str, *, roots: tuple[Path, ...] = (),
+                 prelude: str = "", global_offset: bool = False, first: bytes | None = None
+                 ) -> tuple[bytes, SourceIR]:
+    """clspv's module of ``source`` (:func:`compile_source`) and clang's IR of the same text
+    (:func:`source_ir`), for :func:`guarded`. Two things are made explicit first:
+
+    - a variable read before it is written (clang refuses the source for it) is given any value
+      where it is declared (:mod:`kernellab.verify.prove.undefined`), where it is an integer;
+    - where clspv deleted accesses the source makes (an unused load), the source is compiled
+      again with every ``__global``/``__local`` pointee volatile (:data:`EVERY_ACCESS`), which
+      keeps them. Where that build fails (a built-in that takes no volatile pointer: ``vload``,
+      ``prefetch``) the first module stands, and the guard says what it lacks.
+
+    ``first``: :func:`compile_source`'s module of the same source and options, made already
+    (then clspv runs only where the text changes). A caller that proves that module first needs
+    this only for a ``proven`` verdict: a defect in it is one of the source."""
+    from kernellab.errors import CompileError
+    from kernellab.spirvsim.module import Unsupported
+    from kernellab.verify.prove import undefined
+
+    text = original = source.read_text(errors="replace")
+    ir = source_ir(source, options, prelude=prelude, text=text)
+    if ir.uninitialised:
+        full = str(source.resolve())
+        given = undefined.initialised(text, ir.uninitialised, lambda name: is_named(full, name))
+        if given is not None:
+            again = source_ir(source, options, prelude=prelude, text=given)
+            if again.text is not None:
+                text, ir = given, again
+    try:
+        spirv = first if first is not None and text is original else \
+            compile_source(source, options, roots=roots, prelude=prelude, global_offset=global_offset, text=text)
+    except CompileError as exc:
+        raise _refused_by_clspv(source, ir, exc) from None
+    if ir.text is None or not any(lost_accesses(ir, load_for_counting(spirv, source, name), name)
+                                  for name in kernel_names(spirv)):
+        return spirv, ir
+    try:
+        return compile_source(source, options, roots=roots, prelude=prelude, global_offset=global_offset,
+                              text=text, every_access=True), ir
+    except (CompileError, Unsupported) as exc:  # clspv failed, or its module breaks a rule of SPIR-V
+        log.debug("%s: the build with every access volatile failed: %s", source, exc)
+        return spirv, ir
+
+
+#: a struct type of clang's IR with a pointer in it (``%struct.s = type { i32 addrspace(1)* }``)
+_STRUCT_WITH_POINTER = re.compile(r"^(%struct\.[\w.]+) = type \{[^\n]*\*", re.M)
+
+
+def _refused_by_clspv(source: Path, ir: SourceIR, exc: Exception) -> Exception:
+    """clspv's failure on a source clang takes, as an ``unknown``'s reason where it is one clspv
+    cannot compile by design: a struct holding a pointer (clspv's logical addressing has no
+    pointer in memory: it refuses "structures may not contain pointers", or crashes). Any other
+    failure as it is."""
+    from kernellab.errors import Problem
+    from kernellab.spirvsim.module import Unsupported
+
+    m = _STRUCT_WITH_POINTER.search(ir.text or "")
+    if m is None:
+        return exc
+    return Unsupported([Problem(str(source), "", f"a struct holding a pointer ({m.group(1)[1:]}): clspv compiles to "
+                                                 "Vulkan's logical addressing, where no pointer is stored in memory, "
+                                                 "and cannot compile it")])
+
+
+def load_for_counting(spirv: bytes, source: Path, entry: str) -> Module:
+    """``entry`` of a clspv module decoded with its specialization constants' defaults: enough to
+    count its accesses (:func:`kernellab.verify.prove.kept.spirv_accesses`)."""
+    from kernellab.spirvsim.machine import eval_spec_op
+    from kernellab.spirvsim.module import load
+    return load(spirv, entry, file=str(source), eval_spec_op=eval_spec_op)
 
 
 def guarded(outcome: Any, ir: SourceIR, module: Module, entry: str) -> Any:

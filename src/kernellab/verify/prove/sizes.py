@@ -19,11 +19,12 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import z3
 
+from kernellab.records import dataclass
 from kernellab.spirvsim.module import Block, Function, Inst, Module, core_grammar, enum_name
 from kernellab.verify.prove import encode as enc
 from kernellab.verify.prove.encode import Unmodelled
