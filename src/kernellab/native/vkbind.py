@@ -15,6 +15,7 @@ of taking it, and a failing ``VkResult`` raises the :class:`VkError` subclass of
 """
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Callable
 
@@ -47,12 +48,27 @@ def _class_name(result: str) -> str:
     return "Vk" + "".join(w.capitalize() for w in result.split("_")[1:])
 
 
-#: VkResult value -> the exception class raised for it
-exception_codes: dict[int, type[Exception]] = {}
-for _code, _name in table.RESULTS.items():
-    if _code:
-        exception_codes[_code] = type(_class_name(_name), (VkError if _code < 0 else VkException,), {"code": _code})
-_exceptions = {cls.__name__: cls for cls in exception_codes.values()}
+#: VkResult value -> the exception class raised for it, made when first raised or named: the
+#: registry's ~50 results made at import were 3 M instructions of a run that raises none
+_exception_classes: dict[int, type[Exception]] = {}
+
+
+def exception_class(code: int) -> type[Exception]:
+    """The class raised for the ``VkResult`` ``code`` (one class per code, as the ``vulkan``
+    package has it); :class:`VkError` for a code the registry lacks."""
+    cls = _exception_classes.get(code)
+    if cls is None:
+        if not code or code not in table.RESULTS:
+            return VkError
+        cls = _exception_classes[code] = type(_class_name(table.RESULTS[code]), (VkError if code < 0 else VkException,),
+                                              {"code": code})
+    return cls
+
+
+@functools.cache
+def _exception_codes() -> dict[str, int]:
+    """Exception class name -> its ``VkResult`` (VkErrorOutOfDeviceMemory -> -2)."""
+    return {_class_name(name): code for code, name in table.RESULTS.items() if code}
 
 
 def VK_MAKE_VERSION(major: int, minor: int, patch: int) -> int:  # noqa: N802 - the C macro's name
@@ -155,7 +171,7 @@ def _argument(value: Any, ctype: Any, keep: list[Any]) -> Any:
 
 
 def _raise(result: int) -> None:
-    raise exception_codes.get(result, VkError)(result)
+    raise exception_class(result)(result)
 
 
 def _command(name: str) -> Callable[..., Any]:
@@ -219,8 +235,8 @@ def __getattr__(name: str) -> Any:
         value: Any = table.CONSTANTS[name]
     elif name in table.COMMANDS:
         value = _command(name)
-    elif name in _exceptions:
-        value = _exceptions[name]
+    elif name in _exception_codes():
+        value = exception_class(_exception_codes()[name])
     elif name.startswith("Vk"):
         try:
             ffi.typeof(name)
