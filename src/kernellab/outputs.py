@@ -29,7 +29,6 @@ import fcntl
 import functools
 import os
 import re
-import signal
 import stat
 import weakref
 from collections.abc import Callable, Iterator
@@ -37,6 +36,11 @@ from pathlib import Path
 from types import FrameType
 
 from kernellab.errors import FileSystemError
+
+try:  # signal's C half: the module builds its enums at import (3 M instructions of a run, issue 23)
+    import _signal as signal  # the same functions and numbers; a handler is read back as a plain int
+except ImportError:  # an interpreter without it
+    import signal  # type: ignore[no-redef]
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:  # numpy is imported by the writers that need it: the CLI starts without it
