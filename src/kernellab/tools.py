@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
-import json
 import os
 import re
 import site
@@ -17,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernellab import config, logs
+from kernellab import config, jsontext, logs
 from kernellab.errors import MissingToolError, ToolError, ToolFailure, ToolTimeoutError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
@@ -380,7 +379,7 @@ class _VersionStore:
     def _load(self) -> dict[str, str]:
         if self._entries is None:
             try:
-                loaded = json.loads(self.file.read_text(encoding="utf-8"))
+                loaded = jsontext.loads(self.file.read_text(encoding="utf-8"))
                 self._entries = {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
             except (OSError, ValueError):
                 self._entries = {}
@@ -414,6 +413,8 @@ class _VersionStore:
             fd, tmp = tempfile.mkstemp(prefix=".tool-versions.", dir=self.file.parent)
         except OSError:
             return  # a store that cannot be written only costs a --version call next time
+        import json
+
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(entries, fh, indent=1, sort_keys=True)

@@ -90,12 +90,15 @@ RUN_PATTERN_BUDGET = 23
 #: write; the run path's annotations take typing's names under ``if TYPE_CHECKING:``; sysconfig's
 #: build data 5 M for the tool lookup that keys a cached validation; the GLSL, OpenCL C, SPIR-V
 #: assembly and tensor stage modules ~20 M, loaded when their language is asked for; argparse with
-#: gettext and locale and its parsers ~16 M: the command's option table is read without it)
+#: gettext and locale and its parsers ~16 M: the command's option table is read without it; json
+#: 4 M: jsontext reads with json's C scanner; signal's enums 3 M: outputs arms its handlers through
+#: _signal)
 NOT_ON_A_SPIRV_RUN = ("vulkan", "_hashlib", "hashlib", "secrets", "subprocess", "kernellab.compile.glslang_lib",
                       "kernellab.backends.vulkan_image", "kernellab.commands.test", "inspect", "ast", "logging",
                       "tempfile", "random", "shutil", "typing", "copy", "sysconfig", "kernellab.compile.glsl_stages",
                       "kernellab.compile.opencl_stages", "kernellab.compile.spirv_asm_stages",
-                      "kernellab.compile.tensor_glsl", "argparse", "gettext", "locale")
+                      "kernellab.compile.tensor_glsl", "argparse", "gettext", "locale", "json",
+                      "signal")
 
 
 def test_a_spirv_buffer_run_stays_within_its_import_budget(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import sys
 import time
@@ -99,6 +98,7 @@ def _arm_version(**kwargs: Any) -> argparse.Action:
     class ArmVersion(argparse.Action):
         def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                      option_string: str | None = None) -> None:
+            import json
             from importlib import metadata
 
             from kernellab import __version__

@@ -8,7 +8,6 @@ resolve against the scenario's folder and ``dst`` against the output folder.
 """
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -599,6 +598,8 @@ def scenario_to_json(scenario: m.Scenario) -> dict[str, Any]:
 
 
 def write_scenario(scenario: m.Scenario, path: str | Path) -> None:
+    import json
+
     from kernellab.outputs import write_text
     write_text(path, json.dumps(scenario_to_json(scenario), indent=4) + "\n")
 
