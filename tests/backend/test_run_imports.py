@@ -22,11 +22,13 @@ def _run_counting(*args: str) -> tuple[subprocess.CompletedProcess[str], list[st
     """The run, the modules it imported (a stand-in not yet used, classcode's ``_OnFirstUse``, is
     no import) and the Python source texts it compiled (dataclass methods, namedtuples, type
     hints given as text): a warm run compiles none."""
-    code = ("import atexit, sys, json\ncompiled = []\n"
+    code = ("import atexit, sys\ncompiled = []\n"
             "sys.addaudithook(lambda e, a: e == 'compile' and a[1] == '<string>' and compiled.append(repr(a[0])[:80]))\n"
             "def report():\n"
             "    mods = sorted(m for m, v in sys.modules.items() if type(v).__name__ != '_OnFirstUse')\n"
-            "    print(json.dumps([mods, compiled, len(sys.modules['re']._cache)]), file=sys.stderr)\n"
+            "    found = [mods, compiled, len(sys.modules['re']._cache)]\n"
+            "    import json\n"  # after the count: the run itself imports no json
+            "    print(json.dumps(found), file=sys.stderr)\n"
             "atexit.register(report)\n"  # the program's own exit runs the exit handlers, then ends
             "sys.argv[0] = 'kernellab'\nfrom kernellab.cli import program\nprogram()")
     proc = subprocess.run([sys.executable, "-c", code, "run", *args], capture_output=True, text=True,
