@@ -139,24 +139,33 @@ def _structure(name: str) -> Callable[..., Any]:
     return make
 
 
+@functools.cache
+def _char_arrays(cname: str) -> frozenset[str]:
+    """The fixed ``char`` array members of a structure, read as ``str`` (looked up once a type:
+    a device's ~100 extension names were each checked member by member)."""
+    return frozenset(name for name, field in ffi.typeof(cname).fields
+                     if field.type.kind == "array" and field.type.item.cname == "char")
+
+
 class StrWrap:
     """A returned structure whose fixed ``char`` arrays read as ``str`` (``deviceName``)."""
 
-    __slots__ = ("obj",)
+    __slots__ = ("obj", "_chars")
 
-    def __init__(self, obj: Any):
+    def __init__(self, obj: Any, chars: frozenset[str] | None = None):
         self.obj = obj
+        self._chars = _char_arrays(ffi.typeof(obj).cname) if chars is None else chars
 
     def __getattr__(self, key: str) -> Any:
         value = getattr(self.obj, key)
-        if isinstance(value, ffi.CData) and ffi.typeof(value).kind == "array" and \
-                ffi.typeof(value).item.cname == "char":
+        if key in self._chars:
             return ffi.string(value).decode("utf-8", "replace")
         return value
 
 
 def _wrap(item: Any) -> Any:
-    return StrWrap(item) if ffi.typeof(item).cname in _STRING_STRUCTS else item
+    cname = ffi.typeof(item).cname
+    return StrWrap(item, _char_arrays(cname)) if cname in _STRING_STRUCTS else item
 
 
 _STRING_STRUCTS = frozenset(table.STRINGS) | frozenset("struct " + s for s in table.STRINGS)
@@ -213,7 +222,10 @@ def _command(name: str) -> Callable[..., Any]:
             result = fn(*converted, out)
             if returns_result and result:
                 _raise(result)
-            return [_wrap(x) for x in out] if out_type in _STRING_STRUCTS else list(out)
+            if out_type in _STRING_STRUCTS:
+                chars = _char_arrays(out_type)
+                return [StrWrap(x, chars) for x in out]
+            return list(out)
         if kind == "array":
             owner, _, member = length.partition("->")  # "pAllocateInfo->commandBufferCount"
             n = args[params.index(owner)]
