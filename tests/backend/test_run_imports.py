@@ -78,13 +78,15 @@ void main() { uint i = gl_GlobalInvocationID.x; c[i] = a[i] * SCALE + pc.offset;
 #: the small binding and builtin SHA-256 took it to 190; no inspect, logging, tempfile, shutil or
 #: ast to 164 (counted from the program's own start, class code kept), without typing to 160; the
 #: budget is that plus 3; the other languages' stage modules loaded on first use and no sysconfig
-#: for the tool lookup: 154; copy a stand-in until asdict needs it: 153, budget 156)
-RUN_MODULE_BUDGET = 156
+#: for the tool lookup: 154; copy a stand-in until asdict needs it: 153; no argparse, gettext, locale,
+#: json, signal, shlex, format table or OpenCL ABI: 141, budget 144)
+RUN_MODULE_BUDGET = 144
 #: the regular expressions such a run compiles (each 0.2-9 M instructions: textsafe's escape classes
 #: are compiled when a text is first escaped: 38 -> 36; those of the other languages' stages, of the
-#: include expander, of LLVM's tool names and of near_keys' hints on first use: 23); counted with the
-#: other compiled texts
-RUN_PATTERN_BUDGET = 23
+#: include expander, of LLVM's tool names and of near_keys' hints on first use: 23; argparse's and
+#: json's gone, compiler_options' unsafe characters on first use: 7); counted with the other compiled
+#: texts
+RUN_PATTERN_BUDGET = 7
 #: what such a run must not import: the full Vulkan binding (70 M instructions), OpenSSL, argparse's
 #: other commands, the compilers; the standard modules a run does not use (issue 23: inspect with
 #: ast/dis/tokenize 20 M instructions, logging with traceback/string/threading 30 M, tempfile
@@ -94,13 +96,14 @@ RUN_PATTERN_BUDGET = 23
 #: assembly and tensor stage modules ~20 M, loaded when their language is asked for; argparse with
 #: gettext and locale and its parsers ~16 M: the command's option table is read without it; json
 #: 4 M: jsontext reads with json's C scanner; signal's enums 3 M: outputs arms its handlers through
-#: _signal)
+#: _signal; shlex, the format table and OpenCL's ABI are imported by the option, image and OpenCL
+#: code that uses them)
 NOT_ON_A_SPIRV_RUN = ("vulkan", "_hashlib", "hashlib", "secrets", "subprocess", "kernellab.compile.glslang_lib",
                       "kernellab.backends.vulkan_image", "kernellab.commands.test", "inspect", "ast", "logging",
                       "tempfile", "random", "shutil", "typing", "copy", "sysconfig", "kernellab.compile.glsl_stages",
                       "kernellab.compile.opencl_stages", "kernellab.compile.spirv_asm_stages",
                       "kernellab.compile.tensor_glsl", "argparse", "gettext", "locale", "json",
-                      "signal")
+                      "signal", "shlex", "kernellab.vkregistry.vkformat", "kernellab.backends.opencl_abi")
 
 
 def test_a_spirv_buffer_run_stays_within_its_import_budget(tmp_path: Path) -> None:
