@@ -97,13 +97,15 @@ RUN_PATTERN_BUDGET = 7
 #: gettext and locale and its parsers ~16 M: the command's option table is read without it; json
 #: 4 M: jsontext reads with json's C scanner; signal's enums 3 M: outputs arms its handlers through
 #: _signal; shlex, the format table and OpenCL's ABI are imported by the option, image and OpenCL
-#: code that uses them)
+#: code that uses them; weakref 2 M: kernellab.weakid keeps the binding's structures' pointees and
+#: the live output sets)
 NOT_ON_A_SPIRV_RUN = ("vulkan", "_hashlib", "hashlib", "secrets", "subprocess", "kernellab.compile.glslang_lib",
                       "kernellab.backends.vulkan_image", "kernellab.commands.test", "inspect", "ast", "logging",
                       "tempfile", "random", "shutil", "typing", "copy", "sysconfig", "kernellab.compile.glsl_stages",
                       "kernellab.compile.opencl_stages", "kernellab.compile.spirv_asm_stages",
                       "kernellab.compile.tensor_glsl", "argparse", "gettext", "locale", "json",
-                      "signal", "shlex", "kernellab.vkregistry.vkformat", "kernellab.backends.opencl_abi")
+                      "signal", "shlex", "kernellab.vkregistry.vkformat", "kernellab.backends.opencl_abi",
+                      "weakref")
 
 
 def test_a_spirv_buffer_run_stays_within_its_import_budget(tmp_path: Path) -> None:

@@ -16,18 +16,18 @@ of taking it, and a failing ``VkResult`` raises the :class:`VkError` subclass of
 from __future__ import annotations
 
 import functools
-import weakref
 from collections.abc import Callable
 
 from kernellab.native import vkbind_table as table
 from kernellab.native._vkbind_ffi import ffi
+from kernellab.weakid import WeakIdMap
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
 #: structures (and arrays) -> what they point to, kept alive as long as they are
-_alive: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+_alive = WeakIdMap()
 _lib: Any = None
 
 
@@ -132,7 +132,7 @@ def _structure(name: str) -> Callable[..., Any]:
                 init[count] = len(given)
         value = ffi.new(pointer_type, init)[0]
         if keep:
-            _alive[value] = keep
+            _alive.put(value, keep)
         return value
 
     make.__name__ = make.__qualname__ = name
