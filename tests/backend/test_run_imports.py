@@ -79,14 +79,14 @@ void main() { uint i = gl_GlobalInvocationID.x; c[i] = a[i] * SCALE + pc.offset;
 #: ast to 164 (counted from the program's own start, class code kept), without typing to 160; the
 #: budget is that plus 3; the other languages' stage modules loaded on first use and no sysconfig
 #: for the tool lookup: 154; copy a stand-in until asdict needs it: 153; no argparse, gettext, locale,
-#: json, signal, shlex, format table or OpenCL ABI: 141, budget 144)
-RUN_MODULE_BUDGET = 144
+#: json, signal, shlex, format table or OpenCL ABI: 141; no weakref or importlib.util: 138, budget 141)
+RUN_MODULE_BUDGET = 141
 #: the regular expressions such a run compiles (each 0.2-9 M instructions: textsafe's escape classes
 #: are compiled when a text is first escaped: 38 -> 36; those of the other languages' stages, of the
 #: include expander, of LLVM's tool names and of near_keys' hints on first use: 23; argparse's and
-#: json's gone, compiler_options' unsafe characters on first use: 7); counted with the other compiled
-#: texts
-RUN_PATTERN_BUDGET = 7
+#: json's gone, compiler_options' unsafe characters on first use: 7; the .npy header read with str
+#: methods: 5); counted with the other compiled texts
+RUN_PATTERN_BUDGET = 5
 #: what such a run must not import: the full Vulkan binding (70 M instructions), OpenSSL, argparse's
 #: other commands, the compilers; the standard modules a run does not use (issue 23: inspect with
 #: ast/dis/tokenize 20 M instructions, logging with traceback/string/threading 30 M, tempfile
