@@ -6,8 +6,8 @@ Each subcommand lives in its own module under ``kernellab.commands`` exposing
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
+import functools
 import gc
 import importlib
 import os
@@ -18,7 +18,8 @@ from kernellab import __version__
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:  # the CLI imports errors only when a command runs (start-up)
-    from typing import NoReturn
+    import argparse
+    from typing import Any, NoReturn
 
     from kernellab.errors import KernellabError
 
@@ -49,36 +50,45 @@ COMMANDS = {
 COMMAND_MODULES = tuple(COMMANDS)
 
 
-class _Parser(argparse.ArgumentParser):
-    #: set while the parsers are built: the formatter ``add_argument`` makes to check a metavar
-    #: then gets a fixed width, sparing argparse's terminal query (``shutil``, whose import with
-    #: bz2, lzma and a namedtuple compiled from text is about 15 M instructions); help and usage
-    #: messages measure the terminal as before
-    building = False
+@functools.cache
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """kernellab's argparse parser, defined when a command line needs argparse (help, an error, a
+    command whose options :mod:`kernellab.commands.options` does not read): a plain run never
+    imports argparse (with gettext and locale, and its parsers built, about 20 M instructions)."""
+    import argparse
 
-    def _get_formatter(self) -> argparse.HelpFormatter:
-        if _Parser.building:
-            return self.formatter_class(prog=self.prog, width=80)  # type: ignore[call-arg]
-        return super()._get_formatter()
+    class _Parser(argparse.ArgumentParser):
+        #: set while the parsers are built: the formatter ``add_argument`` makes to check a metavar
+        #: then gets a fixed width, sparing argparse's terminal query (``shutil``, whose import with
+        #: bz2, lzma and a namedtuple compiled from text is about 15 M instructions); help and usage
+        #: messages measure the terminal as before
+        building = False
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        # No abbreviated long options: Arm's --capture-frame must not be read as --capture-frames.
-        kwargs.setdefault("allow_abbrev", False)
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        def _get_formatter(self) -> argparse.HelpFormatter:
+            if _Parser.building:
+                return self.formatter_class(prog=self.prog, width=80)  # type: ignore[call-arg]
+            return super()._get_formatter()
 
-    def _check_value(self, action: argparse.Action, value: object) -> None:
-        try:
-            super()._check_value(action, value)  # type: ignore[misc]
-        except argparse.ArgumentError as exc:
-            near = _nearest(str(value), [str(c) for c in action.choices or ()])
-            if near is None:
-                raise
-            raise argparse.ArgumentError(action, f"{exc.message} (did you mean {near!r}?)") from None
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            # No abbreviated long options: Arm's --capture-frame must not be read as --capture-frames.
+            kwargs.setdefault("allow_abbrev", False)
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
-    def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep its message, drop the noise
-        self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        sys.exit(2)
+        def _check_value(self, action: argparse.Action, value: object) -> None:
+            try:
+                super()._check_value(action, value)  # type: ignore[misc]
+            except argparse.ArgumentError as exc:
+                near = _nearest(str(value), [str(c) for c in action.choices or ()])
+                if near is None:
+                    raise
+                raise argparse.ArgumentError(action, f"{exc.message} (did you mean {near!r}?)") from None
+
+        def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep its message, drop the noise
+            self.print_usage(sys.stderr)
+            print(f"{self.prog}: error: {message}", file=sys.stderr)
+            sys.exit(2)
+
+    return _Parser
 
 
 def _nearest(word: str, candidates: Sequence[str]) -> str | None:
@@ -92,6 +102,8 @@ def _nearest(word: str, candidates: Sequence[str]) -> str | None:
 def _refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> NoReturn:
     """argparse's "unrecognized arguments", from the command's own parser (its usage, not the
     top-level one) and with the nearest option of that command for each mistyped flag."""
+    import argparse
+
     command = getattr(args, "command", None)
     sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
     owner = sub.choices[command] if sub is not None and command in sub.choices else parser
@@ -122,40 +134,82 @@ def build_parser(argv: Sequence[str] | None = None, *, only_named: bool = False)
     """The full parser; with ``only_named``, only the subcommand ``argv`` names is imported, so a
     quick command does not pay for every other command's imports (numpy, Vulkan, OpenCL); when
     it names none (``--help``, ``--version``), the commands are listed by their lines alone."""
-    _Parser.building = True
+    parser_class = _parser_class()
+    parser_class.building = True  # type: ignore[attr-defined]
     try:
-        return _build_parser(argv, only_named)
+        return _build_parser(parser_class, argv, only_named)
     finally:
-        _Parser.building = False
+        parser_class.building = False  # type: ignore[attr-defined]
 
 
-def _build_parser(argv: Sequence[str] | None, only_named: bool) -> argparse.ArgumentParser:
+def _build_parser(parser_class: type[argparse.ArgumentParser], argv: Sequence[str] | None,
+                  only_named: bool) -> argparse.ArgumentParser:
+    import argparse
+
     named = _named_command(argv) if only_named else None
-    parser = _Parser(prog="kernellab", description="Run, inspect and check GPU compute kernels described in JSON.")
+    parser = parser_class(prog="kernellab", description="Run, inspect and check GPU compute kernels described in JSON.")
+    _add_program_options(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
+    placeholders = only_named and named is None
+    for name, summary in COMMANDS.items():
+        if placeholders:
+            sub.add_parser(name, help=summary)  # for --help's list and argparse's choices; runs nothing
+        elif named is None or name == named:
+            _command_module(name).register(sub)
+    for name, command in sub.choices.items():
+        _add_shared_options(name, command, placeholder=placeholders, suppress=argparse.SUPPRESS)
+    return parser
+
+
+def _command_module(name: str) -> Any:
+    module = "import_" if name == "import" else name.replace('-', '_')  # `import` is a keyword
+    return importlib.import_module(f"kernellab.commands.{module}")
+
+
+def _add_program_options(parser: Any) -> None:
+    """The options of the program itself (before the command), on an argparse parser or an option table."""
     parser.add_argument("--version", action="version", version=f"kernellab {__version__}")
     _add_log_level(parser, default=None)
     _add_tool_timeout(parser, default=None)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, summary in COMMANDS.items():
-        if only_named and named is None:
-            sub.add_parser(name, help=summary)  # for --help's list and argparse's choices; runs nothing
-        elif named is None or name == named:
-            module = "import_" if name == "import" else name.replace('-', '_')  # `import` is a keyword
-            importlib.import_module(f"kernellab.commands.{module}").register(sub)
-    for command in sub.choices.values():
-        # after the command too; SUPPRESS keeps a value given before the command
-        if "--log-level" not in command._option_string_actions:
-            _add_log_level(command, default=argparse.SUPPRESS)
-        if "--tool-timeout" not in command._option_string_actions:
-            _add_tool_timeout(command, default=argparse.SUPPRESS)
-    if only_named and named is None:
-        return parser  # the commands' placeholders run nothing: no command module is imported
+
+
+def _add_shared_options(name: str, command: Any, *, placeholder: bool, suppress: str) -> None:
+    """The options every command takes after its name too (``--log-level``, ``--tool-timeout``)
+    and, on a command that compiles (not on ``--help``'s placeholders), ``--allow-outside``; on an
+    argparse parser (``suppress``: ``argparse.SUPPRESS``, which argparse compares by identity) or
+    an option table (``options.SUPPRESS``)."""
+    # no default keeps a value given before the command
+    if "--log-level" not in command._option_string_actions:
+        _add_log_level(command, default=suppress)
+    if "--tool-timeout" not in command._option_string_actions:
+        _add_tool_timeout(command, default=suppress)
+    if placeholder:
+        return  # the commands' placeholders run nothing: no command module is imported
     from kernellab.commands import add_allow_outside
 
-    for name, command in sub.choices.items():
-        if name in COMPILING_COMMANDS and "--allow-outside" not in command._option_string_actions:
-            add_allow_outside(command)
-    return parser
+    if name in COMPILING_COMMANDS and "--allow-outside" not in command._option_string_actions:
+        add_allow_outside(command)
+
+
+def _read_quickly(argv: Sequence[str] | None) -> Any:
+    """The command line as argparse would read it, read from the named command's option table
+    without argparse (:mod:`kernellab.commands.options`); None where argparse must read it (no
+    command named, help, an error, options the table does not carry out)."""
+    named = _named_command(argv)
+    if named is None:
+        return None
+    from kernellab.commands import options
+
+    commands = options.Commands()
+    try:
+        _command_module(named).register(commands)
+    except options.Unsupported:
+        return None
+    assert commands.table is not None, f"{named}: register() added no command"
+    top = options.OptionTable("kernellab")
+    _add_program_options(top)
+    _add_shared_options(named, commands.table, placeholder=False, suppress=options.SUPPRESS)
+    return options.parse(top, commands.table, list(sys.argv[1:] if argv is None else argv))
 
 
 #: the commands that compile a workload's kernels (and so read what they #include)
@@ -174,12 +228,12 @@ def _allow_outside(args: argparse.Namespace) -> contextlib.AbstractContextManage
     return config.override(allow_outside=tuple(paths))
 
 
-def _add_log_level(parser: argparse.ArgumentParser, *, default: object) -> None:
+def _add_log_level(parser: Any, *, default: object) -> None:
     parser.add_argument("--log-level", default=default, choices=LOG_LEVELS, type=str.lower,
                         help="logging verbosity (default: warning); before or after the command")
 
 
-def _add_tool_timeout(parser: argparse.ArgumentParser, *, default: object) -> None:
+def _add_tool_timeout(parser: Any, *, default: object) -> None:
     parser.add_argument("--tool-timeout", metavar="SECONDS", default=default,
                         help="stop an external tool (compiler, validator, ...) that runs longer than this "
                              "(default 300, or KERNELLAB_TOOL_TIMEOUT; 0: no limit); before or after the command")
@@ -210,12 +264,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         paused = collector_paused()
     with paused:
-        parser = build_parser(argv, only_named=True)
-    args, extra = parser.parse_known_args(argv)
-    if extra:
-        _refuse_unknown(parser, args, extra)
+        args = _read_quickly(argv)
+        parser = build_parser(argv, only_named=True) if args is None else None
+    if parser is not None:
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            _refuse_unknown(parser, args, extra)
     if not getattr(args, "func", None):
-        parser.print_help(sys.stderr)
+        (parser or build_parser(argv, only_named=True)).print_help(sys.stderr)
         return 2
     from kernellab.textsafe import EscapingStream
 

@@ -12,7 +12,6 @@ lists the allow-lists.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -66,8 +65,9 @@ DEFINE, UNDEF, INCLUDE_DIR, FLAG, TARGET_ENV, STD, USER = (
 
 #: characters no token from a file may hold: a driver's ``clBuildProgram`` takes one string and
 #: splits it itself (on whitespace, honouring quotes and backslashes), and clspv's path writes
-#: ``-D`` values into the source, where a newline or ``#`` would start a directive
-_UNSAFE = re.compile(r"[\s\"'\\#\x00-\x1f\x7f]")
+#: ``-D`` values into the source, where a newline or ``#`` would start a directive (compiled on
+#: first use, by re's cache: a run of a SPIR-V module checks no OpenCL option)
+_UNSAFE = r"[\s\"'\\#\x00-\x1f\x7f]"
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ class Options:
         own splitting gives back exactly :meth:`argv`; one that does not (a folder of kernellab's
         with a space in it) is refused rather than split by the driver. The user's own
         ``--options`` pass as given."""
-        bad = [t for o in self.items if o.kind != USER for t in o.tokens() if _UNSAFE.search(t)]
+        bad = [t for o in self.items if o.kind != USER for t in o.tokens() if re.search(_UNSAFE, t)]
         if bad:
             raise OptionsRefused([Refusal(_printable(t), "cannot reach an OpenCL driver as one word") for t in bad])
         return " ".join(self.argv())
@@ -239,6 +239,8 @@ def parse(language: str, text: str, base: Path, roots: Sequence[Path], origin: s
     ``base`` is the folder relative ``-I`` paths resolve against; ``roots`` the folders they may
     lie in. Options of languages without an allow-list (SPIR-V: none are passed) are all refused.
     ``origin="user"`` (kernellab's own ``--options``) takes each word as given."""
+    import shlex  # options given as text (a SPIR-V shader's have none)
+
     try:
         words = shlex.split(text)
     except ValueError as exc:
@@ -304,7 +306,7 @@ def _one(family: str | None, word: str, value: str | None, base: Path,
         return 2, _one(family, word + value, None, base, roots)[1]
     if word.startswith(("-D", "-U")):
         return 1, _macro(word)
-    if _UNSAFE.search(word):
+    if re.search(_UNSAFE, word):
         return 1, Refusal(_printable(word), "an option is one word: no whitespace, newline, quote, backslash, "
                                             "'#' or control character")
     if word.startswith("-I"):
@@ -323,7 +325,7 @@ def _macro(word: str) -> Option | Refusal:
     name, eq, macro_value = word[2:].partition("=")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or (eq and word.startswith("-U")):
         return Refusal(_printable(word), "a macro name is a C identifier")
-    if _UNSAFE.search(macro_value):
+    if re.search(_UNSAFE, macro_value):
         return Refusal(_printable(word), "a macro's value is one word: no whitespace, newline, quote, "
                                          "backslash, '#' or control character")
     if word.startswith("-U"):
@@ -338,7 +340,7 @@ def _include_dir(word: str, base: Path, roots: Sequence[Path]) -> Option | Refus
     if not inside(folder, roots):
         return Refusal(word, f"{folder} is outside the workload's folder (allow it with --allow-outside)")
     resolved = str(folder.resolve())
-    if _UNSAFE.search(resolved):
+    if re.search(_UNSAFE, resolved):
         return Refusal(word, f"the folder {resolved!r} cannot be passed as one word (whitespace or quotes)")
     return Option(INCLUDE_DIR, word[2:], resolved)
 

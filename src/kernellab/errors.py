@@ -7,7 +7,6 @@ reads, so messages are complete sentences that name the file and the place in it
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import field
 from pathlib import Path
@@ -110,6 +109,8 @@ class ToolFailure:
 
     @property
     def repro(self) -> str:
+        import shlex  # a failed tool's command line, for its message only
+
         prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in self.env.items())
         return prefix + shlex.join(self.argv)
 

@@ -19,7 +19,6 @@ cost more than the rest of reading a scenario (issue 11, start-up).
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 
 from kernellab.errors import Problem, json_pointer
@@ -41,6 +40,8 @@ U64 = 2**64 - 1
 
 def show(value: Any) -> str:
     """A value as the user wrote it (JSON), shortened for a message."""
+    import json  # for a message only
+
     try:
         text = json.dumps(value)
     except (TypeError, ValueError):

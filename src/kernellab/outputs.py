@@ -29,14 +29,18 @@ import fcntl
 import functools
 import os
 import re
-import signal
 import stat
-import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 
 from kernellab.errors import FileSystemError
+from kernellab.weakid import WeakIdMap
+
+try:  # signal's C half: the module builds its enums at import (3 M instructions of a run, issue 23)
+    import _signal as signal  # the same functions and numbers; a handler is read back as a plain int
+except ImportError:  # an interpreter without it
+    import signal  # type: ignore[no-redef]
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:  # numpy is imported by the writers that need it: the CLI starts without it
@@ -52,7 +56,7 @@ _LOCK = re.compile(r"^\.kl(\d+-[0-9a-f]+)\.lock$")
 _NAME_KEPT = 180
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 #: every OutputSet not yet committed or discarded, for the signal handlers
-_LIVE: weakref.WeakSet[OutputSet] = weakref.WeakSet()
+_LIVE = WeakIdMap()
 
 
 @functools.cache
@@ -397,7 +401,7 @@ class OutputSet:
         self._folders: dict[Path, _Folder] = {}
         self._locks = _Locks()
         self._root_fd = -1
-        _LIVE.add(self)
+        _LIVE.put(self)
 
     def open(self, path: str | os.PathLike[str]) -> IO[bytes]:
         return os.fdopen(self._stage(Path(path)), "wb")
@@ -485,7 +489,7 @@ class OutputSet:
         if self._root_fd >= 0:
             os.close(self._root_fd)
             self._root_fd = -1
-        _LIVE.discard(self)
+        _LIVE.pop(self)
         _staging_changed()
 
     def __enter__(self) -> OutputSet:
@@ -497,7 +501,7 @@ class OutputSet:
 
 def discard_all() -> None:
     """Remove every staged file of this process (signal handlers, fatal errors)."""
-    for outputs in list(_LIVE):
+    for outputs in _LIVE.objects():
         outputs.discard()
 
 
@@ -535,7 +539,7 @@ def _arm_handlers(on: bool) -> None:
 
 
 def _staging_changed() -> None:
-    _arm_handlers(any(outputs._staged for outputs in list(_LIVE)))
+    _arm_handlers(any(outputs._staged for outputs in _LIVE.objects()))
 
 
 def install_signal_cleanup() -> None:

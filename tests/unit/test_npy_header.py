@@ -120,17 +120,17 @@ def test_spec_constants_encode_as_numpy_casts(value: int | float | bool) -> None
 @pytest.mark.parametrize("fortran", [False, True])
 def test_numpys_own_headers_read_without_ast_as_ast_reads_them(descr: str, shape: tuple[int, ...],
                                                                 fortran: bool) -> None:
-    """The header NumPy writes is read by a pattern (start-up: no ``ast``), to what
+    """The header NumPy writes is read by str methods (start-up: no ``ast``), to what
     ``ast.literal_eval`` gives; every other spelling still goes through ``ast``."""
     import ast
     import io
 
-    from kernellab.formats.npy import _COMMON_HEADER, _parse_dict
+    from kernellab.formats.npy import _common_header, _parse_dict
 
     buf = io.BytesIO()
     np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": fortran, "shape": shape})
     text = buf.getvalue()[10:].decode("latin1")
-    assert _COMMON_HEADER.fullmatch(text.rstrip(" \n"))
+    assert _common_header(text.rstrip(" \n")) is not None
     d = ast.literal_eval(text)
     assert _parse_dict(text) == (d["shape"], d["descr"], d["fortran_order"])
 
@@ -150,3 +150,69 @@ def test_other_spellings_read_as_ast_reads_them(text: str, expected: tuple | Non
             _parse_dict(text)
     else:
         assert _parse_dict(text) == expected
+
+
+#: the patterns that read the header before issue 23 (compiling them cost a start-up 3 M
+#: instructions): the str-method reader must accept exactly what they accepted, with the same groups
+_OLD_DESCR = r"([<>|=]?)([biufcSUVmM])(\d+)(\[\w+\])?"
+_OLD_HEADER = (r"\{'descr': '([<>|=]?[A-Za-z]\d*(?:\[\w+\])?)', 'fortran_order': (True|False), "
+               r"'shape': \((|(?:0|[1-9]\d*),|(?:(?:0|[1-9]\d*), )+(?:0|[1-9]\d*),?)\), ?\}")
+
+
+def _old_header(text: str) -> tuple[tuple[int, ...], str, bool] | None:
+    import re
+
+    found = re.fullmatch(_OLD_HEADER, text)
+    if found is None:
+        return None
+    descr, fortran, dims = found.groups()
+    return tuple(int(n) for n in dims.split(",") if n.strip()), descr, fortran == "True"
+
+
+def _headers() -> list[str]:
+    import random
+
+    rng = random.Random(23)
+    seeds = [f"{{'descr': '{d}', 'fortran_order': {f}, 'shape': ({s}), }}"
+             for d in ("<f4", "|b1", ">i8", "<M8[D]", "<m8[us]", "<U12", "|S3", "|V16", "<f", "f4", "<O", "<x4")
+             for f in ("True", "False") for s in ("", "4,", "3, 4", "3, 4,", "0, 0, 0", "10, 200, 3000,")]
+    alphabet = "0123456789 ,()[]{}'<>|=_abfiuSUMmx\u0663\u00b2\u00df\u0130:T"
+    texts = list(seeds)
+    for seed in seeds:
+        for _ in range(60):
+            chars = list(seed)
+            for _ in range(rng.randint(1, 3)):
+                at = rng.randrange(len(chars) + 1)
+                action = rng.random()
+                if action < 0.4 and at < len(chars):
+                    del chars[at]
+                elif action < 0.7:
+                    chars.insert(at, rng.choice(alphabet))
+                elif at < len(chars):
+                    chars[at] = rng.choice(alphabet)
+            texts.append("".join(chars))
+    return texts
+
+
+def test_the_header_reader_accepts_what_the_old_patterns_did() -> None:
+    import re
+
+    texts = _headers()
+    accepted = 0
+    for text in texts:
+        assert npy._common_header(text) == _old_header(text), text
+        accepted += npy._common_header(text) is not None
+        descr = text[len("{'descr': '"):].partition("'")[0]
+        old = re.fullmatch(_OLD_DESCR, descr)
+        new = npy._descr_parts(descr)
+        plain = new is not None and new[1] in npy._PLAIN_KINDS and new[2] != ""
+        assert (old is not None) == plain, descr
+        if old is not None and new is not None:
+            assert (old.group(1), old.group(2), old.group(3), old.group(4) or "") == new
+    assert 200 < accepted < len(texts) - 1000  # both sides of the line are exercised
+    # \\d is a decimal digit of any script (U+0663 is one, U+00B2 is not), \\w a letter, digit or _
+    for descr in ("<f\u00b2", "<f\u0663", "<M8[\u00df]", "<M8[]", "<f4]", "[D]", "<M8[D", "<", "", "=b1", "<ff4",
+                  "<f4[D]x", "|V\u0130", "<M8[a[b]", "<M8[a]b]", "x", "\u0130", "<m8[_]"):
+        old_full = re.fullmatch(r"([<>|=]?)([A-Za-z])(\d*)(\[\w+\])?", descr)
+        expected = None if old_full is None else (*old_full.groups()[:3], old_full.group(4) or "")
+        assert npy._descr_parts(descr) == expected, descr

@@ -53,6 +53,11 @@ def test_errors_carry_their_code_and_the_package_s_class_names() -> None:
     assert issubclass(vk.VkErrorIncompatibleDriver, vk.VkError) and vk.VkErrorIncompatibleDriver.code == -9
     assert issubclass(vk.VkTimeout, vk.VkException)
     assert nvk.code_name(vk.VkErrorDeviceLost()) == "VK_ERROR_DEVICE_LOST"
+    # one class a code, whether named or raised (made on first use, issue 23)
+    with pytest.raises(vk.VkErrorOutOfHostMemory) as raised:
+        vk._raise(-1)
+    assert raised.value.code == -1 and type(raised.value) is vk.exception_class(-1)
+    assert vk.exception_class(-123456) is vk.VkError
 
 
 @pytest.fixture

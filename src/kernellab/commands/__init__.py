@@ -1,8 +1,11 @@
 """The subcommands, one module each; the flags several share are defined here once."""
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    import argparse
 
 
 def add_allow_outside(parser: argparse.ArgumentParser) -> None:

@@ -1,10 +1,8 @@
 """``kernellab run``: execute a workload file (flags compatible with Arm's scenario-runner)."""
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
-import json
 import os
 import sys
 import time
@@ -16,6 +14,7 @@ from kernellab.errors import UsageError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
 if TYPE_CHECKING:
@@ -90,28 +89,35 @@ _ARM_DUMP_DIRS = (("--neural-debug-database-dump-dir", "Neural Debug Database"),
                   ("--session-memory-dump-dir", "Session Memory"))
 
 
-class _ArmVersion(argparse.Action):
-    """``run -v``/``--version``: Arm's runner prints JSON (version, revision, dependencies) and exits."""
+def _arm_version(**kwargs: Any) -> argparse.Action:
+    """``run -v``/``--version``: Arm's runner prints JSON (version, revision, dependencies) and
+    exits. argparse's action, made when argparse reads the command line (a plain run reads it
+    without argparse, kernellab/commands/options.py)."""
+    import argparse
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        from importlib import metadata
+    class ArmVersion(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                     option_string: str | None = None) -> None:
+            import json
+            from importlib import metadata
 
-        from kernellab import __version__
-        deps = []
-        for name in ("numpy", "vulkan", "pyopencl"):
-            try:
-                deps.append(f"{name}={metadata.version(name)}")
-            except metadata.PackageNotFoundError:
-                continue
-        print(json.dumps({"version": __version__, "revision": f"kernellab/v{__version__}",
-                          "dependencies": deps}, indent=2))
-        parser.exit(0)
+            from kernellab import __version__
+            deps = []
+            for name in ("numpy", "vulkan", "pyopencl"):
+                try:
+                    deps.append(f"{name}={metadata.version(name)}")
+                except metadata.PackageNotFoundError:
+                    continue
+            print(json.dumps({"version": __version__, "revision": f"kernellab/v{__version__}",
+                              "dependencies": deps}, indent=2))
+            parser.exit(0)
+
+    return ArmVersion(**kwargs)
 
 
 def add_arm_only_flags(p: Any) -> None:
     """The rest of Arm 0.11's flags (its src/main.cpp), so a script written for Arm runs unchanged."""
-    p.add_argument("-v", "--version", nargs=0, action=_ArmVersion,
+    p.add_argument("-v", "--version", nargs=0, action=_arm_version,
                    help="print version information as JSON (as Arm's runner does) and exit")
     p.add_argument("--wait-for-key-stroke-before-run", action="store_true",
                    help="wait for Enter before running")

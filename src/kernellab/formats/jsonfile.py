@@ -1,11 +1,11 @@
 """Reading JSON input files with errors that name the file and the line."""
 from __future__ import annotations
 
-import json
 import os
 import stat
 from pathlib import Path
 
+from kernellab import jsontext
 from kernellab.errors import InputError, Problem
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
@@ -96,14 +96,14 @@ def load_json(path: str | Path) -> Any:
 def decode_json(text: str, path: str | Path, invalid: str = "invalid JSON") -> Any:
     """Parse JSON text with the readers' caps (depth, integer length); errors name the line."""
     try:
-        value = json.loads(text, parse_int=_parse_int)
-    except json.JSONDecodeError as exc:
-        raise InputError([Problem(str(path), f"line {exc.lineno}, column {exc.colno}",
-                                  f"{invalid}: {exc.msg}")]) from None
+        value = jsontext.loads(text, parse_int=_parse_int)
     except _LongNumber as exc:
         raise InputError([Problem(str(path), _line_of(text, exc.digits),
                                   f"an integer of {len(exc.digits)} digits; at most {MAX_INT_DIGITS} are "
                                   "accepted")]) from None
+    except jsontext.DecodeError as exc:
+        raise InputError([Problem(str(path), f"line {exc.lineno}, column {exc.colno}",
+                                  f"{invalid}: {exc.msg}")]) from None
     except RecursionError:
         raise InputError(f"nested more than {MAX_DEPTH} levels deep", file=path) from None
     if _depth(value) > MAX_DEPTH:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import stat
 from pathlib import Path
 
@@ -30,8 +29,30 @@ MAGIC = b"\x93NUMPY"
 #: NumPy's own limit on the header dict (``numpy.lib.format._MAX_HEADER_SIZE``)
 MAX_HEADER_SIZE = 10_000
 _LENGTH_BYTES = {1: 2, 2: 4, 3: 4}
-#: a plain type string as ``dtype.str`` spells it: byte order, kind, size (datetimes: a unit)
-_PLAIN_DESCR = re.compile(r"([<>|=]?)([biufcSUVmM])(\d+)(\[\w+\])?")
+#: the kinds of a plain type string as ``dtype.str`` spells it: byte order, kind, size (datetimes: a unit)
+_PLAIN_KINDS = "biufcSUVmM"
+_BYTE_ORDERS = ("<", ">", "|", "=")
+
+
+def _descr_parts(descr: str) -> tuple[str, str, str, str] | None:
+    """``descr`` as ``[<>|=]?``, a letter, decimal digits, ``[word]``: (order, kind, size, unit),
+    None for any other text. Read with str methods, as the regular expressions ``\\d`` and ``\\w``
+    read it (``str.isdecimal``, ``str.isalnum`` or ``_``): compiling the two patterns that read the
+    header cost a start-up 3 M instructions (issue 23)."""
+    order = descr[:1] if descr[:1] in _BYTE_ORDERS else ""
+    kind, rest = descr[len(order):len(order) + 1], descr[len(order) + 1:]
+    if not (kind.isascii() and kind.isalpha()):
+        return None
+    unit = ""
+    if rest.endswith("]"):
+        at = rest.find("[")
+        word = rest[at + 1:-1]
+        if at < 0 or not word or not all(c.isalnum() or c == "_" for c in word):
+            return None
+        rest, unit = rest[:at], rest[at:]
+    if rest and not rest.isdecimal():
+        return None
+    return order, kind, rest, unit
 
 
 @dataclass(frozen=True)
@@ -69,10 +90,10 @@ _SIZES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8, 12, 16
 
 def _itemsize(descr: Any) -> int:
     if isinstance(descr, str):
-        plain = _PLAIN_DESCR.fullmatch(descr)
-        if plain is not None:
-            kind, size = plain.group(2), int(plain.group(3))
-            if kind in "mM" and size != 8 or kind not in "mM" and plain.group(4) \
+        plain = _descr_parts(descr)
+        if plain is not None and plain[1] in _PLAIN_KINDS and plain[2]:
+            kind, size = plain[1], int(plain[2])
+            if kind in "mM" and size != 8 or kind not in "mM" and plain[3] \
                     or size not in _SIZES.get(kind, (size,)):
                 raise ValueError(f"not a NumPy .npy file (unknown descr {descr!r})")
             return size * 4 if kind == "U" else size  # 'U' counts UCS-4 characters
@@ -85,18 +106,44 @@ def _itemsize(descr: Any) -> int:
     return int(dtype.itemsize)
 
 
-#: the header as NumPy (and Arm's runner) writes it, padding aside: read without :mod:`ast`
+#: the header as NumPy (and Arm's runner) writes it, padding aside, is read without :mod:`ast`
 #: (importing it and compiling a first literal cost a start-up 13 M instructions); any other
 #: spelling goes to :func:`ast.literal_eval`, which reads this one the same
-_COMMON_HEADER = re.compile(r"\{'descr': '([<>|=]?[A-Za-z]\d*(?:\[\w+\])?)', 'fortran_order': (True|False), "
-                            r"'shape': \((|(?:0|[1-9]\d*),|(?:(?:0|[1-9]\d*), )+(?:0|[1-9]\d*),?)\), ?\}")
+_HEAD = "{'descr': '"
+
+
+def _common_header(text: str) -> tuple[tuple[int, ...], str, bool] | None:
+    """``{'descr': 'D', 'fortran_order': True|False, 'shape': (S), }`` with a plain ``D`` (see
+    :func:`_descr_parts`) and ``S`` empty, ``N,`` or ``N, N[, N...][,]`` (sizes without leading
+    zeros), the last space optional: (shape, descr, fortran order); None for any other text."""
+    if not text.startswith(_HEAD):
+        return None
+    descr, sep, rest = text[len(_HEAD):].partition("', 'fortran_order': ")
+    fortran = next((f for f in ("True", "False") if rest.startswith(f + ", 'shape': (")), None)
+    if not sep or fortran is None or _descr_parts(descr) is None:
+        return None
+    dims = rest[len(fortran) + len(", 'shape': ("):]
+    end = next((e for e in ("), }", "),}") if dims.endswith(e)), None)
+    if end is None:
+        return None
+    dims = dims[:-len(end)]
+    if not dims:
+        return (), descr, fortran == "True"
+    sizes = (dims[:-1] if dims.endswith(",") else dims).split(", ")
+    if len(sizes) == 1 and not dims.endswith(",") or not all(map(_is_size, sizes)):
+        return None  # "(4)" is no tuple
+    return tuple(int(n) for n in sizes), descr, fortran == "True"
+
+
+def _is_size(text: str) -> bool:
+    return text == "0" or text[:1] in ("1", "2", "3", "4", "5", "6", "7", "8", "9") and \
+        (len(text) == 1 or text[1:].isdecimal())
 
 
 def _parse_dict(text: str) -> tuple[tuple[int, ...], Any, bool]:
-    common = _COMMON_HEADER.fullmatch(text.rstrip(" \n"))
+    common = _common_header(text.rstrip(" \n"))
     if common is not None:
-        descr, fortran, dims = common.groups()
-        return tuple(int(n) for n in dims.split(",") if n.strip()), descr, fortran == "True"
+        return common
     import ast
 
     try:

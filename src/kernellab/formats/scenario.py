@@ -8,7 +8,6 @@ resolve against the scenario's folder and ``dst`` against the output folder.
 """
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -23,8 +22,6 @@ from kernellab.formats.near_keys import unknown_field_message, with_misspelling_
 from kernellab.formats.paths import path_problem
 from kernellab.modelkit import Invalid, dump, json_schema_defs, nearest, show, unknown_fields
 from kernellab.outputs import escapes
-from kernellab.vkregistry import vkformat
-from kernellab.vkregistry.vkformat import image_format_problem
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -333,6 +330,8 @@ def _check_image(ck: _Checker, loc: Loc, r: m.Image) -> None:
     """An image's ``.npy`` header, format and border color."""
     if r.src_path is not None and r.src_path.suffix.lower() == ".npy":
         ck.npy_header(loc + ("src",), r.src_path)  # found here with its JSON path, not by the loader
+    from kernellab.vkregistry.vkformat import image_format_problem  # an image's: a run of buffers reads no format
+
     if (why := image_format_problem(r.format)) is not None:
         ck.add(loc + ("format",), why)
     if r.custom_border_color is not None and r.border_color not in ("INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT"):
@@ -500,11 +499,17 @@ _TEXEL_TYPES = ("VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER", "VK_DESCRIPTOR_TYPE_S
 _BUFFER_TYPES = _TEXEL_TYPES + ("VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC", "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC")
 
 
+def _format_unknown(name: str) -> bool:
+    from kernellab.vkregistry import vkformat  # the table of formats, for texel buffers and images only
+
+    return vkformat.lookup(name) is None
+
+
 def _check_descriptor_type(ck: _Checker, loc: Loc, b: m.Binding, resource: m.Resource | None) -> None:
     """kernellab's descriptor types: texel buffers view a buffer with a texel_format, dynamic ones
     bind a buffer, the others bind an image."""
     texel = b.descriptor_type in _TEXEL_TYPES
-    if b.texel_format is not None and vkformat.lookup(b.texel_format) is None:
+    if b.texel_format is not None and _format_unknown(b.texel_format):
         ck.add(loc + ("texel_format",), f"unknown format {b.texel_format}")
     if texel and b.texel_format is None:
         ck.add(loc + ("texel_format",), f"{b.descriptor_type} needs texel_format (the VkFormat of its texels)")
@@ -599,6 +604,8 @@ def scenario_to_json(scenario: m.Scenario) -> dict[str, Any]:
 
 
 def write_scenario(scenario: m.Scenario, path: str | Path) -> None:
+    import json
+
     from kernellab.outputs import write_text
     write_text(path, json.dumps(scenario_to_json(scenario), indent=4) + "\n")
 

@@ -15,18 +15,19 @@ of taking it, and a failing ``VkResult`` raises the :class:`VkError` subclass of
 """
 from __future__ import annotations
 
-import weakref
+import functools
 from collections.abc import Callable
 
 from kernellab.native import vkbind_table as table
 from kernellab.native._vkbind_ffi import ffi
+from kernellab.weakid import WeakIdMap
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
 #: structures (and arrays) -> what they point to, kept alive as long as they are
-_alive: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+_alive = WeakIdMap()
 _lib: Any = None
 
 
@@ -47,12 +48,27 @@ def _class_name(result: str) -> str:
     return "Vk" + "".join(w.capitalize() for w in result.split("_")[1:])
 
 
-#: VkResult value -> the exception class raised for it
-exception_codes: dict[int, type[Exception]] = {}
-for _code, _name in table.RESULTS.items():
-    if _code:
-        exception_codes[_code] = type(_class_name(_name), (VkError if _code < 0 else VkException,), {"code": _code})
-_exceptions = {cls.__name__: cls for cls in exception_codes.values()}
+#: VkResult value -> the exception class raised for it, made when first raised or named: the
+#: registry's ~50 results made at import were 3 M instructions of a run that raises none
+_exception_classes: dict[int, type[Exception]] = {}
+
+
+def exception_class(code: int) -> type[Exception]:
+    """The class raised for the ``VkResult`` ``code`` (one class per code, as the ``vulkan``
+    package has it); :class:`VkError` for a code the registry lacks."""
+    cls = _exception_classes.get(code)
+    if cls is None:
+        if not code or code not in table.RESULTS:
+            return VkError
+        cls = _exception_classes[code] = type(_class_name(table.RESULTS[code]), (VkError if code < 0 else VkException,),
+                                              {"code": code})
+    return cls
+
+
+@functools.cache
+def _exception_codes() -> dict[str, int]:
+    """Exception class name -> its ``VkResult`` (VkErrorOutOfDeviceMemory -> -2)."""
+    return {_class_name(name): code for code, name in table.RESULTS.items() if code}
 
 
 def VK_MAKE_VERSION(major: int, minor: int, patch: int) -> int:  # noqa: N802 - the C macro's name
@@ -116,31 +132,40 @@ def _structure(name: str) -> Callable[..., Any]:
                 init[count] = len(given)
         value = ffi.new(pointer_type, init)[0]
         if keep:
-            _alive[value] = keep
+            _alive.put(value, keep)
         return value
 
     make.__name__ = make.__qualname__ = name
     return make
 
 
+@functools.cache
+def _char_arrays(cname: str) -> frozenset[str]:
+    """The fixed ``char`` array members of a structure, read as ``str`` (looked up once a type:
+    a device's ~100 extension names were each checked member by member)."""
+    return frozenset(name for name, field in ffi.typeof(cname).fields
+                     if field.type.kind == "array" and field.type.item.cname == "char")
+
+
 class StrWrap:
     """A returned structure whose fixed ``char`` arrays read as ``str`` (``deviceName``)."""
 
-    __slots__ = ("obj",)
+    __slots__ = ("obj", "_chars")
 
-    def __init__(self, obj: Any):
+    def __init__(self, obj: Any, chars: frozenset[str] | None = None):
         self.obj = obj
+        self._chars = _char_arrays(ffi.typeof(obj).cname) if chars is None else chars
 
     def __getattr__(self, key: str) -> Any:
         value = getattr(self.obj, key)
-        if isinstance(value, ffi.CData) and ffi.typeof(value).kind == "array" and \
-                ffi.typeof(value).item.cname == "char":
+        if key in self._chars:
             return ffi.string(value).decode("utf-8", "replace")
         return value
 
 
 def _wrap(item: Any) -> Any:
-    return StrWrap(item) if ffi.typeof(item).cname in _STRING_STRUCTS else item
+    cname = ffi.typeof(item).cname
+    return StrWrap(item, _char_arrays(cname)) if cname in _STRING_STRUCTS else item
 
 
 _STRING_STRUCTS = frozenset(table.STRINGS) | frozenset("struct " + s for s in table.STRINGS)
@@ -155,7 +180,7 @@ def _argument(value: Any, ctype: Any, keep: list[Any]) -> Any:
 
 
 def _raise(result: int) -> None:
-    raise exception_codes.get(result, VkError)(result)
+    raise exception_class(result)(result)
 
 
 def _command(name: str) -> Callable[..., Any]:
@@ -197,7 +222,10 @@ def _command(name: str) -> Callable[..., Any]:
             result = fn(*converted, out)
             if returns_result and result:
                 _raise(result)
-            return [_wrap(x) for x in out] if out_type in _STRING_STRUCTS else list(out)
+            if out_type in _STRING_STRUCTS:
+                chars = _char_arrays(out_type)
+                return [StrWrap(x, chars) for x in out]
+            return list(out)
         if kind == "array":
             owner, _, member = length.partition("->")  # "pAllocateInfo->commandBufferCount"
             n = args[params.index(owner)]
@@ -219,8 +247,8 @@ def __getattr__(name: str) -> Any:
         value: Any = table.CONSTANTS[name]
     elif name in table.COMMANDS:
         value = _command(name)
-    elif name in _exceptions:
-        value = _exceptions[name]
+    elif name in _exception_codes():
+        value = exception_class(_exception_codes()[name])
     elif name.startswith("Vk"):
         try:
             ffi.typeof(name)

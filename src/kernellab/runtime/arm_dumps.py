@@ -9,8 +9,6 @@ schemas, key by key, are in docs/arm-compat.md.
 """
 from __future__ import annotations
 
-import json
-
 from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
@@ -42,6 +40,8 @@ class PerfCounter:
 
 def dump_text(doc: dict[str, Any]) -> str:
     """nlohmann's ``dump(4)``: indent 4, sorted keys, no ASCII escaping, no final newline."""
+    import json
+
     return json.dumps(doc, indent=4, sort_keys=True, ensure_ascii=False)
 
 

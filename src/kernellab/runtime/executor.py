@@ -14,7 +14,6 @@ from pathlib import Path
 
 from kernellab import compiler_options, logs
 from kernellab import model as m
-from kernellab.backends import opencl_abi
 from kernellab.backends.base import (
     DYNAMIC_BUFFER_TYPES,
     SOURCE,
@@ -748,7 +747,6 @@ class Executor:
         index = self.scenario.resources.index(shader)
         at = ("resources", index, "shader")
         spec_values = {c.id: c.value for c in shader.specialization_constants}
-        given_size = any(i in spec_values for i in opencl_abi.LOCAL_SIZE_SPEC_IDS)
         try:
             if spec.language == "spirv":
                 interface, facts = reflect_module(spec.code, spec.entry, str(shader.src_path or ""), default_cache())
@@ -758,8 +756,11 @@ class Executor:
                 size = facts.local_size(spec_values)  # type: ignore[arg-type]
                 given_size = any(t.spec_id in spec_values for t in facts.workgroup_size or ())
             else:
+                from kernellab.backends import opencl_abi  # OpenCL's ABI: a Vulkan run of SPIR-V needs none
+
                 known = backend.program_interface(spec)
                 # OpenCL C on OpenCL: the size is specialization ids 0-2 when given, else the driver's
+                given_size = any(i in spec_values for i in opencl_abi.LOCAL_SIZE_SPEC_IDS)
                 size = opencl_abi.local_size(spec_values, (0, 0, 0)) \
                     if shader.type == "OpenCL-C" and given_size else None  # type: ignore[arg-type]
         except UnknownEntryError as exc:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from kernellab import jsontext
 from kernellab import model as m
 from kernellab.backends.base import KernelInterface, LocalArgument, UnknownEntryError
 from kernellab.compile.cache import sha256
@@ -375,6 +375,8 @@ def _cache_key(spirv: bytes, entry: str) -> str:
 
 
 def _dumps(interface: Interface, facts: ModuleFacts) -> bytes:
+    import json
+
     return json.dumps({
         "entry": interface.entry,
         "descriptors": [[d.set, d.binding, d.type, d.name, d.count, d.min_size, d.stride, d.writes, d.element]
@@ -389,7 +391,7 @@ def _dumps(interface: Interface, facts: ModuleFacts) -> bytes:
 
 
 def _loads(raw: bytes) -> tuple[Interface, ModuleFacts]:
-    d: dict[str, Any] = json.loads(raw)
+    d: dict[str, Any] = jsontext.loads(raw.decode("utf-8", "surrogatepass"))
     descriptors = [Descriptor(int(s), int(b), str(t), str(n), int(c), int(ms), int(st), bool(w), str(e))
                    for s, b, t, n, c, ms, st, w, e in d["descriptors"]]
     interface = Interface(str(d["entry"]), {(x.set, x.binding): x for x in descriptors}, int(d["push"]),

@@ -14,7 +14,6 @@ from kernellab import model as m
 from kernellab.backends.base import BindingSlot, Limits
 from kernellab.errors import Problem, json_pointer
 from kernellab.records import dataclass
-from kernellab.vkregistry import vkformat
 
 _AXES = "xyz"
 
@@ -80,6 +79,8 @@ def _check_image(r: m.Image, check: _Check, index: int) -> None:
     for k, name in zip(axes, ("width", "height")):
         check.at_most(("resources", index, "image", "dims", k), dims[k], "max_image_dimension_2d",
                       f"image {r.uid!r} is {dims[k]} texels in {name}")
+    from kernellab.vkregistry import vkformat  # the table of formats: an image's (a run of buffers reads none)
+
     fmt = vkformat.lookup(r.format)
     width, height = dims[axes[0]], dims[axes[1]]
     _check_mips(r, check, index, max(width, height))

@@ -1,8 +1,9 @@
 """The tables this package derives from the Vulkan registry: where each lives and how it is written."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from kernellab import jsontext
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ def data_path(name: str) -> Path:
 
 
 def read(name: str, key: str) -> Any:
-    return json.loads(data_path(name).read_text())[key]
+    return jsontext.loads(data_path(name).read_text())[key]
 
 
 def registry_version() -> str:
@@ -33,5 +34,7 @@ def write(path: Path, module: str, key: str, content: Any) -> Path:
     """Write a regenerated table, saying which registry it came from and how to regenerate it."""
     doc = {"source": f"{REGISTRY_PACKAGE} {registry_version()} (vk.xml); regenerate with python -m {module}",
            key: content}
+    import json
+
     path.write_text(json.dumps(doc, indent=1) + "\n")
     return path
