@@ -13,7 +13,6 @@ from pathlib import Path
 
 from kernellab import compiler_options, config, shader_languages, spirv_format, tools
 from kernellab.errors import CompileError, InputError, MissingToolError, Problem
-from kernellab.formats.amber.origins import origin_of, translated
 from kernellab.records import dataclass
 
 
@@ -21,6 +20,8 @@ def placed(exc: CompileError, place: tuple[str, str] | None, source: Path | None
     """``exc`` headed by the workload file and the JSON path that name the kernel (as every
     other bad-input error is); unchanged without a place or when it has one already. A
     ``source`` made from an AmberScript file names the script and its line instead."""
+    from kernellab.formats.amber.origins import origin_of, translated  # an error's path only (json, shlex)
+
     if source is not None and (origin := origin_of(source)) is not None:
         return translated(exc, origin, [source.name])
     if place is None or any(p.file or p.where for p in exc.problems):
