@@ -25,6 +25,7 @@ import z3
 from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name, successors
 from kernellab.spirvsim.types import Type
 from kernellab.verify.prove import copies as copies_
+from kernellab.verify.prove import counters
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
 from kernellab.verify.prove.copies import ASYNC_MAGIC
 from kernellab.verify.prove.spec import OtherRecord, Specs, subterms
@@ -98,6 +99,10 @@ class AccessRecord:
     copy: int | None = None
     #: what holds on the path from where a summarised loop ended (:attr:`Encoder.given`)
     given: tuple[Any, ...] = ()
+    #: an atomic's returned value, and what it adds when it is a counter step (``atomic_inc``, an
+    #: add of a constant): :mod:`kernellab.verify.prove.counters`
+    result: Any = None
+    step: int | None = None
 
 
 @dataclass
@@ -1229,6 +1234,8 @@ class Encoder:
         op, w = inst.op, inst.words
         target = self.value(env, w[0] if op == "OpAtomicStore" else w[2])
         options = target.options if isinstance(target, PointerChoice) else ((z3.BoolVal(True), target),)
+        result = self.fresh(self.m.types[w[0]], "atomic") if inst.typed else None
+        step = counters.step(op, self.value(env, w[5]) if op in ("OpAtomicIAdd", "OpAtomicISub") else None)
         for c, p in options:
             if not isinstance(p, Pointer):
                 raise self.unmodelled(inst, f"{op} through a pointer the engine does not follow")
@@ -1237,10 +1244,11 @@ class Encoder:
             kind = "atomic-read" if op == "OpAtomicLoad" else "atomic-write"
             where = pred if z3.is_true(c) else z3.And(pred, c)
             self.record(env, where, p, max(p.pointee.size, 1), kind, inst)
+            self.trace.accesses[-1].result, self.trace.accesses[-1].step = result, step
             if kind == "atomic-write":  # other invocations' atomics change it too: any value from here on
                 self.shared_store(env, where, p, self.fresh(p.pointee, "atomic"), inst)
-        if inst.typed:
-            env[w[1]] = self.fresh(self.m.types[w[0]], "atomic")
+        if result is not None:
+            env[w[1]] = result
 
     def ext_inst(self, env: dict[Any, Any], inst: Inst) -> Any:
         w = inst.words

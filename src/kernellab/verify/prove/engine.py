@@ -17,8 +17,8 @@ from typing import Any
 import z3
 
 from kernellab.spirvsim.module import Inst, Module
+from kernellab.verify.prove import counters, spec
 from kernellab.verify.prove import encode as enc
-from kernellab.verify.prove import spec
 
 #: seconds one launch's proof may take (z3 time limit plus the encoder's own checks)
 DEFAULT_TIMEOUT = 60.0
@@ -177,6 +177,8 @@ class _Prover:
         distinct = z3.Or(*[ids_a.local[d] != ids_b.local[d] for d in range(3)],
                          *[ids_a.group[d] != ids_b.group[d] for d in range(3)])
         same_group = z3.And(*[ids_a.group[d] == ids_b.group[d] for d in range(3)])
+        both += counters.distinct_results(trace_a, trace_b, same_group, self.sharing(),
+                                          lambda c: self.check(base + cons_a + [c]) is not None)
         found: list[Counterexample] = []
         found += self.out_of_bounds(trace_a, base + cons_a + trace_a.assumes)
         pair = base + cons_a + cons_b + [distinct] + [
@@ -190,6 +192,12 @@ class _Prover:
         found += self.races(trace_a, trace_b, both + [distinct] + ([same_group] if self.launch.intra_group_only else []),
                             same_group)
         return Outcome("defect" if found else "proven", found)
+
+    def sharing(self) -> dict[str, int]:
+        """How many invocations of the launch (at most) share a variable of each storage class."""
+        la = self.launch
+        group = la.local_size[0] * la.local_size[1] * la.local_size[2]
+        return {"Workgroup": group, "StorageBuffer": group * la.num_groups[0] * la.num_groups[1] * la.num_groups[2]}
 
     def encode(self, ids: enc.Ids, arrays: dict[int, Any], tag: str, cons: list[Any]) -> enc.Trace:
         solver = z3.Solver()
