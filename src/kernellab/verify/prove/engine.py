@@ -119,6 +119,8 @@ class _Prover:
             s, b = module.decorated(vid, "DescriptorSet"), module.decorated(vid, "Binding")
             if s is not None and b is not None:
                 self.bindings[vid] = (s[0], b[0])
+        #: workgroup variables read and never written (:meth:`group_memory`)
+        self.unwritten_local: set[int] = set()
         self.push_var = next((vid for vid, inst in module.variables.items()
                               if module.types[module.type_of[vid]].storage == "PushConstant"), None)
 
@@ -163,8 +165,12 @@ class _Prover:
         base = size_cons + fixed + list(self.launch.axioms)
         trace_a = self.encode(ids_a, arrays, "A", base + cons_a)
         written = {a.root for a in trace_a.accesses if a.kind != "read" and a.kind != "private"}
-        if written & set(arrays):
+        # workgroup memory no invocation writes holds what it held at the start, the same bytes
+        # for every read of one work-group (each group has its own): :meth:`group_memory`
+        unwritten = {a.root for a in trace_a.accesses if a.kind == "read" and a.storage == "Workgroup"} - written
+        if written & set(arrays) or unwritten:
             arrays = {k: v for k, v in arrays.items() if k not in written}
+            self.unwritten_local = unwritten
             trace_a = self.encode(ids_a, arrays, "A", base + cons_a)
         trace_b = self.encode(ids_b, arrays, "B", base + cons_b)
         if trace_a.copies and self.launch.local_size[0] * self.launch.local_size[1] * self.launch.local_size[2] == 1:
@@ -177,11 +183,14 @@ class _Prover:
         distinct = z3.Or(*[ids_a.local[d] != ids_b.local[d] for d in range(3)],
                          *[ids_a.group[d] != ids_b.group[d] for d in range(3)])
         same_group = z3.And(*[ids_a.group[d] == ids_b.group[d] for d in range(3)])
+        one_memory = [z3.Implies(same_group, self.group_memory("A")[v] == self.group_memory("B")[v])
+                      for v in sorted(self.unwritten_local)]
+        both += one_memory
         both += counters.distinct_results(trace_a, trace_b, same_group, self.sharing(),
                                           lambda c: self.check(base + cons_a + [c]) is not None)
         found: list[Counterexample] = []
         found += self.out_of_bounds(trace_a, base + cons_a + trace_a.assumes)
-        pair = base + cons_a + cons_b + [distinct] + [
+        pair = base + cons_a + cons_b + [distinct] + one_memory + [
             a for a in trace_b.assumes if a.get_id() not in trace_b.after_checks] + spec.link_others(trace_a, trace_b)
         if trace_a.loops and any(spec.mentions_other(r.cond, trace_a) for r in trace_a.asserts):
             # A's own loop invariants only: its other assumptions hold after the places they are made
@@ -217,10 +226,16 @@ class _Prover:
             return r == z3.sat
 
         sizes = {vid: self.var_size(vid) for vid in self.m.variables}
-        e = enc.Encoder(self.m, ids, enc.Memory(dict(arrays)), tag, sizes, may)
+        e = enc.Encoder(self.m, ids, enc.Memory({**arrays, **self.group_memory(tag)}), tag, sizes, may)
         trace = e.run_entry(None)
         # the assumptions hold on the path that reaches them: they constrain the rest of the check
         return trace
+
+    def group_memory(self, tag: str) -> dict[int, Any]:
+        """The contents of the workgroup variables no invocation writes, as invocation ``tag``'s
+        work-group has them (equal to the other invocation's where both are in one group)."""
+        return {vid: z3.Array(f"{tag}_group_memory{vid}", z3.BitVecSort(64), z3.BitVecSort(8))
+                for vid in self.unwritten_local}
 
     def var_size(self, vid: int) -> int | None:
         t = self.m.types[self.m.type_of[vid]]
