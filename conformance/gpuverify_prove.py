@@ -261,10 +261,22 @@ SPEC_CONFLICTS = {
         "benign_race_tests/pass/writetiddiv64", "benign_race_tests/pass/writewritearray",
         "benign_race_tests/pass/writezero", "multidimarrays/test5", "vectortests/test_paren",
         "inter_group_and_barrier_flag_tests/pass/local_id_benign_write_write",
-        "pointertests/test_copy_between_memory_spaces", "pointertests/test_copy_between_memory_spaces2")},
+        "pointertests/test_copy_between_memory_spaces", "pointertests/test_copy_between_memory_spaces2",
+        "annotation_tests/test_ptr_offset")},
     **{t: _WARP for t in ("warpsync/2d", "warpsync/intragroup_scan", "warpsync/shuffle", "warpsync/scan_warp")},
     **{t: _FLAGS for t in ("inter_group_and_barrier_flag_tests/pass/read_then_write",
                            "inter_group_and_barrier_flag_tests/pass/write_then_read")},
+    "checkarrays/pass/specifyone": "--vcgen-opt=/checkArrays:B makes GPUVerify check (and log) the accesses of B "
+                                   "only; the kernel's other accesses race: A[gid + 1] written by one work-item "
+                                   "and A[gid] read by the next, C[0] written by every work-item, unordered (OpenCL "
+                                   "3.0 API specification, 3.3.7 'Memory Ordering Rules': a data race, undefined "
+                                   "behaviour), and __no_write(A) is false where A is logged",
+    "k-induction/alldifferent-k-too-small": "expected to fail because GPUVerify's k-induction at depth 2 without "
+                                            "invariant inference (--no-infer) is too weak to show it; the kernel "
+                                            "is correct for every launch: a, b, c are pairwise different on entry "
+                                            "(__requires) and each iteration only rotates them, so a != b holds "
+                                            "after the loop (k-induction/alldifferent, the same kernel at depth 3, "
+                                            "is //pass)",
     "asymmetric_asserts/fail": "the kernel of asymmetric_asserts/pass run with GPUVerify's --asymmetric-asserts, "
                                "which stops assuming the other invocation's assertions: the failure is of that "
                                "encoding; no launch makes i negative (i counts up from 0 while i < x - tid)",

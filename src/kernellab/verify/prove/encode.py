@@ -25,7 +25,7 @@ import z3
 from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name, successors
 from kernellab.spirvsim.types import Type
 from kernellab.verify.prove import copies as copies_
-from kernellab.verify.prove import counters
+from kernellab.verify.prove import counters, loop_facts
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
 from kernellab.verify.prove.copies import ASYNC_MAGIC
 from kernellab.verify.prove.spec import OtherRecord, Specs, subterms
@@ -696,20 +696,28 @@ class Encoder:
                 raise Unmodelled(f"invariant not found: {where} moves a pointer to another variable",
                                  _first_line(head), None)
         written, self.stored = self.stored, stored | self.stored
+        memory: dict[int, Any] = {}
         for root in written:
             initial = z3.Array(f"{self.tag}_loopmem{head.label}_{next(self.fresh_count)}", z3.BitVecSort(64),
                                z3.BitVecSort(8))
+            memory[root] = initial
             env_h[("mem", root)] = PrivateMemory(initial, ())
         # candidate invariants over the havocked values
         candidates = self.candidates(phis, havoc, entry_vals, first, body, fn)
+        candidates += loop_facts.kept_bytes(self.tag, memory, entry_env, [e.env for e in first])
+        candidates += loop_facts.distinct_variables(havoc)
         scalar = [r for r in havoc if z3.is_expr(havoc[r])]
-        subst_entry = [(havoc[r], entry_vals[r]) for r in scalar]
-        candidates = self._surviving(candidates, lambda c: z3.And(entry_pred, z3.Not(z3.substitute(c, *subst_entry))))
+        subst_entry = [(havoc[r], entry_vals[r]) for r in scalar] + loop_facts.memory_pairs(memory, entry_env)
+        # what the launch assumes before the loop (the kernel's __requires) holds on entry
+        assumed = list(self.trace.assumes)
+        candidates = self._surviving(candidates, lambda c: z3.And(entry_pred, *assumed,
+                                                                   z3.Not(z3.substitute(c, *subst_entry))))
         while True:
             back = self.iterate(fn, head, ordered, body, env_h, z3.And(entry_pred, *candidates), base_phis,
                                 incoming, returns)
             keep = self._surviving(candidates, _broken_on(
-                [(e.pred, [(havoc[r], e.phis[r]) for r in scalar if r in e.phis]) for e in back]))
+                [(e.pred, [(havoc[r], e.phis[r]) for r in scalar if r in e.phis] + loop_facts.memory_pairs(memory, e.env))
+                 for e in back]))
             if len(keep) == len(candidates):
                 break
             candidates = keep
@@ -730,11 +738,13 @@ class Encoder:
             self.abstract -= 1
         self.specs.loop_end(mark)
         del returns[nret:]  # the summarised iteration's own exits: those of exit_state stand for them
-        self.exit_state(fn, head, ordered, body, entry_env, entry_pred, reached, havoc, written, candidates, incoming, returns)
+        self.exit_state(fn, head, ordered, body, entry_env, entry_pred, reached, havoc, written, candidates, incoming, returns,
+                        memory)
 
     def exit_state(self, fn: Function, head: Block, ordered: list[Block], body: set[int], entry_env: dict[Any, Any],
                    entry_pred: Any, reached: Any, havoc: dict[int, Any], written: set[int], candidates: list[Any],
-                   incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
+                   incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]],
+                   memory: dict[int, Any] | None = None) -> None:
         """Where a summarised loop goes on (GPUVerify's loop cut: havoc, assume the invariants and
         the exit): the exits of one more iteration run from a renamed state (fresh loop variables
         and private memory, every value it makes fresh too) that satisfies the invariants. Its
@@ -746,10 +756,14 @@ class Encoder:
         renamed = {r: _havoc_like(h, f"{self.tag}_loop{head.label}_{r}_{next(self.fresh_count)}")
                    for r, h in havoc.items()}
         env_x = dict(entry_env)
+        pairs = []
         for root in written:
-            env_x[("mem", root)] = PrivateMemory(z3.Array(f"{self.tag}_loopmem{head.label}_{next(self.fresh_count)}",
-                                                          z3.BitVecSort(64), z3.BitVecSort(8)), ())
-        pairs = [pair for r in havoc for pair in _paired(havoc[r], renamed[r])]
+            initial = z3.Array(f"{self.tag}_loopmem{head.label}_{next(self.fresh_count)}", z3.BitVecSort(64),
+                               z3.BitVecSort(8))
+            env_x[("mem", root)] = PrivateMemory(initial, ())
+            if memory and root in memory:  # the memory invariants hold of the renamed memory too
+                pairs.append((memory[root], initial))
+        pairs += [pair for r in havoc for pair in _paired(havoc[r], renamed[r])]
         inv = z3.substitute(z3.And(*candidates), *pairs) if candidates and pairs else z3.And(*candidates)
         saved = self.snapshot(incoming, returns)
         nret = len(returns)
