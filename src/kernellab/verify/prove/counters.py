@@ -30,6 +30,8 @@ from typing import Any
 
 import z3
 
+from kernellab.verify.prove.spec import subterms
+
 #: atomics that add a fixed amount: the amount
 _FIXED = {"OpAtomicIIncrement": 1, "OpAtomicIDecrement": -1}
 
@@ -89,9 +91,10 @@ def _ordered_before(plain: list[Any], steps: list[Any]) -> bool:
 
 
 def distinct_results(ta: Any, tb: Any, same_group: Any, invocations: dict[str, int],
-                     may: Callable[[Any], bool]) -> list[Any]:
+                     may: Callable[[Any], bool]) -> list[tuple[Any, set[int]]]:
     """For two traces of distinct invocations: the counter steps of one location that both reach
-    (in one work-group, for ``__local`` memory) return different values."""
+    (in one work-group, for ``__local`` memory) return different values. Each fact comes with
+    the z3 ids of the two values it is about (:func:`relevant`)."""
     roots = counter_roots(ta, invocations, may)
     if not roots:
         return []
@@ -107,5 +110,15 @@ def distinct_results(ta: Any, tb: Any, same_group: Any, invocations: dict[str, i
             if b.result.sort() != a.result.sort():
                 continue
             both = [a.pred, b.pred, a.offset == b.offset] + ([same_group] if a.storage == "Workgroup" else [])
-            out.append(z3.Implies(z3.And(*both), a.result != b.result))
+            out.append((z3.Implies(z3.And(*both), a.result != b.result), {a.result.get_id(), b.result.get_id()}))
     return out
+
+
+def relevant(facts: list[tuple[Any, set[int]]], query: Any) -> list[Any]:
+    """The facts about values ``query`` mentions (each fact only removes models, so leaving the
+    others out of a query can only let it find more)."""
+    if not facts:
+        return []
+    wanted = set().union(*(ids for _, ids in facts))
+    mentioned = {x.get_id() for x in subterms([query], lambda x: x.get_id() in wanted)}
+    return [f for f, ids in facts if ids & mentioned]

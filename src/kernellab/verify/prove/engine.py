@@ -186,7 +186,7 @@ class _Prover:
         one_memory = [z3.Implies(same_group, self.group_memory("A")[v] == self.group_memory("B")[v])
                       for v in sorted(self.unwritten_local)]
         both += one_memory
-        both += counters.distinct_results(trace_a, trace_b, same_group, self.sharing(),
+        steps = counters.distinct_results(trace_a, trace_b, same_group, self.sharing(),
                                           lambda c: self.check(base + cons_a + [c]) is not None)
         found: list[Counterexample] = []
         found += self.out_of_bounds(trace_a, base + cons_a + trace_a.assumes)
@@ -197,9 +197,9 @@ class _Prover:
             known = pair + [s.invariant for s in trace_a.loops if s.invariant is not None]
             pair = pair + enc.uniform_loops(trace_a, trace_b, lambda c: self.check(known + c) is not None)
         found += self.assertions(trace_a, base + cons_a, pair)
-        found += self.divergence(trace_a, trace_b, both + [distinct, same_group])
+        found += self.divergence(trace_a, trace_b, both + [f for f, _ in steps] + [distinct, same_group])
         found += self.races(trace_a, trace_b, both + [distinct] + ([same_group] if self.launch.intra_group_only else []),
-                            same_group)
+                            same_group, steps)
         return Outcome("defect" if found else "proven", found)
 
     def sharing(self) -> dict[str, int]:
@@ -325,8 +325,10 @@ class _Prover:
                 break
         return out
 
-    def races(self, ta: enc.Trace, tb: enc.Trace, cons: list[Any], same_group: Any) -> list[Counterexample]:
-        """One query per pair of instructions: any of their occurrences' pairs racing."""
+    def races(self, ta: enc.Trace, tb: enc.Trace, cons: list[Any], same_group: Any,
+              steps: list[tuple[Any, set[int]]] | None = None) -> list[Counterexample]:
+        """One query per pair of instructions: any of their occurrences' pairs racing (with the
+        counter facts about the values it mentions: :func:`counters.relevant`)."""
         out: list[Counterexample] = []
         groups: dict[tuple[int, int], list[tuple[enc.AccessRecord, enc.AccessRecord, Any]]] = {}
         for a in ta.accesses:
@@ -349,7 +351,8 @@ class _Prover:
                 groups.setdefault((a.inst.index, b.inst.index), []).append(
                     (a, b, z3.And(a.pred, b.pred, *a.given, *b.given, overlap, unordered)))
         for items in groups.values():
-            model = self.check(cons + [z3.Or(*[c for _, _, c in items])])
+            query = z3.Or(*[c for _, _, c in items])
+            model = self.check(cons + counters.relevant(steps or [], query) + [query])
             if model is None:
                 continue
             a, b, _ = next((x for x in items if z3.is_true(model.eval(x[2], model_completion=True))), items[0])
