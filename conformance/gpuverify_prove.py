@@ -8,7 +8,9 @@ expected ``xfail:NOT_ALL_VERIFIED`` -> defect / unknown / proven (**unsound**); 
 (GPUVerify's own tool errors) are counted apart.
 
 GPUVerify checks array bounds only with ``--check-array-bounds``; without it an out-of-bounds
-finding is not part of the test's verdict, so it is left out here (kernellab reports it).
+finding is not part of the test's verdict, so it is left out here (kernellab reports it). With
+``--vcgen-opt=/checkArrays:NAMES`` GPUVerify checks (and logs) the accesses of the named arrays
+only: the others are left out of the proof's race checks and logs (:func:`restrict_checks`).
 
     python conformance/gpuverify_prove.py --suite /work/ext/gpuverify/testsuite/OpenCL --jobs 2
 """
@@ -115,6 +117,42 @@ def kernel_args(options: dict[str, str]) -> dict[str, list[bytes | None]]:
     return out
 
 
+def checked_arrays(options: list[str]) -> set[str] | None:
+    """The arrays ``--vcgen-opt=/checkArrays:A,B`` restricts GPUVerify's race checks (and access
+    logs) to, by name; None without it (every array is checked)."""
+    for opt in options:
+        key, _, value = opt.partition("=")
+        if key == "--vcgen-opt" and value.startswith("/checkArrays:"):
+            return {n for n in value.partition(":")[2].split(",") if n}
+    return None
+
+
+def parameter_names(source: str, kernel: str) -> list[str]:
+    """The names of ``kernel``'s parameters in ``source``, in their order (empty where the
+    signature is not found)."""
+    import re
+    m = re.search(rf"\b{re.escape(kernel)}\s*\(([^)]*)\)\s*\{{", source)
+    if m is None:
+        return []
+    return [re.findall(r"\w+", p)[-1] for p in m.group(1).split(",") if re.findall(r"\w+", p)]
+
+
+def restrict_checks(launch: Any, kernel: Any, params: list[str], names: set[str] | None) -> None:
+    """Leave the arrays ``names`` does not list out of ``launch``'s race checks and logs: each
+    ``__global`` argument by its name (``params``: the kernel's parameter names); ``__local``
+    memory (arguments, or arrays declared in the kernel, which clspv keeps unnamed) only where no
+    name listed is a ``__local`` argument or a name other than an argument's (it may be one of
+    them)."""
+    if names is None:
+        return
+    if len(params) <= max(kernel.arguments, default=-1):
+        raise ValueError("the kernel's parameter names were not found for /checkArrays")
+    args = {params[k]: a for k, a in kernel.arguments.items()}
+    launch.unchecked_buffers = {(a.set, a.binding) for n, a in args.items()
+                                if a.kind in ("ArgumentStorageBuffer", "ArgumentUniform") and n not in names}
+    launch.unchecked_local = not any(n not in args or args[n].kind == "ArgumentWorkgroup" for n in names)
+
+
 #: clspv's kinds of a kernel argument that is an array (a pointer), which ``--kernel-args`` skips
 _ARRAY_KINDS = ("ArgumentStorageBuffer", "ArgumentUniform", "ArgumentWorkgroup")
 
@@ -169,6 +207,8 @@ def prove_test(path: Path, timeout: float) -> dict[str, Any]:
                 args[k].value = value
             launch = opencl.launch(compiled, gsize, local, args, offset)  # type: ignore[arg-type]
             launch.intra_group_only = "--only-intra-group" in opts
+            restrict_checks(launch, compiled.kernel, parameter_names(path.read_text(errors="replace"), name),
+                            checked_arrays(test.options))
             launch.axioms = axioms
             o = opencl.guarded(engine.prove(compiled.module, launch, timeout=timeout), ir, compiled.module, name)
         except Exception as exc:
@@ -266,11 +306,6 @@ SPEC_CONFLICTS = {
     **{t: _WARP for t in ("warpsync/2d", "warpsync/intragroup_scan", "warpsync/shuffle", "warpsync/scan_warp")},
     **{t: _FLAGS for t in ("inter_group_and_barrier_flag_tests/pass/read_then_write",
                            "inter_group_and_barrier_flag_tests/pass/write_then_read")},
-    "checkarrays/pass/specifyone": "--vcgen-opt=/checkArrays:B makes GPUVerify check (and log) the accesses of B "
-                                   "only; the kernel's other accesses race: A[gid + 1] written by one work-item "
-                                   "and A[gid] read by the next, C[0] written by every work-item, unordered (OpenCL "
-                                   "3.0 API specification, 3.3.7 'Memory Ordering Rules': a data race, undefined "
-                                   "behaviour), and __no_write(A) is false where A is logged",
     "k-induction/alldifferent-k-too-small": "expected to fail because GPUVerify's k-induction at depth 2 without "
                                             "invariant inference (--no-infer) is too weak to show it; the kernel "
                                             "is correct for every launch: a, b, c are pairwise different on entry "

@@ -52,6 +52,11 @@ class Launch:
     axioms: list[Any] = field(default_factory=list)
     #: check races between invocations of one work-group only (GPUVerify's ``--only-intra-group``)
     intra_group_only: bool = False
+    #: arrays whose accesses are neither checked for races nor logged for ``__read``/``__write``
+    #: (GPUVerify's ``--vcgen-opt=/checkArrays:NAMES`` leaves the others out): buffers by
+    #: (descriptor set, binding), and all workgroup memory where ``unchecked_local``
+    unchecked_buffers: set[tuple[int, int]] = field(default_factory=set)
+    unchecked_local: bool = False
 
 
 @dataclass
@@ -227,9 +232,18 @@ class _Prover:
 
         sizes = {vid: self.var_size(vid) for vid in self.m.variables}
         e = enc.Encoder(self.m, ids, enc.Memory({**arrays, **self.group_memory(tag)}), tag, sizes, may)
+        e.specs.unlogged = self.unchecked()
         trace = e.run_entry(None)
         # the assumptions hold on the path that reaches them: they constrain the rest of the check
         return trace
+
+    def unchecked(self) -> set[int]:
+        """The variables :attr:`Launch.unchecked_buffers` and :attr:`Launch.unchecked_local` name."""
+        la = self.launch
+        out = {vid for vid, key in self.bindings.items() if key in la.unchecked_buffers}
+        if la.unchecked_local:
+            out |= {vid for vid in self.m.variables if self.m.types[self.m.type_of[vid]].storage == "Workgroup"}
+        return out
 
     def group_memory(self, tag: str) -> dict[int, Any]:
         """The contents of the workgroup variables no invocation writes, as invocation ``tag``'s
@@ -331,8 +345,9 @@ class _Prover:
         counter facts about the values it mentions: :func:`counters.relevant`)."""
         out: list[Counterexample] = []
         groups: dict[tuple[int, int], list[tuple[enc.AccessRecord, enc.AccessRecord, Any]]] = {}
+        unchecked = self.unchecked()
         for a in ta.accesses:
-            if a.storage not in ("StorageBuffer", "Workgroup"):
+            if a.storage not in ("StorageBuffer", "Workgroup") or a.root in unchecked:
                 continue
             for b in tb.accesses:
                 if b.root != a.root or (a.kind.endswith("read") and b.kind.endswith("read")):
