@@ -28,6 +28,7 @@ from kernellab.spirvsim.types import Type
 from kernellab.verify.prove import barrier_invariants as barrier_invariants_
 from kernellab.verify.prove import contracts as contracts_
 from kernellab.verify.prove import copies as copies_
+from kernellab.verify.prove import counters, loop_facts
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
 from kernellab.verify.prove.copies import ASYNC_MAGIC
 from kernellab.verify.prove.spec import OtherRecord, Specs, subterms
@@ -101,6 +102,10 @@ class AccessRecord:
     copy: int | None = None
     #: what holds on the path from where a summarised loop ended (:attr:`Encoder.given`)
     given: tuple[Any, ...] = ()
+    #: an atomic's returned value, and what it adds when it is a counter step (``atomic_inc``, an
+    #: add of a constant): :mod:`kernellab.verify.prove.counters`
+    result: Any = None
+    step: int | None = None
 
 
 @dataclass
@@ -703,20 +708,28 @@ class Encoder:
                 raise Unmodelled(f"invariant not found: {where} moves a pointer to another variable",
                                  _first_line(head), None)
         written, self.stored = self.stored, stored | self.stored
+        memory: dict[int, Any] = {}
         for root in written:
             initial = z3.Array(f"{self.tag}_loopmem{head.label}_{next(self.fresh_count)}", z3.BitVecSort(64),
                                z3.BitVecSort(8))
+            memory[root] = initial
             env_h[("mem", root)] = PrivateMemory(initial, ())
         # candidate invariants over the havocked values
         candidates = self.candidates(phis, havoc, entry_vals, first, body, fn)
+        candidates += loop_facts.kept_bytes(self.tag, memory, entry_env, [e.env for e in first])
+        candidates += loop_facts.distinct_variables(havoc)
         scalar = [r for r in havoc if z3.is_expr(havoc[r])]
-        subst_entry = [(havoc[r], entry_vals[r]) for r in scalar]
-        candidates = self._surviving(candidates, lambda c: z3.And(entry_pred, z3.Not(z3.substitute(c, *subst_entry))))
+        subst_entry = [(havoc[r], entry_vals[r]) for r in scalar] + loop_facts.memory_pairs(memory, entry_env)
+        # what the launch assumes before the loop (the kernel's __requires) holds on entry
+        assumed = list(self.trace.assumes)
+        candidates = self._surviving(candidates, lambda c: z3.And(entry_pred, *assumed,
+                                                                   z3.Not(z3.substitute(c, *subst_entry))))
         while True:
             back = self.iterate(fn, head, ordered, body, env_h, z3.And(entry_pred, *candidates), base_phis,
                                 incoming, returns)
             keep = self._surviving(candidates, _broken_on(
-                [(e.pred, [(havoc[r], e.phis[r]) for r in scalar if r in e.phis]) for e in back]))
+                [(e.pred, [(havoc[r], e.phis[r]) for r in scalar if r in e.phis] + loop_facts.memory_pairs(memory, e.env))
+                 for e in back]))
             if len(keep) == len(candidates):
                 break
             candidates = keep
@@ -737,11 +750,13 @@ class Encoder:
             self.abstract -= 1
         self.specs.loop_end(mark)
         del returns[nret:]  # the summarised iteration's own exits: those of exit_state stand for them
-        self.exit_state(fn, head, ordered, body, entry_env, entry_pred, reached, havoc, written, candidates, incoming, returns)
+        self.exit_state(fn, head, ordered, body, entry_env, entry_pred, reached, havoc, written, candidates, incoming, returns,
+                        memory)
 
     def exit_state(self, fn: Function, head: Block, ordered: list[Block], body: set[int], entry_env: dict[Any, Any],
                    entry_pred: Any, reached: Any, havoc: dict[int, Any], written: set[int], candidates: list[Any],
-                   incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
+                   incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]],
+                   memory: dict[int, Any] | None = None) -> None:
         """Where a summarised loop goes on (GPUVerify's loop cut: havoc, assume the invariants and
         the exit): the exits of one more iteration run from a renamed state (fresh loop variables
         and private memory, every value it makes fresh too) that satisfies the invariants. Its
@@ -753,10 +768,14 @@ class Encoder:
         renamed = {r: _havoc_like(h, f"{self.tag}_loop{head.label}_{r}_{next(self.fresh_count)}")
                    for r, h in havoc.items()}
         env_x = dict(entry_env)
+        pairs = []
         for root in written:
-            env_x[("mem", root)] = PrivateMemory(z3.Array(f"{self.tag}_loopmem{head.label}_{next(self.fresh_count)}",
-                                                          z3.BitVecSort(64), z3.BitVecSort(8)), ())
-        pairs = [pair for r in havoc for pair in _paired(havoc[r], renamed[r])]
+            initial = z3.Array(f"{self.tag}_loopmem{head.label}_{next(self.fresh_count)}", z3.BitVecSort(64),
+                               z3.BitVecSort(8))
+            env_x[("mem", root)] = PrivateMemory(initial, ())
+            if memory and root in memory:  # the memory invariants hold of the renamed memory too
+                pairs.append((memory[root], initial))
+        pairs += [pair for r in havoc for pair in _paired(havoc[r], renamed[r])]
         inv = z3.substitute(z3.And(*candidates), *pairs) if candidates and pairs else z3.And(*candidates)
         saved = self.snapshot(incoming, returns)
         nret = len(returns)
@@ -1246,6 +1265,8 @@ class Encoder:
         op, w = inst.op, inst.words
         target = self.value(env, w[0] if op == "OpAtomicStore" else w[2])
         options = target.options if isinstance(target, PointerChoice) else ((z3.BoolVal(True), target),)
+        result = self.fresh(self.m.types[w[0]], "atomic") if inst.typed else None
+        step = counters.step(op, self.value(env, w[5]) if op in ("OpAtomicIAdd", "OpAtomicISub") else None)
         for c, p in options:
             if not isinstance(p, Pointer):
                 raise self.unmodelled(inst, f"{op} through a pointer the engine does not follow")
@@ -1254,10 +1275,11 @@ class Encoder:
             kind = "atomic-read" if op == "OpAtomicLoad" else "atomic-write"
             where = pred if z3.is_true(c) else z3.And(pred, c)
             self.record(env, where, p, max(p.pointee.size, 1), kind, inst)
+            self.trace.accesses[-1].result, self.trace.accesses[-1].step = result, step
             if kind == "atomic-write":  # other invocations' atomics change it too: any value from here on
                 self.shared_store(env, where, p, self.fresh(p.pointee, "atomic"), inst)
-        if inst.typed:
-            env[w[1]] = self.fresh(self.m.types[w[0]], "atomic")
+        if result is not None:
+            env[w[1]] = result
 
     def ext_inst(self, env: dict[Any, Any], inst: Inst) -> Any:
         w = inst.words

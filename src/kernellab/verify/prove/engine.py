@@ -18,9 +18,9 @@ import z3
 
 from kernellab.records import dataclass
 from kernellab.spirvsim.module import Inst, Module
+from kernellab.verify.prove import counters, spec
 from kernellab.verify.prove import encode as enc
 from kernellab.verify.prove import sizes as sz
-from kernellab.verify.prove import spec
 
 #: seconds one launch's proof may take (z3 time limit plus the encoder's own checks)
 DEFAULT_TIMEOUT = 60.0
@@ -59,6 +59,11 @@ class Launch:
     axioms: list[Any] = field(default_factory=list)
     #: check races between invocations of one work-group only (GPUVerify's ``--only-intra-group``)
     intra_group_only: bool = False
+    #: arrays whose accesses are neither checked for races nor logged for ``__read``/``__write``
+    #: (GPUVerify's ``--vcgen-opt=/checkArrays:NAMES`` leaves the others out): buffers by
+    #: (descriptor set, binding), and all workgroup memory where ``unchecked_local``
+    unchecked_buffers: set[tuple[int, int]] = field(default_factory=set)
+    unchecked_local: bool = False
 
 
 @dataclass
@@ -128,6 +133,8 @@ class _Prover:
             s, b = module.decorated(vid, "DescriptorSet"), module.decorated(vid, "Binding")
             if s is not None and b is not None:
                 self.bindings[vid] = (s[0], b[0])
+        #: workgroup variables read and never written (:meth:`group_memory`)
+        self.unwritten_local: set[int] = set()
         self.push_var = next((vid for vid, inst in module.variables.items()
                               if module.types[module.type_of[vid]].storage == "PushConstant"), None)
 
@@ -177,8 +184,12 @@ class _Prover:
         base = size_cons + fixed + list(self.launch.axioms)
         trace_a = self.encode(ids_a, arrays, "A", base + cons_a)
         written = {a.root for a in trace_a.accesses if a.kind != "read" and a.kind != "private"}
-        if written & set(arrays):
+        # workgroup memory no invocation writes holds what it held at the start, the same bytes
+        # for every read of one work-group (each group has its own): :meth:`group_memory`
+        unwritten = {a.root for a in trace_a.accesses if a.kind == "read" and a.storage == "Workgroup"} - written
+        if written & set(arrays) or unwritten:
             arrays = {k: v for k, v in arrays.items() if k not in written}
+            self.unwritten_local = unwritten
             trace_a = self.encode(ids_a, arrays, "A", base + cons_a)
         trace_b = self.encode(ids_b, arrays, "B", base + cons_b)
         one = self.launch.local_size[0] * self.launch.local_size[1] * self.launch.local_size[2] == 1
@@ -195,19 +206,30 @@ class _Prover:
         distinct = z3.Or(*[ids_a.local[d] != ids_b.local[d] for d in range(3)],
                          *[ids_a.group[d] != ids_b.group[d] for d in range(3)])
         same_group = z3.And(*[ids_a.group[d] == ids_b.group[d] for d in range(3)])
+        one_memory = [z3.Implies(same_group, self.group_memory("A")[v] == self.group_memory("B")[v])
+                      for v in sorted(self.unwritten_local)]
+        both += one_memory
+        steps = counters.distinct_results(trace_a, trace_b, same_group, self.sharing(),
+                                          lambda c: self.check(base + cons_a + [c]) is not None)
         found: list[Counterexample] = []
         found += self.out_of_bounds(trace_a, base + cons_a + trace_a.assumes)
-        pair = base + cons_a + cons_b + [distinct] + [
+        pair = base + cons_a + cons_b + [distinct] + one_memory + [
             a for a in trace_b.assumes if a.get_id() not in trace_b.after_checks] + spec.link_others(trace_a, trace_b)
         if trace_a.loops and any(spec.mentions_other(r.cond, trace_a) for r in trace_a.asserts):
             # A's own loop invariants only: its other assumptions hold after the places they are made
             known = pair + [s.invariant for s in trace_a.loops if s.invariant is not None]
             pair = pair + enc.uniform_loops(trace_a, trace_b, lambda c: self.check(known + c) is not None)
         found += self.assertions(trace_a, base + cons_a, pair)
-        found += self.divergence(trace_a, trace_b, both + [distinct, same_group])
+        found += self.divergence(trace_a, trace_b, both + [f for f, _ in steps] + [distinct, same_group])
         found += self.races(trace_a, trace_b, both + [distinct] + ([same_group] if self.launch.intra_group_only else []),
-                            same_group)
+                            same_group, steps)
         return Outcome("defect" if found else "proven", found)
+
+    def sharing(self) -> dict[str, int]:
+        """How many invocations of the launch (at most) share a variable of each storage class."""
+        la = self.launch
+        group = la.local_size[0] * la.local_size[1] * la.local_size[2]
+        return {"Workgroup": group, "StorageBuffer": group * la.num_groups[0] * la.num_groups[1] * la.num_groups[2]}
 
     def encode(self, ids: enc.Ids, arrays: dict[int, Any], tag: str, cons: list[Any]) -> enc.Trace:
         solver = z3.Solver()
@@ -227,12 +249,27 @@ class _Prover:
             return r == z3.sat
 
         sizes = {vid: self.var_size(vid) for vid in self.m.variables}
-        memory = enc.Memory(dict(arrays))
+        memory = enc.Memory({**arrays, **self.group_memory(tag)})
         e = enc.Encoder(self.m, ids, memory, tag, sizes, may) if self.symbolic is None else \
             sz.SizedEncoder(self.m, ids, memory, tag, sizes, may, self.symbolic)
+        e.specs.unlogged = self.unchecked()
         trace = e.run_entry(None)
         # the assumptions hold on the path that reaches them: they constrain the rest of the check
         return trace
+
+    def unchecked(self) -> set[int]:
+        """The variables :attr:`Launch.unchecked_buffers` and :attr:`Launch.unchecked_local` name."""
+        la = self.launch
+        out = {vid for vid, key in self.bindings.items() if key in la.unchecked_buffers}
+        if la.unchecked_local:
+            out |= {vid for vid in self.m.variables if self.m.types[self.m.type_of[vid]].storage == "Workgroup"}
+        return out
+
+    def group_memory(self, tag: str) -> dict[int, Any]:
+        """The contents of the workgroup variables no invocation writes, as invocation ``tag``'s
+        work-group has them (equal to the other invocation's where both are in one group)."""
+        return {vid: z3.Array(f"{tag}_group_memory{vid}", z3.BitVecSort(64), z3.BitVecSort(8))
+                for vid in self.unwritten_local}
 
     def var_size(self, vid: int) -> int | None:
         t = self.m.types[self.m.type_of[vid]]
@@ -334,12 +371,15 @@ class _Prover:
                 break
         return out
 
-    def races(self, ta: enc.Trace, tb: enc.Trace, cons: list[Any], same_group: Any) -> list[Counterexample]:
-        """One query per pair of instructions: any of their occurrences' pairs racing."""
+    def races(self, ta: enc.Trace, tb: enc.Trace, cons: list[Any], same_group: Any,
+              steps: list[tuple[Any, set[int]]] | None = None) -> list[Counterexample]:
+        """One query per pair of instructions: any of their occurrences' pairs racing (with the
+        counter facts about the values it mentions: :func:`counters.relevant`)."""
         out: list[Counterexample] = []
         groups: dict[tuple[int, int], list[tuple[enc.AccessRecord, enc.AccessRecord, Any]]] = {}
+        unchecked = self.unchecked()
         for a in ta.accesses:
-            if a.storage not in ("StorageBuffer", "Workgroup"):
+            if a.storage not in ("StorageBuffer", "Workgroup") or a.root in unchecked:
                 continue
             for b in tb.accesses:
                 if b.root != a.root or (a.kind.endswith("read") and b.kind.endswith("read")):
@@ -358,7 +398,8 @@ class _Prover:
                 groups.setdefault((a.inst.index, b.inst.index), []).append(
                     (a, b, z3.And(a.pred, b.pred, *a.given, *b.given, overlap, unordered)))
         for items in groups.values():
-            model = self.check(cons + [z3.Or(*[c for _, _, c in items])])
+            query = z3.Or(*[c for _, _, c in items])
+            model = self.check(cons + counters.relevant(steps or [], query) + [query])
             if model is None:
                 continue
             a, b, _ = next((x for x in items if z3.is_true(model.eval(x[2], model_completion=True))), items[0])

@@ -84,6 +84,8 @@ class Specs:
         self.log_vars: dict[int, tuple[str, int, str]] = {}
         self._cache: dict[tuple[Any, ...], tuple[Any, Any, int, Any]] = {}
         self.loops: list[LoopMark] = []
+        #: variables whose accesses are not logged (:attr:`engine.Launch.unchecked_buffers`): no log
+        self.unlogged: set[int] = set()
 
     # --- calls -------------------------------------------------------------------------------
 
@@ -238,6 +240,8 @@ class Specs:
 
     def log_state(self, env: dict[Any, Any], kind: str, root: int, storage: str) -> tuple[Any, Any]:
         enc, trace = self.enc, self.enc.trace
+        if root in self.unlogged:
+            return z3.BoolVal(False), z3.BitVec(f"{enc.tag}_log_{kind}{root}_off{next(self.count)}", 64)
         key = (kind, root, len(trace.accesses), len(trace.barriers), len(self.frames))
         got = self._cache.get(key)
         if got is not None:

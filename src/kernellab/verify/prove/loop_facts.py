@@ -1,0 +1,83 @@
+"""More candidate invariants for a loop summarised by Houdini (:meth:`Encoder.summarize_loop`):
+facts about the memory a loop writes and relations between its variables, which the templates
+over single loop variables cannot state.
+
+- **kept bytes**: each byte the loop writes at an offset no iteration changes (``A[gid] = 1``
+  in every iteration, ``A[gid] += 1; A[gid] -= 1``) holds, at the loop's head, what it held
+  where the loop was entered. The offset must be a term of the launch alone (the invocation's
+  ids, the launch's read-only inputs, uninterpreted functions), so that it names the same bytes
+  in every iteration and in the state after the loop.
+- **distinct variables**: two integer loop variables differ (``a != b`` for the rotation
+  ``t = a; a = b; b = c; c = t``, which keeps all three apart only together).
+
+A candidate is only a candidate: Houdini keeps it where it holds on entry and one arbitrary
+iteration that assumes the kept ones preserves it, as for every other template.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+import z3
+
+from kernellab.verify.prove.spec import subterms
+
+#: byte candidates made for one loop at most (each is a conjunct of every later query)
+MAX_KEPT_BYTES = 64
+#: loop variables compared pairwise at most (n * (n - 1) / 2 candidates)
+MAX_DISTINCT_VARIABLES = 8
+
+
+def memory_pairs(memory: dict[int, Any], env: dict[Any, Any]) -> list[tuple[Any, Any]]:
+    """The havocked contents of each variable the loop writes (``memory``: root -> array) paired
+    with their contents in ``env`` (a fresh array where ``env`` has none: any contents)."""
+    out = []
+    for root, initial in memory.items():
+        m: Any = env.get(("mem", root))
+        out.append((initial, m.as_array() if hasattr(m, "as_array") else
+                    z3.FreshConst(initial.sort(), "kl_unknown_memory")))
+    return out
+
+
+def kept_bytes(tag: str, memory: dict[int, Any], entry_env: dict[Any, Any], envs: list[dict[Any, Any]]) -> list[Any]:
+    """Candidates: each byte written by an iteration (whose environments at its back edges are
+    ``envs``, run from the entry state) at an offset of the launch alone keeps its entry value."""
+    launch = _launch_term(tag)
+    out = []
+    for root, initial in memory.items():
+        before: Any = entry_env.get(("mem", root))
+        if not hasattr(before, "writes"):
+            continue  # nothing known of it on entry
+        n = len(before.writes)
+        offsets: dict[int, Any] = {}
+        for env in envs:
+            m: Any = env.get(("mem", root))
+            if not hasattr(m, "writes") or not m.initial.eq(before.initial) or len(m.writes) < n \
+                    or any(x is not y for x, y in zip(m.writes[:n], before.writes)):
+                continue
+            for o, _, _, _ in m.writes[n:]:
+                o = z3.simplify(o)
+                if launch(o):
+                    offsets.setdefault(o.get_id(), o)
+        out += [z3.Select(initial, o) == before.load(o) for o in offsets.values()]
+    return out[:MAX_KEPT_BYTES]
+
+
+def distinct_variables(havoc: dict[int, Any]) -> list[Any]:
+    """Candidates: two integer loop variables of one width differ."""
+    scalars = [v for v in havoc.values() if z3.is_bv(v)][:MAX_DISTINCT_VARIABLES]
+    return [v != w for v, w in itertools.combinations(scalars, 2) if v.sort() == w.sort()]
+
+
+def _launch_term(tag: str) -> Any:
+    """``term`` -> whether its free constants are all the launch's: the invocation's ids, the
+    number of work-groups, read-only memory (of the launch or of the work-group), uninterpreted
+    functions."""
+    names = re.compile(rf"^(?:{re.escape(tag)}_(?:local|group)\d|num_groups\d|mem\d+|"
+                       rf"{re.escape(tag)}_group_memory\d+|kl_uf.*)$")
+
+    def free(x: Any) -> bool:
+        return z3.is_app(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED
+
+    return lambda term: all(names.match(x.decl().name()) for x in subterms([term], free))
