@@ -120,8 +120,8 @@ def test_private_table_read_at_a_run_time_index(tmp_path: Path) -> None:
 
 @needs_clspv
 def test_pown_of_vectors_within_the_time_limit(tmp_path: Path) -> None:
-    # libclc's pown copies a table into a private array read at run-time offsets: one array
-    # term for its 500 byte writes, not a chain of choices per byte read (30 s before)
+    # libclc's pown copies a table into a private array read at run-time offsets: a chain of
+    # choices over its 500 byte writes for each byte read, built through z3's C API (30 s before)
     from kernellab.verify.prove import engine, opencl
     path = tmp_path / "k.cl"
     path.write_text("__kernel void k(__global float4 *p, __global int4 *n) {\n"
@@ -130,3 +130,28 @@ def test_pown_of_vectors_within_the_time_limit(tmp_path: Path) -> None:
     compiled = opencl.compile_kernel(path, "k", "", (64, 1, 1), args)
     o = engine.prove(compiled.module, opencl.launch(compiled, (256,), (64, 1, 1), args), timeout=20)
     assert o.verdict == "proven", o
+
+
+@needs_clspv
+def test_code_after_an_unrolled_loop_runs_where_the_loop_was_entered(tmp_path: Path) -> None:
+    # the exits of every unrolled iteration are one edge under the loop's entry predicate, not
+    # their disjunction (which an outer loop's predicates then carried, iteration after iteration)
+    import time
+
+    import z3
+
+    from kernellab.verify.prove import engine, opencl
+    path = tmp_path / "k.cl"
+    path.write_text("__kernel void k(__global int *A) {\n"
+                    "  for (int i = 0; i < (get_local_id(0) & 7); i++) { A[i] = 0; }\n"
+                    "  A[get_global_id(0)] = 1;\n}\n")
+    args = [opencl.ArgumentSpec("buffer", "A", size=4096)]
+    compiled = opencl.compile_kernel(path, "k", "", (64, 1, 1), args)
+    prover = engine._Prover(compiled.module, opencl.launch(compiled, (256,), (64, 1, 1), args),
+                            time.monotonic() + 60)
+    sizes, cons = prover.sizes()
+    ids, id_cons = prover.ids("A", sizes)
+    trace = prover.encode(ids, {}, "A", cons + id_cons)
+    assert trace.unrolled == 8  # the back edge found untakeable after the 8th
+    last = trace.accesses[-1]
+    assert z3.is_true(z3.simplify(last.pred)), last.pred

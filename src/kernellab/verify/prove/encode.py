@@ -16,7 +16,6 @@ Loops are unrolled while the back edge may still be taken; a loop still running 
 """
 from __future__ import annotations
 
-import functools
 import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -36,14 +35,14 @@ MAX_UNROLL = 32
 #: iterations a loop is unrolled when an inner loop had to be summarised in it (each unrolled copy
 #: pays the inner loop's invariant inference: 32 copies run past the time limit)
 MAX_UNROLL_NESTED = 4
+#: iterations a loop is unrolled in all, over every time it is met (an inner loop of up to 31
+#: iterations in each of 31 iterations of an outer one: 961 unrolled copies, past the time limit),
+#: before it is summarised wherever it is met next
+MAX_UNROLL_TOTAL = 128
 #: byte writes of shared memory an invocation's log keeps since the barrier before the last: past
 #: that, its reads are fresh values (each read walks the log in Python: an unrolled loop's writes
 #: made the encoding quadratic)
 SHARED_LOG_MAX = 32
-#: writes of a private variable past which a load at a run-time offset reads one array term made
-#: of them all instead of a chain of choices made anew for each byte (a libclc table copied into a
-#: private array: 500 writes, 300 byte loads, 30 s of encoding)
-PRIVATE_CHAIN_MAX = 64
 #: SPIR-V memory-semantics bits (the dynamic checker's rules: docs/verify-vulkan.md)
 UNIFORM_MEMORY = 0x40
 WORKGROUP_MEMORY = 0x100
@@ -234,21 +233,16 @@ class PrivateMemory:
                 break
         if out is None:
             out = z3.Select(self.initial, offset)
-        if k is None and len(self.writes) > PRIVATE_CHAIN_MAX:
-            return z3.Select(self.array, offset)
+        if k is None:
+            return _choice_chain(self.writes[start:], offset, out)
         for o, ko, b, p in self.writes[start:]:
-            if k is not None and ko is not None:
+            if ko is not None:
                 if ko != k:
                     continue
                 out = b if z3.is_true(p) else z3.If(p, b, out)
             else:
                 out = z3.If(z3.And(p, o == offset), b, out)
         return out
-
-    @functools.cached_property
-    def array(self) -> Any:
-        """:meth:`as_array`, made once (a frozen dataclass still has a ``__dict__`` to cache in)."""
-        return self.as_array()
 
     def as_array(self) -> Any:
         """The contents as one z3 array term."""
@@ -299,7 +293,10 @@ class Encoder:
         self.abstract = 0
         #: the values known where the current loop starts (loop-invariant bounds for candidates)
         self._outer: dict[Any, Any] = {}
-        #: headers of loops found to run past :data:`MAX_UNROLL` iterations
+        #: iterations each loop (by header) was unrolled in all, over every time it was met
+        self.unrolled_total: dict[int, int] = {}
+        #: headers of loops found to run past :data:`MAX_UNROLL` iterations, or past
+        #: :data:`MAX_UNROLL_TOTAL` over the times they were met
         self.long_loops: set[int] = set()
         #: (loop header, number of candidates) -> the indexes of those that survived Houdini there
         self.houdini_hints: dict[tuple[int, int], list[int]] = {}
@@ -626,6 +623,7 @@ class Encoder:
         current = edges
         key = self.key
         saved = self.snapshot(incoming, returns)
+        exits_before = {label: len(es) for label, es in incoming.items()}
         summarized = self.trace.summarized
         limit = MAX_UNROLL
         for k in range(MAX_UNROLL + 1):
@@ -653,11 +651,39 @@ class Encoder:
             self.trace.unrolled = max(self.trace.unrolled, k + 1)
             back = [e for e in back if self.may(e.pred)]
             if not back:
+                self.unrolled_total[head.label] = self.unrolled_total.get(head.label, 0) + k + 1
+                if self.unrolled_total[head.label] > MAX_UNROLL_TOTAL and not self._has_barrier(fn, body, set()):
+                    self.long_loops.add(head.label)
+                self.leave_together(merge.words[0], edges, incoming, exits_before, len(returns) == saved[1])
                 break
             if self.trace.summarized > summarized and limit == MAX_UNROLL and not self._has_barrier(fn, body, set()):
                 limit = MAX_UNROLL_NESTED  # a loop with a barrier cannot be summarised: unrolled on
             current = back
         self.key = key
+
+    def leave_together(self, merge: int, entry: list[Edge], incoming: dict[int, list[Edge]],
+                       before: dict[int, int], no_returns: bool) -> None:
+        """A loop unrolled to its end whose every exit goes to its merge block: the exits of its
+        iterations become one edge reached wherever the loop was entered (every path that enters
+        leaves by one of them, under the constraints the back edge was found untakeable with), its
+        values chosen by the exit taken. Without it the merge block's predicate is the disjunction
+        of every iteration's exit, and an outer loop's predicates grow with each inner iteration
+        (an inner loop of 31 iterations in each of 31 outer ones: 130 ms per solver query)."""
+        new = {label: es[before.get(label, 0):] for label, es in incoming.items() if len(es) > before.get(label, 0)}
+        if not no_returns or set(new) != {merge} or len(new[merge]) < 2:
+            return
+        exits = new[merge]
+        env = _merge_envs([(e.pred, e.env) for e in exits])
+        phis: dict[int, Any] = {}
+        for rid in exits[-1].phis:
+            vals = [(e.pred, e.phis[rid]) for e in exits if rid in e.phis]
+            if len(vals) != len(exits):
+                return
+            v = vals[-1][1]
+            for p, x in reversed(vals[:-1]):
+                v = _ite(p, x, v)
+            phis[rid] = v
+        incoming[merge] = incoming[merge][:before.get(merge, 0)] + [Edge(_join([e.pred for e in entry]), env, phis)]
 
     def snapshot(self, incoming: dict[int, list[Edge]], returns: list[Any]) -> tuple[Any, ...]:
         t = self.trace
@@ -1472,6 +1498,21 @@ class Encoder:
 _COMPARISONS = frozenset({"OpULessThan", "OpULessThanEqual", "OpUGreaterThan", "OpUGreaterThanEqual",
                           "OpSLessThan", "OpSLessThanEqual", "OpSGreaterThan", "OpSGreaterThanEqual",
                           "OpIEqual", "OpINotEqual"})
+
+
+def _choice_chain(writes: tuple[tuple[Any, int | None, Any, Any], ...], offset: Any, initial: Any) -> Any:
+    """The byte at a run-time ``offset`` of a log of byte writes over ``initial``: a chain of
+    choices, newest write first, built through z3's C API (libclc's ``pown`` copies a table into
+    a private array: 500 byte writes for each of 300 byte loads, 30 s through z3's Python layer;
+    an array term of them all was slower still for the solver)."""
+    ctx = offset.ctx
+    ref, c_ast, out = ctx.ref(), offset.as_ast(), initial
+    for o, _, b, p in writes:  # each term wrapped at once: the wrapper holds z3's reference to it
+        cond = z3.BoolRef(z3.Z3_mk_eq(ref, o.as_ast(), c_ast), ctx)
+        if not z3.is_true(p):
+            cond = z3.BoolRef(z3.Z3_mk_and(ref, 2, (z3.Ast * 2)(p.as_ast(), cond.as_ast())), ctx)
+        out = z3.BitVecRef(z3.Z3_mk_ite(ref, cond.as_ast(), b.as_ast(), out.as_ast()), ctx)
+    return out
 
 
 def _mentions(e: Any, names: list[Any]) -> bool:
