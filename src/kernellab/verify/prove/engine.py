@@ -114,6 +114,8 @@ class _Prover:
     def __init__(self, module: Module, launch: Launch, deadline: float):
         self.m, self.launch, self.deadline = module, launch, deadline
         self.queries = 0
+        #: seconds one solver query may take (None: until the deadline)
+        self.query_cap: float | None = None
         self.bindings: dict[int, tuple[int, int]] = {}
         for vid in module.variables:
             s, b = module.decorated(vid, "DescriptorSet"), module.decorated(vid, "Binding")
@@ -203,12 +205,20 @@ class _Prover:
         loops' unrolled iterations made (bounded model checking: exact), or ``f`` if none."""
         only = {i.index for i in f.inst}
         got: list[Counterexample] = []
-        if f.kind == "out-of-bounds":
-            got = self.out_of_bounds(ta, cons + ta.assumes, only)
-        elif f.kind == "assertion":
-            got = self.assertions(ta, cons, pair, only)
-        elif f.kind == "data-race":
-            got = self.races(ta, tb, race_cons, same_group, only)
+        # a search that runs long leaves the abstract counterexample (its replay may confirm it)
+        # and time for the others: each query gets a third of what is left
+        self.query_cap = max(1.0, (self.deadline - time.monotonic()) / 3)
+        try:
+            if f.kind == "out-of-bounds":
+                got = self.out_of_bounds(ta, cons + ta.assumes, only)
+            elif f.kind == "assertion":
+                got = self.assertions(ta, cons, pair, only)
+            elif f.kind == "data-race":
+                got = self.races(ta, tb, race_cons, same_group, only)
+        except _Deadline:
+            got = []
+        finally:
+            self.query_cap = None
         return next((g for g in got if not g.abstract), f)
 
     def encode(self, ids: enc.Ids, arrays: dict[int, Any], tag: str, cons: list[Any]) -> enc.Trace:
@@ -255,7 +265,7 @@ class _Prover:
         self.tick()
         self.queries += 1
         s = z3.Solver()
-        s.set("timeout", self.ms())
+        s.set("timeout", self.ms() if self.query_cap is None else min(self.ms(), int(self.query_cap * 1000)))
         s.add(*cons)
         r = s.check()
         if r == z3.unknown:
