@@ -17,7 +17,7 @@ Loops are unrolled while the back edge may still be taken; a loop still running 
 from __future__ import annotations
 
 import itertools
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Any
 
 import z3
@@ -31,7 +31,7 @@ from kernellab.verify.prove import copies as copies_
 from kernellab.verify.prove import counters, loop_facts
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
 from kernellab.verify.prove.copies import ASYNC_MAGIC
-from kernellab.verify.prove.spec import OtherRecord, Specs, subterms
+from kernellab.verify.prove.spec import OtherRecord, Specs, mentions_other, subterms
 from kernellab.verify.prove.stubs import FRESH, REFUSED, STUB_MAGIC, uf_name
 
 #: iterations a loop is unrolled before the encoder gives up on it
@@ -39,6 +39,10 @@ MAX_UNROLL = 32
 #: iterations a loop is unrolled when an inner loop had to be summarised in it (each unrolled copy
 #: pays the inner loop's invariant inference: 32 copies run past the time limit)
 MAX_UNROLL_NESTED = 4
+#: iterations a loop is unrolled in all, over every time it is met (an inner loop of up to 31
+#: iterations in each of 31 iterations of an outer one: 961 unrolled copies, past the time limit),
+#: before it is summarised wherever it is met next
+MAX_UNROLL_TOTAL = 128
 #: byte writes of shared memory an invocation's log keeps since the barrier before the last: past
 #: that, its reads are fresh values (each read walks the log in Python: an unrolled loop's writes
 #: made the encoding quadratic)
@@ -179,6 +183,12 @@ class Trace:
     loops: list[LoopSummary] = field(default_factory=list)
     #: ids of assumptions that repeat a checked assertion (a called function's precondition)
     after_checks: set[int] = field(default_factory=set)
+    #: what the iterations a loop was unrolled before it had to be summarised recorded (exact:
+    #: bounded model checking), searched for a concrete counterexample where the summary's are
+    #: abstract (:meth:`Encoder.unrolled_records`); their assumptions hold on their paths only
+    bounded: list[AccessRecord] = field(default_factory=list)
+    bounded_asserts: list[AssertRecord] = field(default_factory=list)
+    bounded_assumes: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -231,8 +241,10 @@ class PrivateMemory:
                 break
         if out is None:
             out = z3.Select(self.initial, offset)
+        if k is None:
+            return _choice_chain(self.writes[start:], offset, out)
         for o, ko, b, p in self.writes[start:]:
-            if k is not None and ko is not None:
+            if ko is not None:
                 if ko != k:
                     continue
                 out = b if z3.is_true(p) else z3.If(p, b, out)
@@ -289,8 +301,13 @@ class Encoder:
         self.abstract = 0
         #: the values known where the current loop starts (loop-invariant bounds for candidates)
         self._outer: dict[Any, Any] = {}
-        #: headers of loops found to run past :data:`MAX_UNROLL` iterations
+        #: iterations each loop (by header) was unrolled in all, over every time it was met
+        self.unrolled_total: dict[int, int] = {}
+        #: headers of loops found to run past :data:`MAX_UNROLL` iterations, or past
+        #: :data:`MAX_UNROLL_TOTAL` over the times they were met
         self.long_loops: set[int] = set()
+        #: (loop header, number of candidates) -> the indexes of those that survived Houdini there
+        self.houdini_hints: dict[tuple[int, int], list[int]] = {}
         #: the async copy whose element access is being encoded
         self.copy_open: int | None = None
         #: > 0 while a loop is summarised (its dry runs included): async copies are refused there
@@ -305,6 +322,14 @@ class Encoder:
         #: constants whose value the launch leaves open (the work-group size with --prove-sizes,
         #: :func:`kernellab.verify.prove.sizes.bind`): result id -> z3 value
         self.symbolic: dict[int, Any] = {}
+        #: where (:meth:`positions`) a read of shared memory gave any value because the log of
+        #: this invocation's writes was too long: the records after it are not exact, so they
+        #: are not kept for the search of a concrete counterexample (:meth:`unrolled_records`)
+        self.inexact: list[tuple[int, int, int, int]] = []
+
+    def positions(self) -> tuple[int, int, int, int]:
+        t = self.trace
+        return len(t.accesses), len(t.asserts), len(t.bounded), len(t.bounded_asserts)
 
     def _assert_record(self, pred: Any, cond: Any, inst: Inst, abstract: bool = False,
                        assumed: int | None = None) -> AssertRecord:
@@ -391,6 +416,8 @@ class Encoder:
         if array is None:
             own = env.get(("mem", p.root))
             if own is None or len(own.writes) > SHARED_LOG_MAX:
+                if own is not None:  # what follows is no longer exact where no race is
+                    self.inexact.append(self.positions())
                 return self.fresh(t, "ld")
             # what this invocation wrote since the last barrier that orders this memory: another
             # invocation's write to those bytes in between would race with that write (reported),
@@ -613,6 +640,7 @@ class Encoder:
         current = edges
         key = self.key
         saved = self.snapshot(incoming, returns)
+        exits_before = {label: len(es) for label, es in incoming.items()}
         summarized = self.trace.summarized
         limit = MAX_UNROLL
         for k in range(MAX_UNROLL + 1):
@@ -621,7 +649,13 @@ class Encoder:
                 # iteration of an outer one) is summarised at once: as sound, far cheaper
                 if k == MAX_UNROLL:
                     self.long_loops.add(head.label)
+                kept = self.unrolled_records(saved)
+                reads = self.trace.reads[saved[6]:]  # the bytes a counterexample among them read
                 self.restore(saved, incoming, returns)
+                self.trace.reads += reads
+                self.trace.bounded += kept[0]
+                self.trace.bounded_asserts += kept[1]
+                self.trace.bounded_assumes += kept[2]
                 self.key = key
                 self.summarize_loop(fn, head, body, ordered, edges, incoming, returns)
                 return
@@ -634,30 +668,81 @@ class Encoder:
             self.trace.unrolled = max(self.trace.unrolled, k + 1)
             back = [e for e in back if self.may(e.pred)]
             if not back:
+                self.unrolled_total[head.label] = self.unrolled_total.get(head.label, 0) + k + 1
+                if self.unrolled_total[head.label] > MAX_UNROLL_TOTAL and not self._has_barrier(fn, body, set()):
+                    self.long_loops.add(head.label)
+                self.leave_together(merge.words[0], edges, incoming, exits_before, len(returns) == saved[1])
                 break
             if self.trace.summarized > summarized and limit == MAX_UNROLL and not self._has_barrier(fn, body, set()):
                 limit = MAX_UNROLL_NESTED  # a loop with a barrier cannot be summarised: unrolled on
             current = back
         self.key = key
 
+    def leave_together(self, merge: int, entry: list[Edge], incoming: dict[int, list[Edge]],
+                       before: dict[int, int], no_returns: bool) -> None:
+        """A loop unrolled to its end whose every exit goes to its merge block: the exits of its
+        iterations become one edge reached wherever the loop was entered (every path that enters
+        leaves by one of them, under the constraints the back edge was found untakeable with), its
+        values chosen by the exit taken. Without it the merge block's predicate is the disjunction
+        of every iteration's exit, and an outer loop's predicates grow with each inner iteration
+        (an inner loop of 31 iterations in each of 31 outer ones: 130 ms per solver query)."""
+        new = {label: es[before.get(label, 0):] for label, es in incoming.items() if len(es) > before.get(label, 0)}
+        if not no_returns or set(new) != {merge} or len(new[merge]) < 2:
+            return
+        exits = new[merge]
+        env = _merge_envs([(e.pred, e.env) for e in exits])
+        phis: dict[int, Any] = {}
+        for rid in exits[-1].phis:
+            vals = [(e.pred, e.phis[rid]) for e in exits if rid in e.phis]
+            if len(vals) != len(exits):
+                return
+            v = vals[-1][1]
+            for p, x in reversed(vals[:-1]):
+                v = _ite(p, x, v)
+            phis[rid] = v
+        incoming[merge] = incoming[merge][:before.get(merge, 0)] + [Edge(_join([e.pred for e in entry]), env, phis)]
+
     def snapshot(self, incoming: dict[int, list[Edge]], returns: list[Any]) -> tuple[Any, ...]:
         t = self.trace
         return ({k: list(v) for k, v in incoming.items()}, len(returns), len(t.accesses), len(t.barriers),
                 len(t.asserts), len(t.assumes), len(t.reads), len(t.others), len(self.given), len(t.loops),
-                [(c.done, c.pending) for c in t.copies])
+                [(c.done, c.pending) for c in t.copies], (len(t.bounded), len(t.bounded_asserts),
+                                                          len(t.bounded_assumes)))
 
     def restore(self, saved: tuple[Any, ...], incoming: dict[int, list[Edge]], returns: list[Any]) -> None:
-        inc, nret, na, nb, nas, nam, nr, no, ng, nl, copies = saved
+        inc, nret, na, nb, nas, nam, nr, no, ng, nl, copies, (nba, nbs, nbm) = saved
         del self.given[ng:]
         incoming.clear()
         incoming.update(inc)
         del returns[nret:]
         t = self.trace
         del t.accesses[na:], t.barriers[nb:], t.asserts[nas:], t.assumes[nam:], t.reads[nr:], t.others[no:]
+        del t.bounded[nba:], t.bounded_asserts[nbs:], t.bounded_assumes[nbm:]
+        self.inexact = [p for p in self.inexact if p <= (na, nas, nba, nbs)]
         del t.loops[nl:], t.copies[len(copies):]
         for c, (done, pending) in zip(t.copies, copies):
             c.done, c.pending = done, pending
         self.copy_open = None
+
+    def unrolled_records(self, saved: tuple[Any, ...]) -> tuple[list[AccessRecord], list[AssertRecord], list[Any]]:
+        """What the unrolled iterations since ``saved`` recorded (accesses, assertions and
+        assumptions, theirs and their inner loops' unrolled ones), before the loop is summarised
+        instead: each iteration's records are exact, so a counterexample among them is one a
+        launch reaches. An assertion's preceding assumptions of these iterations go with it."""
+        t = self.trace
+        na, nas, nam = saved[2], saved[4], saved[5]
+        nba, nbs, nbm = saved[11]
+        # up to the first read that was not exact (each list is in the order the records were made)
+        ends = next((p for p in self.inexact if p >= (na, nas, nba, nbs)), None) or self.positions()
+        asserts = []
+        for r in t.bounded_asserts[nbs:ends[3]] + t.asserts[nas:ends[1]]:
+            if mentions_other(r.cond, t):  # the other's values there are not linked
+                continue
+            if r.assumed is not None and r.assumed > nam:
+                r = replace(r, assumed=nam, given=r.given + tuple(t.assumes[nam:r.assumed]))
+            asserts.append(r)
+        return (t.bounded[nba:ends[2]] + t.accesses[na:ends[0]], asserts,
+                t.bounded_assumes[nbm:] + t.assumes[nam:])
 
     def summarize_loop(self, fn: Function, head: Block, body: set[int], ordered: list[Block], edges: list[Edge],
                        incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
@@ -722,17 +807,15 @@ class Encoder:
         subst_entry = [(havoc[r], entry_vals[r]) for r in scalar] + loop_facts.memory_pairs(memory, entry_env)
         # what the launch assumes before the loop (the kernel's __requires) holds on entry
         assumed = list(self.trace.assumes)
-        candidates = self._surviving(candidates, lambda c: z3.And(entry_pred, *assumed,
-                                                                   z3.Not(z3.substitute(c, *subst_entry))))
-        while True:
-            back = self.iterate(fn, head, ordered, body, env_h, z3.And(entry_pred, *candidates), base_phis,
+
+        def step(kept: list[Any]) -> tuple[list[Edge], Any]:
+            back = self.iterate(fn, head, ordered, body, env_h, z3.And(entry_pred, *kept), base_phis,
                                 incoming, returns)
-            keep = self._surviving(candidates, _broken_on(
-                [(e.pred, [(havoc[r], e.phis[r]) for r in scalar if r in e.phis] + loop_facts.memory_pairs(memory, e.env))
-                 for e in back]))
-            if len(keep) == len(candidates):
-                break
-            candidates = keep
+            return back, _broken_on([(e.pred, [(havoc[r], e.phis[r]) for r in scalar if r in e.phis]
+                                      + loop_facts.memory_pairs(memory, e.env)) for e in back])
+
+        candidates, back = self.houdini(head.label, candidates, lambda c: z3.And(
+            entry_pred, *assumed, z3.Not(z3.substitute(c, *subst_entry))), step)
         reached = z3.And(entry_pred, *self.given) if self.given else entry_pred
         invariant = z3.Implies(reached, z3.And(*candidates)) if candidates else z3.BoolVal(True)
         self.trace.loops.append(LoopSummary(self.key + (head.label,), havoc, entry_vals, reached,
@@ -793,6 +876,33 @@ class Encoder:
         for label, es in inner.items():
             incoming.setdefault(label, []).extend(es)
         returns.extend(left)
+
+    def houdini(self, label: int, candidates: list[Any], on_entry: Any, step: Any) -> tuple[list[Any], list[Edge]]:
+        """The candidates that hold on entry (``on_entry(c)``: a state violating ``c`` there) and
+        that one iteration assuming them all keeps (``step(kept)``: the back edges and, for a
+        candidate, a state of them violating it): GPUVerify's Houdini. A loop met again (an inner
+        loop in each iteration of an outer one, and in each of the outer one's inference rounds)
+        first tries the candidates that survived last time: when they hold on entry and are kept
+        by one iteration they are an invariant too (perhaps weaker than all that would survive),
+        found in one round instead of several, each of which ran the inner loops' inference."""
+        key = (label, len(candidates))
+        hint = self.houdini_hints.get(key)
+        if hint is not None:
+            kept = [candidates[k] for k in hint]
+            if not kept or not self.may(z3.Or(*[on_entry(c) for c in kept])):
+                back, broken = step(kept)
+                if not kept or not self.may(z3.Or(*[broken(c) for c in kept])):
+                    return kept, back
+        index = {c.get_id(): k for k, c in enumerate(candidates)}
+        kept = self._surviving(candidates, on_entry)
+        while True:
+            back, broken = step(kept)
+            keep = self._surviving(kept, broken)
+            if len(keep) == len(kept):
+                break
+            kept = keep
+        self.houdini_hints[key] = [index[c.get_id()] for c in kept]
+        return kept, back
 
     def _surviving(self, candidates: list[Any], violated: Any) -> list[Any]:
         """The candidates ``violated(c)`` cannot make true: one query for a group that all
@@ -1440,6 +1550,21 @@ _COMPARISONS = frozenset({"OpULessThan", "OpULessThanEqual", "OpUGreaterThan", "
                           "OpIEqual", "OpINotEqual"})
 
 
+def _choice_chain(writes: tuple[tuple[Any, int | None, Any, Any], ...], offset: Any, initial: Any) -> Any:
+    """The byte at a run-time ``offset`` of a log of byte writes over ``initial``: a chain of
+    choices, newest write first, built through z3's C API (libclc's ``pown`` copies a table into
+    a private array: 500 byte writes for each of 300 byte loads, 30 s through z3's Python layer;
+    an array term of them all was slower still for the solver)."""
+    ctx = offset.ctx
+    ref, c_ast, out = ctx.ref(), offset.as_ast(), initial
+    for o, _, b, p in writes:  # each term wrapped at once: the wrapper holds z3's reference to it
+        cond = z3.BoolRef(z3.Z3_mk_eq(ref, o.as_ast(), c_ast), ctx)
+        if not z3.is_true(p):
+            cond = z3.BoolRef(z3.Z3_mk_and(ref, 2, (z3.Ast * 2)(p.as_ast(), cond.as_ast())), ctx)
+        out = z3.BitVecRef(z3.Z3_mk_ite(ref, cond.as_ast(), b.as_ast(), out.as_ast()), ctx)
+    return out
+
+
 def _mentions(e: Any, names: list[Any]) -> bool:
     """Whether ``e`` contains one of the constants ``names``."""
     wanted = {n.get_id() for n in names}
@@ -1574,10 +1699,12 @@ def _join(preds: list[Any]) -> Any:
     if len(preds) == 1:
         return preds[0]
     parts = [p.children() if z3.is_and(p) else [p] for p in preds]
-    common = [c for c in parts[0] if all(any(c.eq(d) for d in other) for other in parts[1:])]
+    # terms are shared (hash-consed): equal ids are equal terms, a set lookup instead of eq() pairs
+    shared = set.intersection(*[{c.get_id() for c in ps} for ps in parts])
+    common = [c for c in parts[0] if c.get_id() in shared]
     if not common:
         return z3.simplify(z3.Or(*preds))
-    rests = [[c for c in ps if not any(c.eq(d) for d in common)] for ps in parts]
+    rests = [[c for c in ps if c.get_id() not in shared] for ps in parts]
     rest = [z3.And(*r) if r else z3.BoolVal(True) for r in rests]
     either = z3.simplify(z3.Or(*rest))
     return z3.And(*common) if z3.is_true(either) else z3.And(*common, either)

@@ -128,6 +128,8 @@ class _Prover:
         self.queries = 0
         #: the launch's sizes as variables (--prove-sizes), once :meth:`sizes` made them
         self.symbolic: sz.Symbolic | None = None
+        #: seconds one solver query may take (None: until the deadline)
+        self.query_cap: float | None = None
         self.bindings: dict[int, tuple[int, int]] = {}
         for vid in module.variables:
             s, b = module.decorated(vid, "DescriptorSet"), module.decorated(vid, "Binding")
@@ -221,8 +223,13 @@ class _Prover:
             pair = pair + enc.uniform_loops(trace_a, trace_b, lambda c: self.check(known + c) is not None)
         found += self.assertions(trace_a, base + cons_a, pair)
         found += self.divergence(trace_a, trace_b, both + [f for f, _ in steps] + [distinct, same_group])
-        found += self.races(trace_a, trace_b, both + [distinct] + ([same_group] if self.launch.intra_group_only else []),
-                            same_group, steps)
+        race_cons = both + [distinct] + ([same_group] if self.launch.intra_group_only else [])
+        found += self.races(trace_a, trace_b, race_cons, same_group, steps)
+        if any(f.abstract for f in found):
+            view_a, view_b = _bounded_view(trace_a), _bounded_view(trace_b)
+            found = [self.concrete(f, view_a, view_b, base + cons_a, pair,
+                                   race_cons + trace_a.bounded_assumes + trace_b.bounded_assumes, same_group, steps)
+                     if f.abstract else f for f in found]
         return Outcome("defect" if found else "proven", found)
 
     def sharing(self) -> dict[str, int]:
@@ -230,6 +237,30 @@ class _Prover:
         la = self.launch
         group = la.local_size[0] * la.local_size[1] * la.local_size[2]
         return {"Workgroup": group, "StorageBuffer": group * la.num_groups[0] * la.num_groups[1] * la.num_groups[2]}
+
+    def concrete(self, f: Counterexample, ta: enc.Trace, tb: enc.Trace, cons: list[Any], pair: list[Any],
+                 race_cons: list[Any], same_group: Any,
+                 steps: list[tuple[Any, set[int]]] | None = None) -> Counterexample:
+        """A counterexample of the same kind and instructions as ``f`` (found in a loop
+        summarised by invariants, perhaps in a state no launch reaches) among the records the
+        loops' unrolled iterations made (bounded model checking: exact), or ``f`` if none."""
+        only = {i.index for i in f.inst}
+        got: list[Counterexample] = []
+        # a search that runs long leaves the abstract counterexample (its replay may confirm it)
+        # and time for the others: each query gets a third of what is left
+        self.query_cap = max(1.0, (self.deadline - time.monotonic()) / 3)
+        try:
+            if f.kind == "out-of-bounds":
+                got = self.out_of_bounds(ta, cons + ta.assumes, only)
+            elif f.kind == "assertion":
+                got = self.assertions(ta, cons, pair, only)
+            elif f.kind == "data-race":
+                got = self.races(ta, tb, race_cons, same_group, steps, only)
+        except _Deadline:
+            got = []
+        finally:
+            self.query_cap = None
+        return next((g for g in got if not g.abstract), f)
 
     def encode(self, ids: enc.Ids, arrays: dict[int, Any], tag: str, cons: list[Any]) -> enc.Trace:
         solver = z3.Solver()
@@ -292,7 +323,7 @@ class _Prover:
         self.tick()
         self.queries += 1
         s = z3.Solver()
-        s.set("timeout", self.ms())
+        s.set("timeout", self.ms() if self.query_cap is None else min(self.ms(), int(self.query_cap * 1000)))
         s.add(*cons)
         r = s.check()
         if r == z3.sat and self.symbolic is not None and self.symbolic.exact:
@@ -316,12 +347,14 @@ class _Prover:
     def size_of(self, root: int) -> int | None:
         return self.var_size(root)
 
-    def out_of_bounds(self, trace: enc.Trace, cons: list[Any]) -> list[Counterexample]:
+    def out_of_bounds(self, trace: enc.Trace, cons: list[Any], only: set[int] | None = None) -> list[Counterexample]:
         """One query per instruction: any of its occurrences (unrolled copies) out of bounds."""
         out: list[Counterexample] = []
         per_dimension = not self.m.object_bounds
         groups: dict[int, list[tuple[enc.AccessRecord, Any]]] = {}
         for a in trace.accesses:
+            if only is not None and a.inst.index not in only:
+                continue
             size = self.size_of(a.root)
             conds = []
             if size is not None:
@@ -340,11 +373,14 @@ class _Prover:
                                     f"{_what(a)} past an array's length", model, [a], single=True))
         return out
 
-    def assertions(self, trace: enc.Trace, cons: list[Any], pair: list[Any]) -> list[Counterexample]:
+    def assertions(self, trace: enc.Trace, cons: list[Any], pair: list[Any],
+                   only: set[int] | None = None) -> list[Counterexample]:
         """Each annotation's assertion, for invocation A; one that reads the other invocation's
         values (``__other_int``, ``__uniform_*``) with both invocations encoded (``pair``)."""
         out = []
         for r in trace.asserts:
+            if only is not None and r.inst.index not in only:
+                continue
             two = spec.mentions_other(r.cond, trace)
             before = trace.assumes[:r.assumed] if r.assumed is not None else trace.assumes
             model = self.check((pair if two else cons) + before + list(r.given) + [r.pred, z3.Not(r.cond)])
@@ -372,9 +408,9 @@ class _Prover:
         return out
 
     def races(self, ta: enc.Trace, tb: enc.Trace, cons: list[Any], same_group: Any,
-              steps: list[tuple[Any, set[int]]] | None = None) -> list[Counterexample]:
-        """One query per pair of instructions: any of their occurrences' pairs racing (with the
-        counter facts about the values it mentions: :func:`counters.relevant`)."""
+              steps: list[tuple[Any, set[int]]] | None = None, only: set[int] | None = None) -> list[Counterexample]:
+        """One query per pair of instructions (those of ``only``): any of their occurrences'
+        pairs racing (with the counter facts about the values it mentions: :func:`counters.relevant`)."""
         out: list[Counterexample] = []
         groups: dict[tuple[int, int], list[tuple[enc.AccessRecord, enc.AccessRecord, Any]]] = {}
         unchecked = self.unchecked()
@@ -387,6 +423,8 @@ class _Prover:
                 if a.kind.startswith("atomic") and b.kind.startswith("atomic"):
                     continue
                 if b.inst.index < a.inst.index:  # A and B are symmetric: (x, y) covers (y, x)
+                    continue
+                if only is not None and {a.inst.index, b.inst.index} != only:
                     continue
                 overlap = z3.And(a.offset < b.offset + b.size, b.offset < a.offset + a.size)
                 if a.copy is not None or b.copy is not None:
@@ -446,6 +484,15 @@ class _Prover:
                               _space(accesses[0].storage) if accesses else "", resource,
                               num(accesses[0].offset) if accesses else None, sizes,
                               abstract=any(a.abstract for a in accesses))
+
+
+def _bounded_view(t: enc.Trace) -> enc.Trace:
+    """The trace's exact records: those outside summarised loops and those of the iterations its
+    loops were unrolled before being summarised (with the assumptions made in them)."""
+    return enc.Trace(accesses=[a for a in t.accesses + t.bounded if not a.abstract], barriers=t.barriers,
+                     asserts=[r for r in t.asserts + t.bounded_asserts if not r.abstract],
+                     assumes=t.assumes + t.bounded_assumes, reads=t.reads, summarized=t.summarized,
+                     copies=t.copies, others=t.others, loops=t.loops, after_checks=t.after_checks)
 
 
 def _copy_unordered(a: enc.AccessRecord, b: enc.AccessRecord, ta: enc.Trace, tb: enc.Trace, same_group: Any) -> Any:

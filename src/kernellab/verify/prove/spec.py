@@ -398,10 +398,10 @@ class Specs:
         postconditions checked; its accesses are not the launch's and are taken back."""
         enc, t = self.enc, self.enc.trace
         fresh_args = [a if hasattr(a, "root") or a is None else _fresh_like(enc, a) for a in frame.args]
-        saved = (len(t.accesses), len(t.barriers), len(t.reads))
+        saved = (len(t.accesses), len(t.barriers), len(t.reads), len(t.bounded))
         self._modular_next = True
         enc.run_function(frame.fn, env, fresh_args, frame.pred)
-        del t.accesses[saved[0]:], t.barriers[saved[1]:], t.reads[saved[2]:]
+        del t.accesses[saved[0]:], t.barriers[saved[1]:], t.reads[saved[2]:], t.bounded[saved[3]:]
 
 
 def link_others(ta: Any, tb: Any) -> list[Any]:
