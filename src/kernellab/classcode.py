@@ -99,14 +99,13 @@ class CodeCache:
             return builtins.exec(source, globals, locals)
         return builtins.exec(self.code(source), globals, locals)
 
-    def code(self, key: str, source: Callable[[], str | CodeType] | None = None) -> CodeType:
-        """The compiled code of ``source()`` (the text ``key`` where there is no ``source``; code
-        that ``source()`` compiled itself as it is): the copy kept under ``key``, or made now and kept."""
+    def code(self, key: str, source: Callable[[], str] | None = None) -> CodeType:
+        """The compiled code of ``source()`` (the text ``key`` where there is no ``source``): the
+        copy kept under ``key``, or compiled now and kept."""
         code = self._kept(key)
         if code is None:
-            made = key if source is None else source()
             # dont_inherit: the text compiles with no __future__ flags, as dataclasses' own exec does
-            code = made if isinstance(made, CodeType) else compile(made, "<string>", "exec", dont_inherit=True)
+            code = compile(key if source is None else source(), "<string>", "exec", dont_inherit=True)
             self.blobs[key] = marshal.dumps(code)
             self.added += 1
         self.used.add(key)

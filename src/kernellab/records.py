@@ -129,33 +129,20 @@ def _compile(source: str) -> CodeType:
     return compile(source, "<string>", "exec", dont_inherit=True)
 
 
-def _compiled(key: str, make: Callable[[], CodeType]) -> CodeType:
-    return make()
+def _compiled(key: str, source: Callable[[], str]) -> CodeType:
+    return _compile(source())
 
 
 #: the code of a shape: the copy kept by classcode's cache (:func:`keep_code`), or compiled (then
 #: :func:`dataclass` leaves the class to the standard decorator)
-_code_of: Callable[[str, Callable[[], CodeType]], CodeType] = _compiled
+_code_of: Callable[[str, Callable[[], str]], CodeType] = _compiled
 
 
-def keep_code(code_of: Callable[[str, Callable[[], CodeType]], CodeType] | None) -> None:
-    """Take each shape's code from ``code_of(key, make)`` (classcode's cache, which calls
-    ``make()`` for a key it does not have), or make it each time (None)."""
+def keep_code(code_of: Callable[[str, Callable[[], str]], CodeType] | None) -> None:
+    """Take each shape's code from ``code_of(key, source)`` (classcode's cache, which compiles
+    ``source()`` for a key it does not have), or compile it each time (None)."""
     global _code_of
     _code_of = code_of if code_of is not None else _compiled
-    _templates.clear()  # the next class of each shape asks the new source
-
-
-#: a shape's compiled ``__create_fn__`` and its plan, by key (this process's)
-_templates: dict[str, tuple[CodeType, tuple[Any, ...]]] = {}
-_function: Any = type(_compile)  # types.FunctionType and CodeType without importing types
-_CODE = type(_compile.__code__)
-#: the placeholder of the i-th field's name in a shape's text (``__dcf0__``): a real name is put
-#: into the compiled code in its place; no field may be called like the shared code's own names
-_PLACEHOLDER = "__dcf"
-_RESERVED = frozenset({"_HAS_DEFAULT_FACTORY", "MISSING", "Field", "_FIELD", "cls", "_DataclassParams",
-                       "other", "NotImplemented"})
-_RESERVED_PREFIXES = ("__dataclass_", "_dflt_", "_type_", _PLACEHOLDER)
 
 
 class _Refused(Exception):
@@ -187,13 +174,11 @@ else:
 
 def _build(cls: type[_T], options: dict[str, bool]) -> type[_T]:
     opt = _options(options)
-    key, names, values, annotations, namespace = _shape(cls, opt)
-    template = _templates.get(key)
-    if template is None:
-        template = _templates[key] = _function_code(_code_of(key, lambda: _template(key)))
-    code, plan = template
-    create = _function(_renamed(code, plan, names), namespace)
-    create(cls, values, annotations, _SUPPORT)
+    key, values, annotations, namespace = _shape(cls, opt)
+    code = _code_of(key, lambda: _source(key))
+    scope: dict[str, Any] = {}
+    exec(code, namespace, scope)
+    scope["__create_fn__"](cls, values, annotations, _SUPPORT)
     if not cls.__doc__:
         cls.__doc__ = cls.__name__ + _signature_text(cls)
     if opt[6] == "1":
@@ -202,10 +187,9 @@ def _build(cls: type[_T], options: dict[str, bool]) -> type[_T]:
     return cls
 
 
-def _shape(cls: type, opt: str) -> tuple[str, list[str], list[Any], dict[str, Any], dict[str, Any]]:
-    """The key of ``cls``'s shape (without the fields' names: classes of one layout share their
-    code), the fields' names, the values its function takes (each field's default, field() or base
-    class's Field), its annotations and its module's namespace."""
+def _shape(cls: type, opt: str) -> tuple[str, list[Any], dict[str, Any], dict[str, Any]]:
+    """The key of ``cls``'s shape, the values its function takes (each field's default, field()
+    or base class's Field), its annotations and its module's namespace."""
     own = cls.__dict__
     module = sys.modules.get(cls.__module__)
     namespace = module.__dict__ if module is not None else {}
@@ -226,26 +210,20 @@ def _shape(cls: type, opt: str) -> tuple[str, list[str], list[Any], dict[str, An
         elif type(value) is Field:
             if value.kw_only not in (MISSING, False):  # type: ignore[attr-defined]
                 raise _Refused
-            fields[name] = (f"F{_flags(value)}", value)
+            fields[name] = (f"F{_flags(value)}:{name}", value)
             declared += 1
         else:
             if type(value) not in _PLAIN:
                 value = _plain_default(cls, name, value)
-            fields[name] = ("d", value)
+            fields[name] = ("d:" + name, value)
     if sum(map(isinstance, own.values(), itertools.repeat(Field))) != declared:
         raise _Refused  # a field() without an annotation
     explicit_hash = own.get("__hash__", MISSING)
     flags = ("1" if hasattr(cls, "__post_init__") else "0") + (
         "0" if explicit_hash is MISSING or (explicit_hash is None and "__eq__" in own) else "1")
-    field_names: list[str] = list(fields)
-    if not _RESERVED.isdisjoint(field_names) or any(
-            map(str.startswith, field_names, itertools.repeat(_RESERVED_PREFIXES))):  # type: ignore[arg-type]
-        raise _Refused  # a name the shared code uses itself
-    if "self" in fields:
-        flags += "s"
     key = "|".join([_VERSION or "", opt, flags, ",".join(sorted(own.keys() & _OWN)),
                     ";".join([shape for shape, _ in fields.values()])])
-    return key, field_names, [value for _, value in fields.values()], annotations, namespace
+    return key, [value for _, value in fields.values()], annotations, namespace
 
 
 #: an annotation's leading (module, name), as the standard decorator's pattern reads them; the same
@@ -275,8 +253,8 @@ def _inherited_default(cls: type, name: str) -> tuple[str, Any]:
     else:
         value = MISSING
     if value is MISSING:
-        return "n", MISSING
-    return "d", _plain_default(cls, name, value)
+        return "n:" + name, MISSING
+    return "d:" + name, _plain_default(cls, name, value)
 
 
 def _plain_default(cls: type, name: str, value: Any) -> Any:
@@ -326,7 +304,7 @@ def _base_fields(cls: type, frozen: bool) -> dict[str, tuple[str, Any]]:
         for f in base_fields.values():
             if f._field_type is not _IS_FIELD or f.kw_only is not False:
                 raise _Refused  # a pseudo-field or a keyword-only field
-            fields[f.name] = (f"B{_flags(f)}", f)
+            fields[f.name] = (f"B{_flags(f)}:{f.name}", f)
         frozen_bases += bool(getattr(base, "__dataclass_params__").frozen)  # noqa: B009 - a class's attribute
     if bases and (frozen_bases > 0) != frozen:
         raise _Refused  # frozen over mutable or the reverse: the standard decorator's error
@@ -367,8 +345,8 @@ _HEAD = ("def __create_fn__(cls, __dataclass_values__, __dataclass_annotations__
 class _Field:
     """One field as its shape gives it."""
 
-    def __init__(self, index: int, kind: str):
-        self.name = f"{_PLACEHOLDER}{index}__"  # the real name is put into the compiled code (_renamed)
+    def __init__(self, index: int, shape: str):
+        kind, self.name = shape.split(":", 1)
         self.var = f"_f{index}"
         self.kind = kind[0]  # n(o default), d(efault), F(ield() of the class), B(ase class's Field)
         flags = kind[1:] if kind[0] in "FB" else ("11N1" + ("d" if kind == "d" else "-"))
@@ -377,84 +355,11 @@ class _Field:
         self.default, self.factory = flags[4] == "d", flags[4] == "f"
 
 
-def _template(key: str) -> CodeType:
-    """The compiled text of shape ``key`` with the plan of where its fields' names go (see
-    :func:`_plan`) as its last constant, so the plan is kept with the code."""
-    code = _compile(_source(key))
-    return code.replace(co_consts=(*code.co_consts, _plan(code)))
-
-
-def _function_code(module_code: CodeType) -> tuple[CodeType, tuple[Any, ...]]:
-    """``__create_fn__``'s code in the compiled text of a shape, and its plan."""
-    plan = module_code.co_consts[-1]
-    for i, kind, what in plan[4] if type(plan) is tuple and len(plan) == 5 else ():
-        if kind == 2:
-            return module_code.co_consts[i], what
-    raise _Refused  # not a shape's text: a kept entry from elsewhere
-
-
-def _format(text: str) -> str | None:
-    """``text`` as a format whose ``{i}`` is the i-th field's name (None: no placeholder in it)."""
-    if _PLACEHOLDER not in text:
-        return None
-    head, *rest = text.replace("{", "{{").replace("}", "}}").split(_PLACEHOLDER)
-    parts = [head]
-    for piece in rest:
-        index, _, tail = piece.partition("__")
-        parts += ["{", index, "}", tail]
-    return "".join(parts)
-
-
-_ATTRS = ("co_names", "co_varnames", "co_cellvars", "co_freevars")
-
-
-def _plan(code: CodeType) -> tuple[Any, ...]:
-    """Where the placeholders of the fields' names are in ``code`` and the code it makes: for each
-    of :data:`_ATTRS` the (index, format) of each name holding one, then the constants' (index,
-    kind, what): 0 a string's format, 1 a tuple of strings' plan, 2 a code object's plan."""
-    names = [tuple((i, f) for i, name in enumerate(getattr(code, attr)) if (f := _format(name)) is not None)
-             for attr in _ATTRS]
-    consts: list[tuple[int, int, Any]] = []
-    for i, const in enumerate(code.co_consts):
-        if type(const) is str:
-            if (f := _format(const)) is not None:
-                consts.append((i, 0, f))
-        elif type(const) is tuple:
-            items = tuple((j, f) for j, item in enumerate(const) if type(item) is str and (f := _format(item)) is not None)
-            if items:
-                consts.append((i, 1, items))
-        elif type(const) is _CODE:
-            consts.append((i, 2, _plan(const)))
-    return (*names, tuple(consts))
-
-
-def _put(items: tuple[Any, ...], plan: tuple[tuple[int, str], ...], names: list[str]) -> tuple[Any, ...]:
-    out = list(items)
-    for i, fmt in plan:
-        out[i] = fmt.format(*names)
-    return tuple(out)
-
-
-def _renamed(code: CodeType, plan: tuple[Any, ...], names: list[str]) -> CodeType:
-    """``code`` (a shape's) with its fields' ``names`` put where :func:`_plan` found the placeholders."""
-    changes: dict[str, Any] = {}
-    for attr, where in zip(_ATTRS, plan):
-        if where:
-            changes[attr] = _put(getattr(code, attr), where, names)
-    if plan[4]:
-        consts = list(code.co_consts)
-        for i, kind, what in plan[4]:
-            consts[i] = (what.format(*names) if kind == 0 else _put(consts[i], what, names) if kind == 1 else
-                         _renamed(consts[i], what, names))
-        changes["co_consts"] = tuple(consts)
-    return code.replace(**changes)
-
-
 def _source(key: str) -> str:
     """The function that builds a class of shape ``key`` (see :func:`_build`)."""
     _, opt, flags, owned, shapes = key.split("|")
     init, repr_, eq, order, frozen, match_args, slots = (c == "1" for c in opt)
-    post_init, explicit_hash, self_field = flags[0] == "1", flags[1] == "1", flags[2:] == "s"
+    post_init, explicit_hash = flags[0] == "1", flags[1] == "1"
     own = frozenset(owned.split(",")) if owned else frozenset()
     fields = [_Field(i, shape) for i, shape in enumerate(shapes.split(";"))] if shapes else []
     lines = [_HEAD]
@@ -464,7 +369,7 @@ def _source(key: str) -> str:
     lines += _field_lines(fields)
     methods: list[str] = []
     if init:
-        lines += _init_lines(fields, frozen, slots, post_init, methods, "__init__" not in own, self_field)
+        lines += _init_lines(fields, frozen, slots, post_init, methods, "__init__" not in own)
     if repr_ and "__repr__" not in own:
         lines += _repr_lines(fields, methods)
     lines += _compare_lines(fields, eq, order, own, methods)
@@ -514,10 +419,9 @@ def _field_lines(fields: list[_Field]) -> list[str]:
 
 
 def _init_lines(fields: list[_Field], frozen: bool, slots: bool, post_init: bool, methods: list[str],
-                wanted: bool, self_field: bool) -> list[str]:
-    """``__init__`` (when ``wanted``: not the class's own), its types and defaults taken from the
-    Fields (``self_field``: a field is called ``self``)."""
-    self_name = "__dataclass_self__" if self_field else "self"
+                wanted: bool) -> list[str]:
+    """``__init__`` (when ``wanted``: not the class's own), its types and defaults taken from the Fields."""
+    self_name = "__dataclass_self__" if any(f.name == "self" for f in fields) else "self"
     lines: list[str] = []
     params = [self_name]
     body = []

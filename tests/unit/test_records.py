@@ -342,8 +342,6 @@ def test_what_the_fast_path_does_not_build_goes_to_the_standard_decorator(kept: 
 
     assert _refused(with_classvar())
     assert _refused(type("K", (), {"__annotations__": {"a": "int"}, "__doc__": "d"}), kw_only=True)
-    for name in ("_HAS_DEFAULT_FACTORY", "_dflt_a", "__dataclass_x"):  # a name the shared code uses itself
-        assert _refused(type("R", (), {"__annotations__": {name: "int"}, "__doc__": "d"}))
     built = records.dataclass(with_classvar())
     assert [f.name for f in dataclasses.fields(built)] == ["a"] and built.kind == "k"
     assert kept.added == 0  # built by the standard decorator, nothing kept
@@ -387,7 +385,6 @@ def test_a_corrupt_or_unwritable_cache_costs_only_the_compile(tmp_path: Path) ->
             cache.save()  # the unwritable folder: gives up quietly
             # an entry whose bytes are not code is compiled again, not run
             cache.blobs[next(iter(cache.blobs))] = b"junk"
-            records._templates.clear()  # this process's copy: the next class reads the cache again
             assert _fast(point(), frozen=True)(2).a == 2 and cache.added in (1, 2)
             assert marshal.loads(cache.blobs[next(iter(cache.blobs))]) is not None
         finally:
@@ -395,9 +392,9 @@ def test_a_corrupt_or_unwritable_cache_costs_only_the_compile(tmp_path: Path) ->
 
 
 def test_a_changed_field_is_another_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The kept code is keyed by the class's shape: a field added, or given a default or other
-    flags makes another key, so no class runs code written for another shape; so does a change to
-    records.py itself. A field renamed is the same shape: its code is shared, the names put in."""
+    """The kept code is keyed by the class's shape: a field added, renamed, or given a default or
+    other flags makes another key, so no class runs code written for another shape; so does a
+    change to records.py itself."""
     cache = CodeCache(tmp_path / "k.marshal")
     records.keep_code(cache.code)
     try:
@@ -410,14 +407,12 @@ def test_a_changed_field_is_another_key(tmp_path: Path, monkeypatch: pytest.Monk
         built = _fast(type("S", (), {"__annotations__": {"a": "int"}, "a": dataclasses.field(default=3, compare=False),
                                      "__doc__": "d"}))
         assert built(1) == built(2)
-        assert cache.added == 4 and len(cache.blobs) == 4  # {"a"} and {"b"}: one layout
-        renamed = _fast(type("S", (), {"__annotations__": {"z": "int"}, "__doc__": "d"}))
-        assert cache.added == 4  # the same shape again: its kept code, with the new name put in
-        assert list(renamed.__dataclass_fields__) == ["z"] and repr(renamed(z=5)) == "S(z=5)"
-        assert renamed(1) != renamed(2) and renamed.__match_args__ == ("z",)
+        assert cache.added == 5 and len(cache.blobs) == 5
+        _fast(type("S", (), {"__annotations__": {"a": "int"}, "__doc__": "d"}))
+        assert cache.added == 5  # the same shape again: its kept code
         monkeypatch.setattr(records, "_VERSION", "records:another-writer")
         _fast(type("S", (), {"__annotations__": {"a": "int"}, "__doc__": "d"}))
-        assert cache.added == 5  # records.py changed: its texts are keyed apart
+        assert cache.added == 6  # records.py changed: its texts are keyed apart
     finally:
         records.keep_code(None)
 
