@@ -350,6 +350,18 @@ class Tool:
         """The program's path and version: what a cache key that depends on it records."""
         return f"{self.path}={self.version}"
 
+    @property
+    def stamp(self) -> str:
+        """The program's path and its binary's size, times and inode: a key part that changes
+        whenever the program is replaced or upgraded, like :attr:`identity`, without reading its
+        version (the version store and a regular expression: start-up, issue 23). "" where the
+        binary cannot be read: the caller's key then never matches a real one."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return ""
+        return f"{self.path}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
+
 
 def _ask_version(tool: Tool) -> str:
     for flag in ("--version", "-version"):
