@@ -56,11 +56,13 @@ def cmeel_prefixes() -> list[Path]:
     The site folders are ``site``'s, from the interpreter's prefixes: they begin with sysconfig's
     ``purelib``/``platlib``, where pip installs, and asking sysconfig would load its build data
     (issue 23: 5 M instructions of every run that looks up a tool)."""
-    sites = [Path(p) for p in site.getsitepackages()]
+    sites = site.getsitepackages()
     if site.ENABLE_USER_SITE:
-        sites.append(Path(site.getusersitepackages()))
-    sites += [Path(p) for p in sys.path if p and (Path(p) / "cmeel.prefix").is_dir()]
-    return list(dict.fromkeys(folder / "cmeel.prefix" for folder in sites))
+        sites.append(site.getusersitepackages())
+    sites += [p for p in sys.path if p and os.path.isdir(os.path.join(p, "cmeel.prefix"))]
+    # strings until the end: pathlib's joins and hashes cost a run's tool lookup ~0.5 M instructions
+    folders = dict.fromkeys(os.path.join(folder, "cmeel.prefix") for folder in sites)
+    return [Path(folder) for folder in folders]
 
 
 def _prefix_dirs() -> list[Path]:
@@ -483,9 +485,10 @@ def find(name: str) -> Tool | None:
 def _find_uncached(name: str) -> Tool | None:
     for where, dirs in _search_dirs():
         for d in dirs:
-            if _executable(d / name):
-                log.debug("%s: %s (from %s)", name, d / name, where)
-                return Tool(name, d / name)
+            candidate = os.path.join(d, name)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):  # _executable, on a string
+                log.debug("%s: %s (from %s)", name, candidate, where)
+                return Tool(name, Path(candidate))
     if name in LLVM_VERSIONED:
         # Debian installs LLVM tools with a version suffix only (clang-14, llvm-spirv-14)
         versioned = llvm_versions(name)
