@@ -56,11 +56,13 @@ def cmeel_prefixes() -> list[Path]:
     The site folders are ``site``'s, from the interpreter's prefixes: they begin with sysconfig's
     ``purelib``/``platlib``, where pip installs, and asking sysconfig would load its build data
     (issue 23: 5 M instructions of every run that looks up a tool)."""
-    sites = [Path(p) for p in site.getsitepackages()]
+    sites = site.getsitepackages()
     if site.ENABLE_USER_SITE:
-        sites.append(Path(site.getusersitepackages()))
-    sites += [Path(p) for p in sys.path if p and (Path(p) / "cmeel.prefix").is_dir()]
-    return list(dict.fromkeys(folder / "cmeel.prefix" for folder in sites))
+        sites.append(site.getusersitepackages())
+    sites += [p for p in sys.path if p and os.path.isdir(os.path.join(p, "cmeel.prefix"))]
+    # strings until the end: pathlib's joins and hashes cost a run's tool lookup ~0.5 M instructions
+    folders = dict.fromkeys(os.path.join(folder, "cmeel.prefix") for folder in sites)
+    return [Path(folder) for folder in folders]
 
 
 def _prefix_dirs() -> list[Path]:
@@ -350,6 +352,18 @@ class Tool:
         """The program's path and version: what a cache key that depends on it records."""
         return f"{self.path}={self.version}"
 
+    @property
+    def stamp(self) -> str:
+        """The program's path and its binary's size, times and inode: a key part that changes
+        whenever the program is replaced or upgraded, like :attr:`identity`, without reading its
+        version (the version store and a regular expression: start-up, issue 23). "" where the
+        binary cannot be read: the caller's key then never matches a real one."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return ""
+        return f"{self.path}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
+
 
 def _ask_version(tool: Tool) -> str:
     for flag in ("--version", "-version"):
@@ -471,9 +485,10 @@ def find(name: str) -> Tool | None:
 def _find_uncached(name: str) -> Tool | None:
     for where, dirs in _search_dirs():
         for d in dirs:
-            if _executable(d / name):
-                log.debug("%s: %s (from %s)", name, d / name, where)
-                return Tool(name, d / name)
+            candidate = os.path.join(d, name)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):  # _executable, on a string
+                log.debug("%s: %s (from %s)", name, candidate, where)
+                return Tool(name, Path(candidate))
     if name in LLVM_VERSIONED:
         # Debian installs LLVM tools with a version suffix only (clang-14, llvm-spirv-14)
         versioned = llvm_versions(name)

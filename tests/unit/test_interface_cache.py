@@ -56,3 +56,12 @@ def test_an_unknown_entry_point_is_not_cached(spirv: bytes, tmp_path: Path) -> N
         with pytest.raises(UnknownEntryError, match="the module has no entry point 'go' \\(it has: main\\)"):
             iface.reflect_module(spirv, "go", "s.spv", cache)
     assert not list(tmp_path.rglob("*.interface.json"))
+
+
+def test_the_reflecting_code_keys_by_its_files_stamps() -> None:
+    """The code part of the key is the reflecting files' sizes and change times (no hashing of
+    their text on each run): an edit, which changes them, never meets an old entry."""
+    stamp = iface._code_digest.__wrapped__().decode()
+    for source in (Path(iface.__file__), Path(iface.__file__).parents[1] / "listing" / "reflect.py"):
+        st = source.stat()
+        assert f"|{st.st_size}|{st.st_mtime_ns}|" in stamp and str(source.name) in stamp

@@ -46,3 +46,17 @@ def test_a_failure_raises_the_callers_error_with_log_and_repro():
 def test_an_output_the_program_did_not_write_is_an_error():
     with pytest.raises(ToolError, match="making k.spv: python wrote no k.spv"):
         PYTHON.transform(["-c", "pass", tools.OUTPUT], output_name="k.spv", what="making k.spv")
+
+
+def test_a_tools_stamp_changes_when_its_binary_is_replaced(tmp_path: Path) -> None:
+    binary = tmp_path / "spirv-val"
+    binary.write_bytes(b"#!/bin/sh\n")
+    tool = tools.Tool("spirv-val", binary)
+    first = tool.stamp
+    assert first.startswith(str(binary)) and first == tool.stamp
+    replacement = tmp_path / "new"
+    replacement.write_bytes(b"#!/bin/sh\nexit 0\n")
+    replacement.replace(binary)  # an upgrade: another file (inode, size) under the same name
+    assert tool.stamp not in ("", first)
+    binary.unlink()
+    assert tool.stamp == ""

@@ -161,7 +161,8 @@ class Compiler:
         key = ""
         if self.cache:
             val = tools.find("spirv-val")
-            key = _digest("spirv-val", data, env, val.identity if val else "")
+            # the binary's stamp, not its version text: as safe a key, without the version store
+            key = _digest("spirv-val", data, env, val.stamp if val else "")
             if self.cache.get(key, "valid") is not None:
                 return
         validate_spirv(data, self.request, stage.spirv_env)

@@ -9,7 +9,7 @@ are chosen only when named), then by index.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import field
 
 from kernellab.errors import UsageError
@@ -24,6 +24,51 @@ DEVICE_KINDS = ("discrete-gpu", "integrated-gpu", "virtual-gpu", "cpu", "other")
 GPU_KINDS = ("discrete-gpu", "integrated-gpu", "virtual-gpu")
 #: selector words that name a kind of device rather than a device
 KIND_WORDS: Mapping[str, tuple[str, ...]] = {"cpu": ("cpu",), "gpu": GPU_KINDS}
+
+
+class ExtensionNames:
+    """The extension names a driver listed, kept as it wrote them: records of ``stride`` bytes,
+    each starting with a NUL-terminated name (``VkExtensionProperties``). ``name in names`` is a
+    search of those bytes; the names are decoded only when iterated (sorted). A run asks two or
+    three names of ~100 (start-up, issue 23)."""
+
+    __slots__ = ("raw", "stride")
+
+    def __init__(self, raw: bytes, stride: int):
+        self.raw, self.stride = raw, stride
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        key = name.encode("utf-8", "surrogatepass") + b"\0"
+        at = self.raw.find(key)
+        while at >= 0:
+            if at % self.stride == 0:  # at a record's start, not inside a longer name
+                return True
+            at = self.raw.find(key, at + 1)
+        return False
+
+    def __iter__(self) -> Iterator[str]:
+        raw, stride = self.raw, self.stride
+        return iter(sorted(raw[at:raw.find(b"\0", at, at + stride)].decode("utf-8", "replace")
+                           for at in range(0, len(raw) - stride + 1, stride)))
+
+    def __len__(self) -> int:
+        return len(self.raw) // self.stride
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ExtensionNames):
+            return list(self) == list(other)
+        return isinstance(other, (list, tuple)) and list(self) == list(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"ExtensionNames({list(self)!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return ExtensionNames, (self.raw, self.stride)
 
 
 @dataclass(frozen=True)

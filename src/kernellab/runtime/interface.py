@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -360,11 +361,18 @@ def workgroup_memory(shader: m.Shader, known: KernelInterface) -> int:
 
 @functools.cache
 def _code_digest() -> bytes:
-    """The code that reflects is part of the key: a change to it never meets an old entry."""
-    h = sha256()
-    for source in (Path(__file__), Path(__file__).parents[1] / "listing" / "reflect.py"):
-        h.update(source.read_bytes())
-    return h.digest()
+    """The code that reflects is part of the key: a change to it never meets an old entry. Its
+    files' paths, sizes and change times stand for their text (records.py keys its code the
+    same way): hashing ~35 KB of source cost each run ~2 M instructions (issue 23)."""
+    folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parts = []
+    for source in (os.path.join(folder, "runtime", "interface.py"), os.path.join(folder, "listing", "reflect.py")):
+        try:
+            st = os.stat(source)
+            parts.append(f"{source}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}")
+        except OSError:  # not a file (a zip import): a key of this process's own
+            parts.append(f"{source}|{os.getpid()}|{id(parts)}")
+    return "\n".join(parts).encode("utf-8", "surrogatepass")
 
 
 def _cache_key(spirv: bytes, entry: str) -> str:
