@@ -226,3 +226,31 @@ def test_an_unused_read_is_proven_from_the_build_that_keeps_it(
     if "proven" not in proof:
         assert any(f["kind"] == "data-race" and f["accesses"][0]["location"]["line"] in (3, 4)
                    for f in doc["findings"]), doc["findings"]
+
+
+def test_a_kernel_that_does_not_compile_is_bad_input_named_at_its_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # was exit 1 with the temporary annotated copy's name and the annotation header's warnings
+    path = instantiation(tmp_path, "__kernel void k(__global int *A, int n) {\n  A[0] = bogus;\n}\n")
+    capsys.readouterr()
+    assert main(["verify", "--prove", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: /0/kernel_file: k.cl:2:10: error: use of undeclared identifier 'bogus'" in err, err
+    assert "kl-prove" not in err and "__kl_" not in err and "warning" not in err and "Traceback" not in err, err
+
+
+def test_a_build_that_fails_without_an_error_in_the_source_is_unknown(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # clspv crashing on a valid kernel is the proof's shortfall, not the user's: unknown, exit 3
+    from kernellab.compile.pipeline import Compiler
+    from kernellab.errors import ToolError, ToolFailure
+
+    def crash(self: object) -> None:
+        raise ToolError("compiling k.cl with clspv (pyclspv): clspv (pyclspv) failed (exit -11)",
+                        ToolFailure("clspv", ["clspv"], -11, "Stack dump:\n0. Program arguments: clspv"))
+
+    monkeypatch.setattr(Compiler, "vulkan_module", crash)
+    status, doc = prove(instantiation(tmp_path, RACY), capsys)
+    assert status == 3
+    (launch,) = doc["launches"]
+    assert launch["proof"] == "unknown" and "clspv could not build the kernel" in launch["reason"], launch

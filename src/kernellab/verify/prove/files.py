@@ -81,9 +81,7 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
         try:
             with limit.time_limit(watch):
                 watch.step = "compiling the kernel (clspv)"
-                compiled = opencl.compile_kernel(source, inst.entry_point, flags, local, specs,
-                                                 roots=(path.resolve().parent,), work_dim=len(inst.global_size),
-                                                 global_offset=_dims(inst.global_offset or (0,), 0))
+                compiled = _compiled(path, inst, source, flags, local, specs)
                 la = opencl.launch(compiled, tuple(inst.global_size), local, specs,
                                    _dims(inst.global_offset or (0,), 0), symbolic_sizes=sizes)
                 if sizes:  # the replay runs on Oclgrind: its limits
@@ -410,6 +408,21 @@ def _within(watch: limit.Stopwatch, outcome: Any) -> Any:
 
 
 # --- findings ------------------------------------------------------------------------------------
+
+def _compiled(path: Path, inst: Any, source: Path, flags: Any, local: tuple[int, int, int], specs: Any) -> Any:
+    """The launch's kernel built for the proof; a source that does not compile is bad input at the
+    instantiation's ``kernel_file``, as a run's build is."""
+    from kernellab.compile.stage import placed
+    from kernellab.errors import CompileError
+    from kernellab.verify.prove import opencl
+
+    try:
+        return opencl.compile_kernel(source, inst.entry_point, flags, local, specs, roots=(path.resolve().parent,),
+                                     work_dim=len(inst.global_size),
+                                     global_offset=_dims(inst.global_offset or (0,), 0))
+    except CompileError as exc:
+        raise placed(exc, (str(path), inst.pointer("kernel_file"))) from None
+
 
 def _unknown(launch: Launch, reason: str, line: tuple[str, int] | None = None) -> None:
     launch.proof = "unknown"

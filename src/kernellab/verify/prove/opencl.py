@@ -80,7 +80,7 @@ def compile_source(source: Path, options: compiler_options.Options | str, *, roo
     import tempfile
 
     from kernellab.compile.pipeline import Compiler, CompileRequest
-    from kernellab.errors import CompileError
+    from kernellab.errors import CompileError, MissingToolError, ToolError
 
     if text is None:
         text = source.read_text(errors="replace")
@@ -97,14 +97,53 @@ def compile_source(source: Path, options: compiler_options.Options | str, *, roo
                              target_env=PROOF_ENV)
         try:
             return bytes(Compiler(req).vulkan_module().data)
+        except MissingToolError:
+            raise
         except CompileError as exc:
             error = _invalid(source, exc)
             if error is exc:
-                raise
+                raise _build_failure(exc, source) from None
             fixed = _repaired(req)
             if fixed is None:
                 raise error from None
             return fixed
+        except ToolError as exc:  # clspv failed or crashed
+            raise _build_failure(exc, source) from None
+
+
+def _build_failure(exc: Exception, source: Path) -> Exception:
+    """A failed build of the annotated copy, told as the user's: clang's errors about ``source``
+    (bad input), else the proof's own shortfall (clspv crashed or refused valid OpenCL C: the
+    verdict is unknown, never a tool error that ends the command)."""
+    from kernellab.errors import CompileError
+    from kernellab.spirvsim.module import Unsupported
+
+    errors = source_errors(exc, source)
+    if errors:
+        return CompileError(errors)
+    return Unsupported(f"clspv could not build the kernel for the proof: {str(exc).splitlines()[0]}")
+
+
+def source_errors(exc: Exception, source: Path) -> str:
+    """The errors clang gave about the user's ``source`` in a failed clspv build of it (named as the
+    user names the file, with their caret lines), without the annotation header's warnings and the
+    temporary copy's name; empty when the build failed for another reason (clspv crashed, or
+    refused a construct): then the kernel is valid and the proof, not the user, is short."""
+    failure = getattr(exc, "failure", None)
+    log = failure.log if failure is not None else str(exc)
+    prefix = str(source.resolve()) + ":"
+    kept: list[str] = []
+    inside = False
+    for line in log.splitlines():
+        if line.startswith(prefix):
+            inside = ": error:" in line or ": fatal error:" in line
+            if inside:
+                kept.append(source.name + ":" + line[len(prefix):])
+        elif inside and line.startswith(" "):
+            kept.append(line)
+        else:
+            inside = False
+    return "\n".join(kept)
 
 
 def _repaired(req: Any) -> bytes | None:
@@ -310,7 +349,7 @@ def compile_kept(source: Path, options: compiler_options.Options | str, *, roots
     try:
         spirv = first if first is not None and text is original else \
             compile_source(source, options, roots=roots, prelude=prelude, global_offset=global_offset, text=text)
-    except CompileError as exc:
+    except (CompileError, Unsupported) as exc:  # clang's errors, or clspv's failure on valid OpenCL C
         raise _refused_by_clspv(source, ir, exc) from None
     if ir.text is None or not any(lost_accesses(ir, load_for_counting(spirv, source, name), name)
                                   for name in kernel_names(spirv)):
