@@ -130,22 +130,43 @@ def test_a_live_run_keeps_its_staged_files_while_another_run_writes_beside_them(
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_removes_the_staged_files(tmp_path: Path, signum: int) -> None:
-    program = textwrap.dedent(f"""
-        import os, sys, time
-        from pathlib import Path
-        from kernellab.outputs import OutputSet, install_signal_cleanup
-        install_signal_cleanup()
-        outs = OutputSet()
-        outs.bytes(Path({str(tmp_path)!r}) / "big.bin", b"x" * 1000)
-        print("staged", flush=True)
-        time.sleep(60)
-    """)
-    child = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
+    # the child starts with the signals' default actions, as a command typed at a terminal does
+    # (a test run under nohup hands its children SIGHUP ignored: see the next test)
+    child = subprocess.Popen([sys.executable, "-c", _staging_program(tmp_path)], stdout=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGTERM, signal.SIGHUP)])
     assert child.stdout is not None and child.stdout.readline().strip() == "staged"
     assert len(staged(tmp_path)) == 1
     child.send_signal(signum)
     assert child.wait(timeout=30) == -signum
     assert list(tmp_path.iterdir()) == []
+
+
+def _staging_program(folder: Path) -> str:
+    return textwrap.dedent(f"""
+        import os, sys, time
+        from pathlib import Path
+        from kernellab.outputs import OutputSet, install_signal_cleanup
+        install_signal_cleanup()
+        outs = OutputSet()
+        outs.bytes(Path({str(folder)!r}) / "big.bin", b"x" * 1000)
+        print("staged", flush=True)
+        time.sleep(60)
+    """)
+
+
+def test_a_signal_the_user_ignored_stays_ignored(tmp_path: Path) -> None:
+    # `nohup kernellab run ...`: SIGHUP must not end the run because staging installed a handler
+    child = subprocess.Popen([sys.executable, "-c", _staging_program(tmp_path)], stdout=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "staged"
+        child.send_signal(signal.SIGHUP)
+        with pytest.raises(subprocess.TimeoutExpired):
+            child.wait(timeout=1)
+        assert len(staged(tmp_path)) == 1
+    finally:
+        child.kill()
+        child.wait(timeout=30)
 
 
 def test_escapes_follows_dotdot_and_symlinks(tmp_path: Path) -> None:
