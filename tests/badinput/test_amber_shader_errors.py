@@ -200,3 +200,17 @@ def test_a_drivers_build_log() -> None:
     out = translated(exc, ShaderOrigin("c.amber", "comp", "OPENCL-C", 2, "c.amber", 3), ["shader0.cl"])
     assert str(out) == "c.amber: line 4, column 10: SHADER comp (OPENCL-C): use of undeclared identifier 'bogus'\n" \
                        "OpenCL C build failed on Dev (options: -cl-kernel-arg-info)"
+
+
+def test_an_origins_record_beside_a_workloads_shader_is_not_believed(capsys: pytest.CaptureFixture[str]) -> None:
+    # only the materializer's records in kernellab's cache name a script: one a workload ships
+    # beside its shader would choose the file and line an error names
+    Path("shader0.comp").write_text("#version 430\nlayout(local_size_x=1) in;\nvoid main() { bogus(); }\n")
+    Path(ORIGINS_FILE).write_text('{"shader0.comp": {"script": "/etc/passwd", "shader": "x", "format": "GLSL", '
+                                  '"line": 1, "text_file": "/etc/passwd", "text_line": 40}}')
+    Path("s.json").write_text('{"commands": [{"dispatch_compute": {"bindings": [], "shader_ref": "k", '
+                              '"rangeND": [1, 1, 1]}}], "resources": [{"shader": {"uid": "k", '
+                              '"src": "shader0.comp", "entry": "main", "type": "GLSL"}}]}')
+    assert main(["listing", "s.json"]) == 2
+    err = capsys.readouterr().err
+    assert "/etc/passwd" not in err and "shader0.comp:3:" in err, err

@@ -16,13 +16,24 @@ from kernellab.errors import CompileError, InputError, MissingToolError, Problem
 from kernellab.records import dataclass
 
 
+def _in_cache(source: Path) -> bool:
+    """Whether ``source`` lies in kernellab's cache, where the AmberScript materializer writes its
+    origins: a record beside a workload's own shader is the workload's data, and must not choose
+    which file and line an error names."""
+    try:
+        source.resolve().relative_to(config.get().cache_dir.resolve())
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def placed(exc: CompileError, place: tuple[str, str] | None, source: Path | None = None) -> CompileError:
     """``exc`` headed by the workload file and the JSON path that name the kernel (as every
     other bad-input error is); unchanged without a place or when it has one already. A
     ``source`` made from an AmberScript file names the script and its line instead."""
     from kernellab.formats.amber.origins import origin_of, translated  # an error's path only (json, shlex)
 
-    if source is not None and (origin := origin_of(source)) is not None:
+    if source is not None and _in_cache(source) and (origin := origin_of(source)) is not None:
         return translated(exc, origin, [source.name])
     if place is None or any(p.file or p.where for p in exc.problems):
         return exc
