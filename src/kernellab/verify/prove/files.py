@@ -340,6 +340,8 @@ def _scenario_module(scenario: Any, shader: Any, path: Path, program: Any) -> tu
     the other languages)."""
     if shader.type != "OpenCL-C":
         return program(scenario, shader, path).module(), None
+    from kernellab.compile.stage import placed
+    from kernellab.errors import CompileError
     from kernellab.runtime.interface import clspv_specialization
     from kernellab.spirvsim.machine import eval_spec_op
     from kernellab.spirvsim.module import load
@@ -348,7 +350,10 @@ def _scenario_module(scenario: Any, shader: Any, path: Path, program: Any) -> tu
     options = compiler_options.read("opencl-c", shader.build_options, path.parent,
                                     compiler_options.allowed_roots(path.parent, shader.include_paths),
                                     (str(path), f"/resources/{scenario.resources.index(shader)}/shader/build_options"))
-    spirv, ir = opencl.compile_kept(shader.src_path, options, roots=(path.resolve().parent,))
+    try:
+        spirv, ir = opencl.compile_kept(shader.src_path, options, roots=(path.resolve().parent,))
+    except CompileError as exc:  # bad input at the shader's src, as a run's build names it
+        raise placed(exc, (str(path), f"/resources/{scenario.resources.index(shader)}/shader/src")) from None
     spec = clspv_specialization(scenario, shader, spirv)
     module = load(spirv, shader.entry, file=str(shader.src_path), spec_constants=spec, eval_spec_op=eval_spec_op)
     module.sources.setdefault("source", shader.src_path.read_text(errors="replace").split("\n"))
