@@ -70,7 +70,7 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
             _unknown(launch, "the launch gives no local size (GPUVerify needs one too)")
             continue
         local = _dims(inst.local_size)
-        source = (path.parent / inst.kernel_file).resolve()
+        source = _checked_source(path, path.parent / inst.kernel_file, inst.pointer("kernel_file"))
         specs = _argument_specs(inst)
         from kernellab.spirvsim.module import Unsupported
         # the file's options through the door, as every build of them
@@ -350,10 +350,12 @@ def _scenario_module(scenario: Any, shader: Any, path: Path, program: Any) -> tu
     options = compiler_options.read("opencl-c", shader.build_options, path.parent,
                                     compiler_options.allowed_roots(path.parent, shader.include_paths),
                                     (str(path), f"/resources/{scenario.resources.index(shader)}/shader/build_options"))
+    where = f"/resources/{scenario.resources.index(shader)}/shader/src"
+    _checked_source(path, shader.src_path, where)
     try:
         spirv, ir = opencl.compile_kept(shader.src_path, options, roots=(path.resolve().parent,))
     except CompileError as exc:  # bad input at the shader's src, as a run's build names it
-        raise placed(exc, (str(path), f"/resources/{scenario.resources.index(shader)}/shader/src")) from None
+        raise placed(exc, (str(path), where)) from None
     spec = clspv_specialization(scenario, shader, spirv)
     module = load(spirv, shader.entry, file=str(shader.src_path), spec_constants=spec, eval_spec_op=eval_spec_op)
     module.sources.setdefault("source", shader.src_path.read_text(errors="replace").split("\n"))
@@ -413,6 +415,23 @@ def _within(watch: limit.Stopwatch, outcome: Any) -> Any:
 
 
 # --- findings ------------------------------------------------------------------------------------
+
+def _checked_source(path: Path, named: Path, where: str) -> Path:
+    """The kernel source a workload names, resolved, once it passed the boundary every build's
+    source passes (docs/security.md): a regular file, bounded, inside the workload's folder or an
+    ``--allow-outside`` folder. The proof reads and annotates its own copy of the source, so the
+    compiler's check of the copy cannot stand in for this one (``kernel_file: "/etc/passwd"`` was
+    read and its first line quoted in clang's error)."""
+    from kernellab import config
+    from kernellab.compile.preprocess import read_checked
+    from kernellab.errors import Problem
+
+    try:
+        real, _ = read_checked(named, [path.resolve().parent, *config.get().allow_outside])
+    except ValueError as exc:
+        raise InputError([Problem(str(path), where, f"cannot read the kernel: {exc}")]) from None
+    return Path(real)
+
 
 def _compiled(path: Path, inst: Any, source: Path, flags: Any, local: tuple[int, int, int], specs: Any) -> Any:
     """The launch's kernel built for the proof; a source that does not compile is bad input at the
