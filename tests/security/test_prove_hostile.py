@@ -83,3 +83,16 @@ def test_a_fifo_or_a_name_with_a_newline_is_told_as_such(tmp_path: Path, capsys:
         status, err = _prove([str(path)], capsys)
         assert status == 2 and want in err, err
         assert "\nx.json: proven" not in err, err  # a name cannot forge a line of output
+
+
+def test_an_include_refused_in_the_proof_names_the_users_file_and_line(tmp_path: Path, capsys: object) -> None:
+    """The proof's annotated copy (a temporary file, its header first) was named with the
+    header's line count added: /tmp/kl-prove-*/k.cl:163 for the source's line 2."""
+    (tmp_path / "k.cl").write_text('// a kernel\n#include "/etc/passwd"\n__kernel void k(__global int *A) {}\n')
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "k.cl", "entry_point": "k",
+                                 "global_size": [4], "local_size": [4]}]))
+    status, err = _prove([str(path)], capsys)
+    assert status == 2, err
+    assert f'{path}: /0/kernel_file: {tmp_path / "k.cl"}:2: #include "/etc/passwd": /etc/passwd is outside' in err, err
+    assert "kl-prove" not in err and "root:" not in err, err

@@ -446,6 +446,10 @@ def _compiled(path: Path, inst: Any, source: Path, flags: Any, local: tuple[int,
                                      global_offset=_dims(inst.global_offset or (0,), 0))
     except CompileError as exc:
         raise placed(exc, (str(path), inst.pointer("kernel_file"))) from None
+    except InputError as exc:  # an include refused: named in the user's file, at the kernel's place
+        if any(p.file for p in exc.problems):
+            raise
+        raise InputError.at(str(path), inst.pointer("kernel_file"), str(exc)) from None
 
 
 def _unknown(launch: Launch, reason: str, line: tuple[str, int] | None = None) -> None:
