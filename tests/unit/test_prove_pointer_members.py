@@ -98,3 +98,42 @@ def test_a_stored_pointer_is_any_value(tmp_path: Path) -> None:
             "if (((__global ulong *)q)[get_global_id(0)] == 12345) w[0] = get_global_id(0);\n}\n")
     bad = prove_kept(tmp_path, head + body, 3)
     assert bad.verdict == "defect" and kinds(bad) == {"data-race"}, bad
+
+
+# --- a struct holding a pointer passed by value (pointer_arguments) --------------------------------
+
+ARGUMENT = "struct s { __global int *p; int n; };\n__kernel void k(__global int *p, struct s q) {\n%s\n}\n"
+
+
+@needs_clspv
+@needs_clang
+@pytest.mark.parametrize("clean, racy", [
+    # GPUVerify's use_ptr_element: a precondition pins the pointer to a parameter
+    ("__requires(q.p == p); p[get_global_id(0)] = q.p[get_global_id(0)];",
+     "__requires(q.p == p); p[get_global_id(0)] = q.p[get_global_id(0) + 1];"),
+    # store_ptr_element: the kernel sets it before reading it
+    ("q.p = p; q.p[get_global_id(0)] = 5;", "q.p = p; q.p[get_global_id(0) / 2] = 5;"),
+    # the other members are the host's (any value): n = 1 makes every item write p[0]
+    ("q.p = p; q.p[get_global_id(0) * (q.n | 1)] = 5;", "q.p = p; q.p[get_global_id(0) % q.n] = 5;"),
+])
+def test_a_struct_argument_holding_a_pointer(tmp_path: Path, clean: str, racy: str) -> None:
+    ok = prove_kept(tmp_path, ARGUMENT % clean, 2)
+    assert ok.verdict == "proven", ok
+    bad = prove_kept(tmp_path, ARGUMENT % racy, 2)
+    assert bad.verdict == "defect" and kinds(bad) == {"data-race"}, bad
+
+
+@needs_clspv
+@needs_clang
+@pytest.mark.parametrize("body, why", [
+    ("p[get_global_id(0)] = q.p[get_global_id(0)];", "reads before it sets it"),  # the host's pointer
+    ("p[0] = 1; __requires(q.p == p); q.p[get_global_id(0)] = 1;", "reads before it sets it"),
+    ("__requires(q.p == p + 1); q.p[get_global_id(0)] = 1;", "reads before it sets it"),
+    ("struct s r = q; r.p[get_global_id(0)] = 1;", "used whole"),
+])
+def test_a_struct_argument_pointer_the_host_gave_is_unknown(tmp_path: Path, body: str, why: str) -> None:
+    from kernellab.spirvsim.module import Unsupported
+
+    (tmp_path / "k.cl").write_text(ARGUMENT % body)
+    with pytest.raises(Unsupported, match=rf"a struct holding a pointer: .*{why}"):
+        opencl.compile_kept(tmp_path / "k.cl", "")

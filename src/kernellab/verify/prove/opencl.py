@@ -127,7 +127,7 @@ def _pointers_as_bits(source: Path, text: str, annotated_path: Path, options: co
     an :class:`~kernellab.spirvsim.module.Unsupported` naming the use that keeps one a pointer."""
     from kernellab.errors import MissingToolError, Problem
     from kernellab.spirvsim.module import Unsupported
-    from kernellab.verify.prove import annotations, pointer_bits
+    from kernellab.verify.prove import annotations, pointer_arguments, pointer_bits
 
     full = annotated_path.read_text()
     if not re.search(r"\b(?:struct|union)\b", text):
@@ -138,7 +138,7 @@ def _pointers_as_bits(source: Path, text: str, annotated_path: Path, options: co
         return None
     try:
         done = pointer_bits.rewritten(text, full, len(full[:at].encode()), _options(options).argv(),
-                                      source.parent.resolve())
+                                      source.parent.resolve(), fallback=pointer_arguments.copies)
     except MissingToolError:
         return None
     if done.text is None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,12 +61,12 @@ class Rewritten:
 NEWLINE = b"\n"
 
 
-class _Refused(Exception):
+class Refused(Exception):
     pass
 
 
 @dataclass
-class _Place:
+class Place:
     """A source location of clang's JSON AST: the file it lies in, its byte offset and its token's
     length; ``macro``: where it came from a macro, its expansion (``arg``: from a macro's argument)."""
 
@@ -76,25 +77,25 @@ class _Place:
     arg: bool = False
 
 
-class _Reader:
+class Reader:
     """Walks clang's JSON AST in the order it was written, which decides what each location's
     ``file`` is (the dumper writes it only where it changes)."""
 
     def __init__(self) -> None:
         self.file = ""
         self.parent: dict[int, Any] = {}
-        self.begin: dict[int, _Place | None] = {}
-        self.end: dict[int, _Place | None] = {}
+        self.begin: dict[int, Place | None] = {}
+        self.end: dict[int, Place | None] = {}
         self.nodes: list[Any] = []
 
-    def bare(self, loc: dict[str, Any]) -> _Place | None:
+    def bare(self, loc: dict[str, Any]) -> Place | None:
         if "file" in loc:
             self.file = loc["file"]
         if "offset" not in loc:
             return None
-        return _Place(self.file, loc["offset"], loc.get("tokLen", 0))
+        return Place(self.file, loc["offset"], loc.get("tokLen", 0))
 
-    def place(self, loc: dict[str, Any] | None) -> _Place | None:
+    def place(self, loc: dict[str, Any] | None) -> Place | None:
         if not loc:
             return None
         if "spellingLoc" in loc or "expansionLoc" in loc:
@@ -118,7 +119,7 @@ class _Reader:
                 self.walk(child, node)
 
 
-def _type(node: Any) -> str:
+def type_text(node: Any) -> str:
     t = node.get("type") or {}
     return str(t.get("desugaredQualType") or t.get("qualType") or "")
 
@@ -137,14 +138,14 @@ class _Members:
     """The pointer members of a translation unit's structs and the edits that make them bits."""
 
     def __init__(self, ast: dict[str, Any], data: bytes, main: str, source_start: int) -> None:
-        self.r = _Reader()
+        self.r = Reader()
         self.r.walk(ast)
         self.data, self.main, self.source_start = data, main, source_start
         self.fields: dict[str, Any] = {}
         self.structs: list[str] = []
         self.edits: list[Edit] = []
 
-    def line(self, place: _Place | None) -> str:
+    def line(self, place: Place | None) -> str:
         if place is None:
             return "a line clang gave none"
         return f"line {self.data.count(NEWLINE, self.source_start, place.offset) + 1}"
@@ -152,7 +153,7 @@ class _Members:
     def where(self, node: Any) -> str:
         return self.line(self.r.begin[id(node)])
 
-    def in_source(self, b: _Place | None, e: _Place | None) -> bool:
+    def in_source(self, b: Place | None, e: Place | None) -> bool:
         return b is not None and e is not None and b.file == self.main and e.file == self.main \
             and not e.macro and b.offset >= self.source_start
 
@@ -160,20 +161,20 @@ class _Members:
         """Each pointer member of ``record`` declared as bits."""
         starts = {start for start, _, _ in self.edits}
         for f in record.get("inner", ()):
-            t = _type(f)
+            t = type_text(f)
             if f.get("kind") != "FieldDecl" or "*" not in t:
                 continue
             suffix = pointer_suffix(t)
             b, e = self.r.begin[id(f)], self.r.end[id(f)]
             if suffix is None:
-                raise _Refused(f"a member {f.get('name')!r} of type {t!r} ({self.line(b)})")
+                raise Refused(f"a member {f.get('name')!r} of type {t!r} ({self.line(b)})")
             # a member's type may start with an address space EVERY_ACCESS defines as a macro
             if not self.in_source(b, e) or b is None or e is None or (b.macro and self.data[
                     b.offset:b.offset + b.length].decode(errors="replace") not in _QUALIFIER_MACROS):
-                raise _Refused(f"a pointer member {f.get('name')!r} declared through a macro or outside the "
+                raise Refused(f"a pointer member {f.get('name')!r} declared through a macro or outside the "
                                f"source ({self.line(b)})")
             if b.offset in starts:  # `int *p, *q;`: one type for two members
-                raise _Refused(f"pointer members declared together ({self.line(b)})")
+                raise Refused(f"pointer members declared together ({self.line(b)})")
             starts.add(b.offset)
             self.fields[f["id"]] = f
             self.edits.append((b.offset, e.offset + e.length, f"{BITS} {f['name']}{suffix}"))
@@ -193,7 +194,7 @@ class _Members:
         member); None for no such member, False for an array member not indexed."""
         if node.get("kind") != "MemberExpr" or node.get("referencedMemberDecl") not in self.fields:
             return None
-        if not pointer_suffix(_type(self.fields[node["referencedMemberDecl"]])):
+        if not pointer_suffix(type_text(self.fields[node["referencedMemberDecl"]])):
             return node
         node, parent = self.up(node)
         if parent is None or parent.get("castKind") != "ArrayToPointerDecay":
@@ -203,16 +204,16 @@ class _Members:
 
     def is_member(self, node: Any) -> bool:
         """Whether ``node`` (an assignment's side) is such a member, or an element of one."""
-        node = _unparen(node)
+        node = unparen(node)
         if node.get("kind") == "MemberExpr":
             return bool(self.lvalue(node))
         if node.get("kind") == "ArraySubscriptExpr":
-            return any(c.get("castKind") == "ArrayToPointerDecay" and bool(self.lvalue(_unparen(c["inner"][0])))
+            return any(c.get("castKind") == "ArrayToPointerDecay" and bool(self.lvalue(unparen(c["inner"][0])))
                        for c in node.get("inner", ()))
         return False
 
     def is_read(self, node: Any) -> bool:
-        node = _unparen(node)
+        node = unparen(node)
         return node.get("castKind") == "LValueToRValue" and self.is_member(node["inner"][0])
 
     def use(self, node: Any) -> None:
@@ -221,12 +222,12 @@ class _Members:
         if lv is None:
             return
         if lv is False:
-            raise _Refused(f"an array of pointers used whole ({self.where(node)})")
+            raise Refused(f"an array of pointers used whole ({self.where(node)})")
         target, parent = self.up(lv)
         if _assigns(parent) and parent["inner"][0] is target:
             statement = self.r.parent[id(parent)]
             if statement is None or statement.get("kind") != "CompoundStmt":
-                raise _Refused(f"a store of a pointer member whose value is used ({self.where(node)})")
+                raise Refused(f"a store of a pointer member whose value is used ({self.where(node)})")
             rhs = parent["inner"][1]
             if not self.is_read(rhs):  # a copy between two such members moves the bits as they are
                 self.stored(rhs)
@@ -235,13 +236,13 @@ class _Members:
             reader, user = self.up(parent)
             if _assigns(user) and user["inner"][1] is reader and self.is_member(user["inner"][0]):
                 return
-        raise _Refused(f"a pointer member used as a pointer ({self.where(node)})")
+        raise Refused(f"a pointer member used as a pointer ({self.where(node)})")
 
     def stored(self, rhs: Any) -> None:
         """The pointer ``rhs`` a store writes, evaluated, then any value stored in its place."""
         b, e = self.r.begin[id(rhs)], self.r.end[id(rhs)]
         if not self.in_source(b, e) or b is None or e is None or b.macro:
-            raise _Refused(f"a stored pointer written through a macro ({self.line(b)})")
+            raise Refused(f"a stored pointer written through a macro ({self.line(b)})")
         self.edits.append((b.offset, b.offset, "((void)("))
         self.edits.append((e.offset + e.length, e.offset + e.length, f"), ({BITS}){undefined.FUNCTION}())"))
 
@@ -253,7 +254,7 @@ def _assigns(node: Any) -> bool:
 def rewrite(ast: dict[str, Any], data: bytes, main: str, source_start: int) -> tuple[list[Edit], list[str]]:
     """The edits (byte offsets in ``data``, the file ``main`` clang compiled, each at or past
     ``source_start``: start, end, new text) that make every pointer member of a struct an
-    integer, and the structs they change. Raises :class:`_Refused` naming what cannot be."""
+    integer, and the structs they change. Raises :class:`Refused` naming what cannot be."""
     m = _Members(ast, data, main, source_start)
     for node in m.r.nodes:
         if node.get("kind") == "RecordDecl":
@@ -261,14 +262,14 @@ def rewrite(ast: dict[str, Any], data: bytes, main: str, source_start: int) -> t
     if not m.fields:
         return [], []
     for node in m.r.nodes:
-        if node.get("kind") == "InitListExpr" and not _NO_MEMBERS.fullmatch(_type(node).strip()):
+        if node.get("kind") == "InitListExpr" and not _NO_MEMBERS.fullmatch(type_text(node).strip()):
             # it may give a pointer member its value (`struct a x = {p, 1};`)
-            raise _Refused(f"an initialiser list of a struct or array ({m.where(node)})")
+            raise Refused(f"an initialiser list of a struct or array ({m.where(node)})")
         m.use(node)
     return m.edits, m.structs
 
 
-def _unparen(node: Any) -> Any:
+def unparen(node: Any) -> Any:
     while node.get("kind") == "ParenExpr":
         node = node["inner"][0]
     return node
@@ -288,10 +289,16 @@ def clang_ast(annotated: Path, options: list[str], include: Path) -> dict[str, A
     return json.loads(out)
 
 
-def rewritten(text: str, annotated: str, source_start: int, options: list[str], include: Path) -> Rewritten:
+#: another rewrite, tried where the members cannot be bits: the AST, the text, the file's name and
+#: where the source starts in it, to edits (:mod:`kernellab.verify.prove.pointer_arguments`)
+Fallback = Callable[[dict[str, Any], bytes, str, int], list[Edit]]
+
+
+def rewritten(text: str, annotated: str, source_start: int, options: list[str], include: Path,
+              fallback: Fallback | None = None) -> Rewritten:
     """``text`` (the source; ``annotated``: what clspv compiles, whose bytes from ``source_start``
     on are the source's lines as the annotation pass left them) with its pointer members made
-    integers, or why it cannot be."""
+    integers, or why it cannot be; where they cannot, ``fallback``'s edits where it has any."""
     from kernellab.errors import ToolError
 
     data = annotated.encode()
@@ -304,8 +311,15 @@ def rewritten(text: str, annotated: str, source_start: int, options: list[str], 
             return Rewritten(None, f"clang could not read the kernel's AST: {str(exc).splitlines()[0][:120]}")
     try:
         edits, structs = rewrite(ast, data, path.name, source_start)
-    except _Refused as exc:
-        return Rewritten(None, str(exc), refused=True)
+    except Refused as exc:
+        if fallback is None:
+            return Rewritten(None, str(exc), refused=True)
+        try:
+            edits, structs = fallback(ast, data, path.name, source_start), ["a struct argument"]
+        except Refused as why:
+            return Rewritten(None, str(why), refused=True)
+        if not edits:
+            return Rewritten(None, str(exc), refused=True)
     if not edits:
         return Rewritten(None, "no struct member holds a pointer")
     return _applied(text, data, source_start, edits, structs)
