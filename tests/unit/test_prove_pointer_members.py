@@ -137,3 +137,16 @@ def test_a_struct_argument_pointer_the_host_gave_is_unknown(tmp_path: Path, body
     (tmp_path / "k.cl").write_text(ARGUMENT % body)
     with pytest.raises(Unsupported, match=rf"a struct holding a pointer: .*{why}"):
         opencl.compile_kept(tmp_path / "k.cl", "")
+
+
+@needs_clspv
+@needs_clang
+def test_an_unused_read_beside_a_pointer_member_is_kept(tmp_path: Path) -> None:
+    """clspv deletes the unused read; the build with every access volatile is rewritten as well,
+    and keeps it: its race with the neighbour's write is found, not proven away."""
+    src = (STRUCT % "" + "__kernel void k(__global struct a *q1, __global struct a *q2) {\n"
+           "  int x = q1[get_global_id(0) + 1].i;\n"
+           "  q2[get_global_id(0)].p = q1[get_global_id(0)].p;\n"
+           "  q1[get_global_id(0)].i = 3;\n}\n")
+    bad = prove_kept(tmp_path, src, 2)
+    assert bad.verdict == "defect" and kinds(bad) == {"data-race"}, bad
