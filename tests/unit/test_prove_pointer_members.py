@@ -150,3 +150,15 @@ def test_an_unused_read_beside_a_pointer_member_is_kept(tmp_path: Path) -> None:
            "  q1[get_global_id(0)].i = 3;\n}\n")
     bad = prove_kept(tmp_path, src, 2)
     assert bad.verdict == "defect" and kinds(bad) == {"data-race"}, bad
+
+
+@needs_clspv
+@needs_clang
+def test_a_pointer_member_stored_under_an_if_and_a_loop(tmp_path: Path) -> None:
+    head = STRUCT % "" + "__kernel void k(__global int *p, __global struct a *q) {\n"
+    body = ("if (get_global_id(0) %% 2) q[%s].p = p; else q[get_global_id(0)].p = 0;\n"
+            "for (int j = 0; j < 2; j++) q[get_global_id(0)].p = p + j;\n}\n")
+    ok = prove_kept(tmp_path, head + body % "get_global_id(0)", 2)
+    assert ok.verdict == "proven", ok
+    bad = prove_kept(tmp_path, head + body % "get_global_id(0) - 1", 2)
+    assert bad.verdict == "defect" and kinds(bad) == {"data-race"}, bad

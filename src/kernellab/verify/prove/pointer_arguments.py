@@ -208,7 +208,9 @@ def _argument_edits(arg: _Argument, body: Any, pointer_params: dict[str, str], t
             copied.append(f"{arg.name}.{f['name']} = __kl_arg_{arg.name}.{f['name']};")
     copied += [f"{arg.name}.{m} = {p};" for m, p in sorted(given.items()) if p is not None]
     start, end = source(arg.param)
-    edits.append((start, end, f"{kind} {twin} __kl_arg_{arg.name}"))
     open_brace, _ = source(body)
+    if not data[start:end].endswith(arg.name.encode()) or data[open_brace:open_brace + 1] != b"{":
+        raise Refused(f"the struct argument {arg.name!r} not found where clang's AST said ({where})")
+    edits.append((start, end, f"{kind} {twin} __kl_arg_{arg.name}"))
     edits.append((open_brace + 1, open_brace + 1, f" {kind} {name} {arg.name}; {' '.join(copied)}"))
     return edits

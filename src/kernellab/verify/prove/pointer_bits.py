@@ -176,6 +176,9 @@ class _Members:
             if b.offset in starts:  # `int *p, *q;`: one type for two members
                 raise Refused(f"pointer members declared together ({self.line(b)})")
             starts.add(b.offset)
+            declared = self.data[b.offset:e.offset + e.length]
+            if b"*" not in declared or not re.sub(rb"\s", b"", declared).endswith(f"{f['name']}{suffix}".encode()):
+                raise Refused(f"a pointer member {f.get('name')!r} not found where clang's AST said ({self.line(b)})")
             self.fields[f["id"]] = f
             self.edits.append((b.offset, e.offset + e.length, f"{BITS} {f['name']}{suffix}"))
             name = f"{record.get('tagUsed', 'struct')} {record.get('name', '(unnamed)')}"
@@ -225,8 +228,7 @@ class _Members:
             raise Refused(f"an array of pointers used whole ({self.where(node)})")
         target, parent = self.up(lv)
         if _assigns(parent) and parent["inner"][0] is target:
-            statement = self.r.parent[id(parent)]
-            if statement is None or statement.get("kind") != "CompoundStmt":
+            if not _statement(parent, self.r.parent[id(parent)]):
                 raise Refused(f"a store of a pointer member whose value is used ({self.where(node)})")
             rhs = parent["inner"][1]
             if not self.is_read(rhs):  # a copy between two such members moves the bits as they are
@@ -243,8 +245,25 @@ class _Members:
         b, e = self.r.begin[id(rhs)], self.r.end[id(rhs)]
         if not self.in_source(b, e) or b is None or e is None or b.macro:
             raise Refused(f"a stored pointer written through a macro ({self.line(b)})")
+        if not self.data[self.source_start:b.offset].rstrip().endswith(b"="):  # where clang's AST said
+            raise Refused(f"a stored pointer not found after its '=' ({self.line(b)})")
         self.edits.append((b.offset, b.offset, "((void)("))
         self.edits.append((e.offset + e.length, e.offset + e.length, f"), ({BITS}){undefined.FUNCTION}())"))
+
+
+def _statement(node: Any, parent: Any) -> bool:
+    """Whether ``node`` is a statement of its own, whose value nothing uses: one of a block, or
+    the body of an ``if``, ``for`` or ``while`` (their last parts; an ``if`` with an ``else`` has
+    two)."""
+    if parent is None:
+        return False
+    kind, inner = parent.get("kind"), parent.get("inner", [])
+    if kind == "CompoundStmt":
+        return True
+    if kind in ("IfStmt", "ForStmt", "WhileStmt") and inner:
+        bodies = inner[-2:] if kind == "IfStmt" and parent.get("hasElse") else inner[-1:]
+        return any(b is node for b in bodies)
+    return False
 
 
 def _assigns(node: Any) -> bool:
