@@ -471,18 +471,45 @@ def test_64_bit_atomics(tmp_path: Path, more: str, found: set[str]) -> None:
 
 @needs_clspv
 def test_a_module_spirv_val_refuses_is_unknown_with_its_rule(tmp_path: Path) -> None:
-    """GPUVerify's atomics/mismatched_types/int_add_with_short: a 32-bit atomic through a pointer
-    to short, which logical addressing cannot spell (an OpBitcast of the pointer is invalid too)."""
+    """GPUVerify's null_pointers/null_pointer_assignment: a pointer chosen between a private
+    variable and NULL, which clspv writes as a phi missing an incoming block."""
     from kernellab.spirvsim.module import Unsupported
 
     (tmp_path / "k.cl").write_text("""
-__kernel void k(__local short *A, int B) {
-  A[get_local_id(0) + 2] = 42;
-  atomic_add((__local int *)A, B);
+__kernel void k(int i) {
+  float x = 0;
+  float *y;
+  if (i) y = &x; else y = 0;
+  y[0] = y[0] + 1;
 }
 """)
-    with pytest.raises(Unsupported, match="OpAccessChain result type"):
+    with pytest.raises(Unsupported, match="OpPhi's number of incoming blocks"):
         opencl.compile_source(tmp_path / "k.cl", "")
+
+
+ATOMIC_CAST = """
+__kernel void k(__local %s *A, int B) {
+  A[get_local_id(0) + %s] = 42;
+  atomic_add((__local int *)(%s), B);
+}
+"""
+
+
+@needs_clspv
+@pytest.mark.parametrize("element, first, pointer, found", [
+    ("short", "2", "A", set()),             # the int at A: A[0] and A[1], which no work-item writes
+    ("short", "1", "A", {"data-race"}),     # A[1] written by work-item 0
+    ("char", "4", "(__local char *)A + 1", {"data-race"}),  # GPUVerify's displaced: bytes 1..4
+    ("char", "5", "(__local char *)A + 1", set()),
+])
+def test_an_atomic_through_a_cast_pointer(tmp_path: Path, element: str, first: str, pointer: str,
+                                          found: set[str]) -> None:
+    """GPUVerify's atomics/mismatched_types/int_add_with_short and atomics/displaced: clspv writes
+    the 32-bit atomic through the narrower pointer, which spirv-val refuses; the repair makes it a
+    marker call the engine reads as the atomic of 4 bytes at the pointer's byte offset."""
+    o = prove_cl(tmp_path, ATOMIC_CAST % (element, first, pointer), local=16, groups=1)
+    assert kinds(o) == found, o
+    assert o.verdict == ("proven" if not found else "defect"), o
 
 
 FLAGS = """

@@ -26,7 +26,7 @@ Every other break stays refused with spirv-val's message (:func:`kernellab.verif
 """
 from __future__ import annotations
 
-from kernellab.verify.prove import barrier_flags
+from kernellab.verify.prove import atomic_casts, barrier_flags
 from kernellab.verify.prove.spirv_edit import OP_BRANCH, OP_LABEL, OP_LOAD, OP_TYPE_POINTER, OP_UNREACHABLE, Words, make
 
 _CAPABILITY, _TYPE_INT, _TYPE_ARRAY, _TYPE_POINTER, _CONSTANT, _VARIABLE = 17, 21, 28, 32, 43, 59
@@ -43,7 +43,7 @@ def repaired(spirv: bytes) -> bytes | None:
     """``spirv`` with the breaks above repaired, or None where it has none of them."""
     words = Words(spirv)
     changed = _add_int64_atomics(words.insts) | _phis_of_arrays(words.insts, words.header) | \
-        _load_twins(words) | barrier_flags.split(words) | _self_loops(words)
+        _load_twins(words) | barrier_flags.split(words) | _self_loops(words) | atomic_casts.rewrite(words)
     return words.data() if changed else None
 
 
