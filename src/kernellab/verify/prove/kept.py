@@ -25,6 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from kernellab.spirvsim.module import successors
 from kernellab.verify.prove.annotations import INSTANTIATION_LINES, split_top_level
 
 #: (source line, "read" | "write")
@@ -215,13 +216,7 @@ def _reached_blocks(fn: Any) -> set[int]:
         if label in seen or label not in fn.blocks:
             continue
         seen.add(label)
-        end = fn.blocks[label].insts[-1]
-        if end.op == "OpBranch":
-            todo.append(end.words[0])
-        elif end.op == "OpBranchConditional":
-            todo += end.words[1:3]
-        elif end.op == "OpSwitch":
-            todo += [end.words[1], *end.words[3::2]]
+        todo += successors(fn.blocks[label])
     return seen
 
 

@@ -110,7 +110,7 @@ def _self_loops(words: Words) -> bool:
         blocks = _blocks(words.insts, first, last)
         if not blocks:
             continue
-        reached = _reachable(words.insts, blocks)
+        reached = _reachable(words, blocks, words.definitions())
         if any(_op(words.insts[k]) not in _TRIVIAL for label, (a, b) in blocks.items() if label not in reached
                for k in range(a, b + 1)):
             continue
@@ -154,8 +154,9 @@ def _blocks(insts: list[list[int]], first: int, last: int) -> dict[int, tuple[in
     return out
 
 
-def _reachable(insts: list[list[int]], blocks: dict[int, tuple[int, int]]) -> set[int]:
+def _reachable(words: Words, blocks: dict[int, tuple[int, int]], defs: dict[int, list[int]]) -> set[int]:
     """The blocks a path from the entry (the first block) reaches."""
+    insts = words.insts
     todo, seen = [next(iter(blocks))], set()
     while todo:
         label = todo.pop()
@@ -167,8 +168,10 @@ def _reachable(insts: list[list[int]], blocks: dict[int, tuple[int, int]]) -> se
             todo.append(end[1])
         elif _op(end) == 250:  # OpBranchConditional
             todo += end[2:4]
-        elif _op(end) == 251:  # OpSwitch
-            todo += [end[2], *end[4::2]]
+        elif _op(end) == 251:  # OpSwitch: selector, default, then (literal, label) pairs
+            selector = defs.get(words.result_type(end[1], defs) or -1, [0, 0, 32])
+            step = 1 + (2 if selector[2] > 32 else 1)  # a literal of a 64-bit selector takes two words
+            todo += [end[2], *end[3 + step - 1::step]]
     return seen
 
 
