@@ -523,3 +523,35 @@ def test_the_replayed_source_defines_annotations_away() -> None:
     assert body == src and "__kl_" not in head
     assert "#define __requires(...) ((void)0)" in head and "#define __invariant(...) ((void)0)" in head
     assert "#define __ite(c, a, b) ((c) ? (a) : (b))" in head
+
+
+# --- __atomic_has_taken_value ------------------------------------------------------------------
+
+@needs_clspv
+def test_atomic_has_taken_value(tmp_path: Path) -> None:
+    body = "__kernel void k(__global unsigned *c, __global unsigned *d) { unsigned i = atomic_inc(c + 1); %s }"
+    # the value the atomic at element 1 of c returned to this invocation
+    assert verdict(tmp_path, body % "__assert(__atomic_has_taken_value(c, 1, i));") == PROVEN
+    # another value, another element, another array: not known to be taken
+    assert verdict(tmp_path, body % "__assert(__atomic_has_taken_value(c, 1, i + 1));") == ASSERTION
+    assert verdict(tmp_path, body % "__assert(__atomic_has_taken_value(c, 0, i));") == ASSERTION
+    assert verdict(tmp_path, body % "__assert(__atomic_has_taken_value(d, 1, i));") == ASSERTION
+    # assumed, it says nothing of the values: i + 1 may still be anything
+    assert verdict(tmp_path, body % "__assume(__atomic_has_taken_value(c, 1, i + 1)); __assert(i == 0);") == ASSERTION
+
+
+ATOMIC_LOOP = """__kernel void k(__global unsigned *counter, __global char *A) {
+  while (__global_invariant(__write_implies(A, __atomic_has_taken_value(counter, 0, %s))), true) {
+    unsigned slot = atomic_inc(counter);
+    A[slot] = 1;
+    if (slot > get_global_id(0)) break;
+  }
+}"""
+
+
+@needs_clspv
+def test_atomic_has_taken_value_in_a_loop_invariant(tmp_path: Path) -> None:
+    # GPUVerify's atomics/refined_atomic_abstraction/access_in_loop: the slot written in an
+    # earlier iteration is a value the counter gave (the loop runs past the unrolling limit)
+    assert verdict(tmp_path, ATOMIC_LOOP % "__write_offset_bytes(A)") == PROVEN
+    assert verdict(tmp_path, ATOMIC_LOOP % "__write_offset_bytes(A) + 1")[1] >= {"assertion"}

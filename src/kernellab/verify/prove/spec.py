@@ -57,6 +57,8 @@ class LoopMark:
     invariant: Any
     #: logs read in the iteration: (kind, root, storage, (wg, sb) phases, access index, has, offset, assume index)
     deferred: list[tuple[Any, ...]] = field(default_factory=list)
+    #: ``__atomic_has_taken_value`` read in the iteration: (root, index, value, access index, taken, assume index)
+    taken: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 @dataclass
@@ -98,6 +100,8 @@ class Specs:
             return self.log(env, inst, name, rtype)
         if name.startswith("__kl_noovfl"):
             return self.noovfl(env, pred, inst, name, args)
+        if name == "__kl_taken":
+            return self.taken(env, inst, name, args, rtype)
         arg = self.scalar(env, inst, name, args[0])
         if name == "__kl_other":
             fresh = enc.fresh(rtype, "other")
@@ -162,6 +166,28 @@ class Specs:
         self.enc.trace.assumes.append(z3.Implies(pred, fits))
         return z3.Extract(width - 1, 0, wide)
 
+    def taken(self, env: dict[Any, Any], inst: Any, name: str, args: list[Any], rtype: Any) -> Any:
+        """``__atomic_has_taken_value(p, index, value)``: whether the atomic at element ``index`` of
+        the array ``p`` points into has returned ``value`` to some invocation (GPUVerify's map
+        ``_USED_`` of its refined atomic abstraction). A fresh truth value that each of this
+        invocation's reached atomics there returning ``value`` makes true (what the others were
+        given is not known: any value), so an assertion of it holds only where this invocation's
+        own atomics show it, and an assumption of it constrains nothing else."""
+        enc, trace = self.enc, self.enc.trace
+        # the header passes the array last: a log read in ``value`` (``__write_offset_bytes``) is
+        # then made before the array's probe load, where the same log read elsewhere on the line is
+        pointer, _ = self.probe(env, inst, name, 2)
+        if hasattr(pointer, "options"):
+            raise enc.unmodelled(inst, "__atomic_has_taken_value of a pointer chosen at run time between arrays")
+        value = self.scalar(env, inst, name, args[0])
+        index = self.scalar(env, inst, name, args[1])
+        taken = z3.Bool(f"{enc.tag}_taken{pointer.root}_{next(self.count)}")
+        options = taken_options(trace.accesses, pointer.root, index, value)
+        if enc.abstract == 1 and self.loops:  # an earlier iteration's atomics too: settled where it ends
+            self.loops[-1].taken.append((pointer.root, index, value, len(trace.accesses), taken, len(trace.assumes)))
+        trace.assumes.append(z3.Implies(z3.Or(*options), taken) if options else z3.BoolVal(True))
+        return z3.If(taken, z3.BitVecVal(1, rtype.width), z3.BitVecVal(0, rtype.width))
+
     def check(self, pred: Any, cond: Any, inst: Any) -> None:
         """An assertion, checked under the assumptions made before it only."""
         t = self.enc.trace
@@ -209,14 +235,15 @@ class Specs:
             return z3.If(has, z3.BitVecVal(1, rtype.width), z3.BitVecVal(0, rtype.width))
         return z3.Extract(rtype.width - 1, 0, off) if rtype.width < 64 else off
 
-    def probe(self, env: dict[Any, Any], inst: Any, name: str) -> tuple[Any, Any]:
-        """The pointer a log annotation names (or the choice between arrays it is): the header
-        passes ``(int)(p)[0]``, a load the engine takes back (it is no access of the kernel's)."""
+    def probe(self, env: dict[Any, Any], inst: Any, name: str, arg: int = 0) -> tuple[Any, Any]:
+        """The pointer a log annotation names (or the choice between arrays it is) as its argument
+        ``arg``: the header passes ``(int)(p)[0]``, a load the engine takes back (it is no access
+        of the kernel's)."""
         enc = self.enc
         if self.defs is None:
             self.defs = {i.words[1]: i for f in enc.m.functions.values() for b in f.blocks.values()
                          for i in b.insts if i.typed}
-        vid = inst.words[3]
+        vid = inst.words[3 + arg]
         for _ in range(8):
             d = self.defs.get(vid)
             if d is None:
@@ -306,11 +333,18 @@ class Specs:
         satisfies the loop's invariants)."""
         self.loops.pop()
         enc, t = self.enc, self.enc.trace
-        if not mark.deferred:
+        if not mark.deferred and not mark.taken:
             return
         body = t.accesses[mark.start:]
         rename = self.renaming(mark, body)
         earlier = z3.substitute(mark.invariant, *rename) if rename else mark.invariant
+        for root, index, value, at_access, taken, at in mark.taken:
+            options = taken_options(t.accesses[:at_access], root, index, value)
+            again = taken_options(body, root, index, value)
+            if again:  # one earlier iteration, the same one the logs below may have logged from
+                again = [z3.substitute(x, *rename) if rename else x for x in again]
+                options.append(z3.And(earlier, z3.Or(*again)))
+            t.assumes[at] = z3.Implies(z3.Or(*options), taken) if options else z3.BoolVal(True)
         frame = next((f for f in reversed(self.frames) if f.modular), None)
         floor = frame.floor if frame is not None else 0
         for kind, root, _storage, phase, index, has, off, at in mark.deferred:
@@ -343,7 +377,8 @@ class Specs:
                                           or (m.group(3) and int(m.group(3)) > mark.logs))
 
         n = next(self.count)
-        roots = [mark.invariant] + [x for r in body for x in (r.pred, r.offset)]
+        roots = [mark.invariant] + [x for r in body for x in (r.pred, r.offset)] + [
+            r.result for r in body if z3.is_expr(r.result)]
         return [(x, z3.Const(f"{x.decl().name()}_earlier{n}", x.sort())) for x in subterms(roots, since)]
 
     # --- functions ---------------------------------------------------------------------------
@@ -454,3 +489,20 @@ _SOURCE = {"__kl_return": "__return_val_int", "__kl_return4": "__return_val_int4
            "__kl_ensures_all": "__global_ensures", "__kl_read": "__read", "__kl_write": "__write",
            "__kl_read_offset": "__read_offset_bytes", "__kl_write_offset": "__write_offset_bytes",
            "__kl_ptr_offset": "__ptr_offset_bytes"}
+
+
+def taken_options(records: list[Any], root: int, index: Any, value: Any) -> list[Any]:
+    """GPUVerify's ``__atomic_has_taken_value(counter, index, value)`` (its map ``_USED_``): the
+    atomic at element ``index`` of the variable ``root`` returned ``value`` to some invocation.
+    For the invocation that ``records`` are of, each reached atomic modification there whose
+    result is ``value`` makes it true; what other invocations were given is not known here."""
+    out = []
+    for r in records:
+        if r.root != root or r.kind != "atomic-write" or not z3.is_bv(r.result):
+            continue
+        width = r.result.size()
+        at = z3.ZeroExt(64 - index.size(), index) if index.size() < 64 else z3.Extract(63, 0, index)
+        v = value if value.size() == width else (z3.ZeroExt(width - value.size(), value) if value.size() < width
+                                                  else z3.Extract(width - 1, 0, value))
+        out.append(z3.And(r.pred, r.offset == at * r.size, r.result == v))
+    return out
