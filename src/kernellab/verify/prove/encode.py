@@ -802,6 +802,7 @@ class Encoder:
         # candidate invariants over the havocked values
         candidates = self.candidates(phis, havoc, entry_vals, first, body, fn)
         candidates += loop_facts.kept_bytes(self.tag, memory, entry_env, [e.env for e in first])
+        candidates += loop_facts.equal_bytes(self.tag, memory, entry_env, [e.env for e in first])
         candidates += loop_facts.distinct_variables(havoc)
         scalar = [r for r in havoc if z3.is_expr(havoc[r])]
         subst_entry = [(havoc[r], entry_vals[r]) for r in scalar] + loop_facts.memory_pairs(memory, entry_env)
