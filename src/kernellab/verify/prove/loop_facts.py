@@ -9,6 +9,8 @@ over single loop variables cannot state.
   in every iteration and in the state after the loop.
 - **equal bytes**: a byte the loop writes in two variables at one such offset is the same in
   both (``A[lid]++; B[lid]++`` from equal values).
+- **moving words**: a word the loop writes at such an offset minus a loop variable of its
+  width keeps its entry value (``A[lid]++`` beside ``i++``).
 - **distinct variables**: two integer loop variables differ (``a != b`` for the rotation
   ``t = a; a = b; b = c; c = t``, which keeps all three apart only together).
 
@@ -27,6 +29,8 @@ from kernellab.verify.prove.spec import subterms
 
 #: byte candidates made for one loop at most (each is a conjunct of every later query)
 MAX_KEPT_BYTES = 64
+#: words of one variable related to the loop variables at most
+MAX_MOVING_WORDS = 8
 #: loop variables compared pairwise at most (n * (n - 1) / 2 candidates)
 MAX_DISTINCT_VARIABLES = 8
 
@@ -63,6 +67,28 @@ def equal_bytes(tag: str, memory: dict[int, Any], entry_env: dict[Any, Any], env
             continue
         out += [z3.Select(memory[r1], o) == z3.Select(memory[r2], o) for k, o in written[r1].items()
                 if k in written[r2]]
+    return out[:MAX_KEPT_BYTES]
+
+
+def moving_words(tag: str, memory: dict[int, Any], entry_env: dict[Any, Any], envs: list[dict[Any, Any]],
+                 variables: list[tuple[Any, Any]]) -> list[Any]:
+    """Candidates: a word an iteration writes (bytes ``o`` to ``o + n - 1`` at an offset of the
+    launch alone, ``n`` a loop variable's width in bytes) moves with that loop variable: ``word -
+    v`` is what it was on entry (``A[lid]++`` beside ``i++``; GPUVerify's
+    ``barrier_invariants/ghost_array`` states ``A[lid] == A_ghost[lid] + i``). ``variables``:
+    each integer loop variable with its value on entry."""
+    out = []
+    for root, offsets in _written(tag, memory, entry_env, envs).items():
+        before: Any = entry_env[("mem", root)]
+        widths = sorted({v.size() for v, _ in variables if v.size() % 8 == 0})
+        for width in widths:
+            n = width // 8
+            starts = [o for o in offsets.values()
+                      if all(z3.simplify(o + k).get_id() in offsets for k in range(1, n))]
+            for o in starts[:MAX_MOVING_WORDS]:
+                now = z3.Concat(*[z3.Select(memory[root], z3.simplify(o + k)) for k in reversed(range(n))])
+                then = z3.Concat(*[before.load(z3.simplify(o + k)) for k in reversed(range(n))])
+                out += [now - v == then - v0 for v, v0 in variables if v.size() == width]
     return out[:MAX_KEPT_BYTES]
 
 

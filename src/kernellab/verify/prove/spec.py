@@ -10,6 +10,7 @@ never lets a defect be proven.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import field
 from typing import Any
@@ -88,6 +89,9 @@ class Specs:
         self.loops: list[LoopMark] = []
         #: variables whose accesses are not logged (:attr:`engine.Launch.unchecked_buffers`): no log
         self.unlogged: set[int] = set()
+        #: ghost arrays ``__array_snapshot`` wrote: read from this invocation's snapshot, kept
+        #: across barriers, written by nothing else (:meth:`snapshot`)
+        self.snapshots: set[int] = set()
 
     # --- calls -------------------------------------------------------------------------------
 
@@ -100,8 +104,8 @@ class Specs:
             return self.log(env, inst, name, rtype)
         if name.startswith("__kl_noovfl"):
             return self.noovfl(env, pred, inst, name, args)
-        if name == "__kl_taken":
-            return self.taken(env, inst, name, args, rtype)
+        if name in ("__kl_taken", "__kl_snapshot"):
+            return (self.taken if name == "__kl_taken" else self.snapshot)(env, pred, inst, name, args, rtype)
         arg = self.scalar(env, inst, name, args[0])
         if name == "__kl_other":
             fresh = enc.fresh(rtype, "other")
@@ -166,7 +170,7 @@ class Specs:
         self.enc.trace.assumes.append(z3.Implies(pred, fits))
         return z3.Extract(width - 1, 0, wide)
 
-    def taken(self, env: dict[Any, Any], inst: Any, name: str, args: list[Any], rtype: Any) -> Any:
+    def taken(self, env: dict[Any, Any], pred: Any, inst: Any, name: str, args: list[Any], rtype: Any) -> Any:
         """``__atomic_has_taken_value(p, index, value)``: whether the atomic at element ``index`` of
         the array ``p`` points into has returned ``value`` to some invocation (GPUVerify's map
         ``_USED_`` of its refined atomic abstraction). A fresh truth value that each of this
@@ -187,6 +191,35 @@ class Specs:
             self.loops[-1].taken.append((pointer.root, index, value, len(trace.accesses), taken, len(trace.assumes)))
         trace.assumes.append(z3.Implies(z3.Or(*options), taken) if options else z3.BoolVal(True))
         return z3.If(taken, z3.BitVecVal(1, rtype.width), z3.BitVecVal(0, rtype.width))
+
+    def snapshot(self, env: dict[Any, Any], pred: Any, inst: Any, name: str, args: list[Any], rtype: Any) -> Any:
+        """``__array_snapshot(dst, src)``: GPUVerify's ghost copy (``dst := src`` of the whole
+        arrays, no access of either). ``dst`` becomes, for this invocation, the contents of
+        ``src`` as it sees them here (its own writes exact, other bytes any value); its later reads
+        see that copy, across barriers, as GPUVerify's ghost is written by nothing else. A
+        ``dst`` the kernel writes itself (before or after) is not modelled."""
+        enc, trace = self.enc, self.enc.trace
+        src, _ = self.probe(env, inst, name, 0)
+        dst, _ = self.probe(env, inst, name, 1)
+        if hasattr(src, "options") or hasattr(dst, "options"):
+            raise enc.unmodelled(inst, "__array_snapshot of a pointer chosen at run time between arrays")
+        if any(a.root == dst.root and a.kind != "read" for a in trace.accesses + trace.bounded):
+            raise enc.unmodelled(inst, "__array_snapshot into an array the kernel writes itself")
+        view = self.contents(env, src.root)
+        if not z3.is_true(pred):
+            view = z3.If(pred, view, self.contents(env, dst.root))
+        self.snapshots.add(dst.root)
+        enc.stored.add(dst.root)  # a loop that snapshots havocs the copy
+        env[("mem", dst.root)] = dataclasses.replace(enc.fresh_memory(), initial=view)
+        return None
+
+    def contents(self, env: dict[Any, Any], root: int) -> Any:
+        """A variable's contents as this invocation sees them, as one array term."""
+        array = None if root in self.snapshots else self.enc.memory.read_only.get(root)
+        if array is not None:
+            return array
+        mem = env.get(("mem", root))
+        return mem.as_array() if mem is not None else self.enc.fresh_memory().initial
 
     def check(self, pred: Any, cond: Any, inst: Any) -> None:
         """An assertion, checked under the assumptions made before it only."""
