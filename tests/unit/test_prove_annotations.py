@@ -615,3 +615,26 @@ def test_array_snapshot_in_a_loop_invariant_and_a_barrier_invariant(tmp_path: Pa
     # barrier invariant of the invocation's own id carries it past the barrier
     assert verdict(tmp_path, GHOST_LOOP % "1") == PROVEN
     assert verdict(tmp_path, GHOST_LOOP % "2")[1] >= {"assertion"}
+
+
+# --- the other invocation in a summarised loop (GPUVerify's lock-step reading) -----------------
+
+LOCKSTEP = """__kernel void k(__global int *A, int n) {
+  for (int i = get_global_id(0); __invariant(%s), i < n; i += %s) {
+  }
+}"""
+
+
+@needs_clspv
+def test_other_invocation_in_a_summarised_loop(tmp_path: Path) -> None:
+    # GPUVerify's annotation_tests/test_distinct: at one iteration of both, i of the two differ by
+    # their global ids; one that has left the loop is disabled there
+    distinct = "__implies(__uniform_bool(__enabled()), __distinct_int(i))"
+    assert verdict(tmp_path, LOCKSTEP % (distinct, "1")) == PROVEN
+    # a step that differs between the two: no longer apart
+    assert verdict(tmp_path, LOCKSTEP % (distinct, "1 + get_global_id(0) % 2"))[1] >= {"assertion"}
+    # the other has left the loop first: disabled at this iteration (it was taken as enabled)
+    assert verdict(tmp_path, LOCKSTEP % ("__implies(__enabled(), __other_bool(__enabled()))", "1"))[1] >= {"assertion"}
+    # two that run in lock-step (the same trip count) are both enabled at every iteration
+    assert verdict(tmp_path, LOCKSTEP.replace("int i = get_global_id(0)", "int i = 0")
+                   % ("__implies(__enabled(), __other_bool(__enabled()))", "1")) == PROVEN

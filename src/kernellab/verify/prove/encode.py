@@ -204,6 +204,9 @@ class LoopSummary:
     back: list[tuple[Any, dict[int, Any]]]
     #: the kept one-invocation invariants (assumed where the loop is entered)
     invariant: Any = None
+    #: whether this invocation is at the iteration the other's ``__other_*`` pair it with
+    #: (:func:`spec.same_iteration`): true for the invocation whose assertions are checked
+    here: Any = None
 
 
 @dataclass

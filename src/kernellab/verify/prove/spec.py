@@ -56,6 +56,9 @@ class LoopMark:
     calls: int  # and its call counter
     logs: int  # and this helper's own counter
     invariant: Any
+    #: GPUVerify's lock-step reading: whether this invocation is at the iteration the other one's
+    #: ``__other_*`` pair with (None: not the outermost summarised loop)
+    here: Any = None
     #: logs read in the iteration: (kind, root, storage, (wg, sb) phases, access index, has, offset, assume index)
     deferred: list[tuple[Any, ...]] = field(default_factory=list)
     #: ``__atomic_has_taken_value`` read in the iteration: (root, index, value, access index, taken, assume index)
@@ -112,12 +115,14 @@ class Specs:
             n = sum(1 for r in trace.others if r.key[:2] == (enc.key, inst.index))
             trace.others.append(OtherRecord((enc.key, inst.index, n), arg, fresh))
             return fresh
+        # in a summarised loop, enabled only at the iteration the other invocation's __other_* see
+        here = [m.here for m in self.loops if m.here is not None]
         if name == "__kl_enabled":
-            return z3.If(pred, z3.BitVecVal(1, 32), z3.BitVecVal(0, 32))
+            return z3.If(z3.And(pred, *here), z3.BitVecVal(1, 32), z3.BitVecVal(0, 32))
         if name == "__kl_dominator":
             # GPUVerify's: whether the block's immediate dominator is reached, which every path
             # here passes: true where this place is reached, and any value where it is not
-            return z3.If(pred, z3.BitVecVal(1, 32), enc.fresh(rtype, "undef"))
+            return z3.If(z3.And(pred, *here), z3.BitVecVal(1, 32), enc.fresh(rtype, "undef"))
         if name in ("__kl_return", "__kl_return4"):
             if frame is None or not inner:
                 raise enc.unmodelled(inst, f"{_SOURCE[name]} outside a called function")
@@ -356,6 +361,13 @@ class Specs:
     def loop_start(self, invariant: Any) -> LoopMark:
         mark = LoopMark(len(self.enc.trace.accesses), next(self.enc.fresh_count), self.enc.calls, next(self.count),
                         invariant)
+        if self.enc.abstract == 1 and self.enc.trace.loops:
+            # GPUVerify runs the two invocations through a loop in lock-step, one that has left it
+            # disabled: the other's __enabled() here is whether it is at the same iteration
+            # (:func:`same_iteration`); this invocation's own checks have it at its own
+            summary = self.enc.trace.loops[-1]
+            mark.here = summary.here = z3.Bool(f"{self.enc.tag}_here{next(self.count)}")
+            self.assume_checked(mark.here)
         self.loops.append(mark)
         return mark
 
@@ -482,6 +494,47 @@ def link_others(ta: Any, tb: Any) -> list[Any]:
         if o is not None and o.value.sort() == r.fresh.sort():
             out += [r.fresh == o.value, o.fresh == r.value]
     return out
+
+
+def same_iteration(ta: Any, tb: Any, check: Any) -> list[Any]:
+    """Where the two invocations summarise one loop at the same place (GPUVerify runs them
+    through it in lock-step, the one that left it disabled): when B is at A's iteration, each loop
+    variable has moved as far from its entry value in both (``i = gid; i++``: ``i`` of the two
+    differ by their ``gid``), found as Houdini finds invariants (0 on entry; kept by one iteration
+    of each where both go on); when the two go on together from such states, B is at A's
+    iteration wherever A is (``here``). ``check(constraints)`` says whether they can hold
+    together. For ``__other_*`` only, never for races."""
+    by_key = {s.key: s for s in tb.loops}
+    out: list[Any] = []
+    for la in ta.loops:
+        lb = by_key.get(la.key)
+        if lb is None or la.here is None or lb.here is None:
+            continue
+        both = z3.And(la.entry_pred, lb.entry_pred)
+        rids = [r for r in la.havoc if r in lb.havoc and z3.is_bv(la.havoc[r])
+                and la.havoc[r].sort() == lb.havoc[r].sort()]
+
+        while rids:
+            same = [_moved(la, lb, r, la.havoc[r], lb.havoc[r]) for r in rids]
+            keep = [r for r in rids if not any(
+                r in na and r in nb and check([both, *same, pa, pb, z3.Not(_moved(la, lb, r, na[r], nb[r]))])
+                for pa, na in la.back for pb, nb in lb.back)]
+            if len(keep) == len(rids):
+                break
+            rids = keep
+        same = [_moved(la, lb, r, la.havoc[r], lb.havoc[r]) for r in rids]
+        go_a = z3.Or(*[p for p, _ in la.back]) if la.back else z3.BoolVal(False)
+        go_b = z3.Or(*[p for p, _ in lb.back]) if lb.back else z3.BoolVal(False)
+        if same:
+            out.append(z3.Implies(z3.And(both, lb.here), z3.And(*same)))
+        if not check([both, *same, go_a != go_b]):
+            out.append(z3.Implies(both, lb.here))  # in lock-step: B is wherever A is
+    return out
+
+
+def _moved(la: Any, lb: Any, r: int, a: Any, b: Any) -> Any:
+    """Loop variable ``r`` is as far from its entry value in A (``a``) as in B (``b``)."""
+    return a - la.entry[r] == b - lb.entry[r]
 
 
 def mentions_other(cond: Any, trace: Any) -> bool:
