@@ -12,7 +12,9 @@ import re
 from kernellab.records import dataclass
 
 #: GPUVerify's annotations the engine does not model, in the order of their number in
-#: ``__kl_unsupported(N)`` (reaching one gives ``unknown`` naming it)
+#: ``__kl_unsupported(N)`` (reaching one gives ``unknown`` naming it); a number stays with its
+#: name once that annotation is modelled (``__atomic_has_taken_value``, ``__array_snapshot``,
+#: ``__dominator_enabled`` and the permissions no longer use theirs)
 UNSUPPORTED = (
     '__function_wide_invariant',
     '__at_most_one',
