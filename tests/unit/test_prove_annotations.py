@@ -235,14 +235,14 @@ def test_unmodelled_annotation_names_itself_and_its_line(tmp_path: Path) -> None
     src = """__kernel void k(__global int *A) {
       __local int L[64];
       L[get_local_id(0)] = 1;
-      __array_snapshot(L, L);
+      __equal_floats(1.0f, 1.0f);
       barrier(CLK_LOCAL_MEM_FENCE);
     }"""
     o = prove(tmp_path, src)
     assert o.verdict == "unknown"  # type: ignore[attr-defined]
-    assert "__array_snapshot" in o.reason and o.line[1] == 4  # type: ignore[attr-defined]
+    assert "__equal_floats" in o.reason and o.line[1] == 4  # type: ignore[attr-defined]
     # a barrier invariant not written just before its barrier (the binary ones are modelled there)
-    o = prove(tmp_path, src.replace("__array_snapshot(L, L);", "__barrier_invariant_binary_1(L[get_local_id(0)] == 1,"
+    o = prove(tmp_path, src.replace("__equal_floats(1.0f, 1.0f);", "__barrier_invariant_binary_1(L[get_local_id(0)] == 1,"
                                     " get_local_id(0), __other_int(get_local_id(0))); L[0] = 0;"))
     assert o.verdict == "unknown" and "__barrier_invariant_binary" in o.reason  # type: ignore[attr-defined]
 
@@ -523,3 +523,118 @@ def test_the_replayed_source_defines_annotations_away() -> None:
     assert body == src and "__kl_" not in head
     assert "#define __requires(...) ((void)0)" in head and "#define __invariant(...) ((void)0)" in head
     assert "#define __ite(c, a, b) ((c) ? (a) : (b))" in head
+
+
+# --- __atomic_has_taken_value ------------------------------------------------------------------
+
+@needs_clspv
+def test_atomic_has_taken_value(tmp_path: Path) -> None:
+    body = "__kernel void k(__global unsigned *c, __global unsigned *d) { unsigned i = atomic_inc(c + 1); %s }"
+    # the value the atomic at element 1 of c returned to this invocation
+    assert verdict(tmp_path, body % "__assert(__atomic_has_taken_value(c, 1, i));") == PROVEN
+    # another value, another element, another array: not known to be taken
+    assert verdict(tmp_path, body % "__assert(__atomic_has_taken_value(c, 1, i + 1));") == ASSERTION
+    assert verdict(tmp_path, body % "__assert(__atomic_has_taken_value(c, 0, i));") == ASSERTION
+    assert verdict(tmp_path, body % "__assert(__atomic_has_taken_value(d, 1, i));") == ASSERTION
+    # assumed, it says nothing of the values: i + 1 may still be anything
+    assert verdict(tmp_path, body % "__assume(__atomic_has_taken_value(c, 1, i + 1)); __assert(i == 0);") == ASSERTION
+
+
+ATOMIC_LOOP = """__kernel void k(__global unsigned *counter, __global char *A) {
+  while (__global_invariant(__write_implies(A, __atomic_has_taken_value(counter, 0, %s))), true) {
+    unsigned slot = atomic_inc(counter);
+    A[slot] = 1;
+    if (slot > get_global_id(0)) break;
+  }
+}"""
+
+
+@needs_clspv
+def test_atomic_has_taken_value_in_a_loop_invariant(tmp_path: Path) -> None:
+    # GPUVerify's atomics/refined_atomic_abstraction/access_in_loop: the slot written in an
+    # earlier iteration is a value the counter gave (the loop runs past the unrolling limit)
+    assert verdict(tmp_path, ATOMIC_LOOP % "__write_offset_bytes(A)") == PROVEN
+    assert verdict(tmp_path, ATOMIC_LOOP % "__write_offset_bytes(A) + 1")[1] >= {"assertion"}
+
+
+# --- __array_snapshot --------------------------------------------------------------------------
+
+GHOST = """__kernel void k(__global int *out, int n) {
+  __local int A[64];
+  __local int A_ghost[64];
+  A[get_local_id(0)] = get_local_id(0);
+  __array_snapshot(A_ghost, A);
+  A[get_local_id(0)] += 3;
+  __assert(A[get_local_id(0)] == A_ghost[get_local_id(0)] + %s);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  __assert(A_ghost[get_local_id(0)] == get_local_id(0));
+}"""
+
+
+@needs_clspv
+def test_array_snapshot(tmp_path: Path) -> None:
+    # a ghost copy of the array as this invocation sees it: its own bytes exact, kept past barriers
+    assert verdict(tmp_path, GHOST % "3") == PROVEN
+    assert verdict(tmp_path, GHOST % "4") == ASSERTION
+    # another invocation's bytes of the copy are any value
+    assert verdict(tmp_path, "__kernel void k(__global int *out) { __local int A[64]; __local int G[64];"
+                             " A[get_local_id(0)] = 1; __array_snapshot(G, A);"
+                             " __assert(G[(get_local_id(0) + 1) % 64] == 1); }") == ASSERTION
+    # nor does a barrier invariant instantiated for another invocation carry its copy: not assumed
+    assert verdict(tmp_path, "__kernel void k(__global int *out) { __local int A[64]; __local int G[64];"
+                             " A[get_local_id(0)] = 1; __array_snapshot(G, A);"
+                             " __barrier_invariant_2(G[get_local_id(0)] == 1, get_local_id(0), (get_local_id(0) + 1) % 64);"
+                             " barrier(CLK_LOCAL_MEM_FENCE);"
+                             " __assert(G[(get_local_id(0) + 1) % 64] == 1); }") == ASSERTION
+
+
+@needs_clspv
+def test_array_snapshot_into_an_array_the_kernel_writes_is_unknown(tmp_path: Path) -> None:
+    o = prove(tmp_path, "__kernel void k(__global int *out) { __local int A[64]; __local int G[64];\n"
+                        " A[get_local_id(0)] = 1; __array_snapshot(G, A);\n G[get_local_id(0)] = 2; }")
+    assert o.verdict == "unknown" and "ghost array" in o.reason  # type: ignore[attr-defined]
+
+
+GHOST_LOOP = """__kernel void k(__global int *out) {
+  __local int A[64];
+  __local int A_ghost[64];
+  A[get_local_id(0)] = get_local_id(0);
+  __array_snapshot(A_ghost, A);
+  for (int i = 0; __invariant(A[get_local_id(0)] == A_ghost[get_local_id(0)] + i), i < 1000; i++) {
+    A[get_local_id(0)] += %s;
+  }
+  __barrier_invariant_1(A[get_local_id(0)] == A_ghost[get_local_id(0)] + 1000, get_local_id(0));
+  barrier(CLK_LOCAL_MEM_FENCE);
+  __assert(A[get_local_id(0)] == A_ghost[get_local_id(0)] + 1000);
+}"""
+
+
+@needs_clspv
+def test_array_snapshot_in_a_loop_invariant_and_a_barrier_invariant(tmp_path: Path) -> None:
+    # GPUVerify's barrier_invariants/ghost_array: the word moves with the loop variable, and the
+    # barrier invariant of the invocation's own id carries it past the barrier
+    assert verdict(tmp_path, GHOST_LOOP % "1") == PROVEN
+    assert verdict(tmp_path, GHOST_LOOP % "2")[1] >= {"assertion"}
+
+
+# --- the other invocation in a summarised loop (GPUVerify's lock-step reading) -----------------
+
+LOCKSTEP = """__kernel void k(__global int *A, int n) {
+  for (int i = get_global_id(0); __invariant(%s), i < n; i += %s) {
+  }
+}"""
+
+
+@needs_clspv
+def test_other_invocation_in_a_summarised_loop(tmp_path: Path) -> None:
+    # GPUVerify's annotation_tests/test_distinct: at one iteration of both, i of the two differ by
+    # their global ids; one that has left the loop is disabled there
+    distinct = "__implies(__uniform_bool(__enabled()), __distinct_int(i))"
+    assert verdict(tmp_path, LOCKSTEP % (distinct, "1")) == PROVEN
+    # a step that differs between the two: no longer apart
+    assert verdict(tmp_path, LOCKSTEP % (distinct, "1 + get_global_id(0) % 2"))[1] >= {"assertion"}
+    # the other has left the loop first: disabled at this iteration (it was taken as enabled)
+    assert verdict(tmp_path, LOCKSTEP % ("__implies(__enabled(), __other_bool(__enabled()))", "1"))[1] >= {"assertion"}
+    # two that run in lock-step (the same trip count) are both enabled at every iteration
+    assert verdict(tmp_path, LOCKSTEP.replace("int i = get_global_id(0)", "int i = 0")
+                   % ("__implies(__enabled(), __other_bool(__enabled()))", "1")) == PROVEN

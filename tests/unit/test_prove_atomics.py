@@ -97,3 +97,25 @@ def test_counter_stepped_in_a_summarised_loop_gives_any_value(tmp_path: Path) ->
     src = GLOBAL_COUNTER % "unsigned slot = 0;\n  for (int i = 0; i < n; i++) slot = atomic_inc(c);"
     o = prove_cl(tmp_path, src, args=GARGS)
     assert o.verdict != "proven" and ("data-race" in kinds(o) or o.verdict == "unknown"), o
+
+
+#: a counter stepped in a loop that runs past the unrolling limit (summarised by invariants)
+LOOP_COUNTER = """
+__kernel void k(__global int *A, __global unsigned *c, int n) {
+  for (int i = 0; i < n; i++) {
+    %s
+    A[slot] = get_global_id(0);
+  }
+}
+"""
+
+
+@needs_clspv
+def test_counter_stepped_in_a_summarised_loop(tmp_path: Path) -> None:
+    # GPUVerify's refined atomic abstraction in a loop: every step of the counter, in any
+    # iteration of any invocation, returns a value of its own (fewer than 2**32 steps assumed)
+    o = prove_cl(tmp_path, LOOP_COUNTER % "unsigned slot = atomic_inc(c);", args=GARGS)
+    assert o.verdict == "proven", o
+    # a step that is not a constant: the values may repeat, the race comes back
+    o = prove_cl(tmp_path, LOOP_COUNTER % "unsigned slot = atomic_add(c, (unsigned)n);", args=GARGS)
+    assert "data-race" in kinds(o), o

@@ -68,3 +68,30 @@ def test_loop_variables_kept_apart(tmp_path: Path) -> None:
     # c = b makes b and c equal, and then a and b
     o = prove_cl(tmp_path, ROTATE % "b", args=RARGS)
     assert o.verdict != "proven" and "assertion" in kinds(o), o
+
+
+#: two __local arrays written alike in a loop of any trip count (GPUVerify's
+#: annotation_tests/shared_state_invariant_tests/shared_state_two_arrays)
+TWO_ARRAYS = """
+__kernel void k(__global unsigned *out, int n) {
+  __local int A[64];
+  __local int B[64];
+  A[get_local_id(0)] = 0;
+  B[get_local_id(0)] = 0;
+  for (int i = 0; __invariant(A[get_local_id(0)] == B[get_local_id(0)]), i < n; i++) {
+    %s
+  }
+  out[get_global_id(0)] = A[get_local_id(0)] - B[get_local_id(0)];
+}
+"""
+
+
+@needs_clspv
+def test_bytes_two_arrays_keep_equal(tmp_path: Path) -> None:
+    args = [opencl.ArgumentSpec("buffer", "out"), opencl.ArgumentSpec("scalar", "n")]
+    o = prove_cl(tmp_path, TWO_ARRAYS % "A[get_local_id(0)]++; B[get_local_id(0)]++;", args=args)
+    assert o.verdict == "proven", o
+    o = prove_cl(tmp_path, TWO_ARRAYS % "A[get_local_id(0)]++; B[get_local_id(0)] += 2;", args=args)
+    assert "assertion" in kinds(o), o
+    o = prove_cl(tmp_path, TWO_ARRAYS % "A[get_local_id(0)]++; if (i == 40) B[get_local_id(0)] = 0;", args=args)
+    assert "assertion" in kinds(o), o

@@ -12,7 +12,9 @@ import re
 from kernellab.records import dataclass
 
 #: GPUVerify's annotations the engine does not model, in the order of their number in
-#: ``__kl_unsupported(N)`` (reaching one gives ``unknown`` naming it)
+#: ``__kl_unsupported(N)`` (reaching one gives ``unknown`` naming it); a number stays with its
+#: name once that annotation is modelled (``__atomic_has_taken_value``, ``__array_snapshot``,
+#: ``__dominator_enabled`` and the permissions no longer use theirs)
 UNSUPPORTED = (
     '__function_wide_invariant',
     '__at_most_one',
@@ -83,6 +85,8 @@ __attribute__((noinline)) int __kl_spec_end(int c) { return c + 0x4b4c001e; }
 __attribute__((noinline)) int __kl_dominator(int c) { return c + 0x4b4c001f; }
 __attribute__((noinline)) int __kl_bi_other(int c) { return c + 0x4b4c0020; }
 __attribute__((noinline)) int __kl_bi_pair(int c) { return c + 0x4b4c0021; }
+__attribute__((noinline)) int __kl_snapshot(int src, int dst) { return src + dst + 0x4b4c0023; }
+__attribute__((noinline)) int __kl_taken(unsigned value, unsigned offset, int c) { return c + (int)(offset + value) + 0x4b4c0022; }
 size_t __kl_gid_base0(void) { return get_global_id(0) - get_local_id(0); }
 #define __KL_ID ((int)get_local_id(0))
 #define __assert(x) __kl_assert((x) ? 1 : 0)
@@ -147,8 +151,8 @@ size_t __kl_gid_base0(void) { return get_global_id(0) - get_local_id(0); }
 #define __write_permission(...) ((void)0)
 #define __equal_floats(...) __kl_unsupported(8)
 #define __equal_doubles(...) __kl_unsupported(9)
-#define __atomic_has_taken_value(...) __kl_unsupported(10)
-#define __array_snapshot(...) __kl_unsupported(11)
+#define __atomic_has_taken_value(p, offset, value) (__kl_taken((unsigned)(value), (unsigned)(offset), __KL_PROBE(p)) != 0)
+#define __array_snapshot(dst, src) ((void)__kl_snapshot(__KL_PROBE(src), __KL_PROBE(dst)))
 #define __dominator_enabled() (__kl_dominator(__KL_ID) != 0)
 #define __axiom(...) __kl_unsupported(13)
 #define __add_noovfl_char(...) __kl_unsupported(14)
@@ -268,6 +272,8 @@ MAGIC = {
     0x4B4C001F: '__kl_dominator',
     0x4B4C0020: '__kl_bi_other',
     0x4B4C0021: '__kl_bi_pair',
+    0x4B4C0022: '__kl_taken',
+    0x4B4C0023: '__kl_snapshot',
 }
 NAMES = tuple(MAGIC.values())
 

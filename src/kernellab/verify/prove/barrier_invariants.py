@@ -69,6 +69,8 @@ class Region:
     other: tuple[Any, Any] | None = None
     #: why it cannot be assumed (None: it can)
     refused: str | None = None
+    #: it read this invocation's ghost copy (``__array_snapshot``), instantiated with its own id
+    ghost: bool = False
 
 
 class BarrierInvariants:
@@ -124,7 +126,7 @@ class BarrierInvariants:
         elif any(r.kind not in ("read", "private") for r in enc.trace.accesses[self.checked_at:]):
             region.refused = "a write between its check and its barrier"
         for root in enc.m.variables:
-            if enc.m.types[enc.m.type_of[root]].storage != "Workgroup":
+            if enc.m.types[enc.m.type_of[root]].storage != "Workgroup" or root in enc.specs.snapshots:
                 continue
             mem = env.get(("mem", root))
             if mem is None:  # no write of it yet: its later reads see these contents too
@@ -154,11 +156,25 @@ class BarrierInvariants:
         enc, region = self.enc, self.region
         if region is None:
             return self.pair_load(env, p, inst, t)
+        if p.root in enc.specs.snapshots:
+            return self.ghost_load(env, region, p, inst, t)
         array = region.arrays.get(p.root) if p.storage == "Workgroup" else enc.memory.read_only.get(p.root)
         if array is None:
             region.refused = f"it reads {p.storage} memory that invocations write"
             return enc.fresh(t, "ld")
         return enc.bytes_value(lambda o: z3.Select(array, o), p.offset, t, inst)
+
+    def ghost_load(self, env: dict[Any, Any], region: Region, p: Any, inst: Any, t: Any) -> Any:
+        """A read of a ghost copy (``__array_snapshot``): each invocation has its own, so the
+        instantiation may read it only where it is this invocation's own id (what the check before
+        the barrier showed of its own copy then holds after it: nothing else writes the copy)."""
+        enc = self.enc
+        if not region.ghost:
+            if enc.may(z3.And(region.pred, region.value != enc.ids.local[0])):
+                region.refused = "it reads a ghost array (__array_snapshot) for another invocation than its own"
+                return enc.fresh(t, "ld")
+            region.ghost = True
+        return enc.bytes_value(env[("mem", p.root)].load, p.offset, t, inst)
 
     def pair_load(self, env: dict[Any, Any], p: Any, inst: Any, t: Any) -> Any:
         """A read of a binary invariant's check: the state at the barrier as the two invocations
@@ -192,7 +208,9 @@ class BarrierInvariants:
         cond = z3.simplify(cond)  # the choices the code left with a constant condition go
         if len(enc.trace.others) != region.others:
             region.refused = "it uses __other_* (a binary barrier invariant's)"
-        if region.refused is None and not self.own_state_free(region, cond):
+        # instantiated with this invocation's own id (its ghost copy read), it is about this
+        # invocation alone: what its check showed, of the state at the barrier
+        if region.refused is None and not region.ghost and not self.own_state_free(region, cond):
             region.refused = "its value depends on this invocation's own state, not only on its local id"
         if region.refused is not None:
             self.refused.append(region.refused)

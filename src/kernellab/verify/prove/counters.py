@@ -15,10 +15,13 @@ What the conditions rest on, each checked here, else the variable's atomics retu
 
 - every atomic that modifies the variable is such a step, of one size, at an offset that is a
   multiple of that size (a misaligned one would change two counters' bytes);
-- each invocation makes each recorded step at most once: none lies in a loop summarised by
-  invariants (its record stands for any number of iterations); the count is then at most the
-  launch's invocations (of one work-group, for ``__local`` memory, which each group has its own
-  of) times the records;
+- the location cannot wrap around to a value it returned: where each invocation makes each
+  recorded step at most once, the count is at most the launch's invocations (of one work-group,
+  for ``__local`` memory, which each group has its own of) times the records, checked against
+  ``2**width``; a step in a loop summarised by invariants (its record stands for any number of
+  iterations) is taken, as GPUVerify takes every counter, under the assumption that the launch
+  steps the counter fewer than ``2**width`` times (GPUVerify: "technically unsound due to machine
+  integers, but unlikely in practice");
 - a plain write of the variable is ordered before every step by a barrier: in ``__local`` memory,
   every plain write in a barrier interval (a constant phase) before the first step's; a storage
   buffer has no plain write at all (other work-groups' writes are ordered by nothing).
@@ -62,13 +65,16 @@ def counter_roots(trace: Any, invocations: dict[str, int], may: Callable[[Any], 
     for root, records in mods.items():
         steps = [a for a in records if a.kind == "atomic-write"]
         plain = [a for a in records if a.kind == "write"]
-        if not steps or any(a.step is None or a.abstract or not z3.is_bv(a.result) for a in steps):
+        if not steps or any(a.step is None or not z3.is_bv(a.result) for a in steps):
             continue
         sizes = {a.size for a in steps}
         if len(sizes) != 1 or len({a.step > 0 for a in steps}) != 1:
             continue
         size = sizes.pop()
-        if invocations[steps[0].storage] * sum(abs(a.step) for a in steps) >= 1 << (8 * size):
+        # a step in a summarised loop is made any number of times: GPUVerify's assumption that
+        # the launch steps a counter fewer than 2**width times (docs: "Known gaps")
+        looped = any(a.abstract for a in steps)
+        if not looped and invocations[steps[0].storage] * sum(abs(a.step) for a in steps) >= 1 << (8 * size):
             continue  # the counter could wrap around to a value it returned before
         if plain and not _ordered_before(plain, steps):
             continue
@@ -122,3 +128,4 @@ def relevant(facts: list[tuple[Any, set[int]]], query: Any) -> list[Any]:
     wanted = set().union(*(ids for _, ids in facts))
     mentioned = {x.get_id() for x in subterms([query], lambda x: x.get_id() in wanted)}
     return [f for f, ids in facts if ids & mentioned]
+

@@ -205,6 +205,9 @@ class LoopSummary:
     back: list[tuple[Any, dict[int, Any]]]
     #: the kept one-invocation invariants (assumed where the loop is entered)
     invariant: Any = None
+    #: whether this invocation is at the iteration the other's ``__other_*`` pair it with
+    #: (:func:`spec.same_iteration`): true for the invocation whose assertions are checked
+    here: Any = None
 
 
 @dataclass
@@ -400,6 +403,8 @@ class Encoder:
         return env.get("phase_wg", z3.BitVecVal(0, 16)), env.get("phase_sb", z3.BitVecVal(0, 16))
 
     def record(self, env: dict[Any, Any], pred: Any, p: Pointer, size: int, kind: str, inst: Inst) -> None:
+        if kind != "read" and p.root in self.specs.snapshots:
+            raise self.unmodelled(inst, "a write to an array __array_snapshot wrote (a ghost array)")
         wg, sb = self.phase(env)
         self.trace.accesses.append(AccessRecord(p.root, p.storage, p.offset, size, kind, pred, wg, sb, inst,
                                                 list(p.steps), self.abstract > 0, _waits(env), self.copy_open,
@@ -413,7 +418,7 @@ class Encoder:
         if self.barrier_invariants.active():  # the state at a barrier, not an access
             return self.barrier_invariants.load(env, p, inst, t)
         self.record(env, pred, p, max(t.size, 1), "read", inst)
-        array = self.memory.read_only.get(p.root)
+        array = None if p.root in self.specs.snapshots else self.memory.read_only.get(p.root)
         if array is None:
             own = env.get(("mem", p.root))
             if own is None or len(own.writes) > SHARED_LOG_MAX:
@@ -803,6 +808,9 @@ class Encoder:
         # candidate invariants over the havocked values
         candidates = self.candidates(phis, havoc, entry_vals, first, body, fn)
         candidates += loop_facts.kept_bytes(self.tag, memory, entry_env, [e.env for e in first])
+        candidates += loop_facts.equal_bytes(self.tag, memory, entry_env, [e.env for e in first])
+        candidates += loop_facts.moving_words(self.tag, memory, entry_env, [e.env for e in first],
+                                              [(havoc[r], entry_vals[r]) for r in havoc if z3.is_bv(havoc[r])])
         candidates += loop_facts.distinct_variables(havoc)
         scalar = [r for r in havoc if z3.is_expr(havoc[r])]
         subst_entry = [(havoc[r], entry_vals[r]) for r in scalar] + loop_facts.memory_pairs(memory, entry_env)
@@ -1167,6 +1175,8 @@ class Encoder:
             if not (isinstance(key, tuple) and key[0] == "mem"):
                 continue
             storage = self.m.types[self.m.type_of[key[1]]].storage
+            if key[1] in self.specs.snapshots:
+                continue  # a ghost copy: nothing else writes it
             if (storage == "Workgroup" and sem & WORKGROUP_MEMORY) or \
                     (storage == "StorageBuffer" and sem & UNIFORM_MEMORY):
                 mem = env[key]

@@ -221,6 +221,7 @@ class _Prover:
             # A's own loop invariants only: its other assumptions hold after the places they are made
             known = pair + [s.invariant for s in trace_a.loops if s.invariant is not None]
             pair = pair + enc.uniform_loops(trace_a, trace_b, lambda c: self.check(known + c) is not None)
+            pair = pair + spec.same_iteration(trace_a, trace_b, lambda c: self.check(known + c) is not None)
         found += self.assertions(trace_a, base + cons_a, pair)
         found += self.divergence(trace_a, trace_b, both + [f for f, _ in steps] + [distinct, same_group])
         race_cons = both + [distinct] + ([same_group] if self.launch.intra_group_only else [])

@@ -7,6 +7,10 @@ over single loop variables cannot state.
   where the loop was entered. The offset must be a term of the launch alone (the invocation's
   ids, the launch's read-only inputs, uninterpreted functions), so that it names the same bytes
   in every iteration and in the state after the loop.
+- **equal bytes**: a byte the loop writes in two variables at one such offset is the same in
+  both (``A[lid]++; B[lid]++`` from equal values).
+- **moving words**: a word the loop writes at such an offset minus a loop variable of its
+  width keeps its entry value (``A[lid]++`` beside ``i++``).
 - **distinct variables**: two integer loop variables differ (``a != b`` for the rotation
   ``t = a; a = b; b = c; c = t``, which keeps all three apart only together).
 
@@ -25,6 +29,8 @@ from kernellab.verify.prove.spec import subterms
 
 #: byte candidates made for one loop at most (each is a conjunct of every later query)
 MAX_KEPT_BYTES = 64
+#: words of one variable related to the loop variables at most
+MAX_MOVING_WORDS = 8
 #: loop variables compared pairwise at most (n * (n - 1) / 2 candidates)
 MAX_DISTINCT_VARIABLES = 8
 
@@ -43,9 +49,56 @@ def memory_pairs(memory: dict[int, Any], env: dict[Any, Any]) -> list[tuple[Any,
 def kept_bytes(tag: str, memory: dict[int, Any], entry_env: dict[Any, Any], envs: list[dict[Any, Any]]) -> list[Any]:
     """Candidates: each byte written by an iteration (whose environments at its back edges are
     ``envs``, run from the entry state) at an offset of the launch alone keeps its entry value."""
-    launch = _launch_term(tag)
     out = []
-    for root, initial in memory.items():
+    for root, offsets in _written(tag, memory, entry_env, envs).items():
+        before: Any = entry_env[("mem", root)]
+        out += [z3.Select(memory[root], o) == before.load(o) for o in offsets.values()]
+    return out[:MAX_KEPT_BYTES]
+
+
+def equal_bytes(tag: str, memory: dict[int, Any], entry_env: dict[Any, Any], envs: list[dict[Any, Any]]) -> list[Any]:
+    """Candidates: a byte that an iteration writes in two variables at one offset of the launch
+    alone is the same in both (``A[lid]++; B[lid]++`` from equal values: GPUVerify's
+    ``shared_state_two_arrays`` states ``A[lid] == B[lid]`` as the loop's invariant)."""
+    written = _written(tag, memory, entry_env, envs)
+    out = []
+    for r1, r2 in itertools.combinations(sorted(written), 2):
+        if memory[r1].sort() != memory[r2].sort():
+            continue
+        out += [z3.Select(memory[r1], o) == z3.Select(memory[r2], o) for k, o in written[r1].items()
+                if k in written[r2]]
+    return out[:MAX_KEPT_BYTES]
+
+
+def moving_words(tag: str, memory: dict[int, Any], entry_env: dict[Any, Any], envs: list[dict[Any, Any]],
+                 variables: list[tuple[Any, Any]]) -> list[Any]:
+    """Candidates: a word an iteration writes (bytes ``o`` to ``o + n - 1`` at an offset of the
+    launch alone, ``n`` a loop variable's width in bytes) moves with that loop variable: ``word -
+    v`` is what it was on entry (``A[lid]++`` beside ``i++``; GPUVerify's
+    ``barrier_invariants/ghost_array`` states ``A[lid] == A_ghost[lid] + i``). ``variables``:
+    each integer loop variable with its value on entry."""
+    out = []
+    for root, offsets in _written(tag, memory, entry_env, envs).items():
+        before: Any = entry_env[("mem", root)]
+        widths = sorted({v.size() for v, _ in variables if v.size() % 8 == 0})
+        for width in widths:
+            n = width // 8
+            starts = [o for o in offsets.values()
+                      if all(z3.simplify(o + k).get_id() in offsets for k in range(1, n))]
+            for o in starts[:MAX_MOVING_WORDS]:
+                now = z3.Concat(*[z3.Select(memory[root], z3.simplify(o + k)) for k in reversed(range(n))])
+                then = z3.Concat(*[before.load(z3.simplify(o + k)) for k in reversed(range(n))])
+                out += [now - v == then - v0 for v, v0 in variables if v.size() == width]
+    return out[:MAX_KEPT_BYTES]
+
+
+def _written(tag: str, memory: dict[int, Any], entry_env: dict[Any, Any],
+             envs: list[dict[Any, Any]]) -> dict[int, dict[int, Any]]:
+    """For each variable known on entry: the offsets of the launch alone (by z3 id) at which an
+    iteration writes it."""
+    launch = _launch_term(tag)
+    out: dict[int, dict[int, Any]] = {}
+    for root in memory:
         before: Any = entry_env.get(("mem", root))
         if not hasattr(before, "writes"):
             continue  # nothing known of it on entry
@@ -60,8 +113,9 @@ def kept_bytes(tag: str, memory: dict[int, Any], entry_env: dict[Any, Any], envs
                 o = z3.simplify(o)
                 if launch(o):
                     offsets.setdefault(o.get_id(), o)
-        out += [z3.Select(initial, o) == before.load(o) for o in offsets.values()]
-    return out[:MAX_KEPT_BYTES]
+        if offsets:
+            out[root] = offsets
+    return out
 
 
 def distinct_variables(havoc: dict[int, Any]) -> list[Any]:

@@ -10,6 +10,7 @@ never lets a defect be proven.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import field
 from typing import Any
@@ -55,8 +56,13 @@ class LoopMark:
     calls: int  # and its call counter
     logs: int  # and this helper's own counter
     invariant: Any
+    #: GPUVerify's lock-step reading: whether this invocation is at the iteration the other one's
+    #: ``__other_*`` pair with (None: not the outermost summarised loop)
+    here: Any = None
     #: logs read in the iteration: (kind, root, storage, (wg, sb) phases, access index, has, offset, assume index)
     deferred: list[tuple[Any, ...]] = field(default_factory=list)
+    #: ``__atomic_has_taken_value`` read in the iteration: (root, index, value, access index, taken, assume index)
+    taken: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 @dataclass
@@ -86,6 +92,9 @@ class Specs:
         self.loops: list[LoopMark] = []
         #: variables whose accesses are not logged (:attr:`engine.Launch.unchecked_buffers`): no log
         self.unlogged: set[int] = set()
+        #: ghost arrays ``__array_snapshot`` wrote: read from this invocation's snapshot, kept
+        #: across barriers, written by nothing else (:meth:`snapshot`)
+        self.snapshots: set[int] = set()
 
     # --- calls -------------------------------------------------------------------------------
 
@@ -98,18 +107,22 @@ class Specs:
             return self.log(env, inst, name, rtype)
         if name.startswith("__kl_noovfl"):
             return self.noovfl(env, pred, inst, name, args)
+        if name in ("__kl_taken", "__kl_snapshot"):
+            return (self.taken if name == "__kl_taken" else self.snapshot)(env, pred, inst, name, args, rtype)
         arg = self.scalar(env, inst, name, args[0])
         if name == "__kl_other":
             fresh = enc.fresh(rtype, "other")
             n = sum(1 for r in trace.others if r.key[:2] == (enc.key, inst.index))
             trace.others.append(OtherRecord((enc.key, inst.index, n), arg, fresh))
             return fresh
+        # in a summarised loop, enabled only at the iteration the other invocation's __other_* see
+        here = [m.here for m in self.loops if m.here is not None]
         if name == "__kl_enabled":
-            return z3.If(pred, z3.BitVecVal(1, 32), z3.BitVecVal(0, 32))
+            return z3.If(z3.And(pred, *here), z3.BitVecVal(1, 32), z3.BitVecVal(0, 32))
         if name == "__kl_dominator":
             # GPUVerify's: whether the block's immediate dominator is reached, which every path
             # here passes: true where this place is reached, and any value where it is not
-            return z3.If(pred, z3.BitVecVal(1, 32), enc.fresh(rtype, "undef"))
+            return z3.If(z3.And(pred, *here), z3.BitVecVal(1, 32), enc.fresh(rtype, "undef"))
         if name in ("__kl_return", "__kl_return4"):
             if frame is None or not inner:
                 raise enc.unmodelled(inst, f"{_SOURCE[name]} outside a called function")
@@ -162,6 +175,57 @@ class Specs:
         self.enc.trace.assumes.append(z3.Implies(pred, fits))
         return z3.Extract(width - 1, 0, wide)
 
+    def taken(self, env: dict[Any, Any], pred: Any, inst: Any, name: str, args: list[Any], rtype: Any) -> Any:
+        """``__atomic_has_taken_value(p, index, value)``: whether the atomic at element ``index`` of
+        the array ``p`` points into has returned ``value`` to some invocation (GPUVerify's map
+        ``_USED_`` of its refined atomic abstraction). A fresh truth value that each of this
+        invocation's reached atomics there returning ``value`` makes true (what the others were
+        given is not known: any value), so an assertion of it holds only where this invocation's
+        own atomics show it, and an assumption of it constrains nothing else."""
+        enc, trace = self.enc, self.enc.trace
+        # the header passes the array last: a log read in ``value`` (``__write_offset_bytes``) is
+        # then made before the array's probe load, where the same log read elsewhere on the line is
+        pointer, _ = self.probe(env, inst, name, 2)
+        if hasattr(pointer, "options"):
+            raise enc.unmodelled(inst, "__atomic_has_taken_value of a pointer chosen at run time between arrays")
+        value = self.scalar(env, inst, name, args[0])
+        index = self.scalar(env, inst, name, args[1])
+        taken = z3.Bool(f"{enc.tag}_taken{pointer.root}_{next(self.count)}")
+        options = taken_options(trace.accesses, pointer.root, index, value)
+        if enc.abstract == 1 and self.loops:  # an earlier iteration's atomics too: settled where it ends
+            self.loops[-1].taken.append((pointer.root, index, value, len(trace.accesses), taken, len(trace.assumes)))
+        trace.assumes.append(z3.Implies(z3.Or(*options), taken) if options else z3.BoolVal(True))
+        return z3.If(taken, z3.BitVecVal(1, rtype.width), z3.BitVecVal(0, rtype.width))
+
+    def snapshot(self, env: dict[Any, Any], pred: Any, inst: Any, name: str, args: list[Any], rtype: Any) -> Any:
+        """``__array_snapshot(dst, src)``: GPUVerify's ghost copy (``dst := src`` of the whole
+        arrays, no access of either). ``dst`` becomes, for this invocation, the contents of
+        ``src`` as it sees them here (its own writes exact, other bytes any value); its later reads
+        see that copy, across barriers, as GPUVerify's ghost is written by nothing else. A
+        ``dst`` the kernel writes itself (before or after) is not modelled."""
+        enc, trace = self.enc, self.enc.trace
+        src, _ = self.probe(env, inst, name, 0)
+        dst, _ = self.probe(env, inst, name, 1)
+        if hasattr(src, "options") or hasattr(dst, "options"):
+            raise enc.unmodelled(inst, "__array_snapshot of a pointer chosen at run time between arrays")
+        if any(a.root == dst.root and a.kind != "read" for a in trace.accesses + trace.bounded):
+            raise enc.unmodelled(inst, "__array_snapshot into an array the kernel writes itself")
+        view = self.contents(env, src.root)
+        if not z3.is_true(pred):
+            view = z3.If(pred, view, self.contents(env, dst.root))
+        self.snapshots.add(dst.root)
+        enc.stored.add(dst.root)  # a loop that snapshots havocs the copy
+        env[("mem", dst.root)] = dataclasses.replace(enc.fresh_memory(), initial=view)
+        return None
+
+    def contents(self, env: dict[Any, Any], root: int) -> Any:
+        """A variable's contents as this invocation sees them, as one array term."""
+        array = None if root in self.snapshots else self.enc.memory.read_only.get(root)
+        if array is not None:
+            return array
+        mem = env.get(("mem", root))
+        return mem.as_array() if mem is not None else self.enc.fresh_memory().initial
+
     def check(self, pred: Any, cond: Any, inst: Any) -> None:
         """An assertion, checked under the assumptions made before it only."""
         t = self.enc.trace
@@ -209,14 +273,15 @@ class Specs:
             return z3.If(has, z3.BitVecVal(1, rtype.width), z3.BitVecVal(0, rtype.width))
         return z3.Extract(rtype.width - 1, 0, off) if rtype.width < 64 else off
 
-    def probe(self, env: dict[Any, Any], inst: Any, name: str) -> tuple[Any, Any]:
-        """The pointer a log annotation names (or the choice between arrays it is): the header
-        passes ``(int)(p)[0]``, a load the engine takes back (it is no access of the kernel's)."""
+    def probe(self, env: dict[Any, Any], inst: Any, name: str, arg: int = 0) -> tuple[Any, Any]:
+        """The pointer a log annotation names (or the choice between arrays it is) as its argument
+        ``arg``: the header passes ``(int)(p)[0]``, a load the engine takes back (it is no access
+        of the kernel's)."""
         enc = self.enc
         if self.defs is None:
             self.defs = {i.words[1]: i for f in enc.m.functions.values() for b in f.blocks.values()
                          for i in b.insts if i.typed}
-        vid = inst.words[3]
+        vid = inst.words[3 + arg]
         for _ in range(8):
             d = self.defs.get(vid)
             if d is None:
@@ -296,6 +361,13 @@ class Specs:
     def loop_start(self, invariant: Any) -> LoopMark:
         mark = LoopMark(len(self.enc.trace.accesses), next(self.enc.fresh_count), self.enc.calls, next(self.count),
                         invariant)
+        if self.enc.abstract == 1 and self.enc.trace.loops:
+            # GPUVerify runs the two invocations through a loop in lock-step, one that has left it
+            # disabled: the other's __enabled() here is whether it is at the same iteration
+            # (:func:`same_iteration`); this invocation's own checks have it at its own
+            summary = self.enc.trace.loops[-1]
+            mark.here = summary.here = z3.Bool(f"{self.enc.tag}_here{next(self.count)}")
+            self.assume_checked(mark.here)
         self.loops.append(mark)
         return mark
 
@@ -306,11 +378,18 @@ class Specs:
         satisfies the loop's invariants)."""
         self.loops.pop()
         enc, t = self.enc, self.enc.trace
-        if not mark.deferred:
+        if not mark.deferred and not mark.taken:
             return
         body = t.accesses[mark.start:]
         rename = self.renaming(mark, body)
         earlier = z3.substitute(mark.invariant, *rename) if rename else mark.invariant
+        for root, index, value, at_access, taken, at in mark.taken:
+            options = taken_options(t.accesses[:at_access], root, index, value)
+            again = taken_options(body, root, index, value)
+            if again:  # one earlier iteration, the same one the logs below may have logged from
+                again = [z3.substitute(x, *rename) if rename else x for x in again]
+                options.append(z3.And(earlier, z3.Or(*again)))
+            t.assumes[at] = z3.Implies(z3.Or(*options), taken) if options else z3.BoolVal(True)
         frame = next((f for f in reversed(self.frames) if f.modular), None)
         floor = frame.floor if frame is not None else 0
         for kind, root, _storage, phase, index, has, off, at in mark.deferred:
@@ -343,7 +422,8 @@ class Specs:
                                           or (m.group(3) and int(m.group(3)) > mark.logs))
 
         n = next(self.count)
-        roots = [mark.invariant] + [x for r in body for x in (r.pred, r.offset)]
+        roots = [mark.invariant] + [x for r in body for x in (r.pred, r.offset)] + [
+            r.result for r in body if z3.is_expr(r.result)]
         return [(x, z3.Const(f"{x.decl().name()}_earlier{n}", x.sort())) for x in subterms(roots, since)]
 
     # --- functions ---------------------------------------------------------------------------
@@ -416,6 +496,47 @@ def link_others(ta: Any, tb: Any) -> list[Any]:
     return out
 
 
+def same_iteration(ta: Any, tb: Any, check: Any) -> list[Any]:
+    """Where the two invocations summarise one loop at the same place (GPUVerify runs them
+    through it in lock-step, the one that left it disabled): when B is at A's iteration, each loop
+    variable has moved as far from its entry value in both (``i = gid; i++``: ``i`` of the two
+    differ by their ``gid``), found as Houdini finds invariants (0 on entry; kept by one iteration
+    of each where both go on); when the two go on together from such states, B is at A's
+    iteration wherever A is (``here``). ``check(constraints)`` says whether they can hold
+    together. For ``__other_*`` only, never for races."""
+    by_key = {s.key: s for s in tb.loops}
+    out: list[Any] = []
+    for la in ta.loops:
+        lb = by_key.get(la.key)
+        if lb is None or la.here is None or lb.here is None:
+            continue
+        both = z3.And(la.entry_pred, lb.entry_pred)
+        rids = [r for r in la.havoc if r in lb.havoc and z3.is_bv(la.havoc[r])
+                and la.havoc[r].sort() == lb.havoc[r].sort()]
+
+        while rids:
+            same = [_moved(la, lb, r, la.havoc[r], lb.havoc[r]) for r in rids]
+            keep = [r for r in rids if not any(
+                r in na and r in nb and check([both, *same, pa, pb, z3.Not(_moved(la, lb, r, na[r], nb[r]))])
+                for pa, na in la.back for pb, nb in lb.back)]
+            if len(keep) == len(rids):
+                break
+            rids = keep
+        same = [_moved(la, lb, r, la.havoc[r], lb.havoc[r]) for r in rids]
+        go_a = z3.Or(*[p for p, _ in la.back]) if la.back else z3.BoolVal(False)
+        go_b = z3.Or(*[p for p, _ in lb.back]) if lb.back else z3.BoolVal(False)
+        if same:
+            out.append(z3.Implies(z3.And(both, lb.here), z3.And(*same)))
+        if not check([both, *same, go_a != go_b]):
+            out.append(z3.Implies(both, lb.here))  # in lock-step: B is wherever A is
+    return out
+
+
+def _moved(la: Any, lb: Any, r: int, a: Any, b: Any) -> Any:
+    """Loop variable ``r`` is as far from its entry value in A (``a``) as in B (``b``)."""
+    return a - la.entry[r] == b - lb.entry[r]
+
+
 def mentions_other(cond: Any, trace: Any) -> bool:
     wanted = {r.fresh.get_id() for r in trace.others}
     return bool(wanted) and any(True for _ in subterms([cond], lambda x: x.get_id() in wanted))
@@ -454,3 +575,20 @@ _SOURCE = {"__kl_return": "__return_val_int", "__kl_return4": "__return_val_int4
            "__kl_ensures_all": "__global_ensures", "__kl_read": "__read", "__kl_write": "__write",
            "__kl_read_offset": "__read_offset_bytes", "__kl_write_offset": "__write_offset_bytes",
            "__kl_ptr_offset": "__ptr_offset_bytes"}
+
+
+def taken_options(records: list[Any], root: int, index: Any, value: Any) -> list[Any]:
+    """GPUVerify's ``__atomic_has_taken_value(counter, index, value)`` (its map ``_USED_``): the
+    atomic at element ``index`` of the variable ``root`` returned ``value`` to some invocation.
+    For the invocation that ``records`` are of, each reached atomic modification there whose
+    result is ``value`` makes it true; what other invocations were given is not known here."""
+    out = []
+    for r in records:
+        if r.root != root or r.kind != "atomic-write" or not z3.is_bv(r.result):
+            continue
+        width = r.result.size()
+        at = z3.ZeroExt(64 - index.size(), index) if index.size() < 64 else z3.Extract(63, 0, index)
+        v = value if value.size() == width else (z3.ZeroExt(width - value.size(), value) if value.size() < width
+                                                  else z3.Extract(width - 1, 0, value))
+        out.append(z3.And(r.pred, r.offset == at * r.size, r.result == v))
+    return out
