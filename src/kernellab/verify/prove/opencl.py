@@ -534,8 +534,28 @@ def launch(compiled: Compiled, global_size: tuple[int, ...], local_size: tuple[i
             if spec.value is not None:
                 put(out.fixed.setdefault((arg.set, arg.binding), {}), arg.offset,
                     spec.value[:arg.size].ljust(arg.size, b"\0"))
+        elif arg.kind in ("ArgumentSampledImage", "ArgumentStorageImage"):
+            _image_argument(out, compiled.module, (arg.set, arg.binding), spec.name, gs, len(global_size))
     out.fixed["push"] = push
     return out
+
+
+def _image_argument(out: Any, module: Module, binding: tuple[int, int], name: str, gs: tuple[int, ...],
+                    launch_dims: int) -> None:
+    """An image argument's extent: the launch's global size in the image's dimensions, as the
+    image a kernel-instantiation launch creates (:mod:`kernellab.verify.prove.images`); none
+    where the launch has fewer dimensions (its accesses are then ``unknown``)."""
+    import math
+
+    from kernellab.verify.prove import images
+
+    out.names[binding] = name
+    vid = images.variable_at(module, binding)
+    dims = images.image_dims(module, vid) if vid is not None else None
+    if dims is None or dims > launch_dims:
+        return
+    out.images[binding] = dims
+    out.buffer_sizes[binding] = math.prod(gs[:dims]) * images.TEXEL_BYTES
 
 
 def scalar_arguments(compiled: Compiled, push: dict[int, int], buffers: dict[tuple[int, int], dict[int, int]]
