@@ -28,6 +28,10 @@ What the proof takes of them:
   clspv gives it a sampled-image type, which ``OpImageWrite`` does not take), so its reads are not
   recorded. Each image argument is its own object, as each buffer is.
 
+Images only a scenario binds (GLSL, SPIR-V) have no extent here: their writes, sampler-less
+reads and queries are ``unknown`` (Vulkan leaves a fetch outside the image undefined, which the
+dynamic checker reports); reads through a sampler are modelled as above.
+
 Anything else on images (gathers, depth comparisons, image atomics, ``get_image_channel_*``,
 mip levels other than 0, an image whose extent the launch does not give) is ``unknown`` naming
 the instruction.
@@ -114,7 +118,9 @@ def step(enc: Any, env: dict[Any, Any], pred: Any, inst: Inst) -> bool:
     elif op in _SAMPLE_OPS or op == "OpImageFetch":
         # a read-only image (a sampled-image type): never written in the launch, so no race; out
         # of range it returns what the sampler's addressing mode says (or an undefined value)
-        _handle(enc, env, inst, w[2])
+        image = _handle(enc, env, inst, w[2])
+        if op == "OpImageFetch":  # a scenario's (Vulkan: out of range undefined) needs its extent: unknown
+            _extent(enc, inst, image.root)
         _lod_zero(enc, env, inst, 4)
         env[w[1]] = enc.fresh(enc.m.types[w[0]], "texel")
     elif op == "OpImageRead":
