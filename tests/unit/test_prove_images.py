@@ -66,6 +66,10 @@ def test_write_outside_the_image_is_out_of_bounds_and_races_with_nothing(tmp_pat
     # a one-dimensional launch gives no height: the write is unknown, never proven
     one = prove_cl(tmp_path, COPY % "p", global_size=(16,), local=(4, 1, 1))
     assert one.verdict == "unknown" and "whose extent the launch does not give" in (one.reason or "")
+    # nor does a launch make a depth image (clspv types it as a plain one: its parameter's type tells)
+    depth = prove_cl(tmp_path, "__kernel void k(__write_only image2d_depth_t d) {\n"
+                               "  write_imagef(d, (int2)(get_global_id(0), get_global_id(1)), 0.0f);\n}\n")
+    assert depth.verdict == "unknown" and "whose extent the launch does not give" in (depth.reason or "")
 
 
 @needs_clspv
@@ -196,3 +200,17 @@ def test_unmodelled_image_operation_is_unknown_naming_it() -> None:
     o = prove_glsl_image("imageAtomicAdd(counts, p, 1u);", decls="layout(binding = 1, r32ui) uniform uimage2D counts;")
     assert o.verdict == "unknown" and "OpImageTexelPointer" in (o.reason or "")
     assert o.line is not None and o.line[1] == 7
+
+
+@needs_clspv
+def test_images_passed_to_called_functions(tmp_path: Path) -> None:
+    source = """
+void put(__write_only image2d_t d, int2 p, float4 v) { write_imagef(d, p, v); }
+float4 get(__read_only image2d_t s, sampler_t sm, int2 p) { return read_imagef(s, sm, p); }
+__kernel void k(__write_only image2d_t dest, __read_only image2d_t src, sampler_t s) {
+  int2 p = (int2)(get_global_id(0), get_global_id(1));
+  put(dest, %s, get(src, s, p));
+}
+"""
+    assert prove_cl(tmp_path, source % "p").verdict == "proven"
+    assert kinds(prove_cl(tmp_path, source % "(int2)(p.x & ~1, p.y)")) == {"data-race"}

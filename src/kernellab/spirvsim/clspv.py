@@ -32,7 +32,7 @@ IMAGE_ARGUMENTS = ("ArgumentSampledImage", "ArgumentStorageImage", "ArgumentSamp
 _BUILTIN_PUSH = {"PushConstantGlobalOffset", "PushConstantEnqueuedLocalSize", "PushConstantGlobalSize",
                  "PushConstantRegionOffset", "PushConstantNumWorkgroups", "PushConstantRegionGroupOffset"}
 #: reflection instructions that change nothing the checker needs
-_IGNORED = {"Kernel", "ArgumentInfo", "SpecConstantWorkDim", "PropertyRequiredWorkgroupSize",
+_IGNORED = {"Kernel", "SpecConstantWorkDim", "PropertyRequiredWorkgroupSize",
             "SpecConstantGlobalOffset", "PrintfInfo", "PrintfBufferStorageBuffer", "PrintfBufferPointerPushConstant",
             "NormalizedSamplerMaskPushConstant", "WorkgroupVariableSize"}
 
@@ -47,6 +47,8 @@ class Argument:
     size: int = 0  # POD: bytes
     spec_id: int = -1  # workgroup: the spec constant holding the element count
     elem_size: int = 0  # workgroup: bytes per element
+    #: the parameter's type as its ``ArgumentInfo`` names it (``image2d_t``), "" without one
+    type_name: str = ""
 
 
 @dataclass
@@ -69,6 +71,7 @@ def reflection(spirv: bytes | Sequence[int]) -> dict[str, Kernel]:
     module_push: list[tuple[str, int, int]] = []
     wg_ids: tuple[int, int, int] | None = None
     literal_samplers: list[tuple[int, int, int]] = []
+    type_names: dict[int, str] = {}  # ArgumentInfo id -> the parameter's type name
     for pos, count, opcode in spirv_format.instructions(words):
         w = words[pos + 1:pos + count]
         if opcode == 7:  # OpString
@@ -83,7 +86,10 @@ def reflection(spirv: bytes | Sequence[int]) -> dict[str, Kernel]:
             if name == "Kernel":
                 kernels_by_id[w[1]] = Kernel(strings.get(w[5], ""))
             elif name in _ARGUMENTS:
-                kernels_by_id[w[4]].arguments[ops[1]] = _argument(name, ops)
+                kernels_by_id[w[4]].arguments[ops[1]] = arg = _argument(name, ops)
+                arg.type_name = type_names.get(w[-1], "")
+            elif name == "ArgumentInfo":  # Name, TypeName, qualifiers
+                type_names[w[1]] = strings.get(w[5], "") if len(w) > 5 else ""
             elif name == "SpecConstantWorkgroupSize":
                 wg_ids = (ops[0], ops[1], ops[2])
             elif name in _BUILTIN_PUSH:

@@ -182,8 +182,9 @@ def _extent(enc: Any, inst: Inst, root: int) -> list[Any]:
     """The image's width, height, depth (BV32; 1 past its dimensions): the launch's global size."""
     dims = enc.image_dims.get(root)
     if dims is None:
-        name = enc.m.names.get(root) or f"%{root}"
-        raise enc.unmodelled(inst, f"an image ({name}) whose extent the launch does not give")
+        raise enc.unmodelled(inst, "an image whose extent the launch does not give (one has it: an OpenCL "
+                                   "image1d_t, image2d_t or image3d_t argument of a launch of as many dimensions, "
+                                   "the global size)")
     ids = enc.ids
     return [z3.simplify(ids.num_groups[d] * ids.local_size[d]) if d < dims else z3.BitVecVal(1, 32)
             for d in range(3)]
