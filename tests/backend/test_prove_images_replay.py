@@ -58,3 +58,26 @@ def test_write_outside_the_image_is_out_of_bounds(tmp_path: Path, capsys: pytest
     status, doc = prove(tmp_path, "shifted", capsys)
     assert status == 1
     assert [(f["kind"], f["severity"]) for f in doc["findings"]] == [("out-of-bounds", "defect")]
+
+
+BLUR = Path(__file__).resolve().parents[2] / "examples" / "image_blur"
+
+
+@pytest.mark.parametrize("store, kind", [("p", None), ("p / 2", "data-race"), ("p + ivec2(1, 0)", "out-of-bounds")])
+def test_scenario_images_proven_or_found_and_replayed(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     store: str, kind: str | None) -> None:
+    # the blur example (a sampled image read around each texel, a storage image written) and twins
+    # that write two texels' worth into one and past the image's edge: the scenario's own images
+    # (64 x 48 RGBA8), replayed by the SPIR-V checker
+    for name in ("scenario.json", "input.dds"):
+        (tmp_path / name).write_bytes((BLUR / name).read_bytes())
+    (tmp_path / "blur.comp").write_text((BLUR / "blur.comp").read_text().replace("imageStore(dst, p,",
+                                                                                 f"imageStore(dst, {store},"))
+    capsys.readouterr()
+    status = main(["verify", "--prove", "--json", str(tmp_path / "scenario.json")])
+    doc = json.loads(capsys.readouterr().out)
+    if kind is None:
+        assert status == 0 and doc["launches"][0]["proof"] == "proven"
+    else:
+        assert status == 1 and [(f["kind"], f["severity"]) for f in doc["findings"]] == [(kind, "defect")]
+        assert "image memory" in doc["findings"][0]["message"]

@@ -14,7 +14,7 @@ from kernellab import tools
 
 z3 = pytest.importorskip("z3", reason="needs z3-solver (pip install kernellab[prove])")
 
-from kernellab.verify.prove import engine, opencl  # noqa: E402
+from kernellab.verify.prove import engine, images, opencl  # noqa: E402
 
 HAS_CLSPV = tools.find("clspv") is not None or importlib.util.find_spec("pyclspv") is not None
 needs_clspv = pytest.mark.skipif(not HAS_CLSPV, reason="needs clspv: pip install pyclspv")
@@ -152,7 +152,8 @@ def test_the_dynamic_spirv_checker_still_refuses_opencl_images(tmp_path: Path) -
 # --- storage images (GLSL's imageLoad/imageStore: the OpImageRead/OpImageWrite of OpenCL's
 # read_write images, which clspv builds only for OpenCL C 2.0 with options the proof cannot give)
 
-def prove_glsl_image(body: str, groups: int = 2, decls: str = "") -> engine.Outcome:
+def prove_glsl_image(body: str, groups: int = 2, decls: str = "",
+                     more: dict[tuple[int, int], images.Extent] | None = None) -> engine.Outcome:
     from kernellab.spirvsim import glsl_to_spirv
     from kernellab.spirvsim.machine import eval_spec_op
     from kernellab.spirvsim.module import load
@@ -168,8 +169,11 @@ void main() {{
 """
     module = load(glsl_to_spirv(source), "main", file="shader.comp", eval_spec_op=eval_spec_op)
     launch = engine.Launch(module.local_size, (groups, 1, 1))
-    launch.images[(0, 0)] = 2  # the image is the launch's global size: 16 x 4 texels
+    launch.images[(0, 0)] = images.Extent(2)  # the image is the launch's global size: 16 x 4 texels
     launch.buffer_sizes[(0, 0)] = 16 * 4 * 16
+    for key, ext in (more or {}).items():
+        launch.images[key] = ext
+        launch.buffer_sizes[key] = ext.bytes((16, 4, 1))
     return engine.prove(module, launch, timeout=60)
 
 
@@ -214,3 +218,22 @@ __kernel void k(__write_only image2d_t dest, __read_only image2d_t src, sampler_
 """
     assert prove_cl(tmp_path, source % "p").verdict == "proven"
     assert kinds(prove_cl(tmp_path, source % "(int2)(p.x & ~1, p.y)")) == {"data-race"}
+
+
+@needs_glslang
+def test_reads_outside_an_image_are_findings_only_where_the_launch_says_so() -> None:
+    # Vulkan (a scenario's image): the dynamic checker reports a load outside the image; OpenCL:
+    # an undefined value, no finding
+    decls = "layout(binding = 1, rgba32f) uniform readonly image2D src;"
+    body = "imageStore(img, p, imageLoad(src, p + ivec2(1, 0)));"
+    vulkan = prove_glsl_image(body, decls=decls, more={(0, 1): images.Extent(2, (16, 4, 1), 4, bounded_reads=True)})
+    assert kinds(vulkan) == {"out-of-bounds"} and "a 4-byte read of image memory" in vulkan.findings[0].message
+    assert prove_glsl_image(body, decls=decls, more={(0, 1): images.Extent(2)}).verdict == "proven"
+
+
+def test_one_image_bound_twice_is_refused() -> None:
+    from kernellab.spirvsim import Binding, ImageBinding
+
+    a = ImageBinding("pic", "VK_FORMAT_R8G8B8A8_UNORM", 4, 4, 1, bytes(64))
+    assert images.shared_image({(0, 0): a, (0, 1): Binding("buf", bytes(16))}) is None
+    assert "bound twice" in (images.shared_image({(0, 0): a, (0, 2): a}) or "")

@@ -326,8 +326,8 @@ class Encoder:
         #: this invocation's writes was too long: the records after it are not exact, so they
         #: are not kept for the search of a concrete counterexample (:meth:`unrolled_records`)
         self.inexact: list[tuple[int, int, int, int]] = []
-        #: image variable -> its dimensions, whose extent is the launch's global size (images.py)
-        self.image_dims: dict[int, int] = {}
+        #: image variable -> the extent the launch gives it (images.py)
+        self.image_extents: dict[int, images.Extent] = {}
 
     def positions(self) -> tuple[int, int, int, int]:
         t = self.trace

@@ -272,7 +272,7 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
     from kernellab.formats.scenario import load_scenario
     from kernellab.spirvsim.module import Unsupported
     from kernellab.verify import terms
-    from kernellab.verify.prove import engine, opencl
+    from kernellab.verify.prove import engine, images, opencl
     from kernellab.verify.vulkan import _Buffers, _program
 
     scenario, _ = load_scenario(path)
@@ -298,7 +298,15 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
             la = engine.Launch(module.local_size, _dims(c.workgroups), symbolic_sizes=sizes)
             if sizes:
                 la.size_space = _size_space(launch, "vulkan", 3)
-            for key, b in state.bindings(c, ci).items():
+            bound = state.bindings(c, ci)
+            shared = images.shared_image(bound)
+            if shared:
+                _unknown(launch, f"unsupported construct: {shared}")
+                continue
+            for key, b in bound.items():
+                if images.is_image(b):
+                    images.bind_scenario_image(la, module, key, b)
+                    continue
                 total = len(b.data) - b.offset
                 la.buffer_sizes[key] = b.range if b.range is not None else total
                 la.names[key] = b.uid

@@ -14,9 +14,10 @@ What the proof takes of them:
   the sampler's addressing mode defines what an out-of-range read returns (a clamped texel, the
   border colour; ``CLK_ADDRESS_NONE`` and a sampler-less read leave the value undefined, OpenCL C
   "Image Read and Write Functions"), so no read is an out-of-bounds finding.
-- **extent**: the launch's global size in the image's dimensions, the image a kernel-instantiation
-  launch creates (``runtime/instantiation.py``: an RGBA float image of the global size), so that
-  the replay of a counterexample runs on the image the proof assumed. A texel is 16 bytes.
+- **extent** (a kernel-instantiation launch's, :class:`Extent`): its global size in the image's
+  dimensions, the image a kernel-instantiation launch creates (``runtime/instantiation.py``: an
+  RGBA float image of the global size), so that the replay of a counterexample runs on the image
+  the proof assumed. A texel is 16 bytes.
 - **writes** are accesses of the image object at their texel: two invocations writing one texel
   race (across work-groups always, within one unless a barrier with ``CLK_IMAGE_MEM_FENCE``
   semantics, SPIR-V's ``ImageMemory``, separates them); a write outside the extent is undefined
@@ -28,9 +29,10 @@ What the proof takes of them:
   clspv gives it a sampled-image type, which ``OpImageWrite`` does not take), so its reads are not
   recorded. Each image argument is its own object, as each buffer is.
 
-Images only a scenario binds (GLSL, SPIR-V) have no extent here: their writes, sampler-less
-reads and queries are ``unknown`` (Vulkan leaves a fetch outside the image undefined, which the
-dynamic checker reports); reads through a sampler are modelled as above.
+A scenario's images (:func:`scenario_image`) have the extent of the view the dispatch binds and
+texels of their format's size, and a sampler-less read outside one is an out-of-bounds finding (as
+the dynamic SPIR-V checker reports it: Vulkan leaves it undefined without robustness). One image
+bound twice in a dispatch is refused (:func:`shared_image`).
 
 Anything else on images (gathers, depth comparisons, image atomics, ``get_image_channel_*``,
 mip levels other than 0, an image whose extent the launch does not give) is ``unknown`` naming
@@ -59,6 +61,27 @@ STORAGE = "Image"
 HOOKED = frozenset({"OpLoad", "OpControlBarrier", "OpSampledImage"})
 _HANDLE_KINDS = ("image", "sampler", "sampled_image")
 _SAMPLE_OPS = ("OpImageSampleExplicitLod", "OpImageSampleImplicitLod")
+
+
+@dataclass(frozen=True)
+class Extent:
+    """What a launch gives of one image: its coordinates (``dims``), its extent (None: the launch's
+    global size in those dimensions, an OpenCL kernel-instantiation launch's image), the bytes of a
+    texel, and whether a read outside it is an out-of-bounds finding (Vulkan, as the dynamic
+    checker has it) or only an undefined value (OpenCL)."""
+
+    dims: int
+    size: tuple[int, int, int] | None = None
+    texel_bytes: int = TEXEL_BYTES
+    bounded_reads: bool = False
+
+    def bytes(self, global_size: tuple[int, ...]) -> int:
+        """The image's bytes (texels x texel bytes) at the launch's ``global_size``."""
+        extent = self.size or tuple(global_size) + (1, 1, 1)
+        total = self.texel_bytes
+        for d in range(self.dims):
+            total *= extent[d]
+        return total
 
 
 @dataclass(frozen=True)
@@ -119,15 +142,17 @@ def step(enc: Any, env: dict[Any, Any], pred: Any, inst: Inst) -> bool:
         # a read-only image (a sampled-image type): never written in the launch, so no race; out
         # of range it returns what the sampler's addressing mode says (or an undefined value)
         image = _handle(enc, env, inst, w[2])
-        if op == "OpImageFetch":  # a scenario's (Vulkan: out of range undefined) needs its extent: unknown
-            _extent(enc, inst, image.root)
         _lod_zero(enc, env, inst, 4)
+        if op == "OpImageFetch" and _image(enc, inst, image.root).bounded_reads:  # Vulkan: out of range a finding
+            offset, _ = _texel(enc, env, inst, image.root, enc.value(env, w[3]))
+            _record(enc, env, pred, image.root, offset, "read", inst)
         env[w[1]] = enc.fresh(enc.m.types[w[0]], "texel")
     elif op == "OpImageRead":
         image = _handle(enc, env, inst, w[2])
         _no_operands(enc, inst, 4)
         offset, inside = _texel(enc, env, inst, image.root, enc.value(env, w[3]))
-        _record(enc, env, z3.And(pred, inside), image.root, offset, "read", inst)
+        bounded = _image(enc, inst, image.root).bounded_reads
+        _record(enc, env, pred if bounded else z3.And(pred, inside), image.root, offset, "read", inst)
         env[w[1]] = enc.fresh(enc.m.types[w[0]], "texel")
     elif op == "OpImageWrite":
         image = _handle(enc, env, inst, w[0])
@@ -178,15 +203,22 @@ def _lod_zero(enc: Any, env: dict[Any, Any], inst: Inst, at: int, operand: bool 
         raise enc.unmodelled(inst, f"{inst.op} of a mip level other than 0")
 
 
-def _extent(enc: Any, inst: Inst, root: int) -> list[Any]:
-    """The image's width, height, depth (BV32; 1 past its dimensions): the launch's global size."""
-    dims = enc.image_dims.get(root)
-    if dims is None:
+def _image(enc: Any, inst: Inst, root: int) -> Extent:
+    ext: Extent | None = enc.image_extents.get(root)
+    if ext is None:
         raise enc.unmodelled(inst, "an image whose extent the launch does not give (one has it: an OpenCL "
                                    "image1d_t, image2d_t or image3d_t argument of a launch of as many dimensions, "
-                                   "the global size)")
+                                   "or a scenario's image or texel buffer of one sample)")
+    return ext
+
+
+def _extent(enc: Any, inst: Inst, root: int) -> list[Any]:
+    """The image's width, height, depth (BV32; 1 past its dimensions)."""
+    ext = _image(enc, inst, root)
+    if ext.size is not None:
+        return [z3.BitVecVal(ext.size[d] if d < ext.dims else 1, 32) for d in range(3)]
     ids = enc.ids
-    return [z3.simplify(ids.num_groups[d] * ids.local_size[d]) if d < dims else z3.BitVecVal(1, 32)
+    return [z3.simplify(ids.num_groups[d] * ids.local_size[d]) if d < ext.dims else z3.BitVecVal(1, 32)
             for d in range(3)]
 
 
@@ -198,7 +230,8 @@ def _texel(enc: Any, env: dict[Any, Any], inst: Inst, root: int, coord: Any) -> 
         raise enc.unmodelled(inst, f"{inst.op} with symbolic sizes (--prove-sizes): the image's extent, the "
                                    "global size, would be symbolic")
     parts = list(coord) if isinstance(coord, tuple) else [coord]
-    dims = enc.image_dims[root]
+    ext = _image(enc, inst, root)
+    dims, unit = ext.dims, ext.texel_bytes
     if len(parts) < dims or any(p.size() != 32 for p in parts[:dims]):
         raise enc.unmodelled(inst, f"{inst.op} with coordinates that are not {dims} 32-bit integers")
     inside = z3.And(*[z3.And(p >= 0, p < e) for p, e in zip(parts[:dims], extent)])  # signed: OpenCL's int
@@ -209,12 +242,13 @@ def _texel(enc: Any, env: dict[Any, Any], inst: Inst, root: int, coord: Any) -> 
         scale *= e.as_long()
     # outside the image a write touches no texel: its offset is past the image, each invocation's
     # apart from the other's, so that it is an out-of-bounds finding and races with nothing
-    outside = scale * TEXEL_BYTES + (0 if enc.tag == "A" else TEXEL_BYTES)
-    return z3.simplify(z3.If(inside, linear * TEXEL_BYTES, z3.BitVecVal(outside, 64))), inside
+    outside = scale * unit + (0 if enc.tag == "A" else unit)
+    return z3.simplify(z3.If(inside, linear * unit, z3.BitVecVal(outside, 64))), inside
 
 
 def _record(enc: Any, env: dict[Any, Any], pred: Any, root: int, offset: Any, kind: str, inst: Inst) -> None:
-    enc.record(env, pred, replace(enc.var_pointer(root), storage=STORAGE, offset=offset), TEXEL_BYTES, kind, inst)
+    size = enc.image_extents[root].texel_bytes
+    enc.record(env, pred, replace(enc.var_pointer(root), storage=STORAGE, offset=offset), size, kind, inst)
     enc.trace.accesses[-1].phase_sb = env.get(PHASE, z3.BitVecVal(0, 16))  # image accesses' own phase
 
 
@@ -227,6 +261,54 @@ def _barrier(enc: Any, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
         env[PHASE] = z3.simplify(z3.If(pred, phase + 1, phase))
 
 
-def extents(module: Module, images: dict[tuple[int, int], int], bindings: dict[int, tuple[int, int]]) -> dict[int, int]:
-    """variable id -> dimensions of each image the launch gives an extent (``images``, by binding)."""
+def extents(images: dict[tuple[int, int], Extent], bindings: dict[int, tuple[int, int]]) -> dict[int, Extent]:
+    """variable id -> the extent of each image the launch gives one (``images``, by binding)."""
     return {vid: images[key] for vid, key in bindings.items() if key in images}
+
+
+def scenario_image(module: Module, key: tuple[int, int], binding: Any) -> Extent | None:
+    """The extent of a scenario's image or texel buffer (a :class:`kernellab.spirvsim.ImageBinding`)
+    bound at ``key``: its view's level (a texel buffer: one row of ``width`` texels), texels of its
+    format's size; None for a multisampled image or a format without a texel size."""
+    from kernellab.spirvsim.images import level_extent
+    from kernellab.vkregistry import vkformat
+
+    vid = variable_at(module, key)
+    dims = image_dims(module, vid) if vid is not None else None
+    fmt = vkformat.lookup(binding.format)
+    if dims is None or fmt is None or not fmt.texel_size or binding.samples != 1:
+        return None
+    if binding.texel_buffer:
+        size = (binding.width, 1, 1)
+    else:
+        size = level_extent(binding.width, binding.height, binding.depth, binding.base_level)
+    return Extent(dims, size, fmt.texel_size, bounded_reads=True)
+
+
+def is_image(binding: Any) -> bool:
+    """Whether a scenario's binding (as the dynamic checker binds it) is an image or texel buffer."""
+    from kernellab.spirvsim import ImageBinding
+    return isinstance(binding, ImageBinding)
+
+
+def shared_image(bound: dict[tuple[int, int], Any]) -> str | None:
+    """Why a dispatch's images cannot be proven apart: one resource bound at two bindings (Vulkan
+    allows it; the proof takes each binding as its own object), or None."""
+    seen: dict[str, tuple[int, int]] = {}
+    for key, b in sorted(bound.items()):
+        if is_image(b):
+            if b.uid in seen:
+                return f"image {b.uid} bound twice (set {seen[b.uid][0]} binding {seen[b.uid][1]}, set {key[0]} " \
+                       f"binding {key[1]}): one image seen through two bindings is not modelled"
+            seen[b.uid] = key
+    return None
+
+
+def bind_scenario_image(launch: Any, module: Module, key: tuple[int, int], binding: Any) -> None:
+    """Give the engine's ``launch`` the image a scenario binds at ``key`` (none: its accesses that
+    need an extent are unknown)."""
+    launch.names[key] = binding.uid
+    ext = scenario_image(module, key, binding)
+    if ext is not None:
+        launch.images[key] = ext
+        launch.buffer_sizes[key] = ext.bytes((1, 1, 1))

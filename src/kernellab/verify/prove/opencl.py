@@ -550,8 +550,6 @@ def _image_argument(out: Any, module: Module, arg: Any, name: str, gs: tuple[int
     another type (a depth image, which clspv types as a plain one) or where the launch has fewer
     dimensions: the dynamic ``verify`` makes no such image, and the image's accesses are
     ``unknown``."""
-    import math
-
     from kernellab.verify.prove import images
 
     binding = (arg.set, arg.binding)
@@ -563,8 +561,8 @@ def _image_argument(out: Any, module: Module, arg: Any, name: str, gs: tuple[int
                                                                    "read_write"))
     if dims is None or dims > launch_dims or _LAUNCH_IMAGES.get(base) != dims:
         return
-    out.images[binding] = dims
-    out.buffer_sizes[binding] = math.prod(gs[:dims]) * images.TEXEL_BYTES
+    out.images[binding] = images.Extent(dims)
+    out.buffer_sizes[binding] = out.images[binding].bytes(gs)
 
 
 def scalar_arguments(compiled: Compiled, push: dict[int, int], buffers: dict[tuple[int, int], dict[int, int]]
