@@ -338,8 +338,8 @@ _WARP = ("--warp-sync assumes the work-items of a warp run in lockstep; OpenCL C
          "work-group are ordered only by barriers, so these accesses race (OpenCL 3.0 API specification, 3.3.7)")
 _FLAGS = ("work-items of one work-group reach a barrier with different flags; OpenCL C requires them to be the "
           "same ('The values of flags and scope must be the same for all work-items in the work-group', OpenCL "
-          "C 3.0, 'Synchronization Functions'), and clspv's module has flags that are not a constant, which "
-          "spirv-val rejects (unknown, naming that rule)")
+          "C 3.0, 'Synchronization Functions'): barrier divergence, as Oclgrind replays it (the proof switches "
+          "over the values the flags can take, docs/verify-prove.md)")
 SPEC_CONFLICTS = {
     "reducedstrengthnonloopbug": "the kernel is empty; the race is in a function no kernel calls, which "
                                  "no launch runs (OpenCL C 1.2 s3.2: a launch executes the kernel's body)",

@@ -57,6 +57,13 @@ def test_run_without_output_says_where_the_outputs_went(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "no --output: the launches ran and their outputs (arg<N>.bin) were not written" in proc.stderr
     assert "--output" in cli("run", "--help", cwd=tmp_path).stdout
+    # a file refused before its launches ran is not told "the launches ran"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "../nowhere.cl", "entry_point": "k",
+                                "global_size": [4], "local_size": [4]}]))
+    proc = cli("run", bad, cwd=tmp_path)
+    assert proc.returncode == 2 and "/0/kernel_file" in proc.stderr and "the launches ran" not in proc.stderr, \
+        proc.stderr
 
 
 def _bad_sidecar_case(folder: Path) -> Path:

@@ -254,3 +254,21 @@ def test_a_build_that_fails_without_an_error_in_the_source_is_unknown(
     assert status == 3
     (launch,) = doc["launches"]
     assert launch["proof"] == "unknown" and "clspv could not build the kernel" in launch["reason"], launch
+
+
+def test_a_scenario_kernel_that_does_not_compile_is_bad_input_at_its_json_path(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # was the bare "k.cl:3:...: error" with no scenario file or JSON path in front
+    (tmp_path / "k.cl").write_text("__kernel void k(__global int *A) {\n  int i = get_global_id(0);\n"
+                                   "  A[i] = i +;\n}\n")
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({
+        "resources": [{"shader": {"uid": "k", "type": "OpenCL-C", "src": "k.cl", "entry": "k"}},
+                      {"buffer": {"uid": "a", "size": 64, "shader_access": "writeonly", "dst": "a.npy"}}],
+        "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [16],
+                                           "bindings": [{"set": 0, "id": 0, "resource_ref": "a"}]}}]}))
+    capsys.readouterr()
+    assert main(["verify", "--prove", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: /resources/0/shader/src: k.cl:3:13: error: expected expression" in err, err
+    assert "Traceback" not in err and "kl-prove" not in err, err

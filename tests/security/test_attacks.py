@@ -92,6 +92,31 @@ def test_a_scenario_shader_outside_its_folder_is_refused_like_an_include(tmp_pat
         assert allowed.returncode == 0, allowed.stderr
 
 
+@pytest.mark.parametrize("form", ["scenario", "kernel-instantiation"])
+def test_validate_lists_no_kernel_of_a_source_outside_the_folder(tmp_path: Path, form: str) -> None:
+    """validate read an OpenCL C source through a symlink out of the folder to check its entry
+    point, and named the outside file's kernels ("its kernels: TOPSECRET") instead of refusing it."""
+    import json
+    work = tmp_path / "work"
+    work.mkdir()
+    secret = tmp_path / "secret.cl"
+    secret.write_text("__kernel void TOPSECRET(__global int *a) {}\n")
+    (work / "k.cl").symlink_to(secret)
+    path = work / "w.json"
+    if form == "scenario":
+        path.write_text(json.dumps({
+            "resources": [{"shader": {"uid": "k", "src": "k.cl", "type": "OpenCL-C", "entry": "q"}}],
+            "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [1], "bindings": []}}]}))
+        where = "/resources/0/shader/src"
+    else:
+        path.write_text(json.dumps([{"language": "OpenCL", "kernel_file": "k.cl", "entry_point": "q",
+                                     "global_size": [4], "local_size": [4]}]))
+        where = "/0/kernel_file"
+    proc = kernellab("validate", path)
+    _refused(proc, f"{where}: cannot read the kernel: {secret} is outside the workload's folder")
+    assert "TOPSECRET" not in proc.stderr
+
+
 def _vector_add(folder: Path) -> Path:
     example = Path(__file__).parents[2] / "examples" / "vector_add"
     for name in ("scenario.json", "a.npy", "b.npy", "count.npy", "add.comp"):

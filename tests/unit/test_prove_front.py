@@ -471,16 +471,140 @@ def test_64_bit_atomics(tmp_path: Path, more: str, found: set[str]) -> None:
 
 @needs_clspv
 def test_a_module_spirv_val_refuses_is_unknown_with_its_rule(tmp_path: Path) -> None:
-    """GPUVerify's inter_group_and_barrier_flag_tests: barrier flags that are not a constant."""
+    """GPUVerify's null_pointers/null_pointer_assignment: a pointer chosen between a private
+    variable and NULL, which clspv writes as a phi missing an incoming block."""
     from kernellab.spirvsim.module import Unsupported
 
     (tmp_path / "k.cl").write_text("""
-__kernel void k(__global int *p) {
-  cl_mem_fence_flags f = get_local_id(0) == 0 ? CLK_LOCAL_MEM_FENCE : CLK_GLOBAL_MEM_FENCE;
-  barrier(f);
+__kernel void k(int i) {
+  float x = 0;
+  float *y;
+  if (i) y = &x; else y = 0;
+  y[0] = y[0] + 1;
 }
 """)
-    with pytest.raises(Unsupported, match="Memory Semantics ids must be OpConstant"):
+    with pytest.raises(Unsupported, match="OpPhi's number of incoming blocks"):
+        opencl.compile_source(tmp_path / "k.cl", "")
+
+
+ATOMIC_CAST = """
+__kernel void k(__local %s *A, int B) {
+  A[get_local_id(0) + %s] = 42;
+  atomic_add((__local int *)(%s), B);
+}
+"""
+
+
+@needs_clspv
+@pytest.mark.parametrize("element, first, pointer, found", [
+    ("short", "2", "A", set()),             # the int at A: A[0] and A[1], which no work-item writes
+    ("short", "1", "A", {"data-race"}),     # A[1] written by work-item 0
+    ("char", "4", "(__local char *)A + 1", {"data-race"}),  # GPUVerify's displaced: bytes 1..4
+    ("char", "5", "(__local char *)A + 1", set()),
+])
+def test_an_atomic_through_a_cast_pointer(tmp_path: Path, element: str, first: str, pointer: str,
+                                          found: set[str]) -> None:
+    """GPUVerify's atomics/mismatched_types/int_add_with_short and atomics/displaced: clspv writes
+    the 32-bit atomic through the narrower pointer, which spirv-val refuses; the repair makes it a
+    marker call the engine reads as the atomic of 4 bytes at the pointer's byte offset."""
+    o = prove_cl(tmp_path, ATOMIC_CAST % (element, first, pointer), local=16, groups=1)
+    assert kinds(o) == found, o
+    assert o.verdict == ("proven" if not found else "defect"), o
+
+
+FLAGS = """
+__kernel void k(__global int *A, int f) {
+  __local int L[64];
+  L[get_local_id(0)] = A[get_global_id(0)];
+  barrier(%s);
+  A[get_global_id(0)] = L[(get_local_id(0) + 1) %% 64];
+}
+"""
+
+
+@needs_clspv
+@pytest.mark.parametrize("flags, found", [
+    ("f | CLK_LOCAL_MEM_FENCE", set()),  # whatever f is, the barrier orders __local memory
+    ("f", {"data-race"}),                # f = 0 (or CLK_GLOBAL_MEM_FENCE) orders nothing read here
+    # work-items of one work-group with different flags (OpenCL C requires the same)
+    ("get_local_id(0) == 0 ? CLK_LOCAL_MEM_FENCE : CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE",
+     {"barrier-divergence"}),
+])
+def test_barrier_flags_chosen_at_run_time(tmp_path: Path, flags: str, found: set[str]) -> None:
+    """clspv computes the semantics from the flags, which spirv-val refuses (not a constant); the
+    repair switches over the values they can take, a barrier with a constant in each case."""
+    o = prove_cl(tmp_path, FLAGS % flags)
+    assert kinds(o) == found, o
+    assert o.verdict == ("proven" if not found else "defect"), o
+
+
+def test_the_values_barrier_semantics_can_take() -> None:
+    """clspv's spelling of barrier(x): a bit of x shifted to each memory's semantics bit, masked,
+    or-ed, AcquireRelease (8) added where any is set."""
+    from kernellab.verify.prove.barrier_flags import _values
+    from kernellab.verify.prove.spirv_edit import (
+        OP_BITWISE_AND,
+        OP_BITWISE_OR,
+        OP_CONSTANT,
+        OP_LOAD,
+        OP_SELECT,
+        OP_SHIFT_LEFT_LOGICAL,
+        make,
+    )
+
+    uint, x = 1, 2
+    c = {v: 100 + v for v in (0, 5, 8, 64, 256)}
+    defs = {1: make(21, 1, 32, 0), x: make(OP_LOAD, uint, x, 99)}
+    defs.update({cid: make(OP_CONSTANT, uint, cid, v) for v, cid in c.items()})
+    defs[10] = make(OP_SHIFT_LEFT_LOGICAL, uint, 10, x, c[5])
+    defs[11] = make(OP_BITWISE_AND, uint, 11, 10, c[256])   # 0 or 256
+    defs[12] = make(OP_BITWISE_AND, uint, 12, 10, c[64])    # 0 or 64
+    defs[13] = make(OP_BITWISE_OR, uint, 13, 11, 12)
+    defs[14] = make(OP_BITWISE_OR, uint, 14, 13, c[8])
+    defs[15] = make(OP_SELECT, uint, 15, 98, c[0], 14)
+    assert _values(defs, 15) == {0, 8, 72, 264, 328}
+    assert _values(defs, x) is None  # a loaded value: any
+    defs[16] = make(OP_BITWISE_AND, uint, 16, x, x)
+    assert _values(defs, 16) is None
+
+
+@needs_clspv
+def test_a_load_of_an_array_declared_twice(tmp_path: Path) -> None:
+    """GPUVerify's misc/pass/misc14: a private array with an initialiser passed as int *: clspv
+    loads the initialiser through a pointer to one declaration of int[10] as the other (with an
+    ArrayStride), which spirv-val refuses; the load is typed as its pointer's pointee."""
+    source = """
+int bar(int *x) { return x[get_local_id(0)]; }
+__kernel void k(__global int *A) {
+  int x[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, %s};
+  A[bar(x)] = 1;
+}
+"""
+    assert prove_cl(tmp_path, source % "9", local=10, groups=1).verdict == "proven"
+    o = prove_cl(tmp_path, source % "8", local=10, groups=1)  # work-items 8 and 9 write A[8]
+    assert kinds(o) == {"data-race"}, o
+
+
+NONTERMINATING = """
+__kernel void k(__global int *A) {
+  %s
+  while (true) {
+  }
+}
+"""
+
+
+@needs_clspv
+def test_a_loop_without_an_exit(tmp_path: Path) -> None:
+    """GPUVerify's nonterminating: clspv compiles `while (true) {}` to a block that branches to
+    itself without a loop header (spirv-val refuses it), unreachable behind an entry block that
+    returns; the repair makes the block a loop header. With a store before the loop clspv leaves
+    the store unreachable too: the module does not make it, and that kernel stays unknown."""
+    assert prove_cl(tmp_path, NONTERMINATING % "").verdict == "proven"
+    from kernellab.spirvsim.module import Unsupported
+
+    (tmp_path / "k.cl").write_text(NONTERMINATING % "A[get_global_id(0) / 2] = 1;")  # a write-write race
+    with pytest.raises(Unsupported, match="Back-edges"):
         opencl.compile_source(tmp_path / "k.cl", "")
 
 
@@ -529,8 +653,9 @@ def test_reinterpret_splits_and_joins_bits() -> None:
 
 @needs_clspv
 def test_a_struct_holding_a_pointer_is_unknown(tmp_path: Path) -> None:
-    """GPUVerify's test_part_load_store: clspv refuses (or crashes on) a pointer stored in memory,
-    which valid OpenCL C may have: unknown with the reason, not a compile error (exit 2)."""
+    """clspv refuses (or crashes on) a pointer stored in memory, which valid OpenCL C may have; one
+    the kernel uses as a pointer (not only stores and copies, which pointer_bits compiles as bits:
+    tests/unit/test_prove_pointer_members.py): unknown with the reason, not a compile error (exit 2)."""
     from kernellab import tools
     from kernellab.spirvsim.module import Unsupported
 
@@ -540,7 +665,8 @@ def test_a_struct_holding_a_pointer_is_unknown(tmp_path: Path) -> None:
 struct a { __global int *p; int i; };
 __kernel void k(__global struct a *q1, __global struct a *q2) {
   q2[get_global_id(0)].p = q1[get_global_id(0)].p;
+  q1[get_global_id(0)].p[0] = 1;
 }
 """)
-    with pytest.raises(Unsupported, match=r"a struct holding a pointer \(struct\.a\)"):
+    with pytest.raises(Unsupported, match=r"a struct holding a pointer: a pointer member used as a pointer \(line 5\)"):
         opencl.compile_kept(tmp_path / "k.cl", "")

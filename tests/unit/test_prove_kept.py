@@ -190,3 +190,81 @@ def test_without_clang_opencl_is_not_proven(tmp_path: Path, monkeypatch: pytest.
 __kernel void k(__local int *p) { p[get_local_id(0)] = 1; }
 """)
     assert out.verdict == "unknown" and "cannot check clspv kept every access (clang not found)" in out.reason  # type: ignore[attr-defined]
+
+
+NAN_IR = """\
+define dso_local spir_kernel void @k(float addrspace(1)* noundef %0) #3 !dbg !20 {
+  %2 = load float, float addrspace(1)* %0, align 4, !dbg !30
+  %3 = fcmp %s float %2, 0x7FF8000000000000, !dbg !30
+  br i1 %3, label %4, label %5, !dbg !30
+
+4:                                                ; preds = %1
+  store float 1.0, float addrspace(1)* %0, align 4, !dbg !31
+  br label %6
+
+5:                                                ; preds = %1
+  store float 2.0, float addrspace(1)* %0, align 4, !dbg !32
+  br label %6
+
+6:                                                ; preds = %5, %4
+  ret void
+}
+!30 = !DILocation(line: 3, column: 1, scope: !20)
+!31 = !DILocation(line: 4, column: 1, scope: !20)
+!32 = !DILocation(line: 5, column: 1, scope: !20)
+"""
+
+
+@pytest.mark.parametrize("predicate, lines", [
+    ("oeq", {3, 5}),        # x == NAN: false for every x, the store under it never made
+    ("une", {3, 4}),        # x != NAN: true for every x
+    ("nnan oeq", {3, 4, 5}),  # fast-math: a NaN operand makes it poison, not a constant
+    ("olt", {3, 4, 5}),     # the NaN is replaced below: a comparison of two values
+])
+def test_a_branch_on_a_comparison_with_a_nan_is_constant(predicate: str, lines: set[int]) -> None:
+    ir = NAN_IR.replace("%s", predicate)
+    if predicate == "olt":
+        ir = ir.replace("0x7FF8000000000000", "0x7FF0000000000000")  # infinity, not a NaN
+    assert {line for line, _ in kept.llvm_accesses(ir, "k")} == lines
+
+
+NAN_GUARD = """
+__kernel void k(__global float *p) {
+  if (p[get_global_id(0)] %s NAN)
+    p[0] = -1;
+  else
+    p[get_global_id(0)] = 0;
+}
+"""
+
+
+@needs_tools
+def test_a_store_clspv_folds_under_a_comparison_with_a_nan(tmp_path: Path) -> None:
+    """GPUVerify's misc/pass/misc7: clspv folds `x == NAN` (false for every x) and deletes the store
+    it guards, which the guard took for an access lost; with `!=` (true for every x) the store is
+    made by every work-item and races."""
+    out = _prove(tmp_path, NAN_GUARD % "==")
+    assert out.verdict == "proven", out  # type: ignore[attr-defined]
+    out = _prove(tmp_path, NAN_GUARD % "!=")
+    assert out.verdict == "defect" and "data-race" in {f.kind for f in out.findings}, out  # type: ignore[attr-defined]
+
+
+def test_accesses_no_path_reaches_are_not_counted() -> None:
+    """A block of clspv's module that no path from the entry reaches makes no access, so it does
+    not stand for one the source makes: clspv compiles `p[i] = 1; while (true) {}` to an entry
+    block that returns at once, the store and the loop unreachable."""
+    from types import SimpleNamespace
+
+    from kernellab.spirvsim.module import Block, Function, Inst
+
+    def inst(op: str, *words: int, line: int = 0) -> Inst:
+        return Inst(op, words, 0, 0, ("k.cl", line) if line else None)
+
+    blocks = {1: Block(1, [inst("OpReturn", line=3)]),
+              2: Block(2, [inst("OpStore", 30, 5, line=2), inst("OpBranch", 3)]),
+              3: Block(3, [inst("OpBranch", 3)])}
+    module = SimpleNamespace(types={7: SimpleNamespace(storage="StorageBuffer")}, type_of={30: 7},
+                             entry_function=9, functions={9: Function(9, 0, [], blocks, 1)})
+    assert kept.spirv_accesses(module) == Counter()
+    blocks[1] = Block(1, [inst("OpBranch", 2)])  # the same store, reached
+    assert kept.spirv_accesses(module) == Counter({(2, "write"): 1})

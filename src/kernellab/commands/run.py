@@ -216,15 +216,16 @@ def _run(path: Path, args: argparse.Namespace) -> int:
             import tempfile
 
             args.output = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kernellab-check-")))
-        elif fmt == "kernel-instantiation" and args.output is None and not args.dry_run:
-            print("kernellab: notice: no --output: the launches ran and their outputs (arg<N>.bin) were not "
-                  "written; pass --output DIR to keep them", file=sys.stderr)
         with config.override(compile_cache=not getattr(args, "no_cache", False)):
             if fmt != "scenario":
                 from kernellab.runtime.runners import run_format
                 status = run_format(fmt, path, format_options(args))
             else:
                 status = run_scenario(path, args)
+        if fmt == "kernel-instantiation" and args.output is None and not args.dry_run and status == 0:
+            # told once the launches ran: a file refused before them wrote nothing for another reason
+            print("kernellab: notice: no --output: the launches ran and their outputs (arg<N>.bin) were not "
+                  "written; pass --output DIR to keep them", file=sys.stderr)
         if check and status == 0:
             from kernellab.suite.checking import check_written_outputs
             status = check_written_outputs(path, args.output, fmt, args.expectations, expectations=expectations)

@@ -137,7 +137,7 @@ def _validate_instantiations(args: argparse.Namespace) -> None:
     # known only to `run` (which refuses them with the reason) and `verify` (Oclgrind runs them)
     insts, warnings = gpuverify.load(args.file, non_uniform=True)
     problems = [Problem(str(i.file), i.pointer("entry_point"), why) for i in insts
-                if (why := _undefined_entry(i.kernel_path, i.entry_point)) is not None]
+                if (why := _undefined_entry(i.kernel_path, i.entry_point, Path(args.file))) is not None]
     problems += _include_problems((i.kernel_path, args.file, (str(i.file), i.pointer("kernel_file")), (),
                                    compiler_options.parsed_or_none("opencl-c", i.compiler_flags or "", Path(args.file).parent,
                                                                   compiler_options.allowed_roots(Path(args.file).parent)), "opencl-c")
@@ -193,17 +193,22 @@ def _check_includes(path: Path, scenario: Any) -> None:
         raise InputError(problems)
 
 
-def _undefined_entry(source: Path | None, entry: str) -> str | None:
+def _undefined_entry(source: Path | None, entry: str, workload: Path) -> str | None:
     """Why ``entry`` is not a kernel of the OpenCL C file ``source`` (None: it is, or cannot be told
-    without a compiler, or the file is unreadable, which the loaders report themselves)."""
+    without a compiler, or the file is unreadable, which the loaders report themselves). The source
+    is read through the boundary every build passes (docs/security.md): a symlink to a file outside
+    the workload's folder was read and its kernels' names listed in the message, and a FIFO would
+    have held validate forever."""
+    from kernellab import config
+    from kernellab.compile.preprocess import read_checked
     from kernellab.runtime.kernel_names import undefined_entry
     if source is None:
         return None
     try:
-        text = source.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    return undefined_entry(text, entry)
+        _, data = read_checked(source, [Path(workload).resolve().parent, *config.get().allow_outside])
+    except ValueError:
+        return None  # refused or unreadable: the boundary's own check names it
+    return undefined_entry(data.decode("utf-8", errors="replace"), entry)
 
 
 def _check_scenario_entries(path: Path, scenario: Any) -> None:
@@ -224,7 +229,7 @@ def _check_scenario_entries(path: Path, scenario: Any) -> None:
     for r in scenario.resources:
         if getattr(r, "kind", "") != "shader" or r.type != "OpenCL-C":
             continue
-        why = _undefined_entry(r.src_path, r.entry)
+        why = _undefined_entry(r.src_path, r.entry, path)
         if why is not None:
             index, given = at.get(r.uid, (None, True))
             where = "/resources" if index is None else f"/resources/{index}/shader" + ("/entry" if given else "")

@@ -97,6 +97,7 @@ class _Refused(Exception):
     def __init__(self, file: Path, line: int, message: str):
         super().__init__(message)
         self.file, self.line, self.message = file, line, message
+        self.renumbered = False  # told under a ``#line`` name: the file read is not the one to show
 
 
 def directives(data: bytes, opencl: bool) -> list[Directive]:
@@ -304,9 +305,12 @@ class _Expander:
             if word not in _OPENING:
                 continue
             assert m is not None
-            if word != b"include":
-                raise _Refused(named, d.line, f"#{word.decode()} is not allowed (only #include)")
-            inc_named, inc_real, inc_data = self.included(named, d, m.group(2), depth)
+            try:
+                if word != b"include":
+                    raise _Refused(named, d.line, f"#{word.decode()} is not allowed (only #include)")
+                inc_named, inc_real, inc_data = self.included(named, d, m.group(2), depth)
+            except _Refused as exc:
+                raise _numbered(exc, renumbered) from None
             self.links.append((self.name(real), d.line, self.name(inc_real)))
             out += data[at:d.start]
             if inc_real in self.once:
@@ -381,6 +385,17 @@ class _Expander:
         return None
 
 
+def _numbered(exc: _Refused, renumbered: tuple[int, int, Path] | None) -> _Refused:
+    """A refusal at a physical line told by the file's own ``#line`` numbering, when one is in
+    force: the line and name a person finds in their file (verify --prove's annotated copy puts a
+    header before the user's source and numbers the source from 1 under its own name)."""
+    if renumbered is None or exc.line < renumbered[0]:
+        return exc
+    told = _Refused(renumbered[2], renumbered[1] + exc.line - renumbered[0], exc.message)
+    told.renumbered = True
+    return told
+
+
 def _line_directive(operand: bytes, next_line: int, named: Path) -> tuple[int, int, Path] | None:
     """A ``#line N ["name"]`` directive's operand read (None: not a plain number and name, such
     as a macro, which the marker then ignores): the physical line it numbers, its number, its name."""
@@ -418,7 +433,7 @@ def expand(source: Path, language: str, include_dirs: Sequence[Path] = (), roots
     except ValueError as exc:
         raise _error(place, source, f"cannot read the kernel: {exc}") from None
     except _Refused as exc:
-        raise _error(place, source, f"{exc.file}:{exc.line}: {exc.message}") from None
+        raise _error(place, exc.file if exc.renumbered else source, f"{exc.file}:{exc.line}: {exc.message}") from None
     if opencl and (ex.links or marked):
         # the compiler names the user's file in its messages, not its temp copy, "source" or the
         # kernel's uid (a driver builds from a string; clspv reads a copy)

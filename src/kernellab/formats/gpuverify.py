@@ -249,7 +249,7 @@ def _array_data(c: _Checker, v: dict, at: list[str | int], base: Path, space: An
         return None, None
     data_path = (base / data).resolve()
     if not data_path.is_file():
-        c.add([*at, "data"], f"data file {data!r} not found (looked at {data_path})")
+        c.add([*at, "data"], f"data file {data!r} {_missing(data_path.exists())} (looked at {str(data_path)!r})")
         return data, None
     if _is_int(size) and size > 0 and data_path.stat().st_size > size:
         c.add([*at, "data"], f"data file {data!r} has {data_path.stat().st_size} bytes, more than "
@@ -323,12 +323,18 @@ def _check_kernel_file(c: _Checker, kernel_file: str, at: list[str | int], file:
     else:
         try:
             path = (file.parent / kernel_file).resolve()
-            found = path.is_file()
+            found, exists = path.is_file(), path.exists()
         except (OSError, ValueError) as exc:  # a NUL byte, a name too long for the system
             c.add(at, f"kernel file {kernel_file!r} is not a usable file name ({exc})")
         else:
             if not found:
-                c.add(at, f"kernel file {kernel_file!r} not found (looked at {path})")
+                c.add(at, f"kernel file {kernel_file!r} {_missing(exists)} (looked at {str(path)!r})")
+
+
+def _missing(exists: bool) -> str:
+    """Why a named file is not read: absent, or there but not a regular file (never opened: a
+    FIFO would block the read, a device would not end)."""
+    return "is not a regular file (a FIFO, device or folder is never read)" if exists else "not found"
 
 
 def _check_dimensions(c: _Checker, at: list[str | int], global_size: tuple[int, ...],

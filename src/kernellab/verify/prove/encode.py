@@ -30,6 +30,7 @@ from kernellab.verify.prove import contracts as contracts_
 from kernellab.verify.prove import copies as copies_
 from kernellab.verify.prove import counters, images, loop_facts
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
+from kernellab.verify.prove.atomic_casts import MAGIC as CAST_MAGIC
 from kernellab.verify.prove.copies import ASYNC_MAGIC
 from kernellab.verify.prove.spec import OtherRecord, Specs, mentions_other, subterms
 from kernellab.verify.prove.stubs import FRESH, REFUSED, STUB_MAGIC, uf_name
@@ -1196,6 +1197,10 @@ class Encoder:
             return
         if callee is None or not callee.blocks:
             raise self.unmodelled(inst, f"a call of {name or 'a function without a body'}")
+        cast = self.atomic_cast(env, inst)
+        if cast is not None:
+            self.atomic(env, pred, inst, cast)
+            return
         code = self.async_code(inst)
         if code is not None:
             self.async_op(env, pred, inst, code, args)
@@ -1376,12 +1381,15 @@ class Encoder:
         self.forget_shared(env, sem)
         self.trace.barriers.append(BarrierRecord(pred, inst, self.key + (inst.index,), given=tuple(self.given)))
 
-    def atomic(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
-        op, w = inst.op, inst.words
-        target = self.value(env, w[0] if op == "OpAtomicStore" else w[2])
+    def atomic(self, env: dict[Any, Any], pred: Any, inst: Inst, cast: tuple[str, Pointer] | None = None) -> None:
+        """An atomic instruction, or (``cast``: its opcode and pointer) the marker call of an atomic
+        through a cast pointer (:meth:`atomic_cast`), never a counter step."""
+        op, w = cast[0] if cast else inst.op, inst.words
+        target = cast[1] if cast else self.value(env, w[0] if op == "OpAtomicStore" else w[2])
         options = target.options if isinstance(target, PointerChoice) else ((z3.BoolVal(True), target),)
         result = self.fresh(self.m.types[w[0]], "atomic") if inst.typed else None
-        step = counters.step(op, self.value(env, w[5]) if op in ("OpAtomicIAdd", "OpAtomicISub") else None)
+        step = None if cast else counters.step(op, self.value(env, w[5]) if op in ("OpAtomicIAdd", "OpAtomicISub")
+                                               else None)
         for c, p in options:
             if not isinstance(p, Pointer):
                 raise self.unmodelled(inst, f"{op} through a pointer the engine does not follow")
@@ -1395,6 +1403,30 @@ class Encoder:
                 self.shared_store(env, where, p, self.fresh(p.pointee, "atomic"), inst)
         if result is not None:
             env[w[1]] = result
+
+    def atomic_cast(self, env: dict[Any, Any], inst: Inst) -> tuple[str, Pointer] | None:
+        """For a call of the marker of an atomic through a cast pointer
+        (:mod:`kernellab.verify.prove.atomic_casts`: the memory object, the access chain's indexes,
+        the atomic's opcode): the opcode and the pointer, the indexes walked as an access chain
+        walks them over the object's own type, read as the call's result type; else None."""
+        marker = self.m.functions.get(inst.words[2])
+        if marker is None or len(marker.blocks) != 1 or not any(
+                i.op == "OpIAdd" and i.words[3] in self.m.constants and int(self.m.constants[i.words[3]]) == CAST_MAGIC
+                for i in next(iter(marker.blocks.values())).insts):
+            return None
+        w = inst.words
+        opcode = self.m.constants.get(w[-1])
+        base = self.value(env, w[3])
+        result = self.m.types[w[0]]
+        pointer_type = next((tid for tid, t in self.m.types.items() if t.kind == "pointer" and t.elem is result
+                             and isinstance(base, Pointer) and t.storage == base.storage), None)
+        if opcode is None or pointer_type is None or not isinstance(base, Pointer):
+            raise self.unmodelled(inst, "an atomic through a cast pointer the engine does not follow")
+        # the indexes walked as the access chain `pointer_type` = base[indexes...] would walk them
+        chain = Inst("OpAccessChain", (pointer_type, w[1], w[3], *w[4:-1]), inst.offset, inst.index, inst.line, True)
+        from kernellab.spirvsim.module import core_grammar
+        spec = core_grammar().instructions.get(int(opcode))
+        return (spec.opname if spec else "OpAtomicIAdd"), self._chain(env, chain, base, False)
 
     def ext_inst(self, env: dict[Any, Any], inst: Inst) -> Any:
         w = inst.words

@@ -70,7 +70,7 @@ def _prove_instantiations(path: Path, index: int | None, timeout: float, sizes: 
             _unknown(launch, "the launch gives no local size (GPUVerify needs one too)")
             continue
         local = _dims(inst.local_size)
-        source = (path.parent / inst.kernel_file).resolve()
+        source = _checked_source(path, path.parent / inst.kernel_file, inst.pointer("kernel_file"))
         specs = _argument_specs(inst)
         from kernellab.spirvsim.module import Unsupported
         # the file's options through the door, as every build of them
@@ -273,9 +273,15 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
     from kernellab.spirvsim.module import Unsupported
     from kernellab.verify import terms
     from kernellab.verify.prove import engine, images, opencl
-    from kernellab.verify.vulkan import _Buffers, _program
+    from kernellab.verify.vulkan import _Buffers, _program, _refuse_draws
 
     scenario, _ = load_scenario(path)
+    # what the dynamic checker refuses (a draw, an optical-flow pipeline, a global offset) is not
+    # proven either: "proven in 0 launches" said a graphics pipeline was free of defects
+    _refuse_draws(scenario, path)
+    if not any(isinstance(c, m.DispatchCompute) for c in scenario.commands):
+        raise InputError.at(str(path), "/commands", "verify --prove proves dispatch_compute commands; the "
+                                                    "scenario has none")
     result = VerifyResult(path, [], checked=checked_kinds(()) | PROVED_KINDS, checker="proof")
     state = _Buffers(scenario, path)
     dispatches = [(ci, c) for ci, c in enumerate(scenario.commands) if isinstance(c, m.DispatchCompute)]
@@ -299,6 +305,11 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
             if sizes:
                 la.size_space = _size_space(launch, "vulkan", 3)
             bound = state.bindings(c, ci)
+            other = next((b for b in bound.values() if not images.is_image(b) and not hasattr(b, "range")), None)
+            if other is not None:  # an array of descriptors: the proof models buffers and images only
+                _unknown(launch, "unsupported construct: an array of descriptors bound to the dispatch (the proof "
+                                 "models buffers and images; the dynamic verify checks it)")
+                continue
             shared = images.shared_image(bound)
             if shared:
                 _unknown(launch, f"unsupported construct: {shared}")
@@ -348,6 +359,8 @@ def _scenario_module(scenario: Any, shader: Any, path: Path, program: Any) -> tu
     the other languages)."""
     if shader.type != "OpenCL-C":
         return program(scenario, shader, path).module(), None
+    from kernellab.compile.stage import placed
+    from kernellab.errors import CompileError
     from kernellab.runtime.interface import clspv_specialization
     from kernellab.spirvsim.machine import eval_spec_op
     from kernellab.spirvsim.module import load
@@ -356,7 +369,12 @@ def _scenario_module(scenario: Any, shader: Any, path: Path, program: Any) -> tu
     options = compiler_options.read("opencl-c", shader.build_options, path.parent,
                                     compiler_options.allowed_roots(path.parent, shader.include_paths),
                                     (str(path), f"/resources/{scenario.resources.index(shader)}/shader/build_options"))
-    spirv, ir = opencl.compile_kept(shader.src_path, options, roots=(path.resolve().parent,))
+    where = f"/resources/{scenario.resources.index(shader)}/shader/src"
+    _checked_source(path, shader.src_path, where)
+    try:
+        spirv, ir = opencl.compile_kept(shader.src_path, options, roots=(path.resolve().parent,))
+    except CompileError as exc:  # bad input at the shader's src, as a run's build names it
+        raise placed(exc, (str(path), where)) from None
     spec = clspv_specialization(scenario, shader, spirv)
     module = load(spirv, shader.entry, file=str(shader.src_path), spec_constants=spec, eval_spec_op=eval_spec_op)
     module.sources.setdefault("source", shader.src_path.read_text(errors="replace").split("\n"))
@@ -417,6 +435,23 @@ def _within(watch: limit.Stopwatch, outcome: Any) -> Any:
 
 # --- findings ------------------------------------------------------------------------------------
 
+def _checked_source(path: Path, named: Path, where: str) -> Path:
+    """The kernel source a workload names, resolved, once it passed the boundary every build's
+    source passes (docs/security.md): a regular file, bounded, inside the workload's folder or an
+    ``--allow-outside`` folder. The proof reads and annotates its own copy of the source, so the
+    compiler's check of the copy cannot stand in for this one (``kernel_file: "/etc/passwd"`` was
+    read and its first line quoted in clang's error)."""
+    from kernellab import config
+    from kernellab.compile.preprocess import read_checked
+    from kernellab.errors import Problem
+
+    try:
+        real, _ = read_checked(named, [path.resolve().parent, *config.get().allow_outside])
+    except ValueError as exc:
+        raise InputError([Problem(str(path), where, f"cannot read the kernel: {exc}")]) from None
+    return Path(real)
+
+
 def _compiled(path: Path, inst: Any, source: Path, flags: Any, local: tuple[int, int, int], specs: Any) -> Any:
     """The launch's kernel built for the proof; a source that does not compile is bad input at the
     instantiation's ``kernel_file``, as a run's build is."""
@@ -430,6 +465,10 @@ def _compiled(path: Path, inst: Any, source: Path, flags: Any, local: tuple[int,
                                      global_offset=_dims(inst.global_offset or (0,), 0))
     except CompileError as exc:
         raise placed(exc, (str(path), inst.pointer("kernel_file"))) from None
+    except InputError as exc:  # an include refused: named in the user's file, at the kernel's place
+        if any(p.file for p in exc.problems):
+            raise
+        raise InputError.at(str(path), inst.pointer("kernel_file"), str(exc)) from None
 
 
 def _unknown(launch: Launch, reason: str, line: tuple[str, int] | None = None) -> None:

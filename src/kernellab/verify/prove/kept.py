@@ -12,6 +12,11 @@ IR is an access lost, and the proof is then ``unknown``.
 Reads and writes are counted apart (a lost read is not hidden by an extra write); an atomic
 counts as a write. clspv may split an access into several (a struct, a vector), never the other
 way at ``-O0``, so more in the module is no alarm.
+
+Only accesses a run can reach count, on both sides: in the module, those of blocks a path from
+the function's entry reaches; in clang's IR, the same, except the edges of branches on a
+comparison with a NaN, which is false (or true) for every value in IEEE 754 arithmetic and which
+clspv folds (``if (x == NAN) out[i] = -1;``: the store is never made, and clspv deletes it).
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from kernellab.spirvsim.module import successors
 from kernellab.verify.prove.annotations import INSTANTIATION_LINES, split_top_level
 
 #: (source line, "read" | "write")
@@ -92,7 +98,7 @@ def llvm_accesses(ir: str, kernel: str) -> Counter[Key]:
         if name in seen or name not in bodies:
             continue
         seen.add(name)
-        for line in bodies[name]:
+        for line in reachable_lines(bodies[name]):
             todo += _CALL.findall(line)
             m = _ACCESS.match(line)
             if not m:
@@ -106,6 +112,67 @@ def llvm_accesses(ir: str, kernel: str) -> Counter[Key]:
                 for kind in _instruction_accesses(m.group(1), body):
                     out[(where, kind)] += 1
     return out
+
+
+_LABEL = re.compile(r"^([-\w.$]+):")
+_LABEL_USE = re.compile(r"\blabel %([-\w.$]+)")
+_FCMP = re.compile(r"^\s*(%[-\w.$]+) = fcmp (\w+) (?:half|float|double) ([^,]+), ([^,]+?)(?:,|$)")
+_BRANCH = re.compile(r"^\s*br i1 (%[-\w.$]+|true|false), label %([-\w.$]+), label %([-\w.$]+)")
+#: fcmp's predicates, by what they give when an operand is a NaN (IEEE 754: every ordered
+#: comparison with a NaN is false, every unordered one true); ``false`` and ``true`` give themselves
+_PREDICATES = {**dict.fromkeys(("oeq", "ogt", "oge", "olt", "ole", "one", "ord", "false"), False),
+               **dict.fromkeys(("ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true"), True)}
+
+
+def _nan(literal: str) -> bool:
+    """Whether an LLVM floating-point literal is a NaN: ``0x`` and 16 hex digits (a double's bits,
+    how LLVM writes float and double constants) or ``0xH`` and 4 (a half's)."""
+    literal = literal.strip()
+    if re.fullmatch(r"0x[0-9A-Fa-f]{16}", literal):
+        bits = int(literal[2:], 16)
+        return (bits >> 52) & 0x7FF == 0x7FF and bits & ((1 << 52) - 1) != 0
+    if re.fullmatch(r"0xH[0-9A-Fa-f]{4}", literal):
+        bits = int(literal[3:], 16)
+        return (bits >> 10) & 0x1F == 0x1F and bits & 0x3FF != 0
+    return False
+
+
+def reachable_lines(body: list[str]) -> list[str]:
+    """The lines of a function's body (clang's textual IR) in blocks a run can reach: from the
+    entry block, along every edge but those of a branch on a comparison that is false (or true)
+    whatever the values: ``x == NAN`` (``fcmp oeq double %x, 0x7FF8...``), false in IEEE 754
+    arithmetic for every ``x``, which clspv folds, deleting the code it guards (GPUVerify's
+    ``misc/pass/misc7``). A comparison with fast-math flags (``fcmp nnan ...``, where a NaN
+    operand makes it poison) is not taken as constant."""
+    blocks: dict[str, list[str]] = {}
+    order: list[str] = []
+    current = ""
+    for line in body:
+        m = _LABEL.match(line)
+        if m:
+            current = m.group(1)
+        if current not in blocks:
+            blocks[current] = []
+            order.append(current)
+        blocks[current].append(line)
+    known: dict[str, bool] = {"true": True, "false": False}
+    for line in body:
+        m = _FCMP.match(line)
+        if m and m.group(2) in _PREDICATES and (_nan(m.group(3)) or _nan(m.group(4))):
+            known[m.group(1)] = _PREDICATES[m.group(2)]
+    todo, seen = [order[0]] if order else [], set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in blocks:
+            continue
+        seen.add(name)
+        for line in blocks[name]:
+            m = _BRANCH.match(line)
+            if m and m.group(1) in known:
+                todo.append(m.group(2) if known[m.group(1)] else m.group(3))
+            else:
+                todo += _LABEL_USE.findall(line)
+    return [line for name in order if name in seen for line in blocks[name]]
 
 
 _SPIRV_READS = ("OpLoad", "OpAtomicLoad")
@@ -127,7 +194,8 @@ def spirv_accesses(module: Any) -> Counter[Key]:
         if fid in seen or fid not in module.functions:
             continue
         seen.add(fid)
-        for block in module.functions[fid].blocks.values():
+        fn = module.functions[fid]
+        for block in (fn.blocks[label] for label in _reached_blocks(fn)):
             for inst in block.insts:
                 where = inst.line[1] if inst.line else 0
                 for pointer, kind in _spirv_instruction_accesses(inst):
@@ -136,6 +204,20 @@ def spirv_accesses(module: Any) -> Counter[Key]:
                 if inst.op == "OpFunctionCall":
                     todo.append(inst.words[2])
     return out
+
+
+def _reached_blocks(fn: Any) -> set[int]:
+    """The labels of the blocks of a decoded function a path from its entry reaches: an access in
+    another is never made (clspv leaves a kernel's body unreachable behind an entry block that
+    returns at once where it ends in ``while (true) {}``, docs/verify-prove.md)."""
+    todo, seen = [fn.entry], set()
+    while todo:
+        label = todo.pop()
+        if label in seen or label not in fn.blocks:
+            continue
+        seen.add(label)
+        todo += successors(fn.blocks[label])
+    return seen
 
 
 def _spirv_instruction_accesses(inst: Any) -> list[tuple[int, str]]:

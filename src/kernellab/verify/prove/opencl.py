@@ -102,13 +102,53 @@ def compile_source(source: Path, options: compiler_options.Options | str, *, roo
         except CompileError as exc:
             error = _invalid(source, exc)
             if error is exc:
-                raise _build_failure(exc, source) from None
-            fixed = _repaired(req)
-            if fixed is None:
-                raise error from None
-            return fixed
+                failure: Exception = exc
+            else:
+                fixed = _repaired(req)
+                if fixed is None:
+                    raise error from None
+                return fixed
         except ToolError as exc:  # clspv failed or crashed
-            raise _build_failure(exc, source) from None
+            failure = exc
+        # a struct holding a pointer the kernel only stores and copies: its pointers made bits
+        # (clspv's refusal, "structures may not contain pointers", is told at the source's line)
+        again = _pointers_as_bits(source, text, annotated_path, options)
+        if again is None:
+            raise _build_failure(failure, source) from None
+    return compile_source(source, options, roots=roots, prelude=prelude, global_offset=global_offset, text=again,
+                          every_access=every_access)
+
+
+def _pointers_as_bits(source: Path, text: str, annotated_path: Path, options: compiler_options.Options | str
+                      ) -> str | None:
+    """``text`` with the pointer members of its structs made integers
+    (:mod:`kernellab.verify.prove.pointer_bits`), where clspv failed on it for them; None where
+    it has none or they cannot be (then clspv's failure stands, told by :func:`_refused_by_clspv`);
+    an :class:`~kernellab.spirvsim.module.Unsupported` naming the use that keeps one a pointer."""
+    from kernellab.errors import MissingToolError, Problem
+    from kernellab.spirvsim.module import Unsupported
+    from kernellab.verify.prove import annotations, pointer_arguments, pointer_bits
+
+    full = annotated_path.read_text()
+    if not re.search(r"\b(?:struct|union)\b", text):
+        return None
+    prepared = annotations.prepare(text)
+    at = full.find(prepared)
+    if at < 0:
+        return None
+    try:
+        done = pointer_bits.rewritten(text, full, len(full[:at].encode()), _options(options).argv(),
+                                      source.parent.resolve(), fallback=pointer_arguments.copies)
+    except MissingToolError:
+        return None
+    if done.text is None:
+        if not done.refused:  # none, or clang refused the source too: the failure stands
+            return None
+        raise Unsupported([Problem(str(source), "", f"a struct holding a pointer: {done.reason}: clspv compiles to "
+                                                    "Vulkan's logical addressing, where no pointer is stored in "
+                                                    "memory, and cannot compile it")])
+    log.debug("%s: pointer members of %s compiled as %s", source, ", ".join(done.structs), pointer_bits.BITS)
+    return done.text
 
 
 def _build_failure(exc: Exception, source: Path) -> Exception:
@@ -375,7 +415,7 @@ def _refused_by_clspv(source: Path, ir: SourceIR, exc: Exception) -> Exception:
     from kernellab.spirvsim.module import Unsupported
 
     m = _STRUCT_WITH_POINTER.search(ir.text or "")
-    if m is None:
+    if m is None or "a struct holding a pointer:" in str(exc):  # pointer_bits named the use
         return exc
     return Unsupported([Problem(str(source), "", f"a struct holding a pointer ({m.group(1)[1:]}): clspv compiles to "
                                                  "Vulkan's logical addressing, where no pointer is stored in memory, "
