@@ -4,7 +4,9 @@ arguments by ordinal) to what :func:`~kernellab.spirvsim.check_dispatch` binds.
 clspv describes the interface in ``NonSemantic.ClspvReflection`` instructions: which descriptor
 or push-constant bytes carry each argument, the specialization constants of the workgroup size
 and of ``__local`` pointer arguments' lengths, and the push constants for built-ins (global
-offset, sizes). Anything else the reflection asks for (images, samplers, pointer push constants)
+offset, sizes). Image and sampler arguments and the samplers a source defines (``LiteralSampler``)
+are read (the proof models them: ``verify/prove/images.py``) but :func:`launch` refuses them: the
+checker binds no OpenCL image. Anything else the reflection asks for (pointer push constants...)
 is refused by name.
 """
 from __future__ import annotations
@@ -22,12 +24,15 @@ from kernellab.spirvsim.module import Unsupported, extinst_name
 
 #: reflection instructions that describe an argument
 _ARGUMENTS = {"ArgumentStorageBuffer", "ArgumentUniform", "ArgumentWorkgroup", "ArgumentPodPushConstant",
-              "ArgumentPodStorageBuffer", "ArgumentPodUniform"}
+              "ArgumentPodStorageBuffer", "ArgumentPodUniform", *("ArgumentSampledImage", "ArgumentStorageImage",
+                                                                 "ArgumentSampler")}
+#: the argument kinds of an image or a sampler (each a descriptor of its own)
+IMAGE_ARGUMENTS = ("ArgumentSampledImage", "ArgumentStorageImage", "ArgumentSampler")
 #: module-wide push constants clspv adds for built-ins, and what they hold (per dimension)
 _BUILTIN_PUSH = {"PushConstantGlobalOffset", "PushConstantEnqueuedLocalSize", "PushConstantGlobalSize",
                  "PushConstantRegionOffset", "PushConstantNumWorkgroups", "PushConstantRegionGroupOffset"}
 #: reflection instructions that change nothing the checker needs
-_IGNORED = {"Kernel", "ArgumentInfo", "SpecConstantWorkDim", "PropertyRequiredWorkgroupSize",
+_IGNORED = {"Kernel", "SpecConstantWorkDim", "PropertyRequiredWorkgroupSize",
             "SpecConstantGlobalOffset", "PrintfInfo", "PrintfBufferStorageBuffer", "PrintfBufferPointerPushConstant",
             "NormalizedSamplerMaskPushConstant", "WorkgroupVariableSize"}
 
@@ -42,6 +47,8 @@ class Argument:
     size: int = 0  # POD: bytes
     spec_id: int = -1  # workgroup: the spec constant holding the element count
     elem_size: int = 0  # workgroup: bytes per element
+    #: the parameter's type as its ``ArgumentInfo`` names it (``image2d_t``), "" without one
+    type_name: str = ""
 
 
 @dataclass
@@ -50,6 +57,8 @@ class Kernel:
     arguments: dict[int, Argument] = field(default_factory=dict)
     workgroup_size_ids: tuple[int, int, int] | None = None
     builtin_push: list[tuple[str, int, int]] = field(default_factory=list)  # (what, offset, size)
+    #: the samplers the source defines (``LiteralSampler``): (set, binding, CLK_* mask), module-wide
+    literal_samplers: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 def reflection(spirv: bytes | Sequence[int]) -> dict[str, Kernel]:
@@ -61,6 +70,8 @@ def reflection(spirv: bytes | Sequence[int]) -> dict[str, Kernel]:
     kernels_by_id: dict[int, Kernel] = {}
     module_push: list[tuple[str, int, int]] = []
     wg_ids: tuple[int, int, int] | None = None
+    literal_samplers: list[tuple[int, int, int]] = []
+    type_names: dict[int, str] = {}  # ArgumentInfo id -> the parameter's type name
     for pos, count, opcode in spirv_format.instructions(words):
         w = words[pos + 1:pos + count]
         if opcode == 7:  # OpString
@@ -75,21 +86,16 @@ def reflection(spirv: bytes | Sequence[int]) -> dict[str, Kernel]:
             if name == "Kernel":
                 kernels_by_id[w[1]] = Kernel(strings.get(w[5], ""))
             elif name in _ARGUMENTS:
-                k = kernels_by_id[w[4]]
-                ordinal = ops[1]
-                if name == "ArgumentWorkgroup":
-                    arg = Argument(ordinal, name, spec_id=ops[2], elem_size=ops[3])
-                elif name == "ArgumentPodPushConstant":
-                    arg = Argument(ordinal, name, offset=ops[2], size=ops[3])
-                elif name in ("ArgumentPodStorageBuffer", "ArgumentPodUniform"):
-                    arg = Argument(ordinal, name, set=ops[2], binding=ops[3], offset=ops[4], size=ops[5])
-                else:
-                    arg = Argument(ordinal, name, set=ops[2], binding=ops[3])
-                k.arguments[ordinal] = arg
+                kernels_by_id[w[4]].arguments[ops[1]] = arg = _argument(name, ops)
+                arg.type_name = type_names.get(w[-1], "")
+            elif name == "ArgumentInfo":  # Name, TypeName, qualifiers
+                type_names[w[1]] = strings.get(w[5], "") if len(w) > 5 else ""
             elif name == "SpecConstantWorkgroupSize":
                 wg_ids = (ops[0], ops[1], ops[2])
             elif name in _BUILTIN_PUSH:
                 module_push.append((name, ops[0], ops[1]))
+            elif name == "LiteralSampler":  # DescriptorSet, Binding, Mask
+                literal_samplers.append((ops[0], ops[1], ops[2]))
             elif name not in _IGNORED:
                 raise Unsupported(f"clspv reflection {name} (an image, sampler or pointer argument, or another "
                                   "interface) is not supported by the SPIR-V checker")
@@ -97,8 +103,21 @@ def reflection(spirv: bytes | Sequence[int]) -> dict[str, Kernel]:
     for k in kernels_by_id.values():
         k.workgroup_size_ids = wg_ids
         k.builtin_push = module_push
+        k.literal_samplers = literal_samplers
         out[k.name] = k
     return out
+
+
+def _argument(name: str, ops: list[int]) -> Argument:
+    """An argument's reflection instruction (``name``) read from its operands (kernel, ordinal, ...)."""
+    ordinal = ops[1]
+    if name == "ArgumentWorkgroup":
+        return Argument(ordinal, name, spec_id=ops[2], elem_size=ops[3])
+    if name == "ArgumentPodPushConstant":
+        return Argument(ordinal, name, offset=ops[2], size=ops[3])
+    if name in ("ArgumentPodStorageBuffer", "ArgumentPodUniform"):
+        return Argument(ordinal, name, set=ops[2], binding=ops[3], offset=ops[4], size=ops[5])
+    return Argument(ordinal, name, set=ops[2], binding=ops[3])
 
 
 @dataclass
@@ -136,6 +155,11 @@ def launch(kernel: Kernel, global_size: Sequence[int], local_size: Sequence[int]
             buf.extend(bytes(offset + len(data) - len(buf)))
         buf[offset:offset + len(data)] = data
 
+    images = [f"argument {n} ({a.kind})" for n, a in sorted(kernel.arguments.items()) if a.kind in IMAGE_ARGUMENTS]
+    if images or kernel.literal_samplers:
+        what = ", ".join(images + (["a sampler the source defines (LiteralSampler)"] if kernel.literal_samplers else []))
+        raise Unsupported(f"kernel {kernel.name}: images and samplers ({what}) are not supported by the SPIR-V "
+                          "checker")
     for what, offset, size in kernel.builtin_push:
         values = {"PushConstantGlobalOffset": (0, 0, 0), "PushConstantRegionOffset": (0, 0, 0),
                   "PushConstantRegionGroupOffset": (0, 0, 0), "PushConstantEnqueuedLocalSize": ls,

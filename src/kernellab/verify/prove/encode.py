@@ -28,7 +28,7 @@ from kernellab.spirvsim.types import Type
 from kernellab.verify.prove import barrier_invariants as barrier_invariants_
 from kernellab.verify.prove import contracts as contracts_
 from kernellab.verify.prove import copies as copies_
-from kernellab.verify.prove import counters, loop_facts
+from kernellab.verify.prove import counters, images, loop_facts
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
 from kernellab.verify.prove.atomic_casts import MAGIC as CAST_MAGIC
 from kernellab.verify.prove.copies import ASYNC_MAGIC
@@ -330,6 +330,8 @@ class Encoder:
         #: this invocation's writes was too long: the records after it are not exact, so they
         #: are not kept for the search of a concrete counterexample (:meth:`unrolled_records`)
         self.inexact: list[tuple[int, int, int, int]] = []
+        #: image variable -> the extent the launch gives it (images.py)
+        self.image_extents: dict[int, images.Extent] = {}
 
     def positions(self) -> tuple[int, int, int, int]:
         t = self.trace
@@ -1088,6 +1090,9 @@ class Encoder:
 
     def step(self, env: dict[Any, Any], pred: Any, inst: Inst) -> None:
         op, w = inst.op, inst.words
+        if op in images.HOOKED or op.startswith("OpImage"):
+            if images.step(self, env, pred, inst):
+                return
         if op in ("OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain", "OpInBoundsPtrAccessChain"):
             env[w[1]] = self.access_chain(env, inst, "Ptr" in op)
         elif op == "OpLoad":

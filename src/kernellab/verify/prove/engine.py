@@ -20,6 +20,7 @@ from kernellab.records import dataclass
 from kernellab.spirvsim.module import Inst, Module
 from kernellab.verify.prove import counters, spec
 from kernellab.verify.prove import encode as enc
+from kernellab.verify.prove import images as images_
 from kernellab.verify.prove import sizes as sz
 
 #: seconds one launch's proof may take (z3 time limit plus the encoder's own checks)
@@ -64,6 +65,9 @@ class Launch:
     #: (descriptor set, binding), and all workgroup memory where ``unchecked_local``
     unchecked_buffers: set[tuple[int, int]] = field(default_factory=set)
     unchecked_local: bool = False
+    #: (descriptor set, binding) -> the extent of an image (:mod:`kernellab.verify.prove.images`);
+    #: ``buffer_sizes`` holds its bytes
+    images: dict[tuple[int, int], images_.Extent] = field(default_factory=dict)
 
 
 @dataclass
@@ -285,6 +289,7 @@ class _Prover:
         e = enc.Encoder(self.m, ids, memory, tag, sizes, may) if self.symbolic is None else \
             sz.SizedEncoder(self.m, ids, memory, tag, sizes, may, self.symbolic)
         e.specs.unlogged = self.unchecked()
+        e.image_extents = images_.extents(self.launch.images, self.bindings)
         trace = e.run_entry(None)
         # the assumptions hold on the path that reaches them: they constrain the rest of the check
         return trace
@@ -416,7 +421,7 @@ class _Prover:
         groups: dict[tuple[int, int], list[tuple[enc.AccessRecord, enc.AccessRecord, Any]]] = {}
         unchecked = self.unchecked()
         for a in ta.accesses:
-            if a.storage not in ("StorageBuffer", "Workgroup") or a.root in unchecked:
+            if a.storage not in ("StorageBuffer", "Workgroup", images_.STORAGE) or a.root in unchecked:
                 continue
             for b in tb.accesses:
                 if b.root != a.root or (a.kind.endswith("read") and b.kind.endswith("read")):
@@ -432,7 +437,7 @@ class _Prover:
                     unordered = _copy_unordered(a, b, ta, tb, same_group)
                 elif a.storage == "Workgroup":
                     unordered = z3.And(same_group, a.phase_wg == b.phase_wg)
-                else:
+                else:  # an image's phase is in phase_sb too (images.py)
                     unordered = z3.Or(z3.Not(same_group), a.phase_sb == b.phase_sb)
                 groups.setdefault((a.inst.index, b.inst.index), []).append(
                     (a, b, z3.And(a.pred, b.pred, *a.given, *b.given, overlap, unordered)))
@@ -526,7 +531,8 @@ def _limits(space: sz.Space) -> str:
 
 def _space(storage: str) -> str:
     return {"Workgroup": "workgroup", "StorageBuffer": "storage-buffer", "Uniform": "uniform",
-            "Function": "private", "Private": "private", "PushConstant": "push-constant"}.get(storage, storage)
+            "Function": "private", "Private": "private", "PushConstant": "push-constant",
+            images_.STORAGE: "image"}.get(storage, storage)
 
 
 def _what(a: enc.AccessRecord) -> str:

@@ -272,7 +272,7 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
     from kernellab.formats.scenario import load_scenario
     from kernellab.spirvsim.module import Unsupported
     from kernellab.verify import terms
-    from kernellab.verify.prove import engine, opencl
+    from kernellab.verify.prove import engine, images, opencl
     from kernellab.verify.vulkan import _Buffers, _program, _refuse_draws
 
     scenario, _ = load_scenario(path)
@@ -305,13 +305,19 @@ def _prove_scenario(path: Path, index: int | None, timeout: float, sizes: bool, 
             if sizes:
                 la.size_space = _size_space(launch, "vulkan", 3)
             bound = state.bindings(c, ci)
-            image = next((b for b in bound.values() if not hasattr(b, "range")), None)
-            if image is not None:  # an image, sampler or texel view: the proof models buffers only
-                _unknown(launch, f"unsupported construct: the image {getattr(image, 'uid', '?')!r} bound to the "
-                                 "dispatch (a Vulkan scenario's images are not modelled by the proof; the dynamic "
-                                 "verify checks them)")
+            other = next((b for b in bound.values() if not images.is_image(b) and not hasattr(b, "range")), None)
+            if other is not None:  # an array of descriptors: the proof models buffers and images only
+                _unknown(launch, "unsupported construct: an array of descriptors bound to the dispatch (the proof "
+                                 "models buffers and images; the dynamic verify checks it)")
+                continue
+            shared = images.shared_image(bound)
+            if shared:
+                _unknown(launch, f"unsupported construct: {shared}")
                 continue
             for key, b in bound.items():
+                if images.is_image(b):
+                    images.bind_scenario_image(la, module, key, b)
+                    continue
                 total = len(b.data) - b.offset
                 la.buffer_sizes[key] = b.range if b.range is not None else total
                 la.names[key] = b.uid

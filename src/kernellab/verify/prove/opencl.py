@@ -574,8 +574,35 @@ def launch(compiled: Compiled, global_size: tuple[int, ...], local_size: tuple[i
             if spec.value is not None:
                 put(out.fixed.setdefault((arg.set, arg.binding), {}), arg.offset,
                     spec.value[:arg.size].ljust(arg.size, b"\0"))
+        elif arg.kind in ("ArgumentSampledImage", "ArgumentStorageImage"):
+            _image_argument(out, compiled.module, arg, spec.name, gs, len(global_size))
     out.fixed["push"] = push
     return out
+
+
+#: the image types a kernel-instantiation launch creates (``runtime/instantiation.py``), by dimensions
+_LAUNCH_IMAGES = {"image1d_t": 1, "image2d_t": 2, "image3d_t": 3}
+
+
+def _image_argument(out: Any, module: Module, arg: Any, name: str, gs: tuple[int, ...], launch_dims: int) -> None:
+    """An image argument's extent: the launch's global size in the image's dimensions, as the
+    image a kernel-instantiation launch creates (:mod:`kernellab.verify.prove.images`); none for
+    another type (a depth image, which clspv types as a plain one) or where the launch has fewer
+    dimensions: the dynamic ``verify`` makes no such image, and the image's accesses are
+    ``unknown``."""
+    from kernellab.verify.prove import images
+
+    binding = (arg.set, arg.binding)
+    out.names[binding] = name
+    vid = images.variable_at(module, binding)
+    dims = images.image_dims(module, vid) if vid is not None else None
+    base = " ".join(w for w in arg.type_name.split() if w not in ("const", "__read_only", "__write_only",
+                                                                   "__read_write", "read_only", "write_only",
+                                                                   "read_write"))
+    if dims is None or dims > launch_dims or _LAUNCH_IMAGES.get(base) != dims:
+        return
+    out.images[binding] = images.Extent(dims)
+    out.buffer_sizes[binding] = out.images[binding].bytes(gs)
 
 
 def scalar_arguments(compiled: Compiled, push: dict[int, int], buffers: dict[tuple[int, int], dict[int, int]]

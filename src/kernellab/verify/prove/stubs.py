@@ -64,6 +64,8 @@ def stub_kind(stub: Stub) -> int:
 
 
 _DEFINE = re.compile(r"^define [^@\n]*@([\w.$]+)\((.*)\)[^\n]*\{$", re.M)
+#: an OpenCL ``sampler_t`` in clang's IR: a pointer type only in name (images.py models samplers)
+_SAMPLER = re.compile(r"%opencl\.sampler_t addrspace\(\d+\)\*")
 
 
 def pointer_stubs(ir: str) -> list[str]:
@@ -75,7 +77,8 @@ def pointer_stubs(ir: str) -> list[str]:
         end = ir.find("\n}", m.end())
         if "@__kl_stub(" in ir[m.end():end] and m.group(1) != "__kl_stub":
             head = m.group(0)[:m.group(0).index("@")]
-            if "ptr" in m.group(2) or "*" in m.group(2) or "ptr" in head or "*" in head:
+            params = _SAMPLER.sub("sampler", m.group(2))  # a sampler is a value: no memory behind it
+            if "ptr" in params or "*" in params or "ptr" in head or "*" in head:
                 out.append(m.group(1))
     return out
 
