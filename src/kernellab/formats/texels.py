@@ -44,7 +44,14 @@ def decode(fmt: VkFormatInfo, stored: np.ndarray) -> np.ndarray:
 
 
 def encode(fmt: VkFormatInfo, values: np.ndarray) -> np.ndarray:
-    """Floats (last axis = channels) as the format stores them, per Vulkan's conversion rules."""
+    """Floats (last axis = channels) as the format stores them, per Vulkan's conversion rules.
+
+    A normalized format's code is the scaled value rounded to nearest, a tie rounded up (as
+    lavapipe stores it). Vulkan ("Conversion from Floating-Point to Normalized Fixed-Point")
+    lets a device store either of the two integers nearest the scaled value (rounding to nearest
+    is only recommended; an integer must be kept): 0.5 in R8_UNORM (127.5) is 128 on lavapipe
+    and 127 on NVIDIA's driver 580. A device's UNORM/SNORM bytes may so differ from these by one.
+    """
     v = np.asarray(values, np.float64)
     if fmt.numeric in ("UNORM", "SRGB"):
         if fmt.numeric == "SRGB":
