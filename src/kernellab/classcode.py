@@ -53,7 +53,25 @@ def _imported_on_first_use(name: str) -> None:
         sys.modules[name] = _OnFirstUse(name)
 
 
+def _class_annotations(obj: Any, *, globals: Any = None, locals: Any = None, eval_str: bool = False) -> Any:
+    """``inspect.get_annotations`` of a class with its annotations as written (what Python 3.12's
+    dataclasses asks of every class it builds) without importing inspect; any other call is the
+    real function's."""
+    if isinstance(obj, type) and not eval_str:
+        ann = obj.__dict__.get("__annotations__")
+        if ann is None or isinstance(ann, dict):
+            return dict(ann or {})
+    stand_in = sys.modules.get("inspect")
+    if isinstance(stand_in, _OnFirstUse):
+        stand_in.signature  # noqa: B018 - reading a name imports the real module in its place
+    import inspect
+
+    return inspect.get_annotations(obj, globals=globals, locals=locals, eval_str=eval_str)
+
+
 _imported_on_first_use("inspect")
+if sys.version_info >= (3, 12) and type(sys.modules["inspect"]) is _OnFirstUse:
+    vars(sys.modules["inspect"])["get_annotations"] = _class_annotations
 # dataclasses uses copy (with weakref: 3.6 M instructions) only in asdict/astuple's deepcopy
 _imported_on_first_use("copy")
 import dataclasses  # noqa: E402 - after inspect and copy are made lazy

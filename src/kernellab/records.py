@@ -365,7 +365,9 @@ def _source(key: str) -> str:
     lines = [_HEAD]
     if fields:
         lines.append(f" {''.join(f.var + ',' for f in fields)} = __dataclass_values__\n")
-    lines.append(f" cls.__dataclass_params__ = _DataclassParams({init}, {repr_}, {eq}, {order}, False, {frozen})\n")
+    # Python 3.12's parameters also record match_args, kw_only, slots and weakref_slot
+    more = f", {match_args}, False, {slots}, False" if sys.version_info >= (3, 12) else ""
+    lines.append(f" cls.__dataclass_params__ = _DataclassParams({init}, {repr_}, {eq}, {order}, False, {frozen}{more})\n")
     lines += _field_lines(fields)
     methods: list[str] = []
     if init:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import kernellab
+from helpers.devices import POCL, opencl_device
 from helpers.scenarios import vector_add, write
 from kernellab.errors import UsageError
 from kernellab.session import InputTypeError
@@ -91,7 +92,7 @@ def test_opencl_c_buffers_are_typed_by_their_pointer_on_the_opencl_backend(tmp_p
         "commands": [{"dispatch_compute": {"shader_ref": "neg", "rangeND": [16],
                                            "bindings": [{"set": 0, "id": 0, "resource_ref": "x"},
                                                         {"set": 0, "id": 1, "resource_ref": "y"}]}}]})
-    with kernellab.Session("pthread", backend="opencl") as s:
+    with kernellab.Session(opencl_device(POCL), backend="opencl") as s:
         with pytest.raises(ValueError, match="input 'x': an array of float32, but the shader reads buffer 'x' as int32"):
             s.run(path, inputs={"x": np.zeros(16, np.float32)})
         y = s.run(path, inputs={"x": np.arange(16, dtype=np.int32)})["y"].view(np.int32)

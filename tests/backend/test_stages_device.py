@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.devices import POCL, opencl_device
 from kernellab import tools
 from kernellab.cli import main
 from kernellab.compile.pipeline import CompileRequest
@@ -24,14 +25,14 @@ def snapshot(device: Device, stage: str, fmt: SnapshotFormat) -> bytes:
 
 
 def test_pocl_device_binary():
-    data = snapshot(Device("", "opencl"), "device-binary", SnapshotFormat.BINARY)
+    data = snapshot(Device(opencl_device(POCL), "opencl"), "device-binary", SnapshotFormat.BINARY)
     assert data.startswith(b"poclbin\0")
 
 
 @pytest.mark.skipif(not HAS_LLVM_DIS, reason="needs llvm-dis (apt-get install llvm-14)")
-@pytest.mark.parametrize("name", ["", "oclgrind"], ids=["pocl", "oclgrind"])
+@pytest.mark.parametrize("name", [POCL, "Oclgrind"], ids=["pocl", "oclgrind"])
 def test_device_llvm_ir_text(name: str):
-    device = Device(name, "opencl")
+    device = Device(opencl_device(name), "opencl")
     p = Program(CompileRequest(KERNEL, "opencl-c"), [device])
     assert list_snapshot_stages(p, device)[-2:] == ["device-binary", "device-llvm-ir"]
     text = snapshot(device, "device-llvm-ir", SnapshotFormat.TEXT).decode()
@@ -41,7 +42,8 @@ def test_device_llvm_ir_text(name: str):
 @pytest.mark.skipif(not HAS_LLVM_DIS, reason="needs llvm-dis (apt-get install llvm-14)")
 def test_cli_device_stage(tmp_path: Path, capsys):
     out = tmp_path / "k.ll"
-    assert main(["snapshot", str(KERNEL), "--stage", "device-llvm-ir", "--format", "text", "-o", str(out)]) == 0
+    assert main(["snapshot", str(KERNEL), "--stage", "device-llvm-ir", "--format", "text", "-o", str(out),
+                 "--device", opencl_device(POCL)]) == 0
     assert "define" in out.read_text()
     assert main(["snapshot", str(KERNEL), "--stage", "device-binary", "--device", "no-such-device"]) == 1
     assert "no OpenCL device matches 'no-such-device'" in capsys.readouterr().err
@@ -61,7 +63,7 @@ def test_dump_skips_device_stages_of_another_backends_device(tmp_path: Path):
 def test_dump_includes_device_stages_for_an_opencl_device(tmp_path: Path):
     from kernellab.compile.pipeline import Compiler, dump_stages
 
-    dump_stages(Compiler(CompileRequest(KERNEL, "opencl-c", device="pthread")), tmp_path, "k")
+    dump_stages(Compiler(CompileRequest(KERNEL, "opencl-c", device=opencl_device(POCL))), tmp_path, "k")
     names = {p.name for p in tmp_path.iterdir()}
     assert {"k.device-binary.bin", "k.device-binary.hex.txt"} <= names
     if HAS_LLVM_DIS:

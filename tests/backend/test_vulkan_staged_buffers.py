@@ -16,23 +16,34 @@ DL, HV, HC, CACHED = 0x1, 0x2, 0x4, 0x8
 
 
 class _DiscreteLayout:
-    """The device's calls, with lavapipe's one memory type posing as two: device-only (0) and
-    host-visible cached (1); lavapipe copies between any of its memory."""
+    """The device's calls, with one of its host-visible coherent memory types posing as two:
+    device-only (0) and host-visible cached (1). Which real type is read from the device's memory
+    properties (lavapipe has one type, NVIDIA's first types are device-only and cannot be mapped);
+    a device copies between any of its memory."""
 
-    def __init__(self, vk: Any, copies: list[str]) -> None:
+    def __init__(self, vk: Any, physical: Any, copies: list[str]) -> None:
         self._vk = vk
         self._copies = copies
+        props = vk.vkGetPhysicalDeviceMemoryProperties(physical)
+        want = HV | HC
+        self._mappable = [i for i in range(props.memoryTypeCount)
+                          if props.memoryTypes[i].propertyFlags & want == want]
+        self._real: int | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._vk, name)
 
     def vkGetBufferMemoryRequirements(self, device: Any, buffer: Any) -> Any:
         req = self._vk.vkGetBufferMemoryRequirements(device, buffer)
+        fits = [i for i in self._mappable if req.memoryTypeBits & (1 << i)]
+        assert fits, f"no host-visible coherent memory type takes a buffer (memoryTypeBits {req.memoryTypeBits:#x})"
+        self._real = fits[0]
         req.memoryTypeBits = 0x3
         return req
 
     def vkAllocateMemory(self, device: Any, info: Any, allocator: Any) -> Any:
-        info.memoryTypeIndex = 0
+        assert self._real is not None, "memory allocated before any buffer's requirements were asked"
+        info.memoryTypeIndex = self._real
         return self._vk.vkAllocateMemory(device, info, allocator)
 
     def vkMapMemory(self, device: Any, memory: Any, *args: Any) -> Any:
@@ -55,7 +66,7 @@ def discrete(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     def init(self: VulkanDevice, *args: Any, **kwargs: Any) -> None:
         real_init(self, *args, **kwargs)
-        self.vk = _DiscreteLayout(self.vk, calls)
+        self.vk = _DiscreteLayout(self.vk, self.physical, calls)
 
     monkeypatch.setattr(VulkanDevice, "_pick_memory_types",
                         lambda self: MemoryTypes((DL, HV | HC | CACHED), device=0, upload=1, readback=1))

@@ -154,10 +154,11 @@ assert type(sys.modules["copy"]).__name__ == "_OnFirstUse", type(sys.modules["co
 class Box:
     '''A list in a box.'''
     items: list
-box = Box([[1], [2]])
+box = Box([[1], {2}])  # a set: asdict deep-copies it (3.12 copies lists and atomic values itself)
 assert type(sys.modules["copy"]).__name__ == "_OnFirstUse"
 plain = dataclasses.asdict(box)
-assert plain == {"items": [[1], [2]]} and plain["items"][0] is not box.items[0]
+assert plain == {"items": [[1], {2}]} and plain["items"][0] is not box.items[0]
+assert plain["items"][1] is not box.items[1]
 assert type(sys.modules["copy"]).__name__ == "module"
 import copy
 assert copy.deepcopy([box])[0] is not box
@@ -186,3 +187,22 @@ print(len(compiled))
     second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert first.returncode == 0 and second.returncode == 0, first.stderr[-2000:] + second.stderr[-2000:]
     assert int(first.stdout) > 0 and int(second.stdout) == 0
+
+
+def test_class_annotations_without_inspect_are_inspects() -> None:
+    """Python 3.12's dataclasses asks inspect.get_annotations of every class: the stand-in answers
+    for a class (its annotations as written) as inspect does, on any version."""
+    import inspect
+
+    class Typed:
+        x: int
+        y: list[str]
+
+    class Child(Typed):
+        pass
+
+    for cls in (Typed, Child, type("Empty", (), {})):
+        assert classcode._class_annotations(cls) == inspect.get_annotations(cls)
+    assert classcode._class_annotations(Typed) is not Typed.__annotations__  # a copy, as inspect's
+    evaluated = classcode._class_annotations(Typed, eval_str=True)  # the real function's
+    assert evaluated == inspect.get_annotations(Typed, eval_str=True) and evaluated["x"] is int

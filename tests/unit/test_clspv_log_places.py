@@ -2,7 +2,8 @@
 ``#line``): its log is mapped back through the markers to the user's files and lines."""
 from __future__ import annotations
 
-from kernellab.compile.opencl_stages import clspv_source, presumed_locations
+from kernellab.compile.build_log import presumed_locations
+from kernellab.compile.opencl_stages import clspv_source
 
 
 def test_a_clspv_location_names_the_marked_file_and_line() -> None:

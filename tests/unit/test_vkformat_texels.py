@@ -20,6 +20,14 @@ def test_unorm_and_snorm():
     assert texels.encode(fmt("R16_SNORM"), np.array([[-1.0], [0.25]])).ravel().tolist() == [-32767, 8192]
 
 
+def test_normalized_codes_are_lavapipes() -> None:
+    """The float32 product rounded to nearest, a tie to even (lavapipe's codes, checked against it
+    on 2816 values): 1/510 in float32 times 255 is 0.5000000296 in float64, a tie in float32."""
+    near_tie = float(np.float32(0.5 / 255))
+    assert texels.encode(fmt("R8_UNORM"), np.array([[near_tie], [1.5 / 255], [2.5 / 255]])).ravel().tolist() == [0, 2, 2]
+    assert texels.encode(fmt("R8_SNORM"), np.array([[float(np.float32(-0.5 / 127))], [0.5]])).ravel().tolist() == [0, 64]
+
+
 def test_srgb_applies_to_colour_not_alpha():
     f = fmt("R8G8B8A8_SRGB")
     stored = np.array([[[188, 188, 0, 188]]], np.uint8)

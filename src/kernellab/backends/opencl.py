@@ -56,17 +56,16 @@ if TYPE_CHECKING:  # verify's launches (direct=True) import no NumPy; pyopencl i
 ALWAYS_BUILD_OPTIONS = compiler_options.own("-cl-kernel-arg-info")
 
 
-_TEMP_SOURCE = re.compile(r"\S*(?:tempfile_|input\.cl|<source>|\.cl_)\w*(?:\.cl)?(?=:\d)")
+def _build_log(text: str, uid: str, source: str) -> str:
+    """The compiler's messages from a pyopencl build error, their places in the user's files
+    and lines (:mod:`kernellab.compile.build_log`: the driver's names of ``source``, the text
+    it was given, and NVIDIA's physical lines of it)."""
+    from kernellab.compile.build_log import driver_log  # a failed build only
 
-
-def _build_log(text: str, uid: str) -> str:
-    """The compiler's messages from a pyopencl build error, with the driver's temp file names
-    replaced by the kernel's own name so ``file:line:col`` points at the user's file."""
     m = re.search(r"Build on <[^>]*>:\n", text)
     log = text[m.end():] if m else text
     log = log.split("\n(options:")[0].strip() or text
-    name = uid.split(":")[0] or "kernel"
-    return _TEMP_SOURCE.sub(name, log)
+    return driver_log(log, source, uid.split(":")[0] or "kernel")
 
 
 # --- backend objects -------------------------------------------------------------------------
@@ -341,7 +340,7 @@ class OpenCLBackend(Backend):
             ncl.build(program, options, what=spec.uid, cache_dir=False)
         except ncl.BuildFailure as exc:
             raise CompileError(f"{spec.uid}: OpenCL C build failed on {self.device.name} "
-                               f"(options: {' '.join(options.argv())})\n{_build_log(exc.log, spec.uid)}") from exc.__cause__
+                               f"(options: {' '.join(options.argv())})\n{_build_log(exc.log, spec.uid, source)}") from exc.__cause__
         names = ncl.kernel_names(program)
         self._built[key] = (program, names)
         return program, names

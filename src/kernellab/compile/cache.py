@@ -21,9 +21,12 @@ from kernellab.outputs import write_bytes
 from kernellab.records import dataclass
 
 try:  # CPython's own SHA-256: hashlib would load OpenSSL (11 M instructions) for every run
-    from _sha256 import sha256
-except ImportError:  # an interpreter without the builtin module
-    from hashlib import sha256
+    from _sha256 import sha256  # Python 3.10 and 3.11
+except ImportError:
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found,no-redef]  # 3.12 merged the SHA-2 modules
+    except ImportError:  # an interpreter without the builtin modules
+        from hashlib import sha256  # type: ignore[assignment]
 
 #: an entry's first bytes: a format tag and the SHA-256 of the data that follows, so a truncated
 #: or damaged entry (a full disk, another program) is a miss, never a module handed to a driver

@@ -16,7 +16,8 @@ import ctypes
 import os
 import sys
 
-from kernellab.compile.opencl_stages import clspv_source, presumed_locations
+from kernellab.compile.build_log import presumed_locations
+from kernellab.compile.opencl_stages import clspv_source
 
 
 def _options(options: list[str]) -> list[str]:

@@ -12,7 +12,6 @@ list. clspv comes from a ``clspv`` program when one is installed, else from pip'
 from __future__ import annotations
 
 import importlib.util
-import re
 import shlex
 import sys
 from pathlib import Path
@@ -129,34 +128,6 @@ def clspv_source(source: str, options: list[str]) -> str:
     return "\n".join(lines) + "\n#line 1\n" + source
 
 
-_LINE_MARKER = re.compile(r'^[ \t]*#[ \t]*line[ \t]+(\d+)(?:[ \t]+"((?:[^"\\]|\\.)*)")?[ \t]*$')
-
-
-def presumed_locations(log: str, text: str, buffer: str = "source") -> str:
-    """clspv's log with each ``source:LINE:COL`` (its name for the text it was given, and the
-    line in that text) turned into the file and line the text's ``#line`` markers give: the
-    user's kernel or header, as the OpenCL drivers and glslang name them."""
-    starts: list[tuple[int, str | None, int]] = []  # (first line after a marker, file, its line there)
-    file: str | None = None
-    for number, line in enumerate(text.split("\n"), 1):
-        m = _LINE_MARKER.match(line)
-        if m is not None:
-            if m.group(2) is not None:
-                file = re.sub(r"\\(.)", r"\1", m.group(2))
-            starts.append((number + 1, file, int(m.group(1))))
-
-    def place(m: re.Match[str]) -> str:
-        physical = int(m.group(1))
-        name, line = None, physical
-        for start, marked, first in starts:
-            if start > physical:
-                break
-            name, line = marked, first + physical - start
-        return f"{name or buffer}:{line}:{m.group(2)}"
-
-    return re.sub(rf"(?<![\w/.]){re.escape(buffer)}:(\d+):(\d+)", place, log)
-
-
 #: added to clspv's options: its reflection then names each parameter's type, which gives the
 #: declared size of a ``__local`` argument's elements (clspv may declare its array in others)
 CLSPV_ADDED_OPTIONS = ("-cl-kernel-arg-info",)
@@ -218,8 +189,10 @@ def _device_binary(src: Artifact, req: CompileRequest) -> bytes:
     except ncl.BuildFailure as exc:
         repro = shlex.join(["kernellab", "snapshot", str(req.source), "--stage", "device-binary",
                             "--device", device.name, "--options", req.build_options])
+        from kernellab.compile.build_log import driver_log  # a failed build's log only
+        log = driver_log(exc.log, src.data.decode("utf-8", errors="replace"), str(req.source))
         raise CompileError(f"{req.source}: building for {device.name} failed with options {options.argv()}\n"
-                           f"{exc.log}\nrepro: {repro}") from exc
+                           f"{log}\nrepro: {repro}") from exc
     binaries = program.get_info(cl.program_info.BINARIES)  # one binary per device: the program's one
     assert isinstance(binaries, list)
     return bytes(binaries[0])

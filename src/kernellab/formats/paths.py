@@ -14,9 +14,12 @@ from kernellab.errors import InputError
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 
 try:  # CPython's own SHA-256: hashlib loads OpenSSL, which a run has no other use for
-    from _sha256 import sha256
+    from _sha256 import sha256  # Python 3.10 and 3.11
 except ImportError:
-    from hashlib import sha256
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found,no-redef]  # 3.12 merged the SHA-2 modules
+    except ImportError:  # an interpreter without the builtin modules
+        from hashlib import sha256  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from kernellab.model import Scenario

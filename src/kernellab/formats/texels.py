@@ -2,9 +2,9 @@
 
 NumPy references for image tests and for checking image outputs: ``decode`` gives the float a
 shader's ``imageLoad``/``texture`` returns for stored texels, ``encode`` what an ``imageStore``
-of a float stores (Vulkan's conversion rules: round to nearest, clamp, sRGB transfer function on
-colour channels, alpha linear), and ``downsample`` a 2x2 box filter of the kind linear blits
-produce when mip levels are generated.
+of a float stores (Vulkan's conversion rules: clamp, round to nearest as lavapipe does, sRGB
+transfer function on colour channels, alpha linear), and ``downsample`` a 2x2 box filter of the
+kind linear blits produce when mip levels are generated.
 """
 from __future__ import annotations
 
@@ -44,16 +44,25 @@ def decode(fmt: VkFormatInfo, stored: np.ndarray) -> np.ndarray:
 
 
 def encode(fmt: VkFormatInfo, values: np.ndarray) -> np.ndarray:
-    """Floats (last axis = channels) as the format stores them, per Vulkan's conversion rules."""
+    """Floats (last axis = channels) as the format stores them, per Vulkan's conversion rules.
+
+    A normalized format's code is the scaled value computed in the shader's precision (float32)
+    and rounded to nearest, a tie to even: what lavapipe stores, code for code (the float64
+    product rounded half up differed from it on values near a tie: 127 of 1536 in R8 UNORM).
+    Vulkan ("Conversion from Floating-Point to Normalized Fixed-Point") lets a device store
+    either of the two integers nearest the scaled value (rounding to nearest is recommended, an
+    integer must be kept): 0.5 in R8 UNORM (127.5) is 128 on lavapipe and 127 on NVIDIA's driver
+    580, so a device's UNORM/SNORM bytes may differ from these by one.
+    """
     v = np.asarray(values, np.float64)
     if fmt.numeric in ("UNORM", "SRGB"):
         if fmt.numeric == "SRGB":
             v = np.where(_colour_mask(fmt), _linear_to_srgb(v), v)
-        scale = float(2 ** fmt.bits - 1)
-        return np.floor(np.clip(v, 0.0, 1.0) * scale + 0.5).astype(fmt.dtype)
+        scale = np.float32(2 ** fmt.bits - 1)
+        return np.rint(np.clip(v, 0.0, 1.0).astype(np.float32) * scale).astype(fmt.dtype)
     if fmt.numeric == "SNORM":
-        scale = float(2 ** (fmt.bits - 1) - 1)
-        return np.floor(np.clip(v, -1.0, 1.0) * scale + 0.5).astype(fmt.dtype)
+        scale = np.float32(2 ** (fmt.bits - 1) - 1)
+        return np.rint(np.clip(v, -1.0, 1.0).astype(np.float32) * scale).astype(fmt.dtype)
     if fmt.is_float:
         return v.astype(fmt.dtype)
     info = np.iinfo(fmt.dtype)

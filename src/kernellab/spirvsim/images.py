@@ -454,6 +454,8 @@ def image_write(mach: Any, inst: Any, m: np.ndarray, full: bool) -> None:
         stored = np.stack([(_ints(c) if signed else np.asarray(c).astype(np.int64)) for c in cols], axis=1
                           ).astype(img.fmt.dtype) if cols else np.zeros((lanes.size, 0), img.fmt.dtype)
     else:
+        # a normalized code is lavapipe's (float32 product, a tie to even): another device may store the
+        # other integer nearest the scaled value (texels.encode), so a UNORM/SNORM byte may differ by one
         stored = texels.encode(img.fmt, np.stack([np.asarray(c, np.float64) for c in cols], axis=1))
     ts = img.fmt.texel_size
     raw = np.ascontiguousarray(stored.astype(img.fmt.dtype)).view(np.uint8).reshape(-1, ts)
