@@ -457,6 +457,7 @@ def _compiled(path: Path, inst: Any, source: Path, flags: Any, local: tuple[int,
     instantiation's ``kernel_file``, as a run's build is."""
     from kernellab.compile.stage import placed
     from kernellab.errors import CompileError
+    from kernellab.spirvsim.module import Unsupported
     from kernellab.verify.prove import opencl
 
     try:
@@ -466,8 +467,8 @@ def _compiled(path: Path, inst: Any, source: Path, flags: Any, local: tuple[int,
     except CompileError as exc:
         raise placed(exc, (str(path), inst.pointer("kernel_file"))) from None
     except InputError as exc:  # an include refused: named in the user's file, at the kernel's place
-        if any(p.file for p in exc.problems):
-            raise
+        if isinstance(exc, Unsupported) or any(p.file for p in exc.problems):
+            raise  # the proof's own shortfall (an unknown verdict), or placed already
         raise InputError.at(str(path), inst.pointer("kernel_file"), str(exc)) from None
 
 
