@@ -81,3 +81,22 @@ def _launch_term(tag: str) -> Any:
         return z3.is_app(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED
 
     return lambda term: all(names.match(x.decl().name()) for x in subterms([term], free))
+
+
+def split_costly(candidates: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The candidates z3 settles quickly, and those it may take seconds over: a remainder by a
+    constant that is not a power of two (``(i - i0) % 240 == 0``: z3 bit-blasts a divider; by a
+    power of two the remainder is a mask), which Houdini then tries one by one within a time
+    limit (:meth:`Encoder.costly_candidates`)."""
+    cheap: list[Any] = []
+    costly: list[Any] = []
+    for c in candidates:
+        (costly if any(True for _ in subterms([c], _odd_remainder)) else cheap).append(c)
+    return cheap, costly
+
+
+def _odd_remainder(x: Any) -> bool:
+    if not (z3.is_app(x) and x.decl().kind() in (z3.Z3_OP_BUREM, z3.Z3_OP_BSREM, z3.Z3_OP_BSMOD)):
+        return False
+    d = x.arg(1)
+    return z3.is_bv_value(d) and d.as_long() & (d.as_long() - 1) != 0
