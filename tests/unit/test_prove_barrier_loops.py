@@ -65,3 +65,17 @@ def test_storage_buffer_race_across_iterations_with_a_local_fence(tmp_path: Path
     assert prove_cl(tmp_path, src % "CLK_GLOBAL_MEM_FENCE", args=N, groups=1).verdict == "proven"
     o = prove_cl(tmp_path, src % "CLK_LOCAL_MEM_FENCE", args=N, groups=1)
     assert kinds(o) == {"data-race"}, o
+
+
+def test_a_remainder_by_a_constant_not_a_power_of_two_is_costly() -> None:
+    import z3
+
+    from kernellab.verify.prove.loop_facts import split_costly
+
+    v, v0, s = z3.BitVec("v", 32), z3.BitVec("v0", 32), z3.BitVec("s", 32)
+    by_240, by_256 = z3.URem(v - v0, 240) == 0, z3.URem(v - v0, 256) == 0
+    by_step, bound = z3.Implies(s != 0, z3.URem(v - v0, s) == 0), z3.ULE(v, 100)
+    cheap, costly = split_costly([by_240, by_256, by_step, bound])
+    assert [c.eq(by_240) for c in costly] == [True]
+    assert len(cheap) == 3
+

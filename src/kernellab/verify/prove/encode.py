@@ -47,8 +47,10 @@ MAX_UNROLL_TOTAL = 128
 #: that, its reads are fresh values (each read walks the log in Python: an unrolled loop's writes
 #: made the encoding quadratic)
 SHARED_LOG_MAX = 32
-#: milliseconds each query about a costly candidate invariant may take (:meth:`Encoder.costly_candidates`)
-COSTLY_QUERY_MS = 300
+#: z3 resource units each query about a costly candidate invariant may use (about 0.3 s here; a
+#: resource limit, unlike a time limit, gives the same invariant on a loaded machine):
+#: :meth:`Encoder.costly_candidates`
+COSTLY_QUERY_RLIMIT = 400_000
 #: SPIR-V memory-semantics bits (the dynamic checker's rules: docs/verify-vulkan.md)
 UNIFORM_MEMORY = 0x40
 WORKGROUP_MEMORY = 0x100
@@ -344,11 +346,11 @@ class Encoder:
                        assumed: int | None = None) -> AssertRecord:
         return AssertRecord(pred, cond, inst, abstract, assumed, tuple(self.given))
 
-    def may(self, pred: Any, cap_ms: int | None = None) -> bool:
+    def may(self, pred: Any, cap: int | None = None) -> bool:
         """Whether ``pred`` can hold on this path (with what the summarised loops before it give);
-        with ``cap_ms``, a query that runs longer is answered "it can"."""
+        with ``cap`` (z3 resource units), a query that needs more is answered "it can"."""
         pred = z3.And(pred, *self.given) if self.given else pred
-        return bool(self.solver_check(pred) if cap_ms is None else self.solver_check(pred, cap_ms))
+        return bool(self.solver_check(pred) if cap is None else self.solver_check(pred, cap))
 
     # --- values ------------------------------------------------------------------------------
 
@@ -955,26 +957,26 @@ class Encoder:
                           back: list[Edge]) -> tuple[list[Any], list[Edge]]:
         """Candidates whose queries z3 may take seconds over (:func:`loop_facts.split_costly`),
         after Houdini settled the others (``kept``): each is kept where, within
-        :data:`COSTLY_QUERY_MS`, it holds on entry and one iteration assuming it and ``kept``
-        preserves it, so that together they are an invariant; one that takes longer is dropped
-        (a weaker invariant, never a wrong one)."""
+        :data:`COSTLY_QUERY_RLIMIT` z3 resource units a query, it holds on entry and one
+        iteration assuming it and ``kept`` preserves it, so that together they are an invariant;
+        one that needs more is dropped (a weaker invariant, never a wrong one)."""
         key = (label, -len(costly))
         chosen = self.houdini_hints.get(key)
         if chosen is None:
             chosen = []
             for k, c in enumerate(costly):
-                if self.may(on_entry(c), COSTLY_QUERY_MS):
+                if self.may(on_entry(c), COSTLY_QUERY_RLIMIT):
                     continue
                 _, broken = step(kept + [c])
-                if not self.may(broken(c), COSTLY_QUERY_MS):
+                if not self.may(broken(c), COSTLY_QUERY_RLIMIT):
                     chosen.append(k)
             self.houdini_hints[key] = chosen
         if not chosen:
             return kept, back
         extra = [costly[k] for k in chosen]
         back, broken = step(kept + extra)
-        if self.may(z3.Or(*[on_entry(c) for c in extra]), COSTLY_QUERY_MS) or \
-                self.may(z3.Or(*[broken(c) for c in extra]), COSTLY_QUERY_MS):
+        if self.may(z3.Or(*[on_entry(c) for c in extra]), COSTLY_QUERY_RLIMIT) or \
+                self.may(z3.Or(*[broken(c) for c in extra]), COSTLY_QUERY_RLIMIT):
             # a hint from another place where the loop was met that does not hold here
             self.houdini_hints.pop(key)
             return self.costly_candidates(label, kept, costly, on_entry, step, back)

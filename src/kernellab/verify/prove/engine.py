@@ -275,9 +275,10 @@ class _Prover:
         #: edge is usually taken in the state that took the last one
         models: list[z3.ModelRef] = []
 
-        def may(pred: Any, cap_ms: int | None = None) -> bool:
-            """Whether ``pred`` can hold; with ``cap_ms``, a query that runs past it says it can
-            (for questions where "perhaps" is the safe answer: a candidate invariant dropped)."""
+        def may(pred: Any, cap: int | None = None) -> bool:
+            """Whether ``pred`` can hold; with ``cap`` (z3 resource units: deterministic, unlike a
+            time limit), a query that needs more says it can (for questions where "perhaps" is
+            the safe answer: a candidate invariant dropped)."""
             self.tick()
             if z3.is_false(pred):
                 return False
@@ -286,14 +287,18 @@ class _Prover:
                     return True
             solver.push()
             solver.add(pred)
-            solver.set("timeout", self.ms() if cap_ms is None else min(self.ms(), cap_ms))
+            solver.set("timeout", self.ms())
+            if cap is not None:
+                solver.set("rlimit", cap)
             r = solver.check()
+            if cap is not None:
+                solver.set("rlimit", 0)
             if r == z3.sat:
                 models.insert(0, solver.model())
                 del models[MODELS_KEPT:]
             solver.pop()
             if r == z3.unknown:
-                if cap_ms is not None and time.monotonic() < self.deadline:
+                if cap is not None and time.monotonic() < self.deadline:
                     return True
                 raise _Deadline()
             return r == z3.sat
