@@ -91,8 +91,17 @@ def split_costly(candidates: list[Any]) -> tuple[list[Any], list[Any]]:
     cheap: list[Any] = []
     costly: list[Any] = []
     for c in candidates:
-        (costly if any(True for _ in subterms([c], _odd_remainder)) else cheap).append(c)
+        (costly if _odd_remainder_near(c, 3) else cheap).append(c)
     return cheap, costly
+
+
+def _odd_remainder_near(x: Any, depth: int) -> bool:
+    """Whether ``x`` has such a remainder within ``depth`` levels (the templates put it at the
+    top, ``Implies(s != 0, (v - v0) % s == 0)``; below are the loop's values, large terms a
+    full walk would visit for every candidate)."""
+    if _odd_remainder(x):
+        return True
+    return depth > 0 and z3.is_app(x) and any(_odd_remainder_near(c, depth - 1) for c in x.children())
 
 
 def _odd_remainder(x: Any) -> bool:
