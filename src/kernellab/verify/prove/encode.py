@@ -961,25 +961,27 @@ class Encoder:
         iteration assuming it and ``kept`` preserves it, so that together they are an invariant;
         one that needs more is dropped (a weaker invariant, never a wrong one)."""
         key = (label, -len(costly))
-        chosen = self.houdini_hints.get(key)
-        if chosen is None:
-            chosen = []
-            for k, c in enumerate(costly):
-                if self.may(on_entry(c), COSTLY_QUERY_RLIMIT):
-                    continue
-                _, broken = step(kept + [c])
-                if not self.may(broken(c), COSTLY_QUERY_RLIMIT):
-                    chosen.append(k)
-            self.houdini_hints[key] = chosen
+        hint = self.houdini_hints.get(key)
+        if hint == []:  # none held where the loop was met before: none is tried again
+            return kept, back
+        if hint:  # those that held where the loop was met before, if they hold here too
+            extra = [costly[k] for k in hint]
+            again, broken = step(kept + extra)
+            if not self.may(z3.Or(*[on_entry(c) for c in extra]), COSTLY_QUERY_RLIMIT) and \
+                    not self.may(z3.Or(*[broken(c) for c in extra]), COSTLY_QUERY_RLIMIT):
+                return kept + extra, again
+        chosen = []
+        for k, c in enumerate(costly):
+            if self.may(on_entry(c), COSTLY_QUERY_RLIMIT):
+                continue
+            _, broken = step(kept + [c])
+            if not self.may(broken(c), COSTLY_QUERY_RLIMIT):
+                chosen.append(k)
+        self.houdini_hints[key] = chosen
         if not chosen:
             return kept, back
         extra = [costly[k] for k in chosen]
-        back, broken = step(kept + extra)
-        if self.may(z3.Or(*[on_entry(c) for c in extra]), COSTLY_QUERY_RLIMIT) or \
-                self.may(z3.Or(*[broken(c) for c in extra]), COSTLY_QUERY_RLIMIT):
-            # a hint from another place where the loop was met that does not hold here
-            self.houdini_hints.pop(key)
-            return self.costly_candidates(label, kept, costly, on_entry, step, back)
+        back, _ = step(kept + extra)  # each is kept by an iteration assuming kept and itself: all are
         return kept + extra, back
 
     def _surviving(self, candidates: list[Any], violated: Any) -> list[Any]:
