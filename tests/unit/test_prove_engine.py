@@ -149,13 +149,13 @@ def test_opencl_strided_loop_proven_with_inferred_invariants(tmp_path: Path) -> 
 
 
 @needs_clspv
-def test_opencl_loop_with_barrier_and_symbolic_bound_is_unknown_not_proven(tmp_path: Path) -> None:
+def test_opencl_loop_with_barrier_and_symbolic_bound_is_summarised(tmp_path: Path) -> None:
+    # summarised with its barrier phases (tests/unit/test_prove_barrier_loops.py has the defects)
     src = """__kernel void k(__global int *A, int n) {
       __local int L[64];
       for (int j = 0; j < n; j++) { L[get_local_id(0)] = j; barrier(CLK_LOCAL_MEM_FENCE); }
     }"""
-    o = prove_cl(tmp_path, src)
-    assert o.verdict == "unknown" and o.reason is not None and "invariant not found" in o.reason
+    assert prove_cl(tmp_path, src).verdict == "proven"
 
 
 @needs_clspv

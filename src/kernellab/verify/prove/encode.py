@@ -26,9 +26,9 @@ from kernellab.records import dataclass
 from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name, successors
 from kernellab.spirvsim.types import Type
 from kernellab.verify.prove import barrier_invariants as barrier_invariants_
+from kernellab.verify.prove import barrier_loops, counters, images, loop_facts
 from kernellab.verify.prove import contracts as contracts_
 from kernellab.verify.prove import copies as copies_
-from kernellab.verify.prove import counters, images, loop_facts
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
 from kernellab.verify.prove.atomic_casts import MAGIC as CAST_MAGIC
 from kernellab.verify.prove.copies import ASYNC_MAGIC
@@ -48,6 +48,10 @@ MAX_UNROLL_TOTAL = 128
 #: that, its reads are fresh values (each read walks the log in Python: an unrolled loop's writes
 #: made the encoding quadratic)
 SHARED_LOG_MAX = 32
+#: z3 resource units each query about a costly candidate invariant may use (about 0.3 s here; a
+#: resource limit, unlike a time limit, gives the same invariant on a loaded machine):
+#: :meth:`Encoder.costly_candidates`
+COSTLY_QUERY_RLIMIT = 400_000
 #: SPIR-V memory-semantics bits (the dynamic checker's rules: docs/verify-vulkan.md)
 UNIFORM_MEMORY = 0x40
 WORKGROUP_MEMORY = 0x100
@@ -121,6 +125,9 @@ class BarrierRecord:
     #: values every invocation of the work-group must pass alike (an async copy's arguments)
     values: list[Any] = field(default_factory=list)
     given: tuple[Any, ...] = ()
+    #: the iteration numbers of the summarised barrier loops it is in: paired with the other
+    #: invocation's at the same iterations (:mod:`kernellab.verify.prove.barrier_loops`)
+    iteration: tuple[Any, ...] = ()
 
 
 #: an async copy not yet waited for: its wait count is past any
@@ -208,6 +215,8 @@ class LoopSummary:
     #: whether this invocation is at the iteration the other's ``__other_*`` pair it with
     #: (:func:`spec.same_iteration`): true for the invocation whose assertions are checked
     here: Any = None
+    #: a loop with a barrier: its iteration and phases (:class:`barrier_loops.Cut`)
+    cut: Any = None
 
 
 @dataclass
@@ -332,6 +341,8 @@ class Encoder:
         self.inexact: list[tuple[int, int, int, int]] = []
         #: image variable -> the extent the launch gives it (images.py)
         self.image_extents: dict[int, images.Extent] = {}
+        #: the iteration numbers of the summarised barrier loops being encoded (outermost first)
+        self.iteration: tuple[Any, ...] = ()
 
     def positions(self) -> tuple[int, int, int, int]:
         t = self.trace
@@ -341,9 +352,11 @@ class Encoder:
                        assumed: int | None = None) -> AssertRecord:
         return AssertRecord(pred, cond, inst, abstract, assumed, tuple(self.given))
 
-    def may(self, pred: Any) -> bool:
-        """Whether ``pred`` can hold on this path (with what the summarised loops before it give)."""
-        return bool(self.solver_check(z3.And(pred, *self.given) if self.given else pred))
+    def may(self, pred: Any, cap: int | None = None) -> bool:
+        """Whether ``pred`` can hold on this path (with what the summarised loops before it give);
+        with ``cap`` (z3 resource units), a query that needs more is answered "it can"."""
+        pred = z3.And(pred, *self.given) if self.given else pred
+        return bool(self.solver_check(pred) if cap is None else self.solver_check(pred, cap))
 
     # --- values ------------------------------------------------------------------------------
 
@@ -402,7 +415,7 @@ class Encoder:
     # --- memory ------------------------------------------------------------------------------
 
     def phase(self, env: dict[Any, Any]) -> tuple[Any, Any]:
-        return env.get("phase_wg", z3.BitVecVal(0, 16)), env.get("phase_sb", z3.BitVecVal(0, 16))
+        return env.get("phase_wg", barrier_loops.phase_value(0)), env.get("phase_sb", barrier_loops.phase_value(0))
 
     def record(self, env: dict[Any, Any], pred: Any, p: Pointer, size: int, kind: str, inst: Inst) -> None:
         if kind != "read" and p.root in self.specs.snapshots:
@@ -677,12 +690,13 @@ class Encoder:
             back = [e for e in back if self.may(e.pred)]
             if not back:
                 self.unrolled_total[head.label] = self.unrolled_total.get(head.label, 0) + k + 1
-                if self.unrolled_total[head.label] > MAX_UNROLL_TOTAL and not self._has_barrier(fn, body, set()):
+                if self.unrolled_total[head.label] > MAX_UNROLL_TOTAL:
                     self.long_loops.add(head.label)
                 self.leave_together(merge.words[0], edges, incoming, exits_before, len(returns) == saved[1])
                 break
-            if self.trace.summarized > summarized and limit == MAX_UNROLL and not self._has_barrier(fn, body, set()):
-                limit = MAX_UNROLL_NESTED  # a loop with a barrier cannot be summarised: unrolled on
+            if self.trace.summarized > summarized and limit == MAX_UNROLL:
+                # each unrolled copy pays the inner loops' inference; a barrier's the most (its phases)
+                limit = 1 if self._has_barrier(fn, body, set()) else MAX_UNROLL_NESTED
             current = back
         self.key = key
 
@@ -767,12 +781,24 @@ class Encoder:
 
     def _summarize_loop(self, fn: Function, head: Block, body: set[int], ordered: list[Block], edges: list[Edge],
                         incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]]) -> None:
-        where = f"the loop at line {_line(head, self.m)}"
-        if self._has_barrier(fn, body, set()):
-            raise Unmodelled(f"invariant not found: {where} has a barrier and a trip count that is not a small "
-                             "constant (barrier invariants are not inferred)", _first_line(head), None)
         entry_pred = _join([e.pred for e in edges])
         entry_env = _merge_envs([(e.pred, e.env) for e in edges])
+        cut = None
+        if self._has_barrier(fn, body, set()):
+            cut = barrier_loops.open_cut(self.tag, head.label, next(self.fresh_count), self.iteration, entry_env,
+                                         self.phase({}))
+        outer_iteration = self.iteration
+        try:
+            if cut is not None:
+                self.iteration = outer_iteration + (cut.n,)
+            self._summarize_body(fn, head, body, ordered, edges, incoming, returns, entry_pred, entry_env, cut)
+        finally:
+            self.iteration = outer_iteration
+
+    def _summarize_body(self, fn: Function, head: Block, body: set[int], ordered: list[Block], edges: list[Edge],
+                        incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]],
+                        entry_pred: Any, entry_env: dict[Any, Any], cut: barrier_loops.Cut | None) -> None:
+        where = f"the loop at line {_line(head, self.m)}"
         self._outer = entry_env
         phis = [i for i in head.insts if i.op == "OpPhi"]
         entry_vals: dict[int, Any] = {}
@@ -792,9 +818,13 @@ class Encoder:
             havoc[rid] = _havoc_like(v, f"{self.tag}_loop{head.label}_{rid}_{next(self.fresh_count)}")
         # a dry iteration finds the private memory the loop writes; it is havocked too
         env_h = dict(entry_env)
+        if cut is not None:  # its barriers' phases: where the arbitrary iteration starts
+            env_h.update(cut.head)
         base_phis = dict(havoc)
         stored, self.stored = self.stored, set()
         first = self.iterate(fn, head, ordered, body, env_h, entry_pred, base_phis, incoming, returns)
+        if cut is not None:
+            barrier_loops.drop_unchanged(cut, [e.env for e in first], env_h)
         for rid, v in havoc.items():  # a pointer the loop carries must stay in its variable
             if isinstance(v, Pointer) and any(not isinstance(e.phis.get(rid, v), Pointer) or e.phis[rid].root != v.root
                                               for e in first):
@@ -825,13 +855,18 @@ class Encoder:
             return back, _broken_on([(e.pred, [(havoc[r], e.phis[r]) for r in scalar if r in e.phis]
                                       + loop_facts.memory_pairs(memory, e.env)) for e in back])
 
-        candidates, back = self.houdini(head.label, candidates, lambda c: z3.And(
-            entry_pred, *assumed, z3.Not(z3.substitute(c, *subst_entry))), step)
+        def on_entry(c: Any) -> Any:
+            return z3.And(entry_pred, *assumed, z3.Not(z3.substitute(c, *subst_entry)))
+
+        cheap, costly = loop_facts.split_costly(candidates)
+        candidates, back = self.houdini(head.label, cheap, on_entry, step)
+        if costly:
+            candidates, back = self.costly_candidates(head.label, candidates, costly, on_entry, step, back)
         reached = z3.And(entry_pred, *self.given) if self.given else entry_pred
         invariant = z3.Implies(reached, z3.And(*candidates)) if candidates else z3.BoolVal(True)
         self.trace.loops.append(LoopSummary(self.key + (head.label,), havoc, entry_vals, reached,
                                             [(e.pred, {r: e.phis[r] for r in havoc if r in e.phis}) for e in back],
-                                            invariant))
+                                            invariant, cut))
         self.trace.assumes.append(invariant)
         self.abstract += 1
         self.trace.summarized += 1
@@ -844,13 +879,16 @@ class Encoder:
             self.abstract -= 1
         self.specs.loop_end(mark)
         del returns[nret:]  # the summarised iteration's own exits: those of exit_state stand for them
+        if cut is not None:
+            cut.back = [(e.pred, {k: e.env[k] for k in cut.head}) for e in inner.get(head.label, [])]
+            self.trace.assumes += barrier_loops.head_facts(cut)
         self.exit_state(fn, head, ordered, body, entry_env, entry_pred, reached, havoc, written, candidates, incoming, returns,
-                        memory)
+                        memory, cut)
 
     def exit_state(self, fn: Function, head: Block, ordered: list[Block], body: set[int], entry_env: dict[Any, Any],
                    entry_pred: Any, reached: Any, havoc: dict[int, Any], written: set[int], candidates: list[Any],
                    incoming: dict[int, list[Edge]], returns: list[tuple[Any, dict[Any, Any], Any]],
-                   memory: dict[int, Any] | None = None) -> None:
+                   memory: dict[int, Any] | None = None, cut: barrier_loops.Cut | None = None) -> None:
         """Where a summarised loop goes on (GPUVerify's loop cut: havoc, assume the invariants and
         the exit): the exits of one more iteration run from a renamed state (fresh loop variables
         and private memory, every value it makes fresh too) that satisfies the invariants. Its
@@ -870,18 +908,29 @@ class Encoder:
             if memory and root in memory:  # the memory invariants hold of the renamed memory too
                 pairs.append((memory[root], initial))
         pairs += [pair for r in havoc for pair in _paired(havoc[r], renamed[r])]
+        if cut is not None:  # its own iteration and phases, at or after every iteration's end
+            number = next(self.fresh_count)
+            cut.exit_n = z3.BitVec(f"{self.tag}_loop{head.label}_exit_n_{number}", 64)
+            cut.exit_head = {k: z3.BitVec(f"{self.tag}_loop{head.label}_exit_{k}_{number}", barrier_loops.PHASE_BITS)
+                             for k in cut.head}
+            cut.renamed = renamed
+            env_x.update(cut.exit_head)
+            self.trace.assumes += barrier_loops.exit_facts(cut)
         inv = z3.substitute(z3.And(*candidates), *pairs) if candidates and pairs else z3.And(*candidates)
         saved = self.snapshot(incoming, returns)
         nret = len(returns)
         inner: dict[int, list[Edge]] = {head.label: [Edge(entry_pred, env_x, dict(renamed))]}
+        path = _exit_path(fn, head.label, body)
         self.abstract += 1
         try:
-            self.run_region(fn, ordered, inner, returns, body, header=head.label)
+            self.run_region(fn, [b for b in ordered if b.label in path], inner, returns, path, header=head.label)
         finally:
             self.abstract -= 1
             left = returns[nret:]
             self.restore(saved, incoming, returns)
-        inner.pop(head.label, None)
+        for label in list(inner):  # back edges, and edges to blocks from which the loop is not left
+            if label in body:
+                del inner[label]
         exits = [e.pred for es in inner.values() for e in es] + [p for p, _, _ in left]
         self.given.append(z3.Implies(reached, z3.And(inv, z3.Or(*exits)) if exits else z3.BoolVal(False)))
         for label, es in inner.items():
@@ -914,6 +963,37 @@ class Encoder:
             kept = keep
         self.houdini_hints[key] = [index[c.get_id()] for c in kept]
         return kept, back
+
+    def costly_candidates(self, label: int, kept: list[Any], costly: list[Any], on_entry: Any, step: Any,
+                          back: list[Edge]) -> tuple[list[Any], list[Edge]]:
+        """Candidates whose queries z3 may take seconds over (:func:`loop_facts.split_costly`),
+        after Houdini settled the others (``kept``): each is kept where, within
+        :data:`COSTLY_QUERY_RLIMIT` z3 resource units a query, it holds on entry and one
+        iteration assuming it and ``kept`` preserves it, so that together they are an invariant;
+        one that needs more is dropped (a weaker invariant, never a wrong one)."""
+        key = (label, -len(costly))
+        hint = self.houdini_hints.get(key)
+        if hint == []:  # none held where the loop was met before: none is tried again
+            return kept, back
+        if hint:  # those that held where the loop was met before, if they hold here too
+            extra = [costly[k] for k in hint]
+            again, broken = step(kept + extra)
+            if not self.may(z3.Or(*[on_entry(c) for c in extra]), COSTLY_QUERY_RLIMIT) and \
+                    not self.may(z3.Or(*[broken(c) for c in extra]), COSTLY_QUERY_RLIMIT):
+                return kept + extra, again
+        chosen = []
+        for k, c in enumerate(costly):
+            if self.may(on_entry(c), COSTLY_QUERY_RLIMIT):
+                continue
+            _, broken = step(kept + [c])
+            if not self.may(broken(c), COSTLY_QUERY_RLIMIT):
+                chosen.append(k)
+        self.houdini_hints[key] = chosen
+        if not chosen:
+            return kept, back
+        extra = [costly[k] for k in chosen]
+        back, _ = step(kept + extra)  # each is kept by an iteration assuming kept and itself: all are
+        return kept + extra, back
 
     def _surviving(self, candidates: list[Any], violated: Any) -> list[Any]:
         """The candidates ``violated(c)`` cannot make true: one query for a group that all
@@ -955,7 +1035,10 @@ class Encoder:
             for step in self._loop_steps(rid, v, back, body, fn, defined, loop_vars):
                 if z3.is_bv_value(step) and step.as_long() in (0, 1):
                     continue
-                out.append(z3.Implies(step != 0, z3.URem(v - v0, step) == 0))
+                if z3.is_bv_value(step) and step.as_long() >> (step.size() - 1):  # a negative step: v counts down
+                    out.append(z3.URem(v0 - v, z3.simplify(-step)) == 0)
+                else:
+                    out.append(z3.Implies(step != 0, z3.URem(v - v0, step) == 0))
         return out + self._bound_templates(havoc, body, fn, defined)
 
     def _loop_steps(self, rid: int, v: Any, back: list[Edge], body: set[int], fn: Function, defined: set[int],
@@ -1383,13 +1466,14 @@ class Encoder:
         sem |= self.pending_semantics
         self.pending_semantics = 0
         wg, sb = self.phase(env)
-        one = z3.BitVecVal(1, 16)
+        one = barrier_loops.phase_value(1)
         if sem & WORKGROUP_MEMORY:
             env["phase_wg"] = z3.simplify(z3.If(pred, wg + one, wg))
         if sem & UNIFORM_MEMORY:
             env["phase_sb"] = z3.simplify(z3.If(pred, sb + one, sb))
         self.forget_shared(env, sem)
-        self.trace.barriers.append(BarrierRecord(pred, inst, self.key + (inst.index,), given=tuple(self.given)))
+        self.trace.barriers.append(BarrierRecord(pred, inst, self.key + (inst.index,), given=tuple(self.given),
+                                                 iteration=self.iteration))
 
     def atomic(self, env: dict[Any, Any], pred: Any, inst: Inst, cast: tuple[str, Pointer] | None = None) -> None:
         """An atomic instruction, or (``cast``: its opcode and pointer) the marker call of an atomic
@@ -1826,6 +1910,27 @@ def _loop_blocks(fn: Function, header: int, merge: int) -> set[int]:
                 out.add(t)
                 stack.append(t)
     return out
+
+
+def _exit_path(fn: Function, header: int, body: set[int]) -> set[int]:
+    """The loop's blocks from which it can be left (a branch out of the body, a return) without
+    coming back to its header: all an exit state's iteration needs to run (the usual loop leaves
+    from its header's condition, and the rest of its body, inner loops included, is skipped)."""
+    leaving = {label for label in body if fn.blocks[label].insts[-1].op not in ("OpBranch", "OpBranchConditional",
+                                                                                "OpSwitch", "OpUnreachable")
+               or any(t not in body for t in successors(fn.blocks[label]))}
+    preds: dict[int, list[int]] = {}
+    for label in body:
+        for t in successors(fn.blocks[label]):
+            if t in body and t != header:
+                preds.setdefault(t, []).append(label)
+    out, stack = set(leaving), list(leaving)
+    while stack:
+        for p in preds.get(stack.pop(), []):
+            if p not in out:
+                out.add(p)
+                stack.append(p)
+    return out | {header}
 
 
 def _const_int(v: Any) -> int | None:

@@ -18,13 +18,15 @@ import z3
 
 from kernellab.records import dataclass
 from kernellab.spirvsim.module import Inst, Module
-from kernellab.verify.prove import counters, spec
+from kernellab.verify.prove import barrier_loops, counters, spec
 from kernellab.verify.prove import encode as enc
 from kernellab.verify.prove import images as images_
 from kernellab.verify.prove import sizes as sz
 
 #: seconds one launch's proof may take (z3 time limit plus the encoder's own checks)
 DEFAULT_TIMEOUT = 60.0
+#: states kept from the encoder's satisfiable queries, tried on the next ones before z3 is asked
+MODELS_KEPT = 4
 #: megabytes z3 may use
 DEFAULT_MEMORY_MB = 4096
 
@@ -215,11 +217,15 @@ class _Prover:
         one_memory = [z3.Implies(same_group, self.group_memory("A")[v] == self.group_memory("B")[v])
                       for v in sorted(self.unwritten_local)]
         both += one_memory
+        # the two invocations' summarised barrier loops at the same iterations (GPUVerify's uniformity)
+        loop_pairs = barrier_loops.pair_facts(trace_a.loops, trace_b.loops, same_group,
+                                              lambda c: self.check(both + [distinct] + c) is not None)
+        both += loop_pairs
         steps = counters.distinct_results(trace_a, trace_b, same_group, self.sharing(),
                                           lambda c: self.check(base + cons_a + [c]) is not None)
         found: list[Counterexample] = []
         found += self.out_of_bounds(trace_a, base + cons_a + trace_a.assumes)
-        pair = base + cons_a + cons_b + [distinct] + one_memory + [
+        pair = base + cons_a + cons_b + [distinct] + one_memory + loop_pairs + [
             a for a in trace_b.assumes if a.get_id() not in trace_b.after_checks] + spec.link_others(trace_a, trace_b)
         if trace_a.loops and any(spec.mentions_other(r.cond, trace_a) for r in trace_a.asserts):
             # A's own loop invariants only: its other assumptions hold after the places they are made
@@ -270,17 +276,35 @@ class _Prover:
     def encode(self, ids: enc.Ids, arrays: dict[int, Any], tag: str, cons: list[Any]) -> enc.Trace:
         solver = z3.Solver()
         solver.add(*cons)
+        #: the last states the solver found (each satisfies ``cons``): an unrolled loop's next back
+        #: edge is usually taken in the state that took the last one
+        models: list[z3.ModelRef] = []
 
-        def may(pred: Any) -> bool:
+        def may(pred: Any, cap: int | None = None) -> bool:
+            """Whether ``pred`` can hold; with ``cap`` (z3 resource units: deterministic, unlike a
+            time limit), a query that needs more says it can (for questions where "perhaps" is
+            the safe answer: a candidate invariant dropped)."""
             self.tick()
             if z3.is_false(pred):
                 return False
+            for m in models:  # a state an earlier query found may show this one too, without z3
+                if z3.is_true(m.eval(pred, model_completion=True)):
+                    return True
             solver.push()
             solver.add(pred)
             solver.set("timeout", self.ms())
+            if cap is not None:
+                solver.set("rlimit", cap)
             r = solver.check()
+            if cap is not None:
+                solver.set("rlimit", 0)
+            if r == z3.sat:
+                models.insert(0, solver.model())
+                del models[MODELS_KEPT:]
             solver.pop()
             if r == z3.unknown:
+                if cap is not None and time.monotonic() < self.deadline:
+                    return True
                 raise _Deadline()
             return r == z3.sat
 
@@ -405,7 +429,9 @@ class _Prover:
             # after a summarised loop its exit states (both invocations') satisfy its invariants
             differ = [x != y for x, y in zip(ba.values, bb.values)]
             apart = z3.Or(ba.pred != bb.pred, z3.And(ba.pred, bb.pred, z3.Or(*differ))) if differ else ba.pred != bb.pred
-            model = self.check(cons + list(ba.given) + list(bb.given) + [apart])
+            # a barrier in a summarised loop: the two at the same iteration
+            at = [x == y for x, y in zip(ba.iteration, bb.iteration)]
+            model = self.check(cons + list(ba.given) + list(bb.given) + at + [apart])
             if model is not None:
                 out.append(self.example("barrier-divergence", "a barrier reached by one invocation of a "
                                         "work-group and not by another", model, [], insts=[ba.inst]))

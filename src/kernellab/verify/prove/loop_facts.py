@@ -135,3 +135,31 @@ def _launch_term(tag: str) -> Any:
         return z3.is_app(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED
 
     return lambda term: all(names.match(x.decl().name()) for x in subterms([term], free))
+
+
+def split_costly(candidates: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The candidates z3 settles quickly, and those it may take seconds over: a remainder by a
+    constant that is not a power of two (``(i - i0) % 240 == 0``: z3 bit-blasts a divider; by a
+    power of two the remainder is a mask), which Houdini then tries one by one within a time
+    limit (:meth:`Encoder.costly_candidates`)."""
+    cheap: list[Any] = []
+    costly: list[Any] = []
+    for c in candidates:
+        (costly if _odd_remainder_near(c, 3) else cheap).append(c)
+    return cheap, costly
+
+
+def _odd_remainder_near(x: Any, depth: int) -> bool:
+    """Whether ``x`` has such a remainder within ``depth`` levels (the templates put it at the
+    top, ``Implies(s != 0, (v - v0) % s == 0)``; below are the loop's values, large terms a
+    full walk would visit for every candidate)."""
+    if _odd_remainder(x):
+        return True
+    return depth > 0 and z3.is_app(x) and any(_odd_remainder_near(c, depth - 1) for c in x.children())
+
+
+def _odd_remainder(x: Any) -> bool:
+    if not (z3.is_app(x) and x.decl().kind() in (z3.Z3_OP_BUREM, z3.Z3_OP_BSREM, z3.Z3_OP_BSMOD)):
+        return False
+    d = x.arg(1)
+    return z3.is_bv_value(d) and d.as_long() & (d.as_long() - 1) != 0
