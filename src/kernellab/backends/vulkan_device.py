@@ -24,7 +24,6 @@ from kernellab.backends.base import (
     BackendOptions,
     Buffer,
     BufferArray,
-    BufferSpec,
     CommandTiming,
     DeviceInfo,
     DynamicBuffer,
@@ -34,7 +33,7 @@ from kernellab.backends.base import (
     TexelBuffer,
     UnsupportedError,
 )
-from kernellab.backends.vkcore import DeviceMemory, VulkanImage, VulkanProgram, dynamic_rendering_supported
+from kernellab.backends.vkcore import DeviceMemory, VulkanProgram, dynamic_rendering_supported
 from kernellab.errors import BackendError, DeviceError, InputError
 from kernellab.native import vk as nvk
 from kernellab.native.failure import cleanup_failed
@@ -47,6 +46,9 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:  # NumPy only where images and tensors need it: a run of buffers starts without it
     import numpy as np
+
+    from kernellab.backends.feature_specs import BufferSpec
+    from kernellab.backends.vkimage import VulkanImage
 
 log = logs.getLogger("kernellab.vulkan")
 
@@ -820,8 +822,8 @@ class VulkanDevice:
                 writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=len(infos),
                                                       descriptorType=dtype, pBufferInfo=infos))
             else:
-                image = res.image
-                assert isinstance(image, VulkanImage)
+                # the Vulkan image part made it (a run of buffers imports no image class to check that)
+                image: VulkanImage = res.image  # type: ignore[assignment]  # Image -> this backend's own
                 sampler = image.sampler if kinds[binding] in ("combined-image-sampler", "sampler") else None
                 info = vk.VkDescriptorImageInfo(sampler=sampler, imageView=self.image_view(image, res.lod),
                                                 imageLayout=image.layout)
