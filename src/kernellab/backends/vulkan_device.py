@@ -15,7 +15,6 @@ dispatches over the same buffers allocates nothing per dispatch.
 """
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 
@@ -427,10 +426,12 @@ class VulkanDevice:
         """The device's limits as plain numbers (the cffi structs are freed with their owner)."""
         vk = self.vk
         per_set = allocation = None
-        with contextlib.suppress(Exception):  # Vulkan 1.1 queries: a 1.0 driver simply has no answer
+        try:
             m3 = vk.VkPhysicalDeviceMaintenance3Properties()
             vk.vkGetPhysicalDeviceProperties2(self.physical, vk.VkPhysicalDeviceProperties2(pNext=m3))
             per_set, allocation = int(m3.maxPerSetDescriptors) or None, int(m3.maxMemoryAllocationSize) or None
+        except Exception:  # Vulkan 1.1 queries: a 1.0 driver simply has no answer
+            pass
         mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
         heap = int(mp.memoryHeaps[mp.memoryTypes[self.memory.device].heapIndex].size)
         subgroup, sizes = self._subgroup_sizes()

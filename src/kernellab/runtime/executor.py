@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, ExitStack
 from dataclasses import field
 from pathlib import Path
 
@@ -66,11 +65,11 @@ from kernellab.shader_languages import SHADER_TYPE_OF_LANGUAGE as TYPE_OF_LANGUA
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
-    from typing import IO, Any, Protocol, overload
+    from contextlib import AbstractContextManager
+    from typing import Any, overload
 
     from kernellab.backends.feature_specs import Image, ImageSpec
-else:  # the protocols are the checker's: at run time nothing is checked against them
-    Protocol = object
+    from kernellab.runtime.collaborators import BackendLease, InputSource, ModuleCache, OutputSink
 
 log = logs.getLogger("kernellab.run")
 
@@ -245,50 +244,7 @@ def driver_options(scenario: m.Scenario, shader: m.Shader) -> compiler_options.O
     return req.option_list.without_include_dirs()
 
 # --- the executor's collaborators: what a caller may change without subclassing it -----------
-
-
-class InputSource(Protocol):
-    """Where a run's resources get their initial data."""
-
-    def fill_buffer(self, backend: Backend, r: m.Buffer, buf: Buffer, element: str) -> bool:
-        """Write ``r``'s initial bytes into ``buf``; False when it has none (the executor zeroes
-        it). ``element`` is the NumPy type code of the scalars the shaders read it as ("" unknown)."""
-        ...
-
-    def fill_image(self, backend: Backend, r: m.Image, image: Image) -> None:
-        """Write ``r``'s initial texels into ``image``, if it has any."""
-        ...
-
-    def raw_data(self, r: m.RawData) -> bytes | None:
-        """The bytes of ``r`` (push constants), None when it has none."""
-        ...
-
-
-class OutputSink(Protocol):
-    """Where saved resources go, files (:class:`~kernellab.outputs.OutputSet`) or memory: a
-    file named ``path`` opened for writing, kept when it is closed."""
-
-    def open(self, path: Path) -> IO[bytes]: ...
-
-
-class ModuleCache(Protocol):
-    """The Vulkan SPIR-V module of a compile request (compiled, or remembered from before)."""
-
-    def vulkan_module(self, compiler: Compiler) -> bytes: ...
-
-
-class BackendLease(Protocol):
-    """The backend a run uses: opened for it, or lent by a longer-lived owner (a session) that
-    may also hand out its buffers and programs."""
-
-    def lease(self, own: Callable[[], Backend], needs_own_device: bool) -> AbstractContextManager[Backend]:
-        """The backend, as a context manager; ``own()`` opens one of the run's own (``needs_own_device``:
-        the run needs a device with extensions only it enables)."""
-        ...
-
-    def alloc_buffer(self, backend: Backend, size: int, uid: str) -> Buffer: ...
-
-    def create_program(self, backend: Backend, spec: ProgramSpec) -> Program: ...
+# (their protocols, the checker's, are in runtime/collaborators.py; these are the defaults)
 
 
 class FileInputs:
@@ -973,11 +929,10 @@ class Executor:
 
     def run(self) -> RunReport:
         opts = self.options
-        with ExitStack() as stack:
-            t = time.perf_counter()
-            # tensors, graphs and optical flow need a device with extensions only a run of their own enables
-            own_device = self.ml is not None or self.optical_flows is not None
-            backend = stack.enter_context(self.lease.lease(self.open_backend, own_device))
+        t = time.perf_counter()
+        # tensors, graphs and optical flow need a device with extensions only a run of their own enables
+        own_device = self.ml is not None or self.optical_flows is not None
+        with self.lease.lease(self.open_backend, own_device) as backend:
             self.report.step("open", t)  # a session's device opens on its first workload
             self.report.device = backend.device.name
             self.backend = backend
@@ -1010,32 +965,32 @@ class Executor:
             self.report.timestamp_period = float(getattr(backend, "timestamp_period", 1.0))
             self.save_pipeline_cache(backend, "Save Pipeline Cache (setup)")
             # dst folders below the output folder are reached without following a symlink swapped in since
-            outputs = stack.enter_context(OutputSet(self.scenario.output_dir))
-            if not opts.dry_run:
-                self._run_repeats(backend, outputs)
-                self.check_guards(backend)
-                t = time.perf_counter()
-                if self.sink is not None:
-                    for uid in self.saved:
-                        self._save(backend, self.sink, uid, Path(f"{uid}.npy"))
-                if self.write_files:
-                    self.save_outputs(backend, outputs)
-                self.report.step("save", t)
-                ms = self.report.add_phase("save", t)
-                self.report.count("Save Resources", "Save Results", t, inference=False)
-                log.info("save: %d outputs written (%.1f ms)", len(outputs.paths), ms)
-            else:
-                log.info("dry run: nothing executed")
-            self.save_pipeline_cache(backend, "Save Pipeline Cache")
-            if opts.finish is not None:
-                opts.finish(self.report, outputs)
-            # every dst file and every dump together, or none of them
-            self.report.outputs = outputs.commit()
-            folders: dict[Path, list[str]] = {}
-            for path in self.report.outputs:
-                folders.setdefault(path.parent, []).append(path.name)
-            for folder, names in folders.items():
-                log.info("outputs: %s in %s", ", ".join(names), folder)
+            with OutputSet(self.scenario.output_dir) as outputs:
+                if not opts.dry_run:
+                    self._run_repeats(backend, outputs)
+                    self.check_guards(backend)
+                    t = time.perf_counter()
+                    if self.sink is not None:
+                        for uid in self.saved:
+                            self._save(backend, self.sink, uid, Path(f"{uid}.npy"))
+                    if self.write_files:
+                        self.save_outputs(backend, outputs)
+                    self.report.step("save", t)
+                    ms = self.report.add_phase("save", t)
+                    self.report.count("Save Resources", "Save Results", t, inference=False)
+                    log.info("save: %d outputs written (%.1f ms)", len(outputs.paths), ms)
+                else:
+                    log.info("dry run: nothing executed")
+                self.save_pipeline_cache(backend, "Save Pipeline Cache")
+                if opts.finish is not None:
+                    opts.finish(self.report, outputs)
+                # every dst file and every dump together, or none of them
+                self.report.outputs = outputs.commit()
+                folders: dict[Path, list[str]] = {}
+                for path in self.report.outputs:
+                    folders.setdefault(path.parent, []).append(path.name)
+                for folder, names in folders.items():
+                    log.info("outputs: %s in %s", ", ".join(names), folder)
         return self.report
 
     def _run_repeats(self, backend: Backend, outputs: OutputSet) -> None:
