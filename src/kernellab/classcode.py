@@ -11,12 +11,11 @@ standard library builds: only the ``compile`` of an identical text is skipped.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import gc
 import marshal
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import CodeType, ModuleType
 
@@ -168,19 +167,20 @@ class CodeCache:
 _installed: CodeCache | None = None
 
 
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
+class collector_paused:  # noqa: N801 - used as a function: ``with collector_paused():``
     """No garbage collection inside the block (start-up: imports and reading the workload).
 
     Importing allocates tens of thousands of objects that live until exit, and every few hundred
     allocations the collector walks the young ones to find no garbage. Nothing the block builds
-    is a cycle to free; collection resumes after it as it was."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
+    is a cycle to free; collection resumes after it as it was. (A class, not a
+    ``contextlib.contextmanager``: a run imports no contextlib.)"""
+
+    def __enter__(self) -> None:
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.was_enabled:
             gc.enable()
 
 

@@ -37,7 +37,8 @@ from kernellab.records import dataclass
 
 if TYPE_CHECKING:
     from kernellab import model as m
-    from kernellab.backends.base import Backend, Buffer, CommandTiming, Image, Program, ProgramSpec
+    from kernellab.backends.base import Backend, Buffer, CommandTiming, Program, ProgramSpec
+    from kernellab.backends.feature_specs import Image
     from kernellab.compile.pipeline import Compiler
     from kernellab.runtime.executor import RunOptions
 

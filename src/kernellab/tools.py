@@ -5,7 +5,6 @@ missing program is reported with the package that provides it.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import re
@@ -135,8 +134,10 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()  # the group is gone already; the program itself may not be reaped yet
     for pipe in (proc.stdout, proc.stderr):
         if pipe is not None:
-            with contextlib.suppress(OSError):
+            try:
                 pipe.close()
+            except OSError:
+                pass
     proc.wait()
 
 
@@ -184,26 +185,28 @@ def run_bounded(argv: Sequence[str], *, input: bytes | None, cwd: str | os.PathL
         if input is not None:
             stdin.close()  # the program has its own descriptor of the file
     try:
-        with _dies_with_kernellab(proc):
+        previous = _dies_with_kernellab(proc)
+        try:
             out, err = _collect(proc, timeout)
+        finally:
+            _restore_handlers(previous)
     except BaseException:
         _kill_group(proc)
         raise
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
-@contextlib.contextmanager
-def _dies_with_kernellab(proc: subprocess.Popen[bytes]) -> Any:
+def _dies_with_kernellab(proc: subprocess.Popen[bytes]) -> dict[int, Any]:
     """SIGTERM or SIGHUP to kernellab while the program runs kill its process group first: in a
     session of its own, the program would otherwise outlive kernellab (and its time limit). Then
-    the signal takes its course as before (the staged-file clean-up, or death by the signal)."""
+    the signal takes its course as before (the staged-file clean-up, or death by the signal).
+    The handlers replaced, for :func:`_restore_handlers` once the program has ended."""
     import signal
     import threading
 
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread can handle signals; the exception path still kills the group
-        return
     previous: dict[int, Any] = {}
+    if threading.current_thread() is not threading.main_thread():
+        return previous  # only the main thread can handle signals; the exception path still kills the group
 
     def handler(signum: int, frame: Any) -> None:
         _kill_group(proc)
@@ -214,9 +217,14 @@ def _dies_with_kernellab(proc: subprocess.Popen[bytes]) -> Any:
 
     for signum in (signal.SIGTERM, signal.SIGHUP):
         previous[signum] = signal.signal(signum, handler)
-    try:
-        yield
-    finally:
+    return previous
+
+
+def _restore_handlers(previous: dict[int, Any]) -> None:
+    """Put back the handlers :func:`_dies_with_kernellab` replaced (those a signal has not already)."""
+    if previous:
+        import signal
+
         for num, old in previous.items():
             signal.signal(num, old)
 
@@ -433,8 +441,10 @@ class _VersionStore:
                 json.dump(entries, fh, indent=1, sort_keys=True)
             os.replace(tmp, self.file)
         except OSError:
-            with contextlib.suppress(OSError):
+            try:
                 os.unlink(tmp)
+            except OSError:
+                pass
 
 
 #: the tool-version file of each cache folder, read once per process (a version costs a subprocess)

@@ -18,10 +18,10 @@ from kernellab.backends.base import (
     BackendOptions,
     BindingSlot,
     DeviceInfo,
-    ImageSpec,
     ProgramSpec,
     UnsupportedError,
 )
+from kernellab.backends.feature_specs import ImageSpec
 from kernellab.backends.null import NullBackend
 from kernellab.backends.registry import backend_class, names
 from kernellab.errors import KernellabError
@@ -248,7 +248,7 @@ def test_closing_the_opencl_backend_releases_its_memory_objects(monkeypatch: pyt
 def test_closing_frees_tensors_and_shared_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     """VK_ARM_tensors objects (made through kernellab's own FFI) and memory-group allocations too."""
     device = _vulkan_device()
-    from kernellab.backends.base import BufferSpec, TensorSpec
+    from kernellab.backends.feature_specs import BufferSpec, TensorSpec
     from kernellab.backends.vulkan_arm_calls import ArmDevice
 
     created, destroyed = _count_vulkan_handles(monkeypatch)

@@ -8,14 +8,8 @@ from typing import ClassVar
 import pytest
 
 from kernellab.backends import registry
-from kernellab.backends.base import (
-    FEATURE_MISSING,
-    Backend,
-    Capabilities,
-    ImageSpec,
-    UnsupportedError,
-    feature_mismatches,
-)
+from kernellab.backends.base import FEATURE_MISSING, Backend, Capabilities, UnsupportedError, feature_mismatches
+from kernellab.backends.feature_specs import ImageSpec
 from kernellab.backends.null import NullBackend
 
 

@@ -279,9 +279,9 @@ def test_the_runtime_imports_only_the_backend_contract() -> None:
         assert not concrete, f"{module} imports {concrete}"
 
 
-#: what the runtime may import of the backends: the contract, the registry and the OpenCL ABI
-#: (argument packing, no driver)
-BACKEND_CONTRACT = frozenset({"base", "registry", "opencl_abi"})
+#: what the runtime may import of the backends: the contract (base, with its program records and the
+#: optional features' records), the registry and the OpenCL ABI (argument packing, no driver)
+BACKEND_CONTRACT = frozenset({"base", "programs", "feature_specs", "registry", "opencl_abi"})
 
 
 def test_no_runtime_module_may_import_a_concrete_backend() -> None:

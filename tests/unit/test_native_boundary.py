@@ -109,6 +109,22 @@ def test_every_vulkan_call_through_the_api_is_checked(vulkan) -> None:
             api.vkAllocateMemory()
 
 
+def test_checked_renames_binding_errors_and_lets_others_through(vulkan) -> None:
+    """``checked`` (a class since issue 23: no contextlib on a run) names its call in a binding's
+    error raised straight from the package, and leaves any other exception as it was."""
+    from kernellab.native import vk as nvk
+
+    with pytest.raises(BackendError, match="^vkCreateFence failed: VK_ERROR_DEVICE_LOST$") as info:
+        with nvk.checked("vkCreateFence"):
+            raise vulkan.VkErrorDeviceLost()
+    assert info.value.__suppress_context__
+    with pytest.raises(KeyError, match="kept"):
+        with nvk.checked("vkCreateFence"):
+            raise KeyError("kept")
+    with nvk.checked("vkCreateFence"):
+        pass
+
+
 def test_vulkan_clean_up_logs_a_failed_release_and_goes_on(vulkan, caplog: pytest.LogCaptureFixture) -> None:
     from kernellab.native import vk as nvk
 

@@ -4,173 +4,48 @@ A backend owns one device. Public methods check their inputs and add context to 
 ``_hooks`` do the work. Work is recorded into the current *frame* and runs at :meth:`submit`,
 which waits for it to finish: that is the Scenario Runner's model (``mark_boundary`` ends a
 frame) and costs nothing when a whole scenario is one frame.
+
+This module is what a run of buffers and compute needs; the records of the optional features
+(images, graphics, tensors, graphs, optical flow, kernel launches) are in ``feature_specs.py``,
+imported by the code that uses a feature (a run of buffers builds none of their classes).
 """
 from __future__ import annotations
 
 import abc
-import math
-import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import field
 
-from kernellab import compiler_options
+# the program records are their own module (feature_specs.py builds on them); callers import them here
+from kernellab.backends.programs import BindingSlot, ProgramSpec, SpecConstant, SubgroupSizing  # noqa: F401
 from kernellab.errors import KernellabError, UsageError
 
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
 from kernellab.native.devices import DEVICE_KINDS, DeviceInfo, choose_device  # noqa: F401
-from kernellab.opencl_types import ArgType
 from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from typing import Any, ClassVar, Protocol, TypeVar
-else:  # the protocols are the checker's: at run time nothing is checked against them
-    Protocol = object
 
 if TYPE_CHECKING:  # a run of buffers never imports NumPy: the byte-level methods take memoryviews
     import numpy as np
 
+    from kernellab.backends.feature_specs import (
+        BufferSpec,
+        GraphicsProgramSpec,
+        GraphSegmentSpec,
+        Image,
+        ImageSpec,
+        KernelArg,
+        OpticalFlowSpec,
+        TensorSpec,
+    )
     from kernellab.listing.reflect import Interface
 
 
 class UnsupportedError(KernellabError):
     """The backend or device cannot do what the workload asks (images on OpenCL, a format...)."""
 
-
-@dataclass(frozen=True)
-class SpecConstant:
-    """A specialization constant: its id and value."""
-    id: int
-    value: int | float | bool
-
-    @property
-    def kind(self) -> str:
-        """'bool', 'int' or 'float': decides the 4-byte encoding handed to the driver."""
-        if isinstance(self.value, bool):
-            return "bool"
-        return "float" if isinstance(self.value, float) else "int"
-
-    def encode(self) -> bytes:
-        if self.kind == "float":
-            try:
-                return struct.pack("=f", self.value)
-            except OverflowError:  # beyond float32: infinity, as a C cast (and NumPy) gives
-                return struct.pack("=f", math.copysign(math.inf, self.value))
-        if self.kind == "bool":
-            return struct.pack("=I", 1 if self.value else 0)
-        v = int(self.value)
-        if v < -2**31:
-            raise OverflowError(f"specialization constant {self.id}: {v} is out of bounds for int32")
-        return struct.pack("=i", v) if v < 0 else struct.pack("=I", v & 0xFFFFFFFF)
-
-
-@dataclass(frozen=True, order=True)
-class BindingSlot:
-    """One descriptor a program expects: set, binding number, and the Vulkan descriptor type name
-    (``storage-buffer``, ``uniform-buffer``, ``storage-image``, ``sampled-image``, ``tensor``...)."""
-
-    set: int
-    id: int
-    descriptor: str = "storage-buffer"
-    #: descriptors in the binding (an array of buffers in the shader)
-    count: int = 1
-
-
-@dataclass(frozen=True)
-class SubgroupSizing:
-    """How a compute pipeline's subgroups are sized (VK_EXT_subgroup_size_control): a required
-    size (0: the device's choice), fully populated subgroups, a size that may vary."""
-
-    required_size: int = 0
-    full: bool = False
-    varying: bool = False
-
-
-@dataclass(frozen=True)
-class ProgramSpec:
-    """Everything a backend needs to turn a compiled kernel into something dispatchable."""
-
-    uid: str
-    #: SPIR-V words as bytes for Vulkan; UTF-8 OpenCL C source for OpenCL
-    code: bytes
-    language: str  # "spirv" | "opencl-c"
-    entry: str = "main"
-    specialization: tuple[SpecConstant, ...] = ()
-    push_constants_size: int = 0
-    slots: tuple[BindingSlot, ...] = ()
-    #: OpenCL C build options, parsed by the door (compiler_options): never a string
-    options: compiler_options.Options = compiler_options.Options()
-    #: Vulkan compute: the scenario shader's ``subgroup`` (None: the device sizes subgroups freely)
-    subgroup: SubgroupSizing | None = None
-
-
-@dataclass(frozen=True)
-class GraphicsProgramSpec:
-    """A graphics pipeline: a vertex and a fragment shader (each a SPIR-V :class:`ProgramSpec`),
-    the formats of its color attachments in location order, the descriptors both stages share
-    and one push-constant range both see."""
-
-    uid: str
-    vertex: ProgramSpec
-    fragment: ProgramSpec
-    color_formats: tuple[str, ...] = ()
-    slots: tuple[BindingSlot, ...] = ()
-    push_constants_size: int = 0
-
-    @property
-    def spec(self) -> ProgramSpec:
-        """The program as the descriptor and push-constant code sees one (name, slots, range)."""
-        return ProgramSpec(uid=self.uid, code=b"", language="spirv", slots=self.slots,
-                           push_constants_size=self.push_constants_size)
-
-
-@dataclass(frozen=True)
-class SamplerSpec:
-    """Sampler settings of a sampled image (Arm's defaults: nearest, clamp to edge, transparent black)."""
-
-    min_filter: str = "NEAREST"
-    mag_filter: str = "NEAREST"
-    mip_filter: str = "NEAREST"
-    address_mode: str = "CLAMP_EDGE"
-    border_color: str = "FLOAT_TRANSPARENT_BLACK"
-    custom_border_color: tuple[float, ...] | None = None
-    #: kernellab's extensions (AmberScript's SAMPLER): per-axis modes (U, V, W) instead of address_mode
-    address_modes: tuple[str, str, str] | None = None
-    min_lod: float = 0.0
-    #: None: the image's last level
-    max_lod: float | None = None
-    unnormalized_coordinates: bool = False
-    #: "" (no comparison) or a VkCompareOp name without its prefix ("LESS_OR_EQUAL")
-    compare_op: str = ""
-
-
-@dataclass(frozen=True)
-class ImageSpec:
-    """A 2-D image: VkFormat name, extent, mip levels, how shaders use it, its sampler."""
-
-    uid: str
-    format: str
-    width: int
-    height: int
-    mips: int = 1
-    sampled: bool = False
-    storage: bool = False
-    tiling: str | None = None  # "LINEAR" | "OPTIMAL" | None (the backend picks)
-    sampler: SamplerSpec = SamplerSpec()
-    #: a tensor shares its memory (VK_ARM_tensors image aliasing)
-    tensor_aliasing: bool = False
-    #: a draw renders into it (``color_attachment`` images of ``dispatch_fragment``)
-    color_attachment: bool = False
-    #: "1D" | "2D" | "3D" (kernellab's extension for AmberScript's IMAGE)
-    image_type: str = "2D"
-    depth: int = 1
-    samples: int = 1
-
-
-class Image(abc.ABC):
-    """A device image created by a backend."""
-
-    spec: ImageSpec
 
 
 @dataclass(frozen=True)
@@ -374,36 +249,6 @@ class LocalArgument:
     type_name: str = ""
 
 
-@dataclass(frozen=True)
-class KernelArg:
-    """One parameter of a kernel taken as source, as the driver reports it (OpenCL's argument info)."""
-
-    index: int
-    name: str
-    #: "global" | "local" | "constant" | "private" (private = passed by value)
-    address_space: str
-    type_name: str
-    access: str = "none"  # image access qualifier: read_only, write_only, read_write, none
-    #: the pointee type for pointers, the value type otherwise
-    type: ArgType = field(default_factory=lambda: ArgType("", None))
-
-    @property
-    def is_pointer(self) -> bool:
-        return self.type_name.endswith("*")
-
-    @property
-    def kind(self) -> str:
-        """"buffer", "local", "scalar", "image" or "sampler"."""
-        base = self.type_name.replace("const", "").strip()
-        if base == "sampler_t":
-            return "sampler"
-        if base.startswith("image") and base.endswith("_t"):  # image2d_t, image1d_buffer_t, ...
-            return "image"
-        if self.address_space == "local":
-            return "local"
-        if self.address_space in ("global", "constant") and self.is_pointer:
-            return "buffer"
-        return "scalar"
 
 
 @dataclass(frozen=True)
@@ -439,33 +284,6 @@ class PipelineCacheMiss(KernellabError):
         self.pipeline = pipeline
 
 
-# --- optional features ------------------------------------------------------------------------
-# A backend has each of these as a part or not, as its `Capabilities` say: the runtime asks the
-# backend for the part (`Backend.tensors()`...), never for a concrete backend module.
-
-@dataclass(frozen=True)
-class TensorSpec:
-    """A tensor: VkFormat name, dims, tiling and (LINEAR only) explicit byte strides."""
-
-    uid: str
-    format: str
-    dims: tuple[int, ...]
-    tiling: str | None = None          # "LINEAR" | "OPTIMAL"; None = LINEAR
-    strides: tuple[int, ...] | None = None
-    image_aliasing: bool = False
-    #: uid of the image (in the same memory group) whose texels this tensor views; a LINEAR
-    #: tensor takes the image's row pitch as its strides
-    alias_image: str | None = None
-
-
-@dataclass(frozen=True)
-class BufferSpec:
-    """A buffer created as a member of a memory group (or a VGF intermediate)."""
-
-    uid: str
-    size: int
-
-
 class AlignmentError(UnsupportedError):
     """A memory-group offset the device cannot bind a resource at."""
 
@@ -475,214 +293,170 @@ class AlignmentError(UnsupportedError):
                          f"requires for \"{uid}\"")
 
 
-@dataclass(frozen=True)
-class GraphConstantSpec:
-    """A constant tensor of a graph segment: its id, format, shape and data."""
-    id: int
-    format_value: int
-    shape: tuple[int, ...]
-    data: bytes
-    sparsity_dimension: int | None = None
+# --- optional features ------------------------------------------------------------------------
+# A backend has each of these as a part or not, as its `Capabilities` say: the runtime asks the
+# backend for the part (`Backend.tensors()`...), never for a concrete backend module. The parts'
+# protocols are the checker's: at run time nothing is checked against them, so they exist for it
+# alone (their specs are in feature_specs.py, imported by the code that uses a feature).
+if TYPE_CHECKING:
+    class Tensor(Protocol):
+        """A device tensor created by a backend's :class:`TensorFeature`."""
+
+        @property
+        def spec(self) -> TensorSpec: ...
 
 
-@dataclass(frozen=True)
-class GraphSegmentSpec:
-    """One segment of a VGF sequence (or a ``dispatch_data_graph``), ready to become a pipeline."""
+    class GraphSegment(Protocol):
+        """A graph segment's pipeline, made by :meth:`GraphFeature.create_graph_segment`."""
 
-    label: str
-    kind: str                                  # "graph" | "compute"
-    code: bytes                                # SPIR-V
-    entry: str
-    #: (set, binding, descriptor kind) of every resource the segment binds, sets numbered from 0;
-    #: the kind is ``tensor`` or ``storage-buffer`` (a data-graph segment binds tensors only)
-    slots: tuple[tuple[int, int, str], ...]
-    constants: tuple[GraphConstantSpec, ...] = ()
-    dispatch_shape: tuple[int, int, int] = (1, 1, 1)
-    push_constants_size: int = 0
-    specialization: tuple[SpecConstant, ...] = ()
+        @property
+        def spec(self) -> GraphSegmentSpec: ...
+
+        #: bytes of session memory bound (Arm's profiling dump reports them as "Session memory [bytes]")
+        @property
+        def session_bytes(self) -> int: ...
 
 
-@dataclass(frozen=True)
-class OpticalFlowImage:
-    """One image of an optical flow: its role, where it is bound, the level seen (None: all)."""
+    class OpticalFlow(Protocol):
+        """An optical-flow pipeline, made by :meth:`OpticalFlowFeature.create_optical_flow`."""
 
-    role: str
-    set: int
-    binding: int
-    image: Image
-    lod: int | None = None
-    sampled: bool = True
+        @property
+        def spec(self) -> OpticalFlowSpec: ...
+
+        @property
+        def session_bytes(self) -> int: ...
 
 
-@dataclass(frozen=True)
-class OpticalFlowSpec:
-    """One ``dispatch_optical_flow``, ready to become a pipeline (names as in Arm's scenario files)."""
+    class ImageFeature(Protocol):
+        """``capabilities.images``: the work behind :meth:`Backend.alloc_image` and its kin, which
+        check their inputs first."""
 
-    label: str
-    width: int
-    height: int
-    grid_size: str                     # "1x1" | "2x2" | "4x4" | "8x8"
-    performance_level: str             # "unknown" | "slow" | "medium" | "fast"
-    images: tuple[OpticalFlowImage, ...]
+        def create_image(self, spec: ImageSpec) -> Image: ...
 
+        def upload_image(self, image: Image, data: memoryview, levels: int) -> None: ...
 
-class Tensor(Protocol):
-    """A device tensor created by a backend's :class:`TensorFeature`."""
+        def download_image(self, image: Image, level: int) -> np.ndarray: ...
 
-    @property
-    def spec(self) -> TensorSpec: ...
+        def record_image_barrier(self, image: Image, old_layout: str, new_layout: str, base_mip: int,
+                                 level_count: int, base_layer: int, layer_count: int) -> None: ...
 
 
-class GraphSegment(Protocol):
-    """A graph segment's pipeline, made by :meth:`GraphFeature.create_graph_segment`."""
+    class GraphicsFeature(Protocol):
+        """``capabilities.graphics``: the work behind :meth:`Backend.create_graphics_program` and
+        :meth:`Backend.draw`, which check their inputs first."""
 
-    @property
-    def spec(self) -> GraphSegmentSpec: ...
+        def create_graphics_pipeline(self, spec: GraphicsProgramSpec) -> Program: ...
 
-    #: bytes of session memory bound (Arm's profiling dump reports them as "Session memory [bytes]")
-    @property
-    def session_bytes(self) -> int: ...
-
-
-class OpticalFlow(Protocol):
-    """An optical-flow pipeline, made by :meth:`OpticalFlowFeature.create_optical_flow`."""
-
-    @property
-    def spec(self) -> OpticalFlowSpec: ...
-
-    @property
-    def session_bytes(self) -> int: ...
+        def record_draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
+                        bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
+                        barrier: bool) -> None: ...
 
 
-class ImageFeature(Protocol):
-    """``capabilities.images``: the work behind :meth:`Backend.alloc_image` and its kin, which
-    check their inputs first."""
+    class TensorFeature(Protocol):
+        """``capabilities.tensors``: VK_ARM_tensors tensors, their data and their barriers."""
 
-    def create_image(self, spec: ImageSpec) -> Image: ...
+        def alloc_tensor(self, spec: TensorSpec, zero: bool = True) -> Tensor:
+            """A tensor in memory of its own, zero-filled unless ``zero`` is False (the caller
+            writes every element next)."""
 
-    def upload_image(self, image: Image, data: memoryview, levels: int) -> None: ...
+        def write_tensor(self, tensor: Tensor, data: np.ndarray) -> None:
+            """Set the tensor's elements from an array of its dims (any dtype of the element's size)."""
 
-    def download_image(self, image: Image, level: int) -> np.ndarray: ...
+        def read_tensor(self, tensor: Tensor) -> np.ndarray:
+            """The elements as a contiguous array shaped by dims (a copy)."""
 
-    def record_image_barrier(self, image: Image, old_layout: str, new_layout: str, base_mip: int,
-                             level_count: int, base_layer: int, layer_count: int) -> None: ...
+        def tensor_view_array(self, tensor: Tensor) -> np.ndarray | None:
+            """The mapped bytes of a packed tensor (files are read straight into them), or None."""
 
-
-class GraphicsFeature(Protocol):
-    """``capabilities.graphics``: the work behind :meth:`Backend.create_graphics_program` and
-    :meth:`Backend.draw`, which check their inputs first."""
-
-    def create_graphics_pipeline(self, spec: GraphicsProgramSpec) -> Program: ...
-
-    def record_draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
-                    bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
-                    barrier: bool) -> None: ...
+        def tensor_barrier(self, barriers: Sequence[tuple[Tensor, Sequence[str], str, Sequence[str], str]]) -> None:
+            """Record tensor memory barriers: (tensor, src stages, src access, dst stages, dst access),
+            in the scenario's names (``COMPUTE``, ``ACCESS_COMPUTE_SHADER_WRITE``...)."""
 
 
-class TensorFeature(Protocol):
-    """``capabilities.tensors``: VK_ARM_tensors tensors, their data and their barriers."""
+    class MemoryGroupFeature(Protocol):
+        """``capabilities.memory_groups``: resources bound into one allocation."""
 
-    def alloc_tensor(self, spec: TensorSpec, zero: bool = True) -> Tensor:
-        """A tensor in memory of its own, zero-filled unless ``zero`` is False (the caller
-        writes every element next)."""
-
-    def write_tensor(self, tensor: Tensor, data: np.ndarray) -> None:
-        """Set the tensor's elements from an array of its dims (any dtype of the element's size)."""
-
-    def read_tensor(self, tensor: Tensor) -> np.ndarray:
-        """The elements as a contiguous array shaped by dims (a copy)."""
-
-    def tensor_view_array(self, tensor: Tensor) -> np.ndarray | None:
-        """The mapped bytes of a packed tensor (files are read straight into them), or None."""
-
-    def tensor_barrier(self, barriers: Sequence[tuple[Tensor, Sequence[str], str, Sequence[str], str]]) -> None:
-        """Record tensor memory barriers: (tensor, src stages, src access, dst stages, dst access),
-        in the scenario's names (``COMPUTE``, ``ACCESS_COMPUTE_SHADER_WRITE``...)."""
+        def alloc_group(self, members: Sequence[tuple[BufferSpec | ImageSpec | TensorSpec, int]]
+                        ) -> list[Buffer | Image | Tensor]:
+            """The members created at their byte offsets in one zeroed allocation, in the order
+            given; :class:`AlignmentError` (with the member's index) for an offset the device
+            cannot bind at."""
 
 
-class MemoryGroupFeature(Protocol):
-    """``capabilities.memory_groups``: resources bound into one allocation."""
+    class GraphFeature(Protocol):
+        """``capabilities.graphs``: VK_ARM_data_graph segments (data-graph or compute pipelines)."""
 
-    def alloc_group(self, members: Sequence[tuple[BufferSpec | ImageSpec | TensorSpec, int]]
-                    ) -> list[Buffer | Image | Tensor]:
-        """The members created at their byte offsets in one zeroed allocation, in the order
-        given; :class:`AlignmentError` (with the member's index) for an offset the device
-        cannot bind at."""
+        def create_graph_segment(self, spec: GraphSegmentSpec,
+                                 resources: Mapping[tuple[int, int], Tensor | Buffer]) -> GraphSegment:
+            """A segment's pipeline with its descriptor sets written: ``resources`` maps each slot's
+            (set, binding) to a tensor (kind ``tensor``) or a buffer (``storage-buffer``)."""
 
-
-class GraphFeature(Protocol):
-    """``capabilities.graphs``: VK_ARM_data_graph segments (data-graph or compute pipelines)."""
-
-    def create_graph_segment(self, spec: GraphSegmentSpec,
-                             resources: Mapping[tuple[int, int], Tensor | Buffer]) -> GraphSegment:
-        """A segment's pipeline with its descriptor sets written: ``resources`` maps each slot's
-        (set, binding) to a tensor (kind ``tensor``) or a buffer (``storage-buffer``)."""
-
-    def dispatch_graph_segment(self, program: GraphSegment, push_data: bytes = b"", label: str = "") -> None:
-        """Record one segment into the current frame, then a barrier so the next one sees its writes."""
+        def dispatch_graph_segment(self, program: GraphSegment, push_data: bytes = b"", label: str = "") -> None:
+            """Record one segment into the current frame, then a barrier so the next one sees its writes."""
 
 
-class OpticalFlowFeature(Protocol):
-    """``capabilities.optical_flow``: VK_ARM_data_graph_optical_flow pipelines."""
+    class OpticalFlowFeature(Protocol):
+        """``capabilities.optical_flow``: VK_ARM_data_graph_optical_flow pipelines."""
 
-    def create_optical_flow(self, spec: OpticalFlowSpec) -> OpticalFlow:
-        """The pipeline, descriptor sets and session of one optical flow."""
+        def create_optical_flow(self, spec: OpticalFlowSpec) -> OpticalFlow:
+            """The pipeline, descriptor sets and session of one optical flow."""
 
-    def dispatch_optical_flow(self, program: OpticalFlow, execution_flags: Sequence[str] = (),
-                              mean_flow_l1_norm_hint: int = 0, label: str = "") -> None:
-        """Record one optical flow into the current frame (``execution_flags`` in Arm's names)."""
+        def dispatch_optical_flow(self, program: OpticalFlow, execution_flags: Sequence[str] = (),
+                                  mean_flow_l1_norm_hint: int = 0, label: str = "") -> None:
+            """Record one optical flow into the current frame (``execution_flags`` in Arm's names)."""
+
+
+
+    class KernelLaunchFeature(Protocol):
+        """Kernels taken as source, launched the way ``clEnqueueNDRangeKernel`` does: positional
+        arguments (buffers made with their ``cl_mem_flags``, ``__local`` sizes, by-value bytes,
+        images and samplers), a global size, offset and local size of the caller's. What a
+        kernel-instantiation file needs beyond a scenario's dispatch."""
+
+        @property
+        def is_simulator(self) -> bool:
+            """The device simulates kernels and checks each access (Oclgrind): it runs work-groups of
+            unequal size whatever OpenCL C version it reports."""
+
+        def language_version(self) -> tuple[int, int] | None:
+            """The device's kernel language version (OpenCL C major, minor); None when it does not say."""
+
+        def non_uniform_work_groups(self) -> bool:
+            """Whether a device of a version where they are optional (OpenCL 3.0) supports work-groups
+            of unequal size (True when it cannot tell)."""
+
+        def kernel_arguments(self, program: Program) -> list[KernelArg]:
+            """The program's parameters, in order, as the driver reports them."""
+
+        def static_local_memory(self, program: Program) -> int:
+            """Bytes of the program's own ``__local`` arrays; 0 where the driver does not say."""
+
+        def required_work_group_size(self, program: Program) -> tuple[int, int, int]:
+            """The kernel's ``reqd_work_group_size`` (CL_KERNEL_COMPILE_WORK_GROUP_SIZE); zeros when
+            it names none."""
+
+        def type_layout(self, program: Program, type_names: Sequence[str]) -> dict[str, tuple[int, int]]:
+            """``(sizeof, alignof)`` of by-value types only the compiler can size."""
+
+        def alloc_with_flags(self, size: int, flags: Sequence[str], uid: str = "") -> Buffer:
+            """A buffer created with named ``cl_mem_flags`` (``CL_MEM_READ_ONLY``...)."""
+
+        def make_image(self, dims: Sequence[int], data: np.ndarray, access: str) -> Any:
+            """A float RGBA image of ``dims`` holding ``data``."""
+
+        def make_sampler(self, normalized: bool = False, addressing: str = "CLAMP_TO_EDGE",
+                         filtering: str = "NEAREST") -> Any: ...
+
+        def read_launch_image(self, image: Any, dims: Sequence[int]) -> np.ndarray:
+            """The texels of an image made by :meth:`make_image`."""
+
+        def launch(self, program: Program, args: Sequence[Any], global_size: Sequence[int],
+                   local_size: Sequence[int] | None = None, global_offset: Sequence[int] | None = None,
+                   label: str = "") -> None:
+            """Enqueue ``program`` with ``args`` by position into the current frame."""
 
 
 #: each optional feature's capability -> how a message says a backend lacks it
-class KernelLaunchFeature(Protocol):
-    """Kernels taken as source, launched the way ``clEnqueueNDRangeKernel`` does: positional
-    arguments (buffers made with their ``cl_mem_flags``, ``__local`` sizes, by-value bytes,
-    images and samplers), a global size, offset and local size of the caller's. What a
-    kernel-instantiation file needs beyond a scenario's dispatch."""
-
-    @property
-    def is_simulator(self) -> bool:
-        """The device simulates kernels and checks each access (Oclgrind): it runs work-groups of
-        unequal size whatever OpenCL C version it reports."""
-
-    def language_version(self) -> tuple[int, int] | None:
-        """The device's kernel language version (OpenCL C major, minor); None when it does not say."""
-
-    def non_uniform_work_groups(self) -> bool:
-        """Whether a device of a version where they are optional (OpenCL 3.0) supports work-groups
-        of unequal size (True when it cannot tell)."""
-
-    def kernel_arguments(self, program: Program) -> list[KernelArg]:
-        """The program's parameters, in order, as the driver reports them."""
-
-    def static_local_memory(self, program: Program) -> int:
-        """Bytes of the program's own ``__local`` arrays; 0 where the driver does not say."""
-
-    def required_work_group_size(self, program: Program) -> tuple[int, int, int]:
-        """The kernel's ``reqd_work_group_size`` (CL_KERNEL_COMPILE_WORK_GROUP_SIZE); zeros when
-        it names none."""
-
-    def type_layout(self, program: Program, type_names: Sequence[str]) -> dict[str, tuple[int, int]]:
-        """``(sizeof, alignof)`` of by-value types only the compiler can size."""
-
-    def alloc_with_flags(self, size: int, flags: Sequence[str], uid: str = "") -> Buffer:
-        """A buffer created with named ``cl_mem_flags`` (``CL_MEM_READ_ONLY``...)."""
-
-    def make_image(self, dims: Sequence[int], data: np.ndarray, access: str) -> Any:
-        """A float RGBA image of ``dims`` holding ``data``."""
-
-    def make_sampler(self, normalized: bool = False, addressing: str = "CLAMP_TO_EDGE",
-                     filtering: str = "NEAREST") -> Any: ...
-
-    def read_launch_image(self, image: Any, dims: Sequence[int]) -> np.ndarray:
-        """The texels of an image made by :meth:`make_image`."""
-
-    def launch(self, program: Program, args: Sequence[Any], global_size: Sequence[int],
-               local_size: Sequence[int] | None = None, global_offset: Sequence[int] | None = None,
-               label: str = "") -> None:
-        """Enqueue ``program`` with ``args`` by position into the current frame."""
-
-
 FEATURE_MISSING = {"images": "does not support images", "graphics": "has no graphics pipelines",
                    "tensors": "has no tensors (VK_ARM_tensors)",
                    "memory_groups": "has no memory groups (resources sharing one allocation)",

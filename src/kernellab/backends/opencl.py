@@ -34,7 +34,6 @@ from kernellab.backends.base import (
     CommandTiming,
     DeviceInfo,
     ImageBinding,
-    KernelArg,
     KernelInterface,
     Limits,
     LocalArgument,
@@ -43,6 +42,7 @@ from kernellab.backends.base import (
     UnknownEntryError,
     choose_device,
 )
+from kernellab.backends.feature_specs import KernelArg
 from kernellab.errors import CompileError, DeviceError
 from kernellab.native import cl as ncl
 from kernellab.native import launch_guard

@@ -1,11 +1,11 @@
-"""Vulkan objects the backend's parts share (programs, images, shared memory) and the structures
+"""Vulkan objects the backend's parts share (programs, shared memory) and the structures
 the pipeline kinds (compute, graphics, graph segments) are created with."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import field
 
-from kernellab.backends.base import Image, ImageSpec, PipelineCacheMiss, Program, ProgramSpec
+from kernellab.backends.base import PipelineCacheMiss, Program, ProgramSpec
 from kernellab.errors import BackendError
 from kernellab.native import vk as nvk
 from kernellab.records import dataclass
@@ -31,33 +31,6 @@ class VulkanProgram(Program):
     set_bindings: dict[int, tuple[int, ...]]
     #: a graphics pipeline's fragment shader (None: a compute pipeline)
     fragment_module: Any = None
-
-
-@dataclass
-class VulkanImage(Image):
-    """A Vulkan image, its memory and views."""
-    spec: ImageSpec
-    handle: Any
-    memory: Any
-    vk_format: int
-    texel_size: int
-    integer: bool
-    sampler: Any = None
-    #: None -> the view of every mip level; N -> the view of level N
-    views: dict[int | None, Any] = field(default_factory=dict)
-    layout: int = 0
-    #: False when the image lives in memory shared with other resources (a memory group)
-    owns_memory: bool = True
-
-    def extent(self, level: int) -> tuple[int, int]:
-        return max(self.spec.width >> level, 1), max(self.spec.height >> level, 1)
-
-    def depth_at(self, level: int) -> int:
-        return max(self.spec.depth >> level, 1)
-
-    def level_size(self, level: int) -> int:
-        w, h = self.extent(level)
-        return w * h * self.depth_at(level) * self.texel_size
 
 
 @dataclass

@@ -15,7 +15,6 @@ dispatches over the same buffers allocates nothing per dispatch.
 """
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 
@@ -24,7 +23,6 @@ from kernellab.backends.base import (
     BackendOptions,
     Buffer,
     BufferArray,
-    BufferSpec,
     CommandTiming,
     DeviceInfo,
     DynamicBuffer,
@@ -34,7 +32,7 @@ from kernellab.backends.base import (
     TexelBuffer,
     UnsupportedError,
 )
-from kernellab.backends.vkcore import DeviceMemory, VulkanImage, VulkanProgram, dynamic_rendering_supported
+from kernellab.backends.vkcore import DeviceMemory, VulkanProgram, dynamic_rendering_supported
 from kernellab.errors import BackendError, DeviceError, InputError
 from kernellab.native import vk as nvk
 from kernellab.native.failure import cleanup_failed
@@ -47,6 +45,9 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:  # NumPy only where images and tensors need it: a run of buffers starts without it
     import numpy as np
+
+    from kernellab.backends.feature_specs import BufferSpec
+    from kernellab.backends.vkimage import VulkanImage
 
 log = logs.getLogger("kernellab.vulkan")
 
@@ -425,10 +426,12 @@ class VulkanDevice:
         """The device's limits as plain numbers (the cffi structs are freed with their owner)."""
         vk = self.vk
         per_set = allocation = None
-        with contextlib.suppress(Exception):  # Vulkan 1.1 queries: a 1.0 driver simply has no answer
+        try:
             m3 = vk.VkPhysicalDeviceMaintenance3Properties()
             vk.vkGetPhysicalDeviceProperties2(self.physical, vk.VkPhysicalDeviceProperties2(pNext=m3))
             per_set, allocation = int(m3.maxPerSetDescriptors) or None, int(m3.maxMemoryAllocationSize) or None
+        except Exception:  # Vulkan 1.1 queries: a 1.0 driver simply has no answer
+            pass
         mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
         heap = int(mp.memoryHeaps[mp.memoryTypes[self.memory.device].heapIndex].size)
         subgroup, sizes = self._subgroup_sizes()
@@ -820,8 +823,8 @@ class VulkanDevice:
                 writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=len(infos),
                                                       descriptorType=dtype, pBufferInfo=infos))
             else:
-                image = res.image
-                assert isinstance(image, VulkanImage)
+                # the Vulkan image part made it (a run of buffers imports no image class to check that)
+                image: VulkanImage = res.image  # type: ignore[assignment]  # Image -> this backend's own
                 sampler = image.sampler if kinds[binding] in ("combined-image-sampler", "sampler") else None
                 info = vk.VkDescriptorImageInfo(sampler=sampler, imageView=self.image_view(image, res.lod),
                                                 imageLayout=image.layout)

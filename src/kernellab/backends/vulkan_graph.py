@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any
 
-from kernellab.backends.base import GraphSegmentSpec
+from kernellab.backends.feature_specs import GraphSegmentSpec
 from kernellab.records import dataclass
 
 

@@ -17,14 +17,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kernellab.backends.base import (
-    Buffer,
-    GraphicsProgramSpec,
-    ImageBinding,
-    Program,
-    UnsupportedError,
-)
-from kernellab.backends.vkcore import CacheFeedback, VulkanImage, VulkanProgram, specialization_info, through_cache
+from kernellab.backends.base import Buffer, ImageBinding, Program, UnsupportedError
+from kernellab.backends.feature_specs import GraphicsProgramSpec
+from kernellab.backends.vkcore import CacheFeedback, VulkanProgram, specialization_info, through_cache
+from kernellab.backends.vkimage import VulkanImage
 from kernellab.native.vk import checked
 from kernellab.vkregistry import vkformat
 

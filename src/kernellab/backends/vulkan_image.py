@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kernellab.backends.base import Image, ImageSpec, UnsupportedError
-from kernellab.backends.vkcore import DeviceMemory, VulkanImage
+from kernellab.backends.base import UnsupportedError
+from kernellab.backends.feature_specs import Image, ImageSpec
+from kernellab.backends.vkcore import DeviceMemory
+from kernellab.backends.vkimage import VulkanImage
 from kernellab.native.vk import checked, release
 
 if TYPE_CHECKING:

@@ -9,18 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kernellab.backends.base import (
-    AlignmentError,
-    Buffer,
-    BufferSpec,
-    GraphSegment,
-    GraphSegmentSpec,
-    Image,
-    ImageSpec,
-    Tensor,
-    TensorSpec,
-    UnsupportedError,
-)
+from kernellab.backends.base import AlignmentError, Buffer, UnsupportedError
+from kernellab.backends.feature_specs import BufferSpec, GraphSegmentSpec, Image, ImageSpec, TensorSpec
 from kernellab.backends.vkcore import (
     CacheFeedback,
     DeviceMemory,
@@ -38,6 +28,7 @@ from kernellab.records import dataclass
 if TYPE_CHECKING:
     import numpy as np
 
+    from kernellab.backends.base import GraphSegment, Tensor
     from kernellab.backends.vulkan_device import VulkanDevice
     from kernellab.backends.vulkan_image import VulkanImages
 

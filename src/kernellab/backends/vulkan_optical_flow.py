@@ -17,12 +17,14 @@ from collections.abc import Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from kernellab.backends.base import OpticalFlow, OpticalFlowSpec, PipelineCacheMiss
+from kernellab.backends.base import PipelineCacheMiss
+from kernellab.backends.feature_specs import OpticalFlowSpec
 from kernellab.backends.vkcore import CacheFeedback, release_data_graph_program, through_cache
 from kernellab.native.vk import checked
 from kernellab.records import dataclass
 
 if TYPE_CHECKING:
+    from kernellab.backends.base import OpticalFlow
     from kernellab.backends.vulkan_device import VulkanDevice
 
 #: the connection of each role (Arm's scenario names) to the optical-flow node

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from kernellab.backends.base import TensorSpec, UnsupportedError
+from kernellab.backends.base import UnsupportedError
+from kernellab.backends.feature_specs import TensorSpec
 from kernellab.backends.vkcore import DeviceMemory
 from kernellab.records import dataclass
 from kernellab.vkregistry import vkformat

@@ -13,9 +13,9 @@ from dataclasses import field
 from pathlib import Path
 
 from kernellab import compiler_options, config, logs, tools
-from kernellab.compile import preprocess
 from kernellab.compile.cache import ArtifactCache, default_cache, sha256
 from kernellab.compile.languages import LANGUAGES, VULKAN_MODULE_STAGE, all_stages, stages_for
+from kernellab.compile.source_files import read_checked
 from kernellab.compile.stage import (
     Artifact,
     CompileRequest,
@@ -30,6 +30,10 @@ from kernellab.errors import CompileError, DeviceError, InputError, Problem
 from kernellab.formats.paths import escaped_name
 from kernellab.outputs import write_bytes, write_text
 from kernellab.records import dataclass
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from kernellab.compile import preprocess
 
 # the names callers import from here, wherever they are defined
 __all__ = ["LANGUAGES", "VULKAN_MODULE_STAGE", "Artifact", "CompileRequest", "Compiler", "Stage", "all_stages",
@@ -48,7 +52,7 @@ def _read_source(req: CompileRequest) -> bytes:
     compiler, whose log quotes it, while validate refused it)."""
     roots = [*(req.roots or (req.source.parent, *req.include_dirs)), *config.get().allow_outside]
     try:
-        return preprocess.read_checked(req.source, roots)[1]
+        return read_checked(req.source, roots)[1]
     except ValueError as exc:
         place = req.place or source_place(req)
         if place is None:
@@ -72,6 +76,9 @@ def source_place(req: CompileRequest) -> tuple[str, str] | None:
 def expand_request(req: CompileRequest, data: bytes | None = None) -> preprocess.Expanded:
     """The request's source with its includes inlined and checked against the workload's folder
     and ``--allow-outside`` (an InputError naming the include when one is refused)."""
+    # the include step, imported by the languages that include files (a SPIR-V module includes none)
+    from kernellab.compile import preprocess
+
     roots = [*(req.roots or (req.source.parent, *req.include_dirs)), *config.get().allow_outside]
     dirs = [*req.include_dirs, *preprocess.option_include_dirs(req.options, roots[0])]
     if req.options_from == "user":
@@ -94,6 +101,8 @@ def driver_source(source: Path, workload: Path, place: tuple[str, str] | None, *
     """The OpenCL C text an OpenCL driver builds from source: the kernel with its includes inlined
     and checked against the workload file's folder and ``--allow-outside`` (the driver gets no
     file to open); ``place`` names the kernel's field in the workload file for a refusal."""
+    from kernellab.compile import preprocess
+
     roots = [Path(workload).resolve().parent, *config.get().allow_outside]
     argv = options.argv() if options is not None else []
     dirs = [*include_dirs, *preprocess.option_include_dirs(argv, roots[0])]

@@ -29,24 +29,22 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from kernellab.compile.cache import sha256
+from kernellab.compile.source_files import MAX_FILE_BYTES, read_checked  # noqa: F401 - the limit named above
 from kernellab.errors import InputError, Problem, ToolError
 from kernellab.records import dataclass
 
-#: an included file larger than this is refused (a kernel's header is kilobytes)
-MAX_FILE_BYTES = 16 << 20
 #: the included text of one kernel, all files together
 MAX_TOTAL_BYTES = 64 << 20
 #: deeper nesting than this is refused (a cycle of includes without guards)
 MAX_DEPTH = 64
 MAX_FILES = 4096
 
-# the patterns are compiled on first use (re's cache): a run of a SPIR-V module reads its file
-# through read_checked and never expands one (issue 23: start-up)
+# the patterns are compiled on first use (re's cache); a run of a SPIR-V module reads its file
+# through source_files.read_checked and never imports this module (issue 23: start-up)
 _DIRECTIVE = rb"^[ \t\f\v]*(?:#|%:|\?\?=)[ \t\f\v]*([A-Za-z_][A-Za-z0-9_]*)?(.*)$"  # with re.S
 _TARGET = rb'^[ \t\f\v]*(?:"([^"\n]*)"|<([^>\n]*)>)'
 _PROBE = rb"\b__has_include(?:_next)?\b"
@@ -214,54 +212,6 @@ def _directive_at(data: bytes, start: int, line: int) -> Directive:
         out.append(c)
         i += 1
     return Directive(start, i, line, last, bytes(out).rstrip(b"\r"))
-
-
-def _is_inside(path: str, roots: Sequence[Path]) -> bool:
-    p = Path(path)
-    return any(p == root or root in p.parents for root in roots)
-
-
-def read_checked(named: Path, roots: Sequence[Path]) -> tuple[Path, bytes]:
-    """The resolved path and bytes of ``named``, read only when it resolves inside ``roots`` and is
-    a regular file of at most :data:`MAX_FILE_BYTES`; otherwise ValueError saying why."""
-    real = os.path.realpath(named)
-    if not _is_inside(real, roots):
-        raise ValueError(f"{real} is outside the workload's folder {roots[0]} (allow it with --allow-outside)")
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NOFOLLOW", 0) \
-        | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(real, flags)
-    except OSError as exc:
-        raise ValueError(f"cannot read {real}: {exc.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{real} is not a regular file (a FIFO, device or folder is never read)")
-        if info.st_size > MAX_FILE_BYTES:
-            raise ValueError(f"{real} is larger than {MAX_FILE_BYTES >> 20} MiB")
-        opened = _opened_path(fd)  # a folder swapped for a symlink after realpath: what was opened
-        if opened is not None and not _is_inside(opened, roots):
-            raise ValueError(f"{opened} is outside the workload's folder {roots[0]} (allow it with --allow-outside)")
-        chunks = []
-        left = MAX_FILE_BYTES + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        if left <= 0:
-            raise ValueError(f"{real} is larger than {MAX_FILE_BYTES >> 20} MiB")
-        return Path(real), b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def _opened_path(fd: int) -> str | None:
-    try:
-        return os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:
-        return None
 
 
 class _Expander:

@@ -6,7 +6,6 @@ table and ``compile.pipeline`` runs them.
 """
 from __future__ import annotations
 
-import enum
 import functools
 from collections.abc import Callable
 from pathlib import Path
@@ -122,8 +121,10 @@ class Artifact:
         return stages[self.stage].to_text(self.data)
 
 
-class Output(enum.Enum):
-    """What a stage makes, which decides its text form and whether spirv-val checks it."""
+class Output:
+    """What a stage makes, which decides its text form and whether spirv-val checks it: one of
+    these names (a plain namespace rather than an ``enum.Enum``, whose class costs a run's
+    start-up half a million instructions for three constants)."""
 
     #: source-like text: the bytes are the text, one form for both
     TEXT = "text"
@@ -167,7 +168,8 @@ class Stage:
     run: Callable[[Artifact, CompileRequest], bytes] | None
     binary_ext: str
     text_ext: str
-    output: Output = Output.TEXT
+    #: an :class:`Output` name
+    output: str = Output.TEXT
     #: the text form of a BINARY output
     disassemble: Callable[[bytes], str] | None = None
     #: external programs the stage needs; a stage whose tool is missing is left out of the list

@@ -20,7 +20,8 @@ import numpy as np
 from kernellab import model as m
 from kernellab import modelkit
 from kernellab.backends import opencl_abi as abi
-from kernellab.backends.base import Backend, Buffer, KernelArg, Program, ProgramSpec, SpecConstant
+from kernellab.backends.base import Backend, Buffer, Program, ProgramSpec, SpecConstant
+from kernellab.backends.feature_specs import KernelArg
 from kernellab.compile.pipeline import expand_request
 from kernellab.compile.stage import placed
 from kernellab.errors import CompileError, InputError, Problem, json_pointer

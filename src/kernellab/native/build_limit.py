@@ -8,31 +8,29 @@ process is the command's own; through the Python API builds have no limit. Kept 
 """
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
 #: non-empty while armed
 armed: list[bool] = []
 
 
-@contextlib.contextmanager
-def ending_process_on_build_timeout() -> Iterator[None]:
+# (classes used as functions, not ``contextlib.contextmanager``s: a run imports no contextlib)
+class ending_process_on_build_timeout:  # noqa: N801 - used as a function
     """Inside, an OpenCL C build still running after the tool time limit ends the process with
     status 1 after one line on stderr naming the kernel and the limit (:func:`kernellab.native.cl.build`)."""
-    armed.append(True)
-    try:
-        yield
-    finally:
+
+    def __enter__(self) -> None:
+        armed.append(True)
+
+    def __exit__(self, *exc: object) -> None:
         armed.pop()
 
 
-@contextlib.contextmanager
-def disarmed() -> Iterator[None]:
+class disarmed:  # noqa: N801 - used as a function
     """Inside, no build ends the process: for code under a watchdog of its own (``verify``'s
     launch limit covers the build and the run, and reports the launch by name)."""
-    saved = armed[:]
-    armed.clear()
-    try:
-        yield
-    finally:
-        armed[:] = saved
+
+    def __enter__(self) -> None:
+        self.saved = armed[:]
+        armed.clear()
+
+    def __exit__(self, *exc: object) -> None:
+        armed[:] = self.saved

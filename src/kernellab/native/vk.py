@@ -17,10 +17,9 @@ is the clean-up path: a failure is logged, and the remaining releases still run.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from kernellab.errors import BackendError, DeviceError
 from kernellab.native.failure import cleanup_failed, failure
@@ -119,17 +118,21 @@ def check(call: str, code: int) -> None:
         raise failure(call, result_name(code))
 
 
-@contextlib.contextmanager
-def checked(call: str) -> Iterator[None]:
-    """Name the calls of the block ``call`` in the error they raise."""
-    try:
-        yield
-    except BackendError as exc:  # raised by an Api function: keep the code, tell which call it was
-        raise failure(call, exc.code) from None
-    except Exception as exc:
-        if isinstance(exc, native_errors()):  # errors, and the other results a binding raises
-            raise failure(call, code_name(exc)) from None
-        raise
+class checked:  # noqa: N801 - used as a function: ``with checked("vkCreateFoo"):``
+    """Name the calls of the block ``call`` in the error they raise. (A class, not a
+    ``contextlib.contextmanager``: a run imports no contextlib.)"""
+
+    def __init__(self, call: str):
+        self.call = call
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, BackendError):  # raised by an Api function: keep the code, tell which call it was
+            raise failure(self.call, exc.code) from None
+        if isinstance(exc, Exception) and isinstance(exc, native_errors()):  # errors, other results a binding raises
+            raise failure(self.call, code_name(exc)) from None
 
 
 def release(call: str, fn: Callable[..., Any], *args: Any) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, ExitStack
 from dataclasses import field
 from pathlib import Path
 
@@ -25,16 +24,12 @@ from kernellab.backends.base import (
     BufferArray,
     CommandTiming,
     DynamicBuffer,
-    GraphicsProgramSpec,
-    Image,
     ImageBinding,
-    ImageSpec,
     KernelInterface,
     Limits,
     PipelineCacheMiss,
     Program,
     ProgramSpec,
-    SamplerSpec,
     SpecConstant,
     SubgroupSizing,
     TexelBuffer,
@@ -70,9 +65,11 @@ from kernellab.shader_languages import SHADER_TYPE_OF_LANGUAGE as TYPE_OF_LANGUA
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
-    from typing import IO, Any, Protocol, overload
-else:  # the protocols are the checker's: at run time nothing is checked against them
-    Protocol = object
+    from contextlib import AbstractContextManager
+    from typing import Any, overload
+
+    from kernellab.backends.feature_specs import Image, ImageSpec
+    from kernellab.runtime.collaborators import BackendLease, InputSource, ModuleCache, OutputSink
 
 log = logs.getLogger("kernellab.run")
 
@@ -247,50 +244,7 @@ def driver_options(scenario: m.Scenario, shader: m.Shader) -> compiler_options.O
     return req.option_list.without_include_dirs()
 
 # --- the executor's collaborators: what a caller may change without subclassing it -----------
-
-
-class InputSource(Protocol):
-    """Where a run's resources get their initial data."""
-
-    def fill_buffer(self, backend: Backend, r: m.Buffer, buf: Buffer, element: str) -> bool:
-        """Write ``r``'s initial bytes into ``buf``; False when it has none (the executor zeroes
-        it). ``element`` is the NumPy type code of the scalars the shaders read it as ("" unknown)."""
-        ...
-
-    def fill_image(self, backend: Backend, r: m.Image, image: Image) -> None:
-        """Write ``r``'s initial texels into ``image``, if it has any."""
-        ...
-
-    def raw_data(self, r: m.RawData) -> bytes | None:
-        """The bytes of ``r`` (push constants), None when it has none."""
-        ...
-
-
-class OutputSink(Protocol):
-    """Where saved resources go, files (:class:`~kernellab.outputs.OutputSet`) or memory: a
-    file named ``path`` opened for writing, kept when it is closed."""
-
-    def open(self, path: Path) -> IO[bytes]: ...
-
-
-class ModuleCache(Protocol):
-    """The Vulkan SPIR-V module of a compile request (compiled, or remembered from before)."""
-
-    def vulkan_module(self, compiler: Compiler) -> bytes: ...
-
-
-class BackendLease(Protocol):
-    """The backend a run uses: opened for it, or lent by a longer-lived owner (a session) that
-    may also hand out its buffers and programs."""
-
-    def lease(self, own: Callable[[], Backend], needs_own_device: bool) -> AbstractContextManager[Backend]:
-        """The backend, as a context manager; ``own()`` opens one of the run's own (``needs_own_device``:
-        the run needs a device with extensions only it enables)."""
-        ...
-
-    def alloc_buffer(self, backend: Backend, size: int, uid: str) -> Buffer: ...
-
-    def create_program(self, backend: Backend, spec: ProgramSpec) -> Program: ...
+# (their protocols, the checker's, are in runtime/collaborators.py; these are the defaults)
 
 
 class FileInputs:
@@ -313,19 +267,8 @@ class FileInputs:
         return True
 
     def fill_image(self, backend: Backend, r: m.Image, image: Image) -> None:
-        if r.src_path is None:
-            return
-        from kernellab.formats import imagefile  # NumPy's: only scenarios with images import it
-        from kernellab.vkregistry import vkformat
-
-        fmt = vkformat.lookup(r.format)
-        assert fmt is not None  # the executor refused an unknown format before allocating
-        width, height = image_extent(r)
-        # a 3D image's slices follow one another: its texels are those of a 2D image depth times as high
-        data = imagefile.load(r.src_path, fmt, width, height * r.depth, r.mips)
-        for w in data.warnings:
-            log.warning("%s", w)
-        backend.write_image(image, data.data, data.mip_levels)
+        if r.src_path is not None:
+            _images().fill_image(backend, r, image, log)
 
     def raw_data(self, r: m.RawData) -> bytes | None:
         return npy.read_bytes(r.src_path) if r.src_path is not None else None
@@ -560,32 +503,11 @@ class Executor:
         return codes.pop() if len(codes) == 1 else ""
 
     def _image_spec(self, r: m.Image) -> ImageSpec:
-        width, height = image_extent(r)
-        sampler = SamplerSpec(min_filter=r.min_filter or "NEAREST", mag_filter=r.mag_filter or "NEAREST",
-                              mip_filter=r.mip_filter or "NEAREST", address_mode=r.border_address_mode or "CLAMP_EDGE",
-                              border_color=r.border_color or "FLOAT_TRANSPARENT_BLACK",
-                              custom_border_color=tuple(r.custom_border_color) if r.custom_border_color else None,
-                              address_modes=tuple(r.address_modes) if r.address_modes else None,  # type: ignore[arg-type]
-                              min_lod=float(r.min_lod or 0.0),
-                              max_lod=None if r.max_lod is None else float(r.max_lod),
-                              unnormalized_coordinates=r.unnormalized_coordinates, compare_op=r.compare_op or "")
-        # Arm's runner: readonly images are sampled, writeonly/image_read are storage, readwrite both
-        from kernellab.vkregistry.vkformat import device_format_name  # a depth format's colour stand-in
-
-        return ImageSpec(uid=r.uid, format=device_format_name(r.format), width=width, height=height, mips=r.mips,
-                         sampled=r.shader_access in ("readonly", "readwrite"),
-                         # Arm gives a color attachment no storage use; a storage binding still does
-                         storage=r.shader_access in ("writeonly", "readwrite", "image_read") and not r.color_attachment
-                         or self._bound_as_storage(r.uid),
-                         tiling=r.tiling, sampler=sampler,
-                         tensor_aliasing=self.ml is not None and r.uid in self.ml.aliased_images,
-                         color_attachment=r.color_attachment, image_type=r.image_type, depth=r.depth,
-                         samples=r.samples)
+        aliased = self.ml is not None and r.uid in self.ml.aliased_images
+        return _images().image_spec(r, self._bound_as_storage(r.uid), aliased)
 
     def _load_image(self, backend: Backend, r: m.Image, image: Image | None = None) -> Image:
-        from kernellab.vkregistry import vkformat
-
-        if vkformat.lookup(r.format) is None:
+        if not _images().known_format(r):
             raise InputError.at(self.scenario.file or "", "/resources", f"image \"{r.uid}\": unknown format {r.format}")
         if image is None:
             image = backend.alloc_image(self._image_spec(r))
@@ -656,11 +578,9 @@ class Executor:
                 tuple(self._attachment_format(a.resource_ref) for a in c.color_attachment_refs))
 
     def _attachment_format(self, uid: str) -> str:
-        from kernellab.vkregistry.vkformat import device_format_name
-
         r = self.scenario.by_uid[uid]
         assert isinstance(r, m.Image)
-        return device_format_name(r.format)
+        return _images().attachment_format(r)
 
     def _create_graphics_program(self, backend: Backend, c: m.DispatchFragment, modules: _VulkanModules) -> None:
         """The graphics pipeline of a draw, once per distinct (name, shaders, slots, formats)."""
@@ -672,8 +592,7 @@ class Executor:
             shader = self.scenario.by_uid[uid]
             assert isinstance(shader, m.Shader)
             parts.append(self.specs.get(uid) or self._program_spec(backend, shader, (), modules))
-        spec = GraphicsProgramSpec(uid=c.name, vertex=parts[0], fragment=parts[1], color_formats=key[-1],
-                                   slots=key[-2], push_constants_size=max(p.push_constants_size for p in parts))
+        spec = _images().graphics_spec(c.name, parts[0], parts[1], key[-1], key[-2])
         t = time.perf_counter()
         try:
             self.programs[key] = backend.create_graphics_program(spec)
@@ -1004,29 +923,16 @@ class Executor:
             assert isinstance(r, m.Tensor)
             self.ml.save_tensor(backend, outputs, r, path)
             return
-        from kernellab.formats import imagefile
-        from kernellab.vkregistry import vkformat
-
-        image = self.images[uid]
         r = self.scenario.by_uid[uid]
         assert isinstance(r, m.Image)
-        fmt = vkformat.lookup(r.format)
-        assert fmt is not None
-        suffix = path.suffix.lower() if path.suffix.lower() in imagefile.EXTENSIONS else ".npy"
-        if suffix == ".png":  # checked before the output file is opened, so the error names it
-            from kernellab.formats import png
-            png.check_dst_format(fmt.name, path)
-        with outputs.open(path) as fh:
-            imagefile.write(fh, suffix, fmt, image.spec.width, image.spec.height * image.spec.depth,
-                            backend.read_image(image, 0).data)
+        _images().save_image(backend, outputs.open, r, self.images[uid], path)
 
     def run(self) -> RunReport:
         opts = self.options
-        with ExitStack() as stack:
-            t = time.perf_counter()
-            # tensors, graphs and optical flow need a device with extensions only a run of their own enables
-            own_device = self.ml is not None or self.optical_flows is not None
-            backend = stack.enter_context(self.lease.lease(self.open_backend, own_device))
+        t = time.perf_counter()
+        # tensors, graphs and optical flow need a device with extensions only a run of their own enables
+        own_device = self.ml is not None or self.optical_flows is not None
+        with self.lease.lease(self.open_backend, own_device) as backend:
             self.report.step("open", t)  # a session's device opens on its first workload
             self.report.device = backend.device.name
             self.backend = backend
@@ -1059,32 +965,32 @@ class Executor:
             self.report.timestamp_period = float(getattr(backend, "timestamp_period", 1.0))
             self.save_pipeline_cache(backend, "Save Pipeline Cache (setup)")
             # dst folders below the output folder are reached without following a symlink swapped in since
-            outputs = stack.enter_context(OutputSet(self.scenario.output_dir))
-            if not opts.dry_run:
-                self._run_repeats(backend, outputs)
-                self.check_guards(backend)
-                t = time.perf_counter()
-                if self.sink is not None:
-                    for uid in self.saved:
-                        self._save(backend, self.sink, uid, Path(f"{uid}.npy"))
-                if self.write_files:
-                    self.save_outputs(backend, outputs)
-                self.report.step("save", t)
-                ms = self.report.add_phase("save", t)
-                self.report.count("Save Resources", "Save Results", t, inference=False)
-                log.info("save: %d outputs written (%.1f ms)", len(outputs.paths), ms)
-            else:
-                log.info("dry run: nothing executed")
-            self.save_pipeline_cache(backend, "Save Pipeline Cache")
-            if opts.finish is not None:
-                opts.finish(self.report, outputs)
-            # every dst file and every dump together, or none of them
-            self.report.outputs = outputs.commit()
-            folders: dict[Path, list[str]] = {}
-            for path in self.report.outputs:
-                folders.setdefault(path.parent, []).append(path.name)
-            for folder, names in folders.items():
-                log.info("outputs: %s in %s", ", ".join(names), folder)
+            with OutputSet(self.scenario.output_dir) as outputs:
+                if not opts.dry_run:
+                    self._run_repeats(backend, outputs)
+                    self.check_guards(backend)
+                    t = time.perf_counter()
+                    if self.sink is not None:
+                        for uid in self.saved:
+                            self._save(backend, self.sink, uid, Path(f"{uid}.npy"))
+                    if self.write_files:
+                        self.save_outputs(backend, outputs)
+                    self.report.step("save", t)
+                    ms = self.report.add_phase("save", t)
+                    self.report.count("Save Resources", "Save Results", t, inference=False)
+                    log.info("save: %d outputs written (%.1f ms)", len(outputs.paths), ms)
+                else:
+                    log.info("dry run: nothing executed")
+                self.save_pipeline_cache(backend, "Save Pipeline Cache")
+                if opts.finish is not None:
+                    opts.finish(self.report, outputs)
+                # every dst file and every dump together, or none of them
+                self.report.outputs = outputs.commit()
+                folders: dict[Path, list[str]] = {}
+                for path in self.report.outputs:
+                    folders.setdefault(path.parent, []).append(path.name)
+                for folder, names in folders.items():
+                    log.info("outputs: %s in %s", ", ".join(names), folder)
         return self.report
 
     def _run_repeats(self, backend: Backend, outputs: OutputSet) -> None:
@@ -1172,11 +1078,15 @@ _EXPLICIT_IMAGE_SLOTS = {"VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE": "sampled-image", "V
 
 def image_extent(r: m.Image) -> tuple[int, int]:
     """(width, height): Arm writes image dims as [1, width, height, 1]; [width, height] is also read."""
-    if len(r.dims) >= 3:
-        from kernellab.formats import imagefile
+    return _images().image_extent(r)
 
-        return imagefile.extent_from_dims(r.dims)
-    return r.dims[0], r.dims[1]
+
+def _images() -> Any:
+    """The image and draw code (runtime/images.py): loaded on a run's first image or draw, so a run
+    of buffers builds no image class and imports no image format."""
+    from kernellab.runtime import images
+
+    return images
 
 
 def execute(scenario: m.Scenario, options: RunOptions) -> RunReport:

@@ -18,25 +18,17 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernellab import model as m
-from kernellab.backends.base import (
-    Backend,
-    Buffer,
-    BufferSpec,
-    GraphConstantSpec,
-    GraphFeature,
-    GraphSegment,
-    GraphSegmentSpec,
-    Image,
-    SpecConstant,
-    Tensor,
-    TensorSpec,
-)
+from kernellab.backends.base import Backend, Buffer, SpecConstant
+from kernellab.backends.feature_specs import BufferSpec, GraphConstantSpec, GraphSegmentSpec, Image, TensorSpec
 from kernellab.errors import InputError
 from kernellab.formats.paths import escaped_name
 from kernellab.records import dataclass
+
+if TYPE_CHECKING:  # the parts' protocols are the checker's (backends/base.py)
+    from kernellab.backends.base import GraphFeature, GraphSegment, Tensor
 
 
 @dataclass

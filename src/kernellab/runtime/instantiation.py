@@ -25,18 +25,8 @@ from typing import TYPE_CHECKING, Any
 from kernellab import compiler_options
 from kernellab import model as m
 from kernellab.backends import opencl_abi as abi
-from kernellab.backends.base import (
-    Backend,
-    BackendOptions,
-    Buffer,
-    Image,
-    KernelArg,
-    KernelLaunchFeature,
-    Program,
-    ProgramSpec,
-    SpecConstant,
-    choose_device,
-)
+from kernellab.backends.base import Backend, BackendOptions, Buffer, Program, ProgramSpec, SpecConstant, choose_device
+from kernellab.backends.feature_specs import Image, KernelArg
 from kernellab.backends.registry import backend_class
 from kernellab.compile.pipeline import driver_source
 from kernellab.errors import BackendError, CompileError, InputError, KernellabError, Problem
@@ -56,6 +46,8 @@ from kernellab.records import dataclass
 
 if TYPE_CHECKING:  # NumPy only where values are generated or swapped: verify's launches run without it
     import numpy as np
+
+    from kernellab.backends.base import KernelLaunchFeature
 
 Report = Callable[[str], None]
 

@@ -12,18 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kernellab import model as m
-from kernellab.backends.base import (
-    AlignmentError,
-    Backend,
-    Buffer,
-    BufferSpec,
-    Image,
-    ImageSpec,
-    Tensor,
-    TensorFeature,
-    TensorSpec,
-    UnsupportedError,
-)
+from kernellab.backends.base import AlignmentError, Backend, Buffer, UnsupportedError
+from kernellab.backends.feature_specs import BufferSpec, Image, ImageSpec, TensorSpec
 from kernellab.errors import InputError
 from kernellab.formats import npy, npy_arm, tensorfile
 from kernellab.outputs import OutputSet
@@ -31,6 +21,7 @@ from kernellab.runtime import aliasing
 from kernellab.vkregistry import vkformat
 
 if TYPE_CHECKING:
+    from kernellab.backends.base import Tensor, TensorFeature
     from kernellab.runtime.graph import PreparedGraph
 
 log = logging.getLogger("kernellab.run")

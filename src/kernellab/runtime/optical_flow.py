@@ -10,9 +10,14 @@ written to their ``dst`` as for any command. The reader checked the extents, lev
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from kernellab import model as m
-from kernellab.backends.base import Backend, Image, OpticalFlow, OpticalFlowImage, OpticalFlowSpec, UnsupportedError
+from kernellab.backends.base import Backend, UnsupportedError
+from kernellab.backends.feature_specs import Image, OpticalFlowImage, OpticalFlowSpec
+
+if TYPE_CHECKING:  # the parts' protocols are the checker's (backends/base.py)
+    from kernellab.backends.base import OpticalFlow
 
 #: Arm's name for the pipeline (its perf counters and cache-miss message say it)
 NAME = "dispatch_optical_flow"

@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 
 from kernellab import compiler_options
-from kernellab.backends.base import Backend, BackendOptions, DeviceInfo, KernelArg, ProgramSpec, UnknownEntryError
+from kernellab.backends.base import Backend, BackendOptions, DeviceInfo, ProgramSpec, UnknownEntryError
+from kernellab.backends.feature_specs import KernelArg
 from kernellab.backends.registry import backend_class
 from kernellab.compile.pipeline import driver_source
 from kernellab.errors import DeviceError, InputError, KernellabError, Problem, UsageError

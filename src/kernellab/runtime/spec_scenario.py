@@ -22,7 +22,8 @@ import numpy as np
 from kernellab import compiler_options
 from kernellab import model as m
 from kernellab.backends import opencl_abi as abi
-from kernellab.backends.base import Backend, Buffer, Image, Program, ProgramSpec, SpecConstant
+from kernellab.backends.base import Backend, Buffer, Program, ProgramSpec, SpecConstant
+from kernellab.backends.feature_specs import Image
 from kernellab.formats.pyschedcl.kernel import ResolvedBuffer, ResolvedKernel
 from kernellab.records import dataclass
 

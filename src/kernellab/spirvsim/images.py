@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from kernellab.backends.base import SamplerSpec as Sampler  # the backend's sampler settings
+from kernellab.backends.feature_specs import SamplerSpec as Sampler
 from kernellab.errors import InputError
 from kernellab.records import dataclass
 from kernellab.spirvsim.memory import GLOBAL, MAX_BATCH_MEMORY, Ptr, Region, accessor_bytes
