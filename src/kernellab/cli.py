@@ -266,6 +266,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with paused:
         args = _read_quickly(argv)
         parser = build_parser(argv, only_named=True) if args is None else None
+        if args is not None:  # before the collector resumes: its next pass would walk them all
+            from kernellab.commands import start_up_done
+
+            start_up_done()  # the command's module and its options
     if parser is not None:
         args, extra = parser.parse_known_args(argv)
         if extra:
@@ -382,8 +386,11 @@ def program() -> NoReturn:
         gc_was_enabled = gc.isenabled()
         gc.disable()  # importing dataclasses (inspect, ast) makes only objects that live to the end
         from kernellab import classcode
+        from kernellab.commands import PROCESS, start_up_done
 
         classcode.install(command)  # before the command's modules build their dataclasses
+        PROCESS.one_shot = True
+        start_up_done()
         if gc_was_enabled:
             gc.enable()
     from kernellab.native.build_limit import ending_process_on_build_timeout

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kernellab import config, logs
 from kernellab.backends.registry import names as backend_names
+from kernellab.commands import start_up_done
 from kernellab.errors import UsageError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
@@ -328,6 +329,7 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
         parse_ms = (time.perf_counter() - t0) * 1e3
         if args.backend == "vulkan":
             _load_vulkan_binding()
+        start_up_done()  # before the collector resumes: its next pass would walk them all
     for w in warnings:
         print(w, file=sys.stderr)
     log.info("parse: %s, %d resources and %d commands (%.1f ms)", path, len(scenario.resources),

@@ -1,0 +1,53 @@
+"""What ``kernellab run`` does besides the driver's work, kept cheap (issue 23): start-up's objects
+frozen out of the collector's walks in a one-shot process only, no regular expression compiled for
+an output folder without staged names."""
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+from kernellab import commands, outputs
+
+
+@pytest.fixture
+def one_shot(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(commands.PROCESS, "one_shot", True)
+
+
+def test_start_up_objects_stay_collectable_outside_the_program() -> None:
+    assert not commands.PROCESS.one_shot
+    before = gc.get_freeze_count()
+    commands.start_up_done()
+    assert gc.get_freeze_count() == before
+
+
+def test_the_program_freezes_start_up_objects(one_shot: None) -> None:
+    try:
+        commands.start_up_done()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
+def test_a_sweep_without_staged_names_compiles_no_pattern(tmp_path: Path) -> None:
+    (tmp_path / "c.npy").write_bytes(b"x")
+    (tmp_path / ".hidden").write_bytes(b"x")
+    outputs._patterns.cache_clear()
+    assert outputs.sweep_stale(tmp_path) == []
+    assert outputs._patterns.cache_info().currsize == 0
+    stale = tmp_path / ".c.npy.kl1-ab-1.tmp"  # no lock file beside it: its owner is gone
+    stale.write_bytes(b"x")
+    assert outputs.sweep_stale(tmp_path) == [stale]
+    assert outputs._patterns.cache_info().currsize == 1
+
+
+@pytest.mark.parametrize("name", [".a.kl1-ab-1.tmp", ".kl1-ab.lock", ".a.kl1-ab-1.tmp\n", "a.kl1-ab-1.tmp",
+                                  ".a.kl1-AB-1.tmp", ".kl-ab.lock", "c.npy", ".a.b.kl12-0f-3.tmp"])
+def test_names_are_read_as_the_patterns_read_them(name: str) -> None:
+    import re
+
+    staged, lock = re.match(outputs._STAGED, name), re.match(outputs._LOCK, name)
+    want = (staged.group(1), name) if staged else (lock.group(1), "") if lock else None
+    assert outputs._token_of(name) == want
