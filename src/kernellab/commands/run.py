@@ -1,7 +1,6 @@
 """``kernellab run``: execute a workload file (flags compatible with Arm's scenario-runner)."""
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import sys
@@ -210,16 +209,18 @@ def _run(path: Path, args: argparse.Namespace) -> int:
     if check:
         from kernellab.suite.checking import expectations_to_check
         expectations = expectations_to_check(path, args.expectations)
-    with contextlib.ExitStack() as stack:
-        if fmt == "kernel-instantiation" and args.output is None and check:
-            # its launches write nothing without --output; --check compares files, so they go
-            # to a folder of their own, removed afterwards
-            import tempfile
+    temporary = None
+    if fmt == "kernel-instantiation" and args.output is None and check:
+        # its launches write nothing without --output; --check compares files, so they go
+        # to a folder of their own, removed afterwards
+        import tempfile
 
-            args.output = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kernellab-check-")))
-        elif fmt == "kernel-instantiation" and args.output is None and not args.dry_run:
-            print("kernellab: notice: no --output: the launches ran and their outputs (arg<N>.bin) were not "
-                  "written; pass --output DIR to keep them", file=sys.stderr)
+        temporary = tempfile.TemporaryDirectory(prefix="kernellab-check-")
+        args.output = Path(temporary.name)
+    elif fmt == "kernel-instantiation" and args.output is None and not args.dry_run:
+        print("kernellab: notice: no --output: the launches ran and their outputs (arg<N>.bin) were not "
+              "written; pass --output DIR to keep them", file=sys.stderr)
+    try:
         with config.override(compile_cache=not getattr(args, "no_cache", False)):
             if fmt != "scenario":
                 from kernellab.runtime.runners import run_format
@@ -229,6 +230,9 @@ def _run(path: Path, args: argparse.Namespace) -> int:
         if check and status == 0:
             from kernellab.suite.checking import check_written_outputs
             status = check_written_outputs(path, args.output, fmt, args.expectations, expectations=expectations)
+    finally:
+        if temporary is not None:
+            temporary.cleanup()
     return status
 
 
