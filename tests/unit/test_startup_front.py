@@ -51,3 +51,33 @@ def test_names_are_read_as_the_patterns_read_them(name: str) -> None:
     staged, lock = re.match(outputs._STAGED, name), re.match(outputs._LOCK, name)
     want = (staged.group(1), name) if staged else (lock.group(1), "") if lock else None
     assert outputs._token_of(name) == want
+
+
+@pytest.mark.parametrize("depth, refused", [(64, False), (65, True)])
+def test_nesting_is_bounded_however_few_brackets(depth: int, refused: bool) -> None:
+    from kernellab.errors import InputError
+    from kernellab.formats.jsonfile import decode_json
+
+    text = "[" * depth + "]" * depth
+    if refused:
+        with pytest.raises(InputError, match="nested more than 64 levels deep"):
+            decode_json(text, "f.json")
+    else:
+        assert decode_json(text, "f.json") is not None
+    assert decode_json('{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}', "f.json")
+
+
+def test_run_reads_the_scenario_once_for_its_format_and_its_reader(tmp_path: Path) -> None:
+    import json
+
+    from kernellab.formats.detect import detect_document
+    from kernellab.formats.scenario import load_scenario
+
+    path = tmp_path / "s.json"
+    doc = {"resources": [{"buffer": {"uid": "a", "size": 16, "shader_access": "readwrite"}}], "commands": []}
+    path.write_text(json.dumps(doc))
+    fmt, document = detect_document(path)
+    assert (fmt, document) == ("scenario", doc)
+    path.write_text(json.dumps({"resources": [], "commands": []}))  # what the reader reads is the document given
+    scenario, _ = load_scenario(path, document=document)
+    assert [r.uid for r in scenario.resources] == ["a"]

@@ -168,9 +168,13 @@ def _wait_for_enter() -> None:
     sys.stdin.readline()  # an empty line or end of input both continue
 
 
-def detect_format(path: Path) -> str:
-    from kernellab.formats.detect import detect
-    return detect(path)
+def _detected(path: Path, args: argparse.Namespace) -> tuple[str, Any]:
+    """The file's format (``--format``, else told from its content) and, when telling it read the
+    file's JSON, that document (None otherwise)."""
+    if args.format:
+        return args.format, None
+    from kernellab.formats.detect import detect_document
+    return detect_document(path)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -196,7 +200,7 @@ def _run(path: Path, args: argparse.Namespace) -> int:
     if args.output is not None:
         from kernellab.outputs import usable_output_folder
         usable_output_folder(args.output)  # a file, /proc, a read-only folder: said before anything runs
-    fmt = args.format or detect_format(path)
+    fmt, document = _detected(path, args)
     if fmt == "amber":
         return run_amber_file(path, args)
     if _native_kernels(fmt, args):
@@ -226,7 +230,7 @@ def _run(path: Path, args: argparse.Namespace) -> int:
                 from kernellab.runtime.runners import run_format
                 status = run_format(fmt, path, format_options(args))
             else:
-                status = run_scenario(path, args)
+                status = run_scenario(path, args, document)
         if check and status == 0:
             from kernellab.suite.checking import check_written_outputs
             status = check_written_outputs(path, args.output, fmt, args.expectations, expectations=expectations)
@@ -320,7 +324,8 @@ def sweep_outputs(folder: Path) -> None:
         sweep_stale(Path(root))
 
 
-def run_scenario(path: Path, args: argparse.Namespace) -> int:
+def run_scenario(path: Path, args: argparse.Namespace, document: Any = None) -> int:
+    """Run the scenario at ``path``; ``document``: its JSON when already read (format detection)."""
     from kernellab.classcode import collector_paused
 
     with collector_paused():  # start-up allocates only what lives to the end (classcode.py)
@@ -329,7 +334,8 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
 
         t0 = time.perf_counter()
         scenario, warnings = load_scenario(path, args.output, strict=args.strict,
-                                           allow_absolute_dst=getattr(args, "allow_absolute_dst", False))
+                                           allow_absolute_dst=getattr(args, "allow_absolute_dst", False),
+                                           document=document)
         parse_ms = (time.perf_counter() - t0) * 1e3
         if args.backend == "vulkan":
             _load_vulkan_binding()

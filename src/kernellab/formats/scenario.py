@@ -167,10 +167,11 @@ class _Checker(Problems):
 
 def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, strict: bool = False,
                   check_files: bool = True, allow_absolute_dst: bool = False,
-                  allow_outside: Sequence[Path] = ()) -> tuple[m.Scenario, list[Problem]]:
-    """Read and check a scenario; returns it with its warnings, or raises InputError with every problem."""
+                  allow_outside: Sequence[Path] = (), document: Any = None) -> tuple[m.Scenario, list[Problem]]:
+    """Read and check a scenario; returns it with its warnings, or raises InputError with every problem.
+    ``document``: the file's JSON when the caller has read it already (:func:`load_json`'s value)."""
     path = Path(path)
-    data = load_json(path)
+    data = load_json(path) if document is None else document
     ck = _Checker(path, Path(output_dir) if output_dir is not None else None, strict, check_files,
                   allow_absolute_dst, allow_outside)
     if not isinstance(data, dict):
