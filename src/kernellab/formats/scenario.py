@@ -18,7 +18,6 @@ from kernellab.compiler_options import allowed_roots, inside
 from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.formats import npy
 from kernellab.formats.jsonfile import load_json
-from kernellab.formats.near_keys import unknown_field_message, with_misspelling_hints
 from kernellab.formats.paths import path_problem
 from kernellab.modelkit import Invalid, dump, json_schema_defs, nearest, show, unknown_fields
 from kernellab.outputs import escapes
@@ -50,6 +49,8 @@ class _Checker(Problems):
         self.check_files = check_files
         #: uids of resources that failed to parse: references to them are not reported again
         self.broken_uids: set[str] = set()
+        #: the .npy headers read, by path: a push-data check reads its raw_data's header once
+        self.headers: dict[Path, npy.NpyHeader] = {}
 
     def unknown(self, loc: Loc, message: str) -> None:
         """An unknown field: a warning, or an error in strict mode."""
@@ -92,7 +93,7 @@ class _Checker(Problems):
             loc = (section, i, key)
             # unknown fields are named even when the object is refused: "sise" explains a missing "size"
             for where, meant in unknown_fields(kinds[kind], body, near=True):
-                self.unknown(loc + where, unknown_field_message(str(where[-1]), meant))
+                self.unknown(loc + where, _unknown_field_message(str(where[-1]), meant))
             try:
                 obj = kinds[kind].model_validate(body)
             except Invalid as exc:
@@ -159,10 +160,11 @@ class _Checker(Problems):
         if path is None or not self.check_files:
             return None
         try:
-            return npy.read_header(path)
+            header = self.headers[path] = npy.read_header(path)
         except (ValueError, OSError) as exc:
             self.add(loc, f"{path}: {exc}")
             return None
+        return header
 
 
 def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, strict: bool = False,
@@ -178,7 +180,7 @@ def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, str
         raise InputError.at(path, "/", f"expected an object with \"resources\" and \"commands\", got {show(data)}")
     for key in data:
         if key not in ("resources", "commands"):
-            ck.unknown((key,), unknown_field_message(key, nearest(key, [k for k in ("resources", "commands")
+            ck.unknown((key,), _unknown_field_message(key, nearest(key, [k for k in ("resources", "commands")
                                                                             if k not in data])))
     for key in ("resources", "commands"):
         if key not in data:
@@ -190,10 +192,19 @@ def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, str
     used = _used_uids(resources, commands) if len(ck.problems) == before and "commands" in data else None
     _check_resources(ck, resources, used)
     _check_commands(ck, resources, commands)
-    ck.problems = with_misspelling_hints(ck.problems, data)
+    if ck.problems:  # a clean file never imports the hints (start-up, issue 23)
+        from kernellab.formats.near_keys import with_misspelling_hints
+
+        ck.problems = with_misspelling_hints(ck.problems, data)
     ck.raise_if_any(with_warnings=True)
     scenario = m.Scenario([r for _, r in resources], [c for _, c in commands], path.resolve(), ck.out)
     return scenario, ck.warnings
+
+
+def _unknown_field_message(key: str, meant: str | None) -> str:
+    from kernellab.formats.near_keys import unknown_field_message  # a file with unknown fields only
+
+    return unknown_field_message(key, meant)
 
 
 def _used_uids(resources: list[tuple[Loc, m.Resource]], commands: list[tuple[Loc, m.Command]]) -> set[str]:
@@ -586,9 +597,10 @@ def _check_push_size(ck: _Checker, loc: Loc, raw: m.Resource | None, shader: m.R
     if not isinstance(raw, m.RawData) or not isinstance(shader, m.Shader) or raw.src_path is None:
         return
     try:
-        nbytes = npy.read_header(raw.src_path).nbytes
+        header = ck.headers.get(raw.src_path) or npy.read_header(raw.src_path)
     except (ValueError, OSError):
         return  # already reported at the raw_data resource
+    nbytes = header.nbytes
     if shader.push_constants_size == 0:
         ck.add(loc, f"shader \"{shader.uid}\" declares push_constants_size 0, so it takes no push data")
     elif nbytes > shader.push_constants_size:
