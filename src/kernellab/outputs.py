@@ -607,7 +607,7 @@ def usable_output_folder(folder: Path) -> None:
         read_only = False
     if read_only:
         raise FileSystemError(f"{folder}: cannot write outputs there: read-only file system")
-    if str(folder.resolve()).startswith("/proc/") or str(folder.resolve()).startswith("/sys/"):
+    if str(folder.resolve()).startswith(("/proc/", "/sys/")):
         raise FileSystemError(f"{folder}: cannot write outputs there: a kernel file system")
 
 

@@ -20,7 +20,6 @@ from kernellab.formats import npy
 from kernellab.formats.jsonfile import load_json
 from kernellab.formats.paths import path_problem
 from kernellab.modelkit import Invalid, dump, json_schema_defs, nearest, show, unknown_fields
-from kernellab.outputs import escapes
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -39,7 +38,9 @@ class _Checker(Problems):
     def __init__(self, file: Path, output_dir: Path | None, strict: bool, check_files: bool,
                  allow_absolute_dst: bool = False, allow_outside: Sequence[Path] = ()):
         super().__init__(file)
-        self.base = file.resolve().parent
+        #: the scenario file with ``..`` and symlinks resolved (each resolve walks its path with lstat)
+        self.resolved = file.resolve()
+        self.base = self.resolved.parent
         self.out = (output_dir or self.base).resolve()
         self.allow_absolute_dst = allow_absolute_dst
         self.roots = allowed_roots(self.base, allow_outside)
@@ -131,15 +132,16 @@ class _Checker(Problems):
                               "--allow-absolute-dst to write it there (as Arm's runner does)")
                 return None
             path = Path(value)
+            key = None
         else:
             path = self.out / value
             try:
-                outside = escapes(path, self.out)
+                key = path.resolve()  # self.out is resolved: outputs.escapes(path, self.out), one walk
             except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop
                 self.add(loc, f"cannot use dst {value!r}: {exc}")
                 return None
-            if outside:
-                self.add(loc, f"dst {value!r} resolves to {path.resolve()}, outside the output folder {self.out}")
+            if not key.is_relative_to(self.out):
+                self.add(loc, f"dst {value!r} resolves to {key}, outside the output folder {self.out}")
                 return None
         if Path(value).name in ("", "..") or value.endswith(("/", os.sep)):
             # the output folder does not exist yet when this is checked: "o.npy/.." is a folder only then
@@ -148,7 +150,8 @@ class _Checker(Problems):
         if path.is_dir():
             self.add(loc, f"dst {value!r} is a folder: {path}")
             return None
-        key = path.resolve()
+        if key is None:
+            key = path.resolve()
         if key in self.dsts:
             self.add(loc, f"dst {value!r} is also the dst at {json_pointer(self.dsts[key])}: one run cannot write "
                           "one file twice")
@@ -197,7 +200,7 @@ def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, str
 
         ck.problems = with_misspelling_hints(ck.problems, data)
     ck.raise_if_any(with_warnings=True)
-    scenario = m.Scenario([r for _, r in resources], [c for _, c in commands], path.resolve(), ck.out)
+    scenario = m.Scenario([r for _, r in resources], [c for _, c in commands], ck.resolved, ck.out)
     return scenario, ck.warnings
 
 
