@@ -81,3 +81,24 @@ def test_run_reads_the_scenario_once_for_its_format_and_its_reader(tmp_path: Pat
     path.write_text(json.dumps({"resources": [], "commands": []}))  # what the reader reads is the document given
     scenario, _ = load_scenario(path, document=document)
     assert [r.uid for r in scenario.resources] == ["a"]
+
+
+def test_a_clean_scenario_is_read_without_the_misspelling_hints(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"resources": [{"buffer": {"uid": "a", "size": 16, "shader_access": "readwrite"}}],
+                                "commands": []}))
+    code = ("import sys\nfrom kernellab.formats.scenario import load_scenario\n"
+            f"load_scenario({str(path)!r})\nprint('kernellab.formats.near_keys' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+    path.write_text(json.dumps({"resources": [{"buffer": {"uid": "a", "sise": 16, "shader_access": "readwrite"}}],
+                                "commands": []}))
+    from kernellab.errors import InputError
+    from kernellab.formats.scenario import load_scenario
+
+    with pytest.raises(InputError, match='"sise" is not a field: did you mean "size"'):
+        load_scenario(path)
