@@ -6,7 +6,6 @@ Each subcommand lives in its own module under ``kernellab.commands`` exposing
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import gc
 import importlib
@@ -19,6 +18,7 @@ from kernellab import __version__
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:  # the CLI imports errors only when a command runs (start-up)
     import argparse
+    from contextlib import AbstractContextManager
     from typing import Any, NoReturn
 
     from kernellab.errors import KernellabError
@@ -217,11 +217,21 @@ COMPILING_COMMANDS = frozenset({"run", "verify", "test", "snapshot", "listing", 
                                 "partition-sweep", "schedule"})
 
 
-def _allow_outside(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:
+class _Unchanged:
+    """A block that changes nothing (:class:`contextlib.nullcontext`; a run does without contextlib)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _allow_outside(args: argparse.Namespace) -> AbstractContextManager[object]:
     """``--allow-outside`` for this process (its settings) and the workers it starts (the environment)."""
     paths = [p.resolve() for p in getattr(args, "allow_outside", None) or []]
     if not paths:
-        return contextlib.nullcontext()
+        return _Unchanged()
     from kernellab import config
 
     os.environ["KERNELLAB_ALLOW_OUTSIDE"] = os.pathsep.join(map(str, paths))
@@ -239,11 +249,11 @@ def _add_tool_timeout(parser: Any, *, default: object) -> None:
                              "(default 300, or KERNELLAB_TOOL_TIMEOUT; 0: no limit); before or after the command")
 
 
-def _tool_timeout(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:
+def _tool_timeout(args: argparse.Namespace) -> AbstractContextManager[object]:
     """``--tool-timeout`` for this process (its settings) and the workers it starts (the environment)."""
     value = getattr(args, "tool_timeout", None)
     if value is None:
-        return contextlib.nullcontext()
+        return _Unchanged()
     from kernellab import config
 
     seconds = config.parse_tool_timeout(value)  # a bad value: UsageError, exit 2
@@ -258,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    paused: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+    paused: AbstractContextManager[object] = _Unchanged()
     if _named_command(argv) is not None:  # start-up: the command's imports (--help and --version have none)
         from kernellab.classcode import collector_paused
 
@@ -266,6 +276,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with paused:
         args = _read_quickly(argv)
         parser = build_parser(argv, only_named=True) if args is None else None
+        if args is not None:  # before the collector resumes: its next pass would walk them all
+            from kernellab.commands import start_up_done
+
+            start_up_done()  # the command's module and its options
     if parser is not None:
         args, extra = parser.parse_known_args(argv)
         if extra:
@@ -382,8 +396,11 @@ def program() -> NoReturn:
         gc_was_enabled = gc.isenabled()
         gc.disable()  # importing dataclasses (inspect, ast) makes only objects that live to the end
         from kernellab import classcode
+        from kernellab.commands import PROCESS, start_up_done
 
         classcode.install(command)  # before the command's modules build their dataclasses
+        PROCESS.one_shot = True
+        start_up_done()
         if gc_was_enabled:
             gc.enable()
     from kernellab.native.build_limit import ending_process_on_build_timeout

@@ -4,10 +4,9 @@ Tests override with :func:`override`; nothing else reads ``os.environ`` for thes
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import field, fields, replace
 from pathlib import Path
 
@@ -205,17 +204,29 @@ def report_warnings(config: Config | None = None) -> None:
         logs.getLogger("kernellab.config").warning("%s", line)
 
 
-@contextlib.contextmanager
-def override(**changes: object) -> Iterator[Config]:
+def override(**changes: object) -> _Override:
     """Temporarily replace settings (for tests): ``with config.override(cache_dir=tmp): ...``."""
-    global _current
-    saved = get()
-    names = {f.name for f in fields(Config)}
-    unknown = set(changes) - names
-    if unknown:
-        raise TypeError(f"unknown config settings: {sorted(unknown)}")
-    _current = replace(saved, **changes)  # type: ignore[arg-type]
-    try:
-        yield _current
-    finally:
-        _current = saved
+    return _Override(changes)
+
+
+class _Override:
+    """The block of :func:`override` (a class: a run does without :mod:`contextlib`, issue 23)."""
+
+    def __init__(self, changes: dict[str, object]) -> None:
+        self.changes = changes
+        self.saved: Config | None = None
+
+    def __enter__(self) -> Config:
+        global _current
+        saved = get()
+        names = {f.name for f in fields(Config)}
+        unknown = set(self.changes) - names
+        if unknown:
+            raise TypeError(f"unknown config settings: {sorted(unknown)}")
+        self.saved = saved
+        _current = replace(saved, **self.changes)  # type: ignore[arg-type]
+        return _current
+
+    def __exit__(self, *exc: object) -> None:
+        global _current
+        _current = self.saved

@@ -447,17 +447,35 @@ def unknown_fields(cls: type[Node], data: Any, *, near: bool = False) -> list[An
     (path, the absent declared field the key likely misspells, or None) pairs."""
     if not isinstance(data, dict):
         return []
-    absent = [name for name in cls.model_fields if name not in data]
-    out: list[Any] = [((key,), nearest(str(key), absent)) if near else (key,)
-                      for key in data if key not in cls.model_fields]
-    for name, field in cls.model_fields.items():
-        kind, value = field.type, data.get(name)
+    declared = cls.model_fields
+    out: list[Any] = [(key,) for key in data if key not in declared]
+    if out and near:
+        absent = [name for name in declared if name not in data]
+        out = [(key, nearest(str(key[0]), absent)) for key in out]
+    for name, kind in _object_fields(cls):
+        value = data.get(name)
         if isinstance(kind, _Nested):
             out += [_below((name,), u, near) for u in unknown_fields(kind.cls, value, near=near)]
-        elif isinstance(kind, _List) and isinstance(kind.item, _Nested) and isinstance(value, list):
+        elif isinstance(value, list):
+            assert isinstance(kind, _List) and isinstance(kind.item, _Nested)
             for j, item in enumerate(value):
                 out += [_below((name, j), u, near) for u in unknown_fields(kind.item.cls, item, near=near)]
     return out
+
+
+_OBJECT_FIELDS: dict[type[Node], list[tuple[str, Type]]] = {}
+
+
+def _object_fields(cls: type[Node]) -> list[tuple[str, Type]]:
+    """The fields of ``cls`` that hold objects (a :class:`Node`, or a list of them), in their
+    order: :func:`unknown_fields` looks inside those only (found once a class)."""
+    found = _OBJECT_FIELDS.get(cls)
+    if found is None:
+        found = _OBJECT_FIELDS[cls] = [
+            (name, field.type) for name, field in cls.model_fields.items()
+            if isinstance(field.type, _Nested)
+            or isinstance(field.type, _List) and isinstance(field.type.item, _Nested)]
+    return found
 
 
 def _below(prefix: Loc, found: Any, near: bool) -> Any:

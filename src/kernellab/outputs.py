@@ -23,14 +23,11 @@ the user creates.
 """
 from __future__ import annotations
 
-import contextlib
 import errno
 import fcntl
 import functools
 import os
-import re
 import stat
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 
@@ -44,14 +41,17 @@ except ImportError:  # an interpreter without it
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:  # numpy is imported by the writers that need it: the CLI starts without it
+    import re
+    from collections.abc import Callable, Iterator
+    from contextlib import AbstractContextManager
     from typing import IO
 
     import numpy as np
 
 
 #: ``.NAME.kl<token>-<n>.tmp`` with ``<token>`` = ``<pid>-<hex>``; the lock is ``.kl<token>.lock``
-_STAGED = re.compile(r"^\..+\.kl(\d+-[0-9a-f]+)-\d+\.tmp$")
-_LOCK = re.compile(r"^\.kl(\d+-[0-9a-f]+)\.lock$")
+_STAGED = r"^\..+\.kl(\d+-[0-9a-f]+)-\d+\.tmp$"
+_LOCK = r"^\.kl(\d+-[0-9a-f]+)\.lock$"
 #: a staged name keeps at most this much of NAME, so that it stays within NAME_MAX (255 bytes)
 _NAME_KEPT = 180
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -113,12 +113,13 @@ def _sweep_at(dir_fd: int) -> list[str]:
             continue
         try:
             for name in staged:
-                with contextlib.suppress(OSError):
+                try:
                     os.unlink(name, dir_fd=dir_fd)
-                    removed.append(name)
+                except OSError:
+                    continue
+                removed.append(name)
             if lock >= 0:  # unlinked while we hold it: a writer that opened it meanwhile sees it gone
-                with contextlib.suppress(OSError):
-                    os.unlink(_lock_name(token), dir_fd=dir_fd)
+                _unlink_at(dir_fd, _lock_name(token))
         finally:
             if lock >= 0:
                 os.close(lock)
@@ -127,11 +128,31 @@ def _sweep_at(dir_fd: int) -> list[str]:
 
 def _token_of(name: str) -> tuple[str, str] | None:
     """(token, staged name) for a staged file, (token, "") for a lock file, None for anything else."""
-    if (match := _STAGED.match(name)) is not None:
+    if ".kl" not in name:  # neither: the patterns are compiled only for a folder that has such names
+        return None
+    staged, lock = _patterns()
+    if (match := staged.match(name)) is not None:
         return match.group(1), name
-    if (match := _LOCK.match(name)) is not None:
+    if (match := lock.match(name)) is not None:
         return match.group(1), ""
     return None
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """:data:`_STAGED` and :data:`_LOCK` compiled (about 1.5 M instructions: only where a sweep
+    meets a name with ``.kl``, never in a run's output folder of its own, issue 23)."""
+    import re
+
+    return re.compile(_STAGED), re.compile(_LOCK)
+
+
+def _unlink_at(dir_fd: int, name: str) -> None:
+    """Remove ``name`` from the folder ``dir_fd`` if it can be (cleanup: a failure changes nothing)."""
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except OSError:
+        pass
 
 
 def sweep_stale(folder: Path) -> list[Path]:
@@ -188,8 +209,10 @@ def _parts_inside(folder: Path, root: Path) -> tuple[str, ...] | None:
     """``folder``'s parts below ``root`` (as written or with ``root``'s links resolved), or None."""
     folder = _absolute(folder)
     for base in (_absolute(root), Path(os.path.realpath(root))):
-        with contextlib.suppress(ValueError):
+        try:
             return folder.relative_to(base).parts
+        except ValueError:
+            continue
     return None
 
 
@@ -231,15 +254,20 @@ def _open_child(dir_fd: int, part: str, shown: Path) -> int:
         try:
             return os.open(part, flags, dir_fd=dir_fd)
         except FileNotFoundError:
-            with contextlib.suppress(FileExistsError):
+            try:
                 os.mkdir(part, 0o777, dir_fd=dir_fd)
+            except FileExistsError:
+                pass
             return os.open(part, flags, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            with contextlib.suppress(OSError):
-                if stat.S_ISLNK(os.stat(part, dir_fd=dir_fd, follow_symlinks=False).st_mode):
-                    raise FileSystemError(f"{shown}: cannot write outputs there: it is a symbolic link, and "
-                                          "outputs are never written through one") from None
+            try:
+                link = stat.S_ISLNK(os.stat(part, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+            except OSError:
+                link = False
+            if link:
+                raise FileSystemError(f"{shown}: cannot write outputs there: it is a symbolic link, and "
+                                      "outputs are never written through one") from None
             raise FileSystemError(f"{shown}: cannot write outputs there: it is not a folder") from None
         raise FileSystemError.from_os(exc, shown) from None
 
@@ -321,8 +349,7 @@ class _Folder:
     def release(self) -> None:
         """Remove the lock's name here (the lock itself is still held) and close the folder."""
         if self.token:
-            with contextlib.suppress(OSError):
-                os.unlink(_lock_name(self.token), dir_fd=self.fd)
+            _unlink_at(self.fd, _lock_name(self.token))
             self.token = ""
         if self.fd >= 0:
             os.close(self.fd)
@@ -337,15 +364,19 @@ class _Staged:
 
 
 def _unlink_quietly(staged: _Staged) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(staged.tmp, dir_fd=staged.folder.fd)
+    _unlink_at(staged.folder.fd, staged.tmp)
 
 
-@contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "wb", *,
-                root: str | os.PathLike[str] | None = None) -> Iterator[IO]:
+                root: str | os.PathLike[str] | None = None) -> AbstractContextManager[IO]:
     """Open a temp file next to ``path``; on success it replaces ``path``, on error it vanishes.
     With ``root``, the folders between it and ``path`` are walked without following symlinks."""
+    from contextlib import contextmanager  # where a file is written this way: a run stages an OutputSet
+
+    return contextmanager(_atomic_open)(path, mode, root)
+
+
+def _atomic_open(path: str | os.PathLike[str], mode: str, root: str | os.PathLike[str] | None) -> Iterator[IO]:
     path = Path(path)
     with OutputSet(root) as outs:
         fd = outs._stage(path)
@@ -529,12 +560,14 @@ def _arm_handlers(on: bool) -> None:
     if on == _CLEANUP.installed or not _CLEANUP.wanted:
         return
     for signum in (signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(ValueError, OSError):  # not the main thread, or no such signal
+        try:
             current = signal.getsignal(signum)
             if on and current in (signal.SIG_DFL, None):
                 signal.signal(signum, _handler)
             elif not on and current is _handler:
                 signal.signal(signum, signal.SIG_DFL)
+        except (ValueError, OSError):  # not the main thread, or no such signal
+            pass
     _CLEANUP.installed = on
 
 
@@ -568,19 +601,27 @@ def usable_output_folder(folder: Path) -> None:
         raise FileSystemError(f"{folder}: cannot write outputs there: {probe} is not a folder")
     if probe.exists() and not os.access(probe, os.W_OK | os.X_OK):
         raise FileSystemError(f"{folder}: cannot write outputs there: {probe} is not writable")
-    with contextlib.suppress(OSError):
-        if os.statvfs(probe).f_flag & os.ST_RDONLY:
-            raise FileSystemError(f"{folder}: cannot write outputs there: read-only file system")
-    if str(folder.resolve()).startswith("/proc/") or str(folder.resolve()).startswith("/sys/"):
+    try:
+        read_only = bool(os.statvfs(probe).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    if read_only:
+        raise FileSystemError(f"{folder}: cannot write outputs there: read-only file system")
+    if str(folder.resolve()).startswith(("/proc/", "/sys/")):
         raise FileSystemError(f"{folder}: cannot write outputs there: a kernel file system")
 
 
-@contextlib.contextmanager
-def staged_folder(folder: Path) -> Iterator[Path]:
+def staged_folder(folder: Path) -> AbstractContextManager[Path]:
     """A new folder beside ``folder`` to write a whole output folder into; when the block ends
     without an error its content is moved into ``folder`` (renamed into place when ``folder`` is
     missing, else each file replaces its namesake and other files stay, as a direct write did).
     On an error the staged folder, and any parent made for it, is removed: ``folder`` is as before."""
+    from contextlib import contextmanager  # import's only: a run never imports contextlib here
+
+    return contextmanager(_staged_folder)(folder)
+
+
+def _staged_folder(folder: Path) -> Iterator[Path]:
     import shutil
     import tempfile
 
@@ -602,17 +643,21 @@ def staged_folder(folder: Path) -> Iterator[Path]:
         shutil.rmtree(stage, ignore_errors=True)
         if not folder.exists():
             for parent in made:
-                with contextlib.suppress(OSError):
+                try:
                     parent.rmdir()
+                except OSError:
+                    pass
 
 
 def _move_into(stage: Path, folder: Path) -> None:
     """Put the staged tree ``stage`` at ``folder``: one rename when ``folder`` is missing."""
     try:
         if not os.path.lexists(folder):
-            with contextlib.suppress(FileExistsError, OSError):
-                os.rename(stage, folder)  # a folder made meanwhile (or an empty one) is merged into below
+            try:
+                os.rename(stage, folder)
                 return
+            except OSError:  # a folder made meanwhile (or an empty one) is merged into below
+                pass
         _check_mergeable(stage, folder)
         for base, _dirs, files in os.walk(stage):
             target = folder / Path(base).relative_to(stage)
@@ -642,8 +687,10 @@ def staged_path(path: str | os.PathLike[str], stage: Path, folder: Path) -> Path
     """Where ``path``, written under ``stage``, lies once the stage is moved to ``folder``."""
     path = Path(path)
     for base in (stage, Path(os.path.realpath(stage))):
-        with contextlib.suppress(ValueError):
+        try:
             return folder / path.relative_to(base)
+        except ValueError:
+            continue
     return path
 
 

@@ -1,11 +1,36 @@
 """The subcommands, one module each; the flags several share are defined here once."""
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     import argparse
+
+
+class _Process:
+    """Whether this process ends when its command does (``cli.program`` for the commands it exits
+    from at once): process-wide by nature."""
+
+    one_shot = False
+
+
+PROCESS = _Process()
+
+
+def start_up_done() -> None:
+    """The command's imports and its reading of the workload are done. In a process that ends
+    with the command, what they made lives to the end: it moves to the collector's oldest
+    generation (:func:`gc.freeze`, then :func:`gc.unfreeze`, which hands the frozen objects to that
+    generation), so that the next young-generation pass does not walk the tens of thousands of
+    objects allocated while the collector was paused (issue 23: about 5 M instructions of a
+    ``tiny`` run, measured; freezing them for good measured 2 M worse, its heap left lavapipe's
+    allocations to be cleared). They stay collectable. Elsewhere (pytest, the Python API) the
+    collector is left as it is."""
+    if PROCESS.one_shot:
+        gc.freeze()
+        gc.unfreeze()
 
 
 def add_allow_outside(parser: argparse.ArgumentParser) -> None:

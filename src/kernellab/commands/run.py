@@ -1,7 +1,6 @@
 """``kernellab run``: execute a workload file (flags compatible with Arm's scenario-runner)."""
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import sys
@@ -10,6 +9,7 @@ from pathlib import Path
 
 from kernellab import config, logs
 from kernellab.backends.registry import names as backend_names
+from kernellab.commands import start_up_done
 from kernellab.errors import UsageError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
@@ -168,9 +168,13 @@ def _wait_for_enter() -> None:
     sys.stdin.readline()  # an empty line or end of input both continue
 
 
-def detect_format(path: Path) -> str:
-    from kernellab.formats.detect import detect
-    return detect(path)
+def _detected(path: Path, args: argparse.Namespace) -> tuple[str, Any]:
+    """The file's format (``--format``, else told from its content) and, when telling it read the
+    file's JSON, that document (None otherwise)."""
+    if args.format:
+        return args.format, None
+    from kernellab.formats.detect import detect_document
+    return detect_document(path)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -196,7 +200,7 @@ def _run(path: Path, args: argparse.Namespace) -> int:
     if args.output is not None:
         from kernellab.outputs import usable_output_folder
         usable_output_folder(args.output)  # a file, /proc, a read-only folder: said before anything runs
-    fmt = args.format or detect_format(path)
+    fmt, document = _detected(path, args)
     if fmt == "amber":
         return run_amber_file(path, args)
     if _native_kernels(fmt, args):
@@ -209,19 +213,21 @@ def _run(path: Path, args: argparse.Namespace) -> int:
     if check:
         from kernellab.suite.checking import expectations_to_check
         expectations = expectations_to_check(path, args.expectations)
-    with contextlib.ExitStack() as stack:
-        if fmt == "kernel-instantiation" and args.output is None and check:
-            # its launches write nothing without --output; --check compares files, so they go
-            # to a folder of their own, removed afterwards
-            import tempfile
+    temporary = None
+    if fmt == "kernel-instantiation" and args.output is None and check:
+        # its launches write nothing without --output; --check compares files, so they go
+        # to a folder of their own, removed afterwards
+        import tempfile
 
-            args.output = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kernellab-check-")))
+        temporary = tempfile.TemporaryDirectory(prefix="kernellab-check-")
+        args.output = Path(temporary.name)
+    try:
         with config.override(compile_cache=not getattr(args, "no_cache", False)):
             if fmt != "scenario":
                 from kernellab.runtime.runners import run_format
                 status = run_format(fmt, path, format_options(args))
             else:
-                status = run_scenario(path, args)
+                status = run_scenario(path, args, document)
         if fmt == "kernel-instantiation" and args.output is None and not args.dry_run and status == 0:
             # told once the launches ran: a file refused before them wrote nothing for another reason
             print("kernellab: notice: no --output: the launches ran and their outputs (arg<N>.bin) were not "
@@ -229,6 +235,9 @@ def _run(path: Path, args: argparse.Namespace) -> int:
         if check and status == 0:
             from kernellab.suite.checking import check_written_outputs
             status = check_written_outputs(path, args.output, fmt, args.expectations, expectations=expectations)
+    finally:
+        if temporary is not None:
+            temporary.cleanup()
     return status
 
 
@@ -316,7 +325,8 @@ def sweep_outputs(folder: Path) -> None:
         sweep_stale(Path(root))
 
 
-def run_scenario(path: Path, args: argparse.Namespace) -> int:
+def run_scenario(path: Path, args: argparse.Namespace, document: Any = None) -> int:
+    """Run the scenario at ``path``; ``document``: its JSON when already read (format detection)."""
     from kernellab.classcode import collector_paused
 
     with collector_paused():  # start-up allocates only what lives to the end (classcode.py)
@@ -325,10 +335,12 @@ def run_scenario(path: Path, args: argparse.Namespace) -> int:
 
         t0 = time.perf_counter()
         scenario, warnings = load_scenario(path, args.output, strict=args.strict,
-                                           allow_absolute_dst=getattr(args, "allow_absolute_dst", False))
+                                           allow_absolute_dst=getattr(args, "allow_absolute_dst", False),
+                                           document=document)
         parse_ms = (time.perf_counter() - t0) * 1e3
         if args.backend == "vulkan":
             _load_vulkan_binding()
+        start_up_done()  # before the collector resumes: its next pass would walk them all
     for w in warnings:
         print(w, file=sys.stderr)
     log.info("parse: %s, %d resources and %d commands (%.1f ms)", path, len(scenario.resources),

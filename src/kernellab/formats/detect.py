@@ -50,11 +50,23 @@ def format_of(data: Any) -> str | None:
 def detect(path: Path, among: Collection[str] = FORMATS, otherwise: str | None = None) -> str:
     """The format of the file at ``path``, one of ``among``; a file marked as none of them is
     ``otherwise`` when given (that format's reader then says what is missing), else an error."""
-    found = "amber" if is_amber(path) else format_of(load_json(path))
+    return detect_document(path, among, otherwise)[0]
+
+
+def detect_document(path: Path, among: Collection[str] = FORMATS,
+                    otherwise: str | None = None) -> tuple[str, Any]:
+    """:func:`detect`'s format with the JSON document it was told from (None for AmberScript),
+    for the format's reader to take instead of reading the file again."""
+    document = None
+    if is_amber(path):
+        found: str | None = "amber"
+    else:
+        document = load_json(path)
+        found = format_of(document)
     if found in among:
-        return found  # type: ignore[return-value]
+        return found, document  # type: ignore[return-value]
     if otherwise is not None:
-        return otherwise
+        return otherwise, document
     expected = [_MARKS[f] for f in FORMATS if f in among]
     listed = ", ".join(expected[:-1]) + " or " + expected[-1] if len(expected) > 1 else expected[0]
     raise InputError(f"cannot tell the format of this file: expected {listed}; use --format", file=path)

@@ -106,7 +106,8 @@ def decode_json(text: str, path: str | Path, invalid: str = "invalid JSON") -> A
                                   f"{invalid}: {exc.msg}")]) from None
     except RecursionError:
         raise InputError(f"nested more than {MAX_DEPTH} levels deep", file=path) from None
-    if _depth(value) > MAX_DEPTH:
+    # a document of at most MAX_DEPTH brackets cannot nest deeper: the walk is for larger ones
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
         raise InputError(f"nested more than {MAX_DEPTH} levels deep", file=path)
     return value
 

@@ -10,7 +10,6 @@ longer than 10,000 bytes; so does this reader. Only a ``descr`` that is not a pl
 """
 from __future__ import annotations
 
-import math
 import os
 import stat
 from pathlib import Path
@@ -67,7 +66,10 @@ class NpyHeader:
 
     @property
     def nbytes(self) -> int:
-        return math.prod(self.shape) * self.itemsize  # Python ints: a hostile shape cannot wrap
+        total = self.itemsize  # Python ints: a hostile shape cannot wrap
+        for size in self.shape:  # math.prod without loading math's extension module (start-up)
+            total *= size
+        return total
 
     @property
     def dtype(self) -> np.dtype:

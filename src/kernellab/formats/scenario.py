@@ -18,10 +18,8 @@ from kernellab.compiler_options import allowed_roots, inside
 from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.formats import npy
 from kernellab.formats.jsonfile import load_json
-from kernellab.formats.near_keys import unknown_field_message, with_misspelling_hints
 from kernellab.formats.paths import path_problem
 from kernellab.modelkit import Invalid, dump, json_schema_defs, nearest, show, unknown_fields
-from kernellab.outputs import escapes
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -40,7 +38,9 @@ class _Checker(Problems):
     def __init__(self, file: Path, output_dir: Path | None, strict: bool, check_files: bool,
                  allow_absolute_dst: bool = False, allow_outside: Sequence[Path] = ()):
         super().__init__(file)
-        self.base = file.resolve().parent
+        #: the scenario file with ``..`` and symlinks resolved (each resolve walks its path with lstat)
+        self.resolved = file.resolve()
+        self.base = self.resolved.parent
         self.out = (output_dir or self.base).resolve()
         self.allow_absolute_dst = allow_absolute_dst
         self.roots = allowed_roots(self.base, allow_outside)
@@ -50,6 +50,8 @@ class _Checker(Problems):
         self.check_files = check_files
         #: uids of resources that failed to parse: references to them are not reported again
         self.broken_uids: set[str] = set()
+        #: the .npy headers read, by path: a push-data check reads its raw_data's header once
+        self.headers: dict[Path, npy.NpyHeader] = {}
 
     def unknown(self, loc: Loc, message: str) -> None:
         """An unknown field: a warning, or an error in strict mode."""
@@ -92,7 +94,7 @@ class _Checker(Problems):
             loc = (section, i, key)
             # unknown fields are named even when the object is refused: "sise" explains a missing "size"
             for where, meant in unknown_fields(kinds[kind], body, near=True):
-                self.unknown(loc + where, unknown_field_message(str(where[-1]), meant))
+                self.unknown(loc + where, _unknown_field_message(str(where[-1]), meant))
             try:
                 obj = kinds[kind].model_validate(body)
             except Invalid as exc:
@@ -130,15 +132,16 @@ class _Checker(Problems):
                               "--allow-absolute-dst to write it there (as Arm's runner does)")
                 return None
             path = Path(value)
+            key = None
         else:
             path = self.out / value
             try:
-                outside = escapes(path, self.out)
+                key = path.resolve()  # self.out is resolved: outputs.escapes(path, self.out), one walk
             except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop
                 self.add(loc, f"cannot use dst {value!r}: {exc}")
                 return None
-            if outside:
-                self.add(loc, f"dst {value!r} resolves to {path.resolve()}, outside the output folder {self.out}")
+            if not key.is_relative_to(self.out):
+                self.add(loc, f"dst {value!r} resolves to {key}, outside the output folder {self.out}")
                 return None
         if Path(value).name in ("", "..") or value.endswith(("/", os.sep)):
             # the output folder does not exist yet when this is checked: "o.npy/.." is a folder only then
@@ -147,7 +150,8 @@ class _Checker(Problems):
         if path.is_dir():
             self.add(loc, f"dst {value!r} is a folder: {path}")
             return None
-        key = path.resolve()
+        if key is None:
+            key = path.resolve()
         if key in self.dsts:
             self.add(loc, f"dst {value!r} is also the dst at {json_pointer(self.dsts[key])}: one run cannot write "
                           "one file twice")
@@ -159,25 +163,27 @@ class _Checker(Problems):
         if path is None or not self.check_files:
             return None
         try:
-            return npy.read_header(path)
+            header = self.headers[path] = npy.read_header(path)
         except (ValueError, OSError) as exc:
             self.add(loc, f"{path}: {exc}")
             return None
+        return header
 
 
 def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, strict: bool = False,
                   check_files: bool = True, allow_absolute_dst: bool = False,
-                  allow_outside: Sequence[Path] = ()) -> tuple[m.Scenario, list[Problem]]:
-    """Read and check a scenario; returns it with its warnings, or raises InputError with every problem."""
+                  allow_outside: Sequence[Path] = (), document: Any = None) -> tuple[m.Scenario, list[Problem]]:
+    """Read and check a scenario; returns it with its warnings, or raises InputError with every problem.
+    ``document``: the file's JSON when the caller has read it already (:func:`load_json`'s value)."""
     path = Path(path)
-    data = load_json(path)
+    data = load_json(path) if document is None else document
     ck = _Checker(path, Path(output_dir) if output_dir is not None else None, strict, check_files,
                   allow_absolute_dst, allow_outside)
     if not isinstance(data, dict):
         raise InputError.at(path, "/", f"expected an object with \"resources\" and \"commands\", got {show(data)}")
     for key in data:
         if key not in ("resources", "commands"):
-            ck.unknown((key,), unknown_field_message(key, nearest(key, [k for k in ("resources", "commands")
+            ck.unknown((key,), _unknown_field_message(key, nearest(key, [k for k in ("resources", "commands")
                                                                             if k not in data])))
     for key in ("resources", "commands"):
         if key not in data:
@@ -189,10 +195,19 @@ def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, str
     used = _used_uids(resources, commands) if len(ck.problems) == before and "commands" in data else None
     _check_resources(ck, resources, used)
     _check_commands(ck, resources, commands)
-    ck.problems = with_misspelling_hints(ck.problems, data)
+    if ck.problems:  # a clean file never imports the hints (start-up, issue 23)
+        from kernellab.formats.near_keys import with_misspelling_hints
+
+        ck.problems = with_misspelling_hints(ck.problems, data)
     ck.raise_if_any(with_warnings=True)
-    scenario = m.Scenario([r for _, r in resources], [c for _, c in commands], path.resolve(), ck.out)
+    scenario = m.Scenario([r for _, r in resources], [c for _, c in commands], ck.resolved, ck.out)
     return scenario, ck.warnings
+
+
+def _unknown_field_message(key: str, meant: str | None) -> str:
+    from kernellab.formats.near_keys import unknown_field_message  # a file with unknown fields only
+
+    return unknown_field_message(key, meant)
 
 
 def _used_uids(resources: list[tuple[Loc, m.Resource]], commands: list[tuple[Loc, m.Command]]) -> set[str]:
@@ -585,9 +600,10 @@ def _check_push_size(ck: _Checker, loc: Loc, raw: m.Resource | None, shader: m.R
     if not isinstance(raw, m.RawData) or not isinstance(shader, m.Shader) or raw.src_path is None:
         return
     try:
-        nbytes = npy.read_header(raw.src_path).nbytes
+        header = ck.headers.get(raw.src_path) or npy.read_header(raw.src_path)
     except (ValueError, OSError):
         return  # already reported at the raw_data resource
+    nbytes = header.nbytes
     if shader.push_constants_size == 0:
         ck.add(loc, f"shader \"{shader.uid}\" declares push_constants_size 0, so it takes no push data")
     elif nbytes > shader.push_constants_size:
