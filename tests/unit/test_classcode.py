@@ -115,6 +115,14 @@ def test_the_program_keeps_class_code_and_exits_with_the_status(tmp_path: Path) 
     assert len(files) == 1 and marshal.loads(files[0].read_bytes())
 
 
+def _bare_python(code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` in a fresh interpreter without ``site``'s .pth files, kernellab and its packages on
+    the path as here: an environment's own .pth files may import inspect or copy before kernellab
+    starts (the NVIDIA image's PyTorch venv does), which is not what these tests are about."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    return subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env)
+
+
 def test_inspect_loads_only_when_a_class_without_a_docstring_needs_it() -> None:
     """dataclasses imports inspect for the ``__doc__`` of a class that has none: under the
     program's start-up (classcode first) it is a stand-in until then, and then the real module."""
@@ -138,7 +146,7 @@ assert inspect.signature(Bare).parameters["y"].default == "a"
 assert type(sys.modules["inspect"]).__name__ == "module" and "ast" in sys.modules
 print("ok")
 """
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    proc = _bare_python(code)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
 
 
@@ -164,7 +172,7 @@ import copy
 assert copy.deepcopy([box])[0] is not box
 print("ok")
 """
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    proc = _bare_python(code)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
 
 
