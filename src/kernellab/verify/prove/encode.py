@@ -866,7 +866,7 @@ class Encoder:
         invariant = z3.Implies(reached, z3.And(*candidates)) if candidates else z3.BoolVal(True)
         self.trace.loops.append(LoopSummary(self.key + (head.label,), havoc, entry_vals, reached,
                                             [(e.pred, {r: e.phis[r] for r in havoc if r in e.phis}) for e in back],
-                                            invariant, cut))
+                                            invariant, cut=cut))
         self.trace.assumes.append(invariant)
         self.abstract += 1
         self.trace.summarized += 1
