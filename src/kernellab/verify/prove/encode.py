@@ -25,8 +25,8 @@ import z3
 from kernellab.records import dataclass
 from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name, successors
 from kernellab.spirvsim.types import Type
+from kernellab.verify.prove import annotation_reads, barrier_loops, counters, images, loop_facts
 from kernellab.verify.prove import barrier_invariants as barrier_invariants_
-from kernellab.verify.prove import barrier_loops, counters, images, loop_facts
 from kernellab.verify.prove import contracts as contracts_
 from kernellab.verify.prove import copies as copies_
 from kernellab.verify.prove.annotations import MAGIC, NAMES, unsupported_name
@@ -343,6 +343,8 @@ class Encoder:
         self.image_extents: dict[int, images.Extent] = {}
         #: the iteration numbers of the summarised barrier loops being encoded (outermost first)
         self.iteration: tuple[Any, ...] = ()
+        #: the loads whose values only assertions read (annotation_reads.py), found at the first load
+        self._assertion_loads: frozenset[int] | None = None
 
     def positions(self) -> tuple[int, int, int, int]:
         t = self.trace
@@ -432,7 +434,8 @@ class Encoder:
             return self.private_load(env, p, t, inst)
         if self.barrier_invariants.active():  # the state at a barrier, not an access
             return self.barrier_invariants.load(env, p, inst, t)
-        self.record(env, pred, p, max(t.size, 1), "read", inst)
+        if not self.assertion_load(inst):  # an assertion's read is no access (annotation_reads.py)
+            self.record(env, pred, p, max(t.size, 1), "read", inst)
         array = None if p.root in self.specs.snapshots else self.memory.read_only.get(p.root)
         if array is None:
             own = env.get(("mem", p.root))
@@ -866,7 +869,7 @@ class Encoder:
         invariant = z3.Implies(reached, z3.And(*candidates)) if candidates else z3.BoolVal(True)
         self.trace.loops.append(LoopSummary(self.key + (head.label,), havoc, entry_vals, reached,
                                             [(e.pred, {r: e.phis[r] for r in havoc if r in e.phis}) for e in back],
-                                            invariant, cut))
+                                            invariant, cut=cut))
         self.trace.assumes.append(invariant)
         self.abstract += 1
         self.trace.summarized += 1
@@ -1417,6 +1420,14 @@ class Encoder:
             env[inst.words[1]] = tuple(apply(t.elem, f"_{k}") for k in range(t.count))
         else:
             env[inst.words[1]] = apply(t, "")
+
+    def assertion_load(self, inst: Inst) -> bool:
+        """Whether ``inst`` is a load whose value only assertions read."""
+        if inst.op != "OpLoad":
+            return False
+        if self._assertion_loads is None:
+            self._assertion_loads = annotation_reads.annotation_loads(self.m, self.annotation_name)
+        return inst.words[1] in self._assertion_loads
 
     def annotation_name(self, fid: int) -> str | None:
         """The annotation a function is: by its name (GLSL), or the constant its body adds (clspv
