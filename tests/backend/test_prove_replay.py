@@ -246,7 +246,7 @@ def test_a_build_that_fails_without_an_error_in_the_source_is_unknown(
     from kernellab.errors import ToolError, ToolFailure
 
     def crash(self: object) -> None:
-        raise ToolError("compiling k.cl with clspv (pyclspv): clspv (pyclspv) failed (exit -11)",
+        raise ToolError("compiling /tmp/kl-prove-x1y2/k.cl with clspv (pyclspv): clspv (pyclspv) failed (exit -11)",
                         ToolFailure("clspv", ["clspv"], -11, "Stack dump:\n0. Program arguments: clspv"))
 
     monkeypatch.setattr(Compiler, "vulkan_module", crash)
@@ -254,6 +254,8 @@ def test_a_build_that_fails_without_an_error_in_the_source_is_unknown(
     assert status == 3
     (launch,) = doc["launches"]
     assert launch["proof"] == "unknown" and "clspv could not build the kernel" in launch["reason"], launch
+    # named by the user's file, not the annotated copy's temporary folder
+    assert "compiling k.cl with clspv" in launch["reason"] and "kl-prove" not in launch["reason"], launch
 
 
 def test_a_scenario_kernel_that_does_not_compile_is_bad_input_at_its_json_path(

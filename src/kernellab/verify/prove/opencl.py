@@ -161,7 +161,9 @@ def _build_failure(exc: Exception, source: Path) -> Exception:
     errors = source_errors(exc, source)
     if errors:
         return CompileError(errors)
-    return Unsupported(f"clspv could not build the kernel for the proof: {str(exc).splitlines()[0]}")
+    # the annotated copy's temporary folder means nothing to the user: their file's name instead
+    first = re.sub(r"\S*/kl-prove-[^/\s]*/", "", str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    return Unsupported(f"clspv could not build the kernel for the proof: {first}")
 
 
 def source_errors(exc: Exception, source: Path) -> str:
