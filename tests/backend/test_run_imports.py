@@ -118,7 +118,10 @@ NOT_ON_A_SPIRV_RUN = ("vulkan", "_hashlib", "hashlib", "secrets", "subprocess", 
                       # issue 23, fourth pass: the optional features' records, the image and draw code,
                       # the collaborators' protocols, the include step and OpenCL's types
                       "kernellab.backends.feature_specs", "kernellab.backends.vkimage", "kernellab.runtime.images",
-                      "kernellab.runtime.collaborators", "kernellab.compile.preprocess", "kernellab.opencl_types")
+                      "kernellab.runtime.collaborators", "kernellab.compile.preprocess", "kernellab.opencl_types",
+                      # issue 23, fifth pass: running a program (a warm run finds every artifact in
+                      # the cache), the device's timestamps and texel buffer views
+                      "kernellab.toolrun", "kernellab.backends.vulkan_timing", "kernellab.backends.vulkan_texels")
 
 
 def test_a_spirv_buffer_run_stays_within_its_import_budget(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ import pytest
 from kernellab.backends.base import Buffer
 from kernellab.backends.null import NullBackend, NullBuffer
 from kernellab.formats.scenario import load_scenario
-from kernellab.runtime.executor import GUARD_BYTE, GUARD_SIZE, Executor, RunOptions
+from kernellab.runtime.executor import Executor, RunOptions
+from kernellab.runtime.guard_bands import GUARD_BYTE, GUARD_SIZE
 
 SIZE = 64
 

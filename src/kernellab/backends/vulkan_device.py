@@ -569,7 +569,7 @@ class VulkanDevice:
         if b.owns_memory and mapped:
             nvk.release("vkUnmapMemory", vk.vkUnmapMemory, self.handle, b.memory)
         if self._texel_views:
-            self._destroy_texel_views(b.handle)
+            _texels().destroy(self, b.handle)
         nvk.release(f"vkDestroyBuffer({b.uid})", vk.vkDestroyBuffer, self.handle, b.handle, None)
         if b.owns_memory:
             nvk.release(f"vkFreeMemory({b.uid})", vk.vkFreeMemory, self.handle, b.memory, None)
@@ -740,28 +740,6 @@ class VulkanDevice:
         self._programs.append(program)
         return program
 
-    def image_view(self, image: VulkanImage, lod: int | None) -> Any:
-        """The view a descriptor uses: one level, or (lod None) every level (made once per image)."""
-        if lod is not None and not 0 <= lod < image.spec.mips:
-            raise UnsupportedError(f"image {image.spec.uid!r}: lod {lod} but it has {image.spec.mips} mip levels")
-        if lod not in image.views:
-            vk = self.vk
-            base, count = (0, image.spec.mips) if lod is None else (lod, 1)
-            # VkImageViewType 1D, 2D, 3D are VkImageType's values
-            view_type = {"1D": 0, "2D": 1, "3D": 2}[image.spec.image_type]
-            info = vk.VkImageViewCreateInfo(image=image.handle, viewType=view_type,
-                                            format=image.vk_format, components=vk.VkComponentMapping(),
-                                            subresourceRange=self.color_range(base, count))
-            with checked(f"vkCreateImageView({image.spec.uid}, lod {lod})"):
-                image.views[lod] = vk.vkCreateImageView(self.handle, info, None)
-        return image.views[lod]
-
-    def color_range(self, base_mip: int = 0, levels: int = 1, base_layer: int = 0, layers: int = 1) -> Any:
-        """A color image's subresource range."""
-        vk = self.vk
-        return vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, baseMipLevel=base_mip,
-                                          levelCount=levels, baseArrayLayer=base_layer, layerCount=layers)
-
     def tensor_descriptor_write(self, dset: Any, binding: int, view: Any) -> tuple[Any, list[Any]]:
         """A ``VkWriteDescriptorSet`` of one tensor (its VkTensorViewARM), and cdata to keep
         until the update is done."""
@@ -807,7 +785,7 @@ class VulkanDevice:
             if isinstance(res, TexelBuffer) or isinstance(res, BufferArray) and \
                     isinstance(res.elements[0], TexelBuffer):
                 elements = res.elements if isinstance(res, BufferArray) else (res,)
-                views = [self.texel_view(t.buffer, t.format) for t in elements if isinstance(t, TexelBuffer)]
+                views = [_texels().view(self, t.buffer, t.format) for t in elements if isinstance(t, TexelBuffer)]
                 writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=len(views),
                                                       descriptorType=dtype, pTexelBufferView=views))
             elif not isinstance(res, (VulkanBuffer, BufferArray, ImageBinding)):  # a tensor
@@ -826,7 +804,7 @@ class VulkanDevice:
                 # the Vulkan image part made it (a run of buffers imports no image class to check that)
                 image: VulkanImage = res.image  # type: ignore[assignment]  # Image -> this backend's own
                 sampler = image.sampler if kinds[binding] in ("combined-image-sampler", "sampler") else None
-                info = vk.VkDescriptorImageInfo(sampler=sampler, imageView=self.image_view(image, res.lod),
+                info = vk.VkDescriptorImageInfo(sampler=sampler, imageView=_images().image_view(self, image, res.lod),
                                                 imageLayout=image.layout)
                 writes.append(vk.VkWriteDescriptorSet(dstSet=dset, dstBinding=binding, descriptorCount=1,
                                                       descriptorType=dtype, pImageInfo=[info]))
@@ -856,26 +834,14 @@ class VulkanDevice:
             self._queries_used = 0
         return self._cmd
 
-    _QUERIES_PER_POOL = 1024
-
-    def timestamp(self, cmd: Any) -> None:
-        """Write a timestamp (top of pipe, then bottom of pipe: a command's pair)."""
-        vk = self.vk
-        pool_index, slot = divmod(self._queries_used, self._QUERIES_PER_POOL)
-        if pool_index == len(self._query_pools):
-            with checked("vkCreateQueryPool"):
-                self._query_pools.append(vk.vkCreateQueryPool(self.handle, vk.VkQueryPoolCreateInfo(
-                    queryType=vk.VK_QUERY_TYPE_TIMESTAMP, queryCount=self._QUERIES_PER_POOL), None))
-        if slot == 0:
-            vk.vkCmdResetQueryPool(cmd, self._query_pools[pool_index], 0, self._QUERIES_PER_POOL)
-        vk.vkCmdWriteTimestamp(cmd, vk.VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT if self._queries_used % 2
-                               else vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, self._query_pools[pool_index], slot)
-        self._queries_used += 1
-
     @property
     def timing(self) -> bool:
         """Whether commands are timed (``BackendOptions.timestamps`` and a queue with timestamps)."""
         return self.options.timestamps and self.timestamp_bits > 0
+
+    def timestamp(self, cmd: Any) -> None:
+        """Write a timestamp (top of pipe, then bottom of pipe: a command's pair; backends/vulkan_timing.py)."""
+        _timing().write(self, cmd)
 
     def end_timing(self, cmd: Any, label: str) -> None:
         """Close the timestamp pair of a command opened with :meth:`timestamp` (when :attr:`timing`)."""
@@ -927,32 +893,6 @@ class VulkanDevice:
             pdata = self.ffi.new("char[]", push_data)
             vk.vkCmdPushConstants(cmd, program.layout, push_stages, 0, len(push_data), pdata)
 
-    def texel_view(self, buf: Buffer, format: str) -> Any:
-        """The VkBufferView of ``buf`` (a buffer or a range of one) in ``format``, made once."""
-        from kernellab.vkregistry import vkformat
-
-        assert isinstance(buf, VulkanBuffer)
-        self.use_full_binding()  # the compute binding declares no buffer views
-        vk = self.vk
-        key = (int(self.ffi.cast("uintptr_t", buf.handle)), buf.offset, buf.size, format)
-        if key not in self._texel_views:
-            fmt = vkformat.lookup(format)
-            if fmt is None:
-                raise UnsupportedError(f"buffer {buf.uid!r}: unknown texel format {format}")
-            # the view covers the whole texels the range holds
-            info = vk.VkBufferViewCreateInfo(buffer=buf.handle, format=fmt.value, offset=buf.offset,
-                                             range=buf.size // fmt.texel_size * fmt.texel_size)
-            with checked(f"vkCreateBufferView({buf.uid}, {format})"):
-                self._texel_views[key] = vk.vkCreateBufferView(self.handle, info, None)
-        return self._texel_views[key]
-
-    def _destroy_texel_views(self, handle: Any = None) -> None:
-        """Destroy the texel views of the buffer ``handle`` (all of them: None), before it goes."""
-        address = None if handle is None else int(self.ffi.cast("uintptr_t", handle))
-        for key in [k for k in self._texel_views if address is None or k[0] == address]:
-            nvk.release("vkDestroyBufferView", self.vk.vkDestroyBufferView, self.handle, self._texel_views.pop(key),
-                        None)
-
     @staticmethod
     def dynamic_offsets(program: VulkanProgram, bindings: Mapping[tuple[int, int], Buffer | ImageBinding]
                         ) -> list[int]:
@@ -997,28 +937,10 @@ class VulkanDevice:
         with checked("vkWaitForFences"):
             vk.vkWaitForFences(self.handle, 1, [self.fence], vk.VK_TRUE, 0xFFFFFFFFFFFFFFFF)
             vk.vkResetFences(self.handle, 1, [self.fence])
-        timings = self._read_timestamps() if self.timing else []
+        timings = _timing().read(self) if self.timing else []
         with checked("vkResetCommandBuffer"):
             vk.vkResetCommandBuffer(cmd, 0)
         return timings
-
-    def _read_timestamps(self) -> list[CommandTiming]:
-        vk, ffi = self.vk, self.ffi
-        values: list[int] = []
-        remaining = self._queries_used
-        for pool in self._query_pools:
-            n = min(remaining, self._QUERIES_PER_POOL)
-            if n <= 0:
-                break
-            out = ffi.new("uint64_t[]", n)
-            with checked("vkGetQueryPoolResults"):
-                vk.vkGetQueryPoolResults(self.handle, pool, 0, n, n * 8, out, 8,
-                                         vk.VK_QUERY_RESULT_64_BIT | vk.VK_QUERY_RESULT_WAIT_BIT)
-            values.extend(out[i] for i in range(n))
-            remaining -= n
-        period = self.timestamp_period
-        return [CommandTiming(label, values[2 * i] * period, values[2 * i + 1] * period)
-                for i, label in enumerate(self._labels)]
 
     def close(self, parts: Sequence[Callable[[], None]] = ()) -> None:
         """Release everything: the shared pipelines, layouts and pools, then each part's own
@@ -1033,7 +955,8 @@ class VulkanDevice:
                         ("vkDestroyShaderModule", p.module)]
             if p.fragment_module is not None:
                 destroy.append(("vkDestroyShaderModule", p.fragment_module))
-        self._destroy_texel_views()
+        if self._texel_views:
+            _texels().destroy(self)
         destroy += [("vkDestroyDescriptorSetLayout", h) for h in self._layouts.values()]
         destroy += [("vkDestroyDescriptorPool", h) for h in self._descriptor_pools]
         destroy += [("vkDestroyQueryPool", h) for h in self._query_pools]
@@ -1055,3 +978,24 @@ class VulkanDevice:
         self._layouts.clear()
         self._descriptor_pools.clear()
         self._query_pools.clear()
+
+
+def _timing() -> Any:
+    """The timestamp code (backends/vulkan_timing.py): loaded on a run's first timed command."""
+    from kernellab.backends import vulkan_timing
+
+    return vulkan_timing
+
+
+def _texels() -> Any:
+    """The texel buffer views (backends/vulkan_texels.py): loaded on a run's first texel buffer."""
+    from kernellab.backends import vulkan_texels
+
+    return vulkan_texels
+
+
+def _images() -> Any:
+    """The image code the descriptors need (backends/vkimage.py): loaded on a run's first image."""
+    from kernellab.backends import vkimage
+
+    return vkimage

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from kernellab.backends.base import Buffer, ImageBinding, Program, UnsupportedError
 from kernellab.backends.feature_specs import GraphicsProgramSpec
 from kernellab.backends.vkcore import CacheFeedback, VulkanProgram, specialization_info, through_cache
-from kernellab.backends.vkimage import VulkanImage
+from kernellab.backends.vkimage import VulkanImage, image_view
 from kernellab.native.vk import checked
 from kernellab.vkregistry import vkformat
 
@@ -135,7 +135,7 @@ class VulkanGraphics:
             if image.layout != vk.VK_IMAGE_LAYOUT_GENERAL:
                 raise UnsupportedError(f"image {image.spec.uid!r}: a draw renders into images in the GENERAL "
                                        f"layout; an image barrier left it in layout {image.layout}")
-            views.append(self.gpu.image_view(image, a.lod or 0))
+            views.append(image_view(self.gpu, image, a.lod or 0))
         sets = self.gpu.descriptor_sets(program, bindings)
         cmd = self.gpu.begin()
         close_label = self.gpu.label(cmd, label)

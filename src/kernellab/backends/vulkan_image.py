@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from kernellab.backends.base import UnsupportedError
 from kernellab.backends.feature_specs import Image, ImageSpec
 from kernellab.backends.vkcore import DeviceMemory
-from kernellab.backends.vkimage import VulkanImage
+from kernellab.backends.vkimage import VulkanImage, color_range
 from kernellab.native.vk import checked, release
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ class VulkanImages:
         barrier = vk.VkImageMemoryBarrier(srcAccessMask=src_access, dstAccessMask=dst_access, oldLayout=old,
                                           newLayout=new, srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
                                           dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED, image=image.handle,
-                                          subresourceRange=self.gpu.color_range(base_mip, levels or image.spec.mips))
+                                          subresourceRange=color_range(self.gpu.vk, base_mip, levels or image.spec.mips))
         vk.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 0, None, 0, None, 1, [barrier])
 
     def _clear(self, cmd: Any, image: VulkanImage) -> None:
@@ -180,7 +180,7 @@ class VulkanImages:
                          vk.VK_PIPELINE_STAGE_TRANSFER_BIT)
         zero = self.gpu.ffi.new("VkClearColorValue*")
         vk.vkCmdClearColorImage(cmd, image.handle, vk.VK_IMAGE_LAYOUT_GENERAL, zero, 1,
-                                [self.gpu.color_range(0, image.spec.mips)])
+                                [color_range(self.gpu.vk, 0, image.spec.mips)])
         self._after_transfer(cmd, image)
         image.layout = vk.VK_IMAGE_LAYOUT_GENERAL
 
@@ -284,7 +284,7 @@ class VulkanImages:
         barrier = vk.VkImageMemoryBarrier(srcAccessMask=access, dstAccessMask=access, oldLayout=LAYOUTS[old_layout],
                                           newLayout=LAYOUTS[new_layout], srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
                                           dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED, image=image.handle,
-                                          subresourceRange=self.gpu.color_range(base_mip, level_count, base_layer, layer_count))
+                                          subresourceRange=color_range(self.gpu.vk, base_mip, level_count, base_layer, layer_count))
         vk.vkCmdPipelineBarrier(cmd, vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                                 0, 0, None, 0, None, 1, [barrier])
         image.layout = LAYOUTS[new_layout]

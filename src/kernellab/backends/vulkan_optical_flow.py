@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from kernellab.backends.base import PipelineCacheMiss
 from kernellab.backends.feature_specs import OpticalFlowSpec
 from kernellab.backends.vkcore import CacheFeedback, release_data_graph_program, through_cache
+from kernellab.backends.vkimage import image_view
 from kernellab.native.vk import checked
 from kernellab.records import dataclass
 
@@ -160,7 +161,7 @@ class VulkanOpticalFlows:
         for i in images:
             image: Any = i.image
             info = vk.VkDescriptorImageInfo(sampler=image.sampler if i.sampled else None,
-                                            imageView=self.gpu.image_view(image, i.lod), imageLayout=image.layout)
+                                            imageView=image_view(self.gpu, image, i.lod), imageLayout=image.layout)
             writes.append(vk.VkWriteDescriptorSet(dstSet=program.sets[i.set], dstBinding=i.binding, descriptorCount=1,
                                                   descriptorType=sampled if i.sampled else storage,
                                                   pImageInfo=[info]))

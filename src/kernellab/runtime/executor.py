@@ -186,21 +186,6 @@ class RunReport:
         return ms
 
 
-#: the byte a guard band is filled with before the commands run
-GUARD_BYTE = 0xA5
-
-
-#: bytes of guard band after a buffer: an overrun by a few thousand elements lands in it, and a
-#: big buffer costs no big copy
-GUARD_SIZE = 65536
-
-
-#: the exact-size view of each guarded allocation, made once: a session's pool lends the
-#: allocation again to later workloads (a weakref.WeakKeyDictionary, made on first use: a run
-#: without guard bands imports nothing for it)
-_guard_views: Any = None
-
-
 def shader_request(scenario: m.Scenario, shader: m.Shader, target_env: str = "", device: str = "") -> CompileRequest:
     """The compile request of a scenario's shader: its ``build_options`` go through the door
     (:mod:`kernellab.compiler_options`) and a refusal names their place in the scenario."""
@@ -409,11 +394,11 @@ class Executor:
             # are still written in resource order, so where they overlap the later one wins
             self.ml.alloc_groups(backend, self._image_spec)
             grouped = self.ml.grouped
-        guarded = self._guarded_uids(backend)
+        guarded = _guard_bands().guarded_uids(self) if self.wants_guard_bands(backend) else set()
         for r in self.scenario.resources:
             t = time.perf_counter()
             if isinstance(r, m.Buffer):
-                buf = grouped.get(r.uid) or (self._guarded_buffer(backend, r) if r.uid in guarded else
+                buf = grouped.get(r.uid) or (_guard_bands().guarded_buffer(self, backend, r) if r.uid in guarded else
                                              self.lease.alloc_buffer(backend, r.size, r.uid))
                 self.buffers[r.uid] = buf
                 if not self.inputs.fill_buffer(backend, r, buf, self.declared_element(r.uid)) and \
@@ -421,7 +406,7 @@ class Executor:
                     # device memory is not born zeroed; Arm's runner starts such buffers at zero
                     backend.clear_buffer(buf)
             elif isinstance(r, m.Image):
-                self.images[r.uid] = self._load_image(backend, r, grouped.get(r.uid))
+                self.images[r.uid] = _images().load_image(self, backend, r, grouped.get(r.uid))
             elif isinstance(r, m.Tensor):
                 self.ml.load_tensor(backend, r)
             elif isinstance(r, m.RawData) and (data := self.inputs.raw_data(r)) is not None:
@@ -429,64 +414,19 @@ class Executor:
             if isinstance(r, (m.Buffer, m.Image, m.Tensor, m.RawData)):
                 self.report.count(f"Load Resource: {r.uid}", "Scenario Setup", t)
 
-    def _guarded_uids(self, backend: Backend) -> set[str]:
-        """The buffers a guard band follows: those a dispatch binds whole as a storage buffer its
-        shader may write, where a write past the end reaches memory (not memory groups, ranges,
-        tensor or optical-flow scenarios: their buffers share or alias memory)."""
-        if not self.options.guard_bands or self.options.robust_buffer_access or \
-                not backend.writes_past_end_reach_memory or self.ml is not None or self.optical_flows is not None:
-            return set()
-        guarded, ranged = set(), set()
-        for c in self.scenario.commands:
-            if not isinstance(c, (m.DispatchCompute, m.DispatchFragment)):
-                continue
-            storage = {(s.set, s.id) for s in self._slots(c) if s.descriptor == "storage-buffer"}
-            declared: dict[tuple[int, int], Any] = {}
-            for shader in self._shaders(c):
-                known = self.interfaces.get(shader.uid)
-                declared.update(known.interface.descriptors if known is not None else {})
-            for b in c.bindings:
-                if b.buffer_range is not None:
-                    ranged.add(b.resource_ref)
-                elif (b.set, b.id) in storage and getattr(declared.get((b.set, b.id)), "writes", True):
-                    guarded.add(b.resource_ref)
-        return guarded - ranged
+    def wants_guard_bands(self, backend: Backend) -> bool:
+        """Guard bands where asked for and where a write past a buffer's end reaches memory (not
+        memory groups, tensor or optical-flow scenarios: their buffers share or alias memory)."""
+        return self.options.guard_bands and not self.options.robust_buffer_access and \
+            backend.writes_past_end_reach_memory and self.ml is None and self.optical_flows is None
 
-    def _guarded_buffer(self, backend: Backend, r: m.Buffer) -> Buffer:
-        """Buffer ``r`` as an exact-size view of an allocation :data:`GUARD_SIZE` bytes longer, the
-        band after it filled with :data:`GUARD_BYTE`."""
-        global _guard_views
-        if _guard_views is None:
-            import weakref
-            _guard_views = weakref.WeakKeyDictionary()
-        band = GUARD_SIZE
-        whole = self.lease.alloc_buffer(backend, r.size + band, r.uid)
-        try:
-            view = _guard_views.get(whole)
-        except TypeError:  # a backend's buffers that cannot be weakly referenced: a view per run
-            view = None
-        if view is None:
-            view = backend.sub_buffer(whole, 0, r.size)
-            try:
-                _guard_views[whole] = view
-            except TypeError:
-                pass
-        view.uid = r.uid
-        backend.write_buffer(whole, bytes([GUARD_BYTE]) * band, r.size)
-        self.guards[r.uid] = (whole, band)
-        return view
+    def _image_spec(self, r: m.Image) -> ImageSpec:
+        return _images().spec_for(self, r)
 
     def check_guards(self, backend: Backend) -> None:
-        """A warning for each guard band a dispatch changed: the spec leaves such writes undefined,
-        so the run does not fail, but ``verify`` can name the access."""
-        where = f" {self.scenario.file}" if self.scenario.file is not None else " S.json"
-        for uid, (whole, band) in self.guards.items():
-            data = backend.read_buffer_range(whole, whole.size - band, band)
-            changed = band - data.count(GUARD_BYTE)
-            if changed:
-                text = (f"a dispatch wrote past the end of buffer {uid!r} ({changed} of {band} guard bytes changed "
-                        f"after it): `kernellab verify{where}` names the access")
-                self.report.warnings.append(text)
+        """A warning for each guard band a dispatch changed (runtime/guard_bands.py)."""
+        if self.guards:
+            _guard_bands().check(self, backend)
 
     def declared_element(self, uid: str) -> str:
         """The NumPy type code of the scalars every dispatch binding buffer ``uid`` reads it as
@@ -502,32 +442,6 @@ class Executor:
                     codes.add(d.element if d is not None else "")
         return codes.pop() if len(codes) == 1 else ""
 
-    def _image_spec(self, r: m.Image) -> ImageSpec:
-        aliased = self.ml is not None and r.uid in self.ml.aliased_images
-        return _images().image_spec(r, self._bound_as_storage(r.uid), aliased)
-
-    def _load_image(self, backend: Backend, r: m.Image, image: Image | None = None) -> Image:
-        if not _images().known_format(r):
-            raise InputError.at(self.scenario.file or "", "/resources", f"image \"{r.uid}\": unknown format {r.format}")
-        if image is None:
-            image = backend.alloc_image(self._image_spec(r))
-        self.inputs.fill_image(backend, r, image)
-        return image
-
-    def _bound_as_storage(self, uid: str) -> bool:
-        if self._storage_images is None:
-            self._storage_images = set()
-            for c in self.scenario.commands:
-                if isinstance(c, (m.DispatchCompute, m.DispatchFragment)):
-                    storage = {(s.set, s.id) for s in self._slots(c) if s.descriptor == "storage-image"}
-                    self._storage_images |= {b.resource_ref for b in c.bindings if (b.set, b.id) in storage}
-                elif isinstance(c, m.DispatchOpticalFlow):
-                    from kernellab.runtime.optical_flow import sampled
-
-                    self._storage_images |= {b.resource_ref for b in c.bindings
-                                             if not sampled(self.scenario.by_uid[b.resource_ref], b)}  # type: ignore[arg-type]
-        return uid in self._storage_images
-
     def compiler(self, shader: m.Shader, target_env: str, cache: ArtifactCache | None) -> Compiler:
         """The compiler of ``shader``'s Vulkan module for this run's device."""
         return Compiler(shader_request(self.scenario, shader, target_env, self.report.device), cache)
@@ -536,7 +450,7 @@ class Executor:
         modules = self._modules(backend, self._cache())
         for c in self.scenario.commands:
             if isinstance(c, m.DispatchFragment):
-                self._create_graphics_program(backend, c, modules)
+                _images().create_graphics_program(self, backend, c, modules)
                 continue
             if not isinstance(c, m.DispatchCompute):
                 continue
@@ -572,34 +486,6 @@ class Executor:
                 raise
             self.report.count(f"Create Optical Flow Pipeline: {NAME}", "Pipeline Setup", t)
             self.report.session_memory += self.optical_flows.session_memory()
-
-    def _graphics_key(self, c: m.DispatchFragment) -> tuple[Any, ...]:
-        return ("graphics", c.name, c.vertex_shader_ref, c.fragment_shader_ref, self._slots(c),
-                tuple(self._attachment_format(a.resource_ref) for a in c.color_attachment_refs))
-
-    def _attachment_format(self, uid: str) -> str:
-        r = self.scenario.by_uid[uid]
-        assert isinstance(r, m.Image)
-        return _images().attachment_format(r)
-
-    def _create_graphics_program(self, backend: Backend, c: m.DispatchFragment, modules: _VulkanModules) -> None:
-        """The graphics pipeline of a draw, once per distinct (name, shaders, slots, formats)."""
-        key = self._graphics_key(c)
-        if key in self.programs:
-            return
-        parts = []
-        for uid in (c.vertex_shader_ref, c.fragment_shader_ref):
-            shader = self.scenario.by_uid[uid]
-            assert isinstance(shader, m.Shader)
-            parts.append(self.specs.get(uid) or self._program_spec(backend, shader, (), modules))
-        spec = _images().graphics_spec(c.name, parts[0], parts[1], key[-1], key[-2])
-        t = time.perf_counter()
-        try:
-            self.programs[key] = backend.create_graphics_program(spec)
-        except PipelineCacheMiss as exc:
-            self.say("ERROR", str(exc))
-            raise
-        self.report.count(f"Create Graphics Pipeline: {c.fragment_shader_ref}", "Pipeline Setup", t)
 
     def _cache(self) -> ArtifactCache | None:
         # None: the compiler keeps artifacts in the user's cache (compile/pipeline.py); Arm's
@@ -826,7 +712,7 @@ class Executor:
         if isinstance(c, m.DispatchCompute):
             self._dispatch_compute(backend, index, c)
         elif isinstance(c, m.DispatchFragment):
-            self._dispatch_fragment(backend, index, c)
+            _images().dispatch_fragment(self, backend, index, c)
         elif isinstance(c, m.DispatchBarrier):
             self._dispatch_barrier(backend, index, c)
         elif isinstance(c, m.DispatchOpticalFlow):
@@ -853,13 +739,6 @@ class Executor:
                          global_size=c.global_size)
         self._implicit_barrier(backend, index, c)
 
-    def _dispatch_fragment(self, backend: Backend, index: int, c: m.DispatchFragment) -> None:
-        self.say("INFO", "Dispatch graphics")
-        attachments = [ImageBinding(self.images[a.resource_ref], a.lod or 0) for a in c.color_attachment_refs]
-        backend.draw(self.programs[self._graphics_key(c)], attachments, self._render_extent(c), self._bound(c),
-                     self.push_data.get(c.push_data_ref, b""), label=f"{index}:dispatch_fragment:{c.name}",
-                     barrier=c.implicit_barrier)
-
     def _dispatch_barrier(self, backend: Backend, index: int, c: m.DispatchBarrier) -> None:
         """A barrier command: its buffer ranges and memory in one barrier, then its tensors', then
         one layout transition per image barrier."""
@@ -872,13 +751,8 @@ class Executor:
             backend.barrier(ranges, memory=bool(c.memory_barrier_refs), label=f"{index}:dispatch_barrier")
         if c.tensor_barrier_refs:
             self.ml.tensor_barriers(backend, c.tensor_barrier_refs)
-        for uid in c.image_barrier_refs:
-            ib = self.scenario.by_uid[uid]
-            assert isinstance(ib, m.ImageBarrier)
-            rng = ib.subresource_range
-            backend.image_barrier(self.images[ib.image_resource], ib.old_layout.removeprefix("IMAGE_LAYOUT_"),
-                                  ib.new_layout.removeprefix("IMAGE_LAYOUT_"), rng.base_mip_level,
-                                  rng.level_count, rng.base_array_layer, rng.layer_count)
+        if c.image_barrier_refs:
+            _images().image_barriers(self, backend, index, c)
 
     def _mark_boundary(self, backend: Backend, outputs: OutputSet, capture: bool, c: m.MarkBoundary,
                        frame: int) -> list[CommandTiming]:
@@ -890,17 +764,6 @@ class Executor:
             for uid in c.resources:
                 self._save(backend, outputs, uid, self.options.capture_frames / f"{escaped_name(uid)}.frame{n}.npy")
         return timings
-
-    def _render_extent(self, c: m.DispatchFragment) -> tuple[int, int]:
-        """The draw's [width, height]: render_extent, else its attachments' (the reader checked they agree)."""
-        if c.render_extent is not None:
-            return c.render_extent[0], c.render_extent[1]
-        from kernellab.formats.scenario_graphics import attachment_extent
-
-        first = c.color_attachment_refs[0]
-        image = self.scenario.by_uid[first.resource_ref]
-        assert isinstance(image, m.Image)
-        return attachment_extent(image, first.lod)
 
     def save_outputs(self, backend: Backend, outputs: OutputSet) -> None:
         for r in self.scenario.resources:
@@ -1079,6 +942,13 @@ _EXPLICIT_IMAGE_SLOTS = {"VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE": "sampled-image", "V
 def image_extent(r: m.Image) -> tuple[int, int]:
     """(width, height): Arm writes image dims as [1, width, height, 1]; [width, height] is also read."""
     return _images().image_extent(r)
+
+
+def _guard_bands() -> Any:
+    """The guard-band code (runtime/guard_bands.py): loaded when a run asks for guard bands."""
+    from kernellab.runtime import guard_bands
+
+    return guard_bands
 
 
 def _images() -> Any:

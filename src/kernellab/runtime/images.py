@@ -3,16 +3,21 @@ scenario's, image files read and written. The executor loads this module on its 
 draw, so a run of buffers builds no image class and imports no image format."""
 from __future__ import annotations
 
+import time
+
 from kernellab import model as m
+from kernellab.backends.base import ImageBinding, PipelineCacheMiss
 from kernellab.backends.feature_specs import GraphicsProgramSpec, Image, ImageSpec, SamplerSpec
+from kernellab.errors import InputError
 from kernellab.formats import imagefile
+from kernellab.formats.scenario_graphics import attachment_extent
 from kernellab.vkregistry import vkformat
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
-    from typing import IO
+    from typing import IO, Any
 
     from kernellab.backends.base import Backend, BindingSlot, ProgramSpec
     from kernellab.logs import Logger
@@ -87,3 +92,97 @@ def save_image(backend: Backend, open_output: Callable[[Path], IO[bytes]], r: m.
     with open_output(path) as fh:
         imagefile.write(fh, suffix, fmt, image.spec.width, image.spec.height * image.spec.depth,
                         backend.read_image(image, 0).data)
+
+
+# --- the executor's images and draws: ``ex`` is the executor (runtime/executor.py, which loads
+# this module on its first image or draw, so it is not named here) ---------------------------------
+def spec_for(ex: Any, r: m.Image) -> ImageSpec:
+    """The backend's record of executor ``ex``'s image ``r``."""
+    aliased = ex.ml is not None and r.uid in ex.ml.aliased_images
+    return image_spec(r, r.uid in storage_images(ex), aliased)
+
+
+def load_image(ex: Any, backend: Backend, r: m.Image, image: Image | None = None) -> Image:
+    """Image ``r`` created (unless a memory group made it: ``image``) and filled from its source."""
+    if not known_format(r):
+        raise InputError.at(ex.scenario.file or "", "/resources", f"image \"{r.uid}\": unknown format {r.format}")
+    if image is None:
+        image = backend.alloc_image(spec_for(ex, r))
+    ex.inputs.fill_image(backend, r, image)
+    return image
+
+
+def storage_images(ex: Any) -> set[str]:
+    """The uids of the images some dispatch binds as a storage image (found on first use)."""
+    if ex._storage_images is None:
+        ex._storage_images = set()
+        for c in ex.scenario.commands:
+            if isinstance(c, (m.DispatchCompute, m.DispatchFragment)):
+                storage = {(s.set, s.id) for s in ex._slots(c) if s.descriptor == "storage-image"}
+                ex._storage_images |= {b.resource_ref for b in c.bindings if (b.set, b.id) in storage}
+            elif isinstance(c, m.DispatchOpticalFlow):
+                from kernellab.runtime.optical_flow import sampled
+
+                ex._storage_images |= {b.resource_ref for b in c.bindings
+                                       if not sampled(ex.scenario.by_uid[b.resource_ref], b)}
+    return ex._storage_images  # type: ignore[no-any-return]
+
+
+def graphics_key(ex: Any, c: m.DispatchFragment) -> tuple[Any, ...]:
+    """What makes a draw's graphics pipeline distinct: name, shaders, slots and attachment formats."""
+    formats = []
+    for a in c.color_attachment_refs:
+        r = ex.scenario.by_uid[a.resource_ref]
+        assert isinstance(r, m.Image)
+        formats.append(attachment_format(r))
+    return ("graphics", c.name, c.vertex_shader_ref, c.fragment_shader_ref, ex._slots(c), tuple(formats))
+
+
+def create_graphics_program(ex: Any, backend: Backend, c: m.DispatchFragment, modules: Any) -> None:
+    """The graphics pipeline of a draw, once per distinct (name, shaders, slots, formats)."""
+    key = graphics_key(ex, c)
+    if key in ex.programs:
+        return
+    parts = []
+    for uid in (c.vertex_shader_ref, c.fragment_shader_ref):
+        shader = ex.scenario.by_uid[uid]
+        assert isinstance(shader, m.Shader)
+        parts.append(ex.specs.get(uid) or ex._program_spec(backend, shader, (), modules))
+    spec = graphics_spec(c.name, parts[0], parts[1], key[-1], key[-2])
+    t = time.perf_counter()
+    try:
+        ex.programs[key] = backend.create_graphics_program(spec)
+    except PipelineCacheMiss as exc:
+        ex.say("ERROR", str(exc))
+        raise
+    ex.report.count(f"Create Graphics Pipeline: {c.fragment_shader_ref}", "Pipeline Setup", t)
+
+
+def dispatch_fragment(ex: Any, backend: Backend, index: int, c: m.DispatchFragment) -> None:
+    """A draw recorded on the backend."""
+    ex.say("INFO", "Dispatch graphics")
+    attachments = [ImageBinding(ex.images[a.resource_ref], a.lod or 0) for a in c.color_attachment_refs]
+    backend.draw(ex.programs[graphics_key(ex, c)], attachments, render_extent(ex, c), ex._bound(c),
+                 ex.push_data.get(c.push_data_ref, b""), label=f"{index}:dispatch_fragment:{c.name}",
+                 barrier=c.implicit_barrier)
+
+
+def render_extent(ex: Any, c: m.DispatchFragment) -> tuple[int, int]:
+    """The draw's [width, height]: render_extent, else its attachments' (the reader checked they agree)."""
+    if c.render_extent is not None:
+        return c.render_extent[0], c.render_extent[1]
+    first = c.color_attachment_refs[0]
+    image = ex.scenario.by_uid[first.resource_ref]
+    assert isinstance(image, m.Image)
+    return attachment_extent(image, first.lod)
+
+
+def image_barriers(ex: Any, backend: Backend, index: int, c: m.DispatchBarrier) -> None:
+    """One layout transition per image barrier of a barrier command."""
+    for uid in c.image_barrier_refs:
+        ib = ex.scenario.by_uid[uid]
+        assert isinstance(ib, m.ImageBarrier)
+        rng = ib.subresource_range
+        backend.image_barrier(ex.images[ib.image_resource], ib.old_layout.removeprefix("IMAGE_LAYOUT_"),
+                              ib.new_layout.removeprefix("IMAGE_LAYOUT_"), rng.base_mip_level,
+                              rng.level_count, rng.base_array_layer, rng.layer_count)
