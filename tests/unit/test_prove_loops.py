@@ -171,3 +171,46 @@ def test_uniform_loop_variable_of_a_summarised_loop(tmp_path: Path) -> None:
                     ("0", "n + get_local_id(0)", "1")]:    # equal while both run, but not in lock-step
         o = prove(tmp_path, UNIFORM % planted)
         assert o.verdict == "defect" and kinds(o) == {"assertion"}, (planted, o)  # type: ignore[attr-defined,arg-type]
+
+
+# --- Houdini's survivors shared between the encodings (A's first, A's, B's) -------------------
+
+STRIDED = """
+__kernel void k(__global int *A, int n) {
+  for (int i = %s; i < n && i < 262144; i += get_global_size(0)) { A[i] = 1; }
+}
+"""
+BIG = [opencl.ArgumentSpec("buffer", "A", size=1 << 20), opencl.ArgumentSpec("scalar", "n")]
+
+
+@needs_clspv
+def test_later_encodings_start_from_houdinis_survivors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernellab.verify.prove import encode as enc
+    hinted: list[bool] = []
+    real = enc.Encoder.houdini
+
+    def spy(self: enc.Encoder, label: int, candidates: list, on_entry: object, step: object) -> object:
+        hinted.append((label, len(candidates)) in self.houdini_hints)
+        return real(self, label, candidates, on_entry, step)
+
+    monkeypatch.setattr(enc.Encoder, "houdini", spy)
+    clean = prove_cl(tmp_path, STRIDED % "get_global_id(0)", args=BIG)
+    assert clean.verdict == "proven", clean
+    assert hinted[0] is False and hinted[-1] is True  # B's encoding met A's survivors
+
+
+@needs_clspv
+def test_survivors_that_do_not_hold_are_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernellab.verify.prove import encode as enc
+    real = enc.Encoder.houdini
+
+    def every_candidate(self: enc.Encoder, label: int, candidates: list, on_entry: object, step: object) -> object:
+        # a hint (from another encoding) claiming every candidate survived, the false ones too
+        self.houdini_hints.setdefault((label, len(candidates)), list(range(len(candidates))))
+        return real(self, label, candidates, on_entry, step)
+
+    monkeypatch.setattr(enc.Encoder, "houdini", every_candidate)
+    racy = prove_cl(tmp_path, STRIDED % "0", args=BIG)  # every invocation writes A[0], A[gsize], ...
+    assert "data-race" in kinds(racy), racy
+    clean = prove_cl(tmp_path, STRIDED % "get_global_id(0)", args=BIG)
+    assert clean.verdict == "proven", clean

@@ -25,7 +25,7 @@ import z3
 from kernellab.records import dataclass
 from kernellab.spirvsim.module import Block, Function, Inst, Module, enum_name, extinst_name, successors
 from kernellab.spirvsim.types import Type
-from kernellab.verify.prove import annotation_reads, barrier_loops, counters, images, loop_facts
+from kernellab.verify.prove import annotation_reads, barrier_loops, counters, images, loop_facts, terms
 from kernellab.verify.prove import barrier_invariants as barrier_invariants_
 from kernellab.verify.prove import contracts as contracts_
 from kernellab.verify.prove import copies as copies_
@@ -357,7 +357,7 @@ class Encoder:
     def may(self, pred: Any, cap: int | None = None) -> bool:
         """Whether ``pred`` can hold on this path (with what the summarised loops before it give);
         with ``cap`` (z3 resource units), a query that needs more is answered "it can"."""
-        pred = z3.And(pred, *self.given) if self.given else pred
+        pred = terms.conj([pred, *self.given]) if self.given else pred
         return bool(self.solver_check(pred) if cap is None else self.solver_check(pred, cap))
 
     # --- values ------------------------------------------------------------------------------
@@ -1137,8 +1137,8 @@ class Encoder:
                 if t_ == f_:
                     self.edge(fn, b, t_, pred, env, incoming)
                 else:
-                    self.edge(fn, b, t_, z3.simplify(z3.And(pred, c)), env, incoming)
-                    self.edge(fn, b, f_, z3.simplify(z3.And(pred, z3.Not(c))), env, incoming)
+                    self.edge(fn, b, t_, z3.simplify(terms.conj([pred, c])), env, incoming)
+                    self.edge(fn, b, f_, z3.simplify(terms.conj([pred, z3.Not(c)])), env, incoming)
             elif op == "OpSwitch":
                 sel = self.value(env, inst.words[0])
                 others: list[Any] = []
@@ -1840,16 +1840,17 @@ def _join(preds: list[Any]) -> Any:
     join of an ``if`` in a loop doubles the predicate at each unrolled iteration."""
     if len(preds) == 1:
         return preds[0]
-    parts = [p.children() if z3.is_and(p) else [p] for p in preds]
-    # terms are shared (hash-consed): equal ids are equal terms, a set lookup instead of eq() pairs
-    shared = set.intersection(*[{c.get_id() for c in ps} for ps in parts])
-    common = [c for c in parts[0] if c.get_id() in shared]
+    # terms are shared (hash-consed): equal ids are equal terms, a set lookup instead of eq() pairs;
+    # the conjuncts stay z3's handles (kept alive by ``preds``), not Python terms (terms.py)
+    parts = [terms.conjunct_handles(p) for p in preds]
+    shared = set.intersection(*[{i for i, _ in ps} for ps in parts])
+    common = [h for i, h in parts[0] if i in shared]
     if not common:
         return z3.simplify(z3.Or(*preds))
-    rests = [[c for c in ps if c.get_id() not in shared] for ps in parts]
-    rest = [z3.And(*r) if r else z3.BoolVal(True) for r in rests]
+    ctx = preds[0].ctx
+    rest = [terms.conjunction([h for i, h in ps if i not in shared], ctx) for ps in parts]
     either = z3.simplify(z3.Or(*rest))
-    return z3.And(*common) if z3.is_true(either) else z3.And(*common, either)
+    return terms.conjunction(common if z3.is_true(either) else common + [either.as_ast()], ctx)
 
 
 def _broken_on(edges: list[tuple[Any, list[tuple[Any, Any]]]]) -> Any:

@@ -132,6 +132,7 @@ class _Prover:
     def __init__(self, module: Module, launch: Launch, deadline: float):
         self.m, self.launch, self.deadline = module, launch, deadline
         self.queries = 0
+        self.houdini_hints: dict[tuple[int, int], list[int]] = {}
         #: the launch's sizes as variables (--prove-sizes), once :meth:`sizes` made them
         self.symbolic: sz.Symbolic | None = None
         #: seconds one solver query may take (None: until the deadline)
@@ -313,6 +314,9 @@ class _Prover:
         e = enc.Encoder(self.m, ids, memory, tag, sizes, may) if self.symbolic is None else \
             sz.SizedEncoder(self.m, ids, memory, tag, sizes, may, self.symbolic)
         e.specs.unlogged = self.unchecked()
+        # Houdini's survivors carry over between encodings (A's first, A's, B's: the same loops and
+        # candidates); each encoding checks them again before it uses them (Encoder.houdini)
+        e.houdini_hints = self.houdini_hints
         e.image_extents = images_.extents(self.launch.images, self.bindings)
         trace = e.run_entry(None)
         # the assumptions hold on the path that reaches them: they constrain the rest of the check

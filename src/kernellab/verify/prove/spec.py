@@ -18,6 +18,7 @@ from typing import Any
 import z3
 
 from kernellab.records import dataclass
+from kernellab.verify.prove import terms
 
 #: the log annotations: which accesses they see, and what they give
 _LOGS = {"__kl_read": ("read", "has"), "__kl_write": ("write", "has"), "__kl_read_offset": ("read", "offset"),
@@ -354,7 +355,7 @@ class Specs:
             if r.root != root or r.kind != kind:
                 continue
             same = r.phase_wg == wg if r.storage == "Workgroup" else r.phase_sb == sb
-            option = z3.And(r.pred, same, off == r.offset)
+            option = terms.conj([r.pred, same, off == r.offset])
             out.append(z3.substitute(option, *rename) if rename else option)
         return out
 
