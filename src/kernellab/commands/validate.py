@@ -199,13 +199,13 @@ def _undefined_entry(source: Path | None, entry: str, workload: Path) -> str | N
     is read through the boundary every build passes (docs/security.md): a symlink to a file outside
     the workload's folder was read and its kernels' names listed in the message, and a FIFO would
     have held validate forever."""
-    from kernellab import config
-    from kernellab.compile.preprocess import read_checked
+    from kernellab import compiler_options
+    from kernellab.compile.source_files import read_checked
     from kernellab.runtime.kernel_names import undefined_entry
     if source is None:
         return None
     try:
-        _, data = read_checked(source, [Path(workload).resolve().parent, *config.get().allow_outside])
+        _, data = read_checked(source, compiler_options.allowed_roots(Path(workload).parent))
     except ValueError:
         return None  # refused or unreadable: the boundary's own check names it
     return undefined_entry(data.decode("utf-8", errors="replace"), entry)

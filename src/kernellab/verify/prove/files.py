@@ -441,12 +441,11 @@ def _checked_source(path: Path, named: Path, where: str) -> Path:
     ``--allow-outside`` folder. The proof reads and annotates its own copy of the source, so the
     compiler's check of the copy cannot stand in for this one (``kernel_file: "/etc/passwd"`` was
     read and its first line quoted in clang's error)."""
-    from kernellab import config
-    from kernellab.compile.preprocess import read_checked
+    from kernellab.compile.source_files import read_checked
     from kernellab.errors import Problem
 
     try:
-        real, _ = read_checked(named, [path.resolve().parent, *config.get().allow_outside])
+        real, _ = read_checked(named, compiler_options.allowed_roots(path.parent))
     except ValueError as exc:
         raise InputError([Problem(str(path), where, f"cannot read the kernel: {exc}")]) from None
     return Path(real)
