@@ -34,3 +34,17 @@ def test_an_error_before_the_limit_stays_itself() -> None:
     with pytest.raises(ValueError, match="the work's own"):
         with limit.time_limit(limit.Stopwatch(30)):
             raise ValueError("the work's own")
+
+
+def test_an_interrupt_after_the_limit_does_not_stay_for_the_next_launch() -> None:
+    # the watchdog interrupts z3 when the limit passes; an interrupt that met no running call
+    # stayed on the context, and the next launch's first push failed ("push canceled")
+    z3 = pytest.importorskip("z3")
+    with pytest.raises(limit.TimeLimit):
+        with limit.time_limit(limit.Stopwatch(0.05)):
+            time.sleep(1)
+    time.sleep(0.1)  # the watchdog's thread has run by now
+    solver = z3.Solver()
+    solver.push()
+    solver.add(z3.Int("x") > 1)
+    assert solver.check() == z3.sat
