@@ -56,13 +56,7 @@ def time_limit(watch: Stopwatch) -> Iterator[Stopwatch]:
     previous = signal.signal(signal.SIGALRM, expired)
     # the handler runs only between Python steps: a z3 call (a check, a simplification) that runs
     # on in C is interrupted from a thread, after which the handler stops the launch
-    interrupted: list[bool] = []
-
-    def interrupt() -> None:
-        interrupted.append(True)
-        _interrupt_z3()
-
-    solver = threading.Timer(watch.left(), interrupt)
+    solver = threading.Timer(watch.left(), _interrupt_z3)
     solver.daemon = True
     signal.setitimer(signal.ITIMER_REAL, watch.left())
     solver.start()
@@ -80,7 +74,7 @@ def time_limit(watch: Stopwatch) -> Iterator[Stopwatch]:
         solver.cancel()
         solver.join(1.0)
         signal.signal(signal.SIGALRM, previous)
-        if interrupted:
+        if watch.left() <= 0.001:  # the limit passed: the watchdog's interrupt may be on z3
             _clear_z3_interrupt()
 
 
