@@ -126,6 +126,29 @@ def test_build_error_is_bad_input(pocl: OpenCLBackend) -> None:
     assert "bad.cl:1:" in str(info.value) and "OpenCL C build failed" in str(info.value)
 
 
+def test_build_error_reaches_the_user_once(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """PoCL's clang prints "1 error generated." straight to fd 2; the error kernellab words from
+    the build log is the only report of a failed build (and the fd is the process's again after)."""
+    import os
+    import uuid
+
+    from kernellab.native import cl as ncl
+    # a text PoCL has never built: its kernel cache would skip the compiler
+    source = f"__kernel void k(__global int *a) {{ a[0] = undeclared_{uuid.uuid4().hex}; }}\n"
+    backend = OpenCLBackend.open("Portable")
+    try:
+        with pytest.raises(ncl.BuildFailure) as info:
+            ncl.build(backend._cl.Program(backend.context, source), ncl.compiler_options.Options(), what="k.cl:k",
+                      cache_dir=False)
+    finally:
+        backend.close()
+    assert "undeclared_" in info.value.log
+    os.write(2, b"after the build\n")
+    err = capfd.readouterr().err
+    assert "error generated" not in err and "after the build" in err
+    assert ncl._stderr_fd == 2
+
+
 # --- kernel-instantiation runs ---------------------------------------------------------------
 
 WRITE = "__kernel void w(__global uint *o, uint v, float f) { o[get_global_id(0)] = v + (uint)f; }\n"

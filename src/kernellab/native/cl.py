@@ -95,12 +95,60 @@ def build_overrun_message(what: str, seconds: float) -> str:
             "KERNELLAB_TOOL_TIMEOUT=SECONDS (0: no limit)")
 
 
+#: where the process's own standard error is while a build has fd 2 pointed elsewhere
+_stderr_fd = 2
+
+
 def _expire(what: str, seconds: float) -> None:
     from kernellab import outputs
     outputs.discard_all()
     with contextlib.suppress(OSError):
-        os.write(2, f"kernellab: error: {build_overrun_message(what, seconds)}\n".encode(errors="replace"))
+        os.write(_stderr_fd, f"kernellab: error: {build_overrun_message(what, seconds)}\n".encode(errors="replace"))
     os._exit(1)
+
+
+class _CompilerChatter:
+    """fd 2 into a private file while a driver's compiler runs. PoCL's clang prints its summary
+    ("1 error generated.") straight to the process's standard error: after a failed build that
+    text is dropped (the message kernellab words from the build log holds every diagnostic), after
+    a build that succeeded it is passed on as it was. kernellab's own late message (the build time
+    limit's) goes to the saved descriptor meanwhile."""
+
+    def __enter__(self) -> _CompilerChatter:
+        global _stderr_fd
+        self.saved, self.sink = -1, None
+        try:
+            import tempfile
+            sys.stderr.flush()
+            self.sink = tempfile.TemporaryFile()
+            self.saved = os.dup(2)
+            os.dup2(self.sink.fileno(), 2)
+            _stderr_fd = self.saved
+        except (OSError, ValueError, AttributeError):
+            self._restore()  # no stream, no temp folder: the chatter stays where it was
+        return self
+
+    def _restore(self) -> None:
+        global _stderr_fd
+        if self.saved >= 0:
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                sys.stderr.flush()
+            os.dup2(self.saved, 2)
+            os.close(self.saved)
+            self.saved = -1
+        _stderr_fd = 2
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        self._restore()
+        if self.sink is None:
+            return
+        with self.sink:
+            if kind is None:
+                self.sink.seek(0)
+                text = self.sink.read(1 << 20)
+                if text:
+                    with contextlib.suppress(OSError):
+                        os.write(2, text)
 
 
 def build(program: Any, options: compiler_options.Options, *, what: str, **kwargs: Any) -> Any:
@@ -118,7 +166,8 @@ def build(program: Any, options: compiler_options.Options, *, what: str, **kwarg
         watchdog.daemon = True
         watchdog.start()
     try:
-        return program.build(options=text, **kwargs)
+        with _CompilerChatter():
+            return program.build(options=text, **kwargs)
     except Exception as exc:
         if not _is_cl_error(exc):
             raise
