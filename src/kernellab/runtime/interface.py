@@ -18,8 +18,8 @@ from kernellab import model as m
 from kernellab.backends.base import KernelInterface, LocalArgument, UnknownEntryError
 from kernellab.compile.cache import sha256
 from kernellab.errors import Problem, json_pointer
-from kernellab.listing.reflect import Descriptor, Interface
 from kernellab.records import dataclass
+from kernellab.spirv_format import Descriptor, Interface
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
