@@ -49,7 +49,6 @@ from kernellab.formats.paths import escaped_name
 from kernellab.outputs import OutputSet
 from kernellab.records import dataclass
 from kernellab.runtime import arm_log
-from kernellab.runtime.arm_dumps import PerfCounter
 from kernellab.runtime.interface import (
     check_dispatch,
     check_local_arguments,
@@ -112,6 +111,22 @@ class RunOptions:
     finish: Callable[[RunReport, OutputSet], None] | None = None
 
 
+@dataclass(frozen=True)
+class PerfCounter:
+    """One of Arm's perf counters (its src/perf_counter.hpp): a named host-side time (written out
+    by runtime/arm_dumps.py, which a run loads only when a dump is asked for)."""
+
+    name: str
+    category: str
+    seconds: float
+    #: counted in "Time to Inference" (Arm: everything up to the first submission)
+    inference: bool = True
+
+    @property
+    def microseconds(self) -> int:
+        return int(self.seconds * 1e6)
+
+
 class RepeatTimings(Sequence[list[CommandTiming]]):
     """Per repeat, the timings of its commands. Only repeats that have timings (profiling) hold
     anything, so ``--repeat 100000`` without profiling keeps a counter, not 100000 lists."""
@@ -159,7 +174,7 @@ class RunReport:
     #: per repeat, the timings of the commands of each frame
     timings: RepeatTimings = field(default_factory=RepeatTimings)
     outputs: list[Path] = field(default_factory=list)
-    #: Arm's perf counters (runtime/arm_dumps.py), in the order they were taken
+    #: Arm's perf counters (written out by runtime/arm_dumps.py), in the order they were taken
     counters: list[PerfCounter] = field(default_factory=list)
     #: VkPhysicalDeviceLimits::timestampPeriod, to turn timings back into raw timestamps
     timestamp_period: float = 1.0
