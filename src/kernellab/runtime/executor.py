@@ -38,11 +38,10 @@ from kernellab.backends.base import (
     choose_device,
 )
 from kernellab.backends.registry import backend_class
-from kernellab.compile import sources
 from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_cache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages, expand_request
-from kernellab.compile.sources import target_env_for_api
-from kernellab.compile.stage import placed
+from kernellab.compile.stage import placed, target_env_for_api
+from kernellab.compile.stage import shader_request as file_shader_request
 from kernellab.errors import CompileError, FileSystemError, InputError, KernellabError, Problem, json_pointer
 from kernellab.formats import npy, npy_arm
 from kernellab.formats.paths import escaped_name
@@ -208,8 +207,7 @@ def shader_request(scenario: m.Scenario, shader: m.Shader, target_env: str = "",
     # a shader not among the resources is a VGF's embedded GLSL: its file is the place
     index = next((i for i, r in enumerate(scenario.resources) if r is shader), None)
     if index is not None:
-        return sources.shader_request(Path(scenario.file or shader.src_path), index, shader, target_env,
-                                      device=device)
+        return file_shader_request(Path(scenario.file or shader.src_path), index, shader, target_env, device=device)
     return CompileRequest(source=shader.src_path, language=LANGUAGE_OF_TYPE[shader.type], entry=shader.entry,
                           build_options=shader.build_options, include_dirs=shader.include_paths,
                           target_env=target_env, device=device,
