@@ -38,7 +38,7 @@ from kernellab.backends.base import (
     choose_device,
 )
 from kernellab.backends.registry import backend_class
-from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_cache
+from kernellab.compile.cache import ArtifactCache, default_cache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages, expand_request
 from kernellab.compile.stage import placed, target_env_for_api
 from kernellab.compile.stage import shader_request as file_shader_request
@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from typing import Any, overload
 
     from kernellab.backends.feature_specs import Image, ImageSpec
+    from kernellab.compile.pipeline_cache import PipelineCacheFile
     from kernellab.runtime.collaborators import BackendLease, InputSource, ModuleCache, OutputSink
 
 log = logs.getLogger("kernellab.run")
@@ -360,6 +361,8 @@ class Executor:
         self.report.device = device.name
         cache_data = None
         if self.options.cache_dir is not None:
+            from kernellab.compile.pipeline_cache import PipelineCacheFile
+
             self.pipeline_cache = PipelineCacheFile.for_scenario(self.options.cache_dir,
                                                                  self.scenario.file or Path("scenario.json"))
             self.say("INFO", "Load Pipeline Cache")
