@@ -13,7 +13,6 @@ cached reads them from here without loading the listing (issue 23).
 """
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import field
 
@@ -58,6 +57,8 @@ def words(data: bytes | bytearray | memoryview | Iterable[int], file: str = "") 
     else:
         raise InputError.at(file, "word 0", f"not a SPIR-V module: magic number 0x{int.from_bytes(head, 'little'):08x}"
                                             f", expected 0x{MAGIC:08x}")
+    import struct  # here: the scenario reader imports this module for its magic number alone
+
     return struct.unpack(f"{order}{len(raw) // 4}I", raw)
 
 
