@@ -2,8 +2,8 @@
 and the request of a scenario's shader (what ``run`` compiles).
 
 Each language module (``glsl_stages``, ``spirv_stages``, ``spirv_asm_stages``, ``opencl_stages``,
-``tensor_glsl``) builds its :class:`Language` from these; ``compile.languages`` puts them in one
-table and ``compile.pipeline`` runs them.
+``tensor_glsl``) builds its :class:`Language` from these; ``compile.pipeline`` puts them in one
+table and runs them.
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ class CompileRequest:
     """What to compile and how. Paths are absolute by the time a request is made."""
 
     source: Path
-    language: str  # a key of compile.languages.LANGUAGES: "glsl" | "spirv" | "opencl-c" | ...
+    language: str  # a key of compile.pipeline.LANGUAGES: "glsl" | "spirv" | "opencl-c" | ...
     entry: str = "main"
     build_options: str = ""
     include_dirs: tuple[Path, ...] = ()
