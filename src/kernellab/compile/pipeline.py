@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import field
 from pathlib import Path
 
 from kernellab import compiler_options, config, logs, tools
@@ -36,7 +35,6 @@ from kernellab.compile.stage import (
 from kernellab.errors import CompileError, DeviceError, InputError, Problem
 from kernellab.formats.paths import escaped_name
 from kernellab.outputs import write_bytes, write_text
-from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -172,22 +170,22 @@ def driver_source(source: Path, workload: Path, place: tuple[str, str] | None, *
     return preprocess.expand(source, language, dirs, roots, None, place).text
 
 
-@dataclass
 class Compiler:
-    """Runs stages for one request, memoizing artifacts in-process and (optionally) on disk."""
+    """Runs stages for one request, memoizing artifacts in-process and (optionally) on disk.
 
-    request: CompileRequest
-    cache: ArtifactCache | None = None
-    #: called with each artifact as its stage completes (the snapshot mechanism hooks in here)
-    on_stage: Callable[[Artifact], None] | None = None
-    _done: dict[str, Artifact] = field(default_factory=dict)
-    _expanded: preprocess.Expanded | None = field(default=None, init=False)
+    A plain class, not a record: it holds state, and a run's start-up builds no dataclass for it
+    (about 0.25 M instructions, issue 23)."""
 
-    def __post_init__(self) -> None:
-        if self.cache is None:
-            # compiled artifacts are kept by content by default (the user's cache folder), so a
-            # repeated run spawns no compiler; KERNELLAB_NO_CACHE / --no-cache turn that off
-            self.cache = default_cache()
+    def __init__(self, request: CompileRequest, cache: ArtifactCache | None = None,
+                 on_stage: Callable[[Artifact], None] | None = None):
+        self.request = request
+        # compiled artifacts are kept by content by default (the user's cache folder), so a
+        # repeated run spawns no compiler; KERNELLAB_NO_CACHE / --no-cache turn that off
+        self.cache = cache if cache is not None else default_cache()
+        #: called with each artifact as its stage completes (the snapshot mechanism hooks in here)
+        self.on_stage = on_stage
+        self._done: dict[str, Artifact] = {}
+        self._expanded: preprocess.Expanded | None = None
 
     @property
     def stages(self) -> OrderedDict[str, Stage]:
