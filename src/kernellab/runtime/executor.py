@@ -6,6 +6,7 @@ phases (setup, pipeline creation, run, save) are timed for ``--perf-counters-dum
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import field
@@ -47,7 +48,6 @@ from kernellab.formats import npy, npy_arm
 from kernellab.formats.paths import escaped_name
 from kernellab.outputs import OutputSet
 from kernellab.records import dataclass
-from kernellab.runtime import arm_log
 from kernellab.runtime.interface import (
     check_dispatch,
     check_local_arguments,
@@ -89,7 +89,7 @@ class RunOptions:
     clear_pipeline_cache: bool = False
     #: label each command with VK_EXT_debug_utils (``--enable-gpu-debug-markers``)
     debug_markers: bool = False
-    #: write Arm's log lines for the steps Arm's tests match on (runtime/arm_log.py)
+    #: write Arm's log lines for the steps Arm's tests match on (:func:`arm_say`)
     arm_log: bool = False
     timestamps: bool = False
     #: keep Arm's per-iteration perf counters (``--perf-counters-dump-path``); without it a long
@@ -109,6 +109,18 @@ class RunOptions:
     #: stages more files (profiling dumps) into the run's outputs once every output is written,
     #: so they are committed with them, or not at all
     finish: Callable[[RunReport, OutputSet], None] | None = None
+
+
+def arm_say(level: str, message: str) -> None:
+    """One of Arm's runner's log lines on standard output, for the steps scripts and Arm's tests
+    match on: Arm logs ``<time> [Scenario-Runner] LEVEL: message``; kernellab writes the same
+    words (without the time) for the steps it shares with Arm (pipeline-cache loads and stores,
+    compute dispatches) when the run asks for them (``RunOptions.arm_log``)."""
+    print(f"[Scenario-Runner] {level}: {message}", file=sys.stdout, flush=True)
+
+
+def arm_quiet(level: str, message: str) -> None:
+    """The same steps, said nowhere."""
 
 
 @dataclass(frozen=True)
@@ -334,7 +346,7 @@ class Executor:
         self._storage_images: set[str] | None = None
         self.pipeline_cache: PipelineCacheFile | None = None
         self.fail_on_miss = False
-        self.say = arm_log.say if options.arm_log else arm_log.quiet
+        self.say = arm_say if options.arm_log else arm_quiet
         #: tensors, memory groups and graphs; None when the scenario has none (nothing ML is imported)
         self.ml: Any = None
         if any(isinstance(r, (m.Tensor, m.Graph)) for r in scenario.resources) or \
