@@ -6,7 +6,7 @@ It sits low (it imports nothing) so that the model's readers, the compiler-optio
 """
 from __future__ import annotations
 
-#: a scenario shader's ``type`` -> the compile language it is built as (``compile/languages.py``)
+#: a scenario shader's ``type`` -> the compile language it is built as (``compile/pipeline.py``'s table)
 LANGUAGE_OF_SHADER_TYPE: dict[str, str] = {"GLSL": "glsl", "SPIR-V": "spirv", "OpenCL-C": "opencl-c"}
 #: a compile language -> the shader ``type`` a scenario writes for it
 SHADER_TYPE_OF_LANGUAGE: dict[str, str] = {language: kind for kind, language in LANGUAGE_OF_SHADER_TYPE.items()}

@@ -6,13 +6,18 @@ SPIR-V checker (``spirvsim/module.py``, ``spirvsim/clspv.py``) and the graph-mod
 scenario reader (``formats/scenario_ml.py``) take their instructions from :func:`instructions`
 and interpret the operands on top. It sits low (it needs only ``errors``) so that every layer can
 import it; the grammar (names, operand layouts) is the listing's, a layer up.
+
+It also holds the records of what an entry point expects from the outside (:class:`Descriptor`,
+:class:`Interface`), which ``listing/reflect.py`` fills from a module: a run whose reflection is
+cached reads them from here without loading the listing (issue 23).
 """
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import field
 
 from kernellab.errors import InputError
+from kernellab.records import dataclass
 
 #: the first word of every SPIR-V module
 MAGIC = 0x07230203
@@ -52,6 +57,8 @@ def words(data: bytes | bytearray | memoryview | Iterable[int], file: str = "") 
     else:
         raise InputError.at(file, "word 0", f"not a SPIR-V module: magic number 0x{int.from_bytes(head, 'little'):08x}"
                                             f", expected 0x{MAGIC:08x}")
+    import struct  # here: the scenario reader imports this module for its magic number alone
+
     return struct.unpack(f"{order}{len(raw) // 4}I", raw)
 
 
@@ -80,3 +87,38 @@ def literal_string(module_words: Sequence[int], start: int, end: int) -> tuple[s
             break
     raw = b"".join(module_words[k].to_bytes(4, "little") for k in range(start, i))
     return raw.split(b"\0", 1)[0].decode("utf-8", errors="replace"), i
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """A descriptor an entry point uses: its set, binding and type."""
+    set: int
+    binding: int
+    #: VK_DESCRIPTOR_TYPE_* without the prefix: STORAGE_BUFFER, UNIFORM_BUFFER, STORAGE_IMAGE, ...
+    type: str
+    name: str
+    #: array size (1 for a single descriptor; 0 for a runtime array of descriptors)
+    count: int = 1
+    #: buffers: the smallest range that holds the block (its runtime array with no elements)
+    min_size: int = 0
+    #: buffers: bytes per element of the trailing runtime array (0 when there is none)
+    stride: int = 0
+    writes: bool = True
+    #: buffers: the NumPy type code ("f4", "u4", "i8", ...) of every scalar the block holds, when
+    #: they are all of one type ("" for a block mixing types): what its data should be made of
+    element: str = ""
+
+
+@dataclass
+class Interface:
+    """What an entry point expects: descriptors, push constants and specialization ids."""
+    entry: str
+    descriptors: dict[tuple[int, int], Descriptor] = field(default_factory=dict)
+    push_constant_size: int = 0
+    spec_ids: frozenset[int] = frozenset()
+    #: LocalSize literals, or None where the size is an id (LocalSizeId / the WorkgroupSize builtin)
+    local_size: tuple[int, int, int] | None = None
+    #: bytes of the Workgroup (GLSL ``shared``, OpenCL C ``__local``) variables the entry point
+    #: reaches, laid out packed (arrays sized by specialization constants at their defaults):
+    #: what a dispatch asks of ``maxComputeSharedMemorySize``
+    workgroup_memory: int = 0

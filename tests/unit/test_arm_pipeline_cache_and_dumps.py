@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kernellab.backends.base import CommandTiming
-from kernellab.compile.cache import PIPELINE_CACHE_HEADER, PipelineCacheFile
+from kernellab.compile.pipeline_cache import PIPELINE_CACHE_HEADER, PipelineCacheFile
 from kernellab.errors import KernellabError
 from kernellab.runtime.arm_dumps import dump_text, perf_counters_document, profiling_document
 from kernellab.runtime.executor import RunReport

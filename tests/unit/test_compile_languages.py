@@ -79,7 +79,7 @@ def test_an_unknown_language_names_the_known_ones():
 
 
 def test_language_modules_do_not_import_the_pipeline_that_runs_them():
-    """The table is assembled in languages.py; a language module registering itself by importing
+    """The table is assembled in pipeline.py; a language module registering itself by importing
     the pipeline back is how the old cycle came about."""
     for module in ("glsl_stages", "spirv_stages", "spirv_asm_stages", "opencl_stages", "tensor_glsl", "stage"):
         tree = ast.parse((COMPILE / f"{module}.py").read_text())

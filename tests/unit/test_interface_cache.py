@@ -62,6 +62,7 @@ def test_the_reflecting_code_keys_by_its_files_stamps() -> None:
     """The code part of the key is the reflecting files' sizes and change times (no hashing of
     their text on each run): an edit, which changes them, never meets an old entry."""
     stamp = iface._code_digest.__wrapped__().decode()
-    for source in (Path(iface.__file__), Path(iface.__file__).parents[1] / "listing" / "reflect.py"):
+    for source in (Path(iface.__file__), Path(iface.__file__).with_name("reflection.py"),
+                   Path(iface.__file__).parents[1] / "listing" / "reflect.py"):
         st = source.stat()
         assert f"|{st.st_size}|{st.st_mtime_ns}|" in stamp and str(source.name) in stamp

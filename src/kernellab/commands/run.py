@@ -404,9 +404,11 @@ def _stage_dumps(args: argparse.Namespace, report: Any, outputs: Any, parse_ms: 
     """Stage the profiling and perf-counter dumps (Arm's schemas, runtime/arm_dumps.py) into the
     run's outputs: they are committed with the dst files, so a dump that cannot be written leaves
     no output either."""
+    report.phases_ms = {"parse": parse_ms, **report.phases_ms}
+    if not (args.perf_counters_dump_path or args.profiling_dump_path):
+        return  # no dump asked for: the dumps' module is not loaded
     from kernellab.runtime.arm_dumps import dump_text, perf_counters_document, profiling_document
 
-    report.phases_ms = {"parse": parse_ms, **report.phases_ms}
     if args.perf_counters_dump_path:
         outputs.text(args.perf_counters_dump_path, dump_text(perf_counters_document(report)))
     if args.profiling_dump_path:

@@ -1,24 +1,30 @@
 """Compilation as an ordered mapping of named stages.
 
 Each stage is a function from one artifact to the next; ``stages_for(request).keys()`` *is* the
-stage list (the table is in :mod:`kernellab.compile.languages`). Listing stages, snapshotting
-one, dumping all, caching each, and starting from an intermediate file (a ``.spv`` skips the GLSL
-stages) all come from this one structure.
+stage list. Listing stages, snapshotting one, dumping all, caching each, and starting from an
+intermediate file (a ``.spv`` skips the GLSL stages) all come from this one structure.
+
+The table of languages is written out here rather than filled in by imports, so reading it tells
+which languages exist and in which order they are offered. A language's module is imported when
+its stages are first asked for: a run of a SPIR-V module loads none of the GLSL, OpenCL C or
+tensor stages (issue 23: ~20 M instructions of start-up). The table lives here rather than in a
+module of its own so that a run imports one module less (issue 23); ``compile.languages`` keeps
+its names where the commands import them.
 """
 from __future__ import annotations
 
+import importlib
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from dataclasses import field
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from kernellab import compiler_options, config, logs, tools
 from kernellab.compile.cache import ArtifactCache, default_cache, sha256
-from kernellab.compile.languages import LANGUAGES, VULKAN_MODULE_STAGE, all_stages, stages_for
 from kernellab.compile.source_files import read_checked
 from kernellab.compile.stage import (
     Artifact,
     CompileRequest,
+    Language,
     Output,
     Stage,
     check_spirv_binary,
@@ -29,17 +35,72 @@ from kernellab.compile.stage import (
 from kernellab.errors import CompileError, DeviceError, InputError, Problem
 from kernellab.formats.paths import escaped_name
 from kernellab.outputs import write_bytes, write_text
-from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from kernellab.compile import preprocess
 
 # the names callers import from here, wherever they are defined
-__all__ = ["LANGUAGES", "VULKAN_MODULE_STAGE", "Artifact", "CompileRequest", "Compiler", "Stage", "all_stages",
-           "compile_tensor_glsl", "dump_stages", "spirv_to_text", "stages_for", "validate_spirv"]
+__all__ = ["LANGUAGES", "LANGUAGE_MODULES", "VULKAN_MODULE_STAGE", "Artifact", "CompileRequest", "Compiler", "Stage",
+           "all_stages", "compile_tensor_glsl", "dump_stages", "language", "spirv_to_text", "stages_for",
+           "validate_spirv"]
 
 log = logs.getLogger("kernellab.compile")
+
+
+#: language name -> the module of ``kernellab.compile`` whose ``LANGUAGE`` holds its stages (in
+#: the order the languages are offered)
+LANGUAGE_MODULES: dict[str, str] = {
+    "glsl": "glsl_stages",
+    "spirv": "spirv_stages",
+    "opencl-c": "opencl_stages",
+    "spirv-asm": "spirv_asm_stages",
+    "glsl-tensors": "tensor_glsl",
+}
+
+#: the stage each language's runnable Vulkan module comes from (each module's ``Language`` says
+#: the same: tests/unit/test_compile_languages.py compares them), written out so that asking for it
+#: imports no compiler's module
+VULKAN_MODULE_STAGE: dict[str, str] = {"glsl": "spirv", "spirv": "spirv", "opencl-c": "spirv-vulkan",
+                                       "spirv-asm": "spirv", "glsl-tensors": "spirv"}
+
+
+class _Languages(Mapping[str, Language]):
+    """Language name -> :class:`Language`, each module imported on first use."""
+
+    def __getitem__(self, name: str) -> Language:
+        module = importlib.import_module(f"kernellab.compile.{LANGUAGE_MODULES[name]}")
+        lang: Language = module.LANGUAGE
+        return lang
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(LANGUAGE_MODULES)
+
+    def __len__(self) -> int:
+        return len(LANGUAGE_MODULES)
+
+
+#: language name -> its stages (in the order the languages are offered)
+LANGUAGES: Mapping[str, Language] = _Languages()
+
+
+def language(name: str) -> Language:
+    if name not in LANGUAGE_MODULES:
+        raise InputError(f"unknown kernel language {name!r} (have: {', '.join(LANGUAGES)})")
+    return LANGUAGES[name]
+
+
+def all_stages(language_name: str) -> OrderedDict[str, Stage]:
+    """Every stage defined for a language, in pipeline order, whether or not its tool exists."""
+    stages: OrderedDict[str, Stage] = OrderedDict()
+    for stage in language(language_name).stages:
+        stages[stage.name] = stage
+    return stages
+
+
+def stages_for(request: CompileRequest) -> OrderedDict[str, Stage]:
+    """The stages available for ``request`` in pipeline order (stages whose tool is missing are left out)."""
+    return OrderedDict((n, s) for n, s in all_stages(request.language).items() if s.run is None or s.available())
 
 
 #: the languages whose compilers read ``#include``d files: kernellab inlines them (preprocess)
@@ -109,22 +170,22 @@ def driver_source(source: Path, workload: Path, place: tuple[str, str] | None, *
     return preprocess.expand(source, language, dirs, roots, None, place).text
 
 
-@dataclass
 class Compiler:
-    """Runs stages for one request, memoizing artifacts in-process and (optionally) on disk."""
+    """Runs stages for one request, memoizing artifacts in-process and (optionally) on disk.
 
-    request: CompileRequest
-    cache: ArtifactCache | None = None
-    #: called with each artifact as its stage completes (the snapshot mechanism hooks in here)
-    on_stage: Callable[[Artifact], None] | None = None
-    _done: dict[str, Artifact] = field(default_factory=dict)
-    _expanded: preprocess.Expanded | None = field(default=None, init=False)
+    A plain class, not a record: it holds state, and a run's start-up builds no dataclass for it
+    (about 0.25 M instructions, issue 23)."""
 
-    def __post_init__(self) -> None:
-        if self.cache is None:
-            # compiled artifacts are kept by content by default (the user's cache folder), so a
-            # repeated run spawns no compiler; KERNELLAB_NO_CACHE / --no-cache turn that off
-            self.cache = default_cache()
+    def __init__(self, request: CompileRequest, cache: ArtifactCache | None = None,
+                 on_stage: Callable[[Artifact], None] | None = None):
+        self.request = request
+        # compiled artifacts are kept by content by default (the user's cache folder), so a
+        # repeated run spawns no compiler; KERNELLAB_NO_CACHE / --no-cache turn that off
+        self.cache = cache if cache is not None else default_cache()
+        #: called with each artifact as its stage completes (the snapshot mechanism hooks in here)
+        self.on_stage = on_stage
+        self._done: dict[str, Artifact] = {}
+        self._expanded: preprocess.Expanded | None = None
 
     @property
     def stages(self) -> OrderedDict[str, Stage]:

@@ -5,29 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernellab import spirv_format
-from kernellab.compile.stage import CompileRequest
+from kernellab.compile.stage import CompileRequest, options_origin, shader_request, target_env_for_api
 from kernellab.errors import InputError, UsageError
-from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
-if TYPE_CHECKING:
-    from typing import Any
+# shader_request and target_env_for_api live in compile/stage.py, so that a run, which needs only
+# them, does not load this module (issue 23); importable from here as before
+__all__ = ["EXTENSIONS", "language_of", "request_for", "shader_request", "target_env_for_api"]
 
 #: file extension -> source language
 EXTENSIONS = {".comp": "glsl", ".glsl": "glsl", ".spv": "spirv", ".spvasm": "spirv-asm", ".cl": "opencl-c",
               ".ocl": "opencl-c", ".vert": "glsl", ".frag": "glsl"}
 #: GLSL files named for a graphics stage are compiled for it (glslang's own convention)
 _STAGE_OF_EXTENSION = {".vert": "vertex", ".frag": "fragment"}
-
-
-def target_env_for_api(api_version: str) -> str:
-    """The SPIR-V environment for a Vulkan device of ``api_version`` ("1.3.230" → ``vulkan1.3``;
-    newer than 1.3 → 1.3, the newest the compilers know)."""
-    try:
-        major, minor = (int(x) for x in api_version.split(".")[:2])
-    except ValueError:
-        return "vulkan1.2"
-    return f"vulkan1.{min(minor, 3)}" if major == 1 else "vulkan1.3"
 
 
 def language_of(path: Path) -> str:
@@ -93,27 +82,10 @@ def _from_workload(path: Path, kernel: str | None, build_options: str | None, en
         chosen = _choose(path, kernel, by_name, "kernel instantiation")
         return CompileRequest(chosen.kernel_path, "opencl-c", entry=entry or chosen.entry_point,
                               build_options=(chosen.compiler_flags or "") if build_options is None else build_options,
-                              target_env=target_env, device=device, options_from=_options_from(build_options),
+                              target_env=target_env, device=device, options_from=options_origin(build_options),
                               roots=(path.parent,), options_place=(str(path), f"/{insts.index(chosen)}/compiler_flags"),
                               place=(str(path), f"/{insts.index(chosen)}/kernel_file"))
     raise UsageError(f"{path}: a {fmt} file has no kernel source to compile here; name the .cl file instead")
-
-
-def shader_request(path: Path, index: int, shader: Any, target_env: str, *, device: str = "",
-                   entry: str | None = None, build_options: str | None = None) -> CompileRequest:
-    """The request for the shader at ``/resources/INDEX`` of the scenario ``path``: its options
-    (or ``build_options``, the user's ``--options``), include folders, stage; errors name its place."""
-    return CompileRequest(shader.src_path, LANGUAGE_OF_SHADER_TYPE[shader.type], entry=entry or shader.entry,
-                          build_options=shader.build_options if build_options is None else build_options,
-                          include_dirs=shader.include_paths, target_env=target_env, device=device,
-                          options_from=_options_from(build_options), roots=(path.parent,),
-                          options_place=(str(path), f"/resources/{index}/shader/build_options"),
-                          shader_stage=shader.stage, place=(str(path), f"/resources/{index}/shader/src"))
-
-
-def _options_from(command_line_options: str | None) -> str:
-    """``--options`` on kernellab's command line replace the file's and are the user's own."""
-    return "file" if command_line_options is None else "user"
 
 
 def _choose(path: Path, kernel: str | None, by_uid: dict, what: str):  # type: ignore[no-untyped-def]

@@ -1,8 +1,9 @@
-"""The records compilation is made of: a request, a stage, a stage's artifact, a source language.
+"""The records compilation is made of: a request, a stage, a stage's artifact, a source language;
+and the request of a scenario's shader (what ``run`` compiles).
 
 Each language module (``glsl_stages``, ``spirv_stages``, ``spirv_asm_stages``, ``opencl_stages``,
-``tensor_glsl``) builds its :class:`Language` from these; ``compile.languages`` puts them in one
-table and ``compile.pipeline`` runs them.
+``tensor_glsl``) builds its :class:`Language` from these; ``compile.pipeline`` puts them in one
+table and runs them.
 """
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ from pathlib import Path
 from kernellab import compiler_options, config, shader_languages, spirv_format, tools
 from kernellab.errors import CompileError, InputError, MissingToolError, Problem
 from kernellab.records import dataclass
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _in_cache(source: Path) -> bool:
@@ -48,7 +53,7 @@ class CompileRequest:
     """What to compile and how. Paths are absolute by the time a request is made."""
 
     source: Path
-    language: str  # a key of compile.languages.LANGUAGES: "glsl" | "spirv" | "opencl-c" | ...
+    language: str  # a key of compile.pipeline.LANGUAGES: "glsl" | "spirv" | "opencl-c" | ...
     entry: str = "main"
     build_options: str = ""
     include_dirs: tuple[Path, ...] = ()
@@ -106,6 +111,34 @@ class CompileRequest:
         if refusals:
             file, where = self.options_place or (str(self.source), "build options")
             raise InputError([Problem(file, where, str(r)) for r in refusals])
+
+
+def target_env_for_api(api_version: str) -> str:
+    """The SPIR-V environment for a Vulkan device of ``api_version`` ("1.3.230" → ``vulkan1.3``;
+    newer than 1.3 → 1.3, the newest the compilers know)."""
+    try:
+        major, minor = (int(x) for x in api_version.split(".")[:2])
+    except ValueError:
+        return "vulkan1.2"
+    return f"vulkan1.{min(minor, 3)}" if major == 1 else "vulkan1.3"
+
+
+def shader_request(path: Path, index: int, shader: Any, target_env: str, *, device: str = "",
+                   entry: str | None = None, build_options: str | None = None) -> CompileRequest:
+    """The request for the shader at ``/resources/INDEX`` of the scenario ``path``: its options
+    (or ``build_options``, the user's ``--options``), include folders, stage; errors name its place."""
+    language = shader_languages.LANGUAGE_OF_SHADER_TYPE[shader.type]
+    return CompileRequest(shader.src_path, language, entry=entry or shader.entry,
+                          build_options=shader.build_options if build_options is None else build_options,
+                          include_dirs=shader.include_paths, target_env=target_env, device=device,
+                          options_from=options_origin(build_options), roots=(path.parent,),
+                          options_place=(str(path), f"/resources/{index}/shader/build_options"),
+                          shader_stage=shader.stage, place=(str(path), f"/resources/{index}/shader/src"))
+
+
+def options_origin(command_line_options: str | None) -> str:
+    """``--options`` on kernellab's command line replace the file's and are the user's own."""
+    return "file" if command_line_options is None else "user"
 
 
 @dataclass(frozen=True)

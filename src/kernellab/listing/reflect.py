@@ -11,50 +11,17 @@ descriptors other entry points use.
 """
 from __future__ import annotations
 
-from dataclasses import field
-
 from kernellab.errors import InputError
-from kernellab.records import dataclass
+from kernellab.spirv_format import Descriptor, Interface
+
+#: the records reflection fills live in spirv_format.py, so that a run whose interface is cached
+#: reads them without loading this module (issue 23); importable from here as before
+__all__ = ["Descriptor", "Interface", "reflect"]
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 
 if TYPE_CHECKING:  # the decoder and its grammar load when a module is reflected, not with the classes
     from kernellab.listing.spirv import Instruction, Module
-
-
-@dataclass(frozen=True)
-class Descriptor:
-    """A descriptor an entry point uses: its set, binding and type."""
-    set: int
-    binding: int
-    #: VK_DESCRIPTOR_TYPE_* without the prefix: STORAGE_BUFFER, UNIFORM_BUFFER, STORAGE_IMAGE, ...
-    type: str
-    name: str
-    #: array size (1 for a single descriptor; 0 for a runtime array of descriptors)
-    count: int = 1
-    #: buffers: the smallest range that holds the block (its runtime array with no elements)
-    min_size: int = 0
-    #: buffers: bytes per element of the trailing runtime array (0 when there is none)
-    stride: int = 0
-    writes: bool = True
-    #: buffers: the NumPy type code ("f4", "u4", "i8", ...) of every scalar the block holds, when
-    #: they are all of one type ("" for a block mixing types): what its data should be made of
-    element: str = ""
-
-
-@dataclass
-class Interface:
-    """What an entry point expects: descriptors, push constants and specialization ids."""
-    entry: str
-    descriptors: dict[tuple[int, int], Descriptor] = field(default_factory=dict)
-    push_constant_size: int = 0
-    spec_ids: frozenset[int] = frozenset()
-    #: LocalSize literals, or None where the size is an id (LocalSizeId / the WorkgroupSize builtin)
-    local_size: tuple[int, int, int] | None = None
-    #: bytes of the Workgroup (GLSL ``shared``, OpenCL C ``__local``) variables the entry point
-    #: reaches, laid out packed (arrays sized by specialization constants at their defaults):
-    #: what a dispatch asks of ``maxComputeSharedMemorySize``
-    workgroup_memory: int = 0
 
 
 def _decorations(module: Module) -> tuple[dict[int, dict[str, list]], dict[tuple[int, int], dict[str, list]]]:

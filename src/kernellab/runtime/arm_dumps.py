@@ -9,8 +9,6 @@ schemas, key by key, are in docs/arm-compat.md.
 """
 from __future__ import annotations
 
-from kernellab.records import dataclass
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from typing import Any
@@ -21,21 +19,6 @@ COMMAND_TYPES = {"dispatch_compute": "ComputeDispatch", "dispatch_graph_shader":
                  "dispatch_graph": "DataGraphDispatch", "dispatch_data_graph": "DataGraphDispatch",
                  "dispatch_fragment": "GraphicsDispatch"}
 MICROSECONDS = "microseconds"
-
-
-@dataclass(frozen=True)
-class PerfCounter:
-    """One of Arm's perf counters (its src/perf_counter.hpp): a named host-side time."""
-
-    name: str
-    category: str
-    seconds: float
-    #: counted in "Time to Inference" (Arm: everything up to the first submission)
-    inference: bool = True
-
-    @property
-    def microseconds(self) -> int:
-        return int(self.seconds * 1e6)
 
 
 def dump_text(doc: dict[str, Any]) -> str:

@@ -6,6 +6,7 @@ phases (setup, pipeline creation, run, save) are timed for ``--perf-counters-dum
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import field
@@ -38,18 +39,15 @@ from kernellab.backends.base import (
     choose_device,
 )
 from kernellab.backends.registry import backend_class
-from kernellab.compile import sources
-from kernellab.compile.cache import ArtifactCache, PipelineCacheFile, default_cache
+from kernellab.compile.cache import ArtifactCache, default_cache
 from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages, expand_request
-from kernellab.compile.sources import target_env_for_api
-from kernellab.compile.stage import placed
+from kernellab.compile.stage import placed, target_env_for_api
+from kernellab.compile.stage import shader_request as file_shader_request
 from kernellab.errors import CompileError, FileSystemError, InputError, KernellabError, Problem, json_pointer
 from kernellab.formats import npy, npy_arm
 from kernellab.formats.paths import escaped_name
 from kernellab.outputs import OutputSet
 from kernellab.records import dataclass
-from kernellab.runtime import arm_log
-from kernellab.runtime.arm_dumps import PerfCounter
 from kernellab.runtime.interface import (
     check_dispatch,
     check_local_arguments,
@@ -69,6 +67,7 @@ if TYPE_CHECKING:
     from typing import Any, overload
 
     from kernellab.backends.feature_specs import Image, ImageSpec
+    from kernellab.compile.pipeline_cache import PipelineCacheFile
     from kernellab.runtime.collaborators import BackendLease, InputSource, ModuleCache, OutputSink
 
 log = logs.getLogger("kernellab.run")
@@ -90,7 +89,7 @@ class RunOptions:
     clear_pipeline_cache: bool = False
     #: label each command with VK_EXT_debug_utils (``--enable-gpu-debug-markers``)
     debug_markers: bool = False
-    #: write Arm's log lines for the steps Arm's tests match on (runtime/arm_log.py)
+    #: write Arm's log lines for the steps Arm's tests match on (:func:`arm_say`)
     arm_log: bool = False
     timestamps: bool = False
     #: keep Arm's per-iteration perf counters (``--perf-counters-dump-path``); without it a long
@@ -110,6 +109,34 @@ class RunOptions:
     #: stages more files (profiling dumps) into the run's outputs once every output is written,
     #: so they are committed with them, or not at all
     finish: Callable[[RunReport, OutputSet], None] | None = None
+
+
+def arm_say(level: str, message: str) -> None:
+    """One of Arm's runner's log lines on standard output, for the steps scripts and Arm's tests
+    match on: Arm logs ``<time> [Scenario-Runner] LEVEL: message``; kernellab writes the same
+    words (without the time) for the steps it shares with Arm (pipeline-cache loads and stores,
+    compute dispatches) when the run asks for them (``RunOptions.arm_log``)."""
+    print(f"[Scenario-Runner] {level}: {message}", file=sys.stdout, flush=True)
+
+
+def arm_quiet(level: str, message: str) -> None:
+    """The same steps, said nowhere."""
+
+
+@dataclass(frozen=True)
+class PerfCounter:
+    """One of Arm's perf counters (its src/perf_counter.hpp): a named host-side time (written out
+    by runtime/arm_dumps.py, which a run loads only when a dump is asked for)."""
+
+    name: str
+    category: str
+    seconds: float
+    #: counted in "Time to Inference" (Arm: everything up to the first submission)
+    inference: bool = True
+
+    @property
+    def microseconds(self) -> int:
+        return int(self.seconds * 1e6)
 
 
 class RepeatTimings(Sequence[list[CommandTiming]]):
@@ -159,7 +186,7 @@ class RunReport:
     #: per repeat, the timings of the commands of each frame
     timings: RepeatTimings = field(default_factory=RepeatTimings)
     outputs: list[Path] = field(default_factory=list)
-    #: Arm's perf counters (runtime/arm_dumps.py), in the order they were taken
+    #: Arm's perf counters (written out by runtime/arm_dumps.py), in the order they were taken
     counters: list[PerfCounter] = field(default_factory=list)
     #: VkPhysicalDeviceLimits::timestampPeriod, to turn timings back into raw timestamps
     timestamp_period: float = 1.0
@@ -193,8 +220,7 @@ def shader_request(scenario: m.Scenario, shader: m.Shader, target_env: str = "",
     # a shader not among the resources is a VGF's embedded GLSL: its file is the place
     index = next((i for i, r in enumerate(scenario.resources) if r is shader), None)
     if index is not None:
-        return sources.shader_request(Path(scenario.file or shader.src_path), index, shader, target_env,
-                                      device=device)
+        return file_shader_request(Path(scenario.file or shader.src_path), index, shader, target_env, device=device)
     return CompileRequest(source=shader.src_path, language=LANGUAGE_OF_TYPE[shader.type], entry=shader.entry,
                           build_options=shader.build_options, include_dirs=shader.include_paths,
                           target_env=target_env, device=device,
@@ -320,7 +346,7 @@ class Executor:
         self._storage_images: set[str] | None = None
         self.pipeline_cache: PipelineCacheFile | None = None
         self.fail_on_miss = False
-        self.say = arm_log.say if options.arm_log else arm_log.quiet
+        self.say = arm_say if options.arm_log else arm_quiet
         #: tensors, memory groups and graphs; None when the scenario has none (nothing ML is imported)
         self.ml: Any = None
         if any(isinstance(r, (m.Tensor, m.Graph)) for r in scenario.resources) or \
@@ -347,6 +373,8 @@ class Executor:
         self.report.device = device.name
         cache_data = None
         if self.options.cache_dir is not None:
+            from kernellab.compile.pipeline_cache import PipelineCacheFile
+
             self.pipeline_cache = PipelineCacheFile.for_scenario(self.options.cache_dir,
                                                                  self.scenario.file or Path("scenario.json"))
             self.say("INFO", "Load Pipeline Cache")

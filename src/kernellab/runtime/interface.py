@@ -18,8 +18,8 @@ from kernellab import model as m
 from kernellab.backends.base import KernelInterface, LocalArgument, UnknownEntryError
 from kernellab.compile.cache import sha256
 from kernellab.errors import Problem, json_pointer
-from kernellab.listing.reflect import Descriptor, Interface
 from kernellab.records import dataclass
+from kernellab.spirv_format import Descriptor, Interface
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:
     from kernellab.compile.cache import ArtifactCache
-    from kernellab.listing.spirv import Module
 
 #: the descriptor types each kind of resource can be bound as
 _COMPATIBLE = {
@@ -223,74 +222,6 @@ def stage_problem(scenario: m.Scenario, shader: m.Shader, facts: ModuleFacts, fi
                     f"{facts.execution_model} entry point")]
 
 
-def entry_points(module: Module) -> list[str]:
-    """The names of a decoded module's entry points."""
-    return [str(i.operands[2].value) for i in module.instructions if i.opname == "OpEntryPoint"]
-
-
-def module_facts(module: Module, entry: str) -> ModuleFacts:
-    """The :class:`ModuleFacts` of entry point ``entry`` of a decoded module."""
-    point = next((i for i in module.instructions if i.opname == "OpEntryPoint" and i.operands[2].value == entry),
-                 None)
-    entry_fn = int(point.operands[1].value) if point is not None else None
-    spec_id: dict[int, int] = {}
-    builtin_size: int | None = None
-    literal = ids = None
-    for inst in module.instructions:
-        if inst.opname == "OpDecorate" and len(inst.operands) >= 3:
-            if inst.operands[1].value == "SpecId":
-                spec_id[int(inst.operands[0].value)] = int(inst.operands[2].value)
-            elif inst.operands[1].value == "BuiltIn" and inst.operands[2].value == "WorkgroupSize":
-                builtin_size = int(inst.operands[0].value)
-        elif inst.opname in ("OpExecutionMode", "OpExecutionModeId") and entry_fn is not None \
-                and int(inst.operands[0].value) == entry_fn and len(inst.operands) >= 5:
-            values = [int(o.value) for o in inst.operands[2:5]]
-            if inst.operands[1].value == "LocalSize":
-                literal = values
-            elif inst.operands[1].value == "LocalSizeId":
-                ids = values
-
-    def term(id_: int) -> SizeTerm:
-        inst = module.defs.get(id_)
-        value = inst.operands[0].value if inst is not None and inst.operands else 1
-        return SizeTerm(int(value) if isinstance(value, int) else 1, spec_id.get(id_))
-
-    size = None
-    composite = module.defs.get(builtin_size) if builtin_size is not None else None
-    if composite is not None and len(composite.operands) == 3:  # the built-in overrides the execution modes
-        size = tuple(term(int(o.value)) for o in composite.operands)
-    elif ids is not None:
-        size = tuple(term(i) for i in ids)
-    elif literal is not None:
-        size = tuple(SizeTerm(v) for v in literal)
-    model = str(point.operands[0].value) if point is not None else ""
-    return ModuleFacts(size, _clspv_local_arguments(module, entry), model)  # type: ignore[arg-type]
-
-
-def _clspv_local_arguments(module: Module, entry: str) -> tuple[LocalArgument, ...]:
-    def constant(id_: object) -> int:
-        inst = module.defs.get(int(id_))  # type: ignore[call-overload]
-        return int(inst.operands[0].value) if inst is not None and inst.operands else -1
-
-    def string(id_: object) -> str:
-        return module.strings.get(int(id_), "")  # type: ignore[call-overload]
-
-    kernels: dict[int, str] = {}
-    out = []
-    for inst in module.instructions:
-        if inst.opname != "OpExtInst" or not inst.ext_set.startswith("NonSemantic.ClspvReflection"):
-            continue
-        ops = [o.value for o in inst.operands[2:]]
-        if inst.ext_op == "Kernel" and len(ops) >= 2 and inst.result is not None:
-            kernels[inst.result] = string(ops[1])
-        elif inst.ext_op == "ArgumentWorkgroup" and len(ops) >= 4 and kernels.get(int(ops[0])) == entry:  # type: ignore[call-overload]
-            info = module.defs.get(int(ops[4])) if len(ops) >= 5 else None  # type: ignore[call-overload]
-            name = string(info.operands[2].value) if info is not None and len(info.operands) > 2 else ""
-            type_name = string(info.operands[3].value) if info is not None and len(info.operands) > 3 else ""
-            out.append(LocalArgument(constant(ops[1]), name, constant(ops[2]), constant(ops[3]), type_name))
-    return tuple(out)
-
-
 #: reflection is cached by content: a repeated run loads no SPIR-V grammar (about 30 ms) and decodes nothing
 _CACHE_EXT = "interface.json"
 
@@ -307,14 +238,11 @@ def reflect_module(spirv: bytes, entry: str, file: str = "",
                 return _loads(raw)
             except (ValueError, KeyError, TypeError, IndexError):
                 pass  # an entry from another layout: reflect again and replace it
-    from kernellab.listing.reflect import reflect
-    from kernellab.listing.spirv import decode
+    from kernellab.runtime.reflection import reflect_uncached  # a miss only: the decoder and its grammar
 
-    module = decode(spirv, file)
-    entries = entry_points(module)
-    if entry not in entries:
-        raise UnknownEntryError(entry, entries, module=True)
-    found = reflect(spirv, entry, file, module=module), module_facts(module, entry)
+    interface, (size, local_arguments, model) = reflect_uncached(spirv, entry, file)
+    terms = tuple(SizeTerm(value, spec_id) for value, spec_id in size) if size is not None else None
+    found = interface, ModuleFacts(terms, local_arguments, model)  # type: ignore[arg-type]
     if cache is not None:
         cache.put(key, _CACHE_EXT, _dumps(*found))
     return found
@@ -366,7 +294,8 @@ def _code_digest() -> bytes:
     same way): hashing ~35 KB of source cost each run ~2 M instructions (issue 23)."""
     folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     parts = []
-    for source in (os.path.join(folder, "runtime", "interface.py"), os.path.join(folder, "listing", "reflect.py")):
+    for source in (os.path.join(folder, "runtime", "interface.py"), os.path.join(folder, "runtime", "reflection.py"),
+                   os.path.join(folder, "listing", "reflect.py")):
         try:
             st = os.stat(source)
             parts.append(f"{source}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}")
