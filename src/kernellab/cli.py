@@ -396,9 +396,11 @@ def program() -> NoReturn:
         gc_was_enabled = gc.isenabled()
         gc.disable()  # importing dataclasses (inspect, ast) makes only objects that live to the end
         from kernellab import classcode
+
+        # before the command's modules are imported and build their dataclasses
+        classcode.install(command, modules=True)
         from kernellab.commands import PROCESS, start_up_done
 
-        classcode.install(command)  # before the command's modules build their dataclasses
         PROCESS.one_shot = True
         start_up_done()
         if gc_was_enabled:
