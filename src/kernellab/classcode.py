@@ -226,8 +226,9 @@ class ModuleCode:
     for, the check CPython makes of a timestamp ``.pyc``. Anything else is declined: the normal
     finders import it, and :meth:`save` keeps its code at exit."""
 
-    def __init__(self, file: Path):
+    def __init__(self, file: Path, package: str = "kernellab"):
         self.file = file
+        self.prefix = package + "."  # its submodules: the package itself is imported before the finder
         self.entries = self._load()
         #: the modules declined this run: the folder searched for each and that folder's mtime
         self.declined: dict[str, tuple[str, int]] = {}
@@ -258,7 +259,7 @@ class ModuleCode:
     def find_spec(self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None) -> ModuleSpec | None:
         entry = self.entries.get(name)
         if entry is None:
-            if path and name.startswith("kernellab."):
+            if path and name.startswith(self.prefix):
                 self._decline(name, path[0])
             return None
         try:
