@@ -210,41 +210,56 @@ class _KeptLoader(SourceFileLoader):
 
 #: a module's entry: (where: the folder its parent package's path names, its file, whether it is a
 #: package, where's mtime in ns, the source's mtime in s and size as its .pyc's header keeps
-#: them (32 bits each), the .pyc's path, the code marshalled as in that .pyc)
-ModuleEntry = tuple[str, str, bool, int, int, int, str, bytes]
+#: them (32 bits each), the .pyc's path)
+ModuleEntry = tuple[str, str, bool, int, int, int, str]
 
 
 class ModuleCode:
     """A meta path finder that serves kernellab's modules from one file of their kept code, read
     once, in place of a search of the package's folders and a ``.pyc`` opened, read and checked
-    per module (about 0.15 M instructions each of the sixty-odd modules a ``run`` imports).
+    per module (about 0.1 M instructions each of the sixty-odd modules a ``run`` imports).
 
     A module is served only where its normal import would find the same code: its parent
     package's first path entry is the folder it was kept from, that folder's listing is
     unchanged (its mtime: no module, package or extension of the same name has appeared beside
     it) and its source has the mtime and size that the ``.pyc`` its code was read from was made
     for, the check CPython makes of a timestamp ``.pyc``. Anything else is declined: the normal
-    finders import it, and :meth:`save` keeps its code at exit."""
+    finders import it, and :meth:`save` keeps its code at exit.
+
+    The file: the length of its index (8 bytes), the index (the format, ``sys.pycache_prefix``
+    and each module's entry with where its code lies after the index), then the codes as their
+    ``.pyc`` files hold them. Each is unmarshalled in place: the file is one buffer, neither
+    copied per module nor freed (a freed megabyte raises the C library's threshold for mapping
+    fresh pages, and the Vulkan driver's zeroed allocations then cost a memset: 1.2 M measured)."""
 
     def __init__(self, file: Path, package: str = "kernellab"):
         self.file = file
         self.prefix = package + "."  # its submodules: the package itself is imported before the finder
+        self.codes = memoryview(b"")
         self.entries = self._load()
         #: the modules declined this run: the folder searched for each and that folder's mtime
         self.declined: dict[str, tuple[str, int]] = {}
         self.folders: dict[str, int] = {}  # folder -> its mtime in ns (-1: none), once a run
 
-    def _load(self) -> dict[str, ModuleEntry]:
+    def _load(self) -> dict[str, tuple[ModuleEntry, int, int]]:
         data = read_own_file(self.file)
+        if data is None:
+            return {}
+        view = memoryview(data)
+        end = 8 + int.from_bytes(view[:8], "little")
         try:
-            loaded = marshal.loads(data) if data is not None else None
+            loaded = marshal.loads(view[8:end])
         except (EOFError, ValueError, TypeError):
             return {}
         # another layout, or .pyc paths made under another PYTHONPYCACHEPREFIX: not used
         if (not isinstance(loaded, tuple) or len(loaded) != 3 or loaded[0] != MODULE_FORMAT
                 or loaded[1] != sys.pycache_prefix or not isinstance(loaded[2], dict)):
             return {}
-        return loaded[2]
+        entries = loaded[2]
+        if not all(type(kept) is tuple and len(kept) == 3 for kept in entries.values()):
+            return {}
+        self.codes = view[end:]
+        return entries
 
     def _folder_stamp(self, folder: str) -> int:
         stamp = self.folders.get(folder)
@@ -257,20 +272,20 @@ class ModuleCode:
         return stamp
 
     def find_spec(self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None) -> ModuleSpec | None:
-        entry = self.entries.get(name)
-        if entry is None:
+        kept = self.entries.get(name)
+        if kept is None:
             if path and name.startswith(self.prefix):
                 self._decline(name, path[0])
             return None
         try:
-            where, file, is_package, where_stamp, mtime, size, cached, blob = entry
+            (where, file, is_package, where_stamp, mtime, size, cached), start, end = kept
             if not path or path[0] != where or self._folder_stamp(where) != where_stamp:
                 raise LookupError(name)
             st = os.stat(file)
             # _validate_timestamp_pyc's test: whole seconds and the size, each in 32 bits
             if (int(st.st_mtime) & 0xFFFFFFFF) != mtime or (st.st_size & 0xFFFFFFFF) != size:
                 raise LookupError(name)
-            code = marshal.loads(blob)
+            code = marshal.loads(self.codes[start:end])
             if not isinstance(code, CodeType):
                 raise LookupError(name)
         except (LookupError, OSError, ValueError, TypeError, EOFError):
@@ -295,26 +310,32 @@ class ModuleCode:
             return
         fresh = {}
         for name, (where, stamp) in self.declined.items():
-            entry = _module_entry(name, where, stamp)
-            if entry is not None and self.entries.get(name) != entry:
-                fresh[name] = entry
+            found = _module_entry(name, where, stamp)
+            kept = self.entries.get(name)
+            if found is not None and (kept is None or kept[0] != found[0]):
+                fresh[name] = found
         if not fresh:
             return  # nothing keepable changed: no write on every run for a module never kept
-        entries = {name: entry for name, entry in self.entries.items() if name not in self.declined
-                   and self.folders.get(entry[0], entry[3]) == entry[3]}  # not known stale
-        entries.update(fresh)
-        if sum(len(entry[7]) for entry in entries.values()) > MAX_MODULE_BYTES:
-            entries = {name: entry for name, entry in entries.items() if name in sys.modules}
-        if write_replacing(self.file, marshal.dumps((MODULE_FORMAT, sys.pycache_prefix, entries))):
-            self.entries = entries
+        codes: dict[str, tuple[ModuleEntry, bytes | memoryview]] = {
+            name: (entry, self.codes[start:end]) for name, (entry, start, end) in self.entries.items()
+            if name not in self.declined and self.folders.get(entry[0], entry[3]) == entry[3]}  # not known stale
+        codes.update(fresh)
+        if sum(len(code) for _, code in codes.values()) > MAX_MODULE_BYTES:
+            codes = {name: kept for name, kept in codes.items() if name in sys.modules}
+        index, start = {}, 0
+        for name, (entry, code) in codes.items():
+            index[name] = (entry, start, start + len(code))
+            start += len(code)
+        head = marshal.dumps((MODULE_FORMAT, sys.pycache_prefix, index))
+        if write_replacing(self.file, b"".join([len(head).to_bytes(8, "little"), head, *(c for _, c in codes.values())])):
             self.declined.clear()
 
 
-def _module_entry(name: str, where: str, where_stamp: int) -> ModuleEntry | None:
-    """The entry of module ``name`` as imported this run, if the standard source loader imported
-    it from ``where`` and a timestamp ``.pyc`` holds its code; None for anything else (a module
-    a test or a user put in its place, a namespace package, an extension, a hash-based ``.pyc``,
-    no ``.pyc``). The source's stamp is the one in the ``.pyc``'s header, that of its code."""
+def _module_entry(name: str, where: str, where_stamp: int) -> tuple[ModuleEntry, bytes] | None:
+    """The entry and code of module ``name`` as imported this run, if the standard source loader
+    imported it from ``where`` and a timestamp ``.pyc`` holds its code; None for anything else
+    (a module a test or a user put in its place, a namespace package, an extension, a hash-based
+    ``.pyc``, no ``.pyc``). The source's stamp is the one in the ``.pyc``'s header, that of its code."""
     module = sys.modules.get(name)
     spec = getattr(module, "__spec__", None)
     if where_stamp < 0 or type(getattr(spec, "loader", None)) is not SourceFileLoader:
@@ -339,13 +360,13 @@ def _module_entry(name: str, where: str, where_stamp: int) -> ModuleEntry | None
     mtime, size = int.from_bytes(data[8:12], "little"), int.from_bytes(data[12:16], "little")
     if (int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF) != (mtime, size):
         return None  # the source changed since: it would only be declined
-    blob = data[16:]
+    code = data[16:]
     try:
-        if not isinstance(marshal.loads(blob), CodeType):
+        if not isinstance(marshal.loads(code), CodeType):
             return None
     except (EOFError, ValueError, TypeError):
         return None
-    return (where, file, is_package, where_stamp, mtime, size, cached, blob)
+    return (where, file, is_package, where_stamp, mtime, size, cached), code
 
 
 #: the code cache in place for this process's command (install() puts it once; the dataclass hook reads it)

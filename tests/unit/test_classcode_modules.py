@@ -156,7 +156,8 @@ def test_a_file_others_may_write_is_ignored(probe: Path, tmp_path: Path) -> None
     assert ModuleCode(file, PACKAGE).entries == {}
     file.chmod(0o600)
     assert ModuleCode(file, PACKAGE).entries
-    file.write_bytes(marshal.dumps(("another layout", None, {})))
+    head = marshal.dumps(("another layout", None, {}))
+    file.write_bytes(len(head).to_bytes(8, "little") + head)
     assert ModuleCode(file, PACKAGE).entries == {}
 
 
