@@ -230,7 +230,7 @@ class ModuleCode:
     and each module's entry with where its code lies after the index), then the codes as their
     ``.pyc`` files hold them. Each is unmarshalled in place: the file is one buffer, neither
     copied per module nor freed (a freed megabyte raises the C library's threshold for mapping
-    fresh pages, and the Vulkan driver's zeroed allocations then cost a memset: 1.2 M measured)."""
+    fresh pages, and the Vulkan driver's zeroed allocations then cost a memset: 2 M measured)."""
 
     def __init__(self, file: Path, package: str = "kernellab"):
         self.file = file
