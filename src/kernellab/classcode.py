@@ -299,6 +299,11 @@ class ModuleCode:
             spec.submodule_search_locations = [os.path.dirname(file)]
         return spec
 
+    def invalidate_caches(self) -> None:
+        """``importlib.invalidate_caches()``: the folders are looked at again, as the path
+        finder's listings are."""
+        self.folders.clear()
+
     def _decline(self, name: str, where: str) -> None:
         # the folder's mtime before the normal finders list it: a file added after is a change
         self.declined[name] = (where, self._folder_stamp(where))
