@@ -424,9 +424,12 @@ def install(command: str, *, modules: bool = False) -> CodeCache | None:
 
     folder = cache_dir()
     if modules and _modules is None:
-        _modules = ModuleCode(cache_file(folder, command, "modulecode"))
-        sys.meta_path.insert(0, _modules)  # type: ignore[arg-type]
-        atexit.register(_modules.save)
+        finder = ModuleCode(cache_file(folder, command, "modulecode"))
+        # with no file, and none to be written (PYTHONDONTWRITEBYTECODE), it would only decline
+        if finder.entries or not sys.dont_write_bytecode:
+            _modules = finder
+            sys.meta_path.insert(0, finder)  # type: ignore[arg-type]
+            atexit.register(finder.save)
     _installed = CodeCache(cache_file(folder, command))
     # dataclasses looks ``exec`` up in its module globals before the builtins
     dataclasses.exec = _installed.exec  # type: ignore[attr-defined]
