@@ -236,7 +236,9 @@ def _program(cache: Path, src: Path, *args: str, env: dict[str, str] | None = No
             "        if hasattr(m, '__path__'):\n"
             "            assert m.__path__ == [m.__file__.rpartition('/')[0]], n\n"
             "            assert (resources.files(n) / '__init__.py').is_file(), n\n"
-            "    print(json.dumps({n: type(m.__loader__).__name__ for n, m in mods.items()}), file=sys.stderr)\n"
+            "    loaders = {n: type(m.__loader__).__name__ for n, m in mods.items()}\n"
+            "    loaders['(finder)'] = str(any(type(f).__name__ == 'ModuleCode' for f in sys.meta_path))\n"
+            "    print(json.dumps(loaders), file=sys.stderr)\n"
             "atexit.register(report)\n"
             "from kernellab.cli import program\nprogram()")
     base = {**os.environ, "KERNELLAB_CACHE_DIR": str(cache), "PYTHONPATH": str(src), **(env or {})}
@@ -271,6 +273,9 @@ def test_the_program_serves_kernellab_from_the_kept_file_on_its_second_run(tmp_p
     loaders = _loaders(second)
     assert loaders["kernellab.commands.validate"] == "_KeptLoader"
     assert loaders["kernellab.cli"] == "SourceFileLoader"  # imported before the finder is in place
+    assert loaders["(finder)"] == "True"
+    dont_write = _program(cache, src, "validate", str(scenario), env={"PYTHONDONTWRITEBYTECODE": "1"})
+    assert _loaders(dont_write)["kernellab.commands.validate"] == "_KeptLoader"  # read, never written
 
     edited = src / "kernellab" / "commands" / "validate.py"
     edited.write_text(edited.read_text() + "\nprint('edited', file=__import__('sys').stderr)\n")
@@ -295,6 +300,7 @@ def test_the_program_writes_no_module_file_when_it_may_not(tmp_path: Path) -> No
         proc = _program(cache, src, "validate", str(bad), env=env)
         assert proc.returncode == 2 and "missing.json" in proc.stderr and "Traceback" not in proc.stderr
         assert not list(cache.glob("python/modulecode-*"))
+        assert _loaders(proc)["(finder)"] == "False"  # no file to read, none to write: no finder at all
     blocked = tmp_path / "a-file"  # no folder can be made below it (read-only as root too)
     blocked.write_text("")
     proc = _program(blocked / "cache", src, "validate", str(bad))
