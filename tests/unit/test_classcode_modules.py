@@ -57,6 +57,13 @@ def _import_through(finder: ModuleCode, *names: str) -> list[types.ModuleType]:
         sys.meta_path.remove(finder)  # type: ignore[arg-type]
 
 
+def _listing_changed(folder: Path) -> None:
+    """The folder's mtime moved on as a later change moves it: one made within the file system's
+    clock tick of the last would leave it as it was (the path finder's own listing too)."""
+    st = folder.stat()
+    os.utime(folder, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+
+
 def _kept_once(probe: Path, file: Path) -> None:
     first = ModuleCode(file, PACKAGE)
     modules = _import_through(first, f"{PACKAGE}.mod", f"{PACKAGE}.sub")
@@ -92,6 +99,7 @@ def test_invalidated_caches_look_at_the_folders_again(probe: Path, tmp_path: Pat
     assert type(mod.__loader__) is classcode._KeptLoader
     (probe / PACKAGE / "mod").mkdir()  # a package now wins over mod.py
     (probe / PACKAGE / "mod" / "__init__.py").write_text("VALUE = 9\n")
+    _listing_changed(probe / PACKAGE)
     importlib.invalidate_caches()
     sys.meta_path.insert(0, finder)  # type: ignore[arg-type]
     try:
@@ -146,6 +154,7 @@ def test_a_new_file_beside_a_kept_module_stops_its_serving(probe: Path, tmp_path
     _kept_once(probe, file)
     (probe / PACKAGE / "mod").mkdir()
     (probe / PACKAGE / "mod" / "__init__.py").write_text("VALUE = 5\n")
+    _listing_changed(probe / PACKAGE)
     importlib.invalidate_caches()
     (mod,) = _import_through(ModuleCode(file, PACKAGE), f"{PACKAGE}.mod")
     assert mod.VALUE == 5 and mod.__file__.endswith("__init__.py")
