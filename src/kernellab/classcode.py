@@ -1,4 +1,5 @@
-"""The compiled code of dataclasses' generated methods, kept between runs (start-up, issue 11).
+"""The compiled code of dataclasses' generated methods, kept between runs (start-up, issue 11),
+and of kernellab's own modules (:class:`ModuleCode`, issue 23).
 
 Building a dataclass compiles the source text of each method it generates (``__init__``,
 ``__repr__``, ``__eq__``, ``__hash__``, the frozen ``__setattr__``...): 0.4-1 ms a class, most of
@@ -217,7 +218,7 @@ ModuleEntry = tuple[str, str, bool, int, int, int, str]
 class ModuleCode:
     """A meta path finder that serves kernellab's modules from one file of their kept code, read
     once, in place of a search of the package's folders and a ``.pyc`` opened, read and checked
-    per module (about 0.1 M instructions each of the sixty-odd modules a ``run`` imports).
+    per module (about 0.15 M instructions each of the sixty-odd modules a ``run`` imports).
 
     A module is served only where its normal import would find the same code: its parent
     package's first path entry is the folder it was kept from, that folder's listing is
