@@ -386,10 +386,10 @@ QUICK_EXIT_COMMANDS = frozenset({"run", "validate", "schema", "devices", "verify
 def program() -> NoReturn:
     """The ``kernellab`` program (console script, ``python -m kernellab``): :func:`main` in a
     process of its own. For :data:`QUICK_EXIT_COMMANDS`, the dataclasses' method code and the
-    code of kernellab's modules are kept between runs (classcode.py), and the exit skips the interpreter's teardown, which collects
-    every object start-up made (about 7 % of a ``tiny`` run) in a process that ends anyway: exit
-    handlers run and the streams are flushed as in a normal exit. A process with threads still
-    running exits the normal way."""
+    code of kernellab's modules are kept between runs (classcode.py), and the exit skips the
+    interpreter's teardown, which collects every object start-up made (about 7 % of a ``tiny``
+    run) in a process that ends anyway: exit handlers run and the streams are flushed as in a
+    normal exit. A process with threads still running exits the normal way."""
     command = _named_command(None)
     quick = command in QUICK_EXIT_COMMANDS
     if command is not None and quick:
