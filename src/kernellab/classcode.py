@@ -1,4 +1,5 @@
-"""The compiled code of dataclasses' generated methods, kept between runs (start-up, issue 11).
+"""The compiled code of dataclasses' generated methods, kept between runs (start-up, issue 11),
+and of kernellab's own modules (:class:`ModuleCode`, issue 23).
 
 Building a dataclass compiles the source text of each method it generates (``__init__``,
 ``__repr__``, ``__eq__``, ``__hash__``, the frozen ``__setattr__``...): 0.4-1 ms a class, most of
@@ -10,12 +11,17 @@ standard library builds: only the ``compile`` of an identical text is skipped.
 """
 from __future__ import annotations
 
+import _imp
 import builtins
 import gc
 import marshal
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+
+# the import system's own classes (importlib.machinery, which names them, is one more module to import)
+from importlib._bootstrap import ModuleSpec
+from importlib._bootstrap_external import MAGIC_NUMBER, SourceFileLoader
 from pathlib import Path
 from types import CodeType, ModuleType
 
@@ -75,7 +81,43 @@ if sys.version_info >= (3, 12) and type(sys.modules["inspect"]) is _OnFirstUse:
 _imported_on_first_use("copy")
 import dataclasses  # noqa: E402 - after inspect and copy are made lazy
 
-from kernellab import records  # noqa: E402 - imports dataclasses
+
+def read_own_file(file: Path) -> bytes | None:
+    """The bytes of ``file`` when code may be run from it: the user's own, and writable by no one
+    else (POSIX; elsewhere the mode check alone). None when it is absent, unreadable or not."""
+    try:
+        with open(file, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            getuid = getattr(os, "getuid", None)
+            if (getuid is not None and st.st_uid != getuid()) or st.st_mode & 0o022:
+                return None
+            return fh.read()
+    except OSError:
+        return None
+
+
+def write_replacing(file: Path, data: bytes) -> bool:
+    """``data`` into ``file`` through a temporary file renamed over it (a reader never sees half a
+    file), private to the user; False when it cannot be written (a cache only costs time)."""
+    import tempfile
+
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", dir=file.parent)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, file)
+        return True
+    except (OSError, ValueError):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+
 
 #: a bound on a file: a command builds a few hundred methods (``run`` on buffers: about 270)
 MAX_ENTRIES = 1024
@@ -93,18 +135,12 @@ class CodeCache:
         self.used: set[str] = set()
 
     def _load(self) -> dict[str, bytes]:
+        data = read_own_file(self.file)
         try:
-            with open(self.file, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                # code is run from this file: only the user's own, and not writable by others
-                getuid = getattr(os, "getuid", None)  # POSIX; elsewhere the mode check alone
-                if (getuid is not None and st.st_uid != getuid()) or st.st_mode & 0o022:
-                    return {}
-                data = fh.read()
             # loads of the bytes: marshal.load on a file reads it item by item, many times slower
-            loaded = marshal.loads(data)
-        except (OSError, EOFError, ValueError, TypeError):
-            return {}  # absent, or from an interrupted write: compile as usual and replace it
+            loaded = marshal.loads(data) if data is not None else None
+        except (EOFError, ValueError, TypeError):
+            return {}  # from an interrupted write: compile as usual and replace it
         if not isinstance(loaded, dict):
             return {}
         return {k: v for k, v in loaded.items() if isinstance(k, str) and isinstance(v, bytes)}
@@ -144,27 +180,205 @@ class CodeCache:
             return
         if len(self.blobs) > MAX_ENTRIES:  # keep what this process used: the file is read on each start
             self.blobs = {text: blob for text, blob in self.blobs.items() if text in self.used}
-        import tempfile
-
-        try:
-            self.file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd, tmp = tempfile.mkstemp(prefix=".classcode.", dir=self.file.parent)
-        except OSError:
-            return  # a cache that cannot be written only costs time
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(marshal.dumps(self.blobs))
-            os.replace(tmp, self.file)
+        if write_replacing(self.file, marshal.dumps(self.blobs)):
             self.added = 0
-        except (OSError, ValueError):
+
+
+#: the bound on the module code file (kernellab's whole .pyc tree is about 4 MB; a ``run`` on
+#: buffers imports 0.9 MB of it): above it, only the modules of the run that wrote it are kept
+MAX_MODULE_BYTES = 4 << 20
+#: the first item of the module code file: a file of another layout is not read
+MODULE_FORMAT = "kernellab-modulecode-1"
+
+
+class _KeptLoader(SourceFileLoader):
+    """The loader of a module served from the module code file: the standard source loader (its
+    ``__file__``, ``get_source``, ``importlib.resources`` reader, ``is_package``) whose first
+    ``get_code`` returns the kept code instead of reading the ``.pyc`` again."""
+
+    def __init__(self, fullname: str, path: str, code: CodeType):
+        super().__init__(fullname, path)
+        self.code: CodeType | None = code
+
+    def get_code(self, fullname: str) -> CodeType | None:
+        code, self.code = self.code, None
+        if code is None or fullname != self.name:
+            return super().get_code(fullname)
+        # as the source loader does: the code names the file where it is now
+        _imp._fix_co_filename(code, self.path)  # type: ignore[attr-defined]
+        return code
+
+
+#: a module's entry: (where: the folder its parent package's path names, its file, whether it is a
+#: package, where's mtime in ns, the source's mtime in s and size as its .pyc's header keeps
+#: them (32 bits each), the .pyc's path)
+ModuleEntry = tuple[str, str, bool, int, int, int, str]
+
+
+class ModuleCode:
+    """A meta path finder that serves kernellab's modules from one file of their kept code, read
+    once, in place of a search of the package's folders and a ``.pyc`` opened, read and checked
+    per module (about 0.15 M instructions each of the sixty-odd modules a ``run`` imports).
+
+    A module is served only where its normal import would find the same code: its parent
+    package's first path entry is the folder it was kept from, that folder's listing is
+    unchanged (its mtime: no module, package or extension of the same name has appeared beside
+    it) and its source has the mtime and size that the ``.pyc`` its code was read from was made
+    for, the check CPython makes of a timestamp ``.pyc``. Anything else is declined: the normal
+    finders import it, and :meth:`save` keeps its code at exit.
+
+    The file: the length of its index (8 bytes), the index (the format, ``sys.pycache_prefix``
+    and each module's entry with where its code lies after the index), then the codes as their
+    ``.pyc`` files hold them. Each is unmarshalled in place: the file is one buffer, neither
+    copied per module nor freed (a freed megabyte raises the C library's threshold for mapping
+    fresh pages, and the Vulkan driver's zeroed allocations then cost a memset: 2 M measured)."""
+
+    def __init__(self, file: Path, package: str = "kernellab"):
+        self.file = file
+        self.prefix = package + "."  # its submodules: the package itself is imported before the finder
+        self.codes = memoryview(b"")
+        self.entries = self._load()
+        #: the modules declined this run: the folder searched for each and that folder's mtime
+        self.declined: dict[str, tuple[str, int]] = {}
+        self.folders: dict[str, int] = {}  # folder -> its mtime in ns (-1: none), once a run
+
+    def _load(self) -> dict[str, tuple[ModuleEntry, int, int]]:
+        data = read_own_file(self.file)
+        if data is None:
+            return {}
+        view = memoryview(data)
+        end = 8 + int.from_bytes(view[:8], "little")
+        try:
+            loaded = marshal.loads(view[8:end])
+        except (EOFError, ValueError, TypeError):
+            return {}
+        # another layout, or .pyc paths made under another PYTHONPYCACHEPREFIX: not used
+        if (not isinstance(loaded, tuple) or len(loaded) != 3 or loaded[0] != MODULE_FORMAT
+                or loaded[1] != sys.pycache_prefix or not isinstance(loaded[2], dict)):
+            return {}
+        entries = loaded[2]
+        if not all(type(kept) is tuple and len(kept) == 3 for kept in entries.values()):
+            return {}
+        self.codes = view[end:]
+        return entries
+
+    def _folder_stamp(self, folder: str) -> int:
+        stamp = self.folders.get(folder)
+        if stamp is None:
             try:
-                os.unlink(tmp)
+                stamp = os.stat(folder).st_mtime_ns
             except OSError:
-                pass
+                stamp = -1
+            self.folders[folder] = stamp
+        return stamp
+
+    def find_spec(self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None) -> ModuleSpec | None:
+        kept = self.entries.get(name)
+        if kept is None:
+            if path and name.startswith(self.prefix):
+                self._decline(name, path[0])
+            return None
+        try:
+            (where, file, is_package, where_stamp, mtime, size, cached), start, end = kept
+            if not path or path[0] != where or self._folder_stamp(where) != where_stamp:
+                raise LookupError(name)
+            st = os.stat(file)
+            # _validate_timestamp_pyc's test: whole seconds and the size, each in 32 bits
+            if (int(st.st_mtime) & 0xFFFFFFFF) != mtime or (st.st_size & 0xFFFFFFFF) != size:
+                raise LookupError(name)
+            code = marshal.loads(self.codes[start:end])
+            if not isinstance(code, CodeType):
+                raise LookupError(name)
+        except (LookupError, OSError, ValueError, TypeError, EOFError):
+            if path:
+                self._decline(name, path[0])
+            return None
+        spec = ModuleSpec(name, _KeptLoader(name, file, code), origin=file, is_package=is_package)
+        spec.has_location = True  # __file__ and __cached__, as the path finder's specs
+        spec.cached = cached
+        if is_package:
+            spec.submodule_search_locations = [os.path.dirname(file)]
+        return spec
+
+    def invalidate_caches(self) -> None:
+        """``importlib.invalidate_caches()``: the folders are looked at again, as the path
+        finder's listings are."""
+        self.folders.clear()
+
+    def _decline(self, name: str, where: str) -> None:
+        # the folder's mtime before the normal finders list it: a file added after is a change
+        self.declined[name] = (where, self._folder_stamp(where))
+
+    def save(self) -> None:
+        """Keep the code of each module declined this run that the normal path finder imported
+        from its source (temp file, then rename); nothing under ``sys.dont_write_bytecode``."""
+        if not self.declined or sys.dont_write_bytecode:
+            return
+        fresh = {}
+        for name, (where, stamp) in self.declined.items():
+            found = _module_entry(name, where, stamp)
+            kept = self.entries.get(name)
+            if found is not None and (kept is None or kept[0] != found[0]):
+                fresh[name] = found
+        if not fresh:
+            return  # nothing keepable changed: no write on every run for a module never kept
+        codes: dict[str, tuple[ModuleEntry, bytes | memoryview]] = {
+            name: (entry, self.codes[start:end]) for name, (entry, start, end) in self.entries.items()
+            if name not in self.declined and self.folders.get(entry[0], entry[3]) == entry[3]}  # not known stale
+        codes.update(fresh)
+        if sum(len(code) for _, code in codes.values()) > MAX_MODULE_BYTES:
+            codes = {name: kept for name, kept in codes.items() if name in sys.modules}
+        index, start = {}, 0
+        for name, (entry, code) in codes.items():
+            index[name] = (entry, start, start + len(code))
+            start += len(code)
+        head = marshal.dumps((MODULE_FORMAT, sys.pycache_prefix, index))
+        if write_replacing(self.file, b"".join([len(head).to_bytes(8, "little"), head, *(c for _, c in codes.values())])):
+            self.declined.clear()
+
+
+def _module_entry(name: str, where: str, where_stamp: int) -> tuple[ModuleEntry, bytes] | None:
+    """The entry and code of module ``name`` as imported this run, if the standard source loader
+    imported it from ``where`` and a timestamp ``.pyc`` holds its code; None for anything else
+    (a module a test or a user put in its place, a namespace package, an extension, a hash-based
+    ``.pyc``, no ``.pyc``). The source's stamp is the one in the ``.pyc``'s header, that of its code."""
+    module = sys.modules.get(name)
+    spec = getattr(module, "__spec__", None)
+    if where_stamp < 0 or type(getattr(spec, "loader", None)) is not SourceFileLoader:
+        return None
+    leaf = name.rpartition(".")[2]
+    is_package = spec.submodule_search_locations is not None  # type: ignore[union-attr]
+    file = os.path.join(where, leaf, "__init__.py") if is_package else os.path.join(where, leaf + ".py")
+    if spec.origin != file or getattr(module, "__file__", None) != file:  # type: ignore[union-attr]
+        return None
+    if is_package and list(spec.submodule_search_locations) != [os.path.dirname(file)]:  # type: ignore[union-attr]
+        return None
+    cached = spec.cached  # type: ignore[union-attr]
+    try:
+        with open(cached, "rb") as fh:
+            data = fh.read()
+        st = os.stat(file)
+    except (OSError, TypeError):
+        return None
+    # PEP 552: flags 0 is a timestamp .pyc; a hash-based one is checked by the source's hash
+    if len(data) < 16 or data[:4] != MAGIC_NUMBER or data[4:8] != bytes(4):
+        return None
+    mtime, size = int.from_bytes(data[8:12], "little"), int.from_bytes(data[12:16], "little")
+    if (int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF) != (mtime, size):
+        return None  # the source changed since: it would only be declined
+    code = data[16:]
+    try:
+        if not isinstance(marshal.loads(code), CodeType):
+            return None
+    except (EOFError, ValueError, TypeError):
+        return None
+    return (where, file, is_package, where_stamp, mtime, size, cached), code
 
 
 #: the code cache in place for this process's command (install() puts it once; the dataclass hook reads it)
 _installed: CodeCache | None = None
+#: the module finder of this process's command (``install(command, modules=True)``)
+_modules: ModuleCode | None = None
 
 
 class collector_paused:  # noqa: N801 - used as a function: ``with collector_paused():``
@@ -184,17 +398,22 @@ class collector_paused:  # noqa: N801 - used as a function: ``with collector_pau
             gc.enable()
 
 
-def cache_file(cache_dir: Path, command: str) -> Path:
+def cache_file(cache_dir: Path, command: str, kind: str = "classcode") -> Path:
     """The file of one command for this interpreter (code objects are only valid for the version
-    that made them): one per command, so a start reads only the code that command builds."""
+    that made them): one per command, so a start reads only the code that command builds. The
+    module code's is per optimization level too (``-O`` compiles other code)."""
     tag = f"{sys.implementation.cache_tag}-{sys.hexversion:x}"
-    return cache_dir / "python" / f"classcode-{command}-{tag}.marshal"
+    if kind == "modulecode":
+        tag += f"-O{sys.flags.optimize}"
+    return cache_dir / "python" / f"{kind}-{command}-{tag}.marshal"
 
 
-def install(command: str) -> CodeCache | None:
+def install(command: str, *, modules: bool = False) -> CodeCache | None:
     """Have :mod:`dataclasses` use the kept code of ``command`` from now on (once per process);
-    the file is written at exit when new classes were built. Off with ``KERNELLAB_NO_CACHE=1``."""
-    global _installed
+    with ``modules``, kernellab's modules imported from now on are served from their kept code
+    too (:class:`ModuleCode`). The files are written at exit when there is new code. Off with
+    ``KERNELLAB_NO_CACHE=1``."""
+    global _installed, _modules
     if _installed is not None:
         return _installed
     # from the environment, not the settings: the settings' own classes are built through the hook
@@ -202,24 +421,42 @@ def install(command: str) -> CodeCache | None:
 
     if cache_off():
         return None
-    _installed = CodeCache(cache_file(cache_dir(), command))
-    # dataclasses looks ``exec`` up in its module globals before the builtins
-    dataclasses.exec = _installed.exec  # type: ignore[attr-defined]
-    records.keep_code(_installed.code)  # kernellab's own classes: one kept text each
     import atexit
 
+    folder = cache_dir()
+    if modules and _modules is None:
+        finder = ModuleCode(cache_file(folder, command, "modulecode"))
+        # with no file, and none to be written (PYTHONDONTWRITEBYTECODE), it would only decline
+        if finder.entries or not sys.dont_write_bytecode:
+            _modules = finder
+            sys.meta_path.insert(0, finder)  # type: ignore[arg-type]
+            atexit.register(finder.save)
+    _installed = CodeCache(cache_file(folder, command))
+    # dataclasses looks ``exec`` up in its module globals before the builtins
+    dataclasses.exec = _installed.exec  # type: ignore[attr-defined]
+    from kernellab import records  # after the module finder: served from the kept code
+
+    records.keep_code(_installed.code)  # kernellab's own classes: one kept text each
     atexit.register(_installed.save)
     return _installed
 
 
 def uninstall() -> None:
-    """Back to the standard ``exec`` (tests)."""
-    global _installed
-    if _installed is not None:
-        import atexit
+    """Back to the standard ``exec`` and import (tests)."""
+    global _installed, _modules
+    import atexit
 
+    if _installed is not None:
         atexit.unregister(_installed.save)
         _installed.save()
         _installed = None
+    if _modules is not None:
+        atexit.unregister(_modules.save)
+        if _modules in sys.meta_path:
+            sys.meta_path.remove(_modules)  # type: ignore[arg-type]
+        _modules.save()
+        _modules = None
     dataclasses.__dict__.pop("exec", None)
+    from kernellab import records
+
     records.keep_code(None)

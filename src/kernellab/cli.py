@@ -385,20 +385,22 @@ QUICK_EXIT_COMMANDS = frozenset({"run", "validate", "schema", "devices", "verify
 
 def program() -> NoReturn:
     """The ``kernellab`` program (console script, ``python -m kernellab``): :func:`main` in a
-    process of its own. For :data:`QUICK_EXIT_COMMANDS`, the dataclasses' method code is kept
-    between runs (classcode.py), and the exit skips the interpreter's teardown, which collects
-    every object start-up made (about 7 % of a ``tiny`` run) in a process that ends anyway: exit
-    handlers run and the streams are flushed as in a normal exit. A process with threads still
-    running exits the normal way."""
+    process of its own. For :data:`QUICK_EXIT_COMMANDS`, the dataclasses' method code and the
+    code of kernellab's modules are kept between runs (classcode.py), and the exit skips the
+    interpreter's teardown, which collects every object start-up made (about 7 % of a ``tiny``
+    run) in a process that ends anyway: exit handlers run and the streams are flushed as in a
+    normal exit. A process with threads still running exits the normal way."""
     command = _named_command(None)
     quick = command in QUICK_EXIT_COMMANDS
     if command is not None and quick:
         gc_was_enabled = gc.isenabled()
         gc.disable()  # importing dataclasses (inspect, ast) makes only objects that live to the end
         from kernellab import classcode
+
+        # before the command's modules are imported and build their dataclasses
+        classcode.install(command, modules=True)
         from kernellab.commands import PROCESS, start_up_done
 
-        classcode.install(command)  # before the command's modules build their dataclasses
         PROCESS.one_shot = True
         start_up_done()
         if gc_was_enabled:
