@@ -15,6 +15,7 @@ dispatches over the same buffers allocates nothing per dispatch.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 
@@ -54,6 +55,41 @@ log = logs.getLogger("kernellab.vulkan")
 _DEBUG_UTILS = "VK_EXT_debug_utils"
 
 
+#: what a user may ask of Mesa's VK_LAYER_MESA_device_select (its switch, its settings, DRI_PRIME)
+#: and of the loader's layers: any of them set, the instance is created as the user has it
+DEVICE_SELECT_VARIABLES = ("NODEVICE_SELECT", "MESA_VK_DEVICE_SELECT", "MESA_VK_DEVICE_SELECT_FORCE_DEFAULT_DEVICE",
+                           "MESA_VK_DEVICE_SELECT_DEBUG", "DRI_PRIME", "DRI_PRIME_DEBUG", "VK_INSTANCE_LAYERS",
+                           "VK_LOADER_LAYERS_ENABLE", "VK_LOADER_LAYERS_DISABLE", "VK_LOADER_LAYERS_ALLOW",
+                           "VK_ADD_LAYER_PATH", "VK_LAYER_PATH")
+
+
+def device_select_unasked(env: Mapping[str, str]) -> bool:
+    """Whether the instance may be created without Mesa's device-selection layer: the user set
+    none of its variables (nor the loader's layer controls) and pinned one driver manifest
+    (``VK_DRIVER_FILES``, or ``VK_ICD_FILENAMES``, naming one file), so that one device is
+    likely; the instance checks that it found at most one (docs/devices.md)."""
+    if "VK_ADD_DRIVER_FILES" in env or any(name in env for name in DEVICE_SELECT_VARIABLES):
+        return False
+    files = env.get("VK_DRIVER_FILES") or env.get("VK_ICD_FILENAMES") or ""
+    return bool(files) and ":" not in files and files.endswith(".json")
+
+
+def _create_instance(vk: Any, info: Any, without_device_select: bool) -> Any:
+    """vkCreateInstance; ``without_device_select``: with NODEVICE_SELECT=1 in the environment for
+    that call only (the loader reads it there), so no child process inherits it."""
+    if without_device_select:
+        os.environ["NODEVICE_SELECT"] = "1"
+    try:
+        return vk.vkCreateInstance(info, None)
+    except vk.VkErrorIncompatibleDriver:
+        raise DeviceError(f"no Vulkan driver found (VK_ERROR_INCOMPATIBLE_DRIVER): {INSTALL_HINT}") from None
+    except vk.VkError as exc:
+        raise DeviceError(f"vkCreateInstance failed: {nvk.code_name(exc)}: {INSTALL_HINT}") from None
+    finally:
+        if without_device_select:
+            os.environ.pop("NODEVICE_SELECT", None)
+
+
 class Instance:
     """One VkInstance per process, shared by discovery and every backend object."""
 
@@ -67,13 +103,16 @@ class Instance:
                                        ppEnabledLayerNames=list(layers) or None,
                                        enabledExtensionCount=len(extensions),
                                        ppEnabledExtensionNames=list(extensions) or None)
-        try:
-            self.handle = vk.vkCreateInstance(info, None)
-        except vk.VkErrorIncompatibleDriver:
-            raise DeviceError(f"no Vulkan driver found (VK_ERROR_INCOMPATIBLE_DRIVER): {INSTALL_HINT}") from None
-        except vk.VkError as exc:
-            raise DeviceError(f"vkCreateInstance failed: {nvk.code_name(exc)}: {INSTALL_HINT}") from None
+        #: Mesa's device-selection layer was kept out of this instance (docs/devices.md)
+        self.without_device_select = device_select_unasked(os.environ)
+        self.handle = _create_instance(vk, info, self.without_device_select)
         self.physical_devices = list(vk.vkEnumeratePhysicalDevices(self.handle))
+        if self.without_device_select and len(self.physical_devices) > 1:
+            # several devices: their indices (--device N) and kernellab's ties are in the layer's order
+            vk.vkDestroyInstance(self.handle, None)
+            self.without_device_select = False
+            self.handle = _create_instance(vk, info, False)
+            self.physical_devices = list(vk.vkEnumeratePhysicalDevices(self.handle))
         self.extensions = tuple(extensions)
 
     @classmethod
