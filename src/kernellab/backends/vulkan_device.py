@@ -529,75 +529,37 @@ class VulkanDevice:
         self._buffers.append(buf)
         return buf
 
+    # staged transfers and shared memory (backends/vulkan_transfers.py: loaded when first used)
     def staging(self, size: int, readback: bool = False) -> VulkanBuffer:
-        """A host-visible buffer for a transfer, not kept: the caller frees it (:meth:`free_buffer`);
-        ``readback``: the device copies into it and the CPU reads it (host-cached memory)."""
-        return self._make_buffer(size, "staging", self.memory.readback if readback else self.memory.upload)
+        return _transfers().staging(self, size, readback)
 
     def upload(self, buf: VulkanBuffer, data: memoryview, offset: int) -> None:
-        """Write ``data`` into ``buf`` at ``offset`` through a staging buffer and a copy, now."""
-        if not data.nbytes:
-            return
-        staging = self.staging(data.nbytes)
-        try:
-            staging.view[:] = data.cast("B")
-            self._copy_now(staging, 0, buf, offset, data.nbytes)
-        finally:
-            self.free_buffer(staging)
+        _transfers().upload(self, buf, data, offset)
 
     def read_back(self, buf: VulkanBuffer) -> memoryview:
-        """``buf``'s bytes, copied by the device into host-cached memory and then out of it."""
-        out = bytearray(buf.size)
-        if buf.size:
-            staging = self.staging(buf.size, readback=True)
-            try:
-                self._copy_now(buf, 0, staging, 0, buf.size)
-                out[:] = staging.view
-            finally:
-                self.free_buffer(staging)
-        return memoryview(out)
+        return _transfers().read_back(self, buf)
 
     def fill_zero(self, buf: VulkanBuffer) -> None:
-        """Clear ``buf`` on the device, now (its memory need not be mapped)."""
-        vk = self.vk
+        _transfers().fill_zero(self, buf)
 
-        whole = buf.size - buf.size % 4  # a fill writes whole 4-byte words
+    def one_shot(self, record: Callable[[Any], None]) -> None:
+        _transfers().one_shot(self, record)
 
-        def record(cmd: Any) -> None:
-            self._transfer_barrier(cmd, before=True)
-            vk.vkCmdFillBuffer(cmd, buf.handle, 0, whole, 0)
-            self._transfer_barrier(cmd, before=False)
+    def host_memory(self, size: int, type_bits: int, what: str) -> DeviceMemory:
+        return _transfers().host_memory(self, size, type_bits, what)
 
-        if whole:
-            self.one_shot(record)
-        self.upload(buf, memoryview(bytes(buf.size - whole)), whole)
+    def free_memory(self, mem: DeviceMemory) -> None:
+        _transfers().free_memory(self, mem)
 
-    def _copy_now(self, src: VulkanBuffer, src_offset: int, dst: VulkanBuffer, dst_offset: int, size: int) -> None:
-        vk = self.vk
-
-        def record(cmd: Any) -> None:
-            self._transfer_barrier(cmd, before=True)
-            vk.vkCmdCopyBuffer(cmd, src.handle, dst.handle, 1,
-                               [vk.VkBufferCopy(srcOffset=src_offset, dstOffset=dst_offset, size=size)])
-            self._transfer_barrier(cmd, before=False)
-
-        self.one_shot(record)
-
-    def _transfer_barrier(self, cmd: Any, before: bool) -> None:
-        """Order a transfer after the work submitted before it, and what follows (shaders, host
-        reads) after the transfer."""
-        vk = self.vk
-        all_access = vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT
-        transfer = vk.VK_ACCESS_TRANSFER_READ_BIT | vk.VK_ACCESS_TRANSFER_WRITE_BIT
-        src_access, dst_access = (all_access, transfer) if before else (vk.VK_ACCESS_TRANSFER_WRITE_BIT,
-                                                                        all_access | vk.VK_ACCESS_HOST_READ_BIT)
-        src_stage, dst_stage = (vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT)
-        if not before:
-            src_stage, dst_stage = vk.VK_PIPELINE_STAGE_TRANSFER_BIT, (vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT |
-                                                                       vk.VK_PIPELINE_STAGE_HOST_BIT)
-        vk.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1,
-                                [vk.VkMemoryBarrier(srcAccessMask=src_access, dstAccessMask=dst_access)],
-                                0, None, 0, None)
+    def bind_buffer(self, handle: Any, memory: DeviceMemory, offset: int, spec: BufferSpec) -> VulkanBuffer:
+        """A buffer bound into shared memory at ``offset``; its bytes are a view of the group's mapping."""
+        with checked("vkBindBufferMemory"):
+            self.vk.vkBindBufferMemory(self.handle, handle, memory.handle, offset)
+        buf = VulkanBuffer(spec.size, spec.uid, handle, memory.handle, memory.mapping,
+                           memoryview(memory.mapping).cast("B")[offset:offset + spec.size], owns_memory=False,
+                           host_cached=self.memory.host_cached(memory.type_index))
+        self._buffers.append(buf)
+        return buf
 
     def free_buffer(self, b: VulkanBuffer) -> None:
         vk = self.vk
@@ -622,54 +584,6 @@ class VulkanDevice:
             handle = vk.vkCreateBuffer(self.handle, vk.VkBufferCreateInfo(
                 size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
         return handle, vk.vkGetBufferMemoryRequirements(self.handle, handle)
-
-    def bind_buffer(self, handle: Any, memory: DeviceMemory, offset: int, spec: BufferSpec) -> VulkanBuffer:
-        """A buffer bound into shared memory at ``offset``; its bytes are a view of the group's mapping."""
-        with checked("vkBindBufferMemory"):
-            self.vk.vkBindBufferMemory(self.handle, handle, memory.handle, offset)
-        buf = VulkanBuffer(spec.size, spec.uid, handle, memory.handle, memory.mapping,
-                           memoryview(memory.mapping).cast("B")[offset:offset + spec.size], owns_memory=False,
-                           host_cached=self.memory.host_cached(memory.type_index))
-        self._buffers.append(buf)
-        return buf
-
-    def host_memory(self, size: int, type_bits: int, what: str) -> DeviceMemory:
-        """Host-visible coherent memory of a type in ``type_bits``, mapped (device-local
-        preferred), several resources may be bound into; freed at :meth:`close` unless
-        :meth:`free_memory` frees it first."""
-        import numpy as np
-
-        vk = self.vk
-        mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
-        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-        candidates = [i for i in range(mp.memoryTypeCount)
-                      if type_bits & (1 << i) and mp.memoryTypes[i].propertyFlags & want == want]
-        if not candidates:
-            raise DeviceError(f"{what}: no host-visible coherent memory type fits (memoryTypeBits {type_bits:#x})")
-        local = [i for i in candidates if mp.memoryTypes[i].propertyFlags & vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT]
-        index = (local or candidates)[0]
-        with checked(f"vkAllocateMemory({what}, {size} bytes)"):
-            handle = vk.vkAllocateMemory(self.handle, vk.VkMemoryAllocateInfo(allocationSize=size,
-                                                                              memoryTypeIndex=index), None)
-        with checked("vkMapMemory"):
-            mapping = vk.vkMapMemory(self.handle, handle, 0, size, 0)
-        mem = DeviceMemory(handle, size, mapping, np.frombuffer(mapping, np.uint8, count=size), index)
-        self._memories.append(mem)
-        return mem
-
-    def free_memory(self, mem: DeviceMemory) -> None:
-        """Free memory of :meth:`host_memory` now (whatever was bound into it is gone already)."""
-        self._unmap_and_free(mem)
-        self._memories.remove(mem)
-
-    def _unmap_and_free(self, mem: DeviceMemory) -> None:
-        import numpy as np
-
-        mem.array = np.empty(0, np.uint8)
-        mem.mapping = None
-        nvk.release("vkUnmapMemory", self.vk.vkUnmapMemory, self.handle, mem.handle)
-        nvk.release("vkFreeMemory", self.vk.vkFreeMemory, self.handle, mem.handle, None)
-
 
     def _make_buffer(self, size: int, uid: str, memory_type: int) -> VulkanBuffer:
         vk = self.vk
@@ -897,28 +811,6 @@ class VulkanDevice:
             self.vk.vkCmdBindPipeline(cmd, bind_point, pipeline)
             self._bound_pipeline = pipeline
 
-    def one_shot(self, record: Callable[[Any], None]) -> None:
-        """Record and run a command buffer now, outside the current frame, and wait for it."""
-        vk = self.vk
-        with checked("vkAllocateCommandBuffers"):
-            cmd = vk.vkAllocateCommandBuffers(self.handle, vk.VkCommandBufferAllocateInfo(
-                commandPool=self.command_pool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
-        fence = None
-        try:
-            begin = vk.VkCommandBufferBeginInfo(flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)
-            vk.vkBeginCommandBuffer(cmd, begin)
-            record(cmd)
-            vk.vkEndCommandBuffer(cmd)
-            with checked("vkCreateFence"):
-                fence = vk.vkCreateFence(self.handle, vk.VkFenceCreateInfo(), None)
-            with checked("vkQueueSubmit"):
-                vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cmd])], fence)
-            with checked("vkWaitForFences"):
-                vk.vkWaitForFences(self.handle, 1, [fence], vk.VK_TRUE, 0xFFFFFFFFFFFFFFFF)
-        finally:
-            if fence is not None:
-                nvk.release("vkDestroyFence", vk.vkDestroyFence, self.handle, fence, None)
-            nvk.release("vkFreeCommandBuffers", vk.vkFreeCommandBuffers, self.handle, self.command_pool, 1, [cmd])
     def bind_program(self, cmd: Any, program: VulkanProgram, bind_point: int, push_stages: int, sets: list[Any],
                      push_data: bytes, dynamic_offsets: Sequence[int] = ()) -> None:
         """Bind ``program``'s pipeline (unless it is bound), its descriptor sets (with the offsets of
@@ -1006,7 +898,7 @@ class VulkanDevice:
         for b in self._buffers:
             self.free_buffer(b)
         for mem in self._memories:
-            self._unmap_and_free(mem)
+            _transfers().unmap_and_free(self, mem)
         nvk.release("vkDestroyPipelineCache", vk.vkDestroyPipelineCache, self.handle, self.pipeline_cache, None)
         nvk.release("vkDestroyFence", vk.vkDestroyFence, self.handle, self.fence, None)
         nvk.release("vkDestroyCommandPool", vk.vkDestroyCommandPool, self.handle, self.command_pool, None)
@@ -1017,6 +909,13 @@ class VulkanDevice:
         self._layouts.clear()
         self._descriptor_pools.clear()
         self._query_pools.clear()
+
+
+def _transfers() -> Any:
+    """Staged transfers and shared memory (backends/vulkan_transfers.py): loaded on first use."""
+    from kernellab.backends import vulkan_transfers
+
+    return vulkan_transfers
 
 
 def _timing() -> Any:

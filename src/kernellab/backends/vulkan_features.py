@@ -1,12 +1,11 @@
-"""What a Vulkan physical device offers (features, properties, version, extensions), read
-without opening it, and the shader features kernellab turns on when it opens one. Kept apart from
-:mod:`kernellab.backends.vulkan_supported` (which finds devices by index through the shared
-instance) so that device creation can use it."""
+"""The record of what a Vulkan physical device offers (features, properties, version,
+extensions), and the shader features kernellab turns on when it opens one. Kept apart from
+:mod:`kernellab.backends.vulkan_supported` (which reads the whole record of a device found by index
+through the shared instance) so that device creation reads only what it enables."""
 from __future__ import annotations
 
 from dataclasses import field
 
-from kernellab.native import vk as nvk
 from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
@@ -29,66 +28,6 @@ class Supported:
         """``name`` or ``Struct.name``: only the member's name decides (the core struct that
         holds it since Vulkan 1.1-1.3 is asked)."""
         return self.features.get(name.rpartition(".")[2], False)
-
-
-def _fields(vf: object, struct: object, type_name: str) -> dict[str, bool]:
-    out = {}
-    for name, _ in vf.typeof(type_name).fields:  # type: ignore[attr-defined]
-        if name in ("sType", "pNext"):
-            continue
-        value = getattr(struct, name)
-        if isinstance(value, int):
-            out[name] = bool(value)
-    return out
-
-
-def read_supported(pd: Any) -> Supported:
-    """The features, boolean and integer properties, version and extensions of physical device
-    ``pd`` (a handle of either binding: the ``vulkan`` package declares every struct asked)."""
-    vk = nvk.load()
-    vf = vk.ffi
-    pd = nvk.Api(vk, adopt=True).adopt(pd)
-    structs = {}
-    nxt = vf.NULL
-    chain = [("VkPhysicalDeviceVulkan13Features", "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES"),
-             ("VkPhysicalDeviceVulkan12Features", "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES"),
-             ("VkPhysicalDeviceVulkan11Features", "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES")]
-    for type_name, stype in chain:
-        structs[type_name] = nxt = vf.new(f"{type_name}*", {"sType": getattr(vk, stype), "pNext": nxt})
-    f2 = vf.new("VkPhysicalDeviceFeatures2*", {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                                               "pNext": nxt})
-    vk.lib.vkGetPhysicalDeviceFeatures2(pd, f2)
-    props = {}
-    pnext = vf.NULL
-    for type_name, stype in (("VkPhysicalDeviceVulkan13Properties",
-                              "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES"),
-                             ("VkPhysicalDeviceVulkan12Properties",
-                              "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES"),
-                             ("VkPhysicalDeviceVulkan11Properties",
-                              "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES")):
-        props[type_name] = pnext = vf.new(f"{type_name}*", {"sType": getattr(vk, stype), "pNext": pnext})
-    p2 = vf.new("VkPhysicalDeviceProperties2*", {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                                 "pNext": pnext})
-    vk.lib.vkGetPhysicalDeviceProperties2(pd, p2)
-    out = Supported()
-    out.features.update(_fields(vf, f2.features, "VkPhysicalDeviceFeatures"))
-    for type_name, struct in structs.items():
-        out.features.update(_fields(vf, struct, type_name))
-    for type_name, struct in props.items():
-        for name, value in _fields(vf, struct, type_name).items():
-            out.features.setdefault(name, value)
-            out.limits.setdefault(name, int(getattr(struct, name)))
-    # the core limits an AmberScript file's images need (sample counts are VkSampleCountFlags)
-    for name in ("storageImageSampleCounts", "sampledImageColorSampleCounts", "sampledImageIntegerSampleCounts"):
-        out.limits.setdefault(name, int(getattr(p2.properties.limits, name)))
-    api = p2.properties.apiVersion
-    out.version = ((api >> 22) & 0x7F, (api >> 12) & 0x3FF)
-    out.extensions = {e.extensionName for e in vk.vkEnumerateDeviceExtensionProperties(pd, None)}
-    try:
-        out.instance_extensions = {e.extensionName for e in vk.vkEnumerateInstanceExtensionProperties(None)}
-    except vk.VkError:
-        pass
-    return out
 
 
 #: the shader features enabled at device creation wherever the device has them: a module that
