@@ -1,9 +1,9 @@
-"""Vulkan objects the backend's parts share (programs, shared memory) and the structures
-the pipeline kinds (compute, graphics, graph segments) are created with."""
+"""Vulkan objects the backend's parts share (programs) and the structures the pipeline kinds
+(compute, graphics, graph segments) are created with. Shared memory (``DeviceMemory``) lives with
+the code that allocates it, in ``vulkan_transfers``."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import field
 
 from kernellab.backends.base import PipelineCacheMiss, Program, ProgramSpec
 from kernellab.errors import BackendError
@@ -13,9 +13,6 @@ from kernellab.records import dataclass
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from typing import Any
-
-if TYPE_CHECKING:
-    import numpy as np
 
 
 @dataclass
@@ -31,19 +28,6 @@ class VulkanProgram(Program):
     set_bindings: dict[int, tuple[int, ...]]
     #: a graphics pipeline's fragment shader (None: a compute pipeline)
     fragment_module: Any = None
-
-
-@dataclass
-class DeviceMemory:
-    """One VkDeviceMemory, mapped for its whole life; several resources may be bound into it."""
-
-    handle: Any
-    size: int
-    mapping: Any
-    array: np.ndarray = field(repr=False)
-    #: the memory type it was allocated from
-    type_index: int = 0
-
 
 
 def dynamic_rendering_supported(vk: Any, physical: Any) -> bool:

@@ -33,7 +33,7 @@ from kernellab.backends.base import (
     TexelBuffer,
     UnsupportedError,
 )
-from kernellab.backends.vkcore import DeviceMemory, VulkanProgram, dynamic_rendering_supported
+from kernellab.backends.vkcore import VulkanProgram, dynamic_rendering_supported
 from kernellab.errors import BackendError, DeviceError, InputError
 from kernellab.native import vk as nvk
 from kernellab.native.failure import cleanup_failed
@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # NumPy only where images and tensors need it: a run of buffe
 
     from kernellab.backends.feature_specs import BufferSpec
     from kernellab.backends.vkimage import VulkanImage
+    from kernellab.backends.vulkan_transfers import DeviceMemory
 
 log = logs.getLogger("kernellab.vulkan")
 

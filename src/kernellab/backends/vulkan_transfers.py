@@ -7,15 +7,30 @@ call these) loads this module on first use, so a run of mapped buffers reads non
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import field
 
-from kernellab.backends.vkcore import DeviceMemory
 from kernellab.errors import DeviceError
 from kernellab.native import vk as nvk
 from kernellab.native.vk import checked
+from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from typing import Any
+
+    import numpy as np
+
+
+@dataclass
+class DeviceMemory:
+    """One VkDeviceMemory, mapped for its whole life; several resources may be bound into it."""
+
+    handle: Any
+    size: int
+    mapping: Any
+    array: np.ndarray = field(repr=False)
+    #: the memory type it was allocated from
+    type_index: int = 0
 
 
 def staging(device: Any, size: int, readback: bool = False) -> Any:
