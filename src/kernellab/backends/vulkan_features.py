@@ -1,33 +1,23 @@
-"""The record of what a Vulkan physical device offers (features, properties, version,
-extensions), and the shader features kernellab turns on when it opens one. Kept apart from
-:mod:`kernellab.backends.vulkan_supported` (which reads the whole record of a device found by index
-through the shared instance) so that device creation reads only what it enables."""
+"""The shader features kernellab turns on when it opens a Vulkan device, read from the device
+without opening it. Kept apart from :mod:`kernellab.backends.vulkan_supported` (the whole record of
+what a device offers: features, properties, version, extensions, read for AmberScript's
+requirements) so that device creation reads only what it enables."""
 from __future__ import annotations
-
-from dataclasses import field
-
-from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
 
-@dataclass
-class Supported:
-    """The features, extensions and properties a Vulkan device has."""
-    features: dict[str, bool] = field(default_factory=dict)
-    extensions: set[str] = field(default_factory=set)
-    instance_extensions: set[str] = field(default_factory=set)
-    #: integer properties of the Vulkan 1.1-1.3 property structs (``minSubgroupSize``)
-    limits: dict[str, int] = field(default_factory=dict)
-    #: the device's Vulkan version (major, minor)
-    version: tuple[int, int] = (1, 0)
+class ShaderFeatures:
+    """The :data:`SHADER_FEATURES` a device has (member name -> bool) and its Vulkan version
+    (major, minor): what opening a device asks, not the whole record ``vulkan_supported`` reads
+    (a plain class: a run builds no dataclass for it)."""
 
-    def feature(self, name: str) -> bool:
-        """``name`` or ``Struct.name``: only the member's name decides (the core struct that
-        holds it since Vulkan 1.1-1.3 is asked)."""
-        return self.features.get(name.rpartition(".")[2], False)
+    __slots__ = ("features", "version")
+
+    def __init__(self, features: dict[str, bool], version: tuple[int, int]):
+        self.features, self.version = features, version
 
 
 #: the shader features enabled at device creation wherever the device has them: a module that
@@ -56,33 +46,33 @@ _MIN_VERSION = {"VkPhysicalDeviceVulkan11Features": (1, 2), "VkPhysicalDeviceVul
                 "VkPhysicalDeviceVulkan13Features": (1, 3)}
 
 
-def enable_shader_features(vk: Any, have: Supported, features: Any, chain: Any, *,
+def enable_shader_features(vk: Any, have: ShaderFeatures, features: Any, chain: Any, *,
                            vulkan13: bool = True) -> tuple[Any, list[Any]]:
     """Turn on in ``features`` (a VkPhysicalDeviceFeatures) and in Vulkan 1.1-1.3 feature structs
     put before ``chain`` the :data:`SHADER_FEATURES` the device (``have``) has; the new chain head
     and what to keep alive until the device exists. ``vulkan13``: False where the chain already
     holds a struct the 1.3 one may not sit beside (VkPhysicalDeviceDynamicRenderingFeatures)."""
     for name in SHADER_FEATURES["VkPhysicalDeviceFeatures"]:
-        if have.feature(name):
+        if have.features.get(name):
             setattr(features, name, True)
     keep = [chain]
     for type_name, names in SHADER_FEATURES.items():
         minimum = _MIN_VERSION.get(type_name)
         if minimum is None or have.version < minimum or (type_name.endswith("13Features") and not vulkan13):
             continue
-        on = {n: True for n in names if have.feature(n)}
+        on = {n: True for n in names if have.features.get(n)}
         if on:
             chain = getattr(vk, type_name)(pNext=chain, **on)
             keep.append(chain)
     return chain, keep
 
 
-def shader_features_of(vk: Any, physical: Any) -> Supported:
+def shader_features_of(vk: Any, physical: Any) -> ShaderFeatures:
     """The :data:`SHADER_FEATURES` physical device ``physical`` has and its version, asked through
     ``vk`` (the binding the device is opened with: the compute path's own binding declares these
     structs, so opening a device loads no other)."""
     api = vk.vkGetPhysicalDeviceProperties(physical).apiVersion
-    have = Supported(version=((api >> 22) & 0x7F, (api >> 12) & 0x3FF))
+    have = ShaderFeatures({}, ((api >> 22) & 0x7F, (api >> 12) & 0x3FF))
     structs = []
     chain = None
     for type_name, minimum in _MIN_VERSION.items():

@@ -5,14 +5,34 @@
 and what a SPIR-V module needs that a device lacks."""
 from __future__ import annotations
 
-from kernellab.backends.vulkan_features import Supported
+from dataclasses import field
+
 from kernellab.native import vk as nvk
+from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["Supported", "missing_for_spirv", "supported"]
+
+
+@dataclass
+class Supported:
+    """The features, extensions and properties a Vulkan device has."""
+    features: dict[str, bool] = field(default_factory=dict)
+    extensions: set[str] = field(default_factory=set)
+    instance_extensions: set[str] = field(default_factory=set)
+    #: integer properties of the Vulkan 1.1-1.3 property structs (``minSubgroupSize``)
+    limits: dict[str, int] = field(default_factory=dict)
+    #: the device's Vulkan version (major, minor)
+    version: tuple[int, int] = (1, 0)
+
+    def feature(self, name: str) -> bool:
+        """``name`` or ``Struct.name``: only the member's name decides (the core struct that
+        holds it since Vulkan 1.1-1.3 is asked)."""
+        return self.features.get(name.rpartition(".")[2], False)
+
 
 _CACHE: dict[int, Supported] = {}
 
