@@ -218,7 +218,6 @@ _DEVICE_LOCAL, _HOST_VISIBLE, _HOST_COHERENT, _HOST_CACHED = 0x1, 0x2, 0x4, 0x8
 _MAPPABLE = _HOST_VISIBLE | _HOST_COHERENT
 
 
-@dataclass(frozen=True)
 class MemoryTypes:
     """The memory type of each buffer role, chosen from a device's memory type flags.
 
@@ -226,16 +225,20 @@ class MemoryTypes:
     uncached: writing through a mapping is fine, reading it back costs seconds for large
     buffers. So results come out through a copy into host-cached memory unless the
     device-local type is itself host-cached (CPU devices, integrated GPUs), where buffers
-    are read in place (zero copy)."""
+    are read in place (zero copy). (A plain class: each run makes one, and a dataclass costs
+    its building.)"""
 
-    #: the propertyFlags of each memory type, by index
-    flags: tuple[int, ...]
-    #: buffers the shaders use
-    device: int
-    #: staging buffers data is written into before a copy to a device buffer
-    upload: int
-    #: staging buffers a device buffer is copied into to be read by the CPU
-    readback: int
+    __slots__ = ("device", "flags", "readback", "upload")
+
+    def __init__(self, flags: tuple[int, ...], device: int, upload: int, readback: int):
+        #: the propertyFlags of each memory type, by index
+        self.flags = flags
+        #: buffers the shaders use
+        self.device = device
+        #: staging buffers data is written into before a copy to a device buffer
+        self.upload = upload
+        #: staging buffers a device buffer is copied into to be read by the CPU
+        self.readback = readback
 
     def mapped(self, index: int) -> bool:
         """Whether memory of type ``index`` is host-visible and coherent (mapped for its life)."""
