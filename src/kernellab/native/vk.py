@@ -86,9 +86,9 @@ def load() -> Any:
 @functools.lru_cache(maxsize=1)
 def result_names() -> dict[int, str]:
     """``VkResult`` value -> symbolic name, from the registry's enum (its names, not aliases)."""
-    from kernellab.native.vkbind_table import RESULTS  # noqa: PLC0415
+    from kernellab.native.vkbind import results  # noqa: PLC0415
 
-    return {value: name for value, name in RESULTS.items() if name.startswith("VK_ERROR") or name in _STATUS_NAMES}
+    return {value: name for value, name in results().items() if name.startswith("VK_ERROR") or name in _STATUS_NAMES}
 
 
 @functools.lru_cache(maxsize=1)
