@@ -317,10 +317,13 @@ class VulkanDevice:
         # copy scalars out now: the cffi struct is freed with `props`, and views into it would dangle
         self.timestamp_period = float(props.limits.timestampPeriod)
         self.max_push_constants_size = int(props.limits.maxPushConstantsSize)
+        self.api_version = int(props.apiVersion)
         self.family, self.timestamp_bits = self._queue_family()
         self.custom_border_color = "VK_EXT_custom_border_color" in device.details.get("extensions", ())
         self.handle = self._create_device()
         self.queue = vk.vkGetDeviceQueue(self.handle, self.family, 0)
+        #: asked once: the memory types and the limits (the heap of device memory) read it
+        self._memory_properties = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
         self.memory = self._pick_memory_types()
         self.limits = self._read_limits(props.limits)
         with checked("vkCreateCommandPool"):
@@ -435,7 +438,8 @@ class VulkanDevice:
         if not options.ml:  # Arm's ML chain (below) carries the Vulkan 1.x feature structs itself
             from kernellab.backends.vulkan_features import enable_shader_features, shader_features_of
 
-            chain, keep_shader = enable_shader_features(vk, shader_features_of(vk, self.physical), features, chain,
+            chain, keep_shader = enable_shader_features(vk, shader_features_of(vk, self.physical, self.api_version),
+                                                        features, chain,
                                                         vulkan13=not options.graphics)
         keep_flow: list[Any] = []
         if options.optical_flow:
@@ -467,17 +471,15 @@ class VulkanDevice:
     # --- limits -----
     def _read_limits(self, limits: Any) -> Limits:
         """The device's limits as plain numbers (the cffi structs are freed with their owner)."""
-        vk = self.vk
-        per_set = allocation = None
-        try:
-            m3 = vk.VkPhysicalDeviceMaintenance3Properties()
-            vk.vkGetPhysicalDeviceProperties2(self.physical, vk.VkPhysicalDeviceProperties2(pNext=m3))
-            per_set, allocation = int(m3.maxPerSetDescriptors) or None, int(m3.maxMemoryAllocationSize) or None
-        except Exception:  # Vulkan 1.1 queries: a 1.0 driver simply has no answer
-            pass
-        mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
+        m3, subgroup, sizing = self._properties2()
+        per_set = int(m3.maxPerSetDescriptors) or None if m3 is not None else None
+        allocation = int(m3.maxMemoryAllocationSize) or None if m3 is not None else None
+        mp = self._memory_properties
         heap = int(mp.memoryHeaps[mp.memoryTypes[self.memory.device].heapIndex].size)
-        subgroup, sizes = self._subgroup_sizes()
+        size = int(subgroup.subgroupSize) or None if subgroup is not None else None
+        sizes = None
+        if sizing is not None and 0 < int(sizing.minSubgroupSize) <= int(sizing.maxSubgroupSize):
+            sizes = (int(sizing.minSubgroupSize), int(sizing.maxSubgroupSize))
         return Limits(max_bound_descriptor_sets=int(limits.maxBoundDescriptorSets),
                       max_per_set_descriptors=per_set,
                       max_workgroup_count=tuple(int(x) for x in limits.maxComputeWorkGroupCount),  # type: ignore[arg-type]
@@ -492,37 +494,34 @@ class VulkanDevice:
                       min_storage_buffer_offset_alignment=int(limits.minStorageBufferOffsetAlignment),
                       min_uniform_buffer_offset_alignment=int(limits.minUniformBufferOffsetAlignment),
                       min_texel_buffer_offset_alignment=int(limits.minTexelBufferOffsetAlignment),
-                      subgroup_size=subgroup, subgroup_size_range=sizes)
+                      subgroup_size=size, subgroup_size_range=sizes)
 
-    def _subgroup_sizes(self) -> tuple[int | None, tuple[int, int] | None]:
-        """subgroupSize, and (minSubgroupSize, maxSubgroupSize) where the device has
-        VK_EXT_subgroup_size_control (core in 1.3)."""
+    def _properties2(self) -> tuple[Any, Any, Any]:
+        """VkPhysicalDeviceMaintenance3Properties, VkPhysicalDeviceSubgroupProperties and, where
+        the device has VK_EXT_subgroup_size_control (core in 1.3),
+        VkPhysicalDeviceSubgroupSizeControlProperties, asked in one vkGetPhysicalDeviceProperties2
+        call; None for a structure the binding lacks, all None on a Vulkan 1.0 driver."""
         vk = self.vk
-
-        def query(struct: str) -> Any:
-            make = getattr(vk, struct, None)
-            if make is None:  # a binding without the structure: no answer
-                return None
-            props = make()
-            try:
-                vk.vkGetPhysicalDeviceProperties2(self.physical, vk.VkPhysicalDeviceProperties2(pNext=props))
-            except Exception:  # a Vulkan 1.0 driver: no answer
-                return None
-            return props
-
-        subgroup = query("VkPhysicalDeviceSubgroupProperties")
-        size = int(subgroup.subgroupSize) or None if subgroup is not None else None
-        version = tuple(int(x) for x in (self.info.api_version or "1.0").split(".")[:2] if x.isdigit())
-        sizes = None
+        version = ((self.api_version >> 22) & 0x7F, (self.api_version >> 12) & 0x3FF)
+        names = ["VkPhysicalDeviceMaintenance3Properties", "VkPhysicalDeviceSubgroupProperties"]
         if "VK_EXT_subgroup_size_control" in self.info.details.get("extensions", ()) or version >= (1, 3):
-            found = query("VkPhysicalDeviceSubgroupSizeControlProperties")
-            if found is not None and 0 < int(found.minSubgroupSize) <= int(found.maxSubgroupSize):
-                sizes = (int(found.minSubgroupSize), int(found.maxSubgroupSize))
-        return size, sizes
+            names.append("VkPhysicalDeviceSubgroupSizeControlProperties")
+        found: list[Any] = []
+        chain = None
+        for name in reversed(names):
+            make = getattr(vk, name, None)
+            if make is not None:  # a binding without the structure: no answer
+                chain = make(pNext=chain)
+            found.insert(0, chain if make is not None else None)
+        try:
+            vk.vkGetPhysicalDeviceProperties2(self.physical, vk.VkPhysicalDeviceProperties2(pNext=chain))
+        except Exception:  # Vulkan 1.1 queries: a 1.0 driver simply has no answer
+            return None, None, None
+        return found[0], found[1], found[2] if len(found) > 2 else None
 
     # --- memory -------
     def _pick_memory_types(self) -> MemoryTypes:
-        mp = self.vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
+        mp = self._memory_properties
         try:
             return choose_memory_types([int(mp.memoryTypes[i].propertyFlags) for i in range(mp.memoryTypeCount)])
         except DeviceError as exc:

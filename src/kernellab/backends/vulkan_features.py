@@ -67,11 +67,13 @@ def enable_shader_features(vk: Any, have: ShaderFeatures, features: Any, chain: 
     return chain, keep
 
 
-def shader_features_of(vk: Any, physical: Any) -> ShaderFeatures:
+def shader_features_of(vk: Any, physical: Any, api: int | None = None) -> ShaderFeatures:
     """The :data:`SHADER_FEATURES` physical device ``physical`` has and its version, asked through
     ``vk`` (the binding the device is opened with: the compute path's own binding declares these
-    structs, so opening a device loads no other)."""
-    api = vk.vkGetPhysicalDeviceProperties(physical).apiVersion
+    structs, so opening a device loads no other); ``api``: its ``apiVersion`` where the caller
+    read its properties already."""
+    if api is None:
+        api = int(vk.vkGetPhysicalDeviceProperties(physical).apiVersion)
     have = ShaderFeatures({}, ((api >> 22) & 0x7F, (api >> 12) & 0x3FF))
     structs = []
     chain = None
