@@ -36,7 +36,6 @@ from kernellab.backends.base import (
 from kernellab.backends.vkcore import VulkanProgram, dynamic_rendering_supported
 from kernellab.errors import BackendError, DeviceError, InputError
 from kernellab.native import vk as nvk
-from kernellab.native.failure import cleanup_failed
 from kernellab.native.vk import INSTALL_HINT, checked
 from kernellab.records import dataclass
 
@@ -645,7 +644,7 @@ class VulkanDevice:
             blob = self.ffi.new("char[]", size[0])
             result = self.lib.vkGetPipelineCacheData(self.handle, self.pipeline_cache, size, blob)
         if result != 0:  # the cache is an optimisation: a run that cannot save it still succeeded
-            cleanup_failed("vkGetPipelineCacheData", nvk.result_name(result))
+            nvk.cleanup_failed("vkGetPipelineCacheData", nvk.result_name(result))
             return None
         return bytes(self.ffi.buffer(blob, size[0]))
 
