@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import field
 
 from kernellab import logs
 from kernellab.backends.base import (
@@ -37,7 +36,6 @@ from kernellab.backends.vkcore import VulkanProgram, dynamic_rendering_supported
 from kernellab.errors import BackendError, DeviceError, InputError
 from kernellab.native import vk as nvk
 from kernellab.native.vk import INSTALL_HINT, checked
-from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -162,24 +160,37 @@ class Instance:
 
 
 
-@dataclass
 class VulkanBuffer(Buffer):
-    """A Vulkan buffer and the memory it is bound to."""
-    size: int
-    uid: str
-    handle: Any
-    memory: Any
-    mapping: Any  # ffi.buffer over the persistently mapped memory
-    #: the mapped bytes; a run of buffers reads and writes them without NumPy
-    view: memoryview = field(repr=False)
-    #: False when the buffer lives in memory shared with other resources (a memory group)
-    owns_memory: bool = True
-    #: the CPU reads the mapping fast (host-cached memory); otherwise reads go through a staged copy
-    host_cached: bool = True
-    _array: np.ndarray | None = field(default=None, repr=False)
-    #: a range of a buffer (``VulkanBackend.sub_buffer``): where it starts in ``handle``, which
-    #: descriptors bind it at (VkDescriptorBufferInfo's offset)
-    offset: int = 0
+    """A Vulkan buffer and the memory it is bound to. (A plain class: a run makes one per buffer,
+    and building its dataclass cost more than the class; equal means the same object.)"""
+
+    __slots__ = ("_array", "handle", "host_cached", "mapping", "memory", "offset", "owns_memory", "size", "uid",
+                 "view")
+
+    def __init__(self, size: int, uid: str, handle: Any, memory: Any, mapping: Any, view: memoryview,
+                 owns_memory: bool = True, host_cached: bool = True, _array: np.ndarray | None = None,
+                 offset: int = 0):
+        self.size, self.uid, self.handle, self.memory = size, uid, handle, memory
+        #: ffi.buffer over the persistently mapped memory
+        self.mapping = mapping
+        #: the mapped bytes; a run of buffers reads and writes them without NumPy
+        self.view = view
+        #: False when the buffer lives in memory shared with other resources (a memory group)
+        self.owns_memory = owns_memory
+        #: the CPU reads the mapping fast (host-cached memory); otherwise reads go through a staged copy
+        self.host_cached = host_cached
+        self._array = _array
+        #: a range of a buffer (``VulkanBackend.sub_buffer``): where it starts in ``handle``, which
+        #: descriptors bind it at (VkDescriptorBufferInfo's offset)
+        self.offset = offset
+
+    def __repr__(self) -> str:
+        return f"VulkanBuffer(size={self.size}, uid={self.uid!r}, offset={self.offset})"
+
+    def part(self, offset: int, size: int) -> VulkanBuffer:
+        """``size`` bytes from ``offset``: the same VkBuffer and memory, not owning it."""
+        return VulkanBuffer(size, self.uid, self.handle, self.memory, self.mapping,
+                            self.view[offset:offset + size], False, self.host_cached, None, self.offset + offset)
 
     @property
     def array(self) -> np.ndarray:
