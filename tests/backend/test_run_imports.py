@@ -123,7 +123,10 @@ NOT_ON_A_SPIRV_RUN = ("vulkan", "_hashlib", "hashlib", "secrets", "subprocess", 
                       "kernellab.runtime.collaborators", "kernellab.compile.preprocess", "kernellab.opencl_types",
                       # issue 23, fifth pass: running a program (a warm run finds every artifact in
                       # the cache), the device's timestamps and texel buffer views
-                      "kernellab.toolrun", "kernellab.backends.vulkan_timing", "kernellab.backends.vulkan_texels")
+                      "kernellab.toolrun", "kernellab.backends.vulkan_timing", "kernellab.backends.vulkan_texels",
+                      # sixth pass: staged transfers and shared memory (device-only memory, images, tensors),
+                      # the failed call's error (a run that fails nothing)
+                      "kernellab.backends.vulkan_transfers", "kernellab.native.failure")
 
 
 def test_a_spirv_buffer_run_stays_within_its_import_budget(tmp_path: Path) -> None:

@@ -282,7 +282,7 @@ def test_scenario_reader_checks_texel_buffer_bindings(tmp_path, binding, pointer
 
 
 def test_a_multisampled_image_needs_the_feature_and_the_sample_count():
-    from kernellab.backends.vulkan_features import Supported
+    from kernellab.backends.vulkan_supported import Supported
     from kernellab.suite.amber import missing_for_images
 
     script = parse_amber(SHADER + "IMAGE ms FORMAT R32_UINT DIM_2D WIDTH 2 HEIGHT 2 SAMPLES 8\n"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kernellab.native import vkbind_table
+from kernellab.native import vkbind, vkbind_table
 from kernellab.vkregistry import binding
 
 
@@ -20,15 +20,22 @@ def test_regenerating_from_the_registry_gives_the_committed_files(tmp_path: Path
 
 def test_the_table_holds_what_the_compute_path_names() -> None:
     # values from vk.xml, not typed in: a wrong table fails here
-    assert vkbind_table.CONSTANTS["VK_BUFFER_USAGE_STORAGE_BUFFER_BIT"] == 0x20
-    assert vkbind_table.CONSTANTS["VK_QUEUE_FAMILY_IGNORED"] == 0xFFFFFFFF
+    assert vkbind.constant("VK_BUFFER_USAGE_STORAGE_BUFFER_BIT") == 0x20
+    assert vkbind.constant("VK_QUEUE_FAMILY_IGNORED") == 0xFFFFFFFF
     assert vkbind_table.STYPES["VkBufferCreateInfo"] == 12
-    assert vkbind_table.RESULTS[-4] == "VK_ERROR_DEVICE_LOST"
-    params, returns_result, output = vkbind_table.COMMANDS["vkAllocateCommandBuffers"]
+    assert vkbind.results()[-4] == "VK_ERROR_DEVICE_LOST"
+    entry = vkbind.command_entry("vkAllocateCommandBuffers")
+    assert entry is not None
+    params, returns_result, output = entry
     assert params[-1] == "pCommandBuffers" and returns_result
     assert output == ("array", "pAllocateInfo->commandBufferCount")
-    assert vkbind_table.COMMANDS["vkEnumeratePhysicalDevices"][2] == ("list", "pPhysicalDeviceCount")
-    assert vkbind_table.COMMANDS["vkCmdDispatch"][2] is None
+    assert vkbind.command_entry("vkEnumeratePhysicalDevices")[2] == ("list", "pPhysicalDeviceCount")
+    assert vkbind.command_entry("vkCmdDispatch")[2] is None
+    assert vkbind.command_entry("vkDestroyInstance") == (["instance", "pAllocator"], False, None)
+    assert vkbind.command_entry("vkCreateInstance")[2] == ("one", None)
+    # a name is its whole line's first field, never a prefix of a longer one
+    assert vkbind.constant("VK_TRUE") == 1 and vkbind.constant("VK_TR") is None
+    assert vkbind.command_entry("vkCreate") is None and vkbind.command_entry("vkCreateImage") is None
 
 
 def test_structures_fill_stype_counts_and_strings() -> None:

@@ -14,8 +14,8 @@ class FakeVk:
 
 
 def test_only_features_the_device_has_are_enabled_and_chained():
-    have = vs.Supported(features={"shaderInt16": True, "shaderFloat64": False, "shaderInt8": True,
-                                  "computeFullSubgroups": True}, version=(1, 3))
+    have = vs.ShaderFeatures({"shaderInt16": True, "shaderFloat64": False, "shaderInt8": True,
+                              "computeFullSubgroups": True}, (1, 3))
     features = SimpleNamespace()
     head, keep = vs.enable_shader_features(FakeVk(), have, features, "tail")
     assert vars(features) == {"shaderInt16": True}
@@ -26,6 +26,6 @@ def test_only_features_the_device_has_are_enabled_and_chained():
     # beside VkPhysicalDeviceDynamicRenderingFeatures the 1.3 struct is left out; a 1.1 device gets none
     head, _ = vs.enable_shader_features(FakeVk(), have, SimpleNamespace(), "tail", vulkan13=False)
     assert head.type == "VkPhysicalDeviceVulkan12Features"
-    old = vs.Supported(features=have.features, version=(1, 1))
+    old = vs.ShaderFeatures(have.features, (1, 1))
     head, _ = vs.enable_shader_features(FakeVk(), old, SimpleNamespace(), "tail")
     assert head == "tail"

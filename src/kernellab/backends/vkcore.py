@@ -1,49 +1,35 @@
-"""Vulkan objects the backend's parts share (programs, shared memory) and the structures
-the pipeline kinds (compute, graphics, graph segments) are created with."""
+"""Vulkan objects the backend's parts share (programs) and the structures the pipeline kinds
+(compute, graphics, graph segments) are created with. Shared memory (``DeviceMemory``) lives with
+the code that allocates it, in ``vulkan_transfers``."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import field
 
 from kernellab.backends.base import PipelineCacheMiss, Program, ProgramSpec
 from kernellab.errors import BackendError
 from kernellab.native import vk as nvk
-from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from typing import Any
 
-if TYPE_CHECKING:
-    import numpy as np
 
-
-@dataclass
 class VulkanProgram(Program):
-    """A compute pipeline, or a graphics one (then ``module`` is the vertex shader's)."""
+    """A compute pipeline, or a graphics one (then ``module`` is the vertex shader's). (A plain
+    class: a run makes one per program, and building its dataclass cost more than the class.)"""
 
-    spec: ProgramSpec
-    module: Any
-    set_layouts: list[Any]
-    layout: Any
-    pipeline: Any
-    #: set index -> (binding ids in order)
-    set_bindings: dict[int, tuple[int, ...]]
-    #: a graphics pipeline's fragment shader (None: a compute pipeline)
-    fragment_module: Any = None
+    __slots__ = ("fragment_module", "layout", "module", "pipeline", "set_bindings", "set_layouts", "spec")
 
+    def __init__(self, spec: ProgramSpec, module: Any, set_layouts: list[Any], layout: Any, pipeline: Any,
+                 set_bindings: dict[int, tuple[int, ...]], fragment_module: Any = None):
+        self.spec, self.module, self.set_layouts, self.layout, self.pipeline = spec, module, set_layouts, layout, pipeline
+        #: set index -> (binding ids in order)
+        self.set_bindings = set_bindings
+        #: a graphics pipeline's fragment shader (None: a compute pipeline)
+        self.fragment_module = fragment_module
 
-@dataclass
-class DeviceMemory:
-    """One VkDeviceMemory, mapped for its whole life; several resources may be bound into it."""
-
-    handle: Any
-    size: int
-    mapping: Any
-    array: np.ndarray = field(repr=False)
-    #: the memory type it was allocated from
-    type_index: int = 0
-
+    def __repr__(self) -> str:
+        return f"VulkanProgram({self.spec.uid!r})"
 
 
 def dynamic_rendering_supported(vk: Any, physical: Any) -> bool:

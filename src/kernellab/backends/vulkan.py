@@ -179,8 +179,7 @@ class VulkanBackend(Backend):
         assert isinstance(buf, VulkanBuffer)
         if offset < 0 or size < 1 or offset + size > buf.size:
             raise ValueError(f"buffer {buf.uid!r}: a range of {size} bytes at {offset} exceeds its {buf.size} bytes")
-        return replace(buf, size=size, offset=buf.offset + offset, view=buf.view[offset:offset + size],
-                       owns_memory=False, _array=None)
+        return buf.part(offset, size)
 
     def buffer_view(self, buf: Buffer) -> np.ndarray:
         """The mapped bytes, writable: files are read straight into it (no staging copy)."""

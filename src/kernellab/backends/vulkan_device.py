@@ -15,8 +15,8 @@ dispatches over the same buffers allocates nothing per dispatch.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import field
 
 from kernellab import logs
 from kernellab.backends.base import (
@@ -32,12 +32,10 @@ from kernellab.backends.base import (
     TexelBuffer,
     UnsupportedError,
 )
-from kernellab.backends.vkcore import DeviceMemory, VulkanProgram, dynamic_rendering_supported
+from kernellab.backends.vkcore import VulkanProgram, dynamic_rendering_supported
 from kernellab.errors import BackendError, DeviceError, InputError
 from kernellab.native import vk as nvk
-from kernellab.native.failure import cleanup_failed
 from kernellab.native.vk import INSTALL_HINT, checked
-from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -48,10 +46,46 @@ if TYPE_CHECKING:  # NumPy only where images and tensors need it: a run of buffe
 
     from kernellab.backends.feature_specs import BufferSpec
     from kernellab.backends.vkimage import VulkanImage
+    from kernellab.backends.vulkan_transfers import DeviceMemory
 
 log = logs.getLogger("kernellab.vulkan")
 
 _DEBUG_UTILS = "VK_EXT_debug_utils"
+
+
+#: what a user may ask of Mesa's VK_LAYER_MESA_device_select (its switch, its settings, DRI_PRIME)
+#: and of the loader's layers: any of them set, the instance is created as the user has it
+DEVICE_SELECT_VARIABLES = ("NODEVICE_SELECT", "MESA_VK_DEVICE_SELECT", "MESA_VK_DEVICE_SELECT_FORCE_DEFAULT_DEVICE",
+                           "MESA_VK_DEVICE_SELECT_DEBUG", "DRI_PRIME", "DRI_PRIME_DEBUG", "VK_INSTANCE_LAYERS",
+                           "VK_LOADER_LAYERS_ENABLE", "VK_LOADER_LAYERS_DISABLE", "VK_LOADER_LAYERS_ALLOW",
+                           "VK_ADD_LAYER_PATH", "VK_LAYER_PATH")
+
+
+def device_select_unasked(env: Mapping[str, str]) -> bool:
+    """Whether the instance may be created without Mesa's device-selection layer: the user set
+    none of its variables (nor the loader's layer controls) and pinned one driver manifest
+    (``VK_DRIVER_FILES``, or ``VK_ICD_FILENAMES``, naming one file), so that one device is
+    likely; the instance checks that it found at most one (docs/devices.md)."""
+    if "VK_ADD_DRIVER_FILES" in env or any(name in env for name in DEVICE_SELECT_VARIABLES):
+        return False
+    files = env.get("VK_DRIVER_FILES") or env.get("VK_ICD_FILENAMES") or ""
+    return bool(files) and ":" not in files and files.endswith(".json")
+
+
+def _create_instance(vk: Any, info: Any, without_device_select: bool) -> Any:
+    """vkCreateInstance; ``without_device_select``: with NODEVICE_SELECT=1 in the environment for
+    that call only (the loader reads it there), so no child process inherits it."""
+    if without_device_select:
+        os.environ["NODEVICE_SELECT"] = "1"
+    try:
+        return vk.vkCreateInstance(info, None)
+    except vk.VkErrorIncompatibleDriver:
+        raise DeviceError(f"no Vulkan driver found (VK_ERROR_INCOMPATIBLE_DRIVER): {INSTALL_HINT}") from None
+    except vk.VkError as exc:
+        raise DeviceError(f"vkCreateInstance failed: {nvk.code_name(exc)}: {INSTALL_HINT}") from None
+    finally:
+        if without_device_select:
+            os.environ.pop("NODEVICE_SELECT", None)
 
 
 class Instance:
@@ -67,13 +101,16 @@ class Instance:
                                        ppEnabledLayerNames=list(layers) or None,
                                        enabledExtensionCount=len(extensions),
                                        ppEnabledExtensionNames=list(extensions) or None)
-        try:
-            self.handle = vk.vkCreateInstance(info, None)
-        except vk.VkErrorIncompatibleDriver:
-            raise DeviceError(f"no Vulkan driver found (VK_ERROR_INCOMPATIBLE_DRIVER): {INSTALL_HINT}") from None
-        except vk.VkError as exc:
-            raise DeviceError(f"vkCreateInstance failed: {nvk.code_name(exc)}: {INSTALL_HINT}") from None
+        #: Mesa's device-selection layer was kept out of this instance (docs/devices.md)
+        self.without_device_select = device_select_unasked(os.environ)
+        self.handle = _create_instance(vk, info, self.without_device_select)
         self.physical_devices = list(vk.vkEnumeratePhysicalDevices(self.handle))
+        if self.without_device_select and len(self.physical_devices) > 1:
+            # several devices: their indices (--device N) and kernellab's ties are in the layer's order
+            vk.vkDestroyInstance(self.handle, None)
+            self.without_device_select = False
+            self.handle = _create_instance(vk, info, False)
+            self.physical_devices = list(vk.vkEnumeratePhysicalDevices(self.handle))
         self.extensions = tuple(extensions)
 
     @classmethod
@@ -123,24 +160,37 @@ class Instance:
 
 
 
-@dataclass
 class VulkanBuffer(Buffer):
-    """A Vulkan buffer and the memory it is bound to."""
-    size: int
-    uid: str
-    handle: Any
-    memory: Any
-    mapping: Any  # ffi.buffer over the persistently mapped memory
-    #: the mapped bytes; a run of buffers reads and writes them without NumPy
-    view: memoryview = field(repr=False)
-    #: False when the buffer lives in memory shared with other resources (a memory group)
-    owns_memory: bool = True
-    #: the CPU reads the mapping fast (host-cached memory); otherwise reads go through a staged copy
-    host_cached: bool = True
-    _array: np.ndarray | None = field(default=None, repr=False)
-    #: a range of a buffer (``VulkanBackend.sub_buffer``): where it starts in ``handle``, which
-    #: descriptors bind it at (VkDescriptorBufferInfo's offset)
-    offset: int = 0
+    """A Vulkan buffer and the memory it is bound to. (A plain class: a run makes one per buffer,
+    and building its dataclass cost more than the class; equal means the same object.)"""
+
+    __slots__ = ("_array", "handle", "host_cached", "mapping", "memory", "offset", "owns_memory", "size", "uid",
+                 "view")
+
+    def __init__(self, size: int, uid: str, handle: Any, memory: Any, mapping: Any, view: memoryview,
+                 owns_memory: bool = True, host_cached: bool = True, _array: np.ndarray | None = None,
+                 offset: int = 0):
+        self.size, self.uid, self.handle, self.memory = size, uid, handle, memory
+        #: ffi.buffer over the persistently mapped memory
+        self.mapping = mapping
+        #: the mapped bytes; a run of buffers reads and writes them without NumPy
+        self.view = view
+        #: False when the buffer lives in memory shared with other resources (a memory group)
+        self.owns_memory = owns_memory
+        #: the CPU reads the mapping fast (host-cached memory); otherwise reads go through a staged copy
+        self.host_cached = host_cached
+        self._array = _array
+        #: a range of a buffer (``VulkanBackend.sub_buffer``): where it starts in ``handle``, which
+        #: descriptors bind it at (VkDescriptorBufferInfo's offset)
+        self.offset = offset
+
+    def __repr__(self) -> str:
+        return f"VulkanBuffer(size={self.size}, uid={self.uid!r}, offset={self.offset})"
+
+    def part(self, offset: int, size: int) -> VulkanBuffer:
+        """``size`` bytes from ``offset``: the same VkBuffer and memory, not owning it."""
+        return VulkanBuffer(size, self.uid, self.handle, self.memory, self.mapping,
+                            self.view[offset:offset + size], False, self.host_cached, None, self.offset + offset)
 
     @property
     def array(self) -> np.ndarray:
@@ -178,7 +228,6 @@ _DEVICE_LOCAL, _HOST_VISIBLE, _HOST_COHERENT, _HOST_CACHED = 0x1, 0x2, 0x4, 0x8
 _MAPPABLE = _HOST_VISIBLE | _HOST_COHERENT
 
 
-@dataclass(frozen=True)
 class MemoryTypes:
     """The memory type of each buffer role, chosen from a device's memory type flags.
 
@@ -186,16 +235,20 @@ class MemoryTypes:
     uncached: writing through a mapping is fine, reading it back costs seconds for large
     buffers. So results come out through a copy into host-cached memory unless the
     device-local type is itself host-cached (CPU devices, integrated GPUs), where buffers
-    are read in place (zero copy)."""
+    are read in place (zero copy). (A plain class: each run makes one, and a dataclass costs
+    its building.)"""
 
-    #: the propertyFlags of each memory type, by index
-    flags: tuple[int, ...]
-    #: buffers the shaders use
-    device: int
-    #: staging buffers data is written into before a copy to a device buffer
-    upload: int
-    #: staging buffers a device buffer is copied into to be read by the CPU
-    readback: int
+    __slots__ = ("device", "flags", "readback", "upload")
+
+    def __init__(self, flags: tuple[int, ...], device: int, upload: int, readback: int):
+        #: the propertyFlags of each memory type, by index
+        self.flags = flags
+        #: buffers the shaders use
+        self.device = device
+        #: staging buffers data is written into before a copy to a device buffer
+        self.upload = upload
+        #: staging buffers a device buffer is copied into to be read by the CPU
+        self.readback = readback
 
     def mapped(self, index: int) -> bool:
         """Whether memory of type ``index`` is host-visible and coherent (mapped for its life)."""
@@ -274,10 +327,13 @@ class VulkanDevice:
         # copy scalars out now: the cffi struct is freed with `props`, and views into it would dangle
         self.timestamp_period = float(props.limits.timestampPeriod)
         self.max_push_constants_size = int(props.limits.maxPushConstantsSize)
+        self.api_version = int(props.apiVersion)
         self.family, self.timestamp_bits = self._queue_family()
         self.custom_border_color = "VK_EXT_custom_border_color" in device.details.get("extensions", ())
         self.handle = self._create_device()
         self.queue = vk.vkGetDeviceQueue(self.handle, self.family, 0)
+        #: asked once: the memory types and the limits (the heap of device memory) read it
+        self._memory_properties = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
         self.memory = self._pick_memory_types()
         self.limits = self._read_limits(props.limits)
         with checked("vkCreateCommandPool"):
@@ -392,7 +448,8 @@ class VulkanDevice:
         if not options.ml:  # Arm's ML chain (below) carries the Vulkan 1.x feature structs itself
             from kernellab.backends.vulkan_features import enable_shader_features, shader_features_of
 
-            chain, keep_shader = enable_shader_features(vk, shader_features_of(vk, self.physical), features, chain,
+            chain, keep_shader = enable_shader_features(vk, shader_features_of(vk, self.physical, self.api_version),
+                                                        features, chain,
                                                         vulkan13=not options.graphics)
         keep_flow: list[Any] = []
         if options.optical_flow:
@@ -424,17 +481,15 @@ class VulkanDevice:
     # --- limits -----
     def _read_limits(self, limits: Any) -> Limits:
         """The device's limits as plain numbers (the cffi structs are freed with their owner)."""
-        vk = self.vk
-        per_set = allocation = None
-        try:
-            m3 = vk.VkPhysicalDeviceMaintenance3Properties()
-            vk.vkGetPhysicalDeviceProperties2(self.physical, vk.VkPhysicalDeviceProperties2(pNext=m3))
-            per_set, allocation = int(m3.maxPerSetDescriptors) or None, int(m3.maxMemoryAllocationSize) or None
-        except Exception:  # Vulkan 1.1 queries: a 1.0 driver simply has no answer
-            pass
-        mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
+        m3, subgroup, sizing = self._properties2()
+        per_set = int(m3.maxPerSetDescriptors) or None if m3 is not None else None
+        allocation = int(m3.maxMemoryAllocationSize) or None if m3 is not None else None
+        mp = self._memory_properties
         heap = int(mp.memoryHeaps[mp.memoryTypes[self.memory.device].heapIndex].size)
-        subgroup, sizes = self._subgroup_sizes()
+        size = int(subgroup.subgroupSize) or None if subgroup is not None else None
+        sizes = None
+        if sizing is not None and 0 < int(sizing.minSubgroupSize) <= int(sizing.maxSubgroupSize):
+            sizes = (int(sizing.minSubgroupSize), int(sizing.maxSubgroupSize))
         return Limits(max_bound_descriptor_sets=int(limits.maxBoundDescriptorSets),
                       max_per_set_descriptors=per_set,
                       max_workgroup_count=tuple(int(x) for x in limits.maxComputeWorkGroupCount),  # type: ignore[arg-type]
@@ -449,37 +504,34 @@ class VulkanDevice:
                       min_storage_buffer_offset_alignment=int(limits.minStorageBufferOffsetAlignment),
                       min_uniform_buffer_offset_alignment=int(limits.minUniformBufferOffsetAlignment),
                       min_texel_buffer_offset_alignment=int(limits.minTexelBufferOffsetAlignment),
-                      subgroup_size=subgroup, subgroup_size_range=sizes)
+                      subgroup_size=size, subgroup_size_range=sizes)
 
-    def _subgroup_sizes(self) -> tuple[int | None, tuple[int, int] | None]:
-        """subgroupSize, and (minSubgroupSize, maxSubgroupSize) where the device has
-        VK_EXT_subgroup_size_control (core in 1.3)."""
+    def _properties2(self) -> tuple[Any, Any, Any]:
+        """VkPhysicalDeviceMaintenance3Properties, VkPhysicalDeviceSubgroupProperties and, where
+        the device has VK_EXT_subgroup_size_control (core in 1.3),
+        VkPhysicalDeviceSubgroupSizeControlProperties, asked in one vkGetPhysicalDeviceProperties2
+        call; None for a structure the binding lacks, all None on a Vulkan 1.0 driver."""
         vk = self.vk
-
-        def query(struct: str) -> Any:
-            make = getattr(vk, struct, None)
-            if make is None:  # a binding without the structure: no answer
-                return None
-            props = make()
-            try:
-                vk.vkGetPhysicalDeviceProperties2(self.physical, vk.VkPhysicalDeviceProperties2(pNext=props))
-            except Exception:  # a Vulkan 1.0 driver: no answer
-                return None
-            return props
-
-        subgroup = query("VkPhysicalDeviceSubgroupProperties")
-        size = int(subgroup.subgroupSize) or None if subgroup is not None else None
-        version = tuple(int(x) for x in (self.info.api_version or "1.0").split(".")[:2] if x.isdigit())
-        sizes = None
+        version = ((self.api_version >> 22) & 0x7F, (self.api_version >> 12) & 0x3FF)
+        names = ["VkPhysicalDeviceMaintenance3Properties", "VkPhysicalDeviceSubgroupProperties"]
         if "VK_EXT_subgroup_size_control" in self.info.details.get("extensions", ()) or version >= (1, 3):
-            found = query("VkPhysicalDeviceSubgroupSizeControlProperties")
-            if found is not None and 0 < int(found.minSubgroupSize) <= int(found.maxSubgroupSize):
-                sizes = (int(found.minSubgroupSize), int(found.maxSubgroupSize))
-        return size, sizes
+            names.append("VkPhysicalDeviceSubgroupSizeControlProperties")
+        found: list[Any] = []
+        chain = None
+        for name in reversed(names):
+            make = getattr(vk, name, None)
+            if make is not None:  # a binding without the structure: no answer
+                chain = make(pNext=chain)
+            found.insert(0, chain if make is not None else None)
+        try:
+            vk.vkGetPhysicalDeviceProperties2(self.physical, vk.VkPhysicalDeviceProperties2(pNext=chain))
+        except Exception:  # Vulkan 1.1 queries: a 1.0 driver simply has no answer
+            return None, None, None
+        return found[0], found[1], found[2] if len(found) > 2 else None
 
     # --- memory -------
     def _pick_memory_types(self) -> MemoryTypes:
-        mp = self.vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
+        mp = self._memory_properties
         try:
             return choose_memory_types([int(mp.memoryTypes[i].propertyFlags) for i in range(mp.memoryTypeCount)])
         except DeviceError as exc:
@@ -490,75 +542,37 @@ class VulkanDevice:
         self._buffers.append(buf)
         return buf
 
+    # staged transfers and shared memory (backends/vulkan_transfers.py: loaded when first used)
     def staging(self, size: int, readback: bool = False) -> VulkanBuffer:
-        """A host-visible buffer for a transfer, not kept: the caller frees it (:meth:`free_buffer`);
-        ``readback``: the device copies into it and the CPU reads it (host-cached memory)."""
-        return self._make_buffer(size, "staging", self.memory.readback if readback else self.memory.upload)
+        return _transfers().staging(self, size, readback)
 
     def upload(self, buf: VulkanBuffer, data: memoryview, offset: int) -> None:
-        """Write ``data`` into ``buf`` at ``offset`` through a staging buffer and a copy, now."""
-        if not data.nbytes:
-            return
-        staging = self.staging(data.nbytes)
-        try:
-            staging.view[:] = data.cast("B")
-            self._copy_now(staging, 0, buf, offset, data.nbytes)
-        finally:
-            self.free_buffer(staging)
+        _transfers().upload(self, buf, data, offset)
 
     def read_back(self, buf: VulkanBuffer) -> memoryview:
-        """``buf``'s bytes, copied by the device into host-cached memory and then out of it."""
-        out = bytearray(buf.size)
-        if buf.size:
-            staging = self.staging(buf.size, readback=True)
-            try:
-                self._copy_now(buf, 0, staging, 0, buf.size)
-                out[:] = staging.view
-            finally:
-                self.free_buffer(staging)
-        return memoryview(out)
+        return _transfers().read_back(self, buf)
 
     def fill_zero(self, buf: VulkanBuffer) -> None:
-        """Clear ``buf`` on the device, now (its memory need not be mapped)."""
-        vk = self.vk
+        _transfers().fill_zero(self, buf)
 
-        whole = buf.size - buf.size % 4  # a fill writes whole 4-byte words
+    def one_shot(self, record: Callable[[Any], None]) -> None:
+        _transfers().one_shot(self, record)
 
-        def record(cmd: Any) -> None:
-            self._transfer_barrier(cmd, before=True)
-            vk.vkCmdFillBuffer(cmd, buf.handle, 0, whole, 0)
-            self._transfer_barrier(cmd, before=False)
+    def host_memory(self, size: int, type_bits: int, what: str) -> DeviceMemory:
+        return _transfers().host_memory(self, size, type_bits, what)
 
-        if whole:
-            self.one_shot(record)
-        self.upload(buf, memoryview(bytes(buf.size - whole)), whole)
+    def free_memory(self, mem: DeviceMemory) -> None:
+        _transfers().free_memory(self, mem)
 
-    def _copy_now(self, src: VulkanBuffer, src_offset: int, dst: VulkanBuffer, dst_offset: int, size: int) -> None:
-        vk = self.vk
-
-        def record(cmd: Any) -> None:
-            self._transfer_barrier(cmd, before=True)
-            vk.vkCmdCopyBuffer(cmd, src.handle, dst.handle, 1,
-                               [vk.VkBufferCopy(srcOffset=src_offset, dstOffset=dst_offset, size=size)])
-            self._transfer_barrier(cmd, before=False)
-
-        self.one_shot(record)
-
-    def _transfer_barrier(self, cmd: Any, before: bool) -> None:
-        """Order a transfer after the work submitted before it, and what follows (shaders, host
-        reads) after the transfer."""
-        vk = self.vk
-        all_access = vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT
-        transfer = vk.VK_ACCESS_TRANSFER_READ_BIT | vk.VK_ACCESS_TRANSFER_WRITE_BIT
-        src_access, dst_access = (all_access, transfer) if before else (vk.VK_ACCESS_TRANSFER_WRITE_BIT,
-                                                                        all_access | vk.VK_ACCESS_HOST_READ_BIT)
-        src_stage, dst_stage = (vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT)
-        if not before:
-            src_stage, dst_stage = vk.VK_PIPELINE_STAGE_TRANSFER_BIT, (vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT |
-                                                                       vk.VK_PIPELINE_STAGE_HOST_BIT)
-        vk.vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1,
-                                [vk.VkMemoryBarrier(srcAccessMask=src_access, dstAccessMask=dst_access)],
-                                0, None, 0, None)
+    def bind_buffer(self, handle: Any, memory: DeviceMemory, offset: int, spec: BufferSpec) -> VulkanBuffer:
+        """A buffer bound into shared memory at ``offset``; its bytes are a view of the group's mapping."""
+        with checked("vkBindBufferMemory"):
+            self.vk.vkBindBufferMemory(self.handle, handle, memory.handle, offset)
+        buf = VulkanBuffer(spec.size, spec.uid, handle, memory.handle, memory.mapping,
+                           memoryview(memory.mapping).cast("B")[offset:offset + spec.size], owns_memory=False,
+                           host_cached=self.memory.host_cached(memory.type_index))
+        self._buffers.append(buf)
+        return buf
 
     def free_buffer(self, b: VulkanBuffer) -> None:
         vk = self.vk
@@ -583,54 +597,6 @@ class VulkanDevice:
             handle = vk.vkCreateBuffer(self.handle, vk.VkBufferCreateInfo(
                 size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
         return handle, vk.vkGetBufferMemoryRequirements(self.handle, handle)
-
-    def bind_buffer(self, handle: Any, memory: DeviceMemory, offset: int, spec: BufferSpec) -> VulkanBuffer:
-        """A buffer bound into shared memory at ``offset``; its bytes are a view of the group's mapping."""
-        with checked("vkBindBufferMemory"):
-            self.vk.vkBindBufferMemory(self.handle, handle, memory.handle, offset)
-        buf = VulkanBuffer(spec.size, spec.uid, handle, memory.handle, memory.mapping,
-                           memoryview(memory.mapping).cast("B")[offset:offset + spec.size], owns_memory=False,
-                           host_cached=self.memory.host_cached(memory.type_index))
-        self._buffers.append(buf)
-        return buf
-
-    def host_memory(self, size: int, type_bits: int, what: str) -> DeviceMemory:
-        """Host-visible coherent memory of a type in ``type_bits``, mapped (device-local
-        preferred), several resources may be bound into; freed at :meth:`close` unless
-        :meth:`free_memory` frees it first."""
-        import numpy as np
-
-        vk = self.vk
-        mp = vk.vkGetPhysicalDeviceMemoryProperties(self.physical)
-        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-        candidates = [i for i in range(mp.memoryTypeCount)
-                      if type_bits & (1 << i) and mp.memoryTypes[i].propertyFlags & want == want]
-        if not candidates:
-            raise DeviceError(f"{what}: no host-visible coherent memory type fits (memoryTypeBits {type_bits:#x})")
-        local = [i for i in candidates if mp.memoryTypes[i].propertyFlags & vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT]
-        index = (local or candidates)[0]
-        with checked(f"vkAllocateMemory({what}, {size} bytes)"):
-            handle = vk.vkAllocateMemory(self.handle, vk.VkMemoryAllocateInfo(allocationSize=size,
-                                                                              memoryTypeIndex=index), None)
-        with checked("vkMapMemory"):
-            mapping = vk.vkMapMemory(self.handle, handle, 0, size, 0)
-        mem = DeviceMemory(handle, size, mapping, np.frombuffer(mapping, np.uint8, count=size), index)
-        self._memories.append(mem)
-        return mem
-
-    def free_memory(self, mem: DeviceMemory) -> None:
-        """Free memory of :meth:`host_memory` now (whatever was bound into it is gone already)."""
-        self._unmap_and_free(mem)
-        self._memories.remove(mem)
-
-    def _unmap_and_free(self, mem: DeviceMemory) -> None:
-        import numpy as np
-
-        mem.array = np.empty(0, np.uint8)
-        mem.mapping = None
-        nvk.release("vkUnmapMemory", self.vk.vkUnmapMemory, self.handle, mem.handle)
-        nvk.release("vkFreeMemory", self.vk.vkFreeMemory, self.handle, mem.handle, None)
-
 
     def _make_buffer(self, size: int, uid: str, memory_type: int) -> VulkanBuffer:
         vk = self.vk
@@ -689,7 +655,7 @@ class VulkanDevice:
             blob = self.ffi.new("char[]", size[0])
             result = self.lib.vkGetPipelineCacheData(self.handle, self.pipeline_cache, size, blob)
         if result != 0:  # the cache is an optimisation: a run that cannot save it still succeeded
-            cleanup_failed("vkGetPipelineCacheData", nvk.result_name(result))
+            nvk.cleanup_failed("vkGetPipelineCacheData", nvk.result_name(result))
             return None
         return bytes(self.ffi.buffer(blob, size[0]))
 
@@ -858,28 +824,6 @@ class VulkanDevice:
             self.vk.vkCmdBindPipeline(cmd, bind_point, pipeline)
             self._bound_pipeline = pipeline
 
-    def one_shot(self, record: Callable[[Any], None]) -> None:
-        """Record and run a command buffer now, outside the current frame, and wait for it."""
-        vk = self.vk
-        with checked("vkAllocateCommandBuffers"):
-            cmd = vk.vkAllocateCommandBuffers(self.handle, vk.VkCommandBufferAllocateInfo(
-                commandPool=self.command_pool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
-        fence = None
-        try:
-            begin = vk.VkCommandBufferBeginInfo(flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)
-            vk.vkBeginCommandBuffer(cmd, begin)
-            record(cmd)
-            vk.vkEndCommandBuffer(cmd)
-            with checked("vkCreateFence"):
-                fence = vk.vkCreateFence(self.handle, vk.VkFenceCreateInfo(), None)
-            with checked("vkQueueSubmit"):
-                vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cmd])], fence)
-            with checked("vkWaitForFences"):
-                vk.vkWaitForFences(self.handle, 1, [fence], vk.VK_TRUE, 0xFFFFFFFFFFFFFFFF)
-        finally:
-            if fence is not None:
-                nvk.release("vkDestroyFence", vk.vkDestroyFence, self.handle, fence, None)
-            nvk.release("vkFreeCommandBuffers", vk.vkFreeCommandBuffers, self.handle, self.command_pool, 1, [cmd])
     def bind_program(self, cmd: Any, program: VulkanProgram, bind_point: int, push_stages: int, sets: list[Any],
                      push_data: bytes, dynamic_offsets: Sequence[int] = ()) -> None:
         """Bind ``program``'s pipeline (unless it is bound), its descriptor sets (with the offsets of
@@ -967,7 +911,7 @@ class VulkanDevice:
         for b in self._buffers:
             self.free_buffer(b)
         for mem in self._memories:
-            self._unmap_and_free(mem)
+            _transfers().unmap_and_free(self, mem)
         nvk.release("vkDestroyPipelineCache", vk.vkDestroyPipelineCache, self.handle, self.pipeline_cache, None)
         nvk.release("vkDestroyFence", vk.vkDestroyFence, self.handle, self.fence, None)
         nvk.release("vkDestroyCommandPool", vk.vkDestroyCommandPool, self.handle, self.command_pool, None)
@@ -978,6 +922,13 @@ class VulkanDevice:
         self._layouts.clear()
         self._descriptor_pools.clear()
         self._query_pools.clear()
+
+
+def _transfers() -> Any:
+    """Staged transfers and shared memory (backends/vulkan_transfers.py): loaded on first use."""
+    from kernellab.backends import vulkan_transfers
+
+    return vulkan_transfers
 
 
 def _timing() -> Any:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from kernellab.backends.base import UnsupportedError
 from kernellab.backends.feature_specs import Image, ImageSpec
-from kernellab.backends.vkcore import DeviceMemory
 from kernellab.backends.vkimage import VulkanImage, color_range
+from kernellab.backends.vulkan_transfers import DeviceMemory
 from kernellab.native.vk import checked, release
 
 if TYPE_CHECKING:

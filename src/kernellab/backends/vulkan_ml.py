@@ -13,7 +13,6 @@ from kernellab.backends.base import AlignmentError, Buffer, UnsupportedError
 from kernellab.backends.feature_specs import BufferSpec, GraphSegmentSpec, Image, ImageSpec, TensorSpec
 from kernellab.backends.vkcore import (
     CacheFeedback,
-    DeviceMemory,
     create_compute_pipeline,
     release_data_graph_program,
     specialization_info,
@@ -22,6 +21,7 @@ from kernellab.backends.vkcore import (
 from kernellab.backends.vulkan_device import VulkanBuffer
 from kernellab.backends.vulkan_graph import GraphSegmentProgram
 from kernellab.backends.vulkan_tensor import VulkanTensor
+from kernellab.backends.vulkan_transfers import DeviceMemory
 from kernellab.native.vk import checked, release
 from kernellab.records import dataclass
 

@@ -5,9 +5,34 @@
 and what a SPIR-V module needs that a device lacks."""
 from __future__ import annotations
 
-from kernellab.backends.vulkan_features import Supported, read_supported
+from dataclasses import field
+
+from kernellab.native import vk as nvk
+from kernellab.records import dataclass
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Supported", "missing_for_spirv", "supported"]
+
+
+@dataclass
+class Supported:
+    """The features, extensions and properties a Vulkan device has."""
+    features: dict[str, bool] = field(default_factory=dict)
+    extensions: set[str] = field(default_factory=set)
+    instance_extensions: set[str] = field(default_factory=set)
+    #: integer properties of the Vulkan 1.1-1.3 property structs (``minSubgroupSize``)
+    limits: dict[str, int] = field(default_factory=dict)
+    #: the device's Vulkan version (major, minor)
+    version: tuple[int, int] = (1, 0)
+
+    def feature(self, name: str) -> bool:
+        """``name`` or ``Struct.name``: only the member's name decides (the core struct that
+        holds it since Vulkan 1.1-1.3 is asked)."""
+        return self.features.get(name.rpartition(".")[2], False)
+
 
 _CACHE: dict[int, Supported] = {}
 
@@ -19,6 +44,66 @@ def supported(index: int) -> Supported:
 
         _CACHE[index] = read_supported(Instance.shared().physical_devices[index])
     return _CACHE[index]
+
+
+def _fields(vf: object, struct: object, type_name: str) -> dict[str, bool]:
+    out = {}
+    for name, _ in vf.typeof(type_name).fields:  # type: ignore[attr-defined]
+        if name in ("sType", "pNext"):
+            continue
+        value = getattr(struct, name)
+        if isinstance(value, int):
+            out[name] = bool(value)
+    return out
+
+
+def read_supported(pd: Any) -> Supported:
+    """The features, boolean and integer properties, version and extensions of physical device
+    ``pd`` (a handle of either binding: the ``vulkan`` package declares every struct asked)."""
+    vk = nvk.load()
+    vf = vk.ffi
+    pd = nvk.Api(vk, adopt=True).adopt(pd)
+    structs = {}
+    nxt = vf.NULL
+    chain = [("VkPhysicalDeviceVulkan13Features", "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES"),
+             ("VkPhysicalDeviceVulkan12Features", "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES"),
+             ("VkPhysicalDeviceVulkan11Features", "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES")]
+    for type_name, stype in chain:
+        structs[type_name] = nxt = vf.new(f"{type_name}*", {"sType": getattr(vk, stype), "pNext": nxt})
+    f2 = vf.new("VkPhysicalDeviceFeatures2*", {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                               "pNext": nxt})
+    vk.lib.vkGetPhysicalDeviceFeatures2(pd, f2)
+    props = {}
+    pnext = vf.NULL
+    for type_name, stype in (("VkPhysicalDeviceVulkan13Properties",
+                              "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES"),
+                             ("VkPhysicalDeviceVulkan12Properties",
+                              "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES"),
+                             ("VkPhysicalDeviceVulkan11Properties",
+                              "VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES")):
+        props[type_name] = pnext = vf.new(f"{type_name}*", {"sType": getattr(vk, stype), "pNext": pnext})
+    p2 = vf.new("VkPhysicalDeviceProperties2*", {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                                 "pNext": pnext})
+    vk.lib.vkGetPhysicalDeviceProperties2(pd, p2)
+    out = Supported()
+    out.features.update(_fields(vf, f2.features, "VkPhysicalDeviceFeatures"))
+    for type_name, struct in structs.items():
+        out.features.update(_fields(vf, struct, type_name))
+    for type_name, struct in props.items():
+        for name, value in _fields(vf, struct, type_name).items():
+            out.features.setdefault(name, value)
+            out.limits.setdefault(name, int(getattr(struct, name)))
+    # the core limits an AmberScript file's images need (sample counts are VkSampleCountFlags)
+    for name in ("storageImageSampleCounts", "sampledImageColorSampleCounts", "sampledImageIntegerSampleCounts"):
+        out.limits.setdefault(name, int(getattr(p2.properties.limits, name)))
+    api = p2.properties.apiVersion
+    out.version = ((api >> 22) & 0x7F, (api >> 12) & 0x3FF)
+    out.extensions = {e.extensionName for e in vk.vkEnumerateDeviceExtensionProperties(pd, None)}
+    try:
+        out.instance_extensions = {e.extensionName for e in vk.vkEnumerateInstanceExtensionProperties(None)}
+    except vk.VkError:
+        pass
+    return out
 
 
 def _enabled(way: dict[str, str], have: Supported) -> bool | None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from kernellab.backends.base import UnsupportedError
 from kernellab.backends.feature_specs import TensorSpec
-from kernellab.backends.vkcore import DeviceMemory
+from kernellab.backends.vulkan_transfers import DeviceMemory
 from kernellab.records import dataclass
 from kernellab.vkregistry import vkformat
 

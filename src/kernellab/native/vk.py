@@ -22,7 +22,6 @@ import os
 from collections.abc import Callable
 
 from kernellab.errors import BackendError, DeviceError
-from kernellab.native.failure import cleanup_failed, failure
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -86,9 +85,9 @@ def load() -> Any:
 @functools.lru_cache(maxsize=1)
 def result_names() -> dict[int, str]:
     """``VkResult`` value -> symbolic name, from the registry's enum (its names, not aliases)."""
-    from kernellab.native.vkbind_table import RESULTS  # noqa: PLC0415
+    from kernellab.native.vkbind import results  # noqa: PLC0415
 
-    return {value: name for value, name in RESULTS.items() if name.startswith("VK_ERROR") or name in _STATUS_NAMES}
+    return {value: name for value, name in results().items() if name.startswith("VK_ERROR") or name in _STATUS_NAMES}
 
 
 @functools.lru_cache(maxsize=1)
@@ -110,6 +109,21 @@ def code_name(exc: BaseException) -> str:
         return result_names()[code]
     name = type(exc).__name__  # a class the table lacks: spell its name the registry's way
     return "".join("_" + c if c.isupper() else c.upper() for c in name).lstrip("_").replace("V_K_", "VK_")
+
+
+def failure(call: str, code: str) -> BackendError:
+    """The error for ``call`` failing with ``code`` (``native/failure.py``, loaded on a run's first
+    failure: a run that fails no call reads none of it)."""
+    from kernellab.native import failure as failures  # noqa: PLC0415
+
+    return failures.failure(call, code)
+
+
+def cleanup_failed(call: str, code: str) -> None:
+    """Log a failed release and go on (``native/failure.py``, loaded then)."""
+    from kernellab.native import failure as failures  # noqa: PLC0415
+
+    failures.cleanup_failed(call, code)
 
 
 def check(call: str, code: int) -> None:

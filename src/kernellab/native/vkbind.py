@@ -59,9 +59,10 @@ def exception_class(code: int) -> type[Exception]:
     package has it); :class:`VkError` for a code the registry lacks."""
     cls = _exception_classes.get(code)
     if cls is None:
-        if not code or code not in table.RESULTS:
+        name = results().get(code) if code else None
+        if name is None:
             return VkError
-        cls = _exception_classes[code] = type(_class_name(table.RESULTS[code]), (VkError if code < 0 else VkException,),
+        cls = _exception_classes[code] = type(_class_name(name), (VkError if code < 0 else VkException,),
                                               {"code": code})
     return cls
 
@@ -69,7 +70,38 @@ def exception_class(code: int) -> type[Exception]:
 @functools.cache
 def _exception_codes() -> dict[str, int]:
     """Exception class name -> its ``VkResult`` (VkErrorOutOfDeviceMemory -> -2)."""
-    return {_class_name(name): code for code, name in table.RESULTS.items() if code}
+    return {_class_name(name): code for code, name in results().items() if code}
+
+
+# --- the generated tables' text (vkbind_table), read a line when a name is first asked ---------
+def _line(text: str, key: str) -> list[str] | None:
+    """The fields of the line of ``text`` that starts with ``key`` (None when none does)."""
+    at = text.find("\n" + key + " ")
+    if at < 0:
+        return None
+    return text[at + 1:text.find("\n", at + 1)].split(" ")
+
+
+def constant(name: str) -> int | None:
+    """The value of the registry constant ``name`` the binding declares (None: not declared)."""
+    fields = _line(table.CONSTANTS, name)
+    return int(fields[1]) if fields else None
+
+
+def command_entry(name: str) -> tuple[list[str], bool, tuple[str, str | None] | None] | None:
+    """A declared command's parameter names, whether it returns a ``VkResult``, and its output
+    (None, or its kind, ``one``/``list``/``array``, and what counts it); None: not declared."""
+    fields = _line(table.COMMANDS, name)
+    if fields is None:
+        return None
+    _, params, returns, kind, length = fields
+    return params.split(","), returns == "1", None if kind == "-" else (kind, None if length == "-" else length)
+
+
+@functools.cache
+def results() -> dict[int, str]:
+    """``VkResult`` value -> its registry name (read whole: only a failure asks)."""
+    return {int(value): name for value, name in (line.split(" ") for line in table.RESULTS.strip().split("\n"))}
 
 
 def VK_MAKE_VERSION(major: int, minor: int, patch: int) -> int:  # noqa: N802 - the C macro's name
@@ -184,8 +216,8 @@ def _raise(result: int) -> None:
     raise exception_class(result)(result)
 
 
-def _command(name: str) -> Callable[..., Any]:
-    params, returns_result, output = table.COMMANDS[name]
+def _command(name: str, entry: tuple[list[str], bool, tuple[str, str | None] | None]) -> Callable[..., Any]:
+    params, returns_result, output = entry
     fn = getattr(load_library(), name)
     argtypes = ffi.typeof(fn).args
 
@@ -258,23 +290,30 @@ def device_extensions(physical_device: Any) -> ExtensionNames:
     return ExtensionNames(bytes(ffi.buffer(out, stride * count[0])), stride)
 
 
+def _declared(name: str) -> bool:
+    try:
+        ffi.typeof(name)
+    except ffi.error:
+        return False
+    return True
+
+
 def __getattr__(name: str) -> Any:
     """Constants, structures, commands and exception classes, made on first use."""
-    if name in table.CONSTANTS:
-        value: Any = table.CONSTANTS[name]
-    elif name in table.COMMANDS:
-        value = _command(name)
-    elif name in _exception_codes():
-        value = exception_class(_exception_codes()[name])
-    elif name.startswith("Vk"):
-        try:
-            ffi.typeof(name)
-        except ffi.error:
-            raise AttributeError(f"the compute binding does not declare {name}") from None
-        value = _structure(name)
+    value: Any = None
+    if name.startswith("VK_"):
+        value = constant(name)
+    elif name.startswith("vk"):
+        entry = command_entry(name)
+        value = _command(name, entry) if entry is not None else None
+    elif name.startswith("Vk"):  # a structure, else an exception class (the result names are read then)
+        if _declared(name):
+            value = _structure(name)
+        elif name in _exception_codes():
+            value = exception_class(_exception_codes()[name])
     elif name == "lib":
         value = load_library()
-    else:
+    if value is None:
         raise AttributeError(f"the compute binding does not declare {name}")
     globals()[name] = value
     return value

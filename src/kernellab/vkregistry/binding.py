@@ -4,7 +4,8 @@ from ``vk.xml``: the functions and structures a run of buffers and compute pipel
 Two generated modules are committed under ``kernellab/native/``: ``_vkbind_ffi.py``, the C
 declarations compiled by cffi's out-of-line ABI mode (importing it parses nothing), and
 ``vkbind_table.py``, the registry facts the binding's Python side needs (constants, each
-structure's ``sType``, each command's parameters and what it returns). Regenerate both after a
+structure's ``sType``, each command's parameters and what it returns; the long tables as text read a
+line at a time, :data:`TEXT_TABLES`). Regenerate both after a
 registry update, or after adding a name to :data:`COMMANDS`/:data:`STRUCTS`/:data:`ENUMS`, with
 ``python -m kernellab.vkregistry.binding`` (needs pip ``vulkan-object`` and ``cffi``).
 """
@@ -184,12 +185,38 @@ def table(reg: Any) -> dict[str, Any]:
             "counts": counts}
 
 
+#: the tables written as text, one entry a line: ``kernellab.native.vkbind`` reads a name's line when
+#: it is first asked (a run names ~40 of ~500 constants), and a text unmarshals as one string where
+#: the dict literals built a thousand objects at import, 1.7 M instructions of every run (issue 23)
+TEXT_TABLES = {
+    "constants": "NAME VALUE",
+    "results": "VALUE NAME (VkResult's names, not their aliases)",
+    "commands": "NAME PARAMETERS,... RETURNS_VKRESULT(0/1) OUTPUT(-/one/list/array) OUTPUT_LENGTH(-: none)",
+}
+
+
+def _lines(kind: str, value: Any) -> list[str]:
+    """The lines of a text table (see :data:`TEXT_TABLES`)."""
+    if kind == "commands":
+        return [f"{name} {','.join(params)} {int(returns)} {(out or ('-',))[0]} {(out or ('-', None))[1] or '-'}"
+                for name, (params, returns, out) in value.items()]
+    return [f"{k} {v}" for k, v in value.items()]
+
+
 def table_source(reg: Any) -> str:
     import pprint
     t = table(reg)
-    head = (f'"""Generated from vk.xml ({tables.REGISTRY_PACKAGE} {tables.registry_version()}) by {_GENERATOR};'
-            ' do not edit."""\n')
-    body = "".join(f"{k.upper()} = {pprint.pformat(v, width=120, sort_dicts=False)}\n" for k, v in t.items())
+    head = ("# ruff: noqa: E501\n"  # a command's line holds all its parameters
+            f'"""Generated from vk.xml ({tables.REGISTRY_PACKAGE} {tables.registry_version()}) by {_GENERATOR};'
+            ' do not edit.\n\nCONSTANTS, RESULTS and COMMANDS are text, one entry a line, each line starting with'
+            ' the name\nit is looked up by (kernellab.native.vkbind reads them a name at a time)."""\n')
+    body = ""
+    for k, v in t.items():
+        if k in TEXT_TABLES:
+            text = "".join(f"{line}\n" for line in _lines(k, v))
+            body += f"#: {TEXT_TABLES[k]}\n{k.upper()} = \"\"\"\n{text}\"\"\"\n"
+        else:
+            body += f"{k.upper()} = {pprint.pformat(v, width=120, sort_dicts=False)}\n"
     return head + body
 
 
