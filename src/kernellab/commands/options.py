@@ -32,25 +32,39 @@ class Unsupported(Exception):
 
 
 class Option:
-    """One ``add_argument`` call, as its keywords give it."""
+    """One ``add_argument`` call, as its keywords give it (built for each of a command's options
+    on every start-up: written for the interpreter's fast paths, issue 23)."""
+
+    __slots__ = ("option_strings", "action", "nargs", "type", "choices", "required", "default", "dest")
 
     def __init__(self, flags: Sequence[str], kwargs: dict[str, Any]) -> None:
-        self.option_strings = [f for f in flags if f.startswith("-")]
-        self.action = kwargs.get("action")
-        self.nargs = kwargs.get("nargs")
-        self.type: Callable[[str], Any] | None = kwargs.get("type")
-        self.choices = kwargs.get("choices")
-        self.required = bool(kwargs.get("required", False))
-        self.default = kwargs.get("default", _NATURAL_DEFAULTS.get(self.action if isinstance(self.action, str) else ""))
-        if not self.option_strings:  # a positional: its name is its dest
-            if len(flags) != 1 or self.nargs not in (None, "?") or "dest" in kwargs:
+        get = kwargs.get
+        self.action = action = get("action")
+        self.nargs = nargs = get("nargs")
+        self.type: Callable[[str], Any] | None = get("type")
+        self.choices = get("choices")
+        self.required = bool(get("required", False))
+        self.default = get("default", _NATURAL_DEFAULTS.get(action) if type(action) is str else None)
+        if flags and flags[0][:1] == "-" and (len(flags) == 1 or flags[-1][:1] == "-") and len(flags) <= 2:
+            self.option_strings = strings = list(flags)  # argparse's usual one or two flags
+        else:
+            self.option_strings = strings = [f for f in flags if f.startswith("-")]
+        if not strings:  # a positional: its name is its dest
+            if len(flags) != 1 or nargs not in (None, "?") or "dest" in kwargs:
                 raise Unsupported(f"positional {flags!r}")
             self.dest = flags[0]
-            self.required = self.nargs is None
+            self.required = nargs is None
         else:
-            longs = [f for f in self.option_strings if f.startswith("--")]
-            self.dest = kwargs.get("dest") or (longs or self.option_strings)[0].lstrip("-").replace("-", "_")
-        if self.action in ("help", "version"):
+            dest = get("dest")
+            if not dest:
+                named = strings[0]
+                for flag in strings:
+                    if flag[:2] == "--":
+                        named = flag
+                        break
+                dest = named.lstrip("-").replace("-", "_")
+            self.dest = dest
+        if action in ("help", "version"):
             self.dest = SUPPRESS
 
     @property
@@ -71,8 +85,9 @@ class OptionTable:
     def add_argument(self, *flags: str, **kwargs: Any) -> Option:
         option = Option(flags, kwargs)
         self._actions.append(option)
+        strings = self._option_string_actions
         for flag in option.option_strings:
-            self._option_string_actions[flag] = option
+            strings[flag] = option
         return option
 
     def set_defaults(self, **kwargs: Any) -> None:
