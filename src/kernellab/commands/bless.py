@@ -124,7 +124,7 @@ def _run_files(args: argparse.Namespace, fmt: str, old: Any, dtypes: dict[str, s
     files it writes there (by their path in the folder, as ``run --check`` names them)."""
     import tempfile
 
-    from kernellab.commands.run import format_options
+    from kernellab.commands.run_extras import format_options
     from kernellab.errors import InputError
     from kernellab.runtime.runners import run_format
     from kernellab.suite.checking import read_output

@@ -85,7 +85,7 @@ def check_task_folders(graph: TaskGraph) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernellab.commands.run import supervised_natively
+    from kernellab.commands.run_extras import supervised_natively
     # kernels run as native code on a CPU device: a crash is one line naming the part (launch_guard)
     status = supervised_natively([args.output], [args.json, args.trace, args.gantt])
     if status is not None:
