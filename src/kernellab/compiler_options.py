@@ -17,9 +17,10 @@ from pathlib import Path
 
 from kernellab.errors import InputError, Problem
 
-# the parsed options and the folders' check live in parsed_options (a SPIR-V run needs only those); the
-# door's callers keep finding each of these names here
-from kernellab.parsed_options import (  # noqa: F401 - allowed_roots: re-exported
+# the parsed options, the folders' check and the records of one option and of a refusal live in
+# parsed_options and option_records (a SPIR-V run needs only the former); the door's callers keep
+# finding each of these names here
+from kernellab.option_records import (
     _UNSAFE,
     DEFINE,
     FLAG,
@@ -29,13 +30,11 @@ from kernellab.parsed_options import (  # noqa: F401 - allowed_roots: re-exporte
     UNDEF,
     USER,
     Option,
-    Options,
     OptionsRefused,
     Refusal,
     _printable,
-    allowed_roots,
-    inside,
 )
+from kernellab.parsed_options import Options, allowed_roots, inside  # noqa: F401 - allowed_roots: re-exported
 from kernellab.shader_languages import LANGUAGE_FAMILIES
 
 #: flags allowed as they are, per language

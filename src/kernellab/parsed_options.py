@@ -1,6 +1,7 @@
-"""Compiler options as parsed, and the folders a file's paths may reach: what a run that passes no
-option needs of :mod:`kernellab.compiler_options` (start-up, issue 23). The door itself, the
-allow-lists and the parser, is that module, which re-exports every name here."""
+"""Compiler options as parsed (:class:`Options`), and the folders a file's paths may reach: what a
+run that passes no option needs of :mod:`kernellab.compiler_options` (start-up, issue 23). The
+door itself, the allow-lists and the parser, is that module, which re-exports every name here;
+one option and a refusal are :mod:`kernellab.option_records`', loaded where an option is."""
 from __future__ import annotations
 
 import re
@@ -9,24 +10,9 @@ from pathlib import Path
 
 from kernellab.records import dataclass
 
-
-@dataclass(frozen=True)
-class Refusal:
-    """One option a file may not give, and why."""
-
-    option: str
-    reason: str
-
-    def __str__(self) -> str:
-        return f"compiler option {self.option!r} is not allowed in a file: {self.reason}"
-
-
-class OptionsRefused(ValueError):
-    """A file's options hold ones not allowed; ``refusals`` names each."""
-
-    def __init__(self, refusals: Sequence[Refusal]):
-        self.refusals = list(refusals)
-        super().__init__("; ".join(map(str, refusals)))
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from kernellab.option_records import Option
 
 
 def allowed_roots(workload_folder: Path, allow_outside: Iterable[Path] = ()) -> tuple[Path, ...]:
@@ -39,47 +25,6 @@ def allowed_roots(workload_folder: Path, allow_outside: Iterable[Path] = ()) -> 
 def inside(path: Path, roots: Sequence[Path]) -> bool:
     resolved = path.resolve()
     return any(resolved == root or root in resolved.parents for root in roots)
-
-
-#: the kinds of :class:`Option`
-DEFINE, UNDEF, INCLUDE_DIR, FLAG, TARGET_ENV, STD, USER = (
-    "define", "undef", "include-dir", "flag", "target-env", "std", "user")
-
-#: characters no token from a file may hold: a driver's ``clBuildProgram`` takes one string and
-#: splits it itself (on whitespace, honouring quotes and backslashes), and clspv's path writes
-#: ``-D`` values into the source, where a newline or ``#`` would start a directive (compiled on
-#: first use, by re's cache: a run of a SPIR-V module checks no OpenCL option)
-_UNSAFE = r"[\s\"'\\#\x00-\x1f\x7f]"
-
-
-@dataclass(frozen=True)
-class Option:
-    """One allowed option, as parsed: ``kind`` is one of :data:`DEFINE` ... :data:`USER`.
-
-    ``name`` is the macro (define, undef), the flag itself (flag, std, user: the word as given)
-    or the folder as written (include-dir); ``value`` is the macro's value (None: no ``=``), the
-    resolved folder, or the target environment."""
-
-    kind: str
-    name: str
-    value: str | None = None
-
-    def tokens(self) -> tuple[str, ...]:
-        """The argument words of this option: one per option (two for ``--target-env ENV``)."""
-        if self.kind == DEFINE:
-            return (f"-D{self.name}" if self.value is None else f"-D{self.name}={self.value}",)
-        if self.kind == UNDEF:
-            return (f"-U{self.name}",)
-        if self.kind == INCLUDE_DIR:
-            return (f"-I{self.value}",)
-        if self.kind == TARGET_ENV:
-            return ("--target-env", str(self.value))
-        return (self.name,)
-
-    def key(self) -> tuple[str, ...]:
-        """What this option adds to a cache key: its tokens, a folder as the file wrote it (the
-        included files' contents are keyed by the compile, wherever the workload lies)."""
-        return (f"-I{self.name}",) if self.kind == INCLUDE_DIR else self.tokens()
 
 
 @dataclass(frozen=True)
@@ -104,6 +49,8 @@ class Options:
         own splitting gives back exactly :meth:`argv`; one that does not (a folder of kernellab's
         with a space in it) is refused rather than split by the driver. The user's own
         ``--options`` pass as given."""
+        from kernellab.option_records import _UNSAFE, USER, OptionsRefused, Refusal, _printable
+
         bad = [t for o in self.items if o.kind != USER for t in o.tokens() if re.search(_UNSAFE, t)]
         if bad:
             raise OptionsRefused([Refusal(_printable(t), "cannot reach an OpenCL driver as one word") for t in bad])
@@ -125,16 +72,18 @@ class Options:
         return any(o.kind == kind and (name is None or o.name == name) for o in self.items)
 
     def defines(self) -> list[Option]:
+        from kernellab.option_records import DEFINE, UNDEF
+
         return [o for o in self.items if o.kind in (DEFINE, UNDEF)]
 
     def include_dirs(self) -> list[Path]:
+        from kernellab.option_records import INCLUDE_DIR
+
         return [Path(str(o.value)) for o in self.items if o.kind == INCLUDE_DIR]
 
     def without_include_dirs(self) -> Options:
         """These options less their ``-I`` folders: a compiler or driver given source whose
         includes kernellab inlined (:mod:`kernellab.compile.preprocess`) has nothing to find."""
+        from kernellab.option_records import INCLUDE_DIR
+
         return Options(tuple(o for o in self.items if o.kind != INCLUDE_DIR), self.origin)
-
-
-def _printable(word: str) -> str:
-    return word.replace("\x00", "\\0").replace("\n", "\\n").replace("\r", "\\r")
