@@ -38,7 +38,7 @@ def register(sub: Any) -> None:
     p.add_argument("--backend", choices=backend_names(), default="vulkan")
     p.add_argument("--force", action="store_true", help="overwrite an existing sidecar and references")
     p.add_argument("--index", type=int, help="kernel-instantiation files: run only instantiation N (default: all)")
-    from kernellab.commands.spec_args import add_spec_arguments
+    from kernellab.commands.options import add_spec_arguments
     add_spec_arguments(p)  # PySchedCL specs: --set, --partition, --devices, --seed, --input, --split
     p.set_defaults(func=bless)
 

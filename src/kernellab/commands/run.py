@@ -66,7 +66,7 @@ def register(sub: Any) -> None:
     p.add_argument("--trace", type=Path, metavar="F.json",
                    help="write a Chrome trace-event timeline (host phases; GPU time per command)")
     # kernel specs (PySchedCL): --set, --partition, --devices, --input, --split
-    from kernellab.commands.spec_args import add_spec_arguments
+    from kernellab.commands.options import add_spec_arguments
     add_spec_arguments(p)
     add_arm_only_flags(p)
     p.set_defaults(func=run)

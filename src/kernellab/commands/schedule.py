@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any) -> None:
-    from kernellab.commands.spec_args import SPLIT_MODES
+    from kernellab.runtime.split_modes import SPLIT_MODES
 
     p = sub.add_parser("schedule", help="run a task set or DAG of PySchedCL kernel specs (HEFT-like policy)",
                        description="Run the kernels of a task file (SPEC.json PARTITION DATASET per line) or of a "
