@@ -19,6 +19,7 @@ from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 if TYPE_CHECKING:
@@ -55,13 +56,17 @@ def cmeel_prefixes() -> list[Path]:
     The site folders are ``site``'s, from the interpreter's prefixes: they begin with sysconfig's
     ``purelib``/``platlib``, where pip installs, and asking sysconfig would load its build data
     (issue 23: 5 M instructions of every run that looks up a tool)."""
+    return [Path(folder) for folder in _cmeel_prefix_texts()]
+
+
+def _cmeel_prefix_texts() -> list[str]:
+    """:func:`cmeel_prefixes` as strings: pathlib's joins and hashes cost a run's tool lookup
+    ~0.5 M instructions."""
     sites = site.getsitepackages()
     if site.ENABLE_USER_SITE:
         sites.append(site.getusersitepackages())
     sites += [p for p in sys.path if p and os.path.isdir(os.path.join(p, "cmeel.prefix"))]
-    # strings until the end: pathlib's joins and hashes cost a run's tool lookup ~0.5 M instructions
-    folders = dict.fromkeys(os.path.join(folder, "cmeel.prefix") for folder in sites)
-    return [Path(folder) for folder in folders]
+    return list(dict.fromkeys(os.path.join(folder, "cmeel.prefix") for folder in sites))
 
 
 def _prefix_dirs() -> list[Path]:
@@ -243,6 +248,20 @@ def _search_dirs() -> list[tuple[str, list[Path]]]:
             ("PATH", path)]
 
 
+def _search_texts() -> Iterator[tuple[str, str]]:
+    """The folders of :func:`_search_dirs` as strings, in its order, each found only when the
+    folders before it lacked the program: a run's lookup stops in the first pip prefix, before
+    PATH is split (start-up, issue 23)."""
+    for folder in config.get().tool_path:
+        yield "KERNELLAB_TOOL_PATH", folder
+    for prefix in _cmeel_prefix_texts():
+        yield "pip", os.path.join(prefix, "bin")
+    yield "pip", os.path.dirname(sys.executable)
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        if folder:
+            yield "PATH", folder
+
+
 #: programs found (or not) per name, search path and tool path: PATH is searched once per process
 _found: dict[tuple[str, tuple[str, ...], str], Tool | None] = {}
 
@@ -264,12 +283,11 @@ def find(name: str) -> Tool | None:
 
 
 def _find_uncached(name: str) -> Tool | None:
-    for where, dirs in _search_dirs():
-        for d in dirs:
-            candidate = os.path.join(d, name)
-            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):  # _executable, on a string
-                log.debug("%s: %s (from %s)", name, candidate, where)
-                return Tool(name, Path(candidate))
+    for where, folder in _search_texts():
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):  # _executable, on a string
+            log.debug("%s: %s (from %s)", name, candidate, where)
+            return Tool(name, Path(candidate))
     if name in LLVM_VERSIONED:
         # Debian installs LLVM tools with a version suffix only (clang-14, llvm-spirv-14)
         versioned = llvm_versions(name)

@@ -164,8 +164,8 @@ def test_run_from_cli_namespace(tmp_path):
     line as typed options (the runtime takes no argparse namespace)."""
     import argparse
 
-    from kernellab.commands.run import format_options
-    from kernellab.commands.spec_args import add_spec_arguments
+    from kernellab.commands.options import add_spec_arguments
+    from kernellab.commands.run_extras import format_options
     from kernellab.runtime.runners import FormatRunOptions, run_format
 
     parser = argparse.ArgumentParser()

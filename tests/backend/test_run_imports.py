@@ -126,7 +126,12 @@ NOT_ON_A_SPIRV_RUN = ("vulkan", "_hashlib", "hashlib", "secrets", "subprocess", 
                       "kernellab.toolrun", "kernellab.backends.vulkan_timing", "kernellab.backends.vulkan_texels",
                       # sixth pass: staged transfers and shared memory (device-only memory, images, tensors),
                       # the failed call's error (a run that fails nothing)
-                      "kernellab.backends.vulkan_transfers", "kernellab.native.failure")
+                      "kernellab.backends.vulkan_transfers", "kernellab.native.failure",
+                      # issue 23, sixth pass: the option door's parser and its records (a SPIR-V module
+                      # takes no options), the dataclass text writer (every class's code kept), the
+                      # import command's staged folder, run's other formats and rare flags
+                      "kernellab.compiler_options", "kernellab.option_records", "kernellab.recordtext",
+                      "kernellab.staged_folders", "kernellab.commands.run_extras")
 
 
 def test_a_spirv_buffer_run_stays_within_its_import_budget(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kernellab.commands.run import format_options
+from kernellab.commands.run_extras import format_options
 from kernellab.errors import UsageError
 from kernellab.runtime.runners import FormatRunOptions, parse_inputs
 

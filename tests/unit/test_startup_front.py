@@ -56,6 +56,19 @@ def test_a_sweep_without_staged_names_compiles_no_pattern(tmp_path: Path) -> Non
     assert outputs._patterns.cache_info().currsize == 1
 
 
+def test_staging_into_a_folder_of_its_own_compiles_no_pattern(tmp_path: Path) -> None:
+    """The run's own lock is the one ``.kl`` name in its folder: the sweep before its first staged
+    file skips it unread (it is held: no sweep removes it)."""
+    outputs._patterns.cache_clear()
+    with outputs.OutputSet(tmp_path) as outs:
+        outs.bytes(tmp_path / "a.bin", b"x")
+        outs.bytes(tmp_path / "sub" / "b.bin", b"y")
+        outs.commit()
+    assert (tmp_path / "a.bin").read_bytes() == b"x" and (tmp_path / "sub" / "b.bin").read_bytes() == b"y"
+    assert outputs._patterns.cache_info().currsize == 0
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.bin", "b.bin", "sub"]
+
+
 @pytest.mark.parametrize("name", [".a.kl1-ab-1.tmp", ".kl1-ab.lock", ".a.kl1-ab-1.tmp\n", "a.kl1-ab-1.tmp",
                                   ".a.kl1-AB-1.tmp", ".kl-ab.lock", "c.npy", ".a.b.kl12-0f-3.tmp"])
 def test_names_are_read_as_the_patterns_read_them(name: str) -> None:

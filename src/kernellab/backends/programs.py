@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import struct
 
-from kernellab import compiler_options
+from kernellab import parsed_options
 from kernellab.records import dataclass
 
 
@@ -72,6 +72,6 @@ class ProgramSpec:
     push_constants_size: int = 0
     slots: tuple[BindingSlot, ...] = ()
     #: OpenCL C build options, parsed by the door (compiler_options): never a string
-    options: compiler_options.Options = compiler_options.Options()
+    options: parsed_options.Options = parsed_options.Options()
     #: Vulkan compute: the scenario shader's ``subgroup`` (None: the device sizes subgroups freely)
     subgroup: SubgroupSizing | None = None

@@ -38,7 +38,7 @@ def register(sub: Any) -> None:
     p.add_argument("--backend", choices=backend_names(), default="vulkan")
     p.add_argument("--force", action="store_true", help="overwrite an existing sidecar and references")
     p.add_argument("--index", type=int, help="kernel-instantiation files: run only instantiation N (default: all)")
-    from kernellab.commands.spec_args import add_spec_arguments
+    from kernellab.commands.options import add_spec_arguments
     add_spec_arguments(p)  # PySchedCL specs: --set, --partition, --devices, --seed, --input, --split
     p.set_defaults(func=bless)
 
@@ -124,7 +124,7 @@ def _run_files(args: argparse.Namespace, fmt: str, old: Any, dtypes: dict[str, s
     files it writes there (by their path in the folder, as ``run --check`` names them)."""
     import tempfile
 
-    from kernellab.commands.run import format_options
+    from kernellab.commands.run_extras import format_options
     from kernellab.errors import InputError
     from kernellab.runtime.runners import run_format
     from kernellab.suite.checking import read_output

@@ -26,7 +26,8 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kernellab.formats.detect import detect
-    from kernellab.outputs import staged_folder, staged_path, usable_output_folder
+    from kernellab.outputs import usable_output_folder
+    from kernellab.staged_folders import staged_folder, staged_path
 
     fmt = detect(args.file)
     usable_output_folder(args.output)

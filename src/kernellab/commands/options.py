@@ -8,7 +8,8 @@ each option), and :func:`parse` reads a plain command line from that table. What
 cannot read as argparse would — help, an unknown or misspelled option, a bad choice or value, an
 option with a custom action or a variable number of values, ``--`` — makes :func:`parse` answer
 None, and the command line goes to argparse, built from the same ``register``, for its help or
-its error message (tests/unit/test_cli_options.py compares both readings)."""
+its error message (tests/unit/test_cli_options.py compares both readings). The flags several
+commands share (a PySchedCL kernel spec's: :func:`add_spec_arguments`) are defined here too."""
 from __future__ import annotations
 
 import types
@@ -32,25 +33,39 @@ class Unsupported(Exception):
 
 
 class Option:
-    """One ``add_argument`` call, as its keywords give it."""
+    """One ``add_argument`` call, as its keywords give it (built for each of a command's options
+    on every start-up: written for the interpreter's fast paths, issue 23)."""
+
+    __slots__ = ("option_strings", "action", "nargs", "type", "choices", "required", "default", "dest")
 
     def __init__(self, flags: Sequence[str], kwargs: dict[str, Any]) -> None:
-        self.option_strings = [f for f in flags if f.startswith("-")]
-        self.action = kwargs.get("action")
-        self.nargs = kwargs.get("nargs")
-        self.type: Callable[[str], Any] | None = kwargs.get("type")
-        self.choices = kwargs.get("choices")
-        self.required = bool(kwargs.get("required", False))
-        self.default = kwargs.get("default", _NATURAL_DEFAULTS.get(self.action if isinstance(self.action, str) else ""))
-        if not self.option_strings:  # a positional: its name is its dest
-            if len(flags) != 1 or self.nargs not in (None, "?") or "dest" in kwargs:
+        get = kwargs.get
+        self.action = action = get("action")
+        self.nargs = nargs = get("nargs")
+        self.type: Callable[[str], Any] | None = get("type")
+        self.choices = get("choices")
+        self.required = bool(get("required", False))
+        self.default = get("default", _NATURAL_DEFAULTS.get(action) if type(action) is str else None)
+        if flags and flags[0][:1] == "-" and (len(flags) == 1 or flags[-1][:1] == "-") and len(flags) <= 2:
+            self.option_strings = strings = list(flags)  # argparse's usual one or two flags
+        else:
+            self.option_strings = strings = [f for f in flags if f.startswith("-")]
+        if not strings:  # a positional: its name is its dest
+            if len(flags) != 1 or nargs not in (None, "?") or "dest" in kwargs:
                 raise Unsupported(f"positional {flags!r}")
             self.dest = flags[0]
-            self.required = self.nargs is None
+            self.required = nargs is None
         else:
-            longs = [f for f in self.option_strings if f.startswith("--")]
-            self.dest = kwargs.get("dest") or (longs or self.option_strings)[0].lstrip("-").replace("-", "_")
-        if self.action in ("help", "version"):
+            dest = get("dest")
+            if not dest:
+                named = strings[0]
+                for flag in strings:
+                    if flag[:2] == "--":
+                        named = flag
+                        break
+                dest = named.lstrip("-").replace("-", "_")
+            self.dest = dest
+        if action in ("help", "version"):
             self.dest = SUPPRESS
 
     @property
@@ -71,8 +86,9 @@ class OptionTable:
     def add_argument(self, *flags: str, **kwargs: Any) -> Option:
         option = Option(flags, kwargs)
         self._actions.append(option)
+        strings = self._option_string_actions
         for flag in option.option_strings:
-            self._option_string_actions[flag] = option
+            strings[flag] = option
         return option
 
     def set_defaults(self, **kwargs: Any) -> None:
@@ -192,3 +208,30 @@ def _finish(table: OptionTable, given: dict[str, Any]) -> dict[str, Any] | None:
     for dest, value in table.defaults.items():
         values.setdefault(dest, value)
     return values
+
+
+def add_spec_arguments(parser: Any, *, runner: bool = True) -> None:
+    """The flags a PySchedCL spec needs, for ``run`` (and ``import``/``partition-sweep``):
+    ``--set NAME=VALUE`` (repeatable), ``--partition P``, ``--devices CPU,GPU``, ``--seed``,
+    ``--input POS=FILE.npy`` (repeatable), ``--split subbuffer|offset``. Kept here, free of heavy
+    imports: ``run`` registers them on every start-up."""
+    from kernellab.runtime.split_modes import SPLIT_MODES
+
+    have = {a for action in parser._actions for a in action.option_strings}
+
+    def add(flag: str, **kw: Any) -> None:
+        if flag not in have:
+            parser.add_argument(flag, **kw)
+
+    add("--set", action="append", default=None, metavar="NAME=VALUE",
+        help="a variable of a kernel spec's expressions, e.g. --set dataset=4096 (repeatable)")
+    add("--partition", type=int, default=None, metavar="P",
+        help="kernel spec: P/10 of the NDRange on the GPU-class device, the rest on the CPU-class one (0..10)")
+    add("--devices", default=None, metavar="CPU,GPU",
+        help="kernel spec: the CPU-class and GPU-class OpenCL devices (kind cpu/gpu, index or name substring)")
+    if runner:
+        add("--seed", type=int, default=0, help="seed of the generated input data (default 0)")
+        add("--input", action="append", default=None, metavar="POS=FILE.npy",
+            help="kernel spec: data for the buffer argument POS (repeatable)")
+        add("--split", choices=SPLIT_MODES, default="subbuffer",
+            help="kernel spec: give each part sub-buffers with ids from 0 (default) or a global work offset")

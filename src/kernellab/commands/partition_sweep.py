@@ -12,7 +12,7 @@ from kernellab.errors import UsageError
 
 
 def register(sub: Any) -> None:
-    from kernellab.commands.spec_args import SPLIT_MODES
+    from kernellab.runtime.split_modes import SPLIT_MODES
 
     p = sub.add_parser("partition-sweep", help="time a PySchedCL kernel spec at every CPU/GPU partition 0..10",
                        description="Run the spec at partitions 0..10 (P/10 of dimension 0 on the GPU-class device), "
@@ -85,7 +85,7 @@ def plot_sweep(points: Sequence[Any], best: Any, title: str, path: Path) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernellab.commands.run import supervised_natively
+    from kernellab.commands.run_extras import supervised_natively
     # kernels run as native code on a CPU device: a crash is one line naming the part (launch_guard)
     status = supervised_natively([], [args.json, args.plot])
     if status is not None:

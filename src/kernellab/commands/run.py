@@ -1,8 +1,6 @@
 """``kernellab run``: execute a workload file (flags compatible with Arm's scenario-runner)."""
 from __future__ import annotations
 
-import dataclasses
-import os
 import sys
 import time
 from pathlib import Path
@@ -16,9 +14,6 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     import argparse
     from typing import Any
-
-if TYPE_CHECKING:
-    from kernellab.runtime.runners import FormatRunOptions
 
 log = logs.getLogger("kernellab.run")
 
@@ -71,7 +66,7 @@ def register(sub: Any) -> None:
     p.add_argument("--trace", type=Path, metavar="F.json",
                    help="write a Chrome trace-event timeline (host phases; GPU time per command)")
     # kernel specs (PySchedCL): --set, --partition, --devices, --input, --split
-    from kernellab.commands.spec_args import add_spec_arguments
+    from kernellab.commands.options import add_spec_arguments
     add_spec_arguments(p)
     add_arm_only_flags(p)
     p.set_defaults(func=run)
@@ -90,29 +85,11 @@ _ARM_DUMP_DIRS = (("--neural-debug-database-dump-dir", "Neural Debug Database"),
 
 
 def _arm_version(**kwargs: Any) -> argparse.Action:
-    """``run -v``/``--version``: Arm's runner prints JSON (version, revision, dependencies) and
-    exits. argparse's action, made when argparse reads the command line (a plain run reads it
-    without argparse, kernellab/commands/options.py)."""
-    import argparse
+    """``run -v``/``--version``'s argparse action (:func:`kernellab.commands.run_extras.arm_version`),
+    made only when argparse reads the command line."""
+    from kernellab.commands.run_extras import arm_version
 
-    class ArmVersion(argparse.Action):
-        def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                     option_string: str | None = None) -> None:
-            import json
-            from importlib import metadata
-
-            from kernellab import __version__
-            deps = []
-            for name in ("numpy", "vulkan", "pyopencl"):
-                try:
-                    deps.append(f"{name}={metadata.version(name)}")
-                except metadata.PackageNotFoundError:
-                    continue
-            print(json.dumps({"version": __version__, "revision": f"kernellab/v{__version__}",
-                              "dependencies": deps}, indent=2))
-            parser.exit(0)
-
-    return ArmVersion(**kwargs)
+    return arm_version(**kwargs)
 
 
 def add_arm_only_flags(p: Any) -> None:
@@ -202,8 +179,10 @@ def _run(path: Path, args: argparse.Namespace) -> int:
         usable_output_folder(args.output)  # a file, /proc, a read-only folder: said before anything runs
     fmt, document = _detected(path, args)
     if fmt == "amber":
+        from kernellab.commands.run_extras import run_amber_file
         return run_amber_file(path, args)
     if _native_kernels(fmt, args):
+        from kernellab.commands.run_extras import sweep_outputs
         from kernellab.native.launch_guard import supervised
         status = supervised(cleanup=lambda: sweep_outputs(args.output or path.parent))
         if status is not None:  # the parent: the child ran the command
@@ -224,6 +203,7 @@ def _run(path: Path, args: argparse.Namespace) -> int:
     try:
         with config.override(compile_cache=not getattr(args, "no_cache", False)):
             if fmt != "scenario":
+                from kernellab.commands.run_extras import format_options
                 from kernellab.runtime.runners import run_format
                 status = run_format(fmt, path, format_options(args))
             else:
@@ -241,49 +221,6 @@ def _run(path: Path, args: argparse.Namespace) -> int:
     return status
 
 
-#: the automake/meson status of a skipped test: the device lacks what the file requires
-EXIT_SKIPPED = 77
-
-
-def run_amber_file(path: Path, args: argparse.Namespace) -> int:
-    """An AmberScript file: run it and check its EXPECTs (0 all hold, 1 one fails, 77 the device
-    lacks a required feature or extension)."""
-    from kernellab.session import Session
-    from kernellab.suite.amber import run_amber
-
-    with config.override(compile_cache=not getattr(args, "no_cache", False)), \
-            Session(args.device, backend=args.backend, robust_buffer_access=args.enable_robustness_features) as s:
-        outcome = run_amber(s, path)
-    if outcome.status == "pass":
-        print(f"{path}: pass ({outcome.report})", file=sys.stderr)
-        return 0
-    if outcome.status == "skip":
-        print(f"{path}: skipped: {outcome.report}", file=sys.stderr)
-        return EXIT_SKIPPED
-    print(f"{path}: fail\n{outcome.report}", file=sys.stderr)
-    return 1
-
-
-def format_options(args: argparse.Namespace, **changes: Any) -> FormatRunOptions:
-    """The typed options of a kernel-instantiation or PySchedCL run from its command line
-    (``run``'s and ``bless``'s flags; a flag a command lacks keeps its default), with ``changes``."""
-    from kernellab.runtime.runners import FormatRunOptions, parse_inputs
-
-    seed = getattr(args, "seed", None)
-    variables: dict[str, Any] = {}
-    if getattr(args, "set", None):  # only a spec has variables: a kernel-instantiation run skips the parser
-        from kernellab.formats.pyschedcl.kernel import parse_assignments
-        variables = parse_assignments(args.set)
-    options = FormatRunOptions(output=getattr(args, "output", None), device=getattr(args, "device", None),
-                               seed=int(seed) if seed is not None else 0, index=getattr(args, "index", None),
-                               variables=variables,
-                               partition=getattr(args, "partition", None), devices=getattr(args, "devices", None),
-                               inputs=parse_inputs(getattr(args, "input", None)),
-                               split=getattr(args, "split", None) or "subbuffer",
-                               profiling_path=getattr(args, "profiling_dump_path", None))
-    return dataclasses.replace(options, **changes)
-
-
 def _native_kernels(fmt: str, args: argparse.Namespace) -> bool:
     """Whether this run may execute OpenCL kernels as native code in this process (any OpenCL
     device but the Oclgrind simulator), in the ``kernellab`` program's own process: then a
@@ -292,37 +229,6 @@ def _native_kernels(fmt: str, args: argparse.Namespace) -> bool:
     opencl = fmt in ("kernel-instantiation", "pyschedcl") or (fmt == "scenario" and args.backend == "opencl")
     interactive = getattr(args, "wait_for_key_stroke_before_run", False) or getattr(args, "pause_on_exit", False)
     return bool(armed) and opencl and not interactive and "oclgrind" not in str(args.device or "").lower()
-
-
-def supervised_natively(folders: list[Path | None], files: list[Path | None]) -> int | None:
-    """For a command that runs OpenCL kernels natively, in the ``kernellab`` program's own process:
-    :func:`kernellab.native.launch_guard.supervised`; after a crash, what it staged is swept from
-    the output ``folders`` (and below) and the folders of its output ``files``. None: this process
-    runs the command."""
-    from kernellab.native.build_limit import armed
-    from kernellab.native.launch_guard import supervised
-    if not armed:
-        return None
-
-    def cleanup() -> None:
-        from kernellab.outputs import sweep_stale
-        for folder in folders:
-            if folder is not None:
-                sweep_outputs(folder)
-        for file in files:
-            if file is not None:
-                sweep_stale(file.parent)
-    return supervised(cleanup=cleanup)
-
-
-def sweep_outputs(folder: Path) -> None:
-    """Remove the staged files a crashed run left under ``folder`` (its process is gone); also for
-    the other commands that run OpenCL kernels natively (schedule, partition-sweep)."""
-    from kernellab.outputs import sweep_stale
-    for n, (root, _, _) in enumerate(os.walk(folder)):
-        if n >= 10_000:
-            break
-        sweep_stale(Path(root))
 
 
 def run_scenario(path: Path, args: argparse.Namespace, document: Any = None) -> int:

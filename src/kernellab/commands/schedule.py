@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any) -> None:
-    from kernellab.commands.spec_args import SPLIT_MODES
+    from kernellab.runtime.split_modes import SPLIT_MODES
 
     p = sub.add_parser("schedule", help="run a task set or DAG of PySchedCL kernel specs (HEFT-like policy)",
                        description="Run the kernels of a task file (SPEC.json PARTITION DATASET per line) or of a "
@@ -85,7 +85,7 @@ def check_task_folders(graph: TaskGraph) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernellab.commands.run import supervised_natively
+    from kernellab.commands.run_extras import supervised_natively
     # kernels run as native code on a CPU device: a crash is one line naming the part (launch_guard)
     status = supervised_natively([args.output], [args.json, args.trace, args.gantt])
     if status is not None:

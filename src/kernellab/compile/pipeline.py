@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from kernellab import compiler_options, config, logs, tools
+from kernellab import config, logs, parsed_options, tools
 from kernellab.compile.cache import ArtifactCache, default_cache, sha256
 from kernellab.compile.source_files import read_checked
 from kernellab.compile.stage import (
@@ -157,7 +157,7 @@ def _digest(*parts: bytes | str) -> str:
 
 
 def driver_source(source: Path, workload: Path, place: tuple[str, str] | None, *,
-                  include_dirs: Sequence[Path] = (), options: compiler_options.Options | None = None,
+                  include_dirs: Sequence[Path] = (), options: parsed_options.Options | None = None,
                   language: str = "opencl-c") -> bytes:
     """The OpenCL C text an OpenCL driver builds from source: the kernel with its includes inlined
     and checked against the workload file's folder and ``--allow-outside`` (the driver gets no

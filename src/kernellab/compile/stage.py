@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 
-from kernellab import compiler_options, config, shader_languages, spirv_format, tools
+from kernellab import config, parsed_options, shader_languages, spirv_format, tools
 from kernellab.errors import CompileError, InputError, MissingToolError, Problem
 from kernellab.records import dataclass
 
@@ -87,13 +87,15 @@ class CompileRequest:
         return self.option_list.argv()
 
     @functools.cached_property
-    def option_list(self) -> compiler_options.Options:
+    def option_list(self) -> parsed_options.Options:
         """The build options parsed once through the door (:func:`compiler_options.read`): what
         every tool's argv and the cache key are made of."""
-        roots = self.roots or compiler_options.allowed_roots(self.source.parent, self.include_dirs)
+        roots = self.roots or parsed_options.allowed_roots(self.source.parent, self.include_dirs)
         place = self.options_place or (str(self.source), "build options")
-        if compiler_options.LANGUAGE_FAMILIES.get(self.language) is None and self.options_from != "user":
-            return compiler_options.Options(origin="file")  # SPIR-V and binaries: no tool takes options
+        if shader_languages.LANGUAGE_FAMILIES.get(self.language) is None and self.options_from != "user":
+            return parsed_options.Options(origin="file")  # SPIR-V and binaries: no tool takes options
+        from kernellab import compiler_options  # the door's parser: only where a tool takes options
+
         options = compiler_options.read(self.language, self.build_options, roots[0], roots, place,
                                         "user" if self.options_from == "user" else "file")
         return options + compiler_options.clspv_layout_options(self.clspv_layout) if self.clspv_layout else options
@@ -104,6 +106,8 @@ class CompileRequest:
         family = shader_languages.family(self.language)
         if family is None:
             return  # SPIR-V and binaries: no tool takes options from the request
+        from kernellab import compiler_options  # the door's parser: only where a tool takes options
+
         roots = self.roots or compiler_options.allowed_roots(self.source.parent, self.include_dirs)
         roots = (*roots, *config.get().allow_outside)
         # #includes are checked where they are read and inlined (compile.preprocess)

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from kernellab import logs, spirv_format
 from kernellab import model as m
-from kernellab.compiler_options import allowed_roots, inside
 from kernellab.errors import InputError, Problem, Problems, json_pointer
 from kernellab.formats import npy
 from kernellab.formats.jsonfile import load_json
 from kernellab.formats.paths import path_problem
 from kernellab.modelkit import Invalid, dump, json_schema_defs, nearest, show, unknown_fields
+from kernellab.parsed_options import allowed_roots, inside
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
 
-from kernellab import compiler_options, logs
+from kernellab import logs, parsed_options
 from kernellab import model as m
 from kernellab.backends.base import (
     DYNAMIC_BUFFER_TYPES,
@@ -247,7 +247,7 @@ def subgroup_sizing(shader: m.Shader, limits: Limits | None = None) -> SubgroupS
     return SubgroupSizing(size, g.full_subgroups, g.varying_size)
 
 
-def driver_options(scenario: m.Scenario, shader: m.Shader) -> compiler_options.Options:
+def driver_options(scenario: m.Scenario, shader: m.Shader) -> parsed_options.Options:
     """The options an OpenCL driver builds a scenario's OpenCL C shader with: its file's, through
     the door, less include folders (the driver gets the source with its includes inlined)."""
     req = shader_request(scenario, shader)
