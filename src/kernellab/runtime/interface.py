@@ -114,6 +114,8 @@ def _check_resource(scenario: m.Scenario, binding: m.Binding, descriptor: Descri
                       f"buffer {binding.resource_ref!r} is bound as {shown}, but the shader declares "
                       f"{_describe(descriptor)}")
         return
+    if resource.kind != "image":  # a kind, not a class: a run of buffers builds no image class
+        return
     if isinstance(resource, m.Image) and explicit not in ("AUTO", "STORAGE_IMAGE") and explicit != descriptor.type:
         yield Problem(file, json_pointer(at + ("descriptor_type",)),
                       f"image {resource.uid!r} is bound as {explicit.lower().replace('_', ' ')}, but the shader "
