@@ -40,6 +40,10 @@ if TYPE_CHECKING:  # a run of buffers never imports NumPy: the byte-level method
         OpticalFlowSpec,
         TensorSpec,
     )
+    from kernellab.backends.occasional import CommandTiming as CommandTiming
+    from kernellab.backends.occasional import LocalArgument as LocalArgument
+    from kernellab.backends.occasional import PipelineCacheMiss as PipelineCacheMiss
+    from kernellab.backends.occasional import UnknownEntryError as UnknownEntryError
     from kernellab.listing.reflect import Interface
 
 
@@ -114,19 +118,6 @@ class Program(abc.ABC):
     """A pipeline (Vulkan) or kernel (OpenCL) made from a :class:`ProgramSpec`."""
 
     spec: ProgramSpec
-
-
-@dataclass
-class CommandTiming:
-    """GPU time of one recorded command, from timestamp queries (nanoseconds)."""
-
-    label: str
-    start_ns: float
-    end_ns: float
-
-    @property
-    def duration_ns(self) -> float:
-        return self.end_ns - self.start_ns
 
 
 #: a program form: the source text as is, handed to the driver (OpenCL C to clBuildProgram)
@@ -235,23 +226,6 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class LocalArgument:
-    """An OpenCL C ``__local`` pointer argument: its length is a specialization constant the
-    scenario must set (no driver has a sensible default for it)."""
-
-    index: int
-    name: str
-    spec_id: int
-    #: clspv's reflection: bytes of one element of the array it declares, which need not be the
-    #: declared pointee type (``__local long *`` may be a ``uint`` array); 0 when not from clspv
-    element_size: int = 0
-    #: the parameter's type as clspv's reflection names it (``long*``), "" when it does not
-    type_name: str = ""
-
-
-
-
-@dataclass(frozen=True)
 class KernelInterface:
     """What a program's entry point expects from a dispatch (descriptors, push-constant bytes,
     specialization ids), and the ``__local`` arguments whose lengths must be given."""
@@ -261,27 +235,6 @@ class KernelInterface:
     #: every parameter in order, where the backend takes the program as source and its driver
     #: reports them (OpenCL C); empty otherwise
     parameters: tuple[KernelArg, ...] = ()
-
-
-class UnknownEntryError(KernellabError):
-    """The program does not define the entry point asked for; ``names`` are those it defines."""
-
-    exit_status = 2
-
-    def __init__(self, entry: str, names: Sequence[str], *, module: bool = False):
-        self.entry = entry
-        self.names = list(names)
-        have = ", ".join(self.names) or "none"
-        super().__init__(f"the module has no entry point {entry!r} (it has: {have})" if module else
-                         f"no kernel named {entry!r} (the source defines: {have})")
-
-
-class PipelineCacheMiss(KernellabError):
-    """A pipeline the loaded pipeline cache did not hold (Arm's --fail-on-pipeline-cache-miss)."""
-
-    def __init__(self, pipeline: str):
-        super().__init__(f"Pipeline cache miss for pipeline: {pipeline}")
-        self.pipeline = pipeline
 
 
 class AlignmentError(UnsupportedError):
@@ -811,3 +764,18 @@ def feature_mismatches(cls: type[Backend]) -> list[str]:
         elif has_part and not declared:
             wrong.append(f"{feature}() gives a part but capabilities.{feature} is off")
     return wrong
+
+
+#: the names of the interface declared in ``occasional.py``, built on first use
+_OCCASIONAL = ("CommandTiming", "LocalArgument", "PipelineCacheMiss", "UnknownEntryError")
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: the records and errors a run meets only on occasion, imported when first asked for
+    if name not in _OCCASIONAL:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from kernellab.backends import occasional
+
+    value = getattr(occasional, name)
+    globals()[name] = value
+    return value

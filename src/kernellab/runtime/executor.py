@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kernellab import compiler_options, logs
 from kernellab import model as m
+from kernellab.backends import base
 from kernellab.backends.base import (
     DYNAMIC_BUFFER_TYPES,
     SOURCE,
@@ -22,18 +23,15 @@ from kernellab.backends.base import (
     BindingSlot,
     Buffer,
     BufferArray,
-    CommandTiming,
     DynamicBuffer,
     ImageBinding,
     KernelInterface,
     Limits,
-    PipelineCacheMiss,
     Program,
     ProgramSpec,
     SpecConstant,
     SubgroupSizing,
     TexelBuffer,
-    UnknownEntryError,
     UnsupportedError,
     choose_device,
 )
@@ -68,6 +66,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from typing import Any, overload
 
+    from kernellab.backends.base import CommandTiming
     from kernellab.backends.feature_specs import Image, ImageSpec
     from kernellab.runtime.collaborators import BackendLease, InputSource, ModuleCache, OutputSink
 
@@ -112,7 +111,7 @@ class RunOptions:
     finish: Callable[[RunReport, OutputSet], None] | None = None
 
 
-class RepeatTimings(Sequence[list[CommandTiming]]):
+class RepeatTimings(Sequence[list["CommandTiming"]]):  # text: the class is built on first use
     """Per repeat, the timings of its commands. Only repeats that have timings (profiling) hold
     anything, so ``--repeat 100000`` without profiling keeps a counter, not 100000 lists."""
 
@@ -464,7 +463,7 @@ class Executor:
                 t = time.perf_counter()
                 try:
                     self.programs[key] = self.lease.create_program(backend, dataclasses.replace(spec, slots=key[1]))
-                except PipelineCacheMiss as exc:
+                except base.PipelineCacheMiss as exc:
                     self.say("ERROR", str(exc))
                     raise
                 self.report.count(f"Create Pipeline: {shader.uid}", "Pipeline Setup", t)
@@ -472,7 +471,7 @@ class Executor:
             t = time.perf_counter()
             try:
                 self.ml.prepare_graphs(backend, self.push_data, modules.spirv, self.buffers)
-            except PipelineCacheMiss as exc:
+            except base.PipelineCacheMiss as exc:
                 self.say("ERROR", str(exc))
                 raise
             self.report.count("Create Graph Pipelines", "Pipeline Setup", t)
@@ -483,7 +482,7 @@ class Executor:
             t = time.perf_counter()
             try:
                 self.optical_flows.prepare(backend, self.images)
-            except PipelineCacheMiss as exc:
+            except base.PipelineCacheMiss as exc:
                 self.say("ERROR", str(exc))
                 raise
             self.report.count(f"Create Optical Flow Pipeline: {NAME}", "Pipeline Setup", t)
@@ -571,7 +570,7 @@ class Executor:
                 given_size = any(i in spec_values for i in opencl_abi.LOCAL_SIZE_SPEC_IDS)
                 size = opencl_abi.local_size(spec_values, (0, 0, 0)) \
                     if shader.type == "OpenCL-C" and given_size else None  # type: ignore[arg-type]
-        except UnknownEntryError as exc:
+        except base.UnknownEntryError as exc:
             return [Problem(file, json_pointer(at + ("entry",)), f"shader {shader.uid!r}: {exc}")]
         except CompileError as exc:  # the driver's build of OpenCL C: named by the shader's src
             raise placed(exc, (str(file), json_pointer(at + ("src",))), shader.src_path) from exc.__cause__

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from kernellab import jsontext
 from kernellab import model as m
-from kernellab.backends.base import KernelInterface, LocalArgument, UnknownEntryError
+from kernellab.backends import base
+from kernellab.backends.base import KernelInterface
 from kernellab.compile.cache import sha256
 from kernellab.errors import Problem, json_pointer
 from kernellab.listing.reflect import Descriptor, Interface
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 if TYPE_CHECKING:
+    from kernellab.backends.base import LocalArgument
     from kernellab.compile.cache import ArtifactCache
     from kernellab.listing.spirv import Module
 
@@ -289,7 +291,7 @@ def _clspv_local_arguments(module: Module, entry: str) -> tuple[LocalArgument, .
             info = module.defs.get(int(ops[4])) if len(ops) >= 5 else None  # type: ignore[call-overload]
             name = string(info.operands[2].value) if info is not None and len(info.operands) > 2 else ""
             type_name = string(info.operands[3].value) if info is not None and len(info.operands) > 3 else ""
-            out.append(LocalArgument(constant(ops[1]), name, constant(ops[2]), constant(ops[3]), type_name))
+            out.append(base.LocalArgument(constant(ops[1]), name, constant(ops[2]), constant(ops[3]), type_name))
     return tuple(out)
 
 
@@ -315,7 +317,7 @@ def reflect_module(spirv: bytes, entry: str, file: str = "",
     module = decode(spirv, file)
     entries = entry_points(module)
     if entry not in entries:
-        raise UnknownEntryError(entry, entries, module=True)
+        raise base.UnknownEntryError(entry, entries, module=True)
     found = reflect(spirv, entry, file, module=module), module_facts(module, entry)
     if cache is not None:
         cache.put(key, _CACHE_EXT, _dumps(*found))
@@ -333,7 +335,7 @@ def clspv_specialization(scenario: m.Scenario, shader: m.Shader, spirv: bytes,
         return values
     try:
         _, facts = reflect_module(spirv, shader.entry, str(shader.src_path or ""), cache)
-    except UnknownEntryError:
+    except base.UnknownEntryError:
         return values  # the interface check names the entry at its JSON path
     if not facts.local_arguments:  # the usual kernel: no source to read, no OpenCL backend to load
         return values
@@ -410,5 +412,5 @@ def _loads(raw: bytes) -> tuple[Interface, ModuleFacts]:
                           int(d["workgroup_memory"]))
     size = tuple(SizeTerm(int(v), None if i is None else int(i)) for v, i in d["workgroup_size"]) \
         if d["workgroup_size"] else None
-    locals_ = tuple(LocalArgument(int(i), str(n), int(s), int(e), str(t)) for i, n, s, e, t in d["local_arguments"])
+    locals_ = tuple(base.LocalArgument(int(i), str(n), int(s), int(e), str(t)) for i, n, s, e, t in d["local_arguments"])
     return interface, ModuleFacts(size, locals_, str(d["execution_model"]))  # type: ignore[arg-type]
