@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import field
 
 # the program records are their own module (feature_specs.py builds on them); callers import them here
-from kernellab.backends.programs import BindingSlot, ProgramSpec, SpecConstant, SubgroupSizing  # noqa: F401
+from kernellab.backends.programs import BindingSlot, ProgramSpec, SpecConstant  # noqa: F401
 from kernellab.errors import KernellabError, UsageError
 
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # a run of buffers never imports NumPy: the byte-level method
     from kernellab.backends.occasional import CommandTiming as CommandTiming
     from kernellab.backends.occasional import LocalArgument as LocalArgument
     from kernellab.backends.occasional import PipelineCacheMiss as PipelineCacheMiss
+    from kernellab.backends.occasional import SubgroupSizing as SubgroupSizing
     from kernellab.backends.occasional import UnknownEntryError as UnknownEntryError
     from kernellab.listing.reflect import Interface
 
@@ -767,7 +768,7 @@ def feature_mismatches(cls: type[Backend]) -> list[str]:
 
 
 #: the names of the interface declared in ``occasional.py``, built on first use
-_OCCASIONAL = ("CommandTiming", "LocalArgument", "PipelineCacheMiss", "UnknownEntryError")
+_OCCASIONAL = ("CommandTiming", "LocalArgument", "PipelineCacheMiss", "SubgroupSizing", "UnknownEntryError")
 
 
 def __getattr__(name: str) -> Any:

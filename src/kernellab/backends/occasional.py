@@ -1,6 +1,7 @@
 """The records and errors of the backend interface (``base.py``) that a run meets only on
-occasion: a command's GPU time (a run with timestamps), an OpenCL ``__local`` argument, a program
-without the entry point asked for, a pipeline the loaded cache lacks. ``base.py`` gives their names;
+occasion: a command's GPU time (a run with timestamps), an OpenCL ``__local`` argument, a compute
+pipeline's subgroup sizing (a shader that asks for one), a program without the entry point asked
+for, a pipeline the loaded cache lacks. ``base.py`` gives their names;
 they are built when first used, so a run of buffers builds none of them (issue 23, start-up)."""
 from __future__ import annotations
 
@@ -57,3 +58,13 @@ class PipelineCacheMiss(KernellabError):
     def __init__(self, pipeline: str):
         super().__init__(f"Pipeline cache miss for pipeline: {pipeline}")
         self.pipeline = pipeline
+
+
+@dataclass(frozen=True)
+class SubgroupSizing:
+    """How a compute pipeline's subgroups are sized (VK_EXT_subgroup_size_control): a required
+    size (0: the device's choice), fully populated subgroups, a size that may vary."""
+
+    required_size: int = 0
+    full: bool = False
+    varying: bool = False

@@ -30,7 +30,6 @@ from kernellab.backends.base import (
     Program,
     ProgramSpec,
     SpecConstant,
-    SubgroupSizing,
     TexelBuffer,
     UnsupportedError,
     choose_device,
@@ -66,7 +65,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from typing import Any, overload
 
-    from kernellab.backends.base import CommandTiming
+    from kernellab.backends.base import CommandTiming, SubgroupSizing
     from kernellab.backends.feature_specs import Image, ImageSpec
     from kernellab.runtime.collaborators import BackendLease, InputSource, ModuleCache, OutputSink
 
@@ -217,7 +216,7 @@ def subgroup_sizing(shader: m.Shader, limits: Limits | None = None) -> SubgroupS
                                    "subgroup size, and the device reports none (it lacks "
                                    "VK_EXT_subgroup_size_control's subgroupSizeControl)")
         size = sizes[0] if g.required_size_bound == "min" else sizes[1]
-    return SubgroupSizing(size, g.full_subgroups, g.varying_size)
+    return base.SubgroupSizing(size, g.full_subgroups, g.varying_size)
 
 
 def driver_options(scenario: m.Scenario, shader: m.Shader) -> compiler_options.Options:
