@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from kernellab.model.optical_flow import OPTICAL_FLOW_PERFORMANCE_LEVELS as OPTICAL_FLOW_PERFORMANCE_LEVELS
     from kernellab.model.optical_flow import DispatchOpticalFlow as DispatchOpticalFlow
     from kernellab.model.optical_flow import OpticalFlowBindings as OpticalFlowBindings
+    from kernellab.model.optional import MemoryGroup as MemoryGroup
+    from kernellab.model.optional import SubgroupSize as SubgroupSize
     from kernellab.model.tensor import AliasTarget as AliasTarget
     from kernellab.model.tensor import Tensor as Tensor
 
@@ -63,13 +65,6 @@ TENSOR_FORMATS = {
 }
 
 
-class MemoryGroup(Node):
-    """Arm 0.11's aliasing form: resources with the same ``id`` share one allocation."""
-
-    id = Str(nonempty=True)
-    offset = Int(0, U64, default=0)
-
-
 class Resource(Node):
     kind: ClassVar[str]
     uid = Str(nonempty=True, description="globally unique identifier for the resource")
@@ -80,7 +75,7 @@ class DataResource(Resource):
 
     src = Str(default="", description="file to initialize the resource from")
     dst = Str(default="", description="file to write the contents to after the commands ran")
-    memory_group = Nested(MemoryGroup, default=None)
+    memory_group = Nested(lambda: declared("MemoryGroup"), default=None)
     model_locations: ClassVar[tuple[str, ...]] = ("src_path", "dst_path")
     _src_path: Path | None = None
     _dst_path: Path | None = None
@@ -120,19 +115,6 @@ class SpecializationConstant(Node):
     value = Scalar
 
 
-class SubgroupSize(Node):
-    """kernellab's extension (AmberScript's ``SUBGROUP`` of a compute pipeline): how the device
-    sizes the pipeline's subgroups (VK_EXT_subgroup_size_control, core in Vulkan 1.3)."""
-
-    required_size = Int(1, U32, default=None,
-                        description="the subgroup size the pipeline must run with (a power of two)")
-    required_size_bound = Enum("min", "max", default=None,
-                               description="instead of required_size: the device's minSubgroupSize or "
-                                           "maxSubgroupSize, read when the pipeline is made")
-    full_subgroups = Bool(default=False, description="every subgroup fully populated (computeFullSubgroups)")
-    varying_size = Bool(default=False, description="the subgroup size may vary (ALLOW_VARYING_SUBGROUP_SIZE)")
-
-
 class Shader(Resource):
     kind: ClassVar[str] = "shader"
     src = Str(nonempty=True, description="shader source file (GLSL, SPIR-V binary or OpenCL C)")
@@ -144,7 +126,7 @@ class Shader(Resource):
     include_dirs = List(Str(), default=[])
     push_constants_size = Int(0, U32, default=0, description="bytes of push constants; a multiple of 4")
     specialization_constants = List(SpecializationConstant, default=[])
-    subgroup = Nested(SubgroupSize, default=None,
+    subgroup = Nested(lambda: declared("SubgroupSize"), default=None,
                       description="kernellab's extension: the compute pipeline's subgroup sizing (docs/scenario.md)")
     model_locations: ClassVar[tuple[str, ...]] = ("src_path", "include_paths")
     _src_path: Path | None = None
@@ -227,9 +209,11 @@ class MarkBoundary(Command):
 
 
 #: where each class of the model is declared, for those not declared here: the scenario's images,
-#: tensors, graphs, barriers, draws and optical flows are built on first use, so a run of buffers
-#: builds none of their classes (``model.Image`` imports ``model/image.py``)
+#: tensors, graphs, barriers, draws and optical flows, memory groups and subgroup sizings are built
+#: on first use, so a run of buffers builds none of their classes (``model.Image`` imports
+#: ``model/image.py``)
 _DECLARED_IN = {
+    "MemoryGroup": "optional", "SubgroupSize": "optional",
     "Image": "image", "Tensor": "tensor", "AliasTarget": "tensor",
     "Graph": "graph", "GraphConstant": "graph", "SpecializationConstantMap": "graph", "ShaderSubstitution": "graph",
     "PushConstantMap": "graph", "DispatchGraph": "graph", "DispatchDataGraph": "graph",
