@@ -465,8 +465,9 @@ def unknown_fields(cls: type[Node], data: Any, *, near: bool = False) -> list[An
         out = [(key, nearest(str(key[0]), absent)) for key in out]
     for name, kind in _object_fields(cls):
         value = data.get(name)
-        if isinstance(kind, _Nested) and isinstance(value, dict):  # an absent object needs no class
-            out += [_below((name,), u, near) for u in unknown_fields(kind.cls, value, near=near)]
+        if isinstance(kind, _Nested):
+            if isinstance(value, dict):  # only an object given has fields: no class is asked for otherwise
+                out += [_below((name,), u, near) for u in unknown_fields(kind.cls, value, near=near)]
         elif isinstance(value, list):
             assert isinstance(kind, _List) and isinstance(kind.item, _Nested)
             for j, item in enumerate(value):

@@ -210,6 +210,7 @@ def test_a_nested_class_given_as_a_function_is_asked_for_when_an_object_is_given
     # absent or null: no class needed, none asked for (unknown fields are looked for in objects only)
     assert Lazy.model_validate({"size": 1, "inner": None}).inner is None
     assert unknown_fields(Lazy, {"size": 1, "extra": 2}) == [("extra",)]
+    assert unknown_fields(Lazy, {"size": 1, "inner": [{"id": "g"}]}) == []  # not an object: refused by the check
     assert asked == []
     with pytest.raises(Invalid) as exc:
         Lazy.model_validate({"size": 1, "inner": {"offset": -1}})
