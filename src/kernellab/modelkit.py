@@ -215,10 +215,20 @@ class _List(Type):
 
 class _Nested(Type):
     """A JSON object declared by a :class:`Node` class (``null`` too when ``nullable``; a bare
-    string too when ``shorthand`` names the field the string stands for)."""
+    string too when ``shorthand`` names the field the string stands for). The class may be given
+    as a function that returns it, called when the class is first needed: an object a file seldom
+    holds is declared in a module loaded only then."""
 
-    def __init__(self, cls: type[Node], nullable: bool = False, shorthand: str | None = None):
-        self.cls, self.nullable, self.shorthand = cls, nullable, shorthand
+    def __init__(self, cls: type[Node] | Callable[[], type[Node]], nullable: bool = False,
+                 shorthand: str | None = None):
+        self._cls, self.nullable, self.shorthand = cls, nullable, shorthand
+
+    @property
+    def cls(self) -> type[Node]:
+        cls = self._cls
+        if not isinstance(cls, type):
+            cls = self._cls = cls()
+        return cls
 
     def check(self, value: Any) -> Any:
         if value is None and self.nullable:
@@ -309,10 +319,11 @@ def List(item: Any, default: Any = REQUIRED, min_len: int | None = None, max_len
     return Field(_List(_as_type(item), min_len, max_len), default, description)
 
 
-def Nested(cls: type[Node], default: Any = REQUIRED, default_factory: Callable[[], Any] | None = None,
+def Nested(cls: type[Node] | Callable[[], type[Node]], default: Any = REQUIRED, default_factory: Callable[[], Any] | None = None,
            description: str = "", shorthand: str | None = None) -> Any:
-    """An object declared by ``cls``; with ``default=None`` the field may also be ``null``; with
-    ``shorthand`` a string may stand for the object with that one field set."""
+    """An object declared by ``cls`` (or by the class a function returns, asked when first needed);
+    with ``default=None`` the field may also be ``null``; with ``shorthand`` a string may stand for
+    the object with that one field set."""
     return Field(_Nested(cls, nullable=default is None, shorthand=shorthand), default, description, default_factory)
 
 
@@ -455,7 +466,8 @@ def unknown_fields(cls: type[Node], data: Any, *, near: bool = False) -> list[An
     for name, kind in _object_fields(cls):
         value = data.get(name)
         if isinstance(kind, _Nested):
-            out += [_below((name,), u, near) for u in unknown_fields(kind.cls, value, near=near)]
+            if isinstance(value, dict):  # only an object given has fields: no class is asked for otherwise
+                out += [_below((name,), u, near) for u in unknown_fields(kind.cls, value, near=near)]
         elif isinstance(value, list):
             assert isinstance(kind, _List) and isinstance(kind.item, _Nested)
             for j, item in enumerate(value):

@@ -131,7 +131,12 @@ NOT_ON_A_SPIRV_RUN = ("vulkan", "_hashlib", "hashlib", "secrets", "subprocess", 
                       # takes no options), the dataclass text writer (every class's code kept), the
                       # import command's staged folder, run's other formats and rare flags
                       "kernellab.compiler_options", "kernellab.option_records", "kernellab.recordtext",
-                      "kernellab.staged_folders", "kernellab.commands.run_extras")
+                      "kernellab.staged_folders", "kernellab.commands.run_extras",
+                      # the model's feature classes, the backend interface's occasional records and
+                      # errors, the errors of tool runs (built on first use)
+                      "kernellab.model.image", "kernellab.model.tensor", "kernellab.model.graph",
+                      "kernellab.model.barriers", "kernellab.model.graphics", "kernellab.model.optical_flow",
+                      "kernellab.model.optional", "kernellab.backends.occasional", "kernellab.errors.tool_runs")
 
 
 def test_a_spirv_buffer_run_stays_within_its_import_budget(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from kernellab.modelkit import (
     Str,
     VkFormat,
     dump,
+    json_schema_defs,
     unknown_fields,
 )
 
@@ -193,3 +194,31 @@ def test_the_scenario_reader_makes_its_resources_at_their_files(tmp_path: Path) 
     assert isinstance(shader, m.Shader) and isinstance(buffer, m.Buffer)
     assert shader.src_path == tmp_path / "k.comp" and shader.include_paths == (tmp_path / "inc",)
     assert buffer.src_path is None and buffer.dst_path is not None and buffer.dst_path.name == "b.npy"
+
+
+def test_a_nested_class_given_as_a_function_is_asked_for_when_an_object_is_given() -> None:
+    asked: list[str] = []
+
+    def inner_class() -> type[Node]:
+        asked.append("Inner")
+        return Inner
+
+    class Lazy(Node):
+        size = Int(1)
+        inner = Nested(inner_class, default=None)
+
+    # absent or null: no class needed, none asked for (unknown fields are looked for in objects only)
+    assert Lazy.model_validate({"size": 1, "inner": None}).inner is None
+    assert unknown_fields(Lazy, {"size": 1, "extra": 2}) == [("extra",)]
+    assert unknown_fields(Lazy, {"size": 1, "inner": [{"id": "g"}]}) == []  # not an object: refused by the check
+    assert asked == []
+    with pytest.raises(Invalid) as exc:
+        Lazy.model_validate({"size": 1, "inner": {"offset": -1}})
+    assert exc.value.errors == [(("inner",), 'missing required field "id"'),
+                                (("inner", "offset"), "expected an integer >= 0, got -1")]
+    got = Lazy.model_validate({"size": 1, "inner": {"id": "g", "oops": 1}})
+    assert isinstance(got.inner, Inner) and got.inner.id == "g"
+    assert unknown_fields(Lazy, {"size": 1, "inner": {"id": "g", "oops": 1}}) == [("inner", "oops")]
+    assert asked == ["Inner"]  # asked once, then kept
+    assert json_schema_defs([Lazy])["Lazy"]["properties"]["inner"] == {
+        "anyOf": [{"$ref": "#/$defs/Inner"}, {"type": "null"}], "default": None}

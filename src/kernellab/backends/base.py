@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import field
 
 # the program records are their own module (feature_specs.py builds on them); callers import them here
-from kernellab.backends.programs import BindingSlot, ProgramSpec, SpecConstant, SubgroupSizing  # noqa: F401
+from kernellab.backends.programs import BindingSlot, ProgramSpec, SpecConstant  # noqa: F401
 from kernellab.errors import KernellabError, UsageError
 
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
@@ -25,21 +25,22 @@ from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
-    from typing import Any, ClassVar, Protocol, TypeVar
+    from typing import Any, ClassVar, TypeVar
 
 if TYPE_CHECKING:  # a run of buffers never imports NumPy: the byte-level methods take memoryviews
     import numpy as np
 
     from kernellab.backends.feature_specs import (
-        BufferSpec,
         GraphicsProgramSpec,
-        GraphSegmentSpec,
         Image,
         ImageSpec,
         KernelArg,
-        OpticalFlowSpec,
-        TensorSpec,
     )
+    from kernellab.backends.occasional import CommandTiming as CommandTiming
+    from kernellab.backends.occasional import LocalArgument as LocalArgument
+    from kernellab.backends.occasional import PipelineCacheMiss as PipelineCacheMiss
+    from kernellab.backends.occasional import SubgroupSizing as SubgroupSizing
+    from kernellab.backends.occasional import UnknownEntryError as UnknownEntryError
     from kernellab.listing.reflect import Interface
 
 
@@ -114,19 +115,6 @@ class Program(abc.ABC):
     """A pipeline (Vulkan) or kernel (OpenCL) made from a :class:`ProgramSpec`."""
 
     spec: ProgramSpec
-
-
-@dataclass
-class CommandTiming:
-    """GPU time of one recorded command, from timestamp queries (nanoseconds)."""
-
-    label: str
-    start_ns: float
-    end_ns: float
-
-    @property
-    def duration_ns(self) -> float:
-        return self.end_ns - self.start_ns
 
 
 #: a program form: the source text as is, handed to the driver (OpenCL C to clBuildProgram)
@@ -235,23 +223,6 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class LocalArgument:
-    """An OpenCL C ``__local`` pointer argument: its length is a specialization constant the
-    scenario must set (no driver has a sensible default for it)."""
-
-    index: int
-    name: str
-    spec_id: int
-    #: clspv's reflection: bytes of one element of the array it declares, which need not be the
-    #: declared pointee type (``__local long *`` may be a ``uint`` array); 0 when not from clspv
-    element_size: int = 0
-    #: the parameter's type as clspv's reflection names it (``long*``), "" when it does not
-    type_name: str = ""
-
-
-
-
-@dataclass(frozen=True)
 class KernelInterface:
     """What a program's entry point expects from a dispatch (descriptors, push-constant bytes,
     specialization ids), and the ``__local`` arguments whose lengths must be given."""
@@ -261,27 +232,6 @@ class KernelInterface:
     #: every parameter in order, where the backend takes the program as source and its driver
     #: reports them (OpenCL C); empty otherwise
     parameters: tuple[KernelArg, ...] = ()
-
-
-class UnknownEntryError(KernellabError):
-    """The program does not define the entry point asked for; ``names`` are those it defines."""
-
-    exit_status = 2
-
-    def __init__(self, entry: str, names: Sequence[str], *, module: bool = False):
-        self.entry = entry
-        self.names = list(names)
-        have = ", ".join(self.names) or "none"
-        super().__init__(f"the module has no entry point {entry!r} (it has: {have})" if module else
-                         f"no kernel named {entry!r} (the source defines: {have})")
-
-
-class PipelineCacheMiss(KernellabError):
-    """A pipeline the loaded pipeline cache did not hold (Arm's --fail-on-pipeline-cache-miss)."""
-
-    def __init__(self, pipeline: str):
-        super().__init__(f"Pipeline cache miss for pipeline: {pipeline}")
-        self.pipeline = pipeline
 
 
 class AlignmentError(UnsupportedError):
@@ -296,164 +246,20 @@ class AlignmentError(UnsupportedError):
 # --- optional features ------------------------------------------------------------------------
 # A backend has each of these as a part or not, as its `Capabilities` say: the runtime asks the
 # backend for the part (`Backend.tensors()`...), never for a concrete backend module. The parts'
-# protocols are the checker's: at run time nothing is checked against them, so they exist for it
-# alone (their specs are in feature_specs.py, imported by the code that uses a feature).
+# protocols are the checker's: at run time nothing is checked against them, so they are a stub
+# (feature_parts.pyi) that no run reads (their specs are in feature_specs.py, imported by the code
+# that uses a feature).
 if TYPE_CHECKING:
-    class Tensor(Protocol):
-        """A device tensor created by a backend's :class:`TensorFeature`."""
-
-        @property
-        def spec(self) -> TensorSpec: ...
-
-
-    class GraphSegment(Protocol):
-        """A graph segment's pipeline, made by :meth:`GraphFeature.create_graph_segment`."""
-
-        @property
-        def spec(self) -> GraphSegmentSpec: ...
-
-        #: bytes of session memory bound (Arm's profiling dump reports them as "Session memory [bytes]")
-        @property
-        def session_bytes(self) -> int: ...
-
-
-    class OpticalFlow(Protocol):
-        """An optical-flow pipeline, made by :meth:`OpticalFlowFeature.create_optical_flow`."""
-
-        @property
-        def spec(self) -> OpticalFlowSpec: ...
-
-        @property
-        def session_bytes(self) -> int: ...
-
-
-    class ImageFeature(Protocol):
-        """``capabilities.images``: the work behind :meth:`Backend.alloc_image` and its kin, which
-        check their inputs first."""
-
-        def create_image(self, spec: ImageSpec) -> Image: ...
-
-        def upload_image(self, image: Image, data: memoryview, levels: int) -> None: ...
-
-        def download_image(self, image: Image, level: int) -> np.ndarray: ...
-
-        def record_image_barrier(self, image: Image, old_layout: str, new_layout: str, base_mip: int,
-                                 level_count: int, base_layer: int, layer_count: int) -> None: ...
-
-
-    class GraphicsFeature(Protocol):
-        """``capabilities.graphics``: the work behind :meth:`Backend.create_graphics_program` and
-        :meth:`Backend.draw`, which check their inputs first."""
-
-        def create_graphics_pipeline(self, spec: GraphicsProgramSpec) -> Program: ...
-
-        def record_draw(self, program: Program, attachments: Sequence[ImageBinding], extent: tuple[int, int],
-                        bindings: Mapping[tuple[int, int], Buffer | ImageBinding], push_data: bytes, label: str,
-                        barrier: bool) -> None: ...
-
-
-    class TensorFeature(Protocol):
-        """``capabilities.tensors``: VK_ARM_tensors tensors, their data and their barriers."""
-
-        def alloc_tensor(self, spec: TensorSpec, zero: bool = True) -> Tensor:
-            """A tensor in memory of its own, zero-filled unless ``zero`` is False (the caller
-            writes every element next)."""
-
-        def write_tensor(self, tensor: Tensor, data: np.ndarray) -> None:
-            """Set the tensor's elements from an array of its dims (any dtype of the element's size)."""
-
-        def read_tensor(self, tensor: Tensor) -> np.ndarray:
-            """The elements as a contiguous array shaped by dims (a copy)."""
-
-        def tensor_view_array(self, tensor: Tensor) -> np.ndarray | None:
-            """The mapped bytes of a packed tensor (files are read straight into them), or None."""
-
-        def tensor_barrier(self, barriers: Sequence[tuple[Tensor, Sequence[str], str, Sequence[str], str]]) -> None:
-            """Record tensor memory barriers: (tensor, src stages, src access, dst stages, dst access),
-            in the scenario's names (``COMPUTE``, ``ACCESS_COMPUTE_SHADER_WRITE``...)."""
-
-
-    class MemoryGroupFeature(Protocol):
-        """``capabilities.memory_groups``: resources bound into one allocation."""
-
-        def alloc_group(self, members: Sequence[tuple[BufferSpec | ImageSpec | TensorSpec, int]]
-                        ) -> list[Buffer | Image | Tensor]:
-            """The members created at their byte offsets in one zeroed allocation, in the order
-            given; :class:`AlignmentError` (with the member's index) for an offset the device
-            cannot bind at."""
-
-
-    class GraphFeature(Protocol):
-        """``capabilities.graphs``: VK_ARM_data_graph segments (data-graph or compute pipelines)."""
-
-        def create_graph_segment(self, spec: GraphSegmentSpec,
-                                 resources: Mapping[tuple[int, int], Tensor | Buffer]) -> GraphSegment:
-            """A segment's pipeline with its descriptor sets written: ``resources`` maps each slot's
-            (set, binding) to a tensor (kind ``tensor``) or a buffer (``storage-buffer``)."""
-
-        def dispatch_graph_segment(self, program: GraphSegment, push_data: bytes = b"", label: str = "") -> None:
-            """Record one segment into the current frame, then a barrier so the next one sees its writes."""
-
-
-    class OpticalFlowFeature(Protocol):
-        """``capabilities.optical_flow``: VK_ARM_data_graph_optical_flow pipelines."""
-
-        def create_optical_flow(self, spec: OpticalFlowSpec) -> OpticalFlow:
-            """The pipeline, descriptor sets and session of one optical flow."""
-
-        def dispatch_optical_flow(self, program: OpticalFlow, execution_flags: Sequence[str] = (),
-                                  mean_flow_l1_norm_hint: int = 0, label: str = "") -> None:
-            """Record one optical flow into the current frame (``execution_flags`` in Arm's names)."""
-
-
-
-    class KernelLaunchFeature(Protocol):
-        """Kernels taken as source, launched the way ``clEnqueueNDRangeKernel`` does: positional
-        arguments (buffers made with their ``cl_mem_flags``, ``__local`` sizes, by-value bytes,
-        images and samplers), a global size, offset and local size of the caller's. What a
-        kernel-instantiation file needs beyond a scenario's dispatch."""
-
-        @property
-        def is_simulator(self) -> bool:
-            """The device simulates kernels and checks each access (Oclgrind): it runs work-groups of
-            unequal size whatever OpenCL C version it reports."""
-
-        def language_version(self) -> tuple[int, int] | None:
-            """The device's kernel language version (OpenCL C major, minor); None when it does not say."""
-
-        def non_uniform_work_groups(self) -> bool:
-            """Whether a device of a version where they are optional (OpenCL 3.0) supports work-groups
-            of unequal size (True when it cannot tell)."""
-
-        def kernel_arguments(self, program: Program) -> list[KernelArg]:
-            """The program's parameters, in order, as the driver reports them."""
-
-        def static_local_memory(self, program: Program) -> int:
-            """Bytes of the program's own ``__local`` arrays; 0 where the driver does not say."""
-
-        def required_work_group_size(self, program: Program) -> tuple[int, int, int]:
-            """The kernel's ``reqd_work_group_size`` (CL_KERNEL_COMPILE_WORK_GROUP_SIZE); zeros when
-            it names none."""
-
-        def type_layout(self, program: Program, type_names: Sequence[str]) -> dict[str, tuple[int, int]]:
-            """``(sizeof, alignof)`` of by-value types only the compiler can size."""
-
-        def alloc_with_flags(self, size: int, flags: Sequence[str], uid: str = "") -> Buffer:
-            """A buffer created with named ``cl_mem_flags`` (``CL_MEM_READ_ONLY``...)."""
-
-        def make_image(self, dims: Sequence[int], data: np.ndarray, access: str) -> Any:
-            """A float RGBA image of ``dims`` holding ``data``."""
-
-        def make_sampler(self, normalized: bool = False, addressing: str = "CLAMP_TO_EDGE",
-                         filtering: str = "NEAREST") -> Any: ...
-
-        def read_launch_image(self, image: Any, dims: Sequence[int]) -> np.ndarray:
-            """The texels of an image made by :meth:`make_image`."""
-
-        def launch(self, program: Program, args: Sequence[Any], global_size: Sequence[int],
-                   local_size: Sequence[int] | None = None, global_offset: Sequence[int] | None = None,
-                   label: str = "") -> None:
-            """Enqueue ``program`` with ``args`` by position into the current frame."""
+    from kernellab.backends.feature_parts import GraphFeature as GraphFeature
+    from kernellab.backends.feature_parts import GraphicsFeature as GraphicsFeature
+    from kernellab.backends.feature_parts import GraphSegment as GraphSegment
+    from kernellab.backends.feature_parts import ImageFeature as ImageFeature
+    from kernellab.backends.feature_parts import KernelLaunchFeature as KernelLaunchFeature
+    from kernellab.backends.feature_parts import MemoryGroupFeature as MemoryGroupFeature
+    from kernellab.backends.feature_parts import OpticalFlow as OpticalFlow
+    from kernellab.backends.feature_parts import OpticalFlowFeature as OpticalFlowFeature
+    from kernellab.backends.feature_parts import Tensor as Tensor
+    from kernellab.backends.feature_parts import TensorFeature as TensorFeature
 
 
 #: each optional feature's capability -> how a message says a backend lacks it
@@ -811,3 +617,18 @@ def feature_mismatches(cls: type[Backend]) -> list[str]:
         elif has_part and not declared:
             wrong.append(f"{feature}() gives a part but capabilities.{feature} is off")
     return wrong
+
+
+#: the names of the interface declared in ``occasional.py``, built on first use
+_OCCASIONAL = ("CommandTiming", "LocalArgument", "PipelineCacheMiss", "SubgroupSizing", "UnknownEntryError")
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: the records and errors a run meets only on occasion, imported when first asked for
+    if name not in _OCCASIONAL:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from kernellab.backends import occasional
+
+    value = getattr(occasional, name)
+    globals()[name] = value
+    return value

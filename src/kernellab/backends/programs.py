@@ -9,6 +9,10 @@ import struct
 from kernellab import parsed_options
 from kernellab.records import dataclass
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from kernellab.backends.occasional import SubgroupSizing
+
 
 @dataclass(frozen=True)
 class SpecConstant:
@@ -47,16 +51,6 @@ class BindingSlot:
     descriptor: str = "storage-buffer"
     #: descriptors in the binding (an array of buffers in the shader)
     count: int = 1
-
-
-@dataclass(frozen=True)
-class SubgroupSizing:
-    """How a compute pipeline's subgroups are sized (VK_EXT_subgroup_size_control): a required
-    size (0: the device's choice), fully populated subgroups, a size that may vary."""
-
-    required_size: int = 0
-    full: bool = False
-    varying: bool = False
 
 
 @dataclass(frozen=True)

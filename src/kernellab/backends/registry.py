@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 
 from kernellab.errors import UsageError
-from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 
@@ -18,25 +17,19 @@ if TYPE_CHECKING:
     from kernellab.backends.base import Backend
 
 
-@dataclass(frozen=True)
-class Registered:
-    """A backend by name, with the class that implements it (imported on first use)."""
-    name: str
-    #: "module:Class", imported on first use
-    target: str
-    #: offered on the command line (``--backend``, ``kernellab devices``)
-    listed: bool = True
+#: each backend's name -> the class that implements it as "module:Class" text (imported on first
+#: use), and whether it is offered on the command line (``--backend``, ``kernellab devices``); plain
+#: pairs, not records: the table is read once a run, and a record class costs more to build than that
+REGISTRY: dict[str, tuple[str, bool]] = {
+    "vulkan": ("kernellab.backends.vulkan:VulkanBackend", True),
+    "opencl": ("kernellab.backends.opencl:OpenCLBackend", True),
+    "null": ("kernellab.backends.null:NullBackend", False),
+}
 
-
-REGISTRY: dict[str, Registered] = {r.name: r for r in (
-    Registered("vulkan", "kernellab.backends.vulkan:VulkanBackend"),
-    Registered("opencl", "kernellab.backends.opencl:OpenCLBackend"),
-    Registered("null", "kernellab.backends.null:NullBackend", listed=False),
-)}
 
 def names(*, listed_only: bool = True) -> list[str]:
     """Backend names in registration order (by default only those offered to users)."""
-    return [r.name for r in REGISTRY.values() if r.listed or not listed_only]
+    return [name for name, (_, listed) in REGISTRY.items() if listed or not listed_only]
 
 
 def backend_class(name: str) -> type[Backend]:
@@ -45,6 +38,6 @@ def backend_class(name: str) -> type[Backend]:
     entry = REGISTRY.get(name)
     if entry is None:
         raise UsageError(f"unknown backend {name!r} (have: {', '.join(names())})")
-    module, _, attr = entry.target.partition(":")
+    module, _, attr = entry[0].partition(":")
     cls: type[Backend] = getattr(importlib.import_module(module), attr)
     return cls

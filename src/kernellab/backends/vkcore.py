@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from kernellab.backends.base import PipelineCacheMiss, Program, ProgramSpec
+from kernellab.backends import base
+from kernellab.backends.base import Program, ProgramSpec
 from kernellab.errors import BackendError
 from kernellab.native import vk as nvk
 
@@ -105,9 +106,9 @@ def through_cache(create: Callable[[int, Any], Any], feedback: CacheFeedback | N
     except BackendError as exc:
         if feedback is None or "COMPILE_REQUIRED" not in str(exc):
             raise
-        raise PipelineCacheMiss(name) from None
+        raise base.PipelineCacheMiss(name) from None
     if feedback is not None and not feedback.hit():
-        raise PipelineCacheMiss(name)
+        raise base.PipelineCacheMiss(name)
     return pipeline
 
 

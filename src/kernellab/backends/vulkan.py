@@ -20,7 +20,6 @@ from kernellab.backends.base import (
     BackendOptions,
     Buffer,
     Capabilities,
-    CommandTiming,
     DeviceInfo,
     ImageBinding,
     Limits,
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:  # NumPy only where images and tensors need it: a run of buffers starts without it
     import numpy as np
 
+    from kernellab.backends.base import CommandTiming
     from kernellab.backends.vulkan_graphics import VulkanGraphics
     from kernellab.backends.vulkan_image import VulkanImages
     from kernellab.backends.vulkan_ml import VulkanGraphs, VulkanTensors

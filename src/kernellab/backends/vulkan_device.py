@@ -23,7 +23,6 @@ from kernellab.backends.base import (
     BackendOptions,
     Buffer,
     BufferArray,
-    CommandTiming,
     DeviceInfo,
     DynamicBuffer,
     ImageBinding,
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:  # NumPy only where images and tensors need it: a run of buffers starts without it
     import numpy as np
 
+    from kernellab.backends.base import CommandTiming
     from kernellab.backends.feature_specs import BufferSpec
     from kernellab.backends.vkimage import VulkanImage
     from kernellab.backends.vulkan_transfers import DeviceMemory

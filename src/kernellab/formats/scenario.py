@@ -66,8 +66,10 @@ class _Checker(Problems):
             self.unknown(loc, f"{message} (no command uses this resource)")
 
     # --- structure -----------------------------------------------------------------------------
-    def parse_items(self, items: Any, section: str, kinds: Mapping[str, type[m.Node]],
+    def parse_items(self, items: Any, section: str, kinds: Mapping[str, str],
                     aliases: dict[str, str]) -> list[tuple[Loc, Any]]:
+        """The objects of ``items``; ``kinds``: each kind -> the name of its class in the model
+        (a class is built when its kind is first read: a run of buffers builds no image class)."""
         out: list[tuple[Loc, Any]] = []
         if not isinstance(items, list):
             self.add((section,), f"expected an array, got {show(items)}")
@@ -92,11 +94,12 @@ class _Checker(Problems):
                                          f"(expected one of {'|'.join(kinds)})")
                 continue
             loc = (section, i, key)
+            cls = m.declared(kinds[kind])
             # unknown fields are named even when the object is refused: "sise" explains a missing "size"
-            for where, meant in unknown_fields(kinds[kind], body, near=True):
+            for where, meant in unknown_fields(cls, body, near=True):
                 self.unknown(loc + where, _unknown_field_message(str(where[-1]), meant))
             try:
-                obj = kinds[kind].model_validate(body)
+                obj = cls.model_validate(body)
             except Invalid as exc:
                 self.extend(exc.problems(self.file, loc))
                 if isinstance(body, dict) and isinstance(body.get("uid"), str):
@@ -188,9 +191,9 @@ def load_scenario(path: str | Path, output_dir: str | Path | None = None, *, str
     for key in ("resources", "commands"):
         if key not in data:
             ck.add((), f"missing required field \"{key}\"")
-    resources = ck.parse_items(data.get("resources", []), "resources", m.RESOURCE_KINDS, {})
+    resources = ck.parse_items(data.get("resources", []), "resources", m.RESOURCE_CLASSES, {})
     before = len(ck.problems)
-    commands = ck.parse_items(data.get("commands", []), "commands", m.COMMAND_KINDS, m.COMMAND_ALIASES)
+    commands = ck.parse_items(data.get("commands", []), "commands", m.COMMAND_CLASSES, m.COMMAND_ALIASES)
     # a refused command's references are unknown: then every resource counts as used
     used = _used_uids(resources, commands) if len(ck.problems) == before and "commands" in data else None
     _check_resources(ck, resources, used)
@@ -220,13 +223,10 @@ def _used_uids(resources: list[tuple[Loc, m.Resource]], commands: list[tuple[Loc
     # resources tied together are used together: a group of uids per tie, joined until nothing changes
     ties: list[set[str]] = []
     for _, r in resources:
-        if isinstance(r, m.BufferBarrier):
-            named.add(r.buffer_resource)
-        elif isinstance(r, m.ImageBarrier):
-            named.add(r.image_resource)
-        elif isinstance(r, m.TensorBarrier):
-            named.add(r.tensor_resource)
-        elif isinstance(r, m.Graph):
+        # kinds before classes, here and below: a run of buffers builds no barrier, graph or image class
+        if r.kind in _BARRIER_TARGETS:
+            named.add(getattr(r, _BARRIER_TARGETS[r.kind]))
+        elif r.kind == "graph" and isinstance(r, m.Graph):
             ties.append({r.uid, *(s.shader_ref for s in r.shader_substitutions)})
         if isinstance(r, m.DataResource) and r.memory_group is not None:
             ties.append({r.uid, f"\x00memory_group {r.memory_group.id}"})
@@ -241,21 +241,26 @@ def _used_uids(resources: list[tuple[Loc, m.Resource]], commands: list[tuple[Loc
     return used
 
 
+#: a barrier resource's kind -> its field naming the resource it guards
+_BARRIER_TARGETS = {"buffer_barrier": "buffer_resource", "image_barrier": "image_resource",
+                    "tensor_barrier": "tensor_resource"}
+
+
 def _named_by(c: m.Command) -> set[str]:
     """The uids one command names (its bindings included)."""
     named: set[str] = {b.resource_ref for b in getattr(c, "bindings", [])}
     if isinstance(c, m.DispatchCompute):
         named |= {c.shader_ref, c.push_data_ref}
-    elif isinstance(c, m.DispatchGraph):
-        named |= {c.graph_ref, *(p.push_data_ref for p in c.push_constants),
-                  *(s.shader_ref for s in c.shader_substitutions)}
-    elif isinstance(c, m.DispatchDataGraph):
-        named |= {c.graph_ref, *c.graph_constants}
-    elif isinstance(c, m.DispatchBarrier):
-        named |= {*c.image_barrier_refs, *c.tensor_barrier_refs, *c.memory_barrier_refs, *c.buffer_barrier_refs}
     elif isinstance(c, m.MarkBoundary):
         named |= set(c.resources)
-    elif isinstance(c, m.DispatchFragment):
+    elif c.kind == "dispatch_graph" and isinstance(c, m.DispatchGraph):
+        named |= {c.graph_ref, *(p.push_data_ref for p in c.push_constants),
+                  *(s.shader_ref for s in c.shader_substitutions)}
+    elif c.kind == "dispatch_data_graph" and isinstance(c, m.DispatchDataGraph):
+        named |= {c.graph_ref, *c.graph_constants}
+    elif c.kind == "dispatch_barrier" and isinstance(c, m.DispatchBarrier):
+        named |= {*c.image_barrier_refs, *c.tensor_barrier_refs, *c.memory_barrier_refs, *c.buffer_barrier_refs}
+    elif c.kind == "dispatch_fragment" and isinstance(c, m.DispatchFragment):
         named |= {c.vertex_shader_ref, c.fragment_shader_ref, c.push_data_ref,
                   *(a.resource_ref for a in c.color_attachment_refs)}
     return named
@@ -276,23 +281,24 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used
         if isinstance(r, m.DataResource):
             r = r.located(src_path=ck.resolve_src(loc + ("src",), r.src, in_use),
                           dst_path=ck.resolve_dst(loc + ("dst",), r.dst))
-        elif isinstance(r, (m.RawData, m.Graph, m.GraphConstant)):
+        elif isinstance(r, m.RawData) or r.kind in ("graph", "graph_constant") and \
+                isinstance(r, (m.Graph, m.GraphConstant)):
             r = r.located(src_path=ck.resolve_src(loc + ("src",), r.src, in_use))
         elif isinstance(r, m.Shader):
             r = _located_shader(ck, loc, r, in_use)
         resources[k] = (loc, r)
         if isinstance(r, m.Shader):
             _check_shader(ck, loc, r)
-        elif isinstance(r, m.Graph) and r.push_constants_size % 4:
+        elif r.kind == "graph" and isinstance(r, m.Graph) and r.push_constants_size % 4:
             ck.add(loc + ("push_constants_size",), f"expected a multiple of 4, got {r.push_constants_size}")
         elif isinstance(r, (m.Buffer, m.RawData)) and r.src_path is not None:
             hdr = ck.npy_header(loc + ("src",), r.src_path)
             if isinstance(r, m.Buffer) and hdr is not None and hdr.nbytes != r.size:
                 ck.add(loc + ("src",), f"{r.src_path} holds {hdr.nbytes} bytes "
                                          f"({hdr.dtype} {list(hdr.shape)}) but the buffer size is {r.size}")
-        elif isinstance(r, m.Image):
+        elif r.kind == "image" and isinstance(r, m.Image):
             _check_image(ck, loc, r)
-    if any(isinstance(r, (m.Tensor, m.Graph, m.GraphConstant)) or isinstance(r, m.DataResource)
+    if any(r.kind in ("tensor", "graph", "graph_constant") or isinstance(r, m.DataResource)
            and r.memory_group is not None for _, r in resources):
         from kernellab.formats import scenario_ml  # tensors, graphs, shared memory: not a plain compute run's
 
@@ -408,26 +414,24 @@ def _spirv_problem(path: Path) -> str | None:
 
 
 def _ref(ck: _Checker, by_uid: dict[str, tuple[Loc, m.Resource]], loc: Loc, uid: str,
-         kinds: tuple[type[m.Resource], ...], what: str) -> m.Resource | None:
+         kinds: tuple[str, ...], what: str) -> m.Resource | None:
+    """The resource ``uid`` names when it is of one of ``kinds`` (``"buffer"``...), else None and a problem."""
     hit = by_uid.get(uid)
     if hit is None and uid in ck.broken_uids:
         return None
     if hit is None:
         ck.add(loc, f"no resource with uid \"{uid}\" (expected a {what})")
         return None
-    if not isinstance(hit[1], kinds):
+    if hit[1].kind not in kinds:
         ck.add(loc, f"\"{uid}\" is a {hit[1].kind}, expected a {what}")
         return None
     return hit[1]
 
 
-_DATA_KINDS: tuple[type[m.Resource], ...] = (m.Buffer, m.Image, m.Tensor)
+_DATA_KINDS = ("buffer", "image", "tensor")
 #: a barrier list of dispatch_barrier -> the resource kind it names
-_BARRIER_KINDS: dict[str, tuple[type[m.Resource], str]] = {
-    "image_barrier_refs": (m.ImageBarrier, "image_barrier"),
-    "tensor_barrier_refs": (m.TensorBarrier, "tensor_barrier"),
-    "memory_barrier_refs": (m.MemoryBarrier, "memory_barrier"),
-    "buffer_barrier_refs": (m.BufferBarrier, "buffer_barrier")}
+_BARRIER_KINDS = {"image_barrier_refs": "image_barrier", "tensor_barrier_refs": "tensor_barrier",
+                  "memory_barrier_refs": "memory_barrier", "buffer_barrier_refs": "buffer_barrier"}
 _ByUid = dict[str, tuple[Loc, m.Resource]]
 
 
@@ -438,24 +442,24 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
         by_uid.setdefault(r.uid, (loc, r))
     vgfs = _check_resource_refs(ck, resources, by_uid)
     for loc, c in commands:
-        if isinstance(c, m.DispatchFragment):
+        if isinstance(c, m.DispatchCompute):
+            _check_dispatch_compute(ck, loc, c, by_uid)
+        elif c.kind == "dispatch_fragment" and isinstance(c, m.DispatchFragment):
             from kernellab.formats import scenario_graphics
 
             scenario_graphics.check_dispatch_fragment(ck, loc, c, by_uid, _ref, _check_push_size)
-        elif isinstance(c, m.DispatchCompute):
-            _check_dispatch_compute(ck, loc, c, by_uid)
-        elif isinstance(c, m.DispatchGraph):
+        elif c.kind == "dispatch_graph" and isinstance(c, m.DispatchGraph):
             _check_dispatch_graph(ck, loc, c, by_uid, vgfs)
-        elif isinstance(c, m.DispatchDataGraph):
+        elif c.kind == "dispatch_data_graph" and isinstance(c, m.DispatchDataGraph):
             _check_dispatch_data_graph(ck, loc, c, by_uid)
-        elif isinstance(c, m.DispatchOpticalFlow):
+        elif c.kind == "dispatch_optical_flow" and isinstance(c, m.DispatchOpticalFlow):
             from kernellab.formats import scenario_optical_flow
 
             scenario_optical_flow.check_dispatch_optical_flow(ck, loc, c, by_uid, _ref)
-        elif isinstance(c, m.DispatchBarrier):
-            for field, (cls, what) in _BARRIER_KINDS.items():
+        elif c.kind == "dispatch_barrier":
+            for field, what in _BARRIER_KINDS.items():
                 for j, uid in enumerate(getattr(c, field)):
-                    _ref(ck, by_uid, loc + (field, j), uid, (cls,), what)
+                    _ref(ck, by_uid, loc + (field, j), uid, (what,), what)
         elif isinstance(c, m.MarkBoundary):
             for j, uid in enumerate(c.resources):
                 _ref(ck, by_uid, loc + ("resources", j), uid, _DATA_KINDS, "buffer, image or tensor")
@@ -465,18 +469,18 @@ def _check_resource_refs(ck: _Checker, resources: list[tuple[Loc, m.Resource]], 
     """The resources that name others (barriers, graphs' substitute shaders); the VGF file read for each graph."""
     vgfs: dict[str, object] = {}
     for loc, r in resources:
-        if isinstance(r, m.BufferBarrier):
-            buf = _ref(ck, by_uid, loc + ("buffer_resource",), r.buffer_resource, (m.Buffer,), "buffer")
+        if r.kind == "buffer_barrier" and isinstance(r, m.BufferBarrier):
+            buf = _ref(ck, by_uid, loc + ("buffer_resource",), r.buffer_resource, ("buffer",), "buffer")
             if isinstance(buf, m.Buffer) and r.offset + r.size > buf.size:
                 ck.add(loc + ("size",), f"offset {r.offset} + size {r.size} exceeds the {buf.size} bytes "
                                           f"of buffer \"{buf.uid}\"")
-        elif isinstance(r, m.ImageBarrier):
-            _ref(ck, by_uid, loc + ("image_resource",), r.image_resource, (m.Image,), "image")
-        elif isinstance(r, m.TensorBarrier):
-            _ref(ck, by_uid, loc + ("tensor_resource",), r.tensor_resource, (m.Tensor,), "tensor")
-        elif isinstance(r, m.Graph):
+        elif r.kind == "image_barrier" and isinstance(r, m.ImageBarrier):
+            _ref(ck, by_uid, loc + ("image_resource",), r.image_resource, ("image",), "image")
+        elif r.kind == "tensor_barrier" and isinstance(r, m.TensorBarrier):
+            _ref(ck, by_uid, loc + ("tensor_resource",), r.tensor_resource, ("tensor",), "tensor")
+        elif r.kind == "graph" and isinstance(r, m.Graph):
             for j, sub in enumerate(r.shader_substitutions):
-                _ref(ck, by_uid, loc + ("shader_substitutions", j, "shader_ref"), sub.shader_ref, (m.Shader,), "shader")
+                _ref(ck, by_uid, loc + ("shader_substitutions", j, "shader_ref"), sub.shader_ref, ("shader",), "shader")
             from kernellab.formats import scenario_ml
 
             vgfs[r.uid] = scenario_ml.check_graph(ck, loc, r, _ref, by_uid)
@@ -484,7 +488,7 @@ def _check_resource_refs(ck: _Checker, resources: list[tuple[Loc, m.Resource]], 
 
 
 def _check_bindings(ck: _Checker, loc: Loc, bindings: Sequence[m.Binding], by_uid: _ByUid,
-                    kinds: tuple[type[m.Resource], ...], what: str) -> None:
+                    kinds: tuple[str, ...], what: str) -> None:
     """Each binding names a resource of ``kinds``, and takes a (set, binding) slot no earlier one took."""
     slots: dict[tuple[int, int, int], int] = {}
     elements: dict[tuple[int, int], list[int]] = {}
@@ -559,22 +563,22 @@ def _check_buffer_range(ck: _Checker, loc: Loc, b: m.Binding, resource: m.Resour
 
 
 def _check_dispatch_compute(ck: _Checker, loc: Loc, c: m.DispatchCompute, by_uid: _ByUid) -> None:
-    shader = _ref(ck, by_uid, loc + ("shader_ref",), c.shader_ref, (m.Shader,), "shader")
+    shader = _ref(ck, by_uid, loc + ("shader_ref",), c.shader_ref, ("shader",), "shader")
     if isinstance(shader, m.Shader) and shader.stage != "compute":
         ck.add(loc + ("shader_ref",), f"shader \"{shader.uid}\" has stage {shader.stage}; "
                                         "dispatch_compute runs compute shaders (a vertex and a "
                                         "fragment shader are drawn by dispatch_fragment)")
     if c.push_data_ref:
-        raw = _ref(ck, by_uid, loc + ("push_data_ref",), c.push_data_ref, (m.RawData,), "raw_data")
+        raw = _ref(ck, by_uid, loc + ("push_data_ref",), c.push_data_ref, ("raw_data",), "raw_data")
         _check_push_size(ck, loc + ("push_data_ref",), raw, shader)
     _check_bindings(ck, loc, c.bindings, by_uid, _DATA_KINDS, "buffer, image or tensor")
 
 
 def _check_dispatch_graph(ck: _Checker, loc: Loc, c: m.DispatchGraph, by_uid: _ByUid,
                           vgfs: dict[str, object]) -> None:
-    graph = _ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, (m.Graph,), "graph")
+    graph = _ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, ("graph",), "graph")
     for j, pc in enumerate(c.push_constants):
-        _ref(ck, by_uid, loc + ("push_constants", j, "push_data_ref"), pc.push_data_ref, (m.RawData,), "raw_data")
+        _ref(ck, by_uid, loc + ("push_constants", j, "push_data_ref"), pc.push_data_ref, ("raw_data",), "raw_data")
     if isinstance(graph, m.Graph):
         from kernellab.formats import scenario_ml
 
@@ -583,7 +587,7 @@ def _check_dispatch_graph(ck: _Checker, loc: Loc, c: m.DispatchGraph, by_uid: _B
 
 
 def _check_dispatch_data_graph(ck: _Checker, loc: Loc, c: m.DispatchDataGraph, by_uid: _ByUid) -> None:
-    shader = _ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, (m.Shader,), "shader")
+    shader = _ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, ("shader",), "shader")
     if isinstance(shader, m.Shader) and shader.type != "SPIR-V":
         ck.add(loc + ("graph_ref",), f"shader \"{shader.uid}\" is {shader.type}; {loc[-1]} runs a "
                                        f"SPIR-V graph module (type SPIR-V)")
@@ -591,9 +595,9 @@ def _check_dispatch_data_graph(ck: _Checker, loc: Loc, c: m.DispatchDataGraph, b
         from kernellab.formats import scenario_ml
 
         scenario_ml.check_data_graph_interface(ck, loc, c, shader)
-    _check_bindings(ck, loc, c.bindings, by_uid, (m.Tensor,), "tensor")
+    _check_bindings(ck, loc, c.bindings, by_uid, ("tensor",), "tensor")
     for j, uid in enumerate(c.graph_constants):
-        _ref(ck, by_uid, loc + ("graph_constants", j), uid, (m.GraphConstant,), "graph_constant")
+        _ref(ck, by_uid, loc + ("graph_constants", j), uid, ("graph_constant",), "graph_constant")
 
 
 def _check_push_size(ck: _Checker, loc: Loc, raw: m.Resource | None, shader: m.Resource | None) -> None:

@@ -41,14 +41,14 @@ def _check_stages(ck: Problems, loc: Loc, c: m.DispatchFragment, by_uid: dict[st
     """The vertex and fragment shaders, and the push data sized for them."""
     shaders = []
     for field, stage in (("vertex_shader_ref", "vertex"), ("fragment_shader_ref", "fragment")):
-        shader = ref(ck, by_uid, loc + (field,), getattr(c, field), (m.Shader,), "shader")
+        shader = ref(ck, by_uid, loc + (field,), getattr(c, field), ("shader",), "shader")
         if isinstance(shader, m.Shader):
             shaders.append(shader)
             if shader.stage != stage:
                 ck.add(loc + (field,), f"dispatch_fragment {field} must reference a {stage} shader; "
                                        f"\"{shader.uid}\" has stage {shader.stage}")
     if c.push_data_ref:
-        raw = ref(ck, by_uid, loc + ("push_data_ref",), c.push_data_ref, (m.RawData,), "raw_data")
+        raw = ref(ck, by_uid, loc + ("push_data_ref",), c.push_data_ref, ("raw_data",), "raw_data")
         if shaders:
             # one range serves both stages: Arm sizes it by the larger of the two shaders'
             check_push_size(ck, loc + ("push_data_ref",), raw, max(shaders, key=lambda s: s.push_constants_size))
@@ -62,7 +62,7 @@ def _check_attachments(ck: Problems, loc: Loc, c: m.DispatchFragment, by_uid: di
     first: tuple[str | int, ...] | None = ("render_extent",) if extent is not None else None
     for j, a in enumerate(c.color_attachment_refs):
         at = loc + ("color_attachment_refs", j)
-        image = ref(ck, by_uid, at, a.resource_ref, (m.Image,), "color attachment image")
+        image = ref(ck, by_uid, at, a.resource_ref, ("image",), "color attachment image")
         if not isinstance(image, m.Image):
             continue
         key = (a.resource_ref, a.lod or 0)
@@ -92,7 +92,7 @@ def _check_bindings(ck: Problems, loc: Loc, c: m.DispatchFragment, by_uid: dict[
     slots: dict[tuple[int, int], int] = {}
     for j, b in enumerate(c.bindings):
         at = loc + ("bindings", j)
-        ref(ck, by_uid, at + ("resource_ref",), b.resource_ref, (m.Buffer, m.Image), "buffer or image")
+        ref(ck, by_uid, at + ("resource_ref",), b.resource_ref, ("buffer", "image"), "buffer or image")
         # a binding without lod sees every level of a sampled image
         clash = [k for (uid, level), k in attached.items()
                  if uid == b.resource_ref and (b.lod is None or b.lod == level)]

@@ -302,7 +302,7 @@ def check_data_graph_interface(ck: Any, loc: Loc, c: m.DispatchDataGraph, shader
 def check_dispatch_graph(ck: Any, loc: Loc, c: m.DispatchGraph, g: Any, graph: m.Graph,
                          by_uid: dict[str, tuple[Loc, m.Resource]], ref: Callable[..., Any]) -> None:
     for j, sub in enumerate(c.shader_substitutions):
-        ref(ck, by_uid, loc + ("shader_substitutions", j, "shader_ref"), sub.shader_ref, (m.Shader,), "shader")
+        ref(ck, by_uid, loc + ("shader_substitutions", j, "shader_ref"), sub.shader_ref, ("shader",), "shader")
     if g is None:
         return
     placeholders = _check_targets(ck, loc, graph.uid, g, c.shader_substitutions, c.push_constants, "push_constants")

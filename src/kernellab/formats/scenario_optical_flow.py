@@ -31,7 +31,7 @@ def check_dispatch_optical_flow(ck: Any, loc: Loc, c: m.DispatchOpticalFlow, by_
     images: dict[str, m.Image] = {}
     slots: dict[tuple[int, int], str] = {}
     for role, b in c.bindings.roles():
-        image = ref(ck, by_uid, at + (role, "resource_ref"), b.resource_ref, (m.Image,), "image")
+        image = ref(ck, by_uid, at + (role, "resource_ref"), b.resource_ref, ("image",), "image")
         if (b.set, b.id) in slots:
             ck.add(at + (role,), f"set {b.set} binding {b.id} is already bound by bindings/{slots[(b.set, b.id)]}")
         slots.setdefault((b.set, b.id), role)

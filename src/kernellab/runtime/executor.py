@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kernellab import logs, parsed_options
 from kernellab import model as m
+from kernellab.backends import base
 from kernellab.backends.base import (
     DYNAMIC_BUFFER_TYPES,
     SOURCE,
@@ -23,18 +24,14 @@ from kernellab.backends.base import (
     BindingSlot,
     Buffer,
     BufferArray,
-    CommandTiming,
     DynamicBuffer,
     ImageBinding,
     KernelInterface,
     Limits,
-    PipelineCacheMiss,
     Program,
     ProgramSpec,
     SpecConstant,
-    SubgroupSizing,
     TexelBuffer,
-    UnknownEntryError,
     UnsupportedError,
     choose_device,
 )
@@ -66,6 +63,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from typing import Any, overload
 
+    from kernellab.backends.base import CommandTiming, SubgroupSizing
     from kernellab.backends.feature_specs import Image, ImageSpec
     from kernellab.compile.pipeline_cache import PipelineCacheFile
     from kernellab.runtime.collaborators import BackendLease, InputSource, ModuleCache, OutputSink
@@ -139,7 +137,7 @@ class PerfCounter:
         return int(self.seconds * 1e6)
 
 
-class RepeatTimings(Sequence[list[CommandTiming]]):
+class RepeatTimings(Sequence[list["CommandTiming"]]):  # text: the class is built on first use
     """Per repeat, the timings of its commands. Only repeats that have timings (profiling) hold
     anything, so ``--repeat 100000`` without profiling keeps a counter, not 100000 lists."""
 
@@ -244,7 +242,7 @@ def subgroup_sizing(shader: m.Shader, limits: Limits | None = None) -> SubgroupS
                                    "subgroup size, and the device reports none (it lacks "
                                    "VK_EXT_subgroup_size_control's subgroupSizeControl)")
         size = sizes[0] if g.required_size_bound == "min" else sizes[1]
-    return SubgroupSizing(size, g.full_subgroups, g.varying_size)
+    return base.SubgroupSizing(size, g.full_subgroups, g.varying_size)
 
 
 def driver_options(scenario: m.Scenario, shader: m.Shader) -> parsed_options.Options:
@@ -349,14 +347,15 @@ class Executor:
         self.say = arm_say if options.arm_log else arm_quiet
         #: tensors, memory groups and graphs; None when the scenario has none (nothing ML is imported)
         self.ml: Any = None
-        if any(isinstance(r, (m.Tensor, m.Graph)) for r in scenario.resources) or \
+        # kinds, not classes (here and below): a run of buffers builds no tensor, graph or image class
+        if any(r.kind in ("tensor", "graph") for r in scenario.resources) or \
                 any(isinstance(r, m.DataResource) and r.memory_group is not None for r in scenario.resources):
             from kernellab.runtime.ml import MlResources
 
             self.ml = MlResources(scenario)
         #: optical-flow pipelines; None when the scenario has no dispatch_optical_flow
         self.optical_flows: Any = None
-        if any(isinstance(c, m.DispatchOpticalFlow) for c in scenario.commands):
+        if any(c.kind == "dispatch_optical_flow" for c in scenario.commands):
             from kernellab.runtime.optical_flow import OpticalFlows
 
             self.optical_flows = OpticalFlows(scenario)
@@ -364,7 +363,7 @@ class Executor:
     # --- setup ---------------------------------------------------------------------------------
     def open_backend(self) -> Backend:
         cls = backend_class(self.options.backend)
-        draws = [i for i, c in enumerate(self.scenario.commands) if isinstance(c, m.DispatchFragment)]
+        draws = [i for i, c in enumerate(self.scenario.commands) if c.kind == "dispatch_fragment"]
         if draws and not cls.capabilities.graphics:
             raise InputError.at(str(self.scenario.file or ""), f"/commands/{draws[0]}/dispatch_fragment",
                                 f"dispatch_fragment draws with a graphics pipeline; the {cls.capabilities.title} "
@@ -384,7 +383,7 @@ class Executor:
                                                   self.options.clear_pipeline_cache, self.say)
             self.report.count("Load Pipeline Cache.", "Load Pipeline Cache", t)
         # optical flow is a data-graph pipeline: it needs VK_ARM_data_graph (and its own extension)
-        ml = any(isinstance(r, (m.Tensor, m.Graph)) for r in self.scenario.resources) or \
+        ml = any(r.kind in ("tensor", "graph") for r in self.scenario.resources) or \
             self.optical_flows is not None
         # Arm fails on a miss only when a cache was loaded: a file not there yet is no miss
         self.fail_on_miss = self.options.fail_on_cache_miss and cache_data is not None
@@ -433,13 +432,14 @@ class Executor:
                         r.uid not in grouped:
                     # device memory is not born zeroed; Arm's runner starts such buffers at zero
                     backend.clear_buffer(buf)
-            elif isinstance(r, m.Image):
+            elif isinstance(r, m.RawData):
+                if (data := self.inputs.raw_data(r)) is not None:
+                    self.push_data[r.uid] = data
+            elif r.kind == "image":
                 self.images[r.uid] = _images().load_image(self, backend, r, grouped.get(r.uid))
-            elif isinstance(r, m.Tensor):
+            elif r.kind == "tensor":
                 self.ml.load_tensor(backend, r)
-            elif isinstance(r, m.RawData) and (data := self.inputs.raw_data(r)) is not None:
-                self.push_data[r.uid] = data
-            if isinstance(r, (m.Buffer, m.Image, m.Tensor, m.RawData)):
+            if r.kind in ("buffer", "image", "tensor", "raw_data"):
                 self.report.count(f"Load Resource: {r.uid}", "Scenario Setup", t)
 
     def wants_guard_bands(self, backend: Backend) -> bool:
@@ -477,7 +477,7 @@ class Executor:
     def create_programs(self, backend: Backend) -> None:
         modules = self._modules(backend, self._cache())
         for c in self.scenario.commands:
-            if isinstance(c, m.DispatchFragment):
+            if c.kind == "dispatch_fragment":
                 _images().create_graphics_program(self, backend, c, modules)
                 continue
             if not isinstance(c, m.DispatchCompute):
@@ -490,7 +490,7 @@ class Executor:
                 t = time.perf_counter()
                 try:
                     self.programs[key] = self.lease.create_program(backend, dataclasses.replace(spec, slots=key[1]))
-                except PipelineCacheMiss as exc:
+                except base.PipelineCacheMiss as exc:
                     self.say("ERROR", str(exc))
                     raise
                 self.report.count(f"Create Pipeline: {shader.uid}", "Pipeline Setup", t)
@@ -498,7 +498,7 @@ class Executor:
             t = time.perf_counter()
             try:
                 self.ml.prepare_graphs(backend, self.push_data, modules.spirv, self.buffers)
-            except PipelineCacheMiss as exc:
+            except base.PipelineCacheMiss as exc:
                 self.say("ERROR", str(exc))
                 raise
             self.report.count("Create Graph Pipelines", "Pipeline Setup", t)
@@ -509,7 +509,7 @@ class Executor:
             t = time.perf_counter()
             try:
                 self.optical_flows.prepare(backend, self.images)
-            except PipelineCacheMiss as exc:
+            except base.PipelineCacheMiss as exc:
                 self.say("ERROR", str(exc))
                 raise
             self.report.count(f"Create Optical Flow Pipeline: {NAME}", "Pipeline Setup", t)
@@ -534,7 +534,8 @@ class Executor:
         modules = self._modules(backend, self._cache())
         local_sizes: dict[str, LocalSize] = {}
         dispatches = [(i, c) for i, c in enumerate(self.scenario.commands)
-                      if isinstance(c, (m.DispatchCompute, m.DispatchFragment))]
+                      if isinstance(c, m.DispatchCompute)
+                      or c.kind == "dispatch_fragment" and isinstance(c, m.DispatchFragment)]
         for _, c in dispatches:
             for shader in self._shaders(c):
                 if shader.uid in self.specs:
@@ -596,7 +597,7 @@ class Executor:
                 given_size = any(i in spec_values for i in opencl_abi.LOCAL_SIZE_SPEC_IDS)
                 size = opencl_abi.local_size(spec_values, (0, 0, 0)) \
                     if shader.type == "OpenCL-C" and given_size else None  # type: ignore[arg-type]
-        except UnknownEntryError as exc:
+        except base.UnknownEntryError as exc:
             return [Problem(file, json_pointer(at + ("entry",)), f"shader {shader.uid!r}: {exc}")]
         except CompileError as exc:  # the driver's build of OpenCL C: named by the shader's src
             raise placed(exc, (str(file), json_pointer(at + ("src",))), shader.src_path) from exc.__cause__
@@ -739,15 +740,15 @@ class Executor:
         no other kind)."""
         if isinstance(c, m.DispatchCompute):
             self._dispatch_compute(backend, index, c)
-        elif isinstance(c, m.DispatchFragment):
+        elif c.kind == "dispatch_fragment":
             _images().dispatch_fragment(self, backend, index, c)
-        elif isinstance(c, m.DispatchBarrier):
+        elif c.kind == "dispatch_barrier" and isinstance(c, m.DispatchBarrier):
             self._dispatch_barrier(backend, index, c)
-        elif isinstance(c, m.DispatchOpticalFlow):
+        elif c.kind == "dispatch_optical_flow" and isinstance(c, m.DispatchOpticalFlow):
             self.say("INFO", "Dispatch graph")
             self.optical_flows.run(backend, index)
             self._implicit_barrier(backend, index, c)
-        elif isinstance(c, (m.DispatchGraph, m.DispatchDataGraph)):
+        elif c.kind in ("dispatch_graph", "dispatch_data_graph") and isinstance(c, (m.DispatchGraph, m.DispatchDataGraph)):
             self.ml.run_graph(backend, index)
             self._implicit_barrier(backend, index, c)
 
@@ -795,7 +796,7 @@ class Executor:
 
     def save_outputs(self, backend: Backend, outputs: OutputSet) -> None:
         for r in self.scenario.resources:
-            if isinstance(r, (m.Buffer, m.Image, m.Tensor)) and r.dst_path is not None:
+            if isinstance(r, m.DataResource) and r.dst_path is not None:  # a buffer, an image or a tensor
                 try:
                     self._save(backend, outputs, r.uid, r.dst_path)
                 except OSError as exc:  # a full disk fails the write or the close: name the file

@@ -117,10 +117,11 @@ def storage_images(ex: Any) -> set[str]:
     if ex._storage_images is None:
         ex._storage_images = set()
         for c in ex.scenario.commands:
-            if isinstance(c, (m.DispatchCompute, m.DispatchFragment)):
+            # kinds before classes: a run of images builds no draw or optical-flow class
+            if isinstance(c, m.DispatchCompute) or c.kind == "dispatch_fragment" and isinstance(c, m.DispatchFragment):
                 storage = {(s.set, s.id) for s in ex._slots(c) if s.descriptor == "storage-image"}
                 ex._storage_images |= {b.resource_ref for b in c.bindings if (b.set, b.id) in storage}
-            elif isinstance(c, m.DispatchOpticalFlow):
+            elif c.kind == "dispatch_optical_flow" and isinstance(c, m.DispatchOpticalFlow):
                 from kernellab.runtime.optical_flow import sampled
 
                 ex._storage_images |= {b.resource_ref for b in c.bindings

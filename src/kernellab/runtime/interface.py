@@ -15,7 +15,8 @@ from pathlib import Path
 
 from kernellab import jsontext
 from kernellab import model as m
-from kernellab.backends.base import KernelInterface, LocalArgument, UnknownEntryError
+from kernellab.backends import base
+from kernellab.backends.base import KernelInterface
 from kernellab.compile.cache import sha256
 from kernellab.errors import Problem, json_pointer
 from kernellab.records import dataclass
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 if TYPE_CHECKING:
+    from kernellab.backends.base import LocalArgument
     from kernellab.compile.cache import ArtifactCache
 
 #: the descriptor types each kind of resource can be bound as
@@ -112,6 +114,8 @@ def _check_resource(scenario: m.Scenario, binding: m.Binding, descriptor: Descri
         yield Problem(file, json_pointer(at + ("descriptor_type",)),
                       f"buffer {binding.resource_ref!r} is bound as {shown}, but the shader declares "
                       f"{_describe(descriptor)}")
+        return
+    if resource.kind != "image":  # a kind, not a class: a run of buffers builds no image class
         return
     if isinstance(resource, m.Image) and explicit not in ("AUTO", "STORAGE_IMAGE") and explicit != descriptor.type:
         yield Problem(file, json_pointer(at + ("descriptor_type",)),
@@ -259,7 +263,7 @@ def clspv_specialization(scenario: m.Scenario, shader: m.Shader, spirv: bytes,
         return values
     try:
         _, facts = reflect_module(spirv, shader.entry, str(shader.src_path or ""), cache)
-    except UnknownEntryError:
+    except base.UnknownEntryError:
         return values  # the interface check names the entry at its JSON path
     if not facts.local_arguments:  # the usual kernel: no source to read, no OpenCL backend to load
         return values
@@ -337,5 +341,5 @@ def _loads(raw: bytes) -> tuple[Interface, ModuleFacts]:
                           int(d["workgroup_memory"]))
     size = tuple(SizeTerm(int(v), None if i is None else int(i)) for v, i in d["workgroup_size"]) \
         if d["workgroup_size"] else None
-    locals_ = tuple(LocalArgument(int(i), str(n), int(s), int(e), str(t)) for i, n, s, e, t in d["local_arguments"])
+    locals_ = tuple(base.LocalArgument(int(i), str(n), int(s), int(e), str(t)) for i, n, s, e, t in d["local_arguments"])
     return interface, ModuleFacts(size, locals_, str(d["execution_model"]))  # type: ignore[arg-type]

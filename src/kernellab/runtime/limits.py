@@ -38,7 +38,8 @@ def check_limits(scenario: m.Scenario, limits: Limits, file: str | Path, *,
     storage_bound: set[tuple[int, int]] = set()
     for i, c in enumerate(scenario.commands):
         storage = {(s.set, s.id) for s in slots.get(i, ()) if s.descriptor == "storage-buffer"}
-        if isinstance(c, (m.DispatchCompute, m.DispatchFragment)):
+        # the kind first: a run of buffers builds no draw class
+        if isinstance(c, m.DispatchCompute) or c.kind == "dispatch_fragment" and isinstance(c, m.DispatchFragment):
             storage_bound.update(b.resource_ref for b in c.bindings if (b.set, b.id) in storage)
     total = 0
     for i, r in enumerate(scenario.resources):
@@ -49,12 +50,12 @@ def check_limits(scenario: m.Scenario, limits: Limits, file: str | Path, *,
             if r.uid in storage_bound:
                 check.at_most(at, r.size, "max_storage_buffer_range",
                               f"buffer {r.uid!r} is bound as a storage buffer of {r.size} bytes")
-        elif isinstance(r, m.Image):
-            _check_image(r, check, i)
         elif isinstance(r, m.Shader):
             check.at_most(("resources", i, "shader", "push_constants_size"), r.push_constants_size,
                           "max_push_constants_size", f"shader {r.uid!r} has {r.push_constants_size} bytes of push "
                           "constants")
+        elif r.kind == "image" and isinstance(r, m.Image):
+            _check_image(r, check, i)
     check.at_most(("resources",), total, "memory_heap_size", f"the scenario's buffers take {total} bytes together")
     for uid, local in local_sizes.items():
         what = f"shader {uid!r} runs workgroups of {'x'.join(map(str, local.size))}"
@@ -65,7 +66,7 @@ def check_limits(scenario: m.Scenario, limits: Limits, file: str | Path, *,
         invocations = local.size[0] * local.size[1] * local.size[2]
         check.at_most(local.where, invocations, "max_workgroup_invocations", f"{what} = {invocations} invocations")
     for i, c in enumerate(scenario.commands):
-        if isinstance(c, (m.DispatchCompute, m.DispatchFragment)):
+        if isinstance(c, m.DispatchCompute) or c.kind == "dispatch_fragment" and isinstance(c, m.DispatchFragment):
             check.dispatch(i, c)
             kinds = {(s.set, s.id): s.descriptor for s in slots.get(i, ())}
             for j, b in enumerate(c.bindings):
@@ -156,7 +157,7 @@ class _Check:
     def dispatch(self, index: int, c: m.DispatchCompute | m.DispatchFragment) -> None:
         at = ("commands", index, c.kind)
         counts = self.limits.max_workgroup_count
-        if isinstance(c, m.DispatchFragment):
+        if not isinstance(c, m.DispatchCompute):  # a draw
             if c.render_extent is not None:  # the attachments' extents are checked as images
                 for k, n in enumerate(c.render_extent):
                     self.at_most(at + ("render_extent", k), n, "max_image_dimension_2d",

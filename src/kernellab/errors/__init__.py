@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import field
 from pathlib import Path
 
 from kernellab.records import dataclass
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from kernellab.errors.tool_runs import TimeLimitError as TimeLimitError
+    from kernellab.errors.tool_runs import ToolFailure as ToolFailure
+    from kernellab.errors.tool_runs import ToolTimeoutError as ToolTimeoutError
 
 
 class KernellabError(Exception):
@@ -98,23 +105,6 @@ class UsageError(KernellabError, ValueError):
     exit_status = 2
 
 
-@dataclass
-class ToolFailure:
-    """How an external tool failed: its command line, exit status and log."""
-    tool: str
-    argv: list[str]
-    returncode: int
-    log: str
-    env: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def repro(self) -> str:
-        import shlex  # a failed tool's command line, for its message only
-
-        prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in self.env.items())
-        return prefix + shlex.join(self.argv)
-
-
 class ToolError(KernellabError):
     """An external tool (glslang, spirv-val, clspv, ...) failed or is missing."""
 
@@ -138,18 +128,6 @@ class CompileError(ToolError, InputError):
 
 class MissingToolError(ToolError):
     """A tool needed for a stage or a backend is not installed; the message names the package."""
-
-
-class ToolTimeoutError(ToolError):
-    """An external tool ran past its time limit and was killed. Exit status 1, not 2: the input
-    may be valid (clspv loops forever on some correct kernels) and a busy machine can be the
-    cause, so it is not reported as bad input; nor is it a :class:`CompileError`, which callers
-    answer by compiling again."""
-
-
-class TimeLimitError(KernellabError):
-    """Work of kernellab's own (the SPIR-V checker) ran past its time limit and was stopped; exit
-    status 1 for the same reasons as :class:`ToolTimeoutError`."""
 
 
 class DeviceError(KernellabError):
@@ -177,3 +155,19 @@ class FileSystemError(KernellabError):
     def from_os(cls, exc: OSError, path: object) -> FileSystemError:
         reason = exc.strerror or type(exc).__name__
         return cls(f"{path}: {reason}")
+
+
+#: the errors declared in ``tool_runs.py``: how a tool failed and the time limits, which a run meets
+#: only when a tool runs or work runs too long (built on first use: a run of SPIR-V builds none)
+_TOOL_RUNS = ("ToolFailure", "ToolTimeoutError", "TimeLimitError")
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: the names of tool_runs.py, imported when first asked for
+    if name not in _TOOL_RUNS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from kernellab.errors import tool_runs
+
+    value = getattr(tool_runs, name)
+    globals()[name] = value
+    return value
