@@ -394,8 +394,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown scenarios: {sorted(unknown)}")
 
-    icd, arm, arm_env, kl_env = runner_environments(icd=args.icd, arm_executable=args.arm_executable,
-                                                    arm_deploy=args.arm_deploy)
+    # kernellab as installed: its bytecode and its kept module code written and read (issue 23)
+    icd, arm, arm_env, kl_env = runner_environments(keep_bytecode=True, icd=args.icd,
+                                                    arm_executable=args.arm_executable, arm_deploy=args.arm_deploy)
     spawner = Spawner()
     tmp, root = work_folder(args.workdir, "kernellab-bench-")
 

@@ -43,6 +43,7 @@ if [ -d .arm/spvt ] && ! ls /tmp/site/cmeel.prefix/bin/spirv-val >/dev/null 2>&1
     export KERNELLAB_TOOL_PATH=$PWD/.arm/spvt/bin LD_LIBRARY_PATH=$PWD/.arm/spvt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 "$py" -m compileall -q src /tmp/site >/dev/null 2>&1
+unset PYTHONDONTWRITEBYTECODE  # as a user's install runs: bytecode and the kept module code written
 if [ "$part" = tests ]; then
 {
     echo "== $(date -u '+%Y-%m-%d %H:%M UTC'); ICD: ${icd:-loader default}"
