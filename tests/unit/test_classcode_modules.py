@@ -241,6 +241,8 @@ def _program(cache: Path, src: Path, *args: str, env: dict[str, str] | None = No
             "    assert (resources.files('kernellab') / 'data' / 'vkformats.json').is_file()\n"
             "    mods = {n: m for n, m in sys.modules.items() if n.startswith('kernellab.')}\n"
             "    for n, m in mods.items():  # the attributes a normal import gives, on every loader\n"
+            "        if m.__spec__.origin is None:  # a namespace package (formats/amber): no file\n"
+            "            continue\n"
             "        assert m.__file__ == m.__spec__.origin and m.__cached__ == m.__spec__.cached, n\n"
             "        if hasattr(m, '__path__'):\n"
             "            assert m.__path__ == [m.__file__.rpartition('/')[0]], n\n"
@@ -250,7 +252,9 @@ def _program(cache: Path, src: Path, *args: str, env: dict[str, str] | None = No
             "    print(json.dumps(loaders), file=sys.stderr)\n"
             "atexit.register(report)\n"
             "from kernellab.cli import program\nprogram()")
-    base = {**os.environ, "KERNELLAB_CACHE_DIR": str(cache), "PYTHONPATH": str(src), **(env or {})}
+    # the copy first; the rest of the path stays (a machine whose packages are installed with --target)
+    path = os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH", "")]))
+    base = {**os.environ, "KERNELLAB_CACHE_DIR": str(cache), "PYTHONPATH": path, **(env or {})}
     for name in ("KERNELLAB_NO_CACHE", "PYTHONDONTWRITEBYTECODE"):
         if name not in (env or {}):
             base.pop(name, None)
