@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 #: decorator builds every class
 CHECKED_VERSIONS = ((3, 11),)
 _IS_FIELD = getattr(dataclasses, "_FIELD", None)  # the marker of a real field (not a pseudo-field)
-_FAST = sys.version_info[:2] in CHECKED_VERSIONS and _IS_FIELD is not None
+_FAST = sys.version_info[:2] in CHECKED_VERSIONS and _IS_FIELD is not None and hasattr(dataclasses, "_EMPTY_METADATA")
 #: the options built here, in the order the shape writes them (any other goes to the standard decorator)
 OPTIONS = ("init", "repr", "eq", "order", "frozen", "match_args", "slots")
 _DEFAULTS = {"init": True, "repr": True, "eq": True, "order": False, "frozen": False, "match_args": True,
@@ -104,8 +104,40 @@ def _guarded_repr(user: Callable[[Any], str]) -> Callable[[Any], str]:
     return __repr__
 
 
+_EMPTY_METADATA = getattr(dataclasses, "_EMPTY_METADATA", None)
+_new_object = object.__new__
+
+
+def _plain_field(default: Any, name: str, annotation: Any) -> Field[Any]:
+    """The Field the standard decorator makes of a field with no field(): ``Field(default, MISSING,
+    True, True, None, True, None, False)`` named. Set here, where the stores are specialized after a
+    few classes, not in each class's run-once function (a generic store each) and Field.__init__."""
+    f = _new_object(Field)
+    f.name = name
+    f.type = annotation
+    f.default = default
+    f.default_factory = MISSING
+    f.init = True
+    f.repr = True
+    f.hash = None
+    f.compare = True
+    f.metadata = _EMPTY_METADATA
+    f.kw_only = False
+    f._field_type = _IS_FIELD
+    return f
+
+
+def _named_field(f: Field[Any], name: str, annotation: Any) -> Field[Any]:
+    """A class's own field() named, as the standard decorator names it."""
+    f.name = name
+    f.type = annotation
+    f.kw_only = False
+    f._field_type = _IS_FIELD  # type: ignore[attr-defined]
+    return f
+
+
 #: what each built class's function is called with after the class and its values
-_SUPPORT = (Field, MISSING, _IS_FIELD, object, getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None),
+_SUPPORT = (_plain_field, _named_field, MISSING, object, getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None),
             getattr(dataclasses, "_DataclassParams", None), _frozen_methods, _guarded_repr)
 
 

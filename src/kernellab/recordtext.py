@@ -14,7 +14,7 @@ class Refused(Exception):
 
 
 _HEAD = ("def __create_fn__(cls, __dataclass_values__, __dataclass_annotations__, __dataclass_support__):\n"
-         " (Field, MISSING, _FIELD, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _DataclassParams,"
+         " (__dataclass_plain_field__, __dataclass_named_field__, MISSING, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _DataclassParams,"
          " __dataclass_frozen__, __dataclass_guarded__) = __dataclass_support__\n")
 
 
@@ -80,13 +80,9 @@ def _field_lines(fields: list[_Field]) -> list[str]:
     for f in fields:
         if f.kind == "B":
             continue
-        if f.kind == "F":
-            lines.append(f" {f.var}.kw_only = False\n")
-        else:
-            default = f.var if f.kind == "d" else "MISSING"
-            lines.append(f" {f.var} = Field({default}, MISSING, True, True, None, True, None, False)\n")
-        lines.append(f" {f.var}.name, {f.var}.type, {f.var}._field_type = {f.name!r}, "
-                     f"__dataclass_annotations__[{f.name!r}], _FIELD\n")
+        make = "__dataclass_named_field__" if f.kind == "F" else "__dataclass_plain_field__"
+        first = f.var if f.kind != "n" else "MISSING"
+        lines.append(f" {f.var} = {make}({first}, {f.name!r}, __dataclass_annotations__[{f.name!r}])\n")
     for f in fields:  # the class shows a field()'s default, or nothing
         if f.kind == "F":
             lines.append(f" setattr(cls, {f.name!r}, {f.var}.default)\n" if f.default else
