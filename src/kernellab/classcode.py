@@ -125,25 +125,30 @@ MAX_ENTRIES = 1024
 
 class CodeCache:
     """Code by source text (or by a key its text is written from: records.py), loaded from and
-    saved to one file. Each entry stays marshalled bytes until a class asks for it, so entries this
-    run does not use cost a copy, not a code object."""
+    saved to one file. The entries the run that wrote the file used are kept as code objects, read
+    by the one unmarshal of the file (names shared between entries are read once, not per entry:
+    ~25 % of a ``tiny`` run's unmarshal of its classes' code); the others stay marshalled bytes until
+    a class asks for one, so entries this run does not use cost a copy, not a code object."""
 
     def __init__(self, file: Path):
         self.file = file
-        self.blobs = self._load()
+        self.blobs, self.codes = self._load()
         self.added = 0
+        self.unmarshalled = 0  # entries used from bytes: the next file keeps them as code objects
         self.used: set[str] = set()
 
-    def _load(self) -> dict[str, bytes]:
+    def _load(self) -> tuple[dict[str, bytes], dict[str, CodeType]]:
         data = read_own_file(self.file)
         try:
             # loads of the bytes: marshal.load on a file reads it item by item, many times slower
             loaded = marshal.loads(data) if data is not None else None
         except (EOFError, ValueError, TypeError):
-            return {}  # from an interrupted write: compile as usual and replace it
+            return {}, {}  # from an interrupted write: compile as usual and replace it
         if not isinstance(loaded, dict):
-            return {}
-        return {k: v for k, v in loaded.items() if isinstance(k, str) and isinstance(v, bytes)}
+            return {}, {}
+        blobs = {k: v for k, v in loaded.items() if isinstance(k, str) and isinstance(v, bytes)}
+        codes = {k: v for k, v in loaded.items() if isinstance(k, str) and isinstance(v, CodeType)}
+        return blobs, codes
 
     def exec(self, source: Any, globals: dict[str, Any] | None = None,
              locals: dict[str, Any] | None = None) -> None:
@@ -155,12 +160,16 @@ class CodeCache:
     def code(self, key: str, source: Callable[[], str] | None = None) -> CodeType:
         """The compiled code of ``source()`` (the text ``key`` where there is no ``source``): the
         copy kept under ``key``, or compiled now and kept."""
-        code = self._kept(key)
+        code = self.codes.get(key)
         if code is None:
-            # dont_inherit: the text compiles with no __future__ flags, as dataclasses' own exec does
-            code = compile(key if source is None else source(), "<string>", "exec", dont_inherit=True)
-            self.blobs[key] = marshal.dumps(code)
-            self.added += 1
+            code = self._kept(key)
+            if code is not None:
+                self.unmarshalled += 1
+            else:
+                # dont_inherit: the text compiles with no __future__ flags, as dataclasses' own exec does
+                code = compile(key if source is None else source(), "<string>", "exec", dont_inherit=True)
+                self.blobs[key] = marshal.dumps(code)
+                self.added += 1
         self.used.add(key)
         return code
 
@@ -175,13 +184,21 @@ class CodeCache:
         return code if isinstance(code, CodeType) else None
 
     def save(self) -> None:
-        """Write the file when this process compiled new texts (temp file, then rename)."""
-        if not self.added:
+        """Write the file when this process compiled new texts or read entries from bytes (temp
+        file, then rename): what it used, and what the file held as code objects, as code objects."""
+        if not self.added and not self.unmarshalled:
             return
-        if len(self.blobs) > MAX_ENTRIES:  # keep what this process used: the file is read on each start
-            self.blobs = {text: blob for text, blob in self.blobs.items() if text in self.used}
-        if write_replacing(self.file, marshal.dumps(self.blobs)):
-            self.added = 0
+        keys = self.blobs.keys() | self.codes.keys()
+        if len(keys) > MAX_ENTRIES:  # keep what this process used: the file is read on each start
+            keys = self.used
+        entries: dict[str, bytes | CodeType] = {}
+        for key in keys:
+            code = self.codes.get(key)
+            if code is None and key in self.used:
+                code = self._kept(key)
+            entries[key] = code if code is not None else self.blobs[key]
+        if write_replacing(self.file, marshal.dumps(entries)):
+            self.added = self.unmarshalled = 0
 
 
 #: the bound on the module code file (kernellab's whole .pyc tree is about 4 MB; a ``run`` on

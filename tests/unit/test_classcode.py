@@ -57,10 +57,37 @@ def test_kept_code_builds_the_same_class_as_the_standard_library(tmp_path: Path)
     assert file.is_file() and not file.stat().st_mode & 0o077
 
     again = CodeCache(file)
-    assert set(again.blobs) == set(first.blobs)
+    # what the first used is read back as code objects, with the file
+    assert set(again.codes) == first.used and set(again.blobs) | set(again.codes) == set(first.blobs)
     built = _build(again)
     assert again.added == 0  # every method came from the file: nothing compiled
     _check(built)
+
+
+def test_the_entries_a_run_used_are_kept_as_code_objects(tmp_path: Path) -> None:
+    """One unmarshal of the file reads what the last run used; entries read from bytes are
+    rewritten as code objects once, and a run that reads only code objects writes nothing."""
+    file = tmp_path / "codes.marshal"
+    first = CodeCache(file)
+    _build(first)
+    first.save()
+    kept = marshal.loads(file.read_bytes())
+    assert kept and all(isinstance(value, type(_check.__code__)) for value in kept.values())
+    # an older file: every entry marshalled bytes
+    file.write_bytes(marshal.dumps({key: marshal.dumps(code) for key, code in kept.items()}))
+    file.chmod(0o600)
+    from_bytes = CodeCache(file)
+    assert not from_bytes.codes
+    _check(_build(from_bytes))
+    assert from_bytes.unmarshalled == len(kept) and from_bytes.added == 0
+    from_bytes.save()
+    warm = CodeCache(file)
+    assert set(warm.codes) == set(kept) and not warm.blobs
+    _check(_build(warm))
+    assert warm.unmarshalled == warm.added == 0
+    stamp = file.stat().st_mtime_ns
+    warm.save()
+    assert file.stat().st_mtime_ns == stamp  # nothing new: the file is not rewritten
 
 
 def test_a_corrupt_or_foreign_file_is_ignored(tmp_path: Path) -> None:
