@@ -128,7 +128,8 @@ class CodeCache:
     saved to one file. The entries the run that wrote the file used are kept as code objects, read
     by the one unmarshal of the file (names shared between entries are read once, not per entry:
     ~25 % of a ``tiny`` run's unmarshal of its classes' code); the others stay marshalled bytes until
-    a class asks for one, so entries this run does not use cost a copy, not a code object."""
+    a class asks for one, so entries this run does not use (a cold run's compile of a shader, say)
+    cost a copy, not a code object."""
 
     def __init__(self, file: Path):
         self.file = file
@@ -184,9 +185,10 @@ class CodeCache:
         return code if isinstance(code, CodeType) else None
 
     def save(self) -> None:
-        """Write the file when this process compiled new texts or read entries from bytes (temp
-        file, then rename): what it used, and what the file held as code objects, as code objects."""
-        if not self.added and not self.unmarshalled:
+        """Write the file when this process compiled new texts, or used other entries than those
+        the file holds as code objects (temp file, then rename): what it used as code objects, the
+        rest as bytes. A run that reads only code objects and uses them all writes nothing."""
+        if not self.added and not self.unmarshalled and self.codes.keys() <= self.used:
             return
         keys = self.blobs.keys() | self.codes.keys()
         if len(keys) > MAX_ENTRIES:  # keep what this process used: the file is read on each start
@@ -194,7 +196,10 @@ class CodeCache:
         entries: dict[str, bytes | CodeType] = {}
         for key in keys:
             code = self.codes.get(key)
-            if code is None and key in self.used:
+            if key not in self.used:
+                entries[key] = marshal.dumps(code) if code is not None else self.blobs[key]
+                continue
+            if code is None:
                 code = self._kept(key)
             entries[key] = code if code is not None else self.blobs[key]
         if write_replacing(self.file, marshal.dumps(entries)):

@@ -88,6 +88,15 @@ def test_the_entries_a_run_used_are_kept_as_code_objects(tmp_path: Path) -> None
     stamp = file.stat().st_mtime_ns
     warm.save()
     assert file.stat().st_mtime_ns == stamp  # nothing new: the file is not rewritten
+    # a run that uses part of the entries: the others go back to bytes (not unmarshalled each start)
+    part = CodeCache(file)
+    unused = next(iter(part.codes))
+    for key in part.codes.keys() - {unused}:
+        part.code(key)
+    part.save()
+    again = CodeCache(file)
+    assert set(again.codes) == set(kept) - {unused} and set(again.blobs) == {unused}
+    assert marshal.loads(again.blobs[unused]).co_code == kept[unused].co_code
 
 
 def test_a_corrupt_or_foreign_file_is_ignored(tmp_path: Path) -> None:
