@@ -106,15 +106,18 @@ def _init_lines(fields: list[_Field], frozen: bool, slots: bool, post_init: bool
             if seen_default and not (f.default or f.factory):
                 raise Refused  # a field without a default after one with: the standard decorator's error
             seen_default = seen_default or f.default or f.factory
-            lines.append(f" _type_{name} = {f.var}.type\n")
-            default = f"=_dflt_{name}" if f.default else "=_HAS_DEFAULT_FACTORY" if f.factory else ""
-            params.append(f"{name}:_type_{name}{default}")
+            # read from the Field where the parameter is made, not through a local of its own:
+            # the same annotations and defaults, with fewer names in the kept code to unmarshal
+            default = f"={f.var}.default" if f.default else "=_HAS_DEFAULT_FACTORY" if f.factory else ""
+            params.append(f"{name}:{f.var}.type{default}")
         if f.factory:
             lines.append(f" _dflt_{name} = {f.var}.default_factory\n")
             value = f"_dflt_{name}() if {name} is _HAS_DEFAULT_FACTORY else {name}" if f.init else f"_dflt_{name}()"
-        elif f.default and (f.init or slots):  # a slot has no class attribute to fall back on
+        elif f.default and f.init:
+            value = name
+        elif f.default and slots:  # a slot has no class attribute to fall back on
             lines.append(f" _dflt_{name} = {f.var}.default\n")
-            value = name if f.init else f"_dflt_{name}"
+            value = f"_dflt_{name}"
         elif f.init:
             value = name
         else:
