@@ -227,7 +227,8 @@ def _shape(cls: type, opt: str) -> tuple[str, list[Any], dict[str, Any], dict[st
     module = sys.modules.get(cls.__module__)
     namespace = module.__dict__ if module is not None else {}
     annotations = own.get("__annotations__", {})
-    fields = _base_fields(cls, opt[4] == "1") if cls.__bases__ != (object,) else {}
+    own_base = cls.__bases__ == (object,)
+    fields = {} if own_base else _base_fields(cls, opt[4] == "1")
     declared = 0  # the class's own field()s
     for name, annotation in annotations.items():  # one pass, inline: this loop is most of a class's cost
         if type(annotation) is not str:
@@ -239,7 +240,9 @@ def _shape(cls: type, opt: str) -> tuple[str, list[Any], dict[str, Any], dict[st
                 raise _Refused
         value = own.get(name, MISSING)
         if value is MISSING:
-            fields[name] = _inherited_default(cls, name)
+            # no default, and no base class to hold one: most fields (inline, not a call each)
+            fields[name] = ("n:" + name, MISSING) if own_base and name not in _CLASS_NAMES else \
+                _inherited_default(cls, name)
         elif type(value) is Field:
             if value.kw_only not in (MISSING, False):  # type: ignore[attr-defined]
                 raise _Refused
@@ -265,8 +268,13 @@ _leading_names: dict[str, tuple[str | None, str | None]] = {}
 
 
 def _leading(annotation: str) -> tuple[str | None, str | None]:
-    found = _leading_name(annotation)
-    names = _leading_names[annotation] = found.groups() if found is not None else (None, None)
+    names: tuple[str | None, str | None]
+    if annotation.isascii() and annotation.isidentifier():  # "int", "Path": the pattern's answer, without it
+        names = (None, annotation)
+    else:
+        found = _leading_name(annotation)
+        names = found.groups() if found is not None else (None, None)
+    _leading_names[annotation] = names
     return names
 
 

@@ -342,6 +342,8 @@ def test_what_the_fast_path_does_not_build_goes_to_the_standard_decorator(kept: 
 
     assert _refused(with_classvar())
     assert _refused(type("K", (), {"__annotations__": {"a": "int"}, "__doc__": "d"}), kw_only=True)
+    # a field named as an attribute every class has from type (its default would be type's)
+    assert _refused(type("M", (), {"__annotations__": {"mro": "int"}, "__doc__": "d"}))
     built = records.dataclass(with_classvar())
     assert [f.name for f in dataclasses.fields(built)] == ["a"] and built.kind == "k"
     assert kept.added == 0  # built by the standard decorator, nothing kept
@@ -444,3 +446,10 @@ def test_every_module_takes_its_decorator_from_records() -> None:
     direct = [str(p.relative_to(root)) for p in root.rglob("*.py") if p.name != "records.py"
               and re.search(r"^from dataclasses import [^\n]*\bdataclass\b", p.read_text(), re.M)]
     assert direct == []
+
+
+@pytest.mark.parametrize("annotation", ["int", "_x1", "Path", "  int", "a.b", "a . b", "x[y]", "1a", "int | None",
+                                        "typing.ClassVar[int]", "é", "a\u00b7b", "\u2118x", ""])
+def test_an_annotations_leading_names_are_the_standard_patterns(annotation: str) -> None:
+    found = dataclasses._MODULE_IDENTIFIER_RE.match(annotation)  # type: ignore[attr-defined]
+    assert records._leading(annotation) == (found.groups() if found else (None, None))
