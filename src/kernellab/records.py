@@ -255,9 +255,14 @@ def _shape(cls: type, opt: str) -> tuple[str, list[Any], dict[str, Any], dict[st
     if sum(map(isinstance, own.values(), itertools.repeat(Field))) != declared:
         raise _Refused  # a field() without an annotation
     explicit_hash = own.get("__hash__", MISSING)
-    flags = ("1" if hasattr(cls, "__post_init__") else "0") + (
+    # a class of type's with object its only base finds __post_init__ in its own namespace or nowhere
+    # (hasattr's miss formats an AttributeError first)
+    post_init = "__post_init__" in own if own_base and type(cls) is type else hasattr(cls, "__post_init__")
+    flags = ("1" if post_init else "0") + (
         "0" if explicit_hash is MISSING or (explicit_hash is None and "__eq__" in own) else "1")
-    key = "|".join([_VERSION or "", opt, flags, ",".join(sorted(own.keys() & _OWN)),
+    # most classes define none of these (isdisjoint walks the class's names, with no set made)
+    owned = "" if _OWN.isdisjoint(own) else ",".join(sorted(_OWN.intersection(own)))
+    key = "|".join([_VERSION or "", opt, flags, owned,
                     ";".join([shape for shape, _ in fields.values()])])
     return key, [value for _, value in fields.values()], annotations, namespace
 

@@ -453,3 +453,36 @@ def test_every_module_takes_its_decorator_from_records() -> None:
 def test_an_annotations_leading_names_are_the_standard_patterns(annotation: str) -> None:
     found = dataclasses._MODULE_IDENTIFIER_RE.match(annotation)  # type: ignore[attr-defined]
     assert records._leading(annotation) == (found.groups() if found else (None, None))
+
+
+@pytest.mark.skipif(not records._FAST, reason="the fast path is off on this interpreter version")
+def test_a_post_init_is_found_where_the_standard_decorator_finds_it() -> None:
+    """In the class itself, or (as hasattr finds it) on a metaclass: then the standard __init__
+    calls it and the instance, which does not see it, fails the same way."""
+
+    class Meta(type):
+        def __post_init__(cls) -> None:
+            raise AssertionError("not called on an instance")
+
+    def own() -> type:
+        class Own:
+            """o"""
+            a: int
+
+            def __post_init__(self) -> None:
+                self.seen = self.a * 2
+
+        return Own
+
+    def from_meta() -> type:
+        class FromMeta(metaclass=Meta):
+            """m"""
+            a: int
+        return FromMeta
+
+    for make in (own, from_meta):
+        fast, ref = _fast(make()), dataclasses.dataclass(make())
+        assert class_differences(fast, ref) == [] and instance_differences(fast, ref) == []
+    assert _fast(own())(3).seen == 6
+    with pytest.raises(AttributeError, match="__post_init__"):
+        _fast(from_meta())(1)
