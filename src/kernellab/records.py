@@ -228,7 +228,11 @@ def _shape(cls: type, opt: str) -> tuple[str, list[Any], dict[str, Any], dict[st
     namespace = module.__dict__ if module is not None else {}
     annotations = own.get("__annotations__", {})
     own_base = cls.__bases__ == (object,)
-    fields = {} if own_base else _base_fields(cls, opt[4] == "1")
+    # each field's part of the key and its value, by name (a base class's first, in its order)
+    shapes: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    if not own_base:
+        _base_fields(cls, opt[4] == "1", shapes, values)
     declared = 0  # the class's own field()s
     for name, annotation in annotations.items():  # one pass, inline: this loop is most of a class's cost
         if type(annotation) is not str:
@@ -241,17 +245,19 @@ def _shape(cls: type, opt: str) -> tuple[str, list[Any], dict[str, Any], dict[st
         value = own.get(name, MISSING)
         if value is MISSING:
             # no default, and no base class to hold one: most fields (inline, not a call each)
-            fields[name] = ("n:" + name, MISSING) if own_base and name not in _CLASS_NAMES else \
+            shapes[name], values[name] = ("n:" + name, MISSING) if own_base and name not in _CLASS_NAMES else \
                 _inherited_default(cls, name)
         elif type(value) is Field:
             if value.kw_only not in (MISSING, False):  # type: ignore[attr-defined]
                 raise _Refused
-            fields[name] = (f"F{_flags(value)}:{name}", value)
+            shapes[name] = f"F{_flags(value)}:{name}"
+            values[name] = value
             declared += 1
         else:
             if type(value) not in _PLAIN:
                 value = _plain_default(cls, name, value)
-            fields[name] = ("d:" + name, value)
+            shapes[name] = "d:" + name
+            values[name] = value
     if sum(map(isinstance, own.values(), itertools.repeat(Field))) != declared:
         raise _Refused  # a field() without an annotation
     explicit_hash = own.get("__hash__", MISSING)
@@ -262,9 +268,8 @@ def _shape(cls: type, opt: str) -> tuple[str, list[Any], dict[str, Any], dict[st
         "0" if explicit_hash is MISSING or (explicit_hash is None and "__eq__" in own) else "1")
     # most classes define none of these (isdisjoint walks the class's names, with no set made)
     owned = "" if _OWN.isdisjoint(own) else ",".join(sorted(_OWN.intersection(own)))
-    key = "|".join([_VERSION or "", opt, flags, owned,
-                    ";".join([shape for shape, _ in fields.values()])])
-    return key, [value for _, value in fields.values()], annotations, namespace
+    key = "|".join([_VERSION or "", opt, flags, owned, ";".join(shapes.values())])
+    return key, list(values.values()), annotations, namespace
 
 
 #: an annotation's leading (module, name), as the standard decorator's pattern reads them; the same
@@ -338,9 +343,8 @@ def _flags(f: Field[Any]) -> str:
                     "d" if f.default is not MISSING else "f" if f.default_factory is not MISSING else "-"])  # type: ignore[misc]
 
 
-def _base_fields(cls: type, frozen: bool) -> dict[str, tuple[str, Any]]:
-    """The fields of the dataclasses ``cls`` derives from: name -> (shape, Field)."""
-    fields: dict[str, tuple[str, Any]] = {}
+def _base_fields(cls: type, frozen: bool, shapes: dict[str, str], values: dict[str, Any]) -> None:
+    """The fields of the dataclasses ``cls`` derives from, into ``shapes`` and ``values`` by name."""
     bases = frozen_bases = 0
     for base in cls.__mro__[-1:0:-1]:
         base_fields = getattr(base, "__dataclass_fields__", None)
@@ -350,11 +354,11 @@ def _base_fields(cls: type, frozen: bool) -> dict[str, tuple[str, Any]]:
         for f in base_fields.values():
             if f._field_type is not _IS_FIELD or f.kw_only is not False:
                 raise _Refused  # a pseudo-field or a keyword-only field
-            fields[f.name] = (f"B{_flags(f)}:{f.name}", f)
+            shapes[f.name] = f"B{_flags(f)}:{f.name}"
+            values[f.name] = f
         frozen_bases += bool(getattr(base, "__dataclass_params__").frozen)  # noqa: B009 - a class's attribute
     if bases and (frozen_bases > 0) != frozen:
         raise _Refused  # frozen over mutable or the reverse: the standard decorator's error
-    return fields
 
 
 _leading_name = getattr(dataclasses, "_MODULE_IDENTIFIER_RE", None).match  # type: ignore[union-attr]
