@@ -121,9 +121,9 @@ def _plain_field(default: Any, name: str, annotation: Any) -> Field[Any]:
     f.repr = True
     f.hash = None
     f.compare = True
-    f.metadata = _EMPTY_METADATA
+    f.metadata = _EMPTY_METADATA  # type: ignore[assignment]  # the standard module's own empty mapping
     f.kw_only = False
-    f._field_type = _IS_FIELD
+    f._field_type = _IS_FIELD  # type: ignore[attr-defined]
     return f
 
 

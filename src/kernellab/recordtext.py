@@ -14,8 +14,8 @@ class Refused(Exception):
 
 
 _HEAD = ("def __create_fn__(cls, __dataclass_values__, __dataclass_annotations__, __dataclass_support__):\n"
-         " (__dataclass_plain_field__, __dataclass_named_field__, MISSING, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _DataclassParams,"
-         " __dataclass_frozen__, __dataclass_guarded__) = __dataclass_support__\n")
+         " (__dataclass_plain_field__, __dataclass_named_field__, MISSING, __dataclass_builtins_object__,"
+         " _HAS_DEFAULT_FACTORY, _DataclassParams, __dataclass_frozen__, __dataclass_guarded__) = __dataclass_support__\n")
 
 
 class _Field:
