@@ -128,14 +128,12 @@ class CodeCache:
     saved to one file. The entries the run that wrote the file used are kept as code objects, read
     by the one unmarshal of the file (names shared between entries are read once, not per entry:
     ~25 % of a ``tiny`` run's unmarshal of its classes' code); the others stay marshalled bytes until
-    a class asks for one, so entries this run does not use (a cold run's compile of a shader, say)
-    cost a copy, not a code object."""
+    a class asks for one, so entries a run does not use cost a copy, not a code object."""
 
     def __init__(self, file: Path):
         self.file = file
         self.blobs, self.codes = self._load()
         self.added = 0
-        self.unmarshalled = 0  # entries used from bytes: the next file keeps them as code objects
         self.used: set[str] = set()
 
     def _load(self) -> tuple[dict[str, bytes], dict[str, CodeType]]:
@@ -164,9 +162,7 @@ class CodeCache:
         code = self.codes.get(key)
         if code is None:
             code = self._kept(key)
-            if code is not None:
-                self.unmarshalled += 1
-            else:
+            if code is None:
                 # dont_inherit: the text compiles with no __future__ flags, as dataclasses' own exec does
                 code = compile(key if source is None else source(), "<string>", "exec", dont_inherit=True)
                 self.blobs[key] = marshal.dumps(code)
@@ -185,10 +181,11 @@ class CodeCache:
         return code if isinstance(code, CodeType) else None
 
     def save(self) -> None:
-        """Write the file when this process compiled new texts, or used other entries than those
-        the file holds as code objects (temp file, then rename): what it used as code objects, the
-        rest as bytes. A run that reads only code objects and uses them all writes nothing."""
-        if not self.added and not self.unmarshalled and self.codes.keys() <= self.used:
+        """Write the file when this process compiled new texts (temp file, then rename): what it
+        used as code objects, the rest as bytes. Only then: a write (with ``tempfile``'s import)
+        costs ~9 M instructions, more than unmarshalling entries one by one saves, so runs that
+        alternate between scenarios do not rewrite the file to regroup its entries."""
+        if not self.added:
             return
         keys = self.blobs.keys() | self.codes.keys()
         if len(keys) > MAX_ENTRIES:  # keep what this process used: the file is read on each start
@@ -203,7 +200,7 @@ class CodeCache:
                 code = self._kept(key)
             entries[key] = code if code is not None else self.blobs[key]
         if write_replacing(self.file, marshal.dumps(entries)):
-            self.added = self.unmarshalled = 0
+            self.added = 0
 
 
 #: the bound on the module code file (kernellab's whole .pyc tree is about 4 MB; a ``run`` on
