@@ -318,12 +318,13 @@ def _plain_default(cls: type, name: str, value: Any) -> Any:
     return value
 
 
-_option_codes: dict[frozenset[tuple[str, bool]], str] = {}
+#: by the options as given, in their order (a decorator's options come in one order each time)
+_option_codes: dict[tuple[tuple[str, bool], ...], str] = {}
 
 
 def _options(options: dict[str, bool]) -> str:
     """The options as a string of 0s and 1s in :data:`OPTIONS`' order (refused: another option)."""
-    given = frozenset(options.items())
+    given = tuple(options.items())
     code = _option_codes.get(given)
     if code is None:
         if not options.keys() <= _DEFAULTS.keys() or any(type(v) is not bool for v in options.values()):
