@@ -123,6 +123,10 @@ def write_replacing(file: Path, data: bytes) -> bool:
 MAX_ENTRIES = 1024
 
 
+#: the entry of a file regrouped by a run that compiled nothing (see :meth:`CodeCache.save`)
+REGROUPED = "\0regrouped"
+
+
 class CodeCache:
     """Code by source text (or by a key its text is written from: records.py), loaded from and
     saved to one file. The entries the run that wrote the file used are kept as code objects, read
@@ -182,12 +186,14 @@ class CodeCache:
 
     def save(self) -> None:
         """Write the file when this process compiled new texts (temp file, then rename): what it
-        used as code objects, the rest as bytes. Only then: a write (with ``tempfile``'s import)
-        costs ~9 M instructions, more than unmarshalling entries one by one saves, so runs that
-        alternate between scenarios do not rewrite the file to regroup its entries."""
-        if not self.added:
+        used as code objects, the rest as bytes. Besides, once after each such write, when this
+        process left code objects unused (the writing run compiled a shader, say, which later runs
+        do not): a write (with ``tempfile``'s import) costs ~9 M instructions, so runs that
+        alternate between scenarios do not rewrite the file each time to regroup it."""
+        stale = not self.codes.keys() <= self.used
+        if not self.added and (REGROUPED in self.blobs or not stale):
             return
-        keys = self.blobs.keys() | self.codes.keys()
+        keys = (self.blobs.keys() | self.codes.keys()) - {REGROUPED}
         if len(keys) > MAX_ENTRIES:  # keep what this process used: the file is read on each start
             keys = self.used
         entries: dict[str, bytes | CodeType] = {}
@@ -199,6 +205,8 @@ class CodeCache:
             if code is None:
                 code = self._kept(key)
             entries[key] = code if code is not None else self.blobs[key]
+        if not self.added:
+            entries[REGROUPED] = b""
         if write_replacing(self.file, marshal.dumps(entries)):
             self.added = 0
 

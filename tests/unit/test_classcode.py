@@ -96,6 +96,23 @@ def test_the_entries_a_run_used_are_kept_as_code_objects(tmp_path: Path) -> None
     assert marshal.loads(again.blobs[unused]).co_code == kept[unused].co_code
     _check(_build(again))
     assert again.added == 0
+    # a run that compiles nothing and leaves code objects unused regroups the file, once
+    regroup = CodeCache(file)
+    left = next(iter(regroup.codes))
+    for key in regroup.codes.keys() - {left}:
+        regroup.code(key)
+    regroup.save()
+    regrouped = CodeCache(file)
+    assert left in regrouped.blobs and left not in regrouped.codes and classcode.REGROUPED in regrouped.blobs
+    for key in regrouped.codes.keys() - {next(iter(regrouped.codes))}:
+        regrouped.code(key)
+    stamp = file.read_bytes()
+    regrouped.save()
+    assert file.read_bytes() == stamp  # regrouped already: not rewritten until a run compiles
+    _check(_build(regrouped))
+    regrouped.code("def h(): pass")
+    regrouped.save()
+    assert classcode.REGROUPED not in CodeCache(file).blobs  # a run that compiled: may regroup once more
 
 
 def test_a_corrupt_or_foreign_file_is_ignored(tmp_path: Path) -> None:
