@@ -123,27 +123,35 @@ def write_replacing(file: Path, data: bytes) -> bool:
 MAX_ENTRIES = 1024
 
 
+#: the entry of a file regrouped by a run that compiled nothing (see :meth:`CodeCache.save`)
+REGROUPED = "\0regrouped"
+
+
 class CodeCache:
     """Code by source text (or by a key its text is written from: records.py), loaded from and
-    saved to one file. Each entry stays marshalled bytes until a class asks for it, so entries this
-    run does not use cost a copy, not a code object."""
+    saved to one file. The entries the run that wrote the file used are kept as code objects, read
+    by the one unmarshal of the file (names shared between entries are read once, not per entry:
+    ~25 % of a ``tiny`` run's unmarshal of its classes' code); the others stay marshalled bytes until
+    a class asks for one, so entries a run does not use cost a copy, not a code object."""
 
     def __init__(self, file: Path):
         self.file = file
-        self.blobs = self._load()
+        self.blobs, self.codes = self._load()
         self.added = 0
         self.used: set[str] = set()
 
-    def _load(self) -> dict[str, bytes]:
+    def _load(self) -> tuple[dict[str, bytes], dict[str, CodeType]]:
         data = read_own_file(self.file)
         try:
             # loads of the bytes: marshal.load on a file reads it item by item, many times slower
             loaded = marshal.loads(data) if data is not None else None
         except (EOFError, ValueError, TypeError):
-            return {}  # from an interrupted write: compile as usual and replace it
+            return {}, {}  # from an interrupted write: compile as usual and replace it
         if not isinstance(loaded, dict):
-            return {}
-        return {k: v for k, v in loaded.items() if isinstance(k, str) and isinstance(v, bytes)}
+            return {}, {}
+        blobs = {k: v for k, v in loaded.items() if isinstance(k, str) and isinstance(v, bytes)}
+        codes = {k: v for k, v in loaded.items() if isinstance(k, str) and isinstance(v, CodeType)}
+        return blobs, codes
 
     def exec(self, source: Any, globals: dict[str, Any] | None = None,
              locals: dict[str, Any] | None = None) -> None:
@@ -155,12 +163,14 @@ class CodeCache:
     def code(self, key: str, source: Callable[[], str] | None = None) -> CodeType:
         """The compiled code of ``source()`` (the text ``key`` where there is no ``source``): the
         copy kept under ``key``, or compiled now and kept."""
-        code = self._kept(key)
+        code = self.codes.get(key)
         if code is None:
-            # dont_inherit: the text compiles with no __future__ flags, as dataclasses' own exec does
-            code = compile(key if source is None else source(), "<string>", "exec", dont_inherit=True)
-            self.blobs[key] = marshal.dumps(code)
-            self.added += 1
+            code = self._kept(key)
+            if code is None:
+                # dont_inherit: the text compiles with no __future__ flags, as dataclasses' own exec does
+                code = compile(key if source is None else source(), "<string>", "exec", dont_inherit=True)
+                self.blobs[key] = marshal.dumps(code)
+                self.added += 1
         self.used.add(key)
         return code
 
@@ -175,12 +185,29 @@ class CodeCache:
         return code if isinstance(code, CodeType) else None
 
     def save(self) -> None:
-        """Write the file when this process compiled new texts (temp file, then rename)."""
-        if not self.added:
+        """Write the file when this process compiled new texts (temp file, then rename): what it
+        used as code objects, the rest as bytes. Besides, once after each such write, when this
+        process left code objects unused (the writing run compiled a shader, say, which later runs
+        do not): a write (with ``tempfile``'s import) costs ~9 M instructions, so runs that
+        alternate between scenarios do not rewrite the file each time to regroup it."""
+        stale = not self.codes.keys() <= self.used
+        if not self.added and (REGROUPED in self.blobs or not stale):
             return
-        if len(self.blobs) > MAX_ENTRIES:  # keep what this process used: the file is read on each start
-            self.blobs = {text: blob for text, blob in self.blobs.items() if text in self.used}
-        if write_replacing(self.file, marshal.dumps(self.blobs)):
+        keys = (self.blobs.keys() | self.codes.keys()) - {REGROUPED}
+        if len(keys) > MAX_ENTRIES:  # keep what this process used: the file is read on each start
+            keys = self.used
+        entries: dict[str, bytes | CodeType] = {}
+        for key in keys:
+            code = self.codes.get(key)
+            if key not in self.used:
+                entries[key] = marshal.dumps(code) if code is not None else self.blobs[key]
+                continue
+            if code is None:
+                code = self._kept(key)
+            entries[key] = code if code is not None else self.blobs[key]
+        if not self.added:
+            entries[REGROUPED] = b""
+        if write_replacing(self.file, marshal.dumps(entries)):
             self.added = 0
 
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 #: decorator builds every class
 CHECKED_VERSIONS = ((3, 11),)
 _IS_FIELD = getattr(dataclasses, "_FIELD", None)  # the marker of a real field (not a pseudo-field)
-_FAST = sys.version_info[:2] in CHECKED_VERSIONS and _IS_FIELD is not None
+_FAST = sys.version_info[:2] in CHECKED_VERSIONS and _IS_FIELD is not None and hasattr(dataclasses, "_EMPTY_METADATA")
 #: the options built here, in the order the shape writes them (any other goes to the standard decorator)
 OPTIONS = ("init", "repr", "eq", "order", "frozen", "match_args", "slots")
 _DEFAULTS = {"init": True, "repr": True, "eq": True, "order": False, "frozen": False, "match_args": True,
@@ -104,8 +104,40 @@ def _guarded_repr(user: Callable[[Any], str]) -> Callable[[Any], str]:
     return __repr__
 
 
+_EMPTY_METADATA = getattr(dataclasses, "_EMPTY_METADATA", None)
+_new_object = object.__new__
+
+
+def _plain_field(default: Any, name: str, annotation: Any) -> Field[Any]:
+    """The Field the standard decorator makes of a field with no field(): ``Field(default, MISSING,
+    True, True, None, True, None, False)`` named. Set here, where the stores are specialized after a
+    few classes, not in each class's run-once function (a generic store each) and Field.__init__."""
+    f = _new_object(Field)
+    f.name = name
+    f.type = annotation
+    f.default = default
+    f.default_factory = MISSING
+    f.init = True
+    f.repr = True
+    f.hash = None
+    f.compare = True
+    f.metadata = _EMPTY_METADATA  # type: ignore[assignment]  # the standard module's own empty mapping
+    f.kw_only = False
+    f._field_type = _IS_FIELD  # type: ignore[attr-defined]
+    return f
+
+
+def _named_field(f: Field[Any], name: str, annotation: Any) -> Field[Any]:
+    """A class's own field() named, as the standard decorator names it."""
+    f.name = name
+    f.type = annotation
+    f.kw_only = False
+    f._field_type = _IS_FIELD  # type: ignore[attr-defined]
+    return f
+
+
 #: what each built class's function is called with after the class and its values
-_SUPPORT = (Field, MISSING, _IS_FIELD, object, getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None),
+_SUPPORT = (_plain_field, _named_field, MISSING, object, getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None),
             getattr(dataclasses, "_DataclassParams", None), _frozen_methods, _guarded_repr)
 
 
@@ -195,7 +227,12 @@ def _shape(cls: type, opt: str) -> tuple[str, list[Any], dict[str, Any], dict[st
     module = sys.modules.get(cls.__module__)
     namespace = module.__dict__ if module is not None else {}
     annotations = own.get("__annotations__", {})
-    fields = _base_fields(cls, opt[4] == "1") if cls.__bases__ != (object,) else {}
+    own_base = cls.__bases__ == (object,)
+    # each field's part of the key and its value, by name (a base class's first, in its order)
+    shapes: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    if not own_base:
+        _base_fields(cls, opt[4] == "1", shapes, values)
     declared = 0  # the class's own field()s
     for name, annotation in annotations.items():  # one pass, inline: this loop is most of a class's cost
         if type(annotation) is not str:
@@ -207,24 +244,32 @@ def _shape(cls: type, opt: str) -> tuple[str, list[Any], dict[str, Any], dict[st
                 raise _Refused
         value = own.get(name, MISSING)
         if value is MISSING:
-            fields[name] = _inherited_default(cls, name)
+            # no default, and no base class to hold one: most fields (inline, not a call each)
+            shapes[name], values[name] = ("n:" + name, MISSING) if own_base and name not in _CLASS_NAMES else \
+                _inherited_default(cls, name)
         elif type(value) is Field:
             if value.kw_only not in (MISSING, False):  # type: ignore[attr-defined]
                 raise _Refused
-            fields[name] = (f"F{_flags(value)}:{name}", value)
+            shapes[name] = f"F{_flags(value)}:{name}"
+            values[name] = value
             declared += 1
         else:
             if type(value) not in _PLAIN:
                 value = _plain_default(cls, name, value)
-            fields[name] = ("d:" + name, value)
+            shapes[name] = "d:" + name
+            values[name] = value
     if sum(map(isinstance, own.values(), itertools.repeat(Field))) != declared:
         raise _Refused  # a field() without an annotation
     explicit_hash = own.get("__hash__", MISSING)
-    flags = ("1" if hasattr(cls, "__post_init__") else "0") + (
+    # a class of type's with object its only base finds __post_init__ in its own namespace or nowhere
+    # (hasattr's miss formats an AttributeError first)
+    post_init = "__post_init__" in own if own_base and type(cls) is type else hasattr(cls, "__post_init__")
+    flags = ("1" if post_init else "0") + (
         "0" if explicit_hash is MISSING or (explicit_hash is None and "__eq__" in own) else "1")
-    key = "|".join([_VERSION or "", opt, flags, ",".join(sorted(own.keys() & _OWN)),
-                    ";".join([shape for shape, _ in fields.values()])])
-    return key, [value for _, value in fields.values()], annotations, namespace
+    # most classes define none of these (isdisjoint walks the class's names, with no set made)
+    owned = "" if _OWN.isdisjoint(own) else ",".join(sorted(_OWN.intersection(own)))
+    key = "|".join([_VERSION or "", opt, flags, owned, ";".join(shapes.values())])
+    return key, list(values.values()), annotations, namespace
 
 
 #: an annotation's leading (module, name), as the standard decorator's pattern reads them; the same
@@ -233,8 +278,13 @@ _leading_names: dict[str, tuple[str | None, str | None]] = {}
 
 
 def _leading(annotation: str) -> tuple[str | None, str | None]:
-    found = _leading_name(annotation)
-    names = _leading_names[annotation] = found.groups() if found is not None else (None, None)
+    names: tuple[str | None, str | None]
+    if annotation.isascii() and annotation.isidentifier():  # "int", "Path": the pattern's answer, without it
+        names = (None, annotation)
+    else:
+        found = _leading_name(annotation)
+        names = found.groups() if found is not None else (None, None)
+    _leading_names[annotation] = names
     return names
 
 
@@ -268,12 +318,13 @@ def _plain_default(cls: type, name: str, value: Any) -> Any:
     return value
 
 
-_option_codes: dict[frozenset[tuple[str, bool]], str] = {}
+#: by the options as given, in their order (a decorator's options come in one order each time)
+_option_codes: dict[tuple[tuple[str, bool], ...], str] = {}
 
 
 def _options(options: dict[str, bool]) -> str:
     """The options as a string of 0s and 1s in :data:`OPTIONS`' order (refused: another option)."""
-    given = frozenset(options.items())
+    given = tuple(options.items())
     code = _option_codes.get(given)
     if code is None:
         if not options.keys() <= _DEFAULTS.keys() or any(type(v) is not bool for v in options.values()):
@@ -293,9 +344,8 @@ def _flags(f: Field[Any]) -> str:
                     "d" if f.default is not MISSING else "f" if f.default_factory is not MISSING else "-"])  # type: ignore[misc]
 
 
-def _base_fields(cls: type, frozen: bool) -> dict[str, tuple[str, Any]]:
-    """The fields of the dataclasses ``cls`` derives from: name -> (shape, Field)."""
-    fields: dict[str, tuple[str, Any]] = {}
+def _base_fields(cls: type, frozen: bool, shapes: dict[str, str], values: dict[str, Any]) -> None:
+    """The fields of the dataclasses ``cls`` derives from, into ``shapes`` and ``values`` by name."""
     bases = frozen_bases = 0
     for base in cls.__mro__[-1:0:-1]:
         base_fields = getattr(base, "__dataclass_fields__", None)
@@ -305,11 +355,11 @@ def _base_fields(cls: type, frozen: bool) -> dict[str, tuple[str, Any]]:
         for f in base_fields.values():
             if f._field_type is not _IS_FIELD or f.kw_only is not False:
                 raise _Refused  # a pseudo-field or a keyword-only field
-            fields[f.name] = (f"B{_flags(f)}:{f.name}", f)
+            shapes[f.name] = f"B{_flags(f)}:{f.name}"
+            values[f.name] = f
         frozen_bases += bool(getattr(base, "__dataclass_params__").frozen)  # noqa: B009 - a class's attribute
     if bases and (frozen_bases > 0) != frozen:
         raise _Refused  # frozen over mutable or the reverse: the standard decorator's error
-    return fields
 
 
 _leading_name = getattr(dataclasses, "_MODULE_IDENTIFIER_RE", None).match  # type: ignore[union-attr]

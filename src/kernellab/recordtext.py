@@ -14,8 +14,8 @@ class Refused(Exception):
 
 
 _HEAD = ("def __create_fn__(cls, __dataclass_values__, __dataclass_annotations__, __dataclass_support__):\n"
-         " (Field, MISSING, _FIELD, __dataclass_builtins_object__, _HAS_DEFAULT_FACTORY, _DataclassParams,"
-         " __dataclass_frozen__, __dataclass_guarded__) = __dataclass_support__\n")
+         " (__dataclass_plain_field__, __dataclass_named_field__, MISSING, __dataclass_builtins_object__,"
+         " _HAS_DEFAULT_FACTORY, _DataclassParams, __dataclass_frozen__, __dataclass_guarded__) = __dataclass_support__\n")
 
 
 class _Field:
@@ -80,13 +80,9 @@ def _field_lines(fields: list[_Field]) -> list[str]:
     for f in fields:
         if f.kind == "B":
             continue
-        if f.kind == "F":
-            lines.append(f" {f.var}.kw_only = False\n")
-        else:
-            default = f.var if f.kind == "d" else "MISSING"
-            lines.append(f" {f.var} = Field({default}, MISSING, True, True, None, True, None, False)\n")
-        lines.append(f" {f.var}.name, {f.var}.type, {f.var}._field_type = {f.name!r}, "
-                     f"__dataclass_annotations__[{f.name!r}], _FIELD\n")
+        make = "__dataclass_named_field__" if f.kind == "F" else "__dataclass_plain_field__"
+        first = f.var if f.kind != "n" else "MISSING"
+        lines.append(f" {f.var} = {make}({first}, {f.name!r}, __dataclass_annotations__[{f.name!r}])\n")
     for f in fields:  # the class shows a field()'s default, or nothing
         if f.kind == "F":
             lines.append(f" setattr(cls, {f.name!r}, {f.var}.default)\n" if f.default else
@@ -110,15 +106,18 @@ def _init_lines(fields: list[_Field], frozen: bool, slots: bool, post_init: bool
             if seen_default and not (f.default or f.factory):
                 raise Refused  # a field without a default after one with: the standard decorator's error
             seen_default = seen_default or f.default or f.factory
-            lines.append(f" _type_{name} = {f.var}.type\n")
-            default = f"=_dflt_{name}" if f.default else "=_HAS_DEFAULT_FACTORY" if f.factory else ""
-            params.append(f"{name}:_type_{name}{default}")
+            # read from the Field where the parameter is made, not through a local of its own:
+            # the same annotations and defaults, with fewer names in the kept code to unmarshal
+            default = f"={f.var}.default" if f.default else "=_HAS_DEFAULT_FACTORY" if f.factory else ""
+            params.append(f"{name}:{f.var}.type{default}")
         if f.factory:
             lines.append(f" _dflt_{name} = {f.var}.default_factory\n")
             value = f"_dflt_{name}() if {name} is _HAS_DEFAULT_FACTORY else {name}" if f.init else f"_dflt_{name}()"
-        elif f.default and (f.init or slots):  # a slot has no class attribute to fall back on
+        elif f.default and f.init:
+            value = name
+        elif f.default and slots:  # a slot has no class attribute to fall back on
             lines.append(f" _dflt_{name} = {f.var}.default\n")
-            value = name if f.init else f"_dflt_{name}"
+            value = f"_dflt_{name}"
         elif f.init:
             value = name
         else:

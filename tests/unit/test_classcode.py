@@ -57,10 +57,62 @@ def test_kept_code_builds_the_same_class_as_the_standard_library(tmp_path: Path)
     assert file.is_file() and not file.stat().st_mode & 0o077
 
     again = CodeCache(file)
-    assert set(again.blobs) == set(first.blobs)
+    # what the first used is read back as code objects, with the file
+    assert set(again.codes) == first.used and set(again.blobs) | set(again.codes) == set(first.blobs)
     built = _build(again)
     assert again.added == 0  # every method came from the file: nothing compiled
     _check(built)
+
+
+def test_the_entries_a_run_used_are_kept_as_code_objects(tmp_path: Path) -> None:
+    """One unmarshal of the file reads what the run that wrote it used; the file is written only
+    when a run compiled something (a write costs more than regrouping saves), and then holds what
+    that run did not use as bytes."""
+    file = tmp_path / "codes.marshal"
+    first = CodeCache(file)
+    _build(first)
+    first.save()
+    kept = marshal.loads(file.read_bytes())
+    assert kept and all(isinstance(value, type(_check.__code__)) for value in kept.values())
+    # an older file: every entry marshalled bytes; a run that compiles nothing leaves it as it is
+    old = marshal.dumps({key: marshal.dumps(code) for key, code in kept.items()})
+    file.write_bytes(old)
+    file.chmod(0o600)
+    from_bytes = CodeCache(file)
+    assert not from_bytes.codes
+    _check(_build(from_bytes))
+    assert from_bytes.added == 0
+    from_bytes.save()
+    assert file.read_bytes() == old
+    # a run that uses part of the entries and compiles one: the others go back to bytes
+    part = CodeCache(file)
+    unused = next(iter(part.blobs))
+    for key in part.blobs.keys() - {unused}:
+        part.code(key)
+    part.code("def f(): pass")
+    part.save()
+    again = CodeCache(file)
+    assert set(again.codes) == set(kept) - {unused} | {"def f(): pass"} and set(again.blobs) == {unused}
+    assert marshal.loads(again.blobs[unused]).co_code == kept[unused].co_code
+    _check(_build(again))
+    assert again.added == 0
+    # a run that compiles nothing and leaves code objects unused regroups the file, once
+    regroup = CodeCache(file)
+    left = next(iter(regroup.codes))
+    for key in regroup.codes.keys() - {left}:
+        regroup.code(key)
+    regroup.save()
+    regrouped = CodeCache(file)
+    assert left in regrouped.blobs and left not in regrouped.codes and classcode.REGROUPED in regrouped.blobs
+    for key in regrouped.codes.keys() - {next(iter(regrouped.codes))}:
+        regrouped.code(key)
+    stamp = file.read_bytes()
+    regrouped.save()
+    assert file.read_bytes() == stamp  # regrouped already: not rewritten until a run compiles
+    _check(_build(regrouped))
+    regrouped.code("def h(): pass")
+    regrouped.save()
+    assert classcode.REGROUPED not in CodeCache(file).blobs  # a run that compiled: may regroup once more
 
 
 def test_a_corrupt_or_foreign_file_is_ignored(tmp_path: Path) -> None:

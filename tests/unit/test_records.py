@@ -342,6 +342,8 @@ def test_what_the_fast_path_does_not_build_goes_to_the_standard_decorator(kept: 
 
     assert _refused(with_classvar())
     assert _refused(type("K", (), {"__annotations__": {"a": "int"}, "__doc__": "d"}), kw_only=True)
+    # a field named as an attribute every class has from type (its default would be type's)
+    assert _refused(type("M", (), {"__annotations__": {"mro": "int"}, "__doc__": "d"}))
     built = records.dataclass(with_classvar())
     assert [f.name for f in dataclasses.fields(built)] == ["a"] and built.kind == "k"
     assert kept.added == 0  # built by the standard decorator, nothing kept
@@ -444,3 +446,43 @@ def test_every_module_takes_its_decorator_from_records() -> None:
     direct = [str(p.relative_to(root)) for p in root.rglob("*.py") if p.name != "records.py"
               and re.search(r"^from dataclasses import [^\n]*\bdataclass\b", p.read_text(), re.M)]
     assert direct == []
+
+
+@pytest.mark.parametrize("annotation", ["int", "_x1", "Path", "  int", "a.b", "a . b", "x[y]", "1a", "int | None",
+                                        "typing.ClassVar[int]", "é", "a\u00b7b", "\u2118x", ""])
+def test_an_annotations_leading_names_are_the_standard_patterns(annotation: str) -> None:
+    found = dataclasses._MODULE_IDENTIFIER_RE.match(annotation)  # type: ignore[attr-defined]
+    assert records._leading(annotation) == (found.groups() if found else (None, None))
+
+
+@pytest.mark.skipif(not records._FAST, reason="the fast path is off on this interpreter version")
+def test_a_post_init_is_found_where_the_standard_decorator_finds_it() -> None:
+    """In the class itself, or (as hasattr finds it) on a metaclass: then the standard __init__
+    calls it and the instance, which does not see it, fails the same way."""
+
+    class Meta(type):
+        def __post_init__(cls) -> None:
+            raise AssertionError("not called on an instance")
+
+    def own() -> type:
+        class Own:
+            """o"""
+            a: int
+
+            def __post_init__(self) -> None:
+                self.seen = self.a * 2
+
+        return Own
+
+    def from_meta() -> type:
+        class FromMeta(metaclass=Meta):
+            """m"""
+            a: int
+        return FromMeta
+
+    for make in (own, from_meta):
+        fast, ref = _fast(make()), dataclasses.dataclass(make())
+        assert class_differences(fast, ref) == [] and instance_differences(fast, ref) == []
+    assert _fast(own())(3).seen == 6
+    with pytest.raises(AttributeError, match="__post_init__"):
+        _fast(from_meta())(1)
