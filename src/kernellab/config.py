@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import field, fields, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 from kernellab import logs
@@ -161,7 +161,7 @@ class Config:
     def from_environ(cls) -> Config:
         env = os.environ
         read = _Reader(env)
-        config = cls(
+        settings = dict(
             cache_dir=cache_dir(env),
             tool_path=tuple(p for p in env.get("KERNELLAB_TOOL_PATH", "").split(os.pathsep) if p),
             log_level=read.log_level(),
@@ -171,7 +171,7 @@ class Config:
             tool_memory=read.tool_memory(),
             allow_outside=tuple(Path(p) for p in env.get("KERNELLAB_ALLOW_OUTSIDE", "").split(os.pathsep) if p),
         )
-        config = replace(config, warnings=tuple(read.warnings))
+        config = cls(**settings, warnings=tuple(read.warnings))  # type: ignore[arg-type]
         logging = sys.modules.get("logging")  # not loaded: nobody has set it up yet
         if logging is not None and logging.getLogger().handlers:  # set up (a library caller, a test): warn now
             report_warnings(config)
@@ -219,8 +219,7 @@ class _Override:
     def __enter__(self) -> Config:
         global _current
         saved = get()
-        names = {f.name for f in fields(Config)}
-        unknown = set(self.changes) - names
+        unknown = set(self.changes) - Config.__dataclass_fields__.keys()  # every field: Config has no ClassVar
         if unknown:
             raise TypeError(f"unknown config settings: {sorted(unknown)}")
         self.saved = saved
