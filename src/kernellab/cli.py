@@ -405,10 +405,15 @@ def program() -> NoReturn:
         start_up_done()
         if gc_was_enabled:
             gc.enable()
-    from kernellab.native.build_limit import ending_process_on_build_timeout
+    from kernellab import native
 
-    with ending_process_on_build_timeout():  # this process is the command's own (native builds)
+    # this process is the command's own: native builds may end it (native.build_limit's
+    # ending_process_on_build_timeout, armed here without importing that module: issue 23)
+    native.build_limit_armed.append(True)
+    try:
         status = main()
+    finally:
+        native.build_limit_armed.pop()
     threading = sys.modules.get("threading")
     if not quick or (threading is not None and threading.active_count() > 1):
         sys.exit(status)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import field, fields, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 from kernellab import logs
@@ -161,17 +161,21 @@ class Config:
     def from_environ(cls) -> Config:
         env = os.environ
         read = _Reader(env)
+        # each reading in the record's order (its warnings come in that order), then one record
+        log_level, vulkan_validation = read.log_level(), read.flag("KERNELLAB_VULKAN_VALIDATION")
+        compile_cache = not read.flag("KERNELLAB_NO_CACHE")
+        tool_timeout, tool_memory = read.tool_timeout(), read.tool_memory()
         config = cls(
             cache_dir=cache_dir(env),
             tool_path=tuple(p for p in env.get("KERNELLAB_TOOL_PATH", "").split(os.pathsep) if p),
-            log_level=read.log_level(),
-            vulkan_validation=read.flag("KERNELLAB_VULKAN_VALIDATION"),
-            compile_cache=not read.flag("KERNELLAB_NO_CACHE"),
-            tool_timeout=read.tool_timeout(),
-            tool_memory=read.tool_memory(),
+            log_level=log_level,
+            vulkan_validation=vulkan_validation,
+            compile_cache=compile_cache,
+            tool_timeout=tool_timeout,
+            tool_memory=tool_memory,
+            warnings=tuple(read.warnings),
             allow_outside=tuple(Path(p) for p in env.get("KERNELLAB_ALLOW_OUTSIDE", "").split(os.pathsep) if p),
         )
-        config = replace(config, warnings=tuple(read.warnings))
         logging = sys.modules.get("logging")  # not loaded: nobody has set it up yet
         if logging is not None and logging.getLogger().handlers:  # set up (a library caller, a test): warn now
             report_warnings(config)
@@ -219,8 +223,7 @@ class _Override:
     def __enter__(self) -> Config:
         global _current
         saved = get()
-        names = {f.name for f in fields(Config)}
-        unknown = set(self.changes) - names
+        unknown = set(self.changes) - Config.__dataclass_fields__.keys()  # every field: Config has no ClassVar
         if unknown:
             raise TypeError(f"unknown config settings: {sorted(unknown)}")
         self.saved = saved

@@ -77,11 +77,18 @@ def _prefix_dirs() -> list[Path]:
     return dirs
 
 
-@dataclass(frozen=True)
 class TempFile:
-    """A file in the temporary folder of :meth:`Tool.transform`, named in its command line."""
+    """A file in the temporary folder of :meth:`Tool.transform`, named in its command line; told
+    apart by identity (:func:`kernellab.toolrun.transform`), so a plain class: a run builds no
+    dataclass for two markers (start-up, issue 23)."""
 
-    name: str
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"TempFile(name={self.name!r})"
 
 
 #: the file :meth:`Tool.transform` writes its input bytes to, and the file it reads its output from

@@ -91,3 +91,17 @@ def test_verify_stops_a_hanging_build_under_its_launch_limit(tmp_path: Path) -> 
     assert proc.returncode in (1, 2), proc.stderr
     if proc.returncode == 1:
         assert f"launch 0 (k) of {path} ran longer than the 3 s limit" in proc.stderr
+
+
+def test_the_program_arms_the_build_limit_while_its_command_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cli.program`` arms the limit without importing native/build_limit.py (issue 23): the
+    flag it sets is the one ``native.cl.build`` reads, set for the command and cleared after."""
+    from kernellab import cli
+    from kernellab.native import build_limit
+
+    seen: list[bool] = []
+    monkeypatch.setattr(sys, "argv", ["kernellab"])  # no command: the program exits the normal way
+    monkeypatch.setattr(cli, "main", lambda: seen.append(bool(build_limit.armed)) or 0)
+    with pytest.raises(SystemExit) as exc:
+        cli.program()
+    assert exc.value.code == 0 and seen == [True] and not build_limit.armed

@@ -225,10 +225,12 @@ def _native_kernels(fmt: str, args: argparse.Namespace) -> bool:
     """Whether this run may execute OpenCL kernels as native code in this process (any OpenCL
     device but the Oclgrind simulator), in the ``kernellab`` program's own process: then a
     crashing kernel must give a line naming its launch (native/launch_guard.py)."""
-    from kernellab.native.build_limit import armed
     opencl = fmt in ("kernel-instantiation", "pyschedcl") or (fmt == "scenario" and args.backend == "opencl")
+    if not opencl:
+        return False  # a Vulkan run does without the build limit's module
+    from kernellab.native.build_limit import armed
     interactive = getattr(args, "wait_for_key_stroke_before_run", False) or getattr(args, "pause_on_exit", False)
-    return bool(armed) and opencl and not interactive and "oclgrind" not in str(args.device or "").lower()
+    return bool(armed) and not interactive and "oclgrind" not in str(args.device or "").lower()
 
 
 def run_scenario(path: Path, args: argparse.Namespace, document: Any = None) -> int:

@@ -38,6 +38,8 @@ from kernellab.outputs import write_bytes, write_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
+    from typing import Any
+
     from kernellab.compile import preprocess
 
 # the names callers import from here, wherever they are defined
@@ -65,29 +67,50 @@ VULKAN_MODULE_STAGE: dict[str, str] = {"glsl": "spirv", "spirv": "spirv", "openc
                                        "spirv-asm": "spirv", "glsl-tensors": "spirv"}
 
 
-class _Languages(Mapping[str, Language]):
-    """Language name -> :class:`Language`, each module imported on first use."""
-
-    def __getitem__(self, name: str) -> Language:
-        module = importlib.import_module(f"kernellab.compile.{LANGUAGE_MODULES[name]}")
-        lang: Language = module.LANGUAGE
-        return lang
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(LANGUAGE_MODULES)
-
-    def __len__(self) -> int:
-        return len(LANGUAGE_MODULES)
+def _language_of(name: str) -> Language:
+    """The :class:`Language` of a name of :data:`LANGUAGE_MODULES`, its module imported now."""
+    module = importlib.import_module(f"kernellab.compile.{LANGUAGE_MODULES[name]}")
+    lang: Language = module.LANGUAGE
+    return lang
 
 
-#: language name -> its stages (in the order the languages are offered)
-LANGUAGES: Mapping[str, Language] = _Languages()
+def _languages() -> Mapping[str, Language]:
+    """:data:`LANGUAGES`, made when first asked for: a run asks :func:`language` only, and a
+    ``Mapping`` subclass is an abstract base class, whose making is dear (start-up, issue 23)."""
+
+    class _Languages(Mapping[str, Language]):
+        """Language name -> :class:`Language`, each module imported on first use."""
+
+        def __getitem__(self, name: str) -> Language:
+            return _language_of(name)
+
+        def __iter__(self) -> Iterator[str]:
+            return iter(LANGUAGE_MODULES)
+
+        def __len__(self) -> int:
+            return len(LANGUAGE_MODULES)
+
+    return _Languages()
+
+
+if TYPE_CHECKING:
+    #: language name -> its stages (in the order the languages are offered)
+    LANGUAGES: Mapping[str, Language]
+
+
+def __getattr__(name: str) -> Any:
+    """``LANGUAGES``: language name -> its stages (in the order the languages are offered),
+    made on first use (:func:`_languages`)."""
+    if name == "LANGUAGES":
+        languages = globals()["LANGUAGES"] = _languages()
+        return languages
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def language(name: str) -> Language:
     if name not in LANGUAGE_MODULES:
-        raise InputError(f"unknown kernel language {name!r} (have: {', '.join(LANGUAGES)})")
-    return LANGUAGES[name]
+        raise InputError(f"unknown kernel language {name!r} (have: {', '.join(LANGUAGE_MODULES)})")
+    return _language_of(name)
 
 
 def all_stages(language_name: str) -> OrderedDict[str, Stage]:

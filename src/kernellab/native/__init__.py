@@ -8,3 +8,8 @@ native result becomes a kernellab error (:mod:`.failure` classifies it, out-of-m
 the backends talk to drivers: the compile stages build OpenCL device binaries and the partition
 runner drives OpenCL queues of its own.
 """
+
+#: non-empty while a native OpenCL build past the tool time limit may end this process
+#: (:mod:`.build_limit`, which names it ``armed``); kept in the package, which a run imports
+#: anyway, so that the ``kernellab`` program arms it without importing a module more (issue 23)
+build_limit_armed: list[bool] = []

@@ -8,8 +8,7 @@ process is the command's own; through the Python API builds have no limit. Kept 
 """
 from __future__ import annotations
 
-#: non-empty while armed
-armed: list[bool] = []
+from kernellab.native import build_limit_armed as armed  # non-empty while armed
 
 
 # (classes used as functions, not ``contextlib.contextmanager``s: a run imports no contextlib)
