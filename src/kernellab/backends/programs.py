@@ -3,9 +3,6 @@ specialization constants, push-constant size and descriptor slots (``base.py`` a
 features' records in ``feature_specs.py`` build on these)."""
 from __future__ import annotations
 
-import math
-import struct
-
 from kernellab import parsed_options
 from kernellab.records import dataclass
 
@@ -28,11 +25,13 @@ class SpecConstant:
         return "float" if isinstance(self.value, float) else "int"
 
     def encode(self) -> bytes:
+        import struct  # here: a run whose shaders have no specialization constants never packs one
+
         if self.kind == "float":
             try:
                 return struct.pack("=f", self.value)
             except OverflowError:  # beyond float32: infinity, as a C cast (and NumPy) gives
-                return struct.pack("=f", math.copysign(math.inf, self.value))
+                return struct.pack("=f", float("inf") if self.value > 0 else float("-inf"))
         if self.kind == "bool":
             return struct.pack("=I", 1 if self.value else 0)
         v = int(self.value)
