@@ -9,7 +9,6 @@ import dataclasses
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import field
 from pathlib import Path
 
 from kernellab import logs, parsed_options
@@ -123,16 +122,23 @@ def arm_quiet(level: str, message: str) -> None:
     """The same steps, said nowhere."""
 
 
-@dataclass(frozen=True)
 class PerfCounter:
     """One of Arm's perf counters (its src/perf_counter.hpp): a named host-side time (written out
-    by runtime/arm_dumps.py, which a run loads only when a dump is asked for)."""
+    by runtime/arm_dumps.py, which a run loads only when a dump is asked for). (A plain class:
+    every run imports it, and its dataclass cost more to build than the class.)"""
 
-    name: str
-    category: str
-    seconds: float
-    #: counted in "Time to Inference" (Arm: everything up to the first submission)
-    inference: bool = True
+    __slots__ = ("category", "inference", "name", "seconds")
+
+    def __init__(self, name: str, category: str, seconds: float, inference: bool = True):
+        self.name = name
+        self.category = category
+        self.seconds = seconds
+        #: counted in "Time to Inference" (Arm: everything up to the first submission)
+        self.inference = inference
+
+    def __repr__(self) -> str:
+        return (f"PerfCounter(name={self.name!r}, category={self.category!r}, seconds={self.seconds!r}, "
+                f"inference={self.inference!r})")
 
     @property
     def microseconds(self) -> int:
@@ -178,25 +184,38 @@ class RepeatTimings(Sequence[list[CommandTiming]]):
         return f"RepeatTimings({list(self)!r})"
 
 
-@dataclass
 class RunReport:
-    """What a run did: the device, phase times, command timings and outputs."""
-    device: str = ""
-    phases_ms: dict[str, float] = field(default_factory=dict)
-    #: per repeat, the timings of the commands of each frame
-    timings: RepeatTimings = field(default_factory=RepeatTimings)
-    outputs: list[Path] = field(default_factory=list)
-    #: Arm's perf counters (written out by runtime/arm_dumps.py), in the order they were taken
-    counters: list[PerfCounter] = field(default_factory=list)
-    #: VkPhysicalDeviceLimits::timestampPeriod, to turn timings back into raw timestamps
-    timestamp_period: float = 1.0
-    #: (command name, bytes) of each data-graph pipeline's session memory
-    session_memory: list[tuple[str, int]] = field(default_factory=list)
-    #: (step, start, end) in ``time.perf_counter()`` seconds of the steps a caller may show on a
-    #: time line: ``load`` (resources), ``programs``, ``commands`` (once per repeat), ``save``
-    steps: list[tuple[str, float, float]] = field(default_factory=list)
-    #: what the run noticed that does not fail it (a write past a buffer's end), one sentence each
-    warnings: list[str] = field(default_factory=list)
+    """What a run did: the device, phase times, command timings and outputs. (A plain class:
+    every run imports and makes one, and its dataclass cost more to build than the class.)"""
+
+    __slots__ = ("counters", "device", "outputs", "phases_ms", "session_memory", "steps", "timestamp_period",
+                 "timings", "warnings")
+
+    def __init__(self, device: str = "", phases_ms: dict[str, float] | None = None,
+                 timings: RepeatTimings | None = None, outputs: list[Path] | None = None,
+                 counters: list[PerfCounter] | None = None, timestamp_period: float = 1.0,
+                 session_memory: list[tuple[str, int]] | None = None,
+                 steps: list[tuple[str, float, float]] | None = None, warnings: list[str] | None = None):
+        self.device = device
+        self.phases_ms: dict[str, float] = {} if phases_ms is None else phases_ms
+        #: per repeat, the timings of the commands of each frame
+        self.timings: RepeatTimings = RepeatTimings() if timings is None else timings
+        self.outputs: list[Path] = [] if outputs is None else outputs
+        #: Arm's perf counters (written out by runtime/arm_dumps.py), in the order they were taken
+        self.counters: list[PerfCounter] = [] if counters is None else counters
+        #: VkPhysicalDeviceLimits::timestampPeriod, to turn timings back into raw timestamps
+        self.timestamp_period = timestamp_period
+        #: (command name, bytes) of each data-graph pipeline's session memory
+        self.session_memory: list[tuple[str, int]] = [] if session_memory is None else session_memory
+        #: (step, start, end) in ``time.perf_counter()`` seconds of the steps a caller may show on a
+        #: time line: ``load`` (resources), ``programs``, ``commands`` (once per repeat), ``save``
+        self.steps: list[tuple[str, float, float]] = [] if steps is None else steps
+        #: what the run noticed that does not fail it (a write past a buffer's end), one sentence each
+        self.warnings: list[str] = [] if warnings is None else warnings
+
+    def __repr__(self) -> str:
+        return (f"RunReport(device={self.device!r}, phases_ms={self.phases_ms!r}, outputs={self.outputs!r}, "
+                f"warnings={self.warnings!r})")
 
     def step(self, name: str, start: float) -> None:
         """Note that step ``name`` ran from ``start`` until now."""
