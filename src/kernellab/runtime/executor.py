@@ -46,7 +46,6 @@ from kernellab.errors import CompileError, FileSystemError, InputError, Kernella
 from kernellab.formats import npy, npy_arm
 from kernellab.formats.paths import escaped_name
 from kernellab.outputs import OutputSet
-from kernellab.records import dataclass
 from kernellab.runtime.interface import (
     check_dispatch,
     check_local_arguments,
@@ -72,42 +71,70 @@ if TYPE_CHECKING:
 log = logs.getLogger("kernellab.run")
 
 
-@dataclass
 class RunOptions:
-    """How a scenario runs: device, repeats, dumps and checks."""
-    device: str | None = None
-    backend: str = "vulkan"
-    dry_run: bool = False
-    repeat: int = 1
-    capture_frames: Path | None = None
-    dump_stages: Path | None = None
-    #: folder of Arm's pipeline-cache file ``<stem>.cache`` (``--pipeline-caching``); None = no cache
-    cache_dir: Path | None = None
-    robust_buffer_access: bool = False
-    fail_on_cache_miss: bool = False
-    clear_pipeline_cache: bool = False
-    #: label each command with VK_EXT_debug_utils (``--enable-gpu-debug-markers``)
-    debug_markers: bool = False
-    #: write Arm's log lines for the steps Arm's tests match on (:func:`arm_say`)
-    arm_log: bool = False
-    timestamps: bool = False
-    #: keep Arm's per-iteration perf counters (``--perf-counters-dump-path``); without it a long
-    #: ``--repeat`` keeps no per-repeat record and its memory stays flat
-    iteration_counters: bool = False
-    #: problems that are legal but suspect (a specialization id the shader lacks) are errors, not warnings
-    strict: bool = False
-    #: called after each repeat with (done, total) for a progress bar
-    progress: Callable[[int, int], None] | None = None
-    #: allocate each buffer a dispatch may write with a guard band after it, and warn (in
-    #: :attr:`RunReport.warnings`) when a dispatch wrote into it; only where such writes reach
-    #: memory (:attr:`Backend.writes_past_end_reach_memory`, no robust buffer access)
-    guard_bands: bool = False
-    #: check every number against the device's limits before anything runs; off for ``verify``,
-    #: where the driver's refusal of a launch is what the checker (Oclgrind's API checks) reports
-    device_limits: bool = True
-    #: stages more files (profiling dumps) into the run's outputs once every output is written,
-    #: so they are committed with them, or not at all
-    finish: Callable[[RunReport, OutputSet], None] | None = None
+    """How a scenario runs: device, repeats, dumps and checks. (A plain class: every run imports
+    and makes one, and its dataclass of eighteen fields cost more to build than the class.)"""
+
+    __slots__ = ("arm_log", "backend", "cache_dir", "capture_frames", "clear_pipeline_cache", "debug_markers",
+                 "device", "device_limits", "dry_run", "dump_stages", "fail_on_cache_miss", "finish", "guard_bands",
+                 "iteration_counters", "progress", "repeat", "robust_buffer_access", "strict", "timestamps")
+
+    def __init__(self, device: str | None = None, backend: str = "vulkan", dry_run: bool = False, repeat: int = 1,
+                 capture_frames: Path | None = None, dump_stages: Path | None = None, cache_dir: Path | None = None,
+                 robust_buffer_access: bool = False, fail_on_cache_miss: bool = False,
+                 clear_pipeline_cache: bool = False, debug_markers: bool = False, arm_log: bool = False,
+                 timestamps: bool = False, iteration_counters: bool = False, strict: bool = False,
+                 progress: Callable[[int, int], None] | None = None, guard_bands: bool = False,
+                 device_limits: bool = True, finish: Callable[[RunReport, OutputSet], None] | None = None):
+        self.device = device
+        self.backend = backend
+        self.dry_run = dry_run
+        self.repeat = repeat
+        self.capture_frames = capture_frames
+        self.dump_stages = dump_stages
+        #: folder of Arm's pipeline-cache file ``<stem>.cache`` (``--pipeline-caching``); None = no cache
+        self.cache_dir = cache_dir
+        self.robust_buffer_access = robust_buffer_access
+        self.fail_on_cache_miss = fail_on_cache_miss
+        self.clear_pipeline_cache = clear_pipeline_cache
+        #: label each command with VK_EXT_debug_utils (``--enable-gpu-debug-markers``)
+        self.debug_markers = debug_markers
+        #: write Arm's log lines for the steps Arm's tests match on (:func:`arm_say`)
+        self.arm_log = arm_log
+        self.timestamps = timestamps
+        #: keep Arm's per-iteration perf counters (``--perf-counters-dump-path``); without it a long
+        #: ``--repeat`` keeps no per-repeat record and its memory stays flat
+        self.iteration_counters = iteration_counters
+        #: problems that are legal but suspect (a specialization id the shader lacks) are errors, not warnings
+        self.strict = strict
+        #: called after each repeat with (done, total) for a progress bar
+        self.progress = progress
+        #: allocate each buffer a dispatch may write with a guard band after it, and warn (in
+        #: :attr:`RunReport.warnings`) when a dispatch wrote into it; only where such writes reach
+        #: memory (:attr:`Backend.writes_past_end_reach_memory`, no robust buffer access)
+        self.guard_bands = guard_bands
+        #: check every number against the device's limits before anything runs; off for ``verify``,
+        #: where the driver's refusal of a launch is what the checker (Oclgrind's API checks) reports
+        self.device_limits = device_limits
+        #: stages more files (profiling dumps) into the run's outputs once every output is written,
+        #: so they are committed with them, or not at all
+        self.finish = finish
+
+    def __repr__(self) -> str:
+        return "RunOptions(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in _RUN_OPTION_NAMES) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _RUN_OPTION_NAMES)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+
+#: RunOptions' fields in the order its constructor takes them
+_RUN_OPTION_NAMES = ("device", "backend", "dry_run", "repeat", "capture_frames", "dump_stages", "cache_dir",
+                     "robust_buffer_access", "fail_on_cache_miss", "clear_pipeline_cache", "debug_markers", "arm_log",
+                     "timestamps", "iteration_counters", "strict", "progress", "guard_bands", "device_limits", "finish")
 
 
 def arm_say(level: str, message: str) -> None:
