@@ -387,6 +387,8 @@ class Executor:
         self.specs: dict[str, ProgramSpec] = {}
         #: what each dispatched shader's entry point expects (None: the backend cannot tell)
         self.interfaces: dict[str, KernelInterface | None] = {}
+        #: id of a dispatch -> (the dispatch, its slots), once its shaders are reflected
+        self._known_slots: dict[int, tuple[m.Command, tuple[BindingSlot, ...]]] = {}
         self.modules: _VulkanModules | None = None
         #: uids of the images some dispatch binds as a storage image (found on first use)
         self._storage_images: set[str] | None = None
@@ -688,9 +690,15 @@ class Executor:
         return shaders  # type: ignore[return-value]
 
     def _slots(self, c: m.DispatchCompute | m.DispatchFragment) -> tuple[BindingSlot, ...]:
+        """The descriptor slots of a dispatch's bindings (known once for each dispatch whose shaders
+        were reflected: a run asks for them at each step of each dispatch)."""
+        kept = self._known_slots.get(id(c))
+        if kept is not None and kept[0] is c:
+            return kept[1]
         slots = []
         declared = {}
-        for shader in self._shaders(c):
+        shaders = self._shaders(c)
+        for shader in shaders:
             known = self.interfaces.get(shader.uid)
             declared.update(known.interface.descriptors if known is not None else {})
         for b in c.bindings:
@@ -713,13 +721,17 @@ class Executor:
                 slots.append(BindingSlot(b.set, b.id, "combined-image-sampler" if sampled else "storage-image"))
             elif isinstance(r, m.Tensor):
                 slots.append(BindingSlot(b.set, b.id, "tensor"))
-        return tuple(sorted(slots))
+        found = tuple(sorted(slots))
+        if all(shader.uid in self.interfaces for shader in shaders):
+            self._known_slots[id(c)] = (c, found)  # the command is kept: its id stays its own
+        return found
 
     def _bound(self, c: m.DispatchCompute | m.DispatchFragment
                ) -> dict[tuple[int, int], Buffer | ImageBinding]:
         bound: dict[tuple[int, int], Buffer | ImageBinding] = {}
-        slots = {(s.set, s.id): s.descriptor for s in self._slots(c)}
-        counts = {(s.set, s.id): s.count for s in self._slots(c)}
+        declared = self._slots(c)
+        slots = {(s.set, s.id): s.descriptor for s in declared}
+        counts = {(s.set, s.id): s.count for s in declared}
         arrays: dict[tuple[int, int], dict[int, Buffer]] = {}
         for b in c.bindings:
             if b.resource_ref in self.buffers:
