@@ -688,9 +688,10 @@ class VulkanDevice:
         for binding, kind, *count in bindings:
             if kind not in DESCRIPTOR_TYPES:
                 raise InputError(f"descriptor type {kind!r} is not supported by the Vulkan backend")
-            entries.append(vk.VkDescriptorSetLayoutBinding(binding=binding, descriptorType=DESCRIPTOR_TYPES[kind],
-                                                           descriptorCount=count[0] if count else 1,
-                                                           stageFlags=stages))
+            # a member dict: cffi fills the array's structures itself (a structure made in Python a
+            # binding costs more than the call)
+            entries.append({"binding": binding, "descriptorType": DESCRIPTOR_TYPES[kind],
+                            "descriptorCount": count[0] if count else 1, "stageFlags": stages})
         info = vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(entries), pBindings=entries or None)
         with checked("vkCreateDescriptorSetLayout"):
             layout = vk.vkCreateDescriptorSetLayout(self.handle, info, None)
@@ -749,8 +750,8 @@ class VulkanDevice:
             return hit
         if self._pool_left == 0:
             n = 256
-            sizes = [vk.VkDescriptorPoolSize(type=t, descriptorCount=n * 8) for k, t in DESCRIPTOR_TYPES.items()
-                     if k != "tensor" or self.ml]
+            # (type, descriptorCount) of each VkDescriptorPoolSize: cffi fills the array itself
+            sizes = [(t, n * 8) for k, t in DESCRIPTOR_TYPES.items() if k != "tensor" or self.ml]
             with checked("vkCreateDescriptorPool"):
                 self._descriptor_pools.append(vk.vkCreateDescriptorPool(self.handle, vk.VkDescriptorPoolCreateInfo(
                     maxSets=n, poolSizeCount=len(sizes), pPoolSizes=sizes), None))
