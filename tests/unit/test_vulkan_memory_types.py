@@ -45,3 +45,21 @@ def test_protected_and_lazily_allocated_types_are_never_chosen() -> None:
 def test_a_device_without_host_visible_memory_is_refused() -> None:
     with pytest.raises(DeviceError, match="host-visible"):
         choose_memory_types([DL])
+
+
+def test_the_enum_values_a_run_of_buffers_passes_are_the_registrys() -> None:
+    """vulkan_device spells out the flags every run passes (a binding's first lookup of a name
+    costs start-up); each must be the value the registry gives the name."""
+    from kernellab.backends import vulkan_device as vd
+    from kernellab.native import vkbind
+
+    names = [n for n in vars(vd) if n.startswith("VK_") and isinstance(getattr(vd, n), int)]
+    assert len(names) >= 17
+    for name in names:
+        assert getattr(vd, name) == vkbind.constant(name), name
+    usage = ("VK_BUFFER_USAGE_TRANSFER_SRC_BIT", "VK_BUFFER_USAGE_TRANSFER_DST_BIT",
+             "VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT", "VK_BUFFER_USAGE_STORAGE_BUFFER_BIT")
+    expected = 0
+    for name in usage:
+        expected |= vkbind.constant(name) or 0
+    assert vd.BUFFER_USAGE == expected

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
+from kernellab.backends import vulkan_device as vd
 from kernellab.backends.base import (
     VULKAN_MODULE,
     Backend,
@@ -215,7 +216,7 @@ class VulkanBackend(Backend):
         set_layouts, layout, set_bindings = gpu.pipeline_layout(spec)
         spec_info, keep = specialization_info(spec.specialization, vk)
         flags, sizing = subgroup_stage_info(vk, spec)
-        stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module,
+        stage = vk.VkPipelineShaderStageCreateInfo(stage=vd.VK_SHADER_STAGE_COMPUTE_BIT, module=module,
                                                    pName=spec.entry, pSpecializationInfo=spec_info,
                                                    flags=flags, pNext=sizing)
         pipeline = create_compute_pipeline(vk, gpu.handle, gpu.pipeline_cache, stage, layout, spec.uid,
@@ -236,7 +237,7 @@ class VulkanBackend(Backend):
         close_label = gpu.label(cmd, label)
         if gpu.timing:
             gpu.timestamp(cmd)
-        gpu.bind_program(cmd, program, vk.VK_PIPELINE_BIND_POINT_COMPUTE, vk.VK_SHADER_STAGE_COMPUTE_BIT,
+        gpu.bind_program(cmd, program, vd.VK_PIPELINE_BIND_POINT_COMPUTE, vd.VK_SHADER_STAGE_COMPUTE_BIT,
                          gpu.descriptor_sets(program, bindings), push_data, gpu.dynamic_offsets(program, bindings))
         vk.vkCmdDispatch(cmd, *groups)
         if gpu.timing:
@@ -249,18 +250,18 @@ class VulkanBackend(Backend):
         cmd = gpu.begin()
         # with graphs in the frame, the dependency spans the data-graph stage and its accesses too
         if gpu.ml:
-            stage = vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
-            access = vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT
+            stage = vd.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
+            access = vd.VK_ACCESS_MEMORY_READ_BIT | vd.VK_ACCESS_MEMORY_WRITE_BIT
         else:
-            stage = vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT
-            access = vk.VK_ACCESS_SHADER_READ_BIT | vk.VK_ACCESS_SHADER_WRITE_BIT
+            stage = vd.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT
+            access = vd.VK_ACCESS_SHADER_READ_BIT | vd.VK_ACCESS_SHADER_WRITE_BIT
         mem = [vk.VkMemoryBarrier(srcAccessMask=access, dstAccessMask=access)] if memory else []
         bufs = []
         for buf, offset, size in buffers:
             assert isinstance(buf, VulkanBuffer)
             bufs.append(vk.VkBufferMemoryBarrier(srcAccessMask=access, dstAccessMask=access,
-                                                 srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                                                 dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                                                 srcQueueFamilyIndex=vd.VK_QUEUE_FAMILY_IGNORED,
+                                                 dstQueueFamilyIndex=vd.VK_QUEUE_FAMILY_IGNORED,
                                                  buffer=buf.handle, offset=offset, size=size))
         # a scenario's barrier command is labelled; the implicit one after a dispatch is not a command
         close_label = gpu.label(cmd, label) if not label.endswith(":implicit_barrier") else None

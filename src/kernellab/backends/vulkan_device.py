@@ -299,6 +299,24 @@ DESCRIPTOR_TYPES = {"storage-buffer": 7, "uniform-buffer": 6, "storage-image": 3
 
 
 
+#: the values (the spec's, the same in both bindings) of the enums every run of buffers passes:
+#: a name read through a binding costs its first lookup, some 25 K instructions each
+VK_QUEUE_GRAPHICS_BIT, VK_QUEUE_COMPUTE_BIT = 0x1, 0x2
+VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT = 0x2
+#: VK_BUFFER_USAGE_ TRANSFER_SRC_BIT | TRANSFER_DST_BIT | UNIFORM_BUFFER_BIT | STORAGE_BUFFER_BIT
+BUFFER_USAGE = 0x1 | 0x2 | 0x10 | 0x20
+VK_SHARING_MODE_EXCLUSIVE = 0
+VK_SHADER_STAGE_COMPUTE_BIT = 0x20
+VK_COMMAND_BUFFER_LEVEL_PRIMARY = 0
+VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT = 0x1
+VK_PIPELINE_BIND_POINT_COMPUTE = 1
+VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT = \
+    0x800, 0x4000, 0x10000
+VK_ACCESS_SHADER_READ_BIT, VK_ACCESS_SHADER_WRITE_BIT = 0x20, 0x40
+VK_ACCESS_HOST_READ_BIT, VK_ACCESS_MEMORY_READ_BIT, VK_ACCESS_MEMORY_WRITE_BIT = 0x2000, 0x8000, 0x10000
+VK_QUEUE_FAMILY_IGNORED = 0xFFFFFFFF
+VK_TRUE = 1
+
 #: VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT: any buffer may be
 #: bound as a texel buffer (the compute binding lacks the names)
 _TEXEL_BUFFER_USAGE = 0x4 | 0x8
@@ -338,7 +356,7 @@ class VulkanDevice:
         self.limits = self._read_limits(props.limits)
         with checked("vkCreateCommandPool"):
             self.command_pool = vk.vkCreateCommandPool(self.handle, vk.VkCommandPoolCreateInfo(
-                flags=vk.VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, queueFamilyIndex=self.family), None)
+                flags=VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, queueFamilyIndex=self.family), None)
             self.fence = vk.vkCreateFence(self.handle, vk.VkFenceCreateInfo(), None)
         self.pipeline_cache = self._create_pipeline_cache()
         self._buffers: list[VulkanBuffer] = []
@@ -412,7 +430,7 @@ class VulkanDevice:
         the data-graph family when it computes too."""
         vk = self.vk
         families = vk.vkGetPhysicalDeviceQueueFamilyProperties(self.physical)
-        want = vk.VK_QUEUE_COMPUTE_BIT | (vk.VK_QUEUE_GRAPHICS_BIT if self.options.graphics else 0)
+        want = VK_QUEUE_COMPUTE_BIT | (VK_QUEUE_GRAPHICS_BIT if self.options.graphics else 0)
         compute = [i for i, f in enumerate(families) if f.queueFlags & want == want]
         if not compute:
             raise DeviceError(f"{self.info.name}: no queue family supports compute"
@@ -590,12 +608,10 @@ class VulkanDevice:
 
     def create_buffer_handle(self, size: int, uid: str) -> tuple[Any, Any]:
         vk = self.vk
-        usage = (vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT |
-                 vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                 _TEXEL_BUFFER_USAGE)
+        usage = BUFFER_USAGE | _TEXEL_BUFFER_USAGE
         with checked(f"vkCreateBuffer({uid}, {size} bytes)"):
             handle = vk.vkCreateBuffer(self.handle, vk.VkBufferCreateInfo(
-                size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
+                size=size, usage=usage, sharingMode=VK_SHARING_MODE_EXCLUSIVE), None)
         return handle, vk.vkGetBufferMemoryRequirements(self.handle, handle)
 
     def _make_buffer(self, size: int, uid: str, memory_type: int) -> VulkanBuffer:
@@ -667,14 +683,15 @@ class VulkanDevice:
         if key in self._layouts:
             return self._layouts[key]
         vk = self.vk
-        stages = vk.VK_SHADER_STAGE_COMPUTE_BIT if stages is None else stages
+        stages = VK_SHADER_STAGE_COMPUTE_BIT if stages is None else stages
         entries = []
         for binding, kind, *count in bindings:
             if kind not in DESCRIPTOR_TYPES:
                 raise InputError(f"descriptor type {kind!r} is not supported by the Vulkan backend")
-            entries.append(vk.VkDescriptorSetLayoutBinding(binding=binding, descriptorType=DESCRIPTOR_TYPES[kind],
-                                                           descriptorCount=count[0] if count else 1,
-                                                           stageFlags=stages))
+            # a member dict: cffi fills the array's structures itself (a structure made in Python a
+            # binding costs more than the call)
+            entries.append({"binding": binding, "descriptorType": DESCRIPTOR_TYPES[kind],
+                            "descriptorCount": count[0] if count else 1, "stageFlags": stages})
         info = vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(entries), pBindings=entries or None)
         with checked("vkCreateDescriptorSetLayout"):
             layout = vk.vkCreateDescriptorSetLayout(self.handle, info, None)
@@ -692,7 +709,7 @@ class VulkanDevice:
                                                    (slot.id, slot.descriptor, slot.count))
         n_sets = max(by_set) + 1 if by_set else 0
         set_layouts = [self.set_layout(tuple(sorted(by_set.get(s, []))), stages) for s in range(n_sets)]
-        range_stages = vk.VK_SHADER_STAGE_COMPUTE_BIT if stages is None else stages
+        range_stages = VK_SHADER_STAGE_COMPUTE_BIT if stages is None else stages
         ranges = [vk.VkPushConstantRange(stageFlags=range_stages, offset=0,
                                          size=spec.push_constants_size)] if spec.push_constants_size else []
         with checked(f"vkCreatePipelineLayout({spec.uid})"):
@@ -733,8 +750,8 @@ class VulkanDevice:
             return hit
         if self._pool_left == 0:
             n = 256
-            sizes = [vk.VkDescriptorPoolSize(type=t, descriptorCount=n * 8) for k, t in DESCRIPTOR_TYPES.items()
-                     if k != "tensor" or self.ml]
+            # (type, descriptorCount) of each VkDescriptorPoolSize: cffi fills the array itself
+            sizes = [(t, n * 8) for k, t in DESCRIPTOR_TYPES.items() if k != "tensor" or self.ml]
             with checked("vkCreateDescriptorPool"):
                 self._descriptor_pools.append(vk.vkCreateDescriptorPool(self.handle, vk.VkDescriptorPoolCreateInfo(
                     maxSets=n, poolSizeCount=len(sizes), pPoolSizes=sizes), None))
@@ -787,13 +804,13 @@ class VulkanDevice:
             vk = self.vk
             with checked("vkAllocateCommandBuffers"):
                 self._cmd = vk.vkAllocateCommandBuffers(self.handle, vk.VkCommandBufferAllocateInfo(
-                    commandPool=self.command_pool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
+                    commandPool=self.command_pool, level=VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
             self._recording = False
         if not self._recording:
             vk = self.vk
             with checked("vkBeginCommandBuffer"):
                 vk.vkBeginCommandBuffer(self._cmd, vk.VkCommandBufferBeginInfo(
-                    flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT))
+                    flags=VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT))
             self._recording = True
             self._bound_pipeline = None
             self._labels = []
@@ -870,16 +887,16 @@ class VulkanDevice:
             return []
         cmd = self._cmd
         # make the frame's writes (shaders, graphs) visible to the host before it reads the mapping
-        vk.vkCmdPipelineBarrier(cmd, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, vk.VK_PIPELINE_STAGE_HOST_BIT, 0,
-                                1, [vk.VkMemoryBarrier(srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
-                                                       dstAccessMask=vk.VK_ACCESS_HOST_READ_BIT)], 0, None, 0, None)
+        vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
+                                1, [vk.VkMemoryBarrier(srcAccessMask=VK_ACCESS_MEMORY_WRITE_BIT,
+                                                       dstAccessMask=VK_ACCESS_HOST_READ_BIT)], 0, None, 0, None)
         with checked("vkEndCommandBuffer"):
             vk.vkEndCommandBuffer(cmd)
         self._recording = False
         with checked("vkQueueSubmit"):
             vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cmd])], self.fence)
         with checked("vkWaitForFences"):
-            vk.vkWaitForFences(self.handle, 1, [self.fence], vk.VK_TRUE, 0xFFFFFFFFFFFFFFFF)
+            vk.vkWaitForFences(self.handle, 1, [self.fence], VK_TRUE, 0xFFFFFFFFFFFFFFFF)
             vk.vkResetFences(self.handle, 1, [self.fence])
         timings = _timing().read(self) if self.timing else []
         with checked("vkResetCommandBuffer"):

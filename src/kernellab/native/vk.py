@@ -172,7 +172,11 @@ class Api:
         self._adopt = adopt
 
     def __getattr__(self, name: str) -> Any:
-        value = getattr(self._module, name)
+        names = vars(self._module)
+        # the compute binding makes a name on first use: its maker is called straight, without
+        # the failed lookup (an AttributeError built and dropped) a module's own makes first
+        make = names.get("__getattr__")
+        value = names[name] if name in names else make(name) if make is not None else getattr(self._module, name)
         if name.startswith("vk") and callable(value):
             value = _wrapped(name, value, (self._module.VkError, self._module.VkException))
         if self._adopt and name.startswith(("vk", "Vk")) and callable(value):

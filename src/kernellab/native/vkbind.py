@@ -88,13 +88,20 @@ def constant(name: str) -> int | None:
     return int(fields[1]) if fields else None
 
 
+@functools.cache
+def _command_lines() -> dict[str, str]:
+    """Each declared command's line of the table, by its name: a run asks for some fifty
+    commands, and finding each in the text cost more than reading the text once."""
+    return {line[:line.find(" ")]: line for line in table.COMMANDS.split("\n") if line}
+
+
 def command_entry(name: str) -> tuple[list[str], bool, tuple[str, str | None] | None] | None:
     """A declared command's parameter names, whether it returns a ``VkResult``, and its output
     (None, or its kind, ``one``/``list``/``array``, and what counts it); None: not declared."""
-    fields = _line(table.COMMANDS, name)
-    if fields is None:
+    line = _command_lines().get(name)
+    if line is None:
         return None
-    _, params, returns, kind, length = fields
+    _, params, returns, kind, length = line.split(" ")
     return params.split(","), returns == "1", None if kind == "-" else (kind, None if length == "-" else length)
 
 

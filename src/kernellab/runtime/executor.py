@@ -9,7 +9,6 @@ import dataclasses
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import field
 from pathlib import Path
 
 from kernellab import logs, parsed_options
@@ -44,7 +43,6 @@ from kernellab.errors import CompileError, FileSystemError, InputError, Kernella
 from kernellab.formats import npy, npy_arm
 from kernellab.formats.paths import escaped_name
 from kernellab.outputs import OutputSet
-from kernellab.records import dataclass
 from kernellab.runtime.interface import (
     check_dispatch,
     check_local_arguments,
@@ -71,42 +69,70 @@ if TYPE_CHECKING:
 log = logs.getLogger("kernellab.run")
 
 
-@dataclass
 class RunOptions:
-    """How a scenario runs: device, repeats, dumps and checks."""
-    device: str | None = None
-    backend: str = "vulkan"
-    dry_run: bool = False
-    repeat: int = 1
-    capture_frames: Path | None = None
-    dump_stages: Path | None = None
-    #: folder of Arm's pipeline-cache file ``<stem>.cache`` (``--pipeline-caching``); None = no cache
-    cache_dir: Path | None = None
-    robust_buffer_access: bool = False
-    fail_on_cache_miss: bool = False
-    clear_pipeline_cache: bool = False
-    #: label each command with VK_EXT_debug_utils (``--enable-gpu-debug-markers``)
-    debug_markers: bool = False
-    #: write Arm's log lines for the steps Arm's tests match on (:func:`arm_say`)
-    arm_log: bool = False
-    timestamps: bool = False
-    #: keep Arm's per-iteration perf counters (``--perf-counters-dump-path``); without it a long
-    #: ``--repeat`` keeps no per-repeat record and its memory stays flat
-    iteration_counters: bool = False
-    #: problems that are legal but suspect (a specialization id the shader lacks) are errors, not warnings
-    strict: bool = False
-    #: called after each repeat with (done, total) for a progress bar
-    progress: Callable[[int, int], None] | None = None
-    #: allocate each buffer a dispatch may write with a guard band after it, and warn (in
-    #: :attr:`RunReport.warnings`) when a dispatch wrote into it; only where such writes reach
-    #: memory (:attr:`Backend.writes_past_end_reach_memory`, no robust buffer access)
-    guard_bands: bool = False
-    #: check every number against the device's limits before anything runs; off for ``verify``,
-    #: where the driver's refusal of a launch is what the checker (Oclgrind's API checks) reports
-    device_limits: bool = True
-    #: stages more files (profiling dumps) into the run's outputs once every output is written,
-    #: so they are committed with them, or not at all
-    finish: Callable[[RunReport, OutputSet], None] | None = None
+    """How a scenario runs: device, repeats, dumps and checks. (A plain class: every run imports
+    and makes one, and its dataclass of eighteen fields cost more to build than the class.)"""
+
+    __slots__ = ("arm_log", "backend", "cache_dir", "capture_frames", "clear_pipeline_cache", "debug_markers",
+                 "device", "device_limits", "dry_run", "dump_stages", "fail_on_cache_miss", "finish", "guard_bands",
+                 "iteration_counters", "progress", "repeat", "robust_buffer_access", "strict", "timestamps")
+
+    def __init__(self, device: str | None = None, backend: str = "vulkan", dry_run: bool = False, repeat: int = 1,
+                 capture_frames: Path | None = None, dump_stages: Path | None = None, cache_dir: Path | None = None,
+                 robust_buffer_access: bool = False, fail_on_cache_miss: bool = False,
+                 clear_pipeline_cache: bool = False, debug_markers: bool = False, arm_log: bool = False,
+                 timestamps: bool = False, iteration_counters: bool = False, strict: bool = False,
+                 progress: Callable[[int, int], None] | None = None, guard_bands: bool = False,
+                 device_limits: bool = True, finish: Callable[[RunReport, OutputSet], None] | None = None):
+        self.device = device
+        self.backend = backend
+        self.dry_run = dry_run
+        self.repeat = repeat
+        self.capture_frames = capture_frames
+        self.dump_stages = dump_stages
+        #: folder of Arm's pipeline-cache file ``<stem>.cache`` (``--pipeline-caching``); None = no cache
+        self.cache_dir = cache_dir
+        self.robust_buffer_access = robust_buffer_access
+        self.fail_on_cache_miss = fail_on_cache_miss
+        self.clear_pipeline_cache = clear_pipeline_cache
+        #: label each command with VK_EXT_debug_utils (``--enable-gpu-debug-markers``)
+        self.debug_markers = debug_markers
+        #: write Arm's log lines for the steps Arm's tests match on (:func:`arm_say`)
+        self.arm_log = arm_log
+        self.timestamps = timestamps
+        #: keep Arm's per-iteration perf counters (``--perf-counters-dump-path``); without it a long
+        #: ``--repeat`` keeps no per-repeat record and its memory stays flat
+        self.iteration_counters = iteration_counters
+        #: problems that are legal but suspect (a specialization id the shader lacks) are errors, not warnings
+        self.strict = strict
+        #: called after each repeat with (done, total) for a progress bar
+        self.progress = progress
+        #: allocate each buffer a dispatch may write with a guard band after it, and warn (in
+        #: :attr:`RunReport.warnings`) when a dispatch wrote into it; only where such writes reach
+        #: memory (:attr:`Backend.writes_past_end_reach_memory`, no robust buffer access)
+        self.guard_bands = guard_bands
+        #: check every number against the device's limits before anything runs; off for ``verify``,
+        #: where the driver's refusal of a launch is what the checker (Oclgrind's API checks) reports
+        self.device_limits = device_limits
+        #: stages more files (profiling dumps) into the run's outputs once every output is written,
+        #: so they are committed with them, or not at all
+        self.finish = finish
+
+    def __repr__(self) -> str:
+        return "RunOptions(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in _RUN_OPTION_NAMES) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _RUN_OPTION_NAMES)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+
+#: RunOptions' fields in the order its constructor takes them
+_RUN_OPTION_NAMES = ("device", "backend", "dry_run", "repeat", "capture_frames", "dump_stages", "cache_dir",
+                     "robust_buffer_access", "fail_on_cache_miss", "clear_pipeline_cache", "debug_markers", "arm_log",
+                     "timestamps", "iteration_counters", "strict", "progress", "guard_bands", "device_limits", "finish")
 
 
 def arm_say(level: str, message: str) -> None:
@@ -121,16 +147,23 @@ def arm_quiet(level: str, message: str) -> None:
     """The same steps, said nowhere."""
 
 
-@dataclass(frozen=True)
 class PerfCounter:
     """One of Arm's perf counters (its src/perf_counter.hpp): a named host-side time (written out
-    by runtime/arm_dumps.py, which a run loads only when a dump is asked for)."""
+    by runtime/arm_dumps.py, which a run loads only when a dump is asked for). (A plain class:
+    every run imports it, and its dataclass cost more to build than the class.)"""
 
-    name: str
-    category: str
-    seconds: float
-    #: counted in "Time to Inference" (Arm: everything up to the first submission)
-    inference: bool = True
+    __slots__ = ("category", "inference", "name", "seconds")
+
+    def __init__(self, name: str, category: str, seconds: float, inference: bool = True):
+        self.name = name
+        self.category = category
+        self.seconds = seconds
+        #: counted in "Time to Inference" (Arm: everything up to the first submission)
+        self.inference = inference
+
+    def __repr__(self) -> str:
+        return (f"PerfCounter(name={self.name!r}, category={self.category!r}, seconds={self.seconds!r}, "
+                f"inference={self.inference!r})")
 
     @property
     def microseconds(self) -> int:
@@ -176,25 +209,38 @@ class RepeatTimings(Sequence[list["CommandTiming"]]):  # text: the class is buil
         return f"RepeatTimings({list(self)!r})"
 
 
-@dataclass
 class RunReport:
-    """What a run did: the device, phase times, command timings and outputs."""
-    device: str = ""
-    phases_ms: dict[str, float] = field(default_factory=dict)
-    #: per repeat, the timings of the commands of each frame
-    timings: RepeatTimings = field(default_factory=RepeatTimings)
-    outputs: list[Path] = field(default_factory=list)
-    #: Arm's perf counters (written out by runtime/arm_dumps.py), in the order they were taken
-    counters: list[PerfCounter] = field(default_factory=list)
-    #: VkPhysicalDeviceLimits::timestampPeriod, to turn timings back into raw timestamps
-    timestamp_period: float = 1.0
-    #: (command name, bytes) of each data-graph pipeline's session memory
-    session_memory: list[tuple[str, int]] = field(default_factory=list)
-    #: (step, start, end) in ``time.perf_counter()`` seconds of the steps a caller may show on a
-    #: time line: ``load`` (resources), ``programs``, ``commands`` (once per repeat), ``save``
-    steps: list[tuple[str, float, float]] = field(default_factory=list)
-    #: what the run noticed that does not fail it (a write past a buffer's end), one sentence each
-    warnings: list[str] = field(default_factory=list)
+    """What a run did: the device, phase times, command timings and outputs. (A plain class:
+    every run imports and makes one, and its dataclass cost more to build than the class.)"""
+
+    __slots__ = ("counters", "device", "outputs", "phases_ms", "session_memory", "steps", "timestamp_period",
+                 "timings", "warnings")
+
+    def __init__(self, device: str = "", phases_ms: dict[str, float] | None = None,
+                 timings: RepeatTimings | None = None, outputs: list[Path] | None = None,
+                 counters: list[PerfCounter] | None = None, timestamp_period: float = 1.0,
+                 session_memory: list[tuple[str, int]] | None = None,
+                 steps: list[tuple[str, float, float]] | None = None, warnings: list[str] | None = None):
+        self.device = device
+        self.phases_ms: dict[str, float] = {} if phases_ms is None else phases_ms
+        #: per repeat, the timings of the commands of each frame
+        self.timings: RepeatTimings = RepeatTimings() if timings is None else timings
+        self.outputs: list[Path] = [] if outputs is None else outputs
+        #: Arm's perf counters (written out by runtime/arm_dumps.py), in the order they were taken
+        self.counters: list[PerfCounter] = [] if counters is None else counters
+        #: VkPhysicalDeviceLimits::timestampPeriod, to turn timings back into raw timestamps
+        self.timestamp_period = timestamp_period
+        #: (command name, bytes) of each data-graph pipeline's session memory
+        self.session_memory: list[tuple[str, int]] = [] if session_memory is None else session_memory
+        #: (step, start, end) in ``time.perf_counter()`` seconds of the steps a caller may show on a
+        #: time line: ``load`` (resources), ``programs``, ``commands`` (once per repeat), ``save``
+        self.steps: list[tuple[str, float, float]] = [] if steps is None else steps
+        #: what the run noticed that does not fail it (a write past a buffer's end), one sentence each
+        self.warnings: list[str] = [] if warnings is None else warnings
+
+    def __repr__(self) -> str:
+        return (f"RunReport(device={self.device!r}, phases_ms={self.phases_ms!r}, outputs={self.outputs!r}, "
+                f"warnings={self.warnings!r})")
 
     def step(self, name: str, start: float) -> None:
         """Note that step ``name`` ran from ``start`` until now."""
@@ -339,6 +385,8 @@ class Executor:
         self.specs: dict[str, ProgramSpec] = {}
         #: what each dispatched shader's entry point expects (None: the backend cannot tell)
         self.interfaces: dict[str, KernelInterface | None] = {}
+        #: id of a dispatch -> (the dispatch, its slots), once its shaders are reflected
+        self._known_slots: dict[int, tuple[m.Command, tuple[BindingSlot, ...]]] = {}
         self.modules: _VulkanModules | None = None
         #: uids of the images some dispatch binds as a storage image (found on first use)
         self._storage_images: set[str] | None = None
@@ -643,9 +691,15 @@ class Executor:
         return shaders  # type: ignore[return-value]
 
     def _slots(self, c: m.DispatchCompute | m.DispatchFragment) -> tuple[BindingSlot, ...]:
+        """The descriptor slots of a dispatch's bindings (known once for each dispatch whose shaders
+        were reflected: a run asks for them at each step of each dispatch)."""
+        kept = self._known_slots.get(id(c))
+        if kept is not None and kept[0] is c:
+            return kept[1]
         slots = []
         declared = {}
-        for shader in self._shaders(c):
+        shaders = self._shaders(c)
+        for shader in shaders:
             known = self.interfaces.get(shader.uid)
             declared.update(known.interface.descriptors if known is not None else {})
         for b in c.bindings:
@@ -668,13 +722,17 @@ class Executor:
                 slots.append(BindingSlot(b.set, b.id, "combined-image-sampler" if sampled else "storage-image"))
             elif isinstance(r, m.Tensor):
                 slots.append(BindingSlot(b.set, b.id, "tensor"))
-        return tuple(sorted(slots))
+        found = tuple(sorted(slots))
+        if all(shader.uid in self.interfaces for shader in shaders):
+            self._known_slots[id(c)] = (c, found)  # the command is kept: its id stays its own
+        return found
 
     def _bound(self, c: m.DispatchCompute | m.DispatchFragment
                ) -> dict[tuple[int, int], Buffer | ImageBinding]:
         bound: dict[tuple[int, int], Buffer | ImageBinding] = {}
-        slots = {(s.set, s.id): s.descriptor for s in self._slots(c)}
-        counts = {(s.set, s.id): s.count for s in self._slots(c)}
+        declared = self._slots(c)
+        slots = {(s.set, s.id): s.descriptor for s in declared}
+        counts = {(s.set, s.id): s.count for s in declared}
         arrays: dict[tuple[int, int], dict[int, Buffer]] = {}
         for b in c.bindings:
             if b.resource_ref in self.buffers:
