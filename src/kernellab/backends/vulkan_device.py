@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 
-from kernellab import logs
 from kernellab.backends.base import (
     BackendOptions,
     Buffer,
@@ -47,11 +46,6 @@ if TYPE_CHECKING:  # NumPy only where images and tensors need it: a run of buffe
     from kernellab.backends.feature_specs import BufferSpec
     from kernellab.backends.vkimage import VulkanImage
     from kernellab.backends.vulkan_transfers import DeviceMemory
-
-log = logs.getLogger("kernellab.vulkan")
-
-_DEBUG_UTILS = "VK_EXT_debug_utils"
-
 
 #: what a user may ask of Mesa's VK_LAYER_MESA_device_select (its switch, its settings, DRI_PRIME)
 #: and of the loader's layers: any of them set, the instance is created as the user has it
@@ -126,21 +120,12 @@ class Instance:
     def with_debug_utils(cls) -> Instance:
         """An instance with VK_EXT_debug_utils when the loader has it (--enable-gpu-debug-markers)."""
         if cls._with_debug_utils is None:
-            vk = nvk.compute()
-            try:
-                have = {e.extensionName for e in vk.vkEnumerateInstanceExtensionProperties(None)}
-            except vk.VkError:
-                have = set()
-            cls._with_debug_utils = Instance(extensions=[e for e in (_DEBUG_UTILS,) if e in have])
+            cls._with_debug_utils = _rare().instance_with_debug_utils(Instance)
         return cls._with_debug_utils
 
     def proc(self, name: str) -> Any:
         """An instance-level extension function (None when the instance lacks it)."""
-        try:
-            vk = nvk.load()
-            return vk.vkGetInstanceProcAddr(nvk.Api(vk).adopt(self.handle), name)
-        except Exception:  # the binding raises its own ProcedureNotFoundError
-            return None
+        return _rare().instance_proc(self.handle, name)
 
     _with_ml: Instance | None = None
 
@@ -148,13 +133,7 @@ class Instance:
     def with_ml_layers(cls) -> Instance:
         """The instance with Arm's ML emulation layers (VK_ARM_tensors, VK_ARM_data_graph) enabled."""
         if cls._with_ml is None:
-            from kernellab.backends.vulkan_arm_layers import create_instance
-
-            vk = nvk.load()
-            obj = cls.__new__(cls)
-            obj.handle, _ = create_instance()
-            obj.physical_devices = list(vk.vkEnumeratePhysicalDevices(obj.handle))
-            cls._with_ml = obj
+            cls._with_ml = _rare().instance_with_ml_layers(cls)
         return cls._with_ml
 
 
@@ -639,20 +618,13 @@ class VulkanDevice:
 
     def _debug_label_functions(self) -> tuple[Any, Any] | None:
         """(vkCmdBeginDebugUtilsLabelEXT, vkCmdEndDebugUtilsLabelEXT), or None without the extension."""
-        inst = Instance.with_debug_utils() if not self.options.ml else None
-        if inst is None or _DEBUG_UTILS not in inst.extensions:
-            log.warning("--enable-gpu-debug-markers: %s is not available here; no labels", _DEBUG_UTILS)
-            return None
-        begin, end = inst.proc("vkCmdBeginDebugUtilsLabelEXT"), inst.proc("vkCmdEndDebugUtilsLabelEXT")
-        return (begin, end) if begin and end else None
+        return _rare().debug_label_functions(Instance.with_debug_utils() if not self.options.ml else None)
 
     def label(self, cmd: Any, label: str) -> Any:
         """Open a debug-utils label around a command; the returned callable closes it."""
         if self.debug_labels is None:
             return lambda: None
-        begin, end = self.debug_labels
-        begin(cmd, self.vk.VkDebugUtilsLabelEXT(pLabelName=label or "command", color=[0.0, 0.0, 0.0, 0.0]))
-        return lambda: end(cmd)
+        return _rare().begin_label(self, cmd, label)
 
     def _create_pipeline_cache(self) -> Any:
         vk = self.vk
@@ -664,16 +636,7 @@ class VulkanDevice:
             return vk.vkCreatePipelineCache(self.handle, info, None)
 
     def pipeline_cache_blob(self) -> bytes | None:
-        # the raw call: the binding's wrapper cannot be asked for the size first
-        size = self.ffi.new("size_t*")
-        result = self.lib.vkGetPipelineCacheData(self.handle, self.pipeline_cache, size, self.ffi.NULL)
-        if result == 0:
-            blob = self.ffi.new("char[]", size[0])
-            result = self.lib.vkGetPipelineCacheData(self.handle, self.pipeline_cache, size, blob)
-        if result != 0:  # the cache is an optimisation: a run that cannot save it still succeeded
-            nvk.cleanup_failed("vkGetPipelineCacheData", nvk.result_name(result))
-            return None
-        return bytes(self.ffi.buffer(blob, size[0]))
+        return _rare().pipeline_cache_blob(self)
 
     def set_layout(self, bindings: tuple[tuple[int, str] | tuple[int, str, int], ...], stages: int | None = None
                    ) -> Any:
@@ -726,12 +689,7 @@ class VulkanDevice:
     def tensor_descriptor_write(self, dset: Any, binding: int, view: Any) -> tuple[Any, list[Any]]:
         """A ``VkWriteDescriptorSet`` of one tensor (its VkTensorViewARM), and cdata to keep
         until the update is done."""
-        from kernellab.backends import vulkan_arm as va
-
-        pnext, keep = va.tensor_descriptor_write([view])
-        write = self.vk.VkWriteDescriptorSet(pNext=pnext, dstSet=dset, dstBinding=binding, descriptorCount=1,
-                                             descriptorType=va.const("VK_DESCRIPTOR_TYPE_TENSOR_ARM"))
-        return write, keep
+        return _rare().tensor_descriptor_write(self, dset, binding, view)
 
 
     # --- descriptor sets -----------------------------------------------------------------------
@@ -967,3 +925,10 @@ def _images() -> Any:
     from kernellab.backends import vkimage
 
     return vkimage
+
+
+def _rare() -> Any:
+    """What a run of buffers never calls (backends/vulkan_device_rare.py): loaded on first use."""
+    from kernellab.backends import vulkan_device_rare
+
+    return vulkan_device_rare
