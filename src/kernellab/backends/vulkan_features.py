@@ -45,6 +45,45 @@ SHADER_FEATURES: dict[str, tuple[str, ...]] = {
 _MIN_VERSION = {"VkPhysicalDeviceVulkan11Features": (1, 2), "VkPhysicalDeviceVulkan12Features": (1, 2),
                 "VkPhysicalDeviceVulkan13Features": (1, 3)}
 
+#: the structures the device is asked with and the 1.x features given in: their sType and size in
+#: 4-byte words (vk.xml). Each member of :data:`SHADER_FEATURES` is a VkBool32, the
+#: :data:`_WORD`-th after sType and pNext (16 bytes; VkPhysicalDeviceFeatures sits there in
+#: VkPhysicalDeviceFeatures2): Vulkan's ABI, checked against the binding's declarations by
+#: tests/unit/test_vulkan_shader_features.py. Plain memory so laid out spares the binding building
+#: the types of four structures of up to sixty members (~0.5 M instructions a run)
+_LAYOUT = {"VkPhysicalDeviceFeatures2": (1000059000, 60), "VkPhysicalDeviceVulkan11Features": (49, 16),
+           "VkPhysicalDeviceVulkan12Features": (51, 52), "VkPhysicalDeviceVulkan13Features": (53, 20)}
+_WORD = {"shaderFloat64": 39, "shaderInt64": 40, "shaderInt16": 41, "shaderStorageImageExtendedFormats": 29,
+         "shaderStorageImageReadWithoutFormat": 31, "shaderStorageImageWriteWithoutFormat": 32,
+         "shaderImageGatherExtended": 28, "shaderUniformBufferArrayDynamicIndexing": 33,
+         "shaderSampledImageArrayDynamicIndexing": 34, "shaderStorageBufferArrayDynamicIndexing": 35,
+         "shaderStorageImageArrayDynamicIndexing": 36,
+         "storageBuffer16BitAccess": 0, "uniformAndStorageBuffer16BitAccess": 1, "storagePushConstant16": 2,
+         "variablePointersStorageBuffer": 7, "variablePointers": 8,
+         "storageBuffer8BitAccess": 2, "uniformAndStorageBuffer8BitAccess": 3, "storagePushConstant8": 4,
+         "shaderBufferInt64Atomics": 5, "shaderSharedInt64Atomics": 6, "shaderFloat16": 7, "shaderInt8": 8,
+         "scalarBlockLayout": 31, "uniformBufferStandardLayout": 33, "shaderSubgroupExtendedTypes": 34,
+         "vulkanMemoryModel": 41, "vulkanMemoryModelDeviceScope": 42, "subgroupBroadcastDynamicId": 46,
+         "subgroupSizeControl": 7, "computeFullSubgroups": 8, "shaderIntegerDotProduct": 13,
+         "shaderDemoteToHelperInvocation": 5, "shaderTerminateInvocation": 6,
+         "shaderZeroInitializeWorkgroupMemory": 11}
+
+
+def _address(ffi: Any, chain: Any) -> Any:
+    """A ``pNext`` chain's head (None, a structure, or plain memory) as a ``void *``."""
+    if chain is None:
+        return ffi.NULL
+    return ffi.addressof(chain) if ffi.typeof(chain).kind == "struct" else ffi.cast("void *", chain)
+
+
+def _structure(ffi: Any, type_name: str, chain: Any) -> Any:
+    """Zeroed plain memory laid out as ``type_name``, its sType set and ``pNext`` = ``chain``."""
+    stype, words = _LAYOUT[type_name]
+    raw = ffi.new("uint32_t[]", words)
+    raw[0] = stype
+    ffi.cast("void **", raw)[1] = _address(ffi, chain)
+    return raw
+
 
 def enable_shader_features(vk: Any, have: ShaderFeatures, features: Any, chain: Any, *,
                            vulkan13: bool = True) -> tuple[Any, list[Any]]:
@@ -60,10 +99,13 @@ def enable_shader_features(vk: Any, have: ShaderFeatures, features: Any, chain: 
         minimum = _MIN_VERSION.get(type_name)
         if minimum is None or have.version < minimum or (type_name.endswith("13Features") and not vulkan13):
             continue
-        on = {n: True for n in names if have.features.get(n)}
+        on = [n for n in names if have.features.get(n)]
         if on:
-            chain = getattr(vk, type_name)(pNext=chain, **on)
-            keep.append(chain)
+            raw = _structure(vk.ffi, type_name, chain)
+            for name in on:
+                raw[4 + _WORD[name]] = 1
+            keep.append(raw)
+            chain = vk.ffi.cast("void *", raw)
     return chain, keep
 
 
@@ -75,15 +117,16 @@ def shader_features_of(vk: Any, physical: Any, api: int | None = None) -> Shader
     if api is None:
         api = int(vk.vkGetPhysicalDeviceProperties(physical).apiVersion)
     have = ShaderFeatures({}, ((api >> 22) & 0x7F, (api >> 12) & 0x3FF))
+    ffi = vk.ffi
     structs = []
     chain = None
     for type_name, minimum in _MIN_VERSION.items():
         if have.version >= minimum:
-            chain = getattr(vk, type_name)(pNext=chain)
+            chain = _structure(ffi, type_name, chain)
             structs.append((type_name, chain))
-    f2 = vk.VkPhysicalDeviceFeatures2(pNext=chain)
-    vk.vkGetPhysicalDeviceFeatures2(physical, f2)
-    have.features = {n: bool(getattr(f2.features, n)) for n in SHADER_FEATURES["VkPhysicalDeviceFeatures"]}
-    for type_name, struct in structs:
-        have.features.update({n: bool(getattr(struct, n)) for n in SHADER_FEATURES[type_name]})
+    f2 = _structure(ffi, "VkPhysicalDeviceFeatures2", chain)
+    vk.vkGetPhysicalDeviceFeatures2(physical, ffi.cast("VkPhysicalDeviceFeatures2 *", f2))
+    have.features = {n: bool(f2[4 + _WORD[n]]) for n in SHADER_FEATURES["VkPhysicalDeviceFeatures"]}
+    for type_name, raw in structs:
+        have.features.update({n: bool(raw[4 + _WORD[n]]) for n in SHADER_FEATURES[type_name]})
     return have
