@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kernellab.backends import vulkan_features as vs
+from kernellab.backends import vkcore as vs
 from kernellab.native import vkbind
 
 ffi = vkbind.ffi

@@ -30,7 +30,12 @@ from kernellab.backends.base import (
     TexelBuffer,
     UnsupportedError,
 )
-from kernellab.backends.vkcore import VulkanProgram, dynamic_rendering_supported
+from kernellab.backends.vkcore import (
+    VulkanProgram,
+    dynamic_rendering_supported,
+    enable_shader_features,
+    shader_features_of,
+)
 from kernellab.errors import BackendError, DeviceError, InputError
 from kernellab.native import vk as nvk
 from kernellab.native.vk import INSTALL_HINT, checked
@@ -443,8 +448,6 @@ class VulkanDevice:
                 chain = vk.VkPhysicalDeviceDynamicRenderingFeatures(pNext=chain, dynamicRendering=True)
         keep_shader: list[Any] = []
         if not options.ml:  # Arm's ML chain (below) carries the Vulkan 1.x feature structs itself
-            from kernellab.backends.vulkan_features import enable_shader_features, shader_features_of
-
             chain, keep_shader = enable_shader_features(vk, shader_features_of(vk, self.physical, self.api_version),
                                                         features, chain,
                                                         vulkan13=not options.graphics)

@@ -41,7 +41,7 @@ COMMANDS: tuple[str, ...] = (
 #: structures reached only through ``pNext`` chains, which the commands' signatures do not name
 STRUCTS: tuple[str, ...] = ("VkPhysicalDeviceMaintenance3Properties", "VkPipelineCreationFeedbackCreateInfo",
                             "VkPhysicalDeviceCustomBorderColorFeaturesEXT",
-                            # the shader features enabled at device creation (backends/vulkan_features.py)
+                            # the shader features enabled at device creation (backends/vkcore.py)
                             # and a compute stage's required subgroup size (AmberScript's SUBGROUP)
                             "VkPhysicalDeviceVulkan11Features", "VkPhysicalDeviceVulkan12Features",
                             "VkPhysicalDeviceVulkan13Features", "VkPipelineShaderStageRequiredSubgroupSizeCreateInfo",
