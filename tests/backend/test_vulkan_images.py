@@ -138,6 +138,29 @@ def test_custom_border_color(tmp_path: Path) -> None:
     np.testing.assert_allclose(got[0], [0.25, 0.5, 0.75, 1.0], atol=1 / 255)
 
 
+def test_only_a_run_with_images_opens_the_device_with_custom_border_colors(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # VK_EXT_custom_border_color and its feature structure cost every device opening; only an
+    # image's sampler can use them
+    from helpers.scenarios import vector_add
+    from kernellab.backends.vulkan_device import VulkanDevice
+
+    opened: list[bool] = []
+    real = VulkanDevice._create_device
+
+    def create(self: VulkanDevice) -> Any:
+        opened.append(self.custom_border_color)
+        return real(self)
+
+    monkeypatch.setattr(VulkanDevice, "_create_device", create)
+    (tmp_path / "buffers").mkdir()
+    path, _ = vector_add(tmp_path / "buffers")
+    assert run("run", path, "--output", tmp_path / "buffers" / "out") == 0
+    assert opened == [False]
+    test_custom_border_color(tmp_path)  # its sampler still gets one (UnsupportedError without it)
+    assert opened == [False, True]
+
+
 def test_generated_mips_are_box_filtered(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     t = np.zeros((1, 8, 8, 4), np.uint8)

@@ -293,6 +293,9 @@ class BackendOptions:
     optical_flow: bool = False
     #: the workload draws (``dispatch_fragment``): a graphics queue and dynamic rendering
     graphics: bool = False
+    #: the work may sample with a custom border color: VK_EXT_custom_border_color is enabled where
+    #: the device has it (a run without images opens the device without it)
+    custom_border_color: bool = True
 
 
 class Backend(abc.ABC):

@@ -331,7 +331,9 @@ class VulkanDevice:
         self.max_push_constants_size = int(props.limits.maxPushConstantsSize)
         self.api_version = int(props.apiVersion)
         self.family, self.timestamp_bits = self._queue_family()
-        self.custom_border_color = "VK_EXT_custom_border_color" in device.details.get("extensions", ())
+        #: VK_EXT_custom_border_color is enabled (the work may need it and the device has it)
+        self.custom_border_color = options.custom_border_color and \
+            "VK_EXT_custom_border_color" in device.details.get("extensions", ())
         self.handle = self._create_device()
         self.queue = vk.vkGetDeviceQueue(self.handle, self.family, 0)
         #: asked once: the memory types and the limits (the heap of device memory) read it

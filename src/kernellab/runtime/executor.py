@@ -438,7 +438,8 @@ class Executor:
         opts = BackendOptions(robust_buffer_access=self.options.robust_buffer_access,
                               timestamps=self.options.timestamps, pipeline_cache_data=cache_data,
                               fail_on_pipeline_cache_miss=self.fail_on_miss, debug_markers=self.options.debug_markers,
-                              ml=ml, graphics=bool(draws), optical_flow=self.optical_flows is not None)
+                              ml=ml, graphics=bool(draws), optical_flow=self.optical_flows is not None,
+                              custom_border_color=any(r.kind == "image" for r in self.scenario.resources))
         return cls(device, opts)
 
     def save_pipeline_cache(self, backend: Backend, counter: str) -> None:
