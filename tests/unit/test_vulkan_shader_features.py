@@ -19,10 +19,11 @@ def _as(type_name, pointer):
 
 def test_the_plain_memory_layout_is_the_binding_s_declarations():
     for type_name, (stype, words) in vs._LAYOUT.items():
-        assert vkbind_table_stype(type_name) == stype
         assert ffi.sizeof(type_name) == 4 * words, type_name
-        assert ffi.offsetof(type_name, "pNext") == 8
-    for type_name, names in vs.SHADER_FEATURES.items():
+        if type_name != "VkPhysicalDeviceFeatures":  # members only, no sType or pNext
+            assert vkbind_table_stype(type_name) == stype and ffi.offsetof(type_name, "pNext") == 8
+    for type_name, names in [*vs.SHADER_FEATURES.items(),
+                             ("VkPhysicalDeviceFeatures", ("robustBufferAccess", "fragmentStoresAndAtomics"))]:
         for name in names:
             where = ffi.offsetof(type_name, name) + (16 if type_name == "VkPhysicalDeviceFeatures" else 0)
             assert where == 16 + 4 * vs._WORD[name], name
@@ -38,10 +39,15 @@ def vkbind_table_stype(type_name):
 def test_only_features_the_device_has_are_enabled_and_chained():
     have = vs.ShaderFeatures({"shaderInt16": True, "shaderFloat64": False, "shaderInt8": True,
                               "computeFullSubgroups": True}, (1, 3))
-    features = SimpleNamespace()
+    features = vs.plain_features(ffi)
     tail = vkbind.VkPhysicalDeviceCustomBorderColorFeaturesEXT(customBorderColors=True)
     head, keep = vs.enable_shader_features(VK, have, features, tail)
-    assert vars(features) == {"shaderInt16": True}
+    enabled = _as("VkPhysicalDeviceFeatures", features)
+    assert (enabled.shaderInt16, enabled.shaderFloat64, enabled.robustBufferAccess) == (1, 0, 0)
+    assert sum(features) == 1
+    vs.set_feature(features, "robustBufferAccess", True)
+    vs.set_feature(features, "fragmentStoresAndAtomics", True)
+    assert (enabled.robustBufferAccess, enabled.fragmentStoresAndAtomics) == (1, 1)
     v13 = _as("VkPhysicalDeviceVulkan13Features", head)
     assert v13.sType == 53 and v13.computeFullSubgroups == 1 and v13.subgroupSizeControl == 0
     v12 = _as("VkPhysicalDeviceVulkan12Features", v13.pNext)
@@ -49,11 +55,11 @@ def test_only_features_the_device_has_are_enabled_and_chained():
     assert v12.pNext == ffi.addressof(tail)
     assert keep[0] is tail and len(keep) == 3  # the tail and both structures live until the device exists
     # beside VkPhysicalDeviceDynamicRenderingFeatures the 1.3 struct is left out; a 1.1 device gets none
-    head, _ = vs.enable_shader_features(VK, have, SimpleNamespace(), None, vulkan13=False)
+    head, _ = vs.enable_shader_features(VK, have, vs.plain_features(ffi), None, vulkan13=False)
     assert _as("VkPhysicalDeviceVulkan12Features", head).sType == 51
     assert _as("VkPhysicalDeviceVulkan12Features", head).pNext == ffi.NULL
     old = vs.ShaderFeatures(have.features, (1, 1))
-    head, _ = vs.enable_shader_features(VK, old, SimpleNamespace(), tail)
+    head, _ = vs.enable_shader_features(VK, old, vs.plain_features(ffi), tail)
     assert head is tail
 
 

@@ -173,7 +173,7 @@ _MIN_VERSION = {"VkPhysicalDeviceVulkan11Features": (1, 2), "VkPhysicalDeviceVul
 #: VkPhysicalDeviceFeatures2): Vulkan's ABI, checked against the binding's declarations by
 #: tests/unit/test_vulkan_shader_features.py. Plain memory so laid out spares the binding building
 #: the types of four structures of up to sixty members (~0.5 M instructions a run)
-_LAYOUT = {"VkPhysicalDeviceFeatures2": (1000059000, 60), "VkPhysicalDeviceVulkan11Features": (49, 16),
+_LAYOUT = {"VkPhysicalDeviceFeatures": (0, 55), "VkPhysicalDeviceFeatures2": (1000059000, 60), "VkPhysicalDeviceVulkan11Features": (49, 16),
            "VkPhysicalDeviceVulkan12Features": (51, 52), "VkPhysicalDeviceVulkan13Features": (53, 20)}
 _WORD = {"shaderFloat64": 39, "shaderInt64": 40, "shaderInt16": 41, "shaderStorageImageExtendedFormats": 29,
          "shaderStorageImageReadWithoutFormat": 31, "shaderStorageImageWriteWithoutFormat": 32,
@@ -188,7 +188,20 @@ _WORD = {"shaderFloat64": 39, "shaderInt64": 40, "shaderInt16": 41, "shaderStora
          "vulkanMemoryModel": 41, "vulkanMemoryModelDeviceScope": 42, "subgroupBroadcastDynamicId": 46,
          "subgroupSizeControl": 7, "computeFullSubgroups": 8, "shaderIntegerDotProduct": 13,
          "shaderDemoteToHelperInvocation": 5, "shaderTerminateInvocation": 6,
-         "shaderZeroInitializeWorkgroupMemory": 11}
+         "shaderZeroInitializeWorkgroupMemory": 11,
+         # VkPhysicalDeviceFeatures's members a device is opened with besides the shader features
+         "robustBufferAccess": 0, "fragmentStoresAndAtomics": 26}
+
+
+def plain_features(ffi: Any) -> Any:
+    """A zeroed VkPhysicalDeviceFeatures in plain memory (its members set with
+    :func:`set_feature`; ``ffi.cast("VkPhysicalDeviceFeatures *", it)`` is a pEnabledFeatures)."""
+    return ffi.new("uint32_t[]", _LAYOUT["VkPhysicalDeviceFeatures"][1])
+
+
+def set_feature(features: Any, name: str, on: object) -> None:
+    """Turn member ``name`` of a :func:`plain_features` on or off."""
+    features[_WORD[name]] = 1 if on else 0
 
 
 def _address(ffi: Any, chain: Any) -> Any:
@@ -209,13 +222,13 @@ def _structure(ffi: Any, type_name: str, chain: Any) -> Any:
 
 def enable_shader_features(vk: Any, have: ShaderFeatures, features: Any, chain: Any, *,
                            vulkan13: bool = True) -> tuple[Any, list[Any]]:
-    """Turn on in ``features`` (a VkPhysicalDeviceFeatures) and in Vulkan 1.1-1.3 feature structs
+    """Turn on in ``features`` (a :func:`plain_features`) and in Vulkan 1.1-1.3 feature structs
     put before ``chain`` the :data:`SHADER_FEATURES` the device (``have``) has; the new chain head
     and what to keep alive until the device exists. ``vulkan13``: False where the chain already
     holds a struct the 1.3 one may not sit beside (VkPhysicalDeviceDynamicRenderingFeatures)."""
     for name in SHADER_FEATURES["VkPhysicalDeviceFeatures"]:
         if have.features.get(name):
-            setattr(features, name, True)
+            set_feature(features, name, True)
     keep = [chain]
     for type_name, names in SHADER_FEATURES.items():
         minimum = _MIN_VERSION.get(type_name)

@@ -34,6 +34,8 @@ from kernellab.backends.vkcore import (
     VulkanProgram,
     dynamic_rendering_supported,
     enable_shader_features,
+    plain_features,
+    set_feature,
     shader_features_of,
 )
 from kernellab.errors import BackendError, DeviceError, InputError
@@ -432,7 +434,9 @@ class VulkanDevice:
 
     def _create_device(self) -> Any:
         vk, options = self.vk, self.options
-        features = vk.VkPhysicalDeviceFeatures(robustBufferAccess=bool(options.robust_buffer_access))
+        # plain memory: the binding builds no type of VkPhysicalDeviceFeatures's 55 members for it
+        features: Any = plain_features(vk.ffi)
+        set_feature(features, "robustBufferAccess", options.robust_buffer_access)
         if options.robust_buffer_access:
             have = vk.vkGetPhysicalDeviceFeatures(self.physical)
             if not have.robustBufferAccess:
@@ -471,13 +475,19 @@ class VulkanDevice:
             extensions = [*ML_EXTENSIONS, *extensions]
             chain, features = keep_features.pnext, keep_features.enabled
         if options.graphics:  # as Arm's runner: fragment shaders may write buffers and images where the device can
-            features.fragmentStoresAndAtomics = vk.vkGetPhysicalDeviceFeatures(self.physical).fragmentStoresAndAtomics
+            stores = vk.vkGetPhysicalDeviceFeatures(self.physical).fragmentStoresAndAtomics
+            if options.ml:
+                features.fragmentStoresAndAtomics = stores
+            else:
+                set_feature(features, "fragmentStoresAndAtomics", stores)
+        # (``features``, the plain memory, lives until the device exists)
+        enabled = features if options.ml else vk.ffi.cast("VkPhysicalDeviceFeatures *", features)
         dinfo = vk.VkDeviceCreateInfo(pNext=chain, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo],
-                                      pEnabledFeatures=features, enabledExtensionCount=len(extensions),
+                                      pEnabledFeatures=enabled, enabledExtensionCount=len(extensions),
                                       ppEnabledExtensionNames=extensions or None)
         with checked("vkCreateDevice"):
             handle = vk.vkCreateDevice(self.physical, dinfo, None)
-        del keep_features, keep_flow, keep_shader  # the feature chain must live until the device exists, no longer
+        del keep_features, keep_flow, keep_shader, features  # the feature chain must live until the device exists, no longer
         return handle
 
     # --- limits -----
