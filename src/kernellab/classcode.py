@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 # the import system's own classes (importlib.machinery, which names them, is one more module to import)
 from importlib._bootstrap import ModuleSpec
-from importlib._bootstrap_external import MAGIC_NUMBER, SourceFileLoader
+from importlib._bootstrap_external import SourceFileLoader
 from pathlib import Path
 from types import CodeType, ModuleType
 
@@ -94,29 +94,6 @@ def read_own_file(file: Path) -> bytes | None:
             return fh.read()
     except OSError:
         return None
-
-
-def write_replacing(file: Path, data: bytes) -> bool:
-    """``data`` into ``file`` through a temporary file renamed over it (a reader never sees half a
-    file), private to the user; False when it cannot be written (a cache only costs time)."""
-    import tempfile
-
-    try:
-        file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", dir=file.parent)
-    except OSError:
-        return False
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, file)
-        return True
-    except (OSError, ValueError):
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        return False
 
 
 #: a bound on a file: a command builds a few hundred methods (``run`` on buffers: about 270)
@@ -193,22 +170,9 @@ class CodeCache:
         stale = not self.codes.keys() <= self.used
         if not self.added and (REGROUPED in self.blobs or not stale):
             return
-        keys = (self.blobs.keys() | self.codes.keys()) - {REGROUPED}
-        if len(keys) > MAX_ENTRIES:  # keep what this process used: the file is read on each start
-            keys = self.used
-        entries: dict[str, bytes | CodeType] = {}
-        for key in keys:
-            code = self.codes.get(key)
-            if key not in self.used:
-                entries[key] = marshal.dumps(code) if code is not None else self.blobs[key]
-                continue
-            if code is None:
-                code = self._kept(key)
-            entries[key] = code if code is not None else self.blobs[key]
-        if not self.added:
-            entries[REGROUPED] = b""
-        if write_replacing(self.file, marshal.dumps(entries)):
-            self.added = 0
+        from kernellab.codesave import save_codes  # what a run that writes needs only
+
+        save_codes(self, MAX_ENTRIES, REGROUPED)
 
 
 #: the bound on the module code file (kernellab's whole .pyc tree is about 4 MB; a ``run`` on
@@ -341,65 +305,9 @@ class ModuleCode:
         from its source (temp file, then rename); nothing under ``sys.dont_write_bytecode``."""
         if not self.declined or sys.dont_write_bytecode:
             return
-        fresh = {}
-        for name, (where, stamp) in self.declined.items():
-            found = _module_entry(name, where, stamp)
-            kept = self.entries.get(name)
-            if found is not None and (kept is None or kept[0] != found[0]):
-                fresh[name] = found
-        if not fresh:
-            return  # nothing keepable changed: no write on every run for a module never kept
-        codes: dict[str, tuple[ModuleEntry, bytes | memoryview]] = {
-            name: (entry, self.codes[start:end]) for name, (entry, start, end) in self.entries.items()
-            if name not in self.declined and self.folders.get(entry[0], entry[3]) == entry[3]}  # not known stale
-        codes.update(fresh)
-        if sum(len(code) for _, code in codes.values()) > MAX_MODULE_BYTES:
-            codes = {name: kept for name, kept in codes.items() if name in sys.modules}
-        index, start = {}, 0
-        for name, (entry, code) in codes.items():
-            index[name] = (entry, start, start + len(code))
-            start += len(code)
-        head = marshal.dumps((MODULE_FORMAT, sys.pycache_prefix, index))
-        if write_replacing(self.file, b"".join([len(head).to_bytes(8, "little"), head, *(c for _, c in codes.values())])):
-            self.declined.clear()
+        from kernellab.codesave import save_modules  # what a run that writes needs only
 
-
-def _module_entry(name: str, where: str, where_stamp: int) -> tuple[ModuleEntry, bytes] | None:
-    """The entry and code of module ``name`` as imported this run, if the standard source loader
-    imported it from ``where`` and a timestamp ``.pyc`` holds its code; None for anything else
-    (a module a test or a user put in its place, a namespace package, an extension, a hash-based
-    ``.pyc``, no ``.pyc``). The source's stamp is the one in the ``.pyc``'s header, that of its code."""
-    module = sys.modules.get(name)
-    spec = getattr(module, "__spec__", None)
-    if where_stamp < 0 or type(getattr(spec, "loader", None)) is not SourceFileLoader:
-        return None
-    leaf = name.rpartition(".")[2]
-    is_package = spec.submodule_search_locations is not None  # type: ignore[union-attr]
-    file = os.path.join(where, leaf, "__init__.py") if is_package else os.path.join(where, leaf + ".py")
-    if spec.origin != file or getattr(module, "__file__", None) != file:  # type: ignore[union-attr]
-        return None
-    if is_package and list(spec.submodule_search_locations) != [os.path.dirname(file)]:  # type: ignore[union-attr]
-        return None
-    cached = spec.cached  # type: ignore[union-attr]
-    try:
-        with open(cached, "rb") as fh:
-            data = fh.read()
-        st = os.stat(file)
-    except (OSError, TypeError):
-        return None
-    # PEP 552: flags 0 is a timestamp .pyc; a hash-based one is checked by the source's hash
-    if len(data) < 16 or data[:4] != MAGIC_NUMBER or data[4:8] != bytes(4):
-        return None
-    mtime, size = int.from_bytes(data[8:12], "little"), int.from_bytes(data[12:16], "little")
-    if (int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF) != (mtime, size):
-        return None  # the source changed since: it would only be declined
-    code = data[16:]
-    try:
-        if not isinstance(marshal.loads(code), CodeType):
-            return None
-    except (EOFError, ValueError, TypeError):
-        return None
-    return (where, file, is_package, where_stamp, mtime, size, cached), code
+        save_modules(self, MODULE_FORMAT, MAX_MODULE_BYTES)
 
 
 #: the code cache in place for this process's command (install() puts it once; the dataclass hook reads it)

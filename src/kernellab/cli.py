@@ -6,7 +6,6 @@ Each subcommand lives in its own module under ``kernellab.commands`` exposing
 """
 from __future__ import annotations
 
-import functools
 import gc
 import importlib
 import os
@@ -21,7 +20,6 @@ if TYPE_CHECKING:  # the CLI imports errors only when a command runs (start-up)
     from contextlib import AbstractContextManager
     from typing import Any, NoReturn
 
-    from kernellab.errors import KernellabError
 
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
@@ -50,77 +48,6 @@ COMMANDS = {
 COMMAND_MODULES = tuple(COMMANDS)
 
 
-@functools.cache
-def _parser_class() -> type[argparse.ArgumentParser]:
-    """kernellab's argparse parser, defined when a command line needs argparse (help, an error, a
-    command whose options :mod:`kernellab.commands.options` does not read): a plain run never
-    imports argparse (with gettext and locale, and its parsers built, about 20 M instructions)."""
-    import argparse
-
-    class _Parser(argparse.ArgumentParser):
-        #: set while the parsers are built: the formatter ``add_argument`` makes to check a metavar
-        #: then gets a fixed width, sparing argparse's terminal query (``shutil``, whose import with
-        #: bz2, lzma and a namedtuple compiled from text is about 15 M instructions); help and usage
-        #: messages measure the terminal as before
-        building = False
-
-        def _get_formatter(self) -> argparse.HelpFormatter:
-            if _Parser.building:
-                return self.formatter_class(prog=self.prog, width=80)  # type: ignore[call-arg]
-            return super()._get_formatter()
-
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            # No abbreviated long options: Arm's --capture-frame must not be read as --capture-frames.
-            kwargs.setdefault("allow_abbrev", False)
-            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-
-        def _check_value(self, action: argparse.Action, value: object) -> None:
-            try:
-                super()._check_value(action, value)  # type: ignore[misc]
-            except argparse.ArgumentError as exc:
-                near = _nearest(str(value), [str(c) for c in action.choices or ()])
-                if near is None:
-                    raise
-                raise argparse.ArgumentError(action, f"{exc.message} (did you mean {near!r}?)") from None
-
-        def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep its message, drop the noise
-            self.print_usage(sys.stderr)
-            print(f"{self.prog}: error: {message}", file=sys.stderr)
-            sys.exit(2)
-
-    return _Parser
-
-
-def _nearest(word: str, candidates: Sequence[str]) -> str | None:
-    """The candidate closest to a mistyped ``word`` (``--scenari`` → ``--scenario``), if one is close."""
-    import difflib
-
-    close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
-    return close[0] if close else None
-
-
-def _refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> NoReturn:
-    """argparse's "unrecognized arguments", from the command's own parser (its usage, not the
-    top-level one) and with the nearest option of that command for each mistyped flag."""
-    import argparse
-
-    command = getattr(args, "command", None)
-    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
-    owner = sub.choices[command] if sub is not None and command in sub.choices else parser
-    options = sorted(o for o in owner._option_string_actions if o.startswith("--"))
-    hints = {}
-    for word in extra:
-        flag = word.split("=", 1)[0]
-        if flag.startswith("-") and (near := _nearest(flag, options)) is not None:
-            hints[flag] = near
-    if len(hints) == 1:
-        hint = f" (did you mean {next(iter(hints.values()))}?)"
-    else:
-        hint = f" (did you mean {', '.join(f'{n} for {w}' for w, n in hints.items())}?)" if hints else ""
-    owner.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
-    raise SystemExit(2)  # error() exits; its owner is typed loosely here
-
-
 def _named_command(argv: Sequence[str] | None) -> str | None:
     """The subcommand the command line names, if its first word is one (cheap, before parsing)."""
     words = list(sys.argv[1:] if argv is None else argv)
@@ -134,7 +61,9 @@ def build_parser(argv: Sequence[str] | None = None, *, only_named: bool = False)
     """The full parser; with ``only_named``, only the subcommand ``argv`` names is imported, so a
     quick command does not pay for every other command's imports (numpy, Vulkan, OpenCL); when
     it names none (``--help``, ``--version``), the commands are listed by their lines alone."""
-    parser_class = _parser_class()
+    from kernellab.cliextra import parser_class as make_parser_class
+
+    parser_class = make_parser_class()
     parser_class.building = True  # type: ignore[attr-defined]
     try:
         return _build_parser(parser_class, argv, only_named)
@@ -283,7 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if parser is not None:
         args, extra = parser.parse_known_args(argv)
         if extra:
-            _refuse_unknown(parser, args, extra)
+            from kernellab.cliextra import refuse_unknown
+
+            refuse_unknown(parser, args, extra)
     if not getattr(args, "func", None):
         (parser or build_parser(argv, only_named=True)).print_help(sys.stderr)
         return 2
@@ -333,7 +264,9 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.flush()  # a full disk or /dev/full behind stdout: an error naming it, here
         return status
     except KernellabError as exc:
-        exc = _with_misspelling_hints(exc)
+        from kernellab.cliextra import with_misspelling_hints
+
+        exc = with_misspelling_hints(exc)
         print(f"kernellab: error: {exc}" if exc.exit_status != 2 else str(exc), file=sys.stderr)
         return exc.exit_status
     except KeyboardInterrupt:
@@ -348,32 +281,13 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback on the terminal
         discard_all()
-        where = _write_traceback()
-        print(f"kernellab: internal error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
+        from kernellab import cliextra
+
+        where = cliextra.write_traceback()
+        print(f"kernellab: internal error: {type(exc).__name__}: {cliextra.one_line(exc)}", file=sys.stderr)
         print(f"kernellab: the full traceback is in {where}; please attach it to a bug report",
               file=sys.stderr)
         return 1
-
-
-def _with_misspelling_hints(exc: KernellabError) -> KernellabError:
-    """An :class:`InputError` about a field that is absent because a key misspells it (``bindngs``):
-    the same error naming that key and the field (the files named are re-read only then)."""
-    from kernellab.errors import InputError
-
-    if not isinstance(exc, InputError):
-        return exc
-    from kernellab.formats.jsonfile import load_json
-    from kernellab.formats.near_keys import with_misspelling_hints
-
-    problems = list(exc.problems)
-    for file in {p.file for p in problems if p.file.endswith(".json") and p.where.startswith("/")}:
-        try:
-            data = load_json(file)
-        except (InputError, OSError):
-            continue
-        problems = [q for p in problems
-                    for q in (with_misspelling_hints([p], data) if p.file == file else [p])]
-    return exc if problems == exc.problems else InputError(problems)
 
 
 #: the commands that run kernellab's own code only: ``capture`` runs the user's Python program
@@ -426,24 +340,3 @@ def program() -> NoReturn:
     except (OSError, ValueError):
         sys.exit(status)  # a closed pipe or stream: the interpreter's own exit reports it
     os._exit(status)
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    line = text[0] if text else ""
-    return (line[:300] + "...") if len(line) > 300 else line
-
-
-def _write_traceback() -> str:
-    """Write the current exception's traceback to a private file; its path, or why it could not."""
-    import tempfile
-    import traceback
-
-    try:
-        fd, path = tempfile.mkstemp(prefix="kernellab-crash-", suffix=".txt")
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
-            fh.write(f"kernellab {__version__}, argv: {sys.argv!r}\n")
-            traceback.print_exc(file=fh)
-    except OSError as exc:
-        return f"(nowhere: {exc.strerror})"
-    return path

@@ -29,7 +29,7 @@ import functools
 import os
 import stat
 from pathlib import Path
-from types import FrameType
+from types import FrameType, SimpleNamespace
 
 from kernellab.errors import FileSystemError
 from kernellab.weakid import WeakIdMap
@@ -539,15 +539,10 @@ def discard_all() -> None:
         outputs.discard()
 
 
-class _SignalCleanup:
-    """Whether the CLI wants staged files removed on SIGTERM/SIGHUP, and whether the handlers are in
-    place now (only while a file is staged). Process-wide by nature: signal handlers are the process's."""
-
-    wanted = False
-    installed = False
-
-
-_CLEANUP = _SignalCleanup()
+#: whether the CLI wants staged files removed on SIGTERM/SIGHUP, and whether the handlers are in
+#: place now (only while a file is staged). Process-wide by nature: signal handlers are the
+#: process's. A namespace, not a class of its own built on every start (~0.07 M instructions, issue 23)
+_CLEANUP = SimpleNamespace(wanted=False, installed=False)
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:

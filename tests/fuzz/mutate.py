@@ -313,19 +313,19 @@ def _inside(path: Path, folder: Path) -> bool:
 @contextlib.contextmanager
 def _record_crashes(crashed: list[str]) -> Iterator[None]:
     """The CLI's last line of defence writes a traceback file: count that as a finding."""
-    from kernellab import cli
+    from kernellab import cliextra
 
-    original = cli._write_traceback
+    original = cliextra.write_traceback
 
     def record() -> str:
         import traceback
         crashed.append(traceback.format_exc()[-600:])
         return "(recorded by the fuzzer)"
-    cli._write_traceback = record
+    cliextra.write_traceback = record
     try:
         yield
     finally:
-        cli._write_traceback = original
+        cliextra.write_traceback = original
 
 
 def fuzz(seeds: list[Seed], cases: int, work: Path, *, base_seed: int = 0,

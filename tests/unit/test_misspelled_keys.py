@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kernellab import cli
+from kernellab import cliextra
 from kernellab.errors import InputError, Problem
 from kernellab.formats.scenario import load_scenario
 
@@ -45,7 +45,7 @@ def test_an_error_at_an_absent_field_names_the_key_that_misspells_it(tmp_path: P
     path = misspelled(tmp_path, '"bindings"', '"bindngs"')
     error = InputError([Problem(str(path), "/commands/0/dispatch_compute/bindings", "nothing is bound there"),
                         Problem(str(path), "/commands/0/dispatch_compute/rangeND", "too large")])
-    hinted = cli._with_misspelling_hints(error)
+    hinted = cliextra.with_misspelling_hints(error)
     assert [p.message for p in hinted.problems] == [  # type: ignore[attr-defined]
         'nothing is bound there ("bindngs" is not a field: did you mean "bindings"?)', "too large"]
-    assert cli._with_misspelling_hints(hinted) is hinted  # said once
+    assert cliextra.with_misspelling_hints(hinted) is hinted  # said once

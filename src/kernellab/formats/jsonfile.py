@@ -18,15 +18,11 @@ MAX_DEPTH = 64
 MAX_INT_DIGITS = 40
 
 
-class _LongNumber(ValueError):
-    def __init__(self, digits: str) -> None:
-        super().__init__(digits)
-        self.digits = digits
-
-
 def _parse_int(digits: str) -> int:
+    # OverflowError carries the digits: the JSON scanner raises none of its own (a float too large
+    # is inf), and a class of its own would be built on every start (~0.1 M instructions, issue 23)
     if len(digits.lstrip("-")) > MAX_INT_DIGITS:
-        raise _LongNumber(digits)
+        raise OverflowError(digits)
     return int(digits)
 
 
@@ -97,9 +93,10 @@ def decode_json(text: str, path: str | Path, invalid: str = "invalid JSON") -> A
     """Parse JSON text with the readers' caps (depth, integer length); errors name the line."""
     try:
         value = jsontext.loads(text, parse_int=_parse_int)
-    except _LongNumber as exc:
-        raise InputError([Problem(str(path), _line_of(text, exc.digits),
-                                  f"an integer of {len(exc.digits)} digits; at most {MAX_INT_DIGITS} are "
+    except OverflowError as exc:  # from _parse_int
+        digits = str(exc.args[0])
+        raise InputError([Problem(str(path), _line_of(text, digits),
+                                  f"an integer of {len(digits)} digits; at most {MAX_INT_DIGITS} are "
                                   "accepted")]) from None
     except jsontext.DecodeError as exc:
         raise InputError([Problem(str(path), f"line {exc.lineno}, column {exc.colno}",

@@ -1,0 +1,120 @@
+"""Writing the files of :mod:`kernellab.classcode`: imported only by a run that has new code to
+keep (a run that finds all its code kept writes nothing and loads none of this: start-up)."""
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+from importlib._bootstrap_external import MAGIC_NUMBER, SourceFileLoader
+from pathlib import Path
+from types import CodeType
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the caches are classcode's, which imports this module: typed loosely here
+    from typing import Any
+
+
+def write_replacing(file: Path, data: bytes) -> bool:
+    """``data`` into ``file`` through a temporary file renamed over it (a reader never sees half a
+    file), private to the user; False when it cannot be written (a cache only costs time)."""
+    import tempfile
+
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", dir=file.parent)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, file)
+        return True
+    except (OSError, ValueError):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+
+
+def save_codes(cache: Any, max_entries: int, regrouped: str) -> None:
+    """The body of :meth:`CodeCache.save` once it has something to write."""
+    keys = (cache.blobs.keys() | cache.codes.keys()) - {regrouped}
+    if len(keys) > max_entries:  # keep what this process used: the file is read on each start
+        keys = cache.used
+    entries: dict[str, bytes | CodeType] = {}
+    for key in keys:
+        code = cache.codes.get(key)
+        if key not in cache.used:
+            entries[key] = marshal.dumps(code) if code is not None else cache.blobs[key]
+            continue
+        if code is None:
+            code = cache._kept(key)
+        entries[key] = code if code is not None else cache.blobs[key]
+    if not cache.added:
+        entries[regrouped] = b""
+    if write_replacing(cache.file, marshal.dumps(entries)):
+        cache.added = 0
+
+
+def save_modules(finder: Any, module_format: str, max_bytes: int) -> None:
+    """The body of :meth:`ModuleCode.save` once modules were declined and bytecode may be written."""
+    fresh = {}
+    for name, (where, stamp) in finder.declined.items():
+        found = _module_entry(name, where, stamp)
+        kept = finder.entries.get(name)
+        if found is not None and (kept is None or kept[0] != found[0]):
+            fresh[name] = found
+    if not fresh:
+        return  # nothing keepable changed: no write on every run for a module never kept
+    codes: dict[str, tuple[Any, bytes | memoryview]] = {
+        name: (entry, finder.codes[start:end]) for name, (entry, start, end) in finder.entries.items()
+        if name not in finder.declined and finder.folders.get(entry[0], entry[3]) == entry[3]}  # not known stale
+    codes.update(fresh)
+    if sum(len(code) for _, code in codes.values()) > max_bytes:
+        codes = {name: kept for name, kept in codes.items() if name in sys.modules}
+    index, start = {}, 0
+    for name, (entry, code) in codes.items():
+        index[name] = (entry, start, start + len(code))
+        start += len(code)
+    head = marshal.dumps((module_format, sys.pycache_prefix, index))
+    if write_replacing(finder.file, b"".join([len(head).to_bytes(8, "little"), head, *(c for _, c in codes.values())])):
+        finder.declined.clear()
+
+
+def _module_entry(name: str, where: str, where_stamp: int) -> tuple[tuple[Any, ...], bytes] | None:
+    """The entry and code of module ``name`` as imported this run, if the standard source loader
+    imported it from ``where`` and a timestamp ``.pyc`` holds its code; None for anything else
+    (a module a test or a user put in its place, a namespace package, an extension, a hash-based
+    ``.pyc``, no ``.pyc``). The source's stamp is the one in the ``.pyc``'s header, that of its code."""
+    module = sys.modules.get(name)
+    spec = getattr(module, "__spec__", None)
+    if where_stamp < 0 or type(getattr(spec, "loader", None)) is not SourceFileLoader:
+        return None
+    leaf = name.rpartition(".")[2]
+    is_package = spec.submodule_search_locations is not None  # type: ignore[union-attr]
+    file = os.path.join(where, leaf, "__init__.py") if is_package else os.path.join(where, leaf + ".py")
+    if spec.origin != file or getattr(module, "__file__", None) != file:  # type: ignore[union-attr]
+        return None
+    if is_package and list(spec.submodule_search_locations) != [os.path.dirname(file)]:  # type: ignore[union-attr]
+        return None
+    cached = spec.cached  # type: ignore[union-attr]
+    try:
+        with open(cached, "rb") as fh:
+            data = fh.read()
+        st = os.stat(file)
+    except (OSError, TypeError):
+        return None
+    # PEP 552: flags 0 is a timestamp .pyc; a hash-based one is checked by the source's hash
+    if len(data) < 16 or data[:4] != MAGIC_NUMBER or data[4:8] != bytes(4):
+        return None
+    mtime, size = int.from_bytes(data[8:12], "little"), int.from_bytes(data[12:16], "little")
+    if (int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF) != (mtime, size):
+        return None  # the source changed since: it would only be declined
+    code = data[16:]
+    try:
+        if not isinstance(marshal.loads(code), CodeType):
+            return None
+    except (EOFError, ValueError, TypeError):
+        return None
+    return (where, file, is_package, where_stamp, mtime, size, cached), code
