@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping, Sequence
-from dataclasses import field
+from dataclasses import FrozenInstanceError
 
 # the program records are their own module (feature_specs.py builds on them); callers import them here
 from kernellab.backends.programs import BindingSlot, ProgramSpec, SpecConstant  # noqa: F401
@@ -49,12 +49,43 @@ class UnsupportedError(KernellabError):
 
 
 
-@dataclass(frozen=True)
-class ImageBinding:
+class _Value:
+    """A frozen record with value equality, as a frozen dataclass is (its ``__init__``, ``__repr__``,
+    ``__eq__``, ``__hash__``, frozen ``__setattr__``), for the records every run builds: a plain class
+    costs a fraction of a dataclass's making (start-up, issue 23). ``_fields``: the constructor's
+    order, as ``__repr__`` writes them; ``_compared``: those ``__eq__`` and ``__hash__`` compare."""
+
+    __slots__ = ()
+    _fields: ClassVar[tuple[str, ...]]
+    _compared: ClassVar[tuple[str, ...]]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self._compared)
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, n) for n in self._compared))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+class ImageBinding(_Value):
     """An image bound to a descriptor: one mip level (``lod``) or, with None, the whole chain."""
 
+    _fields = _compared = ("image", "lod")
     image: Image
-    lod: int | None = None
+    lod: int | None
+
+    def __init__(self, image: Image, lod: int | None = None):
+        vars(self).update(image=image, lod=lod)
 
 
 class Buffer(abc.ABC):
@@ -181,57 +212,95 @@ VULKAN_LIMIT_NAMES: Mapping[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(_Value):
     """What the device reports it can take, as data: the run checks every dispatch, binding, image,
     buffer and push-constant size against it before anything runs. ``None``: not limited (or
     not reported), so not checked."""
 
-    max_bound_descriptor_sets: int | None = None
+    _fields = ("max_bound_descriptor_sets", "max_per_set_descriptors", "max_workgroup_count", "max_workgroup_size",
+               "max_workgroup_invocations", "max_image_dimension_2d", "max_storage_buffer_range",
+               "max_uniform_buffer_range", "max_push_constants_size", "max_shared_memory_size",
+               "max_allocation_size", "memory_heap_size", "buffer_range_alignment",
+               "min_storage_buffer_offset_alignment", "min_uniform_buffer_offset_alignment",
+               "min_texel_buffer_offset_alignment", "subgroup_size", "subgroup_size_range", "names")
+    _compared = _fields[:-1]  # not names
+
+    max_bound_descriptor_sets: int | None
     #: binding ids are checked against it: drivers size a set's bindings densely up to its largest id
-    max_per_set_descriptors: int | None = None
-    max_workgroup_count: tuple[int, int, int] | None = None
-    max_workgroup_size: tuple[int, int, int] | None = None
-    max_workgroup_invocations: int | None = None
-    max_image_dimension_2d: int | None = None
-    max_storage_buffer_range: int | None = None
-    max_uniform_buffer_range: int | None = None
-    max_push_constants_size: int | None = None
+    max_per_set_descriptors: int | None
+    max_workgroup_count: tuple[int, int, int] | None
+    max_workgroup_size: tuple[int, int, int] | None
+    max_workgroup_invocations: int | None
+    max_image_dimension_2d: int | None
+    max_storage_buffer_range: int | None
+    max_uniform_buffer_range: int | None
+    max_push_constants_size: int | None
     #: bytes of workgroup (shared, ``__local``) memory one workgroup may use
-    max_shared_memory_size: int | None = None
+    max_shared_memory_size: int | None
     #: bytes of one buffer or image allocation
-    max_allocation_size: int | None = None
+    max_allocation_size: int | None
     #: bytes of the memory heap the run's buffers come from, all together (images may live elsewhere)
-    memory_heap_size: int | None = None
+    memory_heap_size: int | None
     #: a bound buffer range (:meth:`Backend.sub_buffer`) must start at a multiple of this many bytes
-    buffer_range_alignment: int | None = None
+    buffer_range_alignment: int | None
     #: a descriptor's offset (and a dynamic offset) into a buffer is a multiple of these
-    min_storage_buffer_offset_alignment: int | None = None
-    min_uniform_buffer_offset_alignment: int | None = None
-    min_texel_buffer_offset_alignment: int | None = None
+    min_storage_buffer_offset_alignment: int | None
+    min_uniform_buffer_offset_alignment: int | None
+    min_texel_buffer_offset_alignment: int | None
     #: the size of a compute shader's subgroups when the pipeline asks for none
     #: (VkPhysicalDeviceSubgroupProperties::subgroupSize)
-    subgroup_size: int | None = None
+    subgroup_size: int | None
     #: the sizes a pipeline may require, VK_EXT_subgroup_size_control's min/maxSubgroupSize
     #: (None: the device does not vary its subgroup size)
-    subgroup_size_range: tuple[int, int] | None = None
+    subgroup_size_range: tuple[int, int] | None
     #: limit -> its name on this backend's API, for messages (Vulkan's names unless given)
-    names: Mapping[str, str] = field(default_factory=lambda: dict(VULKAN_LIMIT_NAMES), compare=False)
+    names: Mapping[str, str]
+
+    def __init__(self, max_bound_descriptor_sets: int | None = None, max_per_set_descriptors: int | None = None,
+                 max_workgroup_count: tuple[int, int, int] | None = None,
+                 max_workgroup_size: tuple[int, int, int] | None = None,
+                 max_workgroup_invocations: int | None = None, max_image_dimension_2d: int | None = None,
+                 max_storage_buffer_range: int | None = None, max_uniform_buffer_range: int | None = None,
+                 max_push_constants_size: int | None = None, max_shared_memory_size: int | None = None,
+                 max_allocation_size: int | None = None, memory_heap_size: int | None = None,
+                 buffer_range_alignment: int | None = None, min_storage_buffer_offset_alignment: int | None = None,
+                 min_uniform_buffer_offset_alignment: int | None = None,
+                 min_texel_buffer_offset_alignment: int | None = None, subgroup_size: int | None = None,
+                 subgroup_size_range: tuple[int, int] | None = None, names: Mapping[str, str] | None = None):
+        vars(self).update(max_bound_descriptor_sets=max_bound_descriptor_sets,
+                          max_per_set_descriptors=max_per_set_descriptors, max_workgroup_count=max_workgroup_count,
+                          max_workgroup_size=max_workgroup_size,
+                          max_workgroup_invocations=max_workgroup_invocations,
+                          max_image_dimension_2d=max_image_dimension_2d,
+                          max_storage_buffer_range=max_storage_buffer_range,
+                          max_uniform_buffer_range=max_uniform_buffer_range,
+                          max_push_constants_size=max_push_constants_size,
+                          max_shared_memory_size=max_shared_memory_size, max_allocation_size=max_allocation_size,
+                          memory_heap_size=memory_heap_size, buffer_range_alignment=buffer_range_alignment,
+                          min_storage_buffer_offset_alignment=min_storage_buffer_offset_alignment,
+                          min_uniform_buffer_offset_alignment=min_uniform_buffer_offset_alignment,
+                          min_texel_buffer_offset_alignment=min_texel_buffer_offset_alignment,
+                          subgroup_size=subgroup_size, subgroup_size_range=subgroup_size_range,
+                          names=dict(VULKAN_LIMIT_NAMES) if names is None else names)
 
     def name(self, limit: str) -> str:
         return self.names.get(limit, VULKAN_LIMIT_NAMES.get(limit, limit))
 
 
-@dataclass(frozen=True)
-class KernelInterface:
+class KernelInterface(_Value):
     """What a program's entry point expects from a dispatch (descriptors, push-constant bytes,
     specialization ids), and the ``__local`` arguments whose lengths must be given."""
 
+    _fields = _compared = ("interface", "local_arguments", "parameters")
     interface: Interface
-    local_arguments: tuple[LocalArgument, ...] = ()
+    local_arguments: tuple[LocalArgument, ...]
     #: every parameter in order, where the backend takes the program as source and its driver
     #: reports them (OpenCL C); empty otherwise
-    parameters: tuple[KernelArg, ...] = ()
+    parameters: tuple[KernelArg, ...]
+
+    def __init__(self, interface: Interface, local_arguments: tuple[LocalArgument, ...] = (),
+                 parameters: tuple[KernelArg, ...] = ()):
+        vars(self).update(interface=interface, local_arguments=local_arguments, parameters=parameters)
 
 
 class AlignmentError(UnsupportedError):
@@ -274,25 +343,35 @@ if TYPE_CHECKING:
     _Part = TypeVar("_Part")
 
 
-@dataclass(frozen=True)
-class BackendOptions:
+class BackendOptions(_Value):
     """What a backend is opened with: the features and extensions the work needs."""
-    robust_buffer_access: bool = False
+
+    _fields = _compared = ("robust_buffer_access", "timestamps", "pipeline_cache_data", "fail_on_pipeline_cache_miss",
+                           "debug_markers", "ml", "optical_flow", "graphics")
+    robust_buffer_access: bool
     #: record timestamps around every command (for --profiling-dump-path)
-    timestamps: bool = False
+    timestamps: bool
     #: initial data of the pipeline cache (a validated VkPipelineCache blob); None = start empty
-    pipeline_cache_data: bytes | None = None
+    pipeline_cache_data: bytes | None
     #: Arm's --fail-on-pipeline-cache-miss with a loaded cache: a pipeline not found in it is an error
-    fail_on_pipeline_cache_miss: bool = False
+    fail_on_pipeline_cache_miss: bool
     #: Arm's --enable-gpu-debug-markers: label each command (VK_EXT_debug_utils) when the driver has it
-    debug_markers: bool = False
+    debug_markers: bool
     #: the workload has tensors or graphs: open the device with VK_ARM_tensors/VK_ARM_data_graph
     #: (through Arm's ML emulation layer when the driver lacks them)
-    ml: bool = False
+    ml: bool
     #: the workload has ``dispatch_optical_flow``: also VK_ARM_data_graph_optical_flow (with ``ml``)
-    optical_flow: bool = False
+    optical_flow: bool
     #: the workload draws (``dispatch_fragment``): a graphics queue and dynamic rendering
-    graphics: bool = False
+    graphics: bool
+
+    def __init__(self, robust_buffer_access: bool = False, timestamps: bool = False,
+                 pipeline_cache_data: bytes | None = None, fail_on_pipeline_cache_miss: bool = False,
+                 debug_markers: bool = False, ml: bool = False, optical_flow: bool = False, graphics: bool = False):
+        vars(self).update(robust_buffer_access=robust_buffer_access, timestamps=timestamps,
+                          pipeline_cache_data=pipeline_cache_data,
+                          fail_on_pipeline_cache_miss=fail_on_pipeline_cache_miss, debug_markers=debug_markers,
+                          ml=ml, optical_flow=optical_flow, graphics=graphics)
 
 
 class Backend(abc.ABC):
