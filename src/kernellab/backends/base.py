@@ -88,8 +88,10 @@ class ImageBinding(_Value):
         vars(self).update(image=image, lod=lod)
 
 
-class Buffer(abc.ABC):
-    """A device buffer of ``size`` bytes created by a backend."""
+class Buffer:
+    """A device buffer of ``size`` bytes created by a backend. (A plain base class, as
+    :class:`Program`: it declares no abstract method, and an ABC's classes cost more to make and to
+    ``isinstance`` against on every run.)"""
 
     size: int
     uid: str
@@ -142,7 +144,7 @@ TEXEL_BUFFER_TYPES = {"VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER": "uniform-texel-
                       "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER": "storage-texel-buffer"}
 
 
-class Program(abc.ABC):
+class Program:
     """A pipeline (Vulkan) or kernel (OpenCL) made from a :class:`ProgramSpec`."""
 
     spec: ProgramSpec
