@@ -21,11 +21,12 @@ from kernellab.errors import KernellabError, UsageError
 
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
 from kernellab.native.devices import DEVICE_KINDS, DeviceInfo, choose_device  # noqa: F401
-from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from typing import Any, ClassVar, TypeVar
+
+    _V = TypeVar("_V", bound="_Value")
 
 if TYPE_CHECKING:  # a run of buffers never imports NumPy: the byte-level methods take memoryviews
     import numpy as np
@@ -69,6 +70,12 @@ class _Value:
 
     def __hash__(self) -> int:
         return hash(tuple(getattr(self, n) for n in self._compared))
+
+    def replace(self: _V, **changes: Any) -> _V:
+        """A copy with ``changes``, as :func:`dataclasses.replace` makes one."""
+        if unknown := set(changes) - set(self._fields):
+            raise TypeError(f"{type(self).__name__} has no field {', '.join(sorted(unknown))}")
+        return type(self)(**{n: changes[n] if n in changes else getattr(self, n) for n in self._fields})
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -156,9 +163,12 @@ SOURCE = "source"
 VULKAN_MODULE = "vulkan-module"
 
 
-@dataclass(frozen=True)
-class Capabilities:
+class Capabilities(_Value):
     """What a backend can run, declared as data: callers ask this, never the backend's name."""
+
+    _fields = _compared = ("title", "languages", "elsewhere", "images", "tensors", "graphs", "memory_groups",
+                           "optical_flow", "mapped_buffers", "graphics", "work_items", "kernel_launches",
+                           "buffer_descriptors")
 
     #: the backend's name in messages ("OpenCL")
     title: str
@@ -166,27 +176,36 @@ class Capabilities:
     #: :data:`VULKAN_MODULE`); a language not listed cannot run on this backend
     languages: Mapping[str, str]
     #: where to run the languages this backend does not take (for the error message)
-    elsewhere: str = ""
-    images: bool = False
+    elsewhere: str
+    images: bool
     #: VK_ARM_tensors tensors, VK_ARM_data_graph graphs, resources sharing one allocation
-    tensors: bool = False
-    graphs: bool = False
-    memory_groups: bool = False
+    tensors: bool
+    graphs: bool
+    memory_groups: bool
     #: ``dispatch_optical_flow``: VK_ARM_data_graph_optical_flow's optical-flow pipelines
-    optical_flow: bool = False
+    optical_flow: bool
     #: :meth:`Backend.buffer_view` gives the mapped device bytes (files are read straight into them)
-    mapped_buffers: bool = False
+    mapped_buffers: bool
     #: graphics pipelines: :meth:`Backend.create_graphics_program` and :meth:`Backend.draw`
-    graphics: bool = False
+    graphics: bool
     #: :meth:`Backend.dispatch` takes a global offset and a global size in work-items (the last
     #: work-group of a dimension may be partial), as clEnqueueNDRangeKernel does
-    work_items: bool = False
+    work_items: bool
     #: :meth:`Backend.kernel_launches`: kernels launched with arguments by position (kernel
     #: instantiations, verify's launches)
-    kernel_launches: bool = False
+    kernel_launches: bool
     #: dynamic and texel buffer descriptors and arrays of buffer descriptors (a binding's
     #: ``descriptor_type``, ``dynamic_offset``, ``texel_format``, ``array_element``)
-    buffer_descriptors: bool = False
+    buffer_descriptors: bool
+
+    def __init__(self, title: str, languages: Mapping[str, str], elsewhere: str = "", images: bool = False,
+                 tensors: bool = False, graphs: bool = False, memory_groups: bool = False, optical_flow: bool = False,
+                 mapped_buffers: bool = False, graphics: bool = False, work_items: bool = False,
+                 kernel_launches: bool = False, buffer_descriptors: bool = False):
+        vars(self).update(title=title, languages=languages, elsewhere=elsewhere, images=images, tensors=tensors,
+                          graphs=graphs, memory_groups=memory_groups, optical_flow=optical_flow,
+                          mapped_buffers=mapped_buffers, graphics=graphics, work_items=work_items,
+                          kernel_launches=kernel_launches, buffer_descriptors=buffer_descriptors)
 
     def program_form(self, language: str) -> str | None:
         return self.languages.get(language)
