@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping, Sequence
-from dataclasses import FrozenInstanceError
 
 # the program records are their own module (feature_specs.py builds on them); callers import them here
 from kernellab.backends.programs import BindingSlot, ProgramSpec, SpecConstant  # noqa: F401
@@ -21,12 +20,11 @@ from kernellab.errors import KernellabError, UsageError
 
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
 from kernellab.native.devices import DEVICE_KINDS, DeviceInfo, choose_device  # noqa: F401
+from kernellab.records import Frozen
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from typing import Any, ClassVar, TypeVar
-
-    _V = TypeVar("_V", bound="_Value")
 
 if TYPE_CHECKING:  # a run of buffers never imports NumPy: the byte-level methods take memoryviews
     import numpy as np
@@ -50,41 +48,7 @@ class UnsupportedError(KernellabError):
 
 
 
-class _Value:
-    """A frozen record with value equality, as a frozen dataclass is (its ``__init__``, ``__repr__``,
-    ``__eq__``, ``__hash__``, frozen ``__setattr__``), for the records every run builds: a plain class
-    costs a fraction of a dataclass's making (start-up, issue 23). ``_fields``: the constructor's
-    order, as ``__repr__`` writes them; ``_compared``: those ``__eq__`` and ``__hash__`` compare."""
-
-    __slots__ = ()
-    _fields: ClassVar[tuple[str, ...]]
-    _compared: ClassVar[tuple[str, ...]]
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields) + ")"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, n) == getattr(other, n) for n in self._compared)
-
-    def __hash__(self) -> int:
-        return hash(tuple(getattr(self, n) for n in self._compared))
-
-    def replace(self: _V, **changes: Any) -> _V:
-        """A copy with ``changes``, as :func:`dataclasses.replace` makes one."""
-        if unknown := set(changes) - set(self._fields):
-            raise TypeError(f"{type(self).__name__} has no field {', '.join(sorted(unknown))}")
-        return type(self)(**{n: changes[n] if n in changes else getattr(self, n) for n in self._fields})
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-
-class ImageBinding(_Value):
+class ImageBinding(Frozen):
     """An image bound to a descriptor: one mip level (``lod``) or, with None, the whole chain."""
 
     _fields = _compared = ("image", "lod")
@@ -163,7 +127,7 @@ SOURCE = "source"
 VULKAN_MODULE = "vulkan-module"
 
 
-class Capabilities(_Value):
+class Capabilities(Frozen):
     """What a backend can run, declared as data: callers ask this, never the backend's name."""
 
     _fields = _compared = ("title", "languages", "elsewhere", "images", "tensors", "graphs", "memory_groups",
@@ -233,7 +197,7 @@ VULKAN_LIMIT_NAMES: Mapping[str, str] = {
 }
 
 
-class Limits(_Value):
+class Limits(Frozen):
     """What the device reports it can take, as data: the run checks every dispatch, binding, image,
     buffer and push-constant size against it before anything runs. ``None``: not limited (or
     not reported), so not checked."""
@@ -308,7 +272,7 @@ class Limits(_Value):
         return self.names.get(limit, VULKAN_LIMIT_NAMES.get(limit, limit))
 
 
-class KernelInterface(_Value):
+class KernelInterface(Frozen):
     """What a program's entry point expects from a dispatch (descriptors, push-constant bytes,
     specialization ids), and the ``__local`` arguments whose lengths must be given."""
 
@@ -364,7 +328,7 @@ if TYPE_CHECKING:
     _Part = TypeVar("_Part")
 
 
-class BackendOptions(_Value):
+class BackendOptions(Frozen):
     """What a backend is opened with: the features and extensions the work needs."""
 
     _fields = _compared = ("robust_buffer_access", "timestamps", "pipeline_cache_data", "fail_on_pipeline_cache_miss",
