@@ -38,9 +38,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import CodeType
-    from typing import Any, TypeVar
+    from typing import Any, ClassVar, TypeVar
 
     _T = TypeVar("_T")
+    _F = TypeVar("_F", bound="Frozen")
 
 #: the interpreter versions whose :mod:`dataclasses` the built classes were compared with (the
 #: private names of the standard module used here differ between versions); elsewhere the standard
@@ -395,3 +396,39 @@ def _source(key: str) -> str:
         return recordtext.source(key)
     except recordtext.Refused:
         raise _Refused from None
+
+
+class Frozen:
+    """Base of a frozen record with value equality, as a frozen dataclass is (its ``__repr__``,
+    ``__eq__``, ``__hash__``, frozen ``__setattr__`` and ``replace``), for the few records every run
+    builds: a class with its own ``__init__`` (which sets its fields with ``vars(self).update``) costs
+    a fraction of a dataclass's making (start-up, issue 23). ``_fields``: the constructor's
+    parameters in order, as ``__repr__`` writes them; ``_compared``: those ``__eq__`` and ``__hash__``
+    compare."""
+
+    __slots__ = ()
+    _fields: ClassVar[tuple[str, ...]]
+    _compared: ClassVar[tuple[str, ...]]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self._compared)
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, n) for n in self._compared))
+
+    def replace(self: _F, **changes: Any) -> _F:
+        """A copy with ``changes``, as :func:`dataclasses.replace` makes one."""
+        if unknown := set(changes) - set(self._fields):
+            raise TypeError(f"{type(self).__name__} has no field {', '.join(sorted(unknown))}")
+        return type(self)(**{n: changes[n] if n in changes else getattr(self, n) for n in self._fields})
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")

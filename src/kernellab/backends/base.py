@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping, Sequence
-from dataclasses import field
 
 # the program records are their own module (feature_specs.py builds on them); callers import them here
 from kernellab.backends.programs import BindingSlot, ProgramSpec, SpecConstant  # noqa: F401
@@ -21,7 +20,7 @@ from kernellab.errors import KernellabError, UsageError
 
 # the device record and the --device rule are the native layer's (compile/ selects devices too)
 from kernellab.native.devices import DEVICE_KINDS, DeviceInfo, choose_device  # noqa: F401
-from kernellab.records import dataclass
+from kernellab.records import Frozen
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -49,16 +48,21 @@ class UnsupportedError(KernellabError):
 
 
 
-@dataclass(frozen=True)
-class ImageBinding:
+class ImageBinding(Frozen):
     """An image bound to a descriptor: one mip level (``lod``) or, with None, the whole chain."""
 
+    _fields = _compared = ("image", "lod")
     image: Image
-    lod: int | None = None
+    lod: int | None
+
+    def __init__(self, image: Image, lod: int | None = None):
+        vars(self).update(image=image, lod=lod)
 
 
-class Buffer(abc.ABC):
-    """A device buffer of ``size`` bytes created by a backend."""
+class Buffer:
+    """A device buffer of ``size`` bytes created by a backend. (A plain base class, as
+    :class:`Program`: it declares no abstract method, and an ABC's classes cost more to make and to
+    ``isinstance`` against on every run.)"""
 
     size: int
     uid: str
@@ -111,7 +115,7 @@ TEXEL_BUFFER_TYPES = {"VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER": "uniform-texel-
                       "VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER": "storage-texel-buffer"}
 
 
-class Program(abc.ABC):
+class Program:
     """A pipeline (Vulkan) or kernel (OpenCL) made from a :class:`ProgramSpec`."""
 
     spec: ProgramSpec
@@ -123,9 +127,12 @@ SOURCE = "source"
 VULKAN_MODULE = "vulkan-module"
 
 
-@dataclass(frozen=True)
-class Capabilities:
+class Capabilities(Frozen):
     """What a backend can run, declared as data: callers ask this, never the backend's name."""
+
+    _fields = _compared = ("title", "languages", "elsewhere", "images", "tensors", "graphs", "memory_groups",
+                           "optical_flow", "mapped_buffers", "graphics", "work_items", "kernel_launches",
+                           "buffer_descriptors")
 
     #: the backend's name in messages ("OpenCL")
     title: str
@@ -133,27 +140,36 @@ class Capabilities:
     #: :data:`VULKAN_MODULE`); a language not listed cannot run on this backend
     languages: Mapping[str, str]
     #: where to run the languages this backend does not take (for the error message)
-    elsewhere: str = ""
-    images: bool = False
+    elsewhere: str
+    images: bool
     #: VK_ARM_tensors tensors, VK_ARM_data_graph graphs, resources sharing one allocation
-    tensors: bool = False
-    graphs: bool = False
-    memory_groups: bool = False
+    tensors: bool
+    graphs: bool
+    memory_groups: bool
     #: ``dispatch_optical_flow``: VK_ARM_data_graph_optical_flow's optical-flow pipelines
-    optical_flow: bool = False
+    optical_flow: bool
     #: :meth:`Backend.buffer_view` gives the mapped device bytes (files are read straight into them)
-    mapped_buffers: bool = False
+    mapped_buffers: bool
     #: graphics pipelines: :meth:`Backend.create_graphics_program` and :meth:`Backend.draw`
-    graphics: bool = False
+    graphics: bool
     #: :meth:`Backend.dispatch` takes a global offset and a global size in work-items (the last
     #: work-group of a dimension may be partial), as clEnqueueNDRangeKernel does
-    work_items: bool = False
+    work_items: bool
     #: :meth:`Backend.kernel_launches`: kernels launched with arguments by position (kernel
     #: instantiations, verify's launches)
-    kernel_launches: bool = False
+    kernel_launches: bool
     #: dynamic and texel buffer descriptors and arrays of buffer descriptors (a binding's
     #: ``descriptor_type``, ``dynamic_offset``, ``texel_format``, ``array_element``)
-    buffer_descriptors: bool = False
+    buffer_descriptors: bool
+
+    def __init__(self, title: str, languages: Mapping[str, str], elsewhere: str = "", images: bool = False,
+                 tensors: bool = False, graphs: bool = False, memory_groups: bool = False, optical_flow: bool = False,
+                 mapped_buffers: bool = False, graphics: bool = False, work_items: bool = False,
+                 kernel_launches: bool = False, buffer_descriptors: bool = False):
+        vars(self).update(title=title, languages=languages, elsewhere=elsewhere, images=images, tensors=tensors,
+                          graphs=graphs, memory_groups=memory_groups, optical_flow=optical_flow,
+                          mapped_buffers=mapped_buffers, graphics=graphics, work_items=work_items,
+                          kernel_launches=kernel_launches, buffer_descriptors=buffer_descriptors)
 
     def program_form(self, language: str) -> str | None:
         return self.languages.get(language)
@@ -181,57 +197,95 @@ VULKAN_LIMIT_NAMES: Mapping[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(Frozen):
     """What the device reports it can take, as data: the run checks every dispatch, binding, image,
     buffer and push-constant size against it before anything runs. ``None``: not limited (or
     not reported), so not checked."""
 
-    max_bound_descriptor_sets: int | None = None
+    _fields = ("max_bound_descriptor_sets", "max_per_set_descriptors", "max_workgroup_count", "max_workgroup_size",
+               "max_workgroup_invocations", "max_image_dimension_2d", "max_storage_buffer_range",
+               "max_uniform_buffer_range", "max_push_constants_size", "max_shared_memory_size",
+               "max_allocation_size", "memory_heap_size", "buffer_range_alignment",
+               "min_storage_buffer_offset_alignment", "min_uniform_buffer_offset_alignment",
+               "min_texel_buffer_offset_alignment", "subgroup_size", "subgroup_size_range", "names")
+    _compared = _fields[:-1]  # not names
+
+    max_bound_descriptor_sets: int | None
     #: binding ids are checked against it: drivers size a set's bindings densely up to its largest id
-    max_per_set_descriptors: int | None = None
-    max_workgroup_count: tuple[int, int, int] | None = None
-    max_workgroup_size: tuple[int, int, int] | None = None
-    max_workgroup_invocations: int | None = None
-    max_image_dimension_2d: int | None = None
-    max_storage_buffer_range: int | None = None
-    max_uniform_buffer_range: int | None = None
-    max_push_constants_size: int | None = None
+    max_per_set_descriptors: int | None
+    max_workgroup_count: tuple[int, int, int] | None
+    max_workgroup_size: tuple[int, int, int] | None
+    max_workgroup_invocations: int | None
+    max_image_dimension_2d: int | None
+    max_storage_buffer_range: int | None
+    max_uniform_buffer_range: int | None
+    max_push_constants_size: int | None
     #: bytes of workgroup (shared, ``__local``) memory one workgroup may use
-    max_shared_memory_size: int | None = None
+    max_shared_memory_size: int | None
     #: bytes of one buffer or image allocation
-    max_allocation_size: int | None = None
+    max_allocation_size: int | None
     #: bytes of the memory heap the run's buffers come from, all together (images may live elsewhere)
-    memory_heap_size: int | None = None
+    memory_heap_size: int | None
     #: a bound buffer range (:meth:`Backend.sub_buffer`) must start at a multiple of this many bytes
-    buffer_range_alignment: int | None = None
+    buffer_range_alignment: int | None
     #: a descriptor's offset (and a dynamic offset) into a buffer is a multiple of these
-    min_storage_buffer_offset_alignment: int | None = None
-    min_uniform_buffer_offset_alignment: int | None = None
-    min_texel_buffer_offset_alignment: int | None = None
+    min_storage_buffer_offset_alignment: int | None
+    min_uniform_buffer_offset_alignment: int | None
+    min_texel_buffer_offset_alignment: int | None
     #: the size of a compute shader's subgroups when the pipeline asks for none
     #: (VkPhysicalDeviceSubgroupProperties::subgroupSize)
-    subgroup_size: int | None = None
+    subgroup_size: int | None
     #: the sizes a pipeline may require, VK_EXT_subgroup_size_control's min/maxSubgroupSize
     #: (None: the device does not vary its subgroup size)
-    subgroup_size_range: tuple[int, int] | None = None
+    subgroup_size_range: tuple[int, int] | None
     #: limit -> its name on this backend's API, for messages (Vulkan's names unless given)
-    names: Mapping[str, str] = field(default_factory=lambda: dict(VULKAN_LIMIT_NAMES), compare=False)
+    names: Mapping[str, str]
+
+    def __init__(self, max_bound_descriptor_sets: int | None = None, max_per_set_descriptors: int | None = None,
+                 max_workgroup_count: tuple[int, int, int] | None = None,
+                 max_workgroup_size: tuple[int, int, int] | None = None,
+                 max_workgroup_invocations: int | None = None, max_image_dimension_2d: int | None = None,
+                 max_storage_buffer_range: int | None = None, max_uniform_buffer_range: int | None = None,
+                 max_push_constants_size: int | None = None, max_shared_memory_size: int | None = None,
+                 max_allocation_size: int | None = None, memory_heap_size: int | None = None,
+                 buffer_range_alignment: int | None = None, min_storage_buffer_offset_alignment: int | None = None,
+                 min_uniform_buffer_offset_alignment: int | None = None,
+                 min_texel_buffer_offset_alignment: int | None = None, subgroup_size: int | None = None,
+                 subgroup_size_range: tuple[int, int] | None = None, names: Mapping[str, str] | None = None):
+        vars(self).update(max_bound_descriptor_sets=max_bound_descriptor_sets,
+                          max_per_set_descriptors=max_per_set_descriptors, max_workgroup_count=max_workgroup_count,
+                          max_workgroup_size=max_workgroup_size,
+                          max_workgroup_invocations=max_workgroup_invocations,
+                          max_image_dimension_2d=max_image_dimension_2d,
+                          max_storage_buffer_range=max_storage_buffer_range,
+                          max_uniform_buffer_range=max_uniform_buffer_range,
+                          max_push_constants_size=max_push_constants_size,
+                          max_shared_memory_size=max_shared_memory_size, max_allocation_size=max_allocation_size,
+                          memory_heap_size=memory_heap_size, buffer_range_alignment=buffer_range_alignment,
+                          min_storage_buffer_offset_alignment=min_storage_buffer_offset_alignment,
+                          min_uniform_buffer_offset_alignment=min_uniform_buffer_offset_alignment,
+                          min_texel_buffer_offset_alignment=min_texel_buffer_offset_alignment,
+                          subgroup_size=subgroup_size, subgroup_size_range=subgroup_size_range,
+                          names=dict(VULKAN_LIMIT_NAMES) if names is None else names)
 
     def name(self, limit: str) -> str:
         return self.names.get(limit, VULKAN_LIMIT_NAMES.get(limit, limit))
 
 
-@dataclass(frozen=True)
-class KernelInterface:
+class KernelInterface(Frozen):
     """What a program's entry point expects from a dispatch (descriptors, push-constant bytes,
     specialization ids), and the ``__local`` arguments whose lengths must be given."""
 
+    _fields = _compared = ("interface", "local_arguments", "parameters")
     interface: Interface
-    local_arguments: tuple[LocalArgument, ...] = ()
+    local_arguments: tuple[LocalArgument, ...]
     #: every parameter in order, where the backend takes the program as source and its driver
     #: reports them (OpenCL C); empty otherwise
-    parameters: tuple[KernelArg, ...] = ()
+    parameters: tuple[KernelArg, ...]
+
+    def __init__(self, interface: Interface, local_arguments: tuple[LocalArgument, ...] = (),
+                 parameters: tuple[KernelArg, ...] = ()):
+        vars(self).update(interface=interface, local_arguments=local_arguments, parameters=parameters)
 
 
 class AlignmentError(UnsupportedError):
@@ -274,28 +328,39 @@ if TYPE_CHECKING:
     _Part = TypeVar("_Part")
 
 
-@dataclass(frozen=True)
-class BackendOptions:
+class BackendOptions(Frozen):
     """What a backend is opened with: the features and extensions the work needs."""
-    robust_buffer_access: bool = False
+
+    _fields = _compared = ("robust_buffer_access", "timestamps", "pipeline_cache_data", "fail_on_pipeline_cache_miss",
+                           "debug_markers", "ml", "optical_flow", "graphics", "custom_border_color")
+    robust_buffer_access: bool
     #: record timestamps around every command (for --profiling-dump-path)
-    timestamps: bool = False
+    timestamps: bool
     #: initial data of the pipeline cache (a validated VkPipelineCache blob); None = start empty
-    pipeline_cache_data: bytes | None = None
+    pipeline_cache_data: bytes | None
     #: Arm's --fail-on-pipeline-cache-miss with a loaded cache: a pipeline not found in it is an error
-    fail_on_pipeline_cache_miss: bool = False
+    fail_on_pipeline_cache_miss: bool
     #: Arm's --enable-gpu-debug-markers: label each command (VK_EXT_debug_utils) when the driver has it
-    debug_markers: bool = False
+    debug_markers: bool
     #: the workload has tensors or graphs: open the device with VK_ARM_tensors/VK_ARM_data_graph
     #: (through Arm's ML emulation layer when the driver lacks them)
-    ml: bool = False
+    ml: bool
     #: the workload has ``dispatch_optical_flow``: also VK_ARM_data_graph_optical_flow (with ``ml``)
-    optical_flow: bool = False
+    optical_flow: bool
     #: the workload draws (``dispatch_fragment``): a graphics queue and dynamic rendering
-    graphics: bool = False
+    graphics: bool
     #: the work may sample with a custom border color: VK_EXT_custom_border_color is enabled where
     #: the device has it (a run without images opens the device without it)
-    custom_border_color: bool = True
+    custom_border_color: bool
+
+    def __init__(self, robust_buffer_access: bool = False, timestamps: bool = False,
+                 pipeline_cache_data: bytes | None = None, fail_on_pipeline_cache_miss: bool = False,
+                 debug_markers: bool = False, ml: bool = False, optical_flow: bool = False, graphics: bool = False,
+                 custom_border_color: bool = True):
+        vars(self).update(robust_buffer_access=robust_buffer_access, timestamps=timestamps,
+                          pipeline_cache_data=pipeline_cache_data,
+                          fail_on_pipeline_cache_miss=fail_on_pipeline_cache_miss, debug_markers=debug_markers,
+                          ml=ml, optical_flow=optical_flow, graphics=graphics, custom_border_color=custom_border_color)
 
 
 class Backend(abc.ABC):

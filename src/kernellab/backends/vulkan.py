@@ -12,7 +12,6 @@ more switch the device to the ``vulkan`` package (``VulkanDevice.use_full_bindin
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 
 from kernellab.backends import vulkan_device as vd
 from kernellab.backends.base import (
@@ -90,7 +89,7 @@ class VulkanBackend(Backend):
         if not self.gpu.memory.mapped(self.gpu.memory.device):
             # buffers in device-only memory: files go through write_buffer, not into a mapping.
             # The class declares what the backend can do; this device can do less (shadowed per instance)
-            vars(self)["capabilities"] = replace(self.capabilities, mapped_buffers=False)
+            vars(self)["capabilities"] = self.capabilities.replace(mapped_buffers=False)
         # the optional parts, made on first use (a buffer-only run imports none of their modules)
         self._images: VulkanImages | None = None
         self._graphics: VulkanGraphics | None = None

@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from kernellab.records import dataclass
+from kernellab.records import Frozen
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -27,18 +27,22 @@ class KernellabError(Exception):
     exit_status = 1
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(Frozen):
     """One defect in an input file: the file, the place in it, and what is wrong.
 
     ``where`` is a JSON pointer (``/resources/3/buffer/size``) for JSON inputs, or
     ``line N`` / ``line N, column M`` for text inputs; empty when the whole file is at fault.
+    (A frozen record, not a dataclass: every run makes the class; ``replace`` makes a changed copy.)
     """
 
+    _fields = _compared = ("file", "where", "message", "warning")
     file: str
     where: str
     message: str
-    warning: bool = False
+    warning: bool
+
+    def __init__(self, file: str, where: str, message: str, warning: bool = False):
+        vars(self).update(file=file, where=where, message=message, warning=warning)
 
     def __str__(self) -> str:
         place = "".join(f"{part}: " for part in (self.file, self.where) if part)

@@ -297,7 +297,9 @@ def _check_resources(ck: _Checker, resources: list[tuple[Loc, m.Resource]], used
                 ck.add(loc + ("src",), f"{r.src_path} holds {hdr.nbytes} bytes "
                                          f"({hdr.dtype} {list(hdr.shape)}) but the buffer size is {r.size}")
         elif r.kind == "image" and isinstance(r, m.Image):
-            _check_image(ck, loc, r)
+            from kernellab.formats import scenario_images  # an image's: a run of buffers loads none
+
+            scenario_images.check_image(ck, loc, r)
     if any(r.kind in ("tensor", "graph", "graph_constant") or isinstance(r, m.DataResource)
            and r.memory_group is not None for _, r in resources):
         from kernellab.formats import scenario_ml  # tensors, graphs, shared memory: not a plain compute run's
@@ -345,51 +347,6 @@ def _include_paths(ck: _Checker, loc: Loc, include_dirs: Sequence[str]) -> tuple
             ck.add(loc + ("include_dirs", j), f"include directory not found: {p}")
         incs.append(p)
     return tuple(incs)
-
-
-def _check_image(ck: _Checker, loc: Loc, r: m.Image) -> None:
-    """An image's ``.npy`` header, format and border color."""
-    if r.src_path is not None and r.src_path.suffix.lower() == ".npy":
-        ck.npy_header(loc + ("src",), r.src_path)  # found here with its JSON path, not by the loader
-    from kernellab.vkregistry.vkformat import image_format_problem  # an image's: a run of buffers reads no format
-
-    if (why := image_format_problem(r.format)) is not None:
-        ck.add(loc + ("format",), why)
-    if r.custom_border_color is not None and r.border_color not in ("INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT"):
-        ck.add(loc + ("custom_border_color",),
-               "custom_border_color needs border_color INT_CUSTOM_EXT or FLOAT_CUSTOM_EXT")
-    if r.border_color in ("INT_CUSTOM_EXT", "FLOAT_CUSTOM_EXT") and r.custom_border_color is None:
-        ck.add(loc + ("border_color",), f"border_color {r.border_color} needs custom_border_color")
-    _check_image_shape(ck, loc, r)
-
-
-def _check_image_shape(ck: _Checker, loc: Loc, r: m.Image) -> None:
-    """kernellab's image extensions (image_type, depth, samples, sampler fields) where they
-    contradict each other or what Vulkan allows."""
-    if r.samples & (r.samples - 1):
-        ck.add(loc + ("samples",), f"expected a power of two (1, 2, 4 ... 64), got {r.samples}")
-    elif r.samples > 1:
-        why = ("it is not 2D" if r.image_type != "2D" else "it has mip levels" if r.mips > 1 else
-               "it has a src (its samples cannot be uploaded)" if r.src else
-               "it has a dst (its samples cannot be copied out)" if r.dst else "")
-        if why:
-            ck.add(loc + ("samples",), f"a multisampled image is a 2D storage image of one level: {why}")
-    if r.depth > 1 and r.image_type != "3D":
-        ck.add(loc + ("depth",), f"depth {r.depth} needs image_type 3D")
-    if r.image_type == "1D" and len(r.dims) == 2 and r.dims[1] != 1:
-        ck.add(loc + ("dims",), f"a 1D image has height 1, got {r.dims[1]}")
-    if r.image_type != "2D" and (r.src.lower().endswith((".png", ".dds")) or len(r.dims) != 2):
-        ck.add(loc + ("image_type",), f"a {r.image_type} image takes dims [width, height] and a .npy src")
-    if r.address_modes is not None and r.border_address_mode is not None:
-        ck.add(loc + ("address_modes",), "give address_modes or border_address_mode, not both")
-    for key in ("min_lod", "max_lod"):
-        lod = getattr(r, key)
-        if lod is not None and not -m.LOD_LIMIT <= lod <= m.LOD_LIMIT:  # also false for nan
-            ck.add(loc + (key,), f"{key} {lod} is not a level of detail: expected a finite number from "
-                                 f"{-m.LOD_LIMIT:g} to {m.LOD_LIMIT:g} (VK_LOD_CLAMP_NONE)")
-            return
-    if r.min_lod is not None and r.max_lod is not None and r.max_lod < r.min_lod:
-        ck.add(loc + ("max_lod",), f"max_lod {r.max_lod} is below min_lod {r.min_lod}")
 
 
 #: what a file given as a SPIR-V module probably is, by its extension, and what to do about it
@@ -449,9 +406,13 @@ def _check_commands(ck: _Checker, resources: list[tuple[Loc, m.Resource]],
 
             scenario_graphics.check_dispatch_fragment(ck, loc, c, by_uid, _ref, _check_push_size)
         elif c.kind == "dispatch_graph" and isinstance(c, m.DispatchGraph):
-            _check_dispatch_graph(ck, loc, c, by_uid, vgfs)
+            from kernellab.formats import scenario_ml
+
+            scenario_ml.check_graph_command(ck, loc, c, by_uid, vgfs, _ref, _check_bindings)
         elif c.kind == "dispatch_data_graph" and isinstance(c, m.DispatchDataGraph):
-            _check_dispatch_data_graph(ck, loc, c, by_uid)
+            from kernellab.formats import scenario_ml
+
+            scenario_ml.check_data_graph_command(ck, loc, c, by_uid, _ref, _check_bindings)
         elif c.kind == "dispatch_optical_flow" and isinstance(c, m.DispatchOpticalFlow):
             from kernellab.formats import scenario_optical_flow
 
@@ -572,32 +533,6 @@ def _check_dispatch_compute(ck: _Checker, loc: Loc, c: m.DispatchCompute, by_uid
         raw = _ref(ck, by_uid, loc + ("push_data_ref",), c.push_data_ref, ("raw_data",), "raw_data")
         _check_push_size(ck, loc + ("push_data_ref",), raw, shader)
     _check_bindings(ck, loc, c.bindings, by_uid, _DATA_KINDS, "buffer, image or tensor")
-
-
-def _check_dispatch_graph(ck: _Checker, loc: Loc, c: m.DispatchGraph, by_uid: _ByUid,
-                          vgfs: dict[str, object]) -> None:
-    graph = _ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, ("graph",), "graph")
-    for j, pc in enumerate(c.push_constants):
-        _ref(ck, by_uid, loc + ("push_constants", j, "push_data_ref"), pc.push_data_ref, ("raw_data",), "raw_data")
-    if isinstance(graph, m.Graph):
-        from kernellab.formats import scenario_ml
-
-        scenario_ml.check_dispatch_graph(ck, loc, c, vgfs.get(graph.uid), graph, by_uid, _ref)
-    _check_bindings(ck, loc, c.bindings, by_uid, _DATA_KINDS, "buffer, image or tensor")
-
-
-def _check_dispatch_data_graph(ck: _Checker, loc: Loc, c: m.DispatchDataGraph, by_uid: _ByUid) -> None:
-    shader = _ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, ("shader",), "shader")
-    if isinstance(shader, m.Shader) and shader.type != "SPIR-V":
-        ck.add(loc + ("graph_ref",), f"shader \"{shader.uid}\" is {shader.type}; {loc[-1]} runs a "
-                                       f"SPIR-V graph module (type SPIR-V)")
-    elif isinstance(shader, m.Shader):
-        from kernellab.formats import scenario_ml
-
-        scenario_ml.check_data_graph_interface(ck, loc, c, shader)
-    _check_bindings(ck, loc, c.bindings, by_uid, ("tensor",), "tensor")
-    for j, uid in enumerate(c.graph_constants):
-        _ref(ck, by_uid, loc + ("graph_constants", j), uid, ("graph_constant",), "graph_constant")
 
 
 def _check_push_size(ck: _Checker, loc: Loc, raw: m.Resource | None, shader: m.Resource | None) -> None:

@@ -339,3 +339,30 @@ def check_dispatch_graph(ck: Any, loc: Loc, c: m.DispatchGraph, g: Any, graph: m
             kind = "input" if port in g.inputs else "output"
             ck.add(loc + ("bindings",), f"VGF {kind} {port.name!r} (binding {port.binding}) of graph "
                                           f"\"{graph.uid}\" is not bound (add a binding with \"id\": {port.binding})")
+
+
+def check_graph_command(ck: Any, loc: Loc, c: m.DispatchGraph, by_uid: dict[str, Any], vgfs: dict[str, object],
+                        ref: Callable[..., Any], check_bindings: Callable[..., None]) -> None:
+    """A ``dispatch_graph``'s references, bindings and graph (``ref`` and ``check_bindings``:
+    :mod:`kernellab.formats.scenario`'s, which resolve uids and check bindings)."""
+    graph = ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, ("graph",), "graph")
+    for j, pc in enumerate(c.push_constants):
+        ref(ck, by_uid, loc + ("push_constants", j, "push_data_ref"), pc.push_data_ref, ("raw_data",), "raw_data")
+    if isinstance(graph, m.Graph):
+        check_dispatch_graph(ck, loc, c, vgfs.get(graph.uid), graph, by_uid, ref)
+    check_bindings(ck, loc, c.bindings, by_uid, ("buffer", "image", "tensor"), "buffer, image or tensor")
+
+
+def check_data_graph_command(ck: Any, loc: Loc, c: m.DispatchDataGraph, by_uid: dict[str, Any],
+                             ref: Callable[..., Any], check_bindings: Callable[..., None]) -> None:
+    """A ``dispatch_data_graph``'s graph module, bindings and graph constants (``ref`` and
+    ``check_bindings`` as for :func:`check_graph_command`)."""
+    shader = ref(ck, by_uid, loc + ("graph_ref",), c.graph_ref, ("shader",), "shader")
+    if isinstance(shader, m.Shader) and shader.type != "SPIR-V":
+        ck.add(loc + ("graph_ref",), f"shader \"{shader.uid}\" is {shader.type}; {loc[-1]} runs a "
+                                       f"SPIR-V graph module (type SPIR-V)")
+    elif isinstance(shader, m.Shader):
+        check_data_graph_interface(ck, loc, c, shader)
+    check_bindings(ck, loc, c.bindings, by_uid, ("tensor",), "tensor")
+    for j, uid in enumerate(c.graph_constants):
+        ref(ck, by_uid, loc + ("graph_constants", j), uid, ("graph_constant",), "graph_constant")

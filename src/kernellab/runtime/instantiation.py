@@ -679,7 +679,7 @@ def _run_as_scenario(be: Backend, launch: PreparedLaunch, device_limits: bool = 
     try:
         executor.run()
     except InputError as exc:  # the executor's checks place problems in the scenario: moved to the file's places
-        raise InputError([dataclasses.replace(p, file=str(launch.inst.file), where=shaped.place(p.where))
+        raise InputError([p.replace(file=str(launch.inst.file), where=shaped.place(p.where))
                           for p in exc.problems]) from exc
     return {n: executor.buffers[uid] for n, uid in shaped.arrays.items()}
 

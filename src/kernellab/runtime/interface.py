@@ -7,7 +7,6 @@ naming the JSON path of the value to fix.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -157,7 +156,7 @@ def check_spec_constants(scenario: m.Scenario, shader: m.Shader, interface: Inte
                          file: str, *, warning: bool = False) -> list[Problem]:
     """Specialization ids ``shader`` sets that its module does not have. Vulkan ignores such an
     entry (Arm's runner passes them on), so a run may take them as warnings (``warning``)."""
-    return [dataclasses.replace(p, warning=warning) for p in _unknown_spec_ids(scenario, shader, interface, file)]
+    return [p.replace(warning=warning) for p in _unknown_spec_ids(scenario, shader, interface, file)]
 
 
 def _unknown_spec_ids(scenario: m.Scenario, shader: m.Shader, interface: Interface, file: str) -> Iterable[Problem]:
