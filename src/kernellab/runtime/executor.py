@@ -302,8 +302,12 @@ def driver_options(scenario: m.Scenario, shader: m.Shader) -> parsed_options.Opt
 # (their protocols, the checker's, are in runtime/collaborators.py; these are the defaults)
 
 
-class FileInputs:
-    """Initial data from the files the scenario names (``src``)."""
+class OnItsOwn:
+    """A run's three default collaborators in one: initial data from the files the scenario
+    names (``src``), no memory of modules between runs (each run compiles its modules; the
+    compiler's artifact cache may still answer) and a backend opened for the run and closed after
+    it. (One class, not three: every run makes its defaults, and each class costs its start-up
+    its making, issue 23.)"""
 
     def fill_buffer(self, backend: Backend, r: m.Buffer, buf: Buffer, element: str) -> bool:
         if r.src_path is None:
@@ -328,17 +332,8 @@ class FileInputs:
     def raw_data(self, r: m.RawData) -> bytes | None:
         return npy.read_bytes(r.src_path) if r.src_path is not None else None
 
-
-class CompileEach:
-    """No memory between runs: each run compiles its modules (the compiler's artifact cache may
-    still answer)."""
-
     def vulkan_module(self, compiler: Compiler) -> bytes:
         return compiler.vulkan_module().data
-
-
-class OwnBackend:
-    """A backend opened for the run and closed after it."""
 
     def lease(self, own: Callable[[], Backend], needs_own_device: bool) -> AbstractContextManager[Backend]:
         return own()
@@ -348,6 +343,11 @@ class OwnBackend:
 
     def create_program(self, backend: Backend, spec: ProgramSpec) -> Program:
         return backend.create_program(spec)
+
+
+#: the defaults by the collaborator each stands for: initial data from files, each run compiling
+#: its modules, a backend of the run's own
+FileInputs = CompileEach = OwnBackend = OnItsOwn
 
 
 class Executor:
@@ -365,12 +365,13 @@ class Executor:
         #: built to learn its parameters), by uid: the executor does not make it again
         self.given_programs: Mapping[str, ProgramSpec] = programs or {}
         self.options = options
-        self.inputs: InputSource = inputs or FileInputs()
+        own = OnItsOwn()
+        self.inputs: InputSource = inputs or own
         self.sink = sink
         self.saved = list(saved)
         self.write_files = write_files
-        self.module_cache: ModuleCache = modules or CompileEach()
-        self.lease: BackendLease = lease or OwnBackend()
+        self.module_cache: ModuleCache = modules or own
+        self.lease: BackendLease = lease or own
         self.report = RunReport()
         self.buffers: dict[str, Buffer] = {}
         #: uid -> (the allocation with a guard band after the buffer's bytes, guard bytes)
