@@ -145,14 +145,29 @@ def options_origin(command_line_options: str | None) -> str:
     return "file" if command_line_options is None else "user"
 
 
-@dataclass(frozen=True)
 class Artifact:
-    """The output of one stage: its binary form (bytes) and where it came from."""
+    """The output of one stage: its binary form (bytes) and where it came from. (A value of a
+    plain class: a run makes one, and a dataclass cost its start-up more to build than the
+    class, issue 23.)"""
 
-    stage: str
-    data: bytes
-    #: content key: hash of everything this artifact depends on
-    key: str
+    __slots__ = ("data", "key", "stage")
+
+    def __init__(self, stage: str, data: bytes, key: str):
+        self.stage = stage
+        self.data = data
+        #: content key: hash of everything this artifact depends on
+        self.key = key
+
+    def __repr__(self) -> str:
+        return f"Artifact(stage={self.stage!r}, data={self.data!r}, key={self.key!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.stage, self.data, self.key) == (other.stage, other.data, other.key)  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.stage, self.data, self.key))
 
     def text(self, stages: dict[str, Stage]) -> str:
         return stages[self.stage].to_text(self.data)
