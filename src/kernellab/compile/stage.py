@@ -268,11 +268,27 @@ class Stage:
         return ";".join(tools.require(t).identity for t in self.tools)
 
 
-@dataclass(frozen=True)
 class Language:
-    """A source language: its stages in pipeline order, the first being the source itself."""
+    """A source language: its stages in pipeline order, the first being the source itself. (A
+    value of a plain class: a run makes one, and a dataclass cost its start-up more to build than
+    the class, issue 23.)"""
 
-    name: str
-    stages: tuple[Stage, ...]
-    #: the stage whose SPIR-V a Vulkan device runs; None when the language cannot run on Vulkan
-    vulkan_module: str | None = None
+    __slots__ = ("name", "stages", "vulkan_module")
+
+    def __init__(self, name: str, stages: tuple[Stage, ...], vulkan_module: str | None = None):
+        self.name = name
+        self.stages = stages
+        #: the stage whose SPIR-V a Vulkan device runs; None when the language cannot run on Vulkan
+        self.vulkan_module = vulkan_module
+
+    def __repr__(self) -> str:
+        return f"Language(name={self.name!r}, stages={self.stages!r}, vulkan_module={self.vulkan_module!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.stages, self.vulkan_module) == \
+            (other.name, other.stages, other.vulkan_module)  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.stages, self.vulkan_module))
