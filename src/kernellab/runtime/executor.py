@@ -170,9 +170,16 @@ class PerfCounter:
         return int(self.seconds * 1e6)
 
 
-class RepeatTimings(Sequence[list["CommandTiming"]]):  # text: the class is built on first use
+if TYPE_CHECKING:
+    _TimingsBase = Sequence[list[CommandTiming]]
+else:
+    _TimingsBase = object  # a sequence by its methods: an ABC's subclass costs each run twice a class
+
+
+class RepeatTimings(_TimingsBase):
     """Per repeat, the timings of its commands. Only repeats that have timings (profiling) hold
-    anything, so ``--repeat 100000`` without profiling keeps a counter, not 100000 lists."""
+    anything, so ``--repeat 100000`` without profiling keeps a counter, not 100000 lists.
+    (``len``, indexing, slicing, iteration, ``in`` and ``reversed`` as a sequence's.)"""
 
     def __init__(self) -> None:
         self._count = 0
