@@ -395,3 +395,22 @@ def _source(key: str) -> str:
         return recordtext.source(key)
     except recordtext.Refused:
         raise _Refused from None
+
+
+class Value:
+    """The equality and hash of a plain value class, by its :meth:`_values` in field order, as a
+    dataclass's are, for the classes a run makes where building a dataclass cost its start-up more
+    than the class (issue 23). A mutable one sets ``__hash__ = None``, as a dataclass does."""
+
+    __slots__ = ()
+
+    def _values(self) -> tuple[object, ...]:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from kernellab.errors import InputError
+from kernellab.records import Value
 
 #: the first word of every SPIR-V module
 MAGIC = 0x07230203
@@ -87,7 +88,7 @@ def literal_string(module_words: Sequence[int], start: int, end: int) -> tuple[s
     return raw.split(b"\0", 1)[0].decode("utf-8", errors="replace"), i
 
 
-class Descriptor:
+class Descriptor(Value):
     """A descriptor an entry point uses: its set, binding and type. (Values of plain classes, here
     and below: a run reflects its shaders into them, and each dataclass cost its start-up more to
     build than the class, issue 23.)"""
@@ -121,16 +122,9 @@ class Descriptor:
                 f"count={self.count!r}, min_size={self.min_size!r}, stride={self.stride!r}, "
                 f"writes={self.writes!r}, element={self.element!r})")
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._values())
 
 
-class Interface:
+class Interface(Value):
     """What an entry point expects: descriptors, push constants and specialization ids."""
 
     __slots__ = ("descriptors", "entry", "local_size", "push_constant_size", "spec_ids", "workgroup_memory")
@@ -157,10 +151,5 @@ class Interface:
         return (f"Interface(entry={self.entry!r}, descriptors={self.descriptors!r}, "
                 f"push_constant_size={self.push_constant_size!r}, spec_ids={self.spec_ids!r}, "
                 f"local_size={self.local_size!r}, workgroup_memory={self.workgroup_memory!r})")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was

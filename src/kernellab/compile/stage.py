@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kernellab import config, parsed_options, shader_languages, spirv_format, tools
 from kernellab.errors import CompileError, InputError, MissingToolError, Problem
-from kernellab.records import dataclass
+from kernellab.records import Value, dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ def options_origin(command_line_options: str | None) -> str:
     return "file" if command_line_options is None else "user"
 
 
-class Artifact:
+class Artifact(Value):
     """The output of one stage: its binary form (bytes) and where it came from. (A value of a
     plain class: a run makes one, and a dataclass cost its start-up more to build than the
     class, issue 23.)"""
@@ -161,13 +161,8 @@ class Artifact:
     def __repr__(self) -> str:
         return f"Artifact(stage={self.stage!r}, data={self.data!r}, key={self.key!r})"
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.stage, self.data, self.key) == (other.stage, other.data, other.key)  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((self.stage, self.data, self.key))
+    def _values(self) -> tuple[object, ...]:
+        return self.stage, self.data, self.key
 
     def text(self, stages: dict[str, Stage]) -> str:
         return stages[self.stage].to_text(self.data)
@@ -268,7 +263,7 @@ class Stage:
         return ";".join(tools.require(t).identity for t in self.tools)
 
 
-class Language:
+class Language(Value):
     """A source language: its stages in pipeline order, the first being the source itself. (A
     value of a plain class: a run makes one, and a dataclass cost its start-up more to build than
     the class, issue 23.)"""
@@ -284,11 +279,5 @@ class Language:
     def __repr__(self) -> str:
         return f"Language(name={self.name!r}, stages={self.stages!r}, vulkan_module={self.vulkan_module!r})"
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.name, self.stages, self.vulkan_module) == \
-            (other.name, other.stages, other.vulkan_module)  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.stages, self.vulkan_module))
+    def _values(self) -> tuple[object, ...]:
+        return self.name, self.stages, self.vulkan_module

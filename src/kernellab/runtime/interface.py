@@ -19,6 +19,7 @@ from kernellab.backends import base
 from kernellab.backends.base import KernelInterface
 from kernellab.compile.cache import sha256
 from kernellab.errors import Problem, json_pointer
+from kernellab.records import Value
 from kernellab.spirv_format import Descriptor, Interface
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
@@ -183,7 +184,7 @@ def check_local_arguments(scenario: m.Scenario, shader: m.Shader, local_argument
             for a in local_arguments if a.spec_id not in given]
 
 
-class SizeTerm:
+class SizeTerm(Value):
     """One dimension of a workgroup size: a literal, or a specialization constant and its default.
     (Values of plain classes, here and below: a run reads them, and each dataclass cost its
     start-up more to build than the class, issue 23.)"""
@@ -197,16 +198,11 @@ class SizeTerm:
     def __repr__(self) -> str:
         return f"SizeTerm(value={self.value!r}, spec_id={self.spec_id!r})"
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.value, self.spec_id) == (other.value, other.spec_id)  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((self.value, self.spec_id))
+    def _values(self) -> tuple[object, ...]:
+        return self.value, self.spec_id
 
 
-class ModuleFacts:
+class ModuleFacts(Value):
     """What the run needs from a module beyond :class:`Interface`: the workgroup size however it is
     written (LocalSize, LocalSizeId, the WorkgroupSize built-in) and, for OpenCL C compiled by
     clspv, the ``__local`` arguments sized by specialization constants."""
@@ -224,16 +220,8 @@ class ModuleFacts:
         return (f"ModuleFacts(workgroup_size={self.workgroup_size!r}, local_arguments={self.local_arguments!r}, "
                 f"execution_model={self.execution_model!r})")
 
-    def _values(self) -> tuple[Any, ...]:
+    def _values(self) -> tuple[object, ...]:
         return self.workgroup_size, self.local_arguments, self.execution_model
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._values())
 
     def local_size(self, spec_values: Mapping[int, int | float | bool]) -> tuple[int, int, int] | None:
         if self.workgroup_size is None:

@@ -13,11 +13,12 @@ from pathlib import Path
 from kernellab import model as m
 from kernellab.backends.base import BindingSlot, Limits
 from kernellab.errors import Problem, json_pointer
+from kernellab.records import Value
 
 _AXES = "xyz"
 
 
-class LocalSize:
+class LocalSize(Value):
     """A shader's workgroup size as the dispatches will run it, and the JSON path that sets it.
     (A value of a plain class: a run makes some, and a dataclass cost its start-up more to build
     than the class, issue 23.)"""
@@ -31,13 +32,8 @@ class LocalSize:
     def __repr__(self) -> str:
         return f"LocalSize(size={self.size!r}, where={self.where!r})"
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.size, self.where) == (other.size, other.where)  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((self.size, self.where))
+    def _values(self) -> tuple[object, ...]:
+        return self.size, self.where
 
 
 def check_limits(scenario: m.Scenario, limits: Limits, file: str | Path, *,
