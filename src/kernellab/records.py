@@ -398,7 +398,26 @@ def _source(key: str) -> str:
         raise _Refused from None
 
 
-class Frozen:
+class Value:
+    """The equality and hash of a plain value class, by its :meth:`_values` in field order, as a
+    dataclass's are, for the classes a run makes where building a dataclass cost its start-up more
+    than the class (issue 23). A mutable one sets ``__hash__ = None``, as a dataclass does."""
+
+    __slots__ = ()
+
+    def _values(self) -> tuple[object, ...]:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+
+class Frozen(Value):
     """Base of a frozen record with value equality, as a frozen dataclass is (its ``__repr__``,
     ``__eq__``, ``__hash__``, frozen ``__setattr__`` and ``replace``), for the few records every run
     builds: a class with its own ``__init__`` (which sets its fields with ``vars(self).update``) costs
@@ -410,16 +429,11 @@ class Frozen:
     _fields: ClassVar[tuple[str, ...]]
     _compared: ClassVar[tuple[str, ...]]
 
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, n) for n in self._compared)
+
     def __repr__(self) -> str:
         return f"{type(self).__qualname__}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields) + ")"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, n) == getattr(other, n) for n in self._compared)
-
-    def __hash__(self) -> int:
-        return hash(tuple(getattr(self, n) for n in self._compared))
 
     def replace(self: _F, **changes: Any) -> _F:
         """A copy with ``changes``, as :func:`dataclasses.replace` makes one."""

@@ -14,10 +14,9 @@ cached reads them from here without loading the listing (issue 23).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import field
 
 from kernellab.errors import InputError
-from kernellab.records import dataclass
+from kernellab.records import Value
 
 #: the first word of every SPIR-V module
 MAGIC = 0x07230203
@@ -89,36 +88,68 @@ def literal_string(module_words: Sequence[int], start: int, end: int) -> tuple[s
     return raw.split(b"\0", 1)[0].decode("utf-8", errors="replace"), i
 
 
-@dataclass(frozen=True)
-class Descriptor:
-    """A descriptor an entry point uses: its set, binding and type."""
-    set: int
-    binding: int
-    #: VK_DESCRIPTOR_TYPE_* without the prefix: STORAGE_BUFFER, UNIFORM_BUFFER, STORAGE_IMAGE, ...
-    type: str
-    name: str
-    #: array size (1 for a single descriptor; 0 for a runtime array of descriptors)
-    count: int = 1
-    #: buffers: the smallest range that holds the block (its runtime array with no elements)
-    min_size: int = 0
-    #: buffers: bytes per element of the trailing runtime array (0 when there is none)
-    stride: int = 0
-    writes: bool = True
-    #: buffers: the NumPy type code ("f4", "u4", "i8", ...) of every scalar the block holds, when
-    #: they are all of one type ("" for a block mixing types): what its data should be made of
-    element: str = ""
+class Descriptor(Value):
+    """A descriptor an entry point uses: its set, binding and type. (Values of plain classes, here
+    and below: a run reflects its shaders into them, and each dataclass cost its start-up more to
+    build than the class, issue 23.)"""
+
+    __slots__ = ("binding", "count", "element", "min_size", "name", "set", "stride", "type", "writes")
+
+    def __init__(self, set: int, binding: int, type: str, name: str, count: int = 1, min_size: int = 0,
+                 stride: int = 0, writes: bool = True, element: str = ""):
+        self.set = set
+        self.binding = binding
+        #: VK_DESCRIPTOR_TYPE_* without the prefix: STORAGE_BUFFER, UNIFORM_BUFFER, STORAGE_IMAGE, ...
+        self.type = type
+        self.name = name
+        #: array size (1 for a single descriptor; 0 for a runtime array of descriptors)
+        self.count = count
+        #: buffers: the smallest range that holds the block (its runtime array with no elements)
+        self.min_size = min_size
+        #: buffers: bytes per element of the trailing runtime array (0 when there is none)
+        self.stride = stride
+        self.writes = writes
+        #: buffers: the NumPy type code ("f4", "u4", "i8", ...) of every scalar the block holds, when
+        #: they are all of one type ("" for a block mixing types): what its data should be made of
+        self.element = element
+
+    def _values(self) -> tuple[int, int, str, str, int, int, int, bool, str]:
+        return (self.set, self.binding, self.type, self.name, self.count, self.min_size, self.stride, self.writes,
+                self.element)
+
+    def __repr__(self) -> str:
+        return (f"Descriptor(set={self.set!r}, binding={self.binding!r}, type={self.type!r}, name={self.name!r}, "
+                f"count={self.count!r}, min_size={self.min_size!r}, stride={self.stride!r}, "
+                f"writes={self.writes!r}, element={self.element!r})")
 
 
-@dataclass
-class Interface:
+
+class Interface(Value):
     """What an entry point expects: descriptors, push constants and specialization ids."""
-    entry: str
-    descriptors: dict[tuple[int, int], Descriptor] = field(default_factory=dict)
-    push_constant_size: int = 0
-    spec_ids: frozenset[int] = frozenset()
-    #: LocalSize literals, or None where the size is an id (LocalSizeId / the WorkgroupSize builtin)
-    local_size: tuple[int, int, int] | None = None
-    #: bytes of the Workgroup (GLSL ``shared``, OpenCL C ``__local``) variables the entry point
-    #: reaches, laid out packed (arrays sized by specialization constants at their defaults):
-    #: what a dispatch asks of ``maxComputeSharedMemorySize``
-    workgroup_memory: int = 0
+
+    __slots__ = ("descriptors", "entry", "local_size", "push_constant_size", "spec_ids", "workgroup_memory")
+
+    def __init__(self, entry: str, descriptors: dict[tuple[int, int], Descriptor] | None = None,
+                 push_constant_size: int = 0, spec_ids: frozenset[int] = frozenset(),
+                 local_size: tuple[int, int, int] | None = None, workgroup_memory: int = 0):
+        self.entry = entry
+        self.descriptors: dict[tuple[int, int], Descriptor] = {} if descriptors is None else descriptors
+        self.push_constant_size = push_constant_size
+        self.spec_ids = spec_ids
+        #: LocalSize literals, or None where the size is an id (LocalSizeId / the WorkgroupSize builtin)
+        self.local_size = local_size
+        #: bytes of the Workgroup (GLSL ``shared``, OpenCL C ``__local``) variables the entry point
+        #: reaches, laid out packed (arrays sized by specialization constants at their defaults):
+        #: what a dispatch asks of ``maxComputeSharedMemorySize``
+        self.workgroup_memory = workgroup_memory
+
+    def _values(self) -> tuple[object, ...]:
+        return (self.entry, self.descriptors, self.push_constant_size, self.spec_ids, self.local_size,
+                self.workgroup_memory)
+
+    def __repr__(self) -> str:
+        return (f"Interface(entry={self.entry!r}, descriptors={self.descriptors!r}, "
+                f"push_constant_size={self.push_constant_size!r}, spec_ids={self.spec_ids!r}, "
+                f"local_size={self.local_size!r}, workgroup_memory={self.workgroup_memory!r})")
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was

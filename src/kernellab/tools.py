@@ -62,11 +62,28 @@ def cmeel_prefixes() -> list[Path]:
 def _cmeel_prefix_texts() -> list[str]:
     """:func:`cmeel_prefixes` as strings: pathlib's joins and hashes cost a run's tool lookup
     ~0.5 M instructions."""
+    return list(_each_cmeel_prefix())
+
+
+def _each_cmeel_prefix() -> Iterator[str]:
+    """:func:`_cmeel_prefix_texts` one at a time, each looked for only when the ones before it
+    lacked the program: a run's spirv-val is in the first, so it checks no folder of ``sys.path``
+    (start-up, issue 23)."""
+    seen = set()
     sites = site.getsitepackages()
     if site.ENABLE_USER_SITE:
         sites.append(site.getusersitepackages())
-    sites += [p for p in sys.path if p and os.path.isdir(os.path.join(p, "cmeel.prefix"))]
-    return list(dict.fromkeys(os.path.join(folder, "cmeel.prefix") for folder in sites))
+    for folder in sites:
+        prefix = os.path.join(folder, "cmeel.prefix")
+        if prefix not in seen:
+            seen.add(prefix)
+            yield prefix
+    for folder in sys.path:
+        if folder:
+            prefix = os.path.join(folder, "cmeel.prefix")
+            if prefix not in seen and os.path.isdir(prefix):
+                seen.add(prefix)
+                yield prefix
 
 
 def _prefix_dirs() -> list[Path]:
@@ -261,7 +278,7 @@ def _search_texts() -> Iterator[tuple[str, str]]:
     PATH is split (start-up, issue 23)."""
     for folder in config.get().tool_path:
         yield "KERNELLAB_TOOL_PATH", folder
-    for prefix in _cmeel_prefix_texts():
+    for prefix in _each_cmeel_prefix():
         yield "pip", os.path.join(prefix, "bin")
     yield "pip", os.path.dirname(sys.executable)
     for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):

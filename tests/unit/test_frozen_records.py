@@ -41,7 +41,8 @@ def test_backend_options_are_values_that_pickle_and_copy() -> None:
     assert (opts.robust_buffer_access, opts.timestamps, opts.pipeline_cache_data, opts.ml) == (True, True, b"blob", False)
     assert repr(BackendOptions()) == ("BackendOptions(robust_buffer_access=False, timestamps=False, "
                                       "pipeline_cache_data=None, fail_on_pipeline_cache_miss=False, "
-                                      "debug_markers=False, ml=False, optical_flow=False, graphics=False)")
+                                      "debug_markers=False, ml=False, optical_flow=False, graphics=False, "
+                                      "custom_border_color=True)")
     assert pickle.loads(pickle.dumps(opts)) == opts and copy.deepcopy(opts) == opts and copy.copy(opts) == opts
     assert {opts: 1}[BackendOptions(True, True, b"blob")] == 1
     assert BackendOptions() != BackendOptions(ml=True)

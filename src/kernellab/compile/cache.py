@@ -36,10 +36,15 @@ class ArtifactCache:
 
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
+        #: the entries' folder as text: a run's lookups join and open strings, not paths (start-up, issue 23)
+        self._folder = os.path.join(os.fspath(root), "artifacts")
         self._warned = False
 
     def _path(self, key: str, ext: str) -> Path:
-        return self.root / "artifacts" / key[:2] / f"{key}.{ext}"
+        return Path(self._file(key, ext))
+
+    def _file(self, key: str, ext: str) -> str:
+        return os.path.join(self._folder, key[:2], f"{key}.{ext}")
 
     def _warn(self, what: str, path: Path, reason: str) -> None:
         if not self._warned:  # one line per run, not one per kernel
@@ -47,17 +52,18 @@ class ArtifactCache:
             log.warning("compile cache: cannot %s %s (%s); going on without it", what, path, reason)
 
     def get(self, key: str, ext: str) -> bytes | None:
-        path = self._path(key, ext)
+        file = self._file(key, ext)
         try:
-            entry = path.read_bytes()
+            with open(file, "rb") as fh:
+                entry = fh.read()
         except FileNotFoundError:
             return None
         except OSError as exc:
-            self._warn("read", path, exc.strerror or type(exc).__name__)
+            self._warn("read", Path(file), exc.strerror or type(exc).__name__)
             return None
         data = entry[_ENTRY_HEAD:]
         if not entry.startswith(_ENTRY_TAG) or sha256(data).digest() != entry[len(_ENTRY_TAG):_ENTRY_HEAD]:
-            self._warn("use the damaged entry", path, "its checksum does not match")
+            self._warn("use the damaged entry", Path(file), "its checksum does not match")
             return None
         return data
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kernellab import config, parsed_options, shader_languages, spirv_format, tools
 from kernellab.errors import CompileError, InputError, MissingToolError, Problem
-from kernellab.records import dataclass
+from kernellab.records import Value, dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -145,14 +145,24 @@ def options_origin(command_line_options: str | None) -> str:
     return "file" if command_line_options is None else "user"
 
 
-@dataclass(frozen=True)
-class Artifact:
-    """The output of one stage: its binary form (bytes) and where it came from."""
+class Artifact(Value):
+    """The output of one stage: its binary form (bytes) and where it came from. (A value of a
+    plain class: a run makes one, and a dataclass cost its start-up more to build than the
+    class, issue 23.)"""
 
-    stage: str
-    data: bytes
-    #: content key: hash of everything this artifact depends on
-    key: str
+    __slots__ = ("data", "key", "stage")
+
+    def __init__(self, stage: str, data: bytes, key: str):
+        self.stage = stage
+        self.data = data
+        #: content key: hash of everything this artifact depends on
+        self.key = key
+
+    def __repr__(self) -> str:
+        return f"Artifact(stage={self.stage!r}, data={self.data!r}, key={self.key!r})"
+
+    def _values(self) -> tuple[object, ...]:
+        return self.stage, self.data, self.key
 
     def text(self, stages: dict[str, Stage]) -> str:
         return stages[self.stage].to_text(self.data)
@@ -253,11 +263,21 @@ class Stage:
         return ";".join(tools.require(t).identity for t in self.tools)
 
 
-@dataclass(frozen=True)
-class Language:
-    """A source language: its stages in pipeline order, the first being the source itself."""
+class Language(Value):
+    """A source language: its stages in pipeline order, the first being the source itself. (A
+    value of a plain class: a run makes one, and a dataclass cost its start-up more to build than
+    the class, issue 23.)"""
 
-    name: str
-    stages: tuple[Stage, ...]
-    #: the stage whose SPIR-V a Vulkan device runs; None when the language cannot run on Vulkan
-    vulkan_module: str | None = None
+    __slots__ = ("name", "stages", "vulkan_module")
+
+    def __init__(self, name: str, stages: tuple[Stage, ...], vulkan_module: str | None = None):
+        self.name = name
+        self.stages = stages
+        #: the stage whose SPIR-V a Vulkan device runs; None when the language cannot run on Vulkan
+        self.vulkan_module = vulkan_module
+
+    def __repr__(self) -> str:
+        return f"Language(name={self.name!r}, stages={self.stages!r}, vulkan_module={self.vulkan_module!r})"
+
+    def _values(self) -> tuple[object, ...]:
+        return self.name, self.stages, self.vulkan_module

@@ -36,7 +36,7 @@ from kernellab.backends.base import (
 )
 from kernellab.backends.registry import backend_class
 from kernellab.compile.cache import ArtifactCache, default_cache
-from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages, expand_request
+from kernellab.compile.pipeline import Compiler, CompileRequest, dump_stages
 from kernellab.compile.stage import placed, target_env_for_api
 from kernellab.compile.stage import shader_request as file_shader_request
 from kernellab.errors import CompileError, FileSystemError, InputError, KernellabError, Problem, json_pointer
@@ -54,7 +54,6 @@ from kernellab.runtime.interface import (
 )
 from kernellab.runtime.limits import LocalSize, check_limits
 from kernellab.shader_languages import LANGUAGE_OF_SHADER_TYPE as LANGUAGE_OF_TYPE
-from kernellab.shader_languages import SHADER_TYPE_OF_LANGUAGE as TYPE_OF_LANGUAGE
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -170,9 +169,16 @@ class PerfCounter:
         return int(self.seconds * 1e6)
 
 
-class RepeatTimings(Sequence[list["CommandTiming"]]):  # text: the class is built on first use
+if TYPE_CHECKING:
+    _TimingsBase = Sequence[list[CommandTiming]]
+else:
+    _TimingsBase = object  # a sequence by its methods: an ABC's subclass costs each run twice a class
+
+
+class RepeatTimings(_TimingsBase):
     """Per repeat, the timings of its commands. Only repeats that have timings (profiling) hold
-    anything, so ``--repeat 100000`` without profiling keeps a counter, not 100000 lists."""
+    anything, so ``--repeat 100000`` without profiling keeps a counter, not 100000 lists.
+    (``len``, indexing, slicing, iteration, ``in`` and ``reversed`` as a sequence's.)"""
 
     def __init__(self) -> None:
         self._count = 0
@@ -294,16 +300,18 @@ def subgroup_sizing(shader: m.Shader, limits: Limits | None = None) -> SubgroupS
 def driver_options(scenario: m.Scenario, shader: m.Shader) -> parsed_options.Options:
     """The options an OpenCL driver builds a scenario's OpenCL C shader with: its file's, through
     the door, less include folders (the driver gets the source with its includes inlined)."""
-    req = shader_request(scenario, shader)
-    req.check_file_options()
-    return req.option_list.without_include_dirs()
+    return _rare().driver_options_of(shader_request(scenario, shader))
 
 # --- the executor's collaborators: what a caller may change without subclassing it -----------
 # (their protocols, the checker's, are in runtime/collaborators.py; these are the defaults)
 
 
-class FileInputs:
-    """Initial data from the files the scenario names (``src``)."""
+class OnItsOwn:
+    """A run's three default collaborators in one: initial data from the files the scenario
+    names (``src``), no memory of modules between runs (each run compiles its modules; the
+    compiler's artifact cache may still answer) and a backend opened for the run and closed after
+    it. (One class, not three: every run makes its defaults, and each class costs its start-up
+    its making, issue 23.)"""
 
     def fill_buffer(self, backend: Backend, r: m.Buffer, buf: Buffer, element: str) -> bool:
         if r.src_path is None:
@@ -328,17 +336,8 @@ class FileInputs:
     def raw_data(self, r: m.RawData) -> bytes | None:
         return npy.read_bytes(r.src_path) if r.src_path is not None else None
 
-
-class CompileEach:
-    """No memory between runs: each run compiles its modules (the compiler's artifact cache may
-    still answer)."""
-
     def vulkan_module(self, compiler: Compiler) -> bytes:
         return compiler.vulkan_module().data
-
-
-class OwnBackend:
-    """A backend opened for the run and closed after it."""
 
     def lease(self, own: Callable[[], Backend], needs_own_device: bool) -> AbstractContextManager[Backend]:
         return own()
@@ -348,6 +347,11 @@ class OwnBackend:
 
     def create_program(self, backend: Backend, spec: ProgramSpec) -> Program:
         return backend.create_program(spec)
+
+
+#: the defaults by the collaborator each stands for: initial data from files, each run compiling
+#: its modules, a backend of the run's own
+FileInputs = CompileEach = OwnBackend = OnItsOwn
 
 
 class Executor:
@@ -365,12 +369,13 @@ class Executor:
         #: built to learn its parameters), by uid: the executor does not make it again
         self.given_programs: Mapping[str, ProgramSpec] = programs or {}
         self.options = options
-        self.inputs: InputSource = inputs or FileInputs()
+        own = OnItsOwn()
+        self.inputs: InputSource = inputs or own
         self.sink = sink
         self.saved = list(saved)
         self.write_files = write_files
-        self.module_cache: ModuleCache = modules or CompileEach()
-        self.lease: BackendLease = lease or OwnBackend()
+        self.module_cache: ModuleCache = modules or own
+        self.lease: BackendLease = lease or own
         self.report = RunReport()
         self.buffers: dict[str, Buffer] = {}
         #: uid -> (the allocation with a guard band after the buffer's bytes, guard bytes)
@@ -418,18 +423,7 @@ class Executor:
                                 "backend runs compute only (use --backend vulkan)")
         device = choose_device(cls.devices(), self.options.device)
         self.report.device = device.name
-        cache_data = None
-        if self.options.cache_dir is not None:
-            from kernellab.compile.pipeline_cache import PipelineCacheFile
-
-            self.pipeline_cache = PipelineCacheFile.for_scenario(self.options.cache_dir,
-                                                                 self.scenario.file or Path("scenario.json"))
-            self.say("INFO", "Load Pipeline Cache")
-            t = time.perf_counter()
-            cache_data = self.pipeline_cache.load(_device_id(device.details, "vendor_id"),
-                                                  _device_id(device.details, "device_id"),
-                                                  self.options.clear_pipeline_cache, self.say)
-            self.report.count("Load Pipeline Cache.", "Load Pipeline Cache", t)
+        cache_data = _rare().load_pipeline_cache(self, device) if self.options.cache_dir is not None else None
         # optical flow is a data-graph pipeline: it needs VK_ARM_data_graph (and its own extension)
         ml = any(r.kind in ("tensor", "graph") for r in self.scenario.resources) or \
             self.optical_flows is not None
@@ -448,19 +442,10 @@ class Executor:
             return
         t = time.perf_counter()
         try:
-            self._store_pipeline_cache(backend)
+            _rare().store_pipeline_cache(self, backend)
         finally:
             self.report.add_phase("save_pipeline_cache", t)
             self.report.count(counter, "Save Pipeline Cache", t, inference=False)
-
-    def _store_pipeline_cache(self, backend: Backend) -> None:
-        assert self.pipeline_cache is not None
-        if self.fail_on_miss:
-            self.say("INFO", "Pipeline Cache not stored")
-            return
-        blob = backend.pipeline_cache_blob()
-        if blob is not None:
-            self.pipeline_cache.save(blob, self.say)
 
     def load_resources(self, backend: Backend) -> None:
         grouped: dict[str, Any] = {}
@@ -543,26 +528,8 @@ class Executor:
                     self.say("ERROR", str(exc))
                     raise
                 self.report.count(f"Create Pipeline: {shader.uid}", "Pipeline Setup", t)
-        if self.ml is not None:
-            t = time.perf_counter()
-            try:
-                self.ml.prepare_graphs(backend, self.push_data, modules.spirv, self.buffers)
-            except base.PipelineCacheMiss as exc:
-                self.say("ERROR", str(exc))
-                raise
-            self.report.count("Create Graph Pipelines", "Pipeline Setup", t)
-            self.report.session_memory = self.ml.session_memory()
-        if self.optical_flows is not None:
-            from kernellab.runtime.optical_flow import NAME
-
-            t = time.perf_counter()
-            try:
-                self.optical_flows.prepare(backend, self.images)
-            except base.PipelineCacheMiss as exc:
-                self.say("ERROR", str(exc))
-                raise
-            self.report.count(f"Create Optical Flow Pipeline: {NAME}", "Pipeline Setup", t)
-            self.report.session_memory += self.optical_flows.session_memory()
+        if self.ml is not None or self.optical_flows is not None:
+            _rare().create_ml_programs(self, backend, modules)
 
     def _cache(self) -> ArtifactCache | None:
         # None: the compiler keeps artifacts in the user's cache (compile/pipeline.py); Arm's
@@ -638,14 +605,8 @@ class Executor:
                 known: KernelInterface | None = KernelInterface(interface, facts.local_arguments)
                 size = facts.local_size(spec_values)  # type: ignore[arg-type]
                 given_size = any(t.spec_id in spec_values for t in facts.workgroup_size or ())
-            else:
-                from kernellab.backends import opencl_abi  # OpenCL's ABI: a Vulkan run of SPIR-V needs none
-
-                known = backend.program_interface(spec)
-                # OpenCL C on OpenCL: the size is specialization ids 0-2 when given, else the driver's
-                given_size = any(i in spec_values for i in opencl_abi.LOCAL_SIZE_SPEC_IDS)
-                size = opencl_abi.local_size(spec_values, (0, 0, 0)) \
-                    if shader.type == "OpenCL-C" and given_size else None  # type: ignore[arg-type]
+            else:  # OpenCL C on OpenCL: the size is specialization ids 0-2 when given, else the driver's
+                known, size, given_size = _rare().driver_interface(backend, shader, spec, spec_values)
         except base.UnknownEntryError as exc:
             return [Problem(file, json_pointer(at + ("entry",)), f"shader {shader.uid!r}: {exc}")]
         except CompileError as exc:  # the driver's build of OpenCL C: named by the shader's src
@@ -663,19 +624,10 @@ class Executor:
         form = backend.capabilities.program_form(language)
         specialization = tuple(SpecConstant(s.id, s.value) for s in shader.specialization_constants)
         if form is None:
-            caps = backend.capabilities
-            taken = " and ".join(TYPE_OF_LANGUAGE.get(lang, lang) for lang in caps.languages)
-            where = f"/resources/{self.scenario.resources.index(shader)}"
-            raise InputError.at(str(self.scenario.file or ""), where,
-                                f"shader \"{shader.uid}\" is {shader.type}; the {caps.title} backend runs {taken} "
-                                f"shaders only ({caps.elsewhere})")
+            raise _rare().refuse_language(self, backend, shader)
         if form == SOURCE:
-            assert shader.src_path is not None
-            # the driver gets the source with its includes inlined and checked, and no include folder
-            code = expand_request(shader_request(self.scenario, shader)).text
-            return ProgramSpec(uid=shader.uid, code=code, language=language, entry=shader.entry,
-                               specialization=specialization, push_constants_size=shader.push_constants_size,
-                               slots=slots, options=driver_options(self.scenario, shader))
+            return _rare().source_program(self, shader, language, specialization, slots,
+                                          shader_request(self.scenario, shader))
         code = modules.spirv(shader)
         if shader.type == "OpenCL-C":  # clspv may size a __local array in other elements than declared
             specialization = tuple(SpecConstant(i, v) for i, v in
@@ -770,14 +722,7 @@ class Executor:
         """Release this run's buffers and their views on the backend it ran on, for a caller that
         lent a backend it keeps for many runs and whose lease made the buffers for this run alone
         (a PySchedCL sweep): views first, then the buffers."""
-        if self.backend is None:
-            return
-        for view in self._ranges.values():
-            self.backend.free_buffer(view)
-        for buf in self.buffers.values():
-            self.backend.free_buffer(buf)
-        self._ranges.clear()
-        self.buffers.clear()
+        _rare().free_buffers(self)
 
     # --- run -----------------------------------------------------------------------------------
     def run_commands(self, backend: Backend, outputs: OutputSet, capture: bool) -> list[CommandTiming]:
@@ -803,13 +748,8 @@ class Executor:
             _images().dispatch_fragment(self, backend, index, c)
         elif c.kind == "dispatch_barrier" and isinstance(c, m.DispatchBarrier):
             self._dispatch_barrier(backend, index, c)
-        elif c.kind == "dispatch_optical_flow" and isinstance(c, m.DispatchOpticalFlow):
-            self.say("INFO", "Dispatch graph")
-            self.optical_flows.run(backend, index)
-            self._implicit_barrier(backend, index, c)
-        elif c.kind in ("dispatch_graph", "dispatch_data_graph") and isinstance(c, (m.DispatchGraph, m.DispatchDataGraph)):
-            self.ml.run_graph(backend, index)
-            self._implicit_barrier(backend, index, c)
+        else:
+            _rare().record_graph(self, backend, index, c)
 
     def _implicit_barrier(self, backend: Backend, index: int,
                           c: m.DispatchCompute | m.DispatchOpticalFlow | m.DispatchGraph | m.DispatchDataGraph) -> None:
@@ -887,12 +827,8 @@ class Executor:
             self.report.step("open", t)  # a session's device opens on its first workload
             self.report.device = backend.device.name
             self.backend = backend
-            if self.ml is not None:
-                self.ml.check_backend(backend)
-            if self.optical_flows is not None:
-                from kernellab.runtime.optical_flow import check_backend
-
-                check_backend(backend)
+            if own_device:
+                _rare().check_ml_backend(self, backend)
             ms = self.report.add_phase("setup", t)
             log.info("setup: opened %s on the %s backend (%.1f ms)", self.report.device, backend.name, ms)
             # compiled and checked before any resource exists: a bad number must not reach the driver
@@ -1014,14 +950,6 @@ class _VulkanModules:
         return self.modules[shader.uid]
 
 
-def _device_id(details: Mapping[str, Any], key: str) -> int:
-    """``vendor_id``/``device_id`` of a device's details ("0x10005"); 0 when the backend has none."""
-    try:
-        return int(str(details.get(key, "0")), 0)
-    except ValueError:
-        return 0
-
-
 #: the descriptor kind of an image binding that names its descriptor type (kernellab's extension)
 _EXPLICIT_IMAGE_SLOTS = {"VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE": "sampled-image", "VK_DESCRIPTOR_TYPE_SAMPLER": "sampler",
                          "VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER": "combined-image-sampler"}
@@ -1030,6 +958,13 @@ _EXPLICIT_IMAGE_SLOTS = {"VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE": "sampled-image", "V
 def image_extent(r: m.Image) -> tuple[int, int]:
     """(width, height): Arm writes image dims as [1, width, height, 1]; [width, height] is also read."""
     return _images().image_extent(r)
+
+
+def _rare() -> Any:
+    """The steps a run of buffers and SPIR-V compute shaders never takes (runtime/rare_steps.py)."""
+    from kernellab.runtime import rare_steps
+
+    return rare_steps
 
 
 def _guard_bands() -> Any:

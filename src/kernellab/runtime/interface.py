@@ -18,7 +18,7 @@ from kernellab.backends import base
 from kernellab.backends.base import KernelInterface
 from kernellab.compile.cache import sha256
 from kernellab.errors import Problem, json_pointer
-from kernellab.records import dataclass
+from kernellab.records import Value
 from kernellab.spirv_format import Descriptor, Interface
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
@@ -183,24 +183,44 @@ def check_local_arguments(scenario: m.Scenario, shader: m.Shader, local_argument
             for a in local_arguments if a.spec_id not in given]
 
 
-@dataclass(frozen=True)
-class SizeTerm:
-    """One dimension of a workgroup size: a literal, or a specialization constant and its default."""
+class SizeTerm(Value):
+    """One dimension of a workgroup size: a literal, or a specialization constant and its default.
+    (Values of plain classes, here and below: a run reads them, and each dataclass cost its
+    start-up more to build than the class, issue 23.)"""
 
-    value: int
-    spec_id: int | None = None
+    __slots__ = ("spec_id", "value")
+
+    def __init__(self, value: int, spec_id: int | None = None):
+        self.value = value
+        self.spec_id = spec_id
+
+    def __repr__(self) -> str:
+        return f"SizeTerm(value={self.value!r}, spec_id={self.spec_id!r})"
+
+    def _values(self) -> tuple[object, ...]:
+        return self.value, self.spec_id
 
 
-@dataclass(frozen=True)
-class ModuleFacts:
+class ModuleFacts(Value):
     """What the run needs from a module beyond :class:`Interface`: the workgroup size however it is
     written (LocalSize, LocalSizeId, the WorkgroupSize built-in) and, for OpenCL C compiled by
     clspv, the ``__local`` arguments sized by specialization constants."""
 
-    workgroup_size: tuple[SizeTerm, SizeTerm, SizeTerm] | None = None
-    local_arguments: tuple[LocalArgument, ...] = ()
-    #: the entry point's execution model as SPIR-V names it (``GLCompute``, ``Vertex``, ``Fragment``)
-    execution_model: str = ""
+    __slots__ = ("execution_model", "local_arguments", "workgroup_size")
+
+    def __init__(self, workgroup_size: tuple[SizeTerm, SizeTerm, SizeTerm] | None = None,
+                 local_arguments: tuple[LocalArgument, ...] = (), execution_model: str = ""):
+        self.workgroup_size = workgroup_size
+        self.local_arguments = local_arguments
+        #: the entry point's execution model as SPIR-V names it (``GLCompute``, ``Vertex``, ``Fragment``)
+        self.execution_model = execution_model
+
+    def __repr__(self) -> str:
+        return (f"ModuleFacts(workgroup_size={self.workgroup_size!r}, local_arguments={self.local_arguments!r}, "
+                f"execution_model={self.execution_model!r})")
+
+    def _values(self) -> tuple[object, ...]:
+        return self.workgroup_size, self.local_arguments, self.execution_model
 
     def local_size(self, spec_values: Mapping[int, int | float | bool]) -> tuple[int, int, int] | None:
         if self.workgroup_size is None:

@@ -13,17 +13,27 @@ from pathlib import Path
 from kernellab import model as m
 from kernellab.backends.base import BindingSlot, Limits
 from kernellab.errors import Problem, json_pointer
-from kernellab.records import dataclass
+from kernellab.records import Value
 
 _AXES = "xyz"
 
 
-@dataclass(frozen=True)
-class LocalSize:
-    """A shader's workgroup size as the dispatches will run it, and the JSON path that sets it."""
+class LocalSize(Value):
+    """A shader's workgroup size as the dispatches will run it, and the JSON path that sets it.
+    (A value of a plain class: a run makes some, and a dataclass cost its start-up more to build
+    than the class, issue 23.)"""
 
-    size: tuple[int, int, int]
-    where: tuple[str | int, ...]
+    __slots__ = ("size", "where")
+
+    def __init__(self, size: tuple[int, int, int], where: tuple[str | int, ...]):
+        self.size = size
+        self.where = where
+
+    def __repr__(self) -> str:
+        return f"LocalSize(size={self.size!r}, where={self.where!r})"
+
+    def _values(self) -> tuple[object, ...]:
+        return self.size, self.where
 
 
 def check_limits(scenario: m.Scenario, limits: Limits, file: str | Path, *,
