@@ -19,7 +19,7 @@ from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, BinaryIO
 
 if TYPE_CHECKING:
     import numpy as np
@@ -191,10 +191,13 @@ def parse_header(head: bytes) -> NpyHeader:
     return NpyHeader(shape, descr, fortran, start + length, _itemsize(descr))
 
 
-def read_header(path: str | os.PathLike[str]) -> NpyHeader:
-    """Parse only the header of a .npy file; raises ValueError with a readable reason."""
+def open_data(path: str | os.PathLike[str]) -> tuple[BinaryIO, NpyHeader]:
+    """A .npy file opened once, its header read and checked, the file positioned at its data (the
+    caller closes it); raises ValueError with a readable reason. One open for header and data: a
+    file swapped for a FIFO between two opens cannot make the second one wait."""
     from kernellab.formats.jsonfile import open_input
-    with open_input(path) as fh:  # a FIFO is refused, not waited on
+    fh = open_input(path)  # a FIFO is refused, not waited on
+    try:
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise ValueError("not a regular file, expected a NumPy .npy file")
@@ -203,7 +206,18 @@ def read_header(path: str | os.PathLike[str]) -> NpyHeader:
         if header.data_offset + header.nbytes > st.st_size:
             raise ValueError(f"the header announces {header.nbytes} bytes of data, the file holds "
                              f"{max(0, st.st_size - header.data_offset)}")
-        return header
+        fh.seek(header.data_offset)
+    except BaseException:
+        fh.close()
+        raise
+    return fh, header
+
+
+def read_header(path: str | os.PathLike[str]) -> NpyHeader:
+    """Parse only the header of a .npy file; raises ValueError with a readable reason."""
+    fh, header = open_data(path)
+    fh.close()
+    return header
 
 
 def _checked_header(path: str | Path) -> NpyHeader:
@@ -215,11 +229,13 @@ def _checked_header(path: str | Path) -> NpyHeader:
 
 def read_bytes(path: str | Path) -> bytes:
     """The data of a .npy file as bytes in C order (push constants: NumPy only for Fortran order)."""
-    hdr = _checked_header(path)
-    if hdr.fortran_order and len(hdr.shape) > 1:
-        return bytes(load_bytes(path))
-    with open(path, "rb") as fh:
-        fh.seek(hdr.data_offset)
+    try:
+        fh, hdr = open_data(path)
+    except (ValueError, OSError) as exc:
+        raise InputError(str(exc), file=path) from None
+    with fh:
+        if hdr.fortran_order and len(hdr.shape) > 1:
+            return bytes(load_bytes(path))
         data = fh.read(hdr.nbytes)
     if len(data) != hdr.nbytes:
         raise InputError(f"truncated .npy file: expected {hdr.nbytes} data bytes, read {len(data)}", file=path)

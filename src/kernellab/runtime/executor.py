@@ -316,17 +316,16 @@ class OnItsOwn:
     def fill_buffer(self, backend: Backend, r: m.Buffer, buf: Buffer, element: str) -> bool:
         if r.src_path is None:
             return False
-        hdr = npy.read_header(r.src_path)
-        if backend.capabilities.mapped_buffers and not hdr.fortran_order:
-            # read the file straight into the mapped device memory: no intermediate copy
-            target = backend.buffer_view_bytes(buf)[:hdr.nbytes]
-            with open(r.src_path, "rb") as fh:
-                fh.seek(hdr.data_offset)
-                got = fh.readinto(target)
-            if got != hdr.nbytes:
-                raise InputError(f"truncated .npy file: expected {hdr.nbytes} data bytes, read {got}", file=r.src_path)
-        else:
-            backend.write_buffer(buf, npy.load_bytes(r.src_path))
+        fh, hdr = npy.open_data(r.src_path)
+        with fh:
+            if backend.capabilities.mapped_buffers and not hdr.fortran_order:
+                # read the file straight into the mapped device memory: no intermediate copy
+                got = fh.readinto(backend.buffer_view_bytes(buf)[:hdr.nbytes])  # type: ignore[attr-defined]  # a BufferedReader
+                if got != hdr.nbytes:
+                    raise InputError(f"truncated .npy file: expected {hdr.nbytes} data bytes, read {got}",
+                                     file=r.src_path)
+                return True
+        backend.write_buffer(buf, npy.load_bytes(r.src_path))
         return True
 
     def fill_image(self, backend: Backend, r: m.Image, image: Image) -> None:
