@@ -7,7 +7,7 @@ from pathlib import Path
 
 from kernellab import config, logs
 from kernellab.backends.registry import names as backend_names
-from kernellab.commands import start_up_done
+from kernellab.commands import PROCESS, start_up_done
 from kernellab.errors import UsageError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
@@ -239,7 +239,7 @@ def run_scenario(path: Path, args: argparse.Namespace, document: Any = None) -> 
 
     with collector_paused():  # start-up allocates only what lives to the end (classcode.py)
         from kernellab.formats.scenario import load_scenario
-        from kernellab.runtime.executor import RunOptions, execute
+        from kernellab.runtime.executor import RunOptions, UntilExit, execute
 
         t0 = time.perf_counter()
         scenario, warnings = load_scenario(path, args.output, strict=args.strict,
@@ -283,11 +283,13 @@ def run_scenario(path: Path, args: argparse.Namespace, document: Any = None) -> 
         progress = Progress(transient=True, console=_stderr_console())
         task = progress.add_task("running", total=args.repeat)
         options.progress = lambda done, total: progress.update(task, completed=done)
+    # a process that ends with the command leaves the device to its exit (executor.UntilExit)
+    lease = UntilExit() if PROCESS.one_shot else None
     if progress is not None:
         with progress:
-            report = execute(scenario, options)
+            report = execute(scenario, options, lease)
     else:
-        report = execute(scenario, options)
+        report = execute(scenario, options, lease)
     for notice in report.warnings:
         print(f"kernellab: warning: {notice}", file=sys.stderr)
     if getattr(args, "trace", None) is not None:

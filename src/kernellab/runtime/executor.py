@@ -353,6 +353,32 @@ class OnItsOwn:
 FileInputs = CompileEach = OwnBackend = OnItsOwn
 
 
+class UntilExit(OnItsOwn):
+    """A backend of the run's own left open for the process's end to release, for a command whose
+    process ends with it (``cli.program``'s quick exit, which skips the interpreter's teardown for
+    the same reason): destroying the device's pipelines, layouts, buffers and memory one call at a
+    time is work (about 1.2 M instructions of a ``tiny`` run, issue 23) whose result the exit gives
+    anyway. Every output is written and committed, and every submission waited for, before."""
+
+    def lease(self, own: Callable[[], Backend], needs_own_device: bool) -> AbstractContextManager[Backend]:
+        return _Open(own())
+
+
+class _Open:
+    """``with`` over a backend that stays open after the block."""
+
+    __slots__ = ("backend",)
+
+    def __init__(self, backend: Backend):
+        self.backend = backend
+
+    def __enter__(self) -> Backend:
+        return self.backend
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
 class Executor:
     """Runs one scenario. Its collaborators say where data comes from (``inputs``, default the
     scenario's files), where saved resources go (``sink`` for the resources ``saved``, besides the
@@ -981,8 +1007,8 @@ def _images() -> Any:
     return images
 
 
-def execute(scenario: m.Scenario, options: RunOptions) -> RunReport:
-    return Executor(scenario, options).run()
+def execute(scenario: m.Scenario, options: RunOptions, lease: BackendLease | None = None) -> RunReport:
+    return Executor(scenario, options, lease=lease).run()
 
 
 __all__ = ["Executor", "RunOptions", "RunReport", "execute", "KernellabError"]
