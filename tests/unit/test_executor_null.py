@@ -245,3 +245,19 @@ def test_an_in_memory_global_size_reaches_the_backend(tmp_path: Path) -> None:
     assert isinstance(executor.backend, NullBackend)
     (event,) = [e for e in executor.backend.events if e.kind == "dispatch"]
     assert event.detail["global_size"] == (10,) and event.detail["offset"] == (0,)
+
+
+def test_a_run_until_the_process_exits_leaves_its_backend_open(tmp_path: Path) -> None:
+    """``kernellab run``'s one-shot process (executor.UntilExit) writes every output and then leaves
+    the device to the exit; any other run closes its backend at the end."""
+    from kernellab.runtime.executor import UntilExit
+
+    path = scenario(tmp_path, [dispatch()])
+    loaded, _ = load_scenario(path, tmp_path / "kept")
+    kept = Executor(loaded, RunOptions(backend="null"), lease=UntilExit())
+    kept.run()
+    assert isinstance(kept.backend, NullBackend) and not kept.backend._closed
+    assert "close" not in [e.kind for e in kept.backend.events] and counter(tmp_path / "kept" / "counter.npy") == 1
+    _, closed = run(path, tmp_path / "closed")
+    assert closed._closed and [e.kind for e in closed.events][-1] == "close"
+    kept.backend.close()
