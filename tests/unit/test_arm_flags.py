@@ -192,7 +192,7 @@ def test_fail_on_cache_miss_counts_only_with_pipeline_caching(extra, expected, t
 
     seen = []
 
-    def fake_execute(scenario, options):
+    def fake_execute(scenario, options, lease=None):
         seen.append(options)
         return executor.RunReport()
 
