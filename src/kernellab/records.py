@@ -399,14 +399,20 @@ def _source(key: str) -> str:
 
 
 class Value:
-    """The equality and hash of a plain value class, by its :meth:`_values` in field order, as a
-    dataclass's are, for the classes a run makes where building a dataclass cost its start-up more
-    than the class (issue 23). A mutable one sets ``__hash__ = None``, as a dataclass does."""
+    """The repr, equality and hash of a plain value class, as a dataclass's are, for the classes a
+    run makes where building a dataclass cost its start-up more than the class (issue 23).
+    ``_fields``: the constructor's parameters in order, which ``__repr__`` writes and ``__eq__`` and
+    ``__hash__`` compare (:meth:`_values`). A mutable one sets ``__hash__ = None``, as a dataclass
+    does."""
 
     __slots__ = ()
+    _fields: ClassVar[tuple[str, ...]]
 
     def _values(self) -> tuple[object, ...]:
-        raise NotImplementedError
+        return tuple(getattr(self, n) for n in self._fields)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields) + ")"
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -421,19 +427,14 @@ class Frozen(Value):
     """Base of a frozen record with value equality, as a frozen dataclass is (its ``__repr__``,
     ``__eq__``, ``__hash__``, frozen ``__setattr__`` and ``replace``), for the few records every run
     builds: a class with its own ``__init__`` (which sets its fields with ``vars(self).update``) costs
-    a fraction of a dataclass's making (start-up, issue 23). ``_fields``: the constructor's
-    parameters in order, as ``__repr__`` writes them; ``_compared``: those ``__eq__`` and ``__hash__``
-    compare."""
+    a fraction of a dataclass's making (start-up, issue 23). ``_compared``: the fields ``__eq__`` and
+    ``__hash__`` compare (a field left out, as ``field(compare=False)``)."""
 
     __slots__ = ()
-    _fields: ClassVar[tuple[str, ...]]
     _compared: ClassVar[tuple[str, ...]]
 
     def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, n) for n in self._compared)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields) + ")"
 
     def replace(self: _F, **changes: Any) -> _F:
         """A copy with ``changes``, as :func:`dataclasses.replace` makes one."""

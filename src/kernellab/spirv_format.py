@@ -94,6 +94,7 @@ class Descriptor(Value):
     build than the class, issue 23.)"""
 
     __slots__ = ("binding", "count", "element", "min_size", "name", "set", "stride", "type", "writes")
+    _fields = ("set", "binding", "type", "name", "count", "min_size", "stride", "writes", "element")
 
     def __init__(self, set: int, binding: int, type: str, name: str, count: int = 1, min_size: int = 0,
                  stride: int = 0, writes: bool = True, element: str = ""):
@@ -113,21 +114,12 @@ class Descriptor(Value):
         #: they are all of one type ("" for a block mixing types): what its data should be made of
         self.element = element
 
-    def _values(self) -> tuple[int, int, str, str, int, int, int, bool, str]:
-        return (self.set, self.binding, self.type, self.name, self.count, self.min_size, self.stride, self.writes,
-                self.element)
-
-    def __repr__(self) -> str:
-        return (f"Descriptor(set={self.set!r}, binding={self.binding!r}, type={self.type!r}, name={self.name!r}, "
-                f"count={self.count!r}, min_size={self.min_size!r}, stride={self.stride!r}, "
-                f"writes={self.writes!r}, element={self.element!r})")
-
-
 
 class Interface(Value):
     """What an entry point expects: descriptors, push constants and specialization ids."""
 
     __slots__ = ("descriptors", "entry", "local_size", "push_constant_size", "spec_ids", "workgroup_memory")
+    _fields = ("entry", "descriptors", "push_constant_size", "spec_ids", "local_size", "workgroup_memory")
 
     def __init__(self, entry: str, descriptors: dict[tuple[int, int], Descriptor] | None = None,
                  push_constant_size: int = 0, spec_ids: frozenset[int] = frozenset(),
@@ -142,14 +134,5 @@ class Interface(Value):
         #: reaches, laid out packed (arrays sized by specialization constants at their defaults):
         #: what a dispatch asks of ``maxComputeSharedMemorySize``
         self.workgroup_memory = workgroup_memory
-
-    def _values(self) -> tuple[object, ...]:
-        return (self.entry, self.descriptors, self.push_constant_size, self.spec_ids, self.local_size,
-                self.workgroup_memory)
-
-    def __repr__(self) -> str:
-        return (f"Interface(entry={self.entry!r}, descriptors={self.descriptors!r}, "
-                f"push_constant_size={self.push_constant_size!r}, spec_ids={self.spec_ids!r}, "
-                f"local_size={self.local_size!r}, workgroup_memory={self.workgroup_memory!r})")
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was

@@ -151,18 +151,13 @@ class Artifact(Value):
     class, issue 23.)"""
 
     __slots__ = ("data", "key", "stage")
+    _fields = ("stage", "data", "key")
 
     def __init__(self, stage: str, data: bytes, key: str):
         self.stage = stage
         self.data = data
         #: content key: hash of everything this artifact depends on
         self.key = key
-
-    def __repr__(self) -> str:
-        return f"Artifact(stage={self.stage!r}, data={self.data!r}, key={self.key!r})"
-
-    def _values(self) -> tuple[object, ...]:
-        return self.stage, self.data, self.key
 
     def text(self, stages: dict[str, Stage]) -> str:
         return stages[self.stage].to_text(self.data)
@@ -269,15 +264,10 @@ class Language(Value):
     the class, issue 23.)"""
 
     __slots__ = ("name", "stages", "vulkan_module")
+    _fields = ("name", "stages", "vulkan_module")
 
     def __init__(self, name: str, stages: tuple[Stage, ...], vulkan_module: str | None = None):
         self.name = name
         self.stages = stages
         #: the stage whose SPIR-V a Vulkan device runs; None when the language cannot run on Vulkan
         self.vulkan_module = vulkan_module
-
-    def __repr__(self) -> str:
-        return f"Language(name={self.name!r}, stages={self.stages!r}, vulkan_module={self.vulkan_module!r})"
-
-    def _values(self) -> tuple[object, ...]:
-        return self.name, self.stages, self.vulkan_module

@@ -189,16 +189,11 @@ class SizeTerm(Value):
     start-up more to build than the class, issue 23.)"""
 
     __slots__ = ("spec_id", "value")
+    _fields = ("value", "spec_id")
 
     def __init__(self, value: int, spec_id: int | None = None):
         self.value = value
         self.spec_id = spec_id
-
-    def __repr__(self) -> str:
-        return f"SizeTerm(value={self.value!r}, spec_id={self.spec_id!r})"
-
-    def _values(self) -> tuple[object, ...]:
-        return self.value, self.spec_id
 
 
 class ModuleFacts(Value):
@@ -207,6 +202,7 @@ class ModuleFacts(Value):
     clspv, the ``__local`` arguments sized by specialization constants."""
 
     __slots__ = ("execution_model", "local_arguments", "workgroup_size")
+    _fields = ("workgroup_size", "local_arguments", "execution_model")
 
     def __init__(self, workgroup_size: tuple[SizeTerm, SizeTerm, SizeTerm] | None = None,
                  local_arguments: tuple[LocalArgument, ...] = (), execution_model: str = ""):
@@ -214,13 +210,6 @@ class ModuleFacts(Value):
         self.local_arguments = local_arguments
         #: the entry point's execution model as SPIR-V names it (``GLCompute``, ``Vertex``, ``Fragment``)
         self.execution_model = execution_model
-
-    def __repr__(self) -> str:
-        return (f"ModuleFacts(workgroup_size={self.workgroup_size!r}, local_arguments={self.local_arguments!r}, "
-                f"execution_model={self.execution_model!r})")
-
-    def _values(self) -> tuple[object, ...]:
-        return self.workgroup_size, self.local_arguments, self.execution_model
 
     def local_size(self, spec_values: Mapping[int, int | float | bool]) -> tuple[int, int, int] | None:
         if self.workgroup_size is None:

@@ -24,16 +24,11 @@ class LocalSize(Value):
     than the class, issue 23.)"""
 
     __slots__ = ("size", "where")
+    _fields = ("size", "where")
 
     def __init__(self, size: tuple[int, int, int], where: tuple[str | int, ...]):
         self.size = size
         self.where = where
-
-    def __repr__(self) -> str:
-        return f"LocalSize(size={self.size!r}, where={self.where!r})"
-
-    def _values(self) -> tuple[object, ...]:
-        return self.size, self.where
 
 
 def check_limits(scenario: m.Scenario, limits: Limits, file: str | Path, *,
