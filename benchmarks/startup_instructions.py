@@ -66,7 +66,12 @@ def wrap(modname, module):
             try: return _inner(*a, **k)
             finally: mark("leave")
         setattr(target, attr, call)
-sys.meta_path.insert(0, Finder())
+class MetaPath(list):
+    # a finder the command puts first (kernellab's kept module code) goes after ours, so the
+    # modules it serves are marked too
+    def insert(self, index, finder):
+        list.insert(self, index + 1 if index == 0 and self and isinstance(self[0], Finder) else index, finder)
+sys.meta_path = MetaPath([Finder(), *sys.meta_path])
 import atexit
 atexit.register(lambda: (mark("exit"), _log.flush()))
 sys.argv = ["kernellab"] + sys.argv[1:]

@@ -189,20 +189,6 @@ def _check_at(dir_fd: int, name: str, shown: object) -> None:
         raise _refusal("a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file", shown)
 
 
-def check_replaceable(path: Path) -> None:
-    """An output may replace a regular file, never a folder, a device node, a FIFO or a socket."""
-    try:
-        fd = os.open(path.parent, _DIR_FLAGS)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise FileSystemError.from_os(exc, path) from None
-    try:
-        _check_at(fd, path.name, path)
-    finally:
-        os.close(fd)
-
-
 def _absolute(path: Path) -> Path:
     """``path`` made absolute without resolving ``..`` or links (the walk decides about those)."""
     return path if path.is_absolute() else Path.cwd() / path
@@ -410,11 +396,6 @@ def write_npy(fh: IO[bytes], array: np.ndarray) -> None:
     np.lib.format.write_array(fh, np.ascontiguousarray(array), allow_pickle=False)
 
 
-def save_npy(path: str | os.PathLike[str], array: np.ndarray, *, root: str | os.PathLike[str] | None = None) -> None:
-    with atomic_open(path, root=root) as fh:
-        write_npy(fh, array)
-
-
 #: fills an opened output (named here: inside OutputSet, ``bytes`` is its method)
 if TYPE_CHECKING:
     _Fill = Callable[[IO[bytes]], object]
@@ -609,5 +590,5 @@ def usable_output_folder(folder: Path) -> None:
         raise FileSystemError(f"{folder}: cannot write outputs there: a kernel file system")
 
 
-__all__ = ["OutputSet", "atomic_open", "check_replaceable", "discard_all", "escapes", "install_signal_cleanup",
-           "save_npy", "sweep_stale", "usable_output_folder", "write_bytes", "write_npy", "write_text"]
+__all__ = ["OutputSet", "atomic_open", "discard_all", "escapes", "install_signal_cleanup",
+           "sweep_stale", "usable_output_folder", "write_bytes", "write_npy", "write_text"]

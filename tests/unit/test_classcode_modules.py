@@ -241,7 +241,7 @@ def _program(cache: Path, src: Path, *args: str, env: dict[str, str] | None = No
             "    assert (resources.files('kernellab') / 'data' / 'vkformats.json').is_file()\n"
             "    mods = {n: m for n, m in sys.modules.items() if n.startswith('kernellab.')}\n"
             "    for n, m in mods.items():  # the attributes a normal import gives, on every loader\n"
-            "        if m.__spec__.origin is None:  # a namespace package (formats/amber): no file\n"
+            "        if m.__spec__.origin is None:  # a namespace package: no file\n"
             "            continue\n"
             "        assert m.__file__ == m.__spec__.origin and m.__cached__ == m.__spec__.cached, n\n"
             "        if hasattr(m, '__path__'):\n"
@@ -318,3 +318,12 @@ def test_the_program_writes_no_module_file_when_it_may_not(tmp_path: Path) -> No
     blocked.write_text("")
     proc = _program(blocked / "cache", src, "validate", str(bad))
     assert proc.returncode == 2 and "missing.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_every_folder_of_kernellab_modules_is_a_regular_package() -> None:
+    """A namespace package has no file, so the kept module code cannot serve it (the path finder
+    searches for it on every run) and a finder could take it from any folder on the path."""
+    root = Path(classcode.__file__).parent
+    folders = {p.parent for p in root.rglob("*.py")}
+    assert folders and all((folder / "__init__.py").is_file() for folder in folders), \
+        sorted(str(f.relative_to(root)) for f in folders if not (f / "__init__.py").is_file())
