@@ -72,6 +72,11 @@ def _v1(text: str) -> bytes:
     (_v1("{'descr': '<q9', 'fortran_order': False, 'shape': (1,), }\n"), "not a NumPy"),
     (_v1("{'descr': __import__('os'), 'fortran_order': False, 'shape': ()}\n"), "not a NumPy"),
     (_v1("(" * 60), "not a NumPy"),
+    # ast's message names its parse node and a memory address; the header is shown instead
+    (_v1("{'descr': foo, 'fortran_order': False, 'shape': (1,), }\n"),
+     r"^not a NumPy \.npy file \(its header is not made of Python literals: \"\{'descr': foo, "),
+    (_v1("{'descr': '<f4', 'shape': (1, 1>, 9999}\n"), r"^not a NumPy \.npy file \(SyntaxError in its header: "),
+    (_v1("[" * 5000 + "\n"), "nested too deeply|SyntaxError in its header: too many nested"),
 ])
 def test_broken_headers_are_refused_with_the_reason(head: bytes, reason: str) -> None:
     with pytest.raises(ValueError, match=reason):

@@ -150,9 +150,16 @@ def _parse_dict(text: str) -> tuple[tuple[int, ...], Any, bool]:
 
     try:
         d = ast.literal_eval(text)
-    # a broken literal raises any of these; a deep one exhausts the parser
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
-        raise ValueError(f"not a NumPy .npy file ({type(exc).__name__}: {str(exc)[:120]})") from None
+    # a name, a call or an operator where a literal belongs: ast's own message shows only the
+    # repr of its parse node ("<ast.Name object at 0x...>"), so the header itself is shown
+    except (ValueError, TypeError):
+        raise ValueError(f"not a NumPy .npy file (its header is not made of Python literals: "
+                         f"{text.strip()[:80]!r})") from None
+    except SyntaxError as exc:
+        raise ValueError(f"not a NumPy .npy file (SyntaxError in its header: {exc.msg}: "
+                         f"{text.strip()[:80]!r})") from None
+    except (MemoryError, RecursionError):  # a deep one exhausts the parser
+        raise ValueError("not a NumPy .npy file (its header is nested too deeply to read)") from None
     if not isinstance(d, dict):
         raise ValueError(f"not a NumPy .npy file (the header is not a dictionary: {text[:60]!r})")
     if set(d) != {"descr", "fortran_order", "shape"}:
