@@ -69,15 +69,30 @@ def read_private(file: str | os.PathLike[str], limit: int) -> bytes | None:
     if dir_fd is None:
         return None
     try:
-        fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+        return read_cache_file(name, limit, dir_fd=dir_fd, others_may_write=False)
     except OSError:
         return None
     finally:
         os.close(dir_fd)
+
+
+def read_cache_file(file: str | os.PathLike[str], limit: int, *, dir_fd: int | None = None,
+                    others_may_write: bool = True) -> bytes:
+    """The bytes of a file of the cache folder, read only when it is a regular file (opened
+    without waiting or following a symlink: never a FIFO, ``/dev/zero`` or a file elsewhere) of
+    the user's own, writable by anyone only where ``others_may_write`` (the group, that is: the
+    world never), of at most ``limit`` bytes. OSError saying why otherwise (FileNotFoundError
+    when it is absent)."""
+    fd = os.open(file, _FILE_FLAGS, dir_fd=dir_fd)
     try:
         st = os.fstat(fd)
-        if not _own(st, _S_IFREG) or st.st_size > limit:
-            return None
+        if (st.st_mode & _S_IFMT) != _S_IFREG:
+            raise OSError(0, "not a regular file")
+        getuid = getattr(os, "getuid", None)
+        if (getuid is not None and st.st_uid != getuid()) or st.st_mode & (0o002 if others_may_write else 0o022):
+            raise OSError(0, "another user's file, or one others may write")
+        if st.st_size > limit:
+            raise OSError(0, f"larger than {limit} bytes")
         chunks, left = [], st.st_size + 1  # one past the size: a file that grows is refused
         while left > 0:
             chunk = os.read(fd, left)
@@ -85,8 +100,8 @@ def read_private(file: str | os.PathLike[str], limit: int) -> bytes | None:
                 break
             chunks.append(chunk)
             left -= len(chunk)
-        return None if left <= 0 else b"".join(chunks)
-    except OSError:
-        return None
+        if left <= 0:
+            raise OSError(0, "it grew while it was read")
+        return b"".join(chunks)
     finally:
         os.close(fd)

@@ -19,11 +19,15 @@ from kernellab.compile.cache import _ENTRY_TAG, ArtifactCache, sha256
 ROOT = Path(__file__).resolve().parents[2]
 
 
+class Waited(BaseException):
+    """Not an OSError: no reader's ``except OSError`` takes the wait for a failed read."""
+
+
 @pytest.fixture(autouse=True)
 def no_wait() -> Iterator[None]:
-    """A read that waits on a FIFO fails the test instead of holding it."""
+    """A read that waits on a FIFO (or reads /dev/zero on) fails the test instead of holding it."""
     def expired(signum: int, frame: object) -> None:
-        raise TimeoutError("the read waited")
+        raise Waited("the read waited")
 
     old = signal.signal(signal.SIGALRM, expired)
     signal.alarm(10)
@@ -156,3 +160,18 @@ def test_the_program_runs_past_fifos_in_its_cache_folder(tmp_path: Path) -> None
     done = subprocess.run([sys.executable, "-m", "kernellab", "schema"], env=env, capture_output=True,
                           timeout=60, check=False)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_tool_version_file_that_is_a_fifo_or_dev_zero_is_no_store(tmp_path: Path, kind: str) -> None:
+    from kernellab.tools import _VersionStore
+
+    file = tmp_path / "tool-versions.json"
+    if kind == "fifo":
+        os.mkfifo(file)
+    else:
+        file.symlink_to("/dev/zero")  # read without end: the run's memory grew until it failed
+    assert _VersionStore(file)._load() == {}
+    file.unlink()
+    file.write_text('{"glslang|1|2|3|4": "11.0"}')
+    assert _VersionStore(file)._load() == {"glslang|1|2|3|4": "11.0"}

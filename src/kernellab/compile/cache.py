@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from kernellab import config, logs
+from kernellab.cachedir import read_cache_file
 from kernellab.errors import FileSystemError
 from kernellab.outputs import write_bytes
 
@@ -54,7 +55,9 @@ class ArtifactCache:
     def get(self, key: str, ext: str) -> bytes | None:
         file = self._file(key, ext)
         try:
-            entry = _read_entry(file)
+            # a regular file of the user's own: never a FIFO (a wait), a device or a symlink (an
+            # endless read), nor a module another user put in a shared cache folder
+            entry = read_cache_file(file, MAX_ENTRY_BYTES)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -78,24 +81,6 @@ class ArtifactCache:
 
 #: the largest entry read (a module or a device binary is megabytes; more is not an entry of ours)
 MAX_ENTRY_BYTES = 1 << 30
-_ENTRY_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NOFOLLOW", 0) \
-    | getattr(os, "O_CLOEXEC", 0)
-
-
-def _read_entry(file: str) -> bytes:
-    """An entry's bytes: a regular file of the user's own (a module another user put in a shared
-    cache folder is not run), never a FIFO (no wait), a device or a symlink (``/dev/zero`` read
-    without end), at most :data:`MAX_ENTRY_BYTES`; otherwise OSError saying why."""
-    with os.fdopen(os.open(file, _ENTRY_FLAGS), "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if (st.st_mode & 0o170000) != 0o100000:
-            raise OSError(0, "not a regular file")
-        getuid = getattr(os, "getuid", None)
-        if (getuid is not None and st.st_uid != getuid()) or st.st_mode & 0o002:
-            raise OSError(0, "another user's file, or one anyone may write")
-        if st.st_size > MAX_ENTRY_BYTES:
-            raise OSError(0, f"larger than {MAX_ENTRY_BYTES >> 20} MiB")
-        return fh.read(st.st_size)
 
 
 def default_cache() -> ArtifactCache | None:
