@@ -175,3 +175,28 @@ def test_a_tool_version_file_that_is_a_fifo_or_dev_zero_is_no_store(tmp_path: Pa
     file.unlink()
     file.write_text('{"glslang|1|2|3|4": "11.0"}')
     assert _VersionStore(file)._load() == {"glslang|1|2|3|4": "11.0"}
+
+
+def test_the_arm_declarations_are_read_only_from_a_private_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ARM extensions' cffi declarations lay out what is handed to the driver: one planted in
+    the cache (a FIFO, a file others may write) is not read; a fresh one is made and kept privately."""
+    from kernellab import config
+    from kernellab.backends import vulkan_arm_decls as decls
+
+    made = ("struct Made { int x; };", {"MADE": 1}, {"Made": "VK_STRUCTURE_TYPE_MADE"})
+    monkeypatch.setattr(decls, "generate_cdef", lambda extensions, included=(): made)
+    monkeypatch.setattr(decls, "_registry_version", lambda: "1.4.test")
+    with config.override(cache_dir=tmp_path / "cache"):
+        path = decls._cache_file(["VK_ARM_tensors"], ())
+        path.parent.mkdir(parents=True)
+        os.mkfifo(path)
+        assert decls.cached_declarations(["VK_ARM_tensors"]) == made  # not waited on
+        path.unlink()
+        path.write_text('{"cdef": "struct Theirs { char evil[1]; };", "constants": {}, "stypes": {}}')
+        path.chmod(0o666)
+        assert decls.cached_declarations(["VK_ARM_tensors"]) == made
+        path.unlink()
+        assert decls.cached_declarations(["VK_ARM_tensors"]) == made
+        assert path.stat().st_mode & 0o777 == 0o600
+        monkeypatch.setattr(decls, "generate_cdef", lambda extensions, included=(): pytest.fail("not kept"))
+        assert decls.cached_declarations(["VK_ARM_tensors"]) == made
