@@ -200,3 +200,22 @@ def test_the_arm_declarations_are_read_only_from_a_private_file(tmp_path: Path, 
         assert path.stat().st_mode & 0o777 == 0o600
         monkeypatch.setattr(decls, "generate_cdef", lambda extensions, included=(): pytest.fail("not kept"))
         assert decls.cached_declarations(["VK_ARM_tensors"]) == made
+
+
+def test_an_amber_script_s_folder_is_written_through_no_planted_temporary_name(tmp_path: Path) -> None:
+    """Runs of one AmberScript file share its folder in the cache: each file is staged under a
+    name of the process's own. A fixed ``NAME.tmp`` was written through a symlink planted there
+    (and truncated by a second run under the first's rename)."""
+    from kernellab.compile.amber import prepare
+
+    script = tmp_path / "s.amber"
+    script.write_text((ROOT / "tests" / "amber" / "struct.amber").read_text())
+    folder = tmp_path / "materialized"
+    folder.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    for name in ("buffer0.npy.tmp", "buffer1.npy.tmp", "amber-origins.json.tmp"):
+        (folder / name).symlink_to(victim)
+    prepare(script, folder)
+    assert victim.read_text() == "untouched"
+    assert (folder / "buffer0.npy").is_file() and not (folder / "buffer0.npy").is_symlink()
