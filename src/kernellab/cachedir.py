@@ -93,15 +93,12 @@ def read_cache_file(file: str | os.PathLike[str], limit: int, *, dir_fd: int | N
             raise OSError(0, "another user's file, or one others may write")
         if st.st_size > limit:
             raise OSError(0, f"larger than {limit} bytes")
-        chunks, left = [], st.st_size + 1  # one past the size: a file that grows is refused
-        while left > 0:
-            chunk = os.read(fd, left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        if left <= 0:
+        # one read, one byte past the size: a regular file's short read is its end (no second
+        # read to find it), and a file that grew is refused; one cut short is damaged, as a
+        # truncated file is, and each reader takes it for none
+        data = os.read(fd, st.st_size + 1)
+        if len(data) > st.st_size:
             raise OSError(0, "it grew while it was read")
-        return b"".join(chunks)
+        return data
     finally:
         os.close(fd)
