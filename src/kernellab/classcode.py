@@ -81,19 +81,18 @@ if sys.version_info >= (3, 12) and type(sys.modules["inspect"]) is _OnFirstUse:
 _imported_on_first_use("copy")
 import dataclasses  # noqa: E402 - after inspect and copy are made lazy
 
+#: the most of a kept-code file read (the module code's is bounded at MAX_MODULE_BYTES when written;
+#: a larger file is not kernellab's, and is not read whole)
+MAX_FILE_BYTES = 64 << 20
+
 
 def read_own_file(file: Path) -> bytes | None:
-    """The bytes of ``file`` when code may be run from it: the user's own, and writable by no one
-    else (POSIX; elsewhere the mode check alone). None when it is absent, unreadable or not."""
-    try:
-        with open(file, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            getuid = getattr(os, "getuid", None)
-            if (getuid is not None and st.st_uid != getuid()) or st.st_mode & 0o022:
-                return None
-            return fh.read()
-    except OSError:
-        return None
+    """The bytes of ``file`` when code may be run from it (:func:`kernellab.cachedir.read_private`:
+    the user's own regular file, in a folder of the user's own, that no one else may write). None
+    when it is absent, unreadable or not."""
+    from kernellab.cachedir import read_private  # imported by install() before any file is read
+
+    return read_private(file, MAX_FILE_BYTES)
 
 
 #: a bound on a file: a command builds a few hundred methods (``run`` on buffers: about 270)

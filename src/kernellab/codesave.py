@@ -16,25 +16,41 @@ if TYPE_CHECKING:  # the caches are classcode's, which imports this module: type
 
 def write_replacing(file: Path, data: bytes) -> bool:
     """``data`` into ``file`` through a temporary file renamed over it (a reader never sees half a
-    file), private to the user; False when it cannot be written (a cache only costs time)."""
-    import tempfile
+    file), private to the user, in a folder of the user's own that no one else may write (made so
+    when absent; one that is a symlink or that others may write is left alone: code read from it
+    would never be run, :func:`kernellab.cachedir.read_private`). False when it cannot be written
+    (a cache only costs time)."""
+    from kernellab.cachedir import private_folder
 
     try:
-        file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", dir=file.parent)
+        file.parent.parent.mkdir(parents=True, exist_ok=True)
+        file.parent.mkdir(exist_ok=True, mode=0o700)
     except OSError:
         return False
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, file)
-        return True
-    except (OSError, ValueError):
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    dir_fd = private_folder(file.parent)
+    if dir_fd is None:
         return False
+    # the temporary file is made, written and renamed in the folder that was checked, by its descriptor
+    tmp = f".{file.name}.{os.getpid()}.{os.urandom(6).hex()}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        try:
+            fd = os.open(tmp, flags, 0o600, dir_fd=dir_fd)
+        except OSError:
+            return False
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, file.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            return True
+        except (OSError, ValueError):
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except OSError:
+                pass
+            return False
+    finally:
+        os.close(dir_fd)
 
 
 def save_codes(cache: Any, max_entries: int, regrouped: str) -> None:

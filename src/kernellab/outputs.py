@@ -478,14 +478,16 @@ class OutputSet:
             self.discard()
             raise
         done: list[Path] = []
-        for s in self._staged:
-            try:
-                os.rename(s.tmp, s.path.name, src_dir_fd=s.folder.fd, dst_dir_fd=s.folder.fd)
-            except OSError as exc:
-                self._staged = self._staged[len(done):]
-                self.discard()
-                raise FileSystemError.from_os(exc, s.path) from None
-            done.append(s.path)
+        # a signal between two renames left one output new and the next old or absent
+        with _SignalsHeld() if len(self._staged) > 1 and _CLEANUP.wanted else _NOT_HELD:
+            for s in self._staged:
+                try:
+                    os.rename(s.tmp, s.path.name, src_dir_fd=s.folder.fd, dst_dir_fd=s.folder.fd)
+                except OSError as exc:
+                    self._staged = self._staged[len(done):]
+                    self.discard()
+                    raise FileSystemError.from_os(exc, s.path) from None
+                done.append(s.path)
         self._staged.clear()
         self._release()
         return done
@@ -530,6 +532,48 @@ def _handler(signum: int, frame: FrameType | None) -> None:
     discard_all()
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
+
+
+class _SignalsHeld:
+    """SIGINT, SIGTERM and SIGHUP that arrive inside the block take effect at its end (sent
+    again, to the handlers that were in place): a run's outputs are renamed into place together
+    or, before the first rename, not at all. A signal ignored, or handled outside Python, is left
+    as it is; outside the main thread nothing is held (Python handles signals in that one)."""
+
+    def __enter__(self) -> None:
+        self.saved: dict[int, object] = {}
+        self.pending: list[int] = []
+        for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+            signum = getattr(signal, name, None)
+            if signum is None:
+                continue
+            try:
+                current = signal.getsignal(signum)
+                if current is not None and current != signal.SIG_IGN:
+                    signal.signal(signum, self._hold)
+                    self.saved[signum] = current
+            except (ValueError, OSError):  # not the main thread
+                return
+
+    def _hold(self, signum: int, frame: FrameType | None) -> None:
+        self.pending.append(signum)
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self.saved.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+        for signum in dict.fromkeys(self.pending):
+            os.kill(os.getpid(), signum)
+
+
+class _NotHeld:
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+_NOT_HELD = _NotHeld()
 
 
 def _arm_handlers(on: bool) -> None:

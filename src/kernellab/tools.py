@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kernellab import config, jsontext, logs
+from kernellab.cachedir import read_cache_file
 from kernellab.errors import MissingToolError, ToolError
 from kernellab.records import dataclass
 
@@ -186,6 +187,10 @@ def _running() -> Any:
     return toolrun
 
 
+#: the most of the tool-version file read (an entry is a line of text; a few hundred tools' worth)
+MAX_VERSIONS_BYTES = 1 << 20
+
+
 class _VersionStore:
     """Tools' version texts, kept in the cache folder so a run spawns no ``--version``.
 
@@ -200,7 +205,8 @@ class _VersionStore:
     def _load(self) -> dict[str, str]:
         if self._entries is None:
             try:
-                loaded = jsontext.loads(self.file.read_text(encoding="utf-8"))
+                # never a FIFO (a wait) or /dev/zero through a symlink (an endless read)
+                loaded = jsontext.loads(read_cache_file(self.file, MAX_VERSIONS_BYTES).decode("utf-8"))
                 self._entries = {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
             except (OSError, ValueError):
                 self._entries = {}

@@ -11,6 +11,7 @@ from kernellab.vkregistry import vkformat
 
 vk = pytest.importorskip("vulkan")
 from kernellab.backends import vulkan_arm as va
+from kernellab.backends.vulkan_arm_layers import _MANIFESTS
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
@@ -61,6 +62,18 @@ def test_layer_environment_is_restored():
         assert str(layers.manifest_dir) in os.environ["VK_ADD_LAYER_PATH"]
         assert set(va.LAYER_ORDER) <= va.available_layers()
     assert {k: os.environ.get(k) for k in before} == before
+
+
+def test_the_layer_manifests_are_in_a_folder_of_the_process_own():
+    """The loader loads the library a manifest names, reading the folder by name after kernellab
+    wrote it: a folder only the user may write (not the cache folder, which may be shared)."""
+    from kernellab import config
+
+    layers = va.prepare_layers()
+    st = layers.manifest_dir.stat()
+    assert st.st_uid == os.getuid() and st.st_mode & 0o777 == 0o700
+    assert config.get().cache_dir.resolve() not in layers.manifest_dir.resolve().parents
+    assert sorted(p.name for p in layers.manifest_dir.iterdir()) == sorted(_MANIFESTS.values())
 
 
 @pytest.fixture(scope="module")

@@ -112,6 +112,24 @@ def test_validate_escapes_uids_and_paths(tmp_path: Path) -> None:
     assert f"c{SHOWN}" in proc.stderr
 
 
+@pytest.mark.parametrize("command", ["validate", "run"])
+@pytest.mark.parametrize("exists", [False, True])
+def test_a_data_path_with_a_newline_stays_on_its_line(tmp_path: Path, command: str, exists: bool) -> None:
+    """A buffer's ``src`` holding a newline printed a line of the file's choosing after the error
+    (``...: file not found: /w/b`` then ``scenario.json: valid scenario ...``)."""
+    path, doc = vector_add(tmp_path)
+    name = "b\nscenario.json: valid scenario (5 resources, 1 command).npy"
+    if exists:
+        (tmp_path / name).write_bytes(b"not a .npy file")
+    doc["resources"][3]["buffer"]["src"] = name
+    proc = cli(command, write(path, doc), "--output", tmp_path / "out", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and "/resources/3/buffer/src" in lines[0], proc.stderr
+    assert "b\\x0ascenario.json: valid scenario" in lines[0]
+
+
 @pytest.mark.parametrize("command", ["run", "verify"])
 def test_compiler_logs_are_escaped(tmp_path: Path, command: str) -> None:
     path, _ = vector_add(tmp_path)

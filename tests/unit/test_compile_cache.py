@@ -2,15 +2,20 @@
 (issue 11): a cached kernel starts no process, an edited header is a new key."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from helpers.fake_tools import counting_wrappers, spawned
 from kernellab import config, tools
+from kernellab.cli import main
 from kernellab.compile.cache import default_cache
 from kernellab.compile.pipeline import Compiler, CompileRequest
 from kernellab.errors import InputError
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "vector_add"
+needs_glslang = pytest.mark.skipif(tools.find("glslangValidator") is None, reason="needs glslang")
 
 SHADER = """#version 450
 #extension GL_GOOGLE_include_directive : require
@@ -121,6 +126,24 @@ def test_caching_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert config.Config.from_environ().compile_cache is False
     with config.override(compile_cache=False):
         assert default_cache() is None and Compiler(CompileRequest(tmp_path / "s.comp", "glsl")).cache is None
+
+
+@needs_glslang
+@pytest.mark.parametrize("command", ["run", "snapshot", "snapshot --no-cache", "listing"])
+def test_every_command_leaves_the_cache_alone_when_caching_is_off(tmp_path: Path, command: str) -> None:
+    """``KERNELLAB_NO_CACHE=1`` (the settings' compile_cache) holds for every command, and
+    ``--no-cache`` too: ``run`` and ``snapshot`` set the cache from their flag alone (the variable
+    was overridden), ``snapshot --no-cache`` handed the compiler no cache (the default one), and
+    ``listing`` always gave it the cache folder."""
+    shutil.copytree(EXAMPLE, tmp_path / "va")
+    name, *flags = command.split()
+    argv = {"run": ["run", str(tmp_path / "va" / "scenario.json"), "--output", str(tmp_path / "out"), "--dry-run"],
+            "snapshot": ["snapshot", str(tmp_path / "va" / "add.comp"), "--stage", "spirv", "-o",
+                         str(tmp_path / "add.spv"), *flags],
+            "listing": ["listing", str(tmp_path / "va" / "add.comp")]}[name]
+    with config.override(cache_dir=tmp_path / "cache", compile_cache="--no-cache" in flags):
+        assert main(argv) == 0
+    assert not (tmp_path / "cache" / "artifacts").exists()
 
 
 def test_a_spirv_source_is_validated_once_per_content(tmp_path: Path, counted: Path) -> None:

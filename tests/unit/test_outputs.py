@@ -154,6 +154,39 @@ def _staging_program(folder: Path) -> str:
     """)
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_between_the_renames_of_a_commit_comes_after_the_last(tmp_path: Path, signum: int) -> None:
+    """Two outputs are renamed into place together: a signal that arrives as the first rename
+    returns takes effect after the second (it left the first new and the second old)."""
+    (tmp_path / "a.bin").write_bytes(b"old")
+    (tmp_path / "b.bin").write_bytes(b"old")
+    program = textwrap.dedent(f"""
+        import os, signal
+        from pathlib import Path
+        from kernellab.outputs import OutputSet, install_signal_cleanup
+        install_signal_cleanup()
+        folder = Path({str(tmp_path)!r})
+        outs = OutputSet()
+        outs.bytes(folder / "a.bin", b"new")
+        outs.bytes(folder / "b.bin", b"new")
+        rename = os.rename
+        def signalled_rename(*args, **kwargs):
+            rename(*args, **kwargs)
+            os.rename = rename
+            os.kill(os.getpid(), {int(signum)})
+        os.rename = signalled_rename
+        try:
+            outs.commit()
+        except KeyboardInterrupt:
+            raise SystemExit(130)
+    """)
+    child = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60,
+                           preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGTERM, signal.SIGHUP)])
+    assert child.returncode == (-signum if signum == signal.SIGTERM else 130), child.stderr
+    assert [(tmp_path / n).read_bytes() for n in ("a.bin", "b.bin")] == [b"new", b"new"]
+    assert staged(tmp_path) == []
+
+
 def test_a_signal_the_user_ignored_stays_ignored(tmp_path: Path) -> None:
     # `nohup kernellab run ...`: SIGHUP must not end the run because staging installed a handler
     child = subprocess.Popen([sys.executable, "-c", _staging_program(tmp_path)], stdout=subprocess.PIPE, text=True,

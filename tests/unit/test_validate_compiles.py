@@ -43,6 +43,26 @@ def test_a_good_shader_is_valid(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "valid scenario" in out.out and "skipped" not in out.err
 
 
+@needs_glslang
+@pytest.mark.parametrize("named", ["relative", "through a symlinked folder"])
+def test_a_good_shader_is_valid_however_its_scenario_is_named(tmp_path: Path, named: str,
+                                                               capsys: pytest.CaptureFixture[str],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shader's folder is compared with the workload's once both are resolved: ``validate
+    scenario.json`` and a scenario reached through a symlinked folder were refused as reading a
+    kernel "outside the workload's folder ." (the folder as named, the kernel as resolved)."""
+    path = _vector_add(tmp_path, broken=False)
+    if named == "relative":
+        monkeypatch.chdir(path.parent)
+        arg = path.name
+    else:
+        (tmp_path / "link").symlink_to(path.parent)
+        arg = str(tmp_path / "link" / path.name)
+    with config.override(cache_dir=tmp_path / "cache"):
+        assert main(["validate", arg]) == 0, capsys.readouterr().err
+    assert "valid scenario" in capsys.readouterr().out
+
+
 def test_without_the_compiler_compiling_is_skipped_and_said(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     path = _vector_add(tmp_path, broken=True)

@@ -21,7 +21,6 @@ from typing import Any
 
 from kernellab import config
 from kernellab.errors import MissingToolError
-from kernellab.outputs import write_text
 
 #: the device extensions kernellab enables for tensors and graphs
 EXTENSIONS = ("VK_ARM_tensors", "VK_ARM_data_graph")
@@ -208,6 +207,10 @@ def _member_decl(m: Any) -> str:
     return f"    {decl};"
 
 
+#: the most of a declarations file read (the ARM extensions' declarations are tens of kilobytes)
+MAX_DECLARATIONS_BYTES = 16 << 20
+
+
 def _cache_file(extensions: Sequence[str], included: Sequence[str]) -> Path:
     names = ",".join(extensions) + (f"+{','.join(included)}" if included else "")
     key = hashlib.sha256(f"{_registry_version()}|{names}|v1".encode()).hexdigest()[:16]
@@ -217,16 +220,23 @@ def _cache_file(extensions: Sequence[str], included: Sequence[str]) -> Path:
 def cached_declarations(extensions: Sequence[str], included: Sequence[str] = ()
                         ) -> tuple[str, dict[str, int], dict[str, str]]:
     """:func:`generate_cdef`'s answer, from kernellab's cache when the registry version matches."""
+    from kernellab.cachedir import read_private
+    from kernellab.codesave import write_replacing
+
     path = _cache_file(extensions, included)
-    if path.is_file():
+    # the declarations lay out the structures cffi hands the driver: read as kept code is, only
+    # from a regular file of the user's own in a private folder (never a FIFO, /dev/zero, or a
+    # file another user could have written in a shared cache)
+    data = read_private(path, MAX_DECLARATIONS_BYTES)
+    if data is not None:
         try:
-            doc = json.loads(path.read_text())
-            return doc["cdef"], {k: int(v) for k, v in doc["constants"].items()}, doc["stypes"]
-        except (ValueError, KeyError):
+            doc = json.loads(data)
+            return str(doc["cdef"]), {k: int(v) for k, v in doc["constants"].items()}, dict(doc["stypes"])
+        except (ValueError, KeyError, TypeError, AttributeError):
             pass  # a damaged cache entry is regenerated below
     cdef, constants, stypes = generate_cdef(extensions, included=included)
-    write_text(path, json.dumps({"registry": _registry_version(), "cdef": cdef, "constants": constants,
-                                 "stypes": stypes}))
+    write_replacing(path, json.dumps({"registry": _registry_version(), "cdef": cdef, "constants": constants,
+                                      "stypes": stypes}).encode())
     return cdef, constants, stypes
 
 

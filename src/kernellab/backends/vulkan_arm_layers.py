@@ -7,7 +7,7 @@ the loader's environment-driven ordering is unreliable (Debian 12's loader 1.3.2
 manifest discovery), so the application enables them itself through ``ppEnabledLayerNames`` in
 that order (:data:`LAYER_ORDER`). The pip package's manifests name their libraries relatively,
 which the loader resolves with ``dlopen``'s search path, fixed at process start; so
-:func:`prepare_layers` writes copies with absolute library paths under kernellab's cache, and
+:func:`prepare_layers` writes copies with absolute library paths in a private folder, and
 :func:`layers_visible` puts that folder in ``VK_ADD_LAYER_PATH`` (and ``VK_LAYER_PATH`` for older
 loaders that lack the former) in ``os.environ`` just around instance creation: the loader reads
 these variables on every layer scan, so setting them after ``import vulkan`` works.
@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from kernellab import config
 from kernellab.errors import MissingToolError
 from kernellab.native import vk as nvk
 from kernellab.native.failure import failure
@@ -65,7 +63,10 @@ def _deploy_dir() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def prepare_layers() -> EmulationLayers:
-    """Copy the layer manifests, with absolute library paths, to kernellab's cache (once)."""
+    """Copy the layer manifests, with absolute library paths, to a private folder of this process
+    (once; removed at exit). Not into the cache folder: the loader loads the library each
+    manifest names, reading the folder by its name after kernellab wrote it, so a folder another
+    user could write or rename (a shared cache) would have let them choose the code loaded."""
     deploy = _deploy_dir()
     src_dir = deploy / "share" / "vulkan" / "explicit_layer.d"
     lib_dirs = [d for d in (deploy / "lib64", deploy / "lib") if d.is_dir()]
@@ -76,8 +77,7 @@ def prepare_layers() -> EmulationLayers:
         except OSError:
             raise MissingToolError(f"Arm's ML emulation layer manifest {src_dir / fname} is missing: "
                                    f"reinstall pip {LAYER_PACKAGE}") from None
-    key = hashlib.sha256(json.dumps([str(deploy), texts]).encode()).hexdigest()[:16]
-    out_dir = config.get().cache_dir / "vulkan-arm" / f"layers-{key}"
+    manifests = {}
     for name, fname in _MANIFESTS.items():
         manifest = json.loads(texts[name])
         lib = manifest["layer"]["library_path"]
@@ -86,10 +86,15 @@ def prepare_layers() -> EmulationLayers:
             if found is None:
                 raise MissingToolError(f"{name}: library {lib} not found under {deploy}: reinstall pip {LAYER_PACKAGE}")
             manifest["layer"]["library_path"] = str(found.resolve())
-        text = json.dumps(manifest, indent=4) + "\n"
-        target = out_dir / fname
-        if not target.is_file() or target.read_text() != text:
-            write_text(target, text)
+        manifests[fname] = json.dumps(manifest, indent=4) + "\n"
+    import atexit
+    import shutil
+    import tempfile
+
+    out_dir = Path(tempfile.mkdtemp(prefix="kernellab-layers-"))  # mode 0700: the user's alone
+    atexit.register(shutil.rmtree, out_dir, True)
+    for fname, text in manifests.items():
+        write_text(out_dir / fname, text)
     return EmulationLayers(out_dir, deploy)
 
 

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     import argparse
+    from contextlib import AbstractContextManager
 
 
 #: whether this process ends when its command does (``cli.program`` for the commands it exits
@@ -28,6 +29,16 @@ def start_up_done() -> None:
     if PROCESS.one_shot:
         gc.freeze()
         gc.unfreeze()
+
+
+def compile_cache_as_asked(args: argparse.Namespace) -> AbstractContextManager[object]:
+    """The compile cache on as the settings have it (off with ``KERNELLAB_NO_CACHE=1``) and off
+    with the command's ``--no-cache``, while the command compiles: ``run`` and ``snapshot`` set it
+    from their flag alone, which turned the cache back on against the variable (and ``snapshot
+    --no-cache`` handed no cache, which is the default one, not none)."""
+    from kernellab import config
+
+    return config.override(compile_cache=config.get().compile_cache and not getattr(args, "no_cache", False))
 
 
 def add_allow_outside(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kernellab import config
 from kernellab.commands import add_target_env, resolve_target_env
 from kernellab.errors import InputError, UsageError
 from kernellab.outputs import write_text
@@ -105,13 +104,12 @@ def _compile_and_list(args: argparse.Namespace) -> list[dict[str, Any]]:
         except OSError as exc:
             raise InputError(f"cannot read SPIR-V: {exc.strerror}", file=path) from exc
         return build_listings(decode(data, path), opts)
-    from kernellab.compile.cache import ArtifactCache
     from kernellab.compile.languages import VULKAN_MODULE_STAGE, all_stages
     from kernellab.compile.pipeline import Compiler
     from kernellab.compile.sources import request_for
 
     req = request_for(path, args.kernel, build_options=args.options, target_env=resolve_target_env(args.target_env, "listing"))
-    compiler = Compiler(req, ArtifactCache(config.get().cache_dir))
+    compiler = Compiler(req)  # the user's cache, unless KERNELLAB_NO_CACHE turns it off
     stage = args.stage or VULKAN_MODULE_STAGE.get(req.language, "spirv")
     every = compiler.stages
     if stage in every and not every[stage].is_spirv:

@@ -5,9 +5,9 @@ import sys
 import time
 from pathlib import Path
 
-from kernellab import config, logs
+from kernellab import logs
 from kernellab.backends.registry import names as backend_names
-from kernellab.commands import PROCESS, start_up_done
+from kernellab.commands import PROCESS, compile_cache_as_asked, start_up_done
 from kernellab.errors import UsageError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
@@ -201,7 +201,7 @@ def _run(path: Path, args: argparse.Namespace) -> int:
         temporary = tempfile.TemporaryDirectory(prefix="kernellab-check-")
         args.output = Path(temporary.name)
     try:
-        with config.override(compile_cache=not getattr(args, "no_cache", False)):
+        with compile_cache_as_asked(args):
             if fmt != "scenario":
                 from kernellab.commands.run_extras import format_options
                 from kernellab.runtime.runners import run_format

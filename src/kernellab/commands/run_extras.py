@@ -9,8 +9,6 @@ import os
 import sys
 from pathlib import Path
 
-from kernellab import config
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     import argparse
@@ -52,10 +50,11 @@ EXIT_SKIPPED = 77
 def run_amber_file(path: Path, args: argparse.Namespace) -> int:
     """An AmberScript file: run it and check its EXPECTs (0 all hold, 1 one fails, 77 the device
     lacks a required feature or extension)."""
+    from kernellab.commands import compile_cache_as_asked
     from kernellab.session import Session
     from kernellab.suite.amber import run_amber
 
-    with config.override(compile_cache=not getattr(args, "no_cache", False)), \
+    with compile_cache_as_asked(args), \
             Session(args.device, backend=args.backend, robust_buffer_access=args.enable_robustness_features) as s:
         outcome = run_amber(s, path)
     if outcome.status == "pass":

@@ -5,8 +5,7 @@ import argparse
 import sys
 from typing import Any
 
-from kernellab import config
-from kernellab.commands import add_target_env, resolve_target_env
+from kernellab.commands import add_target_env, compile_cache_as_asked, resolve_target_env
 from kernellab.errors import MissingToolError, UsageError
 from kernellab.outputs import write_bytes
 
@@ -37,8 +36,12 @@ def register(sub: Any) -> None:
 
 
 def snapshot(args: argparse.Namespace) -> int:
+    with compile_cache_as_asked(args):
+        return _snapshot(args)
+
+
+def _snapshot(args: argparse.Namespace) -> int:
     # the compiler is imported only when the command runs (the CLI builds every parser for --help)
-    from kernellab.compile.cache import ArtifactCache
     from kernellab.compile.languages import all_stages
     from kernellab.compile.snapshot import (
         Device,
@@ -52,10 +55,10 @@ def snapshot(args: argparse.Namespace) -> int:
 
     req = request_for(args.source, args.kernel, build_options=args.options, target_env=resolve_target_env(args.target_env, "snapshot"),
                       device=args.device)
-    cache = None if args.no_cache else ArtifactCache(config.get().cache_dir)
     # device-independent stages are built for Vulkan, so asking for one never builds a device binary
     vulkan, opencl = Device(args.device, "vulkan"), Device(args.device, "opencl")
-    program = Program(req, [vulkan, opencl] if req.language == "opencl-c" else [vulkan], cache)
+    # no cache given: the compilers take the user's, unless the settings turn it off (compile_cache_as_asked)
+    program = Program(req, [vulkan, opencl] if req.language == "opencl-c" else [vulkan])
     if args.list:
         device = opencl if req.language == "opencl-c" else vulkan
         stages = all_stages(req.language)

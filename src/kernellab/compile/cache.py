@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from kernellab import config, logs
+from kernellab.cachedir import read_cache_file
 from kernellab.errors import FileSystemError
 from kernellab.outputs import write_bytes
 
@@ -54,8 +55,9 @@ class ArtifactCache:
     def get(self, key: str, ext: str) -> bytes | None:
         file = self._file(key, ext)
         try:
-            with open(file, "rb") as fh:
-                entry = fh.read()
+            # a regular file of the user's own: never a FIFO (a wait), a device or a symlink (an
+            # endless read), nor a module another user put in a shared cache folder
+            entry = read_cache_file(file, MAX_ENTRY_BYTES)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -75,6 +77,10 @@ class ArtifactCache:
             self._warn("write", path, exc.strerror or type(exc).__name__)
         except FileSystemError as exc:
             self._warn("write", path, str(exc).rpartition(": ")[2])
+
+
+#: the largest entry read (a module or a device binary is megabytes; more is not an entry of ours)
+MAX_ENTRY_BYTES = 1 << 30
 
 
 def default_cache() -> ArtifactCache | None:

@@ -21,8 +21,10 @@ def is_inside(path: str, roots: Sequence[Path]) -> bool:
 
 def read_checked(named: Path, roots: Sequence[Path]) -> tuple[Path, bytes]:
     """The resolved path and bytes of ``named``, read only when it resolves inside ``roots`` and is
-    a regular file of at most :data:`MAX_FILE_BYTES`; otherwise ValueError saying why."""
+    a regular file of at most :data:`MAX_FILE_BYTES`; otherwise ValueError saying why. ``roots``
+    are compared resolved, as the file is (a relative or symlinked workload folder is the same folder)."""
     real = os.path.realpath(named)
+    roots = [Path(os.path.realpath(root)) for root in roots]
     if not is_inside(real, roots):
         raise ValueError(f"{real} is outside the workload's folder {roots[0]} (allow it with --allow-outside)")
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NOFOLLOW", 0) \

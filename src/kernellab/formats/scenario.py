@@ -20,6 +20,7 @@ from kernellab.formats.jsonfile import load_json
 from kernellab.formats.paths import path_problem
 from kernellab.modelkit import Invalid, dump, json_schema_defs, nearest, show, unknown_fields
 from kernellab.parsed_options import allowed_roots, inside
+from kernellab.textsafe import escape_line
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -117,7 +118,9 @@ class _Checker(Problems):
             return None
         path = Path(value) if Path(value).is_absolute() else self.base / value
         if self.check_files and not path.is_file():
-            self.unusable(loc, f"file not found: {path}" if not path.exists() else f"not a file: {path}", used)
+            # the path on one line: a name holding a newline would print a line of its own
+            shown = escape_line(path)
+            self.unusable(loc, f"file not found: {shown}" if not path.exists() else f"not a file: {shown}", used)
             return None
         return path
 
@@ -168,7 +171,7 @@ class _Checker(Problems):
         try:
             header = self.headers[path] = npy.read_header(path)
         except (ValueError, OSError) as exc:
-            self.add(loc, f"{path}: {exc}")
+            self.add(loc, f"{escape_line(path)}: {exc}")
             return None
         return header
 

@@ -9,6 +9,7 @@ backend, the partition runner and the device-binary compile stage see the same i
 """
 from __future__ import annotations
 
+import _thread
 import contextlib
 import functools
 import os
@@ -112,43 +113,67 @@ class _CompilerChatter:
     ("1 error generated.") straight to the process's standard error: after a failed build that
     text is dropped (the message kernellab words from the build log holds every diagnostic), after
     a build that succeeded it is passed on as it was. kernellab's own late message (the build time
-    limit's) goes to the saved descriptor meanwhile."""
+    limit's) goes to the saved descriptor meanwhile.
+
+    fd 2 is the process's, and builds run in threads at once (the parts of ``partition-sweep``, a
+    snapshot's ``build_async``): the redirection is one for all, made by the first build to start
+    and undone by the last to end (a build undoing it by itself, with another's sink saved as
+    "the" standard error, left fd 2 in a deleted file for the rest of the process); the chatter
+    of builds that overlapped is passed on when none of them failed."""
+
+    _lock = _thread.allocate_lock()
+    _builds = 0  # the builds under the redirection now
+    _saved = -1  # the process's fd 2, while redirected
+    _sink: Any = None
+    _failed = False
 
     def __enter__(self) -> _CompilerChatter:
         global _stderr_fd
-        self.saved, self.sink = -1, None
-        try:
-            import tempfile
-            sys.stderr.flush()
-            self.sink = tempfile.TemporaryFile()
-            self.saved = os.dup(2)
-            os.dup2(self.sink.fileno(), 2)
-            _stderr_fd = self.saved
-        except (OSError, ValueError, AttributeError):
-            self._restore()  # no stream, no temp folder: the chatter stays where it was
+        cls = _CompilerChatter
+        with cls._lock:
+            cls._builds += 1
+            if cls._builds > 1 or cls._sink is not None:
+                return self
+            try:
+                import tempfile
+                sys.stderr.flush()
+                cls._sink = tempfile.TemporaryFile()
+                cls._saved = os.dup(2)
+                os.dup2(cls._sink.fileno(), 2)
+                _stderr_fd = cls._saved
+            except (OSError, ValueError, AttributeError):
+                cls._restore()  # no stream, no temp folder: the chatter stays where it was
         return self
 
-    def _restore(self) -> None:
+    @classmethod
+    def _restore(cls) -> None:
         global _stderr_fd
-        if self.saved >= 0:
+        if cls._saved >= 0:
             with contextlib.suppress(OSError, ValueError, AttributeError):
                 sys.stderr.flush()
-            os.dup2(self.saved, 2)
-            os.close(self.saved)
-            self.saved = -1
+            os.dup2(cls._saved, 2)
+            os.close(cls._saved)
+            cls._saved = -1
         _stderr_fd = 2
 
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
-        self._restore()
-        if self.sink is None:
-            return
-        with self.sink:
-            if kind is None:
-                self.sink.seek(0)
-                text = self.sink.read(1 << 20)
-                if text:
-                    with contextlib.suppress(OSError):
-                        os.write(2, text)
+        cls = _CompilerChatter
+        with cls._lock:
+            cls._builds -= 1
+            cls._failed = cls._failed or kind is not None
+            if cls._builds:
+                return
+            cls._restore()
+            sink, failed, cls._sink, cls._failed = cls._sink, cls._failed, None, False
+            if sink is None:
+                return
+            with sink:  # passed on before another build may redirect fd 2 again
+                if not failed:
+                    sink.seek(0)
+                    text = sink.read(1 << 20)
+                    if text:
+                        with contextlib.suppress(OSError):
+                            os.write(2, text)
 
 
 def build(program: Any, options: compiler_options.Options, *, what: str, **kwargs: Any) -> Any:

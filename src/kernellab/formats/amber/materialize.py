@@ -29,6 +29,7 @@ from kernellab.formats.amber.clspv_layout import (
 from kernellab.formats.amber.origins import ShaderOrigin, translated, write_origins
 from kernellab.formats.amber.script import AmberScript, Binding, Copy, Expect, KernelArgument, Pipeline, Run, Shader
 from kernellab.formats.amber.types import Element
+from kernellab.outputs import write_bytes
 from kernellab.records import dataclass
 
 #: (SPIR-V assembly, target environment) -> module bytes; given by the caller (formats run no tools)
@@ -243,10 +244,9 @@ class _Writer:
         return name, "SPIR-V"
 
     def write(self, name: str, data: bytes) -> None:
-        path = self.folder / name
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        # staged under a name of this process's own, never followed if a symlink: runs of one
+        # script at once share its folder, and a fixed NAME.tmp was truncated under the other's rename
+        write_bytes(self.folder / name, data)
 
     def data_file(self, name: str, data: bytes) -> str:
         import io

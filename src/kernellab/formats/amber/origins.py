@@ -19,6 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from kernellab.errors import CompileError, Problem, ToolFailure
+from kernellab.outputs import write_text
 from kernellab.records import dataclass
 
 #: written by the materializer beside the files it makes: file name -> :class:`ShaderOrigin`
@@ -50,11 +51,9 @@ class ShaderOrigin:
 
 
 def write_origins(folder: Path, origins: Mapping[str, ShaderOrigin]) -> None:
-    """Record ``origins`` (by file name) in ``folder``, through a temporary file."""
-    path = folder / ORIGINS_FILE
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({name: asdict(o) for name, o in origins.items()}, indent=1) + "\n")
-    tmp.replace(path)
+    """Record ``origins`` (by file name) in ``folder``, through a temporary file of this process's
+    own (runs of one script at once share its folder)."""
+    write_text(folder / ORIGINS_FILE, json.dumps({name: asdict(o) for name, o in origins.items()}, indent=1) + "\n")
 
 
 def origin_of(source: str | os.PathLike[str]) -> ShaderOrigin | None:
