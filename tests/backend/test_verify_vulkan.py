@@ -359,6 +359,37 @@ def test_opencl_c_on_vulkan_through_clspv(tmp_path: Path, capsys: pytest.Capture
             assert doc["findings"][0]["kind"] == "data-race"
 
 
+@pytest.mark.skipif(tools.find("clspv") is None and importlib.util.find_spec("pyclspv") is None,
+                    reason="needs clspv: pip install pyclspv")
+def test_struct_parameter_holding_a_pointer_on_vulkan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # GPUVerify's test_structs/store_ptr_element: clspv crashes (SIGSEGV) writing the argument
+    # information kernellab asks for (-cl-kernel-arg-info) of such a parameter, and compiles the
+    # kernel without it; the race planted through the struct's pointer is still found
+    kernel = ("struct s { __global uint *p; };\n"
+              "__kernel void k(__global uint *data, struct s q) {\n"
+              "  q.p = data;\n"
+              "  q.p[INDEX] = get_global_id(0);\n"
+              "}\n")
+    for planted, want in ((True, 1), (False, 0)):
+        folder = tmp_path / str(planted)
+        folder.mkdir()
+        (folder / "k.cl").write_text(kernel.replace("INDEX", "get_global_id(0) / 2" if planted else "get_global_id(0)"))
+        np.save(folder / "push.npy", np.zeros(8, np.uint8))
+        (folder / "s.json").write_text(json.dumps({
+            "resources": [{"shader": {"uid": "k", "src": "k.cl", "type": "OpenCL-C", "entry": "k",
+                                      "push_constants_size": 8,
+                                      "specialization_constants": [{"id": 0, "value": 16}]}},
+                          {"buffer": {"uid": "data", "size": 256, "shader_access": "readwrite"}},
+                          {"raw_data": {"uid": "push", "src": "push.npy"}}],
+            "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [4], "push_data_ref": "push",
+                                               "bindings": [{"set": 0, "id": 0, "resource_ref": "data"}]}}]}))
+        status, doc = verify(folder / "s.json", capsys, "--vulkan")
+        assert status == want, doc
+        if planted:
+            f = doc["findings"][0]
+            assert f["kind"] == "data-race" and f["race"] == {"type": "write-write", "scope": "intra-group"}
+
+
 def test_several_scenarios_in_one_call_and_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     racy = scenario(tmp_path / "racy", {"k": PLANTED["shared-race"][0]}, [dispatch("k")])
     clean = scenario(tmp_path / "clean", {"k": PLANTED["shared-race"][1]}, [dispatch("k")])
