@@ -16,7 +16,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from kernellab import tools
+from kernellab import logs, tools
 from kernellab.compile import bitcode
 from kernellab.compile.preprocess import staged, without_include_dirs
 from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage
@@ -133,23 +133,50 @@ def clspv_source(source: str, options: list[str]) -> str:
 CLSPV_ADDED_OPTIONS = ("-cl-kernel-arg-info",)
 
 
-def _clspv_options(req: CompileRequest) -> list[str]:
+#: clspv's exit status when it crashes on a kernel with :data:`CLSPV_ADDED_OPTIONS` (SIGSEGV)
+CLSPV_CRASH = -11
+
+
+def _clspv_options(req: CompileRequest, added: tuple[str, ...] = CLSPV_ADDED_OPTIONS) -> list[str]:
     options = without_include_dirs(req.options)
-    return [*options, *(o for o in CLSPV_ADDED_OPTIONS if o not in options)]
+    return [*options, *(o for o in added if o not in options)]
 
 
 def _clspv(src: Artifact, req: CompileRequest) -> bytes:
+    """clspv's module of ``src``; built again without :data:`CLSPV_ADDED_OPTIONS` where clspv
+    crashes with them: writing the ``ArgumentInfo`` of a struct parameter that holds a pointer
+    (GPUVerify's ``test_structs/store_ptr_element``) ends it with SIGSEGV, on a kernel it compiles
+    without them. Such a module's reflection names no parameter type, so a ``__local`` size is
+    taken in clspv's element type (:func:`kernellab.backends.opencl_abi.clspv_spec_values`), as
+    with a pyclspv that takes no options (``compile.clspv_child``)."""
+    try:
+        return _clspv_build(src, req, CLSPV_ADDED_OPTIONS)
+    except CompileError as exc:
+        if exc.failure is None or exc.failure.returncode != CLSPV_CRASH:
+            raise
+        try:
+            data = _clspv_build(src, req, ())
+        except CompileError:
+            raise exc from None
+    logs.getLogger("kernellab.compile").warning(
+        "%s: clspv crashed with %s (exit %d); compiled without: __local argument sizes are counted in the "
+        "element type clspv declares", req.source, " ".join(CLSPV_ADDED_OPTIONS), CLSPV_CRASH)
+    return data
+
+
+def _clspv_build(src: Artifact, req: CompileRequest, added: tuple[str, ...]) -> bytes:
     # the source with its includes inlined, in a private folder: clspv has nothing else to open
+    options = _clspv_options(req, added)
     binary = tools.find("clspv")
     if binary is not None:
-        return binary.transform([*_clspv_options(req), tools.INPUT, "-o", tools.OUTPUT], input=src.data,
+        return binary.transform([*options, tools.INPUT, "-o", tools.OUTPUT], input=src.data,
                                 input_name=req.source.name, output_name="kernellab-out.spv",
                                 what=f"compiling {req.source} with clspv", error=CompileError)
     if not _has_module("pyclspv"):
         raise MissingToolError(f"stage 'spirv-vulkan' needs clspv: {tools.PROVIDERS['clspv']}")
     child = tools.Tool("clspv (pyclspv)", Path(sys.executable))
     with staged(src.data, req.source.name) as folder:
-        proc = child.run(["-m", "kernellab.compile.clspv_child", str(folder / req.source.name), *_clspv_options(req)],
+        proc = child.run(["-m", "kernellab.compile.clspv_child", str(folder / req.source.name), *options],
                          cwd=folder, what=f"compiling {req.source} with clspv (pyclspv)", error=CompileError)
     return proc.stdout
 
