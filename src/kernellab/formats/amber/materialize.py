@@ -463,7 +463,8 @@ class _Writer:
             lines.update({f"pipeline.{p.name}": p.line, f"push.{p.name}": p.line})
         out: dict[str, int] = {}
         for n, r in enumerate(resources):
-            uid = str(next(iter(r.values()), {}).get("uid", ""))
+            body: dict[str, Any] = next(iter(r.values()), {})
+            uid = str(body.get("uid", ""))
             line = lines.get(uid) or next((p.line for p in self.script.pipelines.values()
                                            if uid.startswith(f"pod.{p.name}.")), 0)
             if line:
