@@ -3,6 +3,7 @@ shader was read from) and the line there — the SHADER, BIND or RUN the checker
 for — never the scenario and shader files kernellab made from it in its cache."""
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +43,11 @@ layout(set = 0, binding = 0) buffer A { uint d[]; } a;
 layout(set = 0, binding = 1) buffer B { uint d[]; } b;
 void main() { b.d[0] = a.d[0]; }
 """
+
+#: a texel fetch the prover does not model, on the shader's line 6 (the script's 8)
+FETCH = """layout(set = 0, binding = 1) uniform usamplerBuffer t;
+void main() {
+  b.d[0] = texelFetch(t, 0).x;"""
 
 
 def script(text: str = OUT_OF_BOUNDS, bind: str = "", file: str = "") -> str:
@@ -117,3 +123,15 @@ def test_files_not_made_from_a_script_are_left_as_they_are(tmp_path: Path) -> No
     (tmp_path / "s.json").write_text("{}")
     problem = Problem(str(tmp_path / "s.json"), "/commands/0", "refused")
     assert in_script(problem) is problem
+
+
+@pytest.mark.skipif(importlib.util.find_spec("z3") is None, reason="z3 is not installed")
+def test_a_proof_names_the_scripts_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    Path("o.amber").write_text(script())
+    out, _ = verify(capsys, 1, "--prove", "o.amber")
+    assert "  at o.amber:7:" in out and "\no.amber: 1 defect (1 out-of-bounds)" in out, out
+    # a construct the prover does not model: the reason's line is the script's, not the shader's 5
+    Path("a.amber").write_text(script(text=OUT_OF_BOUNDS.replace("void main() {", FETCH)))
+    out, _ = verify(capsys, 3, "--prove", "a.amber")
+    assert out.startswith("launch 0 (pipeline.pipe (main)): unknown — unsupported construct: ") and \
+        out.splitlines()[0].endswith(" at a.amber:8"), out

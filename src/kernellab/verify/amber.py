@@ -4,6 +4,7 @@ file the script, each finding's source place the line of the script (or of the s
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -23,10 +24,41 @@ def result_in_script(result: VerifyResult) -> VerifyResult:
     if found is None:
         return result
     findings = [_finding(f, folder) for f in result.findings]
+    shaders = _shader_files(Path(result.file))
     launches = [dataclasses.replace(l, filled=[_text(n, folder) for n in l.filled],
-                                    error=_text(l.error, folder) if l.error else l.error)
+                                    error=_text(l.error, folder) if l.error else l.error,
+                                    reason=_reason(l.reason, folder / shaders.get(_uid(l.kernel), ""))
+                                    if l.reason else l.reason)
                 for l in result.launches]
     return dataclasses.replace(result, file=Path(found[0]), findings=findings, launches=launches)
+
+
+def _shader_files(scenario: Path) -> dict[str, str]:
+    """The scenario's shader files by uid (none when it cannot be read: nothing is mapped)."""
+    try:
+        resources = json.loads(scenario.read_text())["resources"]
+        return {r["shader"]["uid"]: str(r["shader"]["src"]) for r in resources if "shader" in r}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def _uid(kernel: str | None) -> str:
+    """The shader's uid of a launch's kernel (``pipeline.p (main)``)."""
+    return (kernel or "").split(" (")[0]
+
+
+#: a proof's reason names the line of the launch's shader it stopped at
+_AT_LINE = re.compile(r" at line (\d+)$")
+
+
+def _reason(reason: str, shader: Path) -> str:
+    """A proof's reason at the user's line of the shader's text."""
+    m = _AT_LINE.search(reason)
+    origin = origin_of(shader) if m else None
+    if m is None or origin is None:
+        return _text(reason, shader.parent)
+    file, line, _ = shader_place(origin, int(m[1]))
+    return f"{reason[:m.start()]} at {file}:{line}"
 
 
 def _finding(f: Finding, folder: Path) -> Finding:
