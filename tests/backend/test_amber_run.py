@@ -233,3 +233,18 @@ def test_an_amber_file_on_the_opencl_backend_is_refused_by_name_not_a_crash(tmp_
         assert "internal error" not in p.stderr and "Traceback" not in p.stderr, p.stderr
         assert "c.amber: an AmberScript file runs on a Vulkan device, not on the opencl backend" in p.stderr
         assert p.returncode == (2 if args[0] == "run" else 1), p.stderr
+
+
+@pytest.mark.parametrize("command", ["run", "test"])
+def test_a_refusal_of_the_scenario_made_from_a_script_names_the_scripts_line(command, tmp_path):
+    """The device's refusal of a dispatch (more work-groups than it allows) names the RUN line of
+    the script, not the scenario kernellab wrote in its cache (JSON path /commands/0/...)."""
+    text = one_buffer_script("#version 430\nlayout(local_size_x = 1) in;\n"
+                             "layout(set = 0, binding = 0) buffer B { uint d[]; } b;\nvoid main() { b.d[0] = 1u; }\n",
+                             "uint32", 4, "1")
+    (tmp_path / "big.amber").write_text(text.replace("RUN p 1 1 1", "RUN p 4294967295 1 1"))
+    out = cli(command, "big.amber", cwd=tmp_path)
+    assert out.returncode == (2 if command == "run" else 1), out.stderr
+    # the RUN is line 13: the shader's 4 lines are lines 3 to 6
+    assert "big.amber: line 13: 4294967295 workgroups along x; the device allows at most" in out.stderr, out.stderr
+    assert "cache" not in out.stderr and "big.json" not in out.stderr and "/commands/" not in out.stderr, out.stderr

@@ -63,12 +63,14 @@ def _import_amber(path: Path, folder: Path) -> tuple[list[Path], list[str]]:
 
     from kernellab.compile.amber import prepare
     from kernellab.formats.amber.origins import ORIGINS_FILE
+    from kernellab.formats.amber.places import PLACES_FILE
     from kernellab.suite.amber import checks_of
     from kernellab.suite.expectations import Expectations, sidecar_for
 
     script, checkpoints = prepare(path, folder)
     # the files written are the user's from now on (edited, moved): their errors name them, not the script
     (folder / ORIGINS_FILE).unlink(missing_ok=True)
+    (folder / PLACES_FILE).unlink(missing_ok=True)
     written: list[Path] = []
     for checkpoint in checkpoints:
         sidecar = sidecar_for(checkpoint.scenario)

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kernellab.errors import UsageError
+from kernellab.errors import KernellabError, UsageError
 
 
 def register(sub: Any) -> None:
@@ -103,21 +105,48 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "prove", False):  # the proof's own limit: 60 s a launch unless --timeout says
         from kernellab.verify.prove.files import prove_files
         limit = None if text is None else config.parse_tool_timeout(str(text), "--timeout")
-        results = prove_files(files, formats=formats, index=args.index, timeout=limit or None, jobs=jobs,
-                              prove_sizes=args.prove_sizes)
-        return _report(args, results)
+        with _told_in_script(bool(amber)):
+            results = prove_files(files, formats=formats, index=args.index, timeout=limit or None, jobs=jobs,
+                                  prove_sizes=args.prove_sizes)
+        return _report(args, _in_script(results, amber))
     timeout = config.get().tool_timeout if text is None else config.parse_tool_timeout(str(text), "--timeout")
     simulated: dict[int, list[dict[str, bytes]]] = {}
-    with ending_process_on_timeout():  # this process is the command's own: a launch past its limit may end it
+    with ending_process_on_timeout(), _told_in_script(bool(amber)):  # this process is the command's own: a launch past its limit may end it
         results = verify_many(files, formats=formats, index=args.index, seed=args.seed or 0, check=check, jobs=jobs,
                               vulkan=getattr(args, "vulkan", False), timeout=timeout,
                               simulated=simulated if amber else None,
                               **({"subgroup_size": args.subgroup_size} if getattr(args, "subgroup_size", None) else {}))
+    results = _in_script(results, amber)
     for r in results:
         for launch in r.unfinished:
             print(f"kernellab verify: error: {launch.error}", file=sys.stderr)
     references = {n: _reference(read[0], read[1], simulated[n]) for n, read in amber.items() if simulated.get(n)}
     return _report(args, results, references)
+
+
+def _in_script(results: list[Any], amber: dict[int, Any]) -> list[Any]:
+    """The results of the AmberScript inputs in the script's words (files and lines)."""
+    if not amber:
+        return results
+    from kernellab.verify.amber import result_in_script
+
+    return [result_in_script(r) if n in amber else r for n, r in enumerate(results)]
+
+
+@contextlib.contextmanager
+def _told_in_script(amber: bool) -> Iterator[None]:
+    """With an AmberScript input, a refusal naming the files made from it names the script's line."""
+    try:
+        yield
+    except KernellabError as exc:
+        if not amber:
+            raise
+        from kernellab.formats.amber.places import error_in_script
+
+        told = error_in_script(exc)
+        if told is exc:
+            raise
+        raise told from None
 
 
 #: the options of the launch-based check, which a proof for every input and size has no use for

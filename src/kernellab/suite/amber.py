@@ -171,7 +171,21 @@ class AmberOutcome:
 
 
 def run_amber(session: Any, path: str | Path) -> AmberOutcome:
-    """Run every checkpoint of the file on ``session`` and check its EXPECTs."""
+    """Run every checkpoint of the file on ``session`` and check its EXPECTs; a refusal of the
+    files made from it names the script's line (``formats.amber.places``)."""
+    from kernellab.errors import KernellabError
+    from kernellab.formats.amber.places import error_in_script
+
+    try:
+        return _run_amber(session, path)
+    except KernellabError as exc:
+        told = error_in_script(exc)
+        if told is exc:
+            raise
+        raise told from None
+
+
+def _run_amber(session: Any, path: str | Path) -> AmberOutcome:
     from kernellab.errors import InputError, MissingToolError, Problem
     from kernellab.suite.compare import check_all
 

@@ -27,6 +27,7 @@ from kernellab.formats.amber.clspv_layout import (
     sampler_masks,
 )
 from kernellab.formats.amber.origins import ShaderOrigin, translated, write_origins
+from kernellab.formats.amber.places import write_places
 from kernellab.formats.amber.script import AmberScript, Binding, Copy, Expect, KernelArgument, Pipeline, Run, Shader
 from kernellab.formats.amber.types import Element
 from kernellab.outputs import write_bytes
@@ -156,6 +157,8 @@ class _Writer:
         self.self_normalizing: set[str] = set()
         self.initial: dict[str, bytes] = {name: buffer_bytes(b.element, b.values)
                                           for name, b in script.buffers.items()}
+        #: each pipeline's scenario bindings, in order: the line of the BIND each stands for
+        self.binding_lines: dict[str, list[int]] = {}
 
     def error(self, line: int, message: str) -> InputError:
         return InputError([Problem(str(self.script.path), f"line {line}", message)])
@@ -323,10 +326,13 @@ class _Writer:
                 push = self.initial[b.buffer]
             else:
                 dispatch["bindings"].append(self.binding(p, b, params, layout))
+        lines = {id(d): b.line for d, b in zip(dispatch["bindings"], (b for b in p.bindings
+                                                                    if b.kind != "push_constant"))}
         dispatch["bindings"] += literal_samplers(layout or {}, resources)
         # a derived pipeline's BIND of an argument by number replaces one by name: the last wins
         dispatch["bindings"] = list({(d["set"], d["id"], d.get("array_element", 0)): d
                                      for d in dispatch["bindings"]}.values())
+        self.binding_lines[p.name] = [lines.get(id(d), p.line) for d in dispatch["bindings"]]
         if kind == "OpenCL-C":
             push = _pod_bytes(p, params, self.error) or push
         elif layout is not None:
@@ -405,6 +411,8 @@ class _Writer:
 
     def checkpoints(self, stem: str) -> list[Checkpoint]:
         resources, dispatches = self.resources()
+        #: JSON pointer of the scenario -> the line of the script it stands for
+        places: dict[str, int] = {}
         out: list[Checkpoint] = []
         commands: list[dict[str, Any]] = []
         pending: list[Expect] = []
@@ -423,11 +431,15 @@ class _Writer:
                 if pending:
                     close()
                 d = dict(dispatches[c.pipeline], rangeND=list(c.groups))
+                places[f"/commands/{len(commands)}"] = c.line
+                places.update({f"/commands/{len(commands)}/dispatch_compute/bindings/{k}": line
+                               for k, line in enumerate(self.binding_lines[c.pipeline])})
                 commands.append({"dispatch_compute": d})
                 ran = True
             elif isinstance(c, Copy) and ran:
                 if pending:  # the EXPECTs before it see the buffers before it
                     close()
+                places[f"/commands/{len(commands)}"] = c.line
                 commands.append({"dispatch_compute": self.copy_dispatch(c, resources)})
             elif isinstance(c, Copy):
                 self.initial[c.target] = self.initial[c.source]
@@ -438,6 +450,25 @@ class _Writer:
                         r["buffer"]["src"] = self.data_file(c.target, self.initial[c.target])
         if pending or not out:
             close()
+        places.update(self.resource_lines(resources))
+        write_places(self.folder, str(self.script.path), places)
+        return out
+
+    def resource_lines(self, resources: list[dict[str, Any]]) -> dict[str, int]:
+        """The line each scenario resource stands for: its BUFFER (IMAGE, SAMPLER) statement, or
+        the PIPELINE whose shader, push constants or by-value arguments it holds."""
+        lines = {name: b.line for name, b in self.script.buffers.items()}
+        lines.update({name: s.line for name, s in self.script.samplers.items()})
+        for p in self.script.pipelines.values():
+            lines.update({f"pipeline.{p.name}": p.line, f"push.{p.name}": p.line})
+        out: dict[str, int] = {}
+        for n, r in enumerate(resources):
+            body: dict[str, Any] = next(iter(r.values()), {})
+            uid = str(body.get("uid", ""))
+            line = lines.get(uid) or next((p.line for p in self.script.pipelines.values()
+                                           if uid.startswith(f"pod.{p.name}.")), 0)
+            if line:
+                out[f"/resources/{n}"] = line
         return out
 
 
