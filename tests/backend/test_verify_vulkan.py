@@ -463,3 +463,16 @@ def test_a_scenario_is_loaded_once_and_each_shader_decoded_once(tmp_path: Path, 
     status, doc = verify(path, capsys)
     assert status == 0 and [l["kernel"] for l in doc["launches"]] == ["k (main)", "j (main)", "k (main)"]
     assert calls == {"load_scenario": 1, "decode": 2}
+
+
+def test_a_float_division_by_zero_is_the_shaders_result_not_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], recwarn: pytest.WarningsRecorder) -> None:
+    """IEEE gives inf and NaN; NumPy's RuntimeWarnings about them reached the user's terminal
+    (Amber's opencl_read_and_write_image3d_rgba32i)."""
+    shader = (HEADER + DATA + "void main() {\n"
+              "  uint i = gl_GlobalInvocationID.x;\n"
+              "  data[i] = floatBitsToUint(1.0 / float(data[i]) + sqrt(-1.0 - float(data[i])));\n"
+              "}\n")
+    status, doc = verify(scenario(tmp_path, {"k": shader}, [dispatch("k")]), capsys)
+    assert status == 0 and doc["verdict"] == "verified", doc
+    assert [str(w.message) for w in recwarn if issubclass(w.category, RuntimeWarning)] == []
