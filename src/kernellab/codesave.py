@@ -54,22 +54,35 @@ def write_replacing(file: Path, data: bytes) -> bool:
 
 
 def save_codes(cache: Any, max_entries: int, regrouped: str) -> None:
-    """The body of :meth:`CodeCache.save` once it has something to write."""
+    """The body of :meth:`CodeCache.save` once it has something to write: what this process used
+    into ``cache.file`` as code objects, every other entry into ``cache.cold_file`` as bytes."""
+    cache.load_cold()  # its entries are written again (or dropped over the bound)
     keys = (cache.blobs.keys() | cache.codes.keys()) - {regrouped}
-    if len(keys) > max_entries:  # keep what this process used: the file is read on each start
+    if len(keys) > max_entries:  # keep what this process used
         keys = cache.used
-    entries: dict[str, bytes | CodeType] = {}
+    hot: dict[str, bytes | CodeType] = {}
+    cold: dict[str, bytes] = {}
     for key in keys:
         code = cache.codes.get(key)
         if key not in cache.used:
-            entries[key] = marshal.dumps(code) if code is not None else cache.blobs[key]
+            cold[key] = marshal.dumps(code) if code is not None else cache.blobs[key]
             continue
         if code is None:
             code = cache._kept(key)
-        entries[key] = code if code is not None else cache.blobs[key]
+        hot[key] = code if code is not None else cache.blobs[key]
     if not cache.added:
-        entries[regrouped] = b""
-    if write_replacing(cache.file, marshal.dumps(entries)):
+        hot[regrouped] = b""
+    # the second file first: a reader of the new first file finds the entries it left out (files
+    # from two writers only cost a compile: an entry is code of its own key, whoever wrote it)
+    if cold:
+        written = write_replacing(cache.cold_file, marshal.dumps(cold))
+    else:
+        written = True
+        try:
+            os.unlink(cache.cold_file)  # a link put there goes, never what it names
+        except OSError:
+            pass
+    if written and write_replacing(cache.file, marshal.dumps(hot)):
         cache.added = 0
 
 

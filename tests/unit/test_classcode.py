@@ -64,17 +64,23 @@ def test_kept_code_builds_the_same_class_as_the_standard_library(tmp_path: Path)
     _check(built)
 
 
+def _cold(file: Path) -> dict[str, bytes]:
+    return marshal.loads(file.with_name(file.name.removesuffix(".marshal") + "-cold.marshal").read_bytes())
+
+
 def test_the_entries_a_run_used_are_kept_as_code_objects(tmp_path: Path) -> None:
-    """One unmarshal of the file reads what the run that wrote it used; the file is written only
-    when a run compiled something (a write costs more than regrouping saves), and then holds what
-    that run did not use as bytes."""
+    """One unmarshal of the first file reads what the run that wrote it used; the files are written
+    only when a run compiled something (a write costs more than regrouping saves), and then the
+    second holds what that run did not use, as bytes, read only when a class asks for one of them."""
     file = tmp_path / "codes.marshal"
     first = CodeCache(file)
     _build(first)
     first.save()
     kept = marshal.loads(file.read_bytes())
     assert kept and all(isinstance(value, type(_check.__code__)) for value in kept.values())
-    # an older file: every entry marshalled bytes; a run that compiles nothing leaves it as it is
+    assert not file.with_name("codes-cold.marshal").exists()  # nothing left out: no second file
+    # a file of the older layout (every entry marshalled bytes in the one file) is written again
+    # once, in the two files, even by a run that compiles nothing
     old = marshal.dumps({key: marshal.dumps(code) for key, code in kept.items()})
     file.write_bytes(old)
     file.chmod(0o600)
@@ -83,27 +89,28 @@ def test_the_entries_a_run_used_are_kept_as_code_objects(tmp_path: Path) -> None
     _check(_build(from_bytes))
     assert from_bytes.added == 0
     from_bytes.save()
-    assert file.read_bytes() == old
-    # a run that uses part of the entries and compiles one: the others go back to bytes
+    assert set(marshal.loads(file.read_bytes())) == set(kept) | {classcode.REGROUPED}
+    # a run that uses part of the entries and compiles one: the others go to the second file
     part = CodeCache(file)
-    unused = next(iter(part.blobs))
-    for key in part.blobs.keys() - {unused}:
+    unused = next(iter(part.codes))
+    for key in part.codes.keys() - {unused}:
         part.code(key)
     part.code("def f(): pass")
     part.save()
     again = CodeCache(file)
-    assert set(again.codes) == set(kept) - {unused} | {"def f(): pass"} and set(again.blobs) == {unused}
-    assert marshal.loads(again.blobs[unused]).co_code == kept[unused].co_code
+    assert set(again.codes) == set(kept) - {unused} | {"def f(): pass"} and set(again.blobs) == set()
+    assert set(_cold(file)) == {unused} and not again.cold_loaded
+    assert marshal.loads(_cold(file)[unused]).co_code == kept[unused].co_code
     _check(_build(again))
-    assert again.added == 0
-    # a run that compiles nothing and leaves code objects unused regroups the file, once
+    assert again.added == 0 and again.cold_loaded  # the class asked for the entry the first file left out
+    # a run that compiles nothing and leaves code objects unused regroups the files, once
     regroup = CodeCache(file)
     left = next(iter(regroup.codes))
     for key in regroup.codes.keys() - {left}:
         regroup.code(key)
     regroup.save()
     regrouped = CodeCache(file)
-    assert left in regrouped.blobs and left not in regrouped.codes and classcode.REGROUPED in regrouped.blobs
+    assert left in _cold(file) and left not in regrouped.codes and classcode.REGROUPED in regrouped.blobs
     for key in regrouped.codes.keys() - {next(iter(regrouped.codes))}:
         regrouped.code(key)
     stamp = file.read_bytes()
