@@ -185,3 +185,16 @@ def test_a_failure_to_trim_is_one_warning_not_an_error(tmp_path: Path, caplog: p
     added(tmp_path, 100, 1 << 20)
     assert [r.levelname for r in caplog.records] == ["WARNING"]
     assert LEDGER in caplog.records[0].getMessage()
+
+
+def test_materializing_an_amber_script_counts_it_and_trims_the_old(tmp_path: Path) -> None:
+    from kernellab.compile.amber import prepare
+
+    root = tmp_path / "cache"
+    old = amber_folder(root, "0" * 20, 10 * DAY)
+    script = tmp_path / "s.amber"
+    script.write_text((Path(__file__).resolve().parents[1] / "amber" / "struct.amber").read_text())
+    with config.override(cache_dir=root, cache_max=8 * BLOCK):
+        checkpoints = prepare(script)[1]
+    assert checkpoints[-1].scenario.is_file() and checkpoints[-1].scenario.parent.parent == root / "amber"
+    assert (root / LEDGER).exists() and not old.exists()
