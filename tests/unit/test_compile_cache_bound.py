@@ -198,3 +198,31 @@ def test_materializing_an_amber_script_counts_it_and_trims_the_old(tmp_path: Pat
         checkpoints = prepare(script)[1]
     assert checkpoints[-1].scenario.is_file() and checkpoints[-1].scenario.parent.parent == root / "amber"
     assert (root / LEDGER).exists() and not old.exists()
+
+
+def test_while_another_process_trims_a_write_only_counts(tmp_path: Path) -> None:
+    fcntl = pytest.importorskip("fcntl")
+    cache = ArtifactCache(tmp_path)
+    fill(cache, 20)
+    (tmp_path / LEDGER).write_bytes(bytes(20))
+    with open(tmp_path / LEDGER, "rb") as held:  # another process's trim holds the lock
+        fcntl.flock(held, fcntl.LOCK_EX)
+        ArtifactCache(tmp_path, bound=4 * BLOCK).put(key(50), "spv", b"x")
+        assert used(tmp_path) == 21 * BLOCK and (tmp_path / LEDGER).stat().st_size == 21
+    ArtifactCache(tmp_path, bound=4 * BLOCK).put(key(51), "spv", b"x")
+    assert used(tmp_path) <= 4 * BLOCK
+
+
+def test_a_ledger_planted_as_a_symlink_or_fifo_is_not_written_through(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cachebound, "_warned", False)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"")
+    root = tmp_path / "cache"
+    root.mkdir()
+    (root / LEDGER).symlink_to(victim)
+    added(root, 100, 1 << 20)
+    assert victim.read_bytes() == b""
+    (root / LEDGER).unlink()
+    os.mkfifo(root / LEDGER)
+    added(root, 100, 1 << 20)  # no reader: refused at once, not waited on
