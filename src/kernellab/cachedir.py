@@ -5,6 +5,7 @@ its content is run (:func:`read_private`)."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -77,12 +78,13 @@ def read_private(file: str | os.PathLike[str], limit: int) -> bytes | None:
 
 
 def read_cache_file(file: str | os.PathLike[str], limit: int, *, dir_fd: int | None = None,
-                    others_may_write: bool = True) -> bytes:
+                    others_may_write: bool = True, refresh: float | None = None) -> bytes:
     """The bytes of a file of the cache folder, read only when it is a regular file (opened
     without waiting or following a symlink: never a FIFO, ``/dev/zero`` or a file elsewhere) of
     the user's own, writable by anyone only where ``others_may_write`` (the group, that is: the
     world never), of at most ``limit`` bytes. OSError saying why otherwise (FileNotFoundError
-    when it is absent)."""
+    when it is absent). With ``refresh``, a file whose mtime is more than that many seconds
+    old gets the present time as its mtime (the cache's trim removes the least recently used)."""
     fd = os.open(file, _FILE_FLAGS, dir_fd=dir_fd)
     try:
         st = os.fstat(fd)
@@ -99,6 +101,11 @@ def read_cache_file(file: str | os.PathLike[str], limit: int, *, dir_fd: int | N
         data = os.read(fd, st.st_size + 1)
         if len(data) > st.st_size:
             raise OSError(0, "it grew while it was read")
+        if refresh is not None and st.st_mtime < time.time() - refresh and os.utime in os.supports_fd:
+            try:
+                os.utime(fd)
+            except OSError:
+                pass  # a read-only cache: its entries age, as a cache of another's does
         return data
     finally:
         os.close(fd)

@@ -44,6 +44,27 @@ def parse_tool_timeout(text: str, name: str = "--tool-timeout") -> float | None:
 DEFAULT_TOOL_MEMORY = 4 << 30
 
 
+#: the bytes the cache folder's artifacts and AmberScript folders may take (KERNELLAB_CACHE_MAX)
+DEFAULT_CACHE_MAX = 1 << 30
+#: K, M, G, T as KERNELLAB_CACHE_MAX takes them (powers of 1024, as du and ccache count)
+_BYTE_SUFFIXES = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_byte_size(text: str) -> int | None:
+    """Bytes written like ``500M``, ``1.5G``, ``2GiB`` or ``1073741824``; None when not."""
+    text = text.strip().upper()
+    for unit in ("IB", "B"):
+        if text.endswith(unit) and text[:-len(unit)][-1:] in _BYTE_SUFFIXES:
+            text = text[:-len(unit)]
+            break
+    scale = _BYTE_SUFFIXES.get(text[-1:], 1)
+    number = text[:-1] if scale > 1 else text
+    if not number.replace(".", "", 1).isdigit() or not number.isascii():
+        return None
+    value = float(number) * scale
+    return int(value) if value < 2 ** 63 else None
+
+
 #: the log levels ``KERNELLAB_LOG_LEVEL`` and ``--log-level`` take
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 _TRUE, _FALSE = TRUE_WORDS, FALSE_WORDS
@@ -93,6 +114,20 @@ class _Reader:
                      f"{DEFAULT_TOOL_MEMORY >> 30} GiB")
             return DEFAULT_TOOL_MEMORY
         return int(value)
+
+    def cache_max(self, name: str = "KERNELLAB_CACHE_MAX") -> int | None:
+        """Bytes (``500M``, ``2G``) of at least 1 MiB, or 0 for no bound."""
+        text = self.env.get(name, "")
+        if not text.strip():
+            return DEFAULT_CACHE_MAX
+        value = parse_byte_size(text)
+        if value == 0:
+            return None
+        if value is None or value < 1 << 20:
+            self.bad(name, text, "a size of at least 1M (like 500M or 2G: bytes with a K, M or G "
+                     "suffix), or 0 for no bound", f"{DEFAULT_CACHE_MAX >> 30}G")
+            return DEFAULT_CACHE_MAX
+        return value
 
     def log_level(self, name: str = "KERNELLAB_LOG_LEVEL") -> str:
         text = self.env.get(name, "")
@@ -157,6 +192,9 @@ class Config:
     tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
     #: bytes of address space an external tool may map (KERNELLAB_TOOL_MEMORY; None: no limit)
     tool_memory: int | None = DEFAULT_TOOL_MEMORY
+    #: bytes the cache folder's compiled artifacts and AmberScript folders may take before the
+    #: least recently used are removed (KERNELLAB_CACHE_MAX; None: no bound)
+    cache_max: int | None = DEFAULT_CACHE_MAX
     #: one line per ``KERNELLAB_*`` variable whose value was bad (its default is used instead)
     warnings: tuple[str, ...] = field(default=(), compare=False)
     #: folders outside a workload's own that its kernels may ``#include`` from and its include
@@ -172,6 +210,7 @@ class Config:
         log_level, vulkan_validation = read.log_level(), read.flag("KERNELLAB_VULKAN_VALIDATION")
         compile_cache = not read.flag("KERNELLAB_NO_CACHE")
         tool_timeout, tool_memory = read.tool_timeout(), read.tool_memory()
+        cache_max = read.cache_max()
         config = cls(
             cache_dir=cache_dir(env),
             tool_path=tuple(p for p in env.get("KERNELLAB_TOOL_PATH", "").split(os.pathsep) if p),
@@ -180,6 +219,7 @@ class Config:
             compile_cache=compile_cache,
             tool_timeout=tool_timeout,
             tool_memory=tool_memory,
+            cache_max=cache_max,
             warnings=tuple(read.warnings),
             allow_outside=tuple(Path(p) for p in env.get("KERNELLAB_ALLOW_OUTSIDE", "").split(os.pathsep) if p),
         )

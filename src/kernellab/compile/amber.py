@@ -90,13 +90,19 @@ def prepare(path: str | Path, folder: Path | None = None) -> tuple[AmberScript, 
 
     path = Path(path)
     script = load_amber(path)
+    in_cache = folder is None
     if folder is None:
         digest = hashlib.sha256(path.read_bytes() + str(path.resolve()).encode()).hexdigest()[:20]
         folder = config.get().cache_dir / "amber" / digest
     # resolved: a kernel compiled from it is checked against its own folder (`import -o DIR`
     # with a relative DIR refused its own clspv kernels as outside)
     folder = Path(folder).resolve()
-    return script, write_scenarios(script, folder, assemble, optimize, compile_kernel, compile_hlsl)
+    checkpoints = write_scenarios(script, folder, assemble, optimize, compile_kernel, compile_hlsl)
+    if in_cache:  # the cache folder's bound (KERNELLAB_CACHE_MAX) counts what was written
+        from kernellab.cachebound import added_folder
+
+        added_folder(config.get().cache_dir, folder, config.get().cache_max)
+    return script, checkpoints
 
 
 def scenario_of(path: str | Path) -> Path:

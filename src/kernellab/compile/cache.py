@@ -35,8 +35,10 @@ class ArtifactCache:
     """Compiled artifacts by key. A cache is only a cache: any failure to read or write it is one
     warning (naming the path and the reason) and the run goes on without it."""
 
-    def __init__(self, root: str | os.PathLike[str]):
+    def __init__(self, root: str | os.PathLike[str], bound: int | None = None):
         self.root = Path(root)
+        #: the bytes the cache folder's growing parts may take (``cachebound``); None: no bound
+        self.bound = bound
         #: the entries' folder as text: a run's lookups join and open strings, not paths (start-up, issue 23)
         self._folder = os.path.join(os.fspath(root), "artifacts")
         self._warned = False
@@ -57,7 +59,7 @@ class ArtifactCache:
         try:
             # a regular file of the user's own: never a FIFO (a wait), a device or a symlink (an
             # endless read), nor a module another user put in a shared cache folder
-            entry = read_cache_file(file, MAX_ENTRY_BYTES)
+            entry = read_cache_file(file, MAX_ENTRY_BYTES, refresh=REFRESH_AGE)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -75,9 +77,19 @@ class ArtifactCache:
             write_bytes(path, _ENTRY_TAG + sha256(data).digest() + data)
         except OSError as exc:
             self._warn("write", path, exc.strerror or type(exc).__name__)
+            return
         except FileSystemError as exc:
             self._warn("write", path, str(exc).rpartition(": ")[2])
+            return
+        if self.bound is not None:
+            from kernellab.cachebound import added  # a write only: a run of hits never loads it
 
+            added(self.root, _ENTRY_HEAD + len(data), self.bound)
+
+
+#: a hit older than this (seconds) has its mtime set to now, so the least recently used entries
+#: are trimmed first (``cachebound``): one ``futimens`` per entry a day, none on most hits
+REFRESH_AGE = 86400.0
 
 #: the largest entry read (a module or a device binary is megabytes; more is not an entry of ours)
 MAX_ENTRY_BYTES = 1 << 30
@@ -87,4 +99,4 @@ def default_cache() -> ArtifactCache | None:
     """The user's cache (``$KERNELLAB_CACHE_DIR``, default ``$XDG_CACHE_HOME/kernellab``), or
     None when caching is off (``KERNELLAB_NO_CACHE=1``, ``kernellab run --no-cache``)."""
     settings = config.get()
-    return ArtifactCache(settings.cache_dir) if settings.compile_cache else None
+    return ArtifactCache(settings.cache_dir, settings.cache_max) if settings.compile_cache else None
