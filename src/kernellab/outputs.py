@@ -479,7 +479,7 @@ class OutputSet:
             raise
         done: list[Path] = []
         # a signal between two renames left one output new and the next old or absent
-        with _SignalsHeld() if len(self._staged) > 1 and _CLEANUP.wanted else _NOT_HELD:
+        with _SignalsHeld(len(self._staged) > 1 and _CLEANUP.wanted):
             for s in self._staged:
                 try:
                     os.rename(s.tmp, s.path.name, src_dir_fd=s.folder.fd, dst_dir_fd=s.folder.fd)
@@ -538,11 +538,17 @@ class _SignalsHeld:
     """SIGINT, SIGTERM and SIGHUP that arrive inside the block take effect at its end (sent
     again, to the handlers that were in place): a run's outputs are renamed into place together
     or, before the first rename, not at all. A signal ignored, or handled outside Python, is left
-    as it is; outside the main thread nothing is held (Python handles signals in that one)."""
+    as it is; outside the main thread nothing is held (Python handles signals in that one), nor
+    where ``wanted`` is false (one rename, or no handlers of ours to hold)."""
 
-    def __enter__(self) -> None:
+    def __init__(self, wanted: bool) -> None:
+        self.wanted = wanted
         self.saved: dict[int, object] = {}
         self.pending: list[int] = []
+
+    def __enter__(self) -> None:
+        if not self.wanted:
+            return
         for name in ("SIGINT", "SIGTERM", "SIGHUP"):
             signum = getattr(signal, name, None)
             if signum is None:
@@ -563,17 +569,6 @@ class _SignalsHeld:
             signal.signal(signum, handler)  # type: ignore[arg-type]
         for signum in dict.fromkeys(self.pending):
             os.kill(os.getpid(), signum)
-
-
-class _NotHeld:
-    def __enter__(self) -> None:
-        pass
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-
-_NOT_HELD = _NotHeld()
 
 
 def _arm_handlers(on: bool) -> None:
