@@ -34,9 +34,11 @@ COMMANDS = {
     "validate": "check a workload file (no device needed)",
     "schema": "print a JSON Schema for scenario files",
     "devices": "list the devices kernellab can run on",
-    "verify": "check launches for data races, barrier divergence and out-of-bounds accesses (Oclgrind)",
+    "verify": "check launches for data races, barrier divergence and out-of-bounds accesses (Oclgrind, or the "
+              "SPIR-V checker for Vulkan shaders)",
     "capture": "record every kernel launch of a pyopencl program as a kernel-instantiation file",
-    "import": "convert a kernel-instantiation file (GPUVerify JSON) or a PySchedCL kernel spec into a scenario",
+    "import": "convert a kernel-instantiation file (GPUVerify JSON), a PySchedCL kernel spec or an AmberScript "
+              "file into scenarios",
     "export": "write a scenario's OpenCL C dispatches as a kernel-instantiation file",
     "snapshot": "list a kernel's compilation stages or capture one",
     "listing": "list a kernel's instructions with control flow, def/use links and live totals",

@@ -9,13 +9,16 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("import", help="convert a kernel-instantiation file (GPUVerify JSON) or a PySchedCL "
-                                      "kernel spec into a scenario",
+    p = sub.add_parser("import", help="convert a kernel-instantiation file (GPUVerify JSON), a PySchedCL "
+                                      "kernel spec or an AmberScript file into scenarios",
                        description="Write DIR/scenario.json with an OpenCL C shader, buffers (.npy) and a "
-                                   "dispatch per instantiation; `kernellab run DIR/scenario.json` then gives the "
-                                   "outputs `kernellab run K.json` gives.")
-    p.add_argument("file", type=Path, help="kernel-instantiation JSON or PySchedCL kernel spec")
-    p.add_argument("-o", "--output", type=Path, required=True, help="folder for scenario.json and its files")
+                                   "dispatch per instantiation; `kernellab run DIR/scenario.json` then writes "
+                                   "the data `kernellab run K.json --output OUT` writes (as .npy files). An "
+                                   "AmberScript file T.amber becomes DIR/T.json with its expectations (one "
+                                   "scenario per checkpoint), which `kernellab test DIR` checks.")
+    p.add_argument("file", type=Path, help="kernel-instantiation JSON, PySchedCL kernel spec or AmberScript file")
+    p.add_argument("-o", "--output", type=Path, required=True,
+                   help="folder for the scenario(s) and their files")
     p.add_argument("--index", type=int, help="import only instantiation N (default: all)")
     p.add_argument("--seed", type=int, default=0, help="seed for unconstrained arguments (default 0)")
     p.add_argument("--device", help="OpenCL device used to read the kernel's parameters (default: the best)")

@@ -21,9 +21,11 @@ def register(sub: Any) -> None:
                     "Graphviz dot or HTML. With --input, read and render a listing JSON file (IGA's "
                     "-Xprint-json output or kernellab's own).")
     p.add_argument("source", nargs="?", metavar="SRC",
-                   help="kernel source: .comp/.glsl, .spv, .cl, or a scenario/kernel-instantiation .json")
+                   help="kernel source: .comp/.glsl, .spv, .spvasm, .cl, or a scenario/kernel-instantiation .json "
+                        "or AmberScript file")
     p.add_argument("--input", metavar="FILE.json", help="render this listing file instead of compiling SRC")
-    p.add_argument("--kernel", metavar="UID", help="the shader/kernel of a scenario or kernel-instantiation file")
+    p.add_argument("--kernel", metavar="UID", help="the shader/kernel of a scenario or kernel-instantiation "
+                   "file (pipeline.NAME for an AmberScript file's pipeline NAME)")
     p.add_argument("--stage", help="the SPIR-V stage to list (default: the module Vulkan runs; e.g. spirv-opt, "
                                    "spirv-kernel)")
     p.add_argument("--function", metavar="NAME", help="only this function (entry point name or OpName)")

@@ -18,7 +18,7 @@ def register(sub: Any) -> None:
                        description="Run the kernels of a task file (SPEC.json PARTITION DATASET per line) or of a "
                                    "PySchedCL .graph DAG on the GPU-class and CPU-class OpenCL devices, each where it "
                                    "finishes earliest after its predecessors.")
-    p.add_argument("file", type=Path, help="a task file or a .graph file")
+    p.add_argument("file", type=Path, help="a task file, a .graph file or an expanded DAG (.json)")
     p.add_argument("--devices", metavar="CPU,GPU", help="CPU-class and GPU-class OpenCL devices "
                                                          "(kind cpu/gpu, index or name substring)")
     p.add_argument("--timings", type=Path, action="append", default=[], metavar="SWEEP.json",

@@ -17,8 +17,10 @@ def register(sub: Any) -> None:
                     "stage's result as text or binary (--stage NAME). Stages whose tool is missing are "
                     "left out of the list; asking for one says which package provides it.")
     p.add_argument("source", metavar="SRC",
-                   help="kernel source: .comp/.glsl, .spv, .cl, or a scenario/kernel-instantiation .json")
-    p.add_argument("--kernel", metavar="UID", help="the shader/kernel of a scenario or kernel-instantiation file")
+                   help="kernel source: .comp/.glsl, .spv, .spvasm, .cl, or a scenario/kernel-instantiation .json "
+                        "or AmberScript file")
+    p.add_argument("--kernel", metavar="UID", help="the shader/kernel of a scenario or kernel-instantiation "
+                   "file (pipeline.NAME for an AmberScript file's pipeline NAME)")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--list", action="store_true", help="list the available stages in pipeline order")
     what.add_argument("--stage", metavar="NAME", help="capture this stage")

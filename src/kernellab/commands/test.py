@@ -25,7 +25,8 @@ def register(sub: Any) -> None:
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                    help="worker processes (default: the core count)")
     p.add_argument("--device", help="device index or name substring (see `kernellab devices`)")
-    p.add_argument("--backend", choices=backend_names(), default="vulkan")
+    p.add_argument("--backend", choices=backend_names(), default="vulkan",
+                   help="scenarios: run on Vulkan (default) or OpenCL devices (OpenCL-C shaders only)")
     p.add_argument("--timeout", type=float, default=120.0,
                    help="seconds one workload may take before its worker is killed (default 120; 0 = none)")
     p.add_argument("--shard", metavar="I/N", help="run only shard I of N (1 <= I <= N), chosen by a hash of each id")

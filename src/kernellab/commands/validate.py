@@ -16,7 +16,7 @@ def register(sub: Any) -> None:
                        description="Check a scenario, kernel-instantiation file or kernel spec: types, required "
                                    "fields, references, files. Every problem is reported with the file and its "
                                    "JSON path; exit 2 if any.")
-    p.add_argument("file", type=Path)
+    p.add_argument("file", type=Path, help="the workload: a scenario, kernel-instantiation file or PySchedCL spec")
     p.add_argument("--output", type=Path, help="folder that relative dst paths resolve against")
     p.add_argument("--strict", action="store_true", help="treat unknown fields as errors")
     add_allow_outside(p)

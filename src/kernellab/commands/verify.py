@@ -14,13 +14,16 @@ from kernellab.errors import KernellabError, UsageError
 
 def register(sub: Any) -> None:
     p = sub.add_parser("verify", help="check launches for data races, barrier divergence and out-of-bounds "
-                                      "accesses (Oclgrind)",
-                       description="Run kernel-instantiation files (or scenarios' OpenCL C dispatches) on "
-                                   "Oclgrind. Data races, barrier divergence and out-of-bounds accesses are "
-                                   "defects; other findings are warnings unless --check names them. Exit 0 "
-                                   "when every launch is verified, 1 when defects are found, 2 for bad input.")
+                                      "accesses (Oclgrind, or the SPIR-V checker for Vulkan shaders)",
+                       description="Check kernel-instantiation files and scenarios' OpenCL C dispatches on "
+                                   "Oclgrind, and scenarios' GLSL and SPIR-V dispatches and AmberScript files "
+                                   "(OpenCL C too with --vulkan) on kernellab's SPIR-V checker. Data races, "
+                                   "barrier divergence and out-of-bounds accesses are defects; other findings "
+                                   "are warnings unless --check names them. Exit 0 when every launch is "
+                                   "verified, 1 when defects are found, 2 for bad input (--prove: 3 unknown).")
     p.add_argument("file", type=Path, nargs="+",
-                   help="kernel-instantiation JSON (K.json) or scenario (S.json); several are verified together")
+                   help="kernel-instantiation JSON (K.json), scenario (S.json) or AmberScript (T.amber); "
+                        "several are verified together")
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
     p.add_argument("--index", type=int, help="check only instantiation N of each file (default: all)")
     p.add_argument("--seed", type=int, help="seed for unconstrained arguments (default 0)")
