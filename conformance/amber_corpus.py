@@ -19,7 +19,9 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from conformance.common import DEFAULT_KERNELLAB, md_table, write_atomic
+if __package__ in (None, ""):  # run as a script: make ``conformance`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from conformance.common import DEFAULT_KERNELLAB, md_table, write_atomic  # noqa: E402
 
 _GRAPHICS = re.compile(r"^\s*(PIPELINE\s+graphics|SHADER\s+(vertex|fragment|geometry|tessellation\w*|multi))\b",
                        re.MULTILINE)
