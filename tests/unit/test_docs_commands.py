@@ -1,9 +1,10 @@
 """The commands the documentation shows exist as written: every ``kernellab`` command in README.md,
-docs/*.md, the examples' READMEs and the commands' own help names a subcommand and options the
-parser has (a renamed flag fails here, with the file and line), a complete command in a code block
-parses, every ``--flag`` the docs quote belongs to kernellab or to a tool named below, every option
-has a help line, and the benchmark and conformance scripts BENCHMARKS.md and CONFORMANCE.md run
-have the options they are shown with. Nothing runs on a device."""
+docs/*.md, the examples' READMEs, CONFORMANCE.md, BENCHMARKS.md and the commands' own help names a
+subcommand and options the parser has (a renamed flag fails here, with the file and line), a
+complete command in a code block parses, every ``--flag`` the user docs quote belongs to kernellab
+or to a tool named below, every option has a help line, and the benchmark and conformance scripts
+BENCHMARKS.md and CONFORMANCE.md run have the options they are shown with. Nothing runs on a
+device."""
 from __future__ import annotations
 
 import argparse
@@ -22,6 +23,8 @@ from kernellab import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted(ROOT.glob("examples/**/README.md"))]
+#: the reports quote kernellab commands too (their other tools' flags are not listed below)
+COMMAND_DOCS = [*DOCS, ROOT / "CONFORMANCE.md", ROOT / "BENCHMARKS.md"]
 
 #: ``--flags`` the docs quote that belong to other programs, with whose they are
 OTHER_TOOLS_FLAGS = {
@@ -62,7 +65,7 @@ def _code_lines(text: str) -> Iterator[tuple[int, str, bool]]:
 def documented_commands() -> list[tuple[str, str, bool]]:
     """(where, the words after ``kernellab``, whether it is a whole command from a code block)."""
     found = []
-    for doc in DOCS:
+    for doc in COMMAND_DOCS:
         name = doc.relative_to(ROOT)
         for number, line, code in _code_lines(doc.read_text()):
             if code:
@@ -101,11 +104,12 @@ def parser() -> argparse.ArgumentParser:
     return cli.build_parser()
 
 
-def test_the_docs_show_commands() -> None:
+def test_the_docs_show_commands(parser: argparse.ArgumentParser) -> None:
     """The extraction finds the commands (a test that would pass on nothing checks nothing)."""
     found = documented_commands()
     assert len([c for c in found if c[2]]) > 50 and len(found) > 150
     assert any(where.startswith("examples/") for where, _, _ in found)
+    assert {where for where, _, _ in _help_commands(parser)} >= {"kernellab capture --help", "kernellab import --help"}
 
 
 def test_every_documented_command_and_option_exists(parser: argparse.ArgumentParser) -> None:
