@@ -200,3 +200,10 @@ def test_the_benchmark_and_conformance_scripts_take_the_options_shown() -> None:
         if missing:
             wrong.append(f"{script} {sub}: no option {sorted(missing)}")
     assert wrong == []
+
+
+def test_every_documented_environment_variable_is_read() -> None:
+    documented = {name for doc in DOCS for name in re.findall(r"\bKERNELLAB_[A-Z][A-Z_]*[A-Z]", doc.read_text())}
+    source = "\n".join(p.read_text() for p in (ROOT / "src" / "kernellab").rglob("*.py"))
+    assert len(documented) > 5
+    assert sorted(name for name in documented if name not in source) == []
