@@ -328,6 +328,8 @@ def program() -> NoReturn:
     native.build_limit_armed.append(True)
     try:
         status = main()
+    except BrokenPipeError:  # `kernellab run -v | head -0`: what argparse's actions print, before _run
+        status = 1
     finally:
         native.build_limit_armed.pop()
     threading = sys.modules.get("threading")

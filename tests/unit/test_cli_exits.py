@@ -106,3 +106,22 @@ def test_an_unknown_flag_far_from_every_option_gets_no_suggestion(capsys: pytest
         cli.main(["validate", "x.json", "--qqqqqqqq"])
     err = capsys.readouterr().err
     assert "unrecognized arguments: --qqqqqqqq" in err and "did you mean" not in err
+
+
+@pytest.mark.parametrize("argv", [["run", "-v"], ["schema"], ["--help"]])
+def test_a_reader_that_went_away_is_no_traceback(argv: list[str]) -> None:
+    # `kernellab run -v | head -0`: the version is printed by an argparse action, while the
+    # command line is still being read, before the command's own error handling
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "kernellab", *argv], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode in (0, 1)
