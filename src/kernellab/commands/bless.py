@@ -80,6 +80,10 @@ def bless(args: argparse.Namespace) -> int:
     from kernellab.suite.expectations import load_expectations, sidecar_for
 
     fmt = detect(args.file)
+    if fmt == "amber":  # before a sidecar is looked for: there is none to write
+        raise UsageError(f"{args.file}: an AmberScript file carries its expected values in its EXPECT "
+                         f"lines; bless writes expectations for scenarios, kernel-instantiation files "
+                         f"and PySchedCL specs (check it with: kernellab run {args.file})")
     sidecar = args.expectations or sidecar_for(args.file)
     old = load_expectations(sidecar) if sidecar.is_file() else None
     if old is not None and not args.force:

@@ -16,7 +16,7 @@ def register(sub: Any) -> None:
                        description="Check a scenario, kernel-instantiation file or kernel spec: types, required "
                                    "fields, references, files. Every problem is reported with the file and its "
                                    "JSON path; exit 2 if any.")
-    p.add_argument("file", type=Path, help="the workload: a scenario, kernel-instantiation file or PySchedCL spec")
+    p.add_argument("file", type=Path, help="the workload: a scenario, kernel-instantiation file, PySchedCL spec or AmberScript file")
     p.add_argument("--output", type=Path, help="folder that relative dst paths resolve against")
     p.add_argument("--strict", action="store_true", help="treat unknown fields as errors")
     add_allow_outside(p)
@@ -32,6 +32,8 @@ def validate(args: argparse.Namespace) -> int:
     from kernellab.formats.scenario import load_scenario
 
     fmt = detect(args.file)
+    if fmt == "amber":
+        return _validate_amber(args.file)
     if fmt == "kernel-instantiation":
         _validate_instantiations(args)
         return 0
@@ -62,6 +64,35 @@ def validate(args: argparse.Namespace) -> int:
     print(f"{args.file}: valid scenario ({plural(len(scenario.resources), 'resource')}, "
           f"{plural(len(scenario.commands), 'command')}"
           + (f", {plural(len(warnings), 'warning')}" if warnings else "") + ")")
+    return 0
+
+
+def _validate_amber(path: Path) -> int:
+    """An AmberScript file: parsed, its scenarios made and their shaders compiled as ``run``
+    would, each problem named by the script's line; no device (its DEVICE_FEATUREs are not
+    checked against one)."""
+    from kernellab.errors import KernellabError
+    from kernellab.formats.amber.places import error_in_script
+    from kernellab.formats.scenario import load_scenario
+    from kernellab.suite.amber import prepare
+    from kernellab.suite.wording import plural
+
+    try:
+        test = prepare(path)
+        skipped = []
+        for checkpoint in test.checkpoints:
+            scenario, _ = load_scenario(checkpoint.scenario, None)
+            skipped += _compile_shaders(checkpoint.scenario, scenario)
+    except KernellabError as exc:
+        told = error_in_script(exc)
+        if told is exc:
+            raise
+        raise told from None
+    for note in dict.fromkeys(skipped):
+        print(f"note: {path}: {note}", file=sys.stderr)
+    expects = sum(len(checks) for checks in test.checks)
+    print(f"{path}: valid AmberScript ({plural(len(test.checkpoints), 'checkpoint')}, "
+          f"{plural(expects, 'EXPECT')})")
     return 0
 
 
