@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kernellab.vkregistry import enums
@@ -26,3 +28,21 @@ def test_value_and_name():
     assert enums.names("VkDescriptorType")[tensor] == "VK_DESCRIPTOR_TYPE_TENSOR_ARM"
     # a promoted value maps back to the registry's own name, not to an alias
     assert enums.names("VkDescriptorType")[1000138000] == "VK_DESCRIPTOR_TYPE_INLINE_UNIFORM_BLOCK"
+
+
+@pytest.mark.parametrize("module", ["spirv", "enums", "vkformat", "binding"])
+def test_help_of_a_regenerator_writes_nothing(module: str, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from kernellab.vkregistry import tables
+
+    table = {"spirv": "vkspirv.json", "enums": "vkenums.json", "vkformat": "vkformats.json"}.get(module)
+    before = tables.data_path(table).stat().st_mtime_ns if table else None
+    done = subprocess.run([sys.executable, "-m", f"kernellab.vkregistry.{module}", "--help"], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.returncode == 0 and done.stdout.startswith(f"usage: python -m kernellab.vkregistry.{module}")
+    assert "wrote" not in done.stderr, done.stderr
+    if table:
+        assert tables.data_path(table).stat().st_mtime_ns == before

@@ -11,7 +11,6 @@ registry update, or after adding a name to :data:`COMMANDS`/:data:`STRUCTS`/:dat
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -255,5 +254,4 @@ def generate(out_dir: Path | None = None) -> list[Path]:
 
 
 if __name__ == "__main__":
-    for p in generate(Path(sys.argv[1]) if len(sys.argv) > 1 else None):
-        print(p)
+    tables.regenerate_main("kernellab.vkregistry.binding", __doc__, generate)

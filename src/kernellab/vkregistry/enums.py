@@ -8,7 +8,6 @@ spellings of promoted values) are left out: a value maps back to the registry's 
 from __future__ import annotations
 
 import functools
-import sys
 from pathlib import Path
 
 from kernellab.vkregistry import tables
@@ -59,4 +58,4 @@ def regenerate(path: Path | None = None) -> Path:
 
 
 if __name__ == "__main__":
-    print(f"wrote {regenerate()}", file=sys.stderr)
+    tables.regenerate_main("kernellab.vkregistry.enums", __doc__, regenerate)

@@ -10,7 +10,6 @@ SPIRV-Headers' grammar when it is regenerated); regenerate it after a registry u
 from __future__ import annotations
 
 import functools
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -83,4 +82,4 @@ def regenerate(path: Path | None = None) -> Path:
 
 
 if __name__ == "__main__":
-    print(f"wrote {regenerate()}", file=sys.stderr)
+    tables.regenerate_main("kernellab.vkregistry.spirv", __doc__, regenerate)

@@ -7,6 +7,7 @@ from kernellab import jsontext
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 #: the pip package that carries ``vk.xml`` (needed only to regenerate a table)
@@ -38,3 +39,16 @@ def write(path: Path, module: str, key: str, content: Any) -> Path:
 
     path.write_text(json.dumps(doc, indent=1) + "\n")
     return path
+
+
+def regenerate_main(module: str, doc: str | None, regenerate: Callable[[Path | None], Path | list[Path]]) -> None:
+    """``python -m kernellab.vkregistry.NAME [PATH]``: a table regenerated from the registry, with
+    ``--help`` that says what it writes before anything is written."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=(doc or "").split("\n\n")[0])
+    parser.add_argument("path", nargs="?", type=Path, help="where to write (default: the copy kernellab ships)")
+    written = regenerate(parser.parse_args().path)
+    for path in written if isinstance(written, list) else [written]:
+        print(f"wrote {path}", file=sys.stderr)

@@ -11,7 +11,6 @@ Only DXGI codes come from outside the registry (DXGI is Microsoft's enum, used b
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -391,4 +390,4 @@ def _as_rows(formats: Iterable[VkFormatInfo]) -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    print(f"wrote {regenerate()}", file=sys.stderr)
+    tables.regenerate_main("kernellab.vkregistry.vkformat", __doc__, regenerate)
