@@ -349,11 +349,27 @@ class collector_paused:  # noqa: N801 - used as a function: ``with collector_pau
             gc.enable()
 
 
+#: the folder this kernellab is imported from: its kept code is its own
+PACKAGE_FOLDER = os.path.dirname(os.path.abspath(__file__))
+
+
+def install_tag(folder: str) -> str:
+    """A short stable name of a kernellab install's folder (32-bit FNV-1a of its path: no hash
+    module loaded for it)."""
+    value = 0x811C9DC5
+    for byte in os.fsencode(folder):
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return f"{value:08x}"
+
+
 def cache_file(cache_dir: Path, command: str, kind: str = "classcode") -> Path:
     """The file of one command for this interpreter (code objects are only valid for the version
-    that made them): one per command, so a start reads only the code that command builds. The
-    module code's is per optimization level too (``-O`` compiles other code)."""
-    tag = f"{sys.implementation.cache_tag}-{sys.hexversion:x}"
+    that made them) and this install of kernellab: one per command, so a start reads only the
+    code that command builds, and one per install, so two installs sharing the cache folder (a
+    release's virtual environment and a checkout's, say) do not each find the other's modules in
+    it and rewrite it at every run. The module code's is per optimization level too (``-O``
+    compiles other code)."""
+    tag = f"{sys.implementation.cache_tag}-{sys.hexversion:x}-{install_tag(PACKAGE_FOLDER)}"
     if kind == "modulecode":
         tag += f"-O{sys.flags.optimize}"
     return cache_dir / "python" / f"{kind}-{command}-{tag}.marshal"
