@@ -284,17 +284,91 @@ def _kernellab_argv(scenario: Path, output: Path, extra: list[str] = ()) -> list
     return [*start, "run", "--scenario", str(scenario), "--output", str(output), *extra]
 
 
-def instructions(argv: list[str], env: dict[str, str]) -> int:
-    """The instructions the process ``argv`` (with its children) executes, from callgrind."""
+def instructions(argv: list[str], env: dict[str, str], by_object: dict[str, int] | None = None) -> int:
+    """The instructions the process ``argv`` (with its children) executes, from callgrind; with
+    ``by_object``, each ELF object's own share (the code it ran, not what it called) added there."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
-    proc = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv], env=env,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=900)
-    found = re.search(r"Collected\s*:\s*(\d+)", proc.stderr)
-    if proc.returncode != 0 or found is None:
-        raise SystemExit(f"{argv[0]} under callgrind failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+    with tempfile.TemporaryDirectory(prefix="bench-callgrind-") as tmp:
+        out = Path(tmp) / "callgrind.out" if by_object is not None else Path(os.devnull)
+        proc = subprocess.run([valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", *argv], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=900)
+        found = re.search(r"Collected\s*:\s*(\d+)", proc.stderr)
+        if proc.returncode != 0 or found is None:
+            raise SystemExit(f"{argv[0]} under callgrind failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+        if by_object is not None:
+            for obj, count in self_cost_by_object(out).items():
+                by_object[obj] = by_object.get(obj, 0) + count
     return int(found.group(1))
+
+
+def self_cost_by_object(path: Path) -> dict[str, int]:
+    """Instructions per ELF object from a callgrind output file: each function's own cost goes
+    to the object it lives in (code made at run time, lavapipe's compiled shaders, is ``???``)."""
+    names: dict[str, str] = {}
+
+    def name(text: str) -> str:  # callgrind's name compression: "(7) /usr/lib/x.so" once, then "(7)"
+        found = re.match(r"\((\d+)\)(?: (.*))?", text)
+        if found is None:
+            return text
+        if found.group(2) is not None:
+            names[found.group(1)] = found.group(2)
+        return names.get(found.group(1), text)
+
+    totals: dict[str, int] = {}
+    current = function_object = "???"
+    after_calls = False
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if after_calls:  # the line after calls= is the call's inclusive cost: the callee's
+                after_calls = False
+                continue
+            if line.startswith(("ob=", "cob=")):
+                named = name(line.split("=", 1)[1].strip())
+                if line[0] == "o":
+                    current = named
+            elif line.startswith("fn="):
+                function_object = current
+            elif line.startswith("calls="):
+                after_calls = True
+            elif line[:1].isdigit() or line[:1] in "+-*":
+                fields = line.split()
+                if len(fields) >= 2:
+                    totals[function_object] = totals.get(function_object, 0) + int(fields[1])
+    return totals
+
+
+#: how the objects are grouped in --by-object's table (first match of a part of the path)
+OBJECT_GROUPS = (("the Python interpreter (libpython, its binary, the standard library's C modules)",
+                  ("libpython", "/bin/python", "lib-dynload")),
+                 ("Python packages' C modules (cffi, NumPy)", ("site-packages",)),
+                 ("lavapipe's compiled shaders (the dispatch)", ("???",)),
+                 ("the Vulkan loader, lavapipe and LLVM", ("libvulkan", "libLLVM", "libgallium", "VkLayer_MESA")),
+                 ("the C runtime (libc, the dynamic linker, libstdc++, libm)", ("libc.so", "ld-linux", "libstdc++",
+                                                                               "libm.so", "libgcc")),
+                 ("Arm's runner and its emulation layers", ("scenario-runner", "VkLayer_")))
+
+
+def object_table(counts: dict[str, dict[str, int]]) -> str:
+    """A markdown table of ``counts`` (runner -> object -> instructions) by OBJECT_GROUPS."""
+    runners = list(counts)
+    grouped: dict[str, dict[str, int]] = {}
+    for runner, objects in counts.items():
+        for obj, n in objects.items():
+            group = next((g for g, parts in OBJECT_GROUPS if any(p in obj for p in parts)), "other libraries")
+            grouped.setdefault(group, {}).setdefault(runner, 0)
+            grouped[group][runner] += n
+    lines = ["| part | " + " | ".join(f"{r} (M)" for r in runners) + " | difference (M) |",
+             "|---|" + "---:|" * (len(runners) + 1)]
+    for group, by_runner in sorted(grouped.items(), key=lambda kv: -max(kv[1].values())):
+        values = [by_runner.get(r, 0) for r in runners]
+        lines.append(f"| {group} | " + " | ".join(f"{v / 1e6:.1f}" for v in values)
+                     + f" | {(values[-1] - values[0]) / 1e6:+.1f} |")
+    totals = [sum(objects.values()) for objects in counts.values()]
+    lines.append("| **total** | " + " | ".join(f"**{t / 1e6:.1f}**" for t in totals)
+                 + f" | **{(totals[-1] - totals[0]) / 1e6:+.1f}** |")
+    return "\n".join(lines)
 
 
 def _profile(sc: Scenario, out_dir: Path, env: dict[str, str]) -> None:
@@ -382,6 +456,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="also print the figures as a BENCHMARKS.md table")
     parser.add_argument("--instructions", action="store_true",
                         help="also count each runner's instructions once per scenario under callgrind (needs valgrind)")
+    parser.add_argument("--by-object", action="store_true",
+                        help="as --instructions, with a table of where they go: the interpreter, the driver, the "
+                             "shaders' code, the C runtime, Arm's own code")
     parser.add_argument("--icd", type=Path, help="the Vulkan driver's ICD manifest (default: lavapipe's)")
     parser.add_argument("--arm-executable", type=Path,
                         help="Arm's scenario-runner binary (default: the pip package's)")
@@ -422,9 +499,14 @@ def main(argv: list[str] | None = None) -> int:
                 if i == 0:
                     note = _check_outputs(sc, sc.folder / "out-arm", sc.folder / "out-kernellab")
             results[name] = _report(sc, measured, note)
-            if args.instructions:
-                counts = {"arm": instructions(arm.command(scenario, output=sc.folder / "out-arm"), arm_env),
-                          "kernellab": instructions(_kernellab_argv(scenario, sc.folder / "out-kernellab"), kl_env)}
+            if args.instructions or args.by_object:
+                objects: dict[str, dict[str, int]] | None = {"Arm": {}, "kernellab": {}} if args.by_object else None
+                counts = {"arm": instructions(arm.command(scenario, output=sc.folder / "out-arm"), arm_env,
+                                              objects["Arm"] if objects else None),
+                          "kernellab": instructions(_kernellab_argv(scenario, sc.folder / "out-kernellab"), kl_env,
+                                                    objects["kernellab"] if objects else None)}
+                if objects:
+                    print(f"\n{name}: instructions by the object that executed them\n\n{object_table(objects)}\n")
                 results[name]["instructions"] = counts
                 results[name]["instruction_ratio"] = ratio = counts["kernellab"] / counts["arm"]
                 if ratio > sc.wall_target:
