@@ -21,7 +21,9 @@ Every run's output is checked: both runners' ``dst`` payloads must equal each ot
 the time goes. ``--instructions`` runs each runner once more per scenario under valgrind's
 callgrind (caches warm from the timed runs) and reports the instructions each process executed
 and their ratio: a count that does not move with the machine's load, for start-up comparisons on
-a shared machine (issue 23). kernellab runs as its console script where the interpreter's folder
+a shared machine (issue 23); ``--by-object`` adds a table of which code executed them (the
+interpreter, the Vulkan driver, lavapipe's compiled shaders, the C runtime, Arm's own binaries),
+each function's own count given to the ELF object it lives in. kernellab runs as its console script where the interpreter's folder
 has one (as a user starts it; ``python -m`` imports ``runpy`` first), else ``python -m kernellab``.
 """
 from __future__ import annotations
@@ -343,7 +345,7 @@ def self_cost_by_object(path: Path) -> dict[str, int]:
 OBJECT_GROUPS = (("the Python interpreter (libpython, its binary, the standard library's C modules)",
                   ("libpython", "/bin/python", "lib-dynload")),
                  ("Python packages' C modules (cffi, NumPy)", ("site-packages",)),
-                 ("lavapipe's compiled shaders (the dispatch)", ("???",)),
+                 ("code with no file: lavapipe's compiled shaders (the dispatch)", ("???",)),
                  ("the Vulkan loader, lavapipe and LLVM", ("libvulkan", "libLLVM", "libgallium", "VkLayer_MESA")),
                  ("the C runtime (libc, the dynamic linker, libstdc++, libm)", ("libc.so", "ld-linux", "libstdc++",
                                                                                "libm.so", "libgcc")),
