@@ -1,0 +1,44 @@
+"""A refusal of one statement of an AmberScript file names that statement's line, not the
+PIPELINE or RUN it belongs to: a script's user looks for the line they wrote."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kernellab import config
+from kernellab.cli import main
+
+SAXPY = """#!amber
+SHADER compute kernels OPENCL-C
+kernel void saxpy(global int* x, int a, global int* y) {
+  size_t i = get_global_id(0);
+  y[i] = a * x[i] + y[i];
+}
+END
+BUFFER x DATA_TYPE int32 DATA 1 2 3 4 END
+BUFFER y DATA_TYPE int32 DATA 10 20 30 40 END
+PIPELINE compute p
+  ATTACH kernels ENTRY_POINT saxpy
+  BIND BUFFER x KERNEL ARG_NAME x
+  BIND BUFFER y KERNEL ARG_NUMBER 2
+  SET KERNEL ARG_NAME {arg} AS int32 3
+END
+RUN p 4 1 1
+"""
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.chdir(tmp_path)
+    with config.override(cache_dir=tmp_path / "cache", compile_cache=False):
+        yield
+
+
+@pytest.mark.parametrize("command", ["listing", "verify"])
+def test_an_unknown_kernel_argument_names_its_set_line(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    Path("s.amber").write_text(SAXPY.replace("{arg}", "zz"))
+    assert main([command, "s.amber"]) == 2
+    _, err = capsys.readouterr()
+    assert err == "s.amber: line 14: the kernel has no argument 'zz'\n", err
