@@ -1,0 +1,55 @@
+"""The cache folder as a lived-in place: what stands in it under kernellab's names may be
+anything (a link, a FIFO, a file of another user's, a hard link to a file elsewhere). kernellab
+never writes through it, never waits on it, and its size bound still holds."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from kernellab import cachebound
+from kernellab.cachebound import BLOCK, LEDGER, added
+from kernellab.compile.cache import ArtifactCache
+
+
+def _fill(root: Path, count: int) -> None:
+    cache = ArtifactCache(root)
+    old = time.time() - 10 * 86400
+    for n in range(count):
+        key = f"{n:064x}"[::-1]
+        cache.put(key, "spv", bytes(3000))
+        os.utime(cache._path(key, "spv"), (old + n, old + n))
+
+
+def _artifacts(root: Path) -> int:
+    return sum(1 for _ in (root / "artifacts").rglob("*.spv"))
+
+
+@pytest.mark.parametrize("plant", ["hard link", "symlink", "fifo", "read-only"])
+def test_a_planted_ledger_is_replaced_and_the_bound_holds(plant: str, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cachebound, "_warned", False)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    root = tmp_path / "cache"
+    root.mkdir()
+    _fill(root, 20)
+    ledger = root / LEDGER
+    ledger.unlink(missing_ok=True)
+    if plant == "hard link":  # truncating the ledger would cut the file it shares
+        os.link(victim, ledger)
+    elif plant == "symlink":
+        ledger.symlink_to(victim)
+    elif plant == "fifo":
+        os.mkfifo(ledger)
+    else:  # past the bound already (root may write it anyway; anyone else cannot)
+        ledger.write_bytes(bytes(20))
+        ledger.chmod(0o444)
+    added(root, 100, 4 * BLOCK)
+    assert victim.read_bytes() == b"precious"
+    assert _artifacts(root) <= 4, "a planted ledger turned the cache's bound off"
+    st = os.lstat(ledger)
+    assert st.st_nlink == 1 and ledger.is_file() and not ledger.is_symlink()
+    assert not cachebound._warned
