@@ -53,3 +53,55 @@ def test_a_planted_ledger_is_replaced_and_the_bound_holds(plant: str, tmp_path: 
     st = os.lstat(ledger)
     assert st.st_nlink == 1 and ledger.is_file() and not ledger.is_symlink()
     assert not cachebound._warned
+
+
+def test_a_kept_module_file_holding_another_modules_code_is_not_served(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module code file whose entries hold each other's code (damaged, or written by something
+    else) would run one module in another's place at every start, a traceback each time: an
+    entry's code must be its own file's; a bad entry is imported normally and kept anew."""
+    import importlib
+    import marshal
+    import sys
+
+    from kernellab.classcode import ModuleCode
+
+    root = tmp_path / "src"
+    (root / "klswap").mkdir(parents=True)
+    (root / "klswap" / "__init__.py").write_text("")
+    (root / "klswap" / "one.py").write_text("NAME = 'one'\n")
+    (root / "klswap" / "two.py").write_text("NAME = 'two'\n")
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.syspath_prepend(str(root))
+    importlib.invalidate_caches()
+
+    def imported(finder: ModuleCode) -> list[str]:
+        for name in [n for n in sys.modules if n.startswith("klswap")]:
+            del sys.modules[name]
+        importlib.import_module("klswap")
+        sys.meta_path.insert(0, finder)  # type: ignore[arg-type]
+        try:
+            return [importlib.import_module(f"klswap.{n}").NAME for n in ("one", "two")]
+        finally:
+            sys.meta_path.remove(finder)  # type: ignore[arg-type]
+
+    file = tmp_path / "cache" / "modules.marshal"
+    try:
+        first = ModuleCode(file, "klswap")
+        assert imported(first) == ["one", "two"]
+        first.save()
+        data = file.read_bytes()
+        n = int.from_bytes(data[:8], "little")
+        form, prefix, index = marshal.loads(data[8:8 + n])
+        one, two = index["klswap.one"], index["klswap.two"]
+        index["klswap.one"], index["klswap.two"] = (one[0], *two[1:]), (two[0], *one[1:])
+        head = marshal.dumps((form, prefix, index))
+        file.write_bytes(len(head).to_bytes(8, "little") + head + data[8 + n:])
+        swapped = ModuleCode(file, "klswap")
+        assert imported(swapped) == ["one", "two"]
+        swapped.save()
+        healed = ModuleCode(file, "klswap")
+        assert imported(healed) == ["one", "two"] and healed.declined == {}
+    finally:
+        for name in [n for n in sys.modules if n.startswith("klswap")]:
+            del sys.modules[name]
