@@ -1,5 +1,6 @@
 """A refusal of one statement of an AmberScript file names that statement's line, not the
-PIPELINE or RUN it belongs to: a script's user looks for the line they wrote."""
+PIPELINE or RUN it belongs to: a script's user looks for the line they wrote; `validate` reads a
+script as `run` does."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -36,9 +37,21 @@ def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         yield
 
 
-@pytest.mark.parametrize("command", ["listing", "verify"])
+@pytest.mark.parametrize("command", ["listing", "verify", "validate"])
 def test_an_unknown_kernel_argument_names_its_set_line(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     Path("s.amber").write_text(SAXPY.replace("{arg}", "zz"))
     assert main([command, "s.amber"]) == 2
     _, err = capsys.readouterr()
     assert err == "s.amber: line 14: the kernel has no argument 'zz'\n", err
+
+
+def test_validate_reads_an_amberscript_file(capsys: pytest.CaptureFixture[str]) -> None:
+    """Not "invalid JSON" at line 1: `validate` checks the script as `run` reads it."""
+    Path("s.amber").write_text(SAXPY.replace("{arg}", "a"))
+    assert main(["validate", "s.amber"]) == 0
+    out, _ = capsys.readouterr()
+    assert out == "s.amber: valid AmberScript file (1 pipeline, 1 command)\n", out
+    Path("b.amber").write_text(SAXPY.replace("{arg}", "a").replace("RUN p 4 1 1", "RUN p 4 1"))
+    assert main(["validate", "b.amber"]) == 2
+    _, err = capsys.readouterr()
+    assert err.startswith("b.amber: line 16, column ") and "Traceback" not in err, err

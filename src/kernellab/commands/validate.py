@@ -13,9 +13,9 @@ from kernellab.commands import add_allow_outside
 
 def register(sub: Any) -> None:
     p = sub.add_parser("validate", help="check a workload file (no device needed)",
-                       description="Check a scenario, kernel-instantiation file or kernel spec: types, required "
-                                   "fields, references, files. Every problem is reported with the file and its "
-                                   "JSON path; exit 2 if any.")
+                       description="Check a scenario, kernel-instantiation file, kernel spec or AmberScript file: "
+                                   "types, required fields, references, files. Every problem is reported with the "
+                                   "file and its JSON path (an AmberScript file's: its line); exit 2 if any.")
     p.add_argument("file", type=Path)
     p.add_argument("--output", type=Path, help="folder that relative dst paths resolve against")
     p.add_argument("--strict", action="store_true", help="treat unknown fields as errors")
@@ -32,6 +32,8 @@ def validate(args: argparse.Namespace) -> int:
     from kernellab.formats.scenario import load_scenario
 
     fmt = detect(args.file)
+    if fmt == "amber":
+        return _validate_amber(args)
     if fmt == "kernel-instantiation":
         _validate_instantiations(args)
         return 0
@@ -62,6 +64,35 @@ def validate(args: argparse.Namespace) -> int:
     print(f"{args.file}: valid scenario ({plural(len(scenario.resources), 'resource')}, "
           f"{plural(len(scenario.commands), 'command')}"
           + (f", {plural(len(warnings), 'warning')}" if warnings else "") + ")")
+    return 0
+
+
+def _validate_amber(args: argparse.Namespace) -> int:
+    """An AmberScript file: read (its statements, limits, names and FILEs), made into the scenarios
+    ``run`` would run and each of those checked as a scenario is; every problem at the script's
+    line (``formats.amber.places``), as ``run`` and ``verify`` tell it."""
+    from kernellab.compile.amber import prepare
+    from kernellab.errors import KernellabError
+    from kernellab.formats.amber.places import error_in_script
+    from kernellab.formats.scenario import load_scenario
+    from kernellab.suite.wording import plural
+
+    skipped: list[str] = []
+    try:
+        script, checkpoints = prepare(args.file)
+        for checkpoint in checkpoints:
+            scenario, _ = load_scenario(checkpoint.scenario)
+            _check_scenario_entries(checkpoint.scenario, scenario)
+            skipped += [n for n in _compile_shaders(checkpoint.scenario, scenario) if n not in skipped]
+    except KernellabError as exc:
+        told = error_in_script(exc)
+        if told is exc:
+            raise
+        raise told from None
+    for note in skipped:
+        print(f"note: {args.file}: {note}", file=sys.stderr)
+    print(f"{args.file}: valid AmberScript file ({plural(len(script.pipelines), 'pipeline')}, "
+          f"{plural(len(script.commands), 'command')})")
     return 0
 
 
