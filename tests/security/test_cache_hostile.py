@@ -105,3 +105,13 @@ def test_a_kept_module_file_holding_another_modules_code_is_not_served(tmp_path:
     finally:
         for name in [n for n in sys.modules if n.startswith("klswap")]:
             del sys.modules[name]
+
+
+@pytest.mark.parametrize("text", ["0.5", "0.0000001K"])
+def test_a_fraction_of_a_byte_does_not_turn_the_bound_off(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a zero means no bound: a size below a byte is a size too small, warned of."""
+    from kernellab import config
+
+    monkeypatch.setenv("KERNELLAB_CACHE_MAX", text)
+    settings = config.Config.from_environ()
+    assert settings.cache_max == config.DEFAULT_CACHE_MAX and len(settings.warnings) == 1
