@@ -115,3 +115,18 @@ def test_a_fraction_of_a_byte_does_not_turn_the_bound_off(text: str, monkeypatch
     monkeypatch.setenv("KERNELLAB_CACHE_MAX", text)
     settings = config.Config.from_environ()
     assert settings.cache_max == config.DEFAULT_CACHE_MAX and len(settings.warnings) == 1
+
+
+def test_an_amber_folder_record_is_never_written_through_a_planted_link(tmp_path: Path) -> None:
+    """The script's places are staged as the folder's other files are (a name of this process's
+    own, no symlink followed): a link planted at the old fixed ``.tmp`` name reaches nothing."""
+    from kernellab.formats.amber.places import PLACES_FILE, script_line, write_places
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    folder = tmp_path / "amber" / "0123456789abcdef0123"
+    folder.mkdir(parents=True)
+    (folder / (PLACES_FILE + ".tmp")).symlink_to(victim)
+    write_places(folder, "s.amber", {"/commands/0": 7})
+    assert victim.read_text() == "precious"
+    assert not (folder / PLACES_FILE).is_symlink() and script_line(folder, "/commands/0/x") == ("s.amber", 7)
