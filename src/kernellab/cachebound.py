@@ -90,7 +90,7 @@ def _open_ledger(ledger: str) -> tuple[int, bool]:
         if exc.errno not in (errno.ELOOP, errno.ENXIO, errno.EACCES):  # a symlink, a FIFO, another's
             raise
         fd = -1
-        os.unlink(ledger)
+        _unlink(ledger)
     if fd >= 0:
         try:
             if _own_ledger(os.fstat(fd)):
@@ -99,7 +99,7 @@ def _open_ledger(ledger: str) -> tuple[int, bool]:
             os.close(fd)
             raise
         os.close(fd)
-        os.unlink(ledger)  # the name only: what it links to keeps its bytes
+        _unlink(ledger)  # the name only: what it links to keeps its bytes
     try:  # a cache older than the bound (or a new one): list it once now
         return os.open(ledger, _LEDGER | os.O_CREAT | os.O_EXCL, 0o600), True
     except FileExistsError:  # another process made it meanwhile
@@ -108,6 +108,13 @@ def _open_ledger(ledger: str) -> tuple[int, bool]:
             os.close(fd)
             raise OSError(0, "not a ledger kernellab made", ledger) from None
         return fd, False
+
+
+def _unlink(name: str) -> None:
+    try:
+        os.unlink(name)
+    except FileNotFoundError:
+        pass  # another process replaced it first
 
 
 def _own_ledger(st: os.stat_result) -> bool:
