@@ -270,3 +270,21 @@ def test_a_launch_past_the_device_local_memory_is_refused_before_it_runs(
     assert proc.returncode == 2, proc.stderr + proc.stdout
     assert f"{path}: {where}: kernel k needs" in proc.stderr and "(CL_DEVICE_LOCAL_MEM_SIZE)" in proc.stderr
     assert "verified" not in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("kind", ["buffer", "tensor"])
+def test_a_memory_group_offset_past_the_device_is_refused_at_its_path(kind: str, tmp_path: Path) -> None:
+    """A memory group's one allocation reaches past each member's offset: 2^63 reached the
+    driver's vkAllocateMemory (exit 1, no file or place named) instead of the limit check."""
+    import json
+
+    body = {"uid": "r", "shader_access": "readwrite", "memory_group": {"id": "m", "offset": 1 << 63}}
+    body.update({"size": 64} if kind == "buffer" else {"dims": [4], "format": "VK_FORMAT_R32_SINT"})
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"resources": [{kind: body}], "commands": []}))
+    scenario, _ = load_scenario(path)
+    problems = check_limits(scenario, Limits(max_allocation_size=1 << 31), path)
+    end = (1 << 63) + (64 if kind == "buffer" else 0)
+    assert [(p.where, p.message) for p in problems] == [
+        (f"/resources/0/{kind}/memory_group/offset", f"{kind} 'r' reaches byte {end} of memory group 'm'; the device "
+                                                     "allows at most 2147483648 (maxMemoryAllocationSize)")]

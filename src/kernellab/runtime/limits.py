@@ -61,6 +61,11 @@ def check_limits(scenario: m.Scenario, limits: Limits, file: str | Path, *,
                           "constants")
         elif r.kind == "image" and isinstance(r, m.Image):
             _check_image(r, check, i)
+        group = r.memory_group if isinstance(r, m.DataResource) else None
+        if group is not None and group.offset:  # the group's one allocation reaches past the offset
+            end = group.offset + (r.size if isinstance(r, m.Buffer) else 0)
+            check.at_most(("resources", i, r.kind, "memory_group", "offset"), end, "max_allocation_size",
+                          f"{r.kind} {r.uid!r} reaches byte {end} of memory group {group.id!r}")
     check.at_most(("resources",), total, "memory_heap_size", f"the scenario's buffers take {total} bytes together")
     for uid, local in local_sizes.items():
         what = f"shader {uid!r} runs workgroups of {'x'.join(map(str, local.size))}"
