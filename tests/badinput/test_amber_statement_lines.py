@@ -55,3 +55,13 @@ def test_validate_reads_an_amberscript_file(capsys: pytest.CaptureFixture[str]) 
     assert main(["validate", "b.amber"]) == 2
     _, err = capsys.readouterr()
     assert err.startswith("b.amber: line 16, column ") and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("command", ["snapshot", "listing"])
+def test_choosing_a_kernel_of_a_script_names_the_script(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not the scenario kernellab made of it in its cache folder, which the user never wrote."""
+    Path("s.amber").write_text(SAXPY.replace("{arg}", "a"))
+    argv = ["snapshot", "--list"] if command == "snapshot" else ["listing"]
+    assert main([*argv, "--kernel", "nope", "s.amber"]) == 2
+    _, err = capsys.readouterr()
+    assert "no shader with that uid in s.amber (have pipeline.p)" in err and "/cache/" not in err, err
