@@ -65,3 +65,12 @@ def test_choosing_a_kernel_of_a_script_names_the_script(command: str, capsys: py
     assert main([*argv, "--kernel", "nope", "s.amber"]) == 2
     _, err = capsys.readouterr()
     assert "no shader with that uid in s.amber (have pipeline.p)" in err and "/cache/" not in err, err
+
+
+def test_bless_of_a_script_says_why_not(capsys: pytest.CaptureFixture[str]) -> None:
+    """It said "unknown format 'amber'", naming no file, after checking for a sidecar."""
+    Path("s.amber").write_text(SAXPY.replace("{arg}", "a"))
+    assert main(["bless", "s.amber"]) == 2
+    _, err = capsys.readouterr()
+    assert err.startswith("s.amber: an AmberScript file holds its own expectations"), err
+    assert not Path("s.expect.json").exists()

@@ -79,6 +79,11 @@ def bless(args: argparse.Namespace) -> int:
     from kernellab.suite.expectations import load_expectations, sidecar_for
 
     fmt = detect(args.file)
+    if fmt == "amber":
+        from kernellab.errors import InputError
+
+        raise InputError("an AmberScript file holds its own expectations (its EXPECT commands), which "
+                         "`kernellab run` and `kernellab test` check: there is no reference to bless", file=args.file)
     sidecar = args.expectations or sidecar_for(args.file)
     old = load_expectations(sidecar) if sidecar.is_file() else None
     if old is not None and not args.force:
