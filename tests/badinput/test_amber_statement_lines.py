@@ -74,3 +74,4 @@ def test_bless_of_a_script_says_why_not(capsys: pytest.CaptureFixture[str]) -> N
     _, err = capsys.readouterr()
     assert err.startswith("s.amber: an AmberScript file holds its own expectations"), err
     assert not Path("s.expect.json").exists()
+
