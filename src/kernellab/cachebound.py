@@ -87,10 +87,13 @@ def _open_ledger(ledger: str) -> tuple[int, bool]:
     except FileNotFoundError:
         fd = -1
     except OSError as exc:
-        if exc.errno not in (errno.ELOOP, errno.ENXIO, errno.EACCES):  # a symlink, a FIFO, another's
+        if exc.errno == errno.EISDIR:
+            os.rmdir(ledger)  # an empty folder only: one holding anything is not kernellab's to remove
+        elif exc.errno in (errno.ELOOP, errno.ENXIO, errno.EACCES):  # a symlink, a FIFO, another's
+            _unlink(ledger)
+        else:
             raise
         fd = -1
-        _unlink(ledger)
     if fd >= 0:
         try:
             if _own_ledger(os.fstat(fd)):

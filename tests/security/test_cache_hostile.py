@@ -27,7 +27,7 @@ def _artifacts(root: Path) -> int:
     return sum(1 for _ in (root / "artifacts").rglob("*.spv"))
 
 
-@pytest.mark.parametrize("plant", ["hard link", "symlink", "fifo", "read-only"])
+@pytest.mark.parametrize("plant", ["hard link", "symlink", "fifo", "read-only", "empty folder"])
 def test_a_planted_ledger_is_replaced_and_the_bound_holds(plant: str, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cachebound, "_warned", False)
@@ -44,6 +44,8 @@ def test_a_planted_ledger_is_replaced_and_the_bound_holds(plant: str, tmp_path: 
         ledger.symlink_to(victim)
     elif plant == "fifo":
         os.mkfifo(ledger)
+    elif plant == "empty folder":
+        ledger.mkdir()
     else:  # past the bound already (root may write it anyway; anyone else cannot)
         ledger.write_bytes(bytes(20))
         ledger.chmod(0o444)
