@@ -13,6 +13,7 @@ is a miss for a reader. A failure is one warning: a cache is only a cache.
 """
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Iterator
@@ -60,20 +61,10 @@ def added(root: str | os.PathLike[str], size: int, bound: int | None) -> None:
 
 def _count(root: str, count: int, bound: int) -> None:
     ledger = os.path.join(root, LEDGER)
-    new = False
+    fd, new = _open_ledger(ledger)
     try:
-        fd = os.open(ledger, _LEDGER)
-    except FileNotFoundError:
-        try:  # a cache older than the bound (or a new one): list it once now
-            fd, new = os.open(ledger, _LEDGER | os.O_CREAT | os.O_EXCL, 0o600), True
-        except FileExistsError:
-            fd = os.open(ledger, _LEDGER)
-    try:
-        st = os.fstat(fd)
-        if (st.st_mode & 0o170000) != 0o100000:
-            raise OSError(0, "not a regular file", ledger)
         os.write(fd, bytes(count))
-        if not new and (st.st_size + count) * BLOCK <= bound:
+        if not new and os.fstat(fd).st_size * BLOCK <= bound:
             return
         if not _lock(fd):
             return  # another process is trimming
@@ -84,6 +75,54 @@ def _count(root: str, count: int, bound: int) -> None:
         os.ftruncate(fd, min(total, int(bound * KEEP)) // BLOCK + os.fstat(fd).st_size - before)
     finally:
         os.close(fd)
+
+
+def _open_ledger(ledger: str) -> tuple[int, bool]:
+    """The ledger opened to append, and whether it was made now (then the folder is listed once).
+    What is not the cache's own ledger in its place (a symlink, a FIFO, a file with another link
+    or of another user: truncating it would cut a file outside the cache) is removed, never
+    written, and a new ledger made: a planted name neither reaches a file nor turns the bound off."""
+    try:
+        fd = os.open(ledger, _LEDGER)
+    except FileNotFoundError:
+        fd = -1
+    except OSError as exc:
+        if exc.errno == errno.EISDIR:
+            os.rmdir(ledger)  # an empty folder only: one holding anything is not kernellab's to remove
+        elif exc.errno in (errno.ELOOP, errno.ENXIO, errno.EACCES):  # a symlink, a FIFO, another's
+            _unlink(ledger)
+        else:
+            raise
+        fd = -1
+    if fd >= 0:
+        try:
+            if _own_ledger(os.fstat(fd)):
+                return fd, False
+        except OSError:
+            os.close(fd)
+            raise
+        os.close(fd)
+        _unlink(ledger)  # the name only: what it links to keeps its bytes
+    try:  # a cache older than the bound (or a new one): list it once now
+        return os.open(ledger, _LEDGER | os.O_CREAT | os.O_EXCL, 0o600), True
+    except FileExistsError:  # another process made it meanwhile
+        fd = os.open(ledger, _LEDGER)
+        if not _own_ledger(os.fstat(fd)):
+            os.close(fd)
+            raise OSError(0, "not a ledger kernellab made", ledger) from None
+        return fd, False
+
+
+def _unlink(name: str) -> None:
+    try:
+        os.unlink(name)
+    except FileNotFoundError:
+        pass  # another process replaced it first
+
+
+def _own_ledger(st: os.stat_result) -> bool:
+    getuid = getattr(os, "getuid", None)
+    return (st.st_mode & 0o170000) == 0o100000 and st.st_nlink == 1 and (getuid is None or st.st_uid == getuid())
 
 
 def _lock(fd: int) -> bool:

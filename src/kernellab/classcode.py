@@ -294,7 +294,10 @@ class ModuleCode:
             if (int(st.st_mtime) & 0xFFFFFFFF) != mtime or (st.st_size & 0xFFFFFFFF) != size:
                 raise LookupError(name)
             code = marshal.loads(self.codes[start:end])
-            if not isinstance(code, CodeType):
+            # the code of the module's own file: an entry that holds another's (a damaged file)
+            # would run that module in its place, at every start; dropped, it is kept anew at exit
+            if not isinstance(code, CodeType) or code.co_filename != file:
+                del self.entries[name]
                 raise LookupError(name)
         except (LookupError, OSError, ValueError, TypeError, EOFError):
             if path:

@@ -61,7 +61,8 @@ def parse_byte_size(text: str) -> int | None:
     number = text[:-1] if scale > 1 else text
     if not number.replace(".", "", 1).isdigit() or not number.isascii():
         return None
-    value = float(number) * scale
+    # a fraction of a byte counts as a byte: "0.5" is a tiny size, not 0 (which means "none")
+    value = -(-float(number) * scale // 1)
     return int(value) if value < 2 ** 63 else None
 
 

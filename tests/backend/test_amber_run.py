@@ -248,3 +248,13 @@ def test_a_refusal_of_the_scenario_made_from_a_script_names_the_scripts_line(com
     # the RUN is line 13: the shader's 4 lines are lines 3 to 6
     assert "big.amber: line 13: 4294967295 workgroups along x; the device allows at most" in out.stderr, out.stderr
     assert "cache" not in out.stderr and "big.json" not in out.stderr and "/commands/" not in out.stderr, out.stderr
+
+
+def test_the_verdict_counts_its_expects_in_words(tmp_path):
+    """One EXPECT "holds" (it said "1 EXPECT hold"), several "hold"."""
+    glsl = "#version 450\nlayout(set = 0, binding = 0) buffer B { uint d[]; };\nvoid main() { d[0] = 7u; }\n"
+    (tmp_path / "one.amber").write_text(one_buffer_script(glsl, "uint32", 4, "7"))
+    (tmp_path / "two.amber").write_text(one_buffer_script(glsl, "uint32", 4, "7") + "EXPECT b IDX 4 EQ 0\n")
+    one, two = (cli("run", f"{n}.amber", cwd=tmp_path) for n in ("one", "two"))
+    assert "one.amber: pass (1 EXPECT holds)\n" in one.stdout + one.stderr, one.stdout + one.stderr
+    assert "two.amber: pass (2 EXPECTs hold)\n" in two.stdout + two.stderr, two.stdout + two.stderr

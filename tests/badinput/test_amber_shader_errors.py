@@ -106,18 +106,6 @@ def test_glsl(tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str) 
     assert "glslangValidator" in err and "compilation terminated" not in err
 
 
-def test_validate_reads_a_good_script_without_a_device(capsys: pytest.CaptureFixture[str]) -> None:
-    Path("ok.amber").write_text(script("""SHADER compute comp GLSL
-#version 430
-layout(local_size_x=1) in;
-layout(set=0, binding=0) buffer B { uint v[]; };
-void main() { v[0] = 7u; }
-END
-""") + "EXPECT buf IDX 0 EQ 7\n")
-    assert main(["validate", "ok.amber"]) == 0
-    assert capsys.readouterr().out == "ok.amber: valid AmberScript (1 checkpoint, 1 EXPECT)\n"
-
-
 def test_validate_names_the_bind_of_a_buffer_not_defined(capsys: pytest.CaptureFixture[str]) -> None:
     Path("b.amber").write_text(GLSL.replace("BIND BUFFER buf", "BIND BUFFER nope"))
     err = failing(capsys, "validate", "b.amber")
@@ -233,9 +221,3 @@ def test_an_origins_record_beside_a_workloads_shader_is_not_believed(capsys: pyt
     err = capsys.readouterr().err
     assert "/etc/passwd" not in err and "shader0.comp:3:" in err, err
 
-
-def test_bless_tells_that_an_amber_file_carries_its_expectations(capsys: pytest.CaptureFixture[str]) -> None:
-    Path("e.amber").write_text(GLSL)
-    err = failing(capsys, "bless", "e.amber")
-    assert err.startswith("e.amber: an AmberScript file carries its expected values in its EXPECT lines"), err
-    assert not list(Path().glob("e.amber*.json")) and not list(Path().glob("*.expect*")), list(Path().iterdir())

@@ -98,11 +98,12 @@ def test_a_shader_from_a_file_names_that_file(capsys: pytest.CaptureFixture[str]
 
 
 @pytest.mark.parametrize("json_output", [[], ["--json"]])
-def test_a_refused_binding_names_the_run(capsys: pytest.CaptureFixture[str], json_output: list[str]) -> None:
+def test_a_refused_binding_names_its_bind(capsys: pytest.CaptureFixture[str], json_output: list[str]) -> None:
+    """The checker's refusal of one binding names that binding's BIND (line 15), not the RUN."""
     Path("t.amber").write_text(script(text=TWO_BINDINGS, bind="  BIND BUFFER buf AS storage DESCRIPTOR_SET 0 "
                                                               "BINDING 1 DESCRIPTOR_OFFSET 16"))
     _, err = verify(capsys, 2, *json_output, "t.amber")
-    assert err == ("t.amber: line 18: buffer buf is bound twice with different ranges; overlapping bindings of one "
+    assert err == ("t.amber: line 15: buffer buf is bound twice with different ranges; overlapping bindings of one "
                    "buffer are not supported by the SPIR-V checker\n"), err
 
 

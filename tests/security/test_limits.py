@@ -270,3 +270,39 @@ def test_a_launch_past_the_device_local_memory_is_refused_before_it_runs(
     assert proc.returncode == 2, proc.stderr + proc.stdout
     assert f"{path}: {where}: kernel k needs" in proc.stderr and "(CL_DEVICE_LOCAL_MEM_SIZE)" in proc.stderr
     assert "verified" not in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("kind", ["buffer", "tensor"])
+def test_a_memory_group_offset_past_the_device_is_refused_at_its_path(kind: str, tmp_path: Path) -> None:
+    """A memory group's one allocation reaches past each member's offset: 2^63 reached the
+    driver's vkAllocateMemory (exit 1, no file or place named) instead of the limit check."""
+    import json
+
+    body = {"uid": "r", "shader_access": "readwrite", "memory_group": {"id": "m", "offset": 1 << 63}}
+    body.update({"size": 64} if kind == "buffer" else {"dims": [4], "format": "VK_FORMAT_R32_SINT"})
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"resources": [{kind: body}], "commands": []}))
+    scenario, _ = load_scenario(path)
+    problems = check_limits(scenario, Limits(max_allocation_size=1 << 31), path)
+    end = (1 << 63) + (64 if kind == "buffer" else 0)
+    assert [(p.where, p.message) for p in problems] == [
+        (f"/resources/0/{kind}/memory_group/offset", f"{kind} 'r' reaches byte {end} of memory group 'm'; the device "
+                                                     "allows at most 2147483648 (maxMemoryAllocationSize)")]
+
+
+def test_a_tensor_past_the_device_is_refused_at_its_dims(tmp_path: Path) -> None:
+    """2^31 x 2^31 elements of 4 bytes wrapped to a tensor of no memory in the driver: the run
+    ended in an internal error reading it back, not at the tensor's dims."""
+    import json
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"resources": [{"tensor": {"uid": "t", "dims": [1 << 31, 1 << 31],
+                                                          "format": "VK_FORMAT_R32_SINT",
+                                                          "shader_access": "readwrite"}}], "commands": []}))
+    scenario, _ = load_scenario(path)
+    problems = check_limits(scenario, Limits(max_allocation_size=1 << 31), path)
+    assert [(p.where, p.message) for p in problems] == [
+        ("/resources/0/tensor/dims", "tensor 't' takes 18446744073709551616 bytes; the device allows at most "
+                                     "2147483648 (maxMemoryAllocationSize)")]
+    path.write_text(path.read_text().replace("2147483648, 2147483648", "4, 4"))
+    assert not check_limits(load_scenario(path)[0], Limits(max_allocation_size=1 << 31), path)

@@ -180,7 +180,8 @@ def test_a_run_of_hits_does_no_trimming_work(tmp_path: Path, monkeypatch: pytest
 def test_a_failure_to_trim_is_one_warning_not_an_error(tmp_path: Path, caplog: pytest.LogCaptureFixture,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cachebound, "_warned", False)
-    (tmp_path / LEDGER).mkdir()  # not a file: cannot be counted in
+    (tmp_path / LEDGER).mkdir()  # not a file, and holding one (an empty folder is replaced): cannot be counted in
+    (tmp_path / LEDGER / "x").write_text("")
     added(tmp_path, 100, 1 << 20)
     added(tmp_path, 100, 1 << 20)
     assert [r.levelname for r in caplog.records] == ["WARNING"]

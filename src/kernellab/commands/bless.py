@@ -35,8 +35,7 @@ def register(sub: Any) -> None:
     p.add_argument("--rtol", type=float, help="relative tolerance for new outputs")
     p.add_argument("--ulps", type=int, help="tolerance in ULPs for new outputs")
     p.add_argument("--device", help="device index or name substring")
-    p.add_argument("--backend", choices=backend_names(), default="vulkan",
-                   help="scenarios: run on Vulkan (default) or OpenCL devices (OpenCL-C shaders only)")
+    p.add_argument("--backend", choices=backend_names(), default="vulkan")
     p.add_argument("--force", action="store_true", help="overwrite an existing sidecar and references")
     p.add_argument("--index", type=int, help="kernel-instantiation files: run only instantiation N (default: all)")
     from kernellab.commands.options import add_spec_arguments
@@ -80,10 +79,11 @@ def bless(args: argparse.Namespace) -> int:
     from kernellab.suite.expectations import load_expectations, sidecar_for
 
     fmt = detect(args.file)
-    if fmt == "amber":  # before a sidecar is looked for: there is none to write
-        raise UsageError(f"{args.file}: an AmberScript file carries its expected values in its EXPECT "
-                         f"lines; bless writes expectations for scenarios, kernel-instantiation files "
-                         f"and PySchedCL specs (check it with: kernellab run {args.file})")
+    if fmt == "amber":
+        from kernellab.errors import InputError
+
+        raise InputError("an AmberScript file holds its own expectations (its EXPECT commands), which "
+                         "`kernellab run` and `kernellab test` check: there is no reference to bless", file=args.file)
     sidecar = args.expectations or sidecar_for(args.file)
     old = load_expectations(sidecar) if sidecar.is_file() else None
     if old is not None and not args.force:

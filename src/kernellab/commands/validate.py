@@ -13,9 +13,9 @@ from kernellab.commands import add_allow_outside
 
 def register(sub: Any) -> None:
     p = sub.add_parser("validate", help="check a workload file (no device needed)",
-                       description="Check a scenario, kernel-instantiation file or kernel spec: types, required "
-                                   "fields, references, files. Every problem is reported with the file and its "
-                                   "JSON path; exit 2 if any.")
+                       description="Check a scenario, kernel-instantiation file, kernel spec or AmberScript file: "
+                                   "types, required fields, references, files. Every problem is reported with the "
+                                   "file and its JSON path (an AmberScript file's: its line); exit 2 if any.")
     p.add_argument("file", type=Path, help="the workload: a scenario, kernel-instantiation file, PySchedCL spec or AmberScript file")
     p.add_argument("--output", type=Path, help="folder that relative dst paths resolve against")
     p.add_argument("--strict", action="store_true", help="treat unknown fields as errors")
@@ -33,7 +33,7 @@ def validate(args: argparse.Namespace) -> int:
 
     fmt = detect(args.file)
     if fmt == "amber":
-        return _validate_amber(args.file)
+        return _validate_amber(args)
     if fmt == "kernel-instantiation":
         _validate_instantiations(args)
         return 0
@@ -67,32 +67,32 @@ def validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _validate_amber(path: Path) -> int:
-    """An AmberScript file: parsed, its scenarios made and their shaders compiled as ``run``
-    would, each problem named by the script's line; no device (its DEVICE_FEATUREs are not
-    checked against one)."""
+def _validate_amber(args: argparse.Namespace) -> int:
+    """An AmberScript file: read (its statements, limits, names and FILEs), made into the scenarios
+    ``run`` would run and each of those checked as a scenario is; every problem at the script's
+    line (``formats.amber.places``), as ``run`` and ``verify`` tell it."""
+    from kernellab.compile.amber import prepare
     from kernellab.errors import KernellabError
     from kernellab.formats.amber.places import error_in_script
     from kernellab.formats.scenario import load_scenario
-    from kernellab.suite.amber import prepare
     from kernellab.suite.wording import plural
 
+    skipped: list[str] = []
     try:
-        test = prepare(path)
-        skipped = []
-        for checkpoint in test.checkpoints:
-            scenario, _ = load_scenario(checkpoint.scenario, None)
-            skipped += _compile_shaders(checkpoint.scenario, scenario)
+        script, checkpoints = prepare(args.file)
+        for checkpoint in checkpoints:
+            scenario, _ = load_scenario(checkpoint.scenario)
+            _check_scenario_entries(checkpoint.scenario, scenario)
+            skipped += [n for n in _compile_shaders(checkpoint.scenario, scenario) if n not in skipped]
     except KernellabError as exc:
         told = error_in_script(exc)
         if told is exc:
             raise
         raise told from None
-    for note in dict.fromkeys(skipped):
-        print(f"note: {path}: {note}", file=sys.stderr)
-    expects = sum(len(checks) for checks in test.checks)
-    print(f"{path}: valid AmberScript ({plural(len(test.checkpoints), 'checkpoint')}, "
-          f"{plural(expects, 'EXPECT')})")
+    for note in skipped:
+        print(f"note: {args.file}: {note}", file=sys.stderr)
+    print(f"{args.file}: valid AmberScript file ({plural(len(script.pipelines), 'pipeline')}, "
+          f"{plural(len(script.commands), 'command')})")
     return 0
 
 

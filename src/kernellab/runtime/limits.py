@@ -61,6 +61,9 @@ def check_limits(scenario: m.Scenario, limits: Limits, file: str | Path, *,
                           "constants")
         elif r.kind == "image" and isinstance(r, m.Image):
             _check_image(r, check, i)
+        elif r.kind == "tensor" and isinstance(r, m.Tensor):
+            _check_tensor(r, check, i)
+        _check_group(r, check, i)
     check.at_most(("resources",), total, "memory_heap_size", f"the scenario's buffers take {total} bytes together")
     for uid, local in local_sizes.items():
         what = f"shader {uid!r} runs workgroups of {'x'.join(map(str, local.size))}"
@@ -95,6 +98,29 @@ def _check_image(r: m.Image, check: _Check, index: int) -> None:
     nbytes = width * height * texel
     check.at_most(("resources", index, "image", "dims"), nbytes, "max_allocation_size",
                   f"image {r.uid!r} takes {nbytes} bytes")
+
+
+def _check_group(r: m.Resource, check: _Check, index: int) -> None:
+    """The group's one allocation reaches past each member's offset (2^63 reached the driver)."""
+    group = r.memory_group if isinstance(r, m.DataResource) else None
+    if group is None:
+        return
+    end = group.offset + (r.size if isinstance(r, m.Buffer) else 0)
+    check.at_most(("resources", index, r.kind, "memory_group", "offset"), end, "max_allocation_size",
+                  f"{r.kind} {r.uid!r} reaches byte {end} of memory group {group.id!r}")
+
+
+def _check_tensor(r: m.Tensor, check: _Check, index: int) -> None:
+    """A tensor's bytes: its dims' product reached the driver unchecked, and 2^31 x 2^31 elements
+    of 4 bytes wrapped to a tensor of no memory (the run then failed reading it back)."""
+    from kernellab.vkregistry import vkformat
+
+    fmt = vkformat.lookup(r.format)
+    nbytes = fmt.texel_size if fmt is not None else 1
+    for n in r.dims:
+        nbytes *= n
+    check.at_most(("resources", index, "tensor", "dims"), nbytes, "max_allocation_size",
+                  f"tensor {r.uid!r} takes {nbytes} bytes")
 
 
 def _check_mips(r: m.Image, check: _Check, index: int, extent: int) -> None:

@@ -37,6 +37,17 @@ DEFAULT_MAX_WORK = 4_000_000_000
 MAX_SHADOW_BYTES = 1 << 30
 
 
+class BindingError(InputError):
+    """A refusal of what the dispatch binds: at ``binding`` (set, binding, array element), or
+    wherever it binds the buffer ``resource`` (a buffer bound twice: the later binding is the
+    one refused), so that the caller names the binding in its own file (a scenario's JSON
+    pointer, a script's ``BIND`` line) rather than the whole dispatch."""
+
+    def __init__(self, message: str, binding: tuple[int, int, int] | None = None, resource: str | None = None):
+        super().__init__(message)
+        self.binding, self.resource = binding, resource
+
+
 @dataclass
 class Binding:
     """A buffer bound to a descriptor: the resource's uid, its bytes and the bound range."""
@@ -145,8 +156,8 @@ def check_dispatch(spirv: bytes | Sequence[int] | np.ndarray | Module, entry_poi
     handles, image_owners = images.bind(module, dict(bindings or {}), gs, ngroups * gs)
     both = {k[0] for k in owners} & {k[0] for k in image_owners}
     if both:  # a buffer bound as a texel buffer and as a storage or uniform buffer: one memory, two regions
-        raise InputError(f"buffer {min(both)} is bound twice with different ranges (as a texel buffer and a buffer); "
-                         "overlapping bindings of one buffer are not supported by the SPIR-V checker")
+        raise BindingError(f"buffer {min(both)} is bound twice with different ranges (as a texel buffer and a buffer); "
+                           "overlapping bindings of one buffer are not supported by the SPIR-V checker", resource=min(both))
     owners.update(image_owners)
     shadow_bytes = sum(r.shadow.nbytes for r in owners.values() if r.shadow is not None)
     if shadow_bytes > MAX_SHADOW_BYTES:
@@ -280,8 +291,8 @@ def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding | Buff
         if pointee.kind in ("array", "runtime_array") and isinstance(b, Binding):
             b = BufferArray((b,))  # one buffer bound to an array of them: its element 0
         if isinstance(b, BufferArray) and pointee.kind == "struct":
-            raise InputError(f"the shader uses descriptor set {key[0]} binding {key[1]} as one buffer but the "
-                             f"dispatch binds an array of {len(b.elements)} buffers there")
+            raise BindingError(f"the shader uses descriptor set {key[0]} binding {key[1]} as one buffer but the "
+                               f"dispatch binds an array of {len(b.elements)} buffers there", (*key, 0))
         if isinstance(b, BufferArray):
             pointee = pointee.elem
             assert pointee is not None
@@ -290,12 +301,12 @@ def _bind_buffers(module: Module, bindings: dict[tuple[int, int], Binding | Buff
         writable = _writable(module, vid, storage, pointee)
         elements = b.elements if isinstance(b, BufferArray) else (b,)
         bound = []
-        for e in elements:
+        for element, e in enumerate(elements):
             data = e.data.tobytes() if isinstance(e.data, np.ndarray) else bytes(e.data)
             size = (len(data) - e.offset) if e.range is None else e.range
             if e.offset < 0 or size < 0 or e.offset + size > len(data):
-                raise InputError(f"binding {key}: range {e.offset}+{size} lies outside buffer {e.uid} of "
-                                 f"{len(data)} bytes")
+                raise BindingError(f"binding {key}: range {e.offset}+{size} lies outside buffer {e.uid} of "
+                                   f"{len(data)} bytes", (*key, element))
             region = owners.get((e.uid, e.offset, size))
             if region is None:
                 tracked = _own(module, owners, e, data, size, (writable, storage), invocations, tracked)
@@ -332,8 +343,8 @@ def _own(module: Module, owners: dict[tuple[str, int, int], Region], b: Binding,
     # between them is lost); overlapping ones would be one memory through two regions
     if any(k[0] == b.uid and (k[1] < b.offset + size and b.offset < k[1] + k[2] or (k[1] - b.offset) % unit)
            for k in owners):
-        raise InputError(f"buffer {b.uid} is bound twice with different ranges; overlapping bindings of "
-                         "one buffer are not supported by the SPIR-V checker")
+        raise BindingError(f"buffer {b.uid} is bound twice with different ranges; overlapping bindings of "
+                           "one buffer are not supported by the SPIR-V checker", resource=b.uid)
     label = "StorageBuffer" if writable or storage == "StorageBuffer" else "Uniform"
     # who accessed a buffer is kept per unit of the smallest scalar any buffer access uses
     who = np.int32 if invocations < 2 ** 31 else np.int64

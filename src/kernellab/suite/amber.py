@@ -222,4 +222,4 @@ def _run_amber(session: Any, path: str | Path) -> AmberOutcome:
     if failures:
         return AmberOutcome("fail", "\n".join(failures), phases)
     count = sum(len(c) for c in test.checks)
-    return AmberOutcome("pass", f"{count} EXPECT{'s' if count != 1 else ''} hold", phases)
+    return AmberOutcome("pass", f"{count} EXPECT{'s hold' if count != 1 else ' holds'}", phases)

@@ -254,7 +254,8 @@ def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] =
             raise TimeLimitError(overrun_message(str(path), number, f"{shader.uid} ({shader.entry})",
                                                  timeout or 0)) from None
         except InputError as exc:
-            raise InputError([Problem(str(path), where, f"{p.message}") for p in exc.problems]) from exc
+            at = where + _binding_place(c, exc)
+            raise InputError([Problem(str(path), at, f"{p.message}") for p in exc.problems]) from exc
         state.update(r.buffers)
         if simulated is not None:
             simulated.append(dict(state.data))
@@ -276,6 +277,14 @@ def _verify_scenario(path: Path, scenario: m.Scenario, *, check: Sequence[str] =
     result.findings = ordered(found)
     result.raw_messages = sum(f.count for f in found)
     return result, uses_subgroups
+
+
+def _binding_place(c: m.DispatchCompute, exc: InputError) -> str:
+    """``/bindings/K`` of the dispatch's binding the checker refused (``spirvsim.BindingError``:
+    the one at its place, or the last that binds its buffer); else nothing: the dispatch's."""
+    place, resource = getattr(exc, "binding", None), getattr(exc, "resource", None)
+    ks = [k for k, b in enumerate(c.bindings) if (b.set, b.id, b.array_element) == place or b.resource_ref == resource]
+    return f"/bindings/{ks[-1]}" if ks else ""
 
 
 def _max_work() -> int:

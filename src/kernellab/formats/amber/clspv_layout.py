@@ -33,11 +33,11 @@ def placed_values(p: Pipeline, params: Sequence[tuple[str, bool]], layout: dict[
     from) for the pipeline's ``SET KERNEL ARG`` values."""
     push = bytearray()
     buffers: dict[tuple[int, int], bytearray] = {}
-    for arg, elem, values in p.kernel_args:
+    for arg, elem, values, line in p.kernel_args:
         index = ordinal(arg, params)
         where = layout.get(index) if index is not None else None
         if where is None or where.kind not in ("ArgumentPodPushConstant", *POD_IN_BUFFER):
-            raise error(p.line, f"kernel argument {arg!r} of {p.entry} is not a by-value argument clspv passes "
+            raise error(line, f"kernel argument {arg!r} of {p.entry} is not a by-value argument clspv passes "
                                 "in push constants or a buffer")
         data = to_bytes(elem, values)[:where.size]
         target = push if where.kind == "ArgumentPodPushConstant" else \

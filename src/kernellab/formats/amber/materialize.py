@@ -102,12 +102,12 @@ def _pod_bytes(p: Pipeline, params: list[tuple[str, bool]], error: Callable[[int
 
     values: dict[int, tuple[Element, list[int | float]]] = {}
     names = [n for n, _ in params]
-    for arg, elem, vals in p.kernel_args:
+    for arg, elem, vals, line in p.kernel_args:
         if not vals:
             continue
         index = names.index(arg) if isinstance(arg, str) and arg in names else arg
         if not isinstance(index, int) or not 0 <= index < len(params):
-            raise error(p.line, f"the kernel has no argument {arg!r}")
+            raise error(line, f"the kernel has no argument {arg!r}")
         values[index] = (elem, vals)
     out = bytearray()
     for index in sorted(values):

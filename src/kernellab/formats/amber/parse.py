@@ -480,7 +480,7 @@ class Parser:
             elif t.text == "BIND":
                 self.bind(t, w, p)
             elif t.text == "SET":
-                self.set_kernel_arg(w, p)
+                self.set_kernel_arg(t, w, p)
             elif t.text == "COMPILE_OPTIONS":
                 self.compile_options(t, w, p)
             elif t.text == "SUBGROUP":
@@ -666,13 +666,13 @@ class Parser:
             raise self.src.error(kind, "BIND BUFFER needs BINDING")
         return dset, binding, ranges
 
-    def set_kernel_arg(self, w: _Words, p: Pipeline) -> None:
+    def set_kernel_arg(self, head: Token, w: _Words, p: Pipeline) -> None:
         arg = w.kernel_argument()
         _, elem = self.typed(w)
         dtypes = [d for _, d in elem.components]
         values = [number(self.src, w.take("a value"), d) for d in dtypes]
         w.finish()
-        p.kernel_args.append((arg, elem, values))
+        p.kernel_args.append((arg, elem, values, head.line))
 
     def requirement(self, head: Token, w: _Words) -> None:
         name = w.take("a name")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from kernellab.errors import CompileError, InputError, KernellabError, Problem
 from kernellab.formats.amber.origins import ORIGINS_FILE, ShaderOrigin, origin_of
+from kernellab.outputs import write_text
 
 #: written by the materializer beside the scenarios: the script, and JSON pointer -> line
 PLACES_FILE = "amber-places.json"
@@ -27,11 +28,10 @@ _LINE = re.compile(r"line (?P<line>\d+)(?:, column (?P<column>\d+))?")
 
 
 def write_places(folder: Path, script: str, lines: Mapping[str, int]) -> None:
-    """Record which line of ``script`` each JSON pointer of the folder's scenarios stands for."""
-    path = folder / PLACES_FILE
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"script": script, "lines": dict(lines)}, indent=1) + "\n")
-    tmp.replace(path)
+    """Record which line of ``script`` each JSON pointer of the folder's scenarios stands for,
+    through a temporary file of this process's own, never a symlink (runs of one script at once
+    share its folder: a fixed ``.tmp`` name was truncated under the other's rename)."""
+    write_text(folder / PLACES_FILE, json.dumps({"script": script, "lines": dict(lines)}, indent=1) + "\n")
 
 
 def _places(folder: Path) -> tuple[str, dict[str, int]] | None:

@@ -98,8 +98,8 @@ class Pipeline:
     entry: str = "main"
     specializations: list[tuple[int, int | float]] = field(default_factory=list)
     bindings: list[Binding] = field(default_factory=list)
-    #: OpenCL C: (argument name, value bytes' element, values) of SET KERNEL ARG_NAME ... AS
-    kernel_args: list[tuple[str | int, Element, list[int | float]]] = field(default_factory=list)
+    #: OpenCL C: (argument name, value bytes' element, values, line) of SET KERNEL ARG_NAME ... AS
+    kernel_args: list[tuple[str | int, Element, list[int | float], int]] = field(default_factory=list)
     compile_options: str = ""
     #: SUBGROUP: (required size, 0 or "MIN"/"MAX", FULLY_POPULATED, VARYING_SIZE, line); None when not given
     subgroup: tuple[int | str, bool, bool, int] | None = None
