@@ -35,7 +35,8 @@ def register(sub: Any) -> None:
     p.add_argument("--rtol", type=float, help="relative tolerance for new outputs")
     p.add_argument("--ulps", type=int, help="tolerance in ULPs for new outputs")
     p.add_argument("--device", help="device index or name substring")
-    p.add_argument("--backend", choices=backend_names(), default="vulkan")
+    p.add_argument("--backend", choices=backend_names(), default="vulkan",
+                   help="scenarios: run on Vulkan (default) or OpenCL devices (OpenCL-C shaders only)")
     p.add_argument("--force", action="store_true", help="overwrite an existing sidecar and references")
     p.add_argument("--index", type=int, help="kernel-instantiation files: run only instantiation N (default: all)")
     from kernellab.commands.options import add_spec_arguments
