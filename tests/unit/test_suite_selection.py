@@ -60,3 +60,47 @@ def test_results_csv_and_junit_show_skips() -> None:
     xml = junit_xml(outcome)
     assert 'skipped="2"' in xml and 'type="Skip"' in xml
     assert results_csv(run_suite(items("q,r"), Serial())) == '"q,r",Pass,0.250\n'  # a comma in an id is quoted
+
+
+class Refusing(Serial):
+    """As Serial, and ids with "refused" end in an error of their own input (exit status 2)."""
+
+    def run(self, todo: list[SuiteItem], on_result: Callable[[TestResult], None], rerun: bool = False,
+            stop: Callable[[], bool] = lambda: False) -> list[TestResult]:
+        out = []
+        for item in todo:
+            self.ran.append(item.id)
+            refused = "refused" in item.id
+            r = TestResult(item.id, "error" if refused else "fail", message="/x: bad", bad_input=refused)
+            out.append(r)
+        return out
+
+
+def test_a_workload_refused_for_its_input_is_not_run_again() -> None:
+    ex = Refusing()
+    outcome = run_suite(items("a_refused", "b_bad"), ex)
+    assert ex.ran == ["a_refused", "b_bad", "b_bad"]  # the failure of outputs is run again, the refusal not
+    by_id = {r.id: r for r in outcome.results}
+    assert by_id["a_refused"].outcome == "fail" and by_id["a_refused"].attempts == 1
+    assert by_id["b_bad"].attempts == 2
+    assert "bad_input" not in by_id["a_refused"].to_json()
+
+
+def test_the_worker_marks_an_input_error_and_not_a_device_error(tmp_path: Path) -> None:
+    from kernellab.errors import DeviceError, InputError
+    from kernellab.suite import worker
+
+    class Session:
+        device = "fake"
+
+        def __init__(self, exc: Exception) -> None:
+            self.exc = exc
+
+        def run_workload(self, *args: object, **kwargs: object) -> None:
+            raise self.exc
+
+    sidecar = tmp_path / "w.expect.json"
+    sidecar.write_text('{"outputs": {"y": {"reference": "y.npy", "dtype": "float32"}}}')
+    item = SuiteItem("w", tmp_path / "w.json", sidecar)
+    assert worker.run_item(Session(InputError("bad", file="w.json")), item).bad_input
+    assert not worker.run_item(Session(DeviceError("lost")), item).bad_input

@@ -34,6 +34,9 @@ class TestResult:
     earlier: list[TestResult] = field(default_factory=list)
     #: after the baseline and the re-run: pass | fail | flaky | expected-fail | unexpected-pass | skip
     outcome: str = ""
+    #: an error of the workload's own input (what ``kernellab run`` exits 2 for): a re-run would
+    #: only say it again
+    bad_input: bool = False
 
     @property
     def title(self) -> str:
@@ -49,6 +52,7 @@ class TestResult:
         data.pop("phases")
         data.pop("gpu")
         data.pop("earlier")
+        data.pop("bad_input")
         if earlier:
             data["earlier_attempts"] = [{"status": e.status, "duration_s": round(e.duration_s, 6),
                                          "message": e.message, "worker": e.worker} for e in earlier]

@@ -91,7 +91,8 @@ def run_suite(items: list[SuiteItem], executor: Any, baseline: dict[str, str] | 
     else:
         first = {r.id: r for r in executor.run(items, on_result)}
     ran = [i for i in items if i.id in first]
-    retry = [i for i in ran if first[i.id].status not in ("pass", "skip") and i.id not in baseline]
+    retry = [i for i in ran if first[i.id].status not in ("pass", "skip") and i.id not in baseline
+             and not first[i.id].bad_input]
     again: dict[str, TestResult] = {}
     if retry and rerun_failures:
         again = {r.id: r for r in executor.run(retry, lambda r: None, rerun=True)}

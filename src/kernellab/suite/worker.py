@@ -65,6 +65,7 @@ def run_item(session: Any, item: SuiteItem, worker: str = "") -> TestResult:
     except KernellabError as exc:
         result.status = "error"
         result.message = str(exc)
+        result.bad_input = exc.exit_status == 2
     except Exception as exc:  # a bug or a driver error surfacing as a Python exception: this test's
         result.status = "error"
         result.message = f"{type(exc).__name__}: {exc}"
