@@ -79,7 +79,7 @@ if sys.version_info >= (3, 12) and type(sys.modules["inspect"]) is _OnFirstUse:
     vars(sys.modules["inspect"])["get_annotations"] = _class_annotations
 # dataclasses uses copy (with weakref: 3.6 M instructions) only in asdict/astuple's deepcopy
 _imported_on_first_use("copy")
-import dataclasses  # noqa: E402 - after inspect and copy are made lazy
+# dataclasses itself is imported by kernellab.records when a class is first built (a run builds none)
 
 #: the most of a kept-code file read (the module code's is bounded at MAX_MODULE_BYTES when written;
 #: a larger file is not kernellab's, and is not read whole)
@@ -360,10 +360,10 @@ def cache_file(cache_dir: Path, command: str, kind: str = "classcode") -> Path:
 
 
 def install(command: str, *, modules: bool = False) -> CodeCache | None:
-    """Have :mod:`dataclasses` use the kept code of ``command`` from now on (once per process);
-    with ``modules``, kernellab's modules imported from now on are served from their kept code
-    too (:class:`ModuleCode`). The files are written at exit when there is new code. Off with
-    ``KERNELLAB_NO_CACHE=1``."""
+    """Have :mod:`dataclasses` use the kept code of ``command`` from now on, once it is loaded
+    (:func:`kernellab.records.keep_code`; once per process); with ``modules``, kernellab's
+    modules imported from now on are served from their kept code too (:class:`ModuleCode`). The
+    files are written at exit when there is new code. Off with ``KERNELLAB_NO_CACHE=1``."""
     global _installed, _modules
     if _installed is not None:
         return _installed
@@ -383,11 +383,10 @@ def install(command: str, *, modules: bool = False) -> CodeCache | None:
             sys.meta_path.insert(0, finder)  # type: ignore[arg-type]
             atexit.register(finder.save)
     _installed = CodeCache(cache_file(folder, command))
-    # dataclasses looks ``exec`` up in its module globals before the builtins
-    dataclasses.exec = _installed.exec  # type: ignore[attr-defined]
     from kernellab import records  # after the module finder: served from the kept code
 
-    records.keep_code(_installed.code)  # kernellab's own classes: one kept text each
+    # kernellab's own classes: one kept text each; the standard decorator's methods through exec
+    records.keep_code(_installed.code, _installed.exec)
     atexit.register(_installed.save)
     return _installed
 
@@ -407,7 +406,6 @@ def uninstall() -> None:
             sys.meta_path.remove(_modules)  # type: ignore[arg-type]
         _modules.save()
         _modules = None
-    dataclasses.__dict__.pop("exec", None)
-    from kernellab import records
+    from kernellab import records  # it takes the hook out of dataclasses
 
     records.keep_code(None)

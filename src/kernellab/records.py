@@ -27,16 +27,16 @@ own errors. ``tests/unit/test_records.py`` builds every kernellab dataclass both
 from __future__ import annotations
 
 import abc
-import dataclasses
 import itertools
 import os
 import sys
 from _thread import get_ident
-from dataclasses import MISSING, Field, FrozenInstanceError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
+    import dataclasses
     from collections.abc import Callable
+    from dataclasses import MISSING, Field, FrozenInstanceError
     from types import CodeType
     from typing import Any, ClassVar, TypeVar
 
@@ -47,8 +47,9 @@ if TYPE_CHECKING:
 #: private names of the standard module used here differ between versions); elsewhere the standard
 #: decorator builds every class
 CHECKED_VERSIONS = ((3, 11),)
-_IS_FIELD = getattr(dataclasses, "_FIELD", None)  # the marker of a real field (not a pseudo-field)
-_FAST = sys.version_info[:2] in CHECKED_VERSIONS and _IS_FIELD is not None and hasattr(dataclasses, "_EMPTY_METADATA")
+_IS_FIELD: Any  # the marker of a real field (not a pseudo-field)
+#: whether classes are built here (else by the standard decorator)
+_FAST: bool
 #: the options built here, in the order the shape writes them (any other goes to the standard decorator)
 OPTIONS = ("init", "repr", "eq", "order", "frozen", "match_args", "slots")
 _DEFAULTS = {"init": True, "repr": True, "eq": True, "order": False, "frozen": False, "match_args": True,
@@ -105,7 +106,7 @@ def _guarded_repr(user: Callable[[Any], str]) -> Callable[[Any], str]:
     return __repr__
 
 
-_EMPTY_METADATA = getattr(dataclasses, "_EMPTY_METADATA", None)
+_EMPTY_METADATA: Any
 _new_object = object.__new__
 
 
@@ -138,8 +139,7 @@ def _named_field(f: Field[Any], name: str, annotation: Any) -> Field[Any]:
 
 
 #: what each built class's function is called with after the class and its values
-_SUPPORT = (_plain_field, _named_field, MISSING, object, getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None),
-            getattr(dataclasses, "_DataclassParams", None), _frozen_methods, _guarded_repr)
+_SUPPORT: tuple[Any, ...]
 
 
 def _version() -> str | None:
@@ -154,8 +154,54 @@ def _version() -> str | None:
     return f"records:{st.st_mtime_ns}:{st.st_size}:{text.st_mtime_ns}:{text.st_size}"
 
 
-_VERSION = _version()
-_FAST = _FAST and _VERSION is not None
+_VERSION: str | None
+_leading_name: Callable[[str], Any]
+
+#: the names above taken from :mod:`dataclasses` or worked out for it, set when a class is first
+#: built (:func:`_load`): a run whose classes are all :class:`Value`\s and :class:`Frozen`\s
+#: imports no dataclasses (2 M instructions with its regular expressions, issue 23)
+_LAZY = frozenset({"dataclasses", "MISSING", "Field", "FrozenInstanceError", "_IS_FIELD", "_FAST", "_EMPTY_METADATA",
+                   "_SUPPORT", "_VERSION", "_leading_name"})
+_loaded = False
+#: ``exec`` for :mod:`dataclasses`' generated methods (classcode's cache), put in place when it loads
+_exec_hook: Callable[..., None] | None = None
+
+
+def _load() -> None:
+    """Import :mod:`dataclasses` and set the names this module takes from it (once)."""
+    global _loaded, _IS_FIELD, _FAST, _EMPTY_METADATA, _SUPPORT, _VERSION, _leading_name
+    if _loaded:
+        return
+    import dataclasses
+
+    _IS_FIELD = getattr(dataclasses, "_FIELD", None)
+    _VERSION = _version()
+    _FAST = (sys.version_info[:2] in CHECKED_VERSIONS and _IS_FIELD is not None
+             and hasattr(dataclasses, "_EMPTY_METADATA") and _VERSION is not None)
+    _EMPTY_METADATA = getattr(dataclasses, "_EMPTY_METADATA", None)
+    _SUPPORT = (_plain_field, _named_field, dataclasses.MISSING, object, getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None),
+                getattr(dataclasses, "_DataclassParams", None), _frozen_methods, _guarded_repr)
+    _leading_name = dataclasses._MODULE_IDENTIFIER_RE.match  # type: ignore[attr-defined]
+    globals().update(dataclasses=dataclasses, MISSING=dataclasses.MISSING, Field=dataclasses.Field,
+                     FrozenInstanceError=dataclasses.FrozenInstanceError)
+    _loaded = True
+    _hook(dataclasses)
+
+
+def _hook(dataclasses: Any) -> None:
+    # dataclasses looks ``exec`` up in its module globals before the builtins
+    if _exec_hook is not None:
+        dataclasses.exec = _exec_hook
+    else:
+        vars(dataclasses).pop("exec", None)
+
+
+def __getattr__(name: str) -> Any:
+    """The names of :data:`_LAZY`, read from outside before a class was built (tests)."""
+    if name in _LAZY and not _loaded:
+        _load()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _compile(source: str) -> CodeType:
@@ -172,11 +218,18 @@ def _compiled(key: str, source: Callable[[], str]) -> CodeType:
 _code_of: Callable[[str, Callable[[], str]], CodeType] = _compiled
 
 
-def keep_code(code_of: Callable[[str, Callable[[], str]], CodeType] | None) -> None:
+def keep_code(code_of: Callable[[str, Callable[[], str]], CodeType] | None,
+              exec_hook: Callable[..., None] | None = None) -> None:
     """Take each shape's code from ``code_of(key, source)`` (classcode's cache, which compiles
-    ``source()`` for a key it does not have), or compile it each time (None)."""
-    global _code_of
+    ``source()`` for a key it does not have), or compile it each time (None); with ``exec_hook``,
+    :mod:`dataclasses` runs the text of each method it generates through it (now if it is loaded,
+    else when this module first loads it)."""
+    global _code_of, _exec_hook
     _code_of = code_of if code_of is not None else _compiled
+    _exec_hook = exec_hook
+    loaded = sys.modules.get("dataclasses")
+    if loaded is not None:  # loaded here or by another module
+        _hook(loaded)
 
 
 class _Refused(Exception):
@@ -185,6 +238,8 @@ class _Refused(Exception):
 
 def _dataclass(cls: type[_T] | None = None, /, **options: bool) -> Any:
     """:func:`dataclasses.dataclass`, the class built by its shape's kept function where it can be."""
+
+    _load()
 
     def wrap(cls: type[_T]) -> type[_T]:
         # without kept code (no command installed classcode's cache: the Python API, pytest, the
@@ -363,9 +418,6 @@ def _base_fields(cls: type, frozen: bool, shapes: dict[str, str], values: dict[s
         raise _Refused  # frozen over mutable or the reverse: the standard decorator's error
 
 
-_leading_name = getattr(dataclasses, "_MODULE_IDENTIFIER_RE", None).match  # type: ignore[union-attr]
-
-
 def _pseudo_field(obj: Any) -> bool:
     """``obj``, the value of an annotation's leading name, is ``ClassVar``, ``InitVar`` or ``KW_ONLY``
     (the standard decorator's test: the name looked up in the class's module)."""
@@ -443,7 +495,11 @@ class Frozen(Value):
         return type(self)(**{n: changes[n] if n in changes else getattr(self, n) for n in self._fields})
 
     def __setattr__(self, name: str, value: object) -> None:
+        from dataclasses import FrozenInstanceError  # the error a frozen dataclass raises (loaded here only)
+
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
     def __delattr__(self, name: str) -> None:
+        from dataclasses import FrozenInstanceError
+
         raise FrozenInstanceError(f"cannot delete field {name!r}")
