@@ -91,6 +91,39 @@ def test_a_kept_module_is_served_with_the_attributes_of_a_normal_import(probe: P
     assert mod.VALUE == 1
 
 
+def test_the_modules_a_run_imported_are_read_by_one_unmarshal_and_regrouped_once(probe: Path, tmp_path: Path) -> None:
+    """The code of the modules the writing run imported is one marshalled group, read when the
+    file is; a later run that imports fewer regroups the file once (the others as their own
+    bytes, read only when imported), and a run after that does not write it again."""
+    file = tmp_path / "modules.marshal"
+    _kept_once(probe, file)
+    both = ModuleCode(file, PACKAGE)
+    assert {start for _, start, _ in both.entries.values()} == {-1} and len(both.shared) == 2
+    assert not both.regrouped
+    (mod,) = _import_through(both, f"{PACKAGE}.mod")  # sub is not imported this time
+    assert type(mod.__loader__) is classcode._KeptLoader and mod.VALUE == 1
+    both.save()
+    regrouped = ModuleCode(file, PACKAGE)
+    assert regrouped.regrouped and len(regrouped.shared) == 1
+    assert regrouped.entries[f"{PACKAGE}.mod"][1] == -1 and regrouped.entries[f"{PACKAGE}.sub"][1] >= 0
+    written = file.read_bytes()
+    (sub,) = _import_through(regrouped, f"{PACKAGE}.sub")  # served from its own bytes
+    assert type(sub.__loader__) is classcode._KeptLoader and sub.NAME == "sub"
+    regrouped.save()
+    assert file.read_bytes() == written  # regrouped once: runs that alternate do not rewrite it
+
+
+def test_a_file_of_the_layout_before_the_shared_group_is_not_read(probe: Path, tmp_path: Path) -> None:
+    file = tmp_path / "modules.marshal"
+    _kept_once(probe, file)
+    data = file.read_bytes()
+    head = 8 + int.from_bytes(data[:8], "little")
+    fmt, prefix, index, shared, _ = marshal.loads(data[8:head])
+    old = marshal.dumps(("kernellab-modulecode-1", prefix, index))
+    file.write_bytes(len(old).to_bytes(8, "little") + old + data[head:])
+    assert ModuleCode(file, PACKAGE).entries == {} and fmt == classcode.MODULE_FORMAT and shared > 0
+
+
 def test_invalidated_caches_look_at_the_folders_again(probe: Path, tmp_path: Path) -> None:
     file = tmp_path / "modules.marshal"
     _kept_once(probe, file)
