@@ -23,6 +23,8 @@ compared with (:data:`CHECKED_VERSIONS`). Any other option, a keyword-only field
 ``ClassVar`` or ``KW_ONLY`` annotation, an annotation that is not text, a mutable default, or a
 class the standard decorator refuses is handed to :func:`dataclasses.dataclass`, which raises its
 own errors. ``tests/unit/test_records.py`` builds every kernellab dataclass both ways and compares.
+:mod:`dataclasses` itself is imported when a class is first built (:func:`_load`): a run whose
+records are all :class:`Value` and :class:`Frozen` classes imports none.
 """
 from __future__ import annotations
 
@@ -158,7 +160,7 @@ _VERSION: str | None
 _leading_name: Callable[[str], Any]
 
 #: the names above taken from :mod:`dataclasses` or worked out for it, set when a class is first
-#: built (:func:`_load`): a run whose classes are all :class:`Value`\s and :class:`Frozen`\s
+#: built (:func:`_load`): a run whose classes are all :class:`Value` and :class:`Frozen` classes
 #: imports no dataclasses (2 M instructions with its regular expressions, issue 23)
 _LAZY = frozenset({"dataclasses", "MISSING", "Field", "FrozenInstanceError", "_IS_FIELD", "_FAST", "_EMPTY_METADATA",
                    "_SUPPORT", "_VERSION", "_leading_name"})
