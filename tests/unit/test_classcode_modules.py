@@ -124,6 +124,24 @@ def test_a_file_of_the_layout_before_the_shared_group_is_not_read(probe: Path, t
     assert ModuleCode(file, PACKAGE).entries == {} and fmt == classcode.MODULE_FORMAT and shared > 0
 
 
+def test_an_entry_outside_the_shared_group_is_neither_served_nor_kept(probe: Path, tmp_path: Path) -> None:
+    file = tmp_path / "modules.marshal"
+    _kept_once(probe, file)
+    data = file.read_bytes()
+    head = 8 + int.from_bytes(data[:8], "little")
+    fmt, prefix, index, shared, regrouped = marshal.loads(data[8:head])
+    index = {name: (entry, -1, 99 if name.endswith(".mod") else place) for name, (entry, _, place) in index.items()}
+    bad = marshal.dumps((fmt, prefix, index, shared, regrouped))
+    file.write_bytes(len(bad).to_bytes(8, "little") + bad + data[head:])
+    finder = ModuleCode(file, PACKAGE)
+    (sub,) = _import_through(finder, f"{PACKAGE}.sub")  # mod not imported: its entry is dropped at the save
+    finder.save()
+    assert type(sub.__loader__) is classcode._KeptLoader
+    assert set(ModuleCode(file, PACKAGE).entries) == {f"{PACKAGE}.sub"}
+    (mod,) = _import_through(ModuleCode(file, PACKAGE), f"{PACKAGE}.mod")
+    assert mod.VALUE == 1 and type(mod.__loader__).__name__ == "SourceFileLoader"
+
+
 def test_invalidated_caches_look_at_the_folders_again(probe: Path, tmp_path: Path) -> None:
     file = tmp_path / "modules.marshal"
     _kept_once(probe, file)
