@@ -15,8 +15,9 @@ import re
 import subprocess
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,26 +114,34 @@ def test_the_modules_a_run_imported_are_read_by_one_unmarshal_and_regrouped_once
     assert file.read_bytes() == written  # regrouped once: runs that alternate do not rewrite it
 
 
+def _rewrite_index(file: Path, change: Callable[[tuple[Any, ...]], tuple[Any, ...]]) -> tuple[Any, ...]:
+    """The file's index (format, prefix, entries, shared group's length, regrouped) replaced by
+    ``change(index)``, its codes left as they are; the index as it was."""
+    data = file.read_bytes()
+    head = 8 + int.from_bytes(data[:8], "little")
+    index: tuple[Any, ...] = marshal.loads(data[8:head])
+    new = marshal.dumps(change(index))
+    file.write_bytes(len(new).to_bytes(8, "little") + new + data[head:])
+    return index
+
+
 def test_a_file_of_the_layout_before_the_shared_group_is_not_read(probe: Path, tmp_path: Path) -> None:
     file = tmp_path / "modules.marshal"
     _kept_once(probe, file)
-    data = file.read_bytes()
-    head = 8 + int.from_bytes(data[:8], "little")
-    fmt, prefix, index, shared, _ = marshal.loads(data[8:head])
-    old = marshal.dumps(("kernellab-modulecode-1", prefix, index))
-    file.write_bytes(len(old).to_bytes(8, "little") + old + data[head:])
+    fmt, _, _, shared, _ = _rewrite_index(file, lambda index: ("kernellab-modulecode-1", *index[1:3]))
     assert ModuleCode(file, PACKAGE).entries == {} and fmt == classcode.MODULE_FORMAT and shared > 0
 
 
 def test_an_entry_outside_the_shared_group_is_neither_served_nor_kept(probe: Path, tmp_path: Path) -> None:
     file = tmp_path / "modules.marshal"
     _kept_once(probe, file)
-    data = file.read_bytes()
-    head = 8 + int.from_bytes(data[:8], "little")
-    fmt, prefix, index, shared, regrouped = marshal.loads(data[8:head])
-    index = {name: (entry, -1, 99 if name.endswith(".mod") else place) for name, (entry, _, place) in index.items()}
-    bad = marshal.dumps((fmt, prefix, index, shared, regrouped))
-    file.write_bytes(len(bad).to_bytes(8, "little") + bad + data[head:])
+
+    def misplaced(index: tuple[Any, ...]) -> tuple[Any, ...]:
+        entries = {name: (entry, -1, 99 if name.endswith(".mod") else place)
+                   for name, (entry, _, place) in index[2].items()}
+        return (*index[:2], entries, *index[3:])
+
+    _rewrite_index(file, misplaced)
     finder = ModuleCode(file, PACKAGE)
     (sub,) = _import_through(finder, f"{PACKAGE}.sub")  # mod not imported: its entry is dropped at the save
     finder.save()
