@@ -79,7 +79,7 @@ if sys.version_info >= (3, 12) and type(sys.modules["inspect"]) is _OnFirstUse:
     vars(sys.modules["inspect"])["get_annotations"] = _class_annotations
 # dataclasses uses copy (with weakref: 3.6 M instructions) only in asdict/astuple's deepcopy
 _imported_on_first_use("copy")
-import dataclasses  # noqa: E402 - after inspect and copy are made lazy
+# dataclasses itself is imported by kernellab.records when a class is first built (a run builds none)
 
 #: the most of a kept-code file read (the module code's is bounded at MAX_MODULE_BYTES when written;
 #: a larger file is not kernellab's, and is not read whole)
@@ -195,7 +195,7 @@ class CodeCache:
 #: buffers imports 0.9 MB of it): above it, only the modules of the run that wrote it are kept
 MAX_MODULE_BYTES = 4 << 20
 #: the first item of the module code file: a file of another layout is not read
-MODULE_FORMAT = "kernellab-modulecode-1"
+MODULE_FORMAT = "kernellab-modulecode-2"
 
 
 class _KeptLoader(SourceFileLoader):
@@ -234,16 +234,23 @@ class ModuleCode:
     for, the check CPython makes of a timestamp ``.pyc``. Anything else is declined: the normal
     finders import it, and :meth:`save` keeps its code at exit.
 
-    The file: the length of its index (8 bytes), the index (the format, ``sys.pycache_prefix``
-    and each module's entry with where its code lies after the index), then the codes as their
-    ``.pyc`` files hold them. Each is unmarshalled in place: the file is one buffer, neither
-    copied per module nor freed (a freed megabyte raises the C library's threshold for mapping
-    fresh pages, and the Vulkan driver's zeroed allocations then cost a memset: 2 M measured)."""
+    The file: the length of its index (8 bytes), the index (the format, ``sys.pycache_prefix``,
+    each module's entry with where its code lies, the length of the shared group and whether a
+    regrouping wrote it), then the shared group: the code of the modules the writing run imported,
+    as one marshalled tuple, read at the start by one unmarshal (a name shared between modules is
+    read once, not per module: 19 % of the unmarshal, 3.4 M instructions of a ``tiny`` run), then
+    each other module's code as its ``.pyc`` holds it, unmarshalled when it is imported. The file
+    is one buffer, neither copied per module nor freed (a freed megabyte raises the C library's
+    threshold for mapping fresh pages, and the Vulkan driver's zeroed allocations then cost a
+    memset: 2 M measured)."""
 
     def __init__(self, file: Path, package: str = "kernellab"):
         self.file = file
         self.prefix = package + "."  # its submodules: the package itself is imported before the finder
         self.codes = memoryview(b"")
+        #: the shared group's code objects (an entry's start -1: its end is its place here)
+        self.shared: tuple[Any, ...] = ()
+        self.regrouped = False
         self.entries = self._load()
         #: the modules declined this run: the folder searched for each and that folder's mtime
         self.declined: dict[str, tuple[str, int]] = {}
@@ -260,13 +267,23 @@ class ModuleCode:
         except (EOFError, ValueError, TypeError):
             return {}
         # another layout, or .pyc paths made under another PYTHONPYCACHEPREFIX: not used
-        if (not isinstance(loaded, tuple) or len(loaded) != 3 or loaded[0] != MODULE_FORMAT
-                or loaded[1] != sys.pycache_prefix or not isinstance(loaded[2], dict)):
+        if (not isinstance(loaded, tuple) or len(loaded) != 5 or loaded[0] != MODULE_FORMAT
+                or loaded[1] != sys.pycache_prefix or not isinstance(loaded[2], dict) or type(loaded[3]) is not int):
             return {}
         entries = loaded[2]
         if not all(type(kept) is tuple and len(kept) == 3 for kept in entries.values()):
             return {}
-        self.codes = view[end:]
+        shared_end = end + max(loaded[3], 0)
+        if shared_end > end:
+            try:
+                shared = marshal.loads(view[end:shared_end])
+            except (EOFError, ValueError, TypeError):
+                return {}
+            if type(shared) is not tuple:
+                return {}
+            self.shared = shared
+        self.regrouped = loaded[4] is True
+        self.codes = view[shared_end:]
         return entries
 
     def _folder_stamp(self, folder: str) -> int:
@@ -293,7 +310,9 @@ class ModuleCode:
             # _validate_timestamp_pyc's test: whole seconds and the size, each in 32 bits
             if (int(st.st_mtime) & 0xFFFFFFFF) != mtime or (st.st_size & 0xFFFFFFFF) != size:
                 raise LookupError(name)
-            code = marshal.loads(self.codes[start:end])
+            if start == -1 and end < 0:
+                raise LookupError(name)
+            code = self.shared[end] if start == -1 else marshal.loads(self.codes[start:end])
             # the code of the module's own file: an entry that holds another's (a damaged file)
             # would run that module in its place, at every start; dropped, it is kept anew at exit
             if not isinstance(code, CodeType) or code.co_filename != file:
@@ -321,12 +340,19 @@ class ModuleCode:
 
     def save(self) -> None:
         """Keep the code of each module declined this run that the normal path finder imported
-        from its source (temp file, then rename); nothing under ``sys.dont_write_bytecode``."""
-        if not self.declined or sys.dont_write_bytecode:
+        from its source (temp file, then rename), the modules this run imported as the shared
+        group; besides, once after each such write, regroup when the shared group holds a module
+        this run did not import (as :meth:`CodeCache.save` does). Nothing under
+        ``sys.dont_write_bytecode``."""
+        if sys.dont_write_bytecode:
+            return
+        regroup = not self.regrouped and any(
+            start == -1 and name not in sys.modules for name, (_, start, _) in self.entries.items())
+        if not self.declined and not regroup:
             return
         from kernellab.codesave import save_modules  # what a run that writes needs only
 
-        save_modules(self, MODULE_FORMAT, MAX_MODULE_BYTES)
+        save_modules(self, MODULE_FORMAT, MAX_MODULE_BYTES, regroup)
 
 
 #: the code cache in place for this process's command (install() puts it once; the dataclass hook reads it)
@@ -379,10 +405,10 @@ def cache_file(cache_dir: Path, command: str, kind: str = "classcode") -> Path:
 
 
 def install(command: str, *, modules: bool = False) -> CodeCache | None:
-    """Have :mod:`dataclasses` use the kept code of ``command`` from now on (once per process);
-    with ``modules``, kernellab's modules imported from now on are served from their kept code
-    too (:class:`ModuleCode`). The files are written at exit when there is new code. Off with
-    ``KERNELLAB_NO_CACHE=1``."""
+    """Have :mod:`dataclasses` use the kept code of ``command`` from now on, once it is loaded
+    (:func:`kernellab.records.keep_code`; once per process); with ``modules``, kernellab's
+    modules imported from now on are served from their kept code too (:class:`ModuleCode`). The
+    files are written at exit when there is new code. Off with ``KERNELLAB_NO_CACHE=1``."""
     global _installed, _modules
     if _installed is not None:
         return _installed
@@ -402,11 +428,10 @@ def install(command: str, *, modules: bool = False) -> CodeCache | None:
             sys.meta_path.insert(0, finder)  # type: ignore[arg-type]
             atexit.register(finder.save)
     _installed = CodeCache(cache_file(folder, command))
-    # dataclasses looks ``exec`` up in its module globals before the builtins
-    dataclasses.exec = _installed.exec  # type: ignore[attr-defined]
     from kernellab import records  # after the module finder: served from the kept code
 
-    records.keep_code(_installed.code)  # kernellab's own classes: one kept text each
+    # kernellab's own classes: one kept text each; the standard decorator's methods through exec
+    records.keep_code(_installed.code, _installed.exec)
     atexit.register(_installed.save)
     return _installed
 
@@ -426,7 +451,6 @@ def uninstall() -> None:
             sys.meta_path.remove(_modules)  # type: ignore[arg-type]
         _modules.save()
         _modules = None
-    dataclasses.__dict__.pop("exec", None)
-    from kernellab import records
+    from kernellab import records  # it takes the hook out of dataclasses
 
     records.keep_code(None)

@@ -86,29 +86,54 @@ def save_codes(cache: Any, max_entries: int, regrouped: str) -> None:
         cache.added = 0
 
 
-def save_modules(finder: Any, module_format: str, max_bytes: int) -> None:
-    """The body of :meth:`ModuleCode.save` once modules were declined and bytecode may be written."""
+def save_modules(finder: Any, module_format: str, max_bytes: int, regroup: bool = False) -> None:
+    """The body of :meth:`ModuleCode.save` once modules were declined (or the shared group holds
+    modules this run did not import: ``regroup``) and bytecode may be written: the code of the
+    modules this run imported as one marshalled tuple, every other module's as its own bytes."""
     fresh = {}
     for name, (where, stamp) in finder.declined.items():
         found = _module_entry(name, where, stamp)
         kept = finder.entries.get(name)
         if found is not None and (kept is None or kept[0] != found[0]):
             fresh[name] = found
-    if not fresh:
+    if not fresh and not regroup:
         return  # nothing keepable changed: no write on every run for a module never kept
-    codes: dict[str, tuple[Any, bytes | memoryview]] = {
-        name: (entry, finder.codes[start:end]) for name, (entry, start, end) in finder.entries.items()
-        if name not in finder.declined and finder.folders.get(entry[0], entry[3]) == entry[3]}  # not known stale
+    codes: dict[str, tuple[Any, CodeType | bytes | memoryview]] = {}
+    for name, (entry, start, end) in finder.entries.items():
+        if name in finder.declined or finder.folders.get(entry[0], entry[3]) != entry[3]:
+            continue  # imported anew, or known stale
+        kept_code = _kept_code(finder, start, end)
+        if kept_code is not None:
+            codes[name] = (entry, kept_code)
     codes.update(fresh)
-    if sum(len(code) for _, code in codes.values()) > max_bytes:
-        codes = {name: kept for name, kept in codes.items() if name in sys.modules}
-    index, start = {}, 0
+    hot: dict[str, tuple[Any, CodeType]] = {}
+    cold: dict[str, tuple[Any, bytes | memoryview]] = {}
     for name, (entry, code) in codes.items():
-        index[name] = (entry, start, start + len(code))
-        start += len(code)
-    head = marshal.dumps((module_format, sys.pycache_prefix, index))
-    if write_replacing(finder.file, b"".join([len(head).to_bytes(8, "little"), head, *(c for _, c in codes.values())])):
+        if name in sys.modules:  # imported this run
+            hot[name] = (entry, code if isinstance(code, CodeType) else marshal.loads(code))
+        else:
+            cold[name] = (entry, marshal.dumps(code) if isinstance(code, CodeType) else code)
+    shared = marshal.dumps(tuple(code for _, code in hot.values())) if hot else b""
+    if len(shared) + sum(len(blob) for _, blob in cold.values()) > max_bytes:
+        cold = {}  # only the modules of this run
+    index = {name: (entry, -1, place) for place, (name, (entry, _)) in enumerate(hot.items())}
+    start = 0
+    for name, (entry, blob) in cold.items():
+        index[name] = (entry, start, start + len(blob))
+        start += len(blob)
+    head = marshal.dumps((module_format, sys.pycache_prefix, index, len(shared), not fresh))
+    if write_replacing(finder.file, b"".join([len(head).to_bytes(8, "little"), head, shared,
+                                              *(c for _, c in cold.values())])):
         finder.declined.clear()
+
+
+def _kept_code(finder: Any, start: int, end: int) -> CodeType | memoryview | None:
+    """A kept module's code: its object from the shared group, or its bytes; None for an entry
+    that names no code object in the group."""
+    if start != -1:
+        return finder.codes[start:end]  # type: ignore[no-any-return]
+    code = finder.shared[end] if 0 <= end < len(finder.shared) else None
+    return code if isinstance(code, CodeType) else None
 
 
 def _module_entry(name: str, where: str, where_stamp: int) -> tuple[tuple[Any, ...], bytes] | None:

@@ -7,12 +7,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import field, replace
 from pathlib import Path
 
 from kernellab import logs
 from kernellab.cachedir import FALSE_WORDS, TRUE_WORDS, cache_dir
-from kernellab.records import dataclass
+from kernellab.records import Frozen
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -174,9 +173,13 @@ def verify_max_work() -> int | None:
     return value
 
 
-@dataclass(frozen=True)
-class Config:
-    """kernellab's settings, from the environment and the command line (:func:`get`)."""
+class Config(Frozen):
+    """kernellab's settings, from the environment and the command line (:func:`get`). (A frozen
+    record, not a dataclass: a run imports no dataclasses, issue 23; ``replace`` makes a changed copy.)"""
+
+    _fields = ("cache_dir", "tool_path", "log_level", "vulkan_validation", "compile_cache", "tool_timeout",
+               "tool_memory", "cache_max", "warnings", "allow_outside")
+    _compared = tuple(n for n in _fields if n != "warnings")  # warnings, as field(compare=False) said
     #: where compiled artifacts (SPIR-V, pipeline caches, stage outputs) are kept
     cache_dir: Path
     #: extra directories searched for external tools before PATH and the pip prefixes
@@ -187,21 +190,29 @@ class Config:
     vulkan_validation: bool
     #: whether compiled artifacts are kept in ``cache_dir`` by default (off: KERNELLAB_NO_CACHE=1
     #: or ``kernellab run --no-cache``)
-    compile_cache: bool = True
+    compile_cache: bool
     #: seconds an external tool (compiler, validator, disassembler) may run before it is killed;
     #: None for no limit (KERNELLAB_TOOL_TIMEOUT=0, or ``--tool-timeout 0``)
-    tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
+    tool_timeout: float | None
     #: bytes of address space an external tool may map (KERNELLAB_TOOL_MEMORY; None: no limit)
-    tool_memory: int | None = DEFAULT_TOOL_MEMORY
+    tool_memory: int | None
     #: bytes the cache folder's compiled artifacts and AmberScript folders may take before the
     #: least recently used are removed (KERNELLAB_CACHE_MAX; None: no bound)
-    cache_max: int | None = DEFAULT_CACHE_MAX
+    cache_max: int | None
     #: one line per ``KERNELLAB_*`` variable whose value was bad (its default is used instead)
-    warnings: tuple[str, ...] = field(default=(), compare=False)
+    warnings: tuple[str, ...]
     #: folders outside a workload's own that its kernels may ``#include`` from and its include
     #: folders may lie in (``--allow-outside PATH`` on a command; KERNELLAB_ALLOW_OUTSIDE, as
     #: os.pathsep-separated folders, for the workers a command starts)
-    allow_outside: tuple[Path, ...] = ()
+    allow_outside: tuple[Path, ...]
+
+    def __init__(self, cache_dir: Path, tool_path: tuple[str, ...], log_level: str, vulkan_validation: bool,
+                 compile_cache: bool = True, tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT,
+                 tool_memory: int | None = DEFAULT_TOOL_MEMORY, cache_max: int | None = DEFAULT_CACHE_MAX,
+                 warnings: tuple[str, ...] = (), allow_outside: tuple[Path, ...] = ()):
+        vars(self).update(cache_dir=cache_dir, tool_path=tool_path, log_level=log_level,
+                          vulkan_validation=vulkan_validation, compile_cache=compile_cache, tool_timeout=tool_timeout,
+                          tool_memory=tool_memory, cache_max=cache_max, warnings=warnings, allow_outside=allow_outside)
 
     @classmethod
     def from_environ(cls) -> Config:
@@ -278,11 +289,11 @@ def _override_class() -> _Block:
             def __enter__(self) -> Config:
                 global _current
                 saved = get()
-                unknown = set(self.changes) - Config.__dataclass_fields__.keys()  # every field: Config has no ClassVar
+                unknown = set(self.changes) - set(Config._fields)
                 if unknown:
                     raise TypeError(f"unknown config settings: {sorted(unknown)}")
                 self.saved = saved
-                _current = replace(saved, **self.changes)  # type: ignore[arg-type]
+                _current = saved.replace(**self.changes)
                 return _current
 
             def __exit__(self, *exc: object) -> None:

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from kernellab.records import dataclass
+from kernellab.records import Frozen
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -27,17 +27,21 @@ def inside(path: Path, roots: Sequence[Path]) -> bool:
     return any(resolved == root or root in resolved.parents for root in roots)
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(Frozen):
     """The options of one compile, parsed once (:func:`parse`) and never re-split.
 
     ``origin`` is ``"file"`` (checked against the language's allow-list), ``"user"`` (kernellab's
     own ``--options``: the user's choice, taken as given) or ``"kernellab"`` (added by kernellab
     itself). Every compiler's argv, the OpenCL driver's option string and the cache key are
-    rendered from ``items``."""
+    rendered from ``items``. (A frozen record, not a dataclass: a run imports no dataclasses,
+    issue 23.)"""
 
-    items: tuple[Option, ...] = ()
-    origin: str = "kernellab"
+    _fields = _compared = ("items", "origin")
+    items: tuple[Option, ...]
+    origin: str
+
+    def __init__(self, items: tuple[Option, ...] = (), origin: str = "kernellab"):
+        vars(self).update(items=items, origin=origin)
 
     def argv(self) -> list[str]:
         """Argument words for a tool's command line, one per option."""

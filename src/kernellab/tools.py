@@ -16,12 +16,12 @@ from pathlib import Path
 from kernellab import config, jsontext, logs
 from kernellab.cachedir import read_cache_file
 from kernellab.errors import MissingToolError, ToolError
-from kernellab.records import dataclass
+from kernellab.records import Frozen
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import Any
+    from typing import Any, ClassVar
 
 if TYPE_CHECKING:
     import subprocess
@@ -115,11 +115,17 @@ OUTPUT = TempFile("output")
 
 Arg = str | os.PathLike[str] | TempFile
 
-@dataclass(frozen=True)
-class Tool:
-    """An external tool found on the search path."""
+class Tool(Frozen):
+    """An external tool found on the search path. (A frozen record, not a dataclass: a run imports
+    no dataclasses, issue 23.)"""
+
+    _fields: ClassVar[tuple[str, ...]] = ("name", "path")  # more in a subclass (testing.arm_runner.ArmTool)
+    _compared = _fields
     name: str
     path: Path
+
+    def __init__(self, name: str, path: Path):
+        vars(self).update(name=name, path=path)
 
     @property
     def env(self) -> dict[str, str]:

@@ -94,10 +94,11 @@ def test_a_kept_module_file_holding_another_modules_code_is_not_served(tmp_path:
         first.save()
         data = file.read_bytes()
         n = int.from_bytes(data[:8], "little")
-        form, prefix, index = marshal.loads(data[8:8 + n])
+        items = marshal.loads(data[8:8 + n])  # (format, prefix, index, ...): the index's entries swap places
+        index = items[2]
         one, two = index["klswap.one"], index["klswap.two"]
         index["klswap.one"], index["klswap.two"] = (one[0], *two[1:]), (two[0], *one[1:])
-        head = marshal.dumps((form, prefix, index))
+        head = marshal.dumps((*items[:2], index, *items[3:]))
         file.write_bytes(len(head).to_bytes(8, "little") + head + data[8 + n:])
         swapped = ModuleCode(file, "klswap")
         assert imported(swapped) == ["one", "two"]

@@ -15,8 +15,9 @@ import re
 import subprocess
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,6 +90,65 @@ def test_a_kept_module_is_served_with_the_attributes_of_a_normal_import(probe: P
     assert again.declined == {}
     importlib.reload(mod)  # a reload finds it again: served again
     assert mod.VALUE == 1
+
+
+def test_the_modules_a_run_imported_are_read_by_one_unmarshal_and_regrouped_once(probe: Path, tmp_path: Path) -> None:
+    """The code of the modules the writing run imported is one marshalled group, read when the
+    file is; a later run that imports fewer regroups the file once (the others as their own
+    bytes, read only when imported), and a run after that does not write it again."""
+    file = tmp_path / "modules.marshal"
+    _kept_once(probe, file)
+    both = ModuleCode(file, PACKAGE)
+    assert {start for _, start, _ in both.entries.values()} == {-1} and len(both.shared) == 2
+    assert not both.regrouped
+    (mod,) = _import_through(both, f"{PACKAGE}.mod")  # sub is not imported this time
+    assert type(mod.__loader__) is classcode._KeptLoader and mod.VALUE == 1
+    both.save()
+    regrouped = ModuleCode(file, PACKAGE)
+    assert regrouped.regrouped and len(regrouped.shared) == 1
+    assert regrouped.entries[f"{PACKAGE}.mod"][1] == -1 and regrouped.entries[f"{PACKAGE}.sub"][1] >= 0
+    written = file.read_bytes()
+    (sub,) = _import_through(regrouped, f"{PACKAGE}.sub")  # served from its own bytes
+    assert type(sub.__loader__) is classcode._KeptLoader and sub.NAME == "sub"
+    regrouped.save()
+    assert file.read_bytes() == written  # regrouped once: runs that alternate do not rewrite it
+
+
+def _rewrite_index(file: Path, change: Callable[[tuple[Any, ...]], tuple[Any, ...]]) -> tuple[Any, ...]:
+    """The file's index (format, prefix, entries, shared group's length, regrouped) replaced by
+    ``change(index)``, its codes left as they are; the index as it was."""
+    data = file.read_bytes()
+    head = 8 + int.from_bytes(data[:8], "little")
+    index: tuple[Any, ...] = marshal.loads(data[8:head])
+    new = marshal.dumps(change(index))
+    file.write_bytes(len(new).to_bytes(8, "little") + new + data[head:])
+    return index
+
+
+def test_a_file_of_the_layout_before_the_shared_group_is_not_read(probe: Path, tmp_path: Path) -> None:
+    file = tmp_path / "modules.marshal"
+    _kept_once(probe, file)
+    fmt, _, _, shared, _ = _rewrite_index(file, lambda index: ("kernellab-modulecode-1", *index[1:3]))
+    assert ModuleCode(file, PACKAGE).entries == {} and fmt == classcode.MODULE_FORMAT and shared > 0
+
+
+def test_an_entry_outside_the_shared_group_is_neither_served_nor_kept(probe: Path, tmp_path: Path) -> None:
+    file = tmp_path / "modules.marshal"
+    _kept_once(probe, file)
+
+    def misplaced(index: tuple[Any, ...]) -> tuple[Any, ...]:
+        entries = {name: (entry, -1, 99 if name.endswith(".mod") else place)
+                   for name, (entry, _, place) in index[2].items()}
+        return (*index[:2], entries, *index[3:])
+
+    _rewrite_index(file, misplaced)
+    finder = ModuleCode(file, PACKAGE)
+    (sub,) = _import_through(finder, f"{PACKAGE}.sub")  # mod not imported: its entry is dropped at the save
+    finder.save()
+    assert type(sub.__loader__) is classcode._KeptLoader
+    assert set(ModuleCode(file, PACKAGE).entries) == {f"{PACKAGE}.sub"}
+    (mod,) = _import_through(ModuleCode(file, PACKAGE), f"{PACKAGE}.mod")
+    assert mod.VALUE == 1 and type(mod.__loader__).__name__ == "SourceFileLoader"
 
 
 def test_invalidated_caches_look_at_the_folders_again(probe: Path, tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from kernellab import classcode, records
+from kernellab import classcode, recordbuild, records
 from kernellab.classcode import CodeCache
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -193,16 +193,16 @@ def check_every_module(cache_dir: Path) -> dict[str, Any]:
     cache = CodeCache(cache_dir / "records.marshal")
     records.keep_code(cache.code)
     report: dict[str, Any] = {"classes": 0, "differences": {}, "refused": [], "skipped": {}}
-    real_build = records._build
+    real_build = recordbuild._build
 
     def counting_build(cls: type, options: dict[str, bool]) -> type:
         try:
             return real_build(cls, options)
-        except records._Refused:
+        except recordbuild._Refused:
             report["refused"].append(f"{cls.__module__}.{cls.__qualname__}")
             raise
 
-    records._build = counting_build
+    recordbuild._build = counting_build
     records.dataclass = checking_decorator(report)
     for info in pkgutil.walk_packages(kernellab.__path__, "kernellab."):
         if info.name in sys.modules or info.name.endswith("__main__"):  # __main__ runs the program
@@ -396,7 +396,7 @@ def test_a_corrupt_or_unwritable_cache_costs_only_the_compile(tmp_path: Path) ->
 def test_a_changed_field_is_another_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The kept code is keyed by the class's shape: a field added, renamed, or given a default or
     other flags makes another key, so no class runs code written for another shape; so does a
-    change to records.py itself."""
+    change to the builder itself (recordbuild.py)."""
     cache = CodeCache(tmp_path / "k.marshal")
     records.keep_code(cache.code)
     try:
@@ -412,9 +412,9 @@ def test_a_changed_field_is_another_key(tmp_path: Path, monkeypatch: pytest.Monk
         assert cache.added == 5 and len(cache.blobs) == 5
         _fast(type("S", (), {"__annotations__": {"a": "int"}, "__doc__": "d"}))
         assert cache.added == 5  # the same shape again: its kept code
-        monkeypatch.setattr(records, "_VERSION", "records:another-writer")
+        monkeypatch.setattr(recordbuild, "_VERSION", "records:another-writer")
         _fast(type("S", (), {"__annotations__": {"a": "int"}, "__doc__": "d"}))
-        assert cache.added == 6  # records.py changed: its texts are keyed apart
+        assert cache.added == 6  # the builder changed: its texts are keyed apart
     finally:
         records.keep_code(None)
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -119,7 +118,7 @@ def _compile_shaders(path: Path, scenario: Any) -> list[str]:
             continue
         req = shader_request(Path(path), n, r, VALIDATE_TARGET_ENV)
         if req.language == "spirv" and r.src_path.suffix.lower() == ".spvasm":
-            req = dataclasses.replace(req, language=language_of(r.src_path))
+            req = req.replace(language=language_of(r.src_path))
         stage = VALIDATE_STAGE.get(req.language)
         if stage is None or stage not in all_stages(req.language):
             continue

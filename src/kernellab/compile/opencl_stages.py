@@ -21,7 +21,6 @@ from kernellab.compile import bitcode
 from kernellab.compile.preprocess import staged, without_include_dirs
 from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage
 from kernellab.errors import CompileError, DeviceError, InputError, MissingToolError
-from kernellab.records import dataclass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -250,7 +249,6 @@ def _device_llvm_ir(src: Artifact, req: CompileRequest) -> bytes:
 
 # --- stages that depend on something other than a program ------------------------------------------
 
-@dataclass(frozen=True)
 class ClspvStage(Stage):
     """clspv from a ``clspv`` program or from the ``pyclspv`` module."""
 
@@ -263,7 +261,6 @@ class ClspvStage(Stage):
         return " ".join((version, *CLSPV_ADDED_OPTIONS))  # in the key: a module built without them is not reused
 
 
-@dataclass(frozen=True)
 class OpenCLDeviceStage(Stage):
     """Built by the OpenCL runtime through pyopencl; llvm-dis for the text of the IR stage."""
 

@@ -13,7 +13,6 @@ meaningful during the call (``data`` is an immutable ``bytes`` that may be kept)
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import enum
 import functools
 from collections.abc import Callable, Sequence
@@ -138,7 +137,7 @@ class Program:
         if c is None:
             req = self.request
             if device.name != req.device:
-                req = dataclasses.replace(req, device=device.name)
+                req = req.replace(device=device.name)
             c = self._compilers[device] = Compiler(req, self.cache, on_stage=functools.partial(self._completed, device))
         return c
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kernellab import config, parsed_options, shader_languages, spirv_format, tools
 from kernellab.errors import CompileError, InputError, MissingToolError, Problem
-from kernellab.records import Value, dataclass
+from kernellab.records import Frozen, Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -48,35 +48,47 @@ def placed(exc: CompileError, place: tuple[str, str] | None, source: Path | None
     return out
 
 
-@dataclass(frozen=True)
-class CompileRequest:
-    """What to compile and how. Paths are absolute by the time a request is made."""
+class CompileRequest(Frozen):
+    """What to compile and how. Paths are absolute by the time a request is made. (A frozen record,
+    not a dataclass: a run imports no dataclasses, issue 23; ``replace`` makes a changed copy.)"""
 
+    _fields = _compared = ("source", "language", "entry", "build_options", "include_dirs", "target_env", "device",
+                           "options_from", "roots", "options_place", "shader_stage", "place", "clspv_layout")
     source: Path
     language: str  # a key of compile.pipeline.LANGUAGES: "glsl" | "spirv" | "opencl-c" | ...
-    entry: str = "main"
-    build_options: str = ""
-    include_dirs: tuple[Path, ...] = ()
+    entry: str
+    build_options: str
+    include_dirs: tuple[Path, ...]
     #: SPIR-V environment to validate against (``vulkan1.0`` .. ``vulkan1.3``, ``opencl1.2``...)
-    target_env: str = "vulkan1.2"
+    target_env: str
     #: identity of the device for device-specific stages (part of their cache key)
-    device: str = ""
+    device: str
     #: where ``build_options`` came from: ``"file"`` (a workload file: they pass the language's
     #: allow-list before any tool sees them) or ``"user"`` (kernellab's own ``--options``: the
     #: user's choice, taken as given)
-    options_from: str = "file"
+    options_from: str
     #: folders a file's ``-I`` options and ``#include``s may reach (the workload's folder and
     #: those given with ``--allow-outside``); empty: the source's folder and ``include_dirs``
-    roots: tuple[Path, ...] = ()
+    roots: tuple[Path, ...]
     #: where a file gave the options, for the error that refuses one: (file, JSON pointer)
-    options_place: tuple[str, str] | None = None
+    options_place: tuple[str, str] | None
     #: the pipeline stage a GLSL source is compiled for: ``compute``, ``vertex`` or ``fragment``
-    shader_stage: str = "compute"
+    shader_stage: str
     #: where a workload file names this kernel: (file, JSON pointer); a compile error names it
-    place: tuple[str, str] | None = None
+    place: tuple[str, str] | None
     #: clspv options that move arguments (``compiler_options.CLSPV_LAYOUT_OPTIONS``, from an
     #: AmberScript COMPILE_OPTIONS); the caller reads where they went from clspv's reflection
-    clspv_layout: tuple[str, ...] = ()
+    clspv_layout: tuple[str, ...]
+
+    def __init__(self, source: Path, language: str, entry: str = "main", build_options: str = "",
+                 include_dirs: tuple[Path, ...] = (), target_env: str = "vulkan1.2", device: str = "",
+                 options_from: str = "file", roots: tuple[Path, ...] = (),
+                 options_place: tuple[str, str] | None = None, shader_stage: str = "compute",
+                 place: tuple[str, str] | None = None, clspv_layout: tuple[str, ...] = ()):
+        vars(self).update(source=source, language=language, entry=entry, build_options=build_options,
+                          include_dirs=include_dirs, target_env=target_env, device=device, options_from=options_from,
+                          roots=roots, options_place=options_place, shader_stage=shader_stage, place=place,
+                          clspv_layout=clspv_layout)
 
     @property
     def options(self) -> list[str]:
@@ -202,35 +214,48 @@ def check_spirv_binary(data: bytes, file: Path) -> bytes:
     return data
 
 
-@dataclass(frozen=True)
-class Stage:
-    """One stage of a compilation: how it runs and what it writes."""
+class Stage(Frozen):
+    """One stage of a compilation: how it runs and what it writes. (A frozen record, not a
+    dataclass: a run imports no dataclasses, issue 23; a subclass changes methods only.)"""
+
+    _fields = _compared = ("name", "run", "binary_ext", "text_ext", "output", "disassemble", "tools",
+                           "device_specific", "after", "keyed_by", "description", "content_keyed", "spirv_env")
     name: str
     #: (input artifact, request) -> output bytes; None for the source stage
     run: Callable[[Artifact, CompileRequest], bytes] | None
     binary_ext: str
     text_ext: str
     #: an :class:`Output` name
-    output: str = Output.TEXT
+    output: str
     #: the text form of a BINARY output
-    disassemble: Callable[[bytes], str] | None = None
+    disassemble: Callable[[bytes], str] | None
     #: external programs the stage needs; a stage whose tool is missing is left out of the list
-    tools: tuple[str, ...] = ()
+    tools: tuple[str, ...]
     #: whether the stage's output depends on the device (then the device is part of its key)
-    device_specific: bool = False
+    device_specific: bool
     #: the stage the input comes from (None = the previous stage in the mapping)
-    after: str | None = None
+    after: str | None
     #: the stage whose artifact stands for the input in the cache key: a compiler that reads the
     #: user's file itself (includes, -D options) is keyed by the preprocessed text
-    keyed_by: str | None = None
-    description: str = ""
+    keyed_by: str | None
+    description: str
     #: the output depends on files the compiler opens (includes), which no key can list up front:
     #: the stage runs every time and its artifact is keyed by its content, so later stages'
     #: keys change when an included file does (preprocessing is cheap)
-    content_keyed: bool = False
+    content_keyed: bool
     #: the SPIR-V environment a SPIRV output is validated for when it is not the request's
     #: (llvm-spirv's Kernel-capability SPIR-V is OpenCL's, whatever Vulkan the request targets)
-    spirv_env: str = ""
+    spirv_env: str
+
+    def __init__(self, name: str, run: Callable[[Artifact, CompileRequest], bytes] | None, binary_ext: str,
+                 text_ext: str, output: str = Output.TEXT, disassemble: Callable[[bytes], str] | None = None,
+                 tools: tuple[str, ...] = (), device_specific: bool = False, after: str | None = None,
+                 keyed_by: str | None = None, description: str = "", content_keyed: bool = False,
+                 spirv_env: str = ""):
+        vars(self).update(name=name, run=run, binary_ext=binary_ext, text_ext=text_ext, output=output,
+                          disassemble=disassemble, tools=tools, device_specific=device_specific, after=after,
+                          keyed_by=keyed_by, description=description, content_keyed=content_keyed,
+                          spirv_env=spirv_env)
 
     @property
     def is_spirv(self) -> bool:

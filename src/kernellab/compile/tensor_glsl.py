@@ -14,7 +14,6 @@ from kernellab import tools
 from kernellab.compile.preprocess import without_include_dirs
 from kernellab.compile.stage import Artifact, CompileRequest, Language, Output, Stage
 from kernellab.errors import CompileError, InputError, MissingToolError
-from kernellab.records import dataclass
 
 _TENSOR_EXTENSION = re.compile(r"^\s*#\s*extension\s+GL_ARM_tensors\b", re.MULTILINE)
 
@@ -46,7 +45,6 @@ def _arm_glslc_spirv(src: Artifact | None, req: CompileRequest) -> bytes:
                            what=f"compiling {req.source}", error=CompileError)
 
 
-@dataclass(frozen=True)
 class ArmGlslcStage(Stage):
     """A stage run by Arm's glslc, which comes from a pip package rather than a program on PATH."""
 

@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 
 from kernellab.errors import InputError
-from kernellab.records import dataclass
+from kernellab.records import Frozen
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -54,15 +54,21 @@ def _descr_parts(descr: str) -> tuple[str, str, str, str] | None:
     return order, kind, rest, unit
 
 
-@dataclass(frozen=True)
-class NpyHeader:
-    """The header of a ``.npy`` file: shape, element type and order, and where the data starts."""
+class NpyHeader(Frozen):
+    """The header of a ``.npy`` file: shape, element type and order, and where the data starts.
+    (A frozen record, not a dataclass: a run imports no dataclasses, issue 23.)"""
+
+    _fields = _compared = ("shape", "descr", "fortran_order", "data_offset", "itemsize")
     shape: tuple[int, ...]
     #: the header's ``descr`` as written: a type string such as ``'<f4'``, or a structured description
     descr: Any
     fortran_order: bool
     data_offset: int
     itemsize: int
+
+    def __init__(self, shape: tuple[int, ...], descr: Any, fortran_order: bool, data_offset: int, itemsize: int):
+        vars(self).update(shape=shape, descr=descr, fortran_order=fortran_order, data_offset=data_offset,
+                          itemsize=itemsize)
 
     @property
     def nbytes(self) -> int:

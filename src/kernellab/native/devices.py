@@ -10,10 +10,9 @@ are chosen only when named), then by index.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import field
 
 from kernellab.errors import UsageError
-from kernellab.records import dataclass
+from kernellab.records import Frozen
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -71,16 +70,23 @@ class ExtensionNames:
         return ExtensionNames, (self.raw, self.stride)
 
 
-@dataclass(frozen=True)
-class DeviceInfo:
-    """One device a backend found: its index, name, kind and details."""
+class DeviceInfo(Frozen):
+    """One device a backend found: its index, name, kind and details. (A frozen record, not a
+    dataclass: a run imports no dataclasses, issue 23.)"""
+
+    _fields = _compared = ("backend", "index", "name", "kind", "driver", "api_version", "details")
     backend: str
     index: int
     name: str
     kind: str
-    driver: str = ""
-    api_version: str = ""
-    details: Mapping[str, Any] = field(default_factory=dict)
+    driver: str
+    api_version: str
+    details: Mapping[str, Any]
+
+    def __init__(self, backend: str, index: int, name: str, kind: str, driver: str = "", api_version: str = "",
+                 details: Mapping[str, Any] | None = None):
+        vars(self).update(backend=backend, index=index, name=name, kind=kind, driver=driver,
+                          api_version=api_version, details={} if details is None else details)
 
     @property
     def rank(self) -> int:

@@ -5,7 +5,6 @@ phases (setup, pipeline creation, run, save) are timed for ``--perf-counters-dum
 """
 from __future__ import annotations
 
-import dataclasses
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -548,7 +547,7 @@ class Executor:
                 spec = self.specs.get(shader.uid) or self._program_spec(backend, shader, (), modules)
                 t = time.perf_counter()
                 try:
-                    self.programs[key] = self.lease.create_program(backend, dataclasses.replace(spec, slots=key[1]))
+                    self.programs[key] = self.lease.create_program(backend, spec.replace(slots=key[1]))
                 except base.PipelineCacheMiss as exc:
                     self.say("ERROR", str(exc))
                     raise

@@ -9,7 +9,6 @@ in memory through the one executor (:func:`as_scenario`), directly where the mod
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import mmap
 import os
@@ -628,8 +627,8 @@ def as_scenario(launch: PreparedLaunch, *, whole_groups: bool = False) -> Launch
         resources.append(m.RawData(uid=f"i{i}_push", src=f"{inst.file}#{inst.pointer('kernel_arguments')}"))
         command.push_data_ref = f"i{i}_push"
         pushed[command.push_data_ref] = push
-    program = dataclasses.replace(launch.program.spec, push_constants_size=len(push),
-                                  specialization=tuple(SpecConstant(c["id"], c["value"]) for c in specs))
+    program = launch.program.spec.replace(push_constants_size=len(push),
+                                          specialization=tuple(SpecConstant(c["id"], c["value"]) for c in specs))
     return LaunchScenario(m.Scenario(resources, [command], file=inst.file), program, values, pushed, arrays, inst,
                           [a.index for a, _ in local_args])
 

@@ -302,7 +302,7 @@ def workgroup_memory(shader: m.Shader, known: KernelInterface) -> int:
 @functools.cache
 def _code_digest() -> bytes:
     """The code that reflects is part of the key: a change to it never meets an old entry. Its
-    files' paths, sizes and change times stand for their text (records.py keys its code the
+    files' paths, sizes and change times stand for their text (recordbuild.py keys its code the
     same way): hashing ~35 KB of source cost each run ~2 M instructions (issue 23)."""
     folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     parts = []

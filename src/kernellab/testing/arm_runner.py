@@ -118,12 +118,16 @@ def lavapipe_icd() -> Path | None:
     return found[0] if found else None
 
 
-@dataclass(frozen=True)
 class ArmTool(tools.Tool):
-    """``scenario-runner`` as a :class:`kernellab.tools.Tool` whose environment enables the layers."""
+    """``scenario-runner`` as a :class:`kernellab.tools.Tool` whose environment enables the layers
+    (a frozen record, as the Tool it extends)."""
 
-    layer_dirs: tuple[Path, ...] = ()
-    icd: Path | None = None
+    _fields = _compared = ("name", "path", "layer_dirs", "icd")
+    layer_dirs: tuple[Path, ...]
+    icd: Path | None
+
+    def __init__(self, name: str, path: Path, layer_dirs: tuple[Path, ...] = (), icd: Path | None = None):
+        vars(self).update(name=name, path=path, layer_dirs=layer_dirs, icd=icd)
 
     @property
     def env(self) -> dict[str, str]:
