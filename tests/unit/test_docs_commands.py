@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import io
 import re
 import shlex
@@ -194,6 +195,8 @@ def test_the_benchmark_and_conformance_scripts_take_the_options_shown() -> None:
         proc = subprocess.run([sys.executable, script, *([sub] if sub else []), "--help"], cwd=ROOT,
                               capture_output=True, text=True, timeout=120)
         if proc.returncode != 0:
+            if "No module named 'z3'" in proc.stderr and importlib.util.find_spec("z3") is None:
+                continue  # the proof scripts load the optional solver (kernellab[prove]) first
             wrong.append(f"{script} {sub} --help: exit {proc.returncode}: {proc.stderr.strip()[-300:]}")
             continue
         missing = flags - set(_FLAG.findall(proc.stdout))

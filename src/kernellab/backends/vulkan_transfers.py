@@ -7,12 +7,11 @@ call these) loads this module on first use, so a run of mapped buffers reads non
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field
 
 from kernellab.errors import DeviceError
 from kernellab.native import vk as nvk
 from kernellab.native.vk import checked
-from kernellab.records import dataclass
+from kernellab.records import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -21,16 +20,23 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-@dataclass
-class DeviceMemory:
-    """One VkDeviceMemory, mapped for its whole life; several resources may be bound into it."""
+class DeviceMemory(Value):
+    """One VkDeviceMemory, mapped for its whole life; several resources may be bound into it. (A
+    plain value class: a run on a discrete GPU stages its buffers through this module, and a
+    dataclass would load :mod:`dataclasses` into its start-up, issue 23.)"""
 
-    handle: Any
-    size: int
-    mapping: Any
-    array: np.ndarray = field(repr=False)
-    #: the memory type it was allocated from
-    type_index: int = 0
+    __slots__ = ("array", "handle", "mapping", "size", "type_index")
+    #: what repr and equality read: not the array, the mapping's bytes seen as NumPy's
+    _fields = ("handle", "size", "mapping", "type_index")
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq is
+
+    def __init__(self, handle: Any, size: int, mapping: Any, array: np.ndarray, type_index: int = 0):
+        self.handle = handle
+        self.size = size
+        self.mapping = mapping
+        self.array = array
+        #: the memory type it was allocated from
+        self.type_index = type_index
 
 
 def staging(device: Any, size: int, readback: bool = False) -> Any:

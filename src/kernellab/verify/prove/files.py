@@ -25,11 +25,24 @@ log = logging.getLogger(__name__)
 PROVED_KINDS = frozenset({"data-race", "barrier-divergence", "out-of-bounds", "assertion"})
 
 
+def require_solver() -> None:
+    """The proofs are z3's, an optional dependency (``kernellab[prove]``): without it, one line
+    saying what to install, before any file is read."""
+    try:
+        import z3  # noqa: F401 - loaded here as every proof's first step would
+    except ImportError:
+        from kernellab.errors import MissingToolError
+
+        raise MissingToolError("verify --prove needs the z3 solver: pip install 'kernellab[prove]' "
+                               "(or pip install z3-solver)") from None
+
+
 def prove_files(paths: Sequence[str | Path], *, formats: Sequence[str] | None = None, index: int | None = None,
                 timeout: float | None = None, jobs: int = 1, prove_sizes: bool = False,
                 replay: bool = True) -> list[VerifyResult]:
     """Prove every launch of every file; one result per file, in the order given. ``jobs``: files
     proven in that many processes at once."""
+    require_solver()
     files = [Path(p) for p in paths]
     formats = list(formats) if formats else ["kernel-instantiation"] * len(files)
     args = [(f, fmt, index, timeout, prove_sizes, replay) for f, fmt in zip(files, formats)]
