@@ -222,6 +222,18 @@ class _KeptLoader(SourceFileLoader):
 ModuleEntry = tuple[str, str, bool, int, int, int, str]
 
 
+def _is_code_of(code: CodeType, name: str, is_package: bool) -> bool:
+    """Whether ``code`` was compiled from module ``name``'s file: the end of its ``co_filename``
+    is the module's place in its package. Not the whole path: a ``.pyc`` keeps the path it was
+    compiled under (``compileall src`` from a checkout writes it relative; a tree moved after it
+    was compiled keeps the old one), which the source loader rewrites at each import (as
+    :class:`_KeptLoader` does), so a file compared whole would be declined and rewritten at
+    every run."""
+    tail = name.replace(".", "/") + ("/__init__.py" if is_package else ".py")
+    compiled = code.co_filename.replace(os.sep, "/")
+    return compiled == tail or compiled.endswith("/" + tail)
+
+
 class ModuleCode:
     """A meta path finder that serves kernellab's modules from one file of their kept code, read
     once, in place of a search of the package's folders and a ``.pyc`` opened, read and checked
@@ -315,7 +327,7 @@ class ModuleCode:
             code = self.shared[end] if start == -1 else marshal.loads(self.codes[start:end])
             # the code of the module's own file: an entry that holds another's (a damaged file)
             # would run that module in its place, at every start; dropped, it is kept anew at exit
-            if not isinstance(code, CodeType) or code.co_filename != file:
+            if not isinstance(code, CodeType) or not _is_code_of(code, name, is_package):
                 del self.entries[name]
                 raise LookupError(name)
         except (LookupError, OSError, ValueError, TypeError, EOFError):

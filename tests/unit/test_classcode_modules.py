@@ -92,6 +92,27 @@ def test_a_kept_module_is_served_with_the_attributes_of_a_normal_import(probe: P
     assert mod.VALUE == 1
 
 
+@pytest.mark.parametrize("compiled_as", ["relative", "moved"])
+def test_code_compiled_under_another_path_is_served_and_not_kept_again(probe: Path, tmp_path: Path,
+                                                                     compiled_as: str) -> None:
+    """`python -m compileall src` in a checkout writes .pyc files naming src/... relative, and a
+    tree moved after it was compiled keeps the old path: the standard loader rewrites it at each
+    import. Found on a GPU machine: the module code file was declined and rewritten at every run."""
+    for name in ("__init__.py", "mod.py", "sub/__init__.py"):
+        source = probe / PACKAGE / name
+        shown = f"src/{PACKAGE}/{name}" if compiled_as == "relative" else f"/elsewhere/src/{PACKAGE}/{name}"
+        py_compile.compile(str(source), dfile=shown, doraise=True)
+    file = tmp_path / "cache" / "modules.marshal"
+    _kept_once(probe, file)
+    written = file.stat().st_mtime_ns
+    again = ModuleCode(file, PACKAGE)
+    mod, _ = _import_through(again, f"{PACKAGE}.mod", f"{PACKAGE}.sub")
+    assert type(mod.__loader__) is classcode._KeptLoader and again.declined == {}
+    assert mod.where() == str(probe / PACKAGE / "mod.py")  # the file where it is now, as the source loader says
+    again.save()
+    assert file.stat().st_mtime_ns == written  # nothing new to keep: not rewritten
+
+
 def test_the_modules_a_run_imported_are_read_by_one_unmarshal_and_regrouped_once(probe: Path, tmp_path: Path) -> None:
     """The code of the modules the writing run imported is one marshalled group, read when the
     file is; a later run that imports fewer regroups the file once (the others as their own
