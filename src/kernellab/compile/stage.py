@@ -21,14 +21,21 @@ if TYPE_CHECKING:
 
 
 def _in_cache(source: Path) -> bool:
-    """Whether ``source`` lies in kernellab's cache, where the AmberScript materializer writes its
-    origins: a record beside a workload's own shader is the workload's data, and must not choose
-    which file and line an error names."""
-    try:
-        source.resolve().relative_to(config.get().cache_dir.resolve())
-    except (OSError, ValueError):
-        return False
-    return True
+    """Whether ``source`` lies in kernellab's cache, or in the process's private temporary folder
+    that stands for it when there is none (``scratch``), where the AmberScript materializer writes
+    its origins: a record beside a workload's own shader is the workload's data, and must not
+    choose which file and line an error names."""
+    import sys
+
+    scratch = sys.modules.get("kernellab.scratch")  # loaded by whatever put a file there
+    folders = [config.get().cache_dir, *(scratch.made() if scratch is not None else ())]
+    for folder in folders:
+        try:
+            source.resolve().relative_to(folder.resolve())
+        except (OSError, ValueError):
+            continue
+        return True
+    return False
 
 
 def placed(exc: CompileError, place: tuple[str, str] | None, source: Path | None = None) -> CompileError:
