@@ -269,10 +269,26 @@ def _run(args: argparse.Namespace) -> int:
             scratch.remove()
 
 
+#: the arguments that name the command's input files (each command's positional, run's --scenario,
+#: listing's --input): its messages name them as the user typed them
+INPUT_ARGUMENTS = ("file", "source", "spec", "paths", "scenario", "input")
+
+
+def _name_inputs_as_typed(args: argparse.Namespace) -> None:
+    from kernellab.errors import name_as_typed
+
+    for name in INPUT_ARGUMENTS:
+        value = getattr(args, name, None)
+        for path in value if isinstance(value, list) else [value]:
+            if isinstance(path, (str, os.PathLike)):
+                name_as_typed(path)
+
+
 def _run_command(args: argparse.Namespace) -> int:
     from kernellab.errors import FileSystemError, KernellabError
     from kernellab.outputs import discard_all
 
+    _name_inputs_as_typed(args)
     try:
         with _tool_timeout(args), _allow_outside(args):
             status = int(args.func(args) or 0)

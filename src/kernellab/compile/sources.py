@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kernellab import spirv_format
 from kernellab.compile.stage import CompileRequest, options_origin, shader_request, target_env_for_api
-from kernellab.errors import InputError, UsageError
+from kernellab.errors import InputError, UsageError, shown
 
 # shader_request and target_env_for_api live in compile/stage.py, so that a run, which needs only
 # them, does not load this module (issue 23); importable from here as before
@@ -97,7 +97,7 @@ def _choose(path: str | Path, kernel: str | None, by_uid: dict, what: str):  # t
         uniq = {id(v): k for k, v in by_uid.items()}
         if len(uniq) == 1:
             return next(iter(by_uid.values()))
-        raise UsageError(f"{path} has several kernels: choose one with --kernel ({', '.join(by_uid)})")
+        raise UsageError(f"{shown(path)} has several kernels: choose one with --kernel ({', '.join(by_uid)})")
     if kernel not in by_uid:
-        raise UsageError(f"--kernel {kernel}: no {what} with that uid in {path} (have {', '.join(by_uid)})")
+        raise UsageError(f"--kernel {kernel}: no {what} with that uid in {shown(path)} (have {', '.join(by_uid)})")
     return by_uid[kernel]
