@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kernellab import errors
@@ -74,6 +75,18 @@ def test_an_unknown_kernel_names_the_workload_as_typed(command: str, cwd: Path) 
     assert proc.returncode == 2, proc.stderr
     assert "--kernel nope: no shader with that uid in ok/scenario.json (have add)" in proc.stderr
     assert str(cwd) not in proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("glslangValidator") is None, reason="needs glslang")
+def test_a_suite_worker_names_the_workload_as_typed(tmp_path: Path) -> None:
+    _workload(tmp_path / "suite" / "badshader", glsl=GLSL.replace("+= 1u;", "+= 1u"))
+    (tmp_path / "suite" / "badshader" / "scenario.expect.json").write_text('{"outputs": {"v": {"reference": "v.npy"}}}')
+    np.save(tmp_path / "suite" / "badshader" / "v.npy", np.ones(4, np.uint32))
+    proc = _cli(tmp_path, "test", "suite", "--jobs", "1", "--no-rerun")
+    assert proc.returncode == 1, proc.stderr
+    said = proc.stdout + proc.stderr
+    assert "suite/badshader/scenario.json: /resources/0/shader/src: compiling suite/badshader/add.comp: " in said
+    assert str(tmp_path) not in said, "a worker named a file by its absolute path"
 
 
 def test_shown_turns_a_resolved_path_back_into_the_typed_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

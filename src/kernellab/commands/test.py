@@ -67,7 +67,7 @@ def _executor(args: argparse.Namespace) -> Any:
 
         shared = str(scratch.root())
     config = WorkerConfig(device=args.device, backend=args.backend, timestamps=args.trace is not None,
-                          scratch=shared)
+                          scratch=shared, typed=tuple(os.fspath(p) for p in args.paths))
     timeout = args.timeout if args.timeout and args.timeout > 0 else None
     if args.executor == "ray":
         from kernellab.suite.ray_executor import RayExecutor

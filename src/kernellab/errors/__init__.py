@@ -42,6 +42,8 @@ def name_as_typed(path: str | os.PathLike[str]) -> None:
     head = os.path.dirname(typed)
     _TYPED_FILES[os.path.realpath(typed)] = _TYPED_FILES[os.path.abspath(typed)] = typed
     _TYPED_FOLDERS[os.path.realpath(head or ".")] = _TYPED_FOLDERS[os.path.abspath(head or ".")] = head
+    if os.path.isdir(typed):  # a suite's folder (``kernellab test DIR``): its workloads from it
+        _TYPED_FOLDERS[os.path.realpath(typed)] = _TYPED_FOLDERS[os.path.abspath(typed)] = typed
 
 
 def shown(path: str | os.PathLike[str]) -> str:

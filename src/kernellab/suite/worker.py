@@ -20,6 +20,8 @@ class WorkerConfig:
     timestamps: bool = False
     #: the suite's private temporary folder (with no cache: ``scratch``), where the worker makes its own
     scratch: str | None = None
+    #: the suite's paths as the user typed them: the worker's messages name its files that way
+    typed: tuple[str, ...] = ()
 
 
 def _fault_hook(item: SuiteItem) -> None:
@@ -96,6 +98,10 @@ def worker_main(conn: Any, config: WorkerConfig, name: str) -> None:
     # a compiler's crash ends this worker only, and the pool reports it as that workload's crash:
     # compiles and validations need no child of their own here
     calls_run_in_this_process()
+    from kernellab.errors import name_as_typed
+
+    for path in config.typed:  # the parent's folder is this process's too (the fork server's)
+        name_as_typed(path)
 
     if config.scratch is None:
         _serve(conn, config, name)
