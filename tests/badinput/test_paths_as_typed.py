@@ -101,8 +101,23 @@ def test_shown_turns_a_resolved_path_back_into_the_typed_one(tmp_path: Path, mon
     errors.name_as_typed(Path("link/t.json"))
     assert errors.shown(str(tmp_path / "w" / "s.json")) == "w/s.json"
     assert errors.shown(tmp_path / "w" / "inc" / "a.h") == "w/inc/a.h"
+    assert errors.shown(tmp_path / "w") == "w"  # the workload's folder itself
     assert errors.shown(str(tmp_path / "real" / "t.json")) == "link/t.json"  # through the symlink, as typed
     assert errors.shown(str(tmp_path / "real" / "k.cl")) == "link/k.cl"
     assert errors.shown(outside) == outside and errors.shown("rel/x") == "rel/x"
     problem = errors.Problem(str(tmp_path / "w" / "s.json"), "/resources/0", "bad")
     assert str(problem) == "w/s.json: /resources/0: bad" and problem.file == str(tmp_path / "w" / "s.json")
+    errors.name_as_typed("bare.json")
+    assert errors.shown(tmp_path) == "." and errors.shown(tmp_path / "x.cl") == "x.cl"
+
+
+@pytest.mark.parametrize("include", ["../secret.h", "missing.h"])
+def test_an_include_refused_names_the_kernel_and_its_folder_as_typed(include: str, tmp_path: Path) -> None:
+    # refused while the includes are read, before any compiler starts
+    (tmp_path / "k").mkdir()
+    (tmp_path / "secret.h").write_text("#define SECRET 1\n")
+    (tmp_path / "k" / "k.cl").write_text(f'#include "{include}"\n__kernel void k(__global int *a) {{ a[0] = 1; }}\n')
+    proc = _cli(tmp_path, "listing", "k/k.cl")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f'k/k.cl:1: #include "{include}": '), proc.stderr
+    assert "workload's folder k (allow" in proc.stderr or "(looked in k)" in proc.stderr, proc.stderr

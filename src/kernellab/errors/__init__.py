@@ -57,6 +57,9 @@ def shown(path: str | os.PathLike[str]) -> str:
     typed = _TYPED_FILES.get(text)
     if typed is not None:
         return typed
+    folder = _TYPED_FOLDERS.get(text)
+    if folder is not None:  # the workload's folder itself
+        return folder or "."
     head, tail = os.path.split(text)
     rest: list[str] = [tail]
     while head and head not in _TYPED_FOLDERS:  # the deepest named folder holding it
