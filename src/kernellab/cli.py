@@ -255,11 +255,40 @@ def _configure_logging(args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     # imported once the command line is read: --help and --version do without them
-    from kernellab.errors import FileSystemError, KernellabError
-    from kernellab.outputs import discard_all, install_signal_cleanup
+    from kernellab.outputs import install_signal_cleanup
 
     _configure_logging(args)
     install_signal_cleanup()
+    try:
+        return _run_command(args)
+    finally:
+        # the private folders a command without a cache wrote (an AmberScript file's scenarios),
+        # whatever the outcome; looked up, not imported: a command that made none never loads it
+        scratch = sys.modules.get("kernellab.scratch")
+        if scratch is not None:
+            scratch.remove()
+
+
+#: the arguments that name the command's input files (each command's positional, run's --scenario,
+#: listing's --input): its messages name them as the user typed them
+INPUT_ARGUMENTS = ("file", "source", "spec", "paths", "scenario", "input")
+
+
+def _name_inputs_as_typed(args: argparse.Namespace) -> None:
+    from kernellab.errors import name_as_typed
+
+    for name in INPUT_ARGUMENTS:
+        value = getattr(args, name, None)
+        for path in value if isinstance(value, list) else [value]:
+            if isinstance(path, (str, os.PathLike)):
+                name_as_typed(path)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    from kernellab.errors import FileSystemError, KernellabError
+    from kernellab.outputs import discard_all
+
+    _name_inputs_as_typed(args)
     try:
         with _tool_timeout(args), _allow_outside(args):
             status = int(args.func(args) or 0)

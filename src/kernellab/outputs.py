@@ -28,6 +28,7 @@ import fcntl
 import functools
 import os
 import stat
+import sys
 from pathlib import Path
 from types import FrameType, SimpleNamespace
 
@@ -517,9 +518,13 @@ class OutputSet:
 
 
 def discard_all() -> None:
-    """Remove every staged file of this process (signal handlers, fatal errors)."""
+    """Remove every staged file of this process (signal handlers, fatal errors), and its private
+    temporary folders (``scratch``: looked up, never imported here)."""
     for outputs in _LIVE.objects():
         outputs.discard()
+    scratch = sys.modules.get("kernellab.scratch")
+    if scratch is not None:
+        scratch.remove()
 
 
 #: whether the CLI wants staged files removed on SIGTERM/SIGHUP, and whether the handlers are in

@@ -121,4 +121,4 @@ def _compile_and_list(args: argparse.Namespace) -> list[dict[str, Any]]:
     # validated for the environment its stage was (OpenCL's for llvm-spirv's Kernel SPIR-V)
     env = all_stages(req.language)[stage].spirv_env or req.target_env
     opts = ListingOptions(defs=opts.defs, pcs=opts.pcs, hex_floats=opts.hex_floats, target_env=env)
-    return build_listings(decode(art.data, f"{req.source} [{stage}]"), opts)
+    return build_listings(decode(art.data, f"{req.shown_source} [{stage}]"), opts)

@@ -56,9 +56,18 @@ def register(sub: Any) -> None:
 
 
 def _executor(args: argparse.Namespace) -> Any:
+    from kernellab import config as settings
     from kernellab.suite.worker import WorkerConfig
 
-    config = WorkerConfig(device=args.device, backend=args.backend, timestamps=args.trace is not None)
+    # with no cache, the workers' private folders lie in one of this process's (``scratch``),
+    # removed as the command ends: a worker the timeout killed leaves nothing behind
+    shared = None
+    if not settings.get().compile_cache:
+        from kernellab import scratch
+
+        shared = str(scratch.root())
+    config = WorkerConfig(device=args.device, backend=args.backend, timestamps=args.trace is not None,
+                          scratch=shared, typed=tuple(os.fspath(p) for p in args.paths))
     timeout = args.timeout if args.timeout and args.timeout > 0 else None
     if args.executor == "ray":
         from kernellab.suite.ray_executor import RayExecutor

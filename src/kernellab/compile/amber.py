@@ -85,13 +85,18 @@ def optimize(shader: Path, kind: str, target_env: str, passes: Options) -> bytes
 
 def prepare(path: str | Path, folder: Path | None = None) -> tuple[AmberScript, list[Checkpoint]]:
     """Parse ``path`` and write its scenarios (into ``folder``, default a cache folder named by
-    the file's content and path)."""
+    the file's content and path; with the cache off, a private temporary folder removed when the
+    command ends: nothing is written into the cache folder)."""
     from kernellab import config
 
     path = Path(path)
     script = load_amber(path)
-    in_cache = folder is None
-    if folder is None:
+    in_cache = folder is None and config.get().compile_cache
+    if folder is None and not in_cache:
+        from kernellab import scratch
+
+        folder = scratch.folder("amber-")
+    elif folder is None:
         digest = hashlib.sha256(path.read_bytes() + str(path.resolve()).encode()).hexdigest()[:20]
         folder = config.get().cache_dir / "amber" / digest
     # resolved: a kernel compiled from it is checked against its own folder (`import -o DIR`

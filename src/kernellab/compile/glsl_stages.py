@@ -45,7 +45,7 @@ def _glsl_preprocess(src: Artifact, req: CompileRequest) -> bytes:
     glslang = tools.require("glslangValidator", "compiling GLSL")
     with staged(src.data, req.source.name) as folder:
         proc = glslang.run(["-E", "-S", _glslang_stage(req), *_glslang_common(src, req), req.source.name],
-                           cwd=folder, what=f"preprocessing {req.source}", error=CompileError)
+                           cwd=folder, what=f"preprocessing {req.shown_source}", error=CompileError)
     return proc.stdout
 
 
@@ -83,11 +83,11 @@ def _glsl_to_spirv(src: Artifact, req: CompileRequest) -> bytes:
         args += ["-e", req.entry, "--source-entrypoint", "main"]
     with staged(src.data, req.source.name) as folder:
         glslang.run([*args, "-o", "kernellab-out.spv", req.source.name], cwd=folder,
-                    what=f"compiling {req.source}", error=CompileError)
+                    what=f"compiling {req.shown_source}", error=CompileError)
         try:
             return (folder / "kernellab-out.spv").read_bytes()
         except OSError:
-            raise CompileError(f"compiling {req.source}: glslangValidator wrote no module") from None
+            raise CompileError(f"compiling {req.shown_source}: glslangValidator wrote no module") from None
 
 
 LANGUAGE = Language("glsl", (

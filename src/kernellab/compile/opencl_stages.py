@@ -81,7 +81,7 @@ def _preprocess(src: Artifact, req: CompileRequest) -> bytes:
     clang = tools.require("clang", "preprocessing OpenCL C")
     with staged(src.data, req.source.name) as folder:
         return clang.run(["-E", *_clang_args(req, builtins=False), req.source.name], cwd=folder,
-                         what=f"preprocessing {req.source}", error=CompileError).stdout
+                         what=f"preprocessing {req.shown_source}", error=CompileError).stdout
 
 
 def _llvm_ir(src: Artifact, req: CompileRequest) -> bytes:
@@ -91,7 +91,7 @@ def _llvm_ir(src: Artifact, req: CompileRequest) -> bytes:
     opt = [] if any(o.startswith("-O") or o == "-cl-opt-disable" for o in req.options) else ["-O0"]
     args = ["-c", "-emit-llvm", "-target", "spir64", *opt, *_clang_args(req, builtins=True)]
     return clang.transform([*args, tools.INPUT, "-o", tools.OUTPUT], input=src.data, input_name=req.source.name,
-                           output_name="kernellab-out.bc", what=f"compiling {req.source} to LLVM IR",
+                           output_name="kernellab-out.bc", what=f"compiling {req.shown_source} to LLVM IR",
                            error=CompileError)
 
 
@@ -100,7 +100,7 @@ def _spirv_kernel(src: Artifact, req: CompileRequest) -> bytes:
     # SPIR-V 1.0 is what OpenCL 1.2 runtimes (and the validator's opencl1.2 rules) accept
     return llvm_spirv.transform(["--spirv-max-version=1.0", tools.INPUT, "-o", tools.OUTPUT], input=src.data,
                                 input_name="kernel.bc", output_name="kernel.spv",
-                                what=f"translating {req.source} to SPIR-V", error=CompileError)
+                                what=f"translating {req.shown_source} to SPIR-V", error=CompileError)
 
 
 def clspv_source(source: str, options: list[str]) -> str:
@@ -170,13 +170,13 @@ def _clspv_build(src: Artifact, req: CompileRequest, added: tuple[str, ...]) -> 
     if binary is not None:
         return binary.transform([*options, tools.INPUT, "-o", tools.OUTPUT], input=src.data,
                                 input_name=req.source.name, output_name="kernellab-out.spv",
-                                what=f"compiling {req.source} with clspv", error=CompileError)
+                                what=f"compiling {req.shown_source} with clspv", error=CompileError)
     if not _has_module("pyclspv"):
         raise MissingToolError(f"stage 'spirv-vulkan' needs clspv: {tools.PROVIDERS['clspv']}")
     child = tools.Tool("clspv (pyclspv)", Path(sys.executable))
     with staged(src.data, req.source.name) as folder:
         proc = child.run(["-m", "kernellab.compile.clspv_child", str(folder / req.source.name), *options],
-                         cwd=folder, what=f"compiling {req.source} with clspv (pyclspv)", error=CompileError)
+                         cwd=folder, what=f"compiling {req.shown_source} with clspv (pyclspv)", error=CompileError)
     return proc.stdout
 
 
@@ -217,7 +217,7 @@ def _device_binary(src: Artifact, req: CompileRequest) -> bytes:
                             "--device", device.name, "--options", req.build_options])
         from kernellab.compile.build_log import driver_log  # a failed build's log only
         log = driver_log(exc.log, src.data.decode("utf-8", errors="replace"), str(req.source))
-        raise CompileError(f"{req.source}: building for {device.name} failed with options {options.argv()}\n"
+        raise CompileError(f"{req.shown_source}: building for {device.name} failed with options {options.argv()}\n"
                            f"{log}\nrepro: {repro}") from exc
     binaries = program.get_info(cl.program_info.BINARIES)  # one binary per device: the program's one
     assert isinstance(binaries, list)

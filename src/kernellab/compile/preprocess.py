@@ -34,7 +34,7 @@ from pathlib import Path
 
 from kernellab.compile.cache import sha256
 from kernellab.compile.source_files import MAX_FILE_BYTES, read_checked  # noqa: F401 - the limit named above
-from kernellab.errors import InputError, Problem, ToolError
+from kernellab.errors import InputError, Problem, ToolError, shown
 from kernellab.records import dataclass
 
 #: the included text of one kernel, all files together
@@ -301,19 +301,19 @@ class _Expander:
                                           "only a \"name\" or <name> is allowed (not a macro)")
         quoted = target.group(1) is not None
         text = (target.group(1) if quoted else target.group(2)).decode("utf-8", "surrogateescape")
-        shown = f'#include "{text}"' if quoted else f"#include <{text}>"
+        directive = f'#include "{text}"' if quoted else f"#include <{text}>"
         if depth + 1 > MAX_DEPTH:
-            raise _Refused(named, d.line, f"{shown}: includes nest deeper than {MAX_DEPTH} (a cycle?)")
+            raise _Refused(named, d.line, f"{directive}: includes nest deeper than {MAX_DEPTH} (a cycle?)")
         if len(self.files) >= MAX_FILES:
-            raise _Refused(named, d.line, f"{shown}: more than {MAX_FILES} included files")
+            raise _Refused(named, d.line, f"{directive}: more than {MAX_FILES} included files")
         inc_named = self.lookup(Path(text), named.parent if quoted else None)
         if inc_named is None:
-            raise _Refused(named, d.line, f"{shown}: file not found (looked in "
-                                          f"{', '.join(map(str, self.folders(named.parent if quoted else None)))})")
+            raise _Refused(named, d.line, f"{directive}: file not found (looked in "
+                                          f"{', '.join(map(shown, self.folders(named.parent if quoted else None)))})")
         try:
             inc_real, inc_data = read_checked(inc_named, self.roots)
         except ValueError as exc:
-            raise _Refused(named, d.line, f"{shown}: {exc}") from None
+            raise _Refused(named, d.line, f"{directive}: {exc}") from None
         return inc_named, inc_real, inc_data
 
     def marker(self, line: int, named: Path) -> bytes:
@@ -383,7 +383,7 @@ def expand(source: Path, language: str, include_dirs: Sequence[Path] = (), roots
     except ValueError as exc:
         raise _error(place, source, f"cannot read the kernel: {exc}") from None
     except _Refused as exc:
-        raise _error(place, exc.file if exc.renumbered else source, f"{exc.file}:{exc.line}: {exc.message}") from None
+        raise _error(place, exc.file if exc.renumbered else source, f"{shown(exc.file)}:{exc.line}: {exc.message}") from None
     if opencl and (ex.links or marked):
         # the compiler names the user's file in its messages, not its temp copy, "source" or the
         # kernel's uid (a driver builds from a string; clspv reads a copy)
@@ -419,7 +419,7 @@ def without_include_dirs(options: Sequence[str]) -> list[str]:
 
 def _error(place: tuple[str, str] | None, source: Path, message: str) -> InputError:
     if place is None:
-        return InputError(message if message.startswith(str(source)) else f"{source}: {message}")
+        return InputError(message if message.startswith(shown(source)) else f"{shown(source)}: {message}")
     return InputError([Problem(place[0], place[1], message)])
 
 

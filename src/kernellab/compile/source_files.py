@@ -9,6 +9,8 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
+from kernellab.errors import shown
+
 #: a kernel source or included file larger than this is refused (a kernel's header is kilobytes)
 MAX_FILE_BYTES = 16 << 20
 
@@ -30,7 +32,7 @@ def read_checked(named: Path, roots: Sequence[Path]) -> tuple[Path, bytes]:
     if not is_inside(real, roots):
         roots = [Path(os.path.realpath(root)) for root in roots]
     if not is_inside(real, roots):
-        raise ValueError(f"{real} is outside the workload's folder {roots[0]} (allow it with --allow-outside)")
+        raise ValueError(f"{real} is outside the workload's folder {shown(roots[0])} (allow it with --allow-outside)")
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NOFOLLOW", 0) \
         | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -45,7 +47,7 @@ def read_checked(named: Path, roots: Sequence[Path]) -> tuple[Path, bytes]:
             raise ValueError(f"{real} is larger than {MAX_FILE_BYTES >> 20} MiB")
         opened = _opened_path(fd)  # a folder swapped for a symlink after realpath: what was opened
         if opened is not None and not is_inside(opened, roots):
-            raise ValueError(f"{opened} is outside the workload's folder {roots[0]} (allow it with --allow-outside)")
+            raise ValueError(f"{opened} is outside the workload's folder {shown(roots[0])} (allow it with --allow-outside)")
         chunks = []
         left = MAX_FILE_BYTES + 1
         while left > 0:

@@ -15,7 +15,7 @@ def _spirv_env(target_env: str) -> str:
 def _assemble(src: Artifact, req: CompileRequest) -> bytes:
     spirv_as = tools.require("spirv-as", "assembling SPIR-V")
     return spirv_as.transform(["--target-env", _spirv_env(req.target_env), str(req.source), "-o", tools.OUTPUT],
-                              output_name="module.spv", what=f"assembling {req.source}", error=CompileError)
+                              output_name="module.spv", what=f"assembling {req.shown_source}", error=CompileError)
 
 
 LANGUAGE = Language("spirv-asm", (

@@ -11,7 +11,7 @@ def _spirv_opt(src: Artifact, req: CompileRequest) -> bytes:
     opt = tools.require("spirv-opt", "optimizing SPIR-V")
     return opt.transform(["-O", f"--target-env={req.target_env}", tools.INPUT, "-o", tools.OUTPUT],
                          input=src.data, input_name="in.spv", output_name="out.spv",
-                         what=f"optimizing {req.source}", error=CompileError)
+                         what=f"optimizing {req.shown_source}", error=CompileError)
 
 
 SPIRV_OPT = Stage("spirv-opt", _spirv_opt, "spv", "spvasm", Output.SPIRV, tools=("spirv-opt",),

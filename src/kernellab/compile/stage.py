@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kernellab import config, parsed_options, shader_languages, spirv_format, tools
-from kernellab.errors import CompileError, InputError, MissingToolError, Problem
+from kernellab.errors import CompileError, InputError, MissingToolError, Problem, shown
 from kernellab.records import Frozen, Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
@@ -21,14 +21,21 @@ if TYPE_CHECKING:
 
 
 def _in_cache(source: Path) -> bool:
-    """Whether ``source`` lies in kernellab's cache, where the AmberScript materializer writes its
-    origins: a record beside a workload's own shader is the workload's data, and must not choose
-    which file and line an error names."""
-    try:
-        source.resolve().relative_to(config.get().cache_dir.resolve())
-    except (OSError, ValueError):
-        return False
-    return True
+    """Whether ``source`` lies in kernellab's cache, or in the process's private temporary folder
+    that stands for it when there is none (``scratch``), where the AmberScript materializer writes
+    its origins: a record beside a workload's own shader is the workload's data, and must not
+    choose which file and line an error names."""
+    import sys
+
+    scratch = sys.modules.get("kernellab.scratch")  # loaded by whatever put a file there
+    folders = [config.get().cache_dir, *(scratch.made() if scratch is not None else ())]
+    for folder in folders:
+        try:
+            source.resolve().relative_to(folder.resolve())
+        except (OSError, ValueError):
+            continue
+        return True
+    return False
 
 
 def placed(exc: CompileError, place: tuple[str, str] | None, source: Path | None = None) -> CompileError:
@@ -42,7 +49,7 @@ def placed(exc: CompileError, place: tuple[str, str] | None, source: Path | None
     if place is None or any(p.file or p.where for p in exc.problems):
         return exc
     file, where = place
-    out = CompileError(f"{file}: {where}: {exc}")
+    out = CompileError(f"{shown(file)}: {where}: {exc}")
     out.failure = exc.failure
     out.problems = [Problem(file, where, str(exc))]
     return out
@@ -89,6 +96,11 @@ class CompileRequest(Frozen):
                           include_dirs=include_dirs, target_env=target_env, device=device, options_from=options_from,
                           roots=roots, options_place=options_place, shader_stage=shader_stage, place=place,
                           clspv_layout=clspv_layout)
+
+    @property
+    def shown_source(self) -> str:
+        """The source as messages name it: beside the workload as the user typed it (``errors.shown``)."""
+        return shown(self.source)
 
     @property
     def options(self) -> list[str]:
@@ -204,7 +216,7 @@ def validate_spirv(data: bytes, req: CompileRequest, target_env: str = "") -> No
         return
     val = tools.require("spirv-val", "validating SPIR-V")
     val.transform(["--target-env", env, tools.INPUT], input=data, input_name="module.spv",
-                  what=f"{req.source}: SPIR-V is not valid for {env}", error=CompileError)
+                  what=f"{req.shown_source}: SPIR-V is not valid for {env}", error=CompileError)
 
 
 def check_spirv_binary(data: bytes, file: Path) -> bytes:

@@ -42,7 +42,7 @@ def _arm_glslc_spirv(src: Artifact | None, req: CompileRequest) -> bytes:
         # its argument parser takes a value starting with "-" for an option: a leading space avoids that
         args += ["--build-opts", " " + " ".join(options)]
     return glslc.transform(args, input=src.data, input_name=req.source.name, output_name="kernellab-out.spv",
-                           what=f"compiling {req.source}", error=CompileError)
+                           what=f"compiling {req.shown_source}", error=CompileError)
 
 
 class ArmGlslcStage(Stage):

@@ -27,6 +27,50 @@ class KernellabError(Exception):
     exit_status = 1
 
 
+#: the files the user named on the command line, as typed: resolved path -> typed path; and
+#: their folders, so that a file beside one (a shader) is named from the same place
+_TYPED_FILES: dict[str, str] = {}
+_TYPED_FOLDERS: dict[str, str] = {}
+
+
+def name_as_typed(path: str | os.PathLike[str]) -> None:
+    """Remember how the user typed ``path`` (a workload file, relative or through a symlink):
+    every message then names it, and the files of its folder, that way (:func:`shown`)."""
+    typed = os.fspath(path)
+    if not typed:
+        return
+    head = os.path.dirname(typed)
+    _TYPED_FILES[os.path.realpath(typed)] = _TYPED_FILES[os.path.abspath(typed)] = typed
+    _TYPED_FOLDERS[os.path.realpath(head or ".")] = _TYPED_FOLDERS[os.path.abspath(head or ".")] = head
+    if os.path.isdir(typed):  # a suite's folder (``kernellab test DIR``): its workloads from it
+        _TYPED_FOLDERS[os.path.realpath(typed)] = _TYPED_FOLDERS[os.path.abspath(typed)] = typed
+
+
+def shown(path: str | os.PathLike[str]) -> str:
+    """``path`` in its printed form: as the user typed it (:func:`name_as_typed`), or beside
+    such a file when it lies in that file's folder (``dir/add.comp`` for ``/abs/dir/add.comp``,
+    the user having typed ``dir/scenario.json``); any other path as it is. The one place that
+    turns a path kernellab resolved back into the user's words."""
+    text = os.fspath(path)
+    if not os.path.isabs(text) or not (_TYPED_FILES or _TYPED_FOLDERS):
+        return text
+    typed = _TYPED_FILES.get(text)
+    if typed is not None:
+        return typed
+    folder = _TYPED_FOLDERS.get(text)
+    if folder is not None:  # the workload's folder itself
+        return folder or "."
+    head, tail = os.path.split(text)
+    rest: list[str] = [tail]
+    while head and head not in _TYPED_FOLDERS:  # the deepest named folder holding it
+        parent, name = os.path.split(head)
+        if parent == head:
+            return text
+        head = parent
+        rest.append(name)
+    return os.path.join(_TYPED_FOLDERS[head], *reversed(rest))
+
+
 class Problem(Frozen):
     """One defect in an input file: the file, the place in it, and what is wrong.
 
@@ -45,7 +89,7 @@ class Problem(Frozen):
         vars(self).update(file=file, where=where, message=message, warning=warning)
 
     def __str__(self) -> str:
-        place = "".join(f"{part}: " for part in (self.file, self.where) if part)
+        place = "".join(f"{part}: " for part in (shown(self.file) if self.file else "", self.where) if part)
         return f"{place}{'warning: ' if self.warning else ''}{self.message}"
 
 

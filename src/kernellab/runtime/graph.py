@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from kernellab import model as m
 from kernellab.backends.base import Backend, Buffer, SpecConstant
 from kernellab.backends.feature_specs import BufferSpec, GraphConstantSpec, GraphSegmentSpec, Image, TensorSpec
-from kernellab.errors import InputError
+from kernellab.errors import InputError, shown
 from kernellab.formats.paths import escaped_name
 from kernellab.records import dataclass
 
@@ -174,7 +174,7 @@ class _GraphBuilder:
             raise InputError.at(self.file, self.where,
                                 f"graph \"{graph.uid}\": module {module.name!r} carries {module.code} source, "
                                 f"which kernellab's runner does not compile")
-        where = f"{self.file}: /resources/{self.scenario.resources.index(graph)}/graph/src: {self.vgf.path}"
+        where = f"{shown(self.file)}: /resources/{self.scenario.resources.index(graph)}/graph/src: {shown(self.vgf.path)}"
         return checked_graph_module(spirv, f"{where}: module {module.name!r}"), module.entry_point, [], 0
 
     def _glsl_shader(self, module: Any, folder: Path) -> m.Shader:
@@ -268,8 +268,8 @@ def prepare_data_graph(backend: Backend, scenario: m.Scenario, index: int, comma
     shader = scenario.by_uid[command.graph_ref]
     assert isinstance(shader, m.Shader) and shader.src_path is not None
     code = check_spirv_binary(shader.src_path.read_bytes(), shader.src_path)
-    checked_graph_module(code, f"{scenario.file}: /resources/{scenario.resources.index(shader)}/shader/src: "
-                               f"{shader.src_path}")
+    checked_graph_module(code, f"{shown(scenario.file or '')}: /resources/{scenario.resources.index(shader)}/shader/src: "
+                               f"{shown(shader.src_path)}")
     constants = []
     for graph_id, uid in enumerate(command.graph_constants):
         gc = scenario.by_uid[uid]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import weakref
 
 from kernellab import model as m
+from kernellab.errors import shown
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def guarded_buffer(ex: Any, backend: Backend, r: m.Buffer) -> Buffer:
 def check(ex: Any, backend: Backend) -> None:
     """A warning for each guard band a dispatch changed: the spec leaves such writes undefined,
     so the run does not fail, but ``verify`` can name the access."""
-    where = f" {ex.scenario.file}" if ex.scenario.file is not None else " S.json"
+    where = f" {shown(ex.scenario.file)}" if ex.scenario.file is not None else " S.json"
     for uid, (whole, band) in ex.guards.items():
         data = backend.read_buffer_range(whole, whole.size - band, band)
         changed = band - data.count(GUARD_BYTE)

@@ -33,6 +33,10 @@ def _actor_class(ray: Any) -> Any:
             self.config = config
             self.session: Any = None
             self.name = f"ray-{os.getpid()}"
+            if config.scratch is not None:  # on this machine: inside the suite's folder, which it removes
+                from kernellab import scratch
+
+                scratch.adopt(config.scratch)
 
         def run_batch(self, items: list[SuiteItem]) -> list[TestResult]:
             from kernellab.session import Session

@@ -18,6 +18,10 @@ class WorkerConfig:
     backend: str = "vulkan"
     #: record GPU timestamps (for --trace)
     timestamps: bool = False
+    #: the suite's private temporary folder (with no cache: ``scratch``), where the worker makes its own
+    scratch: str | None = None
+    #: the suite's paths as the user typed them: the worker's messages name its files that way
+    typed: tuple[str, ...] = ()
 
 
 def _fault_hook(item: SuiteItem) -> None:
@@ -90,11 +94,31 @@ def worker_main(conn: Any, config: WorkerConfig, name: str) -> None:
     is opened before the first item arrives, while the parent is still finding the suite."""
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
     from kernellab.compile.contained import calls_run_in_this_process
-    from kernellab.session import Session
 
     # a compiler's crash ends this worker only, and the pool reports it as that workload's crash:
     # compiles and validations need no child of their own here
     calls_run_in_this_process()
+    from kernellab.errors import name_as_typed
+
+    for path in config.typed:  # the parent's folder is this process's too (the fork server's)
+        name_as_typed(path)
+
+    if config.scratch is None:
+        _serve(conn, config, name)
+        return
+    from kernellab import scratch
+
+    # the worker's private folders (an AmberScript file's scenarios with no cache) lie in the
+    # suite's: removed as the worker exits, or by the suite when its timeout killed the worker
+    scratch.adopt(config.scratch)
+    try:
+        _serve(conn, config, name)
+    finally:
+        scratch.remove()
+
+
+def _serve(conn: Any, config: WorkerConfig, name: str) -> None:
+    from kernellab.session import Session
 
     session = None
     failure = ""

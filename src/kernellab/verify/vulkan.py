@@ -469,13 +469,15 @@ def _compile(scenario: m.Scenario, shader: m.Shader, path: Path) -> bytes:
     from kernellab.errors import CompileError
     assert shader.src_path is not None
     language = LANGUAGE_OF_SHADER_TYPE[shader.type]
-    place = (str(path), f"/resources/{scenario.resources.index(shader)}/shader/build_options")
+    index = scenario.resources.index(shader)
+    place = (str(path), f"/resources/{index}/shader/build_options")
     env = _module_env(shader.src_path) if language == "spirv" else "vulkan1.2"
 
     def build(extra: str) -> bytes:
         req = CompileRequest(source=shader.src_path, language=language, entry=shader.entry,  # type: ignore[arg-type]
                              build_options=(shader.build_options + extra).strip(), include_dirs=shader.include_paths,
-                             roots=(path.resolve().parent,), options_place=place, target_env=env)
+                             roots=(path.resolve().parent,), options_place=place, target_env=env,
+                             place=(str(path), f"/resources/{index}/shader/src"))  # a failure names the workload
         return Compiler(req).vulkan_module().data
 
     extra = _CHECKING_OPTIONS.get(language, "")
