@@ -423,21 +423,77 @@ def _error(place: tuple[str, str] | None, source: Path, message: str) -> InputEr
     return InputError([Problem(place[0], place[1], message)])
 
 
+#: the copies kept for failed compiles' repro commands: the newest this many (a user fixing a
+#: shader compiles it again and again; each failure kept one folder in the temporary folder)
+REPRO_KEPT = 16
+#: a kept copy younger than this (seconds) is never pruned: another process's failure may be printing it
+REPRO_MIN_AGE = 600.0
+_REPRO_PREFIX = "kernellab-src-"
+
+
 @contextlib.contextmanager
 def staged(data: bytes, name: str) -> Iterator[Path]:
     """A fresh private folder holding ``data`` as the file ``name``: a compiler run there with
     that relative name and no include folder reads nothing else of the user's. The folder is
-    removed, except after a tool's failure, whose repro command names the file in it."""
+    removed, except after a tool's failure, whose repro command names the file in it: then it
+    stays in the cache folder's ``repro`` (the newest :data:`REPRO_KEPT`), or, with no cache, in
+    the temporary folder."""
     import shutil  # not on a run's start-up (tempfile brings random, bz2, lzma)
     import tempfile
 
-    folder = Path(tempfile.mkdtemp(prefix="kernellab-src-"))
+    parent = _repro_parent()
+    folder = Path(tempfile.mkdtemp(prefix=_REPRO_PREFIX, dir=parent))
     (folder / name).write_bytes(data)
     try:
         yield folder
     except ToolError:
+        if parent is not None:
+            _prune_repros(parent, keep=folder.name)
         raise  # kept: the error's repro command compiles this very copy
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def _repro_parent() -> str | None:
+    """``<cache>/repro`` when the cache is on and it is a folder of the user's own that no one
+    else may write (made so if absent); else None (the temporary folder)."""
+    from kernellab.cachedir import cache_dir, cache_off, private_folder
+
+    if cache_off():
+        return None
+    parent = os.path.join(cache_dir(), "repro")
+    try:
+        os.makedirs(parent, mode=0o700, exist_ok=True)
+    except OSError:
+        return None
+    fd = private_folder(parent)
+    if fd is None:
+        return None
+    os.close(fd)
+    return parent
+
+
+def _prune_repros(parent: str, keep: str) -> None:
+    """All but the newest :data:`REPRO_KEPT` kept copies in ``parent`` removed (never ``keep``,
+    one younger than :data:`REPRO_MIN_AGE`, a symlink or anything not named as kernellab names them)."""
+    import shutil
+    import stat
+    import time
+
+    kept = []
+    try:
+        with os.scandir(parent) as entries:
+            for entry in entries:
+                if entry.name.startswith(_REPRO_PREFIX) and entry.name != keep:
+                    st = entry.stat(follow_symlinks=False)
+                    if stat.S_ISDIR(st.st_mode):
+                        kept.append((st.st_mtime, entry.path))
+    except OSError:
+        return
+    kept.sort(reverse=True)
+    now = time.time()
+    for mtime, path in kept[REPRO_KEPT - 1:]:
+        if now - mtime > REPRO_MIN_AGE:
+            shutil.rmtree(path, ignore_errors=True)
