@@ -1,0 +1,86 @@
+"""The fifth round of attacks (docs/security.md): the eighth session's kept module code, the
+kept copies of failed compiles and the suite's re-runs."""
+from __future__ import annotations
+
+import marshal
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+SRC = REPO / "src"
+
+
+def _env(cache: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "KERNELLAB_NO_CACHE")}
+    env.update(PYTHONPATH=str(SRC), KERNELLAB_CACHE_DIR=str(cache), XDG_RUNTIME_DIR=env.get("XDG_RUNTIME_DIR", "/tmp"))
+    return env
+
+
+def _kernellab(env: dict[str, str], *args: str, cwd: Path | None = None,
+               limit: int | None = None) -> subprocess.CompletedProcess[str]:
+    def cap() -> None:  # the address space a machine without overcommit would give
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return subprocess.run([sys.executable, "-m", "kernellab", *args], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=120, preexec_fn=cap if limit else None)
+
+
+def _module_file(cache: Path) -> Path:
+    env = _env(cache)
+    assert _kernellab(env, "devices").returncode == 0
+    files = sorted((cache / "python").glob("modulecode-devices-*.marshal"))
+    assert len(files) == 1
+    return files[0]
+
+
+def _rewrite(file: Path, index_change: Any = None, shared: bytes | None = None) -> None:
+    data = file.read_bytes()
+    end = 8 + int.from_bytes(data[:8], "little")
+    index = list(marshal.loads(data[8:end]))
+    rest = data[end + index[3]:]
+    if index_change is not None:
+        index_change(index[2])
+    if shared is not None:
+        index[3] = len(shared)
+    else:
+        shared = data[end:end + index[3]]
+    head = marshal.dumps(tuple(index))
+    file.write_bytes(len(head).to_bytes(8, "little") + head + shared + rest)
+
+
+def test_a_module_code_file_whose_shared_group_counts_two_billion_items_falls_back(tmp_path: Path) -> None:
+    """A damaged count: marshal allocates a tuple of that many items before it reads one (16 GiB
+    here); where the machine refuses that, every start ended in a MemoryError traceback."""
+    cache = tmp_path / "cache"
+    file = _module_file(cache)
+    _rewrite(file, shared=b"(" + (0x7FFFFFFF).to_bytes(4, "little"))
+    env = _env(cache)
+    proc = _kernellab(env, "devices", limit=3 << 30)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    again = _kernellab(env, "devices", limit=3 << 30)  # the file was kept anew at exit
+    assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+
+
+def test_a_module_code_index_entry_of_another_shape_is_dropped_at_exit(tmp_path: Path) -> None:
+    """An index entry that is a triple but not (entry, start, end) of the kept layout: the save at
+    exit read it as one and ended every run with a traceback, the file never rewritten."""
+    cache = tmp_path / "cache"
+    file = _module_file(cache)
+
+    def damage(entries: dict[str, Any]) -> None:
+        entries["kernellab.never_imported"] = (5, "a", "b")
+        entries["kernellab.never_imported2"] = (("where",), 0, 1)
+        del entries["kernellab.commands.devices"]  # imported anew: the file is written at exit
+
+    _rewrite(file, damage)
+    proc = _kernellab(_env(cache), "devices")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    data = file.read_bytes()
+    index = marshal.loads(data[8:8 + int.from_bytes(data[:8], "little")])
+    assert "kernellab.commands.devices" in index[2]
+    assert not any(name.startswith("kernellab.never_imported") for name in index[2])
