@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -84,3 +85,27 @@ def test_a_module_code_index_entry_of_another_shape_is_dropped_at_exit(tmp_path:
     index = marshal.loads(data[8:8 + int.from_bytes(data[:8], "little")])
     assert "kernellab.commands.devices" in index[2]
     assert not any(name.startswith("kernellab.never_imported") for name in index[2])
+
+
+def test_a_failed_compiles_repro_command_runs_from_any_folder(tmp_path: Path) -> None:
+    """The compiler reads the kept copy by its own name in its folder (<cache>/repro/...): the
+    printed command named the file alone, so pasted into the user's shell it compiled nothing."""
+    work = tmp_path / "w y"
+    work.mkdir()
+    name = "x y$(id).comp"
+    (work / name).write_text("#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undefined_thing; }\n")
+    (work / "scenario.json").write_text(
+        '{"resources": [{"shader": {"uid": "k", "src": %s, "type": "GLSL"}}],'
+        ' "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [1], "bindings": []}}]}'
+        % ('"' + name + '"'))
+    proc = _kernellab(_env(tmp_path / "cache"), "run", str(work / "scenario.json"), cwd=tmp_path)
+    assert proc.returncode == 2 and "undefined_thing" in proc.stderr, proc.stderr
+    repro = [line for line in proc.stderr.splitlines() if line.startswith("repro: ")]
+    assert len(repro) == 1
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    again = subprocess.run(["sh", "-c", repro[0].removeprefix("repro: ")], cwd=elsewhere, capture_output=True,
+                           text=True, timeout=60)
+    assert again.returncode != 0 and "undefined_thing" in again.stdout + again.stderr, again
+    command = shlex.split(repro[0].removeprefix("repro: "))
+    assert command[-1] == name  # the name quoted: the shell ran no $(id)
