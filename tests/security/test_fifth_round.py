@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src"
 
@@ -109,3 +111,24 @@ def test_a_failed_compiles_repro_command_runs_from_any_folder(tmp_path: Path) ->
     assert again.returncode != 0 and "undefined_thing" in again.stdout + again.stderr, again
     command = shlex.split(repro[0].removeprefix("repro: "))
     assert command[-1] == name  # the name quoted: the shell ran no $(id)
+
+
+@pytest.mark.parametrize(("returncode", "refused"), [(2, True), (-9, False), (-6, False)])
+def test_a_compiler_ended_by_a_signal_is_run_again(returncode: int, refused: bool, tmp_path: Path) -> None:
+    """A compile error is the source's (exit 2: not run again), but a compiler killed by a signal
+    (its memory limit, the OOM killer) crashed: the suite runs that workload again."""
+    from kernellab.errors import CompileError, ToolFailure
+    from kernellab.suite import worker
+    from kernellab.suite.discovery import SuiteItem
+
+    class Session:
+        device = "fake"
+
+        def run_workload(self, *args: object, **kwargs: object) -> None:
+            raise CompileError("compiling k.comp: glslangValidator failed",
+                               ToolFailure("glslangValidator", ["glslangValidator", "k.comp"], returncode, "log"))
+
+    sidecar = tmp_path / "w.expect.json"
+    sidecar.write_text('{"outputs": {"y": {"reference": "y.npy", "dtype": "float32"}}}')
+    result = worker.run_item(Session(), SuiteItem("w", tmp_path / "w.json", sidecar))
+    assert result.status == "error" and result.bad_input is refused
