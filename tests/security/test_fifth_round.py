@@ -132,3 +132,42 @@ def test_a_compiler_ended_by_a_signal_is_run_again(returncode: int, refused: boo
     sidecar.write_text('{"outputs": {"y": {"reference": "y.npy", "dtype": "float32"}}}')
     result = worker.run_item(Session(), SuiteItem("w", tmp_path / "w.json", sidecar))
     assert result.status == "error" and result.bad_input is refused
+
+
+def test_a_no_cache_root_a_killed_process_left_is_removed_by_the_next(tmp_path: Path) -> None:
+    """KERNELLAB_NO_CACHE: a command killed while it ran an AmberScript file (SIGTERM from
+    ``timeout`` or a CI runner, SIGKILL) left its private folder, the scenarios in it, for good;
+    the next command removes each one no live process holds, and nothing else."""
+    import time
+
+    from tests.security.test_no_cache_amber import HANG, SCRIPT
+
+    work, tmp, outside = tmp_path / "work", tmp_path / "tmp", tmp_path / "outside"
+    for folder in (work, tmp, outside):
+        folder.mkdir()
+    (work / "hang.amber").write_text(HANG)
+    (work / "t.amber").write_text(SCRIPT)
+    (outside / "keep.txt").write_text("mine")
+    env = {**_env(tmp_path / "cache"), "KERNELLAB_NO_CACHE": "1", "TMPDIR": str(tmp)}
+    hung = subprocess.Popen([sys.executable, "-m", "kernellab", "run", "hang.amber"], cwd=work, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(tmp.rglob("*.json")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        hung.kill()
+        hung.wait()
+    left = sorted(tmp.iterdir())
+    assert len(left) == 1, left
+    old = time.time() - 3600
+    os.utime(left[0], (old, old))
+    young = tmp / "kernellab-scratch-young123"  # not locked yet by a process that just made it
+    young.mkdir()
+    (tmp / "kernellab-scratch-planted1").symlink_to(outside)
+    os.utime(tmp / "kernellab-scratch-planted1", (old, old), follow_symlinks=False)
+    proc = subprocess.run([sys.executable, "-m", "kernellab", "validate", "t.amber"], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in tmp.iterdir()) == ["kernellab-scratch-planted1", "kernellab-scratch-young123"]
+    assert (outside / "keep.txt").read_text() == "mine"
