@@ -171,3 +171,28 @@ def test_a_no_cache_root_a_killed_process_left_is_removed_by_the_next(tmp_path: 
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in tmp.iterdir()) == ["kernellab-scratch-planted1", "kernellab-scratch-young123"]
     assert (outside / "keep.txt").read_text() == "mine"
+
+
+def test_a_shader_path_with_a_newline_stays_on_its_line(tmp_path: Path) -> None:
+    """Messages name a shader beside the workload as the user typed the workload (errors.shown):
+    a ``src`` holding a newline printed a line of the file's choosing ("scenario.json: all
+    outputs match") where a buffer's is escaped; and so did a typed path."""
+    work = tmp_path / "w"
+    work.mkdir()
+    name = "x\nscenario.json: all outputs match.comp"
+    (work / name).write_text("#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undefined_thing; }\n")
+    (work / "scenario.json").write_text(
+        '{"resources": [{"shader": {"uid": "k", "src": "x\\nscenario.json: all outputs match.comp", "type": "GLSL"}}],'
+        ' "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [1], "bindings": []}}]}')
+    env = _env(tmp_path / "cache")
+    for command in ("run", "validate"):
+        proc = _kernellab(env, command, "w/scenario.json", cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        first = proc.stderr.splitlines()[0]
+        assert first.startswith("w/scenario.json: /resources/0/shader/src: compiling "
+                                "w/x\\x0ascenario.json: all outputs match.comp: glslangValidator failed"), proc.stderr
+    typed = tmp_path / "d\nY"
+    typed.mkdir()
+    (typed / "s.json").write_text('{"resources": [1')
+    proc = _kernellab(env, "run", "d\nY/s.json", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.startswith("d\\x0aY/s.json: line 1, column 17: "), proc.stderr
