@@ -196,3 +196,43 @@ def test_a_shader_path_with_a_newline_stays_on_its_line(tmp_path: Path) -> None:
     (typed / "s.json").write_text('{"resources": [1')
     proc = _kernellab(env, "run", "d\nY/s.json", cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.startswith("d\\x0aY/s.json: line 1, column 17: "), proc.stderr
+
+
+def _regenerate(table: str, target: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    return subprocess.run([sys.executable, "-m", f"kernellab.vkregistry.{table}", str(target)], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_table_regenerated_onto_a_fifo_replaces_it(tmp_path: Path) -> None:
+    """The developer tool wrote its table straight into PATH: a FIFO there held it forever (and
+    an interrupted write left half a table); it is staged beside PATH and renamed."""
+    pytest.importorskip("vulkan_object")
+    fifo = tmp_path / "enums.json"
+    os.mkfifo(fifo)
+    proc = _regenerate("enums", fifo)
+    assert proc.returncode == 0, proc.stderr
+    assert fifo.is_file() and '"enums"' in fifo.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["enums.json"]
+
+
+def test_the_binding_modules_are_never_written_through_a_planted_tmp_name(tmp_path: Path) -> None:
+    pytest.importorskip("vulkan_object")
+    pytest.importorskip("cffi")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "_vkbind_ffi.tmp").symlink_to(victim)
+    proc = _regenerate("binding", out)
+    assert proc.returncode == 0, proc.stderr
+    assert victim.read_text() == "mine" and (out / "_vkbind_ffi.py").is_file()
+
+
+@pytest.mark.parametrize("where", ["missing/x.json", "."])
+def test_a_table_that_cannot_be_written_is_one_line(where: str, tmp_path: Path) -> None:
+    pytest.importorskip("vulkan_object")
+    proc = _regenerate("spirv", tmp_path / where)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("python -m kernellab.vkregistry.spirv: cannot write: ") and \
+        len(proc.stderr.splitlines()) == 1, proc.stderr
