@@ -114,11 +114,20 @@ def adopt(parent: str | None) -> None:
     or cannot hold one (a worker on another machine). A root this process inherited (a fork) is
     its parent's, left to it."""
     _ROOT.clear()
-    if parent is not None:
-        try:
-            _ROOT.append(Path(tempfile.mkdtemp(prefix="worker-", dir=parent)))
-        except OSError:
-            pass
+    if parent is None:
+        return
+    from kernellab.cachedir import private_folder
+
+    # the parent's root is the user's own, 0700; a folder of that name on another machine (a Ray
+    # worker's) may be anyone's, who could swap the worker's folder for a link: a root of its own
+    fd = private_folder(parent)
+    if fd is None:
+        return
+    os.close(fd)
+    try:
+        _ROOT.append(Path(tempfile.mkdtemp(prefix="worker-", dir=parent)))
+    except OSError:
+        pass
 
 
 def remove() -> None:

@@ -236,3 +236,29 @@ def test_a_table_that_cannot_be_written_is_one_line(where: str, tmp_path: Path) 
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.startswith("python -m kernellab.vkregistry.spirv: cannot write: ") and \
         len(proc.stderr.splitlines()) == 1, proc.stderr
+
+
+@pytest.mark.parametrize("plant", ["open", "link"])
+def test_a_worker_never_makes_its_root_in_a_folder_not_its_own(plant: str, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A suite's worker takes its root inside the folder its parent named (``WorkerConfig.scratch``);
+    on another machine (Ray) a folder of that name may be anyone's: writable by others, or a
+    symlink to one, where its folder could be swapped for a link. It makes a root of its own then."""
+    from kernellab import scratch
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    monkeypatch.setattr(scratch, "_ROOT", [])
+    monkeypatch.setattr(scratch, "_HELD", [])
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    parent = shared if plant == "open" else tmp_path / "link"
+    if plant == "link":
+        shared.chmod(0o700)
+        parent.symlink_to(shared)
+    scratch.adopt(str(parent))
+    try:
+        made = scratch.root()
+        assert made.parent == tmp_path and list(shared.iterdir()) == []
+    finally:
+        scratch.remove()
