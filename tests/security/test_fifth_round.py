@@ -262,3 +262,12 @@ def test_a_worker_never_makes_its_root_in_a_folder_not_its_own(plant: str, tmp_p
         assert made.parent == tmp_path and list(shared.iterdir()) == []
     finally:
         scratch.remove()
+
+
+def test_a_file_system_error_names_the_path_as_typed(tmp_path: Path) -> None:
+    """The machine's refusal of a path (a name longer than the system allows) named the resolved
+    absolute path, where every other message names it as the user typed it, on one line."""
+    name = "a\n" + "a" * 300 + ".json"
+    proc = _kernellab(_env(tmp_path / "cache"), "listing", name, cwd=tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr == f"kernellab: error: a\\x0a{'a' * 300}.json: File name too long\n"

@@ -210,7 +210,8 @@ class FileSystemError(KernellabError):
     @classmethod
     def from_os(cls, exc: OSError, path: object) -> FileSystemError:
         reason = exc.strerror or type(exc).__name__
-        return cls(f"{path}: {reason}")
+        # named as the user typed it, on one line, as every other message names a path
+        return cls(f"{shown(path) if isinstance(path, (str, os.PathLike)) else path}: {reason}")
 
 
 #: the errors declared in ``tool_runs.py``: how a tool failed and the time limits, which a run meets
