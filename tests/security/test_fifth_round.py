@@ -89,17 +89,23 @@ def test_a_module_code_index_entry_of_another_shape_is_dropped_at_exit(tmp_path:
     assert not any(name.startswith("kernellab.never_imported") for name in index[2])
 
 
+def _failing_shader(work: Path, name: str) -> None:
+    """``work/scenario.json`` dispatching the GLSL shader ``work/NAME``, which does not compile."""
+    import json
+
+    work.mkdir()
+    (work / name).write_text("#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undefined_thing; }\n")
+    (work / "scenario.json").write_text(json.dumps({
+        "resources": [{"shader": {"uid": "k", "src": name, "type": "GLSL"}}],
+        "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [1], "bindings": []}}]}))
+
+
 def test_a_failed_compiles_repro_command_runs_from_any_folder(tmp_path: Path) -> None:
     """The compiler reads the kept copy by its own name in its folder (<cache>/repro/...): the
     printed command named the file alone, so pasted into the user's shell it compiled nothing."""
     work = tmp_path / "w y"
-    work.mkdir()
     name = "x y$(id).comp"
-    (work / name).write_text("#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undefined_thing; }\n")
-    (work / "scenario.json").write_text(
-        '{"resources": [{"shader": {"uid": "k", "src": %s, "type": "GLSL"}}],'
-        ' "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [1], "bindings": []}}]}'
-        % ('"' + name + '"'))
+    _failing_shader(work, name)
     proc = _kernellab(_env(tmp_path / "cache"), "run", str(work / "scenario.json"), cwd=tmp_path)
     assert proc.returncode == 2 and "undefined_thing" in proc.stderr, proc.stderr
     repro = [line for line in proc.stderr.splitlines() if line.startswith("repro: ")]
@@ -177,13 +183,7 @@ def test_a_shader_path_with_a_newline_stays_on_its_line(tmp_path: Path) -> None:
     """Messages name a shader beside the workload as the user typed the workload (errors.shown):
     a ``src`` holding a newline printed a line of the file's choosing ("scenario.json: all
     outputs match") where a buffer's is escaped; and so did a typed path."""
-    work = tmp_path / "w"
-    work.mkdir()
-    name = "x\nscenario.json: all outputs match.comp"
-    (work / name).write_text("#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undefined_thing; }\n")
-    (work / "scenario.json").write_text(
-        '{"resources": [{"shader": {"uid": "k", "src": "x\\nscenario.json: all outputs match.comp", "type": "GLSL"}}],'
-        ' "commands": [{"dispatch_compute": {"shader_ref": "k", "rangeND": [1], "bindings": []}}]}')
+    _failing_shader(tmp_path / "w", "x\nscenario.json: all outputs match.comp")
     env = _env(tmp_path / "cache")
     for command in ("run", "validate"):
         proc = _kernellab(env, command, "w/scenario.json", cwd=tmp_path)
