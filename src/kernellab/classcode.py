@@ -135,8 +135,10 @@ class CodeCache:
         try:
             # loads of the bytes: marshal.load on a file reads it item by item, many times slower
             loaded = marshal.loads(data) if data is not None else None
-        except (EOFError, ValueError, TypeError):
-            return {}, {}  # from an interrupted write: compile as usual and replace it
+        except (EOFError, ValueError, TypeError, MemoryError):
+            # an interrupted write, or a damaged count (a tuple's: marshal allocates it before
+            # reading its items): compile as usual and replace it
+            return {}, {}
         if not isinstance(loaded, dict):
             return {}, {}
         blobs = {k: v for k, v in loaded.items() if isinstance(k, str) and isinstance(v, bytes)}
@@ -173,7 +175,7 @@ class CodeCache:
             return None
         try:
             code = marshal.loads(blob)
-        except (EOFError, ValueError, TypeError):
+        except (EOFError, ValueError, TypeError, MemoryError):
             return None
         return code if isinstance(code, CodeType) else None
 
@@ -276,7 +278,7 @@ class ModuleCode:
         end = 8 + int.from_bytes(view[:8], "little")
         try:
             loaded = marshal.loads(view[8:end])
-        except (EOFError, ValueError, TypeError):
+        except (EOFError, ValueError, TypeError, MemoryError):  # MemoryError: a damaged count
             return {}
         # another layout, or .pyc paths made under another PYTHONPYCACHEPREFIX: not used
         if (not isinstance(loaded, tuple) or len(loaded) != 5 or loaded[0] != MODULE_FORMAT
@@ -289,7 +291,7 @@ class ModuleCode:
         if shared_end > end:
             try:
                 shared = marshal.loads(view[end:shared_end])
-            except (EOFError, ValueError, TypeError):
+            except (EOFError, ValueError, TypeError, MemoryError):
                 return {}
             if type(shared) is not tuple:
                 return {}
@@ -330,7 +332,7 @@ class ModuleCode:
             if not isinstance(code, CodeType) or not _is_code_of(code, name, is_package):
                 del self.entries[name]
                 raise LookupError(name)
-        except (LookupError, OSError, ValueError, TypeError, EOFError):
+        except (LookupError, OSError, ValueError, TypeError, EOFError, MemoryError):
             if path:
                 self._decline(name, path[0])
             return None

@@ -99,7 +99,10 @@ def save_modules(finder: Any, module_format: str, max_bytes: int, regroup: bool 
     if not fresh and not regroup:
         return  # nothing keepable changed: no write on every run for a module never kept
     codes: dict[str, tuple[Any, CodeType | bytes | memoryview]] = {}
-    for name, (entry, start, end) in finder.entries.items():
+    for name, kept in finder.entries.items():
+        if not _well_formed(kept):
+            continue  # a damaged index: dropped here, not a traceback at every exit
+        entry, start, end = kept
         if name in finder.declined or finder.folders.get(entry[0], entry[3]) != entry[3]:
             continue  # imported anew, or known stale
         kept_code = _kept_code(finder, start, end)
@@ -110,7 +113,9 @@ def save_modules(finder: Any, module_format: str, max_bytes: int, regroup: bool 
     cold: dict[str, tuple[Any, bytes | memoryview]] = {}
     for name, (entry, code) in codes.items():
         if name in sys.modules:  # imported this run
-            hot[name] = (entry, code if isinstance(code, CodeType) else marshal.loads(code))
+            loaded = _code_object(code)
+            if loaded is not None:
+                hot[name] = (entry, loaded)
         else:
             cold[name] = (entry, marshal.dumps(code) if isinstance(code, CodeType) else code)
     shared = marshal.dumps(tuple(code for _, code in hot.values())) if hot else b""
@@ -125,6 +130,27 @@ def save_modules(finder: Any, module_format: str, max_bytes: int, regroup: bool 
     if write_replacing(finder.file, b"".join([len(head).to_bytes(8, "little"), head, shared,
                                               *(c for _, c in cold.values())])):
         finder.declined.clear()
+
+
+def _code_object(code: CodeType | bytes | memoryview) -> CodeType | None:
+    """``code`` as a code object; None for bytes that hold none (a module imported before the
+    finder was in place never had its kept bytes read: they may be damaged)."""
+    if isinstance(code, CodeType):
+        return code
+    try:
+        loaded = marshal.loads(code)
+    except (EOFError, ValueError, TypeError, MemoryError):
+        return None
+    return loaded if isinstance(loaded, CodeType) else None
+
+
+def _well_formed(kept: tuple[Any, ...]) -> bool:
+    """Whether an index entry has the shape :data:`kernellab.classcode.ModuleEntry` and two
+    offsets (the file's start checks only that it is a triple: the rest costs every start, and
+    a module that is not imported never needs it)."""
+    entry, start, end = kept
+    return (type(entry) is tuple and len(entry) == 7 and type(entry[0]) is str and type(entry[3]) is int
+            and type(start) is int and type(end) is int)
 
 
 def _kept_code(finder: Any, start: int, end: int) -> CodeType | memoryview | None:

@@ -50,8 +50,12 @@ def loads(text: str, *, parse_int: Callable[[str], Any] | None = None) -> Any:
         start = len(text) - len(text.lstrip(_WHITESPACE))
         try:
             value, end = scanner(text, start)
-        except (StopIteration, ValueError):
-            pass  # nothing there, or not JSON: json.loads raises its error (or parse_int's again)
+        except (StopIteration, ValueError, SystemError):
+            # nothing there, or not JSON: json.loads raises its error (or parse_int's again). An
+            # error inside an array or object is raised by the scanner as json.decoder's
+            # JSONDecodeError, which it looks up in sys.modules only: with json not imported yet,
+            # a SystemError ("returned NULL without setting an exception")
+            pass
         else:
             if end == len(text.rstrip(_WHITESPACE)):
                 return value

@@ -219,7 +219,7 @@ def run(name: str, path: Path, env_extra: dict[str, str], args: Sequence[str | o
         raise ToolTimeoutError(f"{what}: {name} did not finish within {limit:g} s and was stopped; "
                                f"if it only needs longer, raise the limit with --tool-timeout SECONDS "
                                f"or KERNELLAB_TOOL_TIMEOUT=SECONDS (0: no limit)",
-                               ToolFailure(name, argv, -1, text, env_extra)) from None
+                               ToolFailure(name, argv, -1, text, env_extra, os.fspath(cwd or ""))) from None
     if proc.returncode != 0:
         text = (proc.stdout + proc.stderr).decode(errors="replace")
         memory = config.get().tool_memory
@@ -227,7 +227,7 @@ def run(name: str, path: Path, env_extra: dict[str, str], args: Sequence[str | o
             text += (f"\n[{name} was ended by a signal; it may have needed more than the {memory >> 20} MiB "
                      "it may map: KERNELLAB_TOOL_MEMORY=BYTES raises the limit, 0 removes it]")
         raise error(f"{what}: {name} failed (exit {proc.returncode})",
-                    ToolFailure(name, argv, proc.returncode, text, env_extra))
+                    ToolFailure(name, argv, proc.returncode, text, env_extra, os.fspath(cwd or "")))
     return proc
 
 

@@ -50,8 +50,16 @@ def shown(path: str | os.PathLike[str]) -> str:
     """``path`` in its printed form: as the user typed it (:func:`name_as_typed`), or beside
     such a file when it lies in that file's folder (``dir/add.comp`` for ``/abs/dir/add.comp``,
     the user having typed ``dir/scenario.json``); any other path as it is. The one place that
-    turns a path kernellab resolved back into the user's words."""
-    text = os.fspath(path)
+    turns a path kernellab resolved back into the user's words. On one line: a newline or a tab
+    is written ``\\x0a``, ``\\x09`` (the output's escaping keeps both in messages, which span
+    lines, and a shader ``src`` holding a newline printed a line of the file's choosing)."""
+    text = _typed_form(os.fspath(path))
+    if "\n" in text or "\t" in text:
+        text = text.replace("\n", "\\x0a").replace("\t", "\\x09")
+    return text
+
+
+def _typed_form(text: str) -> str:
     if not os.path.isabs(text) or not (_TYPED_FILES or _TYPED_FOLDERS):
         return text
     typed = _TYPED_FILES.get(text)
@@ -202,7 +210,8 @@ class FileSystemError(KernellabError):
     @classmethod
     def from_os(cls, exc: OSError, path: object) -> FileSystemError:
         reason = exc.strerror or type(exc).__name__
-        return cls(f"{path}: {reason}")
+        # named as the user typed it, on one line, as every other message names a path
+        return cls(f"{shown(path) if isinstance(path, (str, os.PathLike)) else path}: {reason}")
 
 
 #: the errors declared in ``tool_runs.py``: how a tool failed and the time limits, which a run meets

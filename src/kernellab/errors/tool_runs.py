@@ -17,13 +17,17 @@ class ToolFailure:
     returncode: int
     log: str
     env: dict[str, str] = field(default_factory=dict)
+    #: the folder the tool ran in ("" for the caller's): a compiler reads the staged copy there by
+    #: its own name (``compile.preprocess.staged``), so the command works only from that folder
+    cwd: str = ""
 
     @property
     def repro(self) -> str:
         import shlex  # a failed tool's command line, for its message only
 
         prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in self.env.items())
-        return prefix + shlex.join(self.argv)
+        command = prefix + shlex.join(self.argv)
+        return f"cd {shlex.quote(self.cwd)} && {command}" if self.cwd else command
 
 
 class ToolTimeoutError(ToolError):

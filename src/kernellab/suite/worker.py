@@ -69,12 +69,21 @@ def run_item(session: Any, item: SuiteItem, worker: str = "") -> TestResult:
     except KernellabError as exc:
         result.status = "error"
         result.message = str(exc)
-        result.bad_input = exc.exit_status == 2
+        result.bad_input = _refused_input(exc)
     except Exception as exc:  # a bug or a driver error surfacing as a Python exception: this test's
         result.status = "error"
         result.message = f"{type(exc).__name__}: {exc}"
     result.duration_s = time.perf_counter() - start
     return result
+
+
+def _refused_input(exc: Any) -> bool:  # a KernellabError
+    """Whether ``exc`` refuses the workload's own input (what ``kernellab run`` exits 2 for),
+    which a re-run would only say again; not a compiler ended by a signal (its memory limit, the
+    machine's OOM killer: a crash, which the re-run may not meet), though its caller reports it
+    as the source's compile error."""
+    failure = getattr(exc, "failure", None)
+    return exc.exit_status == 2 and not (failure is not None and failure.returncode < 0)
 
 
 def _run_amber_item(session: Any, item: SuiteItem, result: TestResult, start: float, epoch: float) -> TestResult:

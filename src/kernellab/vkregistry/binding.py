@@ -246,9 +246,7 @@ def generate(out_dir: Path | None = None) -> list[Path]:
     written = []
     for name, text in ((FFI_MODULE, ffi_text), (TABLE_MODULE, table_source(reg))):
         path = out_dir / name
-        tmp_path = path.with_suffix(".tmp")
-        tmp_path.write_text(text)
-        tmp_path.replace(path)
+        tables.write_staged(path, text)
         written.append(path)
     return written
 

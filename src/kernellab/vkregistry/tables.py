@@ -37,7 +37,7 @@ def write(path: Path, module: str, key: str, content: Any) -> Path:
            key: content}
     import json
 
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    write_staged(path, json.dumps(doc, indent=1) + "\n")
     return path
 
 
@@ -49,6 +49,34 @@ def regenerate_main(module: str, doc: str | None, regenerate: Callable[[Path | N
 
     parser = argparse.ArgumentParser(prog=f"python -m {module}", description=(doc or "").split("\n\n")[0])
     parser.add_argument("path", nargs="?", type=Path, help="where to write (default: the copy kernellab ships)")
-    written = regenerate(parser.parse_args().path)
+    args = parser.parse_args()
+    try:
+        written = regenerate(args.path)
+    except OSError as exc:  # a folder that is not there, a file in its place, no room: one line
+        from kernellab.textsafe import escape
+
+        print(escape(f"python -m {module}: cannot write: {exc}"), file=sys.stderr)
+        raise SystemExit(1) from None
     for path in written if isinstance(written, list) else [written]:
         print(f"wrote {path}", file=sys.stderr)
+
+
+def write_staged(path: Path, text: str) -> None:
+    """``text`` as the file ``path``: written to a temporary file of its own beside it, then
+    renamed over it (never written through a file or a symlink planted under a fixed name, never
+    into a FIFO in its place, never left half-written); the temporary file removed on failure."""
+    import os
+    import tempfile
+
+    fd, staged = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(staged, 0o644)
+        os.replace(staged, path)
+    except BaseException:
+        try:
+            os.unlink(staged)
+        except OSError:
+            pass
+        raise
