@@ -8,6 +8,7 @@ import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from types import CodeType
 
 #: the words of a yes/no variable (``KERNELLAB_NO_CACHE=1``)
 TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
@@ -75,6 +76,18 @@ def read_private(file: str | os.PathLike[str], limit: int) -> bytes | None:
         return None
     finally:
         os.close(dir_fd)
+
+
+def code_in(blob: bytes | memoryview) -> CodeType | None:
+    """The code object marshalled in ``blob`` (kept code read by :func:`read_private`); None for
+    bytes that hold none: damaged, of another layout, or a count too large to allocate."""
+    import marshal
+
+    try:
+        code = marshal.loads(blob)
+    except (EOFError, ValueError, TypeError, MemoryError):
+        return None
+    return code if isinstance(code, CodeType) else None
 
 
 def read_cache_file(file: str | os.PathLike[str], limit: int, *, dir_fd: int | None = None,

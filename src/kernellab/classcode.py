@@ -25,6 +25,8 @@ from importlib._bootstrap_external import SourceFileLoader
 from pathlib import Path
 from types import CodeType, ModuleType
 
+from kernellab.cachedir import code_in
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -173,11 +175,7 @@ class CodeCache:
             blob = self.blobs.get(source)
         if blob is None:
             return None
-        try:
-            code = marshal.loads(blob)
-        except (EOFError, ValueError, TypeError, MemoryError):
-            return None
-        return code if isinstance(code, CodeType) else None
+        return code_in(blob)
 
     def save(self) -> None:
         """Write the files when this process compiled new texts (temp file, then rename): what it

@@ -137,11 +137,9 @@ def _code_object(code: CodeType | bytes | memoryview) -> CodeType | None:
     finder was in place never had its kept bytes read: they may be damaged)."""
     if isinstance(code, CodeType):
         return code
-    try:
-        loaded = marshal.loads(code)
-    except (EOFError, ValueError, TypeError, MemoryError):
-        return None
-    return loaded if isinstance(loaded, CodeType) else None
+    from kernellab.cachedir import code_in
+
+    return code_in(code)
 
 
 def _well_formed(kept: tuple[Any, ...]) -> bool:
@@ -192,9 +190,8 @@ def _module_entry(name: str, where: str, where_stamp: int) -> tuple[tuple[Any, .
     if (int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF) != (mtime, size):
         return None  # the source changed since: it would only be declined
     code = data[16:]
-    try:
-        if not isinstance(marshal.loads(code), CodeType):
-            return None
-    except (EOFError, ValueError, TypeError):
+    from kernellab.cachedir import code_in
+
+    if code_in(code) is None:
         return None
     return (where, file, is_package, where_stamp, mtime, size, cached), code

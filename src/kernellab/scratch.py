@@ -67,7 +67,6 @@ def remove_left(parent: str) -> None:
     """Remove the roots in ``parent`` that their processes left (none holds its lock): only
     folders, not symlinks, of this user's, named as :data:`PREFIX` names them, older than
     :data:`LEFT_MIN_AGE`."""
-    import shutil
     import stat
     import time
 

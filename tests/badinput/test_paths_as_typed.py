@@ -92,6 +92,7 @@ def test_a_suite_worker_names_the_workload_as_typed(tmp_path: Path) -> None:
 def test_shown_turns_a_resolved_path_back_into_the_typed_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(errors, "_TYPED_FILES", {})
     monkeypatch.setattr(errors, "_TYPED_FOLDERS", {})
+    monkeypatch.setattr(errors, "_TYPED_PENDING", [])
     monkeypatch.chdir(tmp_path)
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to("real")

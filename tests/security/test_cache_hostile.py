@@ -4,23 +4,14 @@ never writes through it, never waits on it, and its size bound still holds."""
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
 
+from helpers.cache_entries import fill
 from kernellab import cachebound
 from kernellab.cachebound import BLOCK, LEDGER, added
 from kernellab.compile.cache import ArtifactCache
-
-
-def _fill(root: Path, count: int) -> None:
-    cache = ArtifactCache(root)
-    old = time.time() - 10 * 86400
-    for n in range(count):
-        key = f"{n:064x}"[::-1]
-        cache.put(key, "spv", bytes(3000))
-        os.utime(cache._path(key, "spv"), (old + n, old + n))
 
 
 def _artifacts(root: Path) -> int:
@@ -35,7 +26,7 @@ def test_a_planted_ledger_is_replaced_and_the_bound_holds(plant: str, tmp_path: 
     victim.write_bytes(b"precious")
     root = tmp_path / "cache"
     root.mkdir()
-    _fill(root, 20)
+    fill(ArtifactCache(root), 20)
     ledger = root / LEDGER
     ledger.unlink(missing_ok=True)
     if plant == "hard link":  # truncating the ledger would cut the file it shares

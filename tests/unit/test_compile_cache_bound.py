@@ -9,31 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cache_entries import fill, key, used
 from kernellab import cachebound, config
 from kernellab.cachebound import BLOCK, LEDGER, added, added_folder, trim
 from kernellab.compile.cache import ArtifactCache
 
 DAY = 86400.0
-
-
-def key(n: int) -> str:
-    return f"{n:064x}"[::-1]  # varied first digits: entries spread over the two-digit folders
-
-
-def fill(cache: ArtifactCache, count: int, size: int = 3000, start: float | None = None) -> list[Path]:
-    """``count`` entries of one block each, entry k last used ``count - k`` hours ago."""
-    start = time.time() - count * 3600.0 if start is None else start
-    paths = []
-    for n in range(count):
-        cache.put(key(n), "spv", bytes(size))
-        path = cache._path(key(n), "spv")
-        os.utime(path, (start + n * 3600.0,) * 2)
-        paths.append(path)
-    return paths
-
-
-def used(root: Path) -> int:
-    return sum(-(-p.stat().st_size // BLOCK) * BLOCK for p in (root / "artifacts").rglob("*.spv"))
 
 
 def test_a_small_bound_trims_to_under_it_oldest_first(tmp_path: Path) -> None:

@@ -31,14 +31,19 @@ class KernellabError(Exception):
 #: their folders, so that a file beside one (a shader) is named from the same place
 _TYPED_FILES: dict[str, str] = {}
 _TYPED_FOLDERS: dict[str, str] = {}
+#: paths named but not yet resolved into the two tables: a run that prints no path resolves none
+_TYPED_PENDING: list[str] = []
 
 
 def name_as_typed(path: str | os.PathLike[str]) -> None:
     """Remember how the user typed ``path`` (a workload file, relative or through a symlink):
     every message then names it, and the files of its folder, that way (:func:`shown`)."""
     typed = os.fspath(path)
-    if not typed:
-        return
+    if typed:
+        _TYPED_PENDING.append(typed)
+
+
+def _resolve_typed(typed: str) -> None:
     head = os.path.dirname(typed)
     _TYPED_FILES[os.path.realpath(typed)] = _TYPED_FILES[os.path.abspath(typed)] = typed
     _TYPED_FOLDERS[os.path.realpath(head or ".")] = _TYPED_FOLDERS[os.path.abspath(head or ".")] = head
@@ -60,7 +65,11 @@ def shown(path: str | os.PathLike[str]) -> str:
 
 
 def _typed_form(text: str) -> str:
-    if not os.path.isabs(text) or not (_TYPED_FILES or _TYPED_FOLDERS):
+    if not os.path.isabs(text):
+        return text
+    while _TYPED_PENDING:
+        _resolve_typed(_TYPED_PENDING.pop(0))
+    if not (_TYPED_FILES or _TYPED_FOLDERS):
         return text
     typed = _TYPED_FILES.get(text)
     if typed is not None:
